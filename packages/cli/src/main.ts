@@ -1,0 +1,86 @@
+import { Command } from 'commander';
+import { ConfigError, loadConfig, type Config } from '@quarry/config';
+import { isAppError } from '@quarry/errors';
+import { createRootLogger } from '@quarry/logger';
+import { openMetadataStore, type MetadataStore } from '@quarry/metadata-store';
+import { createToken, createUser, listTokens, listUsers, revokeToken } from './commands/identity.commands';
+import { serveCommand } from './commands/serve.command';
+
+function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
+}
+
+/** Runs a command against the metadata store the server uses, then closes it. */
+async function withStore(config: Config, fn: (store: MetadataStore) => Promise<string>): Promise<void> {
+  const store = await openMetadataStore({ dataDir: config.dataDir, mongo: config.mongo });
+  try {
+    process.stdout.write(`${await fn(store)}\n`);
+  } finally {
+    await store.close();
+  }
+}
+
+export function buildProgram(config: () => Config): Command {
+  const program = new Command('quarry').description('Quarry: search, crosstab and saved reports over JSON-RPC').showHelpAfterError();
+
+  program
+    .command('serve')
+    .description('run the targets of QUARRY_TARGET (default all) in the foreground')
+    .action(async () => {
+      const c = config();
+      await serveCommand(c, createRootLogger(c.logLevel));
+    });
+
+  const user = program.command('user').description('manage users');
+  user
+    .command('create <name>')
+    .option('--indexes <list>', 'comma list of readable indexes, or *')
+    .option('--realm <index=query>', 'row-level restriction, repeatable', collect)
+    .option('--admin', 'sees every index and report')
+    .action((name: string, opts) => withStore(config(), (s) => createUser(s, name, opts)));
+  user.command('list').action(() => withStore(config(), listUsers));
+  user.command('disable <name>').action((name: string) =>
+    withStore(config(), async (s) => `disabled ${(await s.setUserStatus(name, 'disabled')).name}`),
+  );
+  user.command('enable <name>').action((name: string) =>
+    withStore(config(), async (s) => `enabled ${(await s.setUserStatus(name, 'active')).name}`),
+  );
+  user.command('delete <name>').action((name: string) =>
+    withStore(config(), async (s) => {
+      await s.deleteUser(name);
+      return `deleted ${name}`;
+    }),
+  );
+
+  const token = program.command('token').description('manage API tokens');
+  token
+    .command('create')
+    .requiredOption('--user <name>')
+    .requiredOption('--scopes <list>', 'comma list of query:execute, indexes:read, reports:read, reports:write')
+    .option('--expires-in <duration>', '90s, 15m, 12h or 30d')
+    .option('--allow-unknown-scopes', 'accept scope names Quarry does not know')
+    .action((opts) => withStore(config(), (s) => createToken(s, opts)));
+  token.command('list').action(() => withStore(config(), (s) => listTokens(s)));
+  token.command('revoke <idOrToken>').action((id: string) => withStore(config(), (s) => revokeToken(s, id)));
+
+  return program;
+}
+
+export function main(argv: string[]): void {
+  let cached: Config | undefined;
+  const config = () => (cached ??= loadConfig(process.env));
+  buildProgram(config)
+    .parseAsync(argv)
+    .catch((err: unknown) => {
+      if (err instanceof ConfigError) {
+        process.stderr.write(`${err.message}\n`);
+        process.exit(2);
+      }
+      if (isAppError(err)) {
+        process.stderr.write(`error: ${err.detail}\n`);
+        process.exit(1);
+      }
+      process.stderr.write(`error: ${err instanceof Error ? err.message : String(err)}\n`);
+      process.exit(1);
+    });
+}

@@ -1,0 +1,3 @@
+export { AppError, isAppError, toAppError } from './app-error';
+export { ERROR_TABLE, ERROR_CODES, codeFromGrpcStatus, isErrorCode, type ErrorCode } from './error-table';
+export { toJsonRpcBusinessError, type BusinessErrorBody } from './json-rpc-error';

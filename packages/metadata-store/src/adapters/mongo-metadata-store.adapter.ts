@@ -1,0 +1,129 @@
+import { randomUUID } from 'node:crypto';
+import { MongoClient, MongoServerError, type Collection, type Db } from 'mongodb';
+import { AppError } from '@quarry/errors';
+import type { NewToken, NewUser, TokenRecord, User, UserStatus } from '../domain/identity';
+import type { MetadataStore } from '../ports/metadata-store.port';
+
+type UserDoc = Omit<User, 'id'> & { _id: string };
+type TokenDoc = Omit<TokenRecord, 'id'> & { _id: string };
+
+function toUser({ _id, ...rest }: UserDoc): User {
+  return { id: _id, ...rest };
+}
+
+function toToken({ _id, ...rest }: TokenDoc): TokenRecord {
+  return { id: _id, ...rest };
+}
+
+function isDuplicateKey(err: unknown): boolean {
+  return err instanceof MongoServerError && err.code === 11000;
+}
+
+/** Production metadata on MongoDB: unique indexes enforce what the port promises across processes. */
+export class MongoMetadataStore implements MetadataStore {
+  private constructor(
+    private readonly client: MongoClient,
+    private readonly users: Collection<UserDoc>,
+    private readonly tokens: Collection<TokenDoc>,
+  ) {}
+
+  static async connect(url: string, dbName: string): Promise<MongoMetadataStore> {
+    const client = new MongoClient(url, { serverSelectionTimeoutMS: 5000, writeConcern: { w: 'majority' } });
+    await client.connect();
+    const db: Db = client.db(dbName);
+    const users = db.collection<UserDoc>('users');
+    const tokens = db.collection<TokenDoc>('tokens');
+    await users.createIndex({ name: 1 }, { unique: true });
+    await tokens.createIndex({ hash: 1 }, { unique: true });
+    return new MongoMetadataStore(client, users, tokens);
+  }
+
+  async createUser(user: NewUser): Promise<User> {
+    const doc: UserDoc = {
+      _id: randomUUID(),
+      name: user.name,
+      status: 'active',
+      admin: user.admin,
+      indexes: [...user.indexes],
+      realms: user.realms.map((r) => ({ ...r })),
+      createdAt: new Date().toISOString(),
+    };
+    try {
+      await this.users.insertOne({ ...doc });
+    } catch (err) {
+      if (isDuplicateKey(err)) throw AppError.conflict(`User "${user.name}" already exists`);
+      throw err;
+    }
+    return toUser(doc);
+  }
+
+  async findUserById(id: string): Promise<User | null> {
+    const doc = await this.users.findOne({ _id: id });
+    return doc ? toUser(doc) : null;
+  }
+
+  async findUserByName(name: string): Promise<User | null> {
+    const doc = await this.users.findOne({ name });
+    return doc ? toUser(doc) : null;
+  }
+
+  async listUsers(): Promise<User[]> {
+    return (await this.users.find().sort({ name: 1 }).toArray()).map(toUser);
+  }
+
+  async setUserStatus(name: string, status: UserStatus): Promise<User> {
+    const doc = await this.users.findOneAndUpdate({ name }, { $set: { status } }, { returnDocument: 'after' });
+    if (!doc) throw AppError.notFound(`User "${name}" not found`);
+    return toUser(doc);
+  }
+
+  async deleteUser(name: string): Promise<void> {
+    const res = await this.users.deleteOne({ name });
+    if (res.deletedCount === 0) throw AppError.notFound(`User "${name}" not found`);
+  }
+
+  async createToken(token: NewToken): Promise<TokenRecord> {
+    const doc: TokenDoc = {
+      _id: randomUUID(),
+      userId: token.userId,
+      hash: token.hash,
+      prefix: token.prefix,
+      scopes: [...token.scopes],
+      createdAt: new Date().toISOString(),
+      expiresAt: token.expiresAt,
+      revokedAt: null,
+    };
+    try {
+      await this.tokens.insertOne({ ...doc });
+    } catch (err) {
+      if (isDuplicateKey(err)) throw AppError.conflict('A token with this hash already exists');
+      throw err;
+    }
+    return toToken(doc);
+  }
+
+  async findTokenByHash(hash: string): Promise<TokenRecord | null> {
+    const doc = await this.tokens.findOne({ hash });
+    return doc ? toToken(doc) : null;
+  }
+
+  async listTokens(): Promise<TokenRecord[]> {
+    return (await this.tokens.find().sort({ createdAt: 1, _id: 1 }).toArray()).map(toToken);
+  }
+
+  async revokeToken(id: string): Promise<TokenRecord> {
+    // Only unrevoked tokens get a time, so a second revoke keeps the first.
+    await this.tokens.updateOne({ _id: id, revokedAt: null }, { $set: { revokedAt: new Date().toISOString() } });
+    const doc = await this.tokens.findOne({ _id: id });
+    if (!doc) throw AppError.notFound(`Token "${id}" not found`);
+    return toToken(doc);
+  }
+
+  async ping(): Promise<void> {
+    await this.client.db('admin').command({ ping: 1 });
+  }
+
+  async close(): Promise<void> {
+    await this.client.close();
+  }
+}

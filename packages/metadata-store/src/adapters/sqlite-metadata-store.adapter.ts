@@ -1,0 +1,196 @@
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { AppError } from '@quarry/errors';
+import type { NewToken, NewUser, Realm, TokenRecord, User, UserStatus } from '../domain/identity';
+import type { MetadataStore } from '../ports/metadata-store.port';
+
+interface UserRow {
+  id: string;
+  name: string;
+  status: UserStatus;
+  admin: number;
+  indexes: string;
+  realms: string;
+  created_at: string;
+}
+
+interface TokenRow {
+  id: string;
+  user_id: string;
+  hash: string;
+  prefix: string;
+  scopes: string;
+  created_at: string;
+  expires_at: string | null;
+  revoked_at: string | null;
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS users (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL UNIQUE,
+  status TEXT NOT NULL,
+  admin INTEGER NOT NULL,
+  indexes TEXT NOT NULL,
+  realms TEXT NOT NULL,
+  created_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS tokens (
+  id TEXT PRIMARY KEY,
+  user_id TEXT NOT NULL,
+  hash TEXT NOT NULL UNIQUE,
+  prefix TEXT NOT NULL,
+  scopes TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  expires_at TEXT,
+  revoked_at TEXT
+);
+`;
+
+function toUser(row: UserRow): User {
+  return {
+    id: row.id,
+    name: row.name,
+    status: row.status,
+    admin: row.admin === 1,
+    indexes: JSON.parse(row.indexes) as string[],
+    realms: JSON.parse(row.realms) as Realm[],
+    createdAt: row.created_at,
+  };
+}
+
+function toToken(row: TokenRow): TokenRecord {
+  return {
+    id: row.id,
+    userId: row.user_id,
+    hash: row.hash,
+    prefix: row.prefix,
+    scopes: JSON.parse(row.scopes) as string[],
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
+    revokedAt: row.revoked_at,
+  };
+}
+
+function isUniqueViolation(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE';
+}
+
+/** Embedded metadata on one SQLite file in WAL mode, safe to share between the processes of one machine. */
+export class SqliteMetadataStore implements MetadataStore {
+  private readonly db: Database.Database;
+  private readonly stmts;
+
+  constructor(file: string) {
+    if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
+    this.db = new Database(file);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('busy_timeout = 5000');
+    this.db.pragma('synchronous = NORMAL');
+    this.db.exec(SCHEMA);
+    this.stmts = {
+      insertUser: this.db.prepare(
+        'INSERT INTO users (id, name, status, admin, indexes, realms, created_at) VALUES (@id, @name, @status, @admin, @indexes, @realms, @created_at)',
+      ),
+      userById: this.db.prepare<[string], UserRow>('SELECT * FROM users WHERE id = ?'),
+      userByName: this.db.prepare<[string], UserRow>('SELECT * FROM users WHERE name = ?'),
+      listUsers: this.db.prepare<[], UserRow>('SELECT * FROM users ORDER BY name'),
+      setStatus: this.db.prepare('UPDATE users SET status = ? WHERE name = ?'),
+      deleteUser: this.db.prepare('DELETE FROM users WHERE name = ?'),
+      insertToken: this.db.prepare(
+        'INSERT INTO tokens (id, user_id, hash, prefix, scopes, created_at, expires_at, revoked_at) VALUES (@id, @user_id, @hash, @prefix, @scopes, @created_at, @expires_at, NULL)',
+      ),
+      tokenByHash: this.db.prepare<[string], TokenRow>('SELECT * FROM tokens WHERE hash = ?'),
+      tokenById: this.db.prepare<[string], TokenRow>('SELECT * FROM tokens WHERE id = ?'),
+      listTokens: this.db.prepare<[], TokenRow>('SELECT * FROM tokens ORDER BY created_at, id'),
+      revoke: this.db.prepare('UPDATE tokens SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?'),
+      ping: this.db.prepare('SELECT 1'),
+    };
+  }
+
+  async createUser(user: NewUser): Promise<User> {
+    const row: UserRow = {
+      id: randomUUID(),
+      name: user.name,
+      status: 'active',
+      admin: user.admin ? 1 : 0,
+      indexes: JSON.stringify(user.indexes),
+      realms: JSON.stringify(user.realms),
+      created_at: new Date().toISOString(),
+    };
+    try {
+      this.stmts.insertUser.run(row);
+    } catch (err) {
+      if (isUniqueViolation(err)) throw AppError.conflict(`User "${user.name}" already exists`);
+      throw err;
+    }
+    return toUser(row);
+  }
+
+  async findUserById(id: string): Promise<User | null> {
+    const row = this.stmts.userById.get(id);
+    return row ? toUser(row) : null;
+  }
+
+  async findUserByName(name: string): Promise<User | null> {
+    const row = this.stmts.userByName.get(name);
+    return row ? toUser(row) : null;
+  }
+
+  async listUsers(): Promise<User[]> {
+    return this.stmts.listUsers.all().map(toUser);
+  }
+
+  async setUserStatus(name: string, status: UserStatus): Promise<User> {
+    if (this.stmts.setStatus.run(status, name).changes === 0) throw AppError.notFound(`User "${name}" not found`);
+    return (await this.findUserByName(name)) as User;
+  }
+
+  async deleteUser(name: string): Promise<void> {
+    if (this.stmts.deleteUser.run(name).changes === 0) throw AppError.notFound(`User "${name}" not found`);
+  }
+
+  async createToken(token: NewToken): Promise<TokenRecord> {
+    const row: TokenRow = {
+      id: randomUUID(),
+      user_id: token.userId,
+      hash: token.hash,
+      prefix: token.prefix,
+      scopes: JSON.stringify(token.scopes),
+      created_at: new Date().toISOString(),
+      expires_at: token.expiresAt,
+      revoked_at: null,
+    };
+    try {
+      this.stmts.insertToken.run(row);
+    } catch (err) {
+      if (isUniqueViolation(err)) throw AppError.conflict('A token with this hash already exists');
+      throw err;
+    }
+    return toToken(row);
+  }
+
+  async findTokenByHash(hash: string): Promise<TokenRecord | null> {
+    const row = this.stmts.tokenByHash.get(hash);
+    return row ? toToken(row) : null;
+  }
+
+  async listTokens(): Promise<TokenRecord[]> {
+    return this.stmts.listTokens.all().map(toToken);
+  }
+
+  async revokeToken(id: string): Promise<TokenRecord> {
+    if (this.stmts.revoke.run(new Date().toISOString(), id).changes === 0) throw AppError.notFound(`Token "${id}" not found`);
+    return toToken(this.stmts.tokenById.get(id) as TokenRow);
+  }
+
+  async ping(): Promise<void> {
+    this.stmts.ping.get();
+  }
+
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close();
+  }
+}

@@ -1,0 +1,44 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+
+export const TOKEN_PREFIX = 'qk_';
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+// 43 base62 characters carry 256 bits; rejection sampling keeps every character uniform.
+const TOKEN_CHARS = 43;
+
+export function generateTokenValue(): string {
+  let out = TOKEN_PREFIX;
+  while (out.length < TOKEN_PREFIX.length + TOKEN_CHARS) {
+    for (const byte of randomBytes(64)) {
+      if (byte < 248 && out.length < TOKEN_PREFIX.length + TOKEN_CHARS) out += BASE62[byte % 62];
+    }
+  }
+  return out;
+}
+
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token, 'utf8').digest('hex');
+}
+
+/** Shown next to the token id in listings: enough to recognise, far too little to use. */
+export function tokenDisplayPrefix(token: string): string {
+  return token.slice(0, TOKEN_PREFIX.length + 6);
+}
+
+/** Constant-time equality of two hex digests of equal length. */
+export function digestsEqual(a: string, b: string): boolean {
+  const ab = Buffer.from(a, 'hex');
+  const bb = Buffer.from(b, 'hex');
+  return ab.length === bb.length && timingSafeEqual(ab, bb);
+}
+
+const DURATION = /^(\d{1,6})([smhd])$/;
+const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+
+/** Parses `90s`, `15m`, `12h`, `30d`; null when the text is not such a duration. */
+export function parseDuration(text: string): number | null {
+  const m = DURATION.exec(text.trim());
+  if (!m) return null;
+  const amount = Number(m[1]);
+  if (amount <= 0) return null;
+  return amount * UNIT_MS[m[2] as keyof typeof UNIT_MS];
+}

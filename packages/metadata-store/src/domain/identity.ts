@@ -1,0 +1,41 @@
+export const SCOPES = ['query:execute', 'indexes:read', 'reports:read', 'reports:write'] as const;
+export type Scope = (typeof SCOPES)[number];
+
+export function isScope(value: string): value is Scope {
+  return (SCOPES as readonly string[]).includes(value);
+}
+
+export type UserStatus = 'active' | 'disabled';
+
+export interface Realm {
+  index: string;
+  query: string;
+}
+
+export interface User {
+  id: string;
+  name: string;
+  status: UserStatus;
+  admin: boolean;
+  /** Index names the user may read; ["*"] for all. */
+  indexes: string[];
+  realms: Realm[];
+  createdAt: string;
+}
+
+export type NewUser = Pick<User, 'name' | 'admin' | 'indexes' | 'realms'>;
+
+export interface TokenRecord {
+  id: string;
+  userId: string;
+  /** SHA-256 of the clear token, hex. The clear value is never stored. */
+  hash: string;
+  /** A non-secret head of the token so an operator can tell tokens apart. */
+  prefix: string;
+  scopes: string[];
+  createdAt: string;
+  expiresAt: string | null;
+  revokedAt: string | null;
+}
+
+export type NewToken = Pick<TokenRecord, 'userId' | 'hash' | 'prefix' | 'scopes' | 'expiresAt'>;

@@ -1,0 +1,19 @@
+import path from 'node:path';
+import { MongoMetadataStore } from './adapters/mongo-metadata-store.adapter';
+import { SqliteMetadataStore } from './adapters/sqlite-metadata-store.adapter';
+import type { MetadataStore } from './ports/metadata-store.port';
+
+export interface MetadataStoreSettings {
+  dataDir: string;
+  mongo: { url: string; db: string } | undefined;
+}
+
+export function sqliteFile(dataDir: string): string {
+  return path.join(dataDir, 'quarry.db');
+}
+
+/** MongoDB when configured, else the embedded SQLite file under the data directory. */
+export async function openMetadataStore(settings: MetadataStoreSettings): Promise<MetadataStore> {
+  if (settings.mongo) return MongoMetadataStore.connect(settings.mongo.url, settings.mongo.db);
+  return new SqliteMetadataStore(sqliteFile(settings.dataDir));
+}

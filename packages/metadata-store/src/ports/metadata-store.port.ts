@@ -1,0 +1,33 @@
+import type { NewToken, NewUser, TokenRecord, User, UserStatus } from '../domain/identity';
+
+/**
+ * Users and API tokens (the index catalog and reports have their own ports).
+ *
+ * Every adapter must guarantee:
+ * - user names and token hashes are unique: a duplicate create rejects with AppError CONFLICT and
+ *   leaves the stored state unchanged, also when two processes race;
+ * - a write is visible to the next read from any process sharing the store (a revoked token is
+ *   refused on the very next request);
+ * - operations on a missing user or token reject with AppError NOT_FOUND naming it;
+ * - returned objects are copies: mutating them does not change the store;
+ * - timestamps are ISO-8601 UTC strings.
+ */
+export interface MetadataStore {
+  createUser(user: NewUser): Promise<User>;
+  findUserById(id: string): Promise<User | null>;
+  findUserByName(name: string): Promise<User | null>;
+  listUsers(): Promise<User[]>;
+  setUserStatus(name: string, status: UserStatus): Promise<User>;
+  /** Removes the user; its tokens stay stored but can no longer authenticate. */
+  deleteUser(name: string): Promise<void>;
+
+  createToken(token: NewToken): Promise<TokenRecord>;
+  findTokenByHash(hash: string): Promise<TokenRecord | null>;
+  listTokens(): Promise<TokenRecord[]>;
+  /** Revokes by token id; revoking twice keeps the first revocation time. */
+  revokeToken(id: string): Promise<TokenRecord>;
+
+  /** Rejects when the store cannot be reached. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}

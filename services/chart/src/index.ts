@@ -1,0 +1,2 @@
+export { createChartModule } from './module';
+export { chartServiceConfig, type ChartServiceConfig } from './config';

@@ -1,0 +1,2 @@
+export { createCrosstabModule } from './module';
+export { crosstabServiceConfig, type CrosstabServiceConfig } from './config';

@@ -1,0 +1,24 @@
+import { serviceAddr, type Config, type ServiceName } from '@quarry/config';
+
+export interface GatewayConfig {
+  host: string;
+  port: number;
+  /** SPEC.md "Limits": 1 MB, counted on the raw bytes. */
+  bodyLimitBytes: number;
+  grpcDeadlineMs: number;
+  graceMs: number;
+  serviceAddrs: Record<ServiceName, string>;
+}
+
+/** `hosted` holds the addresses of services started in this process (their ports are only known then). */
+export function gatewayConfig(config: Config, hosted: Partial<Record<ServiceName, string>>): GatewayConfig {
+  const addr = (s: ServiceName) => hosted[s] ?? serviceAddr(config, s);
+  return {
+    host: config.http.host,
+    port: config.http.port,
+    bodyLimitBytes: 1_048_576,
+    grpcDeadlineMs: config.grpc.deadlineMs,
+    graceMs: config.shutdownGraceMs,
+    serviceAddrs: { query: addr('query'), crosstab: addr('crosstab'), chart: addr('chart'), reports: addr('reports') },
+  };
+}

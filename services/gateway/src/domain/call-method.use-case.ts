@@ -1,0 +1,184 @@
+import { AppError } from '@quarry/errors';
+import type { Scope } from '@quarry/metadata-store';
+import type { pb } from '@quarry/rpc';
+import type { CallScope, ServiceClients } from '../ports/service-clients.port';
+import { METHOD_SCOPES, SAVING_METHODS, type MethodName } from './method-catalogue';
+import {
+  crosstabExecuteParams,
+  indexesFindParams,
+  parseParams,
+  queriesExecuteParams,
+  reportsFindParams,
+  reportsMetadataParams,
+  type CrosstabExecuteParams,
+  type QueriesExecuteParams,
+} from './method-params';
+import type { Principal } from './principal';
+
+type SaveParams = NonNullable<QueriesExecuteParams['saveReport']>;
+
+function toCaller(p: Principal): pb.Caller {
+  return {
+    userId: p.user.id,
+    userName: p.user.name,
+    admin: p.user.admin,
+    indexes: p.user.indexes,
+    realms: p.user.realms,
+    scopes: [...p.scopes],
+  };
+}
+
+function requireScope(p: Principal, scope: Scope): void {
+  if (!p.scopes.has(scope)) throw AppError.forbidden(`Token lacks the required scope "${scope}"`);
+}
+
+/**
+ * One JSON-RPC method call: scopes, params, then the services. Saving is orchestrated here because it
+ * spans two services: the report is written only after the execution succeeded.
+ */
+export class CallMethodUseCase {
+  constructor(private readonly services: ServiceClients) {}
+
+  async execute(principal: Principal, method: MethodName, params: Record<string, unknown>, scope: CallScope): Promise<unknown> {
+    requireScope(principal, METHOD_SCOPES[method]);
+    if (SAVING_METHODS.has(method) && params.saveReport !== undefined) requireScope(principal, 'reports:write');
+    const caller = toCaller(principal);
+    switch (method) {
+      case 'QUERIES.EXECUTE':
+        return this.executeQuery(caller, parseParams(queriesExecuteParams, params), scope);
+      case 'INDEXES.FIND':
+        return this.findIndexes(caller, parseParams(indexesFindParams, params), scope);
+      case 'CROSSTAB.EXECUTE':
+        return this.executeCrosstab(caller, parseParams(crosstabExecuteParams, params), scope);
+      case 'REPORTS.FIND':
+        return this.findReports(caller, parseParams(reportsFindParams, params), scope);
+      case 'REPORTS.METADATA':
+        return this.reportMetadata(caller, parseParams(reportsMetadataParams, params), scope);
+    }
+  }
+
+  private async executeQuery(caller: pb.Caller, p: QueriesExecuteParams, scope: CallScope) {
+    const res = await this.services.executeQuery(
+      {
+        caller,
+        index: p.index,
+        query: p.query ?? '',
+        page: p.page ?? 0,
+        hasPage: p.page !== undefined,
+        pageSize: p.pageSize ?? 0,
+        hasPageSize: p.pageSize !== undefined,
+        sort: (p.sort ?? []).map((s) => ({ field: s.field, direction: s.direction ?? '' })),
+      },
+      scope,
+    );
+    const data = {
+      index: res.index,
+      query: res.query,
+      page: res.page,
+      pageSize: res.pageSize,
+      total: res.total,
+      totalPages: res.totalPages,
+      fields: res.fields.map((f) => ({ name: f.name, type: f.type })),
+      records: JSON.parse(res.recordsJson) as unknown[],
+    };
+    if (!p.saveReport) return data;
+    const executable = {
+      index: res.index,
+      query: res.query,
+      page: res.page,
+      pageSize: res.pageSize,
+      sort: (p.sort ?? []).map((s) => ({ field: s.field, direction: (s.direction ?? 'asc').toLowerCase() })),
+    };
+    const report = await this.save(caller, p.saveReport, 'query', 'QUERIES.EXECUTE', res.index, executable, scope);
+    return { ...data, report };
+  }
+
+  private async findIndexes(caller: pb.Caller, p: { searchText?: string; cursor?: string; limit?: number }, scope: CallScope) {
+    const res = await this.services.findIndexes(
+      { caller, searchText: p.searchText ?? '', cursor: p.cursor ?? '', limit: p.limit ?? 0 },
+      scope,
+    );
+    return {
+      indexes: res.indexes.map((i) => ({
+        name: i.name,
+        description: i.description,
+        recordCount: i.recordCount,
+        fields: i.fields.map((f) => ({ name: f.name, type: f.type })),
+        dynamicViews: i.dynamicViews,
+        updatedAt: i.updatedAt,
+      })),
+      nextCursor: res.nextCursor === '' ? null : res.nextCursor,
+    };
+  }
+
+  private async executeCrosstab(caller: pb.Caller, p: CrosstabExecuteParams, scope: CallScope) {
+    const chart = p.chartType !== undefined;
+    const res = await this.services.executeCrosstab(
+      {
+        caller,
+        index: p.index,
+        query: p.query ?? '',
+        rows: p.rows,
+        columns: (p.columns ?? []).map((c) => ({ field: c.field, reverse: c.reverse ?? false })),
+        totals: p.totals.map((t) => ({
+          aggregationType: t.aggregationType,
+          field: t.field ?? '',
+          dynamicView: t.dynamicView ?? '',
+          name: t.name ?? '',
+        })),
+        output: chart ? 'grid' : 'html',
+      },
+      scope,
+    );
+    let data: Record<string, unknown>;
+    if (p.chartType !== undefined) {
+      const png = await this.services.renderChart(
+        { gridJson: res.gridJson, chartType: p.chartType, width: p.width ?? 800, height: p.height ?? 600, title: p.index },
+        scope,
+      );
+      data = { contentType: 'image/png', data: Buffer.from(png.png).toString('base64'), width: png.width, height: png.height, chartType: png.chartType };
+    } else {
+      data = { contentType: 'text/html', data: res.html, rowCount: res.rowCount, columnCount: res.columnCount };
+    }
+    if (!p.saveReport) return data;
+    const { saveReport, ...executable } = p;
+    const report = await this.save(caller, saveReport, 'crosstab', 'CROSSTAB.EXECUTE', p.index, executable, scope);
+    return { ...data, report };
+  }
+
+  private async findReports(caller: pb.Caller, p: { search?: string; types?: string[]; cursor?: string; limit?: number }, scope: CallScope) {
+    const res = await this.services.findReports(
+      { caller, search: p.search ?? '', types: p.types ?? [], cursor: p.cursor ?? '', limit: p.limit ?? 0 },
+      scope,
+    );
+    return { reports: res.reports, nextCursor: res.nextCursor === '' ? null : res.nextCursor };
+  }
+
+  private async reportMetadata(caller: pb.Caller, p: { guid: string }, scope: CallScope) {
+    const res = await this.services.getReportMetadata({ caller, guid: p.guid }, scope);
+    return { ...res.report, method: res.method, params: JSON.parse(res.paramsJson) as unknown };
+  }
+
+  private async save(
+    caller: pb.Caller,
+    save: SaveParams,
+    type: 'query' | 'crosstab',
+    method: MethodName,
+    index: string,
+    executable: Record<string, unknown>,
+    scope: CallScope,
+  ): Promise<{ guid: string }> {
+    const ref = await this.services.saveReport(
+      {
+        caller,
+        save: { name: save.name, description: save.description ?? '', folder: save.folder ?? '', shared: save.shared ?? false },
+        type,
+        index,
+        method,
+        paramsJson: JSON.stringify(executable),
+      },
+      scope,
+    );
+    return { guid: ref.guid };
+  }
+}

@@ -1,0 +1,144 @@
+import express, { type Request, type Response } from 'express';
+import { ERROR_TABLE, isAppError, toAppError, toJsonRpcBusinessError, type AppError } from '@quarry/errors';
+import type { Logger } from '@quarry/logger';
+import { REQUEST_ID_HEADER, resolveRequestId } from '@quarry/rpc';
+import type { AuthenticateUseCase } from '../domain/authenticate.use-case';
+import type { CallMethodUseCase } from '../domain/call-method.use-case';
+import { PROTOCOL, readEnvelope, type JsonRpcId, type ProtocolError } from './json-rpc-envelope';
+import { discardRest, readBody } from './read-body';
+
+export interface HttpAppDeps {
+  authenticate: AuthenticateUseCase;
+  callMethod: CallMethodUseCase;
+  /** Rejects when a store this process needs cannot be reached. */
+  checkReady: () => Promise<void>;
+  log: Logger;
+  bodyLimitBytes: number;
+}
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+function send(res: Response, status: number, contentType: string, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-store' });
+  res.end(text);
+}
+
+function sendProtocolError(res: Response, status: number, id: JsonRpcId, error: ProtocolError, detail: string): void {
+  send(res, status, JSON_TYPE, { jsonrpc: '2.0', id, error: { code: error.code, message: error.message, data: { type: 'about:blank', detail } } });
+}
+
+/** RFC 7807 body: SPEC.md wants authentication failures outside the JSON-RPC envelope. */
+function sendProblem(res: Response, err: AppError): void {
+  const row = ERROR_TABLE[err.code];
+  if (row.http === 401) res.setHeader('WWW-Authenticate', 'Bearer realm="quarry", error="invalid_token"');
+  send(res, row.http, 'application/problem+json', { type: 'about:blank', title: row.title, status: row.http, detail: err.detail });
+}
+
+function isJsonMediaType(header: string | undefined): boolean {
+  if (!header) return false;
+  const [type, ...params] = header.split(';').map((p) => p.trim().toLowerCase());
+  if (type !== 'application/json') return false;
+  return params.every((p) => !p.startsWith('charset=') || p === 'charset=utf-8' || p === 'charset="utf-8"');
+}
+
+export function createHttpApp(deps: HttpAppDeps): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.disable('etag');
+
+  app.get('/healthz', (_req, res) => send(res, 200, JSON_TYPE, { status: 'ok' }));
+  app.get('/readyz', async (_req, res) => {
+    try {
+      await deps.checkReady();
+      send(res, 200, JSON_TYPE, { status: 'ready' });
+    } catch (err) {
+      deps.log.warn({ err }, 'not ready');
+      send(res, 503, JSON_TYPE, { status: 'not ready', detail: isAppError(err) ? err.detail : 'a store is unreachable' });
+    }
+  });
+
+  app.post('/api/v1', (req, res) => {
+    handleRpc(deps, req, res).catch((err: unknown) => {
+      deps.log.error({ err }, 'unhandled gateway failure');
+      if (!res.headersSent) sendProtocolError(res, 500, null, PROTOCOL.internal, 'Internal error');
+    });
+  });
+
+  app.all('/api/v1', (_req, res) => {
+    res.setHeader('Allow', 'POST');
+    send(res, 405, 'application/problem+json', { type: 'about:blank', title: 'Method Not Allowed', status: 405, detail: 'Use POST /api/v1' });
+  });
+  app.use((req, res) => {
+    send(res, 404, 'application/problem+json', { type: 'about:blank', title: 'Not Found', status: 404, detail: `No route for ${req.method} ${req.path}` });
+  });
+  return app;
+}
+
+async function handleRpc(deps: HttpAppDeps, req: Request, res: Response): Promise<void> {
+  const started = process.hrtime.bigint();
+  const requestId = resolveRequestId(req.headers[REQUEST_ID_HEADER]);
+  res.setHeader('X-Request-Id', requestId);
+  const log = deps.log.child({ requestId });
+
+  let principal;
+  try {
+    principal = await deps.authenticate.execute(req.headers.authorization);
+  } catch (err) {
+    const app = toAppError(err);
+    if (app.code === 'INTERNAL') throw err;
+    log.info({ status: app.httpStatus, detail: app.detail }, 'authentication refused');
+    discardRest(req, deps.bodyLimitBytes, 5000);
+    sendProblem(res, app);
+    return;
+  }
+
+  if (!isJsonMediaType(req.headers['content-type'])) {
+    discardRest(req, deps.bodyLimitBytes, 5000);
+    sendProtocolError(res, 415, null, PROTOCOL.invalid, 'Content-Type must be application/json');
+    return;
+  }
+
+  const read = await readBody(req, deps.bodyLimitBytes);
+  if (!read.ok) {
+    if (read.reason === 'aborted') return;
+    res.setHeader('Connection', 'close');
+    discardRest(req, 8 * deps.bodyLimitBytes, 5000);
+    sendProtocolError(res, 413, null, PROTOCOL.invalid, `The request body exceeds ${deps.bodyLimitBytes} bytes`);
+    return;
+  }
+
+  let body: unknown;
+  try {
+    body = JSON.parse(utf8.decode(read.body));
+  } catch {
+    sendProtocolError(res, 400, null, PROTOCOL.parse, 'The request body is not valid JSON');
+    return;
+  }
+
+  const envelope = readEnvelope(body);
+  if (!envelope.ok) {
+    sendProtocolError(res, envelope.idReadable ? 200 : 400, envelope.id, envelope.error, envelope.detail);
+    return;
+  }
+
+  try {
+    const data = await deps.callMethod.execute(principal, envelope.method, envelope.params, { requestId });
+    send(res, 200, JSON_TYPE, { jsonrpc: '2.0', id: envelope.id, result: { data, meta: { requestId } } });
+    log.info({ method: envelope.method, ms: msSince(started) }, 'rpc ok');
+  } catch (err) {
+    const app = toAppError(err);
+    if (app.code === 'INTERNAL') {
+      log.error({ err, method: envelope.method }, 'rpc failed');
+      sendProtocolError(res, 200, envelope.id, PROTOCOL.internal, `Internal error (request ${requestId})`);
+      return;
+    }
+    log.info({ method: envelope.method, code: app.code, detail: app.detail, ms: msSince(started) }, 'rpc refused');
+    send(res, 200, JSON_TYPE, { jsonrpc: '2.0', id: envelope.id, error: toJsonRpcBusinessError(app) });
+  }
+}
+
+function msSince(start: bigint): number {
+  return Number(process.hrtime.bigint() - start) / 1e6;
+}

@@ -1,0 +1,49 @@
+import type { IncomingMessage } from 'node:http';
+
+export type BodyResult = { ok: true; body: Buffer } | { ok: false; reason: 'too-large' | 'aborted' };
+
+/**
+ * Reads the raw body, refusing as soon as it passes `limit` bytes: by Content-Length when declared,
+ * else while counting chunks (a chunked body has none).
+ */
+export function readBody(req: IncomingMessage, limit: number): Promise<BodyResult> {
+  const declared = req.headers['content-length'];
+  if (declared !== undefined && Number(declared) > limit) return Promise.resolve({ ok: false, reason: 'too-large' });
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    const finish = (result: BodyResult) => {
+      if (done) return;
+      done = true;
+      req.off('data', onData);
+      resolve(result);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) finish({ ok: false, reason: 'too-large' });
+      else chunks.push(chunk);
+    };
+    req.on('data', onData);
+    req.on('end', () => finish({ ok: true, body: Buffer.concat(chunks, size) }));
+    req.on('error', () => finish({ ok: false, reason: 'aborted' }));
+    req.on('close', () => finish({ ok: false, reason: 'aborted' }));
+  });
+}
+
+/**
+ * After an early refusal, drop what the client still sends (so it can read our answer) but no more
+ * than `cap` bytes or `ms` milliseconds, then close the connection.
+ */
+export function discardRest(req: IncomingMessage, cap: number, ms: number): void {
+  let seen = 0;
+  const kill = () => req.socket.destroy();
+  const timer = setTimeout(kill, ms);
+  timer.unref();
+  req.on('data', (chunk: Buffer) => {
+    seen += chunk.length;
+    if (seen > cap) kill();
+  });
+  req.on('end', () => clearTimeout(timer));
+  req.resume();
+}

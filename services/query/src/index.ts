@@ -1,0 +1,2 @@
+export { createQueryModule } from './module';
+export { queryServiceConfig, type QueryServiceConfig } from './config';

@@ -1,0 +1,2 @@
+export { createReportsModule } from './module';
+export { reportsServiceConfig, type ReportsServiceConfig } from './config';

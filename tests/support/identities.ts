@@ -1,0 +1,47 @@
+import { createToken, createUser } from '../../packages/cli/src/commands/identity.commands';
+import { SqliteMetadataStore, sqliteFile, type Realm } from '@quarry/metadata-store';
+
+export const ALL_SCOPES = 'query:execute,indexes:read,reports:read,reports:write';
+
+export interface Identity {
+  user: string;
+  token: string;
+  tokenId: string;
+}
+
+/** Creates a user and a token through the same code `quarry user/token create` runs, on the server's store. */
+export async function createIdentity(
+  dataDir: string,
+  name: string,
+  opts: { scopes?: string; indexes?: string; admin?: boolean; realms?: Realm[]; expiresIn?: string; allowUnknownScopes?: boolean } = {},
+): Promise<Identity> {
+  const store = new SqliteMetadataStore(sqliteFile(dataDir));
+  try {
+    if (!(await store.findUserByName(name))) {
+      await createUser(store, name, {
+        indexes: opts.indexes ?? '*',
+        admin: opts.admin,
+        realm: (opts.realms ?? []).map((r) => `${r.index}=${r.query}`),
+      });
+    }
+    const out = await createToken(store, {
+      user: name,
+      scopes: opts.scopes ?? ALL_SCOPES,
+      expiresIn: opts.expiresIn,
+      allowUnknownScopes: opts.allowUnknownScopes,
+    });
+    const lines = out.split('\n');
+    return { user: name, token: lines[lines.length - 1], tokenId: lines[0].replace(/^id:\s+/, '') };
+  } finally {
+    await store.close();
+  }
+}
+
+export async function withStore<T>(dataDir: string, fn: (store: SqliteMetadataStore) => Promise<T>): Promise<T> {
+  const store = new SqliteMetadataStore(sqliteFile(dataDir));
+  try {
+    return await fn(store);
+  } finally {
+    await store.close();
+  }
+}

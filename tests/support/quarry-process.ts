@@ -1,0 +1,133 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import readline from 'node:readline';
+
+export const REPO_ROOT = path.resolve(__dirname, '..', '..');
+export const QUARRY_BIN = path.join(REPO_ROOT, 'packages', 'cli', 'bin', 'quarry.js');
+
+export type Topology = 'all' | 'split';
+
+export function makeDataDir(prefix = 'quarry-e2e-'): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+    srv.on('error', reject);
+  });
+}
+
+interface Proc {
+  child: ChildProcess;
+  lines: string[];
+}
+
+/** Spawns `quarry serve` and resolves once it logs "quarry ready" (with its gateway port, if any). */
+function spawnServe(env: Record<string, string>): Promise<{ proc: Proc; port: number | undefined }> {
+  const child = spawn(process.execPath, [QUARRY_BIN, 'serve'], {
+    env: { ...process.env, LOG_LEVEL: 'info', PORT: '0', HOST: '127.0.0.1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const proc: Proc = { child, lines: [] };
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`quarry did not start:\n${proc.lines.join('\n')}`)), 20000);
+    const onLine = (line: string) => {
+      proc.lines.push(line);
+      if (proc.lines.length > 2000) proc.lines.shift();
+      if (line.includes('"quarry ready"')) {
+        clearTimeout(timer);
+        const parsed = JSON.parse(line) as { port?: number };
+        resolve({ proc, port: parsed.port });
+      }
+    };
+    readline.createInterface({ input: child.stdout! }).on('line', onLine);
+    readline.createInterface({ input: child.stderr! }).on('line', onLine);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`quarry exited with ${code}:\n${proc.lines.join('\n')}`));
+    });
+  });
+}
+
+async function stopProc(proc: Proc, signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
+  if (proc.child.exitCode !== null) return proc.child.exitCode;
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => proc.child.kill('SIGKILL'), 15000);
+    proc.child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve(code);
+    });
+    proc.child.kill(signal);
+  });
+}
+
+export interface RunningQuarry {
+  baseUrl: string;
+  port: number;
+  dataDir: string;
+  topology: Topology;
+  /** Every process's log lines, for assertions on logging. */
+  logs(): string[];
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the real built stack: one process (QUARRY_TARGET=all) or the split deployment, one process per
+ * service plus the gateway, wired by QUARRY_*_ADDR on loopback.
+ */
+export async function startQuarry(opts: { topology: Topology; dataDir: string; env?: Record<string, string> }): Promise<RunningQuarry> {
+  const env = { QUARRY_DATA_DIR: opts.dataDir, ...(opts.env ?? {}) };
+  const procs: Proc[] = [];
+  try {
+    let port: number | undefined;
+    if (opts.topology === 'all') {
+      const started = await spawnServe({ ...env, QUARRY_TARGET: 'all' });
+      procs.push(started.proc);
+      port = started.port;
+    } else {
+      const addrs: Record<string, string> = {};
+      for (const s of ['QUERY', 'CROSSTAB', 'CHART', 'REPORTS']) addrs[`QUARRY_${s}_ADDR`] = `127.0.0.1:${await freePort()}`;
+      const services = await Promise.all(
+        ['query', 'crosstab', 'chart', 'reports'].map((t) => spawnServe({ ...env, ...addrs, QUARRY_TARGET: t })),
+      );
+      procs.push(...services.map((s) => s.proc));
+      const gateway = await spawnServe({ ...env, ...addrs, QUARRY_TARGET: 'gateway' });
+      procs.push(gateway.proc);
+      port = gateway.port;
+    }
+    if (!port) throw new Error('no gateway port reported');
+    return {
+      baseUrl: `http://127.0.0.1:${port}`,
+      port,
+      dataDir: opts.dataDir,
+      topology: opts.topology,
+      logs: () => procs.flatMap((p) => p.lines),
+      stop: async () => {
+        await Promise.all(procs.map((p) => stopProc(p)));
+      },
+    };
+  } catch (err) {
+    await Promise.all(procs.map((p) => stopProc(p, 'SIGKILL')));
+    throw err;
+  }
+}
+
+/** Runs the CLI as an operator would; resolves with its exit code and output. */
+export function runCli(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [QUARRY_BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
