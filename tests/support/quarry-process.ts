@@ -33,12 +33,16 @@ interface Proc {
 /** Spawns `quarry serve` and resolves once it logs "quarry ready" (with its gateway port, if any). */
 function spawnServe(env: Record<string, string>): Promise<{ proc: Proc; port: number | undefined }> {
   const child = spawn(process.execPath, [QUARRY_BIN, 'serve'], {
-    env: { ...process.env, LOG_LEVEL: 'info', PORT: '0', HOST: '127.0.0.1', ...env },
+    // Readiness is read from the info-level "quarry ready" line, so the level is not configurable here.
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', ...env, LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const proc: Proc = { child, lines: [] };
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`quarry did not start:\n${proc.lines.join('\n')}`)), 20000);
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`quarry did not start:\n${proc.lines.join('\n')}`));
+    }, 20000);
     const onLine = (line: string) => {
       proc.lines.push(line);
       if (proc.lines.length > 2000) proc.lines.shift();
@@ -76,7 +80,8 @@ export interface RunningQuarry {
   topology: Topology;
   /** Every process's log lines, for assertions on logging. */
   logs(): string[];
-  stop(): Promise<void>;
+  /** SIGTERM to every process; resolves with their exit codes. */
+  stop(): Promise<Array<number | null>>;
 }
 
 /**
@@ -110,9 +115,7 @@ export async function startQuarry(opts: { topology: Topology; dataDir: string; e
       dataDir: opts.dataDir,
       topology: opts.topology,
       logs: () => procs.flatMap((p) => p.lines),
-      stop: async () => {
-        await Promise.all(procs.map((p) => stopProc(p)));
-      },
+      stop: () => Promise.all(procs.map((p) => stopProc(p))),
     };
   } catch (err) {
     await Promise.all(procs.map((p) => stopProc(p, 'SIGKILL')));

@@ -53,13 +53,14 @@ export const envShape = {
     CHART_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
 };
 
-export const envSchema = z
-  .object(envShape)
-  .superRefine((env, ctx) => {
-    if (env.TYPESENSE_URL && !env.TYPESENSE_API_KEY) {
-      ctx.addIssue({ code: 'custom', path: ['TYPESENSE_API_KEY'], message: 'is required when TYPESENSE_URL is set' });
-    }
-  });
+export const envSchema = z.object(envShape);
+
+/** Rules across variables, checked on the raw values so they are reported along with per-variable ones. */
+export function crossFieldProblems(env: Record<string, string | undefined>): string[] {
+  const problems: string[] = [];
+  if (env.TYPESENSE_URL && !env.TYPESENSE_API_KEY) problems.push('TYPESENSE_API_KEY: is required when TYPESENSE_URL is set');
+  return problems;
+}
 
 export type Env = z.output<typeof envSchema>;
 

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { envSchema, KNOWN_ENV_VARS, type Target } from './config.schema';
+import { crossFieldProblems, envSchema, KNOWN_ENV_VARS, type Target } from './config.schema';
 
 export type ServiceName = 'query' | 'crosstab' | 'chart' | 'reports';
 
@@ -35,9 +35,11 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     if (value !== undefined && value !== '') known[name] = value;
   }
   const parsed = envSchema.safeParse(known);
-  if (!parsed.success) {
-    throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.') || 'environment'}: ${i.message}`));
-  }
+  const problems = [
+    ...(parsed.success ? [] : parsed.error.issues.map((i) => `${i.path.join('.') || 'environment'}: ${i.message}`)),
+    ...crossFieldProblems(known),
+  ];
+  if (!parsed.success || problems.length > 0) throw new ConfigError(problems);
   const e = parsed.data;
   return {
     targets: e.QUARRY_TARGET,

@@ -1,0 +1,90 @@
+import { AppError } from '@quarry/errors';
+import type { MetadataStore } from './ports/metadata-store.port';
+
+/**
+ * The behaviour every MetadataStore adapter must show (see the port's comments). Each adapter's
+ * *.int.test.ts runs this once against a fresh, empty store.
+ */
+export function metadataStoreConformance(open: () => Promise<MetadataStore>): void {
+  let store: MetadataStore;
+
+  beforeEach(async () => {
+    store = await open();
+  });
+  afterEach(async () => {
+    await store.close();
+  });
+
+  const alice = { name: 'alice', admin: false, indexes: ['movies'], realms: [{ index: 'movies', query: 'Genre:Drama' }] };
+
+  it('creates and finds users by id and name', async () => {
+    const created = await store.createUser(alice);
+    expect(created).toMatchObject({ ...alice, status: 'active' });
+    expect(Date.parse(created.createdAt)).not.toBeNaN();
+    expect(await store.findUserById(created.id)).toEqual(created);
+    expect(await store.findUserByName('alice')).toEqual(created);
+    expect(await store.findUserByName('nobody')).toBeNull();
+    expect(await store.findUserById('nope')).toBeNull();
+  });
+
+  it('refuses a duplicate user name with CONFLICT and keeps the first', async () => {
+    const first = await store.createUser(alice);
+    await expect(store.createUser({ ...alice, admin: true })).rejects.toMatchObject({ code: 'CONFLICT' });
+    expect(await store.listUsers()).toEqual([first]);
+  });
+
+  it('keeps exactly one user when two creates race', async () => {
+    const results = await Promise.allSettled([store.createUser(alice), store.createUser(alice)]);
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    expect((await store.listUsers()).length).toBe(1);
+  });
+
+  it('returns copies', async () => {
+    const created = await store.createUser(alice);
+    created.indexes.push('secret');
+    expect((await store.findUserById(created.id))?.indexes).toEqual(['movies']);
+  });
+
+  it('lists users by name and changes their status', async () => {
+    await store.createUser({ ...alice, name: 'zed' });
+    await store.createUser(alice);
+    expect((await store.listUsers()).map((u) => u.name)).toEqual(['alice', 'zed']);
+    expect((await store.setUserStatus('zed', 'disabled')).status).toBe('disabled');
+    expect((await store.findUserByName('zed'))?.status).toBe('disabled');
+    await expect(store.setUserStatus('ghost', 'disabled')).rejects.toBeInstanceOf(AppError);
+  });
+
+  it('deletes users and says NOT_FOUND for unknown ones', async () => {
+    const u = await store.createUser(alice);
+    await store.deleteUser('alice');
+    expect(await store.findUserById(u.id)).toBeNull();
+    await expect(store.deleteUser('alice')).rejects.toMatchObject({ code: 'NOT_FOUND' });
+  });
+
+  it('stores tokens by hash, lists and revokes them once', async () => {
+    const u = await store.createUser(alice);
+    const t = await store.createToken({ userId: u.id, hash: 'ab'.repeat(32), prefix: 'qk_abcdef', scopes: ['query:execute'], expiresAt: null });
+    expect(t).toMatchObject({ userId: u.id, prefix: 'qk_abcdef', scopes: ['query:execute'], revokedAt: null, expiresAt: null });
+    expect(await store.findTokenByHash('ab'.repeat(32))).toEqual(t);
+    expect(await store.findTokenByHash('cd'.repeat(32))).toBeNull();
+    expect(await store.listTokens()).toEqual([t]);
+    const revoked = await store.revokeToken(t.id);
+    expect(revoked.revokedAt).not.toBeNull();
+    await new Promise((r) => setTimeout(r, 5));
+    expect((await store.revokeToken(t.id)).revokedAt).toBe(revoked.revokedAt);
+    expect((await store.findTokenByHash('ab'.repeat(32)))?.revokedAt).toBe(revoked.revokedAt);
+    await expect(store.revokeToken('missing')).rejects.toMatchObject({ code: 'NOT_FOUND' });
+  });
+
+  it('refuses a duplicate token hash', async () => {
+    const u = await store.createUser(alice);
+    const token = { userId: u.id, hash: 'ef'.repeat(32), prefix: 'qk_x', scopes: [], expiresAt: '2030-01-01T00:00:00.000Z' };
+    await store.createToken(token);
+    await expect(store.createToken(token)).rejects.toMatchObject({ code: 'CONFLICT' });
+    expect((await store.listTokens()).length).toBe(1);
+  });
+
+  it('answers ping while open', async () => {
+    await expect(store.ping()).resolves.toBeUndefined();
+  });
+}

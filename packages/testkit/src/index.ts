@@ -1,0 +1,1 @@
+export { dockerAvailability, describeWithDocker } from './docker';

@@ -1,0 +1,89 @@
+import { makeDataDir, runCli, startQuarry } from './support/quarry-process';
+import { rpcClient } from './support/http';
+
+describe('quarry CLI', () => {
+  const env = { QUARRY_DATA_DIR: makeDataDir('quarry-cli-') };
+  const lastLine = (s: string) => s.trim().split('\n').pop() ?? '';
+
+  it('creates and lists users, refusing duplicates and bad names', async () => {
+    const created = await runCli(['user', 'create', 'ana', '--indexes', 'movies,airports', '--realm', 'movies=Major_Genre:Drama'], env);
+    expect(created.code).toBe(0);
+    expect(created.stdout).toContain('created user ana');
+    const again = await runCli(['user', 'create', 'ana'], env);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('User "ana" already exists');
+    expect((await runCli(['user', 'create', 'bad name!'], env)).code).toBe(1);
+    const list = await runCli(['user', 'list'], env);
+    expect(list.stdout).toMatch(/^ana\tactive\t-\tmovies,airports\tmovies=Major_Genre:Drama$/m);
+  });
+
+  it('creates tokens with known scopes only, unless told otherwise', async () => {
+    const ok = await runCli(['token', 'create', '--user', 'ana', '--scopes', 'query:execute,indexes:read', '--expires-in', '12h'], env);
+    expect(ok.code).toBe(0);
+    expect(lastLine(ok.stdout)).toMatch(/^qk_[0-9A-Za-z]{43}$/);
+    const expires = /expires: (\S+)/.exec(ok.stdout)?.[1] ?? '';
+    const hours = (Date.parse(expires) - Date.now()) / 3_600_000;
+    expect(hours).toBeGreaterThan(11.9);
+    expect(hours).toBeLessThanOrEqual(12);
+
+    const unknown = await runCli(['token', 'create', '--user', 'ana', '--scopes', 'admin:all'], env);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('unknown scope(s) admin:all');
+    const allowed = await runCli(['token', 'create', '--user', 'ana', '--scopes', 'admin:all', '--allow-unknown-scopes'], env);
+    expect(allowed.code).toBe(0);
+
+    for (const bad of ['5w', '0d', 'soon']) {
+      const res = await runCli(['token', 'create', '--user', 'ana', '--scopes', 'query:execute', '--expires-in', bad], env);
+      expect(res.code).toBe(1);
+      expect(res.stderr).toContain('--expires-in takes a duration');
+    }
+    expect((await runCli(['token', 'create', '--user', 'ghost', '--scopes', 'query:execute'], env)).stderr).toContain('User "ghost" not found');
+  });
+
+  it('revokes by id or by the token itself, and the server refuses it at once', async () => {
+    const quarry = await startQuarry({ topology: 'all', dataDir: env.QUARRY_DATA_DIR });
+    try {
+      const a = await runCli(['token', 'create', '--user', 'ana', '--scopes', 'query:execute'], env);
+      const b = await runCli(['token', 'create', '--user', 'ana', '--scopes', 'query:execute'], env);
+      const tokenA = lastLine(a.stdout);
+      const idB = /id:\s+(\S+)/.exec(b.stdout)?.[1] ?? '';
+      expect((await rpcClient(quarry.baseUrl, tokenA).call('NOPE')).status).toBe(200);
+      expect((await runCli(['token', 'revoke', tokenA], env)).code).toBe(0);
+      expect((await rpcClient(quarry.baseUrl, tokenA).call('NOPE')).status).toBe(401);
+      expect((await runCli(['token', 'revoke', idB], env)).code).toBe(0);
+      expect((await rpcClient(quarry.baseUrl, lastLine(b.stdout)).call('NOPE')).status).toBe(401);
+      const list = await runCli(['token', 'list'], env);
+      expect(list.stdout).toContain(`${idB}\t`);
+      expect(list.stdout.split('\n').find((l) => l.startsWith(idB))).toContain('\trevoked\t');
+      expect(list.stdout).not.toContain(tokenA);
+      expect((await runCli(['token', 'revoke', 'no-such-id'], env)).code).toBe(1);
+
+      expect((await runCli(['user', 'disable', 'ana'], env)).code).toBe(0);
+      expect((await runCli(['user', 'delete', 'ana'], env)).code).toBe(0);
+      expect((await runCli(['user', 'delete', 'ana'], env)).stderr).toContain('not found');
+    } finally {
+      const codes = await quarry.stop();
+      expect(codes).toEqual([0]);
+    }
+  });
+
+  it('lists every configuration problem and exits 2', async () => {
+    const res = await runCli(['user', 'list'], { ...env, PORT: 'abc', QUARRY_TARGET: 'everything', MONGODB_URL: 'http://x' });
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain('PORT');
+    expect(res.stderr).toContain('unknown target "everything"');
+    expect(res.stderr).toContain('MONGODB_URL');
+  });
+});
+
+describe('graceful shutdown', () => {
+  it('stops cleanly on SIGTERM and exits 0 in both topologies', async () => {
+    for (const topology of ['all', 'split'] as const) {
+      const dataDir = makeDataDir();
+      const quarry = await startQuarry({ topology, dataDir });
+      const codes = await quarry.stop();
+      expect(codes.every((c) => c === 0)).toBe(true);
+      expect(quarry.logs().some((l) => l.includes('"msg":"stopped"'))).toBe(true);
+    }
+  });
+});
