@@ -2,7 +2,8 @@ import { Command } from 'commander';
 import { ConfigError, loadConfig, type Config } from '@quarry/config';
 import { isAppError } from '@quarry/errors';
 import { createRootLogger } from '@quarry/logger';
-import { openMetadataStore, type MetadataStore } from '@quarry/metadata-store';
+import { openMetadataStore, type MetadataAndCatalog } from '@quarry/metadata-store';
+import { dropIndex, listIndexes, loadIndex } from './commands/index.commands';
 import { createToken, createUser, listTokens, listUsers, revokeToken } from './commands/identity.commands';
 import { serveCommand } from './commands/serve.command';
 
@@ -11,7 +12,7 @@ function collect(value: string, previous: string[] = []): string[] {
 }
 
 /** Runs a command against the metadata store the server uses, then closes it. */
-async function withStore(config: Config, fn: (store: MetadataStore) => Promise<string>): Promise<void> {
+async function withStore(config: Config, fn: (store: MetadataAndCatalog) => Promise<string>): Promise<void> {
   const store = await openMetadataStore({ dataDir: config.dataDir, mongo: config.mongo });
   try {
     process.stdout.write(`${await fn(store)}\n`);
@@ -62,6 +63,23 @@ export function buildProgram(config: () => Config): Command {
     .action((opts) => withStore(config(), (s) => createToken(s, opts)));
   token.command('list').action(() => withStore(config(), (s) => listTokens(s)));
   token.command('revoke <idOrToken>').action((id: string) => withStore(config(), (s) => revokeToken(s, id)));
+
+  const index = program.command('index').description('manage indexes');
+  index
+    .command('load <name> <file>')
+    .description('load a CSV, JSON array, JSON Lines or Parquet file as a new version of an index')
+    .option('--view <name=field>', 'dynamic view counting distinct values of a field, repeatable', collect)
+    .option('--type <field=type>', 'declare a field type: string, integer, number, boolean, date; repeatable', collect)
+    .option('--description <text>', 'what the index holds')
+    .action((name: string, file: string, opts) => {
+      const c = config();
+      return withStore(c, (s) => loadIndex(c, s, name, file, opts));
+    });
+  index.command('list').action(() => withStore(config(), listIndexes));
+  index.command('drop <name>').action((name: string) => {
+    const c = config();
+    return withStore(c, (s) => dropIndex(c, s, name));
+  });
 
   return program;
 }

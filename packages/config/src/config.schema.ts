@@ -46,6 +46,7 @@ export const envShape = {
     QUARRY_CROSSTAB_ADDR: hostPort.optional(),
     QUARRY_CHART_ADDR: hostPort.optional(),
     QUARRY_REPORTS_ADDR: hostPort.optional(),
+    QUARRY_CURSOR_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
     QUARRY_GRPC_LISTEN_HOST: z.string().min(1).optional(),
     QUARRY_GRPC_DEADLINE_MS: durationMs.default(30000),
     QUARRY_SHUTDOWN_GRACE_MS: durationMs.default(10000),

@@ -15,6 +15,8 @@ export interface Config {
   /** Where each gRPC service listens (when it runs here) or is reached (when it runs elsewhere). */
   grpc: { addrs: Record<ServiceName, string | undefined>; listenHost: string | undefined; deadlineMs: number };
   shutdownGraceMs: number;
+  /** Signs pagination cursors; unset: a key kept in the data directory. */
+  cursorSecret: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -65,6 +67,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       deadlineMs: e.QUARRY_GRPC_DEADLINE_MS,
     },
     shutdownGraceMs: e.QUARRY_SHUTDOWN_GRACE_MS,
+    cursorSecret: e.QUARRY_CURSOR_SECRET,
   };
 }
 

@@ -1,12 +1,12 @@
 import { AppError } from '@quarry/errors';
-import type { MetadataStore } from './ports/metadata-store.port';
+import type { MetadataAndCatalog } from './open-metadata-store';
 
 /**
  * The behaviour every MetadataStore adapter must show (see the port's comments). Each adapter's
  * *.int.test.ts runs this once against a fresh, empty store.
  */
-export function metadataStoreConformance(open: () => Promise<MetadataStore>): void {
-  let store: MetadataStore;
+export function metadataStoreConformance(open: () => Promise<MetadataAndCatalog>): void {
+  let store: MetadataAndCatalog;
 
   beforeEach(async () => {
     store = await open();
@@ -86,5 +86,38 @@ export function metadataStoreConformance(open: () => Promise<MetadataStore>): vo
 
   it('answers ping while open', async () => {
     await expect(store.ping()).resolves.toBeUndefined();
+  });
+
+  const movies = {
+    name: 'movies',
+    description: 'Films',
+    fields: [{ name: 'Title', type: 'string' }],
+    views: [{ name: 'Directors', field: 'Director' }],
+    recordCount: 3201,
+    snapshot: 'indexes/movies/a.parquet',
+  };
+
+  it('publishes index versions atomically with increasing versions', async () => {
+    const first = await store.publishIndex(movies);
+    expect(first.previous).toBeNull();
+    expect(first.entry).toMatchObject({ ...movies, version: 1 });
+    const second = await store.publishIndex({ ...movies, recordCount: 10, snapshot: 'indexes/movies/b.parquet' });
+    expect(second.previous).toEqual(first.entry);
+    expect(second.entry).toMatchObject({ version: 2, recordCount: 10 });
+    expect(await store.getIndex('movies')).toEqual(second.entry);
+  });
+
+  it('gives concurrent publishers distinct versions', async () => {
+    const results = await Promise.all([1, 2, 3].map((n) => store.publishIndex({ ...movies, recordCount: n })));
+    expect(results.map((r) => r.entry.version).sort()).toEqual([1, 2, 3]);
+  });
+
+  it('lists indexes by name and drops them', async () => {
+    await store.publishIndex({ ...movies, name: 'zoo' });
+    await store.publishIndex(movies);
+    expect((await store.listIndexes()).map((i) => i.name)).toEqual(['movies', 'zoo']);
+    expect((await store.dropIndex('zoo')).name).toBe('zoo');
+    expect(await store.getIndex('zoo')).toBeNull();
+    await expect(store.dropIndex('zoo')).rejects.toMatchObject({ code: 'NOT_FOUND' });
   });
 }

@@ -1,7 +1,11 @@
 import path from 'node:path';
 import { MongoMetadataStore } from './adapters/mongo-metadata-store.adapter';
 import { SqliteMetadataStore } from './adapters/sqlite-metadata-store.adapter';
+import type { IndexCatalog } from './ports/index-catalog.port';
 import type { MetadataStore } from './ports/metadata-store.port';
+
+/** Both adapters serve users, tokens and the index catalog from one store. */
+export type MetadataAndCatalog = MetadataStore & IndexCatalog;
 
 export interface MetadataStoreSettings {
   dataDir: string;
@@ -13,7 +17,7 @@ export function sqliteFile(dataDir: string): string {
 }
 
 /** MongoDB when configured, else the embedded SQLite file under the data directory. */
-export async function openMetadataStore(settings: MetadataStoreSettings): Promise<MetadataStore> {
+export async function openMetadataStore(settings: MetadataStoreSettings): Promise<MetadataAndCatalog> {
   if (settings.mongo) return MongoMetadataStore.connect(settings.mongo.url, settings.mongo.db);
   return new SqliteMetadataStore(sqliteFile(settings.dataDir));
 }

@@ -1,2 +1,7 @@
-export { createQueryModule } from './module';
+export { createQueryModule, createSearchIndex } from './module';
 export { queryServiceConfig, type QueryServiceConfig } from './config';
+export { LoadIndexUseCase, type LoadIndexInput } from './domain/load-index.use-case';
+export type { SearchIndex, SearchPlan, SearchPage, SortKey } from './ports/search-index.port';
+export { DuckDbSearchIndex } from './adapters/duckdb-search-index.adapter';
+export { TypesenseSearchIndex } from './adapters/typesense-search-index.adapter';
+export { readerOf } from './transport/grpc-query.handlers';

@@ -1,11 +1,33 @@
 import type { Logger } from '@quarry/logger';
+import type { IndexCatalog } from '@quarry/metadata-store';
+import { CursorCodec, loadCursorSecret } from '@quarry/paging';
 import { GrpcServiceModule, loadQuarryProto } from '@quarry/rpc';
+import type { SnapshotEngine } from '@quarry/snapshots';
+import { DuckDbSearchIndex } from './adapters/duckdb-search-index.adapter';
+import { TypesenseSearchIndex } from './adapters/typesense-search-index.adapter';
 import type { QueryServiceConfig } from './config';
+import { ExecuteQueryUseCase } from './domain/execute-query.use-case';
+import { FindIndexesUseCase } from './domain/find-indexes.use-case';
+import type { SearchIndex } from './ports/search-index.port';
 import { queryHandlers } from './transport/grpc-query.handlers';
 
-export function createQueryModule(config: QueryServiceConfig, log: Logger): GrpcServiceModule {
+/** Typesense when configured (production), else DuckDB over the snapshot (embedded default). */
+export function createSearchIndex(config: Pick<QueryServiceConfig, 'typesense'>, engine: SnapshotEngine): SearchIndex {
+  return config.typesense ? new TypesenseSearchIndex(config.typesense, engine) : new DuckDbSearchIndex(engine);
+}
+
+export function createQueryModule(config: QueryServiceConfig, log: Logger, deps: { catalog: IndexCatalog; engine: SnapshotEngine }): GrpcServiceModule {
   const moduleLog = log.child({ module: 'query' });
-  return new GrpcServiceModule('query', moduleLog, config.listenAddr, config.graceMs, (server) => {
-    server.addService(loadQuarryProto().quarry.v1.QueryService.service, queryHandlers(moduleLog));
-  });
+  const search = createSearchIndex(config, deps.engine);
+  const cursors = new CursorCodec(loadCursorSecret(config.cursorSecret, config.dataDir));
+  const executeQuery = new ExecuteQueryUseCase(deps.catalog, search);
+  const findIndexes = new FindIndexesUseCase(deps.catalog, cursors);
+  return new GrpcServiceModule(
+    'query',
+    moduleLog,
+    config.listenAddr,
+    config.graceMs,
+    (server) => server.addService(loadQuarryProto().quarry.v1.QueryService.service, queryHandlers(moduleLog, executeQuery, findIndexes)),
+    () => search.close(),
+  );
 }

@@ -3,10 +3,11 @@ import { chartServiceConfig, createChartModule } from '@quarry/chart';
 import { createCrosstabModule, crosstabServiceConfig } from '@quarry/crosstab';
 import { GatewayModule, gatewayConfig } from '@quarry/gateway';
 import type { Logger } from '@quarry/logger';
-import { openMetadataStore, type MetadataStore } from '@quarry/metadata-store';
+import { openMetadataStore, type MetadataAndCatalog } from '@quarry/metadata-store';
 import { createQueryModule, queryServiceConfig } from '@quarry/query';
 import { createReportsModule, reportsServiceConfig } from '@quarry/reports';
 import type { GrpcServiceModule, QuarryModule } from '@quarry/rpc';
+import { SnapshotEngine } from '@quarry/snapshots';
 
 export interface RunningProcess {
   /** The gateway's HTTP port when this process runs the gateway. */
@@ -20,7 +21,9 @@ export interface RunningProcess {
  */
 export async function startTargets(config: Config, log: Logger): Promise<RunningProcess> {
   const targets = new Set(config.targets);
-  let store: MetadataStore | undefined;
+  let store: MetadataAndCatalog | undefined;
+  // One DuckDB per process: query and crosstab hosted together share the loaded snapshots.
+  const engine = new SnapshotEngine(config.dataDir);
   const started: QuarryModule[] = [];
   const hosted: Partial<Record<ServiceName, string>> = {};
 
@@ -32,15 +35,21 @@ export async function startTargets(config: Config, log: Logger): Promise<Running
         log.error({ err, module: m.name }, 'module did not stop cleanly');
       }
     }
+    await engine.close();
     await store?.close();
   };
 
   try {
-    if (targets.has('gateway') || targets.has('query') || targets.has('reports')) {
+    if (targets.has('gateway') || targets.has('query') || targets.has('crosstab') || targets.has('reports')) {
       store = await openMetadataStore({ dataDir: config.dataDir, mongo: config.mongo });
     }
+    const catalog = store;
+    const needStore = () => {
+      if (!catalog) throw new Error('the metadata store is not open');
+      return catalog;
+    };
     const services: Array<[ServiceName, () => GrpcServiceModule]> = [
-      ['query', () => createQueryModule(queryServiceConfig(config), log)],
+      ['query', () => createQueryModule(queryServiceConfig(config), log, { catalog: needStore(), engine })],
       ['crosstab', () => createCrosstabModule(crosstabServiceConfig(config), log)],
       ['chart', () => createChartModule(chartServiceConfig(config), log)],
       ['reports', () => createReportsModule(reportsServiceConfig(config), log)],

@@ -2,10 +2,16 @@ import { randomUUID } from 'node:crypto';
 import { MongoClient, MongoServerError, type Collection, type Db } from 'mongodb';
 import { AppError } from '@quarry/errors';
 import type { NewToken, NewUser, TokenRecord, User, UserStatus } from '../domain/identity';
+import type { IndexCatalog, IndexEntry, IndexPublication } from '../ports/index-catalog.port';
 import type { MetadataStore } from '../ports/metadata-store.port';
 
 type UserDoc = Omit<User, 'id'> & { _id: string };
 type TokenDoc = Omit<TokenRecord, 'id'> & { _id: string };
+type IndexDoc = IndexEntry & { _id: string };
+
+function toIndex({ _id: _ignored, ...rest }: IndexDoc): IndexEntry {
+  return rest;
+}
 
 function toUser({ _id, ...rest }: UserDoc): User {
   return { id: _id, ...rest };
@@ -20,11 +26,12 @@ function isDuplicateKey(err: unknown): boolean {
 }
 
 /** Production metadata on MongoDB: unique indexes enforce what the port promises across processes. */
-export class MongoMetadataStore implements MetadataStore {
+export class MongoMetadataStore implements MetadataStore, IndexCatalog {
   private constructor(
     private readonly client: MongoClient,
     private readonly users: Collection<UserDoc>,
     private readonly tokens: Collection<TokenDoc>,
+    private readonly indexes: Collection<IndexDoc>,
   ) {}
 
   static async connect(url: string, dbName: string): Promise<MongoMetadataStore> {
@@ -35,7 +42,7 @@ export class MongoMetadataStore implements MetadataStore {
     const tokens = db.collection<TokenDoc>('tokens');
     await users.createIndex({ name: 1 }, { unique: true });
     await tokens.createIndex({ hash: 1 }, { unique: true });
-    return new MongoMetadataStore(client, users, tokens);
+    return new MongoMetadataStore(client, users, tokens, db.collection<IndexDoc>('indexes'));
   }
 
   async createUser(user: NewUser): Promise<User> {
@@ -117,6 +124,44 @@ export class MongoMetadataStore implements MetadataStore {
     const doc = await this.tokens.findOne({ _id: id });
     if (!doc) throw AppError.notFound(`Token "${id}" not found`);
     return toToken(doc);
+  }
+
+  async publishIndex(entry: IndexPublication): Promise<{ entry: IndexEntry; previous: IndexEntry | null }> {
+    // One atomic document update: $inc hands concurrent publishers distinct versions.
+    const previous = await this.indexes.findOneAndUpdate(
+      { _id: entry.name },
+      {
+        $set: {
+          name: entry.name,
+          description: entry.description,
+          fields: entry.fields,
+          views: entry.views,
+          recordCount: entry.recordCount,
+          snapshot: entry.snapshot,
+          updatedAt: new Date().toISOString(),
+        },
+        $inc: { version: 1 },
+      },
+      { upsert: true, returnDocument: 'before' },
+    );
+    const current = await this.indexes.findOne({ _id: entry.name });
+    if (!current) throw AppError.internal(`Index "${entry.name}" vanished while publishing`);
+    return { entry: toIndex(current), previous: previous ? toIndex(previous) : null };
+  }
+
+  async getIndex(name: string): Promise<IndexEntry | null> {
+    const doc = await this.indexes.findOne({ _id: name });
+    return doc ? toIndex(doc) : null;
+  }
+
+  async listIndexes(): Promise<IndexEntry[]> {
+    return (await this.indexes.find().sort({ _id: 1 }).toArray()).map(toIndex);
+  }
+
+  async dropIndex(name: string): Promise<IndexEntry> {
+    const doc = await this.indexes.findOneAndDelete({ _id: name });
+    if (!doc) throw AppError.notFound(`Index "${name}" not found`);
+    return toIndex(doc);
   }
 
   async ping(): Promise<void> {

@@ -4,6 +4,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { AppError } from '@quarry/errors';
 import type { NewToken, NewUser, Realm, TokenRecord, User, UserStatus } from '../domain/identity';
+import type { IndexCatalog, IndexEntry, IndexPublication } from '../ports/index-catalog.port';
 import type { MetadataStore } from '../ports/metadata-store.port';
 
 interface UserRow {
@@ -47,7 +48,41 @@ CREATE TABLE IF NOT EXISTS tokens (
   expires_at TEXT,
   revoked_at TEXT
 );
+CREATE TABLE IF NOT EXISTS indexes (
+  name TEXT PRIMARY KEY,
+  description TEXT NOT NULL,
+  fields TEXT NOT NULL,
+  views TEXT NOT NULL,
+  record_count INTEGER NOT NULL,
+  version INTEGER NOT NULL,
+  snapshot TEXT NOT NULL,
+  updated_at TEXT NOT NULL
+);
 `;
+
+interface IndexRow {
+  name: string;
+  description: string;
+  fields: string;
+  views: string;
+  record_count: number;
+  version: number;
+  snapshot: string;
+  updated_at: string;
+}
+
+function toIndex(row: IndexRow): IndexEntry {
+  return {
+    name: row.name,
+    description: row.description,
+    fields: JSON.parse(row.fields) as IndexEntry['fields'],
+    views: JSON.parse(row.views) as IndexEntry['views'],
+    recordCount: row.record_count,
+    version: row.version,
+    snapshot: row.snapshot,
+    updatedAt: row.updated_at,
+  };
+}
 
 function toUser(row: UserRow): User {
   return {
@@ -79,7 +114,7 @@ function isUniqueViolation(err: unknown): boolean {
 }
 
 /** Embedded metadata on one SQLite file in WAL mode, safe to share between the processes of one machine. */
-export class SqliteMetadataStore implements MetadataStore {
+export class SqliteMetadataStore implements MetadataStore, IndexCatalog {
   private readonly db: Database.Database;
   private readonly stmts;
 
@@ -107,6 +142,15 @@ export class SqliteMetadataStore implements MetadataStore {
       listTokens: this.db.prepare<[], TokenRow>('SELECT * FROM tokens ORDER BY created_at, id'),
       revoke: this.db.prepare('UPDATE tokens SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?'),
       ping: this.db.prepare('SELECT 1'),
+      indexByName: this.db.prepare<[string], IndexRow>('SELECT * FROM indexes WHERE name = ?'),
+      listIndexes: this.db.prepare<[], IndexRow>('SELECT * FROM indexes ORDER BY name'),
+      upsertIndex: this.db.prepare(
+        `INSERT INTO indexes (name, description, fields, views, record_count, version, snapshot, updated_at)
+         VALUES (@name, @description, @fields, @views, @record_count, @version, @snapshot, @updated_at)
+         ON CONFLICT(name) DO UPDATE SET description = excluded.description, fields = excluded.fields, views = excluded.views,
+           record_count = excluded.record_count, version = excluded.version, snapshot = excluded.snapshot, updated_at = excluded.updated_at`,
+      ),
+      deleteIndex: this.db.prepare('DELETE FROM indexes WHERE name = ?'),
     };
   }
 
@@ -184,6 +228,45 @@ export class SqliteMetadataStore implements MetadataStore {
   async revokeToken(id: string): Promise<TokenRecord> {
     if (this.stmts.revoke.run(new Date().toISOString(), id).changes === 0) throw AppError.notFound(`Token "${id}" not found`);
     return toToken(this.stmts.tokenById.get(id) as TokenRow);
+  }
+
+  async publishIndex(entry: IndexPublication): Promise<{ entry: IndexEntry; previous: IndexEntry | null }> {
+    // IMMEDIATE takes the write lock before reading the version, so concurrent publishers serialise.
+    const publish = this.db.transaction(() => {
+      const prev = this.stmts.indexByName.get(entry.name);
+      const row: IndexRow = {
+        name: entry.name,
+        description: entry.description,
+        fields: JSON.stringify(entry.fields),
+        views: JSON.stringify(entry.views),
+        record_count: entry.recordCount,
+        version: (prev?.version ?? 0) + 1,
+        snapshot: entry.snapshot,
+        updated_at: new Date().toISOString(),
+      };
+      this.stmts.upsertIndex.run(row);
+      return { entry: toIndex(row), previous: prev ? toIndex(prev) : null };
+    });
+    return publish.immediate();
+  }
+
+  async getIndex(name: string): Promise<IndexEntry | null> {
+    const row = this.stmts.indexByName.get(name);
+    return row ? toIndex(row) : null;
+  }
+
+  async listIndexes(): Promise<IndexEntry[]> {
+    return this.stmts.listIndexes.all().map(toIndex);
+  }
+
+  async dropIndex(name: string): Promise<IndexEntry> {
+    const drop = this.db.transaction(() => {
+      const row = this.stmts.indexByName.get(name);
+      if (!row) throw AppError.notFound(`Index "${name}" not found`);
+      this.stmts.deleteIndex.run(name);
+      return toIndex(row);
+    });
+    return drop.immediate();
   }
 
   async ping(): Promise<void> {

@@ -1,0 +1,1 @@
+export { CursorCodec, loadCursorSecret } from './cursor-codec';

@@ -1,0 +1,55 @@
+import type { FieldType } from './schema';
+
+/** A typed literal, already converted to the field's type. Dates are epoch milliseconds, UTC. */
+export type Literal =
+  | { type: 'string'; value: string }
+  | { type: 'number'; value: number }
+  | { type: 'boolean'; value: boolean }
+  | { type: 'date'; value: number };
+
+export type CompareOp = 'eq' | 'gt' | 'gte' | 'lt' | 'lte';
+
+/**
+ * The engine-neutral query: what Quarry's query language means, independent of any store.
+ * Each search adapter translates it to its own form. Leaves are never "unknown": a record
+ * without a value simply does not match a leaf, and NOT of such a leaf matches.
+ */
+export type QueryNode =
+  | { kind: 'all' }
+  | { kind: 'none' }
+  | { kind: 'and'; children: QueryNode[] }
+  | { kind: 'or'; children: QueryNode[] }
+  | { kind: 'not'; child: QueryNode }
+  /**
+   * Consecutive words in any of the text fields, case-insensitive; words are runs of letters and
+   * digits. With `prefix` the last word only has to start with the given text.
+   */
+  | { kind: 'match'; fields: string[]; words: string[]; prefix: boolean }
+  | { kind: 'compare'; field: string; fieldType: FieldType; op: CompareOp; value: Literal }
+  | { kind: 'exists'; field: string; fieldType: FieldType };
+
+export function and(...children: QueryNode[]): QueryNode {
+  const flat = children.flatMap((c) => (c.kind === 'and' ? c.children : [c])).filter((c) => c.kind !== 'all');
+  if (flat.some((c) => c.kind === 'none')) return { kind: 'none' };
+  if (flat.length === 0) return { kind: 'all' };
+  return flat.length === 1 ? flat[0] : { kind: 'and', children: flat };
+}
+
+export function or(...children: QueryNode[]): QueryNode {
+  const flat = children.flatMap((c) => (c.kind === 'or' ? c.children : [c])).filter((c) => c.kind !== 'none');
+  if (flat.some((c) => c.kind === 'all')) return { kind: 'all' };
+  if (flat.length === 0) return { kind: 'none' };
+  return flat.length === 1 ? flat[0] : { kind: 'or', children: flat };
+}
+
+export function not(child: QueryNode): QueryNode {
+  if (child.kind === 'all') return { kind: 'none' };
+  if (child.kind === 'none') return { kind: 'all' };
+  if (child.kind === 'not') return child.child;
+  return { kind: 'not', child };
+}
+
+/** Splits text into lower-cased words the way every adapter must: runs of letters and digits. */
+export function words(text: string): string[] {
+  return text.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter(Boolean);
+}

@@ -1,0 +1,251 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { AppError } from '@quarry/errors';
+import { type FieldDef, type FieldType } from '@quarry/query-language';
+import { ident, literal } from './sql';
+
+export const INDEX_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+export interface BuildRequest {
+  name: string;
+  file: string;
+  dataDir: string;
+  /** Declared types that win over inference. */
+  types: Record<string, FieldType>;
+  views: Array<{ name: string; field: string }>;
+  /** Called now and then with the fraction done (0..1), when DuckDB can tell. */
+  onProgress?: (fraction: number) => void;
+}
+
+export interface BuiltSnapshot {
+  fields: FieldDef[];
+  recordCount: number;
+  /** Relative to the data directory. */
+  snapshot: string;
+}
+
+type Format = 'csv' | 'json' | 'parquet';
+
+function formatOf(file: string): Format {
+  const ext = path.extname(file).toLowerCase();
+  if (['.csv', '.tsv', '.txt'].includes(ext)) return 'csv';
+  if (['.json', '.jsonl', '.ndjson'].includes(ext)) return 'json';
+  if (ext === '.parquet') return 'parquet';
+  throw AppError.invalid(`Cannot tell the format of "${path.basename(file)}": use .csv, .tsv, .json, .jsonl, .ndjson or .parquet`);
+}
+
+function sourceSql(file: string, format: Format): string {
+  const f = literal(file);
+  switch (format) {
+    case 'csv':
+      // DuckDB's sniffer detects the delimiter, quoting and a UTF-8 BOM, and streams the file.
+      return `read_csv(${f}, header = true, auto_detect = true, sample_size = 20480, strict_mode = false)`;
+    case 'json':
+      return `read_json_auto(${f}, format = 'auto', sample_size = 20480, maximum_object_size = 67108864)`;
+    case 'parquet':
+      return `read_parquet(${f})`;
+  }
+}
+
+// Date layouts tried on text columns, most specific first (strptime syntax).
+const DATE_FORMATS: Array<{ format: string; hasTime: boolean }> = [
+  { format: '%Y-%m-%dT%H:%M:%S', hasTime: true },
+  { format: '%Y-%m-%d %H:%M:%S', hasTime: true },
+  { format: '%Y-%m-%dT%H:%M', hasTime: true },
+  { format: '%Y-%m-%d %H:%M', hasTime: true },
+  { format: '%Y/%m/%d %H:%M:%S', hasTime: true },
+  { format: '%Y/%m/%d %H:%M', hasTime: true },
+  { format: '%Y-%m-%d', hasTime: false },
+  { format: '%Y/%m/%d', hasTime: false },
+  { format: '%b %d %Y', hasTime: false },
+  { format: '%d-%b-%y', hasTime: false },
+  { format: '%m/%d/%Y', hasTime: false },
+];
+
+function inferType(duckType: string): FieldType | 'text' {
+  const t = duckType.toUpperCase();
+  if (t === 'BOOLEAN') return 'boolean';
+  if (/^(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|UHUGEINT)$/.test(t)) return 'integer';
+  if (/^(FLOAT|DOUBLE|REAL)$/.test(t) || t.startsWith('DECIMAL')) return 'number';
+  if (t === 'DATE' || t.startsWith('TIMESTAMP')) return 'date';
+  return 'text';
+}
+
+interface ColumnPlan {
+  name: string;
+  type: FieldType;
+  /** SQL turning the source column into the stored value. */
+  expr: string;
+  /** The same conversion that yields NULL instead of failing, for locating a bad value. */
+  tryExpr: string;
+}
+
+async function rows(c: DuckDBConnection, sql: string): Promise<Array<Record<string, unknown>>> {
+  return (await c.runAndReadAll(sql)).getRowObjectsJS() as Array<Record<string, unknown>>;
+}
+
+async function detectDateFormat(c: DuckDBConnection, col: string): Promise<{ format: string; hasTime: boolean } | null> {
+  const sample = `(SELECT ${ident(col)} AS v FROM src WHERE ${ident(col)} IS NOT NULL AND trim(${ident(col)}) <> '' LIMIT 2000)`;
+  for (const f of DATE_FORMATS) {
+    const [r] = await rows(c, `SELECT count(*) AS n, count(try_strptime(v, ${literal(f.format)})) AS ok FROM ${sample}`);
+    const n = Number(r.n);
+    if (n > 0 && Number(r.ok) === n) return f;
+  }
+  return null;
+}
+
+async function planColumn(c: DuckDBConnection, name: string, duckType: string, declared: FieldType | undefined): Promise<ColumnPlan> {
+  const col = ident(name);
+  const inferred = inferType(duckType);
+  const isJson = duckType.toUpperCase() === 'JSON';
+  const asText = isJson ? `json_extract_string(${col}, '$')` : `CAST(${col} AS VARCHAR)`;
+  const blankToNull = (e: string) => `nullif(trim(${e}), '')`;
+  const wanted: FieldType | 'text' = declared ?? inferred;
+  const plan = (type: FieldType, expr: string, tryExpr: string): ColumnPlan => ({ name, type, expr, tryExpr });
+
+  switch (wanted) {
+    case 'boolean':
+      if (inferred === 'boolean') return plan('boolean', col, col);
+      return plan('boolean', `CAST(${blankToNull(asText)} AS BOOLEAN)`, `TRY_CAST(${blankToNull(asText)} AS BOOLEAN)`);
+    case 'integer':
+      if (inferred === 'integer') return plan('integer', `CAST(${col} AS BIGINT)`, `TRY_CAST(${col} AS BIGINT)`);
+      return plan('integer', `CAST(${blankToNull(asText)} AS BIGINT)`, `TRY_CAST(${blankToNull(asText)} AS BIGINT)`);
+    case 'number': {
+      const src = inferred === 'integer' || inferred === 'number' ? col : blankToNull(asText);
+      // NaN and infinities have no JSON form: store them as missing.
+      const clean = (e: string) => `CASE WHEN isfinite(${e}) THEN ${e} END`;
+      return plan('number', clean(`CAST(${src} AS DOUBLE)`), clean(`TRY_CAST(${src} AS DOUBLE)`));
+    }
+    case 'date': {
+      if (duckType.toUpperCase() === 'DATE') return plan('date', col, col);
+      if (inferred === 'date') return plan('date', `CAST(${col} AS TIMESTAMP)`, `TRY_CAST(${col} AS TIMESTAMP)`);
+      const fmt = await detectDateFormat(c, name);
+      if (fmt) {
+        const e = `strptime(${blankToNull(asText)}, ${literal(fmt.format)})`;
+        const t = `try_strptime(${blankToNull(asText)}, ${literal(fmt.format)})`;
+        return fmt.hasTime ? plan('date', e, t) : plan('date', `CAST(${e} AS DATE)`, `CAST(${t} AS DATE)`);
+      }
+      if (declared) return plan('date', `CAST(${blankToNull(asText)} AS TIMESTAMP)`, `TRY_CAST(${blankToNull(asText)} AS TIMESTAMP)`);
+      return plan('string', asText, asText);
+    }
+    case 'string':
+      return plan('string', asText, asText);
+    case 'text': {
+      const fmt = await detectDateFormat(c, name);
+      if (fmt) {
+        const e = `strptime(${blankToNull(asText)}, ${literal(fmt.format)})`;
+        const t = `try_strptime(${blankToNull(asText)}, ${literal(fmt.format)})`;
+        return fmt.hasTime ? plan('date', e, t) : plan('date', `CAST(${e} AS DATE)`, `CAST(${t} AS DATE)`);
+      }
+      return plan('string', asText, asText);
+    }
+  }
+}
+
+/** Finds the first record whose value a conversion cannot read, to name its row and column. */
+async function locateBadValue(c: DuckDBConnection, plans: ColumnPlan[]): Promise<string | null> {
+  for (const p of plans) {
+    if (p.expr === p.tryExpr) continue;
+    const col = ident(p.name);
+    const [bad] = await rows(
+      c,
+      `SELECT n, v FROM (SELECT row_number() OVER () AS n, CAST(${col} AS VARCHAR) AS v, ${p.tryExpr} AS t FROM src)
+       WHERE v IS NOT NULL AND trim(v) <> '' AND t IS NULL ORDER BY n LIMIT 1`,
+    );
+    if (bad) return `record ${String(bad.n)}, column "${p.name}": cannot read "${String(bad.v).slice(0, 80)}" as ${p.type}`;
+  }
+  return null;
+}
+
+function duckMessage(err: unknown): string {
+  return (err instanceof Error ? err.message : String(err)).split('\n')[0].slice(0, 300);
+}
+
+async function runWithProgress(c: DuckDBConnection, sql: string, onProgress?: (f: number) => void): Promise<void> {
+  const pending = await c.start(sql);
+  // State 0 is RESULT_READY; everything else means "call runTask again".
+  while (pending.runTask() !== 0) {
+    const p = c.progress.percentage;
+    if (onProgress && p >= 0) onProgress(Math.min(p / 100, 1));
+    await new Promise((r) => setImmediate(r));
+  }
+  await pending.getResult();
+  onProgress?.(1);
+}
+
+/**
+ * Reads a CSV, JSON array, JSON Lines or Parquet file with DuckDB (streamed: the data never passes
+ * through JS) into a new immutable Parquet snapshot with a stable record order (`__rowid`).
+ * Nothing is published here: the caller publishes the returned snapshot in the catalog.
+ */
+export async function buildSnapshot(req: BuildRequest): Promise<BuiltSnapshot> {
+  if (!INDEX_NAME.test(req.name)) throw AppError.invalid('Index names are 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit');
+  if (!fs.existsSync(req.file) || !fs.statSync(req.file).isFile()) throw AppError.invalid(`No such file: ${req.file}`);
+  const format = formatOf(req.file);
+  const dir = path.join(req.dataDir, 'indexes', req.name);
+  fs.mkdirSync(dir, { recursive: true });
+  const id = `${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
+  const tmp = path.join(dir, `${id}.parquet.tmp`);
+  const final = path.join(dir, `${id}.parquet`);
+
+  const instance = await DuckDBInstance.create(':memory:', { preserve_insertion_order: 'true' });
+  const c = await instance.connect();
+  try {
+    try {
+      await c.run(`CREATE VIEW src AS SELECT * FROM ${sourceSql(path.resolve(req.file), format)}`);
+    } catch (err) {
+      throw AppError.invalid(`Cannot read ${path.basename(req.file)} as ${format}: ${duckMessage(err)}`);
+    }
+    const columns = (await rows(c, 'DESCRIBE src')).map((r) => ({ name: String(r.column_name), type: String(r.column_type) }));
+    if (columns.length === 0) throw AppError.invalid(`${path.basename(req.file)} has no columns`);
+    for (const name of Object.keys(req.types)) {
+      if (!columns.some((col) => col.name === name)) throw AppError.invalid(`--type names the unknown field "${name}"`);
+    }
+    if (columns.some((col) => col.name.startsWith('__'))) throw AppError.invalid('Field names starting with "__" are reserved');
+    const seenViews = new Set<string>(['records']);
+    for (const v of req.views) {
+      if (!columns.some((col) => col.name === v.field)) throw AppError.invalid(`View "${v.name}" names the unknown field "${v.field}"`);
+      if (seenViews.has(v.name.toLowerCase())) throw AppError.invalid(`View name "${v.name}" is used twice (or is the built-in Records)`);
+      seenViews.add(v.name.toLowerCase());
+    }
+
+    const plans: ColumnPlan[] = [];
+    for (const col of columns) plans.push(await planColumn(c, col.name, col.type, req.types[col.name]));
+
+    const select = plans.map((p) => `${p.expr} AS ${ident(p.name)}`).join(', ');
+    try {
+      await runWithProgress(
+        c,
+        `COPY (SELECT row_number() OVER () - 1 AS __rowid, ${select} FROM src) TO ${literal(tmp)} (FORMAT parquet, COMPRESSION zstd)`,
+        req.onProgress,
+      );
+    } catch (err) {
+      const where = await locateBadValue(c, plans).catch(() => null);
+      throw AppError.invalid(`Loading ${path.basename(req.file)} failed${where ? ` at ${where}` : ''}: ${duckMessage(err)}`);
+    }
+    const [count] = await rows(c, `SELECT count(*) AS n FROM read_parquet(${literal(tmp)})`);
+    fs.renameSync(tmp, final);
+    return {
+      fields: plans.map((p) => ({ name: p.name, type: p.type })),
+      recordCount: Number(count.n),
+      snapshot: path.relative(req.dataDir, final),
+    };
+  } finally {
+    c.closeSync();
+    instance.closeSync();
+    fs.rmSync(tmp, { force: true });
+  }
+}
+
+/** Removes snapshot files of an index other than the ones named (the current and previous versions). */
+export function pruneSnapshots(dataDir: string, name: string, keep: string[]): void {
+  const dir = path.join(dataDir, 'indexes', name);
+  if (!fs.existsSync(dir)) return;
+  const keepAbs = new Set(keep.map((k) => path.resolve(dataDir, k)));
+  for (const f of fs.readdirSync(dir)) {
+    const abs = path.join(dir, f);
+    if (!keepAbs.has(abs)) fs.rmSync(abs, { force: true });
+  }
+}

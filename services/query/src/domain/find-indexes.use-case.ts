@@ -1,0 +1,54 @@
+import { AppError } from '@quarry/errors';
+import type { IndexCatalog, IndexEntry } from '@quarry/metadata-store';
+import type { CursorCodec } from '@quarry/paging';
+import { mayRead, type Reader } from '@quarry/query-language';
+
+export const DEFAULT_INDEX_LIMIT = 50;
+export const MAX_INDEX_LIMIT = 200;
+
+export interface IndexSummary {
+  name: string;
+  description: string;
+  recordCount: number;
+  fields: Array<{ name: string; type: string }>;
+  dynamicViews: string[];
+  updatedAt: string;
+}
+
+function summary(e: IndexEntry): IndexSummary {
+  return {
+    name: e.name,
+    description: e.description,
+    recordCount: e.recordCount,
+    fields: e.fields,
+    dynamicViews: ['Records', ...e.views.map((v) => v.name)],
+    updatedAt: e.updatedAt,
+  };
+}
+
+/** INDEXES.FIND: the readable indexes by name, filtered by text, in signed-cursor pages. */
+export class FindIndexesUseCase {
+  constructor(
+    private readonly catalog: IndexCatalog,
+    private readonly cursors: CursorCodec,
+  ) {}
+
+  async execute(reader: Reader, input: { searchText: string; cursor: string; limit?: number }): Promise<{ indexes: IndexSummary[]; nextCursor: string | null }> {
+    const limit = input.limit ?? DEFAULT_INDEX_LIMIT;
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_INDEX_LIMIT) throw AppError.invalid(`limit must be an integer between 1 and ${MAX_INDEX_LIMIT}`);
+    const needle = input.searchText.trim().toLowerCase();
+    const after = input.cursor ? String(this.cursors.decode('indexes', input.cursor, { s: needle }).after) : null;
+    const visible = (await this.catalog.listIndexes()).filter(
+      (e) =>
+        mayRead(reader, e.name) &&
+        (needle === '' || e.name.toLowerCase().includes(needle) || e.description.toLowerCase().includes(needle)) &&
+        (after === null || e.name > after),
+    );
+    const page = visible.slice(0, limit);
+    const more = visible.length > limit;
+    return {
+      indexes: page.map(summary),
+      nextCursor: more ? this.cursors.encode('indexes', { after: page[page.length - 1].name, s: needle }) : null,
+    };
+  }
+}
