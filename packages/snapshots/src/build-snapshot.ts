@@ -41,7 +41,7 @@ function sourceSql(file: string, format: Format): string {
   switch (format) {
     case 'csv':
       // DuckDB's sniffer detects the delimiter, quoting and a UTF-8 BOM, and streams the file.
-      return `read_csv(${f}, header = true, auto_detect = true, sample_size = 20480, strict_mode = false)`;
+      return `read_csv(${f}, header = true, auto_detect = true, sample_size = 20480)`;
     case 'json':
       return `read_json_auto(${f}, format = 'auto', sample_size = 20480, maximum_object_size = 67108864)`;
     case 'parquet':

@@ -1,0 +1,51 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { createIdentity, type Identity } from './identities';
+import { rpcClient, type RawResponse, type RpcClient } from './http';
+import { makeDataDir, runCli, startQuarry, type RunningQuarry, type Topology } from './quarry-process';
+import { VEGA } from './datasets';
+
+export interface RpcResult<T> {
+  data?: T;
+  error?: { code: number; message: string; data: { detail: string } };
+}
+
+export function unwrap<T>(res: RawResponse): RpcResult<T> {
+  const body = res.json as { result?: { data: T }; error?: RpcResult<T>['error'] };
+  return { data: body.result?.data, error: body.error };
+}
+
+export interface Stack {
+  quarry: RunningQuarry;
+  dataDir: string;
+  env: Record<string, string>;
+  client(identity: Identity): RpcClient;
+  call<T>(identity: Identity, method: string, params: unknown): Promise<RpcResult<T>>;
+  cli(args: string[]): ReturnType<typeof runCli>;
+}
+
+/** Loads the vega sample indexes with the real CLI, then starts the real server. */
+export async function startStackWithData(opts: { topology?: Topology; extra?: (env: Record<string, string>) => Promise<void> } = {}): Promise<Stack> {
+  const dataDir = makeDataDir();
+  const env = { QUARRY_DATA_DIR: dataDir };
+  const cli = (args: string[]) => runCli(args, env);
+  for (const args of [
+    ['index', 'load', 'movies', path.join(VEGA, 'movies.json'), '--view', 'Directors=Director', '--view', 'Distributors=Distributor', '--description', 'Films: grosses, budgets and ratings'],
+    ['index', 'load', 'flights', path.join(VEGA, 'flights-20k.json'), '--view', 'Destinations=destination', '--description', 'US flight delays, January to March 2001'],
+  ]) {
+    const res = await cli(args);
+    if (res.code !== 0) throw new Error(`${args.join(' ')} failed: ${res.stderr}`);
+  }
+  if (opts.extra) await opts.extra(env);
+  const quarry = await startQuarry({ topology: opts.topology ?? 'all', dataDir });
+  return {
+    quarry,
+    dataDir,
+    env,
+    cli,
+    client: (identity) => rpcClient(quarry.baseUrl, identity.token),
+    call: async <T>(identity: Identity, method: string, params: unknown) => unwrap<T>(await rpcClient(quarry.baseUrl, identity.token).call(method, params)),
+  };
+}
+
+export { createIdentity, fs };
