@@ -2,9 +2,10 @@
 // `e2e` start the real built stack from tests/.
 const transform = { '^.+\\.ts$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } }] };
 const moduleNameMapper = { '^@quarry/([a-z-]+)$': ['<rootDir>/packages/$1/src', '<rootDir>/services/$1/src'] };
-const base = { transform, moduleNameMapper, testEnvironment: 'node', rootDir: __dirname, testTimeout: 30000 };
+const base = { transform, moduleNameMapper, testEnvironment: 'node', rootDir: __dirname };
 module.exports = {
   globalSetup: '<rootDir>/tests/global-setup.js',
+  testTimeout: 60000,
   projects: [
     { ...base, displayName: 'unit', testMatch: ['<rootDir>/{packages,services}/*/src/**/*.test.ts'], testPathIgnorePatterns: ['\\.int\\.test\\.ts$'] },
     { ...base, displayName: 'integration', testMatch: ['<rootDir>/{packages,services}/*/src/**/*.int.test.ts'] },

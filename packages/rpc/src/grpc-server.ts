@@ -18,7 +18,15 @@ export type UnaryHandler<Req, Res> = (request: Req, ctx: CallContext) => Promise
 export function unary<Req, Res>(log: Logger, method: string, handler: UnaryHandler<Req, Res>): grpc.handleUnaryCall<Req, Res> {
   return (call, callback) => {
     const requestId = resolveRequestId(call.metadata.get(REQUEST_ID_HEADER)[0]);
-    const ctx: CallContext = { requestId, log: log.child({ requestId, rpc: method }) };
+    let child: Logger | undefined;
+    // The child logger is made only when a line is written: most calls log nothing here.
+    const ctx: CallContext = {
+      requestId,
+      get log() {
+        child ??= log.child({ requestId, rpc: method });
+        return child;
+      },
+    };
     handler(call.request, ctx).then(
       (res) => callback(null, res),
       (err: unknown) => {

@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '@quarry/logger';
 import type { MetadataStore } from '@quarry/metadata-store';
@@ -7,7 +7,7 @@ import { GrpcServiceClients } from './adapters/grpc-service-clients.adapter';
 import type { GatewayConfig } from './config';
 import { AuthenticateUseCase } from './domain/authenticate.use-case';
 import { CallMethodUseCase } from './domain/call-method.use-case';
-import { createHttpApp } from './transport/http-app';
+import { createHttpApp, rpcHandler } from './transport/http-app';
 
 export class GatewayModule implements QuarryModule {
   readonly name = 'gateway';
@@ -30,14 +30,20 @@ export class GatewayModule implements QuarryModule {
 
   async start(): Promise<void> {
     this.clients = new GrpcServiceClients(this.config.serviceAddrs, this.config.grpcDeadlineMs);
-    const app = createHttpApp({
+    const deps = {
       authenticate: new AuthenticateUseCase(this.store),
       callMethod: new CallMethodUseCase(this.clients),
       checkReady: () => this.store.ping(),
       log: this.log,
       bodyLimitBytes: this.config.bodyLimitBytes,
+    };
+    const app = createHttpApp(deps);
+    const rpc = rpcHandler(deps);
+    const server = createServer((req, res) => {
+      if (req.method === 'POST' && (req.url === '/api/v1' || req.url?.startsWith('/api/v1?'))) rpc(req, res);
+      else app(req, res);
     });
-    const server = app.listen(this.config.port, this.config.host);
+    server.listen(this.config.port, this.config.host);
     server.keepAliveTimeout = 65_000;
     await new Promise<void>((resolve, reject) => {
       server.once('listening', resolve);

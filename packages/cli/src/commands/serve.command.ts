@@ -1,4 +1,6 @@
-import type { Config, ServiceName } from '@quarry/config';
+import path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import type { Config, ServiceName, Target } from '@quarry/config';
 import { chartServiceConfig, createChartModule } from '@quarry/chart';
 import { createCrosstabModule, crosstabServiceConfig } from '@quarry/crosstab';
 import { GatewayModule, gatewayConfig } from '@quarry/gateway';
@@ -15,32 +17,37 @@ export interface RunningProcess {
   stop(): Promise<void>;
 }
 
-/**
- * Starts the modules of QUARRY_TARGET (mimir-style): services first so the gateway can be told
- * where the ones hosted here listen, then the gateway. Stops in reverse order.
- */
-export async function startTargets(config: Config, log: Logger): Promise<RunningProcess> {
-  const targets = new Set(config.targets);
-  let store: MetadataAndCatalog | undefined;
-  // One DuckDB per process: query and crosstab hosted together share the loaded snapshots.
-  const engine = new SnapshotEngine(config.dataDir);
+export interface RunningServices {
+  hosted: Partial<Record<ServiceName, string>>;
+  stop(): Promise<void>;
+}
+
+const SERVICE_TARGETS: ServiceName[] = ['query', 'crosstab', 'chart', 'reports'];
+
+async function stopAll(modules: QuarryModule[], log: Logger): Promise<void> {
+  for (const m of [...modules].reverse()) {
+    try {
+      await m.stop();
+    } catch (err) {
+      log.error({ err, module: m.name }, 'module did not stop cleanly');
+    }
+  }
+}
+
+/** Starts the gRPC service modules among `targets`, sharing one metadata store and one DuckDB. */
+export async function startServices(config: Config, log: Logger, targets: ReadonlySet<Target>): Promise<RunningServices> {
   const started: QuarryModule[] = [];
   const hosted: Partial<Record<ServiceName, string>> = {};
-
+  // One DuckDB per process: query and crosstab hosted together share the loaded snapshots.
+  const engine = new SnapshotEngine(config.dataDir);
+  let store: MetadataAndCatalog | undefined;
   const stop = async () => {
-    for (const m of [...started].reverse()) {
-      try {
-        await m.stop();
-      } catch (err) {
-        log.error({ err, module: m.name }, 'module did not stop cleanly');
-      }
-    }
+    await stopAll(started, log);
     await engine.close();
     await store?.close();
   };
-
   try {
-    if (targets.has('gateway') || targets.has('query') || targets.has('crosstab') || targets.has('reports')) {
+    if (targets.has('query') || targets.has('crosstab') || targets.has('reports')) {
       store = await openMetadataStore({ dataDir: config.dataDir, mongo: config.mongo });
     }
     const catalog = store;
@@ -48,32 +55,96 @@ export async function startTargets(config: Config, log: Logger): Promise<Running
       if (!catalog) throw new Error('the metadata store is not open');
       return catalog;
     };
-    const services: Array<[ServiceName, () => GrpcServiceModule]> = [
-      ['query', () => createQueryModule(queryServiceConfig(config), log, { catalog: needStore(), engine })],
-      ['crosstab', () => createCrosstabModule(crosstabServiceConfig(config), log)],
-      ['chart', () => createChartModule(chartServiceConfig(config), log)],
-      ['reports', () => createReportsModule(reportsServiceConfig(config), log)],
-    ];
-    for (const [name, create] of services) {
+    const factories: Record<ServiceName, () => GrpcServiceModule> = {
+      query: () => createQueryModule(queryServiceConfig(config), log, { catalog: needStore(), engine }),
+      crosstab: () => createCrosstabModule(crosstabServiceConfig(config), log),
+      chart: () => createChartModule(chartServiceConfig(config), log),
+      reports: () => createReportsModule(reportsServiceConfig(config), log),
+    };
+    for (const name of SERVICE_TARGETS) {
       if (!targets.has(name)) continue;
-      const module = create();
+      const module = factories[name]();
       await module.start();
       started.push(module);
       hosted[name] = module.address;
     }
-    let port: number | undefined;
-    if (targets.has('gateway')) {
-      if (!store) throw new Error('the gateway needs the metadata store');
-      const gateway = new GatewayModule(gatewayConfig(config, hosted), store, log);
-      await gateway.start();
-      started.push(gateway);
-      port = gateway.port;
-    }
-    return { port, stop };
+    return { hosted, stop };
   } catch (err) {
     await stop();
     throw err;
   }
+}
+
+type WorkerMessage = { type: 'ready'; hosted: Partial<Record<ServiceName, string>> } | { type: 'error'; message: string } | { type: 'stopped' };
+
+/**
+ * Hosts the services on a worker thread of this process: still one process and still gRPC on
+ * loopback, but the gateway's event loop and the services' no longer share one core.
+ */
+async function startServicesInWorker(config: Config, targets: ReadonlySet<Target>): Promise<RunningServices> {
+  const worker = new Worker(path.join(__dirname, '..', 'service-host.worker.js'), { workerData: { config, targets: [...targets] } });
+  const next = () =>
+    new Promise<WorkerMessage>((resolve, reject) => {
+      const onMessage = (m: WorkerMessage) => {
+        worker.off('error', onError);
+        resolve(m);
+      };
+      const onError = (err: Error) => {
+        worker.off('message', onMessage);
+        reject(err);
+      };
+      worker.once('message', onMessage);
+      worker.once('error', onError);
+    });
+  const first = await next();
+  if (first.type !== 'ready') {
+    await worker.terminate();
+    throw new Error(first.type === 'error' ? first.message : 'service worker failed to start');
+  }
+  return {
+    hosted: first.hosted,
+    stop: async () => {
+      const stopped = next();
+      worker.postMessage('stop');
+      await stopped.catch(() => undefined);
+      await worker.terminate();
+    },
+  };
+}
+
+/**
+ * Starts the modules of QUARRY_TARGET (mimir-style): services first so the gateway can be told
+ * where the ones hosted here listen, then the gateway. Stops in reverse order.
+ */
+export async function startTargets(config: Config, log: Logger): Promise<RunningProcess> {
+  const targets = new Set(config.targets);
+  const serviceTargets = new Set<Target>(SERVICE_TARGETS.filter((s) => targets.has(s)));
+  const withGateway = targets.has('gateway');
+  const services =
+    withGateway && serviceTargets.size > 0 ? await startServicesInWorker(config, serviceTargets) : await startServices(config, log, serviceTargets);
+  if (!withGateway) return { port: undefined, stop: services.stop };
+
+  let store: MetadataAndCatalog | undefined;
+  let gateway: GatewayModule | undefined;
+  try {
+    store = await openMetadataStore({ dataDir: config.dataDir, mongo: config.mongo });
+    gateway = new GatewayModule(gatewayConfig(config, services.hosted), store, log);
+    await gateway.start();
+  } catch (err) {
+    await services.stop();
+    await store?.close();
+    throw err;
+  }
+  const running = gateway;
+  const gatewayStore = store;
+  return {
+    port: running.port,
+    stop: async () => {
+      await stopAll([running], log);
+      await services.stop();
+      await gatewayStore.close();
+    },
+  };
 }
 
 /** `quarry serve`: runs until SIGTERM/SIGINT, then shuts down gracefully. */

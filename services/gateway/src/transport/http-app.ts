@@ -1,4 +1,5 @@
-import express, { type Request, type Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import express from 'express';
 import { ERROR_TABLE, isAppError, toAppError, toJsonRpcBusinessError, type AppError } from '@quarry/errors';
 import type { Logger } from '@quarry/logger';
 import { REQUEST_ID_HEADER, resolveRequestId } from '@quarry/rpc';
@@ -19,18 +20,18 @@ export interface HttpAppDeps {
 const JSON_TYPE = 'application/json; charset=utf-8';
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-function send(res: Response, status: number, contentType: string, body: unknown): void {
+function send(res: ServerResponse, status: number, contentType: string, body: unknown): void {
   const text = JSON.stringify(body);
   res.writeHead(status, { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-store' });
   res.end(text);
 }
 
-function sendProtocolError(res: Response, status: number, id: JsonRpcId, error: ProtocolError, detail: string): void {
+function sendProtocolError(res: ServerResponse, status: number, id: JsonRpcId, error: ProtocolError, detail: string): void {
   send(res, status, JSON_TYPE, { jsonrpc: '2.0', id, error: { code: error.code, message: error.message, data: { type: 'about:blank', detail } } });
 }
 
 /** RFC 7807 body: SPEC.md wants authentication failures outside the JSON-RPC envelope. */
-function sendProblem(res: Response, err: AppError): void {
+function sendProblem(res: ServerResponse, err: AppError): void {
   const row = ERROR_TABLE[err.code];
   if (row.http === 401) res.setHeader('WWW-Authenticate', 'Bearer realm="quarry", error="invalid_token"');
   send(res, row.http, 'application/problem+json', { type: 'about:blank', title: row.title, status: row.http, detail: err.detail });
@@ -59,12 +60,7 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
     }
   });
 
-  app.post('/api/v1', (req, res) => {
-    handleRpc(deps, req, res).catch((err: unknown) => {
-      deps.log.error({ err }, 'unhandled gateway failure');
-      if (!res.headersSent) sendProtocolError(res, 500, null, PROTOCOL.internal, 'Internal error');
-    });
-  });
+  app.post('/api/v1', rpcHandler(deps));
 
   app.all('/api/v1', (_req, res) => {
     res.setHeader('Allow', 'POST');
@@ -76,11 +72,25 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
   return app;
 }
 
-async function handleRpc(deps: HttpAppDeps, req: Request, res: Response): Promise<void> {
+/**
+ * The JSON-RPC endpoint. Also mounted straight on the HTTP server (see GatewayModule) so the hot path
+ * skips Express's router; Express keeps every other route.
+ */
+export function rpcHandler(deps: HttpAppDeps): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
+    handleRpc(deps, req, res).catch((err: unknown) => {
+      deps.log.error({ err }, 'unhandled gateway failure');
+      if (!res.headersSent) sendProtocolError(res, 500, null, PROTOCOL.internal, 'Internal error');
+    });
+  };
+}
+
+async function handleRpc(deps: HttpAppDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const started = process.hrtime.bigint();
   const requestId = resolveRequestId(req.headers[REQUEST_ID_HEADER]);
   res.setHeader('X-Request-Id', requestId);
-  const log = deps.log.child({ requestId });
+  // No child logger per request on the hot path: every line names the request id itself.
+  const log = deps.log;
 
   let principal;
   try {
@@ -88,7 +98,7 @@ async function handleRpc(deps: HttpAppDeps, req: Request, res: Response): Promis
   } catch (err) {
     const app = toAppError(err);
     if (app.code === 'INTERNAL') throw err;
-    log.info({ status: app.httpStatus, detail: app.detail }, 'authentication refused');
+    log.info({ requestId, status: app.httpStatus, detail: app.detail }, 'authentication refused');
     discardRest(req, deps.bodyLimitBytes, 5000);
     sendProblem(res, app);
     return;
@@ -126,15 +136,15 @@ async function handleRpc(deps: HttpAppDeps, req: Request, res: Response): Promis
   try {
     const data = await deps.callMethod.execute(principal, envelope.method, envelope.params, { requestId });
     send(res, 200, JSON_TYPE, { jsonrpc: '2.0', id: envelope.id, result: { data, meta: { requestId } } });
-    log.info({ method: envelope.method, ms: msSince(started) }, 'rpc ok');
+    log.info({ requestId, method: envelope.method, ms: msSince(started) }, 'rpc ok');
   } catch (err) {
     const app = toAppError(err);
     if (app.code === 'INTERNAL') {
-      log.error({ err, method: envelope.method }, 'rpc failed');
+      log.error({ requestId, err, method: envelope.method }, 'rpc failed');
       sendProtocolError(res, 200, envelope.id, PROTOCOL.internal, `Internal error (request ${requestId})`);
       return;
     }
-    log.info({ method: envelope.method, code: app.code, detail: app.detail, ms: msSince(started) }, 'rpc refused');
+    log.info({ requestId, method: envelope.method, code: app.code, detail: app.detail, ms: msSince(started) }, 'rpc refused');
     send(res, 200, JSON_TYPE, { jsonrpc: '2.0', id: envelope.id, error: toJsonRpcBusinessError(app) });
   }
 }
