@@ -1,0 +1,63 @@
+// Helpers shared by the bench scripts: run the built CLI, start the server, time things.
+const { spawn } = require('node:child_process');
+const path = require('node:path');
+
+const ROOT = path.resolve(__dirname, '..');
+const BIN = path.join(ROOT, 'packages', 'cli', 'bin', 'quarry.js');
+const VEGA = path.join(ROOT, 'node_modules', 'vega-datasets', 'data');
+
+function cli(argv, env) {
+  return new Promise((resolve, reject) => {
+    const c = spawn(process.execPath, [BIN, ...argv], { env: { ...process.env, ...env } });
+    let out = '';
+    let err = '';
+    c.stdout.on('data', (d) => (out += d));
+    c.stderr.on('data', (d) => (err += d));
+    c.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`${argv.join(' ')} exited ${code}: ${err}`))));
+  });
+}
+
+function startServer(env) {
+  const child = spawn(process.execPath, [BIN, 'serve'], { env: { ...process.env, ...env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let buf = '';
+    const onData = (d) => {
+      buf += d.toString();
+      const m = /"port":(\d+),"msg":"quarry ready"/.exec(buf);
+      if (m) {
+        child.stdout.off('data', onData);
+        child.stdout.resume();
+        resolve({ child, port: Number(m[1]), stop: () => new Promise((r) => { child.once('exit', r); child.kill('SIGTERM'); }) });
+      }
+    };
+    child.stdout.on('data', onData);
+    child.once('exit', (c) => reject(new Error(`server exited ${c}: ${buf.slice(-2000)}`)));
+  });
+}
+
+async function rpc(port, token, method, params) {
+  const res = await fetch(`http://127.0.0.1:${port}/api/v1`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  });
+  const body = await res.json();
+  if (body.error) throw new Error(`${method}: ${JSON.stringify(body.error)}`);
+  return body.result.data;
+}
+
+async function timeIt(n, fn) {
+  const ms = [];
+  for (let i = 0; i < n; i++) {
+    const t = process.hrtime.bigint();
+    await fn(i);
+    ms.push(Number(process.hrtime.bigint() - t) / 1e6);
+  }
+  ms.sort((a, b) => a - b);
+  const q = (p) => ms[Math.min(ms.length - 1, Math.floor(p * ms.length))];
+  return { p50: q(0.5), p95: q(0.95) };
+}
+
+const fmt = (x) => Math.round(x * 100) / 100;
+
+module.exports = { ROOT, BIN, VEGA, cli, startServer, rpc, timeIt, fmt };

@@ -1,0 +1,98 @@
+#!/usr/bin/env node
+// Search benchmark on flights-3m.parquet (3 million rows): load time vs DuckDB's own CREATE TABLE AS,
+// then end-to-end JSON-RPC latency of five queries beside the identical SQL run directly on DuckDB.
+// Usage: npm run build && node bench/query.bench.js [--runs 30]
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { DuckDBInstance } = require('@duckdb/node-api');
+const { parseQuery } = require('../packages/query-language/dist');
+const { compileWhere, recordJsonSql, ident, literal } = require('../packages/snapshots/dist');
+const { VEGA, cli, startServer, rpc, timeIt, fmt } = require('./lib');
+
+const RUNS = Number(process.argv[process.argv.indexOf('--runs') + 1]) || 50;
+const FILE = path.join(VEGA, 'flights-3m.parquet');
+
+const QUERIES = [
+  { name: '* page 1', query: '*', sort: [], page: 1 },
+  { name: 'fielded origin:SFO', query: 'origin:SFO', sort: [], page: 1 },
+  { name: 'range delay:[60 TO 120]', query: 'delay:[60 TO 120]', sort: [], page: 1 },
+  { name: 'text word ORD', query: 'ORD', sort: [], page: 1 },
+  { name: 'sort delay desc, page 100', query: '*', sort: [{ field: 'delay', direction: 'desc' }], page: 100 },
+];
+
+async function main() {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-bench-q-'));
+  const env = { QUARRY_DATA_DIR: dataDir };
+
+  // Load: Quarry (type inference, row ids, Parquet snapshot, publish) vs DuckDB CTAS from the same file.
+  const out = await cli(['index', 'load', 'flights', FILE, '--view', 'Destinations=destination'], env);
+  const loadSecs = Number(/in ([\d.]+) s/.exec(out)[1]);
+  const direct = await DuckDBInstance.create(':memory:');
+  const dc = await direct.connect();
+  let t = Date.now();
+  await dc.run(`CREATE TABLE raw AS SELECT * FROM read_parquet(${literal(FILE)})`);
+  const ctasSecs = (Date.now() - t) / 1000;
+
+  // Direct DuckDB over the very snapshot Quarry serves, with the SQL Quarry generates.
+  const snapshot = fs.readdirSync(path.join(dataDir, 'indexes', 'flights')).find((f) => f.endsWith('.parquet'));
+  await dc.run(`CREATE TABLE t AS SELECT * FROM read_parquet(${literal(path.join(dataDir, 'indexes', 'flights', snapshot))})`);
+  const types = new Map((await (await dc.runAndReadAll('DESCRIBE t')).getRowObjectsJS()).map((r) => [r.column_name, r.column_type]));
+  const fields = [
+    { name: 'date', type: 'date' },
+    { name: 'delay', type: 'integer' },
+    { name: 'distance', type: 'integer' },
+    { name: 'origin', type: 'string' },
+    { name: 'destination', type: 'string' },
+  ];
+
+  await cli(['user', 'create', 'bench', '--indexes', '*'], env);
+  const token = (await cli(['token', 'create', '--user', 'bench', '--scopes', 'query:execute'], env)).trim().split('\n').pop();
+  const server = await startServer(env);
+
+  const rows = [];
+  for (const q of QUERIES) {
+    const params = { index: 'flights', query: q.query, page: q.page, pageSize: 50, sort: q.sort };
+    const first = await rpc(server.port, token, 'QUERIES.EXECUTE', params); // loads the snapshot
+    for (let i = 0; i < 10; i++) await rpc(server.port, token, 'QUERIES.EXECUTE', params); // warm-up: JIT, caches
+    const where = compileWhere(parseQuery(q.query, { fields, now: Date.now() }));
+    const order = [...q.sort.map((s) => `${ident(s.field)} ${s.direction.toUpperCase()} NULLS LAST`), '__rowid ASC'].join(', ');
+    const sqlCount = `SELECT count(*) AS n FROM t WHERE ${where.sql}`;
+    const sqlPage = `SELECT ${recordJsonSql(fields, types)} AS j FROM t WHERE ${where.sql} ORDER BY ${order} LIMIT 50 OFFSET ${(q.page - 1) * 50}`;
+    const directRun = async () => {
+      const [c, p] = await Promise.all([
+        direct.connect().then(async (c1) => { const r = await c1.runAndReadAll(sqlCount, where.params); c1.closeSync(); return r; }),
+        direct.connect().then(async (c2) => { const r = await c2.runAndReadAll(sqlPage, where.params); c2.closeSync(); return r; }),
+      ]);
+      return [c.getRowObjectsJS(), p.getRowObjectsJS()];
+    };
+    const [dc0] = await directRun();
+    for (let i = 0; i < 10; i++) await directRun();
+    if (Number(dc0[0].n) !== first.total) throw new Error(`${q.name}: direct total ${dc0[0].n} != ${first.total}`);
+    const e2e = await timeIt(RUNS, () => rpc(server.port, token, 'QUERIES.EXECUTE', params));
+    const duck = await timeIt(RUNS, directRun);
+    rows.push({
+      query: q.name,
+      total: first.total,
+      'e2e p50 ms': fmt(e2e.p50),
+      'e2e p95 ms': fmt(e2e.p95),
+      'duckdb p50 ms': fmt(duck.p50),
+      'duckdb p95 ms': fmt(duck.p95),
+      'ratio p50': fmt(e2e.p50 / duck.p50),
+      'target p50 ms (1.5x+3)': fmt(duck.p50 * 1.5 + 3),
+      ok: e2e.p50 <= duck.p50 * 1.5 + 3 ? 'yes' : 'NO',
+    });
+  }
+  await server.stop();
+  dc.closeSync();
+  direct.closeSync();
+
+  console.log(`load of 3,000,000 rows: quarry ${loadSecs.toFixed(2)} s (${Math.round(3e6 / loadSecs)} rows/s), duckdb CREATE TABLE AS ${ctasSecs.toFixed(2)} s, ratio ${(loadSecs / ctasSecs).toFixed(2)} (target <= 2)`);
+  console.table(rows);
+  console.log(`${RUNS} sequential runs each; cores: ${os.cpus().length}; node ${process.version}`);
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
