@@ -2,3 +2,4 @@ export { SnapshotEngine, type SnapshotRef, type LoadedTable, type Row } from './
 export { compileWhere, wordsPattern, type CompiledWhere } from './compile-duckdb';
 export { buildSnapshot, pruneSnapshots, INDEX_NAME, type BuildRequest, type BuiltSnapshot } from './build-snapshot';
 export { ident, literal, recordJsonSql } from './sql';
+export { readableIndex, fieldsOf } from './index-access';

@@ -1,11 +1,17 @@
 import type { Logger } from '@quarry/logger';
+import type { IndexCatalog } from '@quarry/metadata-store';
 import { GrpcServiceModule, loadQuarryProto } from '@quarry/rpc';
+import type { SnapshotEngine } from '@quarry/snapshots';
+import { DuckDbPivotEngine } from './adapters/duckdb-pivot-engine.adapter';
 import type { CrosstabServiceConfig } from './config';
+import { RunCrosstabUseCase } from './domain/run-crosstab.use-case';
 import { crosstabHandlers } from './transport/grpc-crosstab.handlers';
 
-export function createCrosstabModule(config: CrosstabServiceConfig, log: Logger): GrpcServiceModule {
+/** DuckDB is the crosstab engine in every deployment: Typesense cannot sum per group. */
+export function createCrosstabModule(config: CrosstabServiceConfig, log: Logger, deps: { catalog: IndexCatalog; engine: SnapshotEngine }): GrpcServiceModule {
   const moduleLog = log.child({ module: 'crosstab' });
-  return new GrpcServiceModule('crosstab', moduleLog, config.listenAddr, config.graceMs, (server) => {
-    server.addService(loadQuarryProto().quarry.v1.CrosstabService.service, crosstabHandlers(moduleLog));
-  });
+  const run = new RunCrosstabUseCase(deps.catalog, new DuckDbPivotEngine(deps.engine));
+  return new GrpcServiceModule('crosstab', moduleLog, config.listenAddr, config.graceMs, (server) =>
+    server.addService(loadQuarryProto().quarry.v1.CrosstabService.service, crosstabHandlers(moduleLog, run)),
+  );
 }

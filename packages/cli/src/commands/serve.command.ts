@@ -57,7 +57,7 @@ export async function startServices(config: Config, log: Logger, targets: Readon
     };
     const factories: Record<ServiceName, () => GrpcServiceModule> = {
       query: () => createQueryModule(queryServiceConfig(config), log, { catalog: needStore(), engine }),
-      crosstab: () => createCrosstabModule(crosstabServiceConfig(config), log),
+      crosstab: () => createCrosstabModule(crosstabServiceConfig(config), log, { catalog: needStore(), engine }),
       chart: () => createChartModule(chartServiceConfig(config), log),
       reports: () => createReportsModule(reportsServiceConfig(config), log),
     };

@@ -2,7 +2,7 @@ import { AppError } from '@quarry/errors';
 import type { IndexCatalog } from '@quarry/metadata-store';
 import { FieldResolver, restrictedQuery, type FieldDef, type Reader } from '@quarry/query-language';
 import type { SearchIndex, SortKey } from '../ports/search-index.port';
-import { fieldsOf, readableIndex } from './index-access';
+import { fieldsOf, readableIndex } from '@quarry/snapshots';
 
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 1000;
