@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createIdentity, type Identity } from './support/identities';
 import { attr, crosstabValues, elements, parseTable, text } from './support/html-table';
-import { flights20k, movies, wordsOf, type Rec } from './support/datasets';
+import { flights20k, movies, VEGA, wordsOf, type Rec } from './support/datasets';
 import { pivotModel, type ModelSpec } from './support/pivot-model';
 import { runCli } from './support/quarry-process';
 import { startStackWithData, type Stack } from './support/stack';
@@ -41,6 +41,8 @@ describe('CROSSTAB.EXECUTE as HTML, checked cell by cell against plain JS', () =
       extra: async (env) => {
         const r = await runCli(['index', 'load', 'tricky', path.join(tmp, 'tricky.json')], env);
         if (r.code !== 0) throw new Error(r.stderr);
+        const m = await runCli(['index', 'load', 'flights-monthly', path.join(VEGA, 'flights-20k.json'), '--type', 'date=date:month'], env);
+        if (m.code !== 0) throw new Error(m.stderr);
       },
     });
     analyst = await createIdentity(stack.dataDir, 'analyst', { indexes: '*' });
@@ -128,6 +130,22 @@ describe('CROSSTAB.EXECUTE as HTML, checked cell by cell against plain JS', () =
       subset,
       { query: 'origin:(SFO OR SEA) AND date:<2001-01-04', rows: ['destination'], columns: [{ field: 'origin', reverse: true }, { field: 'date' }], totals: [{ aggregationType: 'Count' }] },
       { rows: ['destination'], columns: [{ field: 'origin', reverse: true }, { field: 'date' }], totals: [{ agg: 'Count', name: 'Count (Records)' }], label: dayLabel },
+    );
+  });
+
+  it('groups dates by month where the index declares it', async () => {
+    const subset = FLIGHTS.filter((f) => ['SFO', 'JFK'].includes(String(f.origin)));
+    await expectCrosstab(
+      analyst,
+      'flights-monthly',
+      subset,
+      { query: 'origin:(SFO OR JFK)', rows: ['origin'], columns: [{ field: 'date' }], totals: [{ aggregationType: 'Average', field: 'delay' }] },
+      {
+        rows: ['origin'],
+        columns: [{ field: 'date' }],
+        totals: [{ agg: 'Average', field: 'delay', name: 'Average (delay)' }],
+        label: (f, v) => (f === 'date' ? String(v).slice(0, 7) : String(v)),
+      },
     );
   });
 

@@ -1,5 +1,5 @@
 import { parseQuery } from './parse-query';
-import type { FieldDef } from './schema';
+import { parseDeclaredType, type FieldDef } from './schema';
 
 const fields: FieldDef[] = [
   { name: 'Title', type: 'string' },
@@ -88,5 +88,14 @@ describe('parseQuery', () => {
     ['(' .repeat(200) + 'a' + ')'.repeat(200), /nest deeper than 64/],
   ])('refuses %s with a clear 400', (q, msg) => {
     expect(() => p(q)).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT', detail: expect.stringMatching(msg) }));
+  });
+});
+
+describe('parseDeclaredType', () => {
+  it('reads types and date grains', () => {
+    expect(parseDeclaredType('date:month')).toEqual({ type: 'date', grain: 'month' });
+    expect(parseDeclaredType('integer')).toEqual({ type: 'integer' });
+    expect(parseDeclaredType('integer:month')).toBeNull();
+    expect(parseDeclaredType('text')).toBeNull();
   });
 });

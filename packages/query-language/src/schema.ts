@@ -1,9 +1,23 @@
 export const FIELD_TYPES = ['string', 'integer', 'number', 'boolean', 'date'] as const;
 export type FieldType = (typeof FIELD_TYPES)[number];
 
+export const DATE_GRAINS = ['day', 'month', 'year'] as const;
+export type DateGrain = (typeof DATE_GRAINS)[number];
+
 export interface FieldDef {
   name: string;
   type: FieldType;
+  /** For dates: how a crosstab axis groups them (day unless declared otherwise). */
+  grain?: DateGrain;
+}
+
+/** Parses a declared type: string, integer, number, boolean, date, or date:day|month|year. */
+export function parseDeclaredType(text: string): { type: FieldType; grain?: DateGrain } | null {
+  const [type, grain] = text.split(':');
+  if (!isFieldType(type)) return null;
+  if (grain === undefined) return { type };
+  if (type !== 'date' || !(DATE_GRAINS as readonly string[]).includes(grain)) return null;
+  return { type, grain: grain as DateGrain };
 }
 
 export function isFieldType(value: string): value is FieldType {

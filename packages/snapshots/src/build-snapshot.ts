@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { AppError } from '@quarry/errors';
-import { type FieldDef, type FieldType } from '@quarry/query-language';
+import { type DateGrain, type FieldDef, type FieldType } from '@quarry/query-language';
 import { ident, literal } from './sql';
 
 export const INDEX_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
@@ -14,6 +14,8 @@ export interface BuildRequest {
   dataDir: string;
   /** Declared types that win over inference. */
   types: Record<string, FieldType>;
+  /** Declared crosstab grouping of date fields (day when not declared). */
+  grains?: Record<string, DateGrain>;
   views: Array<{ name: string; field: string }>;
   /** Called now and then with the fraction done (0..1), when DuckDB can tell. */
   onProgress?: (fraction: number) => void;
@@ -238,7 +240,10 @@ export async function buildSnapshot(req: BuildRequest): Promise<BuiltSnapshot> {
     }
     fs.renameSync(tmp, final);
     return {
-      fields: plans.map((p) => ({ name: p.name, type: p.type })),
+      fields: plans.map((p) => {
+        const grain = p.type === 'date' ? req.grains?.[p.name] : undefined;
+        return grain && grain !== 'day' ? { name: p.name, type: p.type, grain } : { name: p.name, type: p.type };
+      }),
       recordCount,
       snapshot: path.relative(req.dataDir, final),
     };

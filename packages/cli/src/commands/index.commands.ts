@@ -2,7 +2,7 @@ import cliProgress from 'cli-progress';
 import type { Config } from '@quarry/config';
 import { AppError } from '@quarry/errors';
 import type { IndexCatalog } from '@quarry/metadata-store';
-import { isFieldType, type FieldType } from '@quarry/query-language';
+import { parseDeclaredType, type DateGrain, type FieldType } from '@quarry/query-language';
 import { createSearchIndex, LoadIndexUseCase } from '@quarry/query';
 import { SnapshotEngine } from '@quarry/snapshots';
 
@@ -42,9 +42,12 @@ function progressReporter(label: string): { update(f: number): void; stop(): voi
 
 export async function loadIndex(config: Config, catalog: IndexCatalog, name: string, file: string, opts: LoadOptions): Promise<string> {
   const types: Record<string, FieldType> = {};
-  for (const [field, type] of pairs(opts.type, '--type')) {
-    if (!isFieldType(type)) throw AppError.invalid(`--type ${field}=${type}: the type must be string, integer, number, boolean or date`);
-    types[field] = type;
+  const grains: Record<string, DateGrain> = {};
+  for (const [field, text] of pairs(opts.type, '--type')) {
+    const declared = parseDeclaredType(text);
+    if (!declared) throw AppError.invalid(`--type ${field}=${text}: the type must be string, integer, number, boolean, date or date:day|month|year`);
+    types[field] = declared.type;
+    if (declared.grain) grains[field] = declared.grain;
   }
   const views = pairs(opts.view, '--view').map(([viewName, field]) => ({ name: viewName, field }));
   const engine = new SnapshotEngine(config.dataDir);
@@ -52,12 +55,12 @@ export async function loadIndex(config: Config, catalog: IndexCatalog, name: str
   const started = Date.now();
   try {
     const loader = new LoadIndexUseCase(config.dataDir, catalog, createSearchIndex(config, engine));
-    const entry = await loader.execute({ name, file, description: opts.description ?? '', types, views, onProgress: (f) => progress.update(f) });
+    const entry = await loader.execute({ name, file, description: opts.description ?? '', types, grains, views, onProgress: (f) => progress.update(f) });
     progress.stop();
     const secs = (Date.now() - started) / 1000;
     return [
       `published ${entry.name} version ${entry.version}: ${entry.recordCount} records in ${secs.toFixed(1)} s (${Math.round(entry.recordCount / Math.max(secs, 0.001))} records/s)`,
-      `fields: ${entry.fields.map((f) => `${f.name} (${f.type})`).join(', ')}`,
+      `fields: ${entry.fields.map((f) => `${f.name} (${f.type}${f.grain ? `, grouped by ${f.grain}` : ''})`).join(', ')}`,
       `dynamic views: ${['Records', ...entry.views.map((v) => `${v.name} = distinct ${v.field}`)].join(', ')}`,
     ].join('\n');
   } finally {

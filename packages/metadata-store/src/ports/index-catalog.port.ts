@@ -2,7 +2,7 @@
 export interface IndexEntry {
   name: string;
   description: string;
-  fields: Array<{ name: string; type: string }>;
+  fields: Array<{ name: string; type: string; grain?: string }>;
   /** Dynamic views: a name and the field whose distinct values it counts ("Records" is implicit). */
   views: Array<{ name: string; field: string }>;
   recordCount: number;

@@ -7,7 +7,7 @@ import type { PivotEngine } from '../ports/pivot-engine.port';
 
 function axisExpr(f: FieldDef): string {
   const col = ident(f.name);
-  if (f.type === 'date') return `strftime(CAST(${col} AS DATE), '%Y-%m-%d')`;
+  if (f.type === 'date') return `strftime(CAST(${col} AS DATE), '${f.grain === 'year' ? '%Y' : f.grain === 'month' ? '%Y-%m' : '%Y-%m-%d'}')`;
   if (f.type === 'string') return `nullif(${col}, '')`;
   if (f.type === 'integer' || f.type === 'number') return `CAST(${col} AS DOUBLE)`;
   return col;

@@ -20,7 +20,7 @@ function summary(e: IndexEntry): IndexSummary {
     name: e.name,
     description: e.description,
     recordCount: e.recordCount,
-    fields: e.fields,
+    fields: e.fields.map((f) => ({ name: f.name, type: f.type })),
     dynamicViews: ['Records', ...e.views.map((v) => v.name)],
     updatedAt: e.updatedAt,
   };

@@ -1,6 +1,6 @@
 import type { IndexCatalog, IndexEntry } from '@quarry/metadata-store';
 import { buildSnapshot, pruneSnapshots } from '@quarry/snapshots';
-import type { FieldType } from '@quarry/query-language';
+import type { DateGrain, FieldType } from '@quarry/query-language';
 import type { SearchIndex } from '../ports/search-index.port';
 
 export interface LoadIndexInput {
@@ -8,6 +8,7 @@ export interface LoadIndexInput {
   file: string;
   description: string;
   types: Record<string, FieldType>;
+  grains?: Record<string, DateGrain>;
   views: Array<{ name: string; field: string }>;
   onProgress?: (fraction: number) => void;
 }
@@ -29,6 +30,7 @@ export class LoadIndexUseCase {
       file: input.file,
       dataDir: this.dataDir,
       types: input.types,
+      grains: input.grains,
       views: input.views,
       onProgress: input.onProgress,
     });
