@@ -82,6 +82,8 @@ export interface RunningQuarry {
   logs(): string[];
   /** SIGTERM to every process; resolves with their exit codes. */
   stop(): Promise<Array<number | null>>;
+  /** SIGKILL to every process, as a crash would. */
+  kill(): Promise<Array<number | null>>;
 }
 
 /**
@@ -116,6 +118,7 @@ export async function startQuarry(opts: { topology: Topology; dataDir: string; e
       topology: opts.topology,
       logs: () => procs.flatMap((p) => p.lines),
       stop: () => Promise.all(procs.map((p) => stopProc(p))),
+      kill: () => Promise.all(procs.map((p) => stopProc(p, 'SIGKILL'))),
     };
   } catch (err) {
     await Promise.all(procs.map((p) => stopProc(p, 'SIGKILL')));

@@ -1,9 +1,11 @@
+import fs from 'node:fs';
 import { Command } from 'commander';
 import { ConfigError, loadConfig, type Config } from '@quarry/config';
 import { isAppError } from '@quarry/errors';
 import { createRootLogger } from '@quarry/logger';
 import { openMetadataStore, type MetadataAndCatalog } from '@quarry/metadata-store';
 import { dropIndex, listIndexes, loadIndex } from './commands/index.commands';
+import { deleteReport, exportReports, importReports, listReports } from './commands/report.commands';
 import { createToken, createUser, listTokens, listUsers, revokeToken } from './commands/identity.commands';
 import { serveCommand } from './commands/serve.command';
 
@@ -80,6 +82,34 @@ export function buildProgram(config: () => Config): Command {
     const c = config();
     return withStore(c, (s) => dropIndex(c, s, name));
   });
+
+  const report = program.command('report').description('manage saved reports');
+  report
+    .command('list')
+    .option('--user <name>', 'only this user\'s reports')
+    .action(async (opts: { user?: string }) => {
+      process.stdout.write(`${await listReports(config(), opts.user)}\n`);
+    });
+  report.command('delete <guid>').action(async (guid: string) => {
+    process.stdout.write(`${await deleteReport(config(), guid)}\n`);
+  });
+  report
+    .command('export')
+    .description('write every report as JSON Lines (to --out or stdout)')
+    .option('--out <file>')
+    .action(async (opts: { out?: string }) => {
+      const out = opts.out ? fs.createWriteStream(opts.out) : process.stdout;
+      const n = await exportReports(config(), out);
+      if (opts.out) await new Promise((r) => (out as fs.WriteStream).end(r));
+      process.stderr.write(`exported ${n} report(s)\n`);
+    });
+  report
+    .command('import <file>')
+    .description('read a JSON Lines export into this deployment (owners matched by user name)')
+    .action((file: string) => {
+      const c = config();
+      return withStore(c, (s) => importReports(c, s, file));
+    });
 
   return program;
 }

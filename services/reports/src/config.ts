@@ -3,8 +3,17 @@ import { serviceListenAddr, type Config } from '@quarry/config';
 export interface ReportsServiceConfig {
   listenAddr: string;
   graceMs: number;
+  dataDir: string;
+  mongo: { url: string; db: string } | undefined;
+  cursorSecret: string | undefined;
 }
 
 export function reportsServiceConfig(config: Config): ReportsServiceConfig {
-  return { listenAddr: serviceListenAddr(config, 'reports'), graceMs: config.shutdownGraceMs };
+  return {
+    listenAddr: serviceListenAddr(config, 'reports'),
+    graceMs: config.shutdownGraceMs,
+    dataDir: config.dataDir,
+    mongo: config.mongo,
+    cursorSecret: config.cursorSecret,
+  };
 }

@@ -55,7 +55,7 @@ export async function startServices(config: Config, log: Logger, targets: Readon
       if (!catalog) throw new Error('the metadata store is not open');
       return catalog;
     };
-    const factories: Record<ServiceName, () => GrpcServiceModule> = {
+    const factories: Record<ServiceName, () => GrpcServiceModule | Promise<GrpcServiceModule>> = {
       query: () => createQueryModule(queryServiceConfig(config), log, { catalog: needStore(), engine }),
       crosstab: () => createCrosstabModule(crosstabServiceConfig(config), log, { catalog: needStore(), engine }),
       chart: () => createChartModule(chartServiceConfig(config), log),
@@ -63,7 +63,7 @@ export async function startServices(config: Config, log: Logger, targets: Readon
     };
     for (const name of SERVICE_TARGETS) {
       if (!targets.has(name)) continue;
-      const module = factories[name]();
+      const module = await factories[name]();
       await module.start();
       started.push(module);
       hosted[name] = module.address;

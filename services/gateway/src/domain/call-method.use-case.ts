@@ -141,8 +141,21 @@ export class CallMethodUseCase {
       data = { contentType: 'text/html', data: res.html, rowCount: res.rowCount, columnCount: res.columnCount };
     }
     if (!p.saveReport) return data;
-    const { saveReport, ...executable } = p;
-    const report = await this.save(caller, saveReport, 'crosstab', 'CROSSTAB.EXECUTE', p.index, executable, scope);
+    // The saved params are the executable ones with their defaults filled in.
+    const executable: Record<string, unknown> = {
+      index: p.index,
+      query: p.query === undefined || p.query.trim() === '' ? '*' : p.query,
+      rows: p.rows,
+      columns: (p.columns ?? []).map((c) => ({ field: c.field, reverse: c.reverse ?? false })),
+      totals: p.totals.map((t) => ({
+        aggregationType: t.aggregationType,
+        ...(t.field !== undefined ? { field: t.field } : {}),
+        ...(t.dynamicView !== undefined ? { dynamicView: t.dynamicView } : {}),
+        ...(t.name !== undefined ? { name: t.name } : {}),
+      })),
+      ...(p.chartType !== undefined ? { chartType: p.chartType, width: p.width ?? 800, height: p.height ?? 600 } : {}),
+    };
+    const report = await this.save(caller, p.saveReport, 'crosstab', 'CROSSTAB.EXECUTE', p.index, executable, scope);
     return { ...data, report };
   }
 
@@ -151,7 +164,21 @@ export class CallMethodUseCase {
       { caller, search: p.search ?? '', types: p.types ?? [], cursor: p.cursor ?? '', limit: p.limit ?? 0 },
       scope,
     );
-    return { reports: res.reports, nextCursor: res.nextCursor === '' ? null : res.nextCursor };
+    return {
+      reports: res.reports.map((r) => ({
+        guid: r.guid,
+        name: r.name,
+        description: r.description,
+        type: r.type,
+        index: r.index,
+        owner: r.owner,
+        folder: r.folder,
+        shared: r.shared,
+        createdAt: r.createdAt,
+        updatedAt: r.updatedAt,
+      })),
+      nextCursor: res.nextCursor === '' ? null : res.nextCursor,
+    };
   }
 
   private async reportMetadata(caller: pb.Caller, p: { guid: string }, scope: CallScope) {

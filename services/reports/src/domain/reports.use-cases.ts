@@ -1,0 +1,124 @@
+import { AppError } from '@quarry/errors';
+import type { CursorCodec } from '@quarry/paging';
+import { words } from '@quarry/query-language';
+import type { ReportRecord, ReportStore, ReportType } from '../ports/report-store.port';
+
+export const REPORT_TYPES: ReportType[] = ['query', 'crosstab'];
+export const DEFAULT_REPORT_LIMIT = 50;
+export const MAX_REPORT_LIMIT = 200;
+const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export interface Viewer {
+  userId: string;
+  userName: string;
+  admin: boolean;
+}
+
+export interface ReportSummary {
+  guid: string;
+  name: string;
+  description: string;
+  type: ReportType;
+  index: string;
+  owner: string;
+  folder: string;
+  shared: boolean;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export function summary(r: ReportRecord): ReportSummary {
+  return {
+    guid: r.guid,
+    name: r.name,
+    description: r.description,
+    type: r.type,
+    index: r.index,
+    owner: r.ownerName,
+    folder: r.folder,
+    shared: r.shared,
+    createdAt: r.createdAt,
+    updatedAt: r.updatedAt,
+  };
+}
+
+export interface SaveInput {
+  name: string;
+  description: string;
+  folder: string;
+  shared: boolean;
+  type: string;
+  index: string;
+  method: string;
+  paramsJson: string;
+}
+
+const METHOD_OF: Record<ReportType, string> = { query: 'QUERIES.EXECUTE', crosstab: 'CROSSTAB.EXECUTE' };
+
+/** Saves an executed call (the gateway calls this only after the execution succeeded). */
+export class SaveReportUseCase {
+  constructor(private readonly store: ReportStore) {}
+
+  async execute(viewer: Viewer, input: SaveInput): Promise<{ guid: string }> {
+    const name = input.name.trim();
+    if (name === '' || name.length > 200) throw AppError.invalid('saveReport.name is required (1-200 characters)');
+    if (!REPORT_TYPES.includes(input.type as ReportType)) throw AppError.invalid(`report type must be query or crosstab, got "${input.type}"`);
+    const type = input.type as ReportType;
+    if (input.method !== METHOD_OF[type]) throw AppError.invalid(`a ${type} report is saved from ${METHOD_OF[type]}`);
+    try {
+      JSON.parse(input.paramsJson);
+    } catch {
+      throw AppError.invalid('report params must be JSON');
+    }
+    const saved = await this.store.insert({
+      ownerId: viewer.userId,
+      ownerName: viewer.userName,
+      name,
+      description: input.description,
+      folder: input.folder,
+      shared: input.shared,
+      type,
+      index: input.index,
+      method: input.method,
+      params: input.paramsJson,
+    });
+    return { guid: saved.guid };
+  }
+}
+
+/** REPORTS.FIND: own and shared reports, newest first, in pages keyed on the insertion sequence. */
+export class FindReportsUseCase {
+  constructor(
+    private readonly store: ReportStore,
+    private readonly cursors: CursorCodec,
+  ) {}
+
+  async execute(viewer: Viewer, input: { search: string; types: string[]; cursor: string; limit?: number }): Promise<{ reports: ReportSummary[]; nextCursor: string | null }> {
+    const limit = input.limit ?? DEFAULT_REPORT_LIMIT;
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_REPORT_LIMIT) throw AppError.invalid(`limit must be an integer between 1 and ${MAX_REPORT_LIMIT}`);
+    const bad = input.types.filter((t) => !REPORT_TYPES.includes(t as ReportType));
+    if (bad.length) throw AppError.invalid(`types may hold only query and crosstab, got ${bad.map((t) => JSON.stringify(t)).join(', ')}`);
+    const types = [...new Set(input.types)].sort() as ReportType[];
+    const ws = words(input.search);
+    const bound = { s: ws, t: types };
+    const beforeSeq = input.cursor ? Number(this.cursors.decode('reports', input.cursor, bound).before) : undefined;
+    const found = await this.store.find({ viewerId: viewer.admin ? undefined : viewer.userId, words: ws, types, beforeSeq, limit: limit + 1 });
+    const page = found.slice(0, limit);
+    return {
+      reports: page.map(summary),
+      nextCursor: found.length > limit ? this.cursors.encode('reports', { before: page[page.length - 1].seq, ...bound }) : null,
+    };
+  }
+}
+
+/** REPORTS.METADATA: what re-executes a report; unknown and invisible ones are alike (404). */
+export class ReportMetadataUseCase {
+  constructor(private readonly store: ReportStore) {}
+
+  async execute(viewer: Viewer, guid: string): Promise<{ report: ReportSummary; method: string; paramsJson: string }> {
+    if (!GUID.test(guid.trim())) throw AppError.invalid('guid is not a valid report id');
+    const r = await this.store.get(guid.trim().toLowerCase());
+    if (!r || !(viewer.admin || r.shared || r.ownerId === viewer.userId)) throw AppError.notFound(`Report ${guid} not found`);
+    return { report: summary(r), method: r.method, paramsJson: r.params };
+  }
+}
