@@ -50,7 +50,8 @@ export const envShape = {
     QUARRY_GRPC_LISTEN_HOST: z.string().min(1).optional(),
     QUARRY_GRPC_DEADLINE_MS: durationMs.default(30000),
     QUARRY_SHUTDOWN_GRACE_MS: durationMs.default(10000),
-    CHART_RENDER_TIMEOUT_MS: durationMs.default(20000),
+    CHART_RENDER_TIMEOUT_MS: durationMs.default(10000),
+    CHART_WAIT_TIMEOUT_MS: durationMs.default(30000),
     CHART_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
 };
 

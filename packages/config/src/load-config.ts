@@ -11,7 +11,7 @@ export interface Config {
   redis: { url: string | undefined; serverPath: string };
   mongo: { url: string; db: string } | undefined;
   typesense: { url: string; apiKey: string } | undefined;
-  chart: { chromiumPath: string; renderTimeoutMs: number; workerConcurrency: number };
+  chart: { chromiumPath: string; renderTimeoutMs: number; waitTimeoutMs: number; workerConcurrency: number };
   /** Where each gRPC service listens (when it runs here) or is reached (when it runs elsewhere). */
   grpc: { addrs: Record<ServiceName, string | undefined>; listenHost: string | undefined; deadlineMs: number };
   shutdownGraceMs: number;
@@ -54,6 +54,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     chart: {
       chromiumPath: e.CHROMIUM_PATH,
       renderTimeoutMs: e.CHART_RENDER_TIMEOUT_MS,
+      waitTimeoutMs: e.CHART_WAIT_TIMEOUT_MS,
       workerConcurrency: e.CHART_WORKER_CONCURRENCY,
     },
     grpc: {

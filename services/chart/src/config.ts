@@ -3,8 +3,11 @@ import { serviceListenAddr, type Config } from '@quarry/config';
 export interface ChartServiceConfig {
   listenAddr: string;
   graceMs: number;
+  redisUrl: string;
+  waitTimeoutMs: number;
 }
 
-export function chartServiceConfig(config: Config): ChartServiceConfig {
-  return { listenAddr: serviceListenAddr(config, 'chart'), graceMs: config.shutdownGraceMs };
+/** `redisUrl` is REDIS_URL, or the private redis-server's the process started (see startTargets). */
+export function chartServiceConfig(config: Config, redisUrl: string): ChartServiceConfig {
+  return { listenAddr: serviceListenAddr(config, 'chart'), graceMs: config.shutdownGraceMs, redisUrl, waitTimeoutMs: config.chart.waitTimeoutMs };
 }

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { Config, ServiceName, Target } from '@quarry/config';
-import { chartServiceConfig, createChartModule } from '@quarry/chart';
+import { ChartWorkerModule, chartServiceConfig, createChartModule, startPrivateRedis, type PrivateRedis } from '@quarry/chart';
 import { createCrosstabModule, crosstabServiceConfig } from '@quarry/crosstab';
 import { GatewayModule, gatewayConfig } from '@quarry/gateway';
 import type { Logger } from '@quarry/logger';
@@ -55,10 +55,14 @@ export async function startServices(config: Config, log: Logger, targets: Readon
       if (!catalog) throw new Error('the metadata store is not open');
       return catalog;
     };
+    const redisUrl = () => {
+      if (!config.redis.url) throw new Error('no Redis for the chart queue (REDIS_URL or a private redis-server)');
+      return config.redis.url;
+    };
     const factories: Record<ServiceName, () => GrpcServiceModule | Promise<GrpcServiceModule>> = {
       query: () => createQueryModule(queryServiceConfig(config), log, { catalog: needStore(), engine }),
       crosstab: () => createCrosstabModule(crosstabServiceConfig(config), log, { catalog: needStore(), engine }),
-      chart: () => createChartModule(chartServiceConfig(config), log),
+      chart: () => createChartModule(chartServiceConfig(config, redisUrl()), log),
       reports: () => createReportsModule(reportsServiceConfig(config), log),
     };
     for (const name of SERVICE_TARGETS) {
@@ -67,6 +71,14 @@ export async function startServices(config: Config, log: Logger, targets: Readon
       await module.start();
       started.push(module);
       hosted[name] = module.address;
+    }
+    if (targets.has('chart-worker')) {
+      const worker = new ChartWorkerModule(
+        { redisUrl: redisUrl(), chromiumPath: config.chart.chromiumPath, concurrency: config.chart.workerConcurrency, renderTimeoutMs: config.chart.renderTimeoutMs },
+        log,
+      );
+      await worker.start();
+      started.push(worker);
     }
     return { hosted, stop };
   } catch (err) {
@@ -116,13 +128,43 @@ async function startServicesInWorker(config: Config, targets: ReadonlySet<Target
  * Starts the modules of QUARRY_TARGET (mimir-style): services first so the gateway can be told
  * where the ones hosted here listen, then the gateway. Stops in reverse order.
  */
-export async function startTargets(config: Config, log: Logger): Promise<RunningProcess> {
-  const targets = new Set(config.targets);
-  const serviceTargets = new Set<Target>(SERVICE_TARGETS.filter((s) => targets.has(s)));
+export async function startTargets(initial: Config, log: Logger): Promise<RunningProcess> {
+  const targets = new Set(initial.targets);
+  const serviceTargets = new Set<Target>([...SERVICE_TARGETS, 'chart-worker' as const].filter((s) => targets.has(s)));
   const withGateway = targets.has('gateway');
-  const services =
-    withGateway && serviceTargets.size > 0 ? await startServicesInWorker(config, serviceTargets) : await startServices(config, log, serviceTargets);
-  if (!withGateway) return { port: undefined, stop: services.stop };
+
+  // The chart queue needs Redis: REDIS_URL, or a private redis-server when this process hosts both ends.
+  let privateRedis: PrivateRedis | undefined;
+  let config = initial;
+  const charting = targets.has('chart') || targets.has('chart-worker');
+  if (charting && !config.redis.url) {
+    if (!(targets.has('chart') && targets.has('chart-worker'))) {
+      throw new Error('REDIS_URL is required when chart and chart-worker run in different processes');
+    }
+    privateRedis = await startPrivateRedis(config.redis.serverPath);
+    config = { ...config, redis: { ...config.redis, url: privateRedis.url } };
+    log.info({ url: privateRedis.url }, 'private redis-server started for the chart queue');
+  }
+  const stopRedis = async () => {
+    await privateRedis?.stop();
+  };
+
+  let services: RunningServices;
+  try {
+    services = withGateway && serviceTargets.size > 0 ? await startServicesInWorker(config, serviceTargets) : await startServices(config, log, serviceTargets);
+  } catch (err) {
+    await stopRedis();
+    throw err;
+  }
+  if (!withGateway) {
+    return {
+      port: undefined,
+      stop: async () => {
+        await services.stop();
+        await stopRedis();
+      },
+    };
+  }
 
   let store: MetadataAndCatalog | undefined;
   let gateway: GatewayModule | undefined;
@@ -133,6 +175,7 @@ export async function startTargets(config: Config, log: Logger): Promise<Running
   } catch (err) {
     await services.stop();
     await store?.close();
+    await stopRedis();
     throw err;
   }
   const running = gateway;
@@ -143,6 +186,7 @@ export async function startTargets(config: Config, log: Logger): Promise<Running
       await stopAll([running], log);
       await services.stop();
       await gatewayStore.close();
+      await stopRedis();
     },
   };
 }

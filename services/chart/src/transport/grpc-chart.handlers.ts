@@ -1,8 +1,11 @@
 import type { Logger } from '@quarry/logger';
-import { notImplemented as notYet, type pb } from '@quarry/rpc';
+import { unary, type pb } from '@quarry/rpc';
+import type { RenderChartUseCase } from '../domain/render-chart.use-case';
 
-export function chartHandlers(log: Logger): pb.ChartServiceHandlers {
+export function chartHandlers(log: Logger, render: RenderChartUseCase): pb.ChartServiceHandlers {
   return {
-    RenderChart: notYet(log, 'RenderChart', 'CROSSTAB.EXECUTE with chartType'),
+    RenderChart: unary<pb.RenderChartRequest__Output, pb.RenderChartResponse>(log, 'RenderChart', (req) =>
+      render.execute({ gridJson: req.gridJson, chartType: req.chartType, width: req.width, height: req.height, title: req.title }),
+    ),
   };
 }

@@ -1,0 +1,164 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import puppeteer, { type Browser, type BrowserContext, type Page } from 'puppeteer-core';
+import type { Logger } from '@quarry/logger';
+import type { ChartRenderer, RenderJob } from '../ports/chart-renderer.port';
+
+const ECHARTS = fs.readFileSync(require.resolve('echarts/dist/echarts.min.js'), 'utf8');
+
+interface Slot {
+  context: BrowserContext;
+  page: Page;
+}
+
+export interface ChromiumSettings {
+  executablePath: string;
+  pages: number;
+  renderTimeoutMs: number;
+}
+
+/**
+ * A warm pool of headless Chromium pages, each in its own browser context (parallel screenshots in one
+ * context can hang), with ECharts inlined and every network request refused.
+ */
+export class ChromiumRenderer implements ChartRenderer {
+  private browser: Browser | undefined;
+  private launching: Promise<Browser> | undefined;
+  private readonly idle: Slot[] = [];
+  private readonly waiters: Array<(slot: Slot) => void> = [];
+  private userDataDir: string | undefined;
+  private closed = false;
+  private live = 0;
+
+  constructor(
+    private readonly settings: ChromiumSettings,
+    private readonly log: Logger,
+  ) {}
+
+  async start(): Promise<void> {
+    const slots = await Promise.all(Array.from({ length: this.settings.pages }, () => this.newSlot()));
+    for (const s of slots) this.release(s);
+  }
+
+  private launch(): Promise<Browser> {
+    if (this.browser?.connected) return Promise.resolve(this.browser);
+    this.launching ??= (async () => {
+      this.userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-chromium-'));
+      const browser = await puppeteer.launch({
+        executablePath: this.settings.executablePath,
+        headless: true,
+        // A pipe, not a port: if this process dies, Chromium sees the pipe close and exits too.
+        pipe: true,
+        userDataDir: this.userDataDir,
+        args: [
+          '--no-sandbox',
+          '--disable-gpu',
+          '--disable-dev-shm-usage',
+          '--disable-background-networking',
+          '--disable-component-update',
+          '--disable-sync',
+          '--disable-quic',
+          '--no-first-run',
+          '--font-render-hinting=none',
+        ],
+      });
+      browser.on('disconnected', () => {
+        if (this.browser === browser) this.browser = undefined;
+        this.idle.length = 0;
+        this.live = 0;
+        if (!this.closed) this.log.warn('chromium went away; it is relaunched on the next render');
+      });
+      this.browser = browser;
+      return browser;
+    })().finally(() => {
+      this.launching = undefined;
+    });
+    return this.launching;
+  }
+
+  private async newSlot(): Promise<Slot> {
+    const browser = await this.launch();
+    const context = await browser.createBrowserContext();
+    const page = await context.newPage();
+    await page.setRequestInterception(true);
+    page.on('request', (req) => {
+      const url = req.url();
+      if (url.startsWith('about:') || url.startsWith('data:')) void req.continue();
+      else void req.abort('blockedbyclient');
+    });
+    await page.setContent('<!doctype html><html><head><meta charset="utf-8"></head><body style="margin:0;background:#fff"><div id="chart"></div></body></html>');
+    await page.addScriptTag({ content: ECHARTS });
+    this.live++;
+    return { context, page };
+  }
+
+  private acquire(): Promise<Slot> {
+    const slot = this.idle.pop();
+    if (slot) return Promise.resolve(slot);
+    if (this.live < this.settings.pages) return this.newSlot();
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  private release(slot: Slot): void {
+    const waiter = this.waiters.shift();
+    if (waiter) waiter(slot);
+    else this.idle.push(slot);
+  }
+
+  /** A page that failed or hung is thrown away with its context; a fresh one takes its place. */
+  private async discard(slot: Slot): Promise<void> {
+    this.live = Math.max(0, this.live - 1);
+    await slot.context.close().catch(() => undefined);
+    const waiter = this.waiters.shift();
+    if (waiter) this.newSlot().then(waiter, () => this.waiters.unshift(waiter));
+  }
+
+  async render(job: RenderJob): Promise<Buffer> {
+    const slot = await this.acquire();
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const work = (async () => {
+        await slot.page.setViewport({ width: job.width, height: job.height, deviceScaleFactor: 1 });
+        await slot.page.evaluate(
+          (option, width, height) => {
+            const el = document.getElementById('chart') as HTMLDivElement;
+            el.style.width = `${width}px`;
+            el.style.height = `${height}px`;
+            const w = window as unknown as { echarts: { getInstanceByDom(e: HTMLElement): { dispose(): void } | undefined; init(e: HTMLElement, t: null, o: object): { setOption(o: object): void } } };
+            w.echarts.getInstanceByDom(el)?.dispose();
+            w.echarts.init(el, null, { renderer: 'canvas', width, height, devicePixelRatio: 1 }).setOption(option);
+          },
+          job.option,
+          job.width,
+          job.height,
+        );
+        const png = await slot.page.screenshot({ type: 'png', clip: { x: 0, y: 0, width: job.width, height: job.height } });
+        return Buffer.from(png);
+      })();
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`render exceeded ${this.settings.renderTimeoutMs} ms`)), this.settings.renderTimeoutMs);
+      });
+      const png = await Promise.race([work, timeout]);
+      this.release(slot);
+      return png;
+    } catch (err) {
+      await this.discard(slot);
+      throw err;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Chromium's processes, for the benchmark's RSS figure. */
+  browserPid(): number | undefined {
+    return this.browser?.process()?.pid;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.browser?.close().catch(() => undefined);
+    this.browser = undefined;
+    if (this.userDataDir) fs.rmSync(this.userDataDir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,38 @@
+import { AppError } from '@quarry/errors';
+import type { ChartQueue } from '../ports/chart-queue.port';
+import { parseGrid } from './chart-grid';
+import { buildChartOption } from './chart-option';
+import { chartKind } from './chart-types';
+
+export interface RenderChartInput {
+  gridJson: string;
+  chartType: string;
+  width: number;
+  height: number;
+  title: string;
+}
+
+const inRange = (n: number) => Number.isInteger(n) && n >= 100 && n <= 4000;
+
+/** Validates, turns the grid into a chart description, and has a chart worker draw it. */
+export class RenderChartUseCase {
+  constructor(
+    private readonly queue: ChartQueue,
+    private readonly waitTimeoutMs: number,
+  ) {}
+
+  async execute(input: RenderChartInput): Promise<{ png: Buffer; width: number; height: number; chartType: string }> {
+    const kind = chartKind(input.chartType);
+    if (!inRange(input.width)) throw AppError.invalid('width must be an integer between 100 and 4000');
+    if (!inRange(input.height)) throw AppError.invalid('height must be an integer between 100 and 4000');
+    let grid;
+    try {
+      grid = parseGrid(input.gridJson);
+    } catch (err) {
+      throw AppError.internal('The crosstab grid is malformed', err);
+    }
+    const option = buildChartOption(grid, kind, input.width, input.height, input.title);
+    const png = await this.queue.render({ option, width: input.width, height: input.height }, this.waitTimeoutMs);
+    return { png, width: input.width, height: input.height, chartType: kind.name };
+  }
+}
