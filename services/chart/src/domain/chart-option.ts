@@ -57,15 +57,16 @@ export function buildChartOption(grid: ChartGrid, kind: ChartKind, width: number
     const s = series[0];
     return {
       ...base,
-      legend: { type: 'scroll', orient: 'vertical', right: 10, top: 60, bottom: 20, textStyle: { width: Math.max(80, width * 0.25), overflow: 'truncate' } },
+      legend: { type: 'scroll', bottom: 0, left: 'center' },
       series: [
         {
           type: 'pie',
           name: s.name,
-          radius: kind.family === 'doughnut' ? ['38%', '65%'] : '65%',
-          center: ['40%', '55%'],
+          radius: kind.family === 'doughnut' ? ['32%', '58%'] : '58%',
+          center: ['50%', '52%'],
           data: categories.map((name, i) => ({ name, value: s.data[i] ?? 0 })),
-          label: { formatter: '{b}: {d}%', overflow: 'truncate', width: Math.max(60, width * 0.18) },
+          label: { formatter: '{b}: {d}%', overflow: 'truncate', width: Math.max(80, width * 0.2), edgeDistance: 10 },
+          labelLine: { length: 10, length2: 8 },
           labelLayout: { hideOverlap: true },
         },
       ],
@@ -88,6 +89,8 @@ export function buildChartOption(grid: ChartGrid, kind: ChartKind, width: number
       width: horizontal ? Math.min(120, width * 0.18) : 100,
     },
     boundaryGap: kind.family === 'column' || kind.family === 'bar',
+    // Horizontal bars read top-down in row order, like the table.
+    inverse: horizontal,
   };
   const valueAxis = { type: 'value', name: grid.totals.length === 1 || !kind.multiSeries ? grid.totals[0] : '', nameLocation: 'middle', nameGap: horizontal ? 30 : 55 };
   const several = series.length > 1;
@@ -100,7 +103,8 @@ export function buildChartOption(grid: ChartGrid, kind: ChartKind, width: number
     series: series.map((s) => ({
       type: kind.family === 'column' || kind.family === 'bar' ? 'bar' : 'line',
       name: s.name,
-      data: s.data,
+      // In a stack a missing cell is nothing on top of the others, not a hole in every layer above it.
+      data: kind.stacked ? s.data.map((v) => v ?? 0) : s.data,
       stack: kind.stacked ? 'total' : undefined,
       areaStyle: kind.family === 'area' ? { opacity: kind.stacked ? 0.85 : 0.6 } : undefined,
       showSymbol: kind.family === 'line' && categories.length <= 50,
