@@ -25,13 +25,13 @@ export async function freePort(): Promise<number> {
   });
 }
 
-interface Proc {
+export interface Proc {
   child: ChildProcess;
   lines: string[];
 }
 
 /** Spawns `quarry serve` and resolves once it logs "quarry ready" (with its gateway port, if any). */
-function spawnServe(env: Record<string, string>): Promise<{ proc: Proc; port: number | undefined }> {
+export function spawnServe(env: Record<string, string>): Promise<{ proc: Proc; port: number | undefined }> {
   const child = spawn(process.execPath, [QUARRY_BIN, 'serve'], {
     // Readiness is read from the info-level "quarry ready" line, so the level is not configurable here.
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', ...env, LOG_LEVEL: 'info' },
@@ -61,8 +61,8 @@ function spawnServe(env: Record<string, string>): Promise<{ proc: Proc; port: nu
   });
 }
 
-async function stopProc(proc: Proc, signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
-  if (proc.child.exitCode !== null) return proc.child.exitCode;
+export async function stopProc(proc: Proc, signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
+  if (proc.child.exitCode !== null || proc.child.signalCode !== null) return proc.child.exitCode;
   return new Promise((resolve) => {
     const timer = setTimeout(() => proc.child.kill('SIGKILL'), 15000);
     proc.child.once('exit', (code) => {
@@ -96,7 +96,7 @@ export async function startQuarry(opts: { topology: Topology; dataDir: string; e
   try {
     let port: number | undefined;
     if (opts.topology === 'all') {
-      const started = await spawnServe({ ...env, QUARRY_TARGET: 'all' });
+      const started = await spawnServe({ QUARRY_TARGET: 'all', ...env });
       procs.push(started.proc);
       port = started.port;
     } else {

@@ -25,7 +25,7 @@ export interface Stack {
 }
 
 /** Loads the vega sample indexes with the real CLI, then starts the real server. */
-export async function startStackWithData(opts: { topology?: Topology; extra?: (env: Record<string, string>) => Promise<void> } = {}): Promise<Stack> {
+export async function startStackWithData(opts: { topology?: Topology; env?: Record<string, string>; extra?: (env: Record<string, string>) => Promise<void> } = {}): Promise<Stack> {
   const dataDir = makeDataDir();
   const env = { QUARRY_DATA_DIR: dataDir };
   const cli = (args: string[]) => runCli(args, env);
@@ -37,7 +37,7 @@ export async function startStackWithData(opts: { topology?: Topology; extra?: (e
     if (res.code !== 0) throw new Error(`${args.join(' ')} failed: ${res.stderr}`);
   }
   if (opts.extra) await opts.extra(env);
-  const quarry = await startQuarry({ topology: opts.topology ?? 'all', dataDir });
+  const quarry = await startQuarry({ topology: opts.topology ?? 'all', dataDir, env: opts.env });
   return {
     quarry,
     dataDir,

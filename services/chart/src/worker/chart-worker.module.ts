@@ -39,6 +39,7 @@ export class ChartWorkerModule implements QuarryModule {
       async (job) => {
         const data = job.data as RenderJob;
         const t = Date.now();
+        this.log.info({ jobId: job.id, attempt: job.attemptsMade + 1 }, 'chart render started');
         const png = await this.renderer.render(data);
         this.log.info({ jobId: job.id, ms: Date.now() - t, attempt: job.attemptsMade + 1 }, 'chart rendered');
         return png.toString('base64');
