@@ -4,6 +4,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
+import { TestRedis } from './redis';
 
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');
 export const QUARRY_BIN = path.join(REPO_ROOT, 'packages', 'cli', 'bin', 'quarry.js');
@@ -93,6 +94,7 @@ export interface RunningQuarry {
 export async function startQuarry(opts: { topology: Topology; dataDir: string; env?: Record<string, string> }): Promise<RunningQuarry> {
   const env = { QUARRY_DATA_DIR: opts.dataDir, ...(opts.env ?? {}) };
   const procs: Proc[] = [];
+  let redis: TestRedis | undefined;
   try {
     let port: number | undefined;
     if (opts.topology === 'all') {
@@ -100,10 +102,13 @@ export async function startQuarry(opts: { topology: Topology; dataDir: string; e
       procs.push(started.proc);
       port = started.port;
     } else {
-      const addrs: Record<string, string> = {};
+      // Split processes share the chart queue through a Redis of their own.
+      redis = new TestRedis(await freePort());
+      await redis.start();
+      const addrs: Record<string, string> = { REDIS_URL: redis.url };
       for (const s of ['QUERY', 'CROSSTAB', 'CHART', 'REPORTS']) addrs[`QUARRY_${s}_ADDR`] = `127.0.0.1:${await freePort()}`;
       const services = await Promise.all(
-        ['query', 'crosstab', 'chart', 'reports'].map((t) => spawnServe({ ...env, ...addrs, QUARRY_TARGET: t })),
+        ['query', 'crosstab', 'chart', 'reports', 'chart-worker'].map((t) => spawnServe({ ...env, ...addrs, QUARRY_TARGET: t })),
       );
       procs.push(...services.map((s) => s.proc));
       const gateway = await spawnServe({ ...env, ...addrs, QUARRY_TARGET: 'gateway' });
@@ -117,11 +122,20 @@ export async function startQuarry(opts: { topology: Topology; dataDir: string; e
       dataDir: opts.dataDir,
       topology: opts.topology,
       logs: () => procs.flatMap((p) => p.lines),
-      stop: () => Promise.all(procs.map((p) => stopProc(p))),
-      kill: () => Promise.all(procs.map((p) => stopProc(p, 'SIGKILL'))),
+      stop: async () => {
+        const codes = await Promise.all(procs.map((p) => stopProc(p)));
+        await redis?.stop();
+        return codes;
+      },
+      kill: async () => {
+        const codes = await Promise.all(procs.map((p) => stopProc(p, 'SIGKILL')));
+        await redis?.stop();
+        return codes;
+      },
     };
   } catch (err) {
     await Promise.all(procs.map((p) => stopProc(p, 'SIGKILL')));
+    await redis?.stop();
     throw err;
   }
 }
