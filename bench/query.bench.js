@@ -7,7 +7,7 @@ const os = require('node:os');
 const path = require('node:path');
 const { DuckDBInstance } = require('@duckdb/node-api');
 const { parseQuery } = require('../packages/query-language/dist');
-const { compileWhere, recordJsonSql, ident, literal } = require('../packages/snapshots/dist');
+const { compileWhere, recordJsonSql, ident, literal, wordsColumn, wordsExpr } = require('../packages/snapshots/dist');
 const { VEGA, cli, startServer, rpc, timeIt, fmt } = require('./lib');
 
 const RUNS = Number(process.argv[process.argv.indexOf('--runs') + 1]) || 50;
@@ -36,7 +36,10 @@ async function main() {
 
   // Direct DuckDB over the very snapshot Quarry serves, with the SQL Quarry generates.
   const snapshot = fs.readdirSync(path.join(dataDir, 'indexes', 'flights')).find((f) => f.endsWith('.parquet'));
-  await dc.run(`CREATE TABLE t AS SELECT * FROM read_parquet(${literal(path.join(dataDir, 'indexes', 'flights', snapshot))})`);
+  // The same in-memory table the query service builds (with its words columns).
+  await dc.run(
+    `CREATE TABLE t AS SELECT *, ${wordsExpr(ident('origin'))} AS ${wordsColumn('origin')}, ${wordsExpr(ident('destination'))} AS ${wordsColumn('destination')} FROM read_parquet(${literal(path.join(dataDir, 'indexes', 'flights', snapshot))})`,
+  );
   const types = new Map((await (await dc.runAndReadAll('DESCRIBE t')).getRowObjectsJS()).map((r) => [r.column_name, r.column_type]));
   const fields = [
     { name: 'date', type: 'date' },

@@ -1,5 +1,5 @@
 export { SnapshotEngine, type SnapshotRef, type LoadedTable, type Row } from './snapshot-engine';
-export { compileWhere, wordsPattern, type CompiledWhere } from './compile-duckdb';
+export { compileWhere, type CompiledWhere } from './compile-duckdb';
 export { buildSnapshot, pruneSnapshots, INDEX_NAME, type BuildRequest, type BuiltSnapshot } from './build-snapshot';
-export { ident, literal, recordJsonSql } from './sql';
+export { ident, literal, recordJsonSql, wordsColumn, wordsExpr } from './sql';
 export { readableIndex, fieldsOf } from './index-access';

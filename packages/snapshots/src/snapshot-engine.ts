@@ -1,13 +1,14 @@
 import path from 'node:path';
 import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
 import { AppError } from '@quarry/errors';
-import { ident, literal } from './sql';
+import { ident, literal, wordsColumn, wordsExpr } from './sql';
 
 /** What the engine needs of a catalog entry to find and cache a snapshot. */
 export interface SnapshotRef {
   name: string;
   version: number;
   snapshot: string;
+  fields: ReadonlyArray<{ name: string; type: string }>;
 }
 
 export interface LoadedTable {
@@ -62,8 +63,10 @@ export class SnapshotEngine {
   private async load(ref: SnapshotRef): Promise<LoadedTable> {
     const table = `snap_${ref.name.replace(/[^A-Za-z0-9_]/g, '_')}_${ref.version}_${Math.random().toString(36).slice(2, 8)}`;
     const file = path.resolve(this.dataDir, ref.snapshot);
+    // Each text field gets its words column here, once per loaded version (see wordsColumn).
+    const words = ref.fields.filter((f) => f.type === 'string').map((f) => `, ${wordsExpr(ident(f.name))} AS ${wordsColumn(f.name)}`);
     await this.withConnection(async (c) => {
-      await c.run(`CREATE TABLE ${ident(table)} AS SELECT * FROM read_parquet(${literal(file)})`);
+      await c.run(`CREATE TABLE ${ident(table)} AS SELECT *${words.join('')} FROM read_parquet(${literal(file)})`);
     }).catch((err: unknown) => {
       throw AppError.unavailable(`The snapshot of index "${ref.name}" (version ${ref.version}) cannot be read`, err);
     });

@@ -18,3 +18,16 @@ export function recordJsonSql(fields: ReadonlyArray<{ name: string }>, columnTyp
   };
   return `CAST(json_object(${fields.map((f) => `${literal(f.name)}, ${value(f.name)}`).join(', ')}) AS VARCHAR)`;
 }
+
+/**
+ * The hidden column holding a text field's words, lower-cased, space-separated and space-padded
+ * (" star wars "): word, phrase and prefix matching become substring tests with a bound parameter.
+ */
+export function wordsColumn(field: string): string {
+  return ident(`__w:${field}`);
+}
+
+/** SQL computing that column at load time; words are runs of letters and digits. */
+export function wordsExpr(textExpr: string): string {
+  return `' ' || array_to_string(list_filter(regexp_split_to_array(lower(${textExpr}), '[^\\pL\\pN]+'), x -> x <> ''), ' ') || ' '`;
+}

@@ -1,0 +1,158 @@
+#!/usr/bin/env node
+// Chart benchmark: cold start of a chart worker, then an 800x600 MSColumn2D of 12 categories x 4 series
+// through the whole JSON-RPC path (gateway, crosstab, gRPC, BullMQ, worker, Chromium) beside a direct
+// in-process render of the same chart with a page pool of the same size, in one run; peak RSS of the
+// worker process and its Chromium.
+// Usage: npm run build && node bench/chart.bench.js [--seconds 10]
+const { execFileSync, spawn } = require('node:child_process');
+const fs = require('node:fs');
+const net = require('node:net');
+const os = require('node:os');
+const path = require('node:path');
+const { SqliteMetadataStore, sqliteFile } = require('../packages/metadata-store/dist');
+const { SnapshotEngine } = require('../packages/snapshots/dist');
+const { RunCrosstabUseCase, DuckDbPivotEngine } = require('../services/crosstab/dist');
+const { ChromiumRenderer, buildChartOption, chartKind } = require('../services/chart/dist');
+const { silentLogger } = require('../packages/logger/dist');
+const { VEGA, BIN, cli, rpc, timeIt, fmt } = require('./lib');
+
+const SECONDS = Number(process.argv[process.argv.indexOf('--seconds') + 1]) || 10;
+const CONCURRENCY = 2; // worker pages
+const CLIENTS = 4;
+const PARAMS = {
+  index: 'movies',
+  query: '(Major Genre):* AND (MPAA Rating):(G OR PG OR "PG-13" OR R)',
+  rows: ['Major Genre'],
+  columns: [{ field: 'MPAA Rating' }],
+  totals: [{ aggregationType: 'Count' }],
+  chartType: 'MSColumn2D',
+  width: 800,
+  height: 600,
+};
+
+const freePort = () => new Promise((res) => { const s = net.createServer().listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => res(p)); }); });
+
+function spawnLogged(args, env) {
+  const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env, LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const lines = [];
+  let tail = '';
+  child.stdout.on('data', (d) => {
+    tail += d;
+    const parts = tail.split('\n');
+    tail = parts.pop();
+    lines.push(...parts);
+  });
+  const waitFor = (re) => new Promise((resolve, reject) => {
+    let buf = '';
+    const on = (d) => { buf += d; const m = re.exec(buf); if (m) { child.stdout.off('data', on); resolve(m); } };
+    child.stdout.on('data', on);
+    child.once('exit', (c) => reject(new Error(`exited ${c}: ${buf.slice(-1500)}`)));
+  });
+  return { child, waitFor, lines };
+}
+
+/** Proportional set size in MB (shared pages split between Chromium's processes, not counted once each). */
+function pss(pid) {
+  try {
+    const m = /Pss:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'));
+    return m ? Number(m[1]) : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** Memory in MB of a process and, separately, of all its descendants (Chromium), as PSS. */
+function rss(pid) {
+  const table = execFileSync('ps', ['-eo', 'pid=,ppid=,rss='], { encoding: 'utf8' }).trim().split('\n').map((l) => l.trim().split(/\s+/).map(Number));
+  const kids = new Set([pid]);
+  let grew = true;
+  while (grew) { grew = false; for (const [p, pp] of table) if (kids.has(pp) && !kids.has(p)) { kids.add(p); grew = true; } }
+  let self = 0; let children = 0;
+  for (const [p] of table) { if (p === pid) self = pss(p); else if (kids.has(p)) children += pss(p); }
+  return { self: self / 1024, chromium: children / 1024 };
+}
+
+async function throughput(fn) {
+  let n = 0;
+  const end = Date.now() + SECONDS * 1000;
+  await Promise.all(Array.from({ length: CLIENTS }, async () => { while (Date.now() < end) { await fn(); n++; } }));
+  return n / SECONDS;
+}
+
+async function main() {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-bench-c-'));
+  const env = { QUARRY_DATA_DIR: dataDir };
+  await cli(['index', 'load', 'movies', path.join(VEGA, 'movies.json')], env);
+  await cli(['user', 'create', 'bench', '--indexes', '*'], env);
+  const token = (await cli(['token', 'create', '--user', 'bench', '--scopes', 'query:execute'], env)).trim().split('\n').pop();
+
+  const redisPort = await freePort();
+  const redis = spawn('redis-server', ['--port', String(redisPort), '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  await new Promise((r) => setTimeout(r, 300));
+  const shared = { ...env, REDIS_URL: `redis://127.0.0.1:${redisPort}` };
+
+  const main = spawnLogged(['serve'], { ...shared, PORT: '0', HOST: '127.0.0.1', QUARRY_TARGET: 'gateway,query,crosstab,chart,reports' });
+  const port = Number((await main.waitFor(/"port":(\d+),"msg":"quarry ready"/))[1]);
+  const t0 = Date.now();
+  const worker = spawnLogged(['serve'], { ...shared, QUARRY_TARGET: 'chart-worker', CHART_WORKER_CONCURRENCY: String(CONCURRENCY) });
+  const warm = Number((await worker.waitFor(/"warmMs":(\d+),"msg":"chart worker ready"/))[1]);
+  const coldStart = Date.now() - t0;
+
+  // The same chart, drawn directly: grid in process, then the renderer with the same pool size.
+  const store = new SqliteMetadataStore(sqliteFile(dataDir));
+  const engine = new SnapshotEngine(dataDir);
+  const crosstab = await new RunCrosstabUseCase(store, new DuckDbPivotEngine(engine)).execute(
+    { admin: true, indexes: ['*'], realms: [] },
+    { index: 'movies', query: PARAMS.query, rows: PARAMS.rows, columns: [{ field: 'MPAA Rating', reverse: false }], totals: [{ aggregationType: 'Count', field: '', dynamicView: '', name: '' }] },
+    'grid',
+  );
+  if (crosstab.grid.rows.length !== 12 || crosstab.grid.columns.length !== 4) throw new Error(`expected 12x4, got ${crosstab.grid.rows.length}x${crosstab.grid.columns.length}`);
+  const option = buildChartOption(crosstab.grid, chartKind('MSColumn2D'), 800, 600, 'movies');
+  const renderer = new ChromiumRenderer({ executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium', pages: CONCURRENCY, renderTimeoutMs: 10000 }, silentLogger());
+  await renderer.start();
+  const direct = () => renderer.render({ option, width: 800, height: 600 });
+  const e2e = () => rpc(port, token, 'CROSSTAB.EXECUTE', PARAMS);
+  const { chartType: _c, width: _w, height: _h, ...htmlParams } = PARAMS;
+  const html = () => rpc(port, token, 'CROSSTAB.EXECUTE', htmlParams);
+
+  for (let i = 0; i < 10; i++) { await e2e(); await direct(); }
+  const before = worker.lines.length;
+  const latE2e = await timeIt(50, e2e);
+  const workerMs = worker.lines.slice(before).filter((l) => l.includes('"chart rendered"')).map((l) => JSON.parse(l).ms).sort((a, b) => a - b);
+  const workerP50 = workerMs[Math.floor(workerMs.length / 2)];
+  const latDirect = await timeIt(50, direct);
+  for (let i = 0; i < 10; i++) await html();
+  const latHtml = await timeIt(50, html);
+
+  let peak = { self: 0, chromium: 0 };
+  const sampler = setInterval(() => { const r = rss(worker.child.pid); peak = { self: Math.max(peak.self, r.self), chromium: Math.max(peak.chromium, r.chromium) }; }, 200);
+  const tputE2e = await throughput(e2e);
+  clearInterval(sampler);
+  const tputDirect = await throughput(direct);
+
+  await renderer.close();
+  await engine.close();
+  await store.close();
+  for (const p of [worker.child, main.child]) { p.kill('SIGTERM'); await new Promise((r) => p.once('exit', r)); }
+  redis.kill('SIGKILL');
+
+  console.log(`chart worker cold start: ${coldStart} ms to ready (Chromium launch and ${CONCURRENCY} warm pages: ${warm} ms)`);
+  console.table([
+    { path: 'end to end (JSON-RPC → crosstab → gRPC → BullMQ → worker)', 'p50 ms': fmt(latE2e.p50), 'p95 ms': fmt(latE2e.p95), 'charts/s': fmt(tputE2e) },
+    { path: 'direct in-process render, same pool size', 'p50 ms': fmt(latDirect.p50), 'p95 ms': fmt(latDirect.p95), 'charts/s': fmt(tputDirect) },
+  ]);
+  const overhead = latE2e.p50 - latDirect.p50;
+  const queue = overhead - latHtml.p50;
+  console.log(`end to end minus direct render at p50: ${fmt(overhead)} ms; ratio p50 ${fmt(latE2e.p50 / latDirect.p50)}`);
+  console.log(`  of which the crosstab itself with its JSON-RPC round trip (same call as HTML): ${fmt(latHtml.p50)} ms`);
+  console.log(`  the render itself inside the worker (its own log) p50: ${workerP50} ms, vs ${fmt(latDirect.p50)} ms direct`);
+  console.log(`  queue and transport overhead = e2e - crosstab call - worker render: ${fmt(latE2e.p50 - latHtml.p50 - workerP50)} ms (target < 15 ms)`);
+  console.log(`  (counting the direct render instead of the worker's: ${fmt(queue)} ms)`);
+  console.log(`throughput end to end: ${fmt(tputE2e)} charts/s with ${CLIENTS} clients (target >= 15 on ${os.cpus().length} cores)`);
+  console.log(`peak memory during the run (PSS): chart worker ${fmt(peak.self)} MB, its Chromium ${fmt(peak.chromium)} MB`);
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
