@@ -4,7 +4,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/ensure-system-deps.sh
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  npm ci --no-audit --no-fund
+  # npm ci refuses this registry's lock file (it serves no foreign-platform optional packages, so the
+  # lock cannot list them); npm install with the committed lock installs the same versions.
+  npm install --no-audit --no-fund
 fi
 npx turbo run build --output-logs=errors-only
 npx jest --ci "$@"
