@@ -2,7 +2,7 @@
 # The one test command (README): installs what the tests need, builds, runs every jest project.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/ensure-system-deps.sh
+bash scripts/ensure-system-deps.sh --tests
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   # npm ci refuses this registry's lock file (it serves no foreign-platform optional packages, so the
   # lock cannot list them); npm install with the committed lock installs the same versions.

@@ -11,15 +11,23 @@ if (!port) throw new Error('service-host.worker must run as a worker thread');
 
 startServices(config, log, new Set(targets)).then(
   (running) => {
-    port.on('message', (m: unknown) => {
-      if (m !== 'stop') return;
-      running.stop().then(
-        () => {
-          log.flush();
-          port.postMessage({ type: 'stopped' });
-        },
-        () => port.postMessage({ type: 'stopped' }),
-      );
+    port.on('message', (m: { type: string; id?: number }) => {
+      if (m.type === 'metrics') {
+        void running.metrics().then((snapshot) => port.postMessage({ type: 'metrics', id: m.id, snapshot }));
+      } else if (m.type === 'readiness') {
+        running.ready().then(
+          () => port.postMessage({ type: 'readiness', id: m.id, error: null }),
+          (err: unknown) => port.postMessage({ type: 'readiness', id: m.id, error: err instanceof Error ? err.message : String(err) }),
+        );
+      } else if (m.type === 'stop') {
+        running.stop().then(
+          () => {
+            log.flush();
+            port.postMessage({ type: 'stopped' });
+          },
+          () => port.postMessage({ type: 'stopped' }),
+        );
+      }
     });
     port.postMessage({ type: 'ready', hosted: running.hosted });
   },

@@ -48,6 +48,7 @@ export const envShape = {
     QUARRY_REPORTS_ADDR: hostPort.optional(),
     QUARRY_CURSOR_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
     QUARRY_GRPC_LISTEN_HOST: z.string().min(1).optional(),
+    QUARRY_OPS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
     QUARRY_GRPC_DEADLINE_MS: durationMs.default(30000),
     QUARRY_SHUTDOWN_GRACE_MS: durationMs.default(10000),
     CHART_RENDER_TIMEOUT_MS: durationMs.default(10000),

@@ -15,6 +15,8 @@ export interface Config {
   /** Where each gRPC service listens (when it runs here) or is reached (when it runs elsewhere). */
   grpc: { addrs: Record<ServiceName, string | undefined>; listenHost: string | undefined; deadlineMs: number };
   shutdownGraceMs: number;
+  /** Port of /metrics, /healthz and /readyz in processes without the gateway (unset: none). */
+  opsPort: number | undefined;
   /** Signs pagination cursors; unset: a key kept in the data directory. */
   cursorSecret: string | undefined;
 }
@@ -69,6 +71,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     },
     shutdownGraceMs: e.QUARRY_SHUTDOWN_GRACE_MS,
     cursorSecret: e.QUARRY_CURSOR_SECRET,
+    opsPort: e.QUARRY_OPS_PORT,
   };
 }
 

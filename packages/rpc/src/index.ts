@@ -5,4 +5,4 @@ export { toServiceError, fromServiceError, ERROR_CODE_METADATA } from './grpc-er
 export { unary, notImplemented, createGrpcServer, bindGrpcServer, shutdownGrpcServer, type CallContext, type UnaryHandler } from './grpc-server';
 export { callUnary, CLIENT_OPTIONS, type CallOptions } from './grpc-client';
 export type * as pb from './generated/index';
-export { GrpcServiceModule, type QuarryModule } from './module';
+export { GrpcServiceModule, type QuarryModule, type GrpcServiceOptions } from './module';

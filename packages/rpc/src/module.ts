@@ -1,5 +1,7 @@
-import type { Logger } from '@quarry/logger';
 import * as grpc from '@grpc/grpc-js';
+import { HealthImplementation } from 'grpc-health-check';
+import type { Logger } from '@quarry/logger';
+import type { QuarryMetrics } from '@quarry/metrics';
 import { bindGrpcServer, createGrpcServer, shutdownGrpcServer } from './grpc-server';
 
 /** What every Quarry module offers the process that hosts it (mimir-style targets). */
@@ -8,38 +10,99 @@ export interface QuarryModule {
   start(): Promise<void>;
   /** Finishes in-flight work within the grace period, then releases everything the module holds. */
   stop(): Promise<void>;
+  /** Rejects while a store the module needs cannot be reached. */
+  ready?(): Promise<void>;
 }
 
-/** A module that serves one gRPC service; `address` is known once started (port 0 resolves then). */
+export interface GrpcServiceOptions {
+  name: string;
+  log: Logger;
+  listenAddr: string;
+  graceMs: number;
+  /** Fully qualified name (quarry.v1.QueryService) for the health service, and its implementation. */
+  serviceName: string;
+  definition: grpc.ServiceDefinition;
+  implementation: grpc.UntypedServiceImplementation;
+  /** Rejects while a store this service needs is unreachable: health reports NOT_SERVING then. */
+  readiness: () => Promise<void>;
+  metrics?: QuarryMetrics;
+  onStop?: () => Promise<void>;
+}
+
+const HEALTH_INTERVAL_MS = 2000;
+
+/** Counts and times every call of an implementation by rpc and status code. */
+function instrument(impl: grpc.UntypedServiceImplementation, metrics: QuarryMetrics): grpc.UntypedServiceImplementation {
+  const out: grpc.UntypedServiceImplementation = {};
+  for (const [rpc, handler] of Object.entries(impl)) {
+    const unaryHandler = handler as grpc.handleUnaryCall<unknown, unknown>;
+    out[rpc] = ((call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
+      const end = metrics.grpcDuration.startTimer({ rpc });
+      unaryHandler(call, (err, value) => {
+        end();
+        metrics.grpcCalls.inc({ rpc, code: String(err?.code ?? grpc.status.OK) });
+        callback(err, value);
+      });
+    }) as grpc.UntypedHandleCall;
+  }
+  return out;
+}
+
+/**
+ * A module that serves one gRPC service plus the standard grpc.health.v1 service, SERVING only while
+ * its stores answer; `address` is known once started (port 0 resolves then).
+ */
 export class GrpcServiceModule implements QuarryModule {
   private server: grpc.Server | undefined;
   private bound: string | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly health = new HealthImplementation();
 
-  constructor(
-    readonly name: string,
-    private readonly log: Logger,
-    private readonly listenAddr: string,
-    private readonly graceMs: number,
-    private readonly register: (server: grpc.Server) => void,
-    private readonly onStop: () => Promise<void> = async () => {},
-  ) {}
+  constructor(private readonly options: GrpcServiceOptions) {
+    this.health.setStatus('', 'NOT_SERVING');
+    this.health.setStatus(options.serviceName, 'NOT_SERVING');
+  }
+
+  get name(): string {
+    return this.options.name;
+  }
 
   get address(): string {
-    if (!this.bound) throw new Error(`${this.name} is not started`);
+    if (!this.bound) throw new Error(`${this.options.name} is not started`);
     return this.bound;
   }
 
+  ready(): Promise<void> {
+    return this.options.readiness();
+  }
+
+  private async refreshHealth(): Promise<void> {
+    const status = await this.options.readiness().then(
+      () => 'SERVING' as const,
+      () => 'NOT_SERVING' as const,
+    );
+    this.health.setStatus('', status);
+    this.health.setStatus(this.options.serviceName, status);
+  }
+
   async start(): Promise<void> {
+    const o = this.options;
     const server = createGrpcServer();
-    this.register(server);
-    this.bound = await bindGrpcServer(server, this.listenAddr);
+    server.addService(o.definition, o.metrics ? instrument(o.implementation, o.metrics) : o.implementation);
+    this.health.addToServer(server);
+    this.bound = await bindGrpcServer(server, o.listenAddr);
     this.server = server;
-    this.log.info({ address: this.bound }, `${this.name} service listening`);
+    await this.refreshHealth();
+    this.timer = setInterval(() => void this.refreshHealth(), HEALTH_INTERVAL_MS);
+    this.timer.unref();
+    o.log.info({ address: this.bound }, `${o.name} service listening`);
   }
 
   async stop(): Promise<void> {
-    if (this.server) await shutdownGrpcServer(this.server, this.graceMs);
+    clearInterval(this.timer);
+    this.health.setStatus('', 'NOT_SERVING');
+    if (this.server) await shutdownGrpcServer(this.server, this.options.graceMs);
     this.server = undefined;
-    await this.onStop();
+    await this.options.onStop?.();
   }
 }

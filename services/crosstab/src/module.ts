@@ -1,17 +1,30 @@
 import type { Logger } from '@quarry/logger';
 import type { IndexCatalog } from '@quarry/metadata-store';
-import { GrpcServiceModule, loadQuarryProto } from '@quarry/rpc';
+import type { QuarryMetrics } from '@quarry/metrics';
 import type { SnapshotEngine } from '@quarry/snapshots';
+import { GrpcServiceModule, loadQuarryProto } from '@quarry/rpc';
 import { DuckDbPivotEngine } from './adapters/duckdb-pivot-engine.adapter';
 import type { CrosstabServiceConfig } from './config';
 import { RunCrosstabUseCase } from './domain/run-crosstab.use-case';
 import { crosstabHandlers } from './transport/grpc-crosstab.handlers';
 
 /** DuckDB is the crosstab engine in every deployment: Typesense cannot sum per group. */
-export function createCrosstabModule(config: CrosstabServiceConfig, log: Logger, deps: { catalog: IndexCatalog; engine: SnapshotEngine }): GrpcServiceModule {
+export function createCrosstabModule(
+  config: CrosstabServiceConfig,
+  log: Logger,
+  deps: { catalog: IndexCatalog; engine: SnapshotEngine; ping: () => Promise<void>; metrics?: QuarryMetrics },
+): GrpcServiceModule {
   const moduleLog = log.child({ module: 'crosstab' });
   const run = new RunCrosstabUseCase(deps.catalog, new DuckDbPivotEngine(deps.engine));
-  return new GrpcServiceModule('crosstab', moduleLog, config.listenAddr, config.graceMs, (server) =>
-    server.addService(loadQuarryProto().quarry.v1.CrosstabService.service, crosstabHandlers(moduleLog, run)),
-  );
+  return new GrpcServiceModule({
+    name: 'crosstab',
+    log: moduleLog,
+    listenAddr: config.listenAddr,
+    graceMs: config.graceMs,
+    serviceName: 'quarry.v1.CrosstabService',
+    definition: loadQuarryProto().quarry.v1.CrosstabService.service,
+    implementation: crosstabHandlers(moduleLog, run),
+    readiness: deps.ping,
+    metrics: deps.metrics,
+  });
 }

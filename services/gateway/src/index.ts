@@ -1,4 +1,4 @@
-export { GatewayModule } from './module';
+export { GatewayModule, type GatewayOps } from './module';
 export { gatewayConfig, type GatewayConfig } from './config';
 export { AUTH_FAILURES } from './domain/authenticate.use-case';
 export { METHOD_SCOPES } from './domain/method-catalogue';

@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '@quarry/logger';
+import type { QuarryMetrics } from '@quarry/metrics';
 import type { MetadataStore } from '@quarry/metadata-store';
 import type { QuarryModule } from '@quarry/rpc';
 import { GrpcServiceClients } from './adapters/grpc-service-clients.adapter';
@@ -8,6 +9,14 @@ import type { GatewayConfig } from './config';
 import { AuthenticateUseCase } from './domain/authenticate.use-case';
 import { CallMethodUseCase } from './domain/call-method.use-case';
 import { createHttpApp, rpcHandler } from './transport/http-app';
+
+export interface GatewayOps {
+  metrics: QuarryMetrics;
+  /** The Prometheus text of this whole process. */
+  scrape: () => Promise<{ contentType: string; text: string }>;
+  /** Rejects while a store of this process cannot be reached (/readyz). */
+  ready: () => Promise<void>;
+}
 
 export class GatewayModule implements QuarryModule {
   readonly name = 'gateway';
@@ -19,6 +28,7 @@ export class GatewayModule implements QuarryModule {
     private readonly config: GatewayConfig,
     private readonly store: MetadataStore,
     log: Logger,
+    private readonly ops?: GatewayOps,
   ) {
     this.log = log.child({ module: 'gateway' });
   }
@@ -33,9 +43,11 @@ export class GatewayModule implements QuarryModule {
     const deps = {
       authenticate: new AuthenticateUseCase(this.store),
       callMethod: new CallMethodUseCase(this.clients),
-      checkReady: () => this.store.ping(),
+      checkReady: this.ops?.ready ?? (() => this.store.ping()),
       log: this.log,
       bodyLimitBytes: this.config.bodyLimitBytes,
+      metrics: this.ops?.metrics,
+      scrape: this.ops?.scrape,
     };
     const app = createHttpApp(deps);
     const rpc = rpcHandler(deps);

@@ -1,4 +1,5 @@
 import type { Logger } from '@quarry/logger';
+import type { QuarryMetrics } from '@quarry/metrics';
 import type { IndexCatalog } from '@quarry/metadata-store';
 import { CursorCodec, loadCursorSecret } from '@quarry/paging';
 import { GrpcServiceModule, loadQuarryProto } from '@quarry/rpc';
@@ -16,18 +17,30 @@ export function createSearchIndex(config: Pick<QueryServiceConfig, 'typesense'>,
   return config.typesense ? new TypesenseSearchIndex(config.typesense, engine) : new DuckDbSearchIndex(engine);
 }
 
-export function createQueryModule(config: QueryServiceConfig, log: Logger, deps: { catalog: IndexCatalog; engine: SnapshotEngine }): GrpcServiceModule {
+export interface ServiceDeps {
+  catalog: IndexCatalog;
+  engine: SnapshotEngine;
+  /** Rejects while the metadata store cannot be reached. */
+  ping: () => Promise<void>;
+  metrics?: QuarryMetrics;
+}
+
+export function createQueryModule(config: QueryServiceConfig, log: Logger, deps: ServiceDeps): GrpcServiceModule {
   const moduleLog = log.child({ module: 'query' });
   const search = createSearchIndex(config, deps.engine);
   const cursors = new CursorCodec(loadCursorSecret(config.cursorSecret, config.dataDir));
   const executeQuery = new ExecuteQueryUseCase(deps.catalog, search);
   const findIndexes = new FindIndexesUseCase(deps.catalog, cursors);
-  return new GrpcServiceModule(
-    'query',
-    moduleLog,
-    config.listenAddr,
-    config.graceMs,
-    (server) => server.addService(loadQuarryProto().quarry.v1.QueryService.service, queryHandlers(moduleLog, executeQuery, findIndexes)),
-    () => search.close(),
-  );
+  return new GrpcServiceModule({
+    name: 'query',
+    log: moduleLog,
+    listenAddr: config.listenAddr,
+    graceMs: config.graceMs,
+    serviceName: 'quarry.v1.QueryService',
+    definition: loadQuarryProto().quarry.v1.QueryService.service,
+    implementation: queryHandlers(moduleLog, executeQuery, findIndexes),
+    readiness: deps.ping,
+    metrics: deps.metrics,
+    onStop: () => search.close(),
+  });
 }

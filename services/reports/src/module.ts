@@ -1,4 +1,5 @@
 import type { Logger } from '@quarry/logger';
+import { instrumentStore, type QuarryMetrics } from '@quarry/metrics';
 import { CursorCodec, loadCursorSecret } from '@quarry/paging';
 import { GrpcServiceModule, loadQuarryProto } from '@quarry/rpc';
 import type { ReportsServiceConfig } from './config';
@@ -6,17 +7,22 @@ import { FindReportsUseCase, ReportMetadataUseCase, SaveReportUseCase } from './
 import { openReportStore } from './open-report-store';
 import { reportsHandlers } from './transport/grpc-reports.handlers';
 
-export async function createReportsModule(config: ReportsServiceConfig, log: Logger): Promise<GrpcServiceModule> {
+export async function createReportsModule(config: ReportsServiceConfig, log: Logger, metrics?: QuarryMetrics): Promise<GrpcServiceModule> {
   const moduleLog = log.child({ module: 'reports' });
-  const store = await openReportStore(config);
+  const opened = await openReportStore(config);
+  const store = metrics ? instrumentStore(opened, 'reports', metrics) : opened;
   const cursors = new CursorCodec(loadCursorSecret(config.cursorSecret, config.dataDir));
   const handlers = reportsHandlers(moduleLog, new SaveReportUseCase(store), new FindReportsUseCase(store, cursors), new ReportMetadataUseCase(store));
-  return new GrpcServiceModule(
-    'reports',
-    moduleLog,
-    config.listenAddr,
-    config.graceMs,
-    (server) => server.addService(loadQuarryProto().quarry.v1.ReportsService.service, handlers),
-    () => store.close(),
-  );
+  return new GrpcServiceModule({
+    name: 'reports',
+    log: moduleLog,
+    listenAddr: config.listenAddr,
+    graceMs: config.graceMs,
+    serviceName: 'quarry.v1.ReportsService',
+    definition: loadQuarryProto().quarry.v1.ReportsService.service,
+    implementation: handlers,
+    readiness: () => store.ping(),
+    metrics,
+    onStop: () => opened.close(),
+  });
 }

@@ -1,3 +1,4 @@
+import { createServer } from 'node:http';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { Config, ServiceName, Target } from '@quarry/config';
@@ -5,6 +6,7 @@ import { ChartWorkerModule, chartServiceConfig, createChartModule, startPrivateR
 import { createCrosstabModule, crosstabServiceConfig } from '@quarry/crosstab';
 import { GatewayModule, gatewayConfig } from '@quarry/gateway';
 import type { Logger } from '@quarry/logger';
+import { instrumentStore, mergedMetrics, QuarryMetrics, type MetricsSnapshot } from '@quarry/metrics';
 import { openMetadataStore, type MetadataAndCatalog } from '@quarry/metadata-store';
 import { createQueryModule, queryServiceConfig } from '@quarry/query';
 import { createReportsModule, reportsServiceConfig } from '@quarry/reports';
@@ -19,6 +21,10 @@ export interface RunningProcess {
 
 export interface RunningServices {
   hosted: Partial<Record<ServiceName, string>>;
+  /** Rejects while a module's store is unreachable. */
+  ready(): Promise<void>;
+  /** This set of modules' metrics (their thread's registry). */
+  metrics(): Promise<MetricsSnapshot>;
   stop(): Promise<void>;
 }
 
@@ -36,6 +42,7 @@ async function stopAll(modules: QuarryModule[], log: Logger): Promise<void> {
 
 /** Starts the gRPC service modules among `targets`, sharing one metadata store and one DuckDB. */
 export async function startServices(config: Config, log: Logger, targets: ReadonlySet<Target>): Promise<RunningServices> {
+  const metrics = new QuarryMetrics();
   const started: QuarryModule[] = [];
   const hosted: Partial<Record<ServiceName, string>> = {};
   // One DuckDB per process: query and crosstab hosted together share the loaded snapshots.
@@ -50,7 +57,7 @@ export async function startServices(config: Config, log: Logger, targets: Readon
     if (targets.has('query') || targets.has('crosstab') || targets.has('reports')) {
       store = await openMetadataStore({ dataDir: config.dataDir, mongo: config.mongo });
     }
-    const catalog = store;
+    const catalog = store ? instrumentStore(store, 'metadata', metrics) : undefined;
     const needStore = () => {
       if (!catalog) throw new Error('the metadata store is not open');
       return catalog;
@@ -60,10 +67,10 @@ export async function startServices(config: Config, log: Logger, targets: Readon
       return config.redis.url;
     };
     const factories: Record<ServiceName, () => GrpcServiceModule | Promise<GrpcServiceModule>> = {
-      query: () => createQueryModule(queryServiceConfig(config), log, { catalog: needStore(), engine }),
-      crosstab: () => createCrosstabModule(crosstabServiceConfig(config), log, { catalog: needStore(), engine }),
-      chart: () => createChartModule(chartServiceConfig(config, redisUrl()), log),
-      reports: () => createReportsModule(reportsServiceConfig(config), log),
+      query: () => createQueryModule(queryServiceConfig(config), log, { catalog: needStore(), engine, ping: () => needStore().ping(), metrics }),
+      crosstab: () => createCrosstabModule(crosstabServiceConfig(config), log, { catalog: needStore(), engine, ping: () => needStore().ping(), metrics }),
+      chart: () => createChartModule(chartServiceConfig(config, redisUrl()), log, metrics),
+      reports: () => createReportsModule(reportsServiceConfig(config), log, metrics),
     };
     for (const name of SERVICE_TARGETS) {
       if (!targets.has(name)) continue;
@@ -76,18 +83,31 @@ export async function startServices(config: Config, log: Logger, targets: Readon
       const worker = new ChartWorkerModule(
         { redisUrl: redisUrl(), chromiumPath: config.chart.chromiumPath, concurrency: config.chart.workerConcurrency, renderTimeoutMs: config.chart.renderTimeoutMs },
         log,
+        metrics,
       );
       await worker.start();
       started.push(worker);
     }
-    return { hosted, stop };
+    return {
+      hosted,
+      stop,
+      ready: async () => {
+        for (const m of started) await m.ready?.();
+      },
+      metrics: () => metrics.registry.getMetricsAsJSON(),
+    };
   } catch (err) {
     await stop();
     throw err;
   }
 }
 
-type WorkerMessage = { type: 'ready'; hosted: Partial<Record<ServiceName, string>> } | { type: 'error'; message: string } | { type: 'stopped' };
+type WorkerMessage =
+  | { type: 'ready'; hosted: Partial<Record<ServiceName, string>> }
+  | { type: 'error'; message: string }
+  | { type: 'stopped' }
+  | { type: 'metrics'; id: number; snapshot: MetricsSnapshot }
+  | { type: 'readiness'; id: number; error: string | null };
 
 /**
  * Hosts the services on a worker thread of this process: still one process and still gRPC on
@@ -113,12 +133,44 @@ async function startServicesInWorker(config: Config, targets: ReadonlySet<Target
     await worker.terminate();
     throw new Error(first.type === 'error' ? first.message : 'service worker failed to start');
   }
+  // Requests to the thread carry an id; its answers come back on the same port.
+  let seq = 0;
+  const ask = <K extends 'metrics' | 'readiness'>(type: K) =>
+    new Promise<Extract<WorkerMessage, { type: K }>>((resolve, reject) => {
+      const id = ++seq;
+      const timer = setTimeout(() => {
+        worker.off('message', on);
+        reject(new Error('the service thread did not answer'));
+      }, 5000);
+      const on = (m: WorkerMessage) => {
+        if (m.type === type && 'id' in m && m.id === id) {
+          clearTimeout(timer);
+          worker.off('message', on);
+          resolve(m as Extract<WorkerMessage, { type: K }>);
+        }
+      };
+      worker.on('message', on);
+      worker.postMessage({ type, id });
+    });
   return {
     hosted: first.hosted,
+    metrics: async () => (await ask('metrics')).snapshot,
+    ready: async () => {
+      const r = await ask('readiness');
+      if (r.error) throw new Error(r.error);
+    },
     stop: async () => {
-      const stopped = next();
-      worker.postMessage('stop');
-      await stopped.catch(() => undefined);
+      const stopped = new Promise<void>((resolve) => {
+        const on = (m: WorkerMessage) => {
+          if (m.type === 'stopped') {
+            worker.off('message', on);
+            resolve();
+          }
+        };
+        worker.on('message', on);
+      });
+      worker.postMessage({ type: 'stop' });
+      await Promise.race([stopped, new Promise((r) => setTimeout(r, config.shutdownGraceMs + 5000))]);
       await worker.terminate();
     },
   };
@@ -157,9 +209,11 @@ export async function startTargets(initial: Config, log: Logger): Promise<Runnin
     throw err;
   }
   if (!withGateway) {
+    const ops = config.opsPort !== undefined ? await startOpsServer(config.opsPort, config.http.host, services, log) : undefined;
     return {
       port: undefined,
       stop: async () => {
+        await new Promise<void>((r) => (ops ? ops.close(() => r()) : r()));
         await services.stop();
         await stopRedis();
       },
@@ -168,9 +222,19 @@ export async function startTargets(initial: Config, log: Logger): Promise<Runnin
 
   let store: MetadataAndCatalog | undefined;
   let gateway: GatewayModule | undefined;
+  const gatewayMetrics = new QuarryMetrics();
   try {
     store = await openMetadataStore({ dataDir: config.dataDir, mongo: config.mongo });
-    gateway = new GatewayModule(gatewayConfig(config, services.hosted), store, log);
+    const opened = store;
+    gateway = new GatewayModule(gatewayConfig(config, services.hosted), instrumentStore(opened, 'metadata', gatewayMetrics), log, {
+      metrics: gatewayMetrics,
+      // /metrics of this process: the gateway's registry merged with the services' thread's.
+      scrape: async () => mergedMetrics([await gatewayMetrics.registry.getMetricsAsJSON(), ...(serviceTargets.size ? [await services.metrics()] : [])]),
+      ready: async () => {
+        await opened.ping();
+        if (serviceTargets.size) await services.ready();
+      },
+    });
     await gateway.start();
   } catch (err) {
     await services.stop();
@@ -189,6 +253,42 @@ export async function startTargets(initial: Config, log: Logger): Promise<Runnin
       await stopRedis();
     },
   };
+}
+
+/** /metrics, /healthz and /readyz for a process that has no gateway to serve them (Kubernetes probes, Prometheus). */
+async function startOpsServer(port: number, host: string, services: RunningServices, log: Logger) {
+  const server = createServer((req, res) => {
+    const reply = (status: number, type: string, body: string) => {
+      res.writeHead(status, { 'Content-Type': type });
+      res.end(body);
+    };
+    if (req.method !== 'GET') return reply(405, 'text/plain', 'GET only\n');
+    if (req.url === '/healthz') return reply(200, 'application/json', '{"status":"ok"}');
+    if (req.url === '/readyz') {
+      services.ready().then(
+        () => reply(200, 'application/json', '{"status":"ready"}'),
+        (err: unknown) => reply(503, 'application/json', JSON.stringify({ status: 'not ready', detail: err instanceof Error ? err.message : String(err) })),
+      );
+      return;
+    }
+    if (req.url === '/metrics') {
+      services
+        .metrics()
+        .then((snapshot) => mergedMetrics([snapshot]))
+        .then(
+          (m) => reply(200, m.contentType, m.text),
+          () => reply(503, 'text/plain', 'metrics unavailable\n'),
+        );
+      return;
+    }
+    reply(404, 'text/plain', 'not found\n');
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  log.info({ port: (server.address() as { port: number }).port }, 'ops endpoints listening');
+  return server;
 }
 
 /** `quarry serve`: runs until SIGTERM/SIGINT, then shuts down gracefully. */

@@ -54,6 +54,15 @@ export class BullMqChartQueue implements ChartQueue {
     }
   }
 
+  async ready(): Promise<void> {
+    if (this.connection.status !== 'ready') throw this.unreachable();
+    await this.connection.ping();
+  }
+
+  async counts(): Promise<Record<string, number>> {
+    return this.queue.getJobCounts('waiting', 'active', 'delayed', 'failed', 'completed');
+  }
+
   async close(): Promise<void> {
     await this.events.close().catch(() => undefined);
     await this.queue.close().catch(() => undefined);

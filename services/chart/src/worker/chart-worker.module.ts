@@ -1,5 +1,6 @@
 import { Worker } from 'bullmq';
 import type { Logger } from '@quarry/logger';
+import type { QuarryMetrics } from '@quarry/metrics';
 import type { QuarryModule } from '@quarry/rpc';
 import { ChromiumRenderer } from '../adapters/chromium-renderer.adapter';
 import { CHART_QUEUE, LOCK_DURATION_MS, STALLED_INTERVAL_MS } from '../adapters/bullmq-names';
@@ -26,6 +27,7 @@ export class ChartWorkerModule implements QuarryModule {
   constructor(
     private readonly config: ChartWorkerConfig,
     log: Logger,
+    private readonly metrics?: QuarryMetrics,
   ) {
     this.log = log.child({ module: 'chart-worker' });
     this.renderer = new ChromiumRenderer({ executablePath: config.chromiumPath, pages: config.concurrency, renderTimeoutMs: config.renderTimeoutMs }, this.log);
@@ -40,7 +42,7 @@ export class ChartWorkerModule implements QuarryModule {
         const data = job.data as RenderJob;
         const t = Date.now();
         this.log.info({ jobId: job.id, attempt: job.attemptsMade + 1 }, 'chart render started');
-        const png = await this.renderer.render(data);
+        const png = this.metrics ? await this.metrics.time(this.metrics.chartRender, {}, () => this.renderer.render(data)) : await this.renderer.render(data);
         this.log.info({ jobId: job.id, ms: Date.now() - t, attempt: job.attemptsMade + 1 }, 'chart rendered');
         return png.toString('base64');
       },
@@ -56,6 +58,12 @@ export class ChartWorkerModule implements QuarryModule {
     this.worker.on('failed', (job, err) => this.log.warn({ jobId: job?.id, err: err.message }, 'chart render failed'));
     await this.worker.waitUntilReady();
     this.log.info({ concurrency: this.config.concurrency, warmMs: Date.now() - started }, 'chart worker ready');
+  }
+
+  /** Ready while the worker consumes the queue and Chromium is up. */
+  async ready(): Promise<void> {
+    if (!this.worker?.isRunning()) throw new Error('the chart worker is not running');
+    if (this.renderer.browserPid() === undefined) throw new Error('Chromium is not running');
   }
 
   async stop(): Promise<void> {

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import express from 'express';
 import { ERROR_TABLE, isAppError, toAppError, toJsonRpcBusinessError, type AppError } from '@quarry/errors';
 import type { Logger } from '@quarry/logger';
+import type { QuarryMetrics } from '@quarry/metrics';
 import { REQUEST_ID_HEADER, resolveRequestId } from '@quarry/rpc';
 import type { AuthenticateUseCase } from '../domain/authenticate.use-case';
 import type { CallMethodUseCase } from '../domain/call-method.use-case';
@@ -15,6 +16,8 @@ export interface HttpAppDeps {
   checkReady: () => Promise<void>;
   log: Logger;
   bodyLimitBytes: number;
+  metrics?: QuarryMetrics;
+  scrape?: () => Promise<{ contentType: string; text: string }>;
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -60,6 +63,20 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
     }
   });
 
+  app.get('/metrics', async (_req, res) => {
+    if (!deps.scrape) {
+      send(res, 404, 'application/problem+json', { type: 'about:blank', title: 'Not Found', status: 404, detail: 'metrics are not enabled' });
+      return;
+    }
+    try {
+      const { contentType, text } = await deps.scrape();
+      res.writeHead(200, { 'Content-Type': contentType });
+      res.end(text);
+    } catch (err) {
+      deps.log.warn({ err }, 'metrics scrape failed');
+      send(res, 503, 'application/problem+json', { type: 'about:blank', title: 'Service Unavailable', status: 503, detail: 'metrics are unavailable' });
+    }
+  });
   app.post('/api/v1', rpcHandler(deps));
 
   app.all('/api/v1', (_req, res) => {
@@ -136,17 +153,26 @@ async function handleRpc(deps: HttpAppDeps, req: IncomingMessage, res: ServerRes
   try {
     const data = await deps.callMethod.execute(principal, envelope.method, envelope.params, { requestId });
     send(res, 200, JSON_TYPE, { jsonrpc: '2.0', id: envelope.id, result: { data, meta: { requestId } } });
-    log.info({ requestId, method: envelope.method, ms: msSince(started) }, 'rpc ok');
+    const ms = msSince(started);
+    record(deps, envelope.method, 'ok', ms);
+    log.info({ requestId, method: envelope.method, ms }, 'rpc ok');
   } catch (err) {
     const app = toAppError(err);
     if (app.code === 'INTERNAL') {
       log.error({ requestId, err, method: envelope.method }, 'rpc failed');
       sendProtocolError(res, 200, envelope.id, PROTOCOL.internal, `Internal error (request ${requestId})`);
+      record(deps, envelope.method, String(PROTOCOL.internal.code), msSince(started));
       return;
     }
+    record(deps, envelope.method, String(app.httpStatus), msSince(started));
     log.info({ requestId, method: envelope.method, code: app.code, detail: app.detail, ms: msSince(started) }, 'rpc refused');
     send(res, 200, JSON_TYPE, { jsonrpc: '2.0', id: envelope.id, error: toJsonRpcBusinessError(app) });
   }
+}
+
+function record(deps: HttpAppDeps, method: string, code: string, ms: number): void {
+  deps.metrics?.rpcRequests.inc({ method, code });
+  deps.metrics?.rpcDuration.observe({ method }, ms / 1000);
 }
 
 function msSince(start: bigint): number {

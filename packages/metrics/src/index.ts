@@ -1,0 +1,60 @@
+import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type MetricObjectWithValues, type MetricValue } from 'prom-client';
+
+export type MetricsSnapshot = MetricObjectWithValues<MetricValue<string>>[];
+
+export type { Registry } from 'prom-client';
+
+const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/**
+ * Every metric Quarry exports. One instance per process or worker thread, made in main and passed
+ * down (no global registry): a thread's figures are merged into its process's /metrics on scrape.
+ */
+export class QuarryMetrics {
+  readonly registry = new Registry();
+  readonly rpcRequests = new Counter({ name: 'quarry_rpc_requests_total', help: 'JSON-RPC calls by method and outcome code', labelNames: ['method', 'code'], registers: [this.registry] });
+  readonly rpcDuration = new Histogram({ name: 'quarry_rpc_duration_seconds', help: 'JSON-RPC call latency by method', labelNames: ['method'], buckets: LATENCY_BUCKETS, registers: [this.registry] });
+  readonly grpcCalls = new Counter({ name: 'quarry_grpc_server_calls_total', help: 'gRPC calls served, by rpc and status code', labelNames: ['rpc', 'code'], registers: [this.registry] });
+  readonly grpcDuration = new Histogram({ name: 'quarry_grpc_server_duration_seconds', help: 'gRPC call latency by rpc', labelNames: ['rpc'], buckets: LATENCY_BUCKETS, registers: [this.registry] });
+  readonly storeDuration = new Histogram({ name: 'quarry_store_operation_seconds', help: 'Store operation latency', labelNames: ['store', 'op'], buckets: LATENCY_BUCKETS, registers: [this.registry] });
+  readonly chartQueueJobs = new Gauge({ name: 'quarry_chart_queue_jobs', help: 'Chart jobs in the queue by state', labelNames: ['state'], registers: [this.registry] });
+  readonly chartRender = new Histogram({ name: 'quarry_chart_render_seconds', help: 'Chart render time in the worker', buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10], registers: [this.registry] });
+
+  constructor(labels: Record<string, string> = {}) {
+    this.registry.setDefaultLabels(labels);
+    collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** Times an async operation into a histogram with the given labels. */
+  async time<T>(histogram: Histogram<string>, labels: Record<string, string>, fn: () => Promise<T>): Promise<T> {
+    const end = histogram.startTimer(labels);
+    try {
+      return await fn();
+    } finally {
+      end();
+    }
+  }
+}
+
+/** Wraps every async method of a store so each call lands in quarry_store_operation_seconds. */
+export function instrumentStore<T extends object>(store: T, name: string, metrics: QuarryMetrics): T {
+  return new Proxy(store, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver) as unknown;
+      if (typeof value !== 'function' || typeof prop !== 'string' || prop === 'close') return typeof value === 'function' ? value.bind(target) : value;
+      return (...args: unknown[]) => {
+        const end = metrics.storeDuration.startTimer({ store: name, op: prop });
+        const result = (value as (...a: unknown[]) => unknown).apply(target, args);
+        if (result instanceof Promise) return result.finally(end);
+        end();
+        return result;
+      };
+    },
+  });
+}
+
+/** Text exposition of several registries' JSON snapshots summed into one (process + its threads). */
+export async function mergedMetrics(parts: MetricsSnapshot[]): Promise<{ contentType: string; text: string }> {
+  const merged = AggregatorRegistry.aggregate(parts);
+  return { contentType: merged.contentType, text: await merged.metrics() };
+}
