@@ -6,3 +6,4 @@ export { unary, notImplemented, createGrpcServer, bindGrpcServer, shutdownGrpcSe
 export { callUnary, CLIENT_OPTIONS, type CallOptions } from './grpc-client';
 export type * as pb from './generated/index';
 export { GrpcServiceModule, type QuarryModule, type GrpcServiceOptions } from './module';
+export type { CrosstabGrid } from './crosstab-grid';

@@ -1,13 +1,7 @@
-/** The crosstab grid the crosstab service computes (its JSON form travels in RenderChartRequest). */
-export interface ChartGrid {
-  rowFields: string[];
-  columnFields: string[];
-  totals: string[];
-  rows: string[][];
-  columns: string[][];
-  cells: Array<Array<Array<number | null>>>;
-  rowTotals: Array<Array<number | null>>;
-}
+import type { CrosstabGrid } from '@quarry/rpc';
+
+/** The parts of the crosstab grid (see CrosstabGrid in @quarry/rpc) that a chart draws from. */
+export type ChartGrid = Pick<CrosstabGrid, 'rowFields' | 'columnFields' | 'totals' | 'rows' | 'columns' | 'cells' | 'rowTotals'>;
 
 export function parseGrid(json: string): ChartGrid {
   const g = JSON.parse(json) as Partial<ChartGrid>;

@@ -1,4 +1,5 @@
 import type { FieldDef } from '@quarry/query-language';
+import type { CrosstabGrid } from '@quarry/rpc';
 import type { CrosstabSpec } from './crosstab-spec';
 
 export const BLANK = '(blank)';
@@ -14,19 +15,7 @@ export interface GroupRow {
   values: Array<number | null>;
 }
 
-/** The computed pivot, serialisable (the chart service draws from it). */
-export interface CrosstabGrid {
-  rowFields: string[];
-  columnFields: string[];
-  totals: string[];
-  rows: string[][];
-  columns: string[][];
-  /** cells[row][column][total]; null where no record falls. */
-  cells: Array<Array<Array<number | null>>>;
-  rowTotals: Array<Array<number | null>>;
-  columnTotals: Array<Array<number | null>>;
-  grandTotals: Array<number | null>;
-}
+export type { CrosstabGrid };
 
 /** Locale-free number text without float noise (12 significant digits at most). */
 export function formatNumber(n: number | null): string {

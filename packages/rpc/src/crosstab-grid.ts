@@ -1,0 +1,16 @@
+/**
+ * The computed crosstab as it travels from the crosstab service to the chart service (JSON in
+ * CrosstabResponse.grid_json and RenderChartRequest.grid_json): part of the contract, like proto/.
+ */
+export interface CrosstabGrid {
+  rowFields: string[];
+  columnFields: string[];
+  totals: string[];
+  rows: string[][];
+  columns: string[][];
+  /** cells[row][column][total]; null where no record falls. */
+  cells: Array<Array<Array<number | null>>>;
+  rowTotals: Array<Array<number | null>>;
+  columnTotals: Array<Array<number | null>>;
+  grandTotals: Array<number | null>;
+}
