@@ -170,6 +170,16 @@ describe.each<Topology>(['all', 'split'])('gateway protocol (QUARRY_TARGET=%s)',
   });
 
   describe('request ids', () => {
+    it('puts the X-Request-Id in meta.requestId of a success, and a generated one when none is sent', async () => {
+      const sent = await rpcClient(quarry.baseUrl, alice.token).call('INDEXES.FIND', {}, { id: 'ok', headers: { 'X-Request-Id': 'client-trace-7' } });
+      expect(sent.status).toBe(200);
+      expect((sent.json as RpcBody).result).toEqual({ data: { indexes: [], nextCursor: null }, meta: { requestId: 'client-trace-7' } });
+      const generated = await rpcClient(quarry.baseUrl, alice.token).call('INDEXES.FIND', {});
+      const id = (generated.json as RpcBody).result?.meta.requestId;
+      expect(id).toMatch(/^[0-9a-f-]{36}$/);
+      expect(generated.headers['x-request-id']).toBe(id);
+    });
+
     it('echoes a safe X-Request-Id header', async () => {
       const res = await rpcClient(quarry.baseUrl, alice.token).call('NOPE', {}, { headers: { 'X-Request-Id': 'trace-123.abc' } });
       expect(res.headers['x-request-id']).toBe('trace-123.abc');

@@ -118,6 +118,7 @@ async function handleRpc(deps: HttpAppDeps, req: IncomingMessage, res: ServerRes
     log.info({ requestId, status: app.httpStatus, detail: app.detail }, 'authentication refused');
     discardRest(req, deps.bodyLimitBytes, 5000);
     sendProblem(res, app);
+    record(deps, '(unauthenticated)', String(app.httpStatus), msSince(started));
     return;
   }
 
@@ -141,12 +142,14 @@ async function handleRpc(deps: HttpAppDeps, req: IncomingMessage, res: ServerRes
     body = JSON.parse(utf8.decode(read.body));
   } catch {
     sendProtocolError(res, 400, null, PROTOCOL.parse, 'The request body is not valid JSON');
+    record(deps, '(invalid)', String(PROTOCOL.parse.code), msSince(started));
     return;
   }
 
   const envelope = readEnvelope(body);
   if (!envelope.ok) {
     sendProtocolError(res, envelope.idReadable ? 200 : 400, envelope.id, envelope.error, envelope.detail);
+    record(deps, '(invalid)', String(envelope.error.code), msSince(started));
     return;
   }
 
