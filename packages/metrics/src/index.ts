@@ -36,19 +36,35 @@ export class QuarryMetrics {
   }
 }
 
-/** Wraps every async method of a store so each call lands in quarry_store_operation_seconds. */
+/**
+ * Wraps every method of a store so each call lands in quarry_store_operation_seconds. Wrappers and
+ * their labelled children are made once per method: this sits on the hot path of every request.
+ */
 export function instrumentStore<T extends object>(store: T, name: string, metrics: QuarryMetrics): T {
+  const wrapped = new Map<PropertyKey, unknown>();
   return new Proxy(store, {
     get(target, prop, receiver) {
+      const cached = wrapped.get(prop);
+      if (cached) return cached;
       const value = Reflect.get(target, prop, receiver) as unknown;
-      if (typeof value !== 'function' || typeof prop !== 'string' || prop === 'close') return typeof value === 'function' ? value.bind(target) : value;
-      return (...args: unknown[]) => {
-        const end = metrics.storeDuration.startTimer({ store: name, op: prop });
-        const result = (value as (...a: unknown[]) => unknown).apply(target, args);
-        if (result instanceof Promise) return result.finally(end);
-        end();
-        return result;
-      };
+      if (typeof value !== 'function') return value;
+      const fn = value as (...a: unknown[]) => unknown;
+      let out: unknown;
+      if (typeof prop !== 'string' || prop === 'close') {
+        out = fn.bind(target);
+      } else {
+        const histogram = metrics.storeDuration.labels({ store: name, op: prop });
+        out = (...args: unknown[]) => {
+          const started = process.hrtime.bigint();
+          const done = () => histogram.observe(Number(process.hrtime.bigint() - started) / 1e9);
+          const result = fn.apply(target, args);
+          if (result instanceof Promise) return result.finally(done);
+          done();
+          return result;
+        };
+      }
+      wrapped.set(prop, out);
+      return out;
     },
   });
 }

@@ -36,11 +36,14 @@ function instrument(impl: grpc.UntypedServiceImplementation, metrics: QuarryMetr
   const out: grpc.UntypedServiceImplementation = {};
   for (const [rpc, handler] of Object.entries(impl)) {
     const unaryHandler = handler as grpc.handleUnaryCall<unknown, unknown>;
+    const duration = metrics.grpcDuration.labels({ rpc });
+    const ok = metrics.grpcCalls.labels({ rpc, code: String(grpc.status.OK) });
     out[rpc] = ((call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
-      const end = metrics.grpcDuration.startTimer({ rpc });
+      const started = process.hrtime.bigint();
       unaryHandler(call, (err, value) => {
-        end();
-        metrics.grpcCalls.inc({ rpc, code: String(err?.code ?? grpc.status.OK) });
+        duration.observe(Number(process.hrtime.bigint() - started) / 1e9);
+        if (err) metrics.grpcCalls.inc({ rpc, code: String(err.code ?? grpc.status.UNKNOWN) });
+        else ok.inc();
         callback(err, value);
       });
     }) as grpc.UntypedHandleCall;

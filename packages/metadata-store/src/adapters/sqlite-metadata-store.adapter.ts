@@ -117,6 +117,14 @@ function isUniqueViolation(err: unknown): boolean {
 export class SqliteMetadataStore implements MetadataStore, IndexCatalog {
   private readonly db: Database.Database;
   private readonly stmts;
+  /**
+   * Token and user reads are on every request's path. They are cached until the database changes:
+   * PRAGMA data_version moves on every commit by another connection (another process), and this
+   * connection's own writes clear the cache, so a revocation still shows on the very next read.
+   */
+  private readonly cache = new Map<string, TokenRow | UserRow | null>();
+  private cacheVersion = -1;
+  private readonly dataVersion;
 
   constructor(file: string) {
     if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
@@ -152,6 +160,23 @@ export class SqliteMetadataStore implements MetadataStore, IndexCatalog {
       ),
       deleteIndex: this.db.prepare('DELETE FROM indexes WHERE name = ?'),
     };
+    this.dataVersion = this.db.prepare<[], number>('PRAGMA data_version').pluck();
+  }
+
+  private cached<R extends TokenRow | UserRow>(key: string, load: () => R | undefined): R | undefined {
+    const version = this.dataVersion.get() as number;
+    if (version !== this.cacheVersion || this.cache.size > 10_000) {
+      this.cache.clear();
+      this.cacheVersion = version;
+    }
+    if (this.cache.has(key)) return (this.cache.get(key) as R | null) ?? undefined;
+    const row = load();
+    this.cache.set(key, row ?? null);
+    return row;
+  }
+
+  private wrote(): void {
+    this.cache.clear();
   }
 
   async createUser(user: NewUser): Promise<User> {
@@ -166,6 +191,7 @@ export class SqliteMetadataStore implements MetadataStore, IndexCatalog {
     };
     try {
       this.stmts.insertUser.run(row);
+      this.wrote();
     } catch (err) {
       if (isUniqueViolation(err)) throw AppError.conflict(`User "${user.name}" already exists`);
       throw err;
@@ -174,7 +200,7 @@ export class SqliteMetadataStore implements MetadataStore, IndexCatalog {
   }
 
   async findUserById(id: string): Promise<User | null> {
-    const row = this.stmts.userById.get(id);
+    const row = this.cached(`u:${id}`, () => this.stmts.userById.get(id));
     return row ? toUser(row) : null;
   }
 
@@ -188,11 +214,13 @@ export class SqliteMetadataStore implements MetadataStore, IndexCatalog {
   }
 
   async setUserStatus(name: string, status: UserStatus): Promise<User> {
+    this.wrote();
     if (this.stmts.setStatus.run(status, name).changes === 0) throw AppError.notFound(`User "${name}" not found`);
     return (await this.findUserByName(name)) as User;
   }
 
   async deleteUser(name: string): Promise<void> {
+    this.wrote();
     if (this.stmts.deleteUser.run(name).changes === 0) throw AppError.notFound(`User "${name}" not found`);
   }
 
@@ -209,6 +237,7 @@ export class SqliteMetadataStore implements MetadataStore, IndexCatalog {
     };
     try {
       this.stmts.insertToken.run(row);
+      this.wrote();
     } catch (err) {
       if (isUniqueViolation(err)) throw AppError.conflict('A token with this hash already exists');
       throw err;
@@ -217,7 +246,7 @@ export class SqliteMetadataStore implements MetadataStore, IndexCatalog {
   }
 
   async findTokenByHash(hash: string): Promise<TokenRecord | null> {
-    const row = this.stmts.tokenByHash.get(hash);
+    const row = this.cached(`t:${hash}`, () => this.stmts.tokenByHash.get(hash));
     return row ? toToken(row) : null;
   }
 
@@ -226,6 +255,7 @@ export class SqliteMetadataStore implements MetadataStore, IndexCatalog {
   }
 
   async revokeToken(id: string): Promise<TokenRecord> {
+    this.wrote();
     if (this.stmts.revoke.run(new Date().toISOString(), id).changes === 0) throw AppError.notFound(`Token "${id}" not found`);
     return toToken(this.stmts.tokenById.get(id) as TokenRow);
   }
