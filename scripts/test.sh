@@ -9,6 +9,8 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.j
   npm install --no-audit --no-fund
 fi
 npx turbo run build --output-logs=errors-only
+# Tests run through swc, which strips types: check them (and the sources) with tsc, strict, first.
+npx tsc -p tsconfig.tests.json
 mkdir -p test-output
 status=0
 npx jest --ci --json --outputFile=test-output/jest-results.json "$@" || status=$?
