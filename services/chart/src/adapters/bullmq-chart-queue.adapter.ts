@@ -25,7 +25,7 @@ export class BullMqChartQueue implements ChartQueue {
     return AppError.unavailable('The chart queue (Redis) is unreachable; charts cannot be rendered right now', cause);
   }
 
-  async render(job: RenderJob, timeoutMs: number): Promise<Buffer> {
+  async render(job: RenderJob, timeoutMs: number): Promise<string> {
     if (this.connection.status !== 'ready') throw this.unreachable();
     let added;
     try {
@@ -41,7 +41,7 @@ export class BullMqChartQueue implements ChartQueue {
     try {
       const result = (await added.waitUntilFinished(this.events, timeoutMs)) as unknown;
       if (typeof result !== 'string') throw AppError.internal('The chart worker returned no image');
-      return Buffer.from(result, 'base64');
+      return result;
     } catch (err) {
       if (err instanceof AppError) throw err;
       const message = err instanceof Error ? err.message : String(err);

@@ -6,6 +6,7 @@ import type { RenderJob } from './chart-renderer.port';
  * can, without a restart); retry a job whose worker died; reject with TIMEOUT after `timeoutMs`.
  */
 export interface ChartQueue {
-  render(job: RenderJob, timeoutMs: number): Promise<Buffer>;
+  /** The PNG, base64-encoded. */
+  render(job: RenderJob, timeoutMs: number): Promise<string>;
   close(): Promise<void>;
 }

@@ -136,7 +136,7 @@ export class CallMethodUseCase {
         { gridJson: res.gridJson, chartType: p.chartType, width: p.width ?? 800, height: p.height ?? 600, title: p.index },
         scope,
       );
-      data = { contentType: 'image/png', data: Buffer.from(png.png).toString('base64'), width: png.width, height: png.height, chartType: png.chartType };
+      data = { contentType: 'image/png', data: png.pngBase64, width: png.width, height: png.height, chartType: png.chartType };
     } else {
       data = { contentType: 'text/html', data: res.html, rowCount: res.rowCount, columnCount: res.columnCount };
     }
