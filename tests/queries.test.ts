@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createIdentity, type Identity } from './support/identities';
-import { flights20k, hasPhrase, movies, page, sortRows, textFields, wordsOf, type Rec } from './support/datasets';
+import { flights20k, hasPhrase, movies, page, sortRows, textFields, VEGA, wordsOf, type Rec } from './support/datasets';
 import { startStackWithData, type Stack } from './support/stack';
 
 interface QueryData {
@@ -229,6 +229,30 @@ describe('index loading, catalog and permissions', () => {
     expect((await q(admin, { index: 'gadgets' })).data?.total).toBe(4);
   });
 
+  it('loads a ready Parquet file by copying it, in source order', async () => {
+    const { DuckDBInstance } = await import('@duckdb/node-api');
+    const file = path.join(tmp, 'flights.parquet');
+    const db = await DuckDBInstance.create(':memory:');
+    const c = await db.connect();
+    // Types that need no conversion (BIGINT, TIMESTAMP, VARCHAR), so the loader can take the file as it is.
+    await c.run(
+      `COPY (SELECT strptime(date, '%Y/%m/%d %H:%M') AS date, CAST(delay AS BIGINT) AS delay, CAST(distance AS BIGINT) AS distance, origin, destination
+             FROM read_json_auto('${path.join(VEGA, 'flights-20k.json')}')) TO '${file}' (FORMAT parquet)`,
+    );
+    c.closeSync();
+    db.closeSync();
+    const res = await stack.cli(['index', 'load', 'flightsp', file]);
+    expect(res.code).toBe(0);
+    const snapshots = fs.readdirSync(path.join(stack.dataDir, 'indexes', 'flightsp'));
+    expect(snapshots).toHaveLength(1);
+    expect(fs.readFileSync(path.join(stack.dataDir, 'indexes', 'flightsp', snapshots[0])).equals(fs.readFileSync(file))).toBe(true);
+    const first = await q(admin, { index: 'flightsp', pageSize: 100, page: 3 });
+    expect(first.data?.total).toBe(FLIGHTS.length);
+    expect(first.data?.records).toEqual(FLIGHTS.slice(200, 300));
+    const lax = await q(admin, { index: 'flightsp', query: 'destination:LAX', pageSize: 1000 });
+    expect(lax.data?.records).toEqual(FLIGHTS.filter((f) => f.destination === 'LAX').slice(0, 1000));
+  });
+
   it('publishes a new version atomically to the running server', async () => {
     const ok = await stack.cli(['index', 'load', 'lines', path.join(tmp, 'lines.jsonl')]);
     expect(ok.code).toBe(0);
@@ -268,11 +292,12 @@ describe('index loading, catalog and permissions', () => {
   it('finds indexes by name and description with signed cursor pages', async () => {
     const find = (params: Record<string, unknown>) => stack.call<{ indexes: Array<{ name: string; dynamicViews: string[]; recordCount: number; description: string }>; nextCursor: string | null }>(admin, 'INDEXES.FIND', params);
     const all = await find({});
-    expect(all.data?.indexes.map((i) => i.name)).toEqual(['flights', 'gadgets', 'movies']);
+    expect(all.data?.indexes.map((i) => i.name)).toEqual(['flights', 'flightsp', 'gadgets', 'movies']);
     expect(all.data?.nextCursor).toBeNull();
     const movieInfo = all.data?.indexes.find((i) => i.name === 'movies');
     expect(movieInfo).toMatchObject({ recordCount: MOVIES.length, dynamicViews: ['Records', 'Directors', 'Distributors'], description: 'Films: grosses, budgets and ratings' });
     expect((await find({ searchText: 'DELAYS' })).data?.indexes.map((i) => i.name)).toEqual(['flights']);
+    expect((await find({ searchText: 'flightsp' })).data?.indexes.map((i) => i.name)).toEqual(['flightsp']);
     expect((await find({ searchText: 'gad' })).data?.indexes.map((i) => i.name)).toEqual(['gadgets']);
 
     const seen: string[] = [];
@@ -282,7 +307,7 @@ describe('index loading, catalog and permissions', () => {
       seen.push(...(res.data?.indexes.map((i) => i.name) ?? []));
       cursor = res.data?.nextCursor ?? undefined;
     } while (cursor);
-    expect(seen).toEqual(['flights', 'gadgets', 'movies']);
+    expect(seen).toEqual(['flights', 'flightsp', 'gadgets', 'movies']);
 
     const first = await find({ limit: 1 });
     const c = first.data!.nextCursor!;

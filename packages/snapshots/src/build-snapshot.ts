@@ -103,8 +103,10 @@ async function detectDateFormat(c: DuckDBConnection, col: string): Promise<{ for
 async function planColumn(c: DuckDBConnection, name: string, duckType: string, declared: FieldType | undefined): Promise<ColumnPlan> {
   const col = ident(name);
   const inferred = inferType(duckType);
-  const isJson = duckType.toUpperCase() === 'JSON';
-  const asText = isJson ? `json_extract_string(${col}, '$')` : `CAST(${col} AS VARCHAR)`;
+  const upper = duckType.toUpperCase();
+  const isJson = upper === 'JSON';
+  // A column already of the stored type is taken as it is (this keeps a ready Parquet file loadable by copy).
+  const asText = isJson ? `json_extract_string(${col}, '$')` : upper === 'VARCHAR' ? col : `CAST(${col} AS VARCHAR)`;
   const blankToNull = (e: string) => `nullif(trim(${e}), '')`;
   const wanted: FieldType | 'text' = declared ?? inferred;
   const plan = (type: FieldType, expr: string, tryExpr: string): ColumnPlan => ({ name, type, expr, tryExpr });
@@ -114,6 +116,7 @@ async function planColumn(c: DuckDBConnection, name: string, duckType: string, d
       if (inferred === 'boolean') return plan('boolean', col, col);
       return plan('boolean', `CAST(${blankToNull(asText)} AS BOOLEAN)`, `TRY_CAST(${blankToNull(asText)} AS BOOLEAN)`);
     case 'integer':
+      if (upper === 'BIGINT') return plan('integer', col, col);
       if (inferred === 'integer') return plan('integer', `CAST(${col} AS BIGINT)`, `TRY_CAST(${col} AS BIGINT)`);
       return plan('integer', `CAST(${blankToNull(asText)} AS BIGINT)`, `TRY_CAST(${blankToNull(asText)} AS BIGINT)`);
     case 'number': {
@@ -124,6 +127,7 @@ async function planColumn(c: DuckDBConnection, name: string, duckType: string, d
     }
     case 'date': {
       if (duckType.toUpperCase() === 'DATE') return plan('date', col, col);
+      if (upper === 'TIMESTAMP') return plan('date', col, col);
       if (inferred === 'date') return plan('date', `CAST(${col} AS TIMESTAMP)`, `TRY_CAST(${col} AS TIMESTAMP)`);
       const fmt = await detectDateFormat(c, name);
       if (fmt) {
@@ -146,6 +150,13 @@ async function planColumn(c: DuckDBConnection, name: string, duckType: string, d
       return plan('string', asText, asText);
     }
   }
+}
+
+function fieldsOf(plans: ColumnPlan[], grains: BuildRequest['grains']): FieldDef[] {
+  return plans.map((p) => {
+    const grain = p.type === 'date' ? grains?.[p.name] : undefined;
+    return grain && grain !== 'day' ? { name: p.name, type: p.type, grain } : { name: p.name, type: p.type };
+  });
 }
 
 /** Finds the first record whose value a conversion cannot read, to name its row and column. */
@@ -184,7 +195,9 @@ async function runWithProgress(c: DuckDBConnection, sql: string, onProgress?: (f
 
 /**
  * Reads a CSV, JSON array, JSON Lines or Parquet file with DuckDB (streamed: the data never passes
- * through JS) into a new immutable Parquet snapshot with a stable record order (`__rowid`).
+ * through JS) into a new immutable Parquet snapshot whose row order is the source's (readers number
+ * the rows with the file's own row numbers). A Parquet source whose columns need no conversion is
+ * copied as it is.
  * Nothing is published here: the caller publishes the returned snapshot in the catalog.
  */
 export async function buildSnapshot(req: BuildRequest): Promise<BuiltSnapshot> {
@@ -206,7 +219,6 @@ export async function buildSnapshot(req: BuildRequest): Promise<BuiltSnapshot> {
       throw AppError.invalid(`Cannot read ${path.basename(req.file)} as ${format}: ${duckMessage(err)}`);
     }
     const described = (await rows(c, 'DESCRIBE src')).map((r) => ({ name: String(r.column_name), type: String(r.column_type) }));
-    const rowId = format === 'parquet' ? 'file_row_number' : 'row_number() OVER () - 1';
     const columns = described.filter((col) => !(format === 'parquet' && col.name === 'file_row_number'));
     if (columns.length === 0) throw AppError.invalid(`${path.basename(req.file)} has no columns`);
     for (const name of Object.keys(req.types)) {
@@ -224,14 +236,21 @@ export async function buildSnapshot(req: BuildRequest): Promise<BuiltSnapshot> {
     for (const col of columns) plans.push(await planColumn(c, col.name, col.type, req.types[col.name]));
 
     const select = plans.map((p) => `${p.expr} AS ${ident(p.name)}`).join(', ');
-    // Parquet rows carry their own number, so the writer may go in parallel out of order;
-    // the window numbering of CSV and JSON needs the input order kept.
-    if (format === 'parquet') await c.run('SET preserve_insertion_order = false');
+    if (format === 'parquet' && plans.every((p) => p.expr === ident(p.name))) {
+      // Nothing to convert: the source file is the snapshot, copied so the version stays immutable.
+      req.onProgress?.(0);
+      fs.copyFileSync(req.file, tmp);
+      const [n] = await rows(c, `SELECT count(*) AS n FROM read_parquet(${literal(tmp)})`);
+      fs.renameSync(tmp, final);
+      req.onProgress?.(1);
+      return { fields: fieldsOf(plans, req.grains), recordCount: Number(n.n), snapshot: path.relative(req.dataDir, final) };
+    }
     let recordCount: number;
     try {
       recordCount = await runWithProgress(
         c,
-        `COPY (SELECT ${rowId} AS __rowid, ${select} FROM src) TO ${literal(tmp)} (FORMAT parquet, COMPRESSION snappy, ROW_GROUP_SIZE 122880)`,
+        // preserve_insertion_order (set on the instance) keeps the source order in the file.
+        `COPY (SELECT ${select} FROM src) TO ${literal(tmp)} (FORMAT parquet, COMPRESSION snappy, ROW_GROUP_SIZE 122880)`,
         req.onProgress,
       );
     } catch (err) {
@@ -240,10 +259,7 @@ export async function buildSnapshot(req: BuildRequest): Promise<BuiltSnapshot> {
     }
     fs.renameSync(tmp, final);
     return {
-      fields: plans.map((p) => {
-        const grain = p.type === 'date' ? req.grains?.[p.name] : undefined;
-        return grain && grain !== 'day' ? { name: p.name, type: p.type, grain } : { name: p.name, type: p.type };
-      }),
+      fields: fieldsOf(plans, req.grains),
       recordCount,
       snapshot: path.relative(req.dataDir, final),
     };

@@ -66,7 +66,10 @@ export class SnapshotEngine {
     // Each text field gets its words column here, once per loaded version (see wordsColumn).
     const words = ref.fields.filter((f) => f.type === 'string').map((f) => `, ${wordsExpr(ident(f.name))} AS ${wordsColumn(f.name)}`);
     await this.withConnection(async (c) => {
-      await c.run(`CREATE TABLE ${ident(table)} AS SELECT *${words.join('')} FROM read_parquet(${literal(file)})`);
+      // The file's own row numbers are the record order (snapshots keep the source's order).
+      await c.run(
+        `CREATE TABLE ${ident(table)} AS SELECT file_row_number AS __rowid, * EXCLUDE (file_row_number)${words.join('')} FROM read_parquet(${literal(file)}, file_row_number = true)`,
+      );
     }).catch((err: unknown) => {
       throw AppError.unavailable(`The snapshot of index "${ref.name}" (version ${ref.version}) cannot be read`, err);
     });
