@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { createIdentity, type Identity } from './support/identities';
+import type { Identity } from './support/identities';
 import { pngFacts } from './support/png';
 import { REPO_ROOT } from './support/quarry-process';
-import { startStackWithData, type Stack } from './support/stack';
+import { type Stack, useStackWithAnalyst } from './support/stack';
 
 interface ChartData {
   contentType: string;
@@ -35,17 +35,14 @@ const TYPES: Array<{ type: string; series: number }> = [
 ];
 
 describe('CROSSTAB.EXECUTE as PNG charts (headless Chromium behind BullMQ)', () => {
+  const env = useStackWithAnalyst();
   let stack: Stack;
   let analyst: Identity;
 
-  beforeAll(async () => {
+  beforeAll(() => {
     fs.mkdirSync(OUT, { recursive: true });
-    stack = await startStackWithData();
-    analyst = await createIdentity(stack.dataDir, 'analyst', { indexes: '*' });
-  }, 120000);
-
-  afterAll(async () => {
-    await stack?.quarry.stop();
+    stack = env.stack();
+    analyst = env.analyst();
   });
 
   const base = {

@@ -1,7 +1,7 @@
-import { createIdentity, type Identity } from './support/identities';
+import type { Identity } from './support/identities';
 import { rawRequest } from './support/http';
 import { freePort, makeDataDir, spawnServe, stopProc } from './support/quarry-process';
-import { startStackWithData, type Stack } from './support/stack';
+import { type Stack, useStackWithAnalyst } from './support/stack';
 
 function metricValue(text: string, name: string, labels: Record<string, string>): number {
   const want = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
@@ -15,16 +15,13 @@ function metricValue(text: string, name: string, labels: Record<string, string>)
 }
 
 describe('/metrics', () => {
+  const env = useStackWithAnalyst();
   let stack: Stack;
   let analyst: Identity;
 
-  beforeAll(async () => {
-    stack = await startStackWithData();
-    analyst = await createIdentity(stack.dataDir, 'analyst', { indexes: '*' });
-  }, 120000);
-
-  afterAll(async () => {
-    await stack?.quarry.stop();
+  beforeAll(() => {
+    stack = env.stack();
+    analyst = env.analyst();
   });
 
   const scrape = async () => {

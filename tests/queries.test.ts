@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createIdentity, type Identity } from './support/identities';
 import { flights20k, hasPhrase, movies, page, sortRows, textFields, VEGA, wordsOf, type Rec } from './support/datasets';
-import { startStackWithData, type Stack } from './support/stack';
+import { startStackWithData, type Stack, useStackWithAnalyst } from './support/stack';
 
 interface QueryData {
   index: string;
@@ -21,16 +21,13 @@ const FLIGHTS = flights20k();
 const MOVIE_TEXT = textFields(MOVIES);
 
 describe('QUERIES.EXECUTE on real data', () => {
+  const env = useStackWithAnalyst();
   let stack: Stack;
   let analyst: Identity;
 
-  beforeAll(async () => {
-    stack = await startStackWithData();
-    analyst = await createIdentity(stack.dataDir, 'analyst', { indexes: '*' });
-  }, 120000);
-
-  afterAll(async () => {
-    await stack?.quarry.stop();
+  beforeAll(() => {
+    stack = env.stack();
+    analyst = env.analyst();
   });
 
   const run = async (params: Record<string, unknown>) => {

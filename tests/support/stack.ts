@@ -49,3 +49,24 @@ export async function startStackWithData(opts: { topology?: Topology; env?: Reco
 }
 
 export { createIdentity, fs };
+
+/**
+ * The common suite set-up: the sample data, a running stack and an analyst who may read every index,
+ * started before the suite's tests and stopped after them.
+ */
+export function useStackWithAnalyst(opts: Parameters<typeof startStackWithData>[0] = {}): { stack(): Stack; analyst(): Identity } {
+  let stack: Stack | undefined;
+  let analyst: Identity | undefined;
+  beforeAll(async () => {
+    stack = await startStackWithData(opts);
+    analyst = await createIdentity(stack.dataDir, 'analyst', { indexes: '*' });
+  }, 120000);
+  afterAll(async () => {
+    await stack?.quarry.stop();
+  });
+  const need = <T>(v: T | undefined): T => {
+    if (v === undefined) throw new Error('the stack did not start');
+    return v;
+  };
+  return { stack: () => need(stack), analyst: () => need(analyst) };
+}

@@ -7,3 +7,4 @@ export { callUnary, CLIENT_OPTIONS, type CallOptions } from './grpc-client';
 export type * as pb from './generated/index';
 export { GrpcServiceModule, type QuarryModule, type GrpcServiceOptions } from './module';
 export type { CrosstabGrid } from './crosstab-grid';
+export { freePort } from './free-port';
