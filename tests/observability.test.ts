@@ -45,7 +45,7 @@ describe('/metrics', () => {
     expect(delta('quarry_grpc_server_calls_total', { rpc: 'ExecuteQuery', code: '0' })).toBe(3);
     expect(delta('quarry_grpc_server_calls_total', { rpc: 'ExecuteQuery', code: '5' })).toBe(1);
     expect(delta('quarry_grpc_server_calls_total', { rpc: 'RenderChart', code: '0' })).toBe(1);
-    expect(delta('quarry_store_operation_seconds_count', { store: 'metadata', op: 'findTokenByHash' })).toBe(5);
+    expect(delta('quarry_store_operation_seconds_count', { store: 'metadata', op: 'findCredential' })).toBe(5);
     expect(delta('quarry_chart_render_seconds_count', {})).toBe(1);
     expect(after).toContain('quarry_chart_queue_jobs');
   });

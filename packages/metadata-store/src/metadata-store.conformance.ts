@@ -76,6 +76,19 @@ export function metadataStoreConformance(open: () => Promise<MetadataAndCatalog>
     await expect(store.revokeToken('missing')).rejects.toMatchObject({ code: 'NOT_FOUND' });
   });
 
+  it('finds a credential: the token with its owner, in one read that sees later changes', async () => {
+    const u = await store.createUser(alice);
+    const t = await store.createToken({ userId: u.id, hash: '12'.repeat(32), prefix: 'qk_c', scopes: ['indexes:read'], expiresAt: null });
+    expect(await store.findCredential('12'.repeat(32))).toEqual({ token: t, owner: u });
+    expect(await store.findCredential('34'.repeat(32))).toBeNull();
+    await store.setUserStatus('alice', 'disabled');
+    expect((await store.findCredential('12'.repeat(32)))?.owner?.status).toBe('disabled');
+    await store.revokeToken(t.id);
+    expect((await store.findCredential('12'.repeat(32)))?.token.revokedAt).not.toBeNull();
+    await store.deleteUser('alice');
+    expect(await store.findCredential('12'.repeat(32))).toEqual({ token: expect.objectContaining({ id: t.id }), owner: null });
+  });
+
   it('refuses a duplicate token hash', async () => {
     const u = await store.createUser(alice);
     const token = { userId: u.id, hash: 'ef'.repeat(32), prefix: 'qk_x', scopes: [], expiresAt: '2030-01-01T00:00:00.000Z' };

@@ -3,7 +3,7 @@ export { loadQuarryProto, PROTO_ROOT, type QuarryProto } from './proto';
 export { REQUEST_ID_HEADER, resolveRequestId, isSafeRequestId } from './request-id';
 export { toServiceError, fromServiceError, ERROR_CODE_METADATA } from './grpc-errors';
 export { unary, notImplemented, createGrpcServer, bindGrpcServer, shutdownGrpcServer, type CallContext, type UnaryHandler } from './grpc-server';
-export { callUnary, CLIENT_OPTIONS, type CallOptions } from './grpc-client';
+export { callUnary, CLIENT_OPTIONS, type CallOptions, type UnaryMethod } from './grpc-client';
 export type * as pb from './generated/index';
 export { GrpcServiceModule, type QuarryModule, type GrpcServiceOptions } from './module';
 export type { CrosstabGrid } from './crosstab-grid';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { MongoClient, MongoServerError, type Collection, type Db } from 'mongodb';
 import { AppError } from '@quarry/errors';
-import type { NewToken, NewUser, TokenRecord, User, UserStatus } from '../domain/identity';
+import type { Credential, NewToken, NewUser, TokenRecord, User, UserStatus } from '../domain/identity';
 import type { IndexCatalog, IndexEntry, IndexPublication } from '../ports/index-catalog.port';
 import type { MetadataStore } from '../ports/metadata-store.port';
 
@@ -112,6 +112,20 @@ export class MongoMetadataStore implements MetadataStore, IndexCatalog {
   async findTokenByHash(hash: string): Promise<TokenRecord | null> {
     const doc = await this.tokens.findOne({ hash });
     return doc ? toToken(doc) : null;
+  }
+
+  async findCredential(hash: string): Promise<Credential | null> {
+    // One round trip: the owner joins in on the server.
+    const [doc] = await this.tokens
+      .aggregate<TokenDoc & { owner: UserDoc[] }>([
+        { $match: { hash } },
+        { $limit: 1 },
+        { $lookup: { from: 'users', localField: 'userId', foreignField: '_id', as: 'owner' } },
+      ])
+      .toArray();
+    if (!doc) return null;
+    const { owner, ...token } = doc;
+    return { token: toToken(token), owner: owner[0] ? toUser(owner[0]) : null };
   }
 
   async listTokens(): Promise<TokenRecord[]> {

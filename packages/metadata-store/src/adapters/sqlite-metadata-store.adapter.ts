@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { AppError } from '@quarry/errors';
-import type { NewToken, NewUser, Realm, TokenRecord, User, UserStatus } from '../domain/identity';
+import type { Credential, NewToken, NewUser, Realm, TokenRecord, User, UserStatus } from '../domain/identity';
 import type { IndexCatalog, IndexEntry, IndexPublication } from '../ports/index-catalog.port';
 import type { MetadataStore } from '../ports/metadata-store.port';
 
@@ -122,7 +122,7 @@ export class SqliteMetadataStore implements MetadataStore, IndexCatalog {
    * PRAGMA data_version moves on every commit by another connection (another process), and this
    * connection's own writes clear the cache, so a revocation still shows on the very next read.
    */
-  private readonly cache = new Map<string, TokenRow | UserRow | null>();
+  private readonly cache = new Map<string, object | null>();
   private cacheVersion = -1;
   private readonly dataVersion;
 
@@ -163,7 +163,7 @@ export class SqliteMetadataStore implements MetadataStore, IndexCatalog {
     this.dataVersion = this.db.prepare<[], number>('PRAGMA data_version').pluck();
   }
 
-  private cached<R extends TokenRow | UserRow>(key: string, load: () => R | undefined): R | undefined {
+  private cached<R extends object>(key: string, load: () => R | undefined): R | undefined {
     const version = this.dataVersion.get() as number;
     if (version !== this.cacheVersion || this.cache.size > 10_000) {
       this.cache.clear();
@@ -248,6 +248,14 @@ export class SqliteMetadataStore implements MetadataStore, IndexCatalog {
   async findTokenByHash(hash: string): Promise<TokenRecord | null> {
     const row = this.cached(`t:${hash}`, () => this.stmts.tokenByHash.get(hash));
     return row ? toToken(row) : null;
+  }
+
+  async findCredential(hash: string): Promise<Credential | null> {
+    const rows = this.cached(`c:${hash}`, () => {
+      const token = this.stmts.tokenByHash.get(hash);
+      return token ? { token, owner: this.stmts.userById.get(token.user_id) ?? null } : undefined;
+    });
+    return rows ? { token: toToken(rows.token), owner: rows.owner ? toUser(rows.owner) : null } : null;
   }
 
   async listTokens(): Promise<TokenRecord[]> {

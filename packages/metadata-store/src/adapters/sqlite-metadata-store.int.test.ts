@@ -16,8 +16,12 @@ describe('SqliteMetadataStore across connections', () => {
     const u = await a.createUser({ name: 'x', admin: false, indexes: [], realms: [] });
     const t = await a.createToken({ userId: u.id, hash: '01'.repeat(32), prefix: 'qk_', scopes: [], expiresAt: null });
     expect((await b.findTokenByHash(t.hash))?.revokedAt).toBeNull();
+    expect((await b.findCredential(t.hash))?.owner?.status).toBe('active');
     await a.revokeToken(t.id);
     expect((await b.findTokenByHash(t.hash))?.revokedAt).not.toBeNull();
+    expect((await b.findCredential(t.hash))?.token.revokedAt).not.toBeNull();
+    await a.setUserStatus('x', 'disabled');
+    expect((await b.findCredential(t.hash))?.owner?.status).toBe('disabled');
     await a.close();
     await b.close();
   });

@@ -38,4 +38,10 @@ export interface TokenRecord {
   revokedAt: string | null;
 }
 
+/** A token as authentication needs it: the record and its owner, null when the owner was deleted. */
+export interface Credential {
+  token: TokenRecord;
+  owner: User | null;
+}
+
 export type NewToken = Pick<TokenRecord, 'userId' | 'hash' | 'prefix' | 'scopes' | 'expiresAt'>;

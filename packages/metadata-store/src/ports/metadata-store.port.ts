@@ -1,4 +1,4 @@
-import type { NewToken, NewUser, TokenRecord, User, UserStatus } from '../domain/identity';
+import type { Credential, NewToken, NewUser, TokenRecord, User, UserStatus } from '../domain/identity';
 
 /**
  * Users and API tokens (the index catalog and reports have their own ports).
@@ -23,6 +23,11 @@ export interface MetadataStore {
 
   createToken(token: NewToken): Promise<TokenRecord>;
   findTokenByHash(hash: string): Promise<TokenRecord | null>;
+  /**
+   * The token with this hash and its owner (null when the owner is gone) in one read: authentication
+   * asks this on every request, so adapters answer it with one store round trip and one freshness check.
+   */
+  findCredential(hash: string): Promise<Credential | null>;
   listTokens(): Promise<TokenRecord[]>;
   /** Revokes by token id; revoking twice keeps the first revocation time. */
   revokeToken(id: string): Promise<TokenRecord>;

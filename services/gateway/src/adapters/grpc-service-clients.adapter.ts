@@ -1,53 +1,55 @@
 import type { ServiceName } from '@quarry/config';
-import { CLIENT_OPTIONS, callUnary, grpc, loadQuarryProto, type pb } from '@quarry/rpc';
+import { CLIENT_OPTIONS, callUnary, grpc, loadQuarryProto, type pb, type UnaryMethod } from '@quarry/rpc';
 import type { CallScope, ServiceClients } from '../ports/service-clients.port';
+
+type Defs = ReturnType<typeof loadQuarryProto>['quarry']['v1'];
 
 /** One long-lived channel per service; grpc-js reconnects by itself when a service restarts. */
 export class GrpcServiceClients implements ServiceClients {
-  private readonly query: pb.QueryServiceClient;
-  private readonly crosstab: pb.CrosstabServiceClient;
-  private readonly chart: pb.ChartServiceClient;
-  private readonly reports: pb.ReportsServiceClient;
+  private readonly clients: Record<ServiceName, grpc.Client>;
+  private readonly v1: Defs;
 
   constructor(
     addrs: Record<ServiceName, string>,
     private readonly deadlineMs: number,
   ) {
-    const v1 = loadQuarryProto().quarry.v1;
+    this.v1 = loadQuarryProto().quarry.v1;
     const creds = grpc.credentials.createInsecure();
-    this.query = new v1.QueryService(addrs.query, creds, CLIENT_OPTIONS);
-    this.crosstab = new v1.CrosstabService(addrs.crosstab, creds, CLIENT_OPTIONS);
-    this.chart = new v1.ChartService(addrs.chart, creds, CLIENT_OPTIONS);
-    this.reports = new v1.ReportsService(addrs.reports, creds, CLIENT_OPTIONS);
+    this.clients = {
+      query: new grpc.Client(addrs.query, creds, CLIENT_OPTIONS),
+      crosstab: new grpc.Client(addrs.crosstab, creds, CLIENT_OPTIONS),
+      chart: new grpc.Client(addrs.chart, creds, CLIENT_OPTIONS),
+      reports: new grpc.Client(addrs.reports, creds, CLIENT_OPTIONS),
+    };
   }
 
-  private opts(scope: CallScope) {
-    return { requestId: scope.requestId, deadlineMs: this.deadlineMs };
+  private call<Req, Res>(service: ServiceName, method: UnaryMethod<Req, Res>, req: Req, scope: CallScope): Promise<Res> {
+    return callUnary(service, this.clients[service].getChannel(), method, req, { requestId: scope.requestId, deadlineMs: this.deadlineMs });
   }
 
   executeQuery(req: pb.ExecuteQueryRequest, scope: CallScope) {
-    return callUnary<pb.ExecuteQueryResponse__Output>('query', (md, o, cb) => this.query.ExecuteQuery(req, md, o, cb), this.opts(scope));
+    return this.call('query', this.v1.QueryService.service.ExecuteQuery, req, scope);
   }
   findIndexes(req: pb.FindIndexesRequest, scope: CallScope) {
-    return callUnary<pb.FindIndexesResponse__Output>('query', (md, o, cb) => this.query.FindIndexes(req, md, o, cb), this.opts(scope));
+    return this.call('query', this.v1.QueryService.service.FindIndexes, req, scope);
   }
   executeCrosstab(req: pb.CrosstabRequest, scope: CallScope) {
-    return callUnary<pb.CrosstabResponse__Output>('crosstab', (md, o, cb) => this.crosstab.ExecuteCrosstab(req, md, o, cb), this.opts(scope));
+    return this.call('crosstab', this.v1.CrosstabService.service.ExecuteCrosstab, req, scope);
   }
   renderChart(req: pb.RenderChartRequest, scope: CallScope) {
-    return callUnary<pb.RenderChartResponse__Output>('chart', (md, o, cb) => this.chart.RenderChart(req, md, o, cb), this.opts(scope));
+    return this.call('chart', this.v1.ChartService.service.RenderChart, req, scope);
   }
   saveReport(req: pb.SaveReportRequest, scope: CallScope) {
-    return callUnary<pb.ReportRef__Output>('reports', (md, o, cb) => this.reports.SaveReport(req, md, o, cb), this.opts(scope));
+    return this.call('reports', this.v1.ReportsService.service.SaveReport, req, scope);
   }
   findReports(req: pb.FindReportsRequest, scope: CallScope) {
-    return callUnary<pb.FindReportsResponse__Output>('reports', (md, o, cb) => this.reports.FindReports(req, md, o, cb), this.opts(scope));
+    return this.call('reports', this.v1.ReportsService.service.FindReports, req, scope);
   }
   getReportMetadata(req: pb.GetReportMetadataRequest, scope: CallScope) {
-    return callUnary<pb.ReportMetadata__Output>('reports', (md, o, cb) => this.reports.GetReportMetadata(req, md, o, cb), this.opts(scope));
+    return this.call('reports', this.v1.ReportsService.service.GetReportMetadata, req, scope);
   }
 
   close(): void {
-    for (const c of [this.query, this.crosstab, this.chart, this.reports]) c.close();
+    for (const c of Object.values(this.clients)) c.close();
   }
 }

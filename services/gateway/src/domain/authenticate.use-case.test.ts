@@ -16,8 +16,7 @@ const record: TokenRecord = {
 
 function storeWith(t: TokenRecord | null, u: User | null): MetadataStore {
   return {
-    findTokenByHash: async (h: string) => (t && t.hash === h ? t : null),
-    findUserById: async (id: string) => (u && u.id === id ? u : null),
+    findCredential: async (h: string) => (t && t.hash === h ? { token: t, owner: u && u.id === t.userId ? u : null } : null),
   } as unknown as MetadataStore;
 }
 

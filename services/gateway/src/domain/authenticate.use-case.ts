@@ -36,14 +36,15 @@ export class AuthenticateUseCase {
     if (token.length > MAX_TOKEN_LENGTH) throw new AppError('UNAUTHENTICATED', AUTH_FAILURES.notFound);
 
     const hash = hashToken(token);
-    const record = await this.store.findTokenByHash(hash);
+    const credential = await this.store.findCredential(hash);
+    const record = credential?.token;
     // The store found it by hash already; the constant-time compare guards adapters that match loosely.
-    if (!record || !digestsEqual(record.hash, hash)) throw new AppError('UNAUTHENTICATED', AUTH_FAILURES.notFound);
+    if (!credential || !record || !digestsEqual(record.hash, hash)) throw new AppError('UNAUTHENTICATED', AUTH_FAILURES.notFound);
     if (record.revokedAt !== null) throw new AppError('UNAUTHENTICATED', AUTH_FAILURES.revoked);
     if (record.expiresAt !== null && Date.parse(record.expiresAt) <= this.now()) {
       throw new AppError('UNAUTHENTICATED', AUTH_FAILURES.expired);
     }
-    const user = await this.store.findUserById(record.userId);
+    const user = credential.owner;
     if (!user || user.status !== 'active') throw new AppError('UNAUTHENTICATED', AUTH_FAILURES.ownerUnresolved);
     const scopes = new Set<Scope>(record.scopes.filter(isScope));
     if (scopes.size === 0) throw new AppError('FORBIDDEN', AUTH_FAILURES.noScope);

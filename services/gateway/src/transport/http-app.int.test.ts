@@ -32,7 +32,7 @@ describe('gateway transport on internal faults', () => {
     await sqlite.createToken({ userId: user.id, hash: hashToken(token), prefix: 'qk_', scopes: ['indexes:read'], expiresAt: null });
     const flaky = new Proxy(sqlite, {
       get(target, prop, receiver) {
-        if (prop === 'findTokenByHash' && failStore) return async () => Promise.reject(new Error('disk I/O error'));
+        if (prop === 'findCredential' && failStore) return async () => Promise.reject(new Error('disk I/O error'));
         const value = Reflect.get(target, prop, receiver) as unknown;
         return typeof value === 'function' ? value.bind(target) : value;
       },

@@ -1,0 +1,84 @@
+import * as grpc from '@grpc/grpc-js';
+import { AppError } from '@quarry/errors';
+import { silentLogger } from '@quarry/logger';
+import { CLIENT_OPTIONS, callUnary, type UnaryMethod } from './grpc-client';
+import { bindGrpcServer, createGrpcServer, shutdownGrpcServer, unary } from './grpc-server';
+import { freePort } from './free-port';
+import { loadQuarryProto } from './proto';
+import type { FindIndexesRequest, FindIndexesResponse__Output } from './generated/index';
+
+const v1 = loadQuarryProto().quarry.v1;
+const FIND = v1.QueryService.service.FindIndexes;
+
+describe('callUnary on a real grpc-js server', () => {
+  const server = createGrpcServer();
+  const log = silentLogger();
+  let client: grpc.Client;
+  const seenRequestIds: string[] = [];
+
+  beforeAll(async () => {
+    server.addService(v1.QueryService.service, {
+      FindIndexes: unary<FindIndexesRequest, unknown>(log, 'FindIndexes', async (req, ctx) => {
+        seenRequestIds.push(ctx.requestId);
+        if (req.cursor === 'missing') throw AppError.notFound('Cursor "missing" not found');
+        if (req.cursor === 'slow') await new Promise((r) => setTimeout(r, 500));
+        return { indexes: [{ name: `n${req.limit}`, description: 'd', fields: [], dynamicViews: [], recordCount: 3 }], nextCursor: 'next' };
+      }),
+    });
+    const addr = await bindGrpcServer(server, '127.0.0.1:0');
+    client = new grpc.Client(addr, grpc.credentials.createInsecure(), CLIENT_OPTIONS);
+  });
+
+  afterAll(async () => {
+    client.close();
+    await shutdownGrpcServer(server, 1000);
+  });
+
+  const call = (req: FindIndexesRequest, deadlineMs = 2000, method: UnaryMethod<FindIndexesRequest, FindIndexesResponse__Output> = FIND) =>
+    callUnary('query', client.getChannel(), method, req, { requestId: 'req-abc.1', deadlineMs });
+
+  it('returns the decoded response and carries the request id', async () => {
+    const res = await call({ limit: 7 });
+    expect(res.indexes.map((i) => [i.name, i.recordCount])).toEqual([['n7', 3]]);
+    expect(res.nextCursor).toBe('next');
+    expect(seenRequestIds.at(-1)).toBe('req-abc.1');
+  });
+
+  it('keeps many concurrent calls apart', async () => {
+    const res = await Promise.all(Array.from({ length: 50 }, (_, i) => call({ limit: i })));
+    expect(res.map((r) => r.indexes[0]?.name)).toEqual(Array.from({ length: 50 }, (_, i) => `n${i}`));
+  });
+
+  it("passes the service's own error code and detail through", async () => {
+    await expect(call({ cursor: 'missing' })).rejects.toMatchObject({ code: 'NOT_FOUND', detail: 'Cursor "missing" not found' });
+  });
+
+  it('says TIMEOUT naming the service when the deadline passes', async () => {
+    await expect(call({ cursor: 'slow' }, 50)).rejects.toMatchObject({ code: 'TIMEOUT', detail: 'The query service did not answer in time' });
+  });
+
+  it('says UNAVAILABLE naming the service when nothing listens', async () => {
+    const port = await freePort();
+    const dead = new grpc.Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), CLIENT_OPTIONS);
+    try {
+      await expect(callUnary('crosstab', dead.getChannel(), FIND, {}, { requestId: 'r', deadlineMs: 2000 })).rejects.toMatchObject({
+        code: 'UNAVAILABLE',
+        detail: 'The crosstab service is unavailable; try again shortly',
+      });
+    } finally {
+      dead.close();
+    }
+  });
+
+  it('turns a response it cannot parse into INTERNAL', async () => {
+    const broken = { ...FIND, responseDeserialize: (): never => { throw new Error('bad bytes'); } };
+    await expect(call({ limit: 1 }, 2000, broken)).rejects.toMatchObject({ code: 'INTERNAL' });
+  });
+
+  it('turns a request it cannot serialise into INTERNAL without sending it', async () => {
+    const before = seenRequestIds.length;
+    const broken = { ...FIND, requestSerialize: (): never => { throw new Error('cannot encode'); } };
+    await expect(call({ limit: 1 }, 2000, broken)).rejects.toMatchObject({ code: 'INTERNAL' });
+    expect(seenRequestIds.length).toBe(before);
+  });
+});
