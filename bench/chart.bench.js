@@ -61,15 +61,20 @@ function pss(pid) {
   }
 }
 
-/** Memory in MB of a process and, separately, of all its descendants (Chromium), as PSS. */
+/**
+ * Memory in MB of a process and, separately, of all its descendants (Chromium): PSS (shared pages split
+ * between Chromium's processes) and plain RSS (summed over the processes, so shared pages count once each).
+ */
 function rss(pid) {
   const table = execFileSync('ps', ['-eo', 'pid=,ppid=,rss='], { encoding: 'utf8' }).trim().split('\n').map((l) => l.trim().split(/\s+/).map(Number));
   const kids = new Set([pid]);
   let grew = true;
   while (grew) { grew = false; for (const [p, pp] of table) if (kids.has(pp) && !kids.has(p)) { kids.add(p); grew = true; } }
-  let self = 0; let children = 0;
-  for (const [p] of table) { if (p === pid) self = pss(p); else if (kids.has(p)) children += pss(p); }
-  return { self: self / 1024, chromium: children / 1024 };
+  const m = { self: 0, chromium: 0, selfRss: 0, chromiumRss: 0 };
+  for (const [p, , kb] of table) {
+    if (p === pid) { m.self = pss(p) / 1024; m.selfRss = kb / 1024; } else if (kids.has(p)) { m.chromium += pss(p) / 1024; m.chromiumRss += kb / 1024; }
+  }
+  return m;
 }
 
 /** Sum and count of the crosstab service's ExecuteCrosstab histogram on the main process's /metrics. */
@@ -167,8 +172,8 @@ async function main() {
   const strictOverhead = q(outsideRender, 0.5) - crosstabMean;
   const pairedOverhead = q(outsideRender, 0.5) - latHtmlSpaced.p50;
 
-  let peak = { self: 0, chromium: 0 };
-  const sampler = setInterval(() => { const r = rss(worker.child.pid); peak = { self: Math.max(peak.self, r.self), chromium: Math.max(peak.chromium, r.chromium) }; }, 200);
+  const peak = { self: 0, chromium: 0, selfRss: 0, chromiumRss: 0 };
+  const sampler = setInterval(() => { const r = rss(worker.child.pid); for (const k of Object.keys(peak)) peak[k] = Math.max(peak[k], r[k]); }, 200);
   const tputE2e = await throughput(e2e);
   clearInterval(sampler);
   const tputDirect = await throughput(direct);
@@ -194,7 +199,7 @@ async function main() {
   console.log(`  minus the whole HTML crosstab call after the same pause (its HTTP and gRPC hop come off too): ${fmt(pairedOverhead)} ms`);
   console.log(`  from independent p50s (e2e - spaced crosstab call - worker render): ${fmt(latE2e.p50 - latHtmlSpaced.p50 - workerP50)} ms`);
   console.log(`throughput end to end: ${fmt(tputE2e)} charts/s with ${CLIENTS} clients (target >= 15 on ${os.cpus().length} cores)`);
-  console.log(`peak memory during the run (PSS): chart worker ${fmt(peak.self)} MB, its Chromium ${fmt(peak.chromium)} MB`);
+  console.log(`peak memory during the run: chart worker RSS ${fmt(peak.selfRss)} MB (PSS ${fmt(peak.self)}), its Chromium RSS summed over its processes ${fmt(peak.chromiumRss)} MB (PSS ${fmt(peak.chromium)})`);
 }
 
 main().catch((err) => {
