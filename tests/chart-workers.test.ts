@@ -50,6 +50,18 @@ describe('chart workers as separate processes', () => {
     expect(rendered(workerB)).toBeGreaterThan(0);
   }, 60000);
 
+  it("carries the caller's request id onto the worker's log lines", async () => {
+    const requestId = `chart-trace-${Date.now()}`;
+    const res = await rpcClient(stack.quarry.baseUrl, analyst.token).call(
+      'CROSSTAB.EXECUTE',
+      { index: 'movies', rows: ['Major Genre'], totals: [{ aggregationType: 'Count' }], chartType: 'Pie2D', width: 300, height: 200 },
+      { headers: { 'X-Request-Id': requestId } },
+    );
+    expect(unwrap(res).error).toBeUndefined();
+    const lines = [...workerA.lines, ...workerB.lines].filter((l) => l.includes(`"requestId":"${requestId}"`)).map((l) => JSON.parse(l) as { msg: string });
+    expect(lines.map((l) => l.msg)).toEqual(['chart render started', 'chart rendered']);
+  }, 30000);
+
   it('still answers every request when one worker is SIGKILLed mid-render', async () => {
     const startedBefore = workerA.lines.filter((l) => l.includes('"chart render started"')).length;
     const pending = Promise.all(Array.from({ length: 4 }, () => chart(3000, 2000)));

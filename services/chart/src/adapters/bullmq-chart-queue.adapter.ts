@@ -1,7 +1,7 @@
 import { Queue, QueueEvents } from 'bullmq';
 import IORedis from 'ioredis';
 import { AppError } from '@quarry/errors';
-import type { ChartQueue } from '../ports/chart-queue.port';
+import type { ChartQueue, QueuedRender } from '../ports/chart-queue.port';
 import type { RenderJob } from '../ports/chart-renderer.port';
 import { ATTEMPTS, CHART_QUEUE } from './bullmq-names';
 
@@ -25,11 +25,12 @@ export class BullMqChartQueue implements ChartQueue {
     return AppError.unavailable('The chart queue (Redis) is unreachable; charts cannot be rendered right now', cause);
   }
 
-  async render(job: RenderJob, timeoutMs: number): Promise<string> {
+  async render(job: RenderJob, { timeoutMs, requestId }: { timeoutMs: number; requestId: string }): Promise<string> {
     if (this.connection.status !== 'ready') throw this.unreachable();
     let added;
     try {
-      added = await this.queue.add('render', job, {
+      const data: QueuedRender = { ...job, requestId };
+      added = await this.queue.add('render', data, {
         attempts: ATTEMPTS,
         backoff: { type: 'fixed', delay: 200 },
         removeOnComplete: { age: 300, count: 1000 },

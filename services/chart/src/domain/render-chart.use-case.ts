@@ -21,7 +21,7 @@ export class RenderChartUseCase {
     private readonly waitTimeoutMs: number,
   ) {}
 
-  async execute(input: RenderChartInput): Promise<{ pngBase64: string; width: number; height: number; chartType: string }> {
+  async execute(input: RenderChartInput, requestId: string): Promise<{ pngBase64: string; width: number; height: number; chartType: string }> {
     const kind = chartKind(input.chartType);
     if (!inRange(input.width)) throw AppError.invalid('width must be an integer between 100 and 4000');
     if (!inRange(input.height)) throw AppError.invalid('height must be an integer between 100 and 4000');
@@ -32,7 +32,7 @@ export class RenderChartUseCase {
       throw AppError.internal('The crosstab grid is malformed', err);
     }
     const option = buildChartOption(grid, kind, input.width, input.height, input.title);
-    const pngBase64 = await this.queue.render({ option, width: input.width, height: input.height }, this.waitTimeoutMs);
+    const pngBase64 = await this.queue.render({ option, width: input.width, height: input.height }, { timeoutMs: this.waitTimeoutMs, requestId });
     return { pngBase64, width: input.width, height: input.height, chartType: kind.name };
   }
 }

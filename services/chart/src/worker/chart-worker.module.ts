@@ -4,7 +4,7 @@ import type { QuarryMetrics } from '@quarry/metrics';
 import type { QuarryModule } from '@quarry/rpc';
 import { ChromiumRenderer } from '../adapters/chromium-renderer.adapter';
 import { CHART_QUEUE, LOCK_DURATION_MS, STALLED_INTERVAL_MS } from '../adapters/bullmq-names';
-import type { RenderJob } from '../ports/chart-renderer.port';
+import type { QueuedRender } from '../ports/chart-queue.port';
 
 export interface ChartWorkerConfig {
   redisUrl: string;
@@ -39,11 +39,12 @@ export class ChartWorkerModule implements QuarryModule {
     this.worker = new Worker(
       CHART_QUEUE,
       async (job) => {
-        const data = job.data as RenderJob;
+        const { requestId, ...data } = job.data as QueuedRender;
+        const log = this.log.child({ requestId, jobId: job.id });
         const t = Date.now();
-        this.log.info({ jobId: job.id, attempt: job.attemptsMade + 1 }, 'chart render started');
+        log.info({ attempt: job.attemptsMade + 1 }, 'chart render started');
         const png = this.metrics ? await this.metrics.time(this.metrics.chartRender, {}, () => this.renderer.render(data)) : await this.renderer.render(data);
-        this.log.info({ jobId: job.id, ms: Date.now() - t, attempt: job.attemptsMade + 1 }, 'chart rendered');
+        log.info({ ms: Date.now() - t, attempt: job.attemptsMade + 1 }, 'chart rendered');
         return png.toString('base64');
       },
       {
@@ -55,7 +56,7 @@ export class ChartWorkerModule implements QuarryModule {
       },
     );
     this.worker.on('error', (err) => this.log.warn({ err: err.message }, 'chart queue connection problem'));
-    this.worker.on('failed', (job, err) => this.log.warn({ jobId: job?.id, err: err.message }, 'chart render failed'));
+    this.worker.on('failed', (job, err) => this.log.warn({ requestId: (job?.data as QueuedRender | undefined)?.requestId, jobId: job?.id, err: err.message }, 'chart render failed'));
     await this.worker.waitUntilReady();
     this.log.info({ concurrency: this.config.concurrency, warmMs: Date.now() - started }, 'chart worker ready');
   }
