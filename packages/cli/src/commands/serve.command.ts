@@ -195,7 +195,7 @@ export async function startTargets(initial: Config, log: Logger): Promise<Runnin
     }
     privateRedis = await startPrivateRedis(config.redis.serverPath);
     config = { ...config, redis: { ...config.redis, url: privateRedis.url } };
-    log.info({ url: privateRedis.url }, 'private redis-server started for the chart queue');
+    log.info({ url: privateRedis.url, pid: privateRedis.pid }, 'private redis-server started for the chart queue');
   }
   const stopRedis = async () => {
     await privateRedis?.stop();

@@ -1,43 +1,56 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
 import { freePort } from '@quarry/rpc';
 
 export interface PrivateRedis {
   url: string;
+  pid: number | undefined;
   stop(): Promise<void>;
 }
+
+// util-linux's setpriv (Essential in Debian) sets the parent-death signal: the kernel then kills the
+// redis-server even when its owner dies by SIGKILL, which no exit handler of ours would see.
+const SETPRIV = '/usr/bin/setpriv';
 
 /** A redis-server on a free loopback port, without persistence, owned by this process. */
 export async function startPrivateRedis(binary: string): Promise<PrivateRedis> {
   const port = await freePort();
-  const child: ChildProcess = spawn(binary, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--protected-mode', 'yes'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--protected-mode', 'yes'];
+  const guarded = fs.existsSync(SETPRIV);
+  const child: ChildProcess = guarded
+    ? spawn(SETPRIV, ['--pdeathsig', 'KILL', binary, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+    : spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const notFound = () => new Error(`cannot start ${binary}: not found (install redis-server or set REDIS_URL)`);
   await new Promise<void>((resolve, reject) => {
     let out = '';
     const timer = setTimeout(() => reject(new Error(`redis-server did not start: ${out.slice(-500)}`)), 10000);
-    child.stdout?.on('data', (d: Buffer) => {
+    const collect = (d: Buffer) => {
       out += d.toString();
       if (out.includes('Ready to accept connections')) {
         clearTimeout(timer);
         resolve();
       }
-    });
-    child.once('error', (err) => {
+    };
+    child.stdout?.on('data', collect);
+    child.stderr?.on('data', collect);
+    child.once('error', (err: NodeJS.ErrnoException) => {
       clearTimeout(timer);
-      reject(new Error(`cannot start ${binary}: ${err.message} (install redis-server or set REDIS_URL)`));
+      reject(err.code === 'ENOENT' ? notFound() : new Error(`cannot start ${binary}: ${err.message} (install redis-server or set REDIS_URL)`));
     });
     child.once('exit', (code) => {
       clearTimeout(timer);
-      reject(new Error(`redis-server exited with ${code}: ${out.slice(-500)}`));
+      // setpriv answers 127 when it cannot find the program, as a shell would.
+      reject(guarded && code === 127 ? notFound() : new Error(`redis-server exited with ${code}: ${out.slice(-500)}`));
     });
   });
   child.stdout?.resume();
   child.stderr?.resume();
-  // Never outlive the process that started it.
+  // A normal exit stops it here too (setpriv covers the deaths no handler sees).
   const kill = () => child.kill('SIGKILL');
   process.once('exit', kill);
   return {
     url: `redis://127.0.0.1:${port}`,
+    pid: child.pid,
     stop: () =>
       new Promise((resolve) => {
         process.off('exit', kill);
