@@ -2,14 +2,13 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { parseAllDocuments, parse } from 'yaml';
 import { envProblems, type ContainerEnv } from './support/manifests';
+import { describeIf } from '@quarry/testkit';
 import { REPO_ROOT } from './support/quarry-process';
 
 type Doc = { apiVersion: string; kind: string; metadata: { name: string }; spec?: Record<string, unknown>; data?: Record<string, string>; stringData?: Record<string, string> };
 
 const hasKubectl = spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' }).status === 0;
 const hasCompose = spawnSync('docker-compose', ['version'], { encoding: 'utf8' }).status === 0;
-if (!hasKubectl) console.warn('SKIPPED kustomize checks: kubectl (with its built-in kustomize) is not installed on this machine');
-if (!hasCompose) console.warn('SKIPPED docker-compose checks: docker-compose is not installed (npm test installs it from Debian)');
 
 function kustomize(overlay: string): Doc[] {
   const out = execFileSync('kubectl', ['kustomize', path.join(REPO_ROOT, 'k8s', 'overlays', overlay)], { encoding: 'utf8' });
@@ -49,7 +48,7 @@ function k8sContainers(docs: Doc[]): ContainerEnv[] {
   return out;
 }
 
-(hasKubectl ? describe : describe.skip).each(['dev', 'prod'])('k8s overlay %s', (overlay) => {
+for (const overlay of ['dev', 'prod']) describeIf(hasKubectl, 'kubectl (with its built-in kustomize) is not installed on this machine', `k8s overlay ${overlay}`, () => {
   let docs: Doc[];
   beforeAll(() => {
     docs = kustomize(overlay);
@@ -88,7 +87,7 @@ function k8sContainers(docs: Doc[]): ContainerEnv[] {
   });
 });
 
-(hasCompose ? describe : describe.skip)('docker-compose.yml', () => {
+describeIf(hasCompose, 'docker-compose is not installed (npm test installs it from Debian)', 'docker-compose.yml', () => {
   let services: Record<string, { image?: string; environment?: Record<string, string | null>; entrypoint?: string[] }>;
 
   beforeAll(() => {

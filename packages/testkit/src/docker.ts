@@ -8,14 +8,22 @@ export function dockerAvailability(): { available: boolean; reason: string } {
   return { available, reason: process.env.QUARRY_DOCKER_REASON ?? 'the Docker probe did not run' };
 }
 
-/** describe() where a Docker engine answers; elsewhere describe.skip with the reason printed once. */
-export function describeWithDocker(name: string, fn: () => void): void {
-  const { available, reason } = dockerAvailability();
-  if (available) {
+/**
+ * describe() when `runs`; otherwise describe.skip with the reason printed, so no suite is ever skipped
+ * silently. Every conditional suite goes through here.
+ */
+export function describeIf(runs: boolean, skipReason: string, name: string, fn: () => void): void {
+  if (runs) {
     describe(name, fn);
     return;
   }
   // eslint-disable-next-line no-console
-  console.warn(`SKIPPED "${name}": no Docker engine answers (${reason}); testcontainers cannot start its server here.`);
+  console.warn(`SKIPPED "${name}": ${skipReason}`);
   describe.skip(name, fn);
+}
+
+/** describe() where a Docker engine answers; elsewhere skipped with the reason printed. */
+export function describeWithDocker(name: string, fn: () => void): void {
+  const { available, reason } = dockerAvailability();
+  describeIf(available, `no Docker engine answers (${reason}); testcontainers cannot start its server here.`, name, fn);
 }

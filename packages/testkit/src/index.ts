@@ -1,1 +1,1 @@
-export { dockerAvailability, describeWithDocker } from './docker';
+export { dockerAvailability, describeIf, describeWithDocker } from './docker';

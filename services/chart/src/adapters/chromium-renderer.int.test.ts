@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import { PNG } from 'pngjs';
 import { silentLogger } from '@quarry/logger';
+import { describeIf } from '@quarry/testkit';
 import { buildChartOption } from '../domain/chart-option';
 import { chartKind } from '../domain/chart-types';
 import { ChromiumRenderer } from './chromium-renderer.adapter';
@@ -30,10 +31,7 @@ function chromiumProcesses(): number {
   }
 }
 
-const describeIfChromium = fs.existsSync(CHROMIUM) ? describe : describe.skip;
-if (!fs.existsSync(CHROMIUM)) console.warn(`SKIPPED ChromiumRenderer tests: no browser at ${CHROMIUM} (npm test installs Debian's chromium)`);
-
-describeIfChromium('ChromiumRenderer', () => {
+describeIf(fs.existsSync(CHROMIUM), `no browser at ${CHROMIUM} (npm test installs Debian's chromium)`, 'ChromiumRenderer', () => {
   let renderer: ChromiumRenderer;
 
   beforeAll(async () => {
