@@ -64,11 +64,6 @@ export class MongoMetadataStore implements MetadataStore, IndexCatalog {
     return toUser(doc);
   }
 
-  async findUserById(id: string): Promise<User | null> {
-    const doc = await this.users.findOne({ _id: id });
-    return doc ? toUser(doc) : null;
-  }
-
   async findUserByName(name: string): Promise<User | null> {
     const doc = await this.users.findOne({ name });
     return doc ? toUser(doc) : null;

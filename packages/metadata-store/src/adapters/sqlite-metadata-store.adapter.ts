@@ -118,7 +118,7 @@ export class SqliteMetadataStore implements MetadataStore, IndexCatalog {
   private readonly db: Database.Database;
   private readonly stmts;
   /**
-   * Token and user reads are on every request's path. They are cached until the database changes:
+   * Credential reads (token + owner) are on every request's path. They are cached until the database changes:
    * PRAGMA data_version moves on every commit by another connection (another process), and this
    * connection's own writes clear the cache, so a revocation still shows on the very next read.
    */
@@ -199,11 +199,6 @@ export class SqliteMetadataStore implements MetadataStore, IndexCatalog {
     return toUser(row);
   }
 
-  async findUserById(id: string): Promise<User | null> {
-    const row = this.cached(`u:${id}`, () => this.stmts.userById.get(id));
-    return row ? toUser(row) : null;
-  }
-
   async findUserByName(name: string): Promise<User | null> {
     const row = this.stmts.userByName.get(name);
     return row ? toUser(row) : null;
@@ -246,7 +241,7 @@ export class SqliteMetadataStore implements MetadataStore, IndexCatalog {
   }
 
   async findTokenByHash(hash: string): Promise<TokenRecord | null> {
-    const row = this.cached(`t:${hash}`, () => this.stmts.tokenByHash.get(hash));
+    const row = this.stmts.tokenByHash.get(hash);
     return row ? toToken(row) : null;
   }
 

@@ -14,7 +14,6 @@ import type { Credential, NewToken, NewUser, TokenRecord, User, UserStatus } fro
  */
 export interface MetadataStore {
   createUser(user: NewUser): Promise<User>;
-  findUserById(id: string): Promise<User | null>;
   findUserByName(name: string): Promise<User | null>;
   listUsers(): Promise<User[]>;
   setUserStatus(name: string, status: UserStatus): Promise<User>;
