@@ -1,7 +1,10 @@
 #!/bin/sh
-# One-shot loader of docker-compose: an admin user, a token written to /data/admin-token.txt, and the
-# sample indexes. Safe to run again: existing users and indexes are kept.
+# One-shot loader of docker-compose: the deployment's secrets, an admin user, a token written to
+# /data/admin-token.txt, and the sample indexes. Safe to run again: existing secrets, users and indexes
+# are kept.
 set -eu
+# First: every quarry command below reads the secrets through QUARRY_*_FILE.
+/app/init-secrets.sh /data/secrets
 quarry() { node /app/packages/cli/bin/quarry.js "$@"; }
 quarry user list | grep -q '^admin' || quarry user create admin --admin
 if ! quarry index list | grep -q '^movies'; then
@@ -11,5 +14,6 @@ fi
 if ! quarry index list | grep -q '^airports'; then
   quarry index load airports /app/sample/airports.csv --view States=state --description "US airports"
 fi
-quarry token create --user admin --scopes query:execute,indexes:read,reports:read,reports:write --expires-in 30d | tail -n 1 > /data/admin-token.txt
+# A bearer token for every index: readable by Quarry's user only, like the secrets.
+(umask 077 && quarry token create --user admin --scopes query:execute,indexes:read,reports:read,reports:write --expires-in 30d | tail -n 1 > /data/admin-token.txt)
 echo "admin token written to /data/admin-token.txt"

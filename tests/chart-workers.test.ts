@@ -54,7 +54,7 @@ describe('chart workers as separate processes', () => {
     const requestId = `chart-trace-${Date.now()}`;
     const res = await rpcClient(stack.quarry.baseUrl, analyst.token).call(
       'CROSSTAB.EXECUTE',
-      { index: 'movies', rows: ['Major Genre'], totals: [{ aggregationType: 'Count' }], chartType: 'Pie2D', width: 300, height: 200 },
+      { index: 'movies', rows: ['Major Genre'], totals: [{ aggregationType: 'Count' }], chartType: 'Pie2D', width: 640, height: 480 },
       { headers: { 'X-Request-Id': requestId } },
     );
     expect(unwrap(res).error).toBeUndefined();
@@ -84,7 +84,7 @@ describe('chart workers as separate processes', () => {
   it('fails fast with a clear error while Redis is down and recovers when it is back', async () => {
     await redis.stop();
     const t = Date.now();
-    const down = await chart(400, 300);
+    const down = await chart(1200, 900);
     expect(Date.now() - t).toBeLessThan(3000);
     expect(down.error).toMatchObject({ code: 503, data: { detail: 'The chart queue (Redis) is unreachable; charts cannot be rendered right now' } });
     const table = unwrap(await rpcClient(stack.quarry.baseUrl, analyst.token).call('QUERIES.EXECUTE', { index: 'movies', pageSize: 1 }));
@@ -94,7 +94,7 @@ describe('chart workers as separate processes', () => {
     let ok = false;
     const until = Date.now() + 30000;
     while (!ok && Date.now() < until) {
-      const r = await chart(400, 300);
+      const r = await chart(1200, 900);
       ok = r.error === undefined;
       if (!ok) await new Promise((res) => setTimeout(res, 500));
     }

@@ -17,6 +17,22 @@ describe('quarry CLI', () => {
     expect(list.stdout).toMatch(/^ana\tactive\t-\tmovies,airports\tmovies=Major_Genre:Drama$/m);
   });
 
+  it('refuses a blank, unparsable or ungranted realm at user create, storing nothing', async () => {
+    for (const [realm, why] of [
+      ['movies= ', 'error: --realm for index "movies" has a blank query'],
+      ['movies=Major_Genre:(Drama', 'error: --realm for index "movies": Query syntax error at position'],
+      ['flights=origin:SFO', 'error: --realm names index "flights", which the user is not given'],
+      ['movies', 'error: --realm must be INDEX=QUERY'],
+    ]) {
+      const res = await runCli(['user', 'create', 'rex', '--indexes', 'movies', '--realm', 'movies=Major_Genre:Comedy', '--realm', realm], env);
+      expect({ realm, code: res.code, stderr: res.stderr.trim() }).toEqual({ realm, code: 1, stderr: expect.stringContaining(why) });
+    }
+    expect((await runCli(['user', 'list'], env)).stdout).not.toMatch(/^rex\t/m);
+    const ok = await runCli(['user', 'create', 'rex', '--indexes', 'movies', '--realm', 'movies=(Major Genre):Drama'], env);
+    expect(ok.code).toBe(0);
+    expect((await runCli(['user', 'list'], env)).stdout).toMatch(/^rex\tactive\t-\tmovies\tmovies=\(Major Genre\):Drama$/m);
+  });
+
   it('creates tokens with known scopes only, unless told otherwise', async () => {
     const ok = await runCli(['token', 'create', '--user', 'ana', '--scopes', 'query:execute,indexes:read', '--expires-in', '12h'], env);
     expect(ok.code).toBe(0);

@@ -135,6 +135,45 @@ describe.each<Topology>(['all', 'split'])('gateway protocol (QUARRY_TARGET=%s)',
       expectJsonRpcError(res, 413, null, -32600, 'Invalid Request');
     });
 
+    describe('hostile params under the body limit', () => {
+      const timed = async (params: Record<string, unknown>, requestId: string) => {
+        const started = performance.now();
+        const res = await rpcClient(quarry.baseUrl, alice.token).call('QUERIES.EXECUTE', params, { id: requestId, headers: { 'X-Request-Id': requestId } });
+        return { res, ms: performance.now() - started };
+      };
+      const loggedBytes = async (requestId: string) => {
+        await new Promise((r) => setTimeout(r, 200));
+        return quarry.logs().filter((l) => l.includes(requestId)).reduce((n, l) => n + l.length, 0);
+      };
+
+      it('answers 40,000 unknown params with a 400 of under 1 KB naming ten, fast, and logs little', async () => {
+        const params: Record<string, unknown> = { index: 'movies' };
+        for (let i = 0; i < 40_000; i++) params[`key${i}`] = i;
+        const { res, ms } = await timed(params, `keys-${topology}`);
+        const body = expectJsonRpcError(res, 200, `keys-${topology}`, 400, 'Bad Request');
+        expect(body.error?.data?.detail).toBe(`Unknown parameters: ${Array.from({ length: 10 }, (_, i) => `"key${i}"`).join(', ')} and 39990 more`);
+        expect(Buffer.byteLength(res.text)).toBeLessThan(1024);
+        expect(ms).toBeLessThan(2000);
+        expect(await loggedBytes(`keys-${topology}`)).toBeLessThan(4096);
+      });
+
+      // A 900 KB name used to reach the query service, whose error quoting it overflowed the gRPC
+      // trailers, so the gateway waited out its whole deadline (30 s) and answered 504.
+      it.each([
+        ['sort[0].field', { index: 'movies', sort: [{ field: 'f'.repeat(900 * 1024) }] }],
+        ['sort[0].direction', { index: 'movies', sort: [{ field: 'Title', direction: 'd'.repeat(900 * 1024) }] }],
+        ['index', { index: 'i'.repeat(900 * 1024) }],
+      ])('answers a 900 KB %s with a fast, small 400 naming it', async (name, params) => {
+        const requestId = `huge-${name.replace(/\W/g, '')}-${topology}`;
+        const { res, ms } = await timed(params, requestId);
+        const body = expectJsonRpcError(res, 200, requestId, 400, 'Bad Request');
+        expect(body.error?.data?.detail).toMatch(new RegExp(`^${name.replace(/[[\].]/g, '\\$&')} must `));
+        expect(Buffer.byteLength(res.text)).toBeLessThan(1024);
+        expect(ms).toBeLessThan(2000);
+        expect(await loggedBytes(requestId)).toBeLessThan(4096);
+      });
+    });
+
     it('accepts a chunked body within the limit', async () => {
       const body = Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'X' }));
       const res = await rawRequest(quarry.baseUrl, { headers: json, chunks: [body.subarray(0, 5), body.subarray(5)] });

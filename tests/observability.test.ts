@@ -35,7 +35,7 @@ describe('/metrics', () => {
     const before = await scrape();
     for (let i = 0; i < 3; i++) await stack.call(analyst, 'QUERIES.EXECUTE', { index: 'movies', pageSize: 1 });
     await stack.call(analyst, 'QUERIES.EXECUTE', { index: 'nope' });
-    await stack.call(analyst, 'CROSSTAB.EXECUTE', { index: 'movies', rows: ['Major Genre'], totals: [{ aggregationType: 'Count' }], chartType: 'Pie2D', width: 300, height: 200 });
+    await stack.call(analyst, 'CROSSTAB.EXECUTE', { index: 'movies', rows: ['Major Genre'], totals: [{ aggregationType: 'Count' }], chartType: 'Pie2D', width: 640, height: 480 });
     const after = await scrape();
 
     const delta = (name: string, labels: Record<string, string>) => metricValue(after, name, labels) - metricValue(before, name, labels);

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -110,7 +111,7 @@ describe('saved reports end to end', () => {
 
   it('validates saveReport before running anything', async () => {
     expect((await call(ann, 'QUERIES.EXECUTE', { index: 'movies', saveReport: { name: '' } })).error?.data.detail).toBe('saveReport.name is required');
-    expect((await call(ann, 'QUERIES.EXECUTE', { index: 'movies', saveReport: { name: 'x', colour: 'red' } })).error?.data.detail).toBe('Unknown parameter in saveReport: colour');
+    expect((await call(ann, 'QUERIES.EXECUTE', { index: 'movies', saveReport: { name: 'x', colour: 'red' } })).error?.data.detail).toBe('Unknown parameter in saveReport: "colour"');
     expect((await call(ann, 'QUERIES.EXECUTE', { index: 'movies', saveReport: { name: 'x'.repeat(201) } })).error?.code).toBe(400);
   });
 
@@ -153,6 +154,39 @@ describe('saved reports end to end', () => {
     const cursor = first.data!.nextCursor!;
     expect((await find(ann, { limit: 1, cursor: cursor.slice(0, -2) + 'xx' })).error?.code).toBe(400);
     expect((await find(ann, { limit: 1, cursor, search: 'other' })).error?.data.detail).toMatch(/different search/);
+  });
+
+  // Runs last: its shared report would otherwise show up in the other tests' exact listings.
+  it('shows a shared report only to users who may read its index; to others it does not exist', async () => {
+    const amy = await createIdentity(stack.dataDir, 'amy', { indexes: 'movies,flights' });
+    const ben = await createIdentity(stack.dataDir, 'ben', { indexes: 'movies' });
+    const cat = await createIdentity(stack.dataDir, 'cat', { indexes: '*' });
+    const saved = await call<{ report: { guid: string } }>(amy, 'CROSSTAB.EXECUTE', {
+      index: 'flights',
+      query: 'origin:SFO',
+      rows: ['destination'],
+      totals: [{ aggregationType: 'Count' }],
+      saveReport: { name: 'Delays from SFO', description: 'where SFO flies', shared: true },
+    });
+    expect(saved.error).toBeUndefined();
+    const guid = saved.data!.report.guid;
+
+    const benSees = await find(ben, {});
+    expect(benSees.error).toBeUndefined();
+    expect(benSees.data!.reports.map((r) => r.guid)).not.toContain(guid);
+    expect(benSees.data!.reports.length).toBeGreaterThan(0);
+    expect((await find(ben, { search: 'SFO' })).data).toEqual({ reports: [], nextCursor: null });
+    const hidden = await call(ben, 'REPORTS.METADATA', { guid });
+    const random = randomUUID();
+    const missing = await call(ben, 'REPORTS.METADATA', { guid: random });
+    expect(missing.error?.code).toBe(404);
+    // The same answer as for a guid that never existed, down to the wording.
+    expect(hidden.error).toEqual({ ...missing.error, data: { ...missing.error!.data, detail: missing.error!.data.detail.replace(random, guid) } });
+    expect(JSON.stringify(hidden)).not.toMatch(/flights|SFO|amy/);
+
+    expect((await find(cat, { search: 'SFO' })).data!.reports).toMatchObject([{ guid, index: 'flights', owner: 'amy' }]);
+    expect((await call<Metadata>(cat, 'REPORTS.METADATA', { guid })).data).toMatchObject({ guid, index: 'flights', params: { query: 'origin:SFO' } });
+    expect((await find(amy, { search: 'SFO' })).data!.reports.map((r) => r.guid)).toEqual([guid]);
   });
 });
 

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -18,16 +19,26 @@ import { freePort } from '@quarry/rpc';
 
 export { freePort };
 
+/**
+ * The internal credential of the processes a test starts, as a deployment shares one (QUARRY_INTERNAL_TOKEN).
+ * A process running every gRPC party makes up its own, so `all` is started without it.
+ */
+export const E2E_INTERNAL_TOKEN = `e2e-${randomBytes(24).toString('base64url')}`;
+
 export interface Proc {
   child: ChildProcess;
   lines: string[];
 }
 
-/** Spawns `quarry serve` and resolves once it logs "quarry ready" (with its gateway port, if any). */
+/**
+ * Spawns `quarry serve` and resolves once it logs "quarry ready" (with its gateway port, if any). Unless
+ * `env` says otherwise, a process that is not all-in-one gets the run's shared internal credential.
+ */
 export function spawnServe(env: Record<string, string>): Promise<{ proc: Proc; port: number | undefined }> {
+  const shared = env.QUARRY_TARGET === 'all' ? {} : { QUARRY_INTERNAL_TOKEN: E2E_INTERNAL_TOKEN };
   const child = spawn(process.execPath, [QUARRY_BIN, 'serve'], {
     // Readiness is read from the info-level "quarry ready" line, so the level is not configurable here.
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', ...env, LOG_LEVEL: 'info' },
+    env: { ...process.env, QUARRY_INTERNAL_TOKEN: '', PORT: '0', HOST: '127.0.0.1', ...shared, ...env, LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const proc: Proc = { child, lines: [] };
@@ -73,6 +84,12 @@ export interface RunningQuarry {
   topology: Topology;
   /** Every process's log lines, for assertions on logging. */
   logs(): string[];
+  /** Split only: what every process shares (QUARRY_*_ADDR, REDIS_URL, QUARRY_INTERNAL_TOKEN), to reach a service directly. */
+  wiring: Record<string, string> | undefined;
+  /** The pids of the Quarry processes (one in `all`), for resource checks. */
+  pids(): number[];
+  /** Whether every Quarry process is still running. */
+  alive(): boolean;
   /** SIGTERM to every process; resolves with their exit codes. */
   stop(): Promise<Array<number | null>>;
   /** SIGKILL to every process, as a crash would. */
@@ -87,6 +104,7 @@ export async function startQuarry(opts: { topology: Topology; dataDir: string; e
   const env = { QUARRY_DATA_DIR: opts.dataDir, ...(opts.env ?? {}) };
   const procs: Proc[] = [];
   let redis: TestRedis | undefined;
+  let wiring: Record<string, string> | undefined;
   try {
     let port: number | undefined;
     if (opts.topology === 'all') {
@@ -97,12 +115,14 @@ export async function startQuarry(opts: { topology: Topology; dataDir: string; e
       // Split processes share the chart queue through a Redis of their own.
       redis = new TestRedis(await freePort());
       await redis.start();
-      const addrs: Record<string, string> = { REDIS_URL: redis.url };
+      // One deployment: every process holds the same internal credential, or the services refuse the gateway.
+      const addrs: Record<string, string> = { REDIS_URL: redis.url, QUARRY_INTERNAL_TOKEN: E2E_INTERNAL_TOKEN };
       for (const s of ['QUERY', 'CROSSTAB', 'CHART', 'REPORTS']) addrs[`QUARRY_${s}_ADDR`] = `127.0.0.1:${await freePort()}`;
       const services = await Promise.all(
         ['query', 'crosstab', 'chart', 'reports', 'chart-worker'].map((t) => spawnServe({ ...env, ...addrs, QUARRY_TARGET: t })),
       );
       procs.push(...services.map((s) => s.proc));
+      wiring = addrs;
       const gateway = await spawnServe({ ...env, ...addrs, QUARRY_TARGET: 'gateway' });
       procs.push(gateway.proc);
       port = gateway.port;
@@ -114,6 +134,9 @@ export async function startQuarry(opts: { topology: Topology; dataDir: string; e
       dataDir: opts.dataDir,
       topology: opts.topology,
       logs: () => procs.flatMap((p) => p.lines),
+      wiring,
+      pids: () => procs.map((p) => p.child.pid ?? -1),
+      alive: () => procs.every((p) => p.child.exitCode === null && p.child.signalCode === null),
       stop: async () => {
         const codes = await Promise.all(procs.map((p) => stopProc(p)));
         await redis?.stop();

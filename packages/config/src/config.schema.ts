@@ -28,6 +28,28 @@ const targetList = z
 
 const durationMs = z.coerce.number().int().positive();
 
+// redis-server's notation: k/m/g are powers of 1000, kb/mb/gb of 1024. Checked here because it goes
+// to the server's command line; a cap below a few MB leaves the chart queue no room at all.
+const REDIS_UNITS: Record<string, number> = { '': 1, k: 1e3, kb: 1024, m: 1e6, mb: 1024 ** 2, g: 1e9, gb: 1024 ** 3 };
+const redisMemory = z
+  .string()
+  .trim()
+  .regex(/^\d{1,15}(k|kb|m|mb|g|gb)?$/i, 'must be a redis-server size such as 256mb or 1gb')
+  .refine((v) => {
+    const [, n, unit] = /^(\d+)([a-z]*)$/i.exec(v) ?? [];
+    return Number(n) * (REDIS_UNITS[(unit ?? '').toLowerCase()] ?? 0) >= 8 * 1024 ** 2;
+  }, 'must be at least 8mb');
+
+// It travels as a gRPC metadata value, which allows printable ASCII only; the cap keeps it far below
+// the header size limit.
+const internalToken = z
+  .string()
+  .min(32, 'must be at least 32 characters')
+  .max(1024, 'must be at most 1024 characters')
+  .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces (it travels in gRPC metadata)');
+
+const filePath = z.string().min(1);
+
 /** Every environment setting Quarry reads, validated once in main and passed down. */
 export const envShape = {
     PORT: z.coerce.number().int().min(0).max(65535).default(8080),
@@ -47,6 +69,12 @@ export const envShape = {
     QUARRY_CHART_ADDR: hostPort.optional(),
     QUARRY_REPORTS_ADDR: hostPort.optional(),
     QUARRY_CURSOR_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+    QUARRY_CURSOR_SECRET_FILE: filePath.optional(),
+    QUARRY_INTERNAL_TOKEN: internalToken.optional(),
+    QUARRY_INTERNAL_TOKEN_FILE: filePath.optional(),
+    QUARRY_GRPC_TLS_CERT: filePath.optional(),
+    QUARRY_GRPC_TLS_KEY: filePath.optional(),
+    QUARRY_GRPC_TLS_CA: filePath.optional(),
     QUARRY_GRPC_LISTEN_HOST: z.string().min(1).optional(),
     QUARRY_OPS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
     QUARRY_GRPC_DEADLINE_MS: durationMs.default(30000),
@@ -54,6 +82,11 @@ export const envShape = {
     CHART_RENDER_TIMEOUT_MS: durationMs.default(10000),
     CHART_WAIT_TIMEOUT_MS: durationMs.default(30000),
     CHART_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
+    CHART_QUEUE_MAX_WAITING: z.coerce.number().int().min(1).max(100000).default(100),
+    QUARRY_PRIVATE_REDIS_MAXMEMORY: redisMemory.default('256mb'),
+    QUARRY_MAX_CONCURRENT_QUERIES: z.coerce.number().int().min(1).max(256).default(4),
+    QUARRY_MAX_QUEUED_QUERIES: z.coerce.number().int().min(0).max(10000).default(64),
+    QUARRY_CACHE_MB: z.coerce.number().int().min(0).max(65536).default(256),
 };
 
 export const envSchema = z.object(envShape);
@@ -62,7 +95,34 @@ export const envSchema = z.object(envShape);
 export function crossFieldProblems(env: Record<string, string | undefined>): string[] {
   const problems: string[] = [];
   if (env.TYPESENSE_URL && !env.TYPESENSE_API_KEY) problems.push('TYPESENSE_API_KEY: is required when TYPESENSE_URL is set');
+  const tls = TLS_VARS.filter((name) => env[name]);
+  if (tls.length > 0 && tls.length < TLS_VARS.length) {
+    const missing = TLS_VARS.filter((name) => !env[name]);
+    problems.push(`${missing.join(', ')}: required when ${tls.join(', ')} is set (all three or none)`);
+  }
+  const targets = targetList.safeParse(env.QUARRY_TARGET ?? 'all');
+  // An unparsable target list is reported by the schema; the rule needs the parsed list.
+  if (targets.success && needsInternalToken(targets.data) && env.QUARRY_INTERNAL_TOKEN === undefined && env.QUARRY_INTERNAL_TOKEN_FILE === undefined) {
+    problems.push(
+      `QUARRY_INTERNAL_TOKEN: is required when the gateway and the services run in different processes (QUARRY_TARGET=${targets.data.join(',')}); ` +
+        'give every process of the deployment the same value of 32 or more characters (e.g. openssl rand -base64 32), or QUARRY_INTERNAL_TOKEN_FILE',
+    );
+  }
   return problems;
+}
+
+export const TLS_VARS = ['QUARRY_GRPC_TLS_CERT', 'QUARRY_GRPC_TLS_KEY', 'QUARRY_GRPC_TLS_CA'] as const;
+
+/** The targets that speak gRPC: the gateway as client, the services as servers (chart-worker uses Redis). */
+const GRPC_PARTIES: readonly Target[] = ['gateway', 'query', 'crosstab', 'chart', 'reports'];
+
+/**
+ * Whether this process talks gRPC to another process: it runs some of the gRPC parties but not all.
+ * Only then must the credential be shared; all in one process can make up its own.
+ */
+export function needsInternalToken(targets: readonly Target[]): boolean {
+  const here = GRPC_PARTIES.filter((t) => targets.includes(t));
+  return here.length > 0 && here.length < GRPC_PARTIES.length;
 }
 
 export type Env = z.output<typeof envSchema>;

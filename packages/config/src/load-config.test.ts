@@ -1,3 +1,9 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { makeTlsFixtures } from '@quarry/testkit';
+import { loadGrpcTls } from './config-files';
 import { ConfigError, loadConfig, serviceAddr, serviceListenAddr, TARGETS } from './index';
 
 describe('loadConfig', () => {
@@ -10,7 +16,7 @@ describe('loadConfig', () => {
   });
 
   it('parses a comma list of targets and rejects unknown ones', () => {
-    expect(loadConfig({ QUARRY_TARGET: 'gateway, query' }).targets).toEqual(['gateway', 'query']);
+    expect(loadConfig({ QUARRY_TARGET: 'gateway, query', QUARRY_INTERNAL_TOKEN: 'k'.repeat(32) }).targets).toEqual(['gateway', 'query']);
     expect(() => loadConfig({ QUARRY_TARGET: 'gateway,bogus' })).toThrow(/unknown target "bogus"/);
   });
 
@@ -36,8 +42,189 @@ describe('loadConfig', () => {
 describe('service addresses', () => {
   it('gives hosted services a free loopback port and split ones their configured port', () => {
     expect(serviceListenAddr(loadConfig({}), 'query')).toBe('127.0.0.1:0');
-    const split = loadConfig({ QUARRY_TARGET: 'query', QUARRY_QUERY_ADDR: 'query:6000', QUARRY_GRPC_LISTEN_HOST: '0.0.0.0' });
+    const token = 'k'.repeat(32);
+    const split = loadConfig({ QUARRY_TARGET: 'query', QUARRY_QUERY_ADDR: 'query:6000', QUARRY_GRPC_LISTEN_HOST: '0.0.0.0', QUARRY_INTERNAL_TOKEN: token });
     expect(serviceListenAddr(split, 'query')).toBe('0.0.0.0:6000');
-    expect(serviceAddr(loadConfig({ QUARRY_TARGET: 'gateway' }), 'reports')).toBe('127.0.0.1:50054');
+    expect(serviceAddr(loadConfig({ QUARRY_TARGET: 'gateway', QUARRY_INTERNAL_TOKEN: token }), 'reports')).toBe('127.0.0.1:50054');
+  });
+});
+
+describe('the internal credential (QUARRY_INTERNAL_TOKEN)', () => {
+  const token = 'k'.repeat(32);
+
+  it('is required whenever the gateway and some service run in different processes', () => {
+    for (const target of ['gateway', 'query', 'crosstab', 'chart', 'reports', 'gateway,query', 'query,crosstab,chart,reports', 'gateway,query,crosstab,chart,chart-worker']) {
+      expect(() => loadConfig({ QUARRY_TARGET: target })).toThrow(/QUARRY_INTERNAL_TOKEN: is required when the gateway and the services run in different processes/);
+      expect(loadConfig({ QUARRY_TARGET: target, QUARRY_INTERNAL_TOKEN: token }).grpc.internalToken).toBe(token);
+    }
+  });
+
+  it('is made up per process, 32 random bytes, when all gRPC parties run in this one', () => {
+    const a = loadConfig({}).grpc.internalToken;
+    const b = loadConfig({ QUARRY_TARGET: 'gateway,query,crosstab,chart,reports' }).grpc.internalToken;
+    expect(a).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(Buffer.from(a, 'base64url')).toHaveLength(32);
+    expect(b).not.toBe(a);
+    // A process without gRPC needs none from outside either.
+    expect(() => loadConfig({ QUARRY_TARGET: 'chart-worker' })).not.toThrow();
+    expect(loadConfig({ QUARRY_INTERNAL_TOKEN: token }).grpc.internalToken).toBe(token);
+  });
+
+  it('refuses a short one, one with spaces or non-ASCII, and an absurdly long one', () => {
+    for (const bad of ['k'.repeat(31), `${'k'.repeat(32)} x`, `${'k'.repeat(32)}é`, `${'k'.repeat(32)}\n`, 'k'.repeat(1025)]) {
+      expect(() => loadConfig({ QUARRY_TARGET: 'query', QUARRY_INTERNAL_TOKEN: bad })).toThrow(/QUARRY_INTERNAL_TOKEN: must be/);
+    }
+    // An empty value is "unset", so in a split process it is missing, not silently accepted.
+    expect(() => loadConfig({ QUARRY_TARGET: 'query', QUARRY_INTERNAL_TOKEN: '' })).toThrow(/QUARRY_INTERNAL_TOKEN: is required/);
+  });
+
+  it('is not reported as missing when the target list itself is wrong', () => {
+    try {
+      loadConfig({ QUARRY_TARGET: 'gateway,bogus' });
+      throw new Error('expected a ConfigError');
+    } catch (err) {
+      expect((err as ConfigError).problems.join('\n')).not.toMatch(/INTERNAL_TOKEN/);
+    }
+  });
+});
+
+describe('secrets read from files (QUARRY_INTERNAL_TOKEN_FILE, QUARRY_CURSOR_SECRET_FILE)', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'q-config-'));
+  const write = (name: string, text: string | Buffer, mode = 0o600) => {
+    const file = path.join(dir, name);
+    fs.writeFileSync(file, text, { mode });
+    return file;
+  };
+
+  it('reads the value from the file, without its trailing newline', () => {
+    const c = loadConfig({
+      QUARRY_TARGET: 'reports',
+      QUARRY_INTERNAL_TOKEN_FILE: write('token', `${'t'.repeat(40)}\n`),
+      QUARRY_CURSOR_SECRET_FILE: write('cursor', `${'c'.repeat(32)}\r\n`),
+    });
+    expect(c.grpc.internalToken).toBe('t'.repeat(40));
+    expect(c.cursorSecret).toBe('c'.repeat(32));
+  });
+
+  it("validates the file's content by the variable's own rule and says it came from the file", () => {
+    expect(() => loadConfig({ QUARRY_TARGET: 'query', QUARRY_INTERNAL_TOKEN_FILE: write('short', 'abc\n') })).toThrow(
+      /QUARRY_INTERNAL_TOKEN \(read from QUARRY_INTERNAL_TOKEN_FILE\): must be at least 32 characters/,
+    );
+    expect(() => loadConfig({ QUARRY_CURSOR_SECRET_FILE: write('empty', '') })).toThrow(/QUARRY_CURSOR_SECRET \(read from QUARRY_CURSOR_SECRET_FILE\): must be at least 32/);
+  });
+
+  it('never quotes the secret in a problem', () => {
+    const secret = `${'s'.repeat(31)}`;
+    try {
+      loadConfig({ QUARRY_TARGET: 'query', QUARRY_INTERNAL_TOKEN_FILE: write('secret', secret) });
+      throw new Error('expected a ConfigError');
+    } catch (err) {
+      expect((err as ConfigError).message).not.toContain(secret);
+    }
+  });
+
+  it('refuses a missing file, a directory, a device, a FIFO, an oversized file and a file it may not read', () => {
+    const fifo = path.join(dir, 'fifo');
+    execFileSync('mkfifo', [fifo]);
+    const cases: Array<[string, RegExp]> = [
+      [path.join(dir, 'nope'), /QUARRY_INTERNAL_TOKEN_FILE: cannot read ".*nope" \(ENOENT\)/],
+      [dir, /QUARRY_INTERNAL_TOKEN_FILE: ".*" is not a regular file/],
+      ['/dev/zero', /QUARRY_INTERNAL_TOKEN_FILE: "\/dev\/zero" is not a regular file/],
+      // Without O_NONBLOCK this would hang start-up waiting for a writer.
+      [fifo, /QUARRY_INTERNAL_TOKEN_FILE: ".*fifo" is not a regular file/],
+      [write('huge', 'x'.repeat(4097)), /QUARRY_INTERNAL_TOKEN_FILE: ".*huge" is larger than 4096 bytes/],
+    ];
+    if (process.getuid?.() !== 0) cases.push([write('locked', 'x'.repeat(40), 0o000), /cannot read ".*locked" \(EACCES\)/]);
+    else process.stdout.write('skipping the unreadable-file case: running as root, which reads any file\n');
+    for (const [file, problem] of cases) expect(() => loadConfig({ QUARRY_TARGET: 'query', QUARRY_INTERNAL_TOKEN_FILE: file })).toThrow(problem);
+  });
+
+  it('accepts a file right at the size limit', () => {
+    expect(loadConfig({ QUARRY_CURSOR_SECRET_FILE: write('limit', 'x'.repeat(4096)) }).cursorSecret).toHaveLength(4096);
+  });
+
+  it('refuses the variable and its _FILE together, without also calling it missing', () => {
+    try {
+      loadConfig({ QUARRY_TARGET: 'query', QUARRY_INTERNAL_TOKEN: 'k'.repeat(32), QUARRY_INTERNAL_TOKEN_FILE: write('both', 'k'.repeat(32)) });
+      throw new Error('expected a ConfigError');
+    } catch (err) {
+      expect((err as ConfigError).problems).toEqual(['QUARRY_INTERNAL_TOKEN, QUARRY_INTERNAL_TOKEN_FILE: set one of them, not both']);
+    }
+    try {
+      loadConfig({ QUARRY_TARGET: 'query', QUARRY_INTERNAL_TOKEN_FILE: path.join(dir, 'absent') });
+      throw new Error('expected a ConfigError');
+    } catch (err) {
+      expect((err as ConfigError).problems).toHaveLength(1);
+    }
+  });
+});
+
+describe('gRPC mTLS files (QUARRY_GRPC_TLS_CERT, _KEY, _CA)', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'q-tls-'));
+  const tls = makeTlsFixtures(dir);
+  const env = (over: Record<string, string> = {}) => ({ QUARRY_GRPC_TLS_CERT: tls.cert, QUARRY_GRPC_TLS_KEY: tls.key, QUARRY_GRPC_TLS_CA: tls.ca, ...over });
+
+  it('reads all three once into the config as PEM text', () => {
+    const c = loadConfig(env());
+    expect(c.grpc.tls).toEqual({ cert: fs.readFileSync(tls.cert, 'utf8'), key: fs.readFileSync(tls.key, 'utf8'), ca: fs.readFileSync(tls.ca, 'utf8') });
+    expect(loadConfig({}).grpc.tls).toBeUndefined();
+  });
+
+  it('wants all three or none', () => {
+    expect(() => loadConfig({ QUARRY_GRPC_TLS_CERT: tls.cert })).toThrow(/QUARRY_GRPC_TLS_KEY, QUARRY_GRPC_TLS_CA: required when QUARRY_GRPC_TLS_CERT is set \(all three or none\)/);
+    expect(() => loadConfig({ QUARRY_GRPC_TLS_CERT: tls.cert, QUARRY_GRPC_TLS_KEY: tls.key })).toThrow(/QUARRY_GRPC_TLS_CA: required when/);
+  });
+
+  it('refuses files that are not what they claim, and a key of another certificate', () => {
+    expect(() => loadConfig(env({ QUARRY_GRPC_TLS_CERT: tls.key }))).toThrow(/QUARRY_GRPC_TLS_CERT: is not a PEM certificate/);
+    expect(() => loadConfig(env({ QUARRY_GRPC_TLS_CA: path.join(dir, 'openssl.cnf') }))).toThrow(/QUARRY_GRPC_TLS_CA: is not a PEM certificate/);
+    expect(() => loadConfig(env({ QUARRY_GRPC_TLS_KEY: tls.cert }))).toThrow(/QUARRY_GRPC_TLS_KEY: is not an unencrypted PEM private key/);
+    expect(() => loadConfig(env({ QUARRY_GRPC_TLS_KEY: tls.foreignKey }))).toThrow(/QUARRY_GRPC_TLS_KEY: does not belong to the certificate/);
+    expect(() => loadConfig(env({ QUARRY_GRPC_TLS_CA: path.join(dir, 'missing.crt') }))).toThrow(/QUARRY_GRPC_TLS_CA: cannot read ".*missing.crt" \(ENOENT\)/);
+  });
+
+  it('refuses a certificate out of its validity period', () => {
+    const paths = { cert: tls.cert, key: tls.key, ca: tls.ca };
+    expect(loadGrpcTls(paths)).toHaveProperty('tls');
+    expect(loadGrpcTls(paths, new Date(Date.now() + 30 * 86_400_000))).toEqual({ problems: [expect.stringMatching(/^QUARRY_GRPC_TLS_CERT: is valid only from .* to /)] });
+  });
+});
+
+describe('chart queue bounds (CHART_QUEUE_MAX_WAITING, QUARRY_PRIVATE_REDIS_MAXMEMORY)', () => {
+  it('defaults to 100 waiting renders and a 256mb private Redis', () => {
+    const c = loadConfig({});
+    expect(c.chart.queueMaxWaiting).toBe(100);
+    expect(c.redis.privateMaxmemory).toBe('256mb');
+  });
+
+  it("takes redis-server's size notation and refuses anything else before it reaches a command line", () => {
+    expect(loadConfig({ QUARRY_PRIVATE_REDIS_MAXMEMORY: '1GB' }).redis.privateMaxmemory).toBe('1GB');
+    expect(loadConfig({ QUARRY_PRIVATE_REDIS_MAXMEMORY: '8388608' }).redis.privateMaxmemory).toBe('8388608');
+    for (const bad of ['256 mb', '256mb --port 1', '-1', '1.5gb', '10tb', 'lots']) {
+      expect(() => loadConfig({ QUARRY_PRIVATE_REDIS_MAXMEMORY: bad })).toThrow(/QUARRY_PRIVATE_REDIS_MAXMEMORY.*redis-server size/);
+    }
+  });
+
+  it('refuses a cap too small to hold the queue, and 0, which redis-server reads as no cap', () => {
+    for (const small of ['0', '8m', '8388607', '1kb']) {
+      expect(() => loadConfig({ QUARRY_PRIVATE_REDIS_MAXMEMORY: small })).toThrow(/QUARRY_PRIVATE_REDIS_MAXMEMORY.*at least 8mb/);
+    }
+  });
+
+  it('refuses a bound of no waiting renders at all', () => {
+    expect(() => loadConfig({ CHART_QUEUE_MAX_WAITING: '0' })).toThrow(/CHART_QUEUE_MAX_WAITING/);
+    expect(loadConfig({ CHART_QUEUE_MAX_WAITING: '5' }).chart.queueMaxWaiting).toBe(5);
+  });
+});
+
+describe('QUARRY_CACHE_MB (the result cache bound)', () => {
+  it('is 256 MiB by default, in bytes, and 0 turns the cache off', () => {
+    expect(loadConfig({}).resultCacheBytes).toBe(256 * 1024 * 1024);
+    expect(loadConfig({ QUARRY_CACHE_MB: '1' }).resultCacheBytes).toBe(1024 * 1024);
+    expect(loadConfig({ QUARRY_CACHE_MB: '0' }).resultCacheBytes).toBe(0);
+  });
+
+  it.each(['-1', '1.5', 'lots', '65537', 'Infinity'])('refuses %p', (value) => {
+    expect(() => loadConfig({ QUARRY_CACHE_MB: value })).toThrow(/QUARRY_CACHE_MB/);
   });
 });

@@ -1,5 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { crossFieldProblems, envSchema, KNOWN_ENV_VARS, type Target } from './config.schema';
+import { loadGrpcTls, MAX_SECRET_FILE_BYTES, readSettingFile, type GrpcTlsFiles } from './config-files';
+import { crossFieldProblems, envSchema, KNOWN_ENV_VARS, TLS_VARS, type Target } from './config.schema';
 
 export type ServiceName = 'query' | 'crosstab' | 'chart' | 'reports';
 
@@ -8,15 +10,31 @@ export interface Config {
   http: { host: string; port: number };
   dataDir: string;
   logLevel: string;
-  redis: { url: string | undefined; serverPath: string };
+  /** `privateMaxmemory`: the cap of the redis-server started when REDIS_URL is unset. */
+  redis: { url: string | undefined; serverPath: string; privateMaxmemory: string };
   mongo: { url: string; db: string } | undefined;
   typesense: { url: string; apiKey: string } | undefined;
-  chart: { chromiumPath: string; renderTimeoutMs: number; waitTimeoutMs: number; workerConcurrency: number };
+  chart: { chromiumPath: string; renderTimeoutMs: number; waitTimeoutMs: number; workerConcurrency: number; queueMaxWaiting: number };
   /** Where each gRPC service listens (when it runs here) or is reached (when it runs elsewhere). */
-  grpc: { addrs: Record<ServiceName, string | undefined>; listenHost: string | undefined; deadlineMs: number };
+  grpc: {
+    addrs: Record<ServiceName, string | undefined>;
+    listenHost: string | undefined;
+    deadlineMs: number;
+    /**
+     * Every gRPC call carries it and services refuse calls without it (DESIGN.md "Trust between
+     * processes"). Shared by the deployment's processes; made up at start when all run in this one.
+     */
+    internalToken: string;
+    /** mTLS between the processes when configured: PEM text read once at start. */
+    tls: GrpcTlsFiles | undefined;
+  };
   shutdownGraceMs: number;
   /** Port of /metrics, /healthz and /readyz in processes without the gateway (unset: none). */
   opsPort: number | undefined;
+  /** Per process: searches and crosstabs run at once, and how many may wait before a 503. */
+  heavyCalls: { maxRunning: number; maxQueued: number };
+  /** Per process: the bound of the query and crosstab result cache in bytes; 0 turns it off. */
+  resultCacheBytes: number;
   /** Signs pagination cursors; unset: a key kept in the data directory. */
   cursorSecret: string | undefined;
 }
@@ -38,11 +56,24 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     // An empty variable means "not set": shells and manifests often export VAR= to clear one.
     if (value !== undefined && value !== '') known[name] = value;
   }
+  const problems: string[] = [];
+  const fromFile = readSecretFiles(known, problems);
   const parsed = envSchema.safeParse(known);
-  const problems = [
-    ...(parsed.success ? [] : parsed.error.issues.map((i) => `${i.path.join('.') || 'environment'}: ${i.message}`)),
-    ...crossFieldProblems(known),
-  ];
+  if (!parsed.success) {
+    for (const i of parsed.error.issues) {
+      const name = String(i.path[0] ?? '');
+      const where = fromFile.has(name) ? `${name} (read from ${name}_FILE)` : i.path.join('.') || 'environment';
+      problems.push(`${where}: ${i.message}`);
+    }
+  }
+  problems.push(...crossFieldProblems(known));
+  const [cert, key, ca] = TLS_VARS.map((name) => known[name]);
+  let tls: GrpcTlsFiles | undefined;
+  if (cert && key && ca) {
+    const loaded = loadGrpcTls({ cert, key, ca });
+    if ('problems' in loaded) problems.push(...loaded.problems);
+    else tls = loaded.tls;
+  }
   if (!parsed.success || problems.length > 0) throw new ConfigError(problems);
   const e = parsed.data;
   return {
@@ -50,7 +81,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     http: { host: e.HOST, port: e.PORT },
     dataDir: path.resolve(e.QUARRY_DATA_DIR),
     logLevel: e.LOG_LEVEL,
-    redis: { url: e.REDIS_URL, serverPath: e.REDIS_SERVER_PATH },
+    redis: { url: e.REDIS_URL, serverPath: e.REDIS_SERVER_PATH, privateMaxmemory: e.QUARRY_PRIVATE_REDIS_MAXMEMORY },
     mongo: e.MONGODB_URL ? { url: e.MONGODB_URL, db: e.MONGODB_DB } : undefined,
     typesense: e.TYPESENSE_URL && e.TYPESENSE_API_KEY ? { url: e.TYPESENSE_URL, apiKey: e.TYPESENSE_API_KEY } : undefined,
     chart: {
@@ -58,6 +89,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       renderTimeoutMs: e.CHART_RENDER_TIMEOUT_MS,
       waitTimeoutMs: e.CHART_WAIT_TIMEOUT_MS,
       workerConcurrency: e.CHART_WORKER_CONCURRENCY,
+      queueMaxWaiting: e.CHART_QUEUE_MAX_WAITING,
     },
     grpc: {
       addrs: {
@@ -68,11 +100,44 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       },
       listenHost: e.QUARRY_GRPC_LISTEN_HOST,
       deadlineMs: e.QUARRY_GRPC_DEADLINE_MS,
+      // Unset is allowed only when no other process needs it (crossFieldProblems): a fresh one each start.
+      internalToken: e.QUARRY_INTERNAL_TOKEN ?? randomBytes(32).toString('base64url'),
+      tls,
     },
     shutdownGraceMs: e.QUARRY_SHUTDOWN_GRACE_MS,
     cursorSecret: e.QUARRY_CURSOR_SECRET,
+    heavyCalls: { maxRunning: e.QUARRY_MAX_CONCURRENT_QUERIES, maxQueued: e.QUARRY_MAX_QUEUED_QUERIES },
+    resultCacheBytes: e.QUARRY_CACHE_MB * 1024 * 1024,
     opsPort: e.QUARRY_OPS_PORT,
   };
+}
+
+/** Secrets that may instead come from a mounted file, named by the same variable with _FILE. */
+const SECRET_FILE_VARS = ['QUARRY_CURSOR_SECRET', 'QUARRY_INTERNAL_TOKEN'] as const;
+
+/**
+ * Puts each X_FILE's content in place of X, so it is validated by X's own rule; returns the names
+ * that came from a file, for the problems to say so.
+ */
+function readSecretFiles(known: Record<string, string | undefined>, problems: string[]): Set<string> {
+  const fromFile = new Set<string>();
+  for (const name of SECRET_FILE_VARS) {
+    const file = known[`${name}_FILE`];
+    if (file === undefined) continue;
+    if (known[name] !== undefined) {
+      problems.push(`${name}, ${name}_FILE: set one of them, not both`);
+      continue;
+    }
+    const read = readSettingFile(file, MAX_SECRET_FILE_BYTES);
+    if ('problem' in read) {
+      problems.push(`${name}_FILE: ${read.problem}`);
+      continue;
+    }
+    // Secret files usually end in a newline (echo, editors); the value is what is on the line.
+    known[name] = read.text.trim();
+    fromFile.add(name);
+  }
+  return fromFile;
 }
 
 export const DEFAULT_SERVICE_PORTS: Record<ServiceName, number> = { query: 50051, crosstab: 50052, chart: 50053, reports: 50054 };

@@ -8,12 +8,15 @@ import { ERROR_TABLE, type ErrorCode } from './error-table';
 export class AppError extends Error {
   readonly code: ErrorCode;
   readonly detail: string;
+  /** For UNAVAILABLE refusals of an overloaded process: when a retry may succeed (HTTP Retry-After). */
+  readonly retryAfterSeconds: number | undefined;
 
-  constructor(code: ErrorCode, detail: string, options?: { cause?: unknown }) {
-    super(detail, options);
+  constructor(code: ErrorCode, detail: string, options?: { cause?: unknown; retryAfterSeconds?: number }) {
+    super(detail, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'AppError';
     this.code = code;
     this.detail = detail;
+    this.retryAfterSeconds = options?.retryAfterSeconds;
   }
 
   get httpStatus(): number {
@@ -37,6 +40,13 @@ export class AppError extends Error {
   }
   static unavailable(detail: string, cause?: unknown): AppError {
     return new AppError('UNAVAILABLE', detail, { cause });
+  }
+  /** Refused for load, not for a fault: the client should retry after `retryAfterSeconds`. */
+  static overloaded(detail: string, retryAfterSeconds: number): AppError {
+    return new AppError('UNAVAILABLE', detail, { retryAfterSeconds });
+  }
+  static timeout(detail: string, cause?: unknown): AppError {
+    return new AppError('TIMEOUT', detail, { cause });
   }
 }
 

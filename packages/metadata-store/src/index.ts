@@ -3,5 +3,5 @@ export * from './domain/api-token';
 export type { MetadataStore } from './ports/metadata-store.port';
 export { SqliteMetadataStore } from './adapters/sqlite-metadata-store.adapter';
 export { MongoMetadataStore } from './adapters/mongo-metadata-store.adapter';
-export type { IndexCatalog, IndexEntry, IndexPublication } from './ports/index-catalog.port';
+export type { IndexCatalog, IndexEntry, IndexPublication, LoadLock, LoadLockHolder } from './ports/index-catalog.port';
 export { openMetadataStore, sqliteFile, type MetadataStoreSettings, type MetadataAndCatalog } from './open-metadata-store';

@@ -1,3 +1,4 @@
+import os from 'node:os';
 import { AppError } from '@quarry/errors';
 import type { MetadataAndCatalog } from './open-metadata-store';
 
@@ -130,5 +131,50 @@ export function metadataStoreConformance(open: () => Promise<MetadataAndCatalog>
     expect((await store.dropIndex('zoo')).name).toBe('zoo');
     expect(await store.getIndex('zoo')).toBeNull();
     await expect(store.dropIndex('zoo')).rejects.toMatchObject({ code: 'NOT_FOUND' });
+  });
+
+  it('never repeats a version of a name, not even after a drop', async () => {
+    await store.publishIndex(movies);
+    const second = await store.publishIndex({ ...movies, snapshot: 'indexes/movies/b.parquet' });
+    await store.dropIndex('movies');
+    expect(await store.getIndex('movies')).toBeNull();
+    expect((await store.listIndexes()).map((i) => i.name)).toEqual([]);
+    const reloaded = await store.publishIndex({ ...movies, snapshot: 'indexes/movies/c.parquet' });
+    expect(reloaded.entry.version).toBeGreaterThan(second.entry.version);
+    // The dropped version is not offered as the previous one: its files are gone.
+    expect(reloaded.previous).toBeNull();
+    expect(await store.getIndex('movies')).toEqual(reloaded.entry);
+    await expect(store.dropIndex('movies')).resolves.toMatchObject({ version: reloaded.entry.version });
+    await expect(store.dropIndex('movies')).rejects.toMatchObject({ code: 'NOT_FOUND' });
+  });
+
+  const holder = (id: string, pid = process.pid) => ({ id, host: os.hostname(), pid });
+
+  it('grants one load lock per name and refuses a second holder, naming the first', async () => {
+    const lock = await store.acquireLoadLock('movies', holder('a'), 60_000);
+    await expect(store.acquireLoadLock('movies', holder('b'), 60_000)).rejects.toMatchObject({ code: 'CONFLICT', detail: expect.stringMatching(/being loaded.*pid \d+/) });
+    // Another name is independent.
+    const other = await store.acquireLoadLock('zoo', holder('b'), 60_000);
+    await lock.renew();
+    await lock.release();
+    const next = await store.acquireLoadLock('movies', holder('c'), 60_000);
+    await next.release();
+    await other.release();
+  });
+
+  it('lets exactly one of two racing acquirers win', async () => {
+    const results = await Promise.allSettled([store.acquireLoadLock('race', holder('a'), 60_000), store.acquireLoadLock('race', holder('b'), 60_000)]);
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    expect(results.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason.code)).toEqual(['CONFLICT']);
+  });
+
+  it('takes over a lock whose lease ran out; the old holder then cannot renew or release it', async () => {
+    const stale = await store.acquireLoadLock('movies', holder('old'), 30);
+    await new Promise((r) => setTimeout(r, 60));
+    const fresh = await store.acquireLoadLock('movies', holder('new'), 60_000);
+    await expect(stale.renew()).rejects.toMatchObject({ code: 'CONFLICT' });
+    await stale.release();
+    await expect(store.acquireLoadLock('movies', holder('third'), 60_000)).rejects.toMatchObject({ code: 'CONFLICT' });
+    await fresh.release();
   });
 }

@@ -1,5 +1,5 @@
 import { AppError } from '@quarry/errors';
-import { parseQuery, type ParseOptions } from './parse-query';
+import { checkQuerySyntax, parseQuery, type ParseOptions } from './parse-query';
 import { and, or, type QueryNode } from './query-node';
 
 /** What the services know of the caller (the gateway resolves it from the token). */
@@ -29,7 +29,14 @@ export function restrictedQuery(reader: Reader, index: string, query: string, op
   if (realms.length === 0) return user;
   let realm: QueryNode;
   try {
-    realm = or(...realms.map((r) => parseQuery(r.query, opts)));
+    realm = or(
+      ...realms.map((r) => {
+        // A blank realm would parse as "everything" and, ORed, cancel the real ones: it is refused at
+        // `user create`, and one stored before that rule counts as unusable (fail closed).
+        checkQuerySyntax(r.query);
+        return parseQuery(r.query, opts);
+      }),
+    );
   } catch {
     // Fail closed: a realm that no longer fits the index must not widen access.
     throw AppError.forbidden(`Your access rules for index "${index}" no longer match its fields; ask an administrator`);

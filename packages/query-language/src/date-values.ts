@@ -14,9 +14,21 @@ export interface DateValue {
 }
 
 const DAY = 86_400_000;
+/** The Gregorian calendar repeats every 400 years, which are exactly this many days. */
+const FOUR_CENTURIES = 146_097 * DAY;
 
 function utc(y: number, m: number, d: number, h = 0, mi = 0, s = 0, ms = 0): number {
-  return Date.UTC(y, m, d, h, mi, s, ms);
+  // Date.UTC reads years 0-99 as 1900-1999; computing 400 years later and stepping back avoids that.
+  return Date.UTC(y + 400, m, d, h, mi, s, ms) - FOUR_CENTURIES;
+}
+
+/** The dates every engine holds: 0001-01-01 up to the end of 9999 (DuckDB, Typesense, toISOString). */
+export const MIN_DATE_MS = utc(1, 0, 1);
+export const MAX_DATE_MS = utc(10000, 0, 1);
+
+function supported(ms: number): boolean {
+  // NaN (an offset beyond what Date holds) fails both comparisons.
+  return ms >= MIN_DATE_MS && ms <= MAX_DATE_MS;
 }
 
 function period(start: number, precision: DatePrecision): DateValue {
@@ -37,7 +49,7 @@ function period(start: number, precision: DatePrecision): DateValue {
 
 const ISO = /^(\d{4})(?:[-/](\d{1,2})(?:[-/](\d{1,2})(?:[T ](\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d{1,3}))?)?(Z)?)?)?)?$/i;
 
-function parseIsoLike(text: string): DateValue | null {
+function parseIsoLike(text: string): DateValue | 'out-of-range' | null {
   const m = ISO.exec(text);
   if (!m) return null;
   const [y, mo, d, h, mi, s, ms] = [m[1], m[2], m[3], m[4], m[5], m[6], m[7]].map((v) => (v === undefined ? undefined : Number(v)));
@@ -48,7 +60,7 @@ function parseIsoLike(text: string): DateValue | null {
   // Reject dates that rolled over (2001-02-30).
   if (d !== undefined && new Date(start).getUTCDate() !== d) return null;
   const precision: DatePrecision = h !== undefined ? 'instant' : d !== undefined ? 'day' : mo !== undefined ? 'month' : 'year';
-  return period(start, precision);
+  return checked(period(start, precision));
 }
 
 const TOKEN = /^(NOW|TODAY|YESTERDAY|TOMORROW|(FIRST|LAST)_DAY_OF_(WEEK|MONTH|QUARTER|YEAR))((?:[+-]\d+(?:SECOND|MINUTE|HOUR|DAY|WEEK|MONTH|YEAR)S?)*)$/i;
@@ -115,16 +127,27 @@ function shift(ms: number, amount: number, unit: string): number {
   }
 }
 
-function parseToken(text: string, now: number): DateValue | null {
+function checked(value: DateValue): DateValue | 'out-of-range' {
+  return supported(value.start) && supported(value.end) ? value : 'out-of-range';
+}
+
+function parseToken(text: string, now: number): DateValue | 'out-of-range' | null {
   const m = TOKEN.exec(text);
   if (!m) return null;
   const a = anchor(m[1].toUpperCase(), now);
   let start = a.start;
-  for (const o of m[4].matchAll(OFFSET)) start = shift(start, Number(o[1]), o[2].toUpperCase());
-  return period(start, a.precision);
+  for (const o of m[4].matchAll(OFFSET)) {
+    start = shift(start, Number(o[1]), o[2].toUpperCase());
+    // Checked at every step: a huge offset loses precision, so +N then -N need not come back.
+    if (!supported(start)) return 'out-of-range';
+  }
+  return checked(period(start, a.precision));
 }
 
-/** A date literal or token, or null when the text is neither. */
-export function parseDateValue(text: string, now: number): DateValue | null {
+/**
+ * A date literal or token; null when the text is neither; 'out-of-range' when it is one but lies (or
+ * passes, while its offsets are applied) outside years 1-9999, which no engine stores.
+ */
+export function parseDateValue(text: string, now: number): DateValue | 'out-of-range' | null {
   return parseToken(text.trim(), now) ?? parseIsoLike(text.trim());
 }

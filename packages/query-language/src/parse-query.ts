@@ -1,8 +1,12 @@
-import * as lucene from 'lucene';
 import { AppError } from '@quarry/errors';
-import { parseDateValue } from './date-values';
-import { and, not, or, words, type CompareOp, type Literal, type QueryNode } from './query-node';
-import { FieldResolver, isNumeric, type FieldDef } from './schema';
+import { QueryCompiler, type FieldLookup } from './query-compiler';
+import { tokenizeQuery } from './query-lexer';
+import type { QueryNode } from './query-node';
+import { parseTokens, type QueryAst } from './query-parser';
+import { querySyntaxError, scanQuery, trimmedQuery } from './query-scanner';
+import { FieldResolver, type FieldDef } from './schema';
+
+export { MAX_QUERY_DEPTH } from './query-scanner';
 
 export interface ParseOptions {
   fields: readonly FieldDef[];
@@ -10,291 +14,73 @@ export interface ParseOptions {
   now: number;
 }
 
-/** Parenthesis depth beyond which a query is refused before the recursive parser sees it. */
-export const MAX_QUERY_DEPTH = 64;
-
-const IMPLICIT = '<implicit>';
-
-interface Rewritten {
-  text: string;
-  /** Offset in the user's text for each offset of `text`. */
-  origin: number[];
+/**
+ * Scanner, lexer, parser: each linear in the length of the query, so no input can stall the thread.
+ * Null stands for "everything" (empty, `*`, `*:*`).
+ */
+function parseText(query: string): QueryAst | null {
+  const q = trimmedQuery(query);
+  const body = query.slice(q.start, q.end);
+  if (body === '' || body === '*' || body === '*:*') return null;
+  scanQuery(q);
+  return parseTokens(tokenizeQuery(q), q.end);
 }
 
 /**
- * DESIGN.md writes fields with spaces as `(Field With Spaces):value`; the Lucene grammar spells that
- * `Field\ With\ Spaces:value`. Rewrite the one into the other, remembering where each character came from.
+ * At most this many field tests per query, as Lucene's maxClauseCount: a bare word is one test per text
+ * field, so `a OR a OR …` over a wide index multiplies fast, and every test is work on every record.
  */
-function rewriteFieldGroups(query: string): Rewritten {
-  const out: string[] = [];
-  const origin: number[] = [];
-  const re = /\(([^()":\\]+)\)(\s*):/g;
-  let last = 0;
-  for (const m of query.matchAll(re)) {
-    const at = m.index;
-    for (let i = last; i < at; i++) {
-      out.push(query[i]);
-      origin.push(i);
-    }
-    const name = m[1].trim();
-    const nameStart = at + 1 + m[1].indexOf(name);
-    for (let i = 0; i < name.length; i++) {
-      const ch = name[i];
-      if (/[\s+\-&|!(){}[\]^"~*?:\\/]/.test(ch)) {
-        out.push('\\');
-        origin.push(nameStart + i);
-      }
-      out.push(ch);
-      origin.push(nameStart + i);
-    }
-    out.push(':');
-    origin.push(at + m[0].length - 1);
-    last = at + m[0].length;
+export const MAX_QUERY_CLAUSES = 1024;
+
+/** Field tests the engine will evaluate per record: a match over n fields counts n. */
+export function countClauses(node: QueryNode): number {
+  switch (node.kind) {
+    case 'all':
+    case 'none':
+      return 0;
+    case 'and':
+    case 'or':
+      return node.children.reduce((sum, c) => sum + countClauses(c), 0);
+    case 'not':
+      return countClauses(node.child);
+    case 'match':
+      return Math.max(node.fields.length, 1);
+    case 'compare':
+    case 'exists':
+      return 1;
   }
-  for (let i = last; i < query.length; i++) {
-    out.push(query[i]);
-    origin.push(i);
-  }
-  origin.push(query.length);
-  return { text: out.join(''), origin };
-}
-
-/** The grammar has no `-(group)`: spell it `NOT (group)` (and drop a redundant `+`). */
-function rewriteSignedGroups(rw: Rewritten): Rewritten {
-  const out: string[] = [];
-  const origin: number[] = [];
-  let inQuote = false;
-  for (let i = 0; i < rw.text.length; i++) {
-    const ch = rw.text[i];
-    if (ch === '"' && rw.text[i - 1] !== '\\') inQuote = !inQuote;
-    const atStart = i === 0 || /[\s(]/.test(rw.text[i - 1]);
-    if (!inQuote && atStart && (ch === '-' || ch === '+') && rw.text[i + 1] === '(') {
-      const repl = ch === '-' ? 'NOT ' : '';
-      for (const r of repl) {
-        out.push(r);
-        origin.push(rw.origin[i]);
-      }
-      continue;
-    }
-    out.push(ch);
-    origin.push(rw.origin[i]);
-  }
-  origin.push(rw.origin[rw.text.length]);
-  return { text: out.join(''), origin };
-}
-
-function syntaxError(position: number, what: string): AppError {
-  return AppError.invalid(`Query syntax error at position ${position + 1}: ${what}`);
-}
-
-function checkDepth(query: string): void {
-  let depth = 0;
-  let inQuote = false;
-  for (let i = 0; i < query.length; i++) {
-    const ch = query[i];
-    if (ch === '\\') {
-      i++;
-      continue;
-    }
-    if (ch === '"') inQuote = !inQuote;
-    if (inQuote) continue;
-    if (ch === '(' || ch === '[' || ch === '{') depth++;
-    if (ch === ')' || ch === ']' || ch === '}') depth--;
-    if (depth > MAX_QUERY_DEPTH) throw syntaxError(i, `parentheses nest deeper than ${MAX_QUERY_DEPTH} levels`);
-  }
-}
-
-const unescape = (s: string) => s.replace(/\\(.)/g, '$1');
-
-function isTerm(n: lucene.AstNode): n is lucene.TermNode {
-  return 'term' in n;
-}
-function isRange(n: lucene.AstNode): n is lucene.RangeNode {
-  return 'term_min' in n;
 }
 
 /** Compiles Lucene-style text into the engine-neutral QueryNode, checking fields and value types. */
 export function parseQuery(query: string, opts: ParseOptions): QueryNode {
-  const trimmed = query.trim();
-  if (trimmed === '' || trimmed === '*' || trimmed === '*:*') return { kind: 'all' };
-  checkDepth(trimmed);
-  const rw = rewriteSignedGroups(rewriteFieldGroups(trimmed));
-  const pos = (offset: number) => rw.origin[Math.min(Math.max(offset, 0), rw.origin.length - 1)];
-
-  let ast: lucene.AstNode;
-  try {
-    ast = lucene.parse(rw.text);
-  } catch (err) {
-    const offset = (err as lucene.SyntaxError).location?.start.offset ?? 0;
-    const found = rw.text[offset];
-    throw syntaxError(pos(offset), found === undefined ? 'the query ends too early' : `unexpected "${found}"`);
+  const ast = parseText(query);
+  if (ast === null) return { kind: 'all' };
+  const node = new QueryCompiler(new FieldResolver(opts.fields), opts.now).compile(ast);
+  const clauses = countClauses(node);
+  if (clauses > MAX_QUERY_CLAUSES) {
+    throw AppError.invalid(
+      `The query from position 1 needs ${clauses} field tests (a bare word counts once per text field); at most ${MAX_QUERY_CLAUSES} are allowed. Name the fields to search, as in Title:word, or use fewer terms`,
+    );
   }
-  const dangling = /(?:^|\s)(AND|OR|NOT|&&|\|\||!)\s*$/.exec(rw.text);
-  if (dangling) throw syntaxError(pos(dangling.index + dangling[0].indexOf(dangling[1])), `nothing follows ${dangling[1]}`);
-
-  return new Compiler(new FieldResolver(opts.fields), opts.now, pos).node(ast, null);
+  return node;
 }
 
-class Compiler {
-  constructor(
-    private readonly fields: FieldResolver,
-    private readonly now: number,
-    private readonly pos: (offset: number) => number,
-  ) {}
+/**
+ * Any field name stands for a text field: values are then checked only for what no field type accepts
+ * (regular expressions, inner wildcards, nothing to search for), never for a type the field may not have.
+ */
+const ANY_FIELD: FieldLookup = {
+  find: (name) => ({ name, type: 'string' }),
+  textFields: () => [],
+};
 
-  node(n: lucene.AstNode, field: string | null): QueryNode {
-    if (isTerm(n)) return this.term(n, field);
-    if (isRange(n)) return this.range(n, field);
-    return this.binary(n, field);
-  }
-
-  private binary(n: lucene.BinaryNode, inherited: string | null): QueryNode {
-    const field = n.field && n.field !== IMPLICIT ? unescape(n.field) : inherited;
-    const negStart = n.start === 'NOT' || n.start === '!';
-    const operands: QueryNode[] = [];
-    const ops: Array<'and' | 'or'> = [];
-    const first = this.node(n.left, field);
-    operands.push(negStart ? not(first) : first);
-    let cur: lucene.BinaryNode = n;
-    // The grammar nests chains to the right without precedence; flatten them and apply NOT > AND > OR.
-    while (cur.operator && cur.right) {
-      const op = cur.operator.toUpperCase();
-      const joined: 'and' | 'or' = op.startsWith('OR') || op === '||' ? 'or' : 'and';
-      const negate = op.endsWith(' NOT');
-      const right: lucene.AstNode = cur.right;
-      const chainable = !isTerm(right) && !isRange(right) && right.operator && !right.parenthesized && !(right.field && right.field !== IMPLICIT);
-      if (chainable) {
-        const b = right as lucene.BinaryNode;
-        const head = this.node(b.left, field);
-        ops.push(joined);
-        operands.push(negate !== (b.start === 'NOT' || b.start === '!') ? not(head) : head);
-        cur = b;
-      } else {
-        const whole = this.node(right, field);
-        ops.push(joined);
-        operands.push(negate ? not(whole) : whole);
-        break;
-      }
-    }
-    const groups: QueryNode[][] = [[operands[0]]];
-    ops.forEach((op, i) => {
-      if (op === 'or') groups.push([operands[i + 1]]);
-      else groups[groups.length - 1].push(operands[i + 1]);
-    });
-    return or(...groups.map((g) => and(...g)));
-  }
-
-  private resolve(name: string, offset: number): FieldDef {
-    const f = this.fields.find(name);
-    if (!f) throw AppError.invalid(`Unknown field "${name}" at position ${this.pos(offset) + 1}`);
-    return f;
-  }
-
-  private term(n: lucene.TermNode, inherited: string | null): QueryNode {
-    const at = n.termLocation.start.offset;
-    if (n.regex) throw AppError.invalid(`Regular expressions are not supported (position ${this.pos(at) + 1})`);
-    if (n.similarity !== null && n.similarity !== undefined) throw AppError.invalid(`Fuzzy search (~) is not supported (position ${this.pos(at) + 1})`);
-    if (n.proximity !== null && n.proximity !== undefined) throw AppError.invalid(`Proximity search (~) is not supported (position ${this.pos(at) + 1})`);
-    // The grammar leaves the +/- of `-Field:value` on the field name.
-    const sign = /^[+-]/.exec(n.field)?.[0] ?? n.prefix;
-    const rawField = n.field === IMPLICIT ? null : n.field.replace(/^[+-]/, '');
-    const fieldName = rawField === null ? inherited : unescape(rawField);
-    const leaf = this.leaf(fieldName, n.quoted ? n.term : unescape(n.term), n.quoted, n.fieldLocation?.start.offset ?? at, at);
-    return sign === '-' ? not(leaf) : leaf;
-  }
-
-  private leaf(fieldName: string | null, raw: string, quoted: boolean, fieldAt: number, at: number): QueryNode {
-    if (fieldName === null) {
-      if (!quoted && raw === '*') return { kind: 'all' };
-      if (!quoted && /^[<>]=?/.test(raw)) throw AppError.invalid(`A comparison needs a field, as in Field:${raw} (position ${this.pos(at) + 1})`);
-      return this.match(this.fields.textFields().map((f) => f.name), raw, quoted, at);
-    }
-    const field = this.resolve(fieldName, fieldAt);
-    if (!quoted && raw === '*') return { kind: 'exists', field: field.name, fieldType: field.type };
-    const cmp = quoted ? null : /^(>=|<=|>|<)(.*)$/.exec(raw);
-    if (cmp) {
-      const op = ({ '>': 'gt', '>=': 'gte', '<': 'lt', '<=': 'lte' } as const)[cmp[1] as '>' | '>=' | '<' | '<='];
-      return this.compare(field, op, cmp[2], at);
-    }
-    if (field.type === 'string') return this.match([field.name], raw, quoted, at);
-    return this.compare(field, 'eq', raw, at);
-  }
-
-  private match(fields: string[], raw: string, quoted: boolean, at: number): QueryNode {
-    let text = raw;
-    let prefix = false;
-    if (!quoted) {
-      if (/[?]|\*(?=.)/.test(text)) throw AppError.invalid(`Wildcards are only supported at the end of a word, as in foo* (position ${this.pos(at) + 1})`);
-      if (text.endsWith('*')) {
-        prefix = true;
-        text = text.slice(0, -1);
-      }
-    }
-    const ws = words(text);
-    if (ws.length === 0) {
-      if (prefix) return fields.length ? or(...fields.map((f) => ({ kind: 'exists', field: f, fieldType: 'string' }) as QueryNode)) : { kind: 'none' };
-      throw AppError.invalid(`"${raw}" has no letters or digits to search for (position ${this.pos(at) + 1})`);
-    }
-    if (fields.length === 0) return { kind: 'none' };
-    return { kind: 'match', fields, words: ws, prefix };
-  }
-
-  private literal(field: FieldDef, raw: string, at: number): Literal | { type: 'period'; start: number; end: number } {
-    const bad = (what: string) =>
-      AppError.invalid(`Type mismatch at position ${this.pos(at) + 1}: field "${field.name}" is ${what}, but "${raw}" is not`);
-    if (isNumeric(field.type)) {
-      if (!/^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(raw.trim())) throw bad('a number');
-      return { type: 'number', value: Number(raw) };
-    }
-    if (field.type === 'boolean') {
-      const v = raw.trim().toLowerCase();
-      if (['true', 'yes', '1'].includes(v)) return { type: 'boolean', value: true };
-      if (['false', 'no', '0'].includes(v)) return { type: 'boolean', value: false };
-      throw bad('a boolean (true or false)');
-    }
-    if (field.type === 'date') {
-      const d = parseDateValue(raw, this.now);
-      if (!d) throw bad('a date (2001-01-14, 2001-01-14T09:30, TODAY-7DAYS, ...)');
-      return d.precision === 'instant' ? { type: 'date', value: d.start } : { type: 'period', start: d.start, end: d.end };
-    }
-    return { type: 'string', value: raw.toLowerCase() };
-  }
-
-  private cmp(field: FieldDef, op: CompareOp, value: Literal): QueryNode {
-    return { kind: 'compare', field: field.name, fieldType: field.type, op, value };
-  }
-
-  private compare(field: FieldDef, op: CompareOp, raw: string, at: number): QueryNode {
-    const lit = this.literal(field, raw, at);
-    if (lit.type !== 'period') return this.cmp(field, op, lit);
-    const start: Literal = { type: 'date', value: lit.start };
-    const end: Literal = { type: 'date', value: lit.end };
-    switch (op) {
-      case 'eq':
-        return and(this.cmp(field, 'gte', start), this.cmp(field, 'lt', end));
-      case 'gt':
-        return this.cmp(field, 'gte', end);
-      case 'gte':
-        return this.cmp(field, 'gte', start);
-      case 'lt':
-        return this.cmp(field, 'lt', start);
-      case 'lte':
-        return this.cmp(field, 'lt', end);
-    }
-  }
-
-  private range(n: lucene.RangeNode, inherited: string | null): QueryNode {
-    const at = n.fieldLocation?.start.offset ?? 0;
-    const sign = /^[+-]/.exec(n.field)?.[0];
-    const name = n.field === IMPLICIT ? inherited : unescape(n.field.replace(/^[+-]/, ''));
-    if (name === null) throw AppError.invalid(`A range needs a field, as in Year:[1990 TO 2000] (position ${this.pos(at) + 1})`);
-    const field = this.resolve(name, at);
-    const lowInc = n.inclusive === 'both' || n.inclusive === 'left';
-    const highInc = n.inclusive === 'both' || n.inclusive === 'right';
-    const parts: QueryNode[] = [];
-    if (n.term_min !== '*') parts.push(this.compare(field, lowInc ? 'gte' : 'gt', unescape(n.term_min), at));
-    if (n.term_max !== '*') parts.push(this.compare(field, highInc ? 'lte' : 'lt', unescape(n.term_max), at));
-    const node: QueryNode = parts.length ? and(...parts) : { kind: 'exists', field: field.name, fieldType: field.type };
-    return sign === '-' ? not(node) : node;
-  }
+/**
+ * The check for a query saved before the index it runs on is known (a user's realm): throws
+ * AppError INVALID_ARGUMENT naming the position when the query is blank or malformed. Field names are not
+ * resolved; the realm fails closed later if they do not fit the index.
+ */
+export function checkQuerySyntax(query: string): void {
+  if (query.trim() === '') throw querySyntaxError(0, 'the query is blank');
+  const ast = parseText(query);
+  if (ast !== null) new QueryCompiler(ANY_FIELD, 0).compile(ast);
 }

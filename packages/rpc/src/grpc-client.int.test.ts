@@ -9,6 +9,8 @@ import type { FindIndexesRequest, FindIndexesResponse__Output } from './generate
 
 const v1 = loadQuarryProto().quarry.v1;
 const FIND = v1.QueryService.service.FindIndexes;
+// This server has no credential check (see internal-credential.int.test.ts); the client sends one anyway.
+const TOKEN = 'k'.repeat(32);
 
 describe('callUnary on a real grpc-js server', () => {
   const server = createGrpcServer();
@@ -35,7 +37,7 @@ describe('callUnary on a real grpc-js server', () => {
   });
 
   const call = (req: FindIndexesRequest, deadlineMs = 2000, method: UnaryMethod<FindIndexesRequest, FindIndexesResponse__Output> = FIND) =>
-    callUnary('query', client.getChannel(), method, req, { requestId: 'req-abc.1', deadlineMs });
+    callUnary('query', client.getChannel(), method, req, { requestId: 'req-abc.1', deadlineMs, internalToken: TOKEN });
 
   it('returns the decoded response and carries the request id', async () => {
     const res = await call({ limit: 7 });
@@ -61,7 +63,7 @@ describe('callUnary on a real grpc-js server', () => {
     const port = await freePort();
     const dead = new grpc.Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), CLIENT_OPTIONS);
     try {
-      await expect(callUnary('crosstab', dead.getChannel(), FIND, {}, { requestId: 'r', deadlineMs: 2000 })).rejects.toMatchObject({
+      await expect(callUnary('crosstab', dead.getChannel(), FIND, {}, { requestId: 'r', deadlineMs: 2000, internalToken: TOKEN })).rejects.toMatchObject({
         code: 'UNAVAILABLE',
         detail: 'The crosstab service is unavailable; try again shortly',
       });

@@ -1,11 +1,14 @@
 import * as grpc from '@grpc/grpc-js';
 import { AppError } from '@quarry/errors';
 import { fromServiceError } from './grpc-errors';
+import { INTERNAL_TOKEN_HEADER } from './internal-credential';
 import { REQUEST_ID_HEADER } from './request-id';
 
 export interface CallOptions {
   requestId: string;
   deadlineMs: number;
+  /** The deployment's internal credential: services refuse a call without it. */
+  internalToken: string;
 }
 
 /** What a unary call needs of a generated method definition (`Service.service.Method`). */
@@ -19,7 +22,7 @@ export interface UnaryMethod<Req, Res> {
  * One unary call made on the channel itself rather than through grpc-js's Client: per call the Client
  * builds an interceptor chain, an EventEmitter and a caller stack trace, none of which Quarry uses, and
  * that was ~15 % of a loopback round trip's CPU (bench/README.md). The outcome is the Client's: request
- * id in metadata, deadline, a missing or unparsable response is INTERNAL, any failure an AppError.
+ * id and internal credential in metadata, deadline, a missing or unparsable response is INTERNAL, any failure an AppError.
  */
 export function callUnary<Req, Res>(
   service: string,
@@ -38,6 +41,7 @@ export function callUnary<Req, Res>(
     }
     const metadata = new grpc.Metadata();
     metadata.set(REQUEST_ID_HEADER, options.requestId);
+    metadata.set(INTERNAL_TOKEN_HEADER, options.internalToken);
     const call = channel.createCall(method.path, Date.now() + options.deadlineMs, null, null, grpc.propagate.DEFAULTS);
     let response: Res | undefined;
     let parseError: unknown;
@@ -72,4 +76,18 @@ export const CLIENT_OPTIONS: grpc.ChannelOptions = {
   'grpc.max_receive_message_length': 64 * 1024 * 1024,
   'grpc.max_send_message_length': 64 * 1024 * 1024,
   'grpc.keepalive_time_ms': 30000,
+  // Calls spread over every address the name resolves to (the pods of a headless Service) rather than
+  // all riding the first one (pick_first, grpc-js's default). One address: the same single connection.
+  'grpc.service_config': JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] }),
+  // The policy is ours: no TXT record in DNS may replace it.
+  'grpc.service_config_disable_resolution': 1,
 };
+
+/**
+ * The target a client dials for a configured HOST:PORT: grpc-js's DNS resolver, named explicitly, so
+ * that every address it returns is balanced over, and a host that happens to be spelled like a
+ * resolver scheme (`unix:`, `ipv4:`...) is still read as a host.
+ */
+export function dialTarget(hostPort: string): string {
+  return `dns:///${hostPort}`;
+}

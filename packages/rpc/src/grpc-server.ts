@@ -7,6 +7,11 @@ import { REQUEST_ID_HEADER, resolveRequestId } from './request-id';
 export interface CallContext {
   requestId: string;
   log: Logger;
+  /**
+   * Aborts when the caller's deadline passes or the caller goes away: long work (a DuckDB query)
+   * listens to it and stops, so a call nobody waits for no longer holds a thread.
+   */
+  signal: AbortSignal;
 }
 
 export type UnaryHandler<Req, Res> = (request: Req, ctx: CallContext) => Promise<Res>;
@@ -19,6 +24,14 @@ export function unary<Req, Res>(log: Logger, method: string, handler: UnaryHandl
   return (call, callback) => {
     const requestId = resolveRequestId(call.metadata.get(REQUEST_ID_HEADER)[0]);
     let child: Logger | undefined;
+    const controller = new AbortController();
+    const deadline = call.getDeadline();
+    const deadlineMs = deadline instanceof Date ? deadline.getTime() : deadline;
+    const timer = Number.isFinite(deadlineMs)
+      ? setTimeout(() => controller.abort(AppError.timeout(`${method} ran past its deadline and was cancelled`)), Math.max(0, deadlineMs - Date.now()))
+      : undefined;
+    const onCancelled = () => controller.abort(AppError.timeout(`${method} was cancelled by its caller`));
+    call.once('cancelled', onCancelled);
     // The child logger is made only when a line is written: most calls log nothing here.
     const ctx: CallContext = {
       requestId,
@@ -26,10 +39,22 @@ export function unary<Req, Res>(log: Logger, method: string, handler: UnaryHandl
         child ??= log.child({ requestId, rpc: method });
         return child;
       },
+      signal: controller.signal,
     };
-    handler(call.request, ctx).then(
-      (res) => callback(null, res),
+    const settle = () => {
+      clearTimeout(timer);
+      call.off('cancelled', onCancelled);
+    };
+    // A handler that throws synchronously is caught like one that rejects.
+    Promise.resolve()
+      .then(() => handler(call.request, ctx))
+      .then(
+      (res) => {
+        settle();
+        callback(null, res);
+      },
       (err: unknown) => {
+        settle();
         const status = toServiceError(err);
         if (status.code === grpc.status.INTERNAL) ctx.log.error({ err }, 'rpc failed');
         else ctx.log.debug({ code: status.code, detail: status.details }, 'rpc refused');
@@ -39,15 +64,28 @@ export function unary<Req, Res>(log: Logger, method: string, handler: UnaryHandl
   };
 }
 
+/**
+ * Connections are closed (gracefully) after a few minutes: clients re-resolve DNS only when a connection
+ * ends, so without this a gateway never spreads calls to pods added by a scale-up (round_robin over a
+ * headless Service).
+ */
+export const MAX_CONNECTION_AGE_MS = 5 * 60_000;
+
 export function createGrpcServer(): grpc.Server {
-  return new grpc.Server({ 'grpc.max_receive_message_length': 64 * 1024 * 1024, 'grpc.max_send_message_length': 64 * 1024 * 1024 });
+  return new grpc.Server({
+    'grpc.max_receive_message_length': 64 * 1024 * 1024,
+    'grpc.max_send_message_length': 64 * 1024 * 1024,
+    'grpc.max_connection_age_ms': MAX_CONNECTION_AGE_MS,
+    // In-flight calls finish before the aged connection closes.
+    'grpc.max_connection_age_grace_ms': 60_000,
+  });
 }
 
 /** Binds and returns "host:port" with the port actually taken (port 0 picks a free one). */
-export function bindGrpcServer(server: grpc.Server, addr: string): Promise<string> {
+export function bindGrpcServer(server: grpc.Server, addr: string, credentials = grpc.ServerCredentials.createInsecure()): Promise<string> {
   const host = addr.slice(0, addr.lastIndexOf(':'));
   return new Promise((resolve, reject) => {
-    server.bindAsync(addr, grpc.ServerCredentials.createInsecure(), (err, port) => {
+    server.bindAsync(addr, credentials, (err, port) => {
       if (err) reject(err);
       else resolve(`${host}:${port}`);
     });

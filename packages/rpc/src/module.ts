@@ -3,6 +3,7 @@ import { HealthImplementation } from 'grpc-health-check';
 import type { Logger } from '@quarry/logger';
 import type { QuarryMetrics } from '@quarry/metrics';
 import { bindGrpcServer, createGrpcServer, shutdownGrpcServer } from './grpc-server';
+import { requireInternalCredential, serverCredentials, type GrpcTrust } from './internal-credential';
 
 /** What every Quarry module offers the process that hosts it (mimir-style targets). */
 export interface QuarryModule {
@@ -53,7 +54,9 @@ function instrument(impl: grpc.UntypedServiceImplementation, metrics: QuarryMetr
 
 /**
  * A module that serves one gRPC service plus the standard grpc.health.v1 service, SERVING only while
- * its stores answer; `address` is known once started (port 0 resolves then).
+ * its stores answer; `address` is known once started (port 0 resolves then). Every call of the service
+ * must carry the internal credential; health stays open, since probes carry no secret and it reveals
+ * nothing.
  */
 export class GrpcServiceModule implements QuarryModule {
   private server: grpc.Server | undefined;
@@ -88,12 +91,20 @@ export class GrpcServiceModule implements QuarryModule {
     this.health.setStatus(this.options.serviceName, status);
   }
 
-  async start(): Promise<void> {
+  /**
+   * `trust` is required: without it the module refuses to start rather than serve everyone. It is a
+   * parameter of start, not an option, so the process that hosts the module hands it to every service
+   * from its one config.
+   */
+  async start(trust?: GrpcTrust): Promise<void> {
+    if (!trust) throw new Error(`${this.options.name}: no internal credential given; a service does not serve without one`);
     const o = this.options;
     const server = createGrpcServer();
-    server.addService(o.definition, o.metrics ? instrument(o.implementation, o.metrics) : o.implementation);
+    // Refusals are counted in the metrics too (code 16), so the guard sits inside the instrumentation.
+    const guarded = requireInternalCredential(o.definition, o.implementation, trust.internalToken, o.log);
+    server.addService(o.definition, o.metrics ? instrument(guarded, o.metrics) : guarded);
     this.health.addToServer(server);
-    this.bound = await bindGrpcServer(server, o.listenAddr);
+    this.bound = await bindGrpcServer(server, o.listenAddr, serverCredentials(trust.tls));
     this.server = server;
     await this.refreshHealth();
     this.timer = setInterval(() => void this.refreshHealth(), HEALTH_INTERVAL_MS);

@@ -174,6 +174,26 @@ async function locateBadValue(c: DuckDBConnection, plans: ColumnPlan[]): Promise
   return null;
 }
 
+/**
+ * Moves a finished file into place so that it survives a power cut once the catalog names it: the
+ * data is flushed before the rename, and the folder (which records the new name) after it.
+ */
+function publishFile(tmp: string, final: string): void {
+  const fd = fs.openSync(tmp, 'r+');
+  try {
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+  fs.renameSync(tmp, final);
+  const dir = fs.openSync(path.dirname(final), 'r');
+  try {
+    fs.fsyncSync(dir);
+  } finally {
+    fs.closeSync(dir);
+  }
+}
+
 function duckMessage(err: unknown): string {
   return (err instanceof Error ? err.message : String(err)).split('\n')[0].slice(0, 300);
 }
@@ -241,7 +261,7 @@ export async function buildSnapshot(req: BuildRequest): Promise<BuiltSnapshot> {
       req.onProgress?.(0);
       fs.copyFileSync(req.file, tmp);
       const [n] = await rows(c, `SELECT count(*) AS n FROM read_parquet(${literal(tmp)})`);
-      fs.renameSync(tmp, final);
+      publishFile(tmp, final);
       req.onProgress?.(1);
       return { fields: fieldsOf(plans, req.grains), recordCount: Number(n.n), snapshot: path.relative(req.dataDir, final) };
     }
@@ -257,7 +277,7 @@ export async function buildSnapshot(req: BuildRequest): Promise<BuiltSnapshot> {
       const where = await locateBadValue(c, plans).catch(() => null);
       throw AppError.invalid(`Loading ${path.basename(req.file)} failed${where ? ` at ${where}` : ''}: ${duckMessage(err)}`);
     }
-    fs.renameSync(tmp, final);
+    publishFile(tmp, final);
     return {
       fields: fieldsOf(plans, req.grains),
       recordCount,

@@ -1,4 +1,5 @@
-import type { Literal, QueryNode } from '@quarry/query-language';
+import type { CompareOp, FieldType, Literal, QueryNode } from '@quarry/query-language';
+import type { SingleWordFields } from './single-word-fields';
 import { ident, wordsColumn } from './sql';
 
 export interface CompiledWhere {
@@ -7,13 +8,47 @@ export interface CompiledWhere {
   params: Record<string, string | number | boolean>;
 }
 
+/** What the compiler may know of the loaded table (LoadedTable carries it). */
+export interface CompileContext {
+  singleWord?: SingleWordFields;
+}
+
+/** Beyond this many stored values a prefix tests the words column instead of listing them. */
+const MAX_PREFIX_VALUES = 16;
+
 function dateLiteral(ms: number): string {
   return new Date(ms).toISOString().replace('T', ' ').replace('Z', '');
 }
 
-/** Compiles a QueryNode to a DuckDB boolean expression that is never NULL (so NOT behaves as in Lucene). */
-export function compileWhere(node: QueryNode): CompiledWhere {
+/**
+ * An integer column compared with a number: the same test against a whole number, so DuckDB compares
+ * BIGINT with BIGINT (and can filter while it scans) instead of turning every value into a DOUBLE.
+ * Null when the comparison can never hold; undefined when the number is too large to be exact.
+ */
+function integerBound(op: CompareOp, value: number): number | null | undefined {
+  if (Math.abs(value) > Number.MAX_SAFE_INTEGER) return undefined;
+  if (Number.isInteger(value)) return value;
+  switch (op) {
+    case 'eq':
+      return null;
+    case 'gt':
+    case 'lte':
+      return Math.floor(value);
+    case 'gte':
+    case 'lt':
+      return Math.ceil(value);
+  }
+}
+
+/**
+ * Compiles a QueryNode to a DuckDB boolean expression that is TRUE exactly for the matching records;
+ * elsewhere it is FALSE or NULL, which WHERE treats alike. Only under NOT does NULL become FALSE
+ * (so NOT of a leaf a record has no value for matches it, as in Lucene): leaving the positive leaves
+ * bare keeps them simple comparisons that DuckDB applies while it scans.
+ */
+export function compileWhere(node: QueryNode, context: CompileContext = {}): CompiledWhere {
   const params: CompiledWhere['params'] = {};
+  const singleWord = context.singleWord ?? new Map();
   let n = 0;
   const bind = (value: string | number | boolean) => {
     const name = `p${++n}`;
@@ -26,7 +61,8 @@ export function compileWhere(node: QueryNode): CompiledWhere {
       case 'string':
         return bind(lit.value);
       case 'number':
-        return `CAST(${bind(lit.value)} AS DOUBLE)`;
+        // The driver binds a whole JS number as an int64, which 1e300 overflows: such a number goes as its text.
+        return `CAST(${bind(Number.isInteger(lit.value) && !Number.isSafeInteger(lit.value) ? String(lit.value) : lit.value)} AS DOUBLE)`;
       case 'boolean':
         return `CAST(${bind(lit.value)} AS BOOLEAN)`;
       case 'date':
@@ -35,6 +71,37 @@ export function compileWhere(node: QueryNode): CompiledWhere {
   };
 
   const OPS = { eq: '=', gt: '>', gte: '>=', lt: '<', lte: '<=' } as const;
+
+  const compare = (field: string, fieldType: FieldType, op: CompareOp, lit: Literal): string => {
+    if (lit.type === 'number' && fieldType === 'integer') {
+      const bound = integerBound(op, lit.value);
+      if (bound === null) return 'FALSE';
+      if (bound !== undefined) return `(${ident(field)} ${OPS[op]} CAST(${bind(bound)} AS BIGINT))`;
+    }
+    const col = lit.type === 'string' ? `lower(CAST(${ident(field)} AS VARCHAR))` : ident(field);
+    return `(${col} ${OPS[op]} ${value(lit)})`;
+  };
+
+  const inList = (field: string, values: readonly string[]) =>
+    values.length ? `(${ident(field)} IN (${values.map((v) => bind(v)).join(', ')}))` : 'FALSE';
+
+  // One text field against consecutive words (the last one a prefix when `prefix`).
+  const matchField = (field: string, words: string[], prefix: boolean): string => {
+    const shape = singleWord.get(field);
+    if (!shape) {
+      // Against the precomputed " word word " column: a substring test, no regex per row.
+      return `contains(${wordsColumn(field)}, ${bind(` ${words.join(' ')}${prefix ? '' : ' '}`)})`;
+    }
+    // Every value is one word: several words can never be consecutive in it.
+    if (words.length !== 1) return 'FALSE';
+    const [word] = words;
+    if (!prefix) return shape.values ? inList(field, shape.values.get(word) ?? []) : `(${wordsColumn(field)} = ${bind(` ${word} `)})`;
+    if (shape.values) {
+      const hits = [...shape.values].filter(([k]) => k.startsWith(word)).flatMap(([, vs]) => vs);
+      if (hits.length <= MAX_PREFIX_VALUES) return inList(field, hits);
+    }
+    return `prefix(${wordsColumn(field)}, ${bind(` ${word}`)})`;
+  };
 
   const walk = (q: QueryNode): string => {
     switch (q.kind) {
@@ -47,19 +114,15 @@ export function compileWhere(node: QueryNode): CompiledWhere {
       case 'or':
         return `(${q.children.map(walk).join(' OR ')})`;
       case 'not':
-        return `(NOT ${walk(q.child)})`;
+        return `(NOT coalesce(${walk(q.child)}, FALSE))`;
       case 'match': {
-        // Against the precomputed " word word " column: a substring test, no regex per row.
-        const needle = bind(` ${q.words.join(' ')}${q.prefix ? '' : ' '}`);
-        const perField = q.fields.map((f) => `coalesce(contains(${wordsColumn(f)}, ${needle}), FALSE)`);
+        const perField = q.fields.map((f) => matchField(f, q.words, q.prefix));
         return perField.length ? `(${perField.join(' OR ')})` : 'FALSE';
       }
-      case 'compare': {
-        const col = q.value.type === 'string' ? `lower(CAST(${ident(q.field)} AS VARCHAR))` : ident(q.field);
-        return `coalesce(${col} ${OPS[q.op]} ${value(q.value)}, FALSE)`;
-      }
+      case 'compare':
+        return compare(q.field, q.fieldType, q.op, q.value);
       case 'exists':
-        return q.fieldType === 'string' ? `coalesce(${ident(q.field)} <> '', FALSE)` : `(${ident(q.field)} IS NOT NULL)`;
+        return q.fieldType === 'string' ? `(${ident(q.field)} <> '')` : `(${ident(q.field)} IS NOT NULL)`;
     }
   };
 

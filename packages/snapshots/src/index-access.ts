@@ -1,12 +1,24 @@
-import { AppError } from '@quarry/errors';
+import { AppError, quoteInput } from '@quarry/errors';
 import type { IndexCatalog, IndexEntry } from '@quarry/metadata-store';
 import { indexNotFound, mayRead, type FieldDef, type Reader } from '@quarry/query-language';
+import { INDEX_NAME } from './build-snapshot';
 
-/** The published entry of an index the reader may read; unknown and forbidden look alike (404). */
-export async function readableIndex(catalog: IndexCatalog, reader: Reader, name: string): Promise<IndexEntry> {
+/**
+ * The published entry of an index the reader may read; unknown and forbidden look alike (404).
+ * `onUnpublished` hears of a readable name the catalog no longer has (dropped), so the caller can free
+ * what it still holds for it.
+ */
+export async function readableIndex(catalog: IndexCatalog, reader: Reader, name: string, onUnpublished?: (name: string) => void): Promise<IndexEntry> {
   if (name.trim() === '') throw AppError.invalid('index is required');
-  const entry = mayRead(reader, name) ? await catalog.getIndex(name) : null;
-  if (!entry) throw indexNotFound(name);
+  // No index can bear this name: unknown without asking the catalog, and quoted cut short, since a
+  // hostile name may be a megabyte. Same answer as for any other unknown or unreadable index.
+  if (!INDEX_NAME.test(name)) throw AppError.notFound(`Index ${quoteInput(name)} not found`);
+  if (!mayRead(reader, name)) throw indexNotFound(name);
+  const entry = await catalog.getIndex(name);
+  if (!entry) {
+    onUnpublished?.(name);
+    throw indexNotFound(name);
+  }
   return entry;
 }
 

@@ -5,9 +5,17 @@ export interface ChartServiceConfig {
   graceMs: number;
   redisUrl: string;
   waitTimeoutMs: number;
+  /** Renders that may wait for a worker before further ones are refused (503 + Retry-After). */
+  maxWaiting: number;
 }
 
 /** `redisUrl` is REDIS_URL, or the private redis-server's the process started (see startTargets). */
 export function chartServiceConfig(config: Config, redisUrl: string): ChartServiceConfig {
-  return { listenAddr: serviceListenAddr(config, 'chart'), graceMs: config.shutdownGraceMs, redisUrl, waitTimeoutMs: config.chart.waitTimeoutMs };
+  return {
+    listenAddr: serviceListenAddr(config, 'chart'),
+    graceMs: config.shutdownGraceMs,
+    redisUrl,
+    waitTimeoutMs: config.chart.waitTimeoutMs,
+    maxWaiting: config.chart.queueMaxWaiting,
+  };
 }

@@ -8,7 +8,7 @@ import { chartHandlers } from './transport/grpc-chart.handlers';
 
 export function createChartModule(config: ChartServiceConfig, log: Logger, metrics?: QuarryMetrics): GrpcServiceModule {
   const moduleLog = log.child({ module: 'chart' });
-  const queue = new BullMqChartQueue(config.redisUrl);
+  const queue = new BullMqChartQueue({ redisUrl: config.redisUrl, maxWaiting: config.maxWaiting });
   const render = new RenderChartUseCase(queue, config.waitTimeoutMs);
   // Queue depth for /metrics, sampled while the service runs.
   const depth = metrics

@@ -2,20 +2,21 @@ import type { Logger } from '@quarry/logger';
 import type { IndexCatalog } from '@quarry/metadata-store';
 import type { QuarryMetrics } from '@quarry/metrics';
 import type { SnapshotEngine } from '@quarry/snapshots';
-import { GrpcServiceModule, loadQuarryProto } from '@quarry/rpc';
+import { GrpcServiceModule, loadQuarryProto, type HeavyCallLimiter } from '@quarry/rpc';
 import { DuckDbPivotEngine } from './adapters/duckdb-pivot-engine.adapter';
 import type { CrosstabServiceConfig } from './config';
 import { RunCrosstabUseCase } from './domain/run-crosstab.use-case';
+import type { ResultCache } from '@quarry/result-cache';
 import { crosstabHandlers } from './transport/grpc-crosstab.handlers';
 
 /** DuckDB is the crosstab engine in every deployment: Typesense cannot sum per group. */
 export function createCrosstabModule(
   config: CrosstabServiceConfig,
   log: Logger,
-  deps: { catalog: IndexCatalog; engine: SnapshotEngine; ping: () => Promise<void>; metrics?: QuarryMetrics },
+  deps: { catalog: IndexCatalog; engine: SnapshotEngine; ping: () => Promise<void>; limiter: HeavyCallLimiter; cache: ResultCache; metrics?: QuarryMetrics },
 ): GrpcServiceModule {
   const moduleLog = log.child({ module: 'crosstab' });
-  const run = new RunCrosstabUseCase(deps.catalog, new DuckDbPivotEngine(deps.engine));
+  const run = new RunCrosstabUseCase(deps.catalog, new DuckDbPivotEngine(deps.engine), deps.cache);
   return new GrpcServiceModule({
     name: 'crosstab',
     log: moduleLog,
@@ -23,7 +24,7 @@ export function createCrosstabModule(
     graceMs: config.graceMs,
     serviceName: 'quarry.v1.CrosstabService',
     definition: loadQuarryProto().quarry.v1.CrosstabService.service,
-    implementation: crosstabHandlers(moduleLog, run),
+    implementation: crosstabHandlers(moduleLog, run, deps.limiter),
     readiness: deps.ping,
     metrics: deps.metrics,
   });

@@ -1,4 +1,5 @@
 import { serviceAddr, type Config, type ServiceName } from '@quarry/config';
+import type { GrpcTrust } from '@quarry/rpc';
 
 export interface GatewayConfig {
   host: string;
@@ -8,6 +9,8 @@ export interface GatewayConfig {
   grpcDeadlineMs: number;
   graceMs: number;
   serviceAddrs: Record<ServiceName, string>;
+  /** The internal credential (and mTLS) every call to a service carries. */
+  grpcTrust: GrpcTrust;
 }
 
 /** `hosted` holds the addresses of services started in this process (their ports are only known then). */
@@ -20,5 +23,6 @@ export function gatewayConfig(config: Config, hosted: Partial<Record<ServiceName
     grpcDeadlineMs: config.grpc.deadlineMs,
     graceMs: config.shutdownGraceMs,
     serviceAddrs: { query: addr('query'), crosstab: addr('crosstab'), chart: addr('chart'), reports: addr('reports') },
+    grpcTrust: { internalToken: config.grpc.internalToken, tls: config.grpc.tls },
   };
 }

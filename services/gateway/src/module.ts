@@ -39,7 +39,7 @@ export class GatewayModule implements QuarryModule {
   }
 
   async start(): Promise<void> {
-    this.clients = new GrpcServiceClients(this.config.serviceAddrs, this.config.grpcDeadlineMs);
+    this.clients = new GrpcServiceClients(this.config.serviceAddrs, this.config.grpcDeadlineMs, this.config.grpcTrust, this.log);
     const deps = {
       authenticate: new AuthenticateUseCase(this.store),
       callMethod: new CallMethodUseCase(this.clients),

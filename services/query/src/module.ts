@@ -2,13 +2,14 @@ import type { Logger } from '@quarry/logger';
 import type { QuarryMetrics } from '@quarry/metrics';
 import type { IndexCatalog } from '@quarry/metadata-store';
 import { CursorCodec, loadCursorSecret } from '@quarry/paging';
-import { GrpcServiceModule, loadQuarryProto } from '@quarry/rpc';
+import { GrpcServiceModule, loadQuarryProto, type HeavyCallLimiter } from '@quarry/rpc';
 import type { SnapshotEngine } from '@quarry/snapshots';
 import { DuckDbSearchIndex } from './adapters/duckdb-search-index.adapter';
 import { TypesenseSearchIndex } from './adapters/typesense-search-index.adapter';
 import type { QueryServiceConfig } from './config';
 import { ExecuteQueryUseCase } from './domain/execute-query.use-case';
 import { FindIndexesUseCase } from './domain/find-indexes.use-case';
+import type { ResultCache } from '@quarry/result-cache';
 import type { SearchIndex } from './ports/search-index.port';
 import { queryHandlers } from './transport/grpc-query.handlers';
 
@@ -22,6 +23,10 @@ export interface ServiceDeps {
   engine: SnapshotEngine;
   /** Rejects while the metadata store cannot be reached. */
   ping: () => Promise<void>;
+  /** The process's cap on concurrent searches and crosstabs (shared with the crosstab service). */
+  limiter: HeavyCallLimiter;
+  /** The process's result cache (shared with the crosstab service). */
+  cache: ResultCache;
   metrics?: QuarryMetrics;
 }
 
@@ -29,7 +34,7 @@ export function createQueryModule(config: QueryServiceConfig, log: Logger, deps:
   const moduleLog = log.child({ module: 'query' });
   const search = createSearchIndex(config, deps.engine);
   const cursors = new CursorCodec(loadCursorSecret(config.cursorSecret, config.dataDir));
-  const executeQuery = new ExecuteQueryUseCase(deps.catalog, search);
+  const executeQuery = new ExecuteQueryUseCase(deps.catalog, search, deps.cache);
   const findIndexes = new FindIndexesUseCase(deps.catalog, cursors);
   return new GrpcServiceModule({
     name: 'query',
@@ -38,7 +43,7 @@ export function createQueryModule(config: QueryServiceConfig, log: Logger, deps:
     graceMs: config.graceMs,
     serviceName: 'quarry.v1.QueryService',
     definition: loadQuarryProto().quarry.v1.QueryService.service,
-    implementation: queryHandlers(moduleLog, executeQuery, findIndexes),
+    implementation: queryHandlers(moduleLog, executeQuery, findIndexes, deps.limiter),
     readiness: deps.ping,
     metrics: deps.metrics,
     onStop: () => search.close(),

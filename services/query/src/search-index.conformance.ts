@@ -19,6 +19,41 @@ const RECORDS = [
 
 const names = (...idx: number[]) => idx.map((i) => RECORDS[i].name);
 
+/*
+ * Values that broke the Typesense adapter on production data (Quarry issue 17): many words behind one
+ * prefix, punctuation and accents in text, integers beyond 2^53 and at the int64 ends, doubles a
+ * float32 cannot hold, -0, fractional bounds on integers, booleans and sub-millisecond timestamps in
+ * sorts, words Typesense's tokenizer would merge (`_`, accents) or cut (over 100 bytes). Written as
+ * JSON text: JSON.stringify would round 9007199254740993 and turn -0.0 into 0.
+ */
+const LONG = 'x'.repeat(140);
+const EDGE_JSON = `[
+{"label":"e0","city":"Salford","title":"Émile","note":"café au lait","big":9007199254740993,"ratio":16777217,"count":2,"flag":true,"at":"2020-01-01 00:00:00.000500"},
+{"label":"e1","city":"Sheffield","title":"emile","note":"cafe","big":9007199254740992,"ratio":16777216,"count":3,"flag":false,"at":"2020-01-01 00:00:00.000300"},
+{"label":"e2","city":"Southampton","title":"Eve","note":"ab c","big":-9223372036854775808,"ratio":-0.0,"count":1,"flag":null,"at":null},
+{"label":"e3","city":"Southend","title":"zoe","note":"a bc","big":9223372036854775807,"ratio":0,"count":null,"flag":true,"at":"2019-06-01 12:00:00.000000"},
+{"label":"e4","city":"Southport","title":"O'Brien","note":"東京 tower","big":0,"ratio":1e300,"count":2,"flag":false,"at":"2020-01-01 00:00:00.000000"},
+{"label":"e5","city":"Southwark","title":"obrien","note":"${LONG}a","big":3,"ratio":-1e300,"count":4,"flag":true,"at":"2021-01-01 00:00:00.000000"},
+{"label":"e6","city":"Stoke","title":"o brien","note":"${LONG}b","big":null,"ratio":0.1,"count":2,"flag":null,"at":"2020-06-01 00:00:00.000000"},
+{"label":"e7","city":"Sunderland","title":"","note":"new york city","big":-5,"ratio":0.30000000000000004,"count":0,"flag":false,"at":"2020-01-01 00:00:00.001000"},
+{"label":"e8","city":"Swansea","title":"Zoë","note":"new york","big":9007199254740994,"ratio":5e-324,"count":-1,"flag":true,"at":null},
+{"label":"e9","city":"Bath","title":null,"note":"york new","big":12,"ratio":2.5,"count":3,"flag":false,"at":"1999-12-31 23:59:59.000000"},
+{"label":"e10","city":"South Shields","title":"Émile","note":null,"big":7,"ratio":null,"count":2,"flag":true,"at":null},
+{"label":"e11","city":"Southsea","title":"EMILE","note":"York city new","big":null,"ratio":0.3,"count":3,"flag":false,"at":"2020-01-01 00:00:00.000300"}
+]`;
+const EDGE_COUNT = 12;
+const edges = (...idx: number[]) => idx.map((i) => `e${i}`);
+const edgesExcept = (...idx: number[]) => Array.from({ length: EDGE_COUNT }, (_, i) => i).filter((i) => !idx.includes(i)).map((i) => `e${i}`);
+
+/** 30 text fields; record w0 holds all ten query words (spread over the fields), w1 nine of them, w2 none. */
+const WIDE_FIELDS = Array.from({ length: 30 }, (_, i) => `f${String(i).padStart(2, '0')}`);
+const WIDE_WORDS = Array.from({ length: 10 }, (_, i) => `quarrystone${i}`);
+const WIDE_RECORDS = [0, 1, 2].map((r) => {
+  const record: Record<string, string> = { label: `w${r}` };
+  WIDE_FIELDS.forEach((f, i) => (record[f] = `filler ${r === 2 || (r === 1 && i === 27) ? 'other' : WIDE_WORDS.filter((_, w) => (w * 3) % 30 === i).join(' ')}`));
+  return record;
+});
+
 /**
  * One behaviour for every SearchIndex adapter: the same snapshot, the same plans, the same totals and
  * records in the same order. `open` gets a loaded engine and returns the adapter under test.
@@ -28,30 +63,45 @@ export function searchIndexConformance(open: (engine: SnapshotEngine) => Promise
   let search: SearchIndex;
   let entry: IndexEntry;
   let fields: FieldDef[];
+  let dataDir: string;
+  const loaded: IndexEntry[] = [];
+
+  /** Builds a snapshot of `json` (text) and makes it searchable as version `version` of `name`. */
+  const load = async (name: string, json: string, version = 1, previous: IndexEntry | null = null): Promise<IndexEntry> => {
+    const file = path.join(dataDir, `${name}-${version}.json`);
+    fs.writeFileSync(file, json);
+    const built = await buildSnapshot({ name, file, dataDir, types: {}, views: [] });
+    const e: IndexEntry = { name, description: '', fields: built.fields, views: [], recordCount: built.recordCount, version, snapshot: built.snapshot, updatedAt: '' };
+    await search.prepare(e);
+    await search.retire(e, previous);
+    loaded.push(e);
+    return e;
+  };
 
   beforeAll(async () => {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'q-search-'));
-    const file = path.join(dataDir, 'people.json');
-    fs.writeFileSync(file, JSON.stringify(RECORDS));
-    const built = await buildSnapshot({ name: 'people', file, dataDir, types: {}, views: [] });
-    fields = built.fields as FieldDef[];
-    entry = { name: 'people', description: '', fields: built.fields, views: [], recordCount: built.recordCount, version: 1, snapshot: built.snapshot, updatedAt: '' };
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'q-search-'));
     engine = new SnapshotEngine(dataDir);
     search = await open(engine);
-    await search.prepare(entry);
-    await search.retire(entry, null);
+    entry = await load('people', JSON.stringify(RECORDS));
+    fields = entry.fields as FieldDef[];
   }, 120000);
 
   afterAll(async () => {
-    await search?.drop(entry).catch(() => undefined);
+    for (const e of loaded) await search?.drop(e).catch(() => undefined);
     await search?.close();
     await engine?.close();
   });
 
+  const runOn = async (on: IndexEntry, query: string, sort: SortKey[] = [], offset = 0, limit = 50) => {
+    const where = parseQuery(query, { fields: on.fields as FieldDef[], now: Date.UTC(2020, 0, 15) });
+    const page = await search.search(on, { where, sort, offset, limit });
+    const records = JSON.parse(page.recordsJson) as Array<Record<string, unknown>>;
+    return { total: page.total, records, labels: records.map((r) => String(r.label)) };
+  };
+
   const run = async (query: string, sort: SortKey[] = [], offset = 0, limit = 50) => {
-    const where = parseQuery(query, { fields, now: Date.UTC(2020, 0, 15) });
-    const page = await search.search(entry, { where, sort, offset, limit });
-    return { total: page.total, names: (JSON.parse(page.recordsJson) as Array<{ name: string }>).map((r) => r.name), records: JSON.parse(page.recordsJson) as unknown[] };
+    const res = await runOn(entry, query, sort, offset, limit);
+    return { total: res.total, names: res.records.map((r) => String(r.name)), records: res.records as unknown[] };
   };
 
   it('infers the fixture types', () => {
@@ -115,5 +165,119 @@ export function searchIndexConformance(open: (engine: SnapshotEngine) => Promise
     expect(p.total).toBe(8);
     expect(p.names).toEqual(['Alan Turing', 'Barbara Liskov', 'Donald Knuth']);
     expect((await run('*', [], 8, 5)).names).toEqual([]);
+  });
+
+  describe('production values', () => {
+    let edge: IndexEntry;
+    let wide: IndexEntry;
+
+    beforeAll(async () => {
+      edge = await load('edges', EDGE_JSON);
+      wide = await load('wide', JSON.stringify(WIDE_RECORDS));
+    }, 120000);
+
+    const sorted = async (field: string, type: FieldDef['type'], direction: 'asc' | 'desc') => (await runOn(edge, '*', [{ field, type, direction }])).labels;
+
+    it('reads the fixture with the types it is meant to test', () => {
+      expect(edge.fields).toEqual([
+        { name: 'label', type: 'string' },
+        { name: 'city', type: 'string' },
+        { name: 'title', type: 'string' },
+        { name: 'note', type: 'string' },
+        { name: 'big', type: 'integer' },
+        { name: 'ratio', type: 'number' },
+        { name: 'count', type: 'integer' },
+        { name: 'flag', type: 'boolean' },
+        { name: 'at', type: 'date' },
+      ]);
+      expect(wide.fields).toHaveLength(31);
+    });
+
+    it.each([
+      // More words behind one prefix than Typesense expands by default (4), short and long prefixes.
+      ['city:s*', edgesExcept(9)],
+      ['city:sout*', edges(2, 3, 4, 5, 10, 11)],
+      ['-city:s*', edges(9)],
+      ['-city:sout*', edgesExcept(2, 3, 4, 5, 10, 11)],
+      // Words Typesense's tokenizer would merge: accents folded, `_` dropped.
+      ['note:cafe', edges(1)],
+      ['note:café', edges(0)],
+      ['"ab c"', edges(2)],
+      ['"a bc"', edges(3)],
+      ['東京', edges(4)],
+      ['note:東*', edges(4)],
+      // Words longer than the 100 bytes Typesense keeps of a token.
+      [`note:${LONG}a`, edges(5)],
+      [`note:${LONG}b`, edges(6)],
+      ['note:xxxxxxxxxx*', edges(5, 6)],
+      ['note:"new york"', edges(7, 8)],
+      ['note:"new york city"', edges(7)],
+      ['note:new-yo*', edges(7, 8)],
+      ['-"new york"', edgesExcept(7, 8)],
+      ['title:*', edgesExcept(7, 9)],
+      // Integers compare with query numbers as doubles: beyond 2^53 a number stands for all that round to it.
+      ['big:9007199254740992', edges(0, 1)],
+      ['big:>9007199254740992', edges(3, 8)],
+      ['big:<0', edges(2, 7)],
+      ['big:[-9223372036854775808 TO -5]', edges(2, 7)],
+      ['big:>=9223372036854775807', edges(3)],
+      // Doubles a 32-bit float cannot tell apart, -0, extremes.
+      ['ratio:16777217', edges(0)],
+      ['ratio:0', edges(2, 3)],
+      ['ratio:>0', edges(0, 1, 4, 6, 7, 8, 9, 11)],
+      ['ratio:0.3', edges(11)],
+      ['ratio:>0.3', edges(0, 1, 4, 7, 9)],
+      ['ratio:>1e299', edges(4)],
+      ['ratio:<-1e299', edges(5)],
+      // Fractional bounds on integer fields.
+      ['count:>2.5', edges(1, 5, 9, 11)],
+      ['count:<=2.5', edges(0, 2, 4, 6, 7, 8, 10)],
+      ['count:2.5', []],
+      ['NOT count:2.5', edgesExcept()],
+      ['count:[1.5 TO 2.5]', edges(0, 4, 6, 10)],
+    ])('%s', async (query, expected) => {
+      const res = await runOn(edge, query);
+      expect(res.labels).toEqual(expected);
+      expect(res.total).toBe(expected.length);
+    });
+
+    it('sorts text by its lower-cased value as the engine orders it, punctuation and accents included, empty first, missing last', async () => {
+      expect(await sorted('title', 'string', 'asc')).toEqual(edges(7, 1, 11, 2, 6, 4, 5, 3, 8, 0, 10, 9));
+      expect(await sorted('title', 'string', 'desc')).toEqual(edges(0, 10, 8, 3, 5, 4, 6, 2, 1, 11, 7, 9));
+    });
+
+    it('sorts integers exactly, beyond 2^53 and at the int64 ends', async () => {
+      expect(await sorted('big', 'integer', 'asc')).toEqual(edges(2, 7, 4, 5, 10, 9, 1, 0, 8, 3, 6, 11));
+      expect(await sorted('big', 'integer', 'desc')).toEqual(edges(3, 8, 0, 1, 9, 10, 5, 4, 7, 2, 6, 11));
+    });
+
+    it('sorts doubles exactly, with -0 equal to 0', async () => {
+      expect(await sorted('ratio', 'number', 'asc')).toEqual(edges(5, 2, 3, 8, 6, 11, 7, 9, 1, 0, 4, 10));
+      expect(await sorted('ratio', 'number', 'desc')).toEqual(edges(4, 0, 1, 9, 7, 11, 6, 8, 2, 3, 5, 10));
+    });
+
+    it('sorts booleans, false first ascending, missing last', async () => {
+      expect(await sorted('flag', 'boolean', 'asc')).toEqual(edges(1, 4, 7, 9, 11, 0, 3, 5, 8, 10, 2, 6));
+      expect(await sorted('flag', 'boolean', 'desc')).toEqual(edges(0, 3, 5, 8, 10, 1, 4, 7, 9, 11, 2, 6));
+    });
+
+    it('sorts timestamps to the microsecond', async () => {
+      expect(await sorted('at', 'date', 'asc')).toEqual(edges(9, 3, 4, 1, 11, 0, 7, 6, 5, 2, 8, 10));
+      expect(await sorted('at', 'date', 'desc')).toEqual(edges(5, 6, 7, 0, 1, 11, 4, 3, 9, 2, 8, 10));
+    });
+
+    it('answers a long query: ten words over thirty text fields', async () => {
+      const all = await runOn(wide, WIDE_WORDS.join(' '));
+      expect(all.labels).toEqual(['w0']);
+      const nine = await runOn(wide, WIDE_WORDS.filter((w) => w !== 'quarrystone9').join(' '));
+      expect(nine.labels).toEqual(['w0', 'w1']);
+    });
+  });
+
+  it('keeps answering for the previous version after a publish', async () => {
+    const v1 = await load('versions', JSON.stringify([{ label: 'old' }, { label: 'older' }]));
+    const v2 = await load('versions', JSON.stringify([{ label: 'new', extra: 1 }]), 2, v1);
+    expect((await runOn(v1, '*')).labels).toEqual(['old', 'older']);
+    expect((await runOn(v2, 'extra:1')).labels).toEqual(['new']);
   });
 }

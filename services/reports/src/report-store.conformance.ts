@@ -1,4 +1,4 @@
-import type { NewReport, ReportStore } from './ports/report-store.port';
+import type { NewReport, ReportQuery, ReportStore } from './ports/report-store.port';
 
 /** The behaviour every ReportStore adapter must show (see the port); run once per adapter. */
 export function reportStoreConformance(open: () => Promise<ReportStore>): void {
@@ -49,7 +49,7 @@ export function reportStoreConformance(open: () => Promise<ReportStore>): void {
     const b = await store.insert(report({ name: 'Beta', description: 'crosstab of comedies', type: 'crosstab', method: 'CROSSTAB.EXECUTE' }));
     const c = await store.insert(report({ ownerId: 'u2', ownerName: 'bob', name: 'Bob shared', description: 'notes', shared: true }));
     await store.insert(report({ ownerId: 'u2', ownerName: 'bob', name: 'Bob private' }));
-    const find = (q: Partial<Parameters<ReportStore['find']>[0]>) => store.find({ viewerId: 'u1', words: [], types: [], beforeSeq: undefined, limit: 50, ...q }).then((rs) => rs.map((r) => r.name));
+    const find = (q: Partial<Parameters<ReportStore['find']>[0]>) => store.find({ viewerId: 'u1', readableIndexes: ['*'], words: [], types: [], beforeSeq: undefined, limit: 50, ...q }).then((rs) => rs.map((r) => r.name));
     expect(await find({})).toEqual([c.name, b.name, a.name]);
     expect(await find({ viewerId: undefined })).toEqual(['Bob private', c.name, b.name, a.name]);
     expect(await find({ words: ['drama'] })).toEqual([a.name]);
@@ -60,6 +60,75 @@ export function reportStoreConformance(open: () => Promise<ReportStore>): void {
     expect(await find({ beforeSeq: b.seq })).toEqual([a.name]);
     expect(await find({ limit: 1 })).toEqual([c.name]);
     expect(await find({ viewerId: undefined, ownerName: 'bob' })).toEqual(['Bob private', c.name]);
+  });
+
+  describe('visibility of shared reports follows the readable indexes', () => {
+    const ann = (readableIndexes?: string[]): Pick<ReportQuery, 'viewerId' | 'readableIndexes'> => ({ viewerId: 'u1', readableIndexes });
+    const names = (q: Pick<ReportQuery, 'viewerId' | 'readableIndexes'>) =>
+      store.find({ ...q, words: [], types: [], beforeSeq: undefined, limit: 50 }).then((rs) => rs.map((r) => r.name));
+
+    it('hides a shared report on an unreadable index from find and getVisible, and keeps own reports visible', async () => {
+      const bobFlights = await store.insert(report({ ownerId: 'u2', ownerName: 'bob', name: 'Bob flights', index: 'flights', shared: true }));
+      const bobMovies = await store.insert(report({ ownerId: 'u2', ownerName: 'bob', name: 'Bob movies', index: 'movies', shared: true }));
+      const annFlights = await store.insert(report({ name: 'Ann flights', index: 'flights' }));
+      const bobPrivate = await store.insert(report({ ownerId: 'u2', ownerName: 'bob', name: 'Bob private', index: 'movies' }));
+
+      expect(await names(ann(['movies']))).toEqual(['Ann flights', 'Bob movies']);
+      expect(await store.getVisible(bobFlights.guid, { viewerId: 'u1', readableIndexes: ['movies'] })).toBeNull();
+      expect(await store.getVisible(bobMovies.guid, { viewerId: 'u1', readableIndexes: ['movies'] })).toEqual(bobMovies);
+      // The owner's own report on an index it may no longer read is still its own.
+      expect(await store.getVisible(annFlights.guid, { viewerId: 'u1', readableIndexes: ['movies'] })).toEqual(annFlights);
+      expect(await store.getVisible(annFlights.guid, { viewerId: 'u1', readableIndexes: [] })).toEqual(annFlights);
+
+      expect(await names(ann(['*']))).toEqual(['Ann flights', 'Bob movies', 'Bob flights']);
+      expect(await names(ann(['movies', 'flights']))).toEqual(['Ann flights', 'Bob movies', 'Bob flights']);
+      expect(await store.getVisible(bobFlights.guid, { viewerId: 'u1', readableIndexes: ['*'] })).toEqual(bobFlights);
+      // "*" opens shared reports only: another user's private report stays hidden.
+      expect(await store.getVisible(bobPrivate.guid, { viewerId: 'u1', readableIndexes: ['*'] })).toBeNull();
+      expect(await store.getVisible(bobPrivate.guid, { viewerId: 'u2', readableIndexes: [] })).toEqual(bobPrivate);
+
+      // No readable index, or none given at all: own reports only (fail closed).
+      expect(await names(ann([]))).toEqual(['Ann flights']);
+      expect(await names(ann(undefined))).toEqual(['Ann flights']);
+      expect(await store.getVisible('00000000-0000-4000-8000-000000000000', { viewerId: 'u1', readableIndexes: ['*'] })).toBeNull();
+    });
+
+    it('matches index names exactly: no case folding, prefixes, wildcards or injected query text', async () => {
+      await store.insert(report({ ownerId: 'u2', ownerName: 'bob', name: 'Bob flights', index: 'flights', shared: true }));
+      for (const hostile of [['Flights'], ['flight'], ['flights '], ['fl%'], ['fl_ghts'], ['.*'], ["' OR 1=1 --"], ['{"$ne":null}']]) {
+        expect({ hostile, names: await names(ann(hostile)) }).toEqual({ hostile, names: [] });
+      }
+    });
+
+    it('pages across many hidden reports with full pages, no duplicates and none skipped', async () => {
+      const visible: string[] = [];
+      // Long runs of hidden reports between visible ones: a filter applied after fetching would return
+      // short or empty pages here, or end the walk early.
+      for (let i = 0; i < 90; i++) {
+        const shown = i % 9 === 0 || i % 9 === 4;
+        const kind = i % 3;
+        const r = shown
+          ? report(kind === 0 ? { name: `r${i}`, index: 'flights' } : { ownerId: 'u2', ownerName: 'bob', name: `r${i}`, index: 'movies', shared: true })
+          : report({ ownerId: 'u2', ownerName: 'bob', name: `r${i}`, index: kind === 0 ? 'movies' : 'flights', shared: kind !== 0 });
+        await store.insert(r);
+        if (shown) visible.unshift(r.name);
+      }
+      expect(visible).toHaveLength(20);
+      const limit = 3;
+      const pages: string[][] = [];
+      let beforeSeq: number | undefined;
+      for (;;) {
+        // The domain's look-ahead: ask for one more than a page to know whether another follows.
+        const found = await store.find({ ...ann(['movies']), words: [], types: [], beforeSeq, limit: limit + 1 });
+        const page = found.slice(0, limit);
+        pages.push(page.map((r) => r.name));
+        if (found.length <= limit) break;
+        beforeSeq = page[page.length - 1].seq;
+      }
+      expect(pages.slice(0, -1).every((p) => p.length === limit)).toBe(true);
+      expect(pages.flat()).toEqual(visible);
+      expect(pages).toHaveLength(Math.ceil(visible.length / limit));
+    });
   });
 
   it('treats LIKE and regex characters in search words literally', async () => {

@@ -7,9 +7,9 @@ import {
   parseDuration,
   tokenDisplayPrefix,
   type MetadataStore,
-  type Realm,
   type TokenRecord,
 } from '@quarry/metadata-store';
+import { parseRealms } from './parse-realms';
 
 const USER_NAME = /^[A-Za-z0-9._@-]{1,100}$/;
 
@@ -19,16 +19,13 @@ export interface CreateUserOptions {
   admin?: boolean;
 }
 
-function parseRealm(text: string): Realm {
-  const at = text.indexOf('=');
-  if (at <= 0 || at === text.length - 1) throw AppError.invalid(`--realm must be INDEX=QUERY, got "${text}"`);
-  return { index: text.slice(0, at).trim(), query: text.slice(at + 1).trim() };
-}
-
 export async function createUser(store: MetadataStore, name: string, opts: CreateUserOptions): Promise<string> {
   if (!USER_NAME.test(name)) throw AppError.invalid('user names are 1-100 letters, digits or . _ @ -');
   const indexes = (opts.indexes ?? '').split(',').map((s) => s.trim()).filter(Boolean);
-  const user = await store.createUser({ name, admin: opts.admin ?? false, indexes, realms: (opts.realm ?? []).map(parseRealm) });
+  const admin = opts.admin ?? false;
+  // Checked before the store is touched: a refused realm leaves no user behind.
+  const realms = parseRealms(opts.realm ?? [], { indexes, admin });
+  const user = await store.createUser({ name, admin, indexes, realms });
   const reach = user.admin ? 'admin: every index' : indexes.length ? `indexes: ${indexes.join(', ')}` : 'no index yet (use --indexes)';
   return `created user ${user.name} (${user.id}); ${reach}`;
 }

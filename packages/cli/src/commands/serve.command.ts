@@ -9,8 +9,9 @@ import type { Logger } from '@quarry/logger';
 import { instrumentStore, mergedMetrics, QuarryMetrics, type MetricsSnapshot } from '@quarry/metrics';
 import { openMetadataStore, type MetadataAndCatalog } from '@quarry/metadata-store';
 import { createQueryModule, queryServiceConfig } from '@quarry/query';
+import { LruResultCache } from '@quarry/result-cache';
 import { createReportsModule, reportsServiceConfig } from '@quarry/reports';
-import type { GrpcServiceModule, QuarryModule } from '@quarry/rpc';
+import { HeavyCallLimiter, type GrpcServiceModule, type QuarryModule } from '@quarry/rpc';
 import { SnapshotEngine } from '@quarry/snapshots';
 
 export interface RunningProcess {
@@ -47,6 +48,10 @@ export async function startServices(config: Config, log: Logger, targets: Readon
   const hosted: Partial<Record<ServiceName, string>> = {};
   // One DuckDB per process: query and crosstab hosted together share the loaded snapshots.
   const engine = new SnapshotEngine(config.dataDir);
+  // One cap for the process: query and crosstab hosted together share one DuckDB and its cores.
+  const limiter = new HeavyCallLimiter(config.heavyCalls.maxRunning, config.heavyCalls.maxQueued);
+  // One result cache for the process too: QUARRY_CACHE_MB bounds this process, not each service.
+  const cache = new LruResultCache(config.resultCacheBytes, metrics);
   let store: MetadataAndCatalog | undefined;
   const stop = async () => {
     await stopAll(started, log);
@@ -67,15 +72,16 @@ export async function startServices(config: Config, log: Logger, targets: Readon
       return config.redis.url;
     };
     const factories: Record<ServiceName, () => GrpcServiceModule | Promise<GrpcServiceModule>> = {
-      query: () => createQueryModule(queryServiceConfig(config), log, { catalog: needStore(), engine, ping: () => needStore().ping(), metrics }),
-      crosstab: () => createCrosstabModule(crosstabServiceConfig(config), log, { catalog: needStore(), engine, ping: () => needStore().ping(), metrics }),
+      query: () => createQueryModule(queryServiceConfig(config), log, { catalog: needStore(), engine, ping: () => needStore().ping(), limiter, cache, metrics }),
+      crosstab: () => createCrosstabModule(crosstabServiceConfig(config), log, { catalog: needStore(), engine, ping: () => needStore().ping(), limiter, cache, metrics }),
       chart: () => createChartModule(chartServiceConfig(config, redisUrl()), log, metrics),
       reports: () => createReportsModule(reportsServiceConfig(config), log, metrics),
     };
     for (const name of SERVICE_TARGETS) {
       if (!targets.has(name)) continue;
       const module = await factories[name]();
-      await module.start();
+      // Every service gets the one credential of this process's config (the gateway sends the same).
+      await module.start({ internalToken: config.grpc.internalToken, tls: config.grpc.tls });
       started.push(module);
       hosted[name] = module.address;
     }
@@ -193,7 +199,7 @@ export async function startTargets(initial: Config, log: Logger): Promise<Runnin
     if (!(targets.has('chart') && targets.has('chart-worker'))) {
       throw new Error('REDIS_URL is required when chart and chart-worker run in different processes');
     }
-    privateRedis = await startPrivateRedis(config.redis.serverPath);
+    privateRedis = await startPrivateRedis(config.redis.serverPath, { maxmemory: config.redis.privateMaxmemory });
     config = { ...config, redis: { ...config.redis, url: privateRedis.url } };
     log.info({ url: privateRedis.url, pid: privateRedis.pid }, 'private redis-server started for the chart queue');
   }

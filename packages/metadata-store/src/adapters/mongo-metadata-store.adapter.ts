@@ -2,16 +2,28 @@ import { randomUUID } from 'node:crypto';
 import { MongoClient, MongoServerError, type Collection, type Db } from 'mongodb';
 import { AppError } from '@quarry/errors';
 import type { Credential, NewToken, NewUser, TokenRecord, User, UserStatus } from '../domain/identity';
-import type { IndexCatalog, IndexEntry, IndexPublication } from '../ports/index-catalog.port';
+import type { IndexCatalog, IndexEntry, IndexPublication, LoadLock, LoadLockHolder } from '../ports/index-catalog.port';
+import { holderIsLive, lockHeldMessage } from './lock-holder';
 import type { MetadataStore } from '../ports/metadata-store.port';
 
 type UserDoc = Omit<User, 'id'> & { _id: string };
 type TokenDoc = Omit<TokenRecord, 'id'> & { _id: string };
-type IndexDoc = IndexEntry & { _id: string };
+/** `droppedAt` marks a tombstone: the document keeps its version so the name's versions never repeat. */
+type IndexDoc = IndexEntry & { _id: string; droppedAt?: string | null };
+interface LockDoc {
+  _id: string;
+  holder: string;
+  host: string;
+  pid: number;
+  acquiredAt: string;
+  expiresAt: Date;
+}
 
-function toIndex({ _id: _ignored, ...rest }: IndexDoc): IndexEntry {
+function toIndex({ _id: _ignored, droppedAt: _dropped, ...rest }: IndexDoc): IndexEntry {
   return rest;
 }
+
+const LIVE = { droppedAt: null };
 
 function toUser({ _id, ...rest }: UserDoc): User {
   return { id: _id, ...rest };
@@ -32,6 +44,7 @@ export class MongoMetadataStore implements MetadataStore, IndexCatalog {
     private readonly users: Collection<UserDoc>,
     private readonly tokens: Collection<TokenDoc>,
     private readonly indexes: Collection<IndexDoc>,
+    private readonly locks: Collection<LockDoc>,
   ) {}
 
   static async connect(url: string, dbName: string): Promise<MongoMetadataStore> {
@@ -42,7 +55,7 @@ export class MongoMetadataStore implements MetadataStore, IndexCatalog {
     const tokens = db.collection<TokenDoc>('tokens');
     await users.createIndex({ name: 1 }, { unique: true });
     await tokens.createIndex({ hash: 1 }, { unique: true });
-    return new MongoMetadataStore(client, users, tokens, db.collection<IndexDoc>('indexes'));
+    return new MongoMetadataStore(client, users, tokens, db.collection<IndexDoc>('indexes'), db.collection<LockDoc>('index_locks'));
   }
 
   async createUser(user: NewUser): Promise<User> {
@@ -136,41 +149,71 @@ export class MongoMetadataStore implements MetadataStore, IndexCatalog {
   }
 
   async publishIndex(entry: IndexPublication): Promise<{ entry: IndexEntry; previous: IndexEntry | null }> {
-    // One atomic document update: $inc hands concurrent publishers distinct versions.
-    const previous = await this.indexes.findOneAndUpdate(
+    const updatedAt = new Date().toISOString();
+    const fields = {
+      name: entry.name,
+      description: entry.description,
+      fields: entry.fields,
+      views: entry.views,
+      recordCount: entry.recordCount,
+      snapshot: entry.snapshot,
+      updatedAt,
+    };
+    // One atomic update: $inc hands concurrent publishers distinct versions, and the new entry is the
+    // one this update wrote (from the document before it), not a second read a concurrent publish could change.
+    const before = await this.indexes.findOneAndUpdate(
       { _id: entry.name },
-      {
-        $set: {
-          name: entry.name,
-          description: entry.description,
-          fields: entry.fields,
-          views: entry.views,
-          recordCount: entry.recordCount,
-          snapshot: entry.snapshot,
-          updatedAt: new Date().toISOString(),
-        },
-        $inc: { version: 1 },
-      },
+      { $set: { ...fields, droppedAt: null }, $inc: { version: 1 } },
       { upsert: true, returnDocument: 'before' },
     );
-    const current = await this.indexes.findOne({ _id: entry.name });
-    if (!current) throw AppError.internal(`Index "${entry.name}" vanished while publishing`);
-    return { entry: toIndex(current), previous: previous ? toIndex(previous) : null };
+    const published: IndexEntry = { ...fields, version: (before?.version ?? 0) + 1 };
+    const previous = before && !before.droppedAt ? toIndex(before) : null;
+    return { entry: published, previous };
   }
 
   async getIndex(name: string): Promise<IndexEntry | null> {
-    const doc = await this.indexes.findOne({ _id: name });
+    const doc = await this.indexes.findOne({ _id: name, ...LIVE });
     return doc ? toIndex(doc) : null;
   }
 
   async listIndexes(): Promise<IndexEntry[]> {
-    return (await this.indexes.find().sort({ _id: 1 }).toArray()).map(toIndex);
+    return (await this.indexes.find(LIVE).sort({ _id: 1 }).toArray()).map(toIndex);
   }
 
   async dropIndex(name: string): Promise<IndexEntry> {
-    const doc = await this.indexes.findOneAndDelete({ _id: name });
+    const doc = await this.indexes.findOneAndUpdate({ _id: name, ...LIVE }, { $set: { droppedAt: new Date().toISOString() } }, { returnDocument: 'before' });
     if (!doc) throw AppError.notFound(`Index "${name}" not found`);
     return toIndex(doc);
+  }
+
+  async acquireLoadLock(name: string, holder: LoadLockHolder, leaseMs: number): Promise<LoadLock> {
+    const now = Date.now();
+    const held = await this.locks.findOne({ _id: name });
+    if (held && held.holder !== holder.id && holderIsLive(held, held.expiresAt.getTime(), now)) {
+      throw AppError.conflict(lockHeldMessage(name, held, held.acquiredAt));
+    }
+    const mine = { holder: holder.id, host: holder.host, pid: holder.pid, acquiredAt: new Date(now).toISOString(), expiresAt: new Date(now + leaseMs) };
+    try {
+      // Takes over only the lock seen above (same holder id), so two takers cannot both win.
+      if (held) {
+        const res = await this.locks.updateOne({ _id: name, holder: held.holder }, { $set: mine });
+        if (res.modifiedCount === 0) throw AppError.conflict(lockHeldMessage(name, held, held.acquiredAt));
+      } else {
+        await this.locks.insertOne({ _id: name, ...mine });
+      }
+    } catch (err) {
+      if (isDuplicateKey(err)) throw AppError.conflict(`Index "${name}" is being loaded or dropped by another process; try again when it has finished`);
+      throw err;
+    }
+    return {
+      renew: async () => {
+        const res = await this.locks.updateOne({ _id: name, holder: holder.id }, { $set: { expiresAt: new Date(Date.now() + leaseMs) } });
+        if (res.matchedCount === 0) throw AppError.conflict(`The load lock of index "${name}" was lost (its lease ran out and another process took it over)`);
+      },
+      release: async () => {
+        await this.locks.deleteOne({ _id: name, holder: holder.id });
+      },
+    };
   }
 
   async ping(): Promise<void> {

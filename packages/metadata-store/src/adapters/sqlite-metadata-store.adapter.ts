@@ -4,7 +4,8 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { AppError } from '@quarry/errors';
 import type { Credential, NewToken, NewUser, Realm, TokenRecord, User, UserStatus } from '../domain/identity';
-import type { IndexCatalog, IndexEntry, IndexPublication } from '../ports/index-catalog.port';
+import type { IndexCatalog, IndexEntry, IndexPublication, LoadLock, LoadLockHolder } from '../ports/index-catalog.port';
+import { holderIsLive, lockHeldMessage } from './lock-holder';
 import type { MetadataStore } from '../ports/metadata-store.port';
 
 interface UserRow {
@@ -58,7 +59,24 @@ CREATE TABLE IF NOT EXISTS indexes (
   snapshot TEXT NOT NULL,
   updated_at TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS index_locks (
+  name TEXT PRIMARY KEY,
+  holder TEXT NOT NULL,
+  host TEXT NOT NULL,
+  pid INTEGER NOT NULL,
+  acquired_at TEXT NOT NULL,
+  expires_at INTEGER NOT NULL
+);
 `;
+
+interface LockRow {
+  name: string;
+  holder: string;
+  host: string;
+  pid: number;
+  acquired_at: string;
+  expires_at: number;
+}
 
 interface IndexRow {
   name: string;
@@ -69,6 +87,8 @@ interface IndexRow {
   version: number;
   snapshot: string;
   updated_at: string;
+  /** Set when dropped: the row stays as a tombstone so the name's versions never repeat. */
+  dropped_at: string | null;
 }
 
 function toIndex(row: IndexRow): IndexEntry {
@@ -131,8 +151,11 @@ export class SqliteMetadataStore implements MetadataStore, IndexCatalog {
     this.db = new Database(file);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('busy_timeout = 5000');
-    this.db.pragma('synchronous = NORMAL');
+    // FULL: a publication or a revocation that returned must survive a power cut (writes are rare here).
+    this.db.pragma('synchronous = FULL');
     this.db.exec(SCHEMA);
+    const columns = this.db.prepare<[], { name: string }>("SELECT name FROM pragma_table_info('indexes')").all();
+    if (!columns.some((c) => c.name === 'dropped_at')) this.db.exec('ALTER TABLE indexes ADD COLUMN dropped_at TEXT');
     this.stmts = {
       insertUser: this.db.prepare(
         'INSERT INTO users (id, name, status, admin, indexes, realms, created_at) VALUES (@id, @name, @status, @admin, @indexes, @realms, @created_at)',
@@ -150,15 +173,25 @@ export class SqliteMetadataStore implements MetadataStore, IndexCatalog {
       listTokens: this.db.prepare<[], TokenRow>('SELECT * FROM tokens ORDER BY created_at, id'),
       revoke: this.db.prepare('UPDATE tokens SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?'),
       ping: this.db.prepare('SELECT 1'),
-      indexByName: this.db.prepare<[string], IndexRow>('SELECT * FROM indexes WHERE name = ?'),
-      listIndexes: this.db.prepare<[], IndexRow>('SELECT * FROM indexes ORDER BY name'),
+      indexRow: this.db.prepare<[string], IndexRow>('SELECT * FROM indexes WHERE name = ?'),
+      indexByName: this.db.prepare<[string], IndexRow>('SELECT * FROM indexes WHERE name = ? AND dropped_at IS NULL'),
+      listIndexes: this.db.prepare<[], IndexRow>('SELECT * FROM indexes WHERE dropped_at IS NULL ORDER BY name'),
       upsertIndex: this.db.prepare(
-        `INSERT INTO indexes (name, description, fields, views, record_count, version, snapshot, updated_at)
-         VALUES (@name, @description, @fields, @views, @record_count, @version, @snapshot, @updated_at)
+        `INSERT INTO indexes (name, description, fields, views, record_count, version, snapshot, updated_at, dropped_at)
+         VALUES (@name, @description, @fields, @views, @record_count, @version, @snapshot, @updated_at, NULL)
          ON CONFLICT(name) DO UPDATE SET description = excluded.description, fields = excluded.fields, views = excluded.views,
-           record_count = excluded.record_count, version = excluded.version, snapshot = excluded.snapshot, updated_at = excluded.updated_at`,
+           record_count = excluded.record_count, version = excluded.version, snapshot = excluded.snapshot, updated_at = excluded.updated_at,
+           dropped_at = NULL`,
       ),
-      deleteIndex: this.db.prepare('DELETE FROM indexes WHERE name = ?'),
+      tombstoneIndex: this.db.prepare('UPDATE indexes SET dropped_at = ? WHERE name = ? AND dropped_at IS NULL'),
+      lockByName: this.db.prepare<[string], LockRow>('SELECT * FROM index_locks WHERE name = ?'),
+      putLock: this.db.prepare(
+        `INSERT INTO index_locks (name, holder, host, pid, acquired_at, expires_at) VALUES (@name, @holder, @host, @pid, @acquired_at, @expires_at)
+         ON CONFLICT(name) DO UPDATE SET holder = excluded.holder, host = excluded.host, pid = excluded.pid,
+           acquired_at = excluded.acquired_at, expires_at = excluded.expires_at`,
+      ),
+      renewLock: this.db.prepare('UPDATE index_locks SET expires_at = ? WHERE name = ? AND holder = ?'),
+      releaseLock: this.db.prepare('DELETE FROM index_locks WHERE name = ? AND holder = ?'),
     };
     this.dataVersion = this.db.prepare<[], number>('PRAGMA data_version').pluck();
   }
@@ -266,16 +299,19 @@ export class SqliteMetadataStore implements MetadataStore, IndexCatalog {
   async publishIndex(entry: IndexPublication): Promise<{ entry: IndexEntry; previous: IndexEntry | null }> {
     // IMMEDIATE takes the write lock before reading the version, so concurrent publishers serialise.
     const publish = this.db.transaction(() => {
-      const prev = this.stmts.indexByName.get(entry.name);
+      // The tombstone of a dropped index still holds its last version.
+      const stored = this.stmts.indexRow.get(entry.name);
+      const prev = stored && stored.dropped_at === null ? stored : undefined;
       const row: IndexRow = {
         name: entry.name,
         description: entry.description,
         fields: JSON.stringify(entry.fields),
         views: JSON.stringify(entry.views),
         record_count: entry.recordCount,
-        version: (prev?.version ?? 0) + 1,
+        version: (stored?.version ?? 0) + 1,
         snapshot: entry.snapshot,
         updated_at: new Date().toISOString(),
+        dropped_at: null,
       };
       this.stmts.upsertIndex.run(row);
       return { entry: toIndex(row), previous: prev ? toIndex(prev) : null };
@@ -296,10 +332,32 @@ export class SqliteMetadataStore implements MetadataStore, IndexCatalog {
     const drop = this.db.transaction(() => {
       const row = this.stmts.indexByName.get(name);
       if (!row) throw AppError.notFound(`Index "${name}" not found`);
-      this.stmts.deleteIndex.run(name);
+      this.stmts.tombstoneIndex.run(new Date().toISOString(), name);
       return toIndex(row);
     });
     return drop.immediate();
+  }
+
+  async acquireLoadLock(name: string, holder: LoadLockHolder, leaseMs: number): Promise<LoadLock> {
+    const acquire = this.db.transaction(() => {
+      const now = Date.now();
+      const held = this.stmts.lockByName.get(name);
+      if (held && held.holder !== holder.id && holderIsLive(held, held.expires_at, now)) {
+        throw AppError.conflict(lockHeldMessage(name, held, held.acquired_at));
+      }
+      this.stmts.putLock.run({ name, holder: holder.id, host: holder.host, pid: holder.pid, acquired_at: new Date(now).toISOString(), expires_at: now + leaseMs });
+    });
+    acquire.immediate();
+    return {
+      renew: async () => {
+        if (this.stmts.renewLock.run(Date.now() + leaseMs, name, holder.id).changes === 0) {
+          throw AppError.conflict(`The load lock of index "${name}" was lost (its lease ran out and another process took it over)`);
+        }
+      },
+      release: async () => {
+        this.stmts.releaseLock.run(name, holder.id);
+      },
+    };
   }
 
   async ping(): Promise<void> {

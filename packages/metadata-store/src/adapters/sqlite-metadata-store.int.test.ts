@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -24,5 +25,36 @@ describe('SqliteMetadataStore across connections', () => {
     expect((await b.findCredential(t.hash))?.owner?.status).toBe('disabled');
     await a.close();
     await b.close();
+  });
+});
+
+describe('SqliteMetadataStore load lock', () => {
+  it('frees at once the lock of a process of this host that is gone (a load killed with -9)', async () => {
+    const store = new SqliteMetadataStore(path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'q-meta-')), 'quarry.db'));
+    // A real process that has exited: its pid is free (pids are not reused this quickly).
+    const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']);
+    const deadPid = Number(dead.stdout.toString());
+    await store.acquireLoadLock('movies', { id: 'crashed', host: os.hostname(), pid: deadPid }, 3_600_000);
+    const lock = await store.acquireLoadLock('movies', { id: 'next', host: os.hostname(), pid: process.pid }, 60_000);
+    await lock.release();
+    // A live process on this host keeps its lock for the whole lease.
+    await store.acquireLoadLock('airports', { id: 'live', host: os.hostname(), pid: process.ppid }, 3_600_000);
+    await expect(store.acquireLoadLock('airports', { id: 'x', host: os.hostname(), pid: process.pid }, 60_000)).rejects.toMatchObject({ code: 'CONFLICT' });
+    await store.close();
+  });
+
+  it('keeps the tombstone of an index dropped before an upgrade-era schema (dropped_at added in place)', async () => {
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'q-meta-')), 'quarry.db');
+    const Database = (await import('better-sqlite3')).default;
+    const old = new Database(file);
+    old.exec(`CREATE TABLE indexes (name TEXT PRIMARY KEY, description TEXT NOT NULL, fields TEXT NOT NULL, views TEXT NOT NULL,
+      record_count INTEGER NOT NULL, version INTEGER NOT NULL, snapshot TEXT NOT NULL, updated_at TEXT NOT NULL)`);
+    old.prepare("INSERT INTO indexes VALUES ('movies', '', '[]', '[]', 1, 7, 'indexes/movies/a.parquet', '2026-01-01T00:00:00.000Z')").run();
+    old.close();
+    const store = new SqliteMetadataStore(file);
+    expect((await store.getIndex('movies'))?.version).toBe(7);
+    await store.dropIndex('movies');
+    expect((await store.publishIndex({ name: 'movies', description: '', fields: [], views: [], recordCount: 1, snapshot: 'b' })).entry.version).toBe(8);
+    await store.close();
   });
 });

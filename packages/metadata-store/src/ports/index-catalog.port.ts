@@ -6,7 +6,7 @@ export interface IndexEntry {
   /** Dynamic views: a name and the field whose distinct values it counts ("Records" is implicit). */
   views: Array<{ name: string; field: string }>;
   recordCount: number;
-  /** Increases by one at every publish of this name. */
+  /** Increases at every publish of this name and never repeats, not even after a drop. */
   version: number;
   /** The snapshot file of this version, relative to the data directory. */
   snapshot: string;
@@ -15,17 +15,40 @@ export interface IndexEntry {
 
 export type IndexPublication = Omit<IndexEntry, 'version' | 'updatedAt'>;
 
+/** Who holds the load lock of an index: enough to tell a live holder from a crashed one. */
+export interface LoadLockHolder {
+  /** Unique per load (a UUID): renew and release act only on the holder's own lock. */
+  id: string;
+  host: string;
+  pid: number;
+}
+
+/** The right to build, publish, prune or drop one index name until released or the lease runs out. */
+export interface LoadLock {
+  /** Extends the lease; rejects with CONFLICT when the lock was lost (it expired and was taken over). */
+  renew(): Promise<void>;
+  /** Gives the lock up; a lock already lost is left to its new holder. */
+  release(): Promise<void>;
+}
+
 /**
  * The index catalog. Every adapter must guarantee:
  * - publish is atomic: a reader sees the previous entry or the new one, never a mix, and two
- *   concurrent publishes of one name get distinct, increasing versions;
- * - get/list reflect a publish or drop made by any process at once;
- * - drop of an unknown name rejects with AppError NOT_FOUND;
- * - list is ordered by name.
+ *   concurrent publishes of one name get distinct, increasing versions, in one store operation
+ *   (never a read-back that a concurrent publisher could change);
+ * - versions of a name never repeat: a drop keeps the name's last version (a tombstone), so a
+ *   reload after a drop publishes a higher one and no cache keyed by version can serve dropped rows;
+ * - get/list reflect a publish or drop made by any process at once, and never show a dropped index;
+ * - drop of an unknown or already dropped name rejects with AppError NOT_FOUND;
+ * - list is ordered by name;
+ * - at most one live load lock per name: acquiring a held lock rejects with AppError CONFLICT
+ *   naming the holder, unless its lease has run out or (same host) its process is gone, in which
+ *   case the lock is taken over, so a crashed load never blocks the next one.
  */
 export interface IndexCatalog {
   publishIndex(entry: IndexPublication): Promise<{ entry: IndexEntry; previous: IndexEntry | null }>;
   getIndex(name: string): Promise<IndexEntry | null>;
   listIndexes(): Promise<IndexEntry[]>;
   dropIndex(name: string): Promise<IndexEntry>;
+  acquireLoadLock(name: string, holder: LoadLockHolder, leaseMs: number): Promise<LoadLock>;
 }

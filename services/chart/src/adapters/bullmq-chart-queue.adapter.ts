@@ -1,23 +1,36 @@
-import { Queue, QueueEvents } from 'bullmq';
+import { Queue, QueueEvents, type Job } from 'bullmq';
 import IORedis from 'ioredis';
 import { AppError } from '@quarry/errors';
 import type { ChartQueue, QueuedRender } from '../ports/chart-queue.port';
-import type { RenderJob } from '../ports/chart-renderer.port';
-import { ATTEMPTS, CHART_QUEUE } from './bullmq-names';
+import { renderTimeoutOf, type RenderJob } from '../ports/chart-renderer.port';
+import { ATTEMPTS, CHART_QUEUE, EVENTS_MAX_LEN, KEEP_COMPLETED, KEEP_FAILED, QUEUE_FULL_RETRY_AFTER_SECONDS, resultKey } from './bullmq-names';
 
-/** Producer side: adds render jobs to Redis and waits for their completion events. */
+export interface BullMqChartQueueSettings {
+  redisUrl: string;
+  /** Jobs that may wait for a worker; more are refused at once. */
+  maxWaiting: number;
+}
+
+const retryStrategy = (n: number) => Math.min(n * 200, 2000);
+
+/** Producer side: adds render jobs to Redis, waits for their completion events, takes the PNG. */
 export class BullMqChartQueue implements ChartQueue {
   private readonly connection: IORedis;
   private readonly queue: Queue;
   private readonly events: QueueEvents;
+  private readonly maxWaiting: number;
 
-  constructor(redisUrl: string) {
+  constructor(settings: BullMqChartQueueSettings) {
+    this.maxWaiting = settings.maxWaiting;
     // No offline queue: while Redis is down a call fails at once instead of piling up.
-    this.connection = new IORedis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, retryStrategy: (n) => Math.min(n * 200, 2000) });
+    this.connection = new IORedis(settings.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, retryStrategy });
     this.connection.on('error', () => undefined);
-    this.queue = new Queue(CHART_QUEUE, { connection: this.connection });
+    this.queue = new Queue(CHART_QUEUE, { connection: this.connection, streams: { events: { maxLen: EVENTS_MAX_LEN } } });
     this.queue.on('error', () => undefined);
-    this.events = new QueueEvents(CHART_QUEUE, { connection: { url: redisUrl, retryStrategy: (n: number) => Math.min(n * 200, 2000) } as never });
+    // Job.waitUntilFinished adds one 'closing' listener per caller in flight and removes it when the
+    // caller settles; up to maxWaiting callers plus the active ones are normal, not a leak.
+    this.queue.setMaxListeners(0);
+    this.events = new QueueEvents(CHART_QUEUE, { connection: { url: settings.redisUrl, retryStrategy } as never });
     this.events.on('error', () => undefined);
   }
 
@@ -25,34 +38,68 @@ export class BullMqChartQueue implements ChartQueue {
     return AppError.unavailable('The chart queue (Redis) is unreachable; charts cannot be rendered right now', cause);
   }
 
+  /** A write refused under maxmemory with noeviction is load, not a fault: the client may retry. */
+  private storeFailure(err: unknown): AppError {
+    if (err instanceof Error && err.message.startsWith('OOM ')) {
+      return AppError.overloaded('The chart queue is out of memory; try again shortly', QUEUE_FULL_RETRY_AFTER_SECONDS);
+    }
+    return this.unreachable(err);
+  }
+
   async render(job: RenderJob, { timeoutMs, requestId }: { timeoutMs: number; requestId: string }): Promise<string> {
     if (this.connection.status !== 'ready') throw this.unreachable();
-    let added;
+    let added: Job;
     try {
+      // Count, then add: callers arriving together all see the same count, so the bound can be
+      // overshot by as many as arrive at once. Making it exact would need our own Lua around BullMQ's.
+      const waiting = await this.queue.getWaitingCount();
+      if (waiting >= this.maxWaiting) {
+        throw AppError.overloaded(`The chart queue is full (${waiting} waiting); try again shortly`, QUEUE_FULL_RETRY_AFTER_SECONDS);
+      }
       const data: QueuedRender = { ...job, requestId };
-      added = await this.queue.add('render', data, {
-        attempts: ATTEMPTS,
-        backoff: { type: 'fixed', delay: 200 },
-        removeOnComplete: { age: 300, count: 1000 },
-        removeOnFail: { age: 3600 },
-      });
-    } catch (err) {
-      throw this.unreachable(err);
-    }
-    try {
-      const result = (await added.waitUntilFinished(this.events, timeoutMs)) as unknown;
-      if (typeof result !== 'string') throw AppError.internal('The chart worker returned no image');
-      return result;
+      added = await this.queue.add('render', data, { attempts: ATTEMPTS, removeOnComplete: KEEP_COMPLETED, removeOnFail: KEEP_FAILED });
     } catch (err) {
       if (err instanceof AppError) throw err;
-      const message = err instanceof Error ? err.message : String(err);
-      if (/timed out/i.test(message)) {
-        await added.remove().catch(() => undefined);
-        throw new AppError('TIMEOUT', `The chart was not rendered within ${timeoutMs} ms`);
+      throw this.storeFailure(err);
+    }
+    const jobId = added.id;
+    if (!jobId) throw AppError.internal('The chart queue gave the job no id');
+    const started = Date.now();
+    try {
+      await added.waitUntilFinished(this.events, timeoutMs);
+    } catch (err) {
+      const reason = err instanceof Error ? err.message : String(err);
+      if (Date.now() - started >= timeoutMs) {
+        // A waiting job is dropped so no worker spends a render on it; an active one is locked and
+        // cannot be, and its PNG expires unread.
+        await Promise.all([added.remove().catch(() => undefined), this.connection.del(resultKey(jobId)).catch(() => undefined)]);
+        throw AppError.timeout(`The chart was not rendered within ${timeoutMs} ms`);
       }
+      // A job that finished before we listened, and was already cleaned away, still left its PNG.
+      const early = await this.takeResult(jobId).catch(() => null);
+      if (early !== null) return early;
+      const renderTimeout = renderTimeoutOf(reason);
+      if (renderTimeout !== undefined) throw AppError.timeout(`The chart took longer than ${renderTimeout} ms to draw`);
       if (this.connection.status !== 'ready') throw this.unreachable(err);
       throw AppError.internal('Rendering the chart failed', err);
     }
+    const png = await this.takeResult(jobId);
+    if (png === null) throw AppError.internal('The chart worker returned no image');
+    return png;
+  }
+
+  /** GET and DEL in one transaction rather than GETDEL, which Redis before 6.2 lacks. */
+  private async takeResult(jobId: string): Promise<string | null> {
+    const key = resultKey(jobId);
+    let replies: Array<[Error | null, unknown]> | null;
+    try {
+      replies = await this.connection.multi().get(key).del(key).exec();
+    } catch (err) {
+      throw this.unreachable(err);
+    }
+    const [getReply] = replies ?? [];
+    if (!getReply || getReply[0]) throw this.unreachable(getReply?.[0]);
+    return typeof getReply[1] === 'string' ? getReply[1] : null;
   }
 
   async ready(): Promise<void> {

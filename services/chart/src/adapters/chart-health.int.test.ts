@@ -19,8 +19,9 @@ type HealthClient = grpc.Client & { check(req: { service: string }, cb: (e: grpc
 describe('grpc.health.v1 on the chart service', () => {
   it('is NOT_SERVING while Redis is stopped and SERVING once it runs', async () => {
     const port = await freePort();
-    const module = createChartModule({ listenAddr: '127.0.0.1:0', graceMs: 1000, redisUrl: `redis://127.0.0.1:${port}`, waitTimeoutMs: 5000 }, silentLogger());
-    await module.start();
+    const module = createChartModule({ listenAddr: '127.0.0.1:0', graceMs: 1000, redisUrl: `redis://127.0.0.1:${port}`, waitTimeoutMs: 5000, maxWaiting: 10 }, silentLogger());
+    // Probes carry no credential: health answers them all the same.
+    await module.start({ internalToken: 'k'.repeat(32), tls: undefined });
     const def = protoLoader.loadSync(protoPath, { keepCase: true, enums: String, defaults: true });
     const pkg = grpc.loadPackageDefinition(def) as unknown as { grpc: { health: { v1: { Health: new (a: string, c: grpc.ChannelCredentials) => HealthClient } } } };
     const client = new pkg.grpc.health.v1.Health(module.address, grpc.credentials.createInsecure());

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import puppeteer, { type Browser, type BrowserContext, type Page } from 'puppeteer-core';
 import type { Logger } from '@quarry/logger';
-import type { ChartRenderer, RenderJob } from '../ports/chart-renderer.port';
+import { renderTimeoutError, type ChartRenderer, type RenderJob } from '../ports/chart-renderer.port';
 
 const ECHARTS = fs.readFileSync(require.resolve('echarts/dist/echarts.min.js'), 'utf8');
 
@@ -127,6 +127,27 @@ export class ChromiumRenderer implements ChartRenderer {
             el.style.height = `${height}px`;
             const w = window as unknown as { echarts: { getInstanceByDom(e: HTMLElement): { dispose(): void } | undefined; init(e: HTMLElement, t: null, o: object): { setOption(o: object): void } } };
             w.echarts.getInstanceByDom(el)?.dispose();
+            // The named formatters of domain/formatters.ts, rebuilt here: this function runs in the page
+            // and cannot import them.
+            const compactFormat = new Intl.NumberFormat('en', { notation: 'compact', maximumSignificantDigits: 3 });
+            const compact = (v: number) => (Number.isFinite(v) ? compactFormat.format(v) : '');
+            const valueOf = (p: unknown) => {
+              if (typeof p === 'number') return p;
+              const v = (p as { value?: unknown } | null)?.value;
+              return Number(Array.isArray(v) ? v[v.length - 1] : v);
+            };
+            const revive = (node: unknown): void => {
+              if (Array.isArray(node)) node.forEach(revive);
+              else if (node && typeof node === 'object') {
+                const o = node as Record<string, unknown>;
+                for (const [k, v] of Object.entries(o)) {
+                  if (k === 'formatter' && v === 'quarry:compact') o[k] = compact;
+                  else if (k === 'formatter' && v === 'quarry:compactValue') o[k] = (p: unknown) => compact(valueOf(p));
+                  else revive(v);
+                }
+              }
+            };
+            revive(option);
             w.echarts.init(el, null, { renderer: 'canvas', width, height, devicePixelRatio: 1 }).setOption(option);
           },
           job.option,
@@ -137,7 +158,7 @@ export class ChromiumRenderer implements ChartRenderer {
         return Buffer.from(png);
       })();
       const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`render exceeded ${this.settings.renderTimeoutMs} ms`)), this.settings.renderTimeoutMs);
+        timer = setTimeout(() => reject(renderTimeoutError(this.settings.renderTimeoutMs)), this.settings.renderTimeoutMs);
       });
       const png = await Promise.race([work, timeout]);
       this.release(slot);
@@ -148,6 +169,10 @@ export class ChromiumRenderer implements ChartRenderer {
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  async ready(): Promise<void> {
+    if (this.browserPid() === undefined) throw new Error('Chromium is not running');
   }
 
   /** Chromium's processes, for the benchmark's RSS figure. */

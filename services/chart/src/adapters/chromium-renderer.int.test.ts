@@ -43,7 +43,8 @@ describeIf(fs.existsSync(CHROMIUM), `no browser at ${CHROMIUM} (npm test install
     await renderer?.close();
   });
 
-  const job = (w = 120, h = 100) => ({ option: buildChartOption(grid, chartKind('MSColumn2D'), w, h, 'test'), width: w, height: h });
+  // The smallest size at which this two-series chart is still drawn (smaller is a 400: too small to read).
+  const job = (w = 300, h = 200) => ({ option: buildChartOption(grid, chartKind('MSColumn2D'), w, h, 'test'), width: w, height: h });
 
   it('renders a PNG of exactly the requested size', async () => {
     const png = PNG.sync.read(await renderer.render(job(333, 222)));

@@ -12,10 +12,18 @@ export interface PrivateRedis {
 // redis-server even when its owner dies by SIGKILL, which no exit handler of ours would see.
 const SETPRIV = '/usr/bin/setpriv';
 
+export interface PrivateRedisOptions {
+  /** redis-server's own notation (`256mb`, `1gb`, bytes). */
+  maxmemory: string;
+}
+
 /** A redis-server on a free loopback port, without persistence, owned by this process. */
-export async function startPrivateRedis(binary: string): Promise<PrivateRedis> {
+export async function startPrivateRedis(binary: string, { maxmemory }: PrivateRedisOptions): Promise<PrivateRedis> {
   const port = await freePort();
   const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--protected-mode', 'yes'];
+  // Capped, and never evicting: a queue that silently lost keys would lose jobs and images, while a
+  // full one refuses writes and the chart service answers 503 at once.
+  args.push('--maxmemory', maxmemory, '--maxmemory-policy', 'noeviction');
   const guarded = fs.existsSync(SETPRIV);
   const child: ChildProcess = guarded
     ? spawn(SETPRIV, ['--pdeathsig', 'KILL', binary, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })

@@ -1,6 +1,23 @@
 import { AppError } from '@quarry/errors';
+import { CHART_TYPE_NAMES, chartTypeProblem, findChartType } from '@quarry/rpc';
 
-export type ChartFamily = 'column' | 'bar' | 'line' | 'area' | 'pie' | 'doughnut';
+export type ChartFamily =
+  | 'column'
+  | 'bar'
+  | 'line'
+  | 'area'
+  | 'pie'
+  | 'doughnut'
+  | 'funnel'
+  | 'pyramid'
+  | 'pareto'
+  | 'waterfall'
+  | 'combi'
+  | 'combiDY'
+  | 'radar'
+  | 'heatmap'
+  | 'treemap'
+  | 'scatter';
 
 export interface ChartKind {
   /** The FusionCharts name as documented. */
@@ -8,37 +25,69 @@ export interface ChartKind {
   family: ChartFamily;
   multiSeries: boolean;
   stacked: boolean;
+  /** Spline types: the same line, smoothed. */
+  smooth: boolean;
+  minMeasures: number;
 }
 
-const kind = (name: string, family: ChartFamily, multiSeries = false, stacked = false): ChartKind => ({ name, family, multiSeries, stacked });
+interface Shape {
+  family: ChartFamily;
+  multiSeries?: boolean;
+  stacked?: boolean;
+  smooth?: boolean;
+}
 
-/** FusionCharts type names and their ECharts equivalents (3D names are drawn flat). */
-export const CHART_KINDS: readonly ChartKind[] = [
-  kind('Column2D', 'column'),
-  kind('Column3D', 'column'),
-  kind('MSColumn2D', 'column', true),
-  kind('MSColumn3D', 'column', true),
-  kind('StackedColumn2D', 'column', true, true),
-  kind('StackedColumn3D', 'column', true, true),
-  kind('Bar2D', 'bar'),
-  kind('Bar3D', 'bar'),
-  kind('MSBar2D', 'bar', true),
-  kind('MSBar3D', 'bar', true),
-  kind('StackedBar2D', 'bar', true, true),
-  kind('StackedBar3D', 'bar', true, true),
-  kind('Line', 'line'),
-  kind('MSLine', 'line', true),
-  kind('Area2D', 'area'),
-  kind('MSArea', 'area', true),
-  kind('StackedArea2D', 'area', true, true),
-  kind('Pie2D', 'pie'),
-  kind('Pie3D', 'pie'),
-  kind('Doughnut2D', 'doughnut'),
-  kind('Doughnut3D', 'doughnut'),
-];
+/** How each FusionCharts name is drawn with ECharts (3D names are drawn flat). */
+const SHAPES: Record<string, Shape> = {
+  Column2D: { family: 'column' },
+  Column3D: { family: 'column' },
+  MSColumn2D: { family: 'column', multiSeries: true },
+  MSColumn3D: { family: 'column', multiSeries: true },
+  StackedColumn2D: { family: 'column', multiSeries: true, stacked: true },
+  StackedColumn3D: { family: 'column', multiSeries: true, stacked: true },
+  Bar2D: { family: 'bar' },
+  Bar3D: { family: 'bar' },
+  MSBar2D: { family: 'bar', multiSeries: true },
+  MSBar3D: { family: 'bar', multiSeries: true },
+  StackedBar2D: { family: 'bar', multiSeries: true, stacked: true },
+  StackedBar3D: { family: 'bar', multiSeries: true, stacked: true },
+  Line: { family: 'line' },
+  MSLine: { family: 'line', multiSeries: true },
+  Spline: { family: 'line', smooth: true },
+  MSSpline: { family: 'line', multiSeries: true, smooth: true },
+  Area2D: { family: 'area' },
+  MSArea: { family: 'area', multiSeries: true },
+  StackedArea2D: { family: 'area', multiSeries: true, stacked: true },
+  SplineArea: { family: 'area', smooth: true },
+  Pie2D: { family: 'pie' },
+  Pie3D: { family: 'pie' },
+  Doughnut2D: { family: 'doughnut' },
+  Doughnut3D: { family: 'doughnut' },
+  Funnel: { family: 'funnel' },
+  Pyramid: { family: 'pyramid' },
+  Pareto2D: { family: 'pareto' },
+  Pareto3D: { family: 'pareto' },
+  Waterfall2D: { family: 'waterfall' },
+  MSCombi2D: { family: 'combi', multiSeries: true },
+  MSCombiDY2D: { family: 'combiDY', multiSeries: true },
+  Radar: { family: 'radar', multiSeries: true },
+  Heatmap: { family: 'heatmap' },
+  Treemap: { family: 'treemap' },
+  Scatter: { family: 'scatter' },
+};
 
-export function chartKind(name: string): ChartKind {
-  const hit = CHART_KINDS.find((k) => k.name.toLowerCase() === name.trim().toLowerCase());
-  if (!hit) throw AppError.invalid(`chartType "${name}" is not supported; use one of ${CHART_KINDS.map((k) => k.name).join(', ')}`);
-  return hit;
+export const CHART_KINDS: readonly ChartKind[] = CHART_TYPE_NAMES.map((c) => {
+  const shape = SHAPES[c.name];
+  if (!shape) throw new Error(`chart type ${c.name} has no drawing`);
+  return { name: c.name, family: shape.family, multiSeries: shape.multiSeries ?? false, stacked: shape.stacked ?? false, smooth: shape.smooth ?? false, minMeasures: c.minMeasures };
+});
+
+/** The kind for a name, or a 400 (unknown name, or fewer totals than the type draws). */
+export function chartKind(name: string, measures = 1): ChartKind {
+  const problem = chartTypeProblem(name, measures);
+  if (problem) throw AppError.invalid(problem);
+  const hit = findChartType(name);
+  const kind = hit && CHART_KINDS.find((k) => k.name === hit.name);
+  if (!kind) throw AppError.invalid(`chartType ${name} has no drawing`);
+  return kind;
 }

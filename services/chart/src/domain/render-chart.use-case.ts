@@ -1,4 +1,5 @@
 import { AppError } from '@quarry/errors';
+import { imageFormatProblem, type ImageFormat } from '@quarry/rpc';
 import type { ChartQueue } from '../ports/chart-queue.port';
 import { parseGrid } from './chart-grid';
 import { buildChartOption } from './chart-option';
@@ -10,6 +11,18 @@ export interface RenderChartInput {
   width: number;
   height: number;
   title: string;
+  /** "png" (also when empty) or "svg". */
+  imageFormat: string;
+}
+
+export interface RenderedChart {
+  /** The PNG, base64-encoded; empty for SVG. */
+  pngBase64: string;
+  /** The SVG text; empty for PNG. */
+  svg: string;
+  width: number;
+  height: number;
+  chartType: string;
 }
 
 const inRange = (n: number) => Number.isInteger(n) && n >= 100 && n <= 4000;
@@ -21,8 +34,11 @@ export class RenderChartUseCase {
     private readonly waitTimeoutMs: number,
   ) {}
 
-  async execute(input: RenderChartInput, requestId: string): Promise<{ pngBase64: string; width: number; height: number; chartType: string }> {
+  async execute(input: RenderChartInput, requestId: string): Promise<RenderedChart> {
     const kind = chartKind(input.chartType);
+    const format = input.imageFormat === '' ? 'png' : input.imageFormat;
+    const formatProblem = imageFormatProblem(format);
+    if (formatProblem) throw AppError.invalid(formatProblem);
     if (!inRange(input.width)) throw AppError.invalid('width must be an integer between 100 and 4000');
     if (!inRange(input.height)) throw AppError.invalid('height must be an integer between 100 and 4000');
     let grid;
@@ -32,7 +48,8 @@ export class RenderChartUseCase {
       throw AppError.internal('The crosstab grid is malformed', err);
     }
     const option = buildChartOption(grid, kind, input.width, input.height, input.title);
-    const pngBase64 = await this.queue.render({ option, width: input.width, height: input.height }, { timeoutMs: this.waitTimeoutMs, requestId });
-    return { pngBase64, width: input.width, height: input.height, chartType: kind.name };
+    const image = await this.queue.render({ option, width: input.width, height: input.height, format: format as ImageFormat }, { timeoutMs: this.waitTimeoutMs, requestId });
+    const svg = format === 'svg';
+    return { pngBase64: svg ? '' : image, svg: svg ? image : '', width: input.width, height: input.height, chartType: kind.name };
   }
 }

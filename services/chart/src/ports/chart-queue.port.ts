@@ -8,10 +8,12 @@ export interface QueuedRender extends RenderJob {
 /**
  * Hands a render to whichever chart worker takes it and waits for the PNG. Adapters must: reject at
  * once with AppError UNAVAILABLE when the queue's store cannot be reached (and work again once it
- * can, without a restart); retry a job whose worker died; reject with TIMEOUT after `timeoutMs`.
+ * can, without a restart); reject at once with UNAVAILABLE and a retryAfterSeconds when the queue
+ * holds its bound of waiting renders or its store is full; run a job again once if its worker died,
+ * but never retry a render that failed or timed out; reject with TIMEOUT after `timeoutMs`.
  */
 export interface ChartQueue {
-  /** The PNG, base64-encoded. The request id travels with the job so the worker's lines carry it. */
+  /** The PNG base64-encoded, or the SVG text. The request id travels with the job so the worker's lines carry it. */
   render(job: RenderJob, options: { timeoutMs: number; requestId: string }): Promise<string>;
   close(): Promise<void>;
 }

@@ -2,14 +2,34 @@ export interface RenderJob {
   option: Record<string, unknown>;
   width: number;
   height: number;
+  /** "png" when absent (jobs from an older producer). */
+  format?: 'png' | 'svg';
 }
 
 /**
  * Draws a chart. Adapters must guarantee: a PNG of exactly width x height pixels; a render that hangs
- * is cut off after the configured timeout and rejects; a crashed browser is replaced for the next call;
- * nothing (pages, contexts, processes) accumulates across calls.
+ * is cut off after the configured timeout and rejects with renderTimeoutError; a crashed browser is
+ * replaced for the next call; nothing (pages, contexts, processes) accumulates across calls.
  */
 export interface ChartRenderer {
+  /** Warms the renderer up before the worker takes jobs. */
+  start(): Promise<void>;
   render(job: RenderJob): Promise<Buffer>;
+  /** Rejects while the renderer cannot draw (its browser is gone). */
+  ready(): Promise<void>;
   close(): Promise<void>;
+}
+
+// The reason crosses the queue as plain text (a failed job keeps only its message), so both sides
+// agree on its wording here.
+const RENDER_TIMEOUT = /^render exceeded (\d+) ms$/;
+
+export function renderTimeoutError(timeoutMs: number): Error {
+  return new Error(`render exceeded ${timeoutMs} ms`);
+}
+
+/** The timeout of a render that was cut off, read back from a failed job's reason. */
+export function renderTimeoutOf(reason: string): number | undefined {
+  const m = RENDER_TIMEOUT.exec(reason);
+  return m ? Number(m[1]) : undefined;
 }

@@ -1,10 +1,22 @@
-import { Worker } from 'bullmq';
+import { UnrecoverableError, Worker } from 'bullmq';
+import IORedis from 'ioredis';
 import type { Logger } from '@quarry/logger';
 import type { QuarryMetrics } from '@quarry/metrics';
 import type { QuarryModule } from '@quarry/rpc';
 import { ChromiumRenderer } from '../adapters/chromium-renderer.adapter';
-import { CHART_QUEUE, LOCK_DURATION_MS, STALLED_INTERVAL_MS } from '../adapters/bullmq-names';
+import { renderSvg } from '../adapters/echarts-svg-renderer.adapter';
+import {
+  CHART_QUEUE,
+  KEEP_COMPLETED,
+  KEEP_FAILED,
+  LOCK_DURATION_MS,
+  MAX_STALLED_COUNT,
+  RESULT_TTL_SECONDS,
+  STALLED_INTERVAL_MS,
+  resultKey,
+} from '../adapters/bullmq-names';
 import type { QueuedRender } from '../ports/chart-queue.port';
+import type { ChartRenderer } from '../ports/chart-renderer.port';
 
 export interface ChartWorkerConfig {
   redisUrl: string;
@@ -13,46 +25,70 @@ export interface ChartWorkerConfig {
   renderTimeoutMs: number;
 }
 
+const retryStrategy = (n: number) => Math.min(n * 200, 2000);
+
 /**
  * The chart-worker target: takes render jobs from the shared queue and draws them in a warm Chromium
  * page pool. Any number of these share one queue; a job whose worker dies is picked up by another
- * once its lock expires (BullMQ stalled-job recovery).
+ * once its lock expires (BullMQ stalled-job recovery), once.
  */
 export class ChartWorkerModule implements QuarryModule {
   readonly name = 'chart-worker';
   private worker: Worker | undefined;
-  readonly renderer: ChromiumRenderer;
+  private results: IORedis | undefined;
+  readonly renderer: ChartRenderer;
   private readonly log: Logger;
 
+  /** `renderer` replaces Chromium (tests of the queue around it). */
   constructor(
     private readonly config: ChartWorkerConfig,
     log: Logger,
     private readonly metrics?: QuarryMetrics,
+    renderer?: ChartRenderer,
   ) {
     this.log = log.child({ module: 'chart-worker' });
-    this.renderer = new ChromiumRenderer({ executablePath: config.chromiumPath, pages: config.concurrency, renderTimeoutMs: config.renderTimeoutMs }, this.log);
+    this.renderer =
+      renderer ?? new ChromiumRenderer({ executablePath: config.chromiumPath, pages: config.concurrency, renderTimeoutMs: config.renderTimeoutMs }, this.log);
   }
 
   async start(): Promise<void> {
     const started = Date.now();
     await this.renderer.start();
+    const results = new IORedis(this.config.redisUrl, { maxRetriesPerRequest: 1, retryStrategy });
+    results.on('error', () => undefined);
+    this.results = results;
     this.worker = new Worker(
       CHART_QUEUE,
       async (job) => {
         const { requestId, ...data } = job.data as QueuedRender;
+        if (!job.id) throw new UnrecoverableError('a chart job without an id has nowhere to put its image');
         const log = this.log.child({ requestId, jobId: job.id });
         const t = Date.now();
         log.info({ attempt: job.attemptsMade + 1 }, 'chart render started');
-        const png = this.metrics ? await this.metrics.time(this.metrics.chartRender, {}, () => this.renderer.render(data)) : await this.renderer.render(data);
+        let image: string;
+        try {
+          // SVG needs no browser: ECharts draws it in this process. PNG goes through the Chromium pool.
+          const draw = async () => (data.format === 'svg' ? renderSvg(data) : (await this.renderer.render(data)).toString('base64'));
+          image = this.metrics ? await this.metrics.time(this.metrics.chartRender, {}, draw) : await draw();
+        } catch (err) {
+          // Drawing the same chart again fails the same way (or hangs as long): never retried, even
+          // when an older producer queued the job with more attempts.
+          throw new UnrecoverableError(err instanceof Error ? err.message : String(err));
+        }
+        await results.set(resultKey(job.id), image, 'EX', RESULT_TTL_SECONDS);
         log.info({ ms: Date.now() - t, attempt: job.attemptsMade + 1 }, 'chart rendered');
-        return png.toString('base64');
+        // Nothing returned: a return value would be copied into the events stream (see resultKey).
+        return undefined;
       },
       {
-        connection: { url: this.config.redisUrl, maxRetriesPerRequest: null, retryStrategy: (n: number) => Math.min(n * 200, 2000) } as never,
+        connection: { url: this.config.redisUrl, maxRetriesPerRequest: null, retryStrategy } as never,
         concurrency: this.config.concurrency,
         lockDuration: LOCK_DURATION_MS,
         stalledInterval: STALLED_INTERVAL_MS,
-        maxStalledCount: 2,
+        maxStalledCount: MAX_STALLED_COUNT,
+        // For jobs that carry no retention of their own; the producer sets the same.
+        removeOnComplete: KEEP_COMPLETED,
+        removeOnFail: KEEP_FAILED,
       },
     );
     this.worker.on('error', (err) => this.log.warn({ err: err.message }, 'chart queue connection problem'));
@@ -61,14 +97,15 @@ export class ChartWorkerModule implements QuarryModule {
     this.log.info({ concurrency: this.config.concurrency, warmMs: Date.now() - started }, 'chart worker ready');
   }
 
-  /** Ready while the worker consumes the queue and Chromium is up. */
+  /** Ready while the worker consumes the queue and the renderer is up. */
   async ready(): Promise<void> {
     if (!this.worker?.isRunning()) throw new Error('the chart worker is not running');
-    if (this.renderer.browserPid() === undefined) throw new Error('Chromium is not running');
+    await this.renderer.ready();
   }
 
   async stop(): Promise<void> {
     await this.worker?.close().catch(() => undefined);
+    this.results?.disconnect();
     await this.renderer.close();
   }
 }

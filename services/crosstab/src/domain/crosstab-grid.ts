@@ -82,15 +82,17 @@ export function buildGrid(spec: CrosstabSpec, groups: GroupRow[]): CrosstabGrid 
   const rows = sortKeys([...rowKeys.values()], spec.rows.map((f) => ({ type: f.type, reverse: false })));
   const columns = spec.columns.length ? sortKeys([...colKeys.values()], spec.columns.map((c) => ({ type: c.field.type, reverse: c.reverse }))) : [[]];
   const empty = spec.totals.map(() => null);
+  const rowText = rows.map(keyOf);
+  const colText = columns.map(keyOf);
   return {
     rowFields: spec.rows.map((f) => f.name),
     columnFields: spec.columns.map((c) => c.field.name),
     totals: spec.totals.map((t) => t.name),
     rows: rows.map((r) => r.map(axisLabel)),
     columns: columns.map((c) => c.map(axisLabel)),
-    cells: rows.map((r) => columns.map((c) => cells.get(`${keyOf(r)}|${keyOf(c)}`) ?? empty)),
-    rowTotals: rows.map((r) => rowTotals.get(keyOf(r)) ?? empty),
-    columnTotals: columns.map((c) => (spec.columns.length ? colTotals.get(keyOf(c)) ?? empty : grand)),
+    cells: rowText.map((r) => colText.map((c) => cells.get(`${r}|${c}`) ?? empty)),
+    rowTotals: rowText.map((r) => rowTotals.get(r) ?? empty),
+    columnTotals: colText.map((c) => (spec.columns.length ? colTotals.get(c) ?? empty : grand)),
     grandTotals: grand,
   };
 }

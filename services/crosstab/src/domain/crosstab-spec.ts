@@ -1,4 +1,4 @@
-import { AppError } from '@quarry/errors';
+import { AppError, quoteInput } from '@quarry/errors';
 import type { IndexEntry } from '@quarry/metadata-store';
 import { FieldResolver, isNumeric, type FieldDef } from '@quarry/query-language';
 
@@ -6,6 +6,11 @@ export const AGGREGATIONS = ['Sum', 'Count', 'Average', 'Min', 'Max'] as const;
 export type Aggregation = (typeof AGGREGATIONS)[number];
 
 export const MAX_CELLS = 100_000;
+
+/** The cells a pivot fills: rows × columns (the Total column alone without column fields) × totals. */
+export function crosstabCells(keys: { rows: number; columns: number }, spec: Pick<CrosstabSpec, 'totals'>): number {
+  return keys.rows * Math.max(keys.columns, 1) * spec.totals.length;
+}
 
 export interface TotalSpec {
   aggregation: Aggregation;
@@ -33,7 +38,7 @@ export function crosstabSpec(entry: IndexEntry, input: CrosstabRequestInput): Cr
   const fields = new FieldResolver(entry.fields as FieldDef[]);
   const field = (name: string, where: string) => {
     const f = fields.find(name);
-    if (!f) throw AppError.invalid(`${where}: unknown field "${name}"`);
+    if (!f) throw AppError.invalid(`${where}: unknown field ${quoteInput(name)}`);
     return f;
   };
   if (input.rows.length === 0) throw AppError.invalid('rows must name at least one field');
@@ -44,13 +49,13 @@ export function crosstabSpec(entry: IndexEntry, input: CrosstabRequestInput): Cr
 
   const totals = input.totals.map((t, i): TotalSpec => {
     const aggregation = AGGREGATIONS.find((a) => a.toLowerCase() === t.aggregationType.trim().toLowerCase());
-    if (!aggregation) throw AppError.invalid(`totals[${i}].aggregationType "${t.aggregationType}" is not one of ${AGGREGATIONS.join(', ')}`);
+    if (!aggregation) throw AppError.invalid(`totals[${i}].aggregationType ${quoteInput(t.aggregationType)} is not one of ${AGGREGATIONS.join(', ')}`);
     if (t.dynamicView !== '') {
       if (aggregation !== 'Count') throw AppError.invalid(`totals[${i}]: dynamicView goes with Count, not ${aggregation}`);
       if (t.field !== '') throw AppError.invalid(`totals[${i}]: give field or dynamicView, not both`);
       const view = entry.views.find((v) => v.name.toLowerCase() === t.dynamicView.toLowerCase());
       const isRecords = t.dynamicView.toLowerCase() === 'records';
-      if (!view && !isRecords) throw AppError.invalid(`totals[${i}].dynamicView: unknown view "${t.dynamicView}"; this index has ${views.join(', ')}`);
+      if (!view && !isRecords) throw AppError.invalid(`totals[${i}].dynamicView: unknown view ${quoteInput(t.dynamicView)}; this index has ${views.join(', ')}`);
       const viewName = view?.name ?? 'Records';
       return {
         aggregation,
@@ -64,7 +69,7 @@ export function crosstabSpec(entry: IndexEntry, input: CrosstabRequestInput): Cr
     }
     const f = field(t.field, `totals[${i}].field`);
     if (aggregation !== 'Count' && !isNumeric(f.type)) {
-      throw AppError.invalid(`totals[${i}]: ${aggregation} needs a numeric field, but "${f.name}" is ${f.type}`);
+      throw AppError.invalid(`totals[${i}]: ${aggregation} needs a numeric field, but ${quoteInput(f.name)} is ${f.type}`);
     }
     return { aggregation, field: f, name: t.name || `${aggregation} (${f.name})` };
   });

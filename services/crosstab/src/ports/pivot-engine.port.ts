@@ -3,15 +3,32 @@ import type { QueryNode } from '@quarry/query-language';
 import type { GroupRow } from '../domain/crosstab-grid';
 import type { CrosstabSpec } from '../domain/crosstab-spec';
 
+/** How many row and column keys the pivot has (columns is 1 without column fields: the Total column). */
+export interface PivotKeys {
+  rows: number;
+  columns: number;
+}
+
+export interface PivotResult {
+  keys: PivotKeys;
+  /** Every cell and total; empty when the pivot is over the cell limit. */
+  groups: GroupRow[];
+}
+
 /**
  * Aggregation over a published index version. Adapters must guarantee:
  * - every total of a group is computed from the group's records (an Average's total is the average of
  *   the records, a distinct count's total is distinct over the set), never from other groups' values;
  * - blank values (null or empty text) group together, reported as null;
- * - dates on an axis group by their day, reported as YYYY-MM-DD;
- * - `distinctKeys` counts the row and column keys a pivot would have, without computing it.
+ * - dates on an axis group by the field's grain, reported as YYYY-MM-DD, YYYY-MM or YYYY;
+ * - the filter is evaluated once: one pass over the index yields both the key counts and the groups;
+ * - when `crosstabCells(keys, spec)` exceeds `maxCells` no group is returned, only the key counts, and
+ *   the engine never materialises more than `maxCells / totals` cells on the way: an oversized pivot
+ *   costs about as much as counting its keys.
  */
 export interface PivotEngine {
-  distinctKeys(entry: IndexEntry, where: QueryNode, spec: CrosstabSpec): Promise<{ rows: number; columns: number }>;
-  aggregate(entry: IndexEntry, where: QueryNode, spec: CrosstabSpec): Promise<GroupRow[]>;
+  /** `signal` aborts when the caller's deadline passes: the engine stops and rejects with a 504. */
+  pivot(entry: IndexEntry, where: QueryNode, spec: CrosstabSpec, maxCells: number, signal?: AbortSignal): Promise<PivotResult>;
+  /** Releases what this process holds for an index that is no longer published (it was dropped). */
+  forget(name: string): void;
 }

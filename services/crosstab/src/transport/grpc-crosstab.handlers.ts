@@ -1,10 +1,10 @@
 import type { Logger } from '@quarry/logger';
-import { unary, type pb } from '@quarry/rpc';
+import { unary, type HeavyCallLimiter, type pb } from '@quarry/rpc';
 import type { RunCrosstabUseCase } from '../domain/run-crosstab.use-case';
 
-export function crosstabHandlers(log: Logger, run: RunCrosstabUseCase): pb.CrosstabServiceHandlers {
+export function crosstabHandlers(log: Logger, run: RunCrosstabUseCase, limiter: HeavyCallLimiter): pb.CrosstabServiceHandlers {
   return {
-    ExecuteCrosstab: unary<pb.CrosstabRequest__Output, pb.CrosstabResponse>(log, 'ExecuteCrosstab', async (req) => {
+    ExecuteCrosstab: unary<pb.CrosstabRequest__Output, pb.CrosstabResponse>(log, 'ExecuteCrosstab', async (req, ctx) => {
       const reader = { admin: req.caller?.admin ?? false, indexes: req.caller?.indexes ?? [], realms: req.caller?.realms ?? [] };
       const output = req.output === 'grid' ? 'grid' : 'html';
       const res = await run.execute(
@@ -17,8 +17,9 @@ export function crosstabHandlers(log: Logger, run: RunCrosstabUseCase): pb.Cross
           totals: req.totals.map((t) => ({ aggregationType: t.aggregationType, field: t.field, dynamicView: t.dynamicView, name: t.name })),
         },
         output,
+        { signal: ctx.signal, cache: !req.bypassCache, heavy: (work) => limiter.run(ctx.signal, work) },
       );
-      return { html: res.html, rowCount: res.rowCount, columnCount: res.columnCount, gridJson: output === 'grid' ? JSON.stringify(res.grid) : '' };
+      return { html: res.html, rowCount: res.rowCount, columnCount: res.columnCount, gridJson: res.gridJson, cache: res.cache };
     }),
   };
 }

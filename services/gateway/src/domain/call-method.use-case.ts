@@ -1,6 +1,6 @@
 import { AppError } from '@quarry/errors';
 import type { Scope } from '@quarry/metadata-store';
-import type { pb } from '@quarry/rpc';
+import { chartTypeProblem, imageFormatProblem, type pb } from '@quarry/rpc';
 import type { CallScope, ServiceClients } from '../ports/service-clients.port';
 import { METHOD_SCOPES, SAVING_METHODS, type MethodName } from './method-catalogue';
 import {
@@ -16,6 +16,20 @@ import {
 import type { Principal } from './principal';
 
 type SaveParams = NonNullable<QueriesExecuteParams['saveReport']>;
+
+export type CacheStatus = 'hit' | 'miss' | 'bypass';
+
+/** A method's result and what goes into `meta` beside the request id. */
+export interface MethodResult {
+  data: unknown;
+  /** How the result cache answered, for the methods it serves (QUERIES.EXECUTE, CROSSTAB.EXECUTE). */
+  cache?: CacheStatus;
+}
+
+/** The service's word for it; anything else (an older service) says nothing rather than something wrong. */
+function cacheStatus(value: string): CacheStatus | undefined {
+  return value === 'hit' || value === 'miss' || value === 'bypass' ? value : undefined;
+}
 
 function toCaller(p: Principal): pb.Caller {
   return {
@@ -39,7 +53,7 @@ function requireScope(p: Principal, scope: Scope): void {
 export class CallMethodUseCase {
   constructor(private readonly services: ServiceClients) {}
 
-  async execute(principal: Principal, method: MethodName, params: Record<string, unknown>, scope: CallScope): Promise<unknown> {
+  async execute(principal: Principal, method: MethodName, params: Record<string, unknown>, scope: CallScope): Promise<MethodResult> {
     requireScope(principal, METHOD_SCOPES[method]);
     if (SAVING_METHODS.has(method) && params.saveReport !== undefined) requireScope(principal, 'reports:write');
     const caller = toCaller(principal);
@@ -47,17 +61,17 @@ export class CallMethodUseCase {
       case 'QUERIES.EXECUTE':
         return this.executeQuery(caller, parseParams(queriesExecuteParams, params), scope);
       case 'INDEXES.FIND':
-        return this.findIndexes(caller, parseParams(indexesFindParams, params), scope);
+        return { data: await this.findIndexes(caller, parseParams(indexesFindParams, params), scope) };
       case 'CROSSTAB.EXECUTE':
         return this.executeCrosstab(caller, parseParams(crosstabExecuteParams, params), scope);
       case 'REPORTS.FIND':
-        return this.findReports(caller, parseParams(reportsFindParams, params), scope);
+        return { data: await this.findReports(caller, parseParams(reportsFindParams, params), scope) };
       case 'REPORTS.METADATA':
-        return this.reportMetadata(caller, parseParams(reportsMetadataParams, params), scope);
+        return { data: await this.reportMetadata(caller, parseParams(reportsMetadataParams, params), scope) };
     }
   }
 
-  private async executeQuery(caller: pb.Caller, p: QueriesExecuteParams, scope: CallScope) {
+  private async executeQuery(caller: pb.Caller, p: QueriesExecuteParams, scope: CallScope): Promise<MethodResult> {
     const res = await this.services.executeQuery(
       {
         caller,
@@ -68,9 +82,11 @@ export class CallMethodUseCase {
         pageSize: p.pageSize ?? 0,
         hasPageSize: p.pageSize !== undefined,
         sort: (p.sort ?? []).map((s) => ({ field: s.field, direction: s.direction ?? '' })),
+        bypassCache: p.cache === false,
       },
       scope,
     );
+    const cache = cacheStatus(res.cache);
     const data = {
       index: res.index,
       query: res.query,
@@ -81,7 +97,8 @@ export class CallMethodUseCase {
       fields: res.fields.map((f) => ({ name: f.name, type: f.type })),
       records: JSON.parse(res.recordsJson) as unknown[],
     };
-    if (!p.saveReport) return data;
+    if (!p.saveReport) return { data, cache };
+    // Without `cache`, as for a crosstab: it is not an executable param.
     const executable = {
       index: res.index,
       query: res.query,
@@ -90,7 +107,7 @@ export class CallMethodUseCase {
       sort: (p.sort ?? []).map((s) => ({ field: s.field, direction: (s.direction ?? 'asc').toLowerCase() })),
     };
     const report = await this.save(caller, p.saveReport, 'query', 'QUERIES.EXECUTE', res.index, executable, scope);
-    return { ...data, report };
+    return { data: { ...data, report }, cache };
   }
 
   private async findIndexes(caller: pb.Caller, p: { searchText?: string; cursor?: string; limit?: number }, scope: CallScope) {
@@ -111,8 +128,12 @@ export class CallMethodUseCase {
     };
   }
 
-  private async executeCrosstab(caller: pb.Caller, p: CrosstabExecuteParams, scope: CallScope) {
+  private async executeCrosstab(caller: pb.Caller, p: CrosstabExecuteParams, scope: CallScope): Promise<MethodResult> {
     const chart = p.chartType !== undefined;
+    // Refused here, before the pivot runs: a wrong name would otherwise cost a whole crosstab.
+    if (p.imageFormat !== undefined && !chart) throw AppError.invalid('imageFormat needs chartType');
+    const chartProblem = p.chartType !== undefined ? (chartTypeProblem(p.chartType, p.totals.length) ?? imageFormatProblem(p.imageFormat ?? 'png')) : undefined;
+    if (chartProblem) throw AppError.invalid(chartProblem);
     const res = await this.services.executeCrosstab(
       {
         caller,
@@ -127,21 +148,28 @@ export class CallMethodUseCase {
           name: t.name ?? '',
         })),
         output: chart ? 'grid' : 'html',
+        bypassCache: p.cache === false,
       },
       scope,
     );
+    // For a chart too: the crosstab is what is cached, the image is drawn each time.
+    const cache = cacheStatus(res.cache);
     let data: Record<string, unknown>;
     if (p.chartType !== undefined) {
       const png = await this.services.renderChart(
-        { gridJson: res.gridJson, chartType: p.chartType, width: p.width ?? 800, height: p.height ?? 600, title: p.index },
+        { gridJson: res.gridJson, chartType: p.chartType, width: p.width ?? 800, height: p.height ?? 600, title: p.index, imageFormat: p.imageFormat ?? 'png' },
         scope,
       );
-      data = { contentType: 'image/png', data: png.pngBase64, width: png.width, height: png.height, chartType: png.chartType };
+      data =
+        p.imageFormat === 'svg'
+          ? { contentType: 'image/svg+xml', data: png.svg, width: png.width, height: png.height, chartType: png.chartType }
+          : { contentType: 'image/png', data: png.pngBase64, width: png.width, height: png.height, chartType: png.chartType };
     } else {
       data = { contentType: 'text/html', data: res.html, rowCount: res.rowCount, columnCount: res.columnCount };
     }
-    if (!p.saveReport) return data;
-    // The saved params are the executable ones with their defaults filled in.
+    if (!p.saveReport) return { data, cache };
+    // The saved params are the executable ones with their defaults filled in. `cache` is not one: it says
+    // how to run one call, not what the report is, and a report must never pin itself to "no cache".
     const executable: Record<string, unknown> = {
       index: p.index,
       query: p.query === undefined || p.query.trim() === '' ? '*' : p.query,
@@ -153,10 +181,10 @@ export class CallMethodUseCase {
         ...(t.dynamicView !== undefined ? { dynamicView: t.dynamicView } : {}),
         ...(t.name !== undefined ? { name: t.name } : {}),
       })),
-      ...(p.chartType !== undefined ? { chartType: p.chartType, width: p.width ?? 800, height: p.height ?? 600 } : {}),
+      ...(p.chartType !== undefined ? { chartType: p.chartType, width: p.width ?? 800, height: p.height ?? 600, imageFormat: p.imageFormat ?? 'png' } : {}),
     };
     const report = await this.save(caller, p.saveReport, 'crosstab', 'CROSSTAB.EXECUTE', p.index, executable, scope);
-    return { ...data, report };
+    return { data: { ...data, report }, cache };
   }
 
   private async findReports(caller: pb.Caller, p: { search?: string; types?: string[]; cursor?: string; limit?: number }, scope: CallScope) {

@@ -1,4 +1,24 @@
-import { crosstabExecuteParams, parseParams, queriesExecuteParams } from './method-params';
+import type { z } from 'zod';
+import {
+  FIELD_NAME_MAX,
+  INDEX_NAME_MAX,
+  crosstabExecuteParams,
+  indexesFindParams,
+  parseParams,
+  queriesExecuteParams,
+  reportsFindParams,
+  reportsMetadataParams,
+} from './method-params';
+
+/** The detail parseParams throws, or a failure if it accepted the params. */
+function detailOf(schema: z.ZodType, params: Record<string, unknown>): string {
+  try {
+    parseParams(schema, params);
+  } catch (err) {
+    return (err as { detail: string }).detail;
+  }
+  throw new Error(`accepted ${JSON.stringify(params).slice(0, 200)}`);
+}
 
 describe('method params', () => {
   it.each([[{}], [{ index: '' }], [{ index: '   ' }], [{ index: 5 }], [{ index: null }], [{ index: ['a'] }]])(
@@ -8,10 +28,9 @@ describe('method params', () => {
     },
   );
 
-  it('names unknown parameters', () => {
-    expect(() => parseParams(queriesExecuteParams, { index: 'a', foo: 1, bar: 2 })).toThrow(
-      expect.objectContaining({ detail: 'Unknown parameters: foo, bar' }),
-    );
+  it('names unknown parameters, quoted', () => {
+    expect(detailOf(queriesExecuteParams, { index: 'a', foo: 1, bar: 2 })).toBe('Unknown parameters: "foo", "bar"');
+    expect(detailOf(queriesExecuteParams, { index: 'a', saveReport: { name: 'x', colour: 'red' } })).toBe('Unknown parameter in saveReport: "colour"');
   });
 
   it('names the parameter of a wrong type or range', () => {
@@ -22,9 +41,121 @@ describe('method params', () => {
     expect(() => parseParams(crosstabExecuteParams, { index: 'a', rows: ['r'], totals: [{ aggregationType: 'Count' }], width: 99 })).toThrow(/width must be an integer between 100 and 4000/);
   });
 
+  it('names the exact item of an array: sort[2], rows[1], totals[0]', () => {
+    expect(detailOf(queriesExecuteParams, { index: 'a', sort: [{ field: 'x' }, { field: 'y' }, { field: ' ' }] })).toBe('sort[2].field is required');
+    expect(detailOf(queriesExecuteParams, { index: 'a', sort: [{ field: 'x' }, 'y'] })).toBe('sort[1] must be an object with field and direction');
+    expect(detailOf(crosstabExecuteParams, { index: 'a', rows: ['r', 7], totals: [{ aggregationType: 'Count' }] })).toBe('rows[1] must be a field name');
+    expect(detailOf(crosstabExecuteParams, { index: 'a', rows: ['r'], totals: [{}] })).toBe('totals[0].aggregationType is required');
+    expect(detailOf(crosstabExecuteParams, { index: 'a', rows: ['r'], totals: [{ aggregationType: 'Count' }], columns: [{ field: 'c', reverse: 'yes' }] })).toBe(
+      'columns[0].reverse must be a boolean',
+    );
+  });
+
   it('validates saveReport', () => {
     expect(() => parseParams(queriesExecuteParams, { index: 'a', saveReport: { name: ' ' } })).toThrow(/saveReport.name is required/);
     expect(() => parseParams(queriesExecuteParams, { index: 'a', saveReport: 'x' })).toThrow(/saveReport must be an object/);
     expect(parseParams(queriesExecuteParams, { index: 'a', saveReport: { name: ' r ' } }).saveReport?.name).toBe('r');
+  });
+
+  it('accepts names up to their limits and refuses one character more', () => {
+    expect(parseParams(queriesExecuteParams, { index: 'i'.repeat(INDEX_NAME_MAX), sort: [{ field: 'f'.repeat(FIELD_NAME_MAX) }] }).index).toHaveLength(INDEX_NAME_MAX);
+    expect(detailOf(queriesExecuteParams, { index: 'i'.repeat(INDEX_NAME_MAX + 1) })).toBe(`index must be at most ${INDEX_NAME_MAX} characters`);
+    expect(detailOf(queriesExecuteParams, { index: 'a', sort: [{ field: 'f'.repeat(FIELD_NAME_MAX + 1) }] })).toBe(`sort[0].field must be at most ${FIELD_NAME_MAX} characters`);
+    // Length is counted before trimming: padding cannot smuggle a long value past the cap.
+    expect(detailOf(reportsMetadataParams, { guid: `${' '.repeat(1000)}00000000-0000-4000-8000-000000000000` })).toBe('guid must be at most 100 characters');
+  });
+
+  describe('hostile sizes', () => {
+    it('answers 40,000 unknown keys with a detail under 1 KB naming ten of them and counting the rest', () => {
+      const params: Record<string, unknown> = { index: 'movies' };
+      for (let i = 0; i < 40_000; i++) params[`key${i}`] = i;
+      const started = performance.now();
+      const detail = detailOf(queriesExecuteParams, params);
+      const ms = performance.now() - started;
+      expect(Buffer.byteLength(detail)).toBeLessThan(1024);
+      expect(detail).toBe(`Unknown parameters: ${Array.from({ length: 10 }, (_, i) => `"key${i}"`).join(', ')} and 39990 more`);
+      expect(ms).toBeLessThan(500);
+    });
+
+    it('cuts a 900 KB unknown key to 100 characters', () => {
+      const key = `k${'y'.repeat(900_000)}`;
+      const detail = detailOf(queriesExecuteParams, { index: 'movies', [key]: 1 });
+      expect(detail).toBe(`Unknown parameter: "k${'y'.repeat(99)}…" (900001 characters)`);
+    });
+
+    // Every string parameter of every method, found by walking the schemas, so a new one without a cap fails here.
+    const valid: Record<string, [z.ZodType, Record<string, unknown>]> = {
+      'QUERIES.EXECUTE': [queriesExecuteParams, { index: 'movies', query: '*', sort: [{ field: 'a', direction: 'asc' }], saveReport: { name: 'r', description: 'd', folder: 'f' } }],
+      'INDEXES.FIND': [indexesFindParams, { searchText: 's', cursor: 'c' }],
+      'CROSSTAB.EXECUTE': [
+        crosstabExecuteParams,
+        {
+          index: 'movies',
+          query: '*',
+          rows: ['r'],
+          columns: [{ field: 'c' }],
+          totals: [{ aggregationType: 'Count', field: 'f', dynamicView: 'v', name: 'n' }],
+          chartType: 'Pie2D',
+          saveReport: { name: 'r', description: 'd', folder: 'f' },
+        },
+      ],
+      'REPORTS.FIND': [reportsFindParams, { search: 's', types: ['query'], cursor: 'c' }],
+      'REPORTS.METADATA': [reportsMetadataParams, { guid: '00000000-0000-4000-8000-000000000000' }],
+    };
+
+    function stringPaths(schema: z.ZodType, path: Array<string | number> = []): Array<Array<string | number>> {
+      const def = (schema as unknown as { def: { type: string; innerType?: z.ZodType; element?: z.ZodType; shape?: Record<string, z.ZodType> } }).def;
+      if (def.type === 'string') return [path];
+      if (def.type === 'optional') return stringPaths(def.innerType!, path);
+      if (def.type === 'array') return stringPaths(def.element!, [...path, 0]);
+      if (def.type === 'object') return Object.entries(def.shape!).flatMap(([k, v]) => stringPaths(v, [...path, k]));
+      return [];
+    }
+
+    function withValue(base: Record<string, unknown>, path: Array<string | number>, value: string): Record<string, unknown> {
+      const copy = structuredClone(base);
+      let at: Record<string | number, unknown> = copy;
+      path.slice(0, -1).forEach((k) => (at = at[k] as Record<string | number, unknown>));
+      at[path[path.length - 1]] = value;
+      return copy;
+    }
+
+    const cases = Object.entries(valid).flatMap(([method, [schema, base]]) =>
+      stringPaths(schema).map((path) => ({ method, schema, base, path, name: path.reduce<string>((n, k) => (typeof k === 'number' ? `${n}[${k}]` : n ? `${n}.${k}` : k), '') })),
+    );
+
+    it('finds every string parameter (the walk itself works)', () => {
+      expect(cases.map((c) => `${c.method} ${c.name}`)).toEqual([
+        ...['index', 'query', 'sort[0].field', 'sort[0].direction', 'saveReport.name', 'saveReport.description', 'saveReport.folder'].map((n) => `QUERIES.EXECUTE ${n}`),
+        'INDEXES.FIND searchText',
+        'INDEXES.FIND cursor',
+        ...['index', 'query', 'rows[0]', 'columns[0].field', 'totals[0].aggregationType', 'totals[0].field', 'totals[0].dynamicView', 'totals[0].name', 'chartType', 'imageFormat']
+          .concat(['saveReport.name', 'saveReport.description', 'saveReport.folder'])
+          .map((n) => `CROSSTAB.EXECUTE ${n}`),
+        'REPORTS.FIND search',
+        'REPORTS.FIND types[0]',
+        'REPORTS.FIND cursor',
+        'REPORTS.METADATA guid',
+      ]);
+      for (const [schema, base] of Object.values(valid)) expect(() => parseParams(schema, base)).not.toThrow();
+    });
+
+    const huge = 'x'.repeat(900 * 1024);
+    let slowest = 0;
+    afterAll(() => {
+      process.stderr.write(`method-params: slowest 900 KB string refusal took ${slowest.toFixed(2)} ms\n`);
+    });
+
+    it.each(cases.map((c) => [`${c.method} ${c.name}`, c] as const))('refuses a 900 KB %s fast, naming it and quoting none of it', (_, c) => {
+      const params = withValue(c.base, c.path, huge);
+      const started = performance.now();
+      const detail = detailOf(c.schema, params);
+      const ms = performance.now() - started;
+      slowest = Math.max(slowest, ms);
+      expect(detail.startsWith(`${c.name} must `)).toBe(true);
+      expect(detail.length).toBeLessThan(200);
+      expect(detail).not.toContain('xxxxxxxxxx');
+      expect(ms).toBeLessThan(100);
+    });
   });
 });

@@ -154,8 +154,8 @@ async function handleRpc(deps: HttpAppDeps, req: IncomingMessage, res: ServerRes
   }
 
   try {
-    const data = await deps.callMethod.execute(principal, envelope.method, envelope.params, { requestId });
-    send(res, 200, JSON_TYPE, { jsonrpc: '2.0', id: envelope.id, result: { data, meta: { requestId } } });
+    const { data, cache } = await deps.callMethod.execute(principal, envelope.method, envelope.params, { requestId });
+    send(res, 200, JSON_TYPE, { jsonrpc: '2.0', id: envelope.id, result: { data, meta: cache === undefined ? { requestId } : { requestId, cache } } });
     const ms = msSince(started);
     record(deps, envelope.method, 'ok', ms);
     // Successes are counted in /metrics; a line each would cost ~15 % of throughput (bench/README.md).
@@ -170,6 +170,7 @@ async function handleRpc(deps: HttpAppDeps, req: IncomingMessage, res: ServerRes
     }
     record(deps, envelope.method, String(app.httpStatus), msSince(started));
     log.info({ requestId, method: envelope.method, code: app.code, detail: app.detail, ms: msSince(started) }, 'rpc refused');
+    if (app.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(Math.ceil(app.retryAfterSeconds)));
     send(res, 200, JSON_TYPE, { jsonrpc: '2.0', id: envelope.id, error: toJsonRpcBusinessError(app) });
   }
 }

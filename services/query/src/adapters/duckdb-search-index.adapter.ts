@@ -19,15 +19,17 @@ export class DuckDbSearchIndex implements SearchIndex {
   }
 
   async search(entry: IndexEntry, plan: SearchPlan): Promise<SearchPage> {
-    const { table, columnTypes } = await this.engine.table(entry);
-    const where = compileWhere(plan.where);
+    const loaded = await this.engine.table(entry);
+    const { table, columnTypes } = loaded;
+    const where = compileWhere(plan.where, loaded);
     const from = `FROM ${ident(table)} WHERE ${where.sql}`;
     const projection = recordJsonSql(entry.fields, columnTypes);
     const [countRows, pageRows] = await Promise.all([
-      this.engine.all(`SELECT count(*) AS n ${from}`, where.params),
+      this.engine.all(`SELECT count(*) AS n ${from}`, where.params, plan.signal),
       this.engine.all(
         `SELECT ${projection} AS j ${from} ORDER BY ${orderBy(plan.sort)} LIMIT ${plan.limit} OFFSET ${plan.offset}`,
         where.params,
+        plan.signal,
       ),
     ]);
     return { total: Number(countRows[0].n), recordsJson: `[${pageRows.map((r) => String(r.j)).join(',')}]` };
@@ -38,6 +40,10 @@ export class DuckDbSearchIndex implements SearchIndex {
   }
 
   async drop(): Promise<void> {}
+
+  forget(name: string): void {
+    this.engine.release(name);
+  }
 
   async close(): Promise<void> {}
 }

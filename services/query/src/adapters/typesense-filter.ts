@@ -1,111 +1,248 @@
 import { AppError } from '@quarry/errors';
-import type { CompareOp, Literal, QueryNode } from '@quarry/query-language';
+import type { CompareOp, FieldType, Literal, QueryNode } from '@quarry/query-language';
 import type { SortKey } from '../ports/search-index.port';
+import {
+  booleanRange,
+  dateRange,
+  doubleRange,
+  fieldTag,
+  integerRange,
+  isStoredPrefix,
+  pairPrefixPattern,
+  pairToken,
+  storedPrefixToken,
+  wordPrefixPattern,
+  wordToken,
+  type KeyRange,
+} from './typesense-encoding';
 
 /**
- * Typesense field layout for one Quarry field at position i (names stay ASCII whatever the source):
- * - h{i} bool: has a value (Typesense cannot filter on missing values);
- * - v{i}: the value (int64 for integers and dates as epoch ms, float, bool) for filters;
- * - l{i} string: the lower-cased text, for sorting text fields;
- * - w{i} string[]: Quarry's words of a text value; b{i} string[]: adjacent word pairs, for phrases.
- * Every document also keeps `__rowid` (source order) and `__json` (the record as returned).
+ * Typesense document layout (names stay ASCII whatever the source field names are). Field i of the
+ * index is "slot" i; every text token starts with the slot's tag, so one array per kind serves all
+ * fields and a match on many fields is one filter with many values:
+ * - `__has` string[]: the tags of the fields that have a value (Typesense cannot filter on missing);
+ * - `__w` string[]: word tokens; `__b`: tokens of adjacent word pairs (phrases); `__p`: the first 1-3
+ *   characters of each word (short prefixes, which would otherwise expand to very many words);
+ * - `k{i}` int64: the order-preserving key of a number, integer, date or boolean value;
+ * - `r{i}` int64: a text value's rank in the embedded engine's order (lower-cased), for sorting;
+ * - `__rowid` (source order, ties) and `__json` (the record as returned).
+ * See typesense-encoding.ts for the tokens and keys.
  */
 export interface FieldSlot {
   name: string;
-  type: string;
+  type: FieldType;
   slot: number;
 }
 
-const bt = (v: string) => `\`${v.replace(/`/g, '')}\``;
+export type FieldSlots = ReadonlyMap<string, FieldSlot>;
 
-function scalar(lit: Literal): string {
-  switch (lit.type) {
+export function slotsOf(fields: ReadonlyArray<{ name: string; type: string }>): Map<string, FieldSlot> {
+  return new Map(fields.map((f, slot) => [f.name, { name: f.name, type: f.type as FieldType, slot }]));
+}
+
+/** Typesense refuses a filter_by with more operands and operators than this (`--filter-by-max-ops`, tsconfig.h). */
+export const DEFAULT_MAX_FILTER_OPS = 100;
+/** Matches nothing (rowids start at 0). */
+const NOTHING = '__rowid:<0';
+
+/** Bounds of one key condition, kept so that two on the same key can be ANDed into one. */
+interface KeyBounds {
+  key: string;
+  lo: bigint | null;
+  hi: bigint | null;
+}
+type Leaf = { kind: 'leaf'; text: string; bounds?: KeyBounds };
+/** A filter as a formula over Typesense conditions, kept as a tree to count what Typesense will count. */
+type Formula = { kind: 'true' } | { kind: 'false' } | Leaf | { kind: 'and' | 'or'; children: Formula[] };
+
+const TRUE: Formula = { kind: 'true' };
+const FALSE: Formula = { kind: 'false' };
+const leaf = (text: string): Formula => ({ kind: 'leaf', text });
+
+function keyCondition(b: KeyBounds): string {
+  if (b.lo !== null && b.hi !== null) return b.lo === b.hi ? `${b.key}:=${b.lo}` : `${b.key}:[${b.lo}..${b.hi}]`;
+  if (b.lo !== null) return `${b.key}:>=${b.lo}`;
+  return `${b.key}:<=${b.hi}`;
+}
+
+const keyLeaf = (bounds: KeyBounds): Leaf => ({ kind: 'leaf', text: keyCondition(bounds), bounds });
+
+/**
+ * AND/OR with constants folded, repeated conditions dropped, and bounds on one key ANDed into one
+ * range (a query range arrives as two comparisons): Typesense limits the number of conditions.
+ */
+function combine(kind: 'and' | 'or', parts: Formula[]): Formula {
+  const absorbing = kind === 'and' ? 'false' : 'true';
+  const neutral = kind === 'and' ? 'true' : 'false';
+  const children: Formula[] = [];
+  const add = (p: Formula) => {
+    if (p.kind === 'leaf') {
+      if (children.some((c) => c.kind === 'leaf' && c.text === p.text)) return;
+      const same = kind === 'and' && p.bounds ? children.findIndex((c) => c.kind === 'leaf' && c.bounds?.key === p.bounds?.key) : -1;
+      if (same >= 0 && p.bounds) {
+        const other = (children[same] as Leaf).bounds as KeyBounds;
+        const lo = other.lo === null ? p.bounds.lo : p.bounds.lo === null ? other.lo : other.lo > p.bounds.lo ? other.lo : p.bounds.lo;
+        const hi = other.hi === null ? p.bounds.hi : p.bounds.hi === null ? other.hi : other.hi < p.bounds.hi ? other.hi : p.bounds.hi;
+        if (lo !== null && hi !== null && lo > hi) return 'empty';
+        children[same] = keyLeaf({ key: p.bounds.key, lo, hi });
+        return;
+      }
+    }
+    children.push(p);
+  };
+  for (const p of parts) {
+    if (p.kind === absorbing) return p;
+    if (p.kind === neutral) continue;
+    const flat = p.kind === kind ? p.children : [p];
+    for (const c of flat) if (add(c) === 'empty') return FALSE;
+  }
+  if (children.length === 0) return kind === 'and' ? TRUE : FALSE;
+  return children.length === 1 ? children[0] : { kind, children };
+}
+
+function leaves(f: Formula): number {
+  if (f.kind === 'leaf') return 1;
+  if (f.kind === 'and' || f.kind === 'or') return f.children.reduce((n, c) => n + leaves(c), 0);
+  return 0;
+}
+
+function render(f: Formula): string {
+  switch (f.kind) {
+    case 'true':
+      return '__rowid:>=0';
+    case 'false':
+      return NOTHING;
+    case 'leaf':
+      return f.text;
+    case 'and':
+    case 'or':
+      return `(${f.children.map(render).join(f.kind === 'and' ? ' && ' : ' || ')})`;
+  }
+}
+
+/** Tokens of an array field: any of them (`:=`), or none of them (`:!=`, which includes records without the field). */
+function tokens(field: '__has' | '__w' | '__b' | '__p', values: string[], negate: boolean): Formula {
+  if (values.length === 0) return negate ? TRUE : FALSE;
+  return leaf(`${field}:${negate ? '!=' : '='}[${values.join(',')}]`);
+}
+
+function keyRange(slot: FieldSlot, op: CompareOp, value: Literal): KeyRange {
+  switch (value.type) {
     case 'number':
-      return String(lit.value);
-    case 'boolean':
-      return String(lit.value);
+      return slot.type === 'integer' ? integerRange(op, value.value) : doubleRange(op, value.value);
     case 'date':
-      return String(lit.value);
+      return dateRange(op, value.value);
+    case 'boolean':
+      return booleanRange(op, value.value);
     case 'string':
       throw AppError.invalid('Comparisons on text fields are not supported by the Typesense search backend');
   }
 }
 
-const OP = { eq: ':=', gt: ':>', gte: ':>=', lt: ':<', lte: ':<=' } as const;
-const NEGATED: Record<CompareOp, string> = { eq: ':!=', gt: ':<=', gte: ':<', lt: ':>=', lte: ':>' };
+/** A comparison over keys; NOT of it also holds for records without a value, as Quarry's semantics require. */
+function compare(slot: FieldSlot, op: CompareOp, value: Literal, negate: boolean): Formula {
+  const r = keyRange(slot, op, value);
+  const has = [fieldTag(slot.slot)];
+  if (r === 'none') return negate ? TRUE : FALSE;
+  if (r.lo === null && r.hi === null) return tokens('__has', has, negate);
+  const key = `k${slot.slot}`;
+  if (!negate) return keyLeaf({ key, lo: r.lo, hi: r.hi });
+  const outside: Formula[] = [tokens('__has', has, true)];
+  if (r.lo !== null) outside.push(leaf(`${key}:<${r.lo}`));
+  if (r.hi !== null) outside.push(leaf(`${key}:>${r.hi}`));
+  return combine('or', outside);
+}
 
-/** Pairs of adjacent words: a phrase matches where all its pairs do (exact for phrases of two words). */
-export function wordPairs(words: string[]): string[] {
-  const pairs: string[] = [];
-  for (let i = 0; i + 1 < words.length; i++) pairs.push(`${words[i]}_${words[i + 1]}`);
-  return pairs;
+/** Consecutive words in any of the fields; with `prefix` the last one only has to start so. */
+function match(slots: FieldSlot[], words: string[], prefix: boolean, negate: boolean): Formula {
+  // `any` is true when some field holds the words; NOT pushes down by De Morgan.
+  const any = (kind: 'and' | 'or') => (negate ? (kind === 'and' ? 'or' : 'and') : kind);
+  if (words.length === 1) {
+    const [w] = words;
+    if (!prefix) return tokens('__w', slots.map((s) => wordToken(s.slot, w)), negate);
+    if (isStoredPrefix(w)) return tokens('__p', slots.map((s) => storedPrefixToken(s.slot, w)), negate);
+    return tokens('__w', slots.map((s) => wordPrefixPattern(s.slot, w)), negate);
+  }
+  if (words.length === 2) {
+    const [a, b] = words;
+    return tokens('__b', slots.map((s) => (prefix ? pairPrefixPattern(s.slot, a, b) : pairToken(s.slot, a, b))), negate);
+  }
+  // Longer phrases: every adjacent pair in the same field (a record holding all the pairs apart also
+  // matches: Typesense filters cannot test token positions).
+  const perField = slots.map((s) => {
+    const pairs: Formula[] = [];
+    for (let i = 0; i + 1 < words.length; i++) {
+      const last = i + 2 === words.length;
+      const value = last && prefix ? pairPrefixPattern(s.slot, words[i], words[i + 1]) : pairToken(s.slot, words[i], words[i + 1]);
+      pairs.push(tokens('__b', [value], negate));
+    }
+    return combine(any('and'), pairs);
+  });
+  return combine(any('or'), perField);
+}
+
+export interface FilterBy {
+  /** The filter_by text; undefined when every record matches. */
+  filterBy: string | undefined;
+  /** Operands and operators, as Typesense counts them against its limit. */
+  operations: number;
 }
 
 /**
  * Translates a QueryNode to filter_by. NOT is pushed down to the leaves (De Morgan), where "not"
- * includes records without a value, as Quarry's semantics require.
+ * includes records without a value, as Quarry's semantics require. A filter longer than Typesense
+ * accepts is refused here, with a message for the user rather than Typesense's.
  */
-export function toFilterBy(node: QueryNode, slots: ReadonlyMap<string, FieldSlot>): string {
-  const slot = (field: string) => {
+export function toFilterBy(node: QueryNode, slots: FieldSlots, maxOperations = DEFAULT_MAX_FILTER_OPS): FilterBy {
+  const slot = (field: string): FieldSlot => {
     const s = slots.get(field);
     if (!s) throw AppError.internal(`field ${field} has no Typesense slot`);
-    return s.slot;
+    return s;
   };
 
-  const matchField = (i: number, words: string[], prefix: boolean, negate: boolean): string => {
-    const terms: string[] = [];
-    if (words.length === 1) {
-      terms.push(prefix ? `w${i}:${bt(words[0])}*` : `w${i}:=[${bt(words[0])}]`);
-    } else {
-      const pairs = wordPairs(words);
-      const last = prefix ? pairs.pop() : undefined;
-      for (const p of pairs) terms.push(`b${i}:=[${bt(p)}]`);
-      if (last) terms.push(`b${i}:${bt(last)}*`);
-    }
-    const positive = terms.length === 1 ? terms[0] : `(${terms.join(' && ')})`;
-    if (!negate) return positive;
-    if (words.length === 1 && !prefix) return `w${i}:![${bt(words[0])}]`;
-    throw AppError.invalid('Negated prefix or phrase searches are not supported by the Typesense search backend');
-  };
-
-  const walk = (q: QueryNode, negate: boolean): string => {
+  const walk = (q: QueryNode, negate: boolean): Formula => {
     switch (q.kind) {
       case 'all':
-        return negate ? '__rowid:<0' : '__rowid:>=0';
+        return negate ? FALSE : TRUE;
       case 'none':
-        return negate ? '__rowid:>=0' : '__rowid:<0';
+        return negate ? TRUE : FALSE;
       case 'not':
         return walk(q.child, !negate);
       case 'and':
       case 'or': {
-        const joiner = (q.kind === 'and') !== negate ? ' && ' : ' || ';
-        return `(${q.children.map((c) => walk(c, negate)).join(joiner)})`;
+        const kind = (q.kind === 'and') !== negate ? 'and' : 'or';
+        return combine(kind, q.children.map((c) => walk(c, negate)));
       }
-      case 'match': {
-        const parts = q.fields.map((f) => matchField(slot(f), q.words, q.prefix, negate));
-        if (parts.length === 0) return walk({ kind: 'none' }, negate);
-        return `(${parts.join(negate ? ' && ' : ' || ')})`;
-      }
-      case 'compare': {
-        const i = slot(q.field);
-        const v = scalar(q.value);
-        return negate ? `(h${i}:=false || v${i}${NEGATED[q.op]}${v})` : `(h${i}:=true && v${i}${OP[q.op]}${v})`;
-      }
-      case 'exists': {
-        const i = slot(q.field);
-        return `h${i}:=${negate ? 'false' : 'true'}`;
-      }
+      case 'match':
+        if (q.fields.length === 0) return negate ? TRUE : FALSE;
+        return match(q.fields.map(slot), q.words, q.prefix, negate);
+      case 'compare':
+        return compare(slot(q.field), q.op, q.value, negate);
+      case 'exists':
+        return tokens('__has', [fieldTag(slot(q.field).slot)], negate);
     }
   };
-  return walk(node, false);
+
+  const formula = walk(node, false);
+  if (formula.kind === 'true') return { filterBy: undefined, operations: 0 };
+  // Typesense counts the postfix form: every condition and every binary && or ||.
+  const n = leaves(formula);
+  const operations = Math.max(1, 2 * n - 1);
+  if (operations > maxOperations) {
+    throw AppError.invalid(
+      `The query is too complex for the Typesense search backend: it needs ${operations} filter operations and at most ${maxOperations} are allowed; use fewer terms or name the fields to search`,
+    );
+  }
+  return { filterBy: render(formula), operations };
 }
 
 /** sort_by: Typesense takes three keys at most, and Quarry spends one on the record order. */
-export function toSortBy(sort: SortKey[], slots: ReadonlyMap<string, FieldSlot>): string {
+export function toSortBy(sort: SortKey[], slots: FieldSlots): string {
   if (sort.length > 2) throw AppError.invalid('The Typesense search backend sorts by at most 2 fields');
   const keys = sort.map((s) => {
-    const i = slots.get(s.field)?.slot;
-    const col = s.type === 'string' ? `l${i}` : `v${i}`;
+    const slot = slots.get(s.field);
+    if (!slot) throw AppError.internal(`field ${s.field} has no Typesense slot`);
+    const col = slot.type === 'string' ? `r${slot.slot}` : `k${slot.slot}`;
     return `${col}(missing_values: last):${s.direction}`;
   });
   return [...keys, '__rowid:asc'].join(',');

@@ -1,35 +1,70 @@
-import path from 'node:path';
 import { Client } from 'typesense';
+import type { MultiSearchRequestSchema } from 'typesense/lib/Typesense/Types';
+import type { DocumentSchema } from 'typesense/lib/Typesense/Documents';
+import { AppError } from '@quarry/errors';
 import type { IndexEntry } from '@quarry/metadata-store';
-import { words } from '@quarry/query-language';
-import { ident, recordJsonSql, type SnapshotEngine } from '@quarry/snapshots';
+import type { SnapshotEngine } from '@quarry/snapshots';
 import type { SearchIndex, SearchPage, SearchPlan } from '../ports/search-index.port';
-import { toFilterBy, toSortBy, wordPairs, type FieldSlot } from './typesense-filter';
+import { collectionFields, documentBatches } from './typesense-documents';
+import { DEFAULT_MAX_FILTER_OPS, slotsOf, toFilterBy, toSortBy } from './typesense-filter';
+import {
+  backendError,
+  beyondMaxHits,
+  checkImport,
+  collectionName,
+  DEFAULT_MAX_HITS,
+  planPage,
+  readSearchResults,
+  staleCollections,
+  type SearchResult,
+} from './typesense-protocol';
 
-const TS_TYPES: Record<string, string> = { integer: 'int64', number: 'float', boolean: 'bool', date: 'int64', string: 'string' };
 const IMPORT_BATCH = 5000;
-// Typesense returns at most 250 hits per request.
-const HITS_PER_REQUEST = 250;
+/**
+ * Prefix filters longer than the stored prefixes expand to the words that start so, and Typesense
+ * stops at `max_filter_by_candidates` words (4 by default), dropping the rest silently
+ * (src/index.cpp fuzzy_search_fields, src/art.cpp art_fuzzy_search_i). This is the largest value it
+ * accepts (an unsigned 32-bit number, src/collection.cpp add_unsigned_int_param): no index has more words.
+ */
+const ALL_CANDIDATES = 4_294_967_295;
 
-function slotsOf(entry: IndexEntry): Map<string, FieldSlot> {
-  return new Map(entry.fields.map((f, slot) => [f.name, { ...f, slot }]));
+type Search = MultiSearchRequestSchema<DocumentSchema, string>;
+
+export interface TypesenseSearchOptions {
+  /** Hits Typesense serves per query (its `limit_hits`); pages past it are served only in record order. */
+  maxHits?: number;
+  /** Typesense's `--filter-by-max-ops`: longer filters are refused before they are sent. */
+  maxFilterOperations?: number;
+  /** Documents per import request. */
+  importBatch?: number;
 }
 
-/** One collection per snapshot; the alias named after the index follows the published one. */
-export function collectionName(entry: Pick<IndexEntry, 'name' | 'snapshot'>): string {
-  return `${entry.name}__${path.basename(entry.snapshot, '.parquet')}`;
+function cancelled(signal: AbortSignal): AppError {
+  return signal.reason instanceof AppError ? signal.reason : AppError.timeout('The query was cancelled before it finished');
 }
 
 /**
- * Production search on Typesense. Text matching uses Quarry's own word split (stored per document),
- * not Typesense's tokenizer, and no typo tolerance, so results match the DuckDB adapter's.
+ * Production search on Typesense. Text matching uses Quarry's own word split on tokens Typesense keeps
+ * verbatim, with no typo tolerance, and every number is an exact int64 key, so results match the
+ * DuckDB adapter's (see typesense-encoding.ts).
+ *
+ * Versions: one collection per snapshot. Searches name the collection of the catalog entry they were
+ * given, exactly as the embedded engine reads that entry's snapshot: the catalog publish and the alias
+ * swap are two writes to two stores, and between them (or forever, if the loader dies there) the alias
+ * names another version than the catalog, whose fields may differ. The alias still follows the
+ * published version, for operators and tools. A publish keeps the previous collection, which readers
+ * that fetched the previous entry just before the publish still name, and deletes the older ones.
  */
 export class TypesenseSearchIndex implements SearchIndex {
   private readonly client: Client;
+  private readonly maxHits: number;
+  private readonly maxFilterOperations: number;
+  private readonly importBatch: number;
 
   constructor(
     settings: { url: string; apiKey: string },
     private readonly engine: SnapshotEngine,
+    options: TypesenseSearchOptions = {},
   ) {
     const url = new URL(settings.url);
     this.client = new Client({
@@ -38,86 +73,132 @@ export class TypesenseSearchIndex implements SearchIndex {
       connectionTimeoutSeconds: 10,
       numRetries: 2,
     });
+    this.maxHits = options.maxHits ?? DEFAULT_MAX_HITS;
+    this.maxFilterOperations = options.maxFilterOperations ?? DEFAULT_MAX_FILTER_OPS;
+    this.importBatch = options.importBatch ?? IMPORT_BATCH;
   }
 
   async prepare(entry: IndexEntry): Promise<void> {
     const name = collectionName(entry);
-    const fields: Array<Record<string, unknown>> = [{ name: '__rowid', type: 'int64', sort: true }, { name: '__json', type: 'string', index: false, optional: true }];
-    entry.fields.forEach((f, i) => {
-      fields.push({ name: `h${i}`, type: 'bool' });
-      if (f.type === 'string') {
-        fields.push({ name: `l${i}`, type: 'string', sort: true, optional: true });
-        fields.push({ name: `w${i}`, type: 'string[]' });
-        fields.push({ name: `b${i}`, type: 'string[]' });
-      } else {
-        fields.push({ name: `v${i}`, type: TS_TYPES[f.type], sort: f.type !== 'boolean', optional: true });
-      }
-    });
-    await this.client.collections().create({ name, fields, default_sorting_field: '__rowid' } as never);
-    const { table, columnTypes } = await this.engine.table(entry);
-    const select = entry.fields
-      .map((f) => (f.type === 'date' ? `CAST(epoch_ms(CAST(${ident(f.name)} AS TIMESTAMP)) AS BIGINT) AS ${ident(f.name)}` : ident(f.name)))
-      .join(', ');
-    for (let offset = 0; ; offset += IMPORT_BATCH) {
-      const rows = await this.engine.all(
-        `SELECT __rowid, ${select}, ${recordJsonSql(entry.fields, columnTypes)} AS __json FROM ${ident(table)} ORDER BY __rowid LIMIT ${IMPORT_BATCH} OFFSET ${offset}`,
-      );
-      if (rows.length === 0) break;
-      const docs = rows.map((r) => {
-        const doc: Record<string, unknown> = { id: String(r.__rowid), __rowid: Number(r.__rowid), __json: String(r.__json) };
-        entry.fields.forEach((f, i) => {
-          const v = r[f.name];
-          const has = v !== null && v !== undefined && v !== '';
-          doc[`h${i}`] = has;
-          if (f.type === 'string') {
-            const ws = has ? words(String(v)) : [];
-            doc[`w${i}`] = ws;
-            doc[`b${i}`] = wordPairs(ws);
-            if (has) doc[`l${i}`] = String(v).toLowerCase();
-          } else if (has) {
-            doc[`v${i}`] = typeof v === 'bigint' ? Number(v) : v;
-          }
-        });
-        return doc;
+    const slots = [...slotsOf(entry.fields).values()];
+    await this.client
+      .collections()
+      .create({ name, fields: collectionFields(slots), default_sorting_field: '__rowid' } as never)
+      .catch((err: unknown) => {
+        throw backendError(err, `creating collection ${name}`);
       });
-      const results = await this.client.collections(name).documents().import(docs, { action: 'create' });
-      const failed = results.find((x) => !x.success);
-      if (failed) throw new Error(`Typesense refused a document: ${failed.error ?? 'unknown error'}`);
+    try {
+      for await (const batch of documentBatches(this.engine, entry, slots, this.importBatch)) {
+        // JSONL text, so typesense-js hands back every line instead of throwing on the first failure;
+        // upsert, so a batch the client retries after a lost answer does not fail on its own documents.
+        const answer = await this.client
+          .collections(name)
+          .documents()
+          .import(batch.jsonl, { action: 'upsert' })
+          .catch((err: unknown) => {
+            throw backendError(err, `importing records into ${name}`);
+          });
+        checkImport(answer, batch.rowids);
+      }
+    } catch (err) {
+      await this.client
+        .collections(name)
+        .delete()
+        .catch(() => undefined);
+      throw err;
     }
   }
 
   async search(entry: IndexEntry, plan: SearchPlan): Promise<SearchPage> {
-    const slots = slotsOf(entry);
-    const filter_by = toFilterBy(plan.where, slots);
-    const sort_by = toSortBy(plan.sort, slots);
-    const records: string[] = [];
-    let total = 0;
-    let offset = plan.offset;
-    let remaining = plan.limit;
-    do {
-      const limit = Math.min(remaining, HITS_PER_REQUEST);
-      const res = await this.client
-        .collections(collectionName(entry))
-        .documents()
-        .search({ q: '*', query_by: '', filter_by, sort_by, offset, limit, num_typos: 0, include_fields: '__json', exhaustive_search: true } as never);
-      total = res.found;
-      const hits = res.hits ?? [];
-      for (const h of hits) records.push(String((h.document as Record<string, unknown>).__json));
-      offset += hits.length;
-      remaining -= hits.length;
-      if (hits.length < limit) break;
-    } while (remaining > 0);
-    return { total, recordsJson: `[${records.join(',')}]` };
+    const slots = slotsOf(entry.fields);
+    const { filterBy } = toFilterBy(plan.where, slots, this.maxFilterOperations);
+    const base: Search = {
+      collection: collectionName(entry),
+      q: '*',
+      include_fields: '__json',
+      sort_by: toSortBy(plan.sort, slots),
+      limit_hits: this.maxHits,
+      max_filter_by_candidates: ALL_CANDIDATES,
+      ...(filterBy === undefined ? {} : { filter_by: filterBy }),
+    };
+    const page = planPage(plan.offset, plan.limit, { maxHits: this.maxHits, allInRecordOrder: filterBy === undefined && plan.sort.length === 0 });
+    switch (page.kind) {
+      case 'offset': {
+        const results = await this.run(page.requests.map((r) => ({ ...base, offset: r.offset, limit: r.limit })), plan.signal);
+        return this.page(results[0].found, results);
+      }
+      case 'rowid': {
+        const [count, ...results] = await this.run(
+          [{ ...base, offset: 0, limit: 0 }, ...page.requests.map((r) => ({ ...base, filter_by: `__rowid:[${r.from}..${r.to}]`, offset: 0, limit: r.to - r.from + 1 }))],
+          plan.signal,
+        );
+        return this.page(count.found, results);
+      }
+      case 'beyond': {
+        const [count] = await this.run([{ ...base, offset: 0, limit: 0 }], plan.signal);
+        if (plan.offset >= count.found) return { total: count.found, recordsJson: '[]' };
+        throw beyondMaxHits(this.maxHits);
+      }
+    }
+  }
+
+  private page(total: number, results: SearchResult[]): SearchPage {
+    return { total, recordsJson: `[${results.flatMap((r) => r.records).join(',')}]` };
+  }
+
+  /** One POST to /multi_search: the filter travels in the body, which has no length limit. */
+  private async run(searches: Search[], signal: AbortSignal | undefined): Promise<SearchResult[]> {
+    if (signal?.aborted) throw cancelled(signal);
+    try {
+      const answer = await this.client.multiSearch.perform({ searches }, {}, { abortSignal: signal });
+      return readSearchResults(answer, searches.length);
+    } catch (err) {
+      if (signal?.aborted) throw cancelled(signal);
+      throw backendError(err, 'searching');
+    }
   }
 
   async retire(current: IndexEntry, previous: IndexEntry | null): Promise<void> {
-    await this.client.aliases().upsert(current.name, { collection_name: collectionName(current) });
-    if (previous) await this.client.collections(collectionName(previous)).delete().catch(() => undefined);
+    await this.client
+      .aliases()
+      .upsert(current.name, { collection_name: collectionName(current) })
+      .catch((err: unknown) => {
+        throw backendError(err, `pointing alias ${current.name} at the new version`);
+      });
+    const keep = [collectionName(current), ...(previous ? [collectionName(previous)] : [])];
+    await this.deleteCollections(current.name, keep);
   }
 
   async drop(entry: IndexEntry): Promise<void> {
-    await this.client.aliases(entry.name).delete().catch(() => undefined);
-    await this.client.collections(collectionName(entry)).delete().catch(() => undefined);
+    await this.client
+      .aliases(entry.name)
+      .delete()
+      .catch(() => undefined);
+    await this.deleteCollections(entry.name, []);
+  }
+
+  private async deleteCollections(index: string, keep: string[]): Promise<void> {
+    const all = await this.client
+      .collections()
+      .retrieve({ exclude_fields: 'fields' })
+      .catch((err: unknown) => {
+        throw backendError(err, 'listing collections');
+      });
+    for (const name of staleCollections(
+      all.map((c) => c.name),
+      index,
+      keep,
+    )) {
+      await this.client
+        .collections(name)
+        .delete()
+        .catch(() => undefined);
+    }
+  }
+
+  forget(name: string): void {
+    // Only the load path keeps a DuckDB copy; Typesense itself holds nothing in this process.
+    this.engine.release(name);
   }
 
   async close(): Promise<void> {}

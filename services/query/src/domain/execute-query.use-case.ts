@@ -1,7 +1,8 @@
-import { AppError } from '@quarry/errors';
+import { AppError, quoteInput } from '@quarry/errors';
 import type { IndexCatalog } from '@quarry/metadata-store';
 import { FieldResolver, restrictedQuery, type FieldDef, type Reader } from '@quarry/query-language';
-import type { SearchIndex, SortKey } from '../ports/search-index.port';
+import type { CacheStatus, ResultCache } from '@quarry/result-cache';
+import type { SearchIndex, SearchPage, SortKey } from '../ports/search-index.port';
 import { fieldsOf, readableIndex } from '@quarry/snapshots';
 
 export const DEFAULT_PAGE_SIZE = 50;
@@ -24,14 +25,23 @@ export interface ExecuteQueryOutput {
   totalPages: number;
   fields: FieldDef[];
   recordsJson: string;
+  cache: CacheStatus;
+}
+
+export interface ExecuteQueryOptions {
+  signal?: AbortSignal;
+  /** false: neither read nor write the result cache for this call (the `cache` param). */
+  cache?: boolean;
+  /** Runs the engine call under the process's cap on heavy calls; a cache hit does not take a slot. */
+  heavy?: <T>(work: () => Promise<T>) => Promise<T>;
 }
 
 function sortKeys(fields: FieldResolver, sort: ExecuteQueryInput['sort']): SortKey[] {
   return sort.map((s, i) => {
     const field = fields.find(s.field);
-    if (!field) throw AppError.invalid(`sort[${i}].field: unknown field "${s.field}"`);
+    if (!field) throw AppError.invalid(`sort[${i}].field: unknown field ${quoteInput(s.field)}`);
     const direction = (s.direction === '' ? 'asc' : s.direction.toLowerCase()) as SortKey['direction'];
-    if (direction !== 'asc' && direction !== 'desc') throw AppError.invalid(`sort[${i}].direction must be "asc" or "desc", got "${s.direction}"`);
+    if (direction !== 'asc' && direction !== 'desc') throw AppError.invalid(`sort[${i}].direction must be "asc" or "desc", got ${quoteInput(s.direction)}`);
     return { field: field.name, type: field.type, direction };
   });
 }
@@ -41,22 +51,29 @@ export class ExecuteQueryUseCase {
   constructor(
     private readonly catalog: IndexCatalog,
     private readonly search: SearchIndex,
+    private readonly cache: ResultCache,
     private readonly now: () => number = Date.now,
   ) {}
 
-  async execute(reader: Reader, input: ExecuteQueryInput): Promise<ExecuteQueryOutput> {
+  async execute(reader: Reader, input: ExecuteQueryInput, opts: ExecuteQueryOptions = {}): Promise<ExecuteQueryOutput> {
     const page = input.page ?? 1;
     const pageSize = input.pageSize ?? DEFAULT_PAGE_SIZE;
     if (!Number.isInteger(page) || page < 1) throw AppError.invalid('page must be an integer of at least 1');
     if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > MAX_PAGE_SIZE) {
       throw AppError.invalid(`pageSize must be an integer between 1 and ${MAX_PAGE_SIZE}`);
     }
-    const entry = await readableIndex(this.catalog, reader, input.index);
+    const entry = await readableIndex(this.catalog, reader, input.index, (gone) => this.search.forget(gone));
     const fields = fieldsOf(entry);
     const where = restrictedQuery(reader, entry.name, input.query, { fields, now: this.now() });
     const sort = sortKeys(new FieldResolver(fields), input.sort);
     const offset = (page - 1) * pageSize;
-    const result = await this.search.search(entry, { where, sort, offset, limit: pageSize });
+    const { result, cache } = await this.cachedSearch(
+      opts,
+      // The snapshot file is new with every load, so a reload or a drop and re-load never meets old entries;
+      // `where` is the compiled query with the caller's realms in it, so callers with other realms never share.
+      ['query', entry.name, entry.version, entry.snapshot, where, sort, offset, pageSize],
+      () => this.search.search(entry, { where, sort, offset, limit: pageSize, signal: opts.signal }),
+    );
     return {
       index: entry.name,
       query: input.query.trim() === '' ? '*' : input.query,
@@ -66,6 +83,17 @@ export class ExecuteQueryUseCase {
       totalPages: Math.ceil(result.total / pageSize),
       fields,
       recordsJson: result.recordsJson,
+      cache,
     };
+  }
+
+  private async cachedSearch(opts: ExecuteQueryOptions, key: unknown[], search: () => Promise<SearchPage>): Promise<{ result: SearchPage; cache: CacheStatus }> {
+    const use = opts.cache !== false && this.cache.enabled;
+    const found = use ? this.cache.get(key) : undefined;
+    if (found) return { result: { total: found.counts[0], recordsJson: found.payload }, cache: 'hit' };
+    const result = await (opts.heavy ? opts.heavy(search) : search());
+    if (!use) return { result, cache: 'bypass' };
+    this.cache.set(key, { payload: result.recordsJson, counts: [result.total] });
+    return { result, cache: 'miss' };
   }
 }

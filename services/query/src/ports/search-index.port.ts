@@ -13,6 +13,8 @@ export interface SearchPlan {
   sort: SortKey[];
   offset: number;
   limit: number;
+  /** Aborts when the caller's deadline passes: the engine stops the search and rejects with a 504. */
+  signal?: AbortSignal;
 }
 
 export interface SearchPage {
@@ -35,5 +37,7 @@ export interface SearchIndex {
   /** After a publish: releases what older versions held (their snapshot files are the loader's). */
   retire(current: IndexEntry, previous: IndexEntry | null): Promise<void>;
   drop(entry: IndexEntry): Promise<void>;
+  /** Releases what this process holds for an index that is no longer published (it was dropped). */
+  forget(name: string): void;
   close(): Promise<void>;
 }

@@ -6,7 +6,9 @@ import * as protoLoader from '@grpc/proto-loader';
 import { protoPath } from 'grpc-health-check';
 import { silentLogger } from '@quarry/logger';
 import { SqliteMetadataStore } from '@quarry/metadata-store';
+import { HeavyCallLimiter } from '@quarry/rpc';
 import { SnapshotEngine } from '@quarry/snapshots';
+import { LruResultCache } from '@quarry/result-cache';
 import { createQueryModule } from '../module';
 
 type HealthClient = grpc.Client & {
@@ -31,12 +33,15 @@ describe('grpc.health.v1 on a service', () => {
     const module = createQueryModule({ listenAddr: '127.0.0.1:0', graceMs: 1000, dataDir: dir, cursorSecret: 'x'.repeat(32), typesense: undefined }, silentLogger(), {
       catalog: store,
       engine,
+      limiter: new HeavyCallLimiter(2, 2),
+      cache: new LruResultCache(0),
       ping: async () => {
         if (!storeUp) throw new Error('store down');
         await store.ping();
       },
     });
-    await module.start();
+    // Probes carry no credential: health answers them all the same.
+    await module.start({ internalToken: 'k'.repeat(32), tls: undefined });
     const client = healthClient(module.address);
     try {
       expect(await check(client, '')).toBe('SERVING');

@@ -1,6 +1,6 @@
 import type { Logger } from '@quarry/logger';
 import type { Reader } from '@quarry/query-language';
-import { unary, type pb } from '@quarry/rpc';
+import { unary, type HeavyCallLimiter, type pb } from '@quarry/rpc';
 import type { ExecuteQueryUseCase } from '../domain/execute-query.use-case';
 import type { FindIndexesUseCase } from '../domain/find-indexes.use-case';
 
@@ -8,16 +8,20 @@ export function readerOf(caller: pb.Caller__Output | null): Reader {
   return { admin: caller?.admin ?? false, indexes: caller?.indexes ?? [], realms: caller?.realms ?? [] };
 }
 
-export function queryHandlers(log: Logger, executeQuery: ExecuteQueryUseCase, findIndexes: FindIndexesUseCase): pb.QueryServiceHandlers {
+export function queryHandlers(log: Logger, executeQuery: ExecuteQueryUseCase, findIndexes: FindIndexesUseCase, limiter: HeavyCallLimiter): pb.QueryServiceHandlers {
   return {
-    ExecuteQuery: unary<pb.ExecuteQueryRequest__Output, pb.ExecuteQueryResponse>(log, 'ExecuteQuery', async (req) => {
-      const out = await executeQuery.execute(readerOf(req.caller), {
-        index: req.index,
-        query: req.query,
-        page: req.hasPage ? req.page : undefined,
-        pageSize: req.hasPageSize ? req.pageSize : undefined,
-        sort: req.sort.map((s) => ({ field: s.field, direction: s.direction })),
-      });
+    ExecuteQuery: unary<pb.ExecuteQueryRequest__Output, pb.ExecuteQueryResponse>(log, 'ExecuteQuery', async (req, ctx) => {
+      const out = await executeQuery.execute(
+        readerOf(req.caller),
+        {
+          index: req.index,
+          query: req.query,
+          page: req.hasPage ? req.page : undefined,
+          pageSize: req.hasPageSize ? req.pageSize : undefined,
+          sort: req.sort.map((s) => ({ field: s.field, direction: s.direction })),
+        },
+        { signal: ctx.signal, cache: !req.bypassCache, heavy: (work) => limiter.run(ctx.signal, work) },
+      );
       return { ...out, recordsJson: out.recordsJson };
     }),
     FindIndexes: unary<pb.FindIndexesRequest__Output, pb.FindIndexesResponse>(log, 'FindIndexes', async (req) => {

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { MongoClient, MongoServerError, type Collection, type Filter } from 'mongodb';
-import { AppError } from '@quarry/errors';
+import { AppError, quoteInput } from '@quarry/errors';
 import { searchText } from '../domain/search-words';
-import type { NewReport, ReportQuery, ReportRecord, ReportStore } from '../ports/report-store.port';
+import type { NewReport, ReportQuery, ReportRecord, ReportStore, ReportViewer } from '../ports/report-store.port';
 
 type ReportDoc = Omit<ReportRecord, 'guid'> & { _id: string; nameKey: string; searchText: string };
 
@@ -11,6 +11,12 @@ function toRecord({ _id, nameKey: _n, searchText: _s, ...rest }: ReportDoc): Rep
 }
 
 const escapeRegex = (w: string) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** The viewer's reports and the shared ones on its readable indexes, in the query so pages stay full. */
+function visibleTo(viewer: ReportViewer): Filter<ReportDoc> {
+  const shared: Filter<ReportDoc> = viewer.readableIndexes.includes('*') ? { shared: true } : { shared: true, index: { $in: [...viewer.readableIndexes] } };
+  return { $or: [{ ownerId: viewer.viewerId }, shared] };
+}
 
 /** Reports on MongoDB: majority write concern, a unique (owner, name) index, a counter for seq. */
 export class MongoReportStore implements ReportStore {
@@ -28,6 +34,7 @@ export class MongoReportStore implements ReportStore {
     await reports.createIndex({ ownerId: 1, nameKey: 1 }, { unique: true });
     await reports.createIndex({ seq: -1 });
     await reports.createIndex({ ownerId: 1, seq: -1 });
+    await reports.createIndex({ shared: 1, index: 1, seq: -1 });
     return new MongoReportStore(client, reports, db.collection('counters'));
   }
 
@@ -53,7 +60,7 @@ export class MongoReportStore implements ReportStore {
     } catch (err) {
       if (err instanceof MongoServerError && err.code === 11000) {
         if (JSON.stringify(err.keyPattern ?? {}).includes('_id')) throw AppError.conflict(`A report with guid ${doc._id} already exists`);
-        throw AppError.conflict(`You already have a report named "${report.name}"`);
+        throw AppError.conflict(`You already have a report named ${quoteInput(report.name)}`);
       }
       throw err;
     }
@@ -65,9 +72,14 @@ export class MongoReportStore implements ReportStore {
     return doc ? toRecord(doc) : null;
   }
 
+  async getVisible(guid: string, viewer: ReportViewer): Promise<ReportRecord | null> {
+    const doc = await this.reports.findOne({ $and: [{ _id: guid }, visibleTo(viewer)] });
+    return doc ? toRecord(doc) : null;
+  }
+
   async find(q: ReportQuery): Promise<ReportRecord[]> {
     const and: Array<Filter<ReportDoc>> = [];
-    if (q.viewerId !== undefined) and.push({ $or: [{ ownerId: q.viewerId }, { shared: true }] });
+    if (q.viewerId !== undefined) and.push(visibleTo({ viewerId: q.viewerId, readableIndexes: q.readableIndexes ?? [] }));
     if (q.ownerName !== undefined) and.push({ ownerName: q.ownerName });
     for (const w of q.words) and.push({ searchText: { $regex: ` ${escapeRegex(w)}` } });
     if (q.types.length) and.push({ type: { $in: q.types } });

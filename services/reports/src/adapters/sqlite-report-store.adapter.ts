@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { AppError } from '@quarry/errors';
+import { AppError, quoteInput } from '@quarry/errors';
 import { searchText } from '../domain/search-words';
-import type { NewReport, ReportQuery, ReportRecord, ReportStore } from '../ports/report-store.port';
+import type { NewReport, ReportQuery, ReportRecord, ReportStore, ReportViewer } from '../ports/report-store.port';
 
 interface Row {
   seq: number;
@@ -68,6 +68,18 @@ function toRecord(r: Row): ReportRecord {
 
 const escapeLike = (w: string) => w.replace(/[\\%_]/g, '\\$&');
 
+/**
+ * The viewer's reports and the shared ones on its readable indexes, as SQL: the filter runs in the query
+ * so a page is never cut short by hidden rows. The index list travels as one JSON parameter, so its
+ * length never meets SQLite's limit on bound variables.
+ */
+function visibleTo(viewer: ReportViewer, params: Record<string, string | number>): string {
+  params.viewer = viewer.viewerId;
+  if (viewer.readableIndexes.includes('*')) return '(owner_id = @viewer OR shared = 1)';
+  params.readable = JSON.stringify(viewer.readableIndexes);
+  return '(owner_id = @viewer OR (shared = 1 AND idx IN (SELECT value FROM json_each(@readable))))';
+}
+
 /** Reports in the embedded SQLite file; FULL sync so an acknowledged save survives a crash. */
 export class SqliteReportStore implements ReportStore {
   private readonly db: Database.Database;
@@ -112,7 +124,7 @@ export class SqliteReportStore implements ReportStore {
     } catch (err) {
       if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') {
         if (String((err as Error).message).includes('guid')) throw AppError.conflict(`A report with guid ${guid} already exists`);
-        throw AppError.conflict(`You already have a report named "${report.name}"`);
+        throw AppError.conflict(`You already have a report named ${quoteInput(report.name)}`);
       }
       throw err;
     }
@@ -124,13 +136,16 @@ export class SqliteReportStore implements ReportStore {
     return row ? toRecord(row) : null;
   }
 
+  async getVisible(guid: string, viewer: ReportViewer): Promise<ReportRecord | null> {
+    const params: Record<string, string | number> = { guid };
+    const row = this.db.prepare<Record<string, string | number>, Row>(`SELECT * FROM reports WHERE guid = @guid AND ${visibleTo(viewer, params)}`).get(params);
+    return row ? toRecord(row) : null;
+  }
+
   async find(q: ReportQuery): Promise<ReportRecord[]> {
     const where: string[] = [];
     const params: Record<string, string | number> = {};
-    if (q.viewerId !== undefined) {
-      where.push('(owner_id = @viewer OR shared = 1)');
-      params.viewer = q.viewerId;
-    }
+    if (q.viewerId !== undefined) where.push(visibleTo({ viewerId: q.viewerId, readableIndexes: q.readableIndexes ?? [] }, params));
     if (q.ownerName !== undefined) {
       where.push('owner_name = @ownerName');
       params.ownerName = q.ownerName;

@@ -1,7 +1,7 @@
-import { AppError } from '@quarry/errors';
+import { AppError, quoteInput, quoteList } from '@quarry/errors';
 import type { CursorCodec } from '@quarry/paging';
 import { words } from '@quarry/query-language';
-import type { ReportRecord, ReportStore, ReportType } from '../ports/report-store.port';
+import type { ReportRecord, ReportStore, ReportType, ReportViewer } from '../ports/report-store.port';
 
 export const REPORT_TYPES: ReportType[] = ['query', 'crosstab'];
 export const DEFAULT_REPORT_LIMIT = 50;
@@ -12,6 +12,13 @@ export interface Viewer {
   userId: string;
   userName: string;
   admin: boolean;
+  /** Indexes the user may read ("*": all), as the gateway resolved them from the token. */
+  indexes: readonly string[];
+}
+
+/** What the store filters on; undefined for admins, who see every report. */
+export function reportViewer(viewer: Viewer): ReportViewer | undefined {
+  return viewer.admin ? undefined : { viewerId: viewer.userId, readableIndexes: viewer.indexes };
 }
 
 export interface ReportSummary {
@@ -62,7 +69,7 @@ export class SaveReportUseCase {
   async execute(viewer: Viewer, input: SaveInput): Promise<{ guid: string }> {
     const name = input.name.trim();
     if (name === '' || name.length > 200) throw AppError.invalid('saveReport.name is required (1-200 characters)');
-    if (!REPORT_TYPES.includes(input.type as ReportType)) throw AppError.invalid(`report type must be query or crosstab, got "${input.type}"`);
+    if (!REPORT_TYPES.includes(input.type as ReportType)) throw AppError.invalid(`report type must be query or crosstab, got ${quoteInput(input.type)}`);
     const type = input.type as ReportType;
     if (input.method !== METHOD_OF[type]) throw AppError.invalid(`a ${type} report is saved from ${METHOD_OF[type]}`);
     try {
@@ -86,7 +93,11 @@ export class SaveReportUseCase {
   }
 }
 
-/** REPORTS.FIND: own and shared reports, newest first, in pages keyed on the insertion sequence. */
+/**
+ * REPORTS.FIND: own reports and the shared ones on readable indexes, newest first, in pages keyed on the
+ * insertion sequence. Visibility is the store's filter, so the `limit + 1` look-ahead counts only
+ * visible reports.
+ */
 export class FindReportsUseCase {
   constructor(
     private readonly store: ReportStore,
@@ -97,12 +108,13 @@ export class FindReportsUseCase {
     const limit = input.limit ?? DEFAULT_REPORT_LIMIT;
     if (!Number.isInteger(limit) || limit < 1 || limit > MAX_REPORT_LIMIT) throw AppError.invalid(`limit must be an integer between 1 and ${MAX_REPORT_LIMIT}`);
     const bad = input.types.filter((t) => !REPORT_TYPES.includes(t as ReportType));
-    if (bad.length) throw AppError.invalid(`types may hold only query and crosstab, got ${bad.map((t) => JSON.stringify(t)).join(', ')}`);
+    if (bad.length) throw AppError.invalid(`types may hold only query and crosstab, got ${quoteList(bad)}`);
     const types = [...new Set(input.types)].sort() as ReportType[];
     const ws = words(input.search);
     const bound = { s: ws, t: types };
     const beforeSeq = input.cursor ? Number(this.cursors.decode('reports', input.cursor, bound).before) : undefined;
-    const found = await this.store.find({ viewerId: viewer.admin ? undefined : viewer.userId, words: ws, types, beforeSeq, limit: limit + 1 });
+    const who = reportViewer(viewer);
+    const found = await this.store.find({ viewerId: who?.viewerId, readableIndexes: who?.readableIndexes, words: ws, types, beforeSeq, limit: limit + 1 });
     const page = found.slice(0, limit);
     return {
       reports: page.map(summary),
@@ -111,14 +123,19 @@ export class FindReportsUseCase {
   }
 }
 
-/** REPORTS.METADATA: what re-executes a report; unknown and invisible ones are alike (404). */
+/**
+ * REPORTS.METADATA: what re-executes a report. Unknown, private to another user and shared on an index
+ * the caller may not read are one and the same 404, so a guid tells nothing about an index.
+ */
 export class ReportMetadataUseCase {
   constructor(private readonly store: ReportStore) {}
 
   async execute(viewer: Viewer, guid: string): Promise<{ report: ReportSummary; method: string; paramsJson: string }> {
     if (!GUID.test(guid.trim())) throw AppError.invalid('guid is not a valid report id');
-    const r = await this.store.get(guid.trim().toLowerCase());
-    if (!r || !(viewer.admin || r.shared || r.ownerId === viewer.userId)) throw AppError.notFound(`Report ${guid} not found`);
+    const id = guid.trim().toLowerCase();
+    const who = reportViewer(viewer);
+    const r = who ? await this.store.getVisible(id, who) : await this.store.get(id);
+    if (!r) throw AppError.notFound(`Report ${id} not found`);
     return { report: summary(r), method: r.method, paramsJson: r.params };
   }
 }

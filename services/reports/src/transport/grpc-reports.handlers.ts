@@ -2,8 +2,9 @@ import type { Logger } from '@quarry/logger';
 import { unary, type pb } from '@quarry/rpc';
 import type { FindReportsUseCase, ReportMetadataUseCase, SaveReportUseCase, Viewer } from '../domain/reports.use-cases';
 
+/** A call without a caller sees nothing shared: no indexes, not admin. */
 function viewerOf(caller: pb.Caller__Output | null): Viewer {
-  return { userId: caller?.userId ?? '', userName: caller?.userName ?? '', admin: caller?.admin ?? false };
+  return { userId: caller?.userId ?? '', userName: caller?.userName ?? '', admin: caller?.admin ?? false, indexes: caller?.indexes ?? [] };
 }
 
 export function reportsHandlers(log: Logger, save: SaveReportUseCase, find: FindReportsUseCase, metadata: ReportMetadataUseCase): pb.ReportsServiceHandlers {

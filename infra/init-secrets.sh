@@ -1,0 +1,20 @@
+#!/bin/sh
+# First start of docker-compose: makes the deployment's secrets in DIR, readable by Quarry's user only
+# (0600): the internal credential every gRPC call carries (QUARRY_INTERNAL_TOKEN_FILE) and the key that
+# signs cursors (QUARRY_CURSOR_SECRET_FILE). Existing ones are kept: a new key on every start would
+# void every cursor handed out, and processes started apart would stop trusting each other.
+set -eu
+dir="${1:?usage: init-secrets.sh DIR}"
+umask 077
+mkdir -p "$dir"
+chmod 700 "$dir"
+for name in internal-token cursor-secret; do
+  file="$dir/$name"
+  if [ ! -s "$file" ]; then
+    # Written aside and renamed, so a reader never sees a half-written secret.
+    node -e "process.stdout.write(require('node:crypto').randomBytes(32).toString('base64url') + '\n')" > "$file.tmp"
+    mv "$file.tmp" "$file"
+    echo "generated $file"
+  fi
+  chmod 600 "$file"
+done

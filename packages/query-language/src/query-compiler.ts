@@ -1,0 +1,155 @@
+import { AppError, quoteInput } from '@quarry/errors';
+import { parseDateValue } from './date-values';
+import { unescapeQueryText, type Bound } from './query-lexer';
+import type { FieldRef, QueryAst } from './query-parser';
+import { and, not, or, words, type CompareOp, type Literal, type QueryNode } from './query-node';
+import { isNumeric, type FieldDef } from './schema';
+
+/** How the compiler finds fields: FieldResolver for an index, or a stand-in when fields are not known yet. */
+export interface FieldLookup {
+  find(name: string): FieldDef | undefined;
+  textFields(): FieldDef[];
+}
+
+// Same language as /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i, written so a long run of digits cannot backtrack.
+const NUMBER = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:e[+-]?\d+)?$/i;
+const COMPARISON = /^(>=|<=|>|<)(.*)$/;
+
+/**
+ * Turns the parsed query into the engine-neutral QueryNode: resolves fields (a group's field is inherited
+ * by what it holds), checks and converts values to the field's type, applies NOT > AND > OR. Positions in
+ * details are 1-based in the text the user sent.
+ */
+export class QueryCompiler {
+  constructor(
+    private readonly fields: FieldLookup,
+    private readonly now: number,
+  ) {}
+
+  compile(ast: QueryAst, inherited: FieldRef | null = null): QueryNode {
+    switch (ast.kind) {
+      case 'group': {
+        const field = ast.field ?? inherited;
+        const groups: QueryNode[][] = [];
+        for (const c of ast.clauses) {
+          const node = this.compile(c.node, field);
+          const operand = c.negate ? not(node) : node;
+          if (c.join === 'or' || groups.length === 0) groups.push([operand]);
+          else groups[groups.length - 1].push(operand);
+        }
+        return or(...groups.map((g) => and(...g)));
+      }
+      case 'term':
+        return this.leaf(ast.field ?? inherited, ast.text, ast.quoted, ast.at);
+      case 'range':
+        return this.range(ast, ast.field ?? inherited);
+    }
+  }
+
+  private resolve(ref: FieldRef): FieldDef {
+    const f = this.fields.find(ref.name);
+    if (!f) throw AppError.invalid(`Unknown field ${quoteInput(ref.name)} at position ${ref.at + 1}`);
+    return f;
+  }
+
+  private leaf(ref: FieldRef | null, raw: string, quoted: boolean, at: number): QueryNode {
+    if (ref === null) {
+      if (!quoted && raw === '*') return { kind: 'all' };
+      if (!quoted && /^[<>]=?/.test(raw)) throw AppError.invalid(`A comparison needs a field, as in ${quoteInput(`Field:${raw}`)} (position ${at + 1})`);
+      return this.match(
+        this.fields.textFields().map((f) => f.name),
+        raw,
+        quoted,
+        at,
+      );
+    }
+    const field = this.resolve(ref);
+    if (!quoted && raw === '*') return { kind: 'exists', field: field.name, fieldType: field.type };
+    const cmp = quoted ? null : COMPARISON.exec(raw);
+    if (cmp) {
+      const op = ({ '>': 'gt', '>=': 'gte', '<': 'lt', '<=': 'lte' } as const)[cmp[1] as '>' | '>=' | '<' | '<='];
+      return this.compare(field, op, cmp[2], at);
+    }
+    if (field.type === 'string') return this.match([field.name], raw, quoted, at);
+    return this.compare(field, 'eq', raw, at);
+  }
+
+  private match(fields: string[], raw: string, quoted: boolean, at: number): QueryNode {
+    let text = raw;
+    let prefix = false;
+    if (!quoted) {
+      if (/[?]|\*(?=.)/.test(text)) throw AppError.invalid(`Wildcards are only supported at the end of a word, as in foo* (position ${at + 1})`);
+      if (text.endsWith('*')) {
+        prefix = true;
+        text = text.slice(0, -1);
+      }
+    }
+    const ws = words(text);
+    if (ws.length === 0) {
+      if (prefix) return fields.length ? or(...fields.map((f): QueryNode => ({ kind: 'exists', field: f, fieldType: 'string' }))) : { kind: 'none' };
+      throw AppError.invalid(`${quoteInput(raw)} has no letters or digits to search for (position ${at + 1})`);
+    }
+    if (fields.length === 0) return { kind: 'none' };
+    return { kind: 'match', fields, words: ws, prefix };
+  }
+
+  private literal(field: FieldDef, raw: string, at: number): Literal | { type: 'period'; start: number; end: number } {
+    const bad = (what: string) =>
+      AppError.invalid(`Type mismatch at position ${at + 1}: field ${quoteInput(field.name)} is ${what}, but ${quoteInput(raw)} is not`);
+    if (isNumeric(field.type)) {
+      if (!NUMBER.test(raw.trim())) throw bad('a number');
+      const value = Number(raw);
+      if (!Number.isFinite(value)) throw AppError.invalid(`Number ${quoteInput(raw)} at position ${at + 1} is outside the supported range`);
+      return { type: 'number', value };
+    }
+    if (field.type === 'boolean') {
+      const v = raw.trim().toLowerCase();
+      if (['true', 'yes', '1'].includes(v)) return { type: 'boolean', value: true };
+      if (['false', 'no', '0'].includes(v)) return { type: 'boolean', value: false };
+      throw bad('a boolean (true or false)');
+    }
+    if (field.type === 'date') {
+      const d = parseDateValue(raw, this.now);
+      if (d === 'out-of-range') throw AppError.invalid(`Date ${quoteInput(raw)} at position ${at + 1} is outside the supported range (years 1-9999)`);
+      if (!d) throw bad('a date (2001-01-14, 2001-01-14T09:30, TODAY-7DAYS, ...)');
+      return d.precision === 'instant' ? { type: 'date', value: d.start } : { type: 'period', start: d.start, end: d.end };
+    }
+    return { type: 'string', value: raw.toLowerCase() };
+  }
+
+  private cmp(field: FieldDef, op: CompareOp, value: Literal): QueryNode {
+    return { kind: 'compare', field: field.name, fieldType: field.type, op, value };
+  }
+
+  private compare(field: FieldDef, op: CompareOp, raw: string, at: number): QueryNode {
+    const lit = this.literal(field, raw, at);
+    if (lit.type !== 'period') return this.cmp(field, op, lit);
+    const start: Literal = { type: 'date', value: lit.start };
+    const end: Literal = { type: 'date', value: lit.end };
+    switch (op) {
+      case 'eq':
+        return and(this.cmp(field, 'gte', start), this.cmp(field, 'lt', end));
+      case 'gt':
+        return this.cmp(field, 'gte', end);
+      case 'gte':
+        return this.cmp(field, 'gte', start);
+      case 'lt':
+        return this.cmp(field, 'lt', start);
+      case 'lte':
+        return this.cmp(field, 'lt', end);
+    }
+  }
+
+  private range(r: Extract<QueryAst, { kind: 'range' }>, ref: FieldRef | null): QueryNode {
+    if (ref === null) throw AppError.invalid(`A range needs a field, as in Year:[1990 TO 2000] (position ${r.at + 1})`);
+    const field = this.resolve(ref);
+    const parts: QueryNode[] = [];
+    const bound = (b: Bound, op: CompareOp) => {
+      // A bare * is an open end; an escaped \* is the character.
+      if (b.raw !== '*') parts.push(this.compare(field, op, unescapeQueryText(b.raw), b.at));
+    };
+    bound(r.low, r.lowInclusive ? 'gte' : 'gt');
+    bound(r.high, r.highInclusive ? 'lte' : 'lt');
+    return parts.length ? and(...parts) : { kind: 'exists', field: field.name, fieldType: field.type };
+  }
+}

@@ -1,0 +1,28 @@
+/** What a call tells the caller about the result cache (DESIGN.md "Performance"): `meta.cache`. */
+export type CacheStatus = 'hit' | 'miss' | 'bypass';
+
+/** A cached engine answer: its serialized payload and the few numbers that go with it. */
+export interface CachedResult {
+  readonly payload: string;
+  readonly counts: readonly number[];
+}
+
+/**
+ * The parts that decide a result: plain JSON data (strings, numbers, booleans, arrays, objects).
+ * Two keys are the same entry only when their parts serialize identically, so a part left out is a
+ * part the result must not depend on.
+ */
+export type CacheKey = readonly unknown[];
+
+/**
+ * Results of searches and crosstabs, shared by the services of one process. Adapters must guarantee:
+ * - memory stays within the configured bound, each entry counted by the bytes of its strings;
+ * - the least recently used entries go first;
+ * - two different keys never share an entry;
+ * - a disabled cache (size 0) stores nothing and `enabled` is false.
+ */
+export interface ResultCache {
+  readonly enabled: boolean;
+  get(key: CacheKey): CachedResult | undefined;
+  set(key: CacheKey, value: CachedResult): void;
+}

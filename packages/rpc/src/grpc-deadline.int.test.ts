@@ -1,0 +1,83 @@
+import * as grpc from '@grpc/grpc-js';
+import { AppError } from '@quarry/errors';
+import { silentLogger } from '@quarry/logger';
+import { CLIENT_OPTIONS, callUnary } from './grpc-client';
+import { bindGrpcServer, createGrpcServer, shutdownGrpcServer, unary } from './grpc-server';
+import { loadQuarryProto } from './proto';
+import type { FindIndexesRequest } from './generated/index';
+
+const v1 = loadQuarryProto().quarry.v1;
+const FIND = v1.QueryService.service.FindIndexes;
+
+describe('unary(): the call deadline reaches the handler', () => {
+  const server = createGrpcServer();
+  let client: grpc.Client;
+  const aborted: Array<{ at: number; reason: string }> = [];
+
+  beforeAll(async () => {
+    server.addService(v1.QueryService.service, {
+      FindIndexes: unary<FindIndexesRequest, unknown>(silentLogger(), 'FindIndexes', (req, ctx) => {
+        if (req.cursor === 'throw-sync') throw new Error('a handler bug, thrown before any promise');
+        // Work that only ends when told to: what a DuckDB query does with its interrupt.
+        return new Promise((_, reject) => {
+          const started = Date.now();
+          ctx.signal.addEventListener('abort', () => {
+            aborted.push({ at: Date.now() - started, reason: String((ctx.signal.reason as Error).message) });
+            reject(ctx.signal.reason);
+          });
+        });
+      }),
+    });
+    const addr = await bindGrpcServer(server, '127.0.0.1:0');
+    client = new grpc.Client(addr, grpc.credentials.createInsecure(), CLIENT_OPTIONS);
+  });
+  afterAll(async () => {
+    client.close();
+    await shutdownGrpcServer(server, 1000);
+  });
+
+  const call = (req: FindIndexesRequest, deadlineMs: number) =>
+    callUnary('query', client.getChannel(), FIND, req, { requestId: 'r-deadline', deadlineMs, internalToken: 'k'.repeat(32) });
+
+  it('aborts the handler signal when the deadline passes, so its work stops instead of running on', async () => {
+    await expect(call({}, 150)).rejects.toMatchObject({ code: 'TIMEOUT' });
+    await new Promise((r) => setTimeout(r, 100));
+    expect(aborted).toHaveLength(1);
+    expect(aborted[0].at).toBeGreaterThanOrEqual(100);
+    expect(aborted[0].at).toBeLessThan(1000);
+    expect(aborted[0].reason).toMatch(/deadline|cancelled/);
+  });
+
+  it('turns a handler that throws synchronously into INTERNAL instead of a crash', async () => {
+    await expect(call({ cursor: 'throw-sync' }, 2000)).rejects.toMatchObject({ code: 'INTERNAL' });
+    // The server still serves.
+    await expect(call({}, 100)).rejects.toMatchObject({ code: 'TIMEOUT' });
+  });
+});
+
+describe('error details that would not fit in a trailer', () => {
+  const server = createGrpcServer();
+  let client: grpc.Client;
+  beforeAll(async () => {
+    server.addService(v1.QueryService.service, {
+      FindIndexes: unary<FindIndexesRequest, unknown>(silentLogger(), 'FindIndexes', async (req) => {
+        // A message quoting a huge user string, as one did before details were cut at the source.
+        throw AppError.invalid(`sort[0].field: unknown field "${req.cursor}"`);
+      }),
+    });
+    const addr = await bindGrpcServer(server, '127.0.0.1:0');
+    client = new grpc.Client(addr, grpc.credentials.createInsecure(), CLIENT_OPTIONS);
+  });
+  afterAll(async () => {
+    client.close();
+    await shutdownGrpcServer(server, 1000);
+  });
+
+  it('arrive cut, at once, instead of hanging the call until its deadline', async () => {
+    const started = Date.now();
+    const err = await callUnary('query', client.getChannel(), FIND, { cursor: 'F'.repeat(900_000) }, { requestId: 'r', deadlineMs: 5000, internalToken: 'k'.repeat(32) }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'INVALID_ARGUMENT', detail: expect.stringMatching(/^sort\[0\]\.field: unknown field "F+… \(message cut\)$/) });
+    expect(Buffer.byteLength((err as AppError).detail)).toBeLessThanOrEqual(8 * 1024);
+    expect(Date.now() - started).toBeLessThan(2000);
+  });
+});

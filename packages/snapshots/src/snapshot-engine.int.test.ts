@@ -1,0 +1,74 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { AppError } from '@quarry/errors';
+import { SnapshotEngine, type SnapshotRef } from './snapshot-engine';
+
+const fields = [{ name: 'city', type: 'string' }];
+
+/** Writes a one-column Parquet snapshot holding these cities, as the loader would. */
+async function writeSnapshot(dir: string, file: string, cities: string[]): Promise<void> {
+  const db = await DuckDBInstance.create(':memory:');
+  const c = await db.connect();
+  const values = cities.map((x) => `('${x}')`).join(', ');
+  await c.run(`COPY (SELECT * FROM (VALUES ${values}) t(city)) TO '${path.join(dir, file)}' (FORMAT parquet)`);
+  c.closeSync();
+  db.closeSync();
+}
+
+describe('SnapshotEngine', () => {
+  let dir: string;
+  let engine: SnapshotEngine;
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'q-engine-'));
+    engine = new SnapshotEngine(dir);
+  });
+  afterEach(async () => {
+    await engine.close();
+  });
+
+  const cities = async (ref: SnapshotRef) => {
+    const { table } = await engine.table(ref);
+    return (await engine.all(`SELECT city FROM "${table}" ORDER BY __rowid`)).map((r) => r.city);
+  };
+
+  it('serves a reload from its own file even when name and version are those of a dropped copy', async () => {
+    await writeSnapshot(dir, 'a.parquet', ['Secret Town', 'Oslo']);
+    await writeSnapshot(dir, 'b.parquet', ['Oslo']);
+    // Before versions were kept across drops, a drop + reload published version 1 again.
+    expect(await cities({ name: 't1', version: 1, snapshot: 'a.parquet', fields })).toEqual(['Secret Town', 'Oslo']);
+    expect(await cities({ name: 't1', version: 1, snapshot: 'b.parquet', fields })).toEqual(['Oslo']);
+  });
+
+  it('retires older versions of a name once a newer one is loaded, and forgets a dropped name', async () => {
+    await writeSnapshot(dir, 'a.parquet', ['A']);
+    await writeSnapshot(dir, 'b.parquet', ['B']);
+    const tables = async () => (await engine.all("SELECT table_name FROM duckdb_tables() WHERE table_name LIKE 'snap_t1_%'")).length;
+    await cities({ name: 't1', version: 1, snapshot: 'a.parquet', fields });
+    await cities({ name: 't1', version: 2, snapshot: 'b.parquet', fields });
+    await new Promise((r) => setTimeout(r, 50));
+    expect(await tables()).toBe(1);
+    engine.release('t1');
+    await new Promise((r) => setTimeout(r, 50));
+    expect(await tables()).toBe(0);
+  });
+
+  it('interrupts a statement inside DuckDB when its signal aborts, and answers with the abort reason', async () => {
+    const controller = new AbortController();
+    const started = Date.now();
+    setTimeout(() => controller.abort(AppError.timeout('ExecuteQuery ran past its deadline and was cancelled')), 200);
+    // Billions of rows: minutes of work unless interrupted.
+    const slow = engine.all('SELECT count(*) AS n FROM range(100000000000) a WHERE a.range % 7 = 3', undefined, controller.signal);
+    await expect(slow).rejects.toMatchObject({ code: 'TIMEOUT', detail: expect.stringContaining('deadline') });
+    expect(Date.now() - started).toBeLessThan(5000);
+    // The engine is free for the next caller.
+    expect(await engine.all('SELECT 42 AS n')).toEqual([{ n: 42 }]);
+  });
+
+  it('refuses at once when the signal has already aborted', async () => {
+    const controller = new AbortController();
+    controller.abort();
+    await expect(engine.all('SELECT 1', undefined, controller.signal)).rejects.toMatchObject({ code: 'TIMEOUT' });
+  });
+});

@@ -1,0 +1,295 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import { Job, Queue } from 'bullmq';
+import IORedis from 'ioredis';
+import { AppError } from '@quarry/errors';
+import { silentLogger } from '@quarry/logger';
+import { freePort } from '@quarry/rpc';
+import { describeIf } from '@quarry/testkit';
+import { TestRedis } from '../../../../tests/support/redis';
+import { buildChartOption } from '../domain/chart-option';
+import { chartKind } from '../domain/chart-types';
+import { renderTimeoutError, type ChartRenderer, type RenderJob } from '../ports/chart-renderer.port';
+import { ChartWorkerModule } from '../worker/chart-worker.module';
+import { BullMqChartQueue } from './bullmq-chart-queue.adapter';
+import { CHART_QUEUE, EVENTS_MAX_LEN, KEEP_COMPLETED, QUEUE_FULL_RETRY_AFTER_SECONDS, RESULT_TTL_SECONDS, resultKey } from './bullmq-names';
+import { ChromiumRenderer } from './chromium-renderer.adapter';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+/** Stands in for Chromium: these tests are about the queue around the renderer, not the drawing. */
+class FakeRenderer implements ChartRenderer {
+  calls = 0;
+  constructor(private readonly draw: (job: RenderJob) => Promise<Buffer>) {}
+  async start(): Promise<void> {}
+  async ready(): Promise<void> {}
+  async close(): Promise<void> {}
+  render(job: RenderJob): Promise<Buffer> {
+    this.calls++;
+    return this.draw(job);
+  }
+}
+
+/** A stand-in image about the size of a real 800x600 chart, that says which job it was drawn for. */
+const image = (job: RenderJob, bytes = 48 * 1024) => Buffer.concat([Buffer.from(`${job.width}x${job.height}|`), randomBytes(bytes)]);
+const tagOf = (base64: string) => Buffer.from(base64, 'base64').toString('latin1').split('|')[0];
+const renderJob = (width: number, height = 300): RenderJob => ({ option: { title: { text: `chart ${width}` } }, width, height });
+
+function gate(): { wait: Promise<void>; open: () => void } {
+  let open = () => undefined as void;
+  const wait = new Promise<void>((resolve) => (open = resolve));
+  return { wait, open };
+}
+
+async function until(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 10000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+const rejection = (p: Promise<unknown>) => p.then(
+  () => {
+    throw new Error('expected a rejection');
+  },
+  (err: unknown) => err,
+);
+
+describe('BullMqChartQueue against a real redis-server', () => {
+  let redis: TestRedis;
+  let admin: IORedis;
+  const open: Array<{ stop?: () => Promise<void>; close?: () => Promise<void> }> = [];
+
+  beforeAll(async () => {
+    redis = new TestRedis(await freePort());
+    await redis.start();
+    admin = new IORedis(redis.url);
+  });
+
+  afterAll(async () => {
+    admin?.disconnect();
+    await redis?.stop();
+  });
+
+  beforeEach(async () => {
+    await admin.flushall();
+    await admin.config('SET', 'maxmemory', '0');
+  });
+
+  afterEach(async () => {
+    for (const m of open.splice(0).reverse()) await (m.close ?? m.stop)?.call(m);
+  });
+
+  async function startWorker(renderer: ChartRenderer, concurrency = 1): Promise<ChartWorkerModule> {
+    const worker = new ChartWorkerModule({ redisUrl: redis.url, chromiumPath: CHROMIUM, concurrency, renderTimeoutMs: 10000 }, silentLogger(), undefined, renderer);
+    await worker.start();
+    open.push(worker);
+    return worker;
+  }
+
+  async function startQueue(maxWaiting: number): Promise<BullMqChartQueue> {
+    const queue = new BullMqChartQueue({ redisUrl: redis.url, maxWaiting });
+    open.push(queue);
+    await until('the producer is connected', () => queue.ready().then(() => true, () => false));
+    return queue;
+  }
+
+  const waiting = async (queue: BullMqChartQueue) => (await queue.counts()).waiting;
+
+  /** Every key of the queue's job hashes (bull:<queue>:<id>), not its lists, sets and streams. */
+  async function jobHashes(): Promise<string[]> {
+    const keys = await admin.keys(`bull:${CHART_QUEUE}:*`);
+    return keys.filter((k) => /^bull:quarry-charts:\d+$/.test(k));
+  }
+
+  it('refuses at once, with UNAVAILABLE and a Retry-After, once the bound of waiting renders is reached', async () => {
+    const held = gate();
+    const renderer = new FakeRenderer(async (job) => {
+      await held.wait;
+      return image(job);
+    });
+    await startWorker(renderer);
+    const queue = await startQueue(3);
+    const pending: Array<Promise<string>> = [];
+    pending.push(queue.render(renderJob(200), { timeoutMs: 30000, requestId: 'r0' }));
+    await until('the worker holds the first job', () => renderer.calls === 1);
+    for (let i = 1; i <= 3; i++) {
+      pending.push(queue.render(renderJob(200 + i), { timeoutMs: 30000, requestId: `r${i}` }));
+      await until(`${i} jobs wait`, async () => (await waiting(queue)) === i);
+    }
+
+    const t = Date.now();
+    const refusal = await rejection(queue.render(renderJob(999), { timeoutMs: 30000, requestId: 'over' }));
+    expect(Date.now() - t).toBeLessThan(1000);
+    expect(refusal).toBeInstanceOf(AppError);
+    expect(refusal).toMatchObject({ code: 'UNAVAILABLE', retryAfterSeconds: QUEUE_FULL_RETRY_AFTER_SECONDS, detail: 'The chart queue is full (3 waiting); try again shortly' });
+    expect(await waiting(queue)).toBe(3);
+
+    held.open();
+    const images = await Promise.all(pending);
+    // Each caller gets the image of its own job.
+    expect(images.map(tagOf)).toEqual(['200x300', '201x300', '202x300', '203x300']);
+    expect(tagOf(await queue.render(renderJob(999), { timeoutMs: 30000, requestId: 'after' }))).toBe('999x300');
+    expect(renderer.calls).toBe(5);
+  }, 30000);
+
+  it('keeps no image in Redis, at most the retained number of finished jobs, and a trimmed events stream', async () => {
+    const renderer = new FakeRenderer(async (job) => image(job));
+    await startWorker(renderer, 4);
+    const queue = await startQueue(10000);
+    const jobs = 500;
+    for (let i = 0; i < jobs; i += 50) {
+      const batch = Array.from({ length: 50 }, (_, j) => queue.render(renderJob(1000 + i + j), { timeoutMs: 30000, requestId: `b${i + j}` }));
+      const images = await Promise.all(batch);
+      expect(images.map(tagOf)).toEqual(Array.from({ length: 50 }, (_, j) => `${1000 + i + j}x300`));
+    }
+    expect(renderer.calls).toBe(jobs);
+
+    // Retention: the completed set and the job hashes stop at the configured count.
+    expect(await admin.zcard(`bull:${CHART_QUEUE}:completed`)).toBe(KEEP_COMPLETED.count);
+    const hashes = await jobHashes();
+    expect(hashes).toHaveLength(KEEP_COMPLETED.count);
+    expect(await admin.hget(hashes[0], 'returnvalue')).toBe('null');
+    // Every image was taken by its caller.
+    expect(await admin.keys(`${CHART_QUEUE}:png:*`)).toEqual([]);
+
+    // The events stream: far more events were written than it keeps; XTRIM MAXLEN ~ trims whole
+    // stream nodes, so it may hold up to one node above the limit.
+    const [, nodeMax] = (await admin.config('GET', 'stream-node-max-entries')) as [string, string];
+    const info = (await admin.xinfo('STREAM', `bull:${CHART_QUEUE}:events`)) as unknown[];
+    const added = Number(info[info.indexOf('entries-added') + 1]);
+    const length = await admin.xlen(`bull:${CHART_QUEUE}:events`);
+    expect(added).toBeGreaterThan(EVENTS_MAX_LEN + Number(nodeMax));
+    expect(length).toBeLessThanOrEqual(EVENTS_MAX_LEN + Number(nodeMax));
+    const entries = await admin.xrange(`bull:${CHART_QUEUE}:events`, '-', '+');
+    const longest = Math.max(...entries.flatMap(([, fields]) => fields.map((f) => f.length)));
+    expect(longest).toBeLessThan(200);
+  }, 120000);
+
+  it('grows Redis by far less than the images it passed on', async () => {
+    const renderer = new FakeRenderer(async (job) => image(job));
+    await startWorker(renderer, 4);
+    const queue = await startQueue(10000);
+    const usedMemory = async () => Number(/used_memory:(\d+)/.exec(await admin.info('memory'))![1]);
+    // Warm up first: the queue's own keys and scripts are not what is measured.
+    await Promise.all(Array.from({ length: 20 }, (_, i) => queue.render(renderJob(100 + i), { timeoutMs: 30000, requestId: `w${i}` })));
+    const before = await usedMemory();
+    let imageBytes = 0;
+    for (let i = 0; i < 300; i += 30) {
+      const images = await Promise.all(Array.from({ length: 30 }, (_, j) => queue.render(renderJob(2000 + i + j), { timeoutMs: 30000, requestId: `m${i + j}` })));
+      imageBytes += images.reduce((n, b64) => n + b64.length, 0);
+    }
+    const growth = (await usedMemory()) - before;
+    // Kept job hashes and events without images: a few hundred KB. One image copy per render would
+    // be the whole of imageBytes (about 20 MB); BullMQ's defaults kept two.
+    expect(growth).toBeLessThan(imageBytes / 20);
+  }, 120000);
+
+  it('attempts a render that exceeds its timeout exactly once and answers TIMEOUT', async () => {
+    const renderer = new FakeRenderer(async () => {
+      await new Promise((r) => setTimeout(r, 50));
+      throw renderTimeoutError(50);
+    });
+    await startWorker(renderer);
+    const queue = await startQueue(10);
+    const err = await rejection(queue.render(renderJob(300), { timeoutMs: 20000, requestId: 'slow' }));
+    expect(err).toMatchObject({ code: 'TIMEOUT', detail: 'The chart took longer than 50 ms to draw' });
+    // Failed is final: a job due for another attempt would sit in delayed or wait instead.
+    const inspect = new Queue(CHART_QUEUE, { connection: { url: redis.url } as never });
+    try {
+      const counts = await inspect.getJobCounts('failed', 'delayed', 'waiting', 'active');
+      expect(counts).toEqual({ failed: 1, delayed: 0, waiting: 0, paused: 0, active: 0 });
+      const [failed] = await inspect.getFailed();
+      expect(failed.attemptsMade).toBe(1);
+      expect(failed.failedReason).toBe('render exceeded 50 ms');
+    } finally {
+      await inspect.close();
+    }
+    expect(renderer.calls).toBe(1);
+  }, 30000);
+
+  it('gives up at its own deadline with TIMEOUT and drops the job so no worker renders it later', async () => {
+    const queue = await startQueue(10);
+    const t = Date.now();
+    const err = await rejection(queue.render(renderJob(300), { timeoutMs: 400, requestId: 'nobody' }));
+    const waited = Date.now() - t;
+    expect(err).toMatchObject({ code: 'TIMEOUT', detail: 'The chart was not rendered within 400 ms' });
+    expect(waited).toBeGreaterThanOrEqual(400);
+    expect(waited).toBeLessThan(2000);
+    expect(await queue.counts()).toMatchObject({ waiting: 0, active: 0 });
+
+    const renderer = new FakeRenderer(async (job) => image(job));
+    await startWorker(renderer);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(renderer.calls).toBe(0);
+  }, 30000);
+
+  it('lets the image of a job that was already drawing when its caller gave up expire', async () => {
+    const held = gate();
+    const renderer = new FakeRenderer(async (job) => {
+      await held.wait;
+      return image(job);
+    });
+    await startWorker(renderer);
+    const queue = await startQueue(10);
+    const pending = rejection(queue.render(renderJob(300), { timeoutMs: 500, requestId: 'late' }));
+    await until('the worker took the job', () => renderer.calls === 1);
+    expect(await pending).toMatchObject({ code: 'TIMEOUT' });
+    held.open();
+    const key = resultKey((await admin.keys(`bull:${CHART_QUEUE}:*`)).map((k) => /^bull:quarry-charts:(\d+)$/.exec(k)?.[1]).find(Boolean)!);
+    await until('the late image is stored', async () => (await admin.exists(key)) === 1);
+    const ttl = await admin.ttl(key);
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(RESULT_TTL_SECONDS);
+  }, 30000);
+
+  it('answers UNAVAILABLE with a Retry-After at once when Redis is full, and works again once it has room', async () => {
+    const renderer = new FakeRenderer(async (job) => image(job));
+    await startWorker(renderer);
+    const queue = await startQueue(10);
+    await admin.config('SET', 'maxmemory-policy', 'noeviction');
+    await admin.config('SET', 'maxmemory', '1');
+    try {
+      const t = Date.now();
+      const err = await rejection(queue.render(renderJob(300), { timeoutMs: 20000, requestId: 'full' }));
+      expect(Date.now() - t).toBeLessThan(1000);
+      expect(err).toMatchObject({ code: 'UNAVAILABLE', retryAfterSeconds: QUEUE_FULL_RETRY_AFTER_SECONDS, detail: 'The chart queue is out of memory; try again shortly' });
+    } finally {
+      await admin.config('SET', 'maxmemory', '0');
+    }
+    expect(tagOf(await queue.render(renderJob(301), { timeoutMs: 20000, requestId: 'room' }))).toBe('301x300');
+  }, 30000);
+
+  describeIf(fs.existsSync(CHROMIUM), `no browser at ${CHROMIUM} (npm test installs Debian's chromium)`, 'with Chromium', () => {
+    it('attempts a real render cut off by its timeout exactly once', async () => {
+      const chromium = new ChromiumRenderer({ executablePath: CHROMIUM, pages: 1, renderTimeoutMs: 1 }, silentLogger());
+      let calls = 0;
+      const counting: ChartRenderer = {
+        start: () => chromium.start(),
+        ready: () => chromium.ready(),
+        close: () => chromium.close(),
+        render: (job) => {
+          calls++;
+          return chromium.render(job);
+        },
+      };
+      await startWorker(counting);
+      const queue = await startQueue(10);
+      const grid = { rowFields: ['Region'], columnFields: ['Year'], totals: ['Sales'], rows: [['North'], ['South']], columns: [['2023'], ['2024']], cells: [[[1], [2]], [[3], [4]]], rowTotals: [[3], [7]] };
+      const job = { option: buildChartOption(grid, chartKind('MSColumn2D'), 3000, 3000, 'slow'), width: 3000, height: 3000 };
+      const err = await rejection(queue.render(job, { timeoutMs: 20000, requestId: 'chromium-slow' }));
+      expect(err).toMatchObject({ code: 'TIMEOUT', detail: 'The chart took longer than 1 ms to draw' });
+      const jobId = /^bull:quarry-charts:(\d+)$/.exec((await jobHashes())[0])![1];
+      const inspect = new Queue(CHART_QUEUE, { connection: { url: redis.url } as never });
+      try {
+        const failed = await Job.fromId(inspect, jobId);
+        expect(await failed!.getState()).toBe('failed');
+        expect(failed!.attemptsMade).toBe(1);
+      } finally {
+        await inspect.close();
+      }
+      expect(calls).toBe(1);
+    }, 60000);
+  });
+});

@@ -1,0 +1,86 @@
+import type { IndexCatalog, IndexEntry } from '@quarry/metadata-store';
+import type { QueryNode } from '@quarry/query-language';
+import type { PivotEngine, PivotKeys, PivotResult } from '../ports/pivot-engine.port';
+import type { ResultCache } from '@quarry/result-cache';
+import type { GroupRow } from './crosstab-grid';
+import { MAX_CELLS, type CrosstabSpec } from './crosstab-spec';
+import { RunCrosstabUseCase } from './run-crosstab.use-case';
+
+const entry: IndexEntry = {
+  name: 'flights',
+  description: '',
+  fields: [
+    { name: 'origin', type: 'string' },
+    { name: 'destination', type: 'string' },
+    { name: 'delay', type: 'integer' },
+  ],
+  views: [],
+  recordCount: 0,
+  version: 1,
+  snapshot: 'indexes/flights/1.parquet',
+  updatedAt: '2026-01-01T00:00:00.000Z',
+};
+const catalog = { getIndex: async (name: string) => (name === entry.name ? entry : null) } as unknown as IndexCatalog;
+const admin = { admin: true, indexes: [], realms: [] };
+// No cache: every call reaches the engine.
+const noCache: ResultCache = { enabled: false, get: () => undefined, set: () => undefined };
+
+/** An engine that reports the given key counts, and groups only when under the limit it is told. */
+class CountingEngine implements PivotEngine {
+  readonly calls: Array<{ maxCells: number; spec: CrosstabSpec; where: QueryNode }> = [];
+  constructor(private readonly keys: PivotKeys) {}
+
+  async pivot(_entry: IndexEntry, where: QueryNode, spec: CrosstabSpec, maxCells: number): Promise<PivotResult> {
+    this.calls.push({ maxCells, spec, where });
+    const cells = this.keys.rows * Math.max(this.keys.columns, 1) * spec.totals.length;
+    const groups: GroupRow[] =
+      cells > maxCells
+        ? []
+        : [
+            { kind: 'cell', rowKey: ['SFO'], columnKey: ['LAX'], values: spec.totals.map(() => 1) },
+            { kind: 'rowTotal', rowKey: ['SFO'], columnKey: [], values: spec.totals.map(() => 1) },
+            { kind: 'columnTotal', rowKey: [], columnKey: ['LAX'], values: spec.totals.map(() => 1) },
+            { kind: 'grand', rowKey: [], columnKey: [], values: spec.totals.map(() => 1) },
+          ];
+    return { keys: this.keys, groups };
+  }
+
+  forget(): void {}
+}
+
+const request = (totals: number) => ({
+  index: 'flights',
+  query: '*',
+  rows: ['origin'],
+  columns: [{ field: 'destination', reverse: false }],
+  totals: Array.from({ length: totals }, () => ({ aggregationType: 'Count', field: '', dynamicView: '', name: '' })),
+});
+
+describe('RunCrosstabUseCase and the 100,000-cell limit', () => {
+  it('asks the engine once, with the limit, and refuses an oversized pivot naming its size', async () => {
+    const engine = new CountingEngine({ rows: 50_001, columns: 1 });
+    const run = new RunCrosstabUseCase(catalog, engine, noCache);
+    await expect(run.execute(admin, request(2), 'html')).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      detail: expect.stringContaining('would have 100002 cells (50001 rows x 1 columns x 2 totals); the limit is 100000'),
+    });
+    expect(engine.calls).toHaveLength(1);
+    expect(engine.calls[0].maxCells).toBe(MAX_CELLS);
+  });
+
+  it('counts rows × columns × totals: the same keys pass with one total fewer', async () => {
+    const engine = new CountingEngine({ rows: 50_000, columns: 2 });
+    const run = new RunCrosstabUseCase(catalog, engine, noCache);
+    const result = await run.execute(admin, request(1), 'html');
+    expect(result.rowCount).toBe(1);
+    expect(result.html).toContain('<table');
+    await expect(run.execute(admin, request(2), 'html')).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+  });
+
+  it('renders HTML only when asked for it', async () => {
+    const run = new RunCrosstabUseCase(catalog, new CountingEngine({ rows: 1, columns: 1 }), noCache);
+    const grid = await run.execute(admin, request(1), 'grid');
+    expect(grid.html).toBe('');
+    expect(JSON.parse(grid.gridJson)).toMatchObject({ rows: [['SFO']], grandTotals: [1] });
+  });
+});

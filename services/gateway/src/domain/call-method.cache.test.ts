@@ -1,0 +1,77 @@
+import { AppError } from '@quarry/errors';
+import type { pb } from '@quarry/rpc';
+import type { ServiceClients } from '../ports/service-clients.port';
+import { CallMethodUseCase } from './call-method.use-case';
+import type { Principal } from './principal';
+
+const principal: Principal = {
+  user: { id: 'u1', name: 'ana', status: 'active', admin: false, indexes: ['*'], realms: [], createdAt: '2024-01-01T00:00:00Z' } as Principal['user'],
+  scopes: new Set(['query:execute', 'reports:write']) as Principal['scopes'],
+  tokenId: 't1',
+};
+
+/** Services that answer with the given cache word and remember what they were sent. */
+function fakeServices(cache: string) {
+  const sent: { query?: pb.ExecuteQueryRequest; crosstab?: pb.CrosstabRequest; saved?: pb.SaveReportRequest } = {};
+  const services = {
+    executeQuery: async (req: pb.ExecuteQueryRequest) => {
+      sent.query = req;
+      return { index: 'movies', query: '*', page: 1, pageSize: 50, total: 0, totalPages: 0, fields: [], recordsJson: '[]', cache } as pb.ExecuteQueryResponse__Output;
+    },
+    executeCrosstab: async (req: pb.CrosstabRequest) => {
+      sent.crosstab = req;
+      return { html: '<table></table>', gridJson: '{}', rowCount: 0, columnCount: 0, cache } as pb.CrosstabResponse__Output;
+    },
+    renderChart: async (req: pb.RenderChartRequest) =>
+      ({ pngBase64: 'iVBOR', svg: '', width: req.width, height: req.height, chartType: 'Pie2D' }) as pb.RenderChartResponse__Output,
+    saveReport: async (req: pb.SaveReportRequest) => {
+      sent.saved = req;
+      return { guid: 'g1' } as pb.ReportRef__Output;
+    },
+  } as unknown as ServiceClients;
+  return { use: new CallMethodUseCase(services), sent };
+}
+
+const crosstab = { index: 'movies', rows: ['Genre'], totals: [{ aggregationType: 'Count' }] };
+
+describe('the cache param and meta.cache in the gateway', () => {
+  it.each(['hit', 'miss', 'bypass'])('passes the service word %p on for a query, a crosstab and a chart', async (word) => {
+    const f = fakeServices(word);
+    expect((await f.use.execute(principal, 'QUERIES.EXECUTE', { index: 'movies' }, { requestId: 'r' })).cache).toBe(word);
+    expect((await f.use.execute(principal, 'CROSSTAB.EXECUTE', crosstab, { requestId: 'r' })).cache).toBe(word);
+    expect((await f.use.execute(principal, 'CROSSTAB.EXECUTE', { ...crosstab, chartType: 'Pie2D' }, { requestId: 'r' })).cache).toBe(word);
+  });
+
+  it('says nothing rather than something wrong when a service sends no known word', async () => {
+    for (const word of ['', 'HIT', 'stale']) {
+      const f = fakeServices(word);
+      expect((await f.use.execute(principal, 'QUERIES.EXECUTE', { index: 'movies' }, { requestId: 'r' })).cache).toBeUndefined();
+    }
+  });
+
+  it('asks the services to bypass the cache only for cache: false', async () => {
+    const f = fakeServices('miss');
+    for (const [params, bypass] of [[{}, false], [{ cache: true }, false], [{ cache: false }, true]] as const) {
+      await f.use.execute(principal, 'QUERIES.EXECUTE', { index: 'movies', ...params }, { requestId: 'r' });
+      await f.use.execute(principal, 'CROSSTAB.EXECUTE', { ...crosstab, ...params }, { requestId: 'r' });
+      expect([f.sent.query?.bypassCache, f.sent.crosstab?.bypassCache]).toEqual([bypass, bypass]);
+    }
+  });
+
+  it.each(['false', 0, null, 'no'])('refuses cache: %p with a 400 before any service call', async (value) => {
+    const f = fakeServices('miss');
+    const err = await f.use.execute(principal, 'QUERIES.EXECUTE', { index: 'movies', cache: value }, { requestId: 'r' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(AppError);
+    expect((err as AppError).message).toBe('cache must be a boolean');
+    expect(f.sent.query).toBeUndefined();
+  });
+
+  it('does not save cache: false into a report', async () => {
+    const f = fakeServices('bypass');
+    await f.use.execute(principal, 'QUERIES.EXECUTE', { index: 'movies', cache: false, saveReport: { name: 'q' } }, { requestId: 'r' });
+    expect(Object.keys(JSON.parse(f.sent.saved?.paramsJson ?? '{}'))).not.toContain('cache');
+    await f.use.execute(principal, 'CROSSTAB.EXECUTE', { ...crosstab, cache: false, saveReport: { name: 'c' } }, { requestId: 'r' });
+    expect(JSON.parse(f.sent.saved?.paramsJson ?? '{}')).toMatchObject({ index: 'movies', rows: ['Genre'] });
+    expect(Object.keys(JSON.parse(f.sent.saved?.paramsJson ?? '{}'))).not.toContain('cache');
+  });
+});

@@ -1,0 +1,107 @@
+import { AppError } from '@quarry/errors';
+import type { pb } from '@quarry/rpc';
+import type { ServiceClients } from '../ports/service-clients.port';
+import { CallMethodUseCase } from './call-method.use-case';
+import type { Principal } from './principal';
+
+// Chart params are refused before the crosstab runs: a pivot over millions of records must not be
+// computed only to learn that the chart name was misspelt.
+
+const principal: Principal = {
+  user: { id: 'u1', name: 'ana', status: 'active', admin: false, indexes: ['*'], realms: [], createdAt: '2024-01-01T00:00:00Z' } as Principal['user'],
+  scopes: new Set(['query:execute', 'reports:write']) as Principal['scopes'],
+  tokenId: 't1',
+};
+
+function fakeServices() {
+  const calls: string[] = [];
+  let rendered: pb.RenderChartRequest | undefined;
+  let saved: pb.SaveReportRequest | undefined;
+  const services = {
+    executeCrosstab: async () => {
+      calls.push('crosstab');
+      return { gridJson: '{}', html: '', rowCount: 0, columnCount: 0 } as unknown as pb.CrosstabResponse__Output;
+    },
+    renderChart: async (req: pb.RenderChartRequest) => {
+      calls.push('chart');
+      rendered = req;
+      return { pngBase64: req.imageFormat === 'svg' ? '' : 'iVBOR', svg: req.imageFormat === 'svg' ? '<svg/>' : '', width: req.width, height: req.height, chartType: 'Pie2D' } as pb.RenderChartResponse__Output;
+    },
+    saveReport: async (req: pb.SaveReportRequest) => {
+      saved = req;
+      return { guid: 'g1' } as pb.ReportRef__Output;
+    },
+  } as unknown as ServiceClients;
+  return { services, calls, rendered: () => rendered, saved: () => saved };
+}
+
+const base = { index: 'movies', rows: ['Major Genre'], totals: [{ aggregationType: 'Count' }] };
+
+async function refused(params: Record<string, unknown>): Promise<{ err: AppError; calls: string[] }> {
+  const f = fakeServices();
+  const err = await new CallMethodUseCase(f.services).execute(principal, 'CROSSTAB.EXECUTE', { ...base, ...params }, { requestId: 'r' }).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  if (!(err instanceof AppError)) throw new Error(`expected an AppError, got ${String(err)}`);
+  return { err, calls: f.calls };
+}
+
+describe('CROSSTAB.EXECUTE chart params in the gateway', () => {
+  it('an unknown chartType is a 400 listing the supported names, and no crosstab runs', async () => {
+    const { err, calls } = await refused({ chartType: 'Radar3D' });
+    expect(err.code).toBe('INVALID_ARGUMENT');
+    expect(err.message).toMatch(/^chartType "Radar3D" is not supported; use one of Column2D, .*Heatmap, Treemap, Scatter$/);
+    expect(calls).toEqual([]);
+  });
+
+  it('a megabyte chartType is refused by its length, without being echoed', async () => {
+    const { err, calls } = await refused({ chartType: 'x'.repeat(1_000_000) });
+    expect(err.message).toBe('chartType must be at most 100 characters');
+    expect(calls).toEqual([]);
+  });
+
+  it.each([
+    ['Scatter', /Scatter needs at least 2 totals \(the first as x, the second as y\); 1 given/],
+    ['mscombidy2d', /MSCombiDY2D needs at least 2 totals \(the first as columns on the left axis, the second as a line on the right axis\); 1 given/],
+  ])('%s with one total is a 400 naming what it needs, before the crosstab', async (chartType, detail) => {
+    const { err, calls } = await refused({ chartType });
+    expect(err.message).toMatch(detail);
+    expect(calls).toEqual([]);
+  });
+
+  it.each(['gif', 'SVG ', 'PNG', ''])('imageFormat %p is a 400 listing png, svg', async (imageFormat) => {
+    const { err, calls } = await refused({ chartType: 'Pie2D', imageFormat });
+    expect(err.message).toMatch(/imageFormat ".*" is not supported; use one of png, svg/);
+    expect(calls).toEqual([]);
+  });
+
+  it('imageFormat without chartType is a 400', async () => {
+    const { err, calls } = await refused({ imageFormat: 'svg' });
+    expect(err.message).toBe('imageFormat needs chartType');
+    expect(calls).toEqual([]);
+  });
+
+  it('svg travels to the chart service, comes back as text and is kept in the saved report', async () => {
+    const f = fakeServices();
+    const out = (
+      await new CallMethodUseCase(f.services).execute(
+        principal,
+        'CROSSTAB.EXECUTE',
+        { ...base, chartType: 'pie2d', imageFormat: 'svg', saveReport: { name: 'r' } },
+        { requestId: 'r' },
+      )
+    ).data as Record<string, unknown>;
+    expect(f.rendered()?.imageFormat).toBe('svg');
+    expect(out).toMatchObject({ contentType: 'image/svg+xml', data: '<svg/>' });
+    expect(JSON.parse(f.saved()!.paramsJson!)).toMatchObject({ chartType: 'pie2d', imageFormat: 'svg' });
+  });
+
+  it('png stays the default and is saved as such', async () => {
+    const f = fakeServices();
+    const out = (await new CallMethodUseCase(f.services).execute(principal, 'CROSSTAB.EXECUTE', { ...base, chartType: 'Pie2D', saveReport: { name: 'r' } }, { requestId: 'r' })).data as Record<string, unknown>;
+    expect(f.rendered()?.imageFormat).toBe('png');
+    expect(out).toMatchObject({ contentType: 'image/png', data: 'iVBOR' });
+    expect(JSON.parse(f.saved()!.paramsJson!)).toMatchObject({ imageFormat: 'png' });
+  });
+});
