@@ -59,3 +59,8 @@ export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
   return AppError.internal('Internal error', err);
 }
+
+/** What work cancelled by an AbortSignal rejects with: its reason when that is an AppError (a deadline), else a 504. */
+export function abortReason(signal: AbortSignal): AppError {
+  return signal.reason instanceof AppError ? signal.reason : AppError.timeout('The call was cancelled before it finished');
+}

@@ -1,4 +1,4 @@
-import { AppError } from '@quarry/errors';
+import { AppError, abortReason } from '@quarry/errors';
 
 /**
  * Caps the heavy calls (searches, crosstabs) one process runs at once. DuckDB spreads each query over
@@ -8,7 +8,7 @@ import { AppError } from '@quarry/errors';
  */
 export class HeavyCallLimiter {
   private running = 0;
-  private readonly waiting: Array<{ start: () => void; fail: (err: AppError) => void }> = [];
+  private readonly waiting: Array<{ start: () => void }> = [];
 
   constructor(
     readonly maxRunning: number,
@@ -55,7 +55,6 @@ export class HeavyCallLimiter {
           this.running++;
           resolve();
         },
-        fail: reject,
       };
       const onAbort = () => {
         const at = this.waiting.indexOf(entry);
@@ -68,7 +67,4 @@ export class HeavyCallLimiter {
   }
 }
 
-/** What a call cancelled by its deadline (or by its caller) rejects with. */
-export function abortReason(signal: AbortSignal): AppError {
-  return signal.reason instanceof AppError ? signal.reason : AppError.timeout('The call was cancelled before it finished');
-}
+export { abortReason };

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
-import { AppError } from '@quarry/errors';
+import { AppError, abortReason } from '@quarry/errors';
 import { learnSingleWordFields, type SingleWordFields } from './single-word-fields';
 import { ident, literal, wordsColumn, wordsExpr } from './sql';
 
@@ -21,11 +21,6 @@ export interface LoadedTable {
 }
 
 export type Row = Record<string, unknown>;
-
-/** Rejections of work whose caller gave up: the abort reason when it is an AppError (a deadline), else a 504. */
-function cancelled(signal: AbortSignal): AppError {
-  return signal.reason instanceof AppError ? signal.reason : AppError.timeout('The query was cancelled before it finished');
-}
 
 interface CachedTable {
   name: string;
@@ -139,14 +134,14 @@ export class SnapshotEngine {
    * call's deadline passed) the statement is interrupted inside DuckDB and this rejects with a 504.
    */
   async all(sql: string, params?: Record<string, DuckDBValue>, signal?: AbortSignal): Promise<Row[]> {
-    if (signal?.aborted) throw cancelled(signal);
+    if (signal?.aborted) throw abortReason(signal);
     return this.withConnection(async (c) => {
       const interrupt = () => c.interrupt();
       signal?.addEventListener('abort', interrupt, { once: true });
       try {
         return (await c.runAndReadAll(sql, params)).getRowObjectsJS() as Row[];
       } catch (err) {
-        if (signal?.aborted) throw cancelled(signal);
+        if (signal?.aborted) throw abortReason(signal);
         throw err;
       } finally {
         signal?.removeEventListener('abort', interrupt);
