@@ -149,13 +149,19 @@ export class SqliteMetadataStore implements MetadataStore, IndexCatalog {
   constructor(file: string) {
     if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
     this.db = new Database(file);
-    this.db.pragma('journal_mode = WAL');
+    // First: processes opening a fresh file at once (two `quarry index load`) wait for each other instead of failing.
     this.db.pragma('busy_timeout = 5000');
+    this.db.pragma('journal_mode = WAL');
     // FULL: a publication or a revocation that returned must survive a power cut (writes are rare here).
     this.db.pragma('synchronous = FULL');
-    this.db.exec(SCHEMA);
-    const columns = this.db.prepare<[], { name: string }>("SELECT name FROM pragma_table_info('indexes')").all();
-    if (!columns.some((c) => c.name === 'dropped_at')) this.db.exec('ALTER TABLE indexes ADD COLUMN dropped_at TEXT');
+    // One IMMEDIATE transaction: the column check and the ALTER must not interleave with another process's migration.
+    this.db
+      .transaction(() => {
+        this.db.exec(SCHEMA);
+        const columns = this.db.prepare<[], { name: string }>("SELECT name FROM pragma_table_info('indexes')").all();
+        if (!columns.some((c) => c.name === 'dropped_at')) this.db.exec('ALTER TABLE indexes ADD COLUMN dropped_at TEXT');
+      })
+      .immediate();
     this.stmts = {
       insertUser: this.db.prepare(
         'INSERT INTO users (id, name, status, admin, indexes, realms, created_at) VALUES (@id, @name, @status, @admin, @indexes, @realms, @created_at)',

@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -26,6 +26,37 @@ describe('SqliteMetadataStore across connections', () => {
     await a.close();
     await b.close();
   });
+});
+
+describe('SqliteMetadataStore opened by several processes at once', () => {
+  it('creates and migrates a fresh file once, every opener succeeding (two `quarry index load` on a new install)', async () => {
+    // The built adapter, so that real separate processes race on the schema (npm test builds before jest).
+    const built = path.resolve(__dirname, '../../dist/adapters/sqlite-metadata-store.adapter.js');
+    expect(fs.existsSync(built)).toBe(true);
+    for (let round = 0; round < 5; round += 1) {
+      const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'q-meta-race-')), 'quarry.db');
+      const startAt = Date.now() + 400;
+      const script = `const { SqliteMetadataStore } = require(${JSON.stringify(built)});
+        while (Date.now() < ${startAt}) {}
+        const s = new SqliteMetadataStore(${JSON.stringify(file)});
+        s.close().then(() => process.exit(0));`;
+      const runs = Array.from({ length: 6 }, () =>
+        new Promise<{ code: number | null; stderr: string }>((resolve) => {
+          const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'ignore', 'pipe'] });
+          let stderr = '';
+          child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+          child.on('close', (code) => resolve({ code, stderr }));
+        }),
+      );
+      const results = await Promise.all(runs);
+      expect(results.filter((r) => r.code !== 0).map((r) => r.stderr)).toEqual([]);
+      const store = new SqliteMetadataStore(file);
+      await store.publishIndex({ name: 'movies', description: '', fields: [], views: [], recordCount: 1, snapshot: 'a' });
+      await store.dropIndex('movies');
+      expect(await store.getIndex('movies')).toBeNull();
+      await store.close();
+    }
+  }, 60000);
 });
 
 describe('SqliteMetadataStore load lock', () => {

@@ -89,8 +89,9 @@ export class SqliteReportStore implements ReportStore {
   constructor(file: string) {
     if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
     this.db = new Database(file);
-    this.db.pragma('journal_mode = WAL');
+    // busy_timeout first: processes opening a fresh file at once wait for each other's WAL switch and schema.
     this.db.pragma('busy_timeout = 5000');
+    this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = FULL');
     this.db.exec(SCHEMA);
     this.insertStmt = this.db.prepare(
