@@ -105,6 +105,8 @@ async function main() {
     );
     for (let i = 0; i < 3; i++) await hand(packed(c.hand));
     const { b: onPacked } = await timePair(RUNS, () => rpc(server.port, token, 'CROSSTAB.EXECUTE', params), () => hand(packed(c.hand)));
+    // The same crosstab as data (format: json) beside the HTML table, in turns.
+    const { a: asHtml, b: asJson } = await timePair(RUNS, () => rpc(server.port, token, 'CROSSTAB.EXECUTE', params), () => rpc(server.port, token, 'CROSSTAB.EXECUTE', { ...params, format: 'json' }));
     rows.push({
       crosstab: c.name,
       'rows x cols': `${first.rowCount} x ${first.columnCount}`,
@@ -115,6 +117,8 @@ async function main() {
       'target (1.0x+5) ms': fmt(direct.p50 + 5),
       ok: e2e.p50 <= direct.p50 + 5 ? 'yes' : 'NO',
       'same SQL on compressed storage p50 ms': fmt(onPacked.p50),
+      'html / json p50 ms': `${fmt(asHtml.p50)} / ${fmt(asJson.p50)}`,
+      'json/html': fmt(asJson.p50 / asHtml.p50),
     });
   }
   // The same first crosstab repeated on an unchanged index with the cache on: every call after the

@@ -72,10 +72,16 @@ export function callUnary<Req, Res>(
   });
 }
 
+/** Bytes either side of a connection may send before the other acknowledges (see CLIENT_OPTIONS). */
+export const FLOW_CONTROL_WINDOW = 16 * 1024 * 1024;
+
 export const CLIENT_OPTIONS: grpc.ChannelOptions = {
   'grpc.max_receive_message_length': 64 * 1024 * 1024,
   'grpc.max_send_message_length': 64 * 1024 * 1024,
   'grpc.keepalive_time_ms': 30000,
+  // HTTP/2's default 64 KB window makes a large answer (a crosstab's HTML) wait on a WINDOW_UPDATE per
+  // 64 KB; a window as large as the biggest message lets it flow in one go.
+  'grpc-node.flow_control_window': FLOW_CONTROL_WINDOW,
   // Calls spread over every address the name resolves to (the pods of a headless Service) rather than
   // all riding the first one (pick_first, grpc-js's default). One address: the same single connection.
   'grpc.service_config': JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] }),

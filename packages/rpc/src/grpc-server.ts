@@ -1,3 +1,4 @@
+import { FLOW_CONTROL_WINDOW } from './grpc-client';
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from '@quarry/logger';
 import { AppError } from '@quarry/errors';
@@ -76,6 +77,7 @@ export function createGrpcServer(): grpc.Server {
     'grpc.max_receive_message_length': 64 * 1024 * 1024,
     'grpc.max_send_message_length': 64 * 1024 * 1024,
     'grpc.max_connection_age_ms': MAX_CONNECTION_AGE_MS,
+    'grpc-node.flow_control_window': FLOW_CONTROL_WINDOW,
     // In-flight calls finish before the aged connection closes.
     'grpc.max_connection_age_grace_ms': 60_000,
   });

@@ -38,7 +38,7 @@ function check(grid: ChartGrid, kind: ChartKind, width: number, height: number):
   try {
     option = buildChartOption(grid, kind, width, height, 'movies');
   } catch (err) {
-    if (err instanceof AppError && err.code === 'INVALID_ARGUMENT' && /can draw at most \d+ .* legibly; this crosstab has \d+\. Narrow the query so the (rows|columns) have|is too small to draw any .* legibly|draws parts of a whole: positive values only/.test(err.message)) return [];
+    if (err instanceof AppError && err.code === 'INVALID_ARGUMENT' && /can draw at most \d+ .* legibly; this crosstab has \d+\. Use (rowLimit|columnLimit): \d+|is too small to draw any .* legibly|draws parts of a whole: positive values only/.test(err.message)) return [];
     if (err instanceof AppError && /needs at least 2 totals/.test(err.message) && grid.totals.length < 2) return [];
     throw err;
   }

@@ -66,7 +66,7 @@ describe('buildChartOption', () => {
   });
 
   it('a pie too large for its legend at this size is a 400 naming the limit and rowLimit', () => {
-    expect(() => build('states', 'Pie2D', 300, 200)).toThrow(/A Pie2D of 300×200 can draw at most \d+ slices .* this crosstab has \d+\. Narrow the query so the rows have at most \d+ values/);
+    expect(() => build('states', 'Pie2D', 300, 200)).toThrow(/A Pie2D of 300×200 can draw at most \d+ slices .* this crosstab has \d+\. Use rowLimit: \d+ \(with rowOrder to choose which\)/);
     try {
       build('states', 'Pie2D', 300, 200);
     } catch (err) {
@@ -75,7 +75,7 @@ describe('buildChartOption', () => {
   });
 
   it('too many bars for the width is a 400 naming the limit', () => {
-    expect(() => build('states', 'Column2D', 100, 100)).toThrow(/Column2D of 100×100 can draw at most \d+ categories legibly; this crosstab has 57\. Narrow the query so the rows/);
+    expect(() => build('states', 'Column2D', 100, 100)).toThrow(/Column2D of 100×100 can draw at most \d+ categories legibly; this crosstab has 57\. Use rowLimit: \d+/);
   });
 
   it('nulls stay gaps in lines and columns, and are zero only inside a stack', () => {

@@ -174,8 +174,7 @@ function tooMany(kind: ChartKind, what: string, n: number, limit: number, width:
   if (limit < 1) return AppError.invalid(`A ${kind.name} of ${width}×${height} is too small to draw any ${what} legibly (this crosstab has ${n}); use a larger width and height`);
   return AppError.invalid(
     `A ${kind.name} of ${width}×${height} can draw at most ${limit} ${what} legibly; this crosstab has ${n}. ` +
-      // rowLimit/columnLimit (#13) are not parameters yet: suggest what works today, and name the axis.
-      `Narrow the query so the ${param === 'rowLimit' ? 'rows' : 'columns'} have at most ${Math.max(1, limit)} values, or use a larger width and height`,
+      `Use ${param}: ${Math.max(1, limit)} (with ${param === 'rowLimit' ? 'rowOrder' : 'columnOrder'} to choose which), narrow the query, or use a larger width and height`,
   );
 }
 

@@ -2,7 +2,7 @@ import type { IndexEntry } from '@quarry/metadata-store';
 import { isNumeric, type FieldDef, type QueryNode } from '@quarry/query-language';
 import { compileWhere, ident, type LoadedTable, type Row, type SnapshotEngine } from '@quarry/snapshots';
 import type { AxisValue, GroupRow } from '../domain/crosstab-grid';
-import { crosstabCells, type CrosstabSpec, type TotalSpec } from '../domain/crosstab-spec';
+import { crosstabCells, pivotLevels, type CrosstabSpec, type TotalSpec } from '../domain/crosstab-spec';
 import type { PivotEngine, PivotKeys, PivotResult } from '../ports/pivot-engine.port';
 
 const DATE_FORMAT = { day: '%Y-%m-%d', month: '%Y-%m', year: '%Y' } as const;
@@ -60,6 +60,8 @@ class PivotPlan {
   readonly axes: FieldDef[];
   readonly rowAliases: string[];
   readonly colAliases: string[];
+  /** (row depth, column depth) of every level the pivot computes (see pivotLevels). */
+  readonly levels: Array<[number, number]>;
   readonly partials: Array<{ sql: string; alias: string; kind: PartialKind }> = [];
   readonly distinct: Array<{ alias: string; field: FieldDef }> = [];
   /** Per total: how its value follows from the partials (cells path) and its roll-up SQL (grouping sets path). */
@@ -73,6 +75,7 @@ class PivotPlan {
     this.axes = [...spec.rows, ...spec.columns.map((c) => c.field)];
     this.rowAliases = spec.rows.map((_, i) => `__r${i}`);
     this.colAliases = spec.columns.map((_, i) => `__c${i}`);
+    this.levels = pivotLevels(spec);
     this.totals = spec.totals.map((t) => this.total(t));
   }
 
@@ -158,9 +161,7 @@ class PivotPlan {
   rollupSql(): string {
     const aliases = [...this.rowAliases, ...this.colAliases];
     const distinctCount = (cols: string[]) => (cols.length ? `(SELECT count(*) FROM (SELECT DISTINCT ${cols.join(', ')} FROM x))` : '1');
-    const r = this.rowAliases.join(', ');
-    const c = this.colAliases.join(', ');
-    const sets = c ? `(${r}, ${c}), (${r}), (${c}), ()` : `(${r}), ()`;
+    const sets = this.levels.map(([r, c]) => `(${[...this.rowAliases.slice(0, r), ...this.colAliases.slice(0, c)].join(', ')})`).join(', ');
     const carried = [...this.distinct.map((d) => d.alias), ...this.partials.map((p) => p.alias)];
     return `WITH p AS MATERIALIZED (${this.preAggregate()}),
   x AS (SELECT ${[...this.labelled(), ...carried].join(', ')} FROM p),
@@ -171,63 +172,53 @@ GROUP BY GROUPING SETS (${sets})`;
   }
 }
 
-/** Sums the cells' partials into row totals, column totals and the grand total (exact for integers). */
+/**
+ * Sums the cells' partials into every level the pivot computes: totals, subtotals and the grand total
+ * (exact for integers).
+ */
 function rollUpInJs(plan: PivotPlan, rows: Row[]): { keys: PivotKeys; groups: GroupRow[] } {
   const kinds = plan.partials.map((p) => p.kind);
+  const nRows = plan.rowAliases.length;
   const nCols = plan.colAliases.length;
-  type Level = Map<string, { rowKey: AxisValue[]; columnKey: AxisValue[]; acc: Acc[] }>;
-  const cells: Level = new Map();
-  const rowTotals: Level = new Map();
-  const colTotals: Level = new Map();
-  const grand: Acc[] = plan.partials.map(() => null);
-  const merge = (into: Acc[], acc: readonly Acc[]) => {
-    for (let i = 0; i < into.length; i++) into[i] = combine(kinds[i], into[i], acc[i]);
-  };
-  // Keys are JSON texts of the key arrays; a row key's text followed by a column key's is unambiguous.
-  const add = (level: Level, key: string, rowKey: AxisValue[], columnKey: AxisValue[], acc: readonly Acc[]) => {
-    const seen = level.get(key);
-    if (seen) merge(seen.acc, acc);
-    else level.set(key, { rowKey, columnKey, acc: [...acc] });
-  };
+  const groupsByKey = new Map<string, { rowKey: AxisValue[]; columnKey: AxisValue[]; acc: Acc[] }>();
+  let rowKeys = 0;
+  let colKeys = 0;
   for (const row of rows) {
     const rowKey = plan.rowAliases.map((a) => toAxis(row[a]));
     const columnKey = plan.colAliases.map((a) => toAxis(row[a]));
-    const rowText = JSON.stringify(rowKey);
-    const colText = JSON.stringify(columnKey);
     const acc = plan.partials.map((p) => row[p.alias] as Acc);
-    // Blank text and null are one key: two pre-aggregated groups may land in one cell.
-    add(cells, rowText + colText, rowKey, columnKey, acc);
-    add(rowTotals, rowText, rowKey, [], acc);
-    if (nCols) add(colTotals, colText, [], columnKey, acc);
-    merge(grand, acc);
+    for (const [r, c] of plan.levels) {
+      const rk = rowKey.slice(0, r);
+      const ck = columnKey.slice(0, c);
+      // Keys are JSON texts of the key arrays; blank text and null are one key, so two
+      // pre-aggregated groups may land in one cell.
+      const key = `${r}:${c}:${JSON.stringify(rk)}${JSON.stringify(ck)}`;
+      const seen = groupsByKey.get(key);
+      if (seen) {
+        for (let i = 0; i < seen.acc.length; i++) seen.acc[i] = combine(kinds[i], seen.acc[i], acc[i]);
+      } else {
+        groupsByKey.set(key, { rowKey: rk, columnKey: ck, acc: [...acc] });
+        if (r === nRows && c === 0) rowKeys++;
+        if (r === 0 && c === nCols && nCols > 0) colKeys++;
+      }
+    }
   }
-  const values = (acc: readonly Acc[]) => plan.totals.map((t) => t.value(acc));
   const groups: GroupRow[] = [];
-  for (const g of cells.values()) groups.push({ kind: 'cell', rowKey: g.rowKey, columnKey: g.columnKey, values: values(g.acc) });
-  for (const g of rowTotals.values()) groups.push({ kind: 'rowTotal', rowKey: g.rowKey, columnKey: [], values: values(g.acc) });
-  for (const g of colTotals.values()) groups.push({ kind: 'columnTotal', rowKey: [], columnKey: g.columnKey, values: values(g.acc) });
-  groups.push({ kind: 'grand', rowKey: [], columnKey: [], values: values(grand) });
-  return { keys: { rows: rowTotals.size, columns: nCols ? colTotals.size : 1 }, groups };
+  for (const g of groupsByKey.values()) groups.push({ rowKey: g.rowKey, columnKey: g.columnKey, values: plan.totals.map((t) => t.value(g.acc)) });
+  if (rows.length === 0) groups.push({ rowKey: [], columnKey: [], values: plan.totals.map((t) => t.value(plan.partials.map(() => null))) });
+  return { keys: { rows: rowKeys, columns: nCols ? colKeys : 1 }, groups };
 }
 
+/** Each row of the grouping sets statement as a group: GROUPING() says how deep its row and column keys go. */
 function fromGroupingSets(plan: PivotPlan, rows: Row[]): GroupRow[] {
-  const nCols = plan.colAliases.length;
-  const colMask = (1 << nCols) - 1;
-  const allMask = (1 << (plan.rowAliases.length + nCols)) - 1;
-  const groups: GroupRow[] = [];
-  for (const row of rows) {
+  const aliases = [...plan.rowAliases, ...plan.colAliases];
+  const groupedOut = (gid: number, i: number) => (gid & (1 << (aliases.length - 1 - i))) !== 0;
+  return rows.map((row) => {
     const gid = Number(row.gid);
-    const rowKey = plan.rowAliases.map((a) => toAxis(row[a]));
-    const columnKey = plan.colAliases.map((a) => toAxis(row[a]));
-    const values = plan.totals.map((_, i) => toNumber(row[`__t${i}`]));
-    if (gid === allMask) groups.push({ kind: 'grand', rowKey: [], columnKey: [], values });
-    else if (gid === 0) {
-      groups.push({ kind: 'cell', rowKey, columnKey, values });
-      if (nCols === 0) groups.push({ kind: 'rowTotal', rowKey, columnKey, values });
-    } else if (gid === colMask) groups.push({ kind: 'rowTotal', rowKey, columnKey: [], values });
-    else groups.push({ kind: 'columnTotal', rowKey: [], columnKey, values });
-  }
-  return groups;
+    const rowKey = plan.rowAliases.filter((_, i) => !groupedOut(gid, i)).map((a) => toAxis(row[a]));
+    const columnKey = plan.colAliases.filter((_, i) => !groupedOut(gid, plan.rowAliases.length + i)).map((a) => toAxis(row[a]));
+    return { rowKey, columnKey, values: plan.totals.map((_, i) => toNumber(row[`__t${i}`])) };
+  });
 }
 
 /**

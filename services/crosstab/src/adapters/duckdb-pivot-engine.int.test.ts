@@ -6,7 +6,8 @@ import type { IndexEntry } from '@quarry/metadata-store';
 import { parseQuery, restrictedQuery, type FieldDef, type Reader } from '@quarry/query-language';
 import { buildSnapshot, SnapshotEngine } from '@quarry/snapshots';
 import { pivotModel, type Agg, type ModelSpec, type ModelTotal } from '../../../../tests/support/pivot-model';
-import { buildGrid, type CrosstabGrid } from '../domain/crosstab-grid';
+import { toChartGrid, type CrosstabGrid } from '../domain/crosstab-grid';
+import { buildPivotTable } from '../domain/pivot-table';
 import { crosstabSpec, MAX_CELLS, type CrosstabRequestInput } from '../domain/crosstab-spec';
 import { DuckDbPivotEngine } from './duckdb-pivot-engine.adapter';
 
@@ -110,7 +111,7 @@ describe('DuckDbPivotEngine: one-scan planner against plain JS', () => {
     const spec = crosstabSpec(entry, input(c));
     const model: ModelSpec = { rows: c.rows, columns: c.columns ?? [], totals: c.totals, label };
     const result = await pivots.pivot(entry, where, spec, MAX_CELLS);
-    const got = gridCells(buildGrid(spec, result.groups), model);
+    const got = gridCells(toChartGrid(buildPivotTable(spec, result.groups)), model);
     const want = pivotModel(records, model);
     expect(got.rows).toEqual(want.rows);
     expect(got.columns).toEqual(want.columns);
@@ -188,7 +189,7 @@ describe('DuckDbPivotEngine: one-scan planner against plain JS', () => {
 
   it('(blank) keys: null and empty text form one group, on rows and columns', async () => {
     const result = await expectPivot({ rows: ['city'], columns: [{ field: 'region' }], totals: [{ agg: 'Count', name: 'n' }] }, RECORDS);
-    const blanks = result.groups.filter((g) => g.kind === 'rowTotal' && g.rowKey[0] === null);
+    const blanks = result.groups.filter((g) => g.rowKey.length === 1 && g.columnKey.length === 0 && g.rowKey[0] === null);
     expect(blanks).toHaveLength(1);
     expect(blanks[0].values[0]).toBe(RECORDS.filter((r) => blank(r.city)).length);
   });
@@ -232,7 +233,7 @@ describe('DuckDbPivotEngine: one-scan planner against plain JS', () => {
     const where = parseQuery('code:nowhere', { fields: entry.fields as FieldDef[], now: Date.now() });
     const totals: ModelTotal[] = [{ agg: 'Count', name: 'n' }, { agg: 'Sum', field: 'amount', name: 'sum' }, { agg: 'Count', field: 'city', name: 'cities' }, ...extra];
     const result = await expectPivot({ rows: ['region'], columns: [{ field: 'code' }], totals }, [], where);
-    expect(result.groups).toEqual([{ kind: 'grand', rowKey: [], columnKey: [], values: grand }]);
+    expect(result.groups).toEqual([{ rowKey: [], columnKey: [], values: grand }]);
   });
 
   describe('over the cell limit: the key counts come back, no group, and no more cells than the limit allows', () => {

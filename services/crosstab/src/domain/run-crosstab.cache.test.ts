@@ -49,10 +49,10 @@ function fixture(enabled = true) {
       const values = spec.totals.map(() => pivots.length);
       const columnKey = spec.columns.map(() => 'c');
       const groups: GroupRow[] = [
-        { kind: 'cell', rowKey: [label], columnKey, values },
-        { kind: 'rowTotal', rowKey: [label], columnKey: [], values },
-        ...(spec.columns.length ? [{ kind: 'columnTotal' as const, rowKey: [], columnKey, values }] : []),
-        { kind: 'grand', rowKey: [], columnKey: [], values },
+        { rowKey: [label], columnKey, values },
+        { rowKey: [label], columnKey: [], values },
+        ...(spec.columns.length ? [{ rowKey: [], columnKey, values }] : []),
+        { rowKey: [], columnKey: [], values },
       ];
       return { keys: { rows, columns: 1 }, groups: rows > 1 ? [] : groups };
     },
@@ -78,7 +78,7 @@ describe('RunCrosstabUseCase with the result cache', () => {
     const first = await f.run({ query: 'Title:star' });
     const again = await f.run({ query: 'Title:star' });
     expect([first.cache, again.cache]).toEqual(['miss', 'hit']);
-    expect(first.html).toContain('<table');
+    expect(first.payload).toContain('<table');
     expect({ ...again, cache: 'miss' }).toEqual(first);
     expect(f.pivots).toHaveLength(1);
   });
@@ -88,9 +88,9 @@ describe('RunCrosstabUseCase with the result cache', () => {
     const html = await f.run();
     const grid = await f.run({}, analyst, 'grid');
     expect([html.cache, grid.cache]).toEqual(['miss', 'miss']);
-    expect(html.gridJson).toBe('');
-    expect(grid.html).toBe('');
-    expect(JSON.parse(grid.gridJson)).toMatchObject({ rowFields: ['Genre'], totals: ['Count (Records)'] });
+    expect([html.output, grid.output]).toEqual(['html', 'grid']);
+    expect(html.payload).toContain('<table');
+    expect(JSON.parse(grid.payload)).toMatchObject({ rowFields: ['Genre'], totals: ['Count (Records)'] });
     const gridAgain = await f.run({}, analyst, 'grid');
     expect(gridAgain).toEqual({ ...grid, cache: 'hit' });
   });
@@ -118,10 +118,10 @@ describe('RunCrosstabUseCase with the result cache', () => {
     const comedy = await f.run({}, realm('Genre:comedy'));
     const open = await f.run({}, analyst);
     expect([drama.cache, comedy.cache, open.cache]).toEqual(['miss', 'miss', 'miss']);
-    expect(drama.html).toContain('drama');
-    expect(comedy.html).toContain('comedy');
-    expect(open.html).not.toMatch(/drama|comedy/);
-    expect((await f.run({}, realm('Genre:comedy'))).html).toBe(comedy.html);
+    expect(drama.payload).toContain('drama');
+    expect(comedy.payload).toContain('comedy');
+    expect(open.payload).not.toMatch(/drama|comedy/);
+    expect((await f.run({}, realm('Genre:comedy'))).payload).toBe(comedy.payload);
   });
 
   it('misses after a reload and serves the new snapshot', async () => {
@@ -130,7 +130,7 @@ describe('RunCrosstabUseCase with the result cache', () => {
     f.reload();
     const after = await f.run();
     expect(after.cache).toBe('miss');
-    expect(after.html).toContain(f.snapshot());
+    expect(after.payload).toContain(f.snapshot());
   });
 
   it('bypasses with cache: false and when the cache is off, and never keeps a refusal', async () => {

@@ -37,10 +37,10 @@ class CountingEngine implements PivotEngine {
       cells > maxCells
         ? []
         : [
-            { kind: 'cell', rowKey: ['SFO'], columnKey: ['LAX'], values: spec.totals.map(() => 1) },
-            { kind: 'rowTotal', rowKey: ['SFO'], columnKey: [], values: spec.totals.map(() => 1) },
-            { kind: 'columnTotal', rowKey: [], columnKey: ['LAX'], values: spec.totals.map(() => 1) },
-            { kind: 'grand', rowKey: [], columnKey: [], values: spec.totals.map(() => 1) },
+            { rowKey: ['SFO'], columnKey: ['LAX'], values: spec.totals.map(() => 1) },
+            { rowKey: ['SFO'], columnKey: [], values: spec.totals.map(() => 1) },
+            { rowKey: [], columnKey: ['LAX'], values: spec.totals.map(() => 1) },
+            { rowKey: [], columnKey: [], values: spec.totals.map(() => 1) },
           ];
     return { keys: this.keys, groups };
   }
@@ -73,14 +73,14 @@ describe('RunCrosstabUseCase and the 100,000-cell limit', () => {
     const run = new RunCrosstabUseCase(catalog, engine, noCache);
     const result = await run.execute(admin, request(1), 'html');
     expect(result.rowCount).toBe(1);
-    expect(result.html).toContain('<table');
+    expect(result.payload).toContain('<table');
     await expect(run.execute(admin, request(2), 'html')).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
   });
 
   it('renders HTML only when asked for it', async () => {
     const run = new RunCrosstabUseCase(catalog, new CountingEngine({ rows: 1, columns: 1 }), noCache);
     const grid = await run.execute(admin, request(1), 'grid');
-    expect(grid.html).toBe('');
-    expect(JSON.parse(grid.gridJson)).toMatchObject({ rows: [['SFO']], grandTotals: [1] });
+    expect(grid.output).toBe('grid');
+    expect(JSON.parse(grid.payload)).toMatchObject({ rows: [['SFO']], grandTotals: [1] });
   });
 });

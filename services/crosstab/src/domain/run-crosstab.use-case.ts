@@ -4,9 +4,23 @@ import { restrictedQuery, type QueryNode, type Reader } from '@quarry/query-lang
 import { fieldsOf, readableIndex } from '@quarry/snapshots';
 import type { PivotEngine } from '../ports/pivot-engine.port';
 import type { CachedResult, CacheStatus, ResultCache } from '@quarry/result-cache';
-import { buildGrid } from './crosstab-grid';
+import { toChartGrid } from './crosstab-grid';
 import { crosstabCells, crosstabSpec, MAX_CELLS, type CrosstabRequestInput, type CrosstabSpec } from './crosstab-spec';
+import { buildPivotTable, type PivotTable } from './pivot-table';
+import { renderCsv } from './render-csv';
 import { renderHtml } from './render-html';
+import { renderJson } from './render-json';
+
+/** "html", "json" and "csv" are the table's formats; "grid" is what the chart service draws from. */
+export const CROSSTAB_OUTPUTS = ['html', 'json', 'csv', 'grid'] as const;
+export type CrosstabOutput = (typeof CROSSTAB_OUTPUTS)[number];
+
+const RENDER: Record<CrosstabOutput, (table: PivotTable) => string> = {
+  html: renderHtml,
+  json: renderJson,
+  csv: renderCsv,
+  grid: (table) => JSON.stringify(toChartGrid(table)),
+};
 
 export interface RunCrosstabInput extends CrosstabRequestInput {
   index: string;
@@ -14,12 +28,14 @@ export interface RunCrosstabInput extends CrosstabRequestInput {
 }
 
 export interface CrosstabResult {
-  /** The table when output is "html", else ''. */
-  html: string;
-  /** The grid as JSON when output is "grid", else ''. */
-  gridJson: string;
+  output: CrosstabOutput;
+  /** The HTML table, the JSON table, the CSV text, or the chart grid as JSON, as `output` says. */
+  payload: string;
   rowCount: number;
   columnCount: number;
+  /** Values of the outermost row (column) level left out by rowLimit (columnLimit). */
+  rowsOmitted: number;
+  columnsOmitted: number;
   cache: CacheStatus;
 }
 
@@ -31,17 +47,12 @@ export interface RunCrosstabOptions {
   heavy?: <T>(work: () => Promise<T>) => Promise<T>;
 }
 
-function resultOf(output: 'html' | 'grid', value: CachedResult, cache: CacheStatus): CrosstabResult {
-  return {
-    html: output === 'html' ? value.payload : '',
-    gridJson: output === 'grid' ? value.payload : '',
-    rowCount: value.counts[0],
-    columnCount: value.counts[1],
-    cache,
-  };
+function resultOf(output: CrosstabOutput, value: CachedResult, cache: CacheStatus): CrosstabResult {
+  const [rowCount, columnCount, rowsOmitted, columnsOmitted] = value.counts;
+  return { output, payload: value.payload, rowCount, columnCount, rowsOmitted, columnsOmitted, cache };
 }
 
-/** CROSSTAB.EXECUTE: permissions and realms, validation, the pivot, and the HTML table. */
+/** CROSSTAB.EXECUTE: permissions and realms, validation, the pivot, and the table in the asked format. */
 export class RunCrosstabUseCase {
   constructor(
     private readonly catalog: IndexCatalog,
@@ -50,9 +61,11 @@ export class RunCrosstabUseCase {
     private readonly now: () => number = Date.now,
   ) {}
 
-  async execute(reader: Reader, input: RunCrosstabInput, output: 'html' | 'grid', opts: RunCrosstabOptions = {}): Promise<CrosstabResult> {
+  async execute(reader: Reader, input: RunCrosstabInput, output: CrosstabOutput, opts: RunCrosstabOptions = {}): Promise<CrosstabResult> {
     const entry = await readableIndex(this.catalog, reader, input.index, (gone) => this.pivots.forget(gone));
-    const spec = crosstabSpec(entry, input);
+    const asked = crosstabSpec(entry, input);
+    // A chart draws the cells; subtotal bars or slices would count every record twice.
+    const spec = output === 'grid' ? { ...asked, subtotals: false } : asked;
     const where = restrictedQuery(reader, entry.name, input.query, { fields: fieldsOf(entry), now: this.now() });
     const use = opts.cache !== false && this.cache.enabled;
     // The snapshot file is new with every load, so a reload or a drop and re-load never meets old entries;
@@ -66,7 +79,7 @@ export class RunCrosstabUseCase {
     return resultOf(output, value, use ? 'miss' : 'bypass');
   }
 
-  private async compute(entry: IndexEntry, where: QueryNode, spec: CrosstabSpec, output: 'html' | 'grid', signal?: AbortSignal): Promise<CachedResult> {
+  private async compute(entry: IndexEntry, where: QueryNode, spec: CrosstabSpec, output: CrosstabOutput, signal?: AbortSignal): Promise<CachedResult> {
     // One pass yields the key counts and the groups; over the limit it stops at the counts.
     const { keys, groups } = await this.pivots.pivot(entry, where, spec, MAX_CELLS, signal);
     const cells = crosstabCells(keys, spec);
@@ -75,7 +88,9 @@ export class RunCrosstabUseCase {
         `The crosstab would have ${cells} cells (${keys.rows} rows x ${keys.columns} columns x ${spec.totals.length} totals); the limit is ${MAX_CELLS}. Filter the query or use fewer fields.`,
       );
     }
-    const grid = buildGrid(spec, groups);
-    return { payload: output === 'html' ? renderHtml(grid) : JSON.stringify(grid), counts: [grid.rows.length, grid.columns.length] };
+    const table = buildPivotTable(spec, groups);
+    // Without column fields the Total column is the table's one column.
+    const columnCount = spec.columns.length ? table.columns.length : 1;
+    return { payload: RENDER[output](table), counts: [table.rows.length, columnCount, table.rowsOmitted, table.columnsOmitted] };
   }
 }

@@ -146,8 +146,14 @@ export class CallMethodUseCase {
           field: t.field ?? '',
           dynamicView: t.dynamicView ?? '',
           name: t.name ?? '',
+          showAs: t.showAs ?? '',
         })),
-        output: chart ? 'grid' : 'html',
+        subtotals: p.subtotals ?? false,
+        rowOrder: p.rowOrder ? { by: p.rowOrder.by, measure: p.rowOrder.measure ?? 0, direction: p.rowOrder.direction ?? 'asc' } : null,
+        columnOrder: p.columnOrder ? { by: p.columnOrder.by, measure: p.columnOrder.measure ?? 0, direction: p.columnOrder.direction ?? 'asc' } : null,
+        rowLimit: p.rowLimit ?? 0,
+        columnLimit: p.columnLimit ?? 0,
+        output: chart ? 'grid' : (p.format ?? 'html'),
         bypassCache: p.cache === false,
       },
       scope,
@@ -165,7 +171,11 @@ export class CallMethodUseCase {
           ? { contentType: 'image/svg+xml', data: png.svg, width: png.width, height: png.height, chartType: png.chartType }
           : { contentType: 'image/png', data: png.pngBase64, width: png.width, height: png.height, chartType: png.chartType };
     } else {
-      data = { contentType: 'text/html', data: res.html, rowCount: res.rowCount, columnCount: res.columnCount };
+      const omitted = p.rowLimit !== undefined || p.columnLimit !== undefined ? { rowsOmitted: res.rowsOmitted, columnsOmitted: res.columnsOmitted } : {};
+      const counts = { rowCount: res.rowCount, columnCount: res.columnCount };
+      if (p.format === 'json') data = { contentType: 'application/json', data: JSON.parse(res.data) as unknown, ...counts };
+      else if (p.format === 'csv') data = { contentType: 'text/csv', data: res.data, ...counts, ...omitted };
+      else data = { contentType: 'text/html', data: res.html, ...counts, ...omitted };
     }
     if (!p.saveReport) return { data, cache };
     // The saved params are the executable ones with their defaults filled in. `cache` is not one: it says
@@ -180,7 +190,14 @@ export class CallMethodUseCase {
         ...(t.field !== undefined ? { field: t.field } : {}),
         ...(t.dynamicView !== undefined ? { dynamicView: t.dynamicView } : {}),
         ...(t.name !== undefined ? { name: t.name } : {}),
+        ...(t.showAs !== undefined ? { showAs: t.showAs } : {}),
       })),
+      ...(p.subtotals !== undefined ? { subtotals: p.subtotals } : {}),
+      ...(p.rowOrder !== undefined ? { rowOrder: { by: p.rowOrder.by, measure: p.rowOrder.measure ?? 0, direction: p.rowOrder.direction ?? 'asc' } } : {}),
+      ...(p.columnOrder !== undefined ? { columnOrder: { by: p.columnOrder.by, measure: p.columnOrder.measure ?? 0, direction: p.columnOrder.direction ?? 'asc' } } : {}),
+      ...(p.rowLimit !== undefined ? { rowLimit: p.rowLimit } : {}),
+      ...(p.columnLimit !== undefined ? { columnLimit: p.columnLimit } : {}),
+      ...(p.format !== undefined ? { format: p.format } : {}),
       ...(p.chartType !== undefined ? { chartType: p.chartType, width: p.width ?? 800, height: p.height ?? 600, imageFormat: p.imageFormat ?? 'png' } : {}),
     };
     const report = await this.save(caller, p.saveReport, 'crosstab', 'CROSSTAB.EXECUTE', p.index, executable, scope);

@@ -96,30 +96,67 @@ const columnItem = z.strictObject(
   { error: `${PARAM} must be an object with field and reverse` },
 );
 
+/** One of a fixed set of words; any other value is a 400 listing them. */
+const oneOf = <const T extends readonly [string, ...string[]]>(values: T) =>
+  z.enum(values, { error: `${PARAM} must be one of ${values.map((v) => `"${v}"`).join(', ')}` });
+
+export const SHOW_AS = ['value', 'percentOfGrandTotal', 'percentOfRowTotal', 'percentOfColumnTotal'] as const;
+export const CROSSTAB_FORMATS = ['html', 'json', 'csv'] as const;
+export const AXIS_LIMIT_MAX = 10_000;
+
 const totalItem = z.strictObject(
   {
     aggregationType: requiredString(KEYWORD_MAX),
     field: optionalString(FIELD_NAME_MAX),
     dynamicView: optionalString(FIELD_NAME_MAX),
     name: optionalString(500),
+    showAs: oneOf(SHOW_AS).optional(),
   },
   { error: `${PARAM} must be an object with aggregationType and field or dynamicView` },
 );
 
-export const crosstabExecuteParams = z.strictObject({
-  index: requiredString(INDEX_NAME_MAX),
-  query: optionalString(QUERY_MAX_LENGTH),
-  rows: arrayOf(string(FIELD_NAME_MAX, 'a field name'), 8).min(1, { error: `${PARAM} must name at least one field` }),
-  columns: arrayOf(columnItem, 8).optional(),
-  totals: arrayOf(totalItem, 16).min(1, { error: `${PARAM} must have at least one item` }),
-  chartType: optionalString(KEYWORD_MAX),
-  imageFormat: optionalString(KEYWORD_MAX),
-  width: intInRange(100, 4000),
-  height: intInRange(100, 4000),
-  /** false skips the result cache for this call; not an executable param, so never saved in a report. */
-  cache: optionalBoolean(),
-  saveReport: saveReport.optional(),
-});
+const axisOrder = z.strictObject(
+  {
+    by: oneOf(['label', 'value']),
+    measure: z.number({ error: `${PARAM} must be an index into totals` }).int({ error: `${PARAM} must be an index into totals` }).min(0, { error: `${PARAM} must be an index into totals` }).optional(),
+    direction: oneOf(['asc', 'desc']).optional(),
+  },
+  { error: `${PARAM} must be an object with by ("label" or "value"), measure and direction` },
+);
+
+export const crosstabExecuteParams = z
+  .strictObject({
+    index: requiredString(INDEX_NAME_MAX),
+    query: optionalString(QUERY_MAX_LENGTH),
+    rows: arrayOf(string(FIELD_NAME_MAX, 'a field name'), 8).min(1, { error: `${PARAM} must name at least one field` }),
+    columns: arrayOf(columnItem, 8).optional(),
+    totals: arrayOf(totalItem, 16).min(1, { error: `${PARAM} must have at least one item` }),
+    subtotals: optionalBoolean(),
+    rowOrder: axisOrder.optional(),
+    columnOrder: axisOrder.optional(),
+    rowLimit: intInRange(1, AXIS_LIMIT_MAX),
+    columnLimit: intInRange(1, AXIS_LIMIT_MAX),
+    format: oneOf(CROSSTAB_FORMATS).optional(),
+    chartType: optionalString(KEYWORD_MAX),
+    imageFormat: optionalString(KEYWORD_MAX),
+    width: intInRange(100, 4000),
+    height: intInRange(100, 4000),
+    /** false skips the result cache for this call; not an executable param, so never saved in a report. */
+    cache: optionalBoolean(),
+    saveReport: saveReport.optional(),
+  })
+  .superRefine((p, ctx) => {
+    // Rules across parameters, each named by its own path.
+    for (const name of ['rowOrder', 'columnOrder'] as const) {
+      const measure = p[name]?.measure;
+      if (measure !== undefined && measure >= p.totals.length) {
+        ctx.addIssue({ code: 'custom', path: [name, 'measure'], message: `${PARAM} must be an index into totals, from 0 to ${p.totals.length - 1}` });
+      }
+    }
+    if (p.format !== undefined && p.chartType !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['format'], message: `${PARAM} is for tables; a chart (chartType) takes imageFormat instead` });
+    }
+  });
 
 export const reportsFindParams = z.strictObject({
   search: optionalString(200),

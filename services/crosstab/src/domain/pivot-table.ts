@@ -1,0 +1,171 @@
+import type { FieldDef } from '@quarry/query-language';
+import type { AxisValue, GroupRow } from './crosstab-grid';
+import type { AxisOrder, CrosstabSpec, ShowAs } from './crosstab-spec';
+
+export type Values = Array<number | null>;
+
+/**
+ * The crosstab as every format shows it: the row and column keys in display order (a subtotal's key is
+ * shorter than the field list, placed after its group), and the shown value of every (row, column),
+ * where the key [] is the Total row or column. Renderers read only this.
+ */
+export interface PivotTable {
+  spec: CrosstabSpec;
+  rows: AxisValue[][];
+  /** Empty without column fields: the Total column is the only one. */
+  columns: AxisValue[][];
+  /** The shown values (after showAs) at a row key and a column key. */
+  at(rowKey: readonly AxisValue[], columnKey: readonly AxisValue[]): Values;
+  /** Values of the outermost row (column) level that rowLimit (columnLimit) left out. */
+  rowsOmitted: number;
+  columnsOmitted: number;
+  /** How many values the outermost row (column) level has before the limit. */
+  outerRows: number;
+  outerColumns: number;
+}
+
+const isBlank = (v: AxisValue) => v === null || v === '';
+const norm = (k: readonly AxisValue[]) => k.map((v) => (v === '' ? null : v));
+const keyText = (rowKey: readonly AxisValue[], columnKey: readonly AxisValue[]) => `${JSON.stringify(norm(rowKey))}|${JSON.stringify(norm(columnKey))}`;
+/** 12 significant digits: sums of doubles carry float noise that no reader wants to see. */
+const round = (v: number | null) => (v === null || !Number.isFinite(v) ? null : Number.isInteger(v) ? v : Number(v.toPrecision(12)));
+
+/** Label order of one level: blank last whatever the direction; text case-insensitively, then exactly. */
+export function compareLabels(a: AxisValue, b: AxisValue, type: FieldDef['type']): number {
+  if (isBlank(a) || isBlank(b)) return isBlank(a) === isBlank(b) ? 0 : isBlank(a) ? 1 : -1;
+  if (type === 'integer' || type === 'number') return (a as number) - (b as number);
+  if (type === 'boolean') return Number(a) - Number(b);
+  const x = String(a).toLowerCase();
+  const y = String(b).toLowerCase();
+  if (x !== y) return x < y ? -1 : 1;
+  return String(a) < String(b) ? -1 : String(a) > String(b) ? 1 : 0;
+}
+
+interface AxisPlan {
+  types: Array<FieldDef['type']>;
+  reverse: boolean[];
+  order: AxisOrder;
+  limit: number | null;
+  subtotals: boolean;
+  /** The raw total of a key at its own depth (the Total column of a row, the Total row of a column). */
+  total: (key: AxisValue[]) => Values;
+}
+
+/**
+ * Orders the full keys of one axis level by level and cuts the outermost level to the limit. By label,
+ * each level in `direction` (a column level's `reverse` flips it again); by value, siblings by their
+ * own total of the measure, ties by label ascending, empty totals last.
+ */
+function arrangeAxis(keys: AxisValue[][], plan: AxisPlan): { keys: AxisValue[][]; omitted: number; outer: number } {
+  const depth = plan.types.length;
+  if (depth === 0) return { keys: [], omitted: 0, outer: 0 };
+  const out: AxisValue[][] = [];
+  let omitted = 0;
+  let outer = 0;
+  const walk = (prefix: AxisValue[], members: AxisValue[][], level: number) => {
+    const children = new Map<string, { value: AxisValue; members: AxisValue[][] }>();
+    for (const k of members) {
+      const id = JSON.stringify(norm([k[level]]));
+      const child = children.get(id);
+      if (child) child.members.push(k);
+      else children.set(id, { value: k[level], members: [k] });
+    }
+    const byLabel = (a: AxisValue, b: AxisValue) => compareLabels(a, b, plan.types[level]);
+    let ordered = [...children.values()];
+    if (plan.order.by === 'label') {
+      const sign = (plan.order.direction === 'desc' ? -1 : 1) * (plan.reverse[level] ? -1 : 1);
+      ordered.sort((a, b) => {
+        if (isBlank(a.value) !== isBlank(b.value)) return isBlank(a.value) ? 1 : -1;
+        return sign * byLabel(a.value, b.value);
+      });
+    } else {
+      const sign = plan.order.direction === 'desc' ? -1 : 1;
+      const measure = (c: { value: AxisValue }) => plan.total([...prefix, c.value])[plan.order.measure] ?? null;
+      ordered.sort((a, b) => {
+        const x = measure(a);
+        const y = measure(b);
+        if (x === null || y === null) return x === y ? byLabel(a.value, b.value) : x === null ? 1 : -1;
+        return x !== y ? sign * (x - y) : byLabel(a.value, b.value);
+      });
+    }
+    if (level === 0) {
+      outer = ordered.length;
+      if (plan.limit !== null && ordered.length > plan.limit) {
+        omitted = ordered.length - plan.limit;
+        ordered = ordered.slice(0, plan.limit);
+      }
+    }
+    for (const child of ordered) {
+      const key = [...prefix, child.value];
+      if (level + 1 === depth) out.push(key);
+      else {
+        walk(key, child.members, level + 1);
+        if (plan.subtotals) out.push(key);
+      }
+    }
+  };
+  walk([], keys, 0);
+  return { keys: out, omitted, outer };
+}
+
+/** percent of `denominator`, or empty where either side is empty or the denominator is 0. */
+function percent(value: number | null, denominator: number | null | undefined): number | null {
+  if (value === null || denominator === null || denominator === undefined || denominator === 0) return null;
+  return (value / denominator) * 100;
+}
+
+/** Assembles the table from the engine's groups: order, limits, subtotals and "show values as". */
+export function buildPivotTable(spec: CrosstabSpec, groups: GroupRow[], opts: { subtotals?: boolean } = {}): PivotTable {
+  const R = spec.rows.length;
+  const C = spec.columns.length;
+  const raw = new Map<string, Values>();
+  const rowKeys: AxisValue[][] = [];
+  const colKeys: AxisValue[][] = [];
+  for (const g of groups) {
+    raw.set(keyText(g.rowKey, g.columnKey), g.values.map(round));
+    if (g.rowKey.length === R && g.columnKey.length === 0) rowKeys.push(g.rowKey);
+    if (C > 0 && g.rowKey.length === 0 && g.columnKey.length === C) colKeys.push(g.columnKey);
+  }
+  const empty: Values = spec.totals.map(() => null);
+  const rawAt = (r: readonly AxisValue[], c: readonly AxisValue[]) => raw.get(keyText(r, c)) ?? empty;
+  const subtotals = opts.subtotals ?? spec.subtotals;
+  const rows = arrangeAxis(rowKeys, {
+    types: spec.rows.map((f) => f.type),
+    reverse: spec.rows.map(() => false),
+    order: spec.rowOrder,
+    limit: spec.rowLimit,
+    subtotals,
+    total: (k) => rawAt(k, []),
+  });
+  const columns = arrangeAxis(colKeys, {
+    types: spec.columns.map((c) => c.field.type),
+    reverse: spec.columns.map((c) => c.reverse),
+    order: spec.columnOrder,
+    limit: spec.columnLimit,
+    subtotals,
+    total: (k) => rawAt([], k),
+  });
+  const grand = rawAt([], []);
+  const show = (mode: ShowAs, m: number, value: number | null, r: readonly AxisValue[], c: readonly AxisValue[]): number | null => {
+    switch (mode) {
+      case 'value':
+        return value;
+      case 'percentOfGrandTotal':
+        return round(percent(value, grand[m]));
+      case 'percentOfRowTotal':
+        return round(percent(value, rawAt(r, [])[m]));
+      case 'percentOfColumnTotal':
+        return round(percent(value, rawAt([], c)[m]));
+    }
+  };
+  return {
+    spec,
+    rows: rows.keys,
+    columns: columns.keys,
+    at: (r, c) => rawAt(r, c).map((v, m) => show(spec.totals[m].showAs, m, v, r, c)),
+    rowsOmitted: rows.omitted,
+    columnsOmitted: columns.omitted,
+    outerRows: rows.outer,
+    outerColumns: columns.outer,
+  };
+}

@@ -1,0 +1,47 @@
+import { stringify } from 'csv-stringify/sync';
+import { axisLabel, formatNumber, type AxisValue } from './crosstab-grid';
+import type { PivotTable } from './pivot-table';
+
+/** A column's header text: its key parts joined by " / ", a subtotal column as "<value> Total". */
+function columnLabel(key: AxisValue[], depth: number): string {
+  const parts = key.map(axisLabel);
+  if (key.length < depth) parts[parts.length - 1] = `${parts[parts.length - 1]} Total`;
+  return parts.join(' / ');
+}
+
+/** Row header cells: one per row field; a subtotal row reads "<value> Total" at its own level, blank after. */
+function rowCells(key: AxisValue[], depth: number): string[] {
+  const cells = key.map(axisLabel);
+  if (key.length < depth) cells[cells.length - 1] = `${cells[cells.length - 1]} Total`;
+  while (cells.length < depth) cells.push('');
+  return cells;
+}
+
+/**
+ * The table as RFC 4180 CSV (DESIGN.md "Crosstab analytics", format csv): a header line, one line per
+ * row (subtotals included), a last Total line; numbers with a dot and no thousands separators, empty
+ * cells empty.
+ */
+export function renderCsv(table: PivotTable): string {
+  const { spec } = table;
+  const R = spec.rows.length;
+  const C = spec.columns.length;
+  const names = spec.totals.map((t) => t.name);
+  const header = [
+    ...spec.rows.map((f) => f.name),
+    ...table.columns.flatMap((c) => names.map((n) => `${columnLabel(c, C)} | ${n}`)),
+    ...names.map((n) => `Total | ${n}`),
+  ];
+  const numbers = (values: Array<number | null>) => values.map(formatNumber);
+  const line = (head: string[], rowKey: AxisValue[]) => [
+    ...head,
+    ...table.columns.flatMap((c) => numbers(table.at(rowKey, c))),
+    ...numbers(table.at(rowKey, [])),
+  ];
+  const records = [
+    header,
+    ...table.rows.map((key) => line(rowCells(key, R), key)),
+    line(['Total', ...Array.from({ length: R - 1 }, () => '')], []),
+  ];
+  return stringify(records, { record_delimiter: '\r\n' });
+}
