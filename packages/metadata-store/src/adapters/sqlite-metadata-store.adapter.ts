@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import fs from 'node:fs';
-import path from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
+import { openSqlite } from './open-sqlite';
 import { AppError } from '@quarry/errors';
 import type { Credential, NewToken, NewUser, Realm, TokenRecord, User, UserStatus } from '../domain/identity';
 import type { IndexCatalog, IndexEntry, IndexPublication, LoadLock, LoadLockHolder } from '../ports/index-catalog.port';
@@ -147,13 +146,7 @@ export class SqliteMetadataStore implements MetadataStore, IndexCatalog {
   private readonly dataVersion;
 
   constructor(file: string) {
-    if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
-    this.db = new Database(file);
-    // First: processes opening a fresh file at once (two `quarry index load`) wait for each other instead of failing.
-    this.db.pragma('busy_timeout = 5000');
-    this.db.pragma('journal_mode = WAL');
-    // FULL: a publication or a revocation that returned must survive a power cut (writes are rare here).
-    this.db.pragma('synchronous = FULL');
+    this.db = openSqlite(file);
     // One IMMEDIATE transaction: the column check and the ALTER must not interleave with another process's migration.
     this.db
       .transaction(() => {

@@ -33,14 +33,14 @@ describe('SqliteMetadataStore opened by several processes at once', () => {
     // The built adapter, so that real separate processes race on the schema (npm test builds before jest).
     const built = path.resolve(__dirname, '../../dist/adapters/sqlite-metadata-store.adapter.js');
     expect(fs.existsSync(built)).toBe(true);
-    for (let round = 0; round < 5; round += 1) {
+    for (let round = 0; round < 10; round += 1) {
       const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'q-meta-race-')), 'quarry.db');
       const startAt = Date.now() + 400;
       const script = `const { SqliteMetadataStore } = require(${JSON.stringify(built)});
         while (Date.now() < ${startAt}) {}
         const s = new SqliteMetadataStore(${JSON.stringify(file)});
         s.close().then(() => process.exit(0));`;
-      const runs = Array.from({ length: 6 }, () =>
+      const runs = Array.from({ length: 8 }, () =>
         new Promise<{ code: number | null; stderr: string }>((resolve) => {
           const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'ignore', 'pipe'] });
           let stderr = '';

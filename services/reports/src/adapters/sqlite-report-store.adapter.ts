@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import fs from 'node:fs';
-import path from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
+import { openSqlite } from '@quarry/metadata-store';
 import { AppError, quoteInput } from '@quarry/errors';
 import { searchText } from '../domain/search-words';
 import type { NewReport, ReportQuery, ReportRecord, ReportStore, ReportViewer } from '../ports/report-store.port';
@@ -87,13 +86,8 @@ export class SqliteReportStore implements ReportStore {
   private readonly byGuid;
 
   constructor(file: string) {
-    if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
-    this.db = new Database(file);
-    // busy_timeout first: processes opening a fresh file at once wait for each other's WAL switch and schema.
-    this.db.pragma('busy_timeout = 5000');
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma('synchronous = FULL');
-    this.db.exec(SCHEMA);
+    this.db = openSqlite(file);
+    this.db.transaction(() => this.db.exec(SCHEMA)).immediate();
     this.insertStmt = this.db.prepare(
       `INSERT INTO reports (guid, owner_id, owner_name, name, name_key, description, folder, shared, type, idx, method, params, search_text, created_at, updated_at)
        VALUES (@guid, @owner_id, @owner_name, @name, @name_key, @description, @folder, @shared, @type, @idx, @method, @params, @search_text, @created_at, @updated_at)`,
