@@ -12,7 +12,8 @@ const path = require('node:path');
 const { SqliteMetadataStore, sqliteFile } = require('../packages/metadata-store/dist');
 const { SnapshotEngine } = require('../packages/snapshots/dist');
 const { RunCrosstabUseCase, DuckDbPivotEngine } = require('../services/crosstab/dist');
-const { ChromiumRenderer, buildChartOption, chartKind } = require('../services/chart/dist');
+const { ChromiumRenderer, buildChartOption, chartKind, renderSvg } = require('../services/chart/dist');
+const { LruResultCache } = require('../packages/result-cache/dist');
 const { silentLogger } = require('../packages/logger/dist');
 const { VEGA, BIN, cli, rpc, timeIt, fmt } = require('./lib');
 
@@ -34,6 +35,7 @@ const freePort = () => new Promise((res) => { const s = net.createServer().liste
 
 function spawnLogged(args, env) {
   const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env, LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'inherit'] });
+  children.add(child);
   const lines = [];
   let tail = '';
   child.stdout.on('data', (d) => {
@@ -104,6 +106,7 @@ async function main() {
 
   const redisPort = await freePort();
   const redis = spawn('redis-server', ['--port', String(redisPort), '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  children.add(redis);
   await new Promise((r) => setTimeout(r, 300));
   const shared = { ...env, REDIS_URL: `redis://127.0.0.1:${redisPort}` };
 
@@ -117,13 +120,14 @@ async function main() {
   // The same chart, drawn directly: grid in process, then the renderer with the same pool size.
   const store = new SqliteMetadataStore(sqliteFile(dataDir));
   const engine = new SnapshotEngine(dataDir);
-  const crosstab = await new RunCrosstabUseCase(store, new DuckDbPivotEngine(engine)).execute(
+  const crosstab = await new RunCrosstabUseCase(store, new DuckDbPivotEngine(engine), new LruResultCache(0)).execute(
     { admin: true, indexes: ['*'], realms: [] },
     { index: 'movies', query: PARAMS.query, rows: PARAMS.rows, columns: [{ field: 'MPAA Rating', reverse: false }], totals: [{ aggregationType: 'Count', field: '', dynamicView: '', name: '' }] },
     'grid',
   );
-  if (crosstab.grid.rows.length !== 12 || crosstab.grid.columns.length !== 4) throw new Error(`expected 12x4, got ${crosstab.grid.rows.length}x${crosstab.grid.columns.length}`);
-  const option = buildChartOption(crosstab.grid, chartKind('MSColumn2D'), 800, 600, 'movies');
+  const grid = JSON.parse(crosstab.payload);
+  if (grid.rows.length !== 12 || grid.columns.length !== 4) throw new Error(`expected 12x4, got ${grid.rows.length}x${grid.columns.length}`);
+  const option = buildChartOption(grid, chartKind('MSColumn2D'), 800, 600, 'movies');
   const renderer = new ChromiumRenderer({ executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium', pages: CONCURRENCY, renderTimeoutMs: 10000 }, silentLogger());
   await renderer.start();
   const direct = () => renderer.render({ option, width: 800, height: 600 });
@@ -177,6 +181,14 @@ async function main() {
   const tputE2e = await throughput(e2e);
   clearInterval(sampler);
   const tputDirect = await throughput(direct);
+  // imageFormat svg: ECharts' server-side SVG renderer in the chart service, no queue and no Chromium.
+  const svgE2e = () => rpc(port, token, 'CROSSTAB.EXECUTE', { ...PARAMS, imageFormat: 'svg' });
+  const svgDirect = async () => renderSvg({ option, width: 800, height: 600, format: 'svg' });
+  for (let i = 0; i < 10; i++) { await svgE2e(); await svgDirect(); }
+  const latSvgE2e = await timeIt(50, svgE2e);
+  const latSvgDirect = await timeIt(50, svgDirect);
+  const tputSvgE2e = await throughput(svgE2e);
+  const tputSvgDirect = await throughput(svgDirect);
 
   await renderer.close();
   await engine.close();
@@ -188,7 +200,10 @@ async function main() {
   console.table([
     { path: 'end to end (JSON-RPC → crosstab → gRPC → BullMQ → worker)', 'p50 ms': fmt(latE2e.p50), 'p95 ms': fmt(latE2e.p95), 'charts/s': fmt(tputE2e) },
     { path: 'direct in-process render, same pool size', 'p50 ms': fmt(latDirect.p50), 'p95 ms': fmt(latDirect.p95), 'charts/s': fmt(tputDirect) },
+    { path: 'SVG end to end (JSON-RPC → crosstab → gRPC → chart service)', 'p50 ms': fmt(latSvgE2e.p50), 'p95 ms': fmt(latSvgE2e.p95), 'charts/s': fmt(tputSvgE2e) },
+    { path: 'SVG direct in-process (renderSvg)', 'p50 ms': fmt(latSvgDirect.p50), 'p95 ms': fmt(latSvgDirect.p95), 'charts/s': fmt(tputSvgDirect) },
   ]);
+  console.log(`SVG vs PNG end to end: p50 ${fmt(latSvgE2e.p50)} vs ${fmt(latE2e.p50)} ms (ratio ${fmt(latSvgE2e.p50 / latE2e.p50)}), ${fmt(tputSvgE2e)} vs ${fmt(tputE2e)} charts/s`);
   const overhead = latE2e.p50 - latDirect.p50;
   console.log(`end to end minus direct render at p50: ${fmt(overhead)} ms; ratio p50 ${fmt(latE2e.p50 / latDirect.p50)}`);
   console.log(`  the render itself inside the worker (its own log) p50: ${workerP50} ms, vs ${fmt(latDirect.p50)} ms direct`);
@@ -202,6 +217,8 @@ async function main() {
   console.log(`peak memory during the run: chart worker RSS ${fmt(peak.selfRss)} MB (PSS ${fmt(peak.self)}), its Chromium RSS summed over its processes ${fmt(peak.chromiumRss)} MB (PSS ${fmt(peak.chromium)})`);
 }
 
+const children = new Set();
+process.on('exit', () => { for (const c of children) try { c.kill('SIGKILL'); } catch {} });
 main().catch((err) => {
   console.error(err);
   process.exit(1);

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
 import { AppError, abortReason } from '@quarry/errors';
+import { ConnectionPool } from './connection-pool';
 import { learnSingleWordFields, type SingleWordFields } from './single-word-fields';
 import { ident, literal, wordsColumn, wordsExpr } from './sql';
 
@@ -38,11 +39,16 @@ interface CachedTable {
 export class SnapshotEngine {
   private instance: Promise<DuckDBInstance> | undefined;
   private readonly tables = new Map<string, CachedTable>();
+  /** Queries borrow long-lived connections with their prepared statements; loads and drops use their own. */
+  private readonly pool: ConnectionPool;
 
   constructor(
     private readonly dataDir: string,
     private readonly options: { threads?: number } = {},
-  ) {}
+  ) {
+    // As many idle connections as calls that run at once in practice (heavy calls are capped at 4).
+    this.pool = new ConnectionPool(() => this.db(), 8);
+  }
 
   private db(): Promise<DuckDBInstance> {
     this.instance ??= DuckDBInstance.create(':memory:', {
@@ -110,6 +116,7 @@ export class SnapshotEngine {
 
   private drop(key: string, cached: CachedTable): void {
     this.tables.delete(key);
+    this.pool.invalidate();
     void cached.table
       .then(({ table }) =>
         this.withConnection(async (c) => {
@@ -135,11 +142,13 @@ export class SnapshotEngine {
    */
   async all(sql: string, params?: Record<string, DuckDBValue>, signal?: AbortSignal): Promise<Row[]> {
     if (signal?.aborted) throw abortReason(signal);
-    return this.withConnection(async (c) => {
+    return this.pool.use(async (c, prepare) => {
       const interrupt = () => c.interrupt();
       signal?.addEventListener('abort', interrupt, { once: true });
       try {
-        return (await c.runAndReadAll(sql, params)).getRowObjectsJS() as Row[];
+        const statement = await prepare(sql);
+        if (params && Object.keys(params).length > 0) statement.bind(params);
+        return (await statement.runAndReadAll()).getRowObjectsJS() as Row[];
       } catch (err) {
         if (signal?.aborted) throw abortReason(signal);
         throw err;
@@ -150,6 +159,7 @@ export class SnapshotEngine {
   }
 
   async close(): Promise<void> {
+    this.pool.invalidate();
     if (this.instance) (await this.instance).closeSync();
     this.instance = undefined;
     this.tables.clear();

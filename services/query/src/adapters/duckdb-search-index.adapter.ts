@@ -10,6 +10,13 @@ function orderBy(sort: SortKey[]): string {
   return [...keys, '__rowid ASC'].join(', ');
 }
 
+/**
+ * Up to this many records a search is one statement, its count a window over the filtered rows; above
+ * it the count and the page are two statements run side by side, so a page of a large index never
+ * carries every matching row through a window (bench/README.md, latency).
+ */
+export const ONE_PASS_MAX_RECORDS = 100_000;
+
 /** The embedded default: searches the in-memory copy of the Parquet snapshot. */
 export class DuckDbSearchIndex implements SearchIndex {
   constructor(private readonly engine: SnapshotEngine) {}
@@ -24,6 +31,15 @@ export class DuckDbSearchIndex implements SearchIndex {
     const where = compileWhere(plan.where, loaded);
     const from = `FROM ${ident(table)} WHERE ${where.sql}`;
     const projection = recordJsonSql(entry.fields, columnTypes);
+    const page = `ORDER BY ${orderBy(plan.sort)} LIMIT ${plan.limit} OFFSET ${plan.offset}`;
+    if (entry.recordCount <= ONE_PASS_MAX_RECORDS) {
+      // One statement: the count rides along each row of the page as a window over the filtered rows.
+      const rows = await this.engine.all(`SELECT ${projection} AS j, count(*) OVER () AS __n ${from} ${page}`, where.params, plan.signal);
+      // A page past the end has no row to carry the count: ask for it alone (a rare call).
+      if (rows.length > 0 || plan.offset === 0) {
+        return { total: rows.length ? Number(rows[0].__n) : 0, recordsJson: `[${rows.map((r) => String(r.j)).join(',')}]` };
+      }
+    }
     const [countRows, pageRows] = await Promise.all([
       this.engine.all(`SELECT count(*) AS n ${from}`, where.params, plan.signal),
       this.engine.all(

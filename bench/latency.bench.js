@@ -1,0 +1,128 @@
+#!/usr/bin/env node
+// Latency of everyday calls on small indexes (issue 18): movies (3,201 records) and birdstrikes (10,000),
+// `quarry serve` all-in-one, calls one after another over one kept-alive connection (p50 of 30), each with
+// `cache: false` so the result cache hides nothing; beside the same answers written by hand on DuckDB
+// in-process over the same files (what a user would otherwise run), the gateway's floor (GET /healthz, no
+// auth, no service) and 20 concurrent clients searching movies.
+// Usage: npm run build && node bench/latency.bench.js [--runs 30] [--seconds 5]
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { DuckDBInstance } = require('@duckdb/node-api');
+const { VEGA, cli, startServer, rpc, timeIt, fmt } = require('./lib');
+
+const RUNS = Number(process.argv[process.argv.indexOf('--runs') + 1]) || 30;
+const SECONDS = Number(process.argv[process.argv.indexOf('--seconds') + 1]) || 5;
+
+const CASES = [
+  {
+    name: 'INDEXES.FIND (no data touched)',
+    method: 'INDEXES.FIND',
+    params: {},
+    target: 5,
+  },
+  {
+    name: 'movies: word in any field, page of 20',
+    method: 'QUERIES.EXECUTE',
+    params: { index: 'movies', query: 'love', pageSize: 20 },
+    hand: `SELECT *, count(*) OVER () AS total FROM movies WHERE regexp_matches(lower(concat_ws(' ', "Title", "MPAA Rating", "Distributor", "Source", "Major Genre", "Creative Type", "Director")), '\\blove\\b') ORDER BY rowid LIMIT 20`,
+    target: 5,
+  },
+  {
+    name: 'movies: (Major Genre):Drama sorted by rating',
+    method: 'QUERIES.EXECUTE',
+    params: { index: 'movies', query: '(Major Genre):Drama', sort: [{ field: 'IMDB Rating', direction: 'desc' }] },
+    hand: `SELECT *, count(*) OVER () AS total FROM movies WHERE "Major Genre" = 'Drama' ORDER BY "IMDB Rating" DESC NULLS LAST LIMIT 50`,
+    target: 5,
+  },
+  {
+    name: 'birdstrikes: phrase OR open range, page of 50',
+    method: 'QUERIES.EXECUTE',
+    params: { index: 'birdstrikes', query: '(Wildlife Species):"turkey vulture" OR (Cost Total $):>100000', pageSize: 50 },
+    hand: `SELECT *, count(*) OVER () AS total FROM birdstrikes WHERE regexp_matches(lower("Wildlife Species"), '\\bturkey vulture\\b') OR "Cost Total $" > 100000 ORDER BY rowid LIMIT 50`,
+    target: 5,
+  },
+  {
+    name: 'birdstrikes: crosstab state x size, Sum',
+    method: 'CROSSTAB.EXECUTE',
+    params: { index: 'birdstrikes', rows: ['Origin State'], columns: [{ field: 'Wildlife Size' }], totals: [{ aggregationType: 'Sum', field: 'Cost Total $' }] },
+    hand: `SELECT "Origin State", "Wildlife Size", sum("Cost Total $") FROM birdstrikes GROUP BY GROUPING SETS (("Origin State", "Wildlife Size"), ("Origin State"), ("Wildlife Size"), ())`,
+    target: 10,
+  },
+];
+
+const MIXED = [
+  { index: 'movies', query: 'love', pageSize: 20 },
+  { index: 'movies', query: 'Director:spielberg' },
+  { index: 'movies', query: '(IMDB Rating):[8 TO 10]', sort: [{ field: 'IMDB Rating', direction: 'desc' }] },
+  { index: 'movies', query: '(Major Genre):Comedy AND (MPAA Rating):R', pageSize: 10 },
+  { index: 'movies', query: 'star*', page: 2, pageSize: 20 },
+];
+
+async function main() {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-bench-lat-'));
+  const env = { QUARRY_DATA_DIR: dataDir };
+  await cli(['index', 'load', 'movies', path.join(VEGA, 'movies.json')], env);
+  await cli(['index', 'load', 'birdstrikes', path.join(VEGA, 'birdstrikes.csv')], env);
+  await cli(['user', 'create', 'bench', '--indexes', '*'], env);
+  const token = (await cli(['token', 'create', '--user', 'bench', '--scopes', 'query:execute,indexes:read'], env)).trim().split('\n').pop();
+
+  const db = await DuckDBInstance.create(':memory:', { threads: '2' });
+  const connection = await db.connect();
+  await connection.run(`CREATE TABLE movies AS SELECT * FROM read_json_auto('${path.join(VEGA, 'movies.json')}')`);
+  await connection.run(`CREATE TABLE birdstrikes AS SELECT * FROM read_csv_auto('${path.join(VEGA, 'birdstrikes.csv')}')`);
+  const hand = async (sql) => (await connection.runAndReadAll(sql)).getRowObjectsJS();
+
+  const server = await startServer(env);
+  try {
+    const livez = () => fetch(`http://127.0.0.1:${server.port}/healthz`).then((r) => r.text());
+    for (let i = 0; i < 30; i++) await livez();
+    const floor = await timeIt(RUNS, livez);
+    const rows = [];
+    for (const c of CASES) {
+      const params = c.method === 'INDEXES.FIND' ? c.params : { ...c.params, cache: false };
+      const call = () => rpc(server.port, token, c.method, params);
+      for (let i = 0; i < 10; i++) await call();
+      const e2e = await timeIt(RUNS, call);
+      let direct;
+      if (c.hand) {
+        for (let i = 0; i < 5; i++) await hand(c.hand);
+        direct = await timeIt(RUNS, () => hand(c.hand));
+      }
+      rows.push({
+        call: c.name,
+        'p50 ms': fmt(e2e.p50),
+        'p95 ms': fmt(e2e.p95),
+        target: `<= ${c.target}`,
+        ok: e2e.p50 <= c.target ? 'yes' : 'NO',
+        'DuckDB by hand p50 ms': direct ? fmt(direct.p50) : '-',
+      });
+    }
+    // 20 clients, each with its own kept-alive connection, mixed searches.
+    let n = 0;
+    const end = Date.now() + SECONDS * 1000;
+    await Promise.all(
+      Array.from({ length: 20 }, async (_, k) => {
+        let i = k;
+        while (Date.now() < end) {
+          await rpc(server.port, token, 'QUERIES.EXECUTE', { ...MIXED[i++ % MIXED.length], cache: false });
+          n++;
+        }
+      }),
+    );
+    const rate = n / SECONDS;
+    rows.push({ call: '20 clients searching movies (mixed)', 'p50 ms': '-', 'p95 ms': '-', target: '>= 1000 req/s', ok: rate >= 1000 ? 'yes' : 'NO', 'DuckDB by hand p50 ms': '-' });
+    console.table(rows);
+    console.log(`20 clients: ${fmt(rate)} req/s; gateway floor (GET /healthz): p50 ${fmt(floor.p50)} ms`);
+    console.log(`${RUNS} sequential calls each; cores: ${os.cpus().length}; node ${process.version}`);
+  } finally {
+    await server.stop();
+    connection.closeSync();
+    db.closeSync();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
