@@ -414,7 +414,7 @@ describe('CROSSTAB.EXECUTE analytics: show values as, subtotals, order, limits, 
     const res = await stack.call<{ contentType: string; data: string }>(analyst, 'CROSSTAB.EXECUTE', {
       index: 'movies',
       rows: ['Major Genre'],
-      totals: [{ aggregationType: 'Sum', field: 'Worldwide Gross' }],
+      totals: [{ aggregationType: 'Sum', field: 'Worldwide Gross', showAs: 'percentOfGrandTotal' }],
       rowOrder: { by: 'value', direction: 'desc' },
       rowLimit: 3,
       chartType: 'Column2D',
@@ -432,6 +432,8 @@ describe('CROSSTAB.EXECUTE analytics: show values as, subtotals, order, limits, 
       .map((k) => String(k[0]));
     for (const g of ranked.slice(0, 3)) expect(svg).toContain(`>${g}<`);
     for (const g of ranked.slice(3)) expect(svg).not.toContain(`>${g}<`);
+    // A percentage says so where the chart names its measure.
+    expect(svg).toContain('(% of grand total)');
   });
 
   it('a chart with too many categories names the rowLimit that fits, and that rowLimit draws', async () => {

@@ -1,4 +1,5 @@
 import type { CrosstabGrid } from '@quarry/rpc';
+import type { ShowAs } from './crosstab-spec';
 import type { PivotTable } from './pivot-table';
 
 export const BLANK = '(blank)';
@@ -31,14 +32,24 @@ export function axisLabel(v: AxisValue): string {
   return String(v);
 }
 
-/** The grid the chart service draws: the table's rows and columns as labels (subtotals are not drawn). */
+const SHOWN_AS: Record<ShowAs, string> = {
+  value: '',
+  percentOfGrandTotal: ' (% of grand total)',
+  percentOfRowTotal: ' (% of row total)',
+  percentOfColumnTotal: ' (% of column total)',
+};
+
+/**
+ * The grid the chart service draws: the table's rows and columns as labels (subtotals are not drawn).
+ * A measure shown as a percentage says so in its name, which the chart prints on its axis and legend.
+ */
 export function toChartGrid(table: PivotTable): CrosstabGrid {
   const { spec } = table;
   const columns = spec.columns.length ? table.columns : [[]];
   return {
     rowFields: spec.rows.map((f) => f.name),
     columnFields: spec.columns.map((c) => c.field.name),
-    totals: spec.totals.map((t) => t.name),
+    totals: spec.totals.map((t) => `${t.name}${SHOWN_AS[t.showAs]}`),
     rows: table.rows.map((r) => r.map(axisLabel)),
     columns: columns.map((c) => c.map(axisLabel)),
     cells: table.rows.map((r) => columns.map((c) => table.at(r, c))),
