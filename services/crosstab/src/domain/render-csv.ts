@@ -2,6 +2,15 @@ import { stringify } from 'csv-stringify/sync';
 import { axisLabel, formatNumber, type AxisValue } from './crosstab-grid';
 import type { PivotTable } from './pivot-table';
 
+/**
+ * A text cell that a spreadsheet would run as a formula (it starts with =, +, -, @, a tab or a carriage
+ * return: CSV injection) gets a leading apostrophe, as OWASP advises. A plain number (-5) stays as is.
+ * Labels and names come from indexed data, so any record could carry `=HYPERLINK(…)`.
+ */
+function safeText(text: string): string {
+  return /^[=+\-@\t\r]/.test(text) && !/^-?\d+(\.\d+)?(e[-+]?\d+)?$/i.test(text) ? `'${text}` : text;
+}
+
 /** A column's header text: its key parts joined by " / ", a subtotal column as "<value> Total". */
 function columnLabel(key: AxisValue[], depth: number): string {
   const parts = key.map(axisLabel);
@@ -31,7 +40,7 @@ export function renderCsv(table: PivotTable): string {
     ...spec.rows.map((f) => f.name),
     ...table.columns.flatMap((c) => names.map((n) => `${columnLabel(c, C)} | ${n}`)),
     ...names.map((n) => `Total | ${n}`),
-  ];
+  ].map(safeText);
   const numbers = (values: Array<number | null>) => values.map(formatNumber);
   const line = (head: string[], rowKey: AxisValue[]) => [
     ...head,
@@ -40,7 +49,7 @@ export function renderCsv(table: PivotTable): string {
   ];
   const records = [
     header,
-    ...table.rows.map((key) => line(rowCells(key, R), key)),
+    ...table.rows.map((key) => line(rowCells(key, R).map(safeText), key)),
     line(['Total', ...Array.from({ length: R - 1 }, () => '')], []),
   ];
   return stringify(records, { record_delimiter: '\r\n' });

@@ -152,4 +152,19 @@ describe('the table renderers over subtotals on both axes', () => {
     expect([table.rowsOmitted, table.outerRows]).toEqual([1, 2]);
     expect(table.at([], [])[0]).toBe(RECORDS.reduce((a, r) => a + r.amount, 0));
   });
+
+  it('CSV: a label or name a spreadsheet would run as a formula is defused; numbers and plain text are not touched', () => {
+    const s = spec(['a'], ['x'], { subtotals: false, totals: [{ ...SUM, name: '@SUM(A1)' }] });
+    const keys: AxisValue[] = ['=HYPERLINK("http://evil","x")', '+1+2', '-cmd', '\tTAB', 'plain', -5, 2.5];
+    const groups: GroupRow[] = [];
+    keys.forEach((k, i) => {
+      groups.push({ rowKey: [k], columnKey: ['-x'], values: [i] }, { rowKey: [k], columnKey: [], values: [i] });
+    });
+    groups.push({ rowKey: [], columnKey: ['-x'], values: [21] }, { rowKey: [], columnKey: [], values: [21] });
+    const lines = parse(renderCsv(buildPivotTable({ ...s, rows: [{ name: 'a', type: 'string' } as FieldDef] }, groups))) as string[][];
+    expect(lines[0]).toEqual(['a', "'-x | @SUM(A1)", 'Total | @SUM(A1)']);
+    const labels = lines.slice(1, -1).map((l) => l[0]);
+    expect(labels).toEqual(expect.arrayContaining(["'=HYPERLINK(\"http://evil\",\"x\")", "'+1+2", "'-cmd", "'\tTAB", 'plain', '-5', '2.5']));
+    expect(labels.filter((l) => /^[=+\-@\t]/.test(l) && !/^-?\d/.test(l))).toEqual([]);
+  });
 });
