@@ -222,13 +222,23 @@ function fromGroupingSets(plan: PivotPlan, rows: Row[]): GroupRow[] {
 }
 
 /**
+ * The most (cell, level) additions the JS roll-up may do: the 100,000 cells of the cell limit times the
+ * four levels of a pivot without subtotals, the bound that held before subtotals existed (~0.3 s).
+ */
+export const JS_ROLLUP_MAX_WORK = 400_000;
+
+/**
  * Pivots over the in-memory snapshot in one statement, one scan. Without dynamic views the statement
  * returns the pre-aggregated cells and the totals are summed here from their partials: a roll-up in
  * DuckDB cost more than the whole JS pass for a few thousand cells. When there are more cells than the
  * limit could allow, or with dynamic views, the roll-up runs in DuckDB by grouping sets (see rollupSql).
  */
 export class DuckDbPivotEngine implements PivotEngine {
-  constructor(private readonly engine: SnapshotEngine) {}
+  constructor(
+    private readonly engine: SnapshotEngine,
+    /** JS_ROLLUP_MAX_WORK; 0 sends every roll-up to DuckDB (tests compare both paths). */
+    private readonly jsRollupMaxWork = JS_ROLLUP_MAX_WORK,
+  ) {}
 
   forget(name: string): void {
     this.engine.release(name);
@@ -243,7 +253,9 @@ export class DuckDbPivotEngine implements PivotEngine {
       // limit, and the grouping sets path below counts it exactly without returning the cells.
       const most = Math.floor(maxCells / spec.totals.length);
       const cells = await this.engine.all(plan.cellsSql(most + 1), w.params, signal);
-      if (cells.length <= most) {
+      // The JS roll-up is synchronous: past JS_ROLLUP_MAX_WORK (cells x levels) it would hold the thread,
+      // so many levels (subtotals on deep axes) go to DuckDB, which yields and honours the deadline.
+      if (cells.length <= most && cells.length * plan.levels.length <= this.jsRollupMaxWork) {
         const { keys, groups } = rollUpInJs(plan, cells);
         return { keys, groups: crosstabCells(keys, spec) > maxCells ? [] : groups };
       }

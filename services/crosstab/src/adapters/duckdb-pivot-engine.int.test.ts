@@ -87,6 +87,30 @@ describe('DuckDbPivotEngine: one-scan planner against plain JS', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
+  it('subtotals on deep axes: the JS roll-up and the DuckDB grouping sets give the same groups, each from records', async () => {
+    const spec = {
+      ...crosstabSpec(entry, {
+        rows: ['region', 'city', 'code'],
+        columns: [{ field: 'day', reverse: false }, { field: 'flag', reverse: false }],
+        totals: [{ aggregationType: 'Sum', field: 'amount', dynamicView: '', name: 's' }, { aggregationType: 'Average', field: 'qty', dynamicView: '', name: 'a' }, { aggregationType: 'Count', field: '', dynamicView: '', name: 'n' }],
+        subtotals: true,
+      }),
+    };
+    const where = parseQuery('*', { fields: entry.fields as FieldDef[], now: Date.now() });
+    const inJs = await pivots.pivot(entry, where, spec, MAX_CELLS);
+    const inSql = await new DuckDbPivotEngine(engine, 0).pivot(entry, where, spec, MAX_CELLS);
+    const byKey = (groups: typeof inJs.groups) =>
+      new Map(groups.map((g) => [JSON.stringify([g.rowKey, g.columnKey]), g.values.map((v) => (v === null ? null : Number(v.toPrecision(10))))]));
+    expect(inJs.keys).toEqual(inSql.keys);
+    expect(byKey(inJs.groups)).toEqual(byKey(inSql.groups));
+    // Every level the spec asks for is there: 4 row depths x 3 column depths.
+    const depths = new Set(inJs.groups.map((g) => `${g.rowKey.length}:${g.columnKey.length}`));
+    expect(depths.size).toBe(12);
+    // A subtotal's count is its records' count.
+    const north = inJs.groups.find((g) => g.rowKey.length === 1 && g.rowKey[0] === 'North' && g.columnKey.length === 0);
+    expect(north?.values[2]).toBe(RECORDS.filter((r) => r.region === 'North').length);
+  });
+
   it('stores the fields with the types the cases rely on', () => {
     const types = Object.fromEntries(entry.fields.map((f) => [f.name, f.grain ? `${f.type}:${f.grain}` : f.type]));
     expect(types).toEqual({ region: 'string', city: 'string', code: 'string', day: 'date', at: 'date:month', since: 'date:year', amount: 'number', qty: 'integer', flag: 'boolean' });
