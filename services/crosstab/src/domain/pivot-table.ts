@@ -80,13 +80,15 @@ function arrangeAxis(keys: AxisValue[][], plan: AxisPlan): { keys: AxisValue[][]
       });
     } else {
       const sign = plan.order.direction === 'desc' ? -1 : 1;
-      const measure = (c: { value: AxisValue }) => plan.total([...prefix, c.value])[plan.order.measure] ?? null;
-      ordered.sort((a, b) => {
-        const x = measure(a);
-        const y = measure(b);
-        if (x === null || y === null) return x === y ? byLabel(a.value, b.value) : x === null ? 1 : -1;
-        return x !== y ? sign * (x - y) : byLabel(a.value, b.value);
+      // Each sibling's measure once, not per comparison.
+      const withMeasure = ordered.map((c) => ({ c, m: plan.total([...prefix, c.value])[plan.order.measure] ?? null }));
+      withMeasure.sort((a, b) => {
+        const x = a.m;
+        const y = b.m;
+        if (x === null || y === null) return x === y ? byLabel(a.c.value, b.c.value) : x === null ? 1 : -1;
+        return x !== y ? sign * (x - y) : byLabel(a.c.value, b.c.value);
       });
+      ordered = withMeasure.map((x) => x.c);
     }
     if (level === 0) {
       outer = ordered.length;

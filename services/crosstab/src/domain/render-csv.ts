@@ -13,14 +13,14 @@ function safeText(text: string): string {
 
 /** A column's header text: its key parts joined by " / ", a subtotal column as "<value> Total". */
 function columnLabel(key: AxisValue[], depth: number): string {
-  const parts = key.map(axisLabel);
+  const parts = key.map((v) => safeText(axisLabel(v)));
   if (key.length < depth) parts[parts.length - 1] = `${parts[parts.length - 1]} Total`;
   return parts.join(' / ');
 }
 
 /** Row header cells: one per row field; a subtotal row reads "<value> Total" at its own level, blank after. */
 function rowCells(key: AxisValue[], depth: number): string[] {
-  const cells = key.map(axisLabel);
+  const cells = key.map((v) => safeText(axisLabel(v)));
   if (key.length < depth) cells[cells.length - 1] = `${cells[cells.length - 1]} Total`;
   while (cells.length < depth) cells.push('');
   return cells;
@@ -37,10 +37,10 @@ export function renderCsv(table: PivotTable): string {
   const C = spec.columns.length;
   const names = spec.totals.map((t) => t.name);
   const header = [
-    ...spec.rows.map((f) => f.name),
+    ...spec.rows.map((f) => safeText(f.name)),
     ...table.columns.flatMap((c) => names.map((n) => `${columnLabel(c, C)} | ${n}`)),
     ...names.map((n) => `Total | ${n}`),
-  ].map(safeText);
+  ];
   const numbers = (values: Array<number | null>) => values.map(formatNumber);
   const line = (head: string[], rowKey: AxisValue[]) => [
     ...head,
@@ -49,7 +49,7 @@ export function renderCsv(table: PivotTable): string {
   ];
   const records = [
     header,
-    ...table.rows.map((key) => line(rowCells(key, R).map(safeText), key)),
+    ...table.rows.map((key) => line(rowCells(key, R), key)),
     line(['Total', ...Array.from({ length: R - 1 }, () => '')], []),
   ];
   return stringify(records, { record_delimiter: '\r\n' });

@@ -83,4 +83,52 @@ describe('RunCrosstabUseCase and the 100,000-cell limit', () => {
     expect(grid.output).toBe('grid');
     expect(JSON.parse(grid.payload)).toMatchObject({ rows: [['SFO']], grandTotals: [1] });
   });
+
+  describe('with subtotals, the limit holds for the table as drawn', () => {
+    // Four fields where every outer value has one inner value (as origin/destination might on a filtered
+    // index): each full key brings a subtotal row or column of its own, so the table doubles on each axis.
+    const deep: IndexEntry = {
+      ...entry,
+      fields: ['a', 'b', 'x', 'y'].map((name) => ({ name, type: 'string' })),
+    };
+    const deepCatalog = { getIndex: async () => deep } as unknown as IndexCatalog;
+    const ask = (subtotals: boolean) => ({
+      index: 'flights',
+      query: '*',
+      rows: ['a', 'b'],
+      columns: [{ field: 'x', reverse: false }, { field: 'y', reverse: false }],
+      totals: [{ aggregationType: 'Count', field: '', dynamicView: '', name: '' }],
+      subtotals,
+    });
+    class DependentEngine implements PivotEngine {
+      constructor(private readonly n: number) {}
+      async pivot(): Promise<PivotResult> {
+        const groups: GroupRow[] = [];
+        for (let i = 0; i < this.n; i++) {
+          groups.push({ rowKey: [`a${i}`, `b${i}`], columnKey: [], values: [1] }, { rowKey: [`a${i}`], columnKey: [], values: [1] });
+          groups.push({ rowKey: [], columnKey: [`x${i}`, `y${i}`], values: [1] }, { rowKey: [], columnKey: [`x${i}`], values: [1] });
+        }
+        return { keys: { rows: this.n, columns: this.n }, groups };
+      }
+      forget(): void {}
+    }
+
+    it('200 x 200 cells (40,000) pass without subtotals and are refused with them (400 x 400 = 160,000)', async () => {
+      const run = new RunCrosstabUseCase(deepCatalog, new DependentEngine(200), noCache);
+      const plain = await run.execute(admin, ask(false), 'json');
+      expect([plain.rowCount, plain.columnCount]).toEqual([200, 200]);
+      await expect(run.execute(admin, ask(true), 'json')).rejects.toMatchObject({
+        code: 'INVALID_ARGUMENT',
+        detail: expect.stringContaining('With subtotals the crosstab would have more than 100000 cells'),
+      });
+      // Half the keys: 200 x 200 shown with subtotals, within the limit.
+      const half = await new RunCrosstabUseCase(deepCatalog, new DependentEngine(100), noCache).execute(admin, ask(true), 'json');
+      expect([half.rowCount, half.columnCount]).toEqual([200, 200]);
+    });
+
+    it('refuses when the engine says the groups alone are over what the limit can show', async () => {
+      const engine: PivotEngine = { pivot: async () => ({ keys: { rows: 1, columns: 1 }, groups: [], tooManyGroups: true }), forget: () => undefined };
+      await expect(new RunCrosstabUseCase(deepCatalog, engine, noCache).execute(admin, ask(true), 'html')).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    });
+  });
 });

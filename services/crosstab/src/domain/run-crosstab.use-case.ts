@@ -81,16 +81,21 @@ export class RunCrosstabUseCase {
 
   private async compute(entry: IndexEntry, where: QueryNode, spec: CrosstabSpec, output: CrosstabOutput, signal?: AbortSignal): Promise<CachedResult> {
     // One pass yields the key counts and the groups; over the limit it stops at the counts.
-    const { keys, groups } = await this.pivots.pivot(entry, where, spec, MAX_CELLS, signal);
+    const { keys, groups, tooManyGroups } = await this.pivots.pivot(entry, where, spec, MAX_CELLS, signal);
     const cells = crosstabCells(keys, spec);
     if (cells > MAX_CELLS) {
       throw AppError.invalid(
         `The crosstab would have ${cells} cells (${keys.rows} rows x ${keys.columns} columns x ${spec.totals.length} totals); the limit is ${MAX_CELLS}. Filter the query or use fewer fields.`,
       );
     }
+    const subtotalsOver = () =>
+      AppError.invalid(`With subtotals the crosstab would have more than ${MAX_CELLS} cells (the limit). Filter the query, use fewer fields, or leave subtotals out.`);
+    if (tooManyGroups) throw subtotalsOver();
     const table = buildPivotTable(spec, groups);
     // Without column fields the Total column is the table's one column.
     const columnCount = spec.columns.length ? table.columns.length : 1;
+    // Subtotal rows and columns are shown cells too: the limit holds for the table as drawn.
+    if (table.rows.length * columnCount * spec.totals.length > MAX_CELLS) throw subtotalsOver();
     return { payload: RENDER[output](table), counts: [table.rows.length, columnCount, table.rowsOmitted, table.columnsOmitted] };
   }
 }

@@ -13,6 +13,8 @@ export interface PivotResult {
   keys: PivotKeys;
   /** Every cell and total; empty when the pivot is over the cell limit. */
   groups: GroupRow[];
+  /** Set (with no group) when the subtotals and totals alone would be more groups than a table within the limit can show. */
+  tooManyGroups?: true;
 }
 
 /**
