@@ -42,6 +42,11 @@ function toCaller(p: Principal): pb.Caller {
   };
 }
 
+/** rowOrder / columnOrder with measure and direction filled in (absent stays absent). */
+function orderWithDefaults(o: CrosstabExecuteParams['rowOrder']) {
+  return o && { by: o.by, measure: o.measure ?? 0, direction: o.direction ?? 'asc' };
+}
+
 function requireScope(p: Principal, scope: Scope): void {
   if (!p.scopes.has(scope)) throw AppError.forbidden(`Token lacks the required scope "${scope}"`);
 }
@@ -134,6 +139,9 @@ export class CallMethodUseCase {
     if (p.imageFormat !== undefined && !chart) throw AppError.invalid('imageFormat needs chartType');
     const chartProblem = p.chartType !== undefined ? (chartTypeProblem(p.chartType, p.totals.length) ?? imageFormatProblem(p.imageFormat ?? 'png')) : undefined;
     if (chartProblem) throw AppError.invalid(chartProblem);
+    // Defaults filled once: the service gets them, and a saved report keeps them.
+    const rowOrder = orderWithDefaults(p.rowOrder);
+    const columnOrder = orderWithDefaults(p.columnOrder);
     const res = await this.services.executeCrosstab(
       {
         caller,
@@ -149,8 +157,8 @@ export class CallMethodUseCase {
           showAs: t.showAs ?? '',
         })),
         subtotals: p.subtotals ?? false,
-        rowOrder: p.rowOrder ? { by: p.rowOrder.by, measure: p.rowOrder.measure ?? 0, direction: p.rowOrder.direction ?? 'asc' } : null,
-        columnOrder: p.columnOrder ? { by: p.columnOrder.by, measure: p.columnOrder.measure ?? 0, direction: p.columnOrder.direction ?? 'asc' } : null,
+        rowOrder: rowOrder ?? null,
+        columnOrder: columnOrder ?? null,
         rowLimit: p.rowLimit ?? 0,
         columnLimit: p.columnLimit ?? 0,
         output: chart ? 'grid' : (p.format ?? 'html'),
@@ -193,8 +201,8 @@ export class CallMethodUseCase {
         ...(t.showAs !== undefined ? { showAs: t.showAs } : {}),
       })),
       ...(p.subtotals !== undefined ? { subtotals: p.subtotals } : {}),
-      ...(p.rowOrder !== undefined ? { rowOrder: { by: p.rowOrder.by, measure: p.rowOrder.measure ?? 0, direction: p.rowOrder.direction ?? 'asc' } } : {}),
-      ...(p.columnOrder !== undefined ? { columnOrder: { by: p.columnOrder.by, measure: p.columnOrder.measure ?? 0, direction: p.columnOrder.direction ?? 'asc' } } : {}),
+      ...(rowOrder ? { rowOrder } : {}),
+      ...(columnOrder ? { columnOrder } : {}),
       ...(p.rowLimit !== undefined ? { rowLimit: p.rowLimit } : {}),
       ...(p.columnLimit !== undefined ? { columnLimit: p.columnLimit } : {}),
       ...(p.format !== undefined ? { format: p.format } : {}),
