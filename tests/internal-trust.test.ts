@@ -3,7 +3,7 @@ import * as protoLoader from '@grpc/proto-loader';
 import { protoPath } from 'grpc-health-check';
 import { CLIENT_OPTIONS, grpc, INTERNAL_TOKEN_HEADER, loadQuarryProto, type pb } from '@quarry/rpc';
 import { createIdentity, type Identity } from './support/identities';
-import { spawnServe, stopProc, E2E_INTERNAL_TOKEN } from './support/quarry-process';
+import { spawnServe, stopProc, E2E_INTERNAL_TOKEN, type Proc } from './support/quarry-process';
 import { startStackWithData, type Stack } from './support/stack';
 
 const v1 = loadQuarryProto().quarry.v1;
@@ -108,7 +108,9 @@ describe('trust between processes (QUARRY_TARGET split into one process per targ
       const body = (await res.json()) as { error?: { code: number; data?: { detail: string } } };
       expect(body.error?.code).toBe(503);
       expect(body.error?.data?.detail).toBe("The query service refused the gateway's internal credential (QUARRY_INTERNAL_TOKEN differs between processes)");
-      const logged = proc.lines.filter((l) => l.includes("refused the gateway's internal credential")).map((l) => JSON.parse(l) as { level: number });
+      // The adapter's own line is the error; the request's 'rpc refused' line repeats the detail at info,
+      // and may or may not have reached the pipe yet, so only lines whose message names the refusal count.
+      const logged = await waitForLines(proc, (l) => l.msg.includes("refused the gateway's internal credential"));
       expect(logged.length).toBeGreaterThan(0);
       expect(logged.every((l) => l.level === 50)).toBe(true);
       expect(proc.lines.join('\n')).not.toContain(other);
@@ -117,3 +119,18 @@ describe('trust between processes (QUARRY_TARGET split into one process per targ
     }
   });
 });
+
+interface LogLine {
+  level: number;
+  msg: string;
+}
+
+/** The process's JSON log lines that match, once at least one has come through the pipe (at most 5 s). */
+async function waitForLines(proc: Proc, match: (l: LogLine) => boolean): Promise<LogLine[]> {
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    const found = proc.lines.flatMap((l) => (l.startsWith('{') ? [JSON.parse(l) as LogLine] : [])).filter(match);
+    if (found.length > 0 || Date.now() > deadline) return found;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
