@@ -1,8 +1,19 @@
 // One jest run for the whole repo; `unit` tests sit next to the code, `integration` are *.int.test.ts,
 // `e2e` start the real built stack from tests/.
-const transform = { '^.+\\.ts$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } }] };
-const moduleNameMapper = { '^@quarry/([a-z-]+)$': ['<rootDir>/packages/$1/src', '<rootDir>/services/$1/src'] };
-const base = { transform, moduleNameMapper, testEnvironment: 'node', rootDir: __dirname };
+const transform = {
+  '^.+\\.ts$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } }],
+  // @open-rpc/spec and spec-types ship ES modules only; jest on Node 20 needs them as CommonJS.
+  '^.+/node_modules/@open-rpc/spec(-types)?/.+\\.js$': ['@swc/jest', { jsc: { parser: { syntax: 'ecmascript' }, target: 'es2022' }, module: { type: 'commonjs' } }],
+};
+const transformIgnorePatterns = ['/node_modules/(?!@open-rpc/spec(-types)?/)'];
+const moduleNameMapper = {
+  '^@quarry/([a-z-]+)$': ['<rootDir>/packages/$1/src', '<rootDir>/services/$1/src'],
+  // Dynamic imports name the emitted .js file (Node's ESM rules); jest reads the .ts beside it.
+  '^(\\.{1,2}/.*)\\.js$': '$1',
+  // Subpath exports (`@quarry/metadata-store/sqlite`) are files at the top of src.
+  '^@quarry/([a-z-]+)/([a-z-]+)$': ['<rootDir>/packages/$1/src/$2', '<rootDir>/services/$1/src/$2'],
+};
+const base = { transform, transformIgnorePatterns, moduleNameMapper, testEnvironment: 'node', rootDir: __dirname };
 module.exports = {
   globalSetup: '<rootDir>/tests/global-setup.js',
   testTimeout: 60000,

@@ -1,5 +1,6 @@
 import { createToken, createUser } from '../../packages/cli/src/commands/identity.commands';
-import { SqliteMetadataStore, sqliteFile, type Realm } from '@quarry/metadata-store';
+import { sqliteFile, type Realm } from '@quarry/metadata-store';
+import { SqliteMetadataStore } from '@quarry/metadata-store/sqlite';
 
 export const ALL_SCOPES = 'query:execute,indexes:read,reports:read,reports:write';
 

@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { QuarryClient, QuarryError, type MethodName, type ParamsOf } from '@quarry/client';
 import path from 'node:path';
 import { createIdentity, type Identity } from './identities';
 import { rpcClient, type RawResponse, type RpcClient } from './http';
@@ -44,7 +45,16 @@ export async function startStackWithData(opts: { topology?: Topology; env?: Reco
     env,
     cli,
     client: (identity) => rpcClient(quarry.baseUrl, identity.token),
-    call: async <T>(identity: Identity, method: string, params: unknown) => unwrap<T>(await rpcClient(quarry.baseUrl, identity.token).call(method, params)),
+    // Through the typed client (@quarry/client), as an integrator would call; protocol tests use raw HTTP.
+    call: async <T>(identity: Identity, method: string, params: unknown) => {
+      try {
+        const { data } = await new QuarryClient({ url: quarry.baseUrl, token: identity.token }).call(method as MethodName, params as ParamsOf<MethodName>);
+        return { data: data as T };
+      } catch (err) {
+        if (!(err instanceof QuarryError)) throw err;
+        return { error: { code: err.code, message: err.title, data: { detail: err.detail } } };
+      }
+    },
   };
 }
 

@@ -2,12 +2,15 @@ import fs from 'node:fs';
 import { Command } from 'commander';
 import { ConfigError, loadConfig, type Config } from '@quarry/config';
 import { isAppError } from '@quarry/errors';
-import { createRootLogger } from '@quarry/logger';
-import { openMetadataStore, type MetadataAndCatalog } from '@quarry/metadata-store';
-import { dropIndex, listIndexes, loadIndex } from './commands/index.commands';
-import { deleteReport, exportReports, importReports, listReports } from './commands/report.commands';
-import { createToken, createUser, listTokens, listUsers, revokeToken } from './commands/identity.commands';
-import { serveCommand } from './commands/serve.command';
+import type { MetadataAndCatalog } from '@quarry/metadata-store';
+
+/*
+ * Commands load what they need when they run: `quarry index list` should not pay for DuckDB, gRPC,
+ * Chromium's driver and every service (bench/README.md "CLI start-up").
+ */
+const indexCommands = () => import('./commands/index.commands.js');
+const reportCommands = () => import('./commands/report.commands.js');
+const identityCommands = () => import('./commands/identity.commands.js');
 
 function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
@@ -15,6 +18,7 @@ function collect(value: string, previous: string[] = []): string[] {
 
 /** Runs a command against the metadata store the server uses, then closes it. */
 async function withStore(config: Config, fn: (store: MetadataAndCatalog) => Promise<string>): Promise<void> {
+  const { openMetadataStore } = await import('@quarry/metadata-store');
   const store = await openMetadataStore({ dataDir: config.dataDir, mongo: config.mongo });
   try {
     process.stdout.write(`${await fn(store)}\n`);
@@ -31,6 +35,7 @@ export function buildProgram(config: () => Config): Command {
     .description('run the targets of QUARRY_TARGET (default all) in the foreground')
     .action(async () => {
       const c = config();
+      const [{ serveCommand }, { createRootLogger }] = await Promise.all([import('./commands/serve.command.js'), import('@quarry/logger')]);
       await serveCommand(c, createRootLogger(c.logLevel));
     });
 
@@ -40,8 +45,8 @@ export function buildProgram(config: () => Config): Command {
     .option('--indexes <list>', 'comma list of readable indexes, or *')
     .option('--realm <index=query>', 'row-level restriction, repeatable', collect)
     .option('--admin', 'sees every index and report')
-    .action((name: string, opts) => withStore(config(), (s) => createUser(s, name, opts)));
-  user.command('list').action(() => withStore(config(), listUsers));
+    .action((name: string, opts) => withStore(config(), async (s) => (await identityCommands()).createUser(s, name, opts)));
+  user.command('list').action(() => withStore(config(), async (s) => (await identityCommands()).listUsers(s)));
   user.command('disable <name>').action((name: string) =>
     withStore(config(), async (s) => `disabled ${(await s.setUserStatus(name, 'disabled')).name}`),
   );
@@ -62,9 +67,9 @@ export function buildProgram(config: () => Config): Command {
     .requiredOption('--scopes <list>', 'comma list of query:execute, indexes:read, reports:read, reports:write')
     .option('--expires-in <duration>', '90s, 15m, 12h or 30d')
     .option('--allow-unknown-scopes', 'accept scope names Quarry does not know')
-    .action((opts) => withStore(config(), (s) => createToken(s, opts)));
-  token.command('list').action(() => withStore(config(), (s) => listTokens(s)));
-  token.command('revoke <idOrToken>').action((id: string) => withStore(config(), (s) => revokeToken(s, id)));
+    .action((opts) => withStore(config(), async (s) => (await identityCommands()).createToken(s, opts)));
+  token.command('list').action(() => withStore(config(), async (s) => (await identityCommands()).listTokens(s)));
+  token.command('revoke <idOrToken>').action((id: string) => withStore(config(), async (s) => (await identityCommands()).revokeToken(s, id)));
 
   const index = program.command('index').description('manage indexes');
   index
@@ -75,12 +80,12 @@ export function buildProgram(config: () => Config): Command {
     .option('--description <text>', 'what the index holds')
     .action((name: string, file: string, opts) => {
       const c = config();
-      return withStore(c, (s) => loadIndex(c, s, name, file, opts));
+      return withStore(c, async (s) => (await indexCommands()).loadIndex(c, s, name, file, opts));
     });
-  index.command('list').action(() => withStore(config(), listIndexes));
+  index.command('list').action(() => withStore(config(), async (s) => (await import('./commands/index-list.command.js')).listIndexes(s)));
   index.command('drop <name>').action((name: string) => {
     const c = config();
-    return withStore(c, (s) => dropIndex(c, s, name));
+    return withStore(c, async (s) => (await indexCommands()).dropIndex(c, s, name));
   });
 
   const report = program.command('report').description('manage saved reports');
@@ -88,10 +93,10 @@ export function buildProgram(config: () => Config): Command {
     .command('list')
     .option('--user <name>', 'only this user\'s reports')
     .action(async (opts: { user?: string }) => {
-      process.stdout.write(`${await listReports(config(), opts.user)}\n`);
+      process.stdout.write(`${await (await reportCommands()).listReports(config(), opts.user)}\n`);
     });
   report.command('delete <guid>').action(async (guid: string) => {
-    process.stdout.write(`${await deleteReport(config(), guid)}\n`);
+    process.stdout.write(`${await (await reportCommands()).deleteReport(config(), guid)}\n`);
   });
   report
     .command('export')
@@ -99,7 +104,7 @@ export function buildProgram(config: () => Config): Command {
     .option('--out <file>')
     .action(async (opts: { out?: string }) => {
       const out = opts.out ? fs.createWriteStream(opts.out) : process.stdout;
-      const n = await exportReports(config(), out);
+      const n = await (await reportCommands()).exportReports(config(), out);
       if (opts.out) await new Promise((r) => (out as fs.WriteStream).end(r));
       process.stderr.write(`exported ${n} report(s)\n`);
     });
@@ -108,7 +113,7 @@ export function buildProgram(config: () => Config): Command {
     .description('read a JSON Lines export into this deployment (owners matched by user name)')
     .action((file: string) => {
       const c = config();
-      return withStore(c, (s) => importReports(c, s, file));
+      return withStore(c, async (s) => (await reportCommands()).importReports(c, s, file));
     });
 
   return program;

@@ -10,9 +10,7 @@ export const ERROR_TABLE = {
   NOT_FOUND: { http: 404, title: 'Not Found', grpc: 5 },
   CONFLICT: { http: 409, title: 'Conflict', grpc: 6 },
   PAYLOAD_TOO_LARGE: { http: 413, title: 'Payload Too Large', grpc: 8 },
-  UNSUPPORTED_MEDIA_TYPE: { http: 415, title: 'Unsupported Media Type', grpc: 9 },
   INTERNAL: { http: 500, title: 'Internal Server Error', grpc: 13 },
-  NOT_IMPLEMENTED: { http: 501, title: 'Not Implemented', grpc: 12 },
   UNAVAILABLE: { http: 503, title: 'Service Unavailable', grpc: 14 },
   TIMEOUT: { http: 504, title: 'Gateway Timeout', grpc: 4 },
 } as const satisfies Record<string, { http: number; title: string; grpc: number }>;

@@ -1,8 +1,5 @@
 export * from './domain/identity';
 export * from './domain/api-token';
 export type { MetadataStore } from './ports/metadata-store.port';
-export { SqliteMetadataStore } from './adapters/sqlite-metadata-store.adapter';
-export { openSqlite } from './adapters/open-sqlite';
-export { MongoMetadataStore } from './adapters/mongo-metadata-store.adapter';
 export type { IndexCatalog, IndexEntry, IndexPublication, LoadLock, LoadLockHolder } from './ports/index-catalog.port';
 export { openMetadataStore, sqliteFile, type MetadataStoreSettings, type MetadataAndCatalog } from './open-metadata-store';

@@ -1,6 +1,4 @@
 import path from 'node:path';
-import { MongoMetadataStore } from './adapters/mongo-metadata-store.adapter';
-import { SqliteMetadataStore } from './adapters/sqlite-metadata-store.adapter';
 import type { IndexCatalog } from './ports/index-catalog.port';
 import type { MetadataStore } from './ports/metadata-store.port';
 
@@ -18,6 +16,11 @@ export function sqliteFile(dataDir: string): string {
 
 /** MongoDB when configured, else the embedded SQLite file under the data directory. */
 export async function openMetadataStore(settings: MetadataStoreSettings): Promise<MetadataAndCatalog> {
-  if (settings.mongo) return MongoMetadataStore.connect(settings.mongo.url, settings.mongo.db);
+  // Each driver loads only when chosen: the CLI's short commands should not pay for the MongoDB client.
+  if (settings.mongo) {
+    const { MongoMetadataStore } = await import('./adapters/mongo-metadata-store.adapter.js');
+    return MongoMetadataStore.connect(settings.mongo.url, settings.mongo.db);
+  }
+  const { SqliteMetadataStore } = await import('./adapters/sqlite-metadata-store.adapter.js');
   return new SqliteMetadataStore(sqliteFile(settings.dataDir));
 }

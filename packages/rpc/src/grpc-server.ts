@@ -107,10 +107,3 @@ export function shutdownGrpcServer(server: grpc.Server, graceMs: number): Promis
     });
   });
 }
-
-/** The handler of an RPC whose feature has not landed: it says so plainly, never fakes data. */
-export function notImplemented<Req, Res>(log: Logger, rpc: string, method: string): grpc.handleUnaryCall<Req, Res> {
-  return unary(log, rpc, async () => {
-    throw new AppError('NOT_IMPLEMENTED', `${method} is not available yet`);
-  });
-}

@@ -2,7 +2,7 @@ export * as grpc from '@grpc/grpc-js';
 export { loadQuarryProto, PROTO_ROOT, type QuarryProto } from './proto';
 export { REQUEST_ID_HEADER, resolveRequestId, isSafeRequestId } from './request-id';
 export { toServiceError, fromServiceError, ERROR_CODE_METADATA } from './grpc-errors';
-export { unary, notImplemented, createGrpcServer, bindGrpcServer, shutdownGrpcServer, type CallContext, type UnaryHandler } from './grpc-server';
+export { unary, createGrpcServer, bindGrpcServer, shutdownGrpcServer, type CallContext, type UnaryHandler } from './grpc-server';
 export { callUnary, CLIENT_OPTIONS, dialTarget, type CallOptions, type UnaryMethod } from './grpc-client';
 export {
   INTERNAL_TOKEN_HEADER,
@@ -18,4 +18,3 @@ export { GrpcServiceModule, type QuarryModule, type GrpcServiceOptions } from '.
 export type { CrosstabGrid } from './crosstab-grid';
 export { freePort } from './free-port';
 export { HeavyCallLimiter, abortReason } from './heavy-call-limiter';
-export { CHART_TYPE_NAMES, IMAGE_FORMATS, findChartType, chartTypeProblem, imageFormatProblem, type ChartTypeName, type ImageFormat } from './chart-names';

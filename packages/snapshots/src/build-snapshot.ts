@@ -6,7 +6,8 @@ import { AppError } from '@quarry/errors';
 import { type DateGrain, type FieldDef, type FieldType } from '@quarry/query-language';
 import { ident, literal } from './sql';
 
-export const INDEX_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+export { INDEX_NAME } from '@quarry/contract';
+import { INDEX_NAME } from '@quarry/contract';
 
 export interface BuildRequest {
   name: string;

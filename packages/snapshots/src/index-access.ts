@@ -1,7 +1,7 @@
 import { AppError, quoteInput } from '@quarry/errors';
 import type { IndexCatalog, IndexEntry } from '@quarry/metadata-store';
 import { indexNotFound, mayRead, type FieldDef, type Reader } from '@quarry/query-language';
-import { INDEX_NAME } from './build-snapshot';
+import { INDEX_NAME } from '@quarry/contract';
 
 /**
  * The published entry of an index the reader may read; unknown and forbidden look alike (404).

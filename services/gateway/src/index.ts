@@ -1,4 +1,3 @@
 export { GatewayModule, type GatewayOps } from './module';
 export { gatewayConfig, type GatewayConfig } from './config';
 export { AUTH_FAILURES } from './domain/authenticate.use-case';
-export { METHOD_SCOPES } from './domain/method-catalogue';

@@ -3,7 +3,7 @@ import type { Config } from '@quarry/config';
 import { AppError } from '@quarry/errors';
 import type { IndexCatalog } from '@quarry/metadata-store';
 import { parseDeclaredType, type DateGrain, type FieldType } from '@quarry/query-language';
-import { createSearchIndex, LoadIndexUseCase } from '@quarry/query';
+import { createSearchIndex, DuckDbSnapshotBuilder, LoadIndexUseCase } from '@quarry/query';
 import { SnapshotEngine } from '@quarry/snapshots';
 
 function pairs(list: string[] | undefined, option: string): Array<[string, string]> {
@@ -54,7 +54,7 @@ export async function loadIndex(config: Config, catalog: IndexCatalog, name: str
   const progress = progressReporter(`loading ${name}`);
   const started = Date.now();
   try {
-    const loader = new LoadIndexUseCase(config.dataDir, catalog, createSearchIndex(config, engine));
+    const loader = new LoadIndexUseCase(new DuckDbSnapshotBuilder(config.dataDir), catalog, createSearchIndex(config, engine));
     const entry = await loader.execute({ name, file, description: opts.description ?? '', types, grains, views, onProgress: (f) => progress.update(f) });
     progress.stop();
     const secs = (Date.now() - started) / 1000;
@@ -69,16 +69,10 @@ export async function loadIndex(config: Config, catalog: IndexCatalog, name: str
   }
 }
 
-export async function listIndexes(catalog: IndexCatalog): Promise<string> {
-  const all = await catalog.listIndexes();
-  if (all.length === 0) return 'no indexes';
-  return all.map((e) => [e.name, `v${e.version}`, `${e.recordCount} records`, e.updatedAt, e.description].join('\t')).join('\n');
-}
-
 export async function dropIndex(config: Config, catalog: IndexCatalog, name: string): Promise<string> {
   const engine = new SnapshotEngine(config.dataDir);
   try {
-    const entry = await new LoadIndexUseCase(config.dataDir, catalog, createSearchIndex(config, engine)).drop(name);
+    const entry = await new LoadIndexUseCase(new DuckDbSnapshotBuilder(config.dataDir), catalog, createSearchIndex(config, engine)).drop(name);
     return `dropped ${entry.name} (version ${entry.version})`;
   } finally {
     await engine.close();

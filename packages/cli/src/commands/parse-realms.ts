@@ -1,7 +1,7 @@
 import { AppError, isAppError, quoteInput, quoteList } from '@quarry/errors';
 import type { Realm } from '@quarry/metadata-store';
 import { checkQuerySyntax } from '@quarry/query-language';
-import { INDEX_NAME } from '@quarry/snapshots';
+import { INDEX_NAME } from '@quarry/contract';
 
 export interface RealmGrant {
   /** The indexes the user is given ("*": all). */

@@ -1,9 +1,4 @@
-export const SCOPES = ['query:execute', 'indexes:read', 'reports:read', 'reports:write'] as const;
-export type Scope = (typeof SCOPES)[number];
-
-export function isScope(value: string): value is Scope {
-  return (SCOPES as readonly string[]).includes(value);
-}
+export { SCOPES, isScope, type Scope } from '@quarry/contract';
 
 export type UserStatus = 'active' | 'disabled';
 

@@ -1,5 +1,5 @@
 import { AppError } from '@quarry/errors';
-import { CHART_TYPE_NAMES, chartTypeProblem, findChartType } from '@quarry/rpc';
+import { CHART_TYPE_NAMES, chartTypeProblem, findChartType } from '@quarry/contract';
 
 export type ChartFamily =
   | 'column'

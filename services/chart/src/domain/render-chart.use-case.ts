@@ -1,5 +1,5 @@
 import { AppError } from '@quarry/errors';
-import { imageFormatProblem, type ImageFormat } from '@quarry/rpc';
+import { imageFormatProblem, type ImageFormat } from '@quarry/contract';
 import type { ChartQueue } from '../ports/chart-queue.port';
 import { parseGrid } from './chart-grid';
 import { buildChartOption } from './chart-option';

@@ -2,17 +2,12 @@ import { AppError, quoteInput } from '@quarry/errors';
 import type { IndexEntry } from '@quarry/metadata-store';
 import { FieldResolver, isNumeric, type FieldDef } from '@quarry/query-language';
 
-export const AGGREGATIONS = ['Sum', 'Count', 'Average', 'Min', 'Max'] as const;
-export type Aggregation = (typeof AGGREGATIONS)[number];
+import { AGGREGATIONS, AXIS_LIMIT_MAX, MAX_CROSSTAB_CELLS, SHOW_AS, type Aggregation, type ShowAs } from '@quarry/contract';
 
-export const MAX_CELLS = 100_000;
-
-export const SHOW_AS = ['value', 'percentOfGrandTotal', 'percentOfRowTotal', 'percentOfColumnTotal'] as const;
-export type ShowAs = (typeof SHOW_AS)[number];
+export type { Aggregation, ShowAs } from '@quarry/contract';
+export const MAX_CELLS = MAX_CROSSTAB_CELLS;
 export const ORDER_BY = ['label', 'value'] as const;
 export const DIRECTIONS = ['asc', 'desc'] as const;
-/** rowLimit / columnLimit: at most this many values of the outermost level. */
-export const AXIS_LIMIT_MAX = 10_000;
 
 /** rowOrder / columnOrder: siblings at every level ordered by label, or by a measure's total at that level. */
 export interface AxisOrder {

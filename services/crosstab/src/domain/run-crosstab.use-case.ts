@@ -1,7 +1,7 @@
 import { AppError } from '@quarry/errors';
 import type { IndexCatalog, IndexEntry } from '@quarry/metadata-store';
 import { restrictedQuery, type QueryNode, type Reader } from '@quarry/query-language';
-import { fieldsOf, readableIndex } from '@quarry/snapshots';
+import { fieldsOf, readableIndex } from '@quarry/snapshots/access';
 import type { PivotEngine } from '../ports/pivot-engine.port';
 import type { CachedResult, CacheStatus, ResultCache } from '@quarry/result-cache';
 import { toChartGrid } from './crosstab-grid';

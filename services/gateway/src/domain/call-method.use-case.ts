@@ -1,20 +1,23 @@
 import { AppError } from '@quarry/errors';
 import type { Scope } from '@quarry/metadata-store';
-import { chartTypeProblem, imageFormatProblem, type pb } from '@quarry/rpc';
-import type { CallScope, ServiceClients } from '../ports/service-clients.port';
-import { METHOD_SCOPES, SAVING_METHODS, type MethodName } from './method-catalogue';
+import type { pb } from '@quarry/rpc';
 import {
   crosstabExecuteParams,
+  DEFAULT_CHART_HEIGHT,
+  DEFAULT_CHART_WIDTH,
   indexesFindParams,
   parseParams,
   queriesExecuteParams,
   reportsFindParams,
   reportsMetadataParams,
-  type CrosstabExecuteParams,
-  type QueriesExecuteParams,
-} from './method-params';
+} from '@quarry/contract';
+import type { z } from 'zod';
+import type { CallScope, ServiceClients } from '../ports/service-clients.port';
+import { savesReports, scopeOf, type MethodName } from './method-catalogue';
 import type { Principal } from './principal';
 
+type QueriesExecuteParams = z.output<typeof queriesExecuteParams>;
+type CrosstabExecuteParams = z.output<typeof crosstabExecuteParams>;
 type SaveParams = NonNullable<QueriesExecuteParams['saveReport']>;
 
 export type CacheStatus = 'hit' | 'miss' | 'bypass';
@@ -59,8 +62,8 @@ export class CallMethodUseCase {
   constructor(private readonly services: ServiceClients) {}
 
   async execute(principal: Principal, method: MethodName, params: Record<string, unknown>, scope: CallScope): Promise<MethodResult> {
-    requireScope(principal, METHOD_SCOPES[method]);
-    if (SAVING_METHODS.has(method) && params.saveReport !== undefined) requireScope(principal, 'reports:write');
+    requireScope(principal, scopeOf(method));
+    if (savesReports(method) && params.saveReport !== undefined) requireScope(principal, 'reports:write');
     const caller = toCaller(principal);
     switch (method) {
       case 'QUERIES.EXECUTE':
@@ -134,11 +137,8 @@ export class CallMethodUseCase {
   }
 
   private async executeCrosstab(caller: pb.Caller, p: CrosstabExecuteParams, scope: CallScope): Promise<MethodResult> {
+    // chartType, imageFormat and their combination are checked by the contract, before the pivot runs.
     const chart = p.chartType !== undefined;
-    // Refused here, before the pivot runs: a wrong name would otherwise cost a whole crosstab.
-    if (p.imageFormat !== undefined && !chart) throw AppError.invalid('imageFormat needs chartType');
-    const chartProblem = p.chartType !== undefined ? (chartTypeProblem(p.chartType, p.totals.length) ?? imageFormatProblem(p.imageFormat ?? 'png')) : undefined;
-    if (chartProblem) throw AppError.invalid(chartProblem);
     // Defaults filled once: the service gets them, and a saved report keeps them.
     const rowOrder = orderWithDefaults(p.rowOrder);
     const columnOrder = orderWithDefaults(p.columnOrder);
@@ -171,7 +171,7 @@ export class CallMethodUseCase {
     let data: Record<string, unknown>;
     if (p.chartType !== undefined) {
       const png = await this.services.renderChart(
-        { gridJson: res.gridJson, chartType: p.chartType, width: p.width ?? 800, height: p.height ?? 600, title: p.index, imageFormat: p.imageFormat ?? 'png' },
+        { gridJson: res.gridJson, chartType: p.chartType, width: p.width ?? DEFAULT_CHART_WIDTH, height: p.height ?? DEFAULT_CHART_HEIGHT, title: p.index, imageFormat: p.imageFormat ?? 'png' },
         scope,
       );
       data =
@@ -206,7 +206,7 @@ export class CallMethodUseCase {
       ...(p.rowLimit !== undefined ? { rowLimit: p.rowLimit } : {}),
       ...(p.columnLimit !== undefined ? { columnLimit: p.columnLimit } : {}),
       ...(p.format !== undefined ? { format: p.format } : {}),
-      ...(p.chartType !== undefined ? { chartType: p.chartType, width: p.width ?? 800, height: p.height ?? 600, imageFormat: p.imageFormat ?? 'png' } : {}),
+      ...(p.chartType !== undefined ? { chartType: p.chartType, width: p.width ?? DEFAULT_CHART_WIDTH, height: p.height ?? DEFAULT_CHART_HEIGHT, imageFormat: p.imageFormat ?? 'png' } : {}),
     };
     const report = await this.save(caller, p.saveReport, 'crosstab', 'CROSSTAB.EXECUTE', p.index, executable, scope);
     return { data: { ...data, report }, cache };

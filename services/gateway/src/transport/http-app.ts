@@ -1,12 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express from 'express';
 import { ERROR_TABLE, isAppError, toAppError, toJsonRpcBusinessError, type AppError } from '@quarry/errors';
+import { API_VERSION, DISCOVER_METHOD, openRpcDocument, type OpenRpcDocument } from '@quarry/contract';
 import type { Logger } from '@quarry/logger';
 import type { QuarryMetrics } from '@quarry/metrics';
 import { REQUEST_ID_HEADER, resolveRequestId } from '@quarry/rpc';
 import type { AuthenticateUseCase } from '../domain/authenticate.use-case';
 import type { CallMethodUseCase } from '../domain/call-method.use-case';
-import { PROTOCOL, readEnvelope, type JsonRpcId, type ProtocolError } from './json-rpc-envelope';
+import { PROTOCOL, readEnvelope, type Envelope, type JsonRpcId, type ProtocolError } from './json-rpc-envelope';
 import { discardRest, readBody } from './read-body';
 
 export interface HttpAppDeps {
@@ -38,6 +39,26 @@ function sendProblem(res: ServerResponse, err: AppError): void {
   const row = ERROR_TABLE[err.code];
   if (row.http === 401) res.setHeader('WWW-Authenticate', 'Bearer realm="quarry", error="invalid_token"');
   send(res, row.http, 'application/problem+json', { type: 'about:blank', title: row.title, status: row.http, detail: err.detail });
+}
+
+let document: OpenRpcDocument | undefined;
+const HOST = /^[A-Za-z0-9.-]{1,253}(?::\d{1,5})?$|^\[[0-9A-Fa-f:.]{2,45}\](?::\d{1,5})?$/;
+
+/**
+ * The contract is fixed for the life of the process, so the document is built once; only the server URL
+ * follows the Host the caller used (OpenRPC wants it absolute), and a Host that is not a host name is
+ * not echoed.
+ */
+function discoverDocument(req: IncomingMessage): OpenRpcDocument {
+  document ??= openRpcDocument({ serverUrl: 'http://localhost/api/v1', version: API_VERSION });
+  const host = req.headers.host;
+  const secure = req.headers['x-forwarded-proto'] === 'https';
+  const url = `${secure ? 'https' : 'http'}://${host && HOST.test(host) ? host : 'localhost'}/api/v1`;
+  return { ...document, servers: [{ name: 'Quarry', url }] };
+}
+
+function sendDiscover(req: IncomingMessage, res: ServerResponse, id: JsonRpcId): void {
+  send(res, 200, JSON_TYPE, { jsonrpc: '2.0', id, result: discoverDocument(req) });
 }
 
 function isJsonMediaType(header: string | undefined): boolean {
@@ -77,6 +98,7 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
       send(res, 503, 'application/problem+json', { type: 'about:blank', title: 'Service Unavailable', status: 503, detail: 'metrics are unavailable' });
     }
   });
+  app.get('/openrpc.json', (req, res) => send(res, 200, JSON_TYPE, discoverDocument(req)));
   app.post('/api/v1', rpcHandler(deps));
 
   app.all('/api/v1', (_req, res) => {
@@ -102,6 +124,44 @@ export function rpcHandler(deps: HttpAppDeps): (req: IncomingMessage, res: Serve
   };
 }
 
+type ReadRequest =
+  | { ok: true; envelope: Extract<Envelope, { ok: true }> }
+  | { ok: false; send: (res: ServerResponse) => void; label: string; code: number }
+  | { ok: false; aborted: true };
+
+/** Content type, size, JSON and envelope: the answer to send when any of them is wrong. */
+async function readRequest(deps: HttpAppDeps, req: IncomingMessage): Promise<ReadRequest> {
+  if (!isJsonMediaType(req.headers['content-type'])) {
+    discardRest(req, deps.bodyLimitBytes, 5000);
+    return { ok: false, label: '(invalid)', code: 415, send: (res) => sendProtocolError(res, 415, null, PROTOCOL.invalid, 'Content-Type must be application/json') };
+  }
+  const read = await readBody(req, deps.bodyLimitBytes);
+  if (!read.ok) {
+    if (read.reason === 'aborted') return { ok: false, aborted: true };
+    discardRest(req, 8 * deps.bodyLimitBytes, 5000);
+    return {
+      ok: false,
+      label: '(invalid)',
+      code: 413,
+      send: (res) => {
+        res.setHeader('Connection', 'close');
+        sendProtocolError(res, 413, null, PROTOCOL.invalid, `The request body exceeds ${deps.bodyLimitBytes} bytes`);
+      },
+    };
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(utf8.decode(read.body));
+  } catch {
+    return { ok: false, label: '(invalid)', code: PROTOCOL.parse.code, send: (res) => sendProtocolError(res, 400, null, PROTOCOL.parse, 'The request body is not valid JSON') };
+  }
+  const envelope = readEnvelope(body);
+  if (!envelope.ok) {
+    return { ok: false, label: '(invalid)', code: envelope.error.code, send: (res) => sendProtocolError(res, envelope.idReadable ? 200 : 400, envelope.id, envelope.error, envelope.detail) };
+  }
+  return { ok: true, envelope };
+}
+
 async function handleRpc(deps: HttpAppDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const started = process.hrtime.bigint();
   const requestId = resolveRequestId(req.headers[REQUEST_ID_HEADER]);
@@ -115,41 +175,35 @@ async function handleRpc(deps: HttpAppDeps, req: IncomingMessage, res: ServerRes
   } catch (err) {
     const app = toAppError(err);
     if (app.code === 'INTERNAL') throw err;
+    // rpc.discover needs no token: a request without one is read to see whether it asks for that.
+    if (req.headers.authorization === undefined && isJsonMediaType(req.headers['content-type'])) {
+      const read = await readRequest(deps, req);
+      if ('aborted' in read) return;
+      if (read.ok && read.envelope.method === DISCOVER_METHOD) {
+        sendDiscover(req, res, read.envelope.id);
+        record(deps, DISCOVER_METHOD, 'ok', msSince(started));
+        return;
+      }
+    } else {
+      discardRest(req, deps.bodyLimitBytes, 5000);
+    }
     log.info({ requestId, status: app.httpStatus, detail: app.detail }, 'authentication refused');
-    discardRest(req, deps.bodyLimitBytes, 5000);
     sendProblem(res, app);
     record(deps, '(unauthenticated)', String(app.httpStatus), msSince(started));
     return;
   }
 
-  if (!isJsonMediaType(req.headers['content-type'])) {
-    discardRest(req, deps.bodyLimitBytes, 5000);
-    sendProtocolError(res, 415, null, PROTOCOL.invalid, 'Content-Type must be application/json');
-    return;
-  }
-
-  const read = await readBody(req, deps.bodyLimitBytes);
+  const read = await readRequest(deps, req);
+  if ('aborted' in read) return;
   if (!read.ok) {
-    if (read.reason === 'aborted') return;
-    res.setHeader('Connection', 'close');
-    discardRest(req, 8 * deps.bodyLimitBytes, 5000);
-    sendProtocolError(res, 413, null, PROTOCOL.invalid, `The request body exceeds ${deps.bodyLimitBytes} bytes`);
+    read.send(res);
+    record(deps, read.label, String(read.code), msSince(started));
     return;
   }
-
-  let body: unknown;
-  try {
-    body = JSON.parse(utf8.decode(read.body));
-  } catch {
-    sendProtocolError(res, 400, null, PROTOCOL.parse, 'The request body is not valid JSON');
-    record(deps, '(invalid)', String(PROTOCOL.parse.code), msSince(started));
-    return;
-  }
-
-  const envelope = readEnvelope(body);
-  if (!envelope.ok) {
-    sendProtocolError(res, envelope.idReadable ? 200 : 400, envelope.id, envelope.error, envelope.detail);
-    record(deps, '(invalid)', String(envelope.error.code), msSince(started));
+  const { envelope } = read;
+  if (envelope.method === DISCOVER_METHOD) {
+    sendDiscover(req, res, envelope.id);
+    record(deps, DISCOVER_METHOD, 'ok', msSince(started));
     return;
   }
 

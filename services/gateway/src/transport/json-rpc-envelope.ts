@@ -1,3 +1,4 @@
+import { DISCOVER_METHOD } from '@quarry/contract';
 import { isMethodName, type MethodName } from '../domain/method-catalogue';
 
 export type JsonRpcId = string | number | null;
@@ -12,7 +13,7 @@ export const PROTOCOL = {
 export type ProtocolError = (typeof PROTOCOL)[keyof typeof PROTOCOL];
 
 export type Envelope =
-  | { ok: true; id: JsonRpcId; method: MethodName; params: Record<string, unknown> }
+  | { ok: true; id: JsonRpcId; method: MethodName | typeof DISCOVER_METHOD; params: Record<string, unknown> }
   | { ok: false; idReadable: boolean; id: JsonRpcId; error: ProtocolError; detail: string };
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -40,7 +41,7 @@ export function readEnvelope(body: unknown): Envelope {
   if (typeof body.method !== 'string' || body.method === '') return fail(PROTOCOL.invalid, 'method must be a non-empty string');
   const params = body.params === undefined ? {} : body.params;
   if (!isPlainObject(params)) return fail(PROTOCOL.invalid, 'params must be an object');
-  if (!isMethodName(body.method)) {
+  if (!isMethodName(body.method) && body.method !== DISCOVER_METHOD) {
     return fail(PROTOCOL.methodNotFound, `Unknown method "${body.method.slice(0, 100)}"`);
   }
   return { ok: true, id, method: body.method, params };

@@ -3,10 +3,9 @@ import type { IndexCatalog } from '@quarry/metadata-store';
 import { FieldResolver, restrictedQuery, type FieldDef, type Reader } from '@quarry/query-language';
 import type { CacheStatus, ResultCache } from '@quarry/result-cache';
 import type { SearchIndex, SearchPage, SortKey } from '../ports/search-index.port';
-import { fieldsOf, readableIndex } from '@quarry/snapshots';
+import { fieldsOf, readableIndex } from '@quarry/snapshots/access';
 
-export const DEFAULT_PAGE_SIZE = 50;
-export const MAX_PAGE_SIZE = 1000;
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '@quarry/contract';
 
 export interface ExecuteQueryInput {
   index: string;

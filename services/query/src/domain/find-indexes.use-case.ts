@@ -3,8 +3,7 @@ import type { IndexCatalog, IndexEntry } from '@quarry/metadata-store';
 import type { CursorCodec } from '@quarry/paging';
 import { mayRead, type Reader } from '@quarry/query-language';
 
-export const DEFAULT_INDEX_LIMIT = 50;
-export const MAX_INDEX_LIMIT = 200;
+import { DEFAULT_INDEX_LIMIT, MAX_INDEX_LIMIT } from '@quarry/contract';
 
 export interface IndexSummary {
   name: string;

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import type { IndexCatalog, IndexEntry, LoadLock } from '@quarry/metadata-store';
-import { buildSnapshot, pruneSnapshots } from '@quarry/snapshots';
 import type { DateGrain, FieldType } from '@quarry/query-language';
 import type { SearchIndex } from '../ports/search-index.port';
+import type { SnapshotBuilder } from '../ports/snapshot-builder.port';
 
 export interface LoadIndexInput {
   name: string;
@@ -26,7 +26,7 @@ export const LOAD_LEASE_MS = 60_000;
  */
 export class LoadIndexUseCase {
   constructor(
-    private readonly dataDir: string,
+    private readonly snapshots: SnapshotBuilder,
     private readonly catalog: IndexCatalog,
     private readonly search: SearchIndex,
     private readonly leaseMs = LOAD_LEASE_MS,
@@ -55,10 +55,9 @@ export class LoadIndexUseCase {
   }
 
   private async load(input: LoadIndexInput, stillHeld: () => void): Promise<IndexEntry> {
-    const built = await buildSnapshot({
+    const built = await this.snapshots.build({
       name: input.name,
       file: input.file,
-      dataDir: this.dataDir,
       types: input.types,
       grains: input.grains,
       views: input.views,
@@ -88,7 +87,7 @@ export class LoadIndexUseCase {
     await this.search.retire(entry, previous);
     // Keep the previous file: a process may still be loading it; older ones go, and so do the
     // temporary files of loads that crashed (only this lock's holder may touch the folder).
-    pruneSnapshots(this.dataDir, entry.name, [entry.snapshot, ...(previous ? [previous.snapshot] : [])]);
+    this.snapshots.prune(entry.name, [entry.snapshot, ...(previous ? [previous.snapshot] : [])]);
     return entry;
   }
 
@@ -96,7 +95,7 @@ export class LoadIndexUseCase {
     return this.locked(name, async () => {
       const entry = await this.catalog.dropIndex(name);
       await this.search.drop(entry);
-      pruneSnapshots(this.dataDir, name, []);
+      this.snapshots.prune(name, []);
       return entry;
     });
   }

@@ -5,7 +5,7 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { protoPath } from 'grpc-health-check';
 import { silentLogger } from '@quarry/logger';
-import { SqliteMetadataStore } from '@quarry/metadata-store';
+import { SqliteMetadataStore } from '@quarry/metadata-store/sqlite';
 import { HeavyCallLimiter } from '@quarry/rpc';
 import { SnapshotEngine } from '@quarry/snapshots';
 import { LruResultCache } from '@quarry/result-cache';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type Database from 'better-sqlite3';
-import { openSqlite } from '@quarry/metadata-store';
+import { openSqlite } from '@quarry/metadata-store/sqlite';
 import { AppError, quoteInput } from '@quarry/errors';
 import { searchText } from '../domain/search-words';
 import type { NewReport, ReportQuery, ReportRecord, ReportStore, ReportViewer } from '../ports/report-store.port';

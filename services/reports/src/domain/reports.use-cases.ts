@@ -3,9 +3,7 @@ import type { CursorCodec } from '@quarry/paging';
 import { words } from '@quarry/query-language';
 import type { ReportRecord, ReportStore, ReportType, ReportViewer } from '../ports/report-store.port';
 
-export const REPORT_TYPES: ReportType[] = ['query', 'crosstab'];
-export const DEFAULT_REPORT_LIMIT = 50;
-export const MAX_REPORT_LIMIT = 200;
+import { DEFAULT_REPORT_LIMIT, MAX_REPORT_LIMIT, REPORT_NAME_MAX, REPORT_TYPES } from '@quarry/contract';
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface Viewer {
@@ -68,8 +66,8 @@ export class SaveReportUseCase {
 
   async execute(viewer: Viewer, input: SaveInput): Promise<{ guid: string }> {
     const name = input.name.trim();
-    if (name === '' || name.length > 200) throw AppError.invalid('saveReport.name is required (1-200 characters)');
-    if (!REPORT_TYPES.includes(input.type as ReportType)) throw AppError.invalid(`report type must be query or crosstab, got ${quoteInput(input.type)}`);
+    if (name === '' || name.length > REPORT_NAME_MAX) throw AppError.invalid(`saveReport.name is required (1-${REPORT_NAME_MAX} characters)`);
+    if (!(REPORT_TYPES as readonly string[]).includes(input.type)) throw AppError.invalid(`report type must be query or crosstab, got ${quoteInput(input.type)}`);
     const type = input.type as ReportType;
     if (input.method !== METHOD_OF[type]) throw AppError.invalid(`a ${type} report is saved from ${METHOD_OF[type]}`);
     try {
@@ -107,7 +105,7 @@ export class FindReportsUseCase {
   async execute(viewer: Viewer, input: { search: string; types: string[]; cursor: string; limit?: number }): Promise<{ reports: ReportSummary[]; nextCursor: string | null }> {
     const limit = input.limit ?? DEFAULT_REPORT_LIMIT;
     if (!Number.isInteger(limit) || limit < 1 || limit > MAX_REPORT_LIMIT) throw AppError.invalid(`limit must be an integer between 1 and ${MAX_REPORT_LIMIT}`);
-    const bad = input.types.filter((t) => !REPORT_TYPES.includes(t as ReportType));
+    const bad = input.types.filter((t) => !(REPORT_TYPES as readonly string[]).includes(t));
     if (bad.length) throw AppError.invalid(`types may hold only query and crosstab, got ${quoteList(bad)}`);
     const types = [...new Set(input.types)].sort() as ReportType[];
     const ws = words(input.search);

@@ -8,7 +8,7 @@ import {
   queriesExecuteParams,
   reportsFindParams,
   reportsMetadataParams,
-} from './method-params';
+} from './index';
 
 /** The detail parseParams throws, or a failure if it accepted the params. */
 function detailOf(schema: z.ZodType, params: Record<string, unknown>): string {

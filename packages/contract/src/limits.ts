@@ -1,0 +1,53 @@
+/*
+ * Every limit and default of the API in one place: the gateway validates with them, the services take
+ * theirs from here, and the OpenRPC document states them. Change one here and all three follow.
+ */
+
+export const INT32_MAX = 2_147_483_647;
+
+/** Index names are 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit. */
+export const INDEX_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+export const INDEX_NAME_MAX = 64;
+/** Field names as files bring them; generous, yet small enough to quote and compare cheaply. */
+export const FIELD_NAME_MAX = 500;
+export const QUERY_MAX_LENGTH = 10_000;
+/** Longer than any keyword the services accept (asc, desc, aggregation types, report types, guids). */
+export const KEYWORD_MAX = 100;
+export const CURSOR_MAX = 1000;
+export const SEARCH_TEXT_MAX = 200;
+
+export const DEFAULT_PAGE = 1;
+export const DEFAULT_PAGE_SIZE = 50;
+export const MAX_PAGE_SIZE = 1000;
+export const MAX_SORT_KEYS = 16;
+
+export const DEFAULT_INDEX_LIMIT = 50;
+export const MAX_INDEX_LIMIT = 200;
+export const DEFAULT_REPORT_LIMIT = 50;
+export const MAX_REPORT_LIMIT = 200;
+export const MAX_REPORT_TYPES = 10;
+
+export const REPORT_NAME_MAX = 200;
+export const REPORT_DESCRIPTION_MAX = 2000;
+export const REPORT_FOLDER_MAX = 200;
+export const REPORT_TYPES = ['query', 'crosstab'] as const;
+
+export const MAX_AXIS_FIELDS = 8;
+export const MAX_TOTALS = 16;
+export const TOTAL_NAME_MAX = 500;
+export const AXIS_LIMIT_MAX = 10_000;
+/** A crosstab as drawn (cells, totals and subtotals) may have at most this many cells. */
+export const MAX_CROSSTAB_CELLS = 100_000;
+
+export const AGGREGATIONS = ['Sum', 'Count', 'Average', 'Min', 'Max'] as const;
+export type Aggregation = (typeof AGGREGATIONS)[number];
+export const SHOW_AS = ['value', 'percentOfGrandTotal', 'percentOfRowTotal', 'percentOfColumnTotal'] as const;
+export type ShowAs = (typeof SHOW_AS)[number];
+export const CROSSTAB_FORMATS = ['html', 'json', 'csv'] as const;
+export type CrosstabFormat = (typeof CROSSTAB_FORMATS)[number];
+export const SORT_DIRECTIONS = ['asc', 'desc'] as const;
+
+export const CHART_SIZE_MIN = 100;
+export const CHART_SIZE_MAX = 4000;
+export const DEFAULT_CHART_WIDTH = 800;
+export const DEFAULT_CHART_HEIGHT = 600;

@@ -1,0 +1,121 @@
+import type { z } from 'zod';
+import * as P from './param-schemas';
+import * as R from './result-schemas';
+import type { Scope } from './scopes';
+
+/** When a business error (JSON-RPC code = HTTP status) happens, per method. */
+export interface MethodError {
+  code: 400 | 403 | 404 | 409 | 503 | 504;
+  when: string;
+}
+
+export interface MethodContract<P extends z.ZodType = z.ZodType, R extends z.ZodType = z.ZodType> {
+  /** The client's group and function: `client.queries.execute(…)`. */
+  group: 'queries' | 'indexes' | 'crosstab' | 'reports';
+  call: 'execute' | 'find' | 'metadata';
+  scope: Scope;
+  /** Needs reports:write too when saveReport is given. */
+  saves: boolean;
+  summary: string;
+  description: string;
+  params: P;
+  result: R;
+  errors: readonly MethodError[];
+}
+
+const common: readonly MethodError[] = [
+  { code: 400, when: 'A parameter is missing, of the wrong type, out of range or unknown; the detail names each one (at most five).' },
+  { code: 403, when: 'The token lacks the scope the method needs.' },
+  { code: 503, when: 'The server is at capacity (Retry-After says when to try again) or a service cannot be reached.' },
+  { code: 504, when: 'The call did not finish within its deadline; its work was cancelled.' },
+];
+
+const onIndex: readonly MethodError[] = [
+  { code: 400, when: 'The query does not parse, names an unknown field, or nests too deeply; the detail quotes the place.' },
+  { code: 404, when: 'The index does not exist or the token may not read it (the two are not told apart).' },
+];
+
+const saving: readonly MethodError[] = [{ code: 403, when: 'saveReport is given and the token lacks reports:write.' }];
+
+const method = <P extends z.ZodType, R extends z.ZodType>(m: MethodContract<P, R>) => m;
+
+/** SPEC.md "Method catalogue", in the order the document lists them. */
+export const METHODS = {
+  'QUERIES.EXECUTE': method({
+    group: 'queries',
+    call: 'execute',
+    scope: 'query:execute',
+    saves: true,
+    summary: 'Search an index: one page of matching records, sorted.',
+    description: 'Runs the query on the index the token may read (realms filter records and fields), and returns one page with the total count.',
+    params: P.queriesExecuteParams,
+    result: R.queriesExecuteResult,
+    errors: [...common, ...onIndex, ...saving],
+  }),
+  'INDEXES.FIND': method({
+    group: 'indexes',
+    call: 'find',
+    scope: 'indexes:read',
+    saves: false,
+    summary: 'List the indexes the token may read, with their fields and dynamic views.',
+    description: 'Indexes in name order, cursor-paged; searchText filters by name and description words.',
+    params: P.indexesFindParams,
+    result: R.indexesFindResult,
+    errors: [...common, { code: 400, when: 'The cursor is not one this server issued for the same search.' }],
+  }),
+  'CROSSTAB.EXECUTE': method({
+    group: 'crosstab',
+    call: 'execute',
+    scope: 'query:execute',
+    saves: true,
+    summary: 'Pivot an index: a table (HTML, JSON, CSV) or a chart (PNG, SVG).',
+    description:
+      'Groups the matching records by rows and columns and computes each total. Across parameters: rowOrder.measure and columnOrder.measure index into totals; format goes with tables and imageFormat with chartType, never both; a chart type may need two totals (MSCombiDY2D, Scatter). The table as drawn may have at most 100,000 cells.',
+    params: P.crosstabExecuteParams,
+    result: R.crosstabExecuteResult,
+    errors: [
+      ...common,
+      ...onIndex,
+      { code: 400, when: 'The crosstab would exceed 100,000 cells, or a chart type cannot draw that many categories legibly (the detail suggests rowLimit).' },
+      ...saving,
+    ],
+  }),
+  'REPORTS.FIND': method({
+    group: 'reports',
+    call: 'find',
+    scope: 'reports:read',
+    saves: false,
+    summary: "The token user's reports and the reports shared on indexes they may read.",
+    description: 'Cursor-paged; search filters by name and description words, types by report type.',
+    params: P.reportsFindParams,
+    result: R.reportsFindResult,
+    errors: [...common, { code: 400, when: 'The cursor is not one this server issued for the same search.' }],
+  }),
+  'REPORTS.METADATA': method({
+    group: 'reports',
+    call: 'metadata',
+    scope: 'reports:read',
+    saves: false,
+    summary: 'Load a report: the method and params that run it again.',
+    description: 'The report must be the caller’s own or shared on an index the caller may read.',
+    params: P.reportsMetadataParams,
+    result: R.reportsMetadataResult,
+    errors: [...common, { code: 404, when: 'No such report, or one the caller may not see (the two are not told apart).' }],
+  }),
+} as const;
+
+export type MethodName = keyof typeof METHODS;
+export const METHOD_NAMES = Object.keys(METHODS) as MethodName[];
+
+/** JSON-RPC's own discovery method (OpenRPC): answered without a token. */
+export const DISCOVER_METHOD = 'rpc.discover';
+
+export function isMethodName(value: string): value is MethodName {
+  return Object.prototype.hasOwnProperty.call(METHODS, value);
+}
+
+export type ParamsOf<M extends MethodName> = z.input<(typeof METHODS)[M]['params']>;
+export type ResultOf<M extends MethodName> = z.output<(typeof METHODS)[M]['result']>;
+
+/** The contract's version as the OpenRPC document states it: the major part changes only with /api/v2. */
+export const API_VERSION = '1.1.0';

@@ -1,0 +1,83 @@
+import { z } from 'zod';
+import { ERROR_TABLE } from '@quarry/errors';
+import { METHOD_EXAMPLES } from './method-examples';
+import { METHODS, METHOD_NAMES, type MethodContract, type MethodName } from './methods';
+
+/*
+ * The OpenRPC 1.3 document (https://spec.open-rpc.org) of the API, built from the contract alone, so
+ * it cannot drift from what the gateway validates. JSON Schema draft-07, which the OpenRPC meta-schema
+ * uses; refinements that JSON Schema cannot state are in each method's description.
+ */
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+export interface OpenRpcDocument {
+  openrpc: '1.3.2';
+  info: { title: string; version: string; description: string };
+  servers: Array<{ name: string; url: string }>;
+  methods: Array<Record<string, Json>>;
+}
+
+function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): { [key: string]: Json } {
+  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { target: 'draft-7', io, unrepresentable: 'any' }) as { [key: string]: Json };
+  return rest;
+}
+
+/** One content descriptor per top-level param: OpenRPC's by-name params. */
+function paramDescriptors(schema: z.ZodType): Json[] {
+  const whole = jsonSchema(schema, 'input');
+  const properties = (whole.properties ?? {}) as { [key: string]: { [key: string]: Json } };
+  const required = new Set((whole.required ?? []) as string[]);
+  return Object.entries(properties).map(([name, s]) => ({
+    name,
+    required: required.has(name),
+    ...(typeof s.description === 'string' ? { description: s.description } : {}),
+    schema: s,
+  }));
+}
+
+/** One error object per code, its `data` saying every case it covers. */
+function errorObjects(m: MethodContract): Json[] {
+  const byCode = new Map<number, string[]>();
+  for (const e of m.errors) byCode.set(e.code, [...(byCode.get(e.code) ?? []), e.when]);
+  const title = (code: number) => Object.values(ERROR_TABLE).find((r) => r.http === code)?.title ?? String(code);
+  return [...byCode].sort(([a], [b]) => a - b).map(([code, whens]) => ({ code, message: title(code), data: { type: 'about:blank', when: whens } }));
+}
+
+function methodObject(name: MethodName): Record<string, Json> {
+  const m: MethodContract = METHODS[name];
+  const example = METHOD_EXAMPLES[name];
+  return {
+    name,
+    summary: m.summary,
+    description: `${m.description} Needs the ${m.scope} scope${m.saves ? ' (and reports:write with saveReport)' : ''}.`,
+    tags: [{ name: m.group }],
+    paramStructure: 'by-name',
+    params: paramDescriptors(m.params),
+    result: { name: 'data', description: 'result.data; result.meta carries requestId (and cache for cached methods).', schema: jsonSchema(m.result, 'output') },
+    errors: errorObjects(m),
+    'x-scope': m.scope,
+    examples: [
+      {
+        name: example.name,
+        description: 'A real call against the sample data (refreshed by tests/openrpc.test.ts).',
+        params: Object.entries(example.params).map(([k, v]) => ({ name: k, value: v as Json })),
+        result: { name: 'data', value: example.result as Json },
+      },
+    ],
+  };
+}
+
+export function openRpcDocument(opts: { serverUrl: string; version: string }): OpenRpcDocument {
+  return {
+    openrpc: '1.3.2',
+    info: {
+      title: 'Quarry',
+      version: opts.version,
+      description:
+        'Search, crosstab and saved reports over JSON-RPC 2.0 (POST, one request per call, params by name). Every method but rpc.discover needs `Authorization: Bearer <API token>`; a missing or bad token is an HTTP 401 application/problem+json outside the JSON-RPC envelope. Business errors carry the HTTP status as code and { type, detail } as data; protocol errors use -32700, -32600, -32601 and -32603.',
+    },
+    servers: [{ name: 'Quarry', url: opts.serverUrl }],
+    methods: METHOD_NAMES.map(methodObject),
+  };
+}

@@ -1,0 +1,221 @@
+import { z } from 'zod';
+import { CHART_TYPE_NAMES, chartTypeProblem, findChartType, IMAGE_FORMATS } from './chart-names';
+import { quoteInput, quoteList } from '@quarry/errors';
+import * as L from './limits';
+
+/*
+ * The JSON shapes of each method's params (DESIGN.md "API decisions"). The contract owns types, ranges
+ * and defaults; services own what needs data (does the index or field exist, does the query parse).
+ * Every string has a length cap, so a hostile megabyte is a fast 400 at the gateway instead of travelling
+ * to a service.
+ *
+ * Messages say `{param}` where the parameter goes: parseParams puts the issue's exact path there
+ * (`sort[2].field`), which no message written per schema can know. Descriptions and defaults (`.meta`)
+ * are what the OpenRPC document shows; the defaults are applied by the gateway, not by zod, so that a
+ * saved report records what the caller sent.
+ */
+
+export const PARAM = '{param}';
+
+/** Marks an issue that relates two parameters, a rule JSON Schema cannot state (the method's description does). */
+export const CROSS = { crossParameter: true } as const;
+
+const string = (max: number, what = 'a string') =>
+  z.string({ error: `${PARAM} must be ${what}` }).max(max, { error: `${PARAM} must be at most ${max} characters` });
+
+/** Required and not blank; the regex (not a refine) so that JSON Schema states it too. */
+const requiredString = (max: number) =>
+  z
+    .string({ error: `${PARAM} is required` })
+    .max(max, { error: `${PARAM} must be at most ${max} characters` })
+    .regex(/\S/, { error: `${PARAM} is required` });
+
+const optionalString = (max: number) => string(max).optional();
+
+const optionalBoolean = () => z.boolean({ error: `${PARAM} must be a boolean` }).optional();
+
+const intInRange = (min: number, max: number) => {
+  const error = `${PARAM} must be an integer between ${min} and ${max}`;
+  return z.number({ error }).int({ error }).min(min, { error }).max(max, { error }).optional();
+};
+
+const arrayOf = <T extends z.ZodType>(item: T, max: number) =>
+  z.array(item, { error: `${PARAM} must be an array` }).max(max, { error: `${PARAM} may have at most ${max} items` });
+
+/** One of a fixed set of words; any other value is a 400 listing them. */
+const oneOf = <const T extends readonly [string, ...string[]]>(values: T) =>
+  z.enum(values, { error: `${PARAM} must be one of ${values.map((v) => `"${v}"`).join(', ')}` });
+
+/**
+ * A keyword from a fixed set, trimmed and matched case-insensitively (as sort directions and FusionCharts
+ * names always were) unless `exact`; any other string is refused with `refusal(quotedInput)` after the
+ * parameter's name. The pattern states the same set to JSON Schema readers.
+ */
+const keywordOf = (values: readonly string[], refusal: (quoted: string) => string, opts: { exact?: boolean } = {}) => {
+  const escaped = values.map((v) => v.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  // Letters as [aA] rather than the `i` flag: JSON Schema patterns carry no flags.
+  const alternatives = opts.exact ? escaped : escaped.map((v) => v.replace(/[a-z]/gi, (c) => `[${c.toLowerCase()}${c.toUpperCase()}]`));
+  const pattern = opts.exact ? new RegExp(`^(?:${alternatives.join('|')})$`) : new RegExp(`^\\s*(?:${alternatives.join('|')})\\s*$`);
+  const error = (iss: { code?: string; input?: unknown }) => {
+    if (iss.input === undefined) return `${PARAM} is required`;
+    if (typeof iss.input !== 'string') return `${PARAM} must be a string`;
+    if (iss.code === 'too_big') return `${PARAM} must be at most ${L.KEYWORD_MAX} characters`;
+    return `${PARAM} ${refusal(quoteInput(iss.input))}`;
+  };
+  return z.string({ error }).max(L.KEYWORD_MAX, { error, abort: true }).regex(pattern, { error });
+};
+
+export const saveReportParam = z
+  .strictObject(
+    {
+      name: z
+        .string({ error: `${PARAM} is required` })
+        .trim()
+        .max(L.REPORT_NAME_MAX, { error: `${PARAM} must be at most ${L.REPORT_NAME_MAX} characters` })
+        .regex(/\S/, { error: `${PARAM} is required` })
+        .meta({ description: 'The report name shown in REPORTS.FIND (leading and trailing blanks are dropped).' }),
+      description: optionalString(L.REPORT_DESCRIPTION_MAX),
+      folder: optionalString(L.REPORT_FOLDER_MAX),
+      shared: optionalBoolean().meta({ description: 'Visible to every user who may read the index.', default: false }),
+    },
+    { error: `${PARAM} must be an object` },
+  )
+  .meta({ description: 'Also save this call as a report (needs the reports:write scope). The result then carries report.guid.' });
+
+const cacheParam = optionalBoolean().meta({
+  description: 'false skips the result cache for this call. Not an executable parameter: never saved in a report.',
+  default: true,
+});
+
+const sortItem = z.strictObject(
+  {
+    field: requiredString(L.FIELD_NAME_MAX),
+    direction: keywordOf(L.SORT_DIRECTIONS, (v) => `must be "asc" or "desc", got ${v}`).optional().meta({ default: 'asc' }),
+  },
+  { error: `${PARAM} must be an object with field and direction` },
+);
+
+export const queriesExecuteParams = z
+  .strictObject({
+    index: requiredString(L.INDEX_NAME_MAX).meta({ description: 'The index to search.' }),
+    query: optionalString(L.QUERY_MAX_LENGTH).meta({ description: 'Query text (SPEC.md "Query language"); empty or absent matches every record.', default: '*' }),
+    page: intInRange(1, L.INT32_MAX).meta({ default: L.DEFAULT_PAGE }),
+    pageSize: intInRange(1, L.MAX_PAGE_SIZE).meta({ default: L.DEFAULT_PAGE_SIZE }),
+    sort: arrayOf(sortItem, L.MAX_SORT_KEYS).optional().meta({ description: 'Sort keys, most significant first; ties keep load order.' }),
+    cache: cacheParam,
+    saveReport: saveReportParam.optional(),
+  })
+  .meta({ title: 'QueriesExecuteParams' });
+
+export const indexesFindParams = z
+  .strictObject({
+    searchText: optionalString(L.SEARCH_TEXT_MAX).meta({ description: 'Words matched against index names and descriptions.' }),
+    cursor: optionalString(L.CURSOR_MAX).meta({ description: 'nextCursor of the previous page.' }),
+    limit: intInRange(1, L.MAX_INDEX_LIMIT).meta({ default: L.DEFAULT_INDEX_LIMIT }),
+  })
+  .meta({ title: 'IndexesFindParams' });
+
+const columnItem = z.strictObject(
+  {
+    field: requiredString(L.FIELD_NAME_MAX),
+    reverse: optionalBoolean().meta({ default: false }),
+  },
+  { error: `${PARAM} must be an object with field and reverse` },
+);
+
+const totalItem = z.strictObject(
+  {
+    aggregationType: keywordOf(L.AGGREGATIONS, (v) => `${v} is not one of ${L.AGGREGATIONS.join(', ')}`),
+    field: optionalString(L.FIELD_NAME_MAX).meta({ description: 'A numeric field (any field for Count).' }),
+    dynamicView: optionalString(L.FIELD_NAME_MAX).meta({ description: 'With Count: the number of distinct values of the view.' }),
+    name: optionalString(L.TOTAL_NAME_MAX),
+    showAs: oneOf(L.SHOW_AS).optional().meta({ default: 'value' }),
+  },
+  { error: `${PARAM} must be an object with aggregationType and field or dynamicView` },
+);
+
+const measureIndex = () => {
+  const error = `${PARAM} must be an index into totals`;
+  return z.number({ error }).int({ error }).min(0, { error }).max(L.MAX_TOTALS - 1, { error }).optional().meta({ default: 0 });
+};
+
+const axisOrder = z.strictObject(
+  {
+    by: oneOf(['label', 'value']),
+    measure: measureIndex(),
+    direction: oneOf(L.SORT_DIRECTIONS).optional().meta({ default: 'asc' }),
+  },
+  { error: `${PARAM} must be an object with by ("label" or "value"), measure and direction` },
+);
+
+const chartTypeNames = CHART_TYPE_NAMES.map((c) => c.name);
+
+export const crosstabExecuteParams = z
+  .strictObject({
+    index: requiredString(L.INDEX_NAME_MAX),
+    query: optionalString(L.QUERY_MAX_LENGTH).meta({ default: '*' }),
+    rows: arrayOf(string(L.FIELD_NAME_MAX, 'a field name'), L.MAX_AXIS_FIELDS).min(1, { error: `${PARAM} must name at least one field` }),
+    columns: arrayOf(columnItem, L.MAX_AXIS_FIELDS).optional(),
+    totals: arrayOf(totalItem, L.MAX_TOTALS).min(1, { error: `${PARAM} must have at least one item` }),
+    subtotals: optionalBoolean().meta({ default: false }),
+    rowOrder: axisOrder.optional(),
+    columnOrder: axisOrder.optional(),
+    rowLimit: intInRange(1, L.AXIS_LIMIT_MAX).meta({ description: 'Keep the first N outermost row values (after rowOrder); totals still cover every record.' }),
+    columnLimit: intInRange(1, L.AXIS_LIMIT_MAX),
+    format: oneOf(L.CROSSTAB_FORMATS).optional().meta({ default: 'html', description: 'The table as HTML, JSON or CSV; not with chartType.' }),
+    chartType: keywordOf(chartTypeNames, (v) => `${v} is not supported; use one of ${chartTypeNames.join(', ')}`).optional().meta({ description: 'Draw a chart instead of a table (FusionCharts names, any case).' }),
+    imageFormat: keywordOf(IMAGE_FORMATS, (v) => `${v} is not supported; use one of ${IMAGE_FORMATS.join(', ')}`, { exact: true }).optional().meta({ default: 'png', description: 'With chartType only.' }),
+    width: intInRange(L.CHART_SIZE_MIN, L.CHART_SIZE_MAX).meta({ default: L.DEFAULT_CHART_WIDTH }),
+    height: intInRange(L.CHART_SIZE_MIN, L.CHART_SIZE_MAX).meta({ default: L.DEFAULT_CHART_HEIGHT }),
+    cache: cacheParam,
+    saveReport: saveReportParam.optional(),
+  })
+  .superRefine((p, ctx) => {
+    // Rules across parameters, each named by its own path. JSON Schema cannot state these; the
+    // OpenRPC description of the method does.
+    for (const name of ['rowOrder', 'columnOrder'] as const) {
+      const measure = p[name]?.measure;
+      if (measure !== undefined && measure >= p.totals.length) {
+        ctx.addIssue({ code: 'custom', params: CROSS, path: [name, 'measure'], message: `${PARAM} must be an index into totals, from 0 to ${p.totals.length - 1}` });
+      }
+    }
+    if (p.format !== undefined && p.chartType !== undefined) {
+      ctx.addIssue({ code: 'custom', params: CROSS, path: ['format'], message: `${PARAM} is for tables; a chart (chartType) takes imageFormat instead` });
+    }
+    // A known chart type that needs more totals (MSCombiDY2D, Scatter); an unknown one is refused above.
+    const chartProblem = p.chartType !== undefined && findChartType(p.chartType) ? chartTypeProblem(p.chartType, p.totals.length) : undefined;
+    if (chartProblem) ctx.addIssue({ code: 'custom', params: CROSS, path: ['chartType'], message: chartProblem });
+    if (p.imageFormat !== undefined && p.chartType === undefined) {
+      ctx.addIssue({ code: 'custom', params: CROSS, path: ['imageFormat'], message: `${PARAM} needs chartType` });
+    }
+  })
+  .meta({ title: 'CrosstabExecuteParams' });
+
+export const reportsFindParams = z
+  .strictObject({
+    search: optionalString(L.SEARCH_TEXT_MAX).meta({ description: 'Words matched against report names and descriptions.' }),
+    // One message for the list (every wrong type named at once); JSON Schema gets the same set as an enum.
+    types: arrayOf(string(L.KEYWORD_MAX).meta({ enum: [...L.REPORT_TYPES] }), L.MAX_REPORT_TYPES)
+      .superRefine((types, ctx) => {
+        // Items already refused for their length are not quoted again.
+        const bad = types.filter((t) => typeof t === 'string' && t.length <= L.KEYWORD_MAX && !(L.REPORT_TYPES as readonly string[]).includes(t));
+        if (bad.length) ctx.addIssue({ code: 'custom', message: `${PARAM} may hold only ${L.REPORT_TYPES.join(' and ')}, got ${quoteList(bad)}` });
+      })
+      .optional(),
+    cursor: optionalString(L.CURSOR_MAX),
+    limit: intInRange(1, L.MAX_REPORT_LIMIT).meta({ default: L.DEFAULT_REPORT_LIMIT }),
+  })
+  .meta({ title: 'ReportsFindParams' });
+
+export const reportsMetadataParams = z
+  .strictObject({
+    guid: requiredString(L.KEYWORD_MAX).meta({ description: 'The guid REPORTS.FIND or saveReport returned.' }),
+  })
+  .meta({ title: 'ReportsMetadataParams' });
+
+export type QueriesExecuteParams = z.input<typeof queriesExecuteParams>;
+export type IndexesFindParams = z.input<typeof indexesFindParams>;
+export type CrosstabExecuteParams = z.input<typeof crosstabExecuteParams>;
+export type ReportsFindParams = z.input<typeof reportsFindParams>;
+export type ReportsMetadataParams = z.input<typeof reportsMetadataParams>;
+export type SaveReportParam = z.input<typeof saveReportParam>;

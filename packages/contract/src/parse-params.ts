@@ -1,0 +1,29 @@
+import type { z } from 'zod';
+import { AppError, quoteList } from '@quarry/errors';
+import { PARAM } from './param-schemas';
+
+/** The detail names at most this many issues: one per parameter is enough to fix a request. */
+const MAX_ISSUES = 5;
+
+/** `sort[2].field` from zod's ["sort", 2, "field"]. */
+function paramName(path: readonly PropertyKey[]): string {
+  return path.reduce<string>((name, key) => (typeof key === 'number' ? `${name}[${key}]` : name ? `${name}.${String(key)}` : String(key)), '');
+}
+
+/**
+ * Parses params or throws one 400 naming every offending parameter. Unknown keys are the caller's text,
+ * so they are quoted, cut short and counted past ten: the detail stays small whatever arrives.
+ */
+export function parseParams<T extends z.ZodType>(schema: T, params: Record<string, unknown>): z.output<T> {
+  const parsed = schema.safeParse(params);
+  if (parsed.success) return parsed.data;
+  const details = parsed.error.issues.slice(0, MAX_ISSUES).map((issue) => {
+    const name = paramName(issue.path);
+    if (issue.code === 'unrecognized_keys') {
+      const where = name ? ` in ${name}` : '';
+      return `Unknown parameter${issue.keys.length > 1 ? 's' : ''}${where}: ${quoteList(issue.keys)}`;
+    }
+    return issue.message.split(PARAM).join(name || 'params');
+  });
+  throw AppError.invalid([...new Set(details)].join('; '));
+}

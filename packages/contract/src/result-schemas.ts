@@ -1,0 +1,114 @@
+import { z } from 'zod';
+import { AGGREGATIONS, REPORT_TYPES, SHOW_AS } from './limits';
+
+/*
+ * What each method returns in `result.data` (SPEC.md, DESIGN.md). The gateway builds these from the
+ * services' answers; the OpenRPC document and the typed client are generated from them, and the e2e
+ * tests check real answers against them.
+ */
+
+const field = z.object({ name: z.string(), type: z.string().meta({ description: 'string, number, integer, boolean or date' }) });
+const reportRef = z.object({ guid: z.string() }).meta({ description: 'Present when saveReport was given.' });
+const cursor = z.string().nullable().meta({ description: 'Pass as cursor for the next page; null on the last one.' });
+
+export const queriesExecuteResult = z
+  .object({
+    index: z.string(),
+    query: z.string(),
+    page: z.number().int(),
+    pageSize: z.number().int(),
+    total: z.number().int().meta({ description: 'Records matching the query (every page).' }),
+    totalPages: z.number().int(),
+    fields: z.array(field),
+    records: z.array(z.record(z.string(), z.unknown())).meta({ description: 'The page, each record keyed by field name (the realm-filtered fields only).' }),
+    report: reportRef.optional(),
+  })
+  .meta({ title: 'QueriesExecuteResult' });
+
+export const indexInfo = z.object({
+  name: z.string(),
+  description: z.string(),
+  recordCount: z.number().int(),
+  fields: z.array(field),
+  dynamicViews: z.array(z.string()),
+  updatedAt: z.string().meta({ description: 'ISO 8601 time of the last load.' }),
+});
+
+export const indexesFindResult = z.object({ indexes: z.array(indexInfo), nextCursor: cursor }).meta({ title: 'IndexesFindResult' });
+
+const counts = {
+  rowCount: z.number().int(),
+  columnCount: z.number().int(),
+};
+const omitted = {
+  rowsOmitted: z.number().int().optional().meta({ description: 'Outermost row values cut by rowLimit (present when a limit was given).' }),
+  columnsOmitted: z.number().int().optional(),
+};
+
+const axisKey = z.array(z.union([z.string(), z.number(), z.boolean(), z.null()]));
+const measureValues = z.array(z.number().nullable()).meta({ description: 'One value per measure; null where no record falls.' });
+
+export const crosstabJsonTable = z.object({
+  rowFields: z.array(z.string()),
+  columnFields: z.array(z.string()),
+  measures: z.array(
+    z.object({
+      name: z.string(),
+      aggregationType: z.enum(AGGREGATIONS),
+      field: z.string().optional(),
+      dynamicView: z.string().optional(),
+      showAs: z.enum(SHOW_AS),
+    }),
+  ),
+  columns: z.array(axisKey),
+  rows: z.array(z.object({ key: axisKey, cells: z.array(measureValues), total: measureValues, subtotal: z.literal(true).optional() })),
+  columnTotals: z.array(measureValues),
+  grandTotal: measureValues,
+  rowsOmitted: z.number().int(),
+  columnsOmitted: z.number().int(),
+});
+
+export const crosstabExecuteResult = z
+  .union([
+    z.object({ contentType: z.literal('text/html'), data: z.string().meta({ description: 'An escaped, accessible <table>.' }), ...counts, ...omitted, report: reportRef.optional() }),
+    z.object({ contentType: z.literal('application/json'), data: crosstabJsonTable, ...counts, report: reportRef.optional() }),
+    z.object({ contentType: z.literal('text/csv'), data: z.string(), ...counts, ...omitted, report: reportRef.optional() }),
+    z.object({
+      contentType: z.enum(['image/png', 'image/svg+xml']),
+      data: z.string().meta({ description: 'PNG as base64, or the SVG document.' }),
+      width: z.number().int(),
+      height: z.number().int(),
+      chartType: z.string(),
+      report: reportRef.optional(),
+    }),
+  ])
+  .meta({ title: 'CrosstabExecuteResult' });
+
+export const reportSummary = z.object({
+  guid: z.string(),
+  name: z.string(),
+  description: z.string(),
+  type: z.enum(REPORT_TYPES),
+  index: z.string(),
+  owner: z.string(),
+  folder: z.string(),
+  shared: z.boolean(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+
+export const reportsFindResult = z.object({ reports: z.array(reportSummary), nextCursor: cursor }).meta({ title: 'ReportsFindResult' });
+
+export const reportsMetadataResult = reportSummary
+  .extend({
+    method: z.enum(['QUERIES.EXECUTE', 'CROSSTAB.EXECUTE']),
+    params: z.record(z.string(), z.unknown()).meta({ description: 'The executable params: call `method` with them to run the report again.' }),
+  })
+  .meta({ title: 'ReportsMetadataResult' });
+
+export type QueriesExecuteResult = z.output<typeof queriesExecuteResult>;
+export type IndexesFindResult = z.output<typeof indexesFindResult>;
+export type CrosstabExecuteResult = z.output<typeof crosstabExecuteResult>;
+export type CrosstabJsonTable = z.output<typeof crosstabJsonTable>;
+export type ReportsFindResult = z.output<typeof reportsFindResult>;
+export type ReportsMetadataResult = z.output<typeof reportsMetadataResult>;

@@ -1,0 +1,7 @@
+/** The scopes a token can hold (SPEC.md "Authentication"). */
+export const SCOPES = ['query:execute', 'indexes:read', 'reports:read', 'reports:write'] as const;
+export type Scope = (typeof SCOPES)[number];
+
+export function isScope(value: string): value is Scope {
+  return (SCOPES as readonly string[]).includes(value);
+}

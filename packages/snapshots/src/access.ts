@@ -1,0 +1,3 @@
+// `@quarry/snapshots/access`: who may read which index, for domain code that must not load DuckDB
+// through the package's main entry.
+export { readableIndex, fieldsOf } from './index-access';

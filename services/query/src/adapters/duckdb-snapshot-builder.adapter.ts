@@ -1,0 +1,15 @@
+import { buildSnapshot, pruneSnapshots } from '@quarry/snapshots';
+import type { BuiltSnapshotInfo, SnapshotBuildInput, SnapshotBuilder } from '../ports/snapshot-builder.port';
+
+/** Snapshots as DuckDB files under the data directory (@quarry/snapshots does the building). */
+export class DuckDbSnapshotBuilder implements SnapshotBuilder {
+  constructor(private readonly dataDir: string) {}
+
+  build(input: SnapshotBuildInput): Promise<BuiltSnapshotInfo> {
+    return buildSnapshot({ ...input, dataDir: this.dataDir });
+  }
+
+  prune(name: string, keep: readonly string[]): void {
+    pruneSnapshots(this.dataDir, name, [...keep]);
+  }
+}

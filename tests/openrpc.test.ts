@@ -1,0 +1,168 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { QuarryClient, QuarryError } from '@quarry/client';
+import { METHODS, METHOD_NAMES, type MethodName } from '@quarry/contract';
+import { METHOD_EXAMPLES } from '../packages/contract/src/method-examples';
+import { createIdentity, useStackWithAnalyst } from './support/stack';
+
+/*
+ * The API describes itself (DESIGN.md "Self-description and clients"): rpc.discover and /openrpc.json
+ * over real HTTP, the typed client against the real server, and each method's documented example run
+ * for real. QUARRY_UPDATE_EXAMPLES=1 rewrites the examples from these calls.
+ */
+
+// Required untyped: its types ship as .ts sources that do not compile under this repo's settings.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { validateOpenRPCDocument } = require('@open-rpc/schema-utils-js') as { validateOpenRPCDocument: (doc: unknown) => true | Error };
+
+const { stack, analyst } = useStackWithAnalyst();
+const EXAMPLES_FILE = path.join(__dirname, '../packages/contract/src/method-examples.ts');
+const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
+
+const post = (body: unknown, headers: Record<string, string> = {}) =>
+  fetch(`${stack().quarry.baseUrl}/api/v1`, { method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body: JSON.stringify(body) });
+
+/** Guids and times change with every run; everything else an example shows must not. */
+function stable(value: unknown): unknown {
+  if (typeof value === 'string') return GUID.test(value) ? '<guid>' : TIME.test(value) ? '<time>' : value;
+  if (Array.isArray(value)) return value.map(stable);
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, stable(v)]));
+  return value;
+}
+
+describe('rpc.discover and /openrpc.json', () => {
+  it('answers rpc.discover without a token with a valid OpenRPC document naming this server', async () => {
+    const res = await post({ jsonrpc: '2.0', id: 7, method: 'rpc.discover' });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { id: number; result: { openrpc: string; servers: Array<{ url: string }>; methods: Array<{ name: string }> } };
+    expect(body.id).toBe(7);
+    expect(body.result.openrpc).toBe('1.3.2');
+    expect(body.result.servers[0].url).toBe(`${stack().quarry.baseUrl}/api/v1`);
+    expect(body.result.methods.map((m) => m.name)).toEqual(METHOD_NAMES);
+    expect(validateOpenRPCDocument(body.result as never)).toBe(true);
+  });
+
+  it('serves the same document at GET /openrpc.json, and to a caller with a token', async () => {
+    const viaGet = await (await fetch(`${stack().quarry.baseUrl}/openrpc.json`)).json();
+    const viaRpc = ((await (await post({ jsonrpc: '2.0', id: 1, method: 'rpc.discover' }, { Authorization: `Bearer ${analyst().token}` })).json()) as { result: unknown }).result;
+    expect(viaGet).toEqual(viaRpc);
+  });
+
+  it('still refuses every other method without a token (401 problem), and rpc.discover with a wrong one', async () => {
+    const noToken = await post({ jsonrpc: '2.0', id: 1, method: 'INDEXES.FIND', params: {} });
+    expect(noToken.status).toBe(401);
+    expect(noToken.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    const badToken = await post({ jsonrpc: '2.0', id: 1, method: 'rpc.discover' }, { Authorization: 'Bearer qry_not-a-token' });
+    expect(badToken.status).toBe(401);
+  });
+
+  it('does not echo a Host header that is not a host name into the server URL', async () => {
+    const http = await import('node:http');
+    const url = new URL(stack().quarry.baseUrl);
+    const text = await new Promise<string>((resolve, reject) => {
+      const req = http.request({ host: url.hostname, port: url.port, path: '/openrpc.json', headers: { Host: 'evil.example/"><script>' } }, (res) => {
+        let out = '';
+        res.on('data', (c: Buffer) => (out += c.toString()));
+        res.on('end', () => resolve(out));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    const doc = JSON.parse(text) as { servers: Array<{ url: string }> };
+    expect(doc.servers[0].url).toBe('http://localhost/api/v1');
+  });
+});
+
+describe('@quarry/client against the real server', () => {
+  const client = () => new QuarryClient({ url: stack().quarry.baseUrl, token: analyst().token });
+
+  it('runs every method of each group, and each answer matches the contract’s result schema', async () => {
+    const c = client();
+    const found = await c.indexes.find({ limit: 10 });
+    expect(found.indexes.map((i) => i.name).sort()).toEqual(['flights', 'movies']);
+    const page = await c.queries.execute({ index: 'movies', query: 'Title:Titanic', pageSize: 5 });
+    expect(page.records.every((r) => String(r.Title).includes('Titanic'))).toBe(true);
+    const table = await c.crosstab.execute({ index: 'movies', rows: ['MPAA Rating'], totals: [{ aggregationType: 'Count' }], format: 'json', saveReport: { name: 'client: ratings' } });
+    expect(table.contentType).toBe('application/json');
+    const reports = await c.reports.find({ search: 'client ratings' });
+    expect(reports.reports.map((r) => r.name)).toContain('client: ratings');
+    const meta = await c.reports.metadata({ guid: reports.reports[0].guid });
+    expect(meta.method).toBe('CROSSTAB.EXECUTE');
+    for (const [method, value] of [
+      ['INDEXES.FIND', found],
+      ['QUERIES.EXECUTE', page],
+      ['CROSSTAB.EXECUTE', table],
+      ['REPORTS.FIND', reports],
+      ['REPORTS.METADATA', meta],
+    ] as const) {
+      expect(METHODS[method].result.safeParse(value).error).toBeUndefined();
+    }
+  });
+
+  it('gives result.meta with the request id through call()', async () => {
+    const { meta } = await client().call('QUERIES.EXECUTE', { index: 'movies', pageSize: 1 });
+    expect(meta.requestId).toMatch(/\S/);
+    expect(['hit', 'miss', 'bypass']).toContain(meta.cache);
+  });
+
+  it('rejects with QuarryError carrying the code, the server’s detail and the request id', async () => {
+    const err = await client()
+      .queries.execute({ index: 'movies', query: '(Title:' })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(QuarryError);
+    const q = err as QuarryError;
+    expect(q.code).toBe(400);
+    expect(q.title).toBe('Bad Request');
+    expect(q.detail).toMatch(/\S/);
+    expect(q.requestId).toMatch(/\S/);
+    const unauth = await new QuarryClient({ url: stack().quarry.baseUrl, token: 'qry_wrong' }).indexes.find().catch((e: unknown) => e);
+    expect(unauth).toBeInstanceOf(QuarryError);
+    expect((unauth as QuarryError).code).toBe(401);
+    const reader = await createIdentity(stack().dataDir, 'index-reader', { scopes: 'indexes:read' });
+    const forbidden = await new QuarryClient({ url: stack().quarry.baseUrl, token: reader.token }).queries.execute({ index: 'movies' }).catch((e: unknown) => e);
+    expect((forbidden as QuarryError).code).toBe(403);
+    expect((forbidden as QuarryError).detail).toContain('query:execute');
+  });
+
+  it('discovers the document without a token', async () => {
+    const doc = await new QuarryClient({ url: stack().quarry.baseUrl }).discover();
+    expect(doc.openrpc).toBe('1.3.2');
+  });
+});
+
+describe('each method’s example in the document is a real call', () => {
+  const results: Partial<Record<MethodName, unknown>> = {};
+  let guid = '';
+
+  beforeAll(async () => {
+    const c = new QuarryClient({ url: stack().quarry.baseUrl, token: analyst().token });
+    // The REPORTS examples need a report to find and load: saved from the crosstab example.
+    const example = METHOD_EXAMPLES['CROSSTAB.EXECUTE'].params as unknown as Parameters<typeof c.crosstab.execute>[0];
+    const saved = await c.crosstab.execute({ ...example, saveReport: { name: 'SFO: top destinations' } });
+    guid = saved.report!.guid;
+    for (const name of METHOD_NAMES) {
+      const params = name === 'REPORTS.METADATA' ? { guid } : METHOD_EXAMPLES[name].params;
+      results[name] = (await c.call(name, params as never)).data;
+    }
+    if (process.env.QUARRY_UPDATE_EXAMPLES === '1') writeExamples(results, guid);
+  });
+
+  it.each(METHOD_NAMES)('%s: the example answers what the document shows', (name) => {
+    const answered = results[name];
+    expect(METHODS[name].result.safeParse(answered).error).toBeUndefined();
+    expect(stable(answered)).toEqual(stable(METHOD_EXAMPLES[name].result));
+  });
+});
+
+function writeExamples(results: Partial<Record<MethodName, unknown>>, guid: string): void {
+  let text = fs.readFileSync(EXAMPLES_FILE, 'utf8');
+  const start = text.indexOf('export const METHOD_EXAMPLES');
+  const entries = METHOD_NAMES.map((name) => {
+    const e = METHOD_EXAMPLES[name];
+    const params = name === 'REPORTS.METADATA' ? { guid } : e.params;
+    return `  ${JSON.stringify(name)}: ${JSON.stringify({ name: e.name, params, result: results[name] }, null, 2).replace(/\n/g, '\n  ')},`;
+  });
+  text = `${text.slice(0, start)}export const METHOD_EXAMPLES: Record<MethodName, MethodExample> = {\n${entries.join('\n')}\n};\n`;
+  fs.writeFileSync(EXAMPLES_FILE, text);
+}
