@@ -1,3 +1,4 @@
+import type { Caller } from '../ports/service-clients.port';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -10,7 +11,7 @@ import { GrpcServiceClients } from './grpc-service-clients.adapter';
 
 const v1 = loadQuarryProto().quarry.v1;
 const TOKEN = 'services-internal-token-0123456789abcdef';
-const caller: pb.Caller = { userId: 'u1', userName: 'ana', admin: false, indexes: ['*'], realms: [], scopes: ['indexes:read'] };
+const caller: Caller = { userId: 'u1', userName: 'ana', admin: false, indexes: ['*'], realms: [], scopes: ['indexes:read'] };
 
 /** A query service that answers FindIndexes, or refuses a cursor "gone" with NOT_FOUND. */
 function queryService(tls: GrpcTls | undefined) {
@@ -57,10 +58,10 @@ describe('GrpcServiceClients and the internal credential', () => {
   it('sends the credential of its config, so the service serves it', async () => {
     const clients = new GrpcServiceClients(addrs(svc.module.address), 3000, { internalToken: TOKEN, tls: undefined }, silentLogger());
     try {
-      const res = await clients.findIndexes({ caller, limit: 5 }, { requestId: 'r1' });
+      const res = await clients.findIndexes(caller, { limit: 5 }, { requestId: 'r1' });
       expect(res.indexes.map((i) => i.name)).toEqual(['movies']);
       // Other refusals of a service still pass through unchanged.
-      await expect(clients.findIndexes({ caller, cursor: 'gone' }, { requestId: 'r2' })).rejects.toMatchObject({ code: 'NOT_FOUND', detail: 'Cursor "gone" not found' });
+      await expect(clients.findIndexes(caller, { cursor: 'gone' }, { requestId: 'r2' })).rejects.toMatchObject({ code: 'NOT_FOUND', detail: 'Cursor "gone" not found' });
     } finally {
       clients.close();
     }
@@ -70,7 +71,7 @@ describe('GrpcServiceClients and the internal credential', () => {
     const { log, lines } = capture();
     const clients = new GrpcServiceClients(addrs(svc.module.address), 3000, { internalToken: 'x'.repeat(40), tls: undefined }, log);
     try {
-      const err = await clients.findIndexes({ caller }, { requestId: 'req-7' }).catch((e: unknown) => e);
+      const err = await clients.findIndexes(caller, {}, { requestId: 'req-7' }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(AppError);
       expect(err).toMatchObject({
         code: 'UNAVAILABLE',
@@ -97,8 +98,8 @@ describe('GrpcServiceClients over mTLS', () => {
     const secure = new GrpcServiceClients(addrs(svc.module.address), 3000, { internalToken: TOKEN, tls }, silentLogger());
     const plain = new GrpcServiceClients(addrs(svc.module.address), 3000, { internalToken: TOKEN, tls: undefined }, silentLogger());
     try {
-      expect((await secure.findIndexes({ caller }, { requestId: 'r' })).indexes).toHaveLength(1);
-      await expect(plain.findIndexes({ caller }, { requestId: 'r' })).rejects.toMatchObject({ code: 'UNAVAILABLE', detail: 'The query service is unavailable; try again shortly' });
+      expect((await secure.findIndexes(caller, {}, { requestId: 'r' })).indexes).toHaveLength(1);
+      await expect(plain.findIndexes(caller, {}, { requestId: 'r' })).rejects.toMatchObject({ code: 'UNAVAILABLE', detail: 'The query service is unavailable; try again shortly' });
     } finally {
       secure.close();
       plain.close();

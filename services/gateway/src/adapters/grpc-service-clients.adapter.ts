@@ -2,12 +2,52 @@ import type { ServiceName } from '@quarry/config';
 import { AppError, isAppError } from '@quarry/errors';
 import type { Logger } from '@quarry/logger';
 import { CLIENT_OPTIONS, callUnary, channelCredentials, dialTarget, grpc, loadQuarryProto, type GrpcTrust, type pb, type UnaryMethod } from '@quarry/rpc';
-import type { CallScope, ServiceClients } from '../ports/service-clients.port';
+import type { IndexesFindResult, ReportsFindResult, ReportsMetadataResult } from '@quarry/contract';
+import type {
+  CacheStatus,
+  CallScope,
+  Caller,
+  ChartImage,
+  ChartRequest,
+  IndexSearch,
+  PivotAnswer,
+  PivotRequest,
+  ReportToSave,
+  SearchPage,
+  SearchRequest,
+  ServiceClients,
+} from '../ports/service-clients.port';
 
 type Defs = ReturnType<typeof loadQuarryProto>['quarry']['v1'];
 
+function toCaller(c: Caller): pb.Caller {
+  return { userId: c.userId, userName: c.userName, admin: c.admin, indexes: [...c.indexes], realms: [...c.realms], scopes: [...c.scopes] };
+}
+
+/** The service's word for it; anything else (an older service) says nothing rather than something wrong. */
+function cacheStatus(value: string): CacheStatus | undefined {
+  return value === 'hit' || value === 'miss' || value === 'bypass' ? value : undefined;
+}
+
+function toReportSummary(r: pb.ReportSummary__Output | null): ReportsFindResult['reports'][number] {
+  if (!r) throw AppError.internal('the reports service answered without the report');
+  return {
+    guid: r.guid,
+    name: r.name,
+    description: r.description,
+    type: r.type as 'query' | 'crosstab',
+    index: r.index,
+    owner: r.owner,
+    folder: r.folder,
+    shared: r.shared,
+    createdAt: r.createdAt,
+    updatedAt: r.updatedAt,
+  };
+}
+
 /**
- * One long-lived channel per service; grpc-js reconnects by itself when a service restarts. Each
+ * The services over gRPC: the one place that knows the wire (protobuf shapes, JSON carried as text,
+ * absence as has_* flags and empty strings). One long-lived channel per service; grpc-js reconnects by itself when a service restarts. Each
  * resolves its address through DNS and spreads calls over every pod the name returns (round_robin,
  * CLIENT_OPTIONS), which a headless Service makes all of the service's ready pods.
  */
@@ -52,26 +92,131 @@ export class GrpcServiceClients implements ServiceClients {
     return AppError.unavailable(`The ${service} service refused the gateway's internal credential (QUARRY_INTERNAL_TOKEN differs between processes)`, err);
   }
 
-  executeQuery(req: pb.ExecuteQueryRequest, scope: CallScope) {
-    return this.call('query', this.v1.QueryService.service.ExecuteQuery, req, scope);
+  async search(caller: Caller, req: SearchRequest, scope: CallScope) {
+    const res = await this.call(
+      'query',
+      this.v1.QueryService.service.ExecuteQuery,
+      {
+        caller: toCaller(caller),
+        index: req.index,
+        query: req.query,
+        page: req.page ?? 0,
+        hasPage: req.page !== undefined,
+        pageSize: req.pageSize ?? 0,
+        hasPageSize: req.pageSize !== undefined,
+        sort: req.sort.map((s) => ({ field: s.field, direction: s.direction ?? '' })),
+        bypassCache: req.bypassCache,
+      },
+      scope,
+    );
+    const page: SearchPage = {
+      index: res.index,
+      query: res.query,
+      page: res.page,
+      pageSize: res.pageSize,
+      total: res.total,
+      totalPages: res.totalPages,
+      fields: res.fields.map((f) => ({ name: f.name, type: f.type })),
+      records: JSON.parse(res.recordsJson) as SearchPage['records'],
+    };
+    return { page, cache: cacheStatus(res.cache) };
   }
-  findIndexes(req: pb.FindIndexesRequest, scope: CallScope) {
-    return this.call('query', this.v1.QueryService.service.FindIndexes, req, scope);
+
+  async findIndexes(caller: Caller, req: IndexSearch, scope: CallScope): Promise<IndexesFindResult> {
+    const res = await this.call(
+      'query',
+      this.v1.QueryService.service.FindIndexes,
+      { caller: toCaller(caller), searchText: req.searchText ?? '', cursor: req.cursor ?? '', limit: req.limit ?? 0 },
+      scope,
+    );
+    return {
+      indexes: res.indexes.map((i) => ({
+        name: i.name,
+        description: i.description,
+        recordCount: i.recordCount,
+        fields: i.fields.map((f) => ({ name: f.name, type: f.type })),
+        dynamicViews: i.dynamicViews,
+        updatedAt: i.updatedAt,
+      })),
+      nextCursor: res.nextCursor === '' ? null : res.nextCursor,
+    };
   }
-  executeCrosstab(req: pb.CrosstabRequest, scope: CallScope) {
-    return this.call('crosstab', this.v1.CrosstabService.service.ExecuteCrosstab, req, scope);
+
+  async pivot(caller: Caller, req: PivotRequest, scope: CallScope) {
+    const res = await this.call(
+      'crosstab',
+      this.v1.CrosstabService.service.ExecuteCrosstab,
+      {
+        caller: toCaller(caller),
+        index: req.index,
+        query: req.query,
+        rows: [...req.rows],
+        columns: req.columns.map((c) => ({ field: c.field, reverse: c.reverse })),
+        totals: req.totals.map((t) => ({ aggregationType: t.aggregationType, field: t.field ?? '', dynamicView: t.dynamicView ?? '', name: t.name ?? '', showAs: t.showAs ?? '' })),
+        subtotals: req.subtotals,
+        rowOrder: req.rowOrder ?? null,
+        columnOrder: req.columnOrder ?? null,
+        rowLimit: req.rowLimit ?? 0,
+        columnLimit: req.columnLimit ?? 0,
+        output: req.output,
+        bypassCache: req.bypassCache,
+      },
+      scope,
+    );
+    const table: PivotAnswer = {
+      // HTML travels in its own field (the service's original one); JSON and CSV in `data`.
+      body: req.output === 'html' ? res.html : res.data,
+      grid: res.gridJson,
+      rowCount: res.rowCount,
+      columnCount: res.columnCount,
+      rowsOmitted: res.rowsOmitted,
+      columnsOmitted: res.columnsOmitted,
+    };
+    return { table, cache: cacheStatus(res.cache) };
   }
-  renderChart(req: pb.RenderChartRequest, scope: CallScope) {
-    return this.call('chart', this.v1.ChartService.service.RenderChart, req, scope);
+
+  async renderChart(req: ChartRequest, scope: CallScope): Promise<ChartImage> {
+    const res = await this.call(
+      'chart',
+      this.v1.ChartService.service.RenderChart,
+      { gridJson: req.grid, chartType: req.chartType, width: req.width, height: req.height, title: req.title, imageFormat: req.imageFormat },
+      scope,
+    );
+    return req.imageFormat === 'svg'
+      ? { contentType: 'image/svg+xml', data: res.svg, width: res.width, height: res.height, chartType: res.chartType }
+      : { contentType: 'image/png', data: res.pngBase64, width: res.width, height: res.height, chartType: res.chartType };
   }
-  saveReport(req: pb.SaveReportRequest, scope: CallScope) {
-    return this.call('reports', this.v1.ReportsService.service.SaveReport, req, scope);
+
+  async saveReport(caller: Caller, report: ReportToSave, scope: CallScope): Promise<{ guid: string }> {
+    const res = await this.call(
+      'reports',
+      this.v1.ReportsService.service.SaveReport,
+      {
+        caller: toCaller(caller),
+        save: { name: report.name, description: report.description, folder: report.folder, shared: report.shared },
+        type: report.type,
+        index: report.index,
+        method: report.method,
+        paramsJson: JSON.stringify(report.params),
+      },
+      scope,
+    );
+    return { guid: res.guid };
   }
-  findReports(req: pb.FindReportsRequest, scope: CallScope) {
-    return this.call('reports', this.v1.ReportsService.service.FindReports, req, scope);
+
+  async findReports(caller: Caller, req: { search?: string; types?: readonly string[]; cursor?: string; limit?: number }, scope: CallScope): Promise<ReportsFindResult> {
+    const res = await this.call(
+      'reports',
+      this.v1.ReportsService.service.FindReports,
+      { caller: toCaller(caller), search: req.search ?? '', types: [...(req.types ?? [])], cursor: req.cursor ?? '', limit: req.limit ?? 0 },
+      scope,
+    );
+    return { reports: res.reports.map(toReportSummary), nextCursor: res.nextCursor === '' ? null : res.nextCursor };
   }
-  getReportMetadata(req: pb.GetReportMetadataRequest, scope: CallScope) {
-    return this.call('reports', this.v1.ReportsService.service.GetReportMetadata, req, scope);
+
+  async reportMetadata(caller: Caller, guid: string, scope: CallScope): Promise<ReportsMetadataResult> {
+    const res = await this.call('reports', this.v1.ReportsService.service.GetReportMetadata, { caller: toCaller(caller), guid }, scope);
+    return { ...toReportSummary(res.report), method: res.method as ReportsMetadataResult['method'], params: JSON.parse(res.paramsJson) as Record<string, unknown> };
   }
 
   close(): void {

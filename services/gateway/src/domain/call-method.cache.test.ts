@@ -1,6 +1,5 @@
 import { AppError } from '@quarry/errors';
-import type { pb } from '@quarry/rpc';
-import type { ServiceClients } from '../ports/service-clients.port';
+import type { CacheStatus, PivotRequest, ReportToSave, SearchRequest, ServiceClients } from '../ports/service-clients.port';
 import { CallMethodUseCase } from './call-method.use-case';
 import type { Principal } from './principal';
 
@@ -12,24 +11,25 @@ const principal: Principal = {
 
 /** Services that answer with the given cache word and remember what they were sent. */
 function fakeServices(cache: string) {
-  const sent: { query?: pb.ExecuteQueryRequest; crosstab?: pb.CrosstabRequest; saved?: pb.SaveReportRequest } = {};
-  const services = {
-    executeQuery: async (req: pb.ExecuteQueryRequest) => {
+  const sent: { query?: SearchRequest; crosstab?: PivotRequest; saved?: ReportToSave } = {};
+  const word = cache as CacheStatus;
+  const known = ['hit', 'miss', 'bypass'].includes(cache) ? word : undefined;
+  const services: Partial<ServiceClients> = {
+    search: async (_caller, req) => {
       sent.query = req;
-      return { index: 'movies', query: '*', page: 1, pageSize: 50, total: 0, totalPages: 0, fields: [], recordsJson: '[]', cache } as pb.ExecuteQueryResponse__Output;
+      return { page: { index: 'movies', query: '*', page: 1, pageSize: 50, total: 0, totalPages: 0, fields: [], records: [] }, cache: known };
     },
-    executeCrosstab: async (req: pb.CrosstabRequest) => {
+    pivot: async (_caller, req) => {
       sent.crosstab = req;
-      return { html: '<table></table>', gridJson: '{}', rowCount: 0, columnCount: 0, cache } as pb.CrosstabResponse__Output;
+      return { table: { body: '<table></table>', grid: '{}', rowCount: 0, columnCount: 0, rowsOmitted: 0, columnsOmitted: 0 }, cache: known };
     },
-    renderChart: async (req: pb.RenderChartRequest) =>
-      ({ pngBase64: 'iVBOR', svg: '', width: req.width, height: req.height, chartType: 'Pie2D' }) as pb.RenderChartResponse__Output,
-    saveReport: async (req: pb.SaveReportRequest) => {
-      sent.saved = req;
-      return { guid: 'g1' } as pb.ReportRef__Output;
+    renderChart: async (req) => ({ contentType: 'image/png', data: 'iVBOR', width: req.width, height: req.height, chartType: 'Pie2D' }),
+    saveReport: async (_caller, report) => {
+      sent.saved = report;
+      return { guid: 'g1' };
     },
-  } as unknown as ServiceClients;
-  return { use: new CallMethodUseCase(services), sent };
+  };
+  return { use: new CallMethodUseCase(services as ServiceClients), sent };
 }
 
 const crosstab = { index: 'movies', rows: ['Genre'], totals: [{ aggregationType: 'Count' }] };
@@ -69,9 +69,9 @@ describe('the cache param and meta.cache in the gateway', () => {
   it('does not save cache: false into a report', async () => {
     const f = fakeServices('bypass');
     await f.use.execute(principal, 'QUERIES.EXECUTE', { index: 'movies', cache: false, saveReport: { name: 'q' } }, { requestId: 'r' });
-    expect(Object.keys(JSON.parse(f.sent.saved?.paramsJson ?? '{}'))).not.toContain('cache');
+    expect(Object.keys(JSON.parse(JSON.stringify(f.sent.saved?.params ?? {})))).not.toContain('cache');
     await f.use.execute(principal, 'CROSSTAB.EXECUTE', { ...crosstab, cache: false, saveReport: { name: 'c' } }, { requestId: 'r' });
-    expect(JSON.parse(f.sent.saved?.paramsJson ?? '{}')).toMatchObject({ index: 'movies', rows: ['Genre'] });
-    expect(Object.keys(JSON.parse(f.sent.saved?.paramsJson ?? '{}'))).not.toContain('cache');
+    expect(JSON.parse(JSON.stringify(f.sent.saved?.params ?? {}))).toMatchObject({ index: 'movies', rows: ['Genre'] });
+    expect(Object.keys(JSON.parse(JSON.stringify(f.sent.saved?.params ?? {})))).not.toContain('cache');
   });
 });

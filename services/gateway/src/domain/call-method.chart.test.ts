@@ -1,6 +1,5 @@
 import { AppError } from '@quarry/errors';
-import type { pb } from '@quarry/rpc';
-import type { ServiceClients } from '../ports/service-clients.port';
+import type { ChartRequest, ReportToSave, ServiceClients } from '../ports/service-clients.port';
 import { CallMethodUseCase } from './call-method.use-case';
 import type { Principal } from './principal';
 
@@ -15,24 +14,26 @@ const principal: Principal = {
 
 function fakeServices() {
   const calls: string[] = [];
-  let rendered: pb.RenderChartRequest | undefined;
-  let saved: pb.SaveReportRequest | undefined;
-  const services = {
-    executeCrosstab: async () => {
+  let rendered: ChartRequest | undefined;
+  let saved: ReportToSave | undefined;
+  const services: Partial<ServiceClients> = {
+    pivot: async () => {
       calls.push('crosstab');
-      return { gridJson: '{}', html: '', rowCount: 0, columnCount: 0 } as unknown as pb.CrosstabResponse__Output;
+      return { table: { body: '', grid: '{}', rowCount: 0, columnCount: 0, rowsOmitted: 0, columnsOmitted: 0 } };
     },
-    renderChart: async (req: pb.RenderChartRequest) => {
+    renderChart: async (req) => {
       calls.push('chart');
       rendered = req;
-      return { pngBase64: req.imageFormat === 'svg' ? '' : 'iVBOR', svg: req.imageFormat === 'svg' ? '<svg/>' : '', width: req.width, height: req.height, chartType: 'Pie2D' } as pb.RenderChartResponse__Output;
+      return req.imageFormat === 'svg'
+        ? { contentType: 'image/svg+xml', data: '<svg/>', width: req.width, height: req.height, chartType: 'Pie2D' }
+        : { contentType: 'image/png', data: 'iVBOR', width: req.width, height: req.height, chartType: 'Pie2D' };
     },
-    saveReport: async (req: pb.SaveReportRequest) => {
-      saved = req;
-      return { guid: 'g1' } as pb.ReportRef__Output;
+    saveReport: async (_caller, report) => {
+      saved = report;
+      return { guid: 'g1' };
     },
-  } as unknown as ServiceClients;
-  return { services, calls, rendered: () => rendered, saved: () => saved };
+  };
+  return { services: services as ServiceClients, calls, rendered: () => rendered, saved: () => saved };
 }
 
 const base = { index: 'movies', rows: ['Major Genre'], totals: [{ aggregationType: 'Count' }] };
@@ -94,7 +95,7 @@ describe('CROSSTAB.EXECUTE chart params in the gateway', () => {
     ).data as Record<string, unknown>;
     expect(f.rendered()?.imageFormat).toBe('svg');
     expect(out).toMatchObject({ contentType: 'image/svg+xml', data: '<svg/>' });
-    expect(JSON.parse(f.saved()!.paramsJson!)).toMatchObject({ chartType: 'pie2d', imageFormat: 'svg' });
+    expect(f.saved()!.params).toMatchObject({ chartType: 'pie2d', imageFormat: 'svg' });
   });
 
   it('png stays the default and is saved as such', async () => {
@@ -102,6 +103,6 @@ describe('CROSSTAB.EXECUTE chart params in the gateway', () => {
     const out = (await new CallMethodUseCase(f.services).execute(principal, 'CROSSTAB.EXECUTE', { ...base, chartType: 'Pie2D', saveReport: { name: 'r' } }, { requestId: 'r' })).data as Record<string, unknown>;
     expect(f.rendered()?.imageFormat).toBe('png');
     expect(out).toMatchObject({ contentType: 'image/png', data: 'iVBOR' });
-    expect(JSON.parse(f.saved()!.paramsJson!)).toMatchObject({ imageFormat: 'png' });
+    expect(f.saved()!.params).toMatchObject({ imageFormat: 'png' });
   });
 });

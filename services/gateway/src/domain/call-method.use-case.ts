@@ -1,6 +1,5 @@
 import { AppError } from '@quarry/errors';
 import type { Scope } from '@quarry/metadata-store';
-import type { pb } from '@quarry/rpc';
 import {
   crosstabExecuteParams,
   DEFAULT_CHART_HEIGHT,
@@ -12,7 +11,7 @@ import {
   reportsMetadataParams,
 } from '@quarry/contract';
 import type { z } from 'zod';
-import type { CallScope, ServiceClients } from '../ports/service-clients.port';
+import type { AxisOrderRequest, CacheStatus, CallScope, Caller, PivotRequest, ServiceClients } from '../ports/service-clients.port';
 import { savesReports, scopeOf, type MethodName } from './method-catalogue';
 import type { Principal } from './principal';
 
@@ -20,7 +19,7 @@ type QueriesExecuteParams = z.output<typeof queriesExecuteParams>;
 type CrosstabExecuteParams = z.output<typeof crosstabExecuteParams>;
 type SaveParams = NonNullable<QueriesExecuteParams['saveReport']>;
 
-export type CacheStatus = 'hit' | 'miss' | 'bypass';
+export type { CacheStatus } from '../ports/service-clients.port';
 
 /** A method's result and what goes into `meta` beside the request id. */
 export interface MethodResult {
@@ -29,24 +28,12 @@ export interface MethodResult {
   cache?: CacheStatus;
 }
 
-/** The service's word for it; anything else (an older service) says nothing rather than something wrong. */
-function cacheStatus(value: string): CacheStatus | undefined {
-  return value === 'hit' || value === 'miss' || value === 'bypass' ? value : undefined;
-}
-
-function toCaller(p: Principal): pb.Caller {
-  return {
-    userId: p.user.id,
-    userName: p.user.name,
-    admin: p.user.admin,
-    indexes: p.user.indexes,
-    realms: p.user.realms,
-    scopes: [...p.scopes],
-  };
+function callerOf(p: Principal): Caller {
+  return { userId: p.user.id, userName: p.user.name, admin: p.user.admin, indexes: p.user.indexes, realms: p.user.realms, scopes: [...p.scopes] };
 }
 
 /** rowOrder / columnOrder with measure and direction filled in (absent stays absent). */
-function orderWithDefaults(o: CrosstabExecuteParams['rowOrder']) {
+function orderWithDefaults(o: CrosstabExecuteParams['rowOrder']): AxisOrderRequest | undefined {
   return o && { by: o.by, measure: o.measure ?? 0, direction: o.direction ?? 'asc' };
 }
 
@@ -54,9 +41,15 @@ function requireScope(p: Principal, scope: Scope): void {
   if (!p.scopes.has(scope)) throw AppError.forbidden(`Token lacks the required scope "${scope}"`);
 }
 
+/** Present keys only: a saved report records what was asked, not a list of undefineds. */
+function defined<T extends Record<string, unknown>>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
 /**
- * One JSON-RPC method call: scopes, params, then the services. Saving is orchestrated here because it
- * spans two services: the report is written only after the execution succeeded.
+ * One JSON-RPC method call: scopes, then every param rule of the contract, and only then the services.
+ * Saving is orchestrated here because it spans two services: the report is written only after the
+ * execution succeeded.
  */
 export class CallMethodUseCase {
   constructor(private readonly services: ServiceClients) {}
@@ -64,126 +57,74 @@ export class CallMethodUseCase {
   async execute(principal: Principal, method: MethodName, params: Record<string, unknown>, scope: CallScope): Promise<MethodResult> {
     requireScope(principal, scopeOf(method));
     if (savesReports(method) && params.saveReport !== undefined) requireScope(principal, 'reports:write');
-    const caller = toCaller(principal);
+    const caller = callerOf(principal);
     switch (method) {
       case 'QUERIES.EXECUTE':
-        return this.executeQuery(caller, parseParams(queriesExecuteParams, params), scope);
+        return this.searchIndex(caller, parseParams(queriesExecuteParams, params), scope);
       case 'INDEXES.FIND':
-        return { data: await this.findIndexes(caller, parseParams(indexesFindParams, params), scope) };
+        return { data: await this.services.findIndexes(caller, parseParams(indexesFindParams, params), scope) };
       case 'CROSSTAB.EXECUTE':
-        return this.executeCrosstab(caller, parseParams(crosstabExecuteParams, params), scope);
+        return this.runCrosstab(caller, parseParams(crosstabExecuteParams, params), scope);
       case 'REPORTS.FIND':
-        return { data: await this.findReports(caller, parseParams(reportsFindParams, params), scope) };
+        return { data: await this.services.findReports(caller, parseParams(reportsFindParams, params), scope) };
       case 'REPORTS.METADATA':
-        return { data: await this.reportMetadata(caller, parseParams(reportsMetadataParams, params), scope) };
+        return { data: await this.services.reportMetadata(caller, parseParams(reportsMetadataParams, params).guid, scope) };
     }
   }
 
-  private async executeQuery(caller: pb.Caller, p: QueriesExecuteParams, scope: CallScope): Promise<MethodResult> {
-    const res = await this.services.executeQuery(
-      {
-        caller,
-        index: p.index,
-        query: p.query ?? '',
-        page: p.page ?? 0,
-        hasPage: p.page !== undefined,
-        pageSize: p.pageSize ?? 0,
-        hasPageSize: p.pageSize !== undefined,
-        sort: (p.sort ?? []).map((s) => ({ field: s.field, direction: s.direction ?? '' })),
-        bypassCache: p.cache === false,
-      },
-      scope,
-    );
-    const cache = cacheStatus(res.cache);
-    const data = {
-      index: res.index,
-      query: res.query,
-      page: res.page,
-      pageSize: res.pageSize,
-      total: res.total,
-      totalPages: res.totalPages,
-      fields: res.fields.map((f) => ({ name: f.name, type: f.type })),
-      records: JSON.parse(res.recordsJson) as unknown[],
-    };
-    if (!p.saveReport) return { data, cache };
+  private async searchIndex(caller: Caller, p: QueriesExecuteParams, scope: CallScope): Promise<MethodResult> {
+    const sort = (p.sort ?? []).map((s) => ({ field: s.field, direction: s.direction }));
+    const { page, cache } = await this.services.search(caller, { index: p.index, query: p.query ?? '', page: p.page, pageSize: p.pageSize, sort, bypassCache: p.cache === false }, scope);
+    if (!p.saveReport) return { data: page, cache };
     // Without `cache`, as for a crosstab: it is not an executable param.
     const executable = {
-      index: res.index,
-      query: res.query,
-      page: res.page,
-      pageSize: res.pageSize,
-      sort: (p.sort ?? []).map((s) => ({ field: s.field, direction: (s.direction ?? 'asc').toLowerCase() })),
+      index: page.index,
+      query: page.query,
+      page: page.page,
+      pageSize: page.pageSize,
+      sort: sort.map((s) => ({ field: s.field, direction: (s.direction ?? 'asc').toLowerCase() })),
     };
-    const report = await this.save(caller, p.saveReport, 'query', 'QUERIES.EXECUTE', res.index, executable, scope);
-    return { data: { ...data, report }, cache };
+    const report = await this.save(caller, p.saveReport, 'query', 'QUERIES.EXECUTE', page.index, executable, scope);
+    return { data: { ...page, report }, cache };
   }
 
-  private async findIndexes(caller: pb.Caller, p: { searchText?: string; cursor?: string; limit?: number }, scope: CallScope) {
-    const res = await this.services.findIndexes(
-      { caller, searchText: p.searchText ?? '', cursor: p.cursor ?? '', limit: p.limit ?? 0 },
-      scope,
-    );
-    return {
-      indexes: res.indexes.map((i) => ({
-        name: i.name,
-        description: i.description,
-        recordCount: i.recordCount,
-        fields: i.fields.map((f) => ({ name: f.name, type: f.type })),
-        dynamicViews: i.dynamicViews,
-        updatedAt: i.updatedAt,
-      })),
-      nextCursor: res.nextCursor === '' ? null : res.nextCursor,
-    };
-  }
-
-  private async executeCrosstab(caller: pb.Caller, p: CrosstabExecuteParams, scope: CallScope): Promise<MethodResult> {
-    // chartType, imageFormat and their combination are checked by the contract, before the pivot runs.
+  private async runCrosstab(caller: Caller, p: CrosstabExecuteParams, scope: CallScope): Promise<MethodResult> {
+    // chartType, imageFormat and their combination were checked by the contract, before the pivot runs.
     const chart = p.chartType !== undefined;
     // Defaults filled once: the service gets them, and a saved report keeps them.
     const rowOrder = orderWithDefaults(p.rowOrder);
     const columnOrder = orderWithDefaults(p.columnOrder);
-    const res = await this.services.executeCrosstab(
+    const columns = (p.columns ?? []).map((c) => ({ field: c.field, reverse: c.reverse ?? false }));
+    const totals = p.totals.map((t) => defined({ aggregationType: t.aggregationType, field: t.field, dynamicView: t.dynamicView, name: t.name, showAs: t.showAs }));
+    const { table, cache } = await this.services.pivot(
+      caller,
       {
-        caller,
         index: p.index,
         query: p.query ?? '',
         rows: p.rows,
-        columns: (p.columns ?? []).map((c) => ({ field: c.field, reverse: c.reverse ?? false })),
-        totals: p.totals.map((t) => ({
-          aggregationType: t.aggregationType,
-          field: t.field ?? '',
-          dynamicView: t.dynamicView ?? '',
-          name: t.name ?? '',
-          showAs: t.showAs ?? '',
-        })),
+        columns,
+        totals: totals as PivotRequest['totals'],
         subtotals: p.subtotals ?? false,
-        rowOrder: rowOrder ?? null,
-        columnOrder: columnOrder ?? null,
-        rowLimit: p.rowLimit ?? 0,
-        columnLimit: p.columnLimit ?? 0,
+        rowOrder,
+        columnOrder,
+        rowLimit: p.rowLimit,
+        columnLimit: p.columnLimit,
         output: chart ? 'grid' : (p.format ?? 'html'),
         bypassCache: p.cache === false,
       },
       scope,
     );
     // For a chart too: the crosstab is what is cached, the image is drawn each time.
-    const cache = cacheStatus(res.cache);
     let data: Record<string, unknown>;
     if (p.chartType !== undefined) {
-      const png = await this.services.renderChart(
-        { gridJson: res.gridJson, chartType: p.chartType, width: p.width ?? DEFAULT_CHART_WIDTH, height: p.height ?? DEFAULT_CHART_HEIGHT, title: p.index, imageFormat: p.imageFormat ?? 'png' },
-        scope,
-      );
-      data =
-        p.imageFormat === 'svg'
-          ? { contentType: 'image/svg+xml', data: png.svg, width: png.width, height: png.height, chartType: png.chartType }
-          : { contentType: 'image/png', data: png.pngBase64, width: png.width, height: png.height, chartType: png.chartType };
+      const imageFormat = p.imageFormat === 'svg' ? 'svg' : 'png';
+      data = { ...(await this.services.renderChart({ grid: table.grid, chartType: p.chartType, width: p.width ?? DEFAULT_CHART_WIDTH, height: p.height ?? DEFAULT_CHART_HEIGHT, title: p.index, imageFormat }, scope)) };
     } else {
-      const omitted = p.rowLimit !== undefined || p.columnLimit !== undefined ? { rowsOmitted: res.rowsOmitted, columnsOmitted: res.columnsOmitted } : {};
-      const counts = { rowCount: res.rowCount, columnCount: res.columnCount };
-      if (p.format === 'json') data = { contentType: 'application/json', data: JSON.parse(res.data) as unknown, ...counts };
-      else if (p.format === 'csv') data = { contentType: 'text/csv', data: res.data, ...counts, ...omitted };
-      else data = { contentType: 'text/html', data: res.html, ...counts, ...omitted };
+      const omitted = p.rowLimit !== undefined || p.columnLimit !== undefined ? { rowsOmitted: table.rowsOmitted, columnsOmitted: table.columnsOmitted } : {};
+      const counts = { rowCount: table.rowCount, columnCount: table.columnCount };
+      if (p.format === 'json') data = { contentType: 'application/json', data: JSON.parse(table.body) as unknown, ...counts };
+      else if (p.format === 'csv') data = { contentType: 'text/csv', data: table.body, ...counts, ...omitted };
+      else data = { contentType: 'text/html', data: table.body, ...counts, ...omitted };
     }
     if (!p.saveReport) return { data, cache };
     // The saved params are the executable ones with their defaults filled in. `cache` is not one: it says
@@ -192,73 +133,28 @@ export class CallMethodUseCase {
       index: p.index,
       query: p.query === undefined || p.query.trim() === '' ? '*' : p.query,
       rows: p.rows,
-      columns: (p.columns ?? []).map((c) => ({ field: c.field, reverse: c.reverse ?? false })),
-      totals: p.totals.map((t) => ({
-        aggregationType: t.aggregationType,
-        ...(t.field !== undefined ? { field: t.field } : {}),
-        ...(t.dynamicView !== undefined ? { dynamicView: t.dynamicView } : {}),
-        ...(t.name !== undefined ? { name: t.name } : {}),
-        ...(t.showAs !== undefined ? { showAs: t.showAs } : {}),
-      })),
-      ...(p.subtotals !== undefined ? { subtotals: p.subtotals } : {}),
-      ...(rowOrder ? { rowOrder } : {}),
-      ...(columnOrder ? { columnOrder } : {}),
-      ...(p.rowLimit !== undefined ? { rowLimit: p.rowLimit } : {}),
-      ...(p.columnLimit !== undefined ? { columnLimit: p.columnLimit } : {}),
-      ...(p.format !== undefined ? { format: p.format } : {}),
+      columns,
+      totals,
+      ...defined({ subtotals: p.subtotals, rowOrder, columnOrder, rowLimit: p.rowLimit, columnLimit: p.columnLimit, format: p.format }),
       ...(p.chartType !== undefined ? { chartType: p.chartType, width: p.width ?? DEFAULT_CHART_WIDTH, height: p.height ?? DEFAULT_CHART_HEIGHT, imageFormat: p.imageFormat ?? 'png' } : {}),
     };
     const report = await this.save(caller, p.saveReport, 'crosstab', 'CROSSTAB.EXECUTE', p.index, executable, scope);
     return { data: { ...data, report }, cache };
   }
 
-  private async findReports(caller: pb.Caller, p: { search?: string; types?: string[]; cursor?: string; limit?: number }, scope: CallScope) {
-    const res = await this.services.findReports(
-      { caller, search: p.search ?? '', types: p.types ?? [], cursor: p.cursor ?? '', limit: p.limit ?? 0 },
-      scope,
-    );
-    return {
-      reports: res.reports.map((r) => ({
-        guid: r.guid,
-        name: r.name,
-        description: r.description,
-        type: r.type,
-        index: r.index,
-        owner: r.owner,
-        folder: r.folder,
-        shared: r.shared,
-        createdAt: r.createdAt,
-        updatedAt: r.updatedAt,
-      })),
-      nextCursor: res.nextCursor === '' ? null : res.nextCursor,
-    };
-  }
-
-  private async reportMetadata(caller: pb.Caller, p: { guid: string }, scope: CallScope) {
-    const res = await this.services.getReportMetadata({ caller, guid: p.guid }, scope);
-    return { ...res.report, method: res.method, params: JSON.parse(res.paramsJson) as unknown };
-  }
-
-  private async save(
-    caller: pb.Caller,
+  private save(
+    caller: Caller,
     save: SaveParams,
     type: 'query' | 'crosstab',
     method: MethodName,
     index: string,
-    executable: Record<string, unknown>,
+    params: Record<string, unknown>,
     scope: CallScope,
   ): Promise<{ guid: string }> {
-    const ref = await this.services.saveReport(
-      {
-        caller,
-        save: { name: save.name, description: save.description ?? '', folder: save.folder ?? '', shared: save.shared ?? false },
-        type,
-        index,
-        method,
-        paramsJson: JSON.stringify(executable),
-      },
+    return this.services.saveReport(
+      caller,
+      { name: save.name, description: save.description ?? '', folder: save.folder ?? '', shared: save.shared ?? false, type, index, method, params },
       scope,
     );
-    return { guid: ref.guid };
   }
 }

@@ -1,22 +1,117 @@
-import type { pb } from '@quarry/rpc';
+import type { CrosstabFormat, IndexesFindResult, MethodName, QueriesExecuteResult, ReportsFindResult, ReportsMetadataResult, ShowAs } from '@quarry/contract';
+import type { Realm, Scope } from '@quarry/metadata-store';
 
 /** Per-call context every service call carries. */
 export interface CallScope {
   requestId: string;
 }
 
+/** Who is calling, as the services need it: the token's user, what they may read, and the token's scopes. */
+export interface Caller {
+  userId: string;
+  userName: string;
+  admin: boolean;
+  indexes: readonly string[];
+  realms: readonly Realm[];
+  scopes: readonly Scope[];
+}
+
+export type CacheStatus = 'hit' | 'miss' | 'bypass';
+
+export interface SearchRequest {
+  index: string;
+  query: string;
+  /** Absent: the service's default (the contract's). */
+  page?: number;
+  pageSize?: number;
+  sort: ReadonlyArray<{ field: string; direction?: string }>;
+  bypassCache: boolean;
+}
+
+export type SearchPage = Omit<QueriesExecuteResult, 'report'>;
+
+export interface IndexSearch {
+  searchText?: string;
+  cursor?: string;
+  limit?: number;
+}
+
+export interface AxisOrderRequest {
+  by: 'label' | 'value';
+  measure: number;
+  direction: 'asc' | 'desc';
+}
+
+export interface PivotRequest {
+  index: string;
+  query: string;
+  rows: readonly string[];
+  columns: ReadonlyArray<{ field: string; reverse: boolean }>;
+  totals: ReadonlyArray<{ aggregationType: string; field?: string; dynamicView?: string; name?: string; showAs?: ShowAs }>;
+  subtotals: boolean;
+  rowOrder?: AxisOrderRequest;
+  columnOrder?: AxisOrderRequest;
+  rowLimit?: number;
+  columnLimit?: number;
+  /** A table format, or `grid`: the data a chart is drawn from. */
+  output: CrosstabFormat | 'grid';
+  bypassCache: boolean;
+}
+
+export interface PivotAnswer {
+  /** The table in the asked format (HTML, CSV, or JSON text); empty for `grid`. */
+  body: string;
+  /** The chart's input, passed to renderChart as is; empty unless `grid` was asked. */
+  grid: string;
+  rowCount: number;
+  columnCount: number;
+  rowsOmitted: number;
+  columnsOmitted: number;
+}
+
+export interface ChartRequest {
+  grid: string;
+  chartType: string;
+  width: number;
+  height: number;
+  title: string;
+  imageFormat: 'png' | 'svg';
+}
+
+export interface ChartImage {
+  contentType: 'image/png' | 'image/svg+xml';
+  /** PNG as base64, or the SVG text. */
+  data: string;
+  width: number;
+  height: number;
+  chartType: string;
+}
+
+export interface ReportToSave {
+  name: string;
+  description: string;
+  folder: string;
+  shared: boolean;
+  type: 'query' | 'crosstab';
+  index: string;
+  method: MethodName;
+  /** The executable params, defaults filled in. */
+  params: Record<string, unknown>;
+}
+
 /**
- * The services the gateway orchestrates. Adapters must reject with AppError only: the service's own
- * code when it answered with one, UNAVAILABLE naming the service when it could not be reached, TIMEOUT
- * when it did not answer within the deadline.
+ * The services the gateway orchestrates, in the gateway's own terms (the contract's shapes): only the
+ * adapter knows the wire. Adapters must reject with AppError only: the service's own code when it
+ * answered with one, UNAVAILABLE naming the service when it could not be reached or refused the
+ * gateway's credential, TIMEOUT when it did not answer within the deadline.
  */
 export interface ServiceClients {
-  executeQuery(req: pb.ExecuteQueryRequest, scope: CallScope): Promise<pb.ExecuteQueryResponse__Output>;
-  findIndexes(req: pb.FindIndexesRequest, scope: CallScope): Promise<pb.FindIndexesResponse__Output>;
-  executeCrosstab(req: pb.CrosstabRequest, scope: CallScope): Promise<pb.CrosstabResponse__Output>;
-  renderChart(req: pb.RenderChartRequest, scope: CallScope): Promise<pb.RenderChartResponse__Output>;
-  saveReport(req: pb.SaveReportRequest, scope: CallScope): Promise<pb.ReportRef__Output>;
-  findReports(req: pb.FindReportsRequest, scope: CallScope): Promise<pb.FindReportsResponse__Output>;
-  getReportMetadata(req: pb.GetReportMetadataRequest, scope: CallScope): Promise<pb.ReportMetadata__Output>;
+  search(caller: Caller, req: SearchRequest, scope: CallScope): Promise<{ page: SearchPage; cache?: CacheStatus }>;
+  findIndexes(caller: Caller, req: IndexSearch, scope: CallScope): Promise<IndexesFindResult>;
+  pivot(caller: Caller, req: PivotRequest, scope: CallScope): Promise<{ table: PivotAnswer; cache?: CacheStatus }>;
+  renderChart(req: ChartRequest, scope: CallScope): Promise<ChartImage>;
+  saveReport(caller: Caller, report: ReportToSave, scope: CallScope): Promise<{ guid: string }>;
+  findReports(caller: Caller, req: { search?: string; types?: readonly string[]; cursor?: string; limit?: number }, scope: CallScope): Promise<ReportsFindResult>;
+  reportMetadata(caller: Caller, guid: string, scope: CallScope): Promise<ReportsMetadataResult>;
   close(): void;
 }

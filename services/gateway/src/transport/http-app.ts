@@ -68,11 +68,15 @@ function isJsonMediaType(header: string | undefined): boolean {
   return params.every((p) => !p.startsWith('charset=') || p === 'charset=utf-8' || p === 'charset="utf-8"');
 }
 
-export function createHttpApp(deps: HttpAppDeps): express.Express {
-  const app = express();
-  app.disable('x-powered-by');
-  app.disable('etag');
+/** What /healthz, /readyz and /metrics need: the gateway's, or those of a process without a gateway. */
+export interface OpsDeps {
+  checkReady: () => Promise<void>;
+  log: Logger;
+  scrape?: () => Promise<{ contentType: string; text: string }>;
+}
 
+/** The probes and the Prometheus endpoint, one implementation for the gateway and the ops server. */
+function mountOpsRoutes(app: express.Express, deps: OpsDeps): void {
   app.get('/healthz', (_req, res) => send(res, 200, JSON_TYPE, { status: 'ok' }));
   app.get('/readyz', async (_req, res) => {
     try {
@@ -98,6 +102,28 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
       send(res, 503, 'application/problem+json', { type: 'about:blank', title: 'Service Unavailable', status: 503, detail: 'metrics are unavailable' });
     }
   });
+}
+
+function notFound(req: express.Request, res: express.Response): void {
+  send(res, 404, 'application/problem+json', { type: 'about:blank', title: 'Not Found', status: 404, detail: `No route for ${req.method} ${req.path}` });
+}
+
+/** QUARRY_OPS_PORT of a process that runs no gateway (Kubernetes probes, Prometheus). */
+export function createOpsApp(deps: OpsDeps): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.disable('etag');
+  mountOpsRoutes(app, deps);
+  app.use(notFound);
+  return app;
+}
+
+export function createHttpApp(deps: HttpAppDeps): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.disable('etag');
+
+  mountOpsRoutes(app, deps);
   app.get('/openrpc.json', (req, res) => send(res, 200, JSON_TYPE, discoverDocument(req)));
   app.post('/api/v1', rpcHandler(deps));
 
@@ -105,9 +131,7 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
     res.setHeader('Allow', 'POST');
     send(res, 405, 'application/problem+json', { type: 'about:blank', title: 'Method Not Allowed', status: 405, detail: 'Use POST /api/v1' });
   });
-  app.use((req, res) => {
-    send(res, 404, 'application/problem+json', { type: 'about:blank', title: 'Not Found', status: 404, detail: `No route for ${req.method} ${req.path}` });
-  });
+  app.use(notFound);
   return app;
 }
 
