@@ -18,8 +18,8 @@ module.exports = {
   globalSetup: '<rootDir>/tests/global-setup.js',
   testTimeout: 60000,
   projects: [
-    { ...base, displayName: 'unit', testMatch: ['<rootDir>/{packages,services}/*/src/**/*.test.ts'], testPathIgnorePatterns: ['\\.int\\.test\\.ts$'] },
-    { ...base, displayName: 'integration', testMatch: ['<rootDir>/{packages,services}/*/src/**/*.int.test.ts'] },
+    { ...base, displayName: 'unit', testMatch: ['<rootDir>/{packages,services,apps}/*/src/**/*.test.ts'], testPathIgnorePatterns: ['\\.int\\.test\\.ts$'] },
+    { ...base, displayName: 'integration', testMatch: ['<rootDir>/{packages,services,apps}/*/src/**/*.int.test.ts'] },
     { ...base, displayName: 'e2e', testMatch: ['<rootDir>/tests/**/*.test.ts'] },
   ],
 };

@@ -5,7 +5,7 @@
 set -eu
 # First: every quarry command below reads the secrets through QUARRY_*_FILE.
 /app/init-secrets.sh /data/secrets
-quarry() { node /app/packages/cli/bin/quarry.js "$@"; }
+quarry() { node /app/apps/quarry/bin/quarry.js "$@"; }
 quarry user list | grep -q '^admin' || quarry user create admin --admin
 if ! quarry index list | grep -q '^movies'; then
   quarry index load movies /app/sample/movies.json --view Directors=Director --view Distributors=Distributor \

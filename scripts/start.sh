@@ -14,7 +14,7 @@ npx turbo run build --output-logs=errors-only
 
 export QUARRY_DATA_DIR="${QUARRY_DATA_DIR:-./data}"
 export PORT="${PORT:-8080}"
-quarry() { node packages/cli/bin/quarry.js "$@"; }
+quarry() { node apps/quarry/bin/quarry.js "$@"; }
 DATA=node_modules/vega-datasets/data
 
 if ! quarry index list | grep -q '^movies'; then
@@ -27,7 +27,7 @@ fi
 quarry user list | grep -q '^demo' || quarry user create demo --indexes '*' >/dev/null
 TOKEN=$(quarry token create --user demo --scopes query:execute,indexes:read,reports:read,reports:write --expires-in 30d | tail -n 1)
 
-node packages/cli/bin/quarry.js serve &
+node apps/quarry/bin/quarry.js serve &
 SERVER=$!
 trap 'kill -TERM $SERVER 2>/dev/null; wait $SERVER' INT TERM
 for _ in $(seq 1 100); do

@@ -368,8 +368,8 @@ describeIf(hasKubectl, 'kubectl (with its built-in kustomize) is not installed o
     expect(container.command).toEqual(['/bin/sh', '-c']);
     const script = container.args![0];
     // The image's paths (infra/Dockerfile: /app, the sample copied to /app/sample), mapped onto this checkout.
-    for (const p of ['/app/packages/cli/bin/quarry.js', '/app/sample/movies.json', '/app/sample/airports.csv']) expect(script).toContain(p);
-    const local = script.replaceAll('/app/packages/cli/bin/quarry.js', QUARRY_BIN).replaceAll('/app/sample/', `${VEGA}/`);
+    for (const p of ['/app/apps/quarry/bin/quarry.js', '/app/sample/movies.json', '/app/sample/airports.csv']) expect(script).toContain(p);
+    const local = script.replaceAll('/app/apps/quarry/bin/quarry.js', QUARRY_BIN).replaceAll('/app/sample/', `${VEGA}/`);
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-loader-job-'));
     const env = { QUARRY_DATA_DIR: dataDir };
     const cleanEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('QUARRY_') && !['TYPESENSE_URL', 'MONGODB_URL', 'REDIS_URL'].includes(k)));

@@ -15,7 +15,7 @@ import { REPO_ROOT } from './support/quarry-process';
 
 const SCRIPT = path.join(REPO_ROOT, 'infra', 'build-image-tree.sh');
 // What the Dockerfile's build stage holds when it prunes, and what the image then copies from it.
-const TREE = ['package.json', 'package-lock.json', 'packages', 'services', 'proto'];
+const TREE = ['package.json', 'package-lock.json', 'packages', 'services', 'apps', 'proto'];
 
 const tempDirs: string[] = [];
 
@@ -58,13 +58,13 @@ function listTree(dir: string): Set<string> {
 }
 
 function runInTree(tree: string, args: string[], env: Record<string, string>): { code: number | null; stdout: string; stderr: string } {
-  const res = spawnSync(process.execPath, [path.join(tree, 'packages', 'cli', 'bin', 'quarry.js'), ...args], { cwd: tree, env: cleanEnv(env), encoding: 'utf8' });
+  const res = spawnSync(process.execPath, [path.join(tree, 'apps', 'quarry', 'bin', 'quarry.js'), ...args], { cwd: tree, env: cleanEnv(env), encoding: 'utf8' });
   return { code: res.status, stdout: res.stdout, stderr: res.stderr };
 }
 
 /** `quarry serve` of the tree; resolves with its port once it logs "quarry ready". */
 function serveTree(tree: string, env: Record<string, string>): Promise<{ port: number; stop: () => Promise<void> }> {
-  const child = spawn(process.execPath, [path.join(tree, 'packages', 'cli', 'bin', 'quarry.js'), 'serve'], {
+  const child = spawn(process.execPath, [path.join(tree, 'apps', 'quarry', 'bin', 'quarry.js'), 'serve'], {
     cwd: tree,
     env: cleanEnv({ ...env, LOG_LEVEL: 'info' }),
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -126,7 +126,7 @@ describe('the production image tree (infra/build-image-tree.sh, as infra/Dockerf
 
   it('removes exactly the workspaces\' src folders and build info beyond what npm prune removes, nothing under node_modules', () => {
     const workspaces = JSON.parse(execFileSync('npm', ['query', '.workspace'], { cwd: npmOnly, env: cleanEnv(), encoding: 'utf8' })) as Array<{ location: string }>;
-    expect(workspaces.map((w) => w.location)).toEqual(expect.arrayContaining(['packages/rpc', 'packages/cli', 'services/gateway']));
+    expect(workspaces.map((w) => w.location)).toEqual(expect.arrayContaining(['packages/rpc', 'apps/quarry', 'services/gateway']));
     const ownSource = (file: string) =>
       workspaces.some(({ location }) => file.startsWith(`${location}/src/`) || (file.startsWith(`${location}/`) && !file.includes('/node_modules/') && file.endsWith('.tsbuildinfo')));
     const before = listTree(npmOnly);
@@ -170,10 +170,11 @@ describe('the production image tree (infra/build-image-tree.sh, as infra/Dockerf
 
   // Last: it spoils the npm-only copy the comparison above reads.
   it("cannot even start after the Dockerfile's former prune line, which also deleted a dependency's build/src", () => {
-    execFileSync('sh', ['-c', 'find packages services -name src -type d -prune -exec rm -rf {} +'], { cwd: npmOnly });
+    execFileSync('sh', ['-c', 'find packages services apps -name src -type d -prune -exec rm -rf {} +'], { cwd: npmOnly });
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-image-data-'));
     tempDirs.push(dataDir);
-    const res = runInTree(npmOnly, ['index', 'list'], { QUARRY_DATA_DIR: dataDir });
+    // A command that loads the services (and so gRPC); `index list` loads only the catalog.
+    const res = runInTree(npmOnly, ['index', 'drop', 'movies'], { QUARRY_DATA_DIR: dataDir });
     expect(res.code).not.toBe(0);
     expect(res.stderr).toContain("Cannot find module '");
     expect(res.stderr).toContain('packages/rpc/node_modules/@grpc/proto-loader/build/src/index.js');

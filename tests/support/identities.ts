@@ -1,4 +1,4 @@
-import { createToken, createUser } from '../../packages/cli/src/commands/identity.commands';
+import { createToken, createUser } from '../../apps/quarry/src/commands/identity.commands';
 import { sqliteFile, type Realm } from '@quarry/metadata-store';
 import { SqliteMetadataStore } from '@quarry/metadata-store/sqlite';
 

@@ -7,7 +7,7 @@ import readline from 'node:readline';
 import { TestRedis } from './redis';
 
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');
-export const QUARRY_BIN = path.join(REPO_ROOT, 'packages', 'cli', 'bin', 'quarry.js');
+export const QUARRY_BIN = path.join(REPO_ROOT, 'apps', 'quarry', 'bin', 'quarry.js');
 
 export type Topology = 'all' | 'split';
 

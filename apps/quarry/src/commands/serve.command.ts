@@ -1,0 +1,28 @@
+import type { Config } from '@quarry/config';
+import type { Logger } from '@quarry/logger';
+import { startTargets } from '../runtime/start-targets';
+
+/** `quarry serve`: the modules of QUARRY_TARGET until SIGTERM/SIGINT, then one graceful stop. */
+export async function serveCommand(config: Config, log: Logger): Promise<void> {
+  const running = await startTargets(config, log);
+  log.info({ targets: config.targets, port: running.port }, 'quarry ready');
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    running.stop().then(
+      () => {
+        log.info('stopped');
+        log.flush();
+        setTimeout(() => process.exit(0), 50).unref();
+      },
+      (err: unknown) => {
+        log.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+}

@@ -1,0 +1,133 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Config, Target } from '@quarry/config';
+import { startPrivateRedis } from '@quarry/chart';
+import { createOpsApp, GatewayModule, gatewayConfig } from '@quarry/gateway';
+import type { Logger } from '@quarry/logger';
+import { instrumentStore, mergedMetrics, QuarryMetrics } from '@quarry/metrics';
+import { openMetadataStore } from '@quarry/metadata-store';
+import { ModuleRunner, type ModuleMap } from './module-runner';
+import { startServiceThread } from './service-thread';
+import { SERVICE_TARGETS, startServices, type RunningServices } from './start-services';
+
+export interface RunningProcess {
+  /** The gateway's HTTP port when this process runs the gateway. */
+  port: number | undefined;
+  stop(): Promise<void>;
+}
+
+/** What the process modules share; each publishes what it provides for the next. */
+interface ProcessContext {
+  config: Config;
+  log: Logger;
+  serviceTargets: ReadonlySet<Target>;
+  withGateway: boolean;
+  services?: RunningServices;
+  port?: number;
+}
+
+async function listen(server: Server, port: number, host: string): Promise<number> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  return (server.address() as AddressInfo).port;
+}
+
+/**
+ * The modules of a `quarry serve` process (Mimir-style: QUARRY_TARGET picks, `all` runs everything).
+ * Started in dependency order, stopped in reverse, by ModuleRunner alone.
+ */
+const PROCESS_MODULES: ModuleMap<ProcessContext> = {
+  // The chart queue needs Redis: REDIS_URL, or a private redis-server when this process hosts both ends.
+  'private-redis': {
+    start: async (ctx) => {
+      const t = ctx.serviceTargets;
+      if (!(t.has('chart') || t.has('chart-worker')) || ctx.config.redis.url) return { stop: async () => undefined };
+      if (!(t.has('chart') && t.has('chart-worker'))) throw new Error('REDIS_URL is required when chart and chart-worker run in different processes');
+      const redis = await startPrivateRedis(ctx.config.redis.serverPath, { maxmemory: ctx.config.redis.privateMaxmemory });
+      ctx.config = { ...ctx.config, redis: { ...ctx.config.redis, url: redis.url } };
+      ctx.log.info({ url: redis.url, pid: redis.pid }, 'private redis-server started for the chart queue');
+      return { stop: () => redis.stop() };
+    },
+  },
+  services: {
+    deps: ['private-redis'],
+    start: async (ctx) => {
+      // Beside a gateway the services get their own thread, so the two event loops do not share a core.
+      const services = ctx.withGateway ? await startServiceThread(ctx.config, ctx.serviceTargets) : await startServices(ctx.config, ctx.log, ctx.serviceTargets);
+      ctx.services = services;
+      return { stop: () => services.stop(), ready: () => services.ready() };
+    },
+  },
+  gateway: {
+    start: async (ctx) => {
+      const store = await openMetadataStore({ dataDir: ctx.config.dataDir, mongo: ctx.config.mongo });
+      const metrics = new QuarryMetrics();
+      const services = ctx.services;
+      const gateway = new GatewayModule(gatewayConfig(ctx.config, services?.hosted ?? {}), instrumentStore(store, 'metadata', metrics), ctx.log, {
+        metrics,
+        // /metrics of this process: the gateway's registry merged with the services thread's.
+        scrape: async () => mergedMetrics([await metrics.registry.getMetricsAsJSON(), ...(services ? [await services.metrics()] : [])]),
+        ready: async () => {
+          await store.ping();
+          await services?.ready();
+        },
+      });
+      try {
+        await gateway.start();
+      } catch (err) {
+        await store.close();
+        throw err;
+      }
+      ctx.port = gateway.port;
+      return {
+        stop: async () => {
+          await gateway.stop();
+          await store.close();
+        },
+      };
+    },
+  },
+  // /healthz, /readyz and /metrics for a process without a gateway (Kubernetes probes, Prometheus),
+  // served by the gateway's own handlers.
+  ops: {
+    deps: ['services'],
+    start: async (ctx) => {
+      const services = ctx.services!;
+      const app = createOpsApp({
+        log: ctx.log,
+        checkReady: () => services.ready(),
+        scrape: async () => mergedMetrics([await services.metrics()]),
+      });
+      const server = createServer(app);
+      const port = await listen(server, ctx.config.opsPort!, ctx.config.http.host);
+      ctx.log.info({ port }, 'ops endpoints listening');
+      return { stop: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+    },
+  },
+};
+
+/** The modules QUARRY_TARGET asks for: services first, so the gateway knows where the local ones listen. */
+export function processModules(config: Config): string[] {
+  const targets = new Set(config.targets);
+  const hasServices = SERVICE_TARGETS.some((t) => targets.has(t));
+  const withGateway = targets.has('gateway');
+  return [
+    ...(hasServices ? ['services'] : []),
+    ...(withGateway ? ['gateway'] : []),
+    ...(!withGateway && hasServices && config.opsPort !== undefined ? ['ops'] : []),
+  ];
+}
+
+export async function startTargets(config: Config, log: Logger): Promise<RunningProcess> {
+  const targets = new Set(config.targets);
+  const ctx: ProcessContext = {
+    config,
+    log,
+    serviceTargets: new Set(SERVICE_TARGETS.filter((t) => targets.has(t))),
+    withGateway: targets.has('gateway'),
+  };
+  const runner = await ModuleRunner.start(processModules(config), PROCESS_MODULES, ctx, log);
+  return { port: ctx.port, stop: () => runner.stop() };
+}
