@@ -1,5 +1,6 @@
 export * from './limits';
 export * from './scopes';
+export type { Caller } from './caller';
 export * from './chart-names';
 export * from './param-schemas';
 export * from './result-schemas';

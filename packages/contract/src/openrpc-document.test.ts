@@ -153,7 +153,8 @@ describe('the OpenRPC document', () => {
       fc.property(callArbitrary(name), (params) => {
         const contract = contractAccepts(name, params);
         const document = documentAccepts(name, params);
-        if (contract.accepted) accepted++;
+        // Counted on the document's side: the crosstab's cross-parameter rules refuse many valid draws.
+        if (document) accepted++;
         else refused++;
         // A call only a cross-parameter rule refuses is one JSON Schema cannot see; the description says it.
         if (contract.crossOnly) return document === true;

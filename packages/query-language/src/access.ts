@@ -1,13 +1,10 @@
+import type { Caller } from '@quarry/contract';
 import { AppError } from '@quarry/errors';
 import { checkQuerySyntax, parseQuery, type ParseOptions } from './parse-query';
 import { and, or, type QueryNode } from './query-node';
 
-/** What the services know of the caller (the gateway resolves it from the token). */
-export interface Reader {
-  admin: boolean;
-  indexes: readonly string[];
-  realms: ReadonlyArray<{ index: string; query: string }>;
-}
+/** The part of the caller that decides what it may read. */
+export type Reader = Pick<Caller, 'admin' | 'indexes' | 'realms'>;
 
 export function mayRead(reader: Reader, index: string): boolean {
   return reader.admin || reader.indexes.includes('*') || reader.indexes.includes(index);

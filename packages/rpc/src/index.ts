@@ -18,3 +18,4 @@ export { GrpcServiceModule, type QuarryModule, type GrpcServiceOptions } from '.
 export type { CrosstabGrid } from './crosstab-grid';
 export { freePort } from './free-port';
 export { HeavyCallLimiter, abortReason } from './heavy-call-limiter';
+export { callerFromWire, callerToWire } from './caller';

@@ -55,7 +55,7 @@ export async function loadIndex(config: Config, catalog: IndexCatalog, name: str
   const started = Date.now();
   try {
     const loader = new LoadIndexUseCase(new DuckDbSnapshotBuilder(config.dataDir), catalog, createSearchIndex(config, engine));
-    const entry = await loader.execute({ name, file, description: opts.description ?? '', types, grains, views, onProgress: (f) => progress.update(f) });
+    const entry = await loader.loadIndex({ name, file, description: opts.description ?? '', types, grains, views, onProgress: (f) => progress.update(f) });
     progress.stop();
     const secs = (Date.now() - started) / 1000;
     return [

@@ -34,7 +34,7 @@ export class RenderChartUseCase {
     private readonly waitTimeoutMs: number,
   ) {}
 
-  async execute(input: RenderChartInput, requestId: string): Promise<RenderedChart> {
+  async render(input: RenderChartInput, requestId: string): Promise<RenderedChart> {
     const kind = chartKind(input.chartType);
     const format = input.imageFormat === '' ? 'png' : input.imageFormat;
     const formatProblem = imageFormatProblem(format);

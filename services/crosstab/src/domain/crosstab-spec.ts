@@ -82,7 +82,7 @@ function axisOrder(input: AxisOrderInput | null | undefined, param: string, tota
 }
 
 function axisLimit(value: number | undefined, param: string): number | null {
-  if (value === undefined || value === 0) return null;
+  if (value === undefined) return null;
   if (!Number.isInteger(value) || value < 1 || value > AXIS_LIMIT_MAX) throw AppError.invalid(`${param} must be an integer between 1 and ${AXIS_LIMIT_MAX}`);
   return value;
 }

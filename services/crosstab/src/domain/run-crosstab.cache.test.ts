@@ -61,7 +61,7 @@ function fixture(enabled = true) {
   const cache = new MapCache(enabled);
   const useCase = new RunCrosstabUseCase(catalog, engine, cache, () => Date.UTC(2026, 0, 1));
   const run = (input: Partial<RunCrosstabInput> = {}, reader: Reader = analyst, output: 'html' | 'grid' = 'html', opts: RunCrosstabOptions = {}) =>
-    useCase.execute(reader, { index: 'movies', query: '', rows: ['Genre'], columns: [], totals: [{ aggregationType: 'Count', field: '', dynamicView: '', name: '' }], ...input }, output, opts);
+    useCase.run(reader, { index: 'movies', query: '', rows: ['Genre'], columns: [], totals: [{ aggregationType: 'Count', field: '', dynamicView: '', name: '' }], ...input }, output, opts);
   return {
     pivots,
     cache,

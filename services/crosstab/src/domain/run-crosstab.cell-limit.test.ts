@@ -60,7 +60,7 @@ describe('RunCrosstabUseCase and the 100,000-cell limit', () => {
   it('asks the engine once, with the limit, and refuses an oversized pivot naming its size', async () => {
     const engine = new CountingEngine({ rows: 50_001, columns: 1 });
     const run = new RunCrosstabUseCase(catalog, engine, noCache);
-    await expect(run.execute(admin, request(2), 'html')).rejects.toMatchObject({
+    await expect(run.run(admin, request(2), 'html')).rejects.toMatchObject({
       code: 'INVALID_ARGUMENT',
       detail: expect.stringContaining('would have 100002 cells (50001 rows x 1 columns x 2 totals); the limit is 100000'),
     });
@@ -71,15 +71,15 @@ describe('RunCrosstabUseCase and the 100,000-cell limit', () => {
   it('counts rows × columns × totals: the same keys pass with one total fewer', async () => {
     const engine = new CountingEngine({ rows: 50_000, columns: 2 });
     const run = new RunCrosstabUseCase(catalog, engine, noCache);
-    const result = await run.execute(admin, request(1), 'html');
+    const result = await run.run(admin, request(1), 'html');
     expect(result.rowCount).toBe(1);
     expect(result.payload).toContain('<table');
-    await expect(run.execute(admin, request(2), 'html')).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    await expect(run.run(admin, request(2), 'html')).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
   });
 
   it('renders HTML only when asked for it', async () => {
     const run = new RunCrosstabUseCase(catalog, new CountingEngine({ rows: 1, columns: 1 }), noCache);
-    const grid = await run.execute(admin, request(1), 'grid');
+    const grid = await run.run(admin, request(1), 'grid');
     expect(grid.output).toBe('grid');
     expect(JSON.parse(grid.payload)).toMatchObject({ rows: [['SFO']], grandTotals: [1] });
   });
@@ -115,20 +115,20 @@ describe('RunCrosstabUseCase and the 100,000-cell limit', () => {
 
     it('200 x 200 cells (40,000) pass without subtotals and are refused with them (400 x 400 = 160,000)', async () => {
       const run = new RunCrosstabUseCase(deepCatalog, new DependentEngine(200), noCache);
-      const plain = await run.execute(admin, ask(false), 'json');
+      const plain = await run.run(admin, ask(false), 'json');
       expect([plain.rowCount, plain.columnCount]).toEqual([200, 200]);
-      await expect(run.execute(admin, ask(true), 'json')).rejects.toMatchObject({
+      await expect(run.run(admin, ask(true), 'json')).rejects.toMatchObject({
         code: 'INVALID_ARGUMENT',
         detail: expect.stringContaining('With subtotals the crosstab would have more than 100000 cells'),
       });
       // Half the keys: 200 x 200 shown with subtotals, within the limit.
-      const half = await new RunCrosstabUseCase(deepCatalog, new DependentEngine(100), noCache).execute(admin, ask(true), 'json');
+      const half = await new RunCrosstabUseCase(deepCatalog, new DependentEngine(100), noCache).run(admin, ask(true), 'json');
       expect([half.rowCount, half.columnCount]).toEqual([200, 200]);
     });
 
     it('refuses when the engine says the groups alone are over what the limit can show', async () => {
       const engine: PivotEngine = { pivot: async () => ({ keys: { rows: 1, columns: 1 }, groups: [], tooManyGroups: true }), forget: () => undefined };
-      await expect(new RunCrosstabUseCase(deepCatalog, engine, noCache).execute(admin, ask(true), 'html')).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+      await expect(new RunCrosstabUseCase(deepCatalog, engine, noCache).run(admin, ask(true), 'html')).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
     });
   });
 });

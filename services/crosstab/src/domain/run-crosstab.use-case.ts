@@ -61,7 +61,7 @@ export class RunCrosstabUseCase {
     private readonly now: () => number = Date.now,
   ) {}
 
-  async execute(reader: Reader, input: RunCrosstabInput, output: CrosstabOutput, opts: RunCrosstabOptions = {}): Promise<CrosstabResult> {
+  async run(reader: Reader, input: RunCrosstabInput, output: CrosstabOutput, opts: RunCrosstabOptions = {}): Promise<CrosstabResult> {
     const entry = await readableIndex(this.catalog, reader, input.index, (gone) => this.pivots.forget(gone));
     const asked = crosstabSpec(entry, input);
     // A chart draws the cells; subtotal bars or slices would count every record twice.

@@ -1,16 +1,15 @@
 import type { Logger } from '@quarry/logger';
-import { unary, type HeavyCallLimiter, type pb } from '@quarry/rpc';
+import { callerFromWire, unary, type HeavyCallLimiter, type pb } from '@quarry/rpc';
 import { AppError } from '@quarry/errors';
 import { CROSSTAB_OUTPUTS, type RunCrosstabUseCase } from '../domain/run-crosstab.use-case';
 
 export function crosstabHandlers(log: Logger, run: RunCrosstabUseCase, limiter: HeavyCallLimiter): pb.CrosstabServiceHandlers {
   return {
     ExecuteCrosstab: unary<pb.CrosstabRequest__Output, pb.CrosstabResponse>(log, 'ExecuteCrosstab', async (req, ctx) => {
-      const reader = { admin: req.caller?.admin ?? false, indexes: req.caller?.indexes ?? [], realms: req.caller?.realms ?? [] };
       const output = CROSSTAB_OUTPUTS.find((o) => o === (req.output === '' ? 'html' : req.output));
       if (!output) throw AppError.invalid(`output must be one of ${CROSSTAB_OUTPUTS.join(', ')}`);
-      const res = await run.execute(
-        reader,
+      const res = await run.run(
+        callerFromWire(req.caller),
         {
           index: req.index,
           query: req.query,

@@ -1,7 +1,7 @@
 import type { ServiceName } from '@quarry/config';
 import { AppError, isAppError } from '@quarry/errors';
 import type { Logger } from '@quarry/logger';
-import { CLIENT_OPTIONS, callUnary, channelCredentials, dialTarget, grpc, loadQuarryProto, type GrpcTrust, type pb, type UnaryMethod } from '@quarry/rpc';
+import { CLIENT_OPTIONS, callUnary, callerToWire, channelCredentials, dialTarget, grpc, loadQuarryProto, type GrpcTrust, type pb, type UnaryMethod } from '@quarry/rpc';
 import type { IndexesFindResult, ReportsFindResult, ReportsMetadataResult } from '@quarry/contract';
 import type {
   CacheStatus,
@@ -20,9 +20,6 @@ import type {
 
 type Defs = ReturnType<typeof loadQuarryProto>['quarry']['v1'];
 
-function toCaller(c: Caller): pb.Caller {
-  return { userId: c.userId, userName: c.userName, admin: c.admin, indexes: [...c.indexes], realms: [...c.realms], scopes: [...c.scopes] };
-}
 
 /** The service's word for it; anything else (an older service) says nothing rather than something wrong. */
 function cacheStatus(value: string): CacheStatus | undefined {
@@ -97,13 +94,11 @@ export class GrpcServiceClients implements ServiceClients {
       'query',
       this.v1.QueryService.service.ExecuteQuery,
       {
-        caller: toCaller(caller),
+        caller: callerToWire(caller),
         index: req.index,
         query: req.query,
-        page: req.page ?? 0,
-        hasPage: req.page !== undefined,
-        pageSize: req.pageSize ?? 0,
-        hasPageSize: req.pageSize !== undefined,
+        page: req.page,
+        pageSize: req.pageSize,
         sort: req.sort.map((s) => ({ field: s.field, direction: s.direction ?? '' })),
         bypassCache: req.bypassCache,
       },
@@ -126,7 +121,7 @@ export class GrpcServiceClients implements ServiceClients {
     const res = await this.call(
       'query',
       this.v1.QueryService.service.FindIndexes,
-      { caller: toCaller(caller), searchText: req.searchText ?? '', cursor: req.cursor ?? '', limit: req.limit ?? 0 },
+      { caller: callerToWire(caller), searchText: req.searchText ?? '', cursor: req.cursor ?? '', limit: req.limit },
       scope,
     );
     return {
@@ -147,7 +142,7 @@ export class GrpcServiceClients implements ServiceClients {
       'crosstab',
       this.v1.CrosstabService.service.ExecuteCrosstab,
       {
-        caller: toCaller(caller),
+        caller: callerToWire(caller),
         index: req.index,
         query: req.query,
         rows: [...req.rows],
@@ -156,8 +151,8 @@ export class GrpcServiceClients implements ServiceClients {
         subtotals: req.subtotals,
         rowOrder: req.rowOrder ?? null,
         columnOrder: req.columnOrder ?? null,
-        rowLimit: req.rowLimit ?? 0,
-        columnLimit: req.columnLimit ?? 0,
+        rowLimit: req.rowLimit,
+        columnLimit: req.columnLimit,
         output: req.output,
         bypassCache: req.bypassCache,
       },
@@ -192,7 +187,7 @@ export class GrpcServiceClients implements ServiceClients {
       'reports',
       this.v1.ReportsService.service.SaveReport,
       {
-        caller: toCaller(caller),
+        caller: callerToWire(caller),
         save: { name: report.name, description: report.description, folder: report.folder, shared: report.shared },
         type: report.type,
         index: report.index,
@@ -208,14 +203,14 @@ export class GrpcServiceClients implements ServiceClients {
     const res = await this.call(
       'reports',
       this.v1.ReportsService.service.FindReports,
-      { caller: toCaller(caller), search: req.search ?? '', types: [...(req.types ?? [])], cursor: req.cursor ?? '', limit: req.limit ?? 0 },
+      { caller: callerToWire(caller), search: req.search ?? '', types: [...(req.types ?? [])], cursor: req.cursor ?? '', limit: req.limit },
       scope,
     );
     return { reports: res.reports.map(toReportSummary), nextCursor: res.nextCursor === '' ? null : res.nextCursor };
   }
 
   async reportMetadata(caller: Caller, guid: string, scope: CallScope): Promise<ReportsMetadataResult> {
-    const res = await this.call('reports', this.v1.ReportsService.service.GetReportMetadata, { caller: toCaller(caller), guid }, scope);
+    const res = await this.call('reports', this.v1.ReportsService.service.GetReportMetadata, { caller: callerToWire(caller), guid }, scope);
     return { ...toReportSummary(res.report), method: res.method as ReportsMetadataResult['method'], params: JSON.parse(res.paramsJson) as Record<string, unknown> };
   }
 

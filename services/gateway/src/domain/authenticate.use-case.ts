@@ -28,7 +28,7 @@ export class AuthenticateUseCase {
     private readonly now: () => number = Date.now,
   ) {}
 
-  async execute(header: string | undefined): Promise<Principal> {
+  async fromHeader(header: string | undefined): Promise<Principal> {
     const match = header === undefined ? null : BEARER.exec(header.trim());
     if (!match) throw new AppError('UNAUTHENTICATED', AUTH_FAILURES.headerInvalid);
     const token = (match[1] ?? '').trim();

@@ -37,30 +37,30 @@ const crosstab = { index: 'movies', rows: ['Genre'], totals: [{ aggregationType:
 describe('the cache param and meta.cache in the gateway', () => {
   it.each(['hit', 'miss', 'bypass'])('passes the service word %p on for a query, a crosstab and a chart', async (word) => {
     const f = fakeServices(word);
-    expect((await f.use.execute(principal, 'QUERIES.EXECUTE', { index: 'movies' }, { requestId: 'r' })).cache).toBe(word);
-    expect((await f.use.execute(principal, 'CROSSTAB.EXECUTE', crosstab, { requestId: 'r' })).cache).toBe(word);
-    expect((await f.use.execute(principal, 'CROSSTAB.EXECUTE', { ...crosstab, chartType: 'Pie2D' }, { requestId: 'r' })).cache).toBe(word);
+    expect((await f.use.call(principal, 'QUERIES.EXECUTE', { index: 'movies' }, { requestId: 'r' })).cache).toBe(word);
+    expect((await f.use.call(principal, 'CROSSTAB.EXECUTE', crosstab, { requestId: 'r' })).cache).toBe(word);
+    expect((await f.use.call(principal, 'CROSSTAB.EXECUTE', { ...crosstab, chartType: 'Pie2D' }, { requestId: 'r' })).cache).toBe(word);
   });
 
   it('says nothing rather than something wrong when a service sends no known word', async () => {
     for (const word of ['', 'HIT', 'stale']) {
       const f = fakeServices(word);
-      expect((await f.use.execute(principal, 'QUERIES.EXECUTE', { index: 'movies' }, { requestId: 'r' })).cache).toBeUndefined();
+      expect((await f.use.call(principal, 'QUERIES.EXECUTE', { index: 'movies' }, { requestId: 'r' })).cache).toBeUndefined();
     }
   });
 
   it('asks the services to bypass the cache only for cache: false', async () => {
     const f = fakeServices('miss');
     for (const [params, bypass] of [[{}, false], [{ cache: true }, false], [{ cache: false }, true]] as const) {
-      await f.use.execute(principal, 'QUERIES.EXECUTE', { index: 'movies', ...params }, { requestId: 'r' });
-      await f.use.execute(principal, 'CROSSTAB.EXECUTE', { ...crosstab, ...params }, { requestId: 'r' });
+      await f.use.call(principal, 'QUERIES.EXECUTE', { index: 'movies', ...params }, { requestId: 'r' });
+      await f.use.call(principal, 'CROSSTAB.EXECUTE', { ...crosstab, ...params }, { requestId: 'r' });
       expect([f.sent.query?.bypassCache, f.sent.crosstab?.bypassCache]).toEqual([bypass, bypass]);
     }
   });
 
   it.each(['false', 0, null, 'no'])('refuses cache: %p with a 400 before any service call', async (value) => {
     const f = fakeServices('miss');
-    const err = await f.use.execute(principal, 'QUERIES.EXECUTE', { index: 'movies', cache: value }, { requestId: 'r' }).catch((e: unknown) => e);
+    const err = await f.use.call(principal, 'QUERIES.EXECUTE', { index: 'movies', cache: value }, { requestId: 'r' }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AppError);
     expect((err as AppError).message).toBe('cache must be a boolean');
     expect(f.sent.query).toBeUndefined();
@@ -68,9 +68,9 @@ describe('the cache param and meta.cache in the gateway', () => {
 
   it('does not save cache: false into a report', async () => {
     const f = fakeServices('bypass');
-    await f.use.execute(principal, 'QUERIES.EXECUTE', { index: 'movies', cache: false, saveReport: { name: 'q' } }, { requestId: 'r' });
+    await f.use.call(principal, 'QUERIES.EXECUTE', { index: 'movies', cache: false, saveReport: { name: 'q' } }, { requestId: 'r' });
     expect(Object.keys(JSON.parse(JSON.stringify(f.sent.saved?.params ?? {})))).not.toContain('cache');
-    await f.use.execute(principal, 'CROSSTAB.EXECUTE', { ...crosstab, cache: false, saveReport: { name: 'c' } }, { requestId: 'r' });
+    await f.use.call(principal, 'CROSSTAB.EXECUTE', { ...crosstab, cache: false, saveReport: { name: 'c' } }, { requestId: 'r' });
     expect(JSON.parse(JSON.stringify(f.sent.saved?.params ?? {}))).toMatchObject({ index: 'movies', rows: ['Genre'] });
     expect(Object.keys(JSON.parse(JSON.stringify(f.sent.saved?.params ?? {})))).not.toContain('cache');
   });

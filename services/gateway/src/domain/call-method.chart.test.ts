@@ -40,7 +40,7 @@ const base = { index: 'movies', rows: ['Major Genre'], totals: [{ aggregationTyp
 
 async function refused(params: Record<string, unknown>): Promise<{ err: AppError; calls: string[] }> {
   const f = fakeServices();
-  const err = await new CallMethodUseCase(f.services).execute(principal, 'CROSSTAB.EXECUTE', { ...base, ...params }, { requestId: 'r' }).then(
+  const err = await new CallMethodUseCase(f.services).call(principal, 'CROSSTAB.EXECUTE', { ...base, ...params }, { requestId: 'r' }).then(
     () => undefined,
     (e: unknown) => e,
   );
@@ -86,7 +86,7 @@ describe('CROSSTAB.EXECUTE chart params in the gateway', () => {
   it('svg travels to the chart service, comes back as text and is kept in the saved report', async () => {
     const f = fakeServices();
     const out = (
-      await new CallMethodUseCase(f.services).execute(
+      await new CallMethodUseCase(f.services).call(
         principal,
         'CROSSTAB.EXECUTE',
         { ...base, chartType: 'pie2d', imageFormat: 'svg', saveReport: { name: 'r' } },
@@ -100,7 +100,7 @@ describe('CROSSTAB.EXECUTE chart params in the gateway', () => {
 
   it('png stays the default and is saved as such', async () => {
     const f = fakeServices();
-    const out = (await new CallMethodUseCase(f.services).execute(principal, 'CROSSTAB.EXECUTE', { ...base, chartType: 'Pie2D', saveReport: { name: 'r' } }, { requestId: 'r' })).data as Record<string, unknown>;
+    const out = (await new CallMethodUseCase(f.services).call(principal, 'CROSSTAB.EXECUTE', { ...base, chartType: 'Pie2D', saveReport: { name: 'r' } }, { requestId: 'r' })).data as Record<string, unknown>;
     expect(f.rendered()?.imageFormat).toBe('png');
     expect(out).toMatchObject({ contentType: 'image/png', data: 'iVBOR' });
     expect(f.saved()!.params).toMatchObject({ imageFormat: 'png' });

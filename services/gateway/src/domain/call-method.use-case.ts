@@ -54,7 +54,7 @@ function defined<T extends Record<string, unknown>>(o: T): Partial<T> {
 export class CallMethodUseCase {
   constructor(private readonly services: ServiceClients) {}
 
-  async execute(principal: Principal, method: MethodName, params: Record<string, unknown>, scope: CallScope): Promise<MethodResult> {
+  async call(principal: Principal, method: MethodName, params: Record<string, unknown>, scope: CallScope): Promise<MethodResult> {
     requireScope(principal, scopeOf(method));
     if (savesReports(method) && params.saveReport !== undefined) requireScope(principal, 'reports:write');
     const caller = callerOf(principal);

@@ -1,20 +1,11 @@
-import type { CrosstabFormat, IndexesFindResult, MethodName, QueriesExecuteResult, ReportsFindResult, ReportsMetadataResult, ShowAs } from '@quarry/contract';
-import type { Realm, Scope } from '@quarry/metadata-store';
+import type { Caller, CrosstabFormat, IndexesFindResult, MethodName, QueriesExecuteResult, ReportsFindResult, ReportsMetadataResult, ShowAs } from '@quarry/contract';
 
 /** Per-call context every service call carries. */
 export interface CallScope {
   requestId: string;
 }
 
-/** Who is calling, as the services need it: the token's user, what they may read, and the token's scopes. */
-export interface Caller {
-  userId: string;
-  userName: string;
-  admin: boolean;
-  indexes: readonly string[];
-  realms: readonly Realm[];
-  scopes: readonly Scope[];
-}
+export type { Caller } from '@quarry/contract';
 
 export type CacheStatus = 'hit' | 'miss' | 'bypass';
 

@@ -195,7 +195,7 @@ async function handleRpc(deps: HttpAppDeps, req: IncomingMessage, res: ServerRes
 
   let principal;
   try {
-    principal = await deps.authenticate.execute(req.headers.authorization);
+    principal = await deps.authenticate.fromHeader(req.headers.authorization);
   } catch (err) {
     const app = toAppError(err);
     if (app.code === 'INTERNAL') throw err;
@@ -232,7 +232,7 @@ async function handleRpc(deps: HttpAppDeps, req: IncomingMessage, res: ServerRes
   }
 
   try {
-    const { data, cache } = await deps.callMethod.execute(principal, envelope.method, envelope.params, { requestId });
+    const { data, cache } = await deps.callMethod.call(principal, envelope.method, envelope.params, { requestId });
     send(res, 200, JSON_TYPE, { jsonrpc: '2.0', id: envelope.id, result: { data, meta: cache === undefined ? { requestId } : { requestId, cache } } });
     const ms = msSince(started);
     record(deps, envelope.method, 'ok', ms);

@@ -45,7 +45,7 @@ function fixture(cacheBytes = 1_000_000) {
   const cache = new LruResultCache(cacheBytes);
   const useCase = new ExecuteQueryUseCase(catalog, search, cache, () => Date.UTC(2026, 0, 1));
   const run = (input: Partial<ExecuteQueryInput>, reader: Reader = analyst, opts: ExecuteQueryOptions = {}) =>
-    useCase.execute(reader, { index: 'movies', query: '', sort: [], ...input }, opts);
+    useCase.searchIndex(reader, { index: 'movies', query: '', sort: [], ...input }, opts);
   return { published, searched, cache, run, failNext: () => (failNext = true) };
 }
 

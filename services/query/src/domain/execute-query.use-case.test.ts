@@ -30,7 +30,7 @@ describe('ExecuteQueryUseCase refuses hostile sort items without echoing them', 
   const useCase = new ExecuteQueryUseCase(catalog, search, new LruResultCache(0), () => 0);
 
   const detailOf = (sort: ExecuteQueryInput['sort']) =>
-    useCase.execute(reader, { index: 'movies', query: '', sort }).then(
+    useCase.searchIndex(reader, { index: 'movies', query: '', sort }).then(
       () => 'resolved',
       (err: { code: string; detail: string }) => `${err.code}: ${err.detail}`,
     );
@@ -50,7 +50,7 @@ describe('ExecuteQueryUseCase refuses hostile sort items without echoing them', 
   });
 
   it('answers a 900 KB index name as an unknown index, cut short', async () => {
-    const detail = await useCase.execute(reader, { index: huge, query: '', sort: [] }).then(
+    const detail = await useCase.searchIndex(reader, { index: huge, query: '', sort: [] }).then(
       () => 'resolved',
       (err: { code: string; detail: string }) => `${err.code}: ${err.detail}`,
     );

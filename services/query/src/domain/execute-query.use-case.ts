@@ -54,7 +54,7 @@ export class ExecuteQueryUseCase {
     private readonly now: () => number = Date.now,
   ) {}
 
-  async execute(reader: Reader, input: ExecuteQueryInput, opts: ExecuteQueryOptions = {}): Promise<ExecuteQueryOutput> {
+  async searchIndex(reader: Reader, input: ExecuteQueryInput, opts: ExecuteQueryOptions = {}): Promise<ExecuteQueryOutput> {
     const page = input.page ?? 1;
     const pageSize = input.pageSize ?? DEFAULT_PAGE_SIZE;
     if (!Number.isInteger(page) || page < 1) throw AppError.invalid('page must be an integer of at least 1');

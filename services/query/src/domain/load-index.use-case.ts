@@ -50,7 +50,7 @@ export class LoadIndexUseCase {
     }
   }
 
-  execute(input: LoadIndexInput): Promise<IndexEntry> {
+  loadIndex(input: LoadIndexInput): Promise<IndexEntry> {
     return this.locked(input.name, (stillHeld) => this.load(input, stillHeld));
   }
 

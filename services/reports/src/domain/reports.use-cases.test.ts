@@ -24,8 +24,8 @@ describe('reports use cases: a shared report shows only to readers of its index'
   afterEach(() => store.close());
 
   const saveAs = (viewer: Viewer, name: string, index: string, shared: boolean) =>
-    save.execute(viewer, { name, description: '', folder: '', shared, type: 'crosstab', index, method: 'CROSSTAB.EXECUTE', paramsJson: JSON.stringify({ index, query: 'secret words' }) });
-  const namesFor = async (viewer: Viewer) => (await find.execute(viewer, { search: '', types: [], cursor: '' })).reports.map((r) => r.name);
+    save.save(viewer, { name, description: '', folder: '', shared, type: 'crosstab', index, method: 'CROSSTAB.EXECUTE', paramsJson: JSON.stringify({ index, query: 'secret words' }) });
+  const namesFor = async (viewer: Viewer) => (await find.find(viewer, { search: '', types: [], cursor: '' })).reports.map((r) => r.name);
   const detailOf = (p: Promise<unknown>) => p.then(() => 'resolved', (err: { code: string; detail: string }) => `${err.code}: ${err.detail}`);
 
   it('lists and opens a shared flights report for readers of flights, "*" and admins only', async () => {
@@ -39,17 +39,17 @@ describe('reports use cases: a shared report shows only to readers of its index'
 
     const random = '6f1c2a9e-0b7d-4c1e-9a3f-2d5e8b7c4a10';
     // Exactly the answer of a guid that never existed, up to the guid itself.
-    expect(await detailOf(metadata.execute(bea, guid))).toBe(`NOT_FOUND: Report ${guid} not found`);
-    expect(await detailOf(metadata.execute(bea, random))).toBe(`NOT_FOUND: Report ${random} not found`);
-    expect((await metadata.execute(cy, guid)).report.index).toBe('flights');
-    expect((await metadata.execute(root, guid)).report.owner).toBe('ann');
+    expect(await detailOf(metadata.load(bea, guid))).toBe(`NOT_FOUND: Report ${guid} not found`);
+    expect(await detailOf(metadata.load(bea, random))).toBe(`NOT_FOUND: Report ${random} not found`);
+    expect((await metadata.load(cy, guid)).report.index).toBe('flights');
+    expect((await metadata.load(root, guid)).report.owner).toBe('ann');
   });
 
   it('keeps an owner\'s report visible to its owner after the owner lost the index', async () => {
     const { guid } = await saveAs(ann, 'Old flights', 'flights', false);
     const annNow: Viewer = { ...ann, indexes: ['movies'] };
     expect(await namesFor(annNow)).toEqual(['Old flights']);
-    expect((await metadata.execute(annNow, guid)).report.name).toBe('Old flights');
+    expect((await metadata.load(annNow, guid)).report.name).toBe('Old flights');
   });
 
   it('gives a caller with no readable index only its own reports', async () => {
@@ -69,7 +69,7 @@ describe('reports use cases: a shared report shows only to readers of its index'
     const sizes: number[] = [];
     let cursor = '';
     do {
-      const page = await find.execute(bea, { search: '', types: [], cursor, limit: 7 });
+      const page = await find.find(bea, { search: '', types: [], cursor, limit: 7 });
       sizes.push(page.reports.length);
       seen.push(...page.reports.map((r) => r.name));
       cursor = page.nextCursor ?? '';
@@ -80,7 +80,7 @@ describe('reports use cases: a shared report shows only to readers of its index'
 
   it('quotes hostile type names cut short, naming at most ten', async () => {
     const bad = Array.from({ length: 40 }, (_, i) => `${i}${'x'.repeat(100_000)}`);
-    const detail = await detailOf(find.execute(bea, { search: '', types: bad, cursor: '' }));
+    const detail = await detailOf(find.find(bea, { search: '', types: bad, cursor: '' }));
     expect(detail).toMatch(/^INVALID_ARGUMENT: types may hold only query and crosstab, got "0x{99}…" \(100001 characters\), /);
     expect(detail).toMatch(/ and 30 more$/);
     expect(detail.length).toBeLessThan(1500);

@@ -3,16 +3,11 @@ import type { CursorCodec } from '@quarry/paging';
 import { words } from '@quarry/query-language';
 import type { ReportRecord, ReportStore, ReportType, ReportViewer } from '../ports/report-store.port';
 
-import { DEFAULT_REPORT_LIMIT, MAX_REPORT_LIMIT, REPORT_NAME_MAX, REPORT_TYPES } from '@quarry/contract';
+import { DEFAULT_REPORT_LIMIT, MAX_REPORT_LIMIT, REPORT_NAME_MAX, REPORT_TYPES, type Caller } from '@quarry/contract';
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-export interface Viewer {
-  userId: string;
-  userName: string;
-  admin: boolean;
-  /** Indexes the user may read ("*": all), as the gateway resolved them from the token. */
-  indexes: readonly string[];
-}
+/** The part of the caller that decides which reports it sees and owns. */
+export type Viewer = Pick<Caller, 'userId' | 'userName' | 'admin' | 'indexes'>;
 
 /** What the store filters on; undefined for admins, who see every report. */
 export function reportViewer(viewer: Viewer): ReportViewer | undefined {
@@ -64,7 +59,7 @@ const METHOD_OF: Record<ReportType, string> = { query: 'QUERIES.EXECUTE', crosst
 export class SaveReportUseCase {
   constructor(private readonly store: ReportStore) {}
 
-  async execute(viewer: Viewer, input: SaveInput): Promise<{ guid: string }> {
+  async save(viewer: Viewer, input: SaveInput): Promise<{ guid: string }> {
     const name = input.name.trim();
     if (name === '' || name.length > REPORT_NAME_MAX) throw AppError.invalid(`saveReport.name is required (1-${REPORT_NAME_MAX} characters)`);
     if (!(REPORT_TYPES as readonly string[]).includes(input.type)) throw AppError.invalid(`report type must be query or crosstab, got ${quoteInput(input.type)}`);
@@ -102,7 +97,7 @@ export class FindReportsUseCase {
     private readonly cursors: CursorCodec,
   ) {}
 
-  async execute(viewer: Viewer, input: { search: string; types: string[]; cursor: string; limit?: number }): Promise<{ reports: ReportSummary[]; nextCursor: string | null }> {
+  async find(viewer: Viewer, input: { search: string; types: string[]; cursor: string; limit?: number }): Promise<{ reports: ReportSummary[]; nextCursor: string | null }> {
     const limit = input.limit ?? DEFAULT_REPORT_LIMIT;
     if (!Number.isInteger(limit) || limit < 1 || limit > MAX_REPORT_LIMIT) throw AppError.invalid(`limit must be an integer between 1 and ${MAX_REPORT_LIMIT}`);
     const bad = input.types.filter((t) => !(REPORT_TYPES as readonly string[]).includes(t));
@@ -128,7 +123,7 @@ export class FindReportsUseCase {
 export class ReportMetadataUseCase {
   constructor(private readonly store: ReportStore) {}
 
-  async execute(viewer: Viewer, guid: string): Promise<{ report: ReportSummary; method: string; paramsJson: string }> {
+  async load(viewer: Viewer, guid: string): Promise<{ report: ReportSummary; method: string; paramsJson: string }> {
     if (!GUID.test(guid.trim())) throw AppError.invalid('guid is not a valid report id');
     const id = guid.trim().toLowerCase();
     const who = reportViewer(viewer);
