@@ -49,6 +49,12 @@ Try:
     -H 'Authorization: Bearer $TOKEN' \\
     -d '{"jsonrpc":"2.0","id":1,"method":"QUERIES.EXECUTE","params":{"index":"movies","query":"\"star wars\"","pageSize":3,"sort":[{"field":"IMDB Rating","direction":"desc"}]}}'
 
+Or open the console in a browser and paste the token as "API token":
+
+  http://127.0.0.1:$PORT/console
+
+The API describes itself: http://127.0.0.1:$PORT/openrpc.json (OpenRPC; also rpc.discover).
+
 Stop with Ctrl-C.
 MSG
 wait $SERVER

@@ -54,8 +54,10 @@ export class QuarryClient {
   constructor(private readonly options: QuarryClientOptions) {
     const base = options.url.replace(/\/+$/, '');
     this.endpoint = base.endsWith('/api/v1') ? base : `${base}/api/v1`;
-    this.fetchFn = options.fetch ?? globalThis.fetch;
-    if (typeof this.fetchFn !== 'function') throw new TypeError('QuarryClient needs fetch (Node 18+ or a browser), or options.fetch');
+    const given = options.fetch ?? globalThis.fetch;
+    if (typeof given !== 'function') throw new TypeError('QuarryClient needs fetch (Node 18+ or a browser), or options.fetch');
+    // Called unbound: a browser's fetch refuses to run with the client as `this` ("Illegal invocation").
+    this.fetchFn = (input, init) => given.call(globalThis, input, init);
   }
 
   /** Any method by name, with result.data and result.meta. */

@@ -163,7 +163,7 @@ export const crosstabExecuteParams = z
     rowLimit: intInRange(1, L.AXIS_LIMIT_MAX).meta({ description: 'Keep the first N outermost row values (after rowOrder); totals still cover every record.' }),
     columnLimit: intInRange(1, L.AXIS_LIMIT_MAX),
     format: oneOf(L.CROSSTAB_FORMATS).optional().meta({ default: 'html', description: 'The table as HTML, JSON or CSV; not with chartType.' }),
-    chartType: keywordOf(chartTypeNames, (v) => `${v} is not supported; use one of ${chartTypeNames.join(', ')}`).optional().meta({ description: 'Draw a chart instead of a table (FusionCharts names, any case).' }),
+    chartType: keywordOf(chartTypeNames, (v) => `${v} is not supported; use one of ${chartTypeNames.join(', ')}`).optional().meta({ description: 'Draw a chart instead of a table (FusionCharts names, any case).', examples: chartTypeNames }),
     imageFormat: keywordOf(IMAGE_FORMATS, (v) => `${v} is not supported; use one of ${IMAGE_FORMATS.join(', ')}`, { exact: true }).optional().meta({ default: 'png', description: 'With chartType only.' }),
     width: intInRange(L.CHART_SIZE_MIN, L.CHART_SIZE_MAX).meta({ default: L.DEFAULT_CHART_WIDTH }),
     height: intInRange(L.CHART_SIZE_MIN, L.CHART_SIZE_MAX).meta({ default: L.DEFAULT_CHART_HEIGHT }),

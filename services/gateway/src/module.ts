@@ -16,6 +16,8 @@ export interface GatewayOps {
   scrape: () => Promise<{ contentType: string; text: string }>;
   /** Rejects while a store of this process cannot be reached (/readyz). */
   ready: () => Promise<void>;
+  /** The built console to serve at /console (the composition root knows where it is). */
+  consoleDir?: string;
 }
 
 export class GatewayModule implements QuarryModule {
@@ -48,6 +50,7 @@ export class GatewayModule implements QuarryModule {
       bodyLimitBytes: this.config.bodyLimitBytes,
       metrics: this.ops?.metrics,
       scrape: this.ops?.scrape,
+      consoleDir: this.ops?.consoleDir,
     };
     const app = createHttpApp(deps);
     const rpc = rpcHandler(deps);

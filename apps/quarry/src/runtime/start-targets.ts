@@ -6,6 +6,7 @@ import { createOpsApp, GatewayModule, gatewayConfig } from '@quarry/gateway';
 import type { Logger } from '@quarry/logger';
 import { instrumentStore, mergedMetrics, QuarryMetrics } from '@quarry/metrics';
 import { openMetadataStore } from '@quarry/metadata-store';
+import { consoleDir } from '@quarry/console';
 import { ModuleRunner, type ModuleMap } from './module-runner';
 import { startServiceThread } from './service-thread';
 import { SERVICE_TARGETS, startServices, type RunningServices } from './start-services';
@@ -73,6 +74,7 @@ const PROCESS_MODULES: ModuleMap<ProcessContext> = {
           await store.ping();
           await services?.ready();
         },
+        consoleDir,
       });
       try {
         await gateway.start();

@@ -8,6 +8,7 @@ import { REQUEST_ID_HEADER, resolveRequestId } from '@quarry/rpc';
 import type { AuthenticateUseCase } from '../domain/authenticate.use-case';
 import type { CallMethodUseCase } from '../domain/call-method.use-case';
 import { PROTOCOL, readEnvelope, type Envelope, type JsonRpcId, type ProtocolError } from './json-rpc-envelope';
+import { mountConsole } from './console-static';
 import { discardRest, readBody } from './read-body';
 
 export interface HttpAppDeps {
@@ -19,6 +20,8 @@ export interface HttpAppDeps {
   bodyLimitBytes: number;
   metrics?: QuarryMetrics;
   scrape?: () => Promise<{ contentType: string; text: string }>;
+  /** The built console's folder (apps/console/dist), served at /console. */
+  consoleDir?: string;
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -125,6 +128,7 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
 
   mountOpsRoutes(app, deps);
   app.get('/openrpc.json', (req, res) => send(res, 200, JSON_TYPE, discoverDocument(req)));
+  mountConsole(app, deps.consoleDir);
   app.post('/api/v1', rpcHandler(deps));
 
   app.all('/api/v1', (_req, res) => {
