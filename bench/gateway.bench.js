@@ -16,7 +16,7 @@ const opt = (name, dflt) => {
 const DURATION = opt('duration', 10);
 const CONNECTIONS = opt('connections', 50);
 const ROOT = path.resolve(__dirname, '..');
-const BIN = path.join(ROOT, 'packages', 'cli', 'bin', 'quarry.js');
+const BIN = path.join(ROOT, 'apps', 'quarry', 'bin', 'quarry.js');
 
 function waitForLine(child, pattern) {
   return new Promise((resolve, reject) => {

@@ -3,7 +3,7 @@ const { spawn } = require('node:child_process');
 const path = require('node:path');
 
 const ROOT = path.resolve(__dirname, '..');
-const BIN = path.join(ROOT, 'packages', 'cli', 'bin', 'quarry.js');
+const BIN = path.join(ROOT, 'apps', 'quarry', 'bin', 'quarry.js');
 const VEGA = path.join(ROOT, 'node_modules', 'vega-datasets', 'data');
 
 function cli(argv, env) {
