@@ -276,17 +276,34 @@ function crosstabParams(): CrosstabExecuteParams | string {
   };
 }
 
-/** The server's crosstab table, parsed inertly: only the table and its text-bearing elements are kept. */
+const TABLE_TAGS = new Set(['table', 'caption', 'thead', 'tbody', 'tfoot', 'tr', 'th', 'td', 'colgroup', 'col', 'span', 'abbr']);
+const TABLE_ATTRS = new Set(['colspan', 'rowspan', 'scope', 'class', 'headers', 'id', 'title', 'aria-label', 'role']);
+
+/** Rebuilds an element from the allowlist: table elements, their structural attributes, and text. */
+function rebuild(node: Node): Node | null {
+  if (node.nodeType === Node.TEXT_NODE) return document.createTextNode(node.textContent ?? '');
+  if (!(node instanceof Element)) return null;
+  const tag = node.tagName.toLowerCase();
+  if (!TABLE_TAGS.has(tag)) return node.textContent ? document.createTextNode(node.textContent) : null;
+  const copy = document.createElement(tag);
+  for (const attr of Array.from(node.attributes)) if (TABLE_ATTRS.has(attr.name)) copy.setAttribute(attr.name, attr.value);
+  for (const child of Array.from(node.childNodes)) {
+    const c = rebuild(child);
+    if (c) copy.append(c);
+  }
+  return copy;
+}
+
+/**
+ * The server's crosstab table, parsed inertly and rebuilt from an allowlist (anything else becomes its
+ * text), so even a server bug that let markup through could not add a script, a link or a redirect.
+ */
 function importTable(html: string): Node {
   // The table's own <style> rule would be refused by the page's CSP (and reported): the console's
   // stylesheet styles the table instead.
   const doc = new DOMParser().parseFromString(html.replace(/<style[\s\S]*?<\/style>/gi, ''), 'text/html');
-  for (const bad of Array.from(doc.querySelectorAll('script, style, link, iframe, object, embed, img'))) bad.remove();
-  for (const node of Array.from(doc.querySelectorAll('*'))) {
-    for (const attr of Array.from(node.attributes)) if (attr.name.startsWith('on') || attr.name === 'style' || attr.name === 'href' || attr.name === 'src') node.removeAttribute(attr.name);
-  }
   const table = doc.querySelector('table');
-  return table ? document.importNode(table, true) : document.createTextNode('(no table)');
+  return (table && rebuild(table)) ?? document.createTextNode('(no table)');
 }
 
 async function showCrosstab(params: CrosstabExecuteParams): Promise<void> {
@@ -318,8 +335,9 @@ async function saveReport(kind: 'search' | 'crosstab'): Promise<void> {
       ? state.search && (await call('QUERIES.EXECUTE', { ...state.search, saveReport }))
       : state.lastCrosstab && (await call('CROSSTAB.EXECUTE', { ...state.lastCrosstab, saveReport }));
   if (!res) return;
-  setStatus(`Saved report "${name}" (${res.report?.guid ?? ''}).`);
   await findReports();
+  // After the list's own status line, so that this one is what stays on screen.
+  setStatus(`Saved report "${name}" (${res.report?.guid ?? ''}).`);
 }
 
 async function findReports(): Promise<void> {
@@ -343,6 +361,11 @@ async function openReport(guid: string): Promise<void> {
     const params = meta.params as unknown as QueriesExecuteParams;
     byId<HTMLSelectElement>('search-index').value = params.index;
     byId<HTMLInputElement>('search-query').value = params.query ?? '';
+    // Paging goes on with the report's page size, which the list may not offer yet.
+    const size = byId<HTMLSelectElement>('search-size');
+    const wanted = String(params.pageSize ?? 50);
+    if (!Array.from(size.options).some((o) => o.value === wanted)) size.append(el('option', { value: wanted }, wanted));
+    size.value = wanted;
     selectTab('search');
     await showSearch(params);
   } else {
@@ -360,9 +383,11 @@ async function openReport(guid: string): Promise<void> {
 
 async function connect(token: string): Promise<void> {
   state.client = new QuarryClient({ url: location.origin, token });
-  sessionStorage.setItem(TOKEN_KEY, token);
   setStatus('Connecting…');
   await loadIndexes();
+  // Kept for this tab only once the server took it; a refused token is not retried on reload.
+  if (byId('error').hidden) sessionStorage.setItem(TOKEN_KEY, token);
+  else sessionStorage.removeItem(TOKEN_KEY);
 }
 
 async function loadChartTypes(): Promise<void> {

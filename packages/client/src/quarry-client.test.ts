@@ -56,3 +56,12 @@ describe('QuarryClient', () => {
     expect(bad.detail).toContain('not JSON');
   });
 });
+
+describe('QuarryClient on answers that are JSON but not a response object', () => {
+  it.each(['null', '[1,2]', '"text"', '42'])('rejects %s with a QuarryError, not a TypeError', async (text) => {
+    const fn = (() => Promise.resolve(new Response(text, { status: 200, headers: { 'content-type': 'application/json' } }))) as typeof fetch;
+    const err = await new QuarryClient({ url: 'http://q', fetch: fn }).indexes.find().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(QuarryError);
+    expect((err as QuarryError).detail).toContain('not a JSON-RPC response');
+  });
+});

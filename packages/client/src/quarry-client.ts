@@ -97,6 +97,9 @@ export class QuarryClient {
       const p = body as Problem;
       throw new QuarryError({ code: p.status ?? res.status, message: p.title ?? res.statusText, type: p.type, detail: p.detail, requestId });
     }
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+      throw new QuarryError({ code: res.status, message: 'Invalid response', detail: 'The response is not a JSON-RPC response object', requestId });
+    }
     const rpc = body as RpcBody;
     if (rpc.error) {
       throw new QuarryError({ code: rpc.error.code, message: rpc.error.message, type: rpc.error.data?.type, detail: rpc.error.data?.detail, requestId });

@@ -159,3 +159,12 @@ describe('method params', () => {
     });
   });
 });
+
+describe('sort direction, as the query service reads it', () => {
+  it.each(['asc', 'DESC', ' desc ', 'Asc\n', ''])('accepts %p (blank means ascending)', (direction) => {
+    expect(() => parseParams(queriesExecuteParams, { index: 'a', sort: [{ field: 'x', direction }] })).not.toThrow();
+  });
+  it.each(['up', 'ascending', 'a sc'])('refuses %p naming the allowed words', (direction) => {
+    expect(() => parseParams(queriesExecuteParams, { index: 'a', sort: [{ field: 'x', direction }] })).toThrow(/sort\[0\]\.direction must be "asc" or "desc", got/);
+  });
+});

@@ -51,11 +51,12 @@ const oneOf = <const T extends readonly [string, ...string[]]>(values: T) =>
  * names always were) unless `exact`; any other string is refused with `refusal(quotedInput)` after the
  * parameter's name. The pattern states the same set to JSON Schema readers.
  */
-const keywordOf = (values: readonly string[], refusal: (quoted: string) => string, opts: { exact?: boolean } = {}) => {
+const keywordOf = (values: readonly string[], refusal: (quoted: string) => string, opts: { exact?: boolean; blankMeansDefault?: boolean } = {}) => {
   const escaped = values.map((v) => v.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
   // Letters as [aA] rather than the `i` flag: JSON Schema patterns carry no flags.
   const alternatives = opts.exact ? escaped : escaped.map((v) => v.replace(/[a-z]/gi, (c) => `[${c.toLowerCase()}${c.toUpperCase()}]`));
-  const pattern = opts.exact ? new RegExp(`^(?:${alternatives.join('|')})$`) : new RegExp(`^\\s*(?:${alternatives.join('|')})\\s*$`);
+  const optional = opts.blankMeansDefault ? '?' : '';
+  const pattern = opts.exact ? new RegExp(`^(?:${alternatives.join('|')})${optional}$`) : new RegExp(`^\\s*(?:${alternatives.join('|')})${optional}\\s*$`);
   const error = (iss: { code?: string; input?: unknown }) => {
     if (iss.input === undefined) return `${PARAM} is required`;
     if (typeof iss.input !== 'string') return `${PARAM} must be a string`;
@@ -90,7 +91,7 @@ const cacheParam = optionalBoolean().meta({
 const sortItem = z.strictObject(
   {
     field: requiredString(L.FIELD_NAME_MAX),
-    direction: keywordOf(L.SORT_DIRECTIONS, (v) => `must be "asc" or "desc", got ${v}`).optional().meta({ default: 'asc' }),
+    direction: keywordOf(L.SORT_DIRECTIONS, (v) => `must be "asc" or "desc", got ${v}`, { blankMeansDefault: true }).optional().meta({ default: 'asc' }),
   },
   { error: `${PARAM} must be an object with field and direction` },
 );

@@ -101,6 +101,8 @@ const PROCESS_MODULES: ModuleMap<ProcessContext> = {
         log: ctx.log,
         checkReady: () => services.ready(),
         scrape: async () => mergedMetrics([await services.metrics()]),
+        // The ops port is internal: probes and operators get the cause, as the former ops server gave it.
+        readyDetails: true,
       });
       const server = createServer(app);
       const port = await listen(server, ctx.config.opsPort!, ctx.config.http.host);

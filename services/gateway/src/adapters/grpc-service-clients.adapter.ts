@@ -99,6 +99,9 @@ export class GrpcServiceClients implements ServiceClients {
         query: req.query,
         page: req.page,
         pageSize: req.pageSize,
+        // For query services of the previous release (see query.proto).
+        hasPage: req.page !== undefined,
+        hasPageSize: req.pageSize !== undefined,
         sort: req.sort.map((s) => ({ field: s.field, direction: s.direction ?? '' })),
         bypassCache: req.bypassCache,
       },

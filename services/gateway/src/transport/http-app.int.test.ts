@@ -86,3 +86,71 @@ describe('gateway transport on internal faults', () => {
     expect((await call()).status).toBe(200);
   });
 });
+
+describe('token-less requests: rpc.discover is read, nothing else costs more than a 401', () => {
+  let server: Server;
+  let port: number;
+
+  beforeAll(async () => {
+    const sqlite = new SqliteMetadataStore(path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'q-gw-')), 'quarry.db'));
+    const app = createHttpApp({
+      authenticate: new AuthenticateUseCase(sqlite),
+      callMethod: new CallMethodUseCase(brokenServices),
+      checkReady: () => sqlite.ping(),
+      log: silentLogger(),
+      bodyLimitBytes: 1_048_576,
+    });
+    server = app.listen(0, '127.0.0.1');
+    await new Promise((r) => server.once('listening', r));
+    port = (server.address() as AddressInfo).port;
+  });
+
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  });
+
+  /** Sends headers, then `body` one byte every `gapMs`; resolves with the status line and the time it took. */
+  async function trickle(body: string, gapMs: number): Promise<{ status: number; ms: number }> {
+    const net = await import('node:net');
+    const started = Date.now();
+    return new Promise((resolve, reject) => {
+      const socket = net.connect(port, '127.0.0.1', () => {
+        socket.write(`POST /api/v1 HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`);
+        let i = 0;
+        const timer = setInterval(() => {
+          if (i >= body.length || socket.destroyed) return clearInterval(timer);
+          socket.write(body[i++]);
+        }, gapMs);
+        socket.once('data', (d: Buffer) => {
+          clearInterval(timer);
+          socket.destroy();
+          resolve({ status: Number(d.toString().split(' ')[1]), ms: Date.now() - started });
+        });
+        socket.once('close', () => clearInterval(timer));
+      });
+      socket.on('error', reject);
+    });
+  }
+
+  it('answers rpc.discover without a token', async () => {
+    const res = await fetch(`http://127.0.0.1:${port}/api/v1`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"jsonrpc":"2.0","id":3,"method":"rpc.discover"}' });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { result: { openrpc: string } }).result.openrpc).toBe('1.3.2');
+  });
+
+  it('gives any other method its 401, also with a body of 2 MB', async () => {
+    const small = await fetch(`http://127.0.0.1:${port}/api/v1`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"jsonrpc":"2.0","id":3,"method":"INDEXES.FIND"}' });
+    expect(small.status).toBe(401);
+    const big = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'rpc.discover', params: { pad: 'x'.repeat(2_000_000) } });
+    const res = await fetch(`http://127.0.0.1:${port}/api/v1`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: big }).catch(() => undefined);
+    // Either the 401 arrives, or the server closes a connection still sending more than it will read.
+    if (res) expect(res.status).toBe(401);
+  });
+
+  it('does not wait on a client that trickles its body: the 401 comes within the 5 s discovery budget', async () => {
+    const { status, ms } = await trickle(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'INDEXES.FIND', params: { pad: 'x'.repeat(500) } }), 200);
+    expect(status).toBe(401);
+    expect(ms).toBeLessThan(7000);
+  }, 15000);
+});

@@ -76,6 +76,8 @@ export interface OpsDeps {
   checkReady: () => Promise<void>;
   log: Logger;
   scrape?: () => Promise<{ contentType: string; text: string }>;
+  /** Say why /readyz fails in the words of any error (an internal port); else AppError details only. */
+  readyDetails?: boolean;
 }
 
 /** The probes and the Prometheus endpoint, one implementation for the gateway and the ops server. */
@@ -87,7 +89,8 @@ function mountOpsRoutes(app: express.Express, deps: OpsDeps): void {
       send(res, 200, JSON_TYPE, { status: 'ready' });
     } catch (err) {
       deps.log.warn({ err }, 'not ready');
-      send(res, 503, JSON_TYPE, { status: 'not ready', detail: isAppError(err) ? err.detail : 'a store is unreachable' });
+      const detail = isAppError(err) ? err.detail : deps.readyDetails && err instanceof Error ? err.message : 'a store is unreachable';
+      send(res, 503, JSON_TYPE, { status: 'not ready', detail });
     }
   });
 
@@ -190,6 +193,31 @@ async function readRequest(deps: HttpAppDeps, req: IncomingMessage): Promise<Rea
   return { ok: true, envelope };
 }
 
+/** A discovery request is a few dozen bytes: more, or slower, is not one. */
+const DISCOVER_MAX_BYTES = 4096;
+const DISCOVER_MAX_MS = 5000;
+
+/**
+ * The id of a token-less rpc.discover request; false when the body is something else (it has been read,
+ * or refused and the connection is to close); 'aborted' when the client went away.
+ */
+async function readDiscover(req: IncomingMessage): Promise<{ id: JsonRpcId } | false | 'aborted'> {
+  const read = await readBody(req, DISCOVER_MAX_BYTES, DISCOVER_MAX_MS);
+  if (!read.ok) {
+    if (read.reason === 'aborted') return 'aborted';
+    discardRest(req, DISCOVER_MAX_BYTES, 1000);
+    return false;
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(utf8.decode(read.body));
+  } catch {
+    return false;
+  }
+  const envelope = readEnvelope(body);
+  return envelope.ok && envelope.method === DISCOVER_METHOD ? { id: envelope.id } : false;
+}
+
 async function handleRpc(deps: HttpAppDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const started = process.hrtime.bigint();
   const requestId = resolveRequestId(req.headers[REQUEST_ID_HEADER]);
@@ -203,18 +231,17 @@ async function handleRpc(deps: HttpAppDeps, req: IncomingMessage, res: ServerRes
   } catch (err) {
     const app = toAppError(err);
     if (app.code === 'INTERNAL') throw err;
-    // rpc.discover needs no token: a request without one is read to see whether it asks for that.
-    if (req.headers.authorization === undefined && isJsonMediaType(req.headers['content-type'])) {
-      const read = await readRequest(deps, req);
-      if ('aborted' in read) return;
-      if (read.ok && read.envelope.method === DISCOVER_METHOD) {
-        sendDiscover(req, res, read.envelope.id);
-        record(deps, DISCOVER_METHOD, 'ok', msSince(started));
-        return;
-      }
-    } else {
-      discardRest(req, deps.bodyLimitBytes, 5000);
+    // rpc.discover needs no token: a small body without one is read, quickly, to see whether it asks for
+    // that. Anything else without a token costs no more than before: a 401, the rest drained and dropped.
+    const discover = req.headers.authorization === undefined && isJsonMediaType(req.headers['content-type']) ? await readDiscover(req) : undefined;
+    if (discover === 'aborted') return;
+    if (discover) {
+      sendDiscover(req, res, discover.id);
+      record(deps, DISCOVER_METHOD, 'ok', msSince(started));
+      return;
     }
+    if (discover === undefined) discardRest(req, deps.bodyLimitBytes, 5000);
+    else res.setHeader('Connection', 'close');
     log.info({ requestId, status: app.httpStatus, detail: app.detail }, 'authentication refused');
     sendProblem(res, app);
     record(deps, '(unauthenticated)', String(app.httpStatus), msSince(started));

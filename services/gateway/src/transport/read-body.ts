@@ -1,21 +1,23 @@
 import type { IncomingMessage } from 'node:http';
 
-export type BodyResult = { ok: true; body: Buffer } | { ok: false; reason: 'too-large' | 'aborted' };
+export type BodyResult = { ok: true; body: Buffer } | { ok: false; reason: 'too-large' | 'aborted' | 'too-slow' };
 
 /**
  * Reads the raw body, refusing as soon as it passes `limit` bytes: by Content-Length when declared,
- * else while counting chunks (a chunked body has none).
+ * else while counting chunks (a chunked body has none); with `ms`, also when it is not all there by then.
  */
-export function readBody(req: IncomingMessage, limit: number): Promise<BodyResult> {
+export function readBody(req: IncomingMessage, limit: number, ms?: number): Promise<BodyResult> {
   const declared = req.headers['content-length'];
   if (declared !== undefined && Number(declared) > limit) return Promise.resolve({ ok: false, reason: 'too-large' });
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
     let done = false;
+    const timer = ms === undefined ? undefined : setTimeout(() => finish({ ok: false, reason: 'too-slow' }), ms);
     const finish = (result: BodyResult) => {
       if (done) return;
       done = true;
+      if (timer) clearTimeout(timer);
       req.off('data', onData);
       resolve(result);
     };

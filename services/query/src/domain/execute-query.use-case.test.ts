@@ -45,6 +45,11 @@ describe('ExecuteQueryUseCase refuses hostile sort items without echoing them', 
     expect(searched).toBe(0);
   });
 
+  it('reads a direction as the contract accepts it: any case, blanks around it, blank for ascending', async () => {
+    for (const direction of [' desc ', 'DESC', 'Asc\n', '']) expect(await detailOf([{ field: 'Title', direction }])).toBe('resolved');
+    expect(searched).toBe(4);
+  });
+
   it('quotes a 900 KB sort direction the same way', async () => {
     expect(await detailOf([{ field: 'Title', direction: huge }])).toBe(`INVALID_ARGUMENT: sort[0].direction must be "asc" or "desc", got ${cut}`);
   });

@@ -39,7 +39,8 @@ function sortKeys(fields: FieldResolver, sort: ExecuteQueryInput['sort']): SortK
   return sort.map((s, i) => {
     const field = fields.find(s.field);
     if (!field) throw AppError.invalid(`sort[${i}].field: unknown field ${quoteInput(s.field)}`);
-    const direction = (s.direction === '' ? 'asc' : s.direction.toLowerCase()) as SortKey['direction'];
+    // Blank means ascending; case and surrounding blanks do not matter (the contract's pattern says the same).
+    const direction = (s.direction.trim() === '' ? 'asc' : s.direction.trim().toLowerCase()) as SortKey['direction'];
     if (direction !== 'asc' && direction !== 'desc') throw AppError.invalid(`sort[${i}].direction must be "asc" or "desc", got ${quoteInput(s.direction)}`);
     return { field: field.name, type: field.type, direction };
   });
