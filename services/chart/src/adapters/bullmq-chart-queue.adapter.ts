@@ -5,6 +5,9 @@ import type { ChartQueue, QueuedRender } from '../ports/chart-queue.port';
 import { renderTimeoutOf, type RenderJob } from '../ports/chart-renderer.port';
 import { ATTEMPTS, CHART_QUEUE, EVENTS_MAX_LEN, KEEP_COMPLETED, KEEP_FAILED, QUEUE_FULL_RETRY_AFTER_SECONDS, resultKey } from './bullmq-names';
 
+/** BullMQ's `waitUntilFinished` rejection when its ttl passes (bullmq/dist/cjs/classes/job.js). */
+const WAIT_TIMED_OUT = /timed out before finishing/;
+
 export interface BullMqChartQueueSettings {
   redisUrl: string;
   /** Jobs that may wait for a worker; more are refused at once. */
@@ -69,7 +72,9 @@ export class BullMqChartQueue implements ChartQueue {
       await added.waitUntilFinished(this.events, timeoutMs);
     } catch (err) {
       const reason = err instanceof Error ? err.message : String(err);
-      if (Date.now() - started >= timeoutMs) {
+      // BullMQ's own ttl timer says so in its message; the clock check covers the rest. The timer may fire
+      // a millisecond before Date.now() has moved on by the full ttl, so elapsed time alone was flaky.
+      if (WAIT_TIMED_OUT.test(reason) || Date.now() - started >= timeoutMs) {
         // A waiting job is dropped so no worker spends a render on it; an active one is locked and
         // cannot be, and its PNG expires unread.
         await Promise.all([added.remove().catch(() => undefined), this.connection.del(resultKey(jobId)).catch(() => undefined)]);
