@@ -160,6 +160,15 @@ type ReadRequest =
   | { ok: false; send: (res: ServerResponse) => void; label: string; code: number }
   | { ok: false; aborted: true };
 
+/** The JSON-RPC envelope of a body, or undefined when it is not UTF-8 JSON. */
+function parseEnvelope(body: Buffer): Envelope | undefined {
+  try {
+    return readEnvelope(JSON.parse(utf8.decode(body)));
+  } catch {
+    return undefined;
+  }
+}
+
 /** Content type, size, JSON and envelope: the answer to send when any of them is wrong. */
 async function readRequest(deps: HttpAppDeps, req: IncomingMessage): Promise<ReadRequest> {
   if (!isJsonMediaType(req.headers['content-type'])) {
@@ -180,13 +189,10 @@ async function readRequest(deps: HttpAppDeps, req: IncomingMessage): Promise<Rea
       },
     };
   }
-  let body: unknown;
-  try {
-    body = JSON.parse(utf8.decode(read.body));
-  } catch {
+  const envelope = parseEnvelope(read.body);
+  if (envelope === undefined) {
     return { ok: false, label: '(invalid)', code: PROTOCOL.parse.code, send: (res) => sendProtocolError(res, 400, null, PROTOCOL.parse, 'The request body is not valid JSON') };
   }
-  const envelope = readEnvelope(body);
   if (!envelope.ok) {
     return { ok: false, label: '(invalid)', code: envelope.error.code, send: (res) => sendProtocolError(res, envelope.idReadable ? 200 : 400, envelope.id, envelope.error, envelope.detail) };
   }
@@ -208,14 +214,8 @@ async function readDiscover(req: IncomingMessage): Promise<{ id: JsonRpcId } | f
     discardRest(req, DISCOVER_MAX_BYTES, 1000);
     return false;
   }
-  let body: unknown;
-  try {
-    body = JSON.parse(utf8.decode(read.body));
-  } catch {
-    return false;
-  }
-  const envelope = readEnvelope(body);
-  return envelope.ok && envelope.method === DISCOVER_METHOD ? { id: envelope.id } : false;
+  const envelope = parseEnvelope(read.body);
+  return envelope?.ok && envelope.method === DISCOVER_METHOD ? { id: envelope.id } : false;
 }
 
 async function handleRpc(deps: HttpAppDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {

@@ -3,7 +3,7 @@ import type { CursorCodec } from '@quarry/paging';
 import { words } from '@quarry/query-language';
 import type { ReportRecord, ReportStore, ReportType, ReportViewer } from '../ports/report-store.port';
 
-import { DEFAULT_REPORT_LIMIT, MAX_REPORT_LIMIT, REPORT_NAME_MAX, REPORT_TYPES, type Caller } from '@quarry/contract';
+import { DEFAULT_REPORT_LIMIT, MAX_REPORT_LIMIT, REPORT_NAME_MAX, REPORT_TYPES, type Caller, type ReportsFindResult } from '@quarry/contract';
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The part of the caller that decides which reports it sees and owns. */
@@ -14,18 +14,8 @@ export function reportViewer(viewer: Viewer): ReportViewer | undefined {
   return viewer.admin ? undefined : { viewerId: viewer.userId, readableIndexes: viewer.indexes };
 }
 
-export interface ReportSummary {
-  guid: string;
-  name: string;
-  description: string;
-  type: ReportType;
-  index: string;
-  owner: string;
-  folder: string;
-  shared: boolean;
-  createdAt: string;
-  updatedAt: string;
-}
+/** The contract's report summary: what REPORTS.FIND lists and REPORTS.METADATA starts with. */
+export type ReportSummary = ReportsFindResult['reports'][number];
 
 export function summary(r: ReportRecord): ReportSummary {
   return {
