@@ -132,6 +132,16 @@ describe('compileWhere on single-word fields: the same records as the words colu
     );
   }, 60000);
 
+  it('dates at the ends of the range compare instead of failing (year 9999 ends in 10000, which ISO writes "+010000")', async () => {
+    const all = (await ids('movies', '*', true)).length;
+    const dated = (await ids('movies', '(Release Date):*', true)).length;
+    expect(await ids('movies', '(Release Date):9999', true)).toEqual([]);
+    expect((await ids('movies', '(Release Date):<=9999', true)).length).toBe(dated);
+    expect((await ids('movies', '(Release Date):[0001 TO 9999]', true)).length).toBe(dated);
+    expect((await ids('movies', 'NOT (Release Date):>9999', true)).length).toBe(all);
+    expect(dated).toBeGreaterThan(3000);
+  });
+
   it('the fast path is taken: a word on a single-word field tests the stored values, not a substring', () => {
     const { table, fields } = loaded.flights;
     const where = compileWhere(parseQuery('origin:sfo OR destination:ORD*', { fields, now: Date.now() }), table);

@@ -17,7 +17,8 @@ export interface CompileContext {
 const MAX_PREFIX_VALUES = 16;
 
 function dateLiteral(ms: number): string {
-  return new Date(ms).toISOString().replace('T', ' ').replace('Z', '');
+  // From year 10000 on (the end of a period in 9999) ISO writes "+010000", which DuckDB refuses.
+  return new Date(ms).toISOString().replace(/^\+0*(\d{4,})/, '$1').replace('T', ' ').replace('Z', '');
 }
 
 /**
@@ -25,7 +26,7 @@ function dateLiteral(ms: number): string {
  * BIGINT with BIGINT (and can filter while it scans) instead of turning every value into a DOUBLE.
  * Null when the comparison can never hold; undefined when the number is too large to be exact.
  */
-function integerBound(op: CompareOp, value: number): number | null | undefined {
+export function integerBound(op: CompareOp, value: number): number | null | undefined {
   if (Math.abs(value) > Number.MAX_SAFE_INTEGER) return undefined;
   if (Number.isInteger(value)) return value;
   switch (op) {

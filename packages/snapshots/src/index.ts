@@ -1,5 +1,5 @@
 export { SnapshotEngine, type SnapshotRef, type LoadedTable, type Row } from './snapshot-engine';
-export { compileWhere, type CompiledWhere, type CompileContext } from './compile-duckdb';
+export { compileWhere, integerBound, type CompiledWhere, type CompileContext } from './compile-duckdb';
 export { learnSingleWordFields, MAX_LISTED_VALUES, type SingleWordFields, type SingleWordField } from './single-word-fields';
 export { buildSnapshot, pruneSnapshots, type BuildRequest, type BuiltSnapshot } from './build-snapshot';
 export { ident, literal, recordJsonSql, wordsColumn, wordsExpr } from './sql';

@@ -9,8 +9,12 @@ import type { SortKey } from '../ports/search-index.port';
 import { searchIndexConformance } from '../search-index.conformance';
 import { DuckDbSearchIndex, ONE_PASS_MAX_RECORDS } from './duckdb-search-index.adapter';
 
-describe('DuckDbSearchIndex conformance', () => {
+describe('DuckDbSearchIndex conformance: small indexes searched in memory', () => {
   searchIndexConformance(async (engine) => new DuckDbSearchIndex(engine));
+});
+
+describe('DuckDbSearchIndex conformance: every search in SQL', () => {
+  searchIndexConformance(async (engine) => new DuckDbSearchIndex(engine, { inMemoryMaxRecords: 0 }));
 });
 
 describe('DuckDbSearchIndex: one statement (small index) and two (large) give the same pages', () => {

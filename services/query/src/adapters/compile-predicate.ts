@@ -1,0 +1,197 @@
+import type { CompareOp, Literal, QueryNode } from '@quarry/query-language';
+import { integerBound } from '@quarry/snapshots';
+import type { InMemoryTable, MemoryColumn } from './in-memory-table';
+
+/** True when record `row` matches. */
+export type Predicate = (row: number) => boolean;
+
+/** A query the in-memory path cannot answer as the SQL path would (a leaf on a field of another type). */
+export class UnsupportedQuery extends Error {}
+
+const NEVER: Predicate = () => false;
+const ALWAYS: Predicate = () => true;
+
+/** The sign of a comparison result to the outcome of each operator. */
+function holds(op: CompareOp, sign: number): boolean {
+  switch (op) {
+    case 'eq':
+      return sign === 0;
+    case 'gt':
+      return sign > 0;
+    case 'gte':
+      return sign >= 0;
+    case 'lt':
+      return sign < 0;
+    case 'lte':
+      return sign <= 0;
+  }
+}
+
+/**
+ * DuckDB compares text by its UTF-8 bytes, which is code point order; JS `<` compares UTF-16 units,
+ * which differs once a string holds characters beyond the BMP next to ones above U+E000.
+ */
+export function compareCodePoints(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x === y) continue;
+    // A surrogate (U+D800-DFFF) stands for a code point above U+FFFF: it sorts after every BMP unit.
+    const sx = x >= 0xd800 && x <= 0xdfff ? x + 0x10000 : x;
+    const sy = y >= 0xd800 && y <= 0xdfff ? y + 0x10000 : y;
+    return sx - sy;
+  }
+  return a.length - b.length;
+}
+
+/**
+ * Same outcome as compileWhere's comparison (compile-duckdb.ts): whole numbers against integer
+ * columns, DOUBLE semantics otherwise, text by DuckDB's lower() in byte order.
+ */
+function compareLeaf(column: MemoryColumn, fieldType: string, op: CompareOp, lit: Literal): Predicate {
+  if (lit.type === 'string') {
+    if (column.kind !== 'text') throw new UnsupportedQuery('text compared with a non-text column');
+    const { lower } = column;
+    const v = lit.value;
+    if (op === 'eq') return (row) => lower[row] === v;
+    return (row) => {
+      const x = lower[row];
+      return x !== null && holds(op, compareCodePoints(x, v));
+    };
+  }
+  if (lit.type === 'number') {
+    if (column.kind === 'integer') {
+      const { values } = column;
+      const bound = fieldType === 'integer' ? integerBound(op, lit.value) : undefined;
+      if (bound === null) return NEVER;
+      if (bound !== undefined) {
+        // JS compares a bigint with a number exactly, as DuckDB compares BIGINT with BIGINT.
+        return (row) => {
+          const x = values[row];
+          return x !== null && holds(op, x < bound ? -1 : x > bound ? 1 : 0);
+        };
+      }
+      // BIGINT against DOUBLE: DuckDB turns the integer into a double first.
+      const v = lit.value;
+      return (row) => {
+        const x = values[row];
+        if (x === null) return false;
+        const d = Number(x);
+        return holds(op, d < v ? -1 : d > v ? 1 : 0);
+      };
+    }
+    if (column.kind !== 'number') throw new UnsupportedQuery('number compared with a non-numeric column');
+    const { values } = column;
+    const v = lit.value;
+    return (row) => {
+      const x = values[row];
+      // Never NaN: a snapshot stores NaN and the infinities as missing (build-snapshot).
+      if (x === null) return false;
+      return holds(op, x < v ? -1 : x > v ? 1 : 0);
+    };
+  }
+  if (lit.type === 'boolean') {
+    if (column.kind !== 'boolean') throw new UnsupportedQuery('boolean compared with a non-boolean column');
+    const { values } = column;
+    const v = lit.value ? 1 : 0;
+    return (row) => {
+      const x = values[row];
+      return x !== null && holds(op, (x ? 1 : 0) - v);
+    };
+  }
+  if (column.kind !== 'date') throw new UnsupportedQuery('date compared with a non-date column');
+  const { ms, subMs } = column;
+  // The SQL path binds the literal as milliseconds (Date's own truncation).
+  const v = Math.trunc(lit.value);
+  return (row) => {
+    const x = ms[row];
+    if (x === null) return false;
+    return holds(op, x !== v ? x - v : subMs[row]);
+  };
+}
+
+/**
+ * Compiles a QueryNode to a test over an in-memory table that holds exactly where compileWhere's SQL
+ * is TRUE. A missing value never matches a leaf and NOT of such a leaf matches, as there: SQL's NULL
+ * only ever reaches WHERE or a NOT that turns it into FALSE first, so false serves for it here.
+ * Throws UnsupportedQuery where it could not promise that (the caller then runs the SQL).
+ */
+export function compilePredicate(node: QueryNode, table: InMemoryTable): Predicate {
+  const column = (field: string): MemoryColumn => {
+    const c = table.columns.get(field);
+    if (!c) throw new UnsupportedQuery(`no column ${field}`);
+    return c;
+  };
+
+  const walk = (q: QueryNode): Predicate => {
+    switch (q.kind) {
+      case 'all':
+        return ALWAYS;
+      case 'none':
+        return NEVER;
+      case 'and': {
+        const parts = q.children.map(walk);
+        if (parts.length === 2) {
+          const [a, b] = parts;
+          return (row) => a(row) && b(row);
+        }
+        return (row) => parts.every((p) => p(row));
+      }
+      case 'or': {
+        const parts = q.children.map(walk);
+        if (parts.length === 2) {
+          const [a, b] = parts;
+          return (row) => a(row) || b(row);
+        }
+        return (row) => parts.some((p) => p(row));
+      }
+      case 'not': {
+        const child = walk(q.child);
+        return (row) => !child(row);
+      }
+      case 'match': {
+        // The words column with a bound substring, as the SQL path's contains() (single-word fields
+        // there are a shortcut proven equal to it when the version is loaded).
+        const needle = ` ${q.words.join(' ')}${q.prefix ? '' : ' '}`;
+        const columns = q.fields.map((f) => {
+          const c = column(f);
+          if (c.kind !== 'text') throw new UnsupportedQuery('a word match on a non-text column');
+          return c.words;
+        });
+        if (columns.length === 0) return NEVER;
+        if (columns.length === 1) {
+          const [w] = columns;
+          return (row) => {
+            const x = w[row];
+            return x !== null && x.includes(needle);
+          };
+        }
+        return (row) => {
+          for (const w of columns) {
+            const x = w[row];
+            if (x !== null && x.includes(needle)) return true;
+          }
+          return false;
+        };
+      }
+      case 'compare':
+        return compareLeaf(column(q.field), q.fieldType, q.op, q.value);
+      case 'exists': {
+        const c = column(q.field);
+        if (q.fieldType === 'string') {
+          if (c.kind !== 'text') throw new UnsupportedQuery('a text test on a non-text column');
+          // `value <> ''`: lower() keeps a value empty exactly when it was.
+          const { lower } = c;
+          return (row) => {
+            const x = lower[row];
+            return x !== null && x !== '';
+          };
+        }
+        return (row) => c.rank[row] !== -1;
+      }
+    }
+  };
+
+  return walk(node);
+}

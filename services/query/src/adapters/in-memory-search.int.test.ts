@@ -1,0 +1,273 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import fc from 'fast-check';
+import type { IndexEntry } from '@quarry/metadata-store';
+import { parseQuery, type FieldDef, type QueryNode } from '@quarry/query-language';
+import { buildSnapshot, SnapshotEngine } from '@quarry/snapshots';
+import type { SearchPlan, SortKey } from '../ports/search-index.port';
+import { UnsupportedQuery } from './compile-predicate';
+import { DuckDbSearchIndex, ONE_PASS_MAX_RECORDS } from './duckdb-search-index.adapter';
+import { searchInMemory } from './in-memory-search';
+import { InMemoryTable } from './in-memory-table';
+
+const VEGA = path.resolve(__dirname, '..', '..', '..', '..', 'node_modules', 'vega-datasets', 'data');
+const NOW = Date.UTC(2026, 10, 23);
+
+/**
+ * Values where JS and DuckDB part ways unless the in-memory path is careful: text beyond the BMP next to
+ * text above U+E000 (UTF-16 and UTF-8 order differ), letters whose lower case differs between engines
+ * (İ), empty and missing text, integers beyond 2^53, NaN, ±Infinity (stored as missing) and -0, days before 1970 and
+ * timestamps with microseconds on both sides of the epoch.
+ */
+function edgeCsv(rows: number): string {
+  let seed = 12345;
+  const rnd = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed % n;
+  };
+  const texts = ['alpha beta', 'Alpha', 'ALPHA gamma', '𝒳 star', '\uE000 star', 'İstanbul', 'istanbul', 'straße', 'Zürich bank', 'o\'neil', 'new york', 'york new', '', '東京 tower', 'b', 'B', 'beta-alpha'];
+  const codes = ['A1', 'a1', 'B22', 'b2', 'Z', ''];
+  const ints = ['0', '-5', '7', '9007199254740993', '-9223372036854775808', '9223372036854775807', '42', '9007199254740992', '3'];
+  const doubles = ['0.5', '-0.0', '0', 'NaN', 'inf', '-inf', '1e300', '-1e300', '0.30000000000000004', '0.3', '2.5', '-2.5'];
+  const days = ['1969-12-31', '1970-01-01', '1900-02-28', '2020-02-29', '0001-01-01', '9999-12-31', '2001-01-14'];
+  const times = ['1969-12-31 23:59:59.999500', '1970-01-01 00:00:00.000001', '1970-01-01 00:00:00', '2020-01-01 00:00:00.000300', '2020-01-01 00:00:00.001', '1950-06-15 12:30:00.123456', '2001-01-14 09:30:00'];
+  const pick = (xs: string[], missing = 8) => (rnd(missing) === 0 ? '' : xs[rnd(xs.length)]);
+  const quote = (s: string) => `"${s.replace(/"/g, '""')}"`;
+  const lines = ['label,text,code,n,x,flag,day,at'];
+  for (let i = 0; i < rows; i++) {
+    // An empty cell is a missing value; a quoted "" is empty text.
+    const text = rnd(10) === 0 ? '' : quote(texts[rnd(texts.length)]);
+    lines.push([`r${i}`, text, pick(codes), pick(ints), pick(doubles), pick(['true', 'false']), pick(days), pick(times)].join(','));
+  }
+  return lines.join('\n');
+}
+
+interface Loaded {
+  entry: IndexEntry;
+  fields: FieldDef[];
+  table: InMemoryTable;
+}
+
+describe('in-memory search: the same total and page as the SQL path', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'q-inmem-'));
+  const engine = new SnapshotEngine(dir);
+  const sql = new DuckDbSearchIndex(engine, { inMemoryMaxRecords: 0 });
+  const data: Record<string, Loaded> = {};
+
+  beforeAll(async () => {
+    fs.writeFileSync(path.join(dir, 'edge.csv'), edgeCsv(3000));
+    const sources = { movies: path.join(VEGA, 'movies.json'), birdstrikes: path.join(VEGA, 'birdstrikes.csv'), edge: path.join(dir, 'edge.csv') };
+    for (const [name, file] of Object.entries(sources)) {
+      const built = await buildSnapshot({ name, file, dataDir: dir, types: {}, views: [] });
+      const entry: IndexEntry = { name, description: '', fields: built.fields, views: [], recordCount: built.recordCount, version: 1, snapshot: built.snapshot, updatedAt: '' };
+      const table = await InMemoryTable.load(engine, entry);
+      if (!table) throw new Error(`${name} was not held in memory`);
+      data[name] = { entry, fields: built.fields as FieldDef[], table };
+    }
+  }, 120000);
+
+  afterAll(async () => {
+    await engine.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('holds every field of the edge data with the type it is meant to test', () => {
+    const types = Object.fromEntries(data.edge.fields.map((f) => [f.name, f.type]));
+    expect(types).toEqual({ label: 'string', text: 'string', code: 'string', n: 'integer', x: 'number', flag: 'boolean', day: 'date', at: 'date' });
+    const x = data.edge.table.columns.get('x');
+    const values = x?.kind === 'number' ? x.values : [];
+    // A snapshot stores NaN and the infinities as missing (they have no JSON form).
+    expect(values.filter((v) => v !== null && !Number.isFinite(v))).toEqual([]);
+    expect(values.filter((v) => v === null).length).toBeGreaterThan(values.length / 4);
+    const n = data.edge.table.columns.get('n');
+    expect(n?.kind === 'integer' && n.values.some((v) => typeof v === 'bigint')).toBe(true);
+    const at = data.edge.table.columns.get('at');
+    expect(at?.kind === 'date' && at.subMs.some((us) => us > 0)).toBe(true);
+  });
+
+  /** Compares the in-memory answer with both SQL paths (one statement, and count plus page). */
+  async function same(name: string, plan: SearchPlan): Promise<number> {
+    const { entry, table } = data[name];
+    const memory = searchInMemory(table, plan);
+    const one = await sql.search(entry, plan);
+    const two = await sql.search({ ...entry, recordCount: ONE_PASS_MAX_RECORDS + 1 }, plan);
+    expect(memory).toEqual(one);
+    expect(memory).toEqual(two);
+    return memory.total;
+  }
+
+  const fieldRef = (f: string) => (/^[A-Za-z]+$/.test(f) ? f : `(${f})`);
+
+  function sorts(fields: FieldDef[]): fc.Arbitrary<SortKey[]> {
+    const key = fc.record({
+      field: fc.constantFrom(...fields.map((f) => f.name)),
+      direction: fc.constantFrom<'asc' | 'desc'>('asc', 'desc'),
+    });
+    return fc.array(key, { maxLength: 3 }).map((keys) =>
+      keys.map((k) => ({ ...k, type: fields.find((f) => f.name === k.field)?.type ?? 'string' })),
+    );
+  }
+
+  function queries(leaf: fc.Arbitrary<string>): fc.Arbitrary<string> {
+    return fc.letrec<{ q: string }>((tie) => ({
+      q: fc.oneof(
+        { depthSize: 'small' },
+        leaf,
+        fc.tuple(tie('q'), fc.constantFrom('AND', 'OR'), tie('q')).map(([a, op, b]) => `(${a}) ${op} (${b})`),
+        tie('q').map((a) => `NOT (${a})`),
+        fc.tuple(tie('q'), tie('q')).map(([a, b]) => `(${a}) -(${b})`),
+      ),
+    })).q;
+  }
+
+  const pages = fc.tuple(fc.oneof(fc.integer({ min: 0, max: 60 }), fc.integer({ min: 0, max: 12_000 })), fc.integer({ min: 1, max: 100 }));
+
+  async function property(name: string, leaf: fc.Arbitrary<string>, runs: number): Promise<void> {
+    const { fields } = data[name];
+    let found = 0;
+    await fc.assert(
+      fc.asyncProperty(queries(leaf), sorts(fields), pages, async (q, sort, [offset, limit]) => {
+        const where = parseQuery(q, { fields, now: NOW });
+        if ((await same(name, { where, sort, offset, limit })) > 0) found++;
+      }),
+      { numRuns: runs },
+    );
+    // Not a comparison of empty results.
+    expect(found).toBeGreaterThan(runs / 4);
+  }
+
+  it('movies (real data): words, prefixes, phrases, text, number and date ranges, missing values, sorts and pages', async () => {
+    const word = fc.constantFrom('love', 'star', 'the', 'drama', 'comedy', 'warner', 'spielberg', 'night', 'r', 'pg', 'of', '13', 'zzz');
+    const text = fc.constantFrom('Title', 'Director', '(Major Genre)', '(MPAA Rating)', 'Distributor', 'Source', '(Creative Type)');
+    const leaf = fc.oneof(
+      word,
+      word.map((w) => `${w.slice(0, 2)}*`),
+      fc.tuple(word, word).map(([a, b]) => `"${a} ${b}"`),
+      fc.tuple(text, word).map(([f, w]) => `${f}:${w}`),
+      fc.tuple(text, word).map(([f, w]) => `${f}:${w.slice(0, 1)}*`),
+      fc.tuple(text, fc.constantFrom(':>', ':>=', ':<', ':<='), fc.constantFrom('a', 'm', 'star', 'Zorro', 'é', 'pg-13')).map(([f, op, s]) => `${f}${op}${s}`),
+      fc.tuple(text, fc.constantFrom('b', 'love'), fc.constantFrom('m', 'the\\ z')).map(([f, a, b]) => `${f}:[${a} TO ${b}]`),
+      text.map((f) => `${f}:*`),
+      fc.tuple(fc.integer({ min: 1, max: 9 }), fc.integer({ min: 0, max: 3 })).map(([lo, d]) => `(IMDB Rating):[${lo} TO ${lo + d}.5}`),
+      fc.integer({ min: 0, max: 300_000_000 }).map((n) => `(US Gross):>${n}`),
+      fc.tuple(fc.constantFrom(':', ':>', ':<=', ':>='), fc.constantFrom('90', '120.5', '-3', '1e300', '9007199254740993')).map(([op, v]) => `(Running Time min)${op}${v}`),
+      fc.constantFrom('(Release Date):1995', '(Release Date):>2000-06', '(Release Date):[1990-01-01 TO 1999-12-31]', '(Release Date):<=9999', '(Release Date):*', '(Release Date):<TODAY-10YEARS', '(Release Date):2010-07-16'),
+      fc.constantFrom('(Rotten Tomatoes Rating):*', '(IMDB Votes):[1000 TO *]', '*'),
+    );
+    await property('movies', leaf, 300);
+  }, 300000);
+
+  it('birdstrikes (real data): phrases, open ranges, costs and dates', async () => {
+    const leaf = fc.oneof(
+      fc.constantFrom('(Wildlife Species):"turkey vulture"', 'gull*', 'dove', '(Origin State):texas', '(Origin State):new*', '(Wildlife Size):small', '(Aircraft Make Model):"boeing 737"'),
+      fc.integer({ min: 0, max: 200_000 }).map((n) => `(Cost Total $):>${n}`),
+      fc.integer({ min: 0, max: 5000 }).map((n) => `(Speed IAS in knots):[${n % 300} TO *]`),
+      fc.constantFrom('(Flight Date):1995', '(Flight Date):[1990-06 TO 1992]', '(Flight Date):>1999-12-31T12\\:00'),
+    );
+    await property('birdstrikes', leaf, 150);
+  }, 300000);
+
+  it('edge values: text order by code point, lower() of İ, big integers, NaN, ±Infinity, -0, dates and microseconds around 1970', async () => {
+    const word = fc.constantFrom('alpha', 'beta', 'star', '𝒳', 'istanbul', 'i', 'stanbul', 'straße', 'bank', 'neil', 'york', 'new', '東京', 'b', 'a1', 'z', 'r1');
+    const bound = fc.constantFrom('a', 'alpha', 'b', 'z', '𝒳', '\uE000', 'İ', 'i̇stanbul', 'straße', '東');
+    const leaf = fc.oneof(
+      word,
+      word.map((w) => `${w.slice(0, 1)}*`),
+      fc.tuple(fc.constantFrom('text', 'code', 'label'), word).map(([f, w]) => `${f}:${w}`),
+      fc.tuple(word, word).map(([a, b]) => `text:"${a} ${b}"`),
+      fc.tuple(fc.constantFrom('text', 'code'), fc.constantFrom(':>', ':>=', ':<', ':<='), bound).map(([f, op, b]) => `${f}${op}${b}`),
+      fc.tuple(fc.constantFrom('text', 'code'), bound, bound).map(([f, a, b]) => `${f}:[${a} TO ${b}]`),
+      fc.tuple(fc.constantFrom(':>', ':>=', ':<', ':<=', ':'), fc.constantFrom('0', '-5', '2.5', '-2.5', '9007199254740992', '9007199254740993', '9223372036854775807', '1e300', '-1e300')).map(([op, v]) => `n${op}${v}`),
+      fc.tuple(fc.constantFrom(':>', ':>=', ':<', ':<=', ':'), fc.constantFrom('0', '-0', '0.3', '0.30000000000000004', '1e300', '-1e300', '2.5', '1e308')).map(([op, v]) => `x${op}${v}`),
+      fc.constantFrom('flag:true', 'flag:false', 'flag:>false', 'flag:<true', 'flag:>=true'),
+      fc.tuple(fc.constantFrom('day', 'at'), fc.constantFrom(':', ':>', ':>=', ':<', ':<='), fc.constantFrom('1969', '1970', '1969-12-31', '1970-01-01', '1970-01-01T00\\:00\\:00', '1969-12-31T23\\:59\\:59', '2020-01-01T00\\:00\\:00', '0001', '9999', '1950-06-15T12\\:30')).map(([f, op, v]) => `${f}${op}${v}`),
+      fc.constantFrom('text:*', 'code:*', 'n:*', 'x:*', 'flag:*', 'day:*', 'at:*', '*'),
+    );
+    await property('edge', leaf, 400);
+  }, 300000);
+
+  it('text bounds between characters where UTF-16 and code point order differ', async () => {
+    const { fields } = data.edge;
+    for (const q of ['text:>𝒳', 'text:<𝒳', 'text:>=\uE000', 'text:<\uE000', 'text:[\uE000 TO 𝒳]', 'text:[𝒳 TO \uE000]']) {
+      const where = parseQuery(q, { fields, now: NOW });
+      expect({ q, total: await same('edge', { where, sort: [], offset: 0, limit: 3000 }) }).toEqual({ q, total: expect.any(Number) });
+    }
+    // U+E000 sorts before U+1D4B3 in code points (DuckDB), after it in UTF-16 units (JS's <).
+    const below = await same('edge', { where: parseQuery('text:[\uE000 TO 𝒳}', { fields, now: NOW }), sort: [], offset: 0, limit: 1 });
+    expect(below).toBeGreaterThan(0);
+  });
+
+  it('sorts every field both ways over every record, missing values last', async () => {
+    for (const name of ['movies', 'edge']) {
+      const { fields, entry } = data[name];
+      for (const f of fields) {
+        for (const direction of ['asc', 'desc'] as const) {
+          await same(name, { where: { kind: 'all' }, sort: [{ field: f.name, type: f.type, direction }], offset: 0, limit: entry.recordCount });
+        }
+      }
+    }
+  }, 120000);
+
+  it('a leaf it cannot promise to answer as SQL does is refused, and the adapter answers it through SQL', async () => {
+    const { entry, table } = data.movies;
+    // A number compared with a text column: the parser never builds it, an adapter must still not guess.
+    const where: QueryNode = { kind: 'compare', field: 'Title', fieldType: 'number', op: 'gt', value: { type: 'number', value: 5 } };
+    const plan: SearchPlan = { where, sort: [], offset: 0, limit: 5 };
+    expect(() => searchInMemory(table, plan)).toThrow(UnsupportedQuery);
+    const adapter = new DuckDbSearchIndex(engine);
+    const outcome = (p: Promise<unknown>) => p.then((ok) => ({ ok }), (err: Error) => ({ err: err.message }));
+    const viaAdapter = await outcome(adapter.search(entry, plan));
+    expect(viaAdapter).toEqual(await outcome(sql.search(entry, plan)));
+  });
+
+  describe('what the adapter holds', () => {
+    afterEach(() => jest.restoreAllMocks());
+
+    it('reads a version into memory once, and a newer version of the index in its place', async () => {
+      const loads = jest.spyOn(InMemoryTable, 'load');
+      const adapter = new DuckDbSearchIndex(engine);
+      const plan: SearchPlan = { where: parseQuery('love', { fields: data.movies.fields, now: NOW }), sort: [], offset: 0, limit: 5 };
+      const v1 = data.movies.entry;
+      const answers = await Promise.all([adapter.search(v1, plan), adapter.search(v1, plan), adapter.search(v1, plan)]);
+      expect(loads).toHaveBeenCalledTimes(1);
+      expect(answers[1]).toEqual(answers[0]);
+      expect(answers[0]).toEqual(await sql.search(v1, plan));
+      // Version 2 is another snapshot file (here the birdstrikes one under the movies name).
+      const v2 = { ...data.birdstrikes.entry, name: 'movies', version: 2 };
+      const dove: SearchPlan = { ...plan, where: parseQuery('dove', { fields: data.birdstrikes.fields, now: NOW }) };
+      const after = await adapter.search(v2, dove);
+      expect(after.total).toBeGreaterThan(0);
+      expect(loads).toHaveBeenCalledTimes(2);
+      expect(await adapter.search(v2, dove)).toEqual(after);
+      expect(loads).toHaveBeenCalledTimes(2);
+      // Dropped: forgotten, and read again when a new load of the name is searched.
+      adapter.forget('movies');
+      await adapter.search(v1, plan);
+      expect(loads).toHaveBeenCalledTimes(3);
+    });
+
+    it('keeps an index above the record limit on SQL', async () => {
+      const loads = jest.spyOn(InMemoryTable, 'load');
+      const adapter = new DuckDbSearchIndex(engine, { inMemoryMaxRecords: data.movies.entry.recordCount - 1 });
+      const plan: SearchPlan = { where: { kind: 'all' }, sort: [], offset: 0, limit: 3 };
+      expect(await adapter.search(data.movies.entry, plan)).toEqual(await sql.search(data.movies.entry, plan));
+      expect(loads).not.toHaveBeenCalled();
+      await adapter.search(data.edge.entry, plan);
+      expect(loads).toHaveBeenCalledTimes(1);
+    });
+
+    it('answers through SQL when the version cannot be read into memory', async () => {
+      jest.spyOn(InMemoryTable, 'load').mockRejectedValue(new Error('out of memory'));
+      const adapter = new DuckDbSearchIndex(engine);
+      const plan: SearchPlan = { where: parseQuery('star*', { fields: data.movies.fields, now: NOW }), sort: [], offset: 0, limit: 7 };
+      expect(await adapter.search(data.movies.entry, plan)).toEqual(await sql.search(data.movies.entry, plan));
+    });
+
+    it('a call whose deadline has passed is refused with TIMEOUT, not answered', async () => {
+      const adapter = new DuckDbSearchIndex(engine);
+      const plan: SearchPlan = { where: { kind: 'all' }, sort: [], offset: 0, limit: 3, signal: AbortSignal.abort() };
+      await expect(adapter.search(data.movies.entry, plan)).rejects.toMatchObject({ code: 'TIMEOUT' });
+    });
+  });
+});

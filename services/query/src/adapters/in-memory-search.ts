@@ -1,0 +1,88 @@
+import type { SearchPage, SearchPlan } from '../ports/search-index.port';
+import { compilePredicate } from './compile-predicate';
+import type { InMemoryTable } from './in-memory-table';
+
+type Compare = (a: number, b: number) => number;
+
+/**
+ * The SQL path's ORDER BY: each key by its DuckDB rank (missing values last in both directions), then
+ * the record order.
+ */
+function comparator(table: InMemoryTable, plan: SearchPlan): Compare {
+  const keys = plan.sort.map((s) => {
+    const column = table.columns.get(s.field);
+    if (!column) throw new Error(`no column ${s.field}`);
+    return { rank: column.rank, desc: s.direction === 'desc' };
+  });
+  return (a, b) => {
+    for (const { rank, desc } of keys) {
+      const ra = rank[a];
+      const rb = rank[b];
+      if (ra === rb) continue;
+      if (ra === -1) return 1;
+      if (rb === -1) return -1;
+      return desc ? rb - ra : ra - rb;
+    }
+    return a - b;
+  };
+}
+
+/**
+ * The first `k` rows of `rows` in `compare` order, sorted: a bounded max-heap, so a page of 20 out of
+ * 100,000 matches costs n·log k comparisons, not a full sort.
+ */
+function firstK(rows: Int32Array, k: number, compare: Compare): number[] {
+  if (k >= rows.length / 4) return Array.from(rows).sort(compare).slice(0, k);
+  const heap: number[] = [];
+  const down = (i: number) => {
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let top = i;
+      if (l < heap.length && compare(heap[l], heap[top]) > 0) top = l;
+      if (r < heap.length && compare(heap[r], heap[top]) > 0) top = r;
+      if (top === i) return;
+      [heap[i], heap[top]] = [heap[top], heap[i]];
+      i = top;
+    }
+  };
+  for (const row of rows) {
+    if (heap.length < k) {
+      heap.push(row);
+      for (let i = heap.length - 1; i > 0; ) {
+        const parent = (i - 1) >> 1;
+        if (compare(heap[i], heap[parent]) <= 0) break;
+        [heap[i], heap[parent]] = [heap[parent], heap[i]];
+        i = parent;
+      }
+    } else if (compare(row, heap[0]) < 0) {
+      heap[0] = row;
+      down(0);
+    }
+  }
+  return heap.sort(compare);
+}
+
+/** A search over an in-memory table: the same total and page, in the same JSON, as the SQL path. */
+export function searchInMemory(table: InMemoryTable, plan: SearchPlan): SearchPage {
+  const test = compilePredicate(plan.where, table);
+  const end = plan.offset + plan.limit;
+  const { records } = table;
+  if (plan.sort.length === 0) {
+    // Record order: the page is the matches from offset on, the rest only counted.
+    const page: string[] = [];
+    let total = 0;
+    for (let row = 0; row < table.size; row++) {
+      if (!test(row)) continue;
+      if (total >= plan.offset && total < end) page.push(records[row]);
+      total++;
+    }
+    return { total, recordsJson: `[${page.join(',')}]` };
+  }
+  const hits = new Int32Array(table.size);
+  let total = 0;
+  for (let row = 0; row < table.size; row++) if (test(row)) hits[total++] = row;
+  if (plan.offset >= total) return { total, recordsJson: '[]' };
+  const rows = firstK(hits.subarray(0, total), end, comparator(table, plan)).slice(plan.offset);
+  return { total, recordsJson: `[${rows.map((r) => records[r]).join(',')}]` };
+}
