@@ -1,6 +1,6 @@
 import type { CompareOp, Literal, QueryNode } from '@quarry/query-language';
 import { integerBound } from '@quarry/snapshots';
-import type { InMemoryTable, MemoryColumn } from './in-memory-table';
+import type { InMemoryTable, MemoryColumn, WordIndex } from './in-memory-table';
 
 /** True when record `row` matches. */
 export type Predicate = (row: number) => boolean;
@@ -111,6 +111,54 @@ function compareLeaf(column: MemoryColumn, fieldType: string, op: CompareOp, lit
   };
 }
 
+/** The first vocabulary entry not below `word`. */
+function lowerBound(vocabulary: readonly string[], word: string): number {
+  let lo = 0;
+  let hi = vocabulary.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (vocabulary[mid] < word) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** The records holding `word`, or (as a prefix) any word it starts. */
+function rowsOf(index: WordIndex, word: string, prefix: boolean): Int32Array[] {
+  const { vocabulary, rows } = index;
+  const out: Int32Array[] = [];
+  for (let i = lowerBound(vocabulary, word); i < vocabulary.length; i++) {
+    if (vocabulary[i] === word) out.push(rows[i]);
+    else if (prefix && vocabulary[i].startsWith(word)) out.push(rows[i]);
+    else break;
+    if (!prefix) break;
+  }
+  return out;
+}
+
+/**
+ * Marks the records whose words column holds ` w1 w2 … wn ` (or ` w1 … wn` as a prefix), as the SQL
+ * path's contains(): one word is a lookup or a vocabulary range; several are the records holding the
+ * rarest full word, each then checked with the same substring test.
+ */
+function markMatches(index: WordIndex, words: readonly string[], prefix: boolean, hits: Uint8Array): void {
+  if (words.length === 1) {
+    for (const rows of rowsOf(index, words[0], prefix)) for (const row of rows) hits[row] = 1;
+    return;
+  }
+  const full = prefix ? words.slice(0, -1) : words;
+  let rarest: Int32Array | undefined;
+  for (const w of full) {
+    const [rows] = rowsOf(index, w, false);
+    if (!rows) return;
+    if (!rarest || rows.length < rarest.length) rarest = rows;
+  }
+  const needle = ` ${words.join(' ')}${prefix ? '' : ' '}`;
+  for (const row of rarest ?? []) {
+    if (index.words[row]?.includes(needle)) hits[row] = 1;
+  }
+}
+
 /**
  * Compiles a QueryNode to a test over an in-memory table that holds exactly where compileWhere's SQL
  * is TRUE. A missing value never matches a leaf and NOT of such a leaf matches, as there: SQL's NULL
@@ -151,29 +199,13 @@ export function compilePredicate(node: QueryNode, table: InMemoryTable): Predica
         return (row) => !child(row);
       }
       case 'match': {
-        // The words column with a bound substring, as the SQL path's contains() (single-word fields
-        // there are a shortcut proven equal to it when the version is loaded).
-        const needle = ` ${q.words.join(' ')}${q.prefix ? '' : ' '}`;
-        const columns = q.fields.map((f) => {
-          const c = column(f);
-          if (c.kind !== 'text') throw new UnsupportedQuery('a word match on a non-text column');
-          return c.words;
-        });
-        if (columns.length === 0) return NEVER;
-        if (columns.length === 1) {
-          const [w] = columns;
-          return (row) => {
-            const x = w[row];
-            return x !== null && x.includes(needle);
-          };
+        const hits = new Uint8Array(table.size);
+        for (const f of q.fields) {
+          const index = table.wordIndex(f);
+          if (!index) throw new UnsupportedQuery('a word match on a non-text column');
+          markMatches(index, q.words, q.prefix, hits);
         }
-        return (row) => {
-          for (const w of columns) {
-            const x = w[row];
-            if (x !== null && x.includes(needle)) return true;
-          }
-          return false;
-        };
+        return (row) => hits[row] === 1;
       }
       case 'compare':
         return compareLeaf(column(q.field), q.fieldType, q.op, q.value);

@@ -198,6 +198,45 @@ describe('in-memory search: the same total and page as the SQL path', () => {
     expect(below).toBeGreaterThan(0);
   });
 
+  it('a phrase never runs from one field into the next, nor from one record into the next', async () => {
+    const { table, fields } = data.movies;
+    const text = fields.filter((f) => f.type === 'string').map((f) => f.name);
+    const words = text.map((f) => {
+      const c = table.columns.get(f);
+      return c?.kind === 'text' ? c.words : [];
+    });
+    // The last word of a record's first text field, and the first word of the next field or record.
+    const across: string[][] = [];
+    for (let row = 0; row < 40; row++) {
+      const [a, b] = [words[0][row], words[1][row]];
+      const next = words[0][row + 1];
+      if (a && b) across.push([a.trim().split(' ').pop() ?? '', b.trim().split(' ')[0]]);
+      if (a && next) across.push([a.trim().split(' ').pop() ?? '', next.trim().split(' ')[0]]);
+    }
+    expect(across.length).toBeGreaterThan(40);
+    for (const pair of across) {
+      for (const prefix of [false, true]) {
+        const where: QueryNode = { kind: 'match', fields: text, words: pair, prefix };
+        await same('movies', { where, sort: [], offset: 0, limit: 10 });
+      }
+    }
+  });
+
+  it('matches over any set of text fields, not only the sets the parser builds', async () => {
+    const { fields } = data.movies;
+    const text = fields.filter((f) => f.type === 'string').map((f) => f.name);
+    let found = 0;
+    for (let i = 0; i < text.length; i++) {
+      for (let j = i + 1; j < text.length; j++) {
+        for (const [words, prefix] of [[['the'], false], [['pg'], false], [['dr'], true], [['the', 'l'], true], [['of', 'the'], false]] as const) {
+          const where: QueryNode = { kind: 'match', fields: [text[i], text[j]], words: [...words], prefix };
+          if ((await same('movies', { where, sort: [], offset: 0, limit: 5 })) > 0) found++;
+        }
+      }
+    }
+    expect(found).toBeGreaterThan(20);
+  });
+
   it('sorts every field both ways over every record, missing values last', async () => {
     for (const name of ['movies', 'edge']) {
       const { fields, entry } = data[name];

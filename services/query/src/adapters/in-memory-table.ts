@@ -32,6 +32,20 @@ export type MemoryColumn =
       rank: Int32Array;
     };
 
+/**
+ * A text field's words, each with the records that hold it: a word match is a lookup, a prefix a range
+ * of the sorted vocabulary, and a phrase the records holding all its words, then checked against the
+ * words column as the SQL path's substring test would.
+ */
+export interface WordIndex {
+  /** Distinct words, sorted (by UTF-16 unit: words sharing a prefix are adjacent in any such order). */
+  vocabulary: readonly string[];
+  /** Per word of the vocabulary, the records holding it, ascending. */
+  rows: readonly Int32Array[];
+  /** The field's words column. */
+  words: ReadonlyArray<string | null>;
+}
+
 /** The DuckDB column types a snapshot stores (build-snapshot); any other keeps the index on SQL. */
 const KINDS: Record<string, MemoryColumn['kind']> = {
   VARCHAR: 'text',
@@ -48,6 +62,9 @@ const KINDS: Record<string, MemoryColumn['kind']> = {
  * to plan or result to convert (bench/README.md, latency).
  */
 export class InMemoryTable {
+  /** Word indexes by text field, built on first use. */
+  private readonly wordIndexes = new Map<string, WordIndex>();
+
   private constructor(
     readonly size: number,
     readonly columns: ReadonlyMap<string, MemoryColumn>,
@@ -55,11 +72,41 @@ export class InMemoryTable {
     readonly records: readonly string[],
   ) {}
 
-  /** Approximate bytes held (UTF-16 text plus arrays), for the size limit. */
+  /**
+   * Approximate bytes held, for the size limit: the records' JSON (UTF-16), the columns, and the word
+   * indexes matches build (a row number per word of each record).
+   */
   static approxBytes(table: InMemoryTable): number {
     let chars = 0;
     for (const r of table.records) chars += r.length;
-    return chars * 2 + table.columns.size * table.size * 16;
+    let words = 0;
+    for (const c of table.columns.values()) {
+      if (c.kind === 'text') for (const w of c.words) words += (w?.length ?? 0) / 4;
+    }
+    return chars * 2 + words * 4 + table.columns.size * table.size * 16;
+  }
+
+  /** The word index of a text field, built on its first word match. */
+  wordIndex(field: string): WordIndex | null {
+    const known = this.wordIndexes.get(field);
+    if (known) return known;
+    const c = this.columns.get(field);
+    if (c?.kind !== 'text') return null;
+    const rowsOf = new Map<string, number[]>();
+    c.words.forEach((text, row) => {
+      if (text === null) return;
+      for (const word of text.split(' ')) {
+        if (word === '') continue;
+        const rows = rowsOf.get(word);
+        // Rows arrive in order: a repeated word in one record is recorded once.
+        if (!rows) rowsOf.set(word, [row]);
+        else if (rows[rows.length - 1] !== row) rows.push(row);
+      }
+    });
+    const vocabulary = [...rowsOf.keys()].sort();
+    const index = { vocabulary, rows: vocabulary.map((w) => Int32Array.from(rowsOf.get(w) ?? [])), words: c.words };
+    this.wordIndexes.set(field, index);
+    return index;
   }
 
   /**
