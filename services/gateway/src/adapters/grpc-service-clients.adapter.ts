@@ -17,6 +17,7 @@ import type {
   SearchRequest,
   ServiceClients,
 } from '../ports/service-clients.port';
+import { RawJson } from '../ports/raw-json';
 
 type Defs = ReturnType<typeof loadQuarryProto>['quarry']['v1'];
 
@@ -115,7 +116,7 @@ export class GrpcServiceClients implements ServiceClients {
       total: res.total,
       totalPages: res.totalPages,
       fields: res.fields.map((f) => ({ name: f.name, type: f.type })),
-      records: JSON.parse(res.recordsJson) as SearchPage['records'],
+      records: new RawJson(res.recordsJson),
     };
     return { page, cache: cacheStatus(res.cache) };
   }

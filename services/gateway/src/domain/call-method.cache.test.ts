@@ -1,5 +1,5 @@
 import { AppError } from '@quarry/errors';
-import type { CacheStatus, PivotRequest, ReportToSave, SearchRequest, ServiceClients } from '../ports/service-clients.port';
+import { RawJson, type CacheStatus, type PivotRequest, type ReportToSave, type SearchRequest, type ServiceClients } from '../ports/service-clients.port';
 import { CallMethodUseCase } from './call-method.use-case';
 import type { Principal } from './principal';
 
@@ -17,7 +17,7 @@ function fakeServices(cache: string) {
   const services: Partial<ServiceClients> = {
     search: async (_caller, req) => {
       sent.query = req;
-      return { page: { index: 'movies', query: '*', page: 1, pageSize: 50, total: 0, totalPages: 0, fields: [], records: [] }, cache: known };
+      return { page: { index: 'movies', query: '*', page: 1, pageSize: 50, total: 0, totalPages: 0, fields: [], records: new RawJson('[]') }, cache: known };
     },
     pivot: async (_caller, req) => {
       sent.crosstab = req;

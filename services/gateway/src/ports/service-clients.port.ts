@@ -1,3 +1,4 @@
+import type { RawJson } from './raw-json';
 import type { Caller, CrosstabFormat, IndexesFindResult, MethodName, QueriesExecuteResult, ReportsFindResult, ReportsMetadataResult, ShowAs } from '@quarry/contract';
 
 /** Per-call context every service call carries. */
@@ -6,6 +7,7 @@ export interface CallScope {
 }
 
 export type { Caller } from '@quarry/contract';
+export { RawJson } from './raw-json';
 
 export type CacheStatus = 'hit' | 'miss' | 'bypass';
 
@@ -19,7 +21,8 @@ export interface SearchRequest {
   bypassCache: boolean;
 }
 
-export type SearchPage = Omit<QueriesExecuteResult, 'report'>;
+/** The contract's result; its records stay the query service's JSON text (RawJson). */
+export type SearchPage = Omit<QueriesExecuteResult, 'report' | 'records'> & { records: RawJson };
 
 export interface IndexSearch {
   searchText?: string;

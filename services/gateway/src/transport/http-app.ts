@@ -10,6 +10,7 @@ import type { CallMethodUseCase } from '../domain/call-method.use-case';
 import { PROTOCOL, readEnvelope, type Envelope, type JsonRpcId, type ProtocolError } from './json-rpc-envelope';
 import { mountConsole } from './console-static';
 import { discardRest, readBody } from './read-body';
+import { resultJson } from './result-json';
 
 export interface HttpAppDeps {
   authenticate: AuthenticateUseCase;
@@ -28,10 +29,14 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 function send(res: ServerResponse, status: number, contentType: string, body: unknown): void {
-  const text = JSON.stringify(body);
+  sendText(res, status, contentType, JSON.stringify(body));
+}
+
+function sendText(res: ServerResponse, status: number, contentType: string, text: string): void {
   res.writeHead(status, { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-store' });
   res.end(text);
 }
+
 
 function sendProtocolError(res: ServerResponse, status: number, id: JsonRpcId, error: ProtocolError, detail: string): void {
   send(res, status, JSON_TYPE, { jsonrpc: '2.0', id, error: { code: error.code, message: error.message, data: { type: 'about:blank', detail } } });
@@ -264,7 +269,7 @@ async function handleRpc(deps: HttpAppDeps, req: IncomingMessage, res: ServerRes
 
   try {
     const { data, cache } = await deps.callMethod.call(principal, envelope.method, envelope.params, { requestId });
-    send(res, 200, JSON_TYPE, { jsonrpc: '2.0', id: envelope.id, result: { data, meta: cache === undefined ? { requestId } : { requestId, cache } } });
+    sendText(res, 200, JSON_TYPE, resultJson(envelope.id, data, cache === undefined ? { requestId } : { requestId, cache }));
     const ms = msSince(started);
     record(deps, envelope.method, 'ok', ms);
     // Successes are counted in /metrics; a line each would cost ~15 % of throughput (bench/README.md).

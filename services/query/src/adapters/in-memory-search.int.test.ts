@@ -97,7 +97,6 @@ describe('in-memory search: the same total and page as the SQL path', () => {
     return memory.total;
   }
 
-  const fieldRef = (f: string) => (/^[A-Za-z]+$/.test(f) ? f : `(${f})`);
 
   function sorts(fields: FieldDef[]): fc.Arbitrary<SortKey[]> {
     const key = fc.record({
