@@ -1,6 +1,7 @@
 import type { CompareOp, Literal, QueryNode } from '@quarry/query-language';
 import { integerBound } from '@quarry/snapshots';
-import type { InMemoryTable, MemoryColumn, WordIndex } from './in-memory-table';
+import { compareCodePoints } from './compare-code-points';
+import { isMissing, type InMemoryTable, type MemoryColumn, type WordIndex } from './in-memory-table';
 
 /** True when record `row` matches. */
 export type Predicate = (row: number) => boolean;
@@ -27,23 +28,6 @@ function holds(op: CompareOp, sign: number): boolean {
   }
 }
 
-/**
- * DuckDB compares text by its UTF-8 bytes, which is code point order; JS `<` compares UTF-16 units,
- * which differs once a string holds characters beyond the BMP next to ones above U+E000.
- */
-export function compareCodePoints(a: string, b: string): number {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) {
-    const x = a.charCodeAt(i);
-    const y = b.charCodeAt(i);
-    if (x === y) continue;
-    // A surrogate (U+D800-DFFF) stands for a code point above U+FFFF: it sorts after every BMP unit.
-    const sx = x >= 0xd800 && x <= 0xdfff ? x + 0x10000 : x;
-    const sy = y >= 0xd800 && y <= 0xdfff ? y + 0x10000 : y;
-    return sx - sy;
-  }
-  return a.length - b.length;
-}
 
 /**
  * Same outcome as compileWhere's comparison (compile-duckdb.ts): whole numbers against integer
@@ -167,8 +151,8 @@ function markMatches(index: WordIndex, words: readonly string[], prefix: boolean
  */
 export function compilePredicate(node: QueryNode, table: InMemoryTable): Predicate {
   const column = (field: string): MemoryColumn => {
-    const c = table.columns.get(field);
-    if (!c) throw new UnsupportedQuery(`no column ${field}`);
+    const c = table.column(field);
+    if (!c) throw new UnsupportedQuery(`the column ${field} is not held`);
     return c;
   };
 
@@ -220,7 +204,7 @@ export function compilePredicate(node: QueryNode, table: InMemoryTable): Predica
             return x !== null && x !== '';
           };
         }
-        return (row) => c.rank[row] !== -1;
+        return (row) => !isMissing(c, row);
       }
     }
   };

@@ -10,7 +10,7 @@ import { searchIndexConformance } from '../search-index.conformance';
 import { DuckDbSearchIndex, ONE_PASS_MAX_RECORDS } from './duckdb-search-index.adapter';
 
 describe('DuckDbSearchIndex conformance: small indexes searched in memory', () => {
-  searchIndexConformance(async (engine) => new DuckDbSearchIndex(engine));
+  searchIndexConformance(async (engine) => new DuckDbSearchIndex(engine, { awaitMemory: true }));
 });
 
 describe('DuckDbSearchIndex conformance: every search in SQL', () => {

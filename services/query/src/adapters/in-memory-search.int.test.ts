@@ -63,6 +63,7 @@ describe('in-memory search: the same total and page as the SQL path', () => {
       const entry: IndexEntry = { name, description: '', fields: built.fields, views: [], recordCount: built.recordCount, version: 1, snapshot: built.snapshot, updatedAt: '' };
       const table = await InMemoryTable.load(engine, entry);
       if (!table) throw new Error(`${name} was not held in memory`);
+      await table.readColumns(built.fields.map((f) => f.name));
       data[name] = { entry, fields: built.fields as FieldDef[], table };
     }
   }, 120000);
@@ -75,14 +76,14 @@ describe('in-memory search: the same total and page as the SQL path', () => {
   it('holds every field of the edge data with the type it is meant to test', () => {
     const types = Object.fromEntries(data.edge.fields.map((f) => [f.name, f.type]));
     expect(types).toEqual({ label: 'string', text: 'string', code: 'string', n: 'integer', x: 'number', flag: 'boolean', day: 'date', at: 'date' });
-    const x = data.edge.table.columns.get('x');
+    const x = data.edge.table.column('x');
     const values = x?.kind === 'number' ? x.values : [];
     // A snapshot stores NaN and the infinities as missing (they have no JSON form).
     expect(values.filter((v) => v !== null && !Number.isFinite(v))).toEqual([]);
     expect(values.filter((v) => v === null).length).toBeGreaterThan(values.length / 4);
-    const n = data.edge.table.columns.get('n');
+    const n = data.edge.table.column('n');
     expect(n?.kind === 'integer' && n.values.some((v) => typeof v === 'bigint')).toBe(true);
-    const at = data.edge.table.columns.get('at');
+    const at = data.edge.table.column('at');
     expect(at?.kind === 'date' && at.subMs.some((us) => us > 0)).toBe(true);
   });
 
@@ -201,7 +202,7 @@ describe('in-memory search: the same total and page as the SQL path', () => {
     const { table, fields } = data.movies;
     const text = fields.filter((f) => f.type === 'string').map((f) => f.name);
     const words = text.map((f) => {
-      const c = table.columns.get(f);
+      const c = table.column(f);
       return c?.kind === 'text' ? c.words : [];
     });
     // The last word of a record's first text field, and the first word of the next field or record.
@@ -262,27 +263,76 @@ describe('in-memory search: the same total and page as the SQL path', () => {
   describe('what the adapter holds', () => {
     afterEach(() => jest.restoreAllMocks());
 
-    it('reads a version into memory once, and a newer version of the index in its place', async () => {
+    it('reads a version into memory once, in the background, and a newer version of the index in its place', async () => {
       const loads = jest.spyOn(InMemoryTable, 'load');
       const adapter = new DuckDbSearchIndex(engine);
-      const plan: SearchPlan = { where: parseQuery('love', { fields: data.movies.fields, now: NOW }), sort: [], offset: 0, limit: 5 };
+      const plan: SearchPlan = { where: parseQuery('love', { fields: data.movies.fields, now: NOW }), sort: [{ field: 'Title', type: 'string', direction: 'desc' }], offset: 0, limit: 5 };
       const v1 = data.movies.entry;
+      const want = await sql.search(v1, plan);
+      // The first searches do not wait for it: SQL answers them.
+      const sqlCalls = jest.spyOn(engine, 'all');
       const answers = await Promise.all([adapter.search(v1, plan), adapter.search(v1, plan), adapter.search(v1, plan)]);
+      expect(answers).toEqual([want, want, want]);
+      expect(sqlCalls).toHaveBeenCalledTimes(3);
       expect(loads).toHaveBeenCalledTimes(1);
-      expect(answers[1]).toEqual(answers[0]);
-      expect(answers[0]).toEqual(await sql.search(v1, plan));
+      await adapter.whenHeld(v1);
+      // Held, its columns read on the next search, then answered without SQL.
+      await adapter.search(v1, plan);
+      await new Promise((r) => setTimeout(r, 200));
+      sqlCalls.mockClear();
+      expect(await adapter.search(v1, plan)).toEqual(want);
+      expect(sqlCalls).not.toHaveBeenCalled();
       // Version 2 is another snapshot file (here the birdstrikes one under the movies name).
       const v2 = { ...data.birdstrikes.entry, name: 'movies', version: 2 };
-      const dove: SearchPlan = { ...plan, where: parseQuery('dove', { fields: data.birdstrikes.fields, now: NOW }) };
+      const dove: SearchPlan = { ...plan, sort: [], where: parseQuery('dove', { fields: data.birdstrikes.fields, now: NOW }) };
       const after = await adapter.search(v2, dove);
       expect(after.total).toBeGreaterThan(0);
       expect(loads).toHaveBeenCalledTimes(2);
+      await adapter.whenHeld(v2);
       expect(await adapter.search(v2, dove)).toEqual(after);
       expect(loads).toHaveBeenCalledTimes(2);
       // Dropped: forgotten, and read again when a new load of the name is searched.
       adapter.forget('movies');
       await adapter.search(v1, plan);
       expect(loads).toHaveBeenCalledTimes(3);
+    });
+
+    it('holds no more than its memory budget: the least recently searched version goes first', async () => {
+      const loads = jest.spyOn(InMemoryTable, 'load');
+      const bytes = (name: string) => data[name].table.approxBytes();
+      const adapter = new DuckDbSearchIndex(engine, { inMemoryBudgetBytes: bytes('movies') + bytes('birdstrikes') + 1 });
+      const all: SearchPlan = { where: { kind: 'all' }, sort: [], offset: 0, limit: 1 };
+      await adapter.whenHeld(data.birdstrikes.entry);
+      await new Promise((r) => setTimeout(r, 5));
+      await adapter.whenHeld(data.movies.entry);
+      expect(loads).toHaveBeenCalledTimes(2);
+      // Edge needs room: birdstrikes, searched longest ago, goes; movies stays.
+      await adapter.whenHeld(data.edge.entry);
+      await adapter.whenHeld(data.movies.entry);
+      expect(loads).toHaveBeenCalledTimes(3);
+      await adapter.whenHeld(data.birdstrikes.entry);
+      expect(loads).toHaveBeenCalledTimes(4);
+      expect(await adapter.search(data.movies.entry, all)).toEqual(await sql.search(data.movies.entry, all));
+      // A version larger than the whole budget is never held.
+      const tiny = new DuckDbSearchIndex(engine, { inMemoryBudgetBytes: 1000 });
+      await tiny.whenHeld(data.movies.entry);
+      const sqlCalls = jest.spyOn(engine, 'all');
+      expect(await tiny.search(data.movies.entry, all)).toEqual(await sql.search(data.movies.entry, all));
+      expect(sqlCalls).toHaveBeenCalledTimes(2);
+    });
+
+    it('a query with more leaf tests than a scan should run in one go goes to SQL', async () => {
+      const adapter = new DuckDbSearchIndex(engine);
+      const { entry, fields } = data.birdstrikes;
+      const where = parseQuery(Array.from({ length: 1024 }, (_, i) => `(Cost Total $):>${i * 100}`).join(' OR '), { fields, now: NOW });
+      const plan: SearchPlan = { where, sort: [], offset: 0, limit: 3 };
+      await adapter.whenHeld(entry);
+      await adapter.search(entry, plan);
+      await new Promise((r) => setTimeout(r, 200));
+      const sqlCalls = jest.spyOn(engine, 'all');
+      expect(await adapter.search(entry, plan)).toEqual(await sql.search(entry, plan));
+      // Twice: the adapter's statement and the comparison's.
+      expect(sqlCalls).toHaveBeenCalledTimes(2);
     });
 
     it('keeps an index above the record limit on SQL', async () => {

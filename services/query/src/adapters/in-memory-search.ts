@@ -1,3 +1,4 @@
+import type { QueryNode } from '@quarry/query-language';
 import type { SearchPage, SearchPlan } from '../ports/search-index.port';
 import { compilePredicate } from './compile-predicate';
 import type { InMemoryTable } from './in-memory-table';
@@ -9,11 +10,7 @@ type Compare = (a: number, b: number) => number;
  * the record order.
  */
 function comparator(table: InMemoryTable, plan: SearchPlan): Compare {
-  const keys = plan.sort.map((s) => {
-    const column = table.columns.get(s.field);
-    if (!column) throw new Error(`no column ${s.field}`);
-    return { rank: column.rank, desc: s.direction === 'desc' };
-  });
+  const keys = plan.sort.map((s) => ({ rank: table.rank(s.field), desc: s.direction === 'desc' }));
   return (a, b) => {
     for (const { rank, desc } of keys) {
       const ra = rank[a];
@@ -61,6 +58,46 @@ function firstK(rows: Int32Array, k: number, compare: Compare): number[] {
     }
   }
   return heap.sort(compare);
+}
+
+/** The fields a plan reads: those its query tests and those it sorts by. */
+export function fieldsOf(plan: SearchPlan): Set<string> {
+  const fields = new Set(plan.sort.map((s) => s.field));
+  const walk = (q: QueryNode): void => {
+    switch (q.kind) {
+      case 'and':
+      case 'or':
+        q.children.forEach(walk);
+        return;
+      case 'not':
+        walk(q.child);
+        return;
+      case 'match':
+        q.fields.forEach((f) => fields.add(f));
+        return;
+      case 'compare':
+      case 'exists':
+        fields.add(q.field);
+        return;
+      default:
+        return;
+    }
+  };
+  walk(plan.where);
+  return fields;
+}
+
+/** Leaf tests a search runs: a scan costs about this many closure calls per record. */
+export function leafCount(q: QueryNode): number {
+  switch (q.kind) {
+    case 'and':
+    case 'or':
+      return q.children.reduce((n, c) => n + leafCount(c), 0);
+    case 'not':
+      return leafCount(q.child);
+    default:
+      return 1;
+  }
 }
 
 /** A search over an in-memory table: the same total and page, in the same JSON, as the SQL path. */

@@ -1,10 +1,12 @@
-import type { DuckDBValue } from '@duckdb/node-api';
+import { JSDuckDBValueConverter, type DuckDBValue } from '@duckdb/node-api';
 import { ident, recordJsonSql, wordsColumn, type SnapshotEngine, type SnapshotRef } from '@quarry/snapshots';
+import { compareCodePoints } from './compare-code-points';
 
 /**
  * One field of a small index held in JS arrays, in record order, with what a search needs of it.
- * Each array comes from DuckDB itself over the loaded table (lower(), the words column, ranks of its
- * ORDER BY), so a predicate or a sort here reads the very values the SQL path compares.
+ * The values come from DuckDB itself over the loaded table (lower(), the words column), so a predicate
+ * here reads the very values the SQL path compares. A snapshot never holds NaN or the infinities
+ * (build-snapshot stores them as missing).
  */
 export type MemoryColumn =
   | {
@@ -13,24 +15,23 @@ export type MemoryColumn =
       lower: ReadonlyArray<string | null>;
       /** The words column (" word word "), null when missing. */
       words: ReadonlyArray<string | null>;
-      rank: Int32Array;
     }
   | {
       kind: 'integer';
       /** Exact: a number when safe, a bigint beyond 2^53 (JS compares the two exactly). */
       values: ReadonlyArray<number | bigint | null>;
-      rank: Int32Array;
     }
-  | { kind: 'number'; values: ReadonlyArray<number | null>; rank: Int32Array }
-  | { kind: 'boolean'; values: ReadonlyArray<boolean | null>; rank: Int32Array }
+  | { kind: 'number'; values: ReadonlyArray<number | null> }
+  | { kind: 'boolean'; values: ReadonlyArray<boolean | null> }
   | {
       kind: 'date';
       /** Whole milliseconds since the epoch (floored), null when missing. */
       ms: ReadonlyArray<number | null>;
       /** The microseconds below that millisecond (0-999): timestamps may be finer than a literal. */
       subMs: Uint16Array;
-      rank: Int32Array;
     };
+
+type Kind = MemoryColumn['kind'];
 
 /**
  * A text field's words, each with the records that hold it: a word match is a lookup, a prefix a range
@@ -47,7 +48,7 @@ export interface WordIndex {
 }
 
 /** The DuckDB column types a snapshot stores (build-snapshot); any other keeps the index on SQL. */
-const KINDS: Record<string, MemoryColumn['kind']> = {
+const KINDS: Record<string, Kind> = {
   VARCHAR: 'text',
   BIGINT: 'integer',
   DOUBLE: 'number',
@@ -56,37 +57,118 @@ const KINDS: Record<string, MemoryColumn['kind']> = {
   TIMESTAMP: 'date',
 };
 
+/** What a column holds per record beyond its values: arrays, numbers, and the word index's row numbers. */
+const BYTES_PER_VALUE = 24;
+
 /**
- * A small index's published version held in memory: per field its columns, per record its JSON text
- * (built once by the same SQL the search path runs). Searching it is a scan in JS, with no statement
- * to plan or result to convert (bench/README.md, latency).
+ * A small index's published version held in memory: per record its JSON text (built once by the same
+ * SQL the search path runs), and the columns searches have asked for, each read from DuckDB on first
+ * use. Searching it is a scan in JS, with no statement to plan or result to convert (bench/README.md,
+ * latency; `bench/in-memory-search.bench.js`).
  */
 export class InMemoryTable {
-  /** Word indexes by text field, built on first use. */
+  private readonly columns = new Map<string, MemoryColumn>();
+  private readonly ranks = new Map<string, Int32Array>();
   private readonly wordIndexes = new Map<string, WordIndex>();
+  private bytes: number | undefined;
 
   private constructor(
+    private readonly engine: SnapshotEngine,
+    private readonly ref: SnapshotRef,
+    private readonly kinds: ReadonlyMap<string, Kind>,
     readonly size: number,
-    readonly columns: ReadonlyMap<string, MemoryColumn>,
     /** Each record's JSON text, in record order. */
     readonly records: readonly string[],
   ) {}
 
   /**
-   * Approximate bytes held, for the size limit: the records' JSON (UTF-16), the columns, and the word
-   * indexes matches build (a row number per word of each record).
+   * Reads a loaded snapshot's records into memory, or null when a field has a type this path does not
+   * know (the SQL path then answers, as it always could).
    */
-  static approxBytes(table: InMemoryTable): number {
-    let chars = 0;
-    for (const r of table.records) chars += r.length;
-    let words = 0;
-    for (const c of table.columns.values()) {
-      if (c.kind === 'text') for (const w of c.words) words += (w?.length ?? 0) / 4;
+  static async load(engine: SnapshotEngine, ref: SnapshotRef): Promise<InMemoryTable | null> {
+    const loaded = await engine.table(ref);
+    const kinds = new Map<string, Kind>();
+    for (const f of ref.fields) {
+      const kind = KINDS[loaded.columnTypes.get(f.name) ?? ''];
+      if (!kind) return null;
+      kinds.set(f.name, kind);
     }
-    return chars * 2 + words * 4 + table.columns.size * table.size * 16;
+    const sql = `SELECT ${recordJsonSql(ref.fields, loaded.columnTypes)} AS j FROM ${ident(loaded.table)} ORDER BY __rowid`;
+    const [json] = await readInChunks(engine, sql);
+    const records = (json ?? []).map(String);
+    return new InMemoryTable(engine, ref, kinds, records.length, records);
   }
 
-  /** The word index of a text field, built on its first word match. */
+  /**
+   * Approximate bytes this version holds once every field is read: the records' JSON (UTF-16) twice over
+   * for the text columns and words, and the arrays. For the memory limits, not an exact count.
+   */
+  approxBytes(): number {
+    if (this.bytes === undefined) {
+      let chars = 0;
+      for (const r of this.records) chars += r.length;
+      this.bytes = chars * 2 * 2 + this.kinds.size * this.size * BYTES_PER_VALUE;
+    }
+    return this.bytes;
+  }
+
+  /** Whether every field named is held (fields of another index or version never are). */
+  holds(fields: Iterable<string>): boolean {
+    for (const f of fields) if (!this.columns.has(f)) return false;
+    return true;
+  }
+
+  column(field: string): MemoryColumn | undefined {
+    return this.columns.get(field);
+  }
+
+  /** Reads the columns of these fields that are not held yet, in one statement. */
+  async readColumns(fields: Iterable<string>): Promise<void> {
+    const missing = [...new Set(fields)].filter((f) => !this.columns.has(f));
+    if (missing.length === 0) return;
+    const loaded = await this.engine.table(this.ref);
+    const select: string[] = [];
+    const at = missing.map((f) => {
+      const col = ident(f);
+      const kind = this.kinds.get(f);
+      if (!kind) throw new Error(`no field ${f}`);
+      const first = select.length;
+      // Text: lower() and the words column; dates: microseconds, which a JS number cannot always hold.
+      if (kind === 'text') select.push(`lower(${col})`, wordsColumn(f));
+      else if (kind === 'date') select.push(`epoch_us(CAST(${col} AS TIMESTAMP))`);
+      else select.push(col);
+      return { field: f, kind, first };
+    });
+    const data = await readInChunks(this.engine, `SELECT ${select.join(', ')} FROM ${ident(loaded.table)} ORDER BY __rowid`);
+    for (const { field, kind, first } of at) {
+      if (!this.columns.has(field)) this.columns.set(field, toColumn(kind, data[first] ?? [], data[first + 1] ?? [], this.size));
+    }
+  }
+
+  /**
+   * Dense ranks of a field's values in the SQL path's ORDER BY (text: lower() in byte order; -0 equal
+   * to 0), -1 when missing; computed on the first sort by the field.
+   */
+  rank(field: string): Int32Array {
+    const known = this.ranks.get(field);
+    if (known) return known;
+    const column = this.columns.get(field);
+    if (!column) throw new Error(`no column ${field}`);
+    const compare = valueOrder(column);
+    const present: number[] = [];
+    const rank = new Int32Array(this.size).fill(-1);
+    for (let row = 0; row < this.size; row++) if (!isMissing(column, row)) present.push(row);
+    present.sort(compare);
+    let r = 0;
+    present.forEach((row, i) => {
+      if (i > 0 && compare(present[i - 1], row) !== 0) r++;
+      rank[row] = r;
+    });
+    this.ranks.set(field, rank);
+    return rank;
+  }
+
+  /** The word index of a held text field, built on its first word match. */
   wordIndex(field: string): WordIndex | null {
     const known = this.wordIndexes.get(field);
     if (known) return known;
@@ -108,71 +190,83 @@ export class InMemoryTable {
     this.wordIndexes.set(field, index);
     return index;
   }
+}
 
-  /**
-   * Reads a loaded snapshot into memory, or null when a column has a type this path does not know
-   * (the SQL path then answers, as it always could).
-   */
-  static async load(engine: SnapshotEngine, ref: SnapshotRef): Promise<InMemoryTable | null> {
-    const loaded = await engine.table(ref);
-    const kinds = new Map<string, MemoryColumn['kind']>();
-    for (const f of ref.fields) {
-      const kind = KINDS[loaded.columnTypes.get(f.name) ?? ''];
-      if (!kind) return null;
-      kinds.set(f.name, kind);
-    }
-    const select = [`${recordJsonSql(ref.fields, loaded.columnTypes)} AS j`];
-    ref.fields.forEach((f, i) => {
-      const col = ident(f.name);
-      const kind = kinds.get(f.name);
-      // Ranks of the very expression the SQL path sorts by (lower() for text), so ties and order agree.
-      const sortExpr = kind === 'text' ? `lower(${col})` : col;
-      select.push(`CASE WHEN ${col} IS NULL THEN -1 ELSE dense_rank() OVER (ORDER BY ${sortExpr}) END AS r${i}`);
-      if (kind === 'text') select.push(`lower(${col}) AS l${i}`, `${wordsColumn(f.name)} AS w${i}`);
-      else if (kind === 'date') select.push(`epoch_us(CAST(${col} AS TIMESTAMP)) AS v${i}`);
-      else select.push(`${col} AS v${i}`);
-    });
-    const sql = `SELECT ${select.join(', ')} FROM ${ident(loaded.table)} ORDER BY __rowid`;
-    const data = await engine.withConnection(async (c) => (await c.runAndReadAll(sql)).getColumnsObjectJS());
-    const records = (data.j ?? []).map(String);
-    const size = records.length;
-    const columns = new Map<string, MemoryColumn>();
-    ref.fields.forEach((f, i) => {
-      const rank = Int32Array.from(data[`r${i}`] ?? [], (r) => Number(r));
-      switch (kinds.get(f.name)) {
-        case 'text':
-          columns.set(f.name, { kind: 'text', lower: interned(data[`l${i}`]), words: interned(data[`w${i}`]), rank });
-          break;
-        case 'integer':
-          columns.set(f.name, { kind: 'integer', values: (data[`v${i}`] ?? []).map(exactInteger), rank });
-          break;
-        case 'number':
-          columns.set(f.name, { kind: 'number', values: (data[`v${i}`] ?? []).map((v) => (v === null ? null : Number(v))), rank });
-          break;
-        case 'boolean':
-          columns.set(f.name, { kind: 'boolean', values: (data[`v${i}`] ?? []).map((v) => (v === null ? null : Boolean(v))), rank });
-          break;
-        case 'date': {
-          const subMs = new Uint16Array(size);
-          const ms = (data[`v${i}`] ?? []).map((v, row) => {
-            if (v === null) return null;
-            const us = BigInt(v as bigint | number);
-            // Floor, not truncation: before 1970 the microseconds still count up from the millisecond.
-            let whole = us / 1000n;
-            if (whole * 1000n > us) whole -= 1n;
-            subMs[row] = Number(us - whole * 1000n);
-            return Number(whole);
-          });
-          columns.set(f.name, { kind: 'date', ms, subMs, rank });
-          break;
-        }
-      }
-    });
-    return new InMemoryTable(size, columns, records);
+export function isMissing(column: MemoryColumn, row: number): boolean {
+  switch (column.kind) {
+    case 'text':
+      return column.lower[row] === null;
+    case 'date':
+      return column.ms[row] === null;
+    default:
+      return column.values[row] === null;
+  }
+}
+
+/** Compares two records' present values as DuckDB orders them. */
+function valueOrder(column: MemoryColumn): (a: number, b: number) => number {
+  const order = <T extends number | bigint>(x: T, y: T) => (x < y ? -1 : x > y ? 1 : 0);
+  switch (column.kind) {
+    case 'text':
+      return (a, b) => compareCodePoints(column.lower[a] as string, column.lower[b] as string);
+    case 'integer':
+    case 'number':
+      return (a, b) => order(column.values[a] as number | bigint, column.values[b] as number | bigint);
+    case 'boolean':
+      return (a, b) => Number(column.values[a]) - Number(column.values[b]);
+    case 'date':
+      return (a, b) => order(column.ms[a] as number, column.ms[b] as number) || column.subMs[a] - column.subMs[b];
   }
 }
 
 type Js = DuckDBValue | unknown;
+
+/**
+ * A statement's result by column, read a chunk (2,048 rows) at a time: reading a version happens while
+ * the thread serves other calls, and converting 100,000 rows at once would hold it for a second.
+ */
+async function readInChunks(engine: SnapshotEngine, sql: string): Promise<Js[][]> {
+  return engine.withConnection(async (c) => {
+    const result = await c.stream(sql);
+    const columns: Js[][] = [];
+    for (;;) {
+      const chunk = await result.fetchChunk();
+      if (!chunk || chunk.rowCount === 0) return columns;
+      chunk.convertColumns(JSDuckDBValueConverter).forEach((values, i) => {
+        const out = (columns[i] ??= []);
+        for (const v of values) out.push(v);
+      });
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+  });
+}
+
+/** A field's column from its values (text: lower() values, then the words column). */
+function toColumn(kind: Kind, values: readonly Js[], words: readonly Js[], size: number): MemoryColumn {
+  switch (kind) {
+    case 'text':
+      return { kind: 'text', lower: interned(values), words: interned(words) };
+    case 'integer':
+      return { kind: 'integer', values: values.map(exactInteger) };
+    case 'number':
+      return { kind: 'number', values: values.map((v) => (v === null ? null : Number(v))) };
+    case 'boolean':
+      return { kind: 'boolean', values: values.map((v) => (v === null ? null : Boolean(v))) };
+    case 'date': {
+      const subMs = new Uint16Array(size);
+      const ms = values.map((v, row) => {
+        if (v === null) return null;
+        const us = BigInt(v as bigint | number);
+        // Floor, not truncation: before 1970 the microseconds still count up from the millisecond.
+        let whole = us / 1000n;
+        if (whole * 1000n > us) whole -= 1n;
+        subMs[row] = Number(us - whole * 1000n);
+        return Number(whole);
+      });
+      return { kind: 'date', ms, subMs };
+    }
+  }
+}
 
 function exactInteger(v: Js): number | bigint | null {
   if (v === null || v === undefined) return null;

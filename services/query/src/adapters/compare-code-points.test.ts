@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { compareCodePoints } from './compile-predicate';
+import { compareCodePoints } from './compare-code-points';
 
 describe('compareCodePoints', () => {
   it('orders strings as their UTF-8 bytes order (DuckDB compares text bytewise)', () => {
