@@ -87,6 +87,7 @@ export const envShape = {
     QUARRY_MAX_CONCURRENT_QUERIES: z.coerce.number().int().min(1).max(256).default(4),
     QUARRY_MAX_QUEUED_QUERIES: z.coerce.number().int().min(0).max(10000).default(64),
     QUARRY_CACHE_MB: z.coerce.number().int().min(0).max(65536).default(256),
+    QUARRY_MEMORY_INDEX_MB: z.coerce.number().int().min(0).max(1048576).default(512),
 };
 
 export const envSchema = z.object(envShape);

@@ -217,6 +217,18 @@ describe('chart queue bounds (CHART_QUEUE_MAX_WAITING, QUARRY_PRIVATE_REDIS_MAXM
   });
 });
 
+describe('QUARRY_MEMORY_INDEX_MB (small indexes searched in memory)', () => {
+  it('is 512 MiB by default, in bytes, and 0 turns it off', () => {
+    expect(loadConfig({}).memoryIndexBytes).toBe(512 * 1024 * 1024);
+    expect(loadConfig({ QUARRY_MEMORY_INDEX_MB: '64' }).memoryIndexBytes).toBe(64 * 1024 * 1024);
+    expect(loadConfig({ QUARRY_MEMORY_INDEX_MB: '0' }).memoryIndexBytes).toBe(0);
+  });
+
+  it.each(['-1', '2.5', 'all', '1048577', 'Infinity'])('refuses %p', (value) => {
+    expect(() => loadConfig({ QUARRY_MEMORY_INDEX_MB: value })).toThrow(/QUARRY_MEMORY_INDEX_MB/);
+  });
+});
+
 describe('QUARRY_CACHE_MB (the result cache bound)', () => {
   it('is 256 MiB by default, in bytes, and 0 turns the cache off', () => {
     expect(loadConfig({}).resultCacheBytes).toBe(256 * 1024 * 1024);

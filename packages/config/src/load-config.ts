@@ -35,6 +35,8 @@ export interface Config {
   heavyCalls: { maxRunning: number; maxQueued: number };
   /** Per process: the bound of the query and crosstab result cache in bytes; 0 turns it off. */
   resultCacheBytes: number;
+  /** Per query service: memory for small indexes searched in memory (estimated bytes); 0 keeps every search on the engine. */
+  memoryIndexBytes: number;
   /** Signs pagination cursors; unset: a key kept in the data directory. */
   cursorSecret: string | undefined;
 }
@@ -108,6 +110,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     cursorSecret: e.QUARRY_CURSOR_SECRET,
     heavyCalls: { maxRunning: e.QUARRY_MAX_CONCURRENT_QUERIES, maxQueued: e.QUARRY_MAX_QUEUED_QUERIES },
     resultCacheBytes: e.QUARRY_CACHE_MB * 1024 * 1024,
+    memoryIndexBytes: e.QUARRY_MEMORY_INDEX_MB * 1024 * 1024,
     opsPort: e.QUARRY_OPS_PORT,
   };
 }

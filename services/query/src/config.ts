@@ -6,6 +6,8 @@ export interface QueryServiceConfig {
   dataDir: string;
   cursorSecret: string | undefined;
   typesense: { url: string; apiKey: string } | undefined;
+  /** Memory for small indexes searched in memory; 0: every search through the engine. */
+  memoryIndexBytes: number;
 }
 
 export function queryServiceConfig(config: Config): QueryServiceConfig {
@@ -15,5 +17,6 @@ export function queryServiceConfig(config: Config): QueryServiceConfig {
     dataDir: config.dataDir,
     cursorSecret: config.cursorSecret,
     typesense: config.typesense,
+    memoryIndexBytes: config.memoryIndexBytes,
   };
 }

@@ -14,8 +14,9 @@ import type { SearchIndex } from './ports/search-index.port';
 import { queryHandlers } from './transport/grpc-query.handlers';
 
 /** Typesense when configured (production), else DuckDB over the snapshot (embedded default). */
-export function createSearchIndex(config: Pick<QueryServiceConfig, 'typesense'>, engine: SnapshotEngine): SearchIndex {
-  return config.typesense ? new TypesenseSearchIndex(config.typesense, engine) : new DuckDbSearchIndex(engine);
+export function createSearchIndex(config: Pick<QueryServiceConfig, 'typesense' | 'memoryIndexBytes'>, engine: SnapshotEngine): SearchIndex {
+  if (config.typesense) return new TypesenseSearchIndex(config.typesense, engine);
+  return new DuckDbSearchIndex(engine, config.memoryIndexBytes > 0 ? { inMemoryBudgetBytes: config.memoryIndexBytes } : { inMemoryMaxRecords: 0 });
 }
 
 export interface ServiceDeps {

@@ -30,7 +30,7 @@ describe('grpc.health.v1 on a service', () => {
     const store = new SqliteMetadataStore(path.join(dir, 'quarry.db'));
     const engine = new SnapshotEngine(dir);
     let storeUp = true;
-    const module = createQueryModule({ listenAddr: '127.0.0.1:0', graceMs: 1000, dataDir: dir, cursorSecret: 'x'.repeat(32), typesense: undefined }, silentLogger(), {
+    const module = createQueryModule({ listenAddr: '127.0.0.1:0', graceMs: 1000, dataDir: dir, cursorSecret: 'x'.repeat(32), typesense: undefined, memoryIndexBytes: 0 }, silentLogger(), {
       catalog: store,
       engine,
       limiter: new HeavyCallLimiter(2, 2),
