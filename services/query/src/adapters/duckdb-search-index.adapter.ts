@@ -106,6 +106,8 @@ export class DuckDbSearchIndex implements SearchIndex {
       known.lastUsed = Date.now();
       return known.table;
     }
+    // A search still naming an older version (a publish is under way) is not worth holding.
+    for (const other of this.held.values()) if (other.name === entry.name && other.version > entry.version) return null;
     const held: HeldTable = { name: entry.name, version: entry.version, table: null, loading: Promise.resolve(), lastUsed: Date.now() };
     held.loading = InMemoryTable.load(this.engine, entry).then(
       (table) => {

@@ -335,6 +335,27 @@ describe('in-memory search: the same total and page as the SQL path', () => {
       expect(sqlCalls).toHaveBeenCalledTimes(2);
     });
 
+    it('does not hold a version older than one it holds (a search from before a publish)', async () => {
+      const loads = jest.spyOn(InMemoryTable, 'load');
+      const adapter = new DuckDbSearchIndex(engine);
+      const v2 = { ...data.movies.entry, version: 2 };
+      await adapter.whenHeld(v2);
+      const plan: SearchPlan = { where: { kind: 'all' }, sort: [], offset: 0, limit: 2 };
+      expect(await adapter.search({ ...data.edge.entry, name: 'movies', version: 1 }, plan)).toEqual(await sql.search(data.edge.entry, plan));
+      expect(loads).toHaveBeenCalledTimes(1);
+    });
+
+    it('searches waiting for the same columns share one read', async () => {
+      const table = await InMemoryTable.load(engine, data.movies.entry);
+      if (!table) throw new Error('not held');
+      const reads = jest.spyOn(engine, 'withConnection');
+      await Promise.all([table.readColumns(['Title', 'Director']), table.readColumns(['Director']), table.readColumns(['Title'])]);
+      expect(reads).toHaveBeenCalledTimes(1);
+      expect(table.holds(['Title', 'Director'])).toBe(true);
+      await table.readColumns(['Title']);
+      expect(reads).toHaveBeenCalledTimes(1);
+    });
+
     it('keeps an index above the record limit on SQL', async () => {
       const loads = jest.spyOn(InMemoryTable, 'load');
       const adapter = new DuckDbSearchIndex(engine, { inMemoryMaxRecords: data.movies.entry.recordCount - 1 });

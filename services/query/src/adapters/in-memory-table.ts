@@ -70,6 +70,8 @@ export class InMemoryTable {
   private readonly columns = new Map<string, MemoryColumn>();
   private readonly ranks = new Map<string, Int32Array>();
   private readonly wordIndexes = new Map<string, WordIndex>();
+  /** Columns being read, by field: concurrent searches wait for the same read. */
+  private readonly reading = new Map<string, Promise<void>>();
   private bytes: number | undefined;
 
   private constructor(
@@ -122,10 +124,22 @@ export class InMemoryTable {
     return this.columns.get(field);
   }
 
-  /** Reads the columns of these fields that are not held yet, in one statement. */
+  /**
+   * Reads the columns of these fields that are neither held nor being read, in one statement; resolves
+   * once all of them are held (rejects if a read fails: the field stays unheld and a later search may
+   * try again).
+   */
   async readColumns(fields: Iterable<string>): Promise<void> {
-    const missing = [...new Set(fields)].filter((f) => !this.columns.has(f));
-    if (missing.length === 0) return;
+    const wanted = [...new Set(fields)];
+    const missing = wanted.filter((f) => !this.columns.has(f) && !this.reading.has(f));
+    if (missing.length > 0) {
+      const read = this.read(missing).finally(() => missing.forEach((f) => this.reading.delete(f)));
+      missing.forEach((f) => this.reading.set(f, read));
+    }
+    await Promise.all(wanted.map((f) => this.reading.get(f)));
+  }
+
+  private async read(missing: string[]): Promise<void> {
     const loaded = await this.engine.table(this.ref);
     const select: string[] = [];
     const at = missing.map((f) => {
