@@ -1,6 +1,6 @@
 import { createIdentity, type Identity } from './support/identities';
 import { pngFacts } from './support/png';
-import { freePort, spawnServe, stopProc, type Proc } from './support/quarry-process';
+import { freePort, linesEventually, spawnServe, stopProc, type Proc } from './support/quarry-process';
 import { TestRedis } from './support/redis';
 import { startStackWithData, unwrap, type Stack } from './support/stack';
 import { rpcClient } from './support/http';
@@ -58,8 +58,11 @@ describe('chart workers as separate processes', () => {
       { headers: { 'X-Request-Id': requestId } },
     );
     expect(unwrap(res).error).toBeUndefined();
-    const lines = [...workerA.lines, ...workerB.lines].filter((l) => l.includes(`"requestId":"${requestId}"`)).map((l) => JSON.parse(l) as { msg: string });
-    expect(lines.map((l) => l.msg)).toEqual(['chart render started', 'chart rendered']);
+    const traced = await linesEventually(
+      () => [...workerA.lines, ...workerB.lines].filter((l) => l.includes(`"requestId":"${requestId}"`)),
+      (found) => found.length >= 2,
+    );
+    expect(traced.map((l) => (JSON.parse(l) as { msg: string }).msg)).toEqual(['chart render started', 'chart rendered']);
   }, 30000);
 
   it('still answers every request when one worker is SIGKILLed mid-render', async () => {

@@ -1,7 +1,7 @@
 import { AUTH_FAILURES } from '@quarry/gateway';
 import { createIdentity, withStore, type Identity } from './support/identities';
 import { rawRequest, rpcClient, type RawResponse } from './support/http';
-import { makeDataDir, startQuarry, type RunningQuarry, type Topology } from './support/quarry-process';
+import { linesEventually, makeDataDir, startQuarry, type RunningQuarry, type Topology } from './support/quarry-process';
 
 const LIMIT = 1_048_576;
 
@@ -236,8 +236,8 @@ describe.each<Topology>(['all', 'split'])('gateway protocol (QUARRY_TARGET=%s)',
 
     it('logs the request id on the request line', async () => {
       await rpcClient(quarry.baseUrl, alice.token).call('QUERIES.EXECUTE', {}, { headers: { 'X-Request-Id': 'log-me-42' } });
-      await new Promise((r) => setTimeout(r, 300));
-      expect(quarry.logs().some((l) => l.includes('"requestId":"log-me-42"'))).toBe(true);
+      const logged = (lines: string[]) => lines.some((l) => l.includes('"requestId":"log-me-42"'));
+      expect(logged(await linesEventually(() => quarry.logs(), logged))).toBe(true);
     });
   });
 

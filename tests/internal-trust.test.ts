@@ -3,7 +3,7 @@ import * as protoLoader from '@grpc/proto-loader';
 import { protoPath } from 'grpc-health-check';
 import { CLIENT_OPTIONS, grpc, INTERNAL_TOKEN_HEADER, loadQuarryProto, type pb } from '@quarry/rpc';
 import { createIdentity, type Identity } from './support/identities';
-import { spawnServe, stopProc, E2E_INTERNAL_TOKEN, type Proc } from './support/quarry-process';
+import { linesEventually, spawnServe, stopProc, E2E_INTERNAL_TOKEN, type Proc } from './support/quarry-process';
 import { startStackWithData, type Stack } from './support/stack';
 
 const v1 = loadQuarryProto().quarry.v1;
@@ -127,10 +127,6 @@ interface LogLine {
 
 /** The process's JSON log lines that match, once at least one has come through the pipe (at most 5 s). */
 async function waitForLines(proc: Proc, match: (l: LogLine) => boolean): Promise<LogLine[]> {
-  const deadline = Date.now() + 5000;
-  for (;;) {
-    const found = proc.lines.flatMap((l) => (l.startsWith('{') ? [JSON.parse(l) as LogLine] : [])).filter(match);
-    if (found.length > 0 || Date.now() > deadline) return found;
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  const matching = (lines: string[]) => lines.flatMap((l) => (l.startsWith('{') ? [JSON.parse(l) as LogLine] : [])).filter(match);
+  return matching(await linesEventually(() => proc.lines, (lines) => matching(lines).length > 0));
 }

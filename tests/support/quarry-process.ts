@@ -25,6 +25,19 @@ export { freePort };
  */
 export const E2E_INTERNAL_TOKEN = `e2e-${randomBytes(24).toString('base64url')}`;
 
+/**
+ * A child's log lines come through a pipe on their own schedule, often after the HTTP answer that they
+ * describe: reads `lines` until `done` holds or `ms` pass, and returns the last read either way.
+ */
+export async function linesEventually(lines: () => string[], done: (lines: string[]) => boolean, ms = 5000): Promise<string[]> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const read = lines();
+    if (done(read) || Date.now() > deadline) return read;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 export interface Proc {
   child: ChildProcess;
   lines: string[];
