@@ -172,6 +172,14 @@ describe.each<Topology>(['all', 'split'])('gateway protocol (QUARRY_TARGET=%s)',
         expect(ms).toBeLessThan(2000);
         expect(await loggedBytes(requestId)).toBeLessThan(4096);
       });
+
+      // Valid JSON (a \ud800 escape) but not Unicode: each engine behind would read a U+FFFD instead.
+      it('answers text holding an unpaired surrogate with a 400 naming the parameter', async () => {
+        const requestId = `surrogate-${topology}`;
+        const { res } = await timed({ index: 'movies', query: 'Title:>\ud800' }, requestId);
+        const body = expectJsonRpcError(res, 200, requestId, 400, 'Bad Request');
+        expect(body.error?.data?.detail).toBe('query is not valid Unicode: it holds an unpaired surrogate (\\uD800) at character 8');
+      });
     });
 
     it('accepts a chunked body within the limit', async () => {

@@ -168,3 +168,21 @@ describe('sort direction, as the query service reads it', () => {
     expect(() => parseParams(queriesExecuteParams, { index: 'a', sort: [{ field: 'x', direction }] })).toThrow(/sort\[0\]\.direction must be "asc" or "desc", got/);
   });
 });
+
+describe('text that is not valid Unicode', () => {
+  it('refuses an unpaired surrogate in any string, naming the parameter, the unit and where it is', () => {
+    expect(detailOf(queriesExecuteParams, { index: 'movies', query: 'Title:>\ud800' })).toBe('query is not valid Unicode: it holds an unpaired surrogate (\\uD800) at character 8');
+    expect(detailOf(queriesExecuteParams, { index: 'movies', sort: [{ field: 'a', direction: 'asc' }, { field: 'x\udc01' }] })).toBe(
+      'sort[1].field is not valid Unicode: it holds an unpaired surrogate (\\uDC01) at character 2',
+    );
+    expect(detailOf(crosstabExecuteParams, { index: 'm', rows: ['r'], totals: [{ aggregationType: 'Count' }], saveReport: { name: 'n\ud83d' } })).toMatch(
+      /^saveReport\.name is not valid Unicode/,
+    );
+    // The low half first, then the high one: two unpaired units, not a pair.
+    expect(detailOf(reportsFindParams, { search: '\udcb3\ud835' })).toMatch(/^search is not valid Unicode: .*\(\\uDCB3\) at character 1$/);
+  });
+
+  it('accepts characters beyond the BMP, written as a pair', () => {
+    expect(parseParams(queriesExecuteParams, { index: 'movies', query: '𝒳 \ud835\udcb3' }).query).toBe('𝒳 𝒳');
+  });
+});

@@ -10,13 +10,41 @@ function paramName(path: readonly PropertyKey[]): string {
   return path.reduce<string>((name, key) => (typeof key === 'number' ? `${name}[${key}]` : name ? `${name}.${String(key)}` : String(key)), '');
 }
 
+/** A UTF-16 surrogate outside a pair: in /u mode a pair is one code point, outside this range. */
+const UNPAIRED = /[\uD800-\uDFFF]/u;
+
+/**
+ * The first string in validated params holding an unpaired surrogate. JSON's \uD800 escape gives one,
+ * but no UTF-8 text can: DuckDB, SQLite and gRPC peers would each see a U+FFFD in its place, so a
+ * query would compare differently on each path and a saved name would not read back as sent.
+ */
+function unpairedSurrogate(value: unknown, path: PropertyKey[]): { path: PropertyKey[]; text: string; at: number } | undefined {
+  if (typeof value === 'string') {
+    const at = value.search(UNPAIRED);
+    return at < 0 ? undefined : { path, text: value, at };
+  }
+  if (typeof value !== 'object' || value === null) return undefined;
+  for (const [key, v] of Array.isArray(value) ? value.entries() : Object.entries(value)) {
+    const found = unpairedSurrogate(typeof key === 'string' && UNPAIRED.test(key) ? key : v, [...path, key]);
+    if (found) return found;
+  }
+  return undefined;
+}
+
 /**
  * Parses params or throws one 400 naming every offending parameter. Unknown keys are the caller's text,
  * so they are quoted, cut short and counted past ten: the detail stays small whatever arrives.
  */
 export function parseParams<T extends z.ZodType>(schema: T, params: Record<string, unknown>): z.output<T> {
   const parsed = schema.safeParse(params);
-  if (parsed.success) return parsed.data;
+  if (parsed.success) {
+    const bad = unpairedSurrogate(parsed.data, []);
+    if (bad) {
+      const unit = bad.text.charCodeAt(bad.at).toString(16).toUpperCase();
+      throw AppError.invalid(`${paramName(bad.path) || 'params'} is not valid Unicode: it holds an unpaired surrogate (\\u${unit}) at character ${bad.at + 1}`);
+    }
+    return parsed.data;
+  }
   const details = parsed.error.issues.slice(0, MAX_ISSUES).map((issue) => {
     const name = paramName(issue.path);
     if (issue.code === 'unrecognized_keys') {

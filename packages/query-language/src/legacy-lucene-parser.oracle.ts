@@ -7,7 +7,7 @@
  */
 import { AppError } from '@quarry/errors';
 import { parseDateValue } from './date-values';
-import { and, not, or, words, type CompareOp, type Literal, type QueryNode } from './query-node';
+import { and, foldCase, not, or, words, type CompareOp, type Literal, type QueryNode } from './query-node';
 import { FieldResolver, isNumeric, type FieldDef } from './schema';
 
 // eslint-disable-next-line @typescript-eslint/no-namespace
@@ -304,7 +304,7 @@ class Compiler {
       if (!d || d === 'out-of-range') throw bad('a date (2001-01-14, 2001-01-14T09:30, TODAY-7DAYS, ...)');
       return d.precision === 'instant' ? { type: 'date', value: d.start } : { type: 'period', start: d.start, end: d.end };
     }
-    return { type: 'string', value: raw.toLowerCase() };
+    return { type: 'string', value: foldCase(raw) };
   }
 
   private cmp(field: FieldDef, op: CompareOp, value: Literal): QueryNode {

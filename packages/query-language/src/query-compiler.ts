@@ -2,7 +2,7 @@ import { AppError, quoteInput } from '@quarry/errors';
 import { parseDateValue } from './date-values';
 import { unescapeQueryText, type Bound } from './query-lexer';
 import type { FieldRef, QueryAst } from './query-parser';
-import { and, not, or, words, type CompareOp, type Literal, type QueryNode } from './query-node';
+import { and, foldCase, not, or, words, type CompareOp, type Literal, type QueryNode } from './query-node';
 import { isNumeric, type FieldDef } from './schema';
 
 /** How the compiler finds fields: FieldResolver for an index, or a stand-in when fields are not known yet. */
@@ -114,7 +114,7 @@ export class QueryCompiler {
       if (!d) throw bad('a date (2001-01-14, 2001-01-14T09:30, TODAY-7DAYS, ...)');
       return d.precision === 'instant' ? { type: 'date', value: d.start } : { type: 'period', start: d.start, end: d.end };
     }
-    return { type: 'string', value: raw.toLowerCase() };
+    return { type: 'string', value: foldCase(raw) };
   }
 
   private cmp(field: FieldDef, op: CompareOp, value: Literal): QueryNode {

@@ -49,7 +49,21 @@ export function not(child: QueryNode): QueryNode {
   return { kind: 'not', child };
 }
 
+/**
+ * Lower-cases text as DuckDB's lower() does (the snapshot's text and words columns are built by it):
+ * each code point on its own, by its simple mapping. JS's toLowerCase applies context (a Greek capital
+ * sigma ending a word becomes final 'ς') and full mappings ('İ' becomes 'i' + U+0307), which gave words
+ * no record's column holds (ΟΔΟΣ, İstanbul). The one full mapping among lower cases is 'İ'.
+ */
+export function foldCase(text: string): string {
+  // Most text is ASCII or has no capital that folds with context: one call then gives the same answer.
+  if (!/[\u0130\u03a3]/.test(text)) return text.toLowerCase();
+  let out = '';
+  for (const ch of text) out += ch === '\u0130' ? 'i' : ch.toLowerCase();
+  return out;
+}
+
 /** Splits text into lower-cased words the way every adapter must: runs of letters and digits. */
 export function words(text: string): string[] {
-  return text.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter(Boolean);
+  return foldCase(text).split(/[^\p{L}\p{N}]+/u).filter(Boolean);
 }

@@ -6,8 +6,32 @@ import { isMissing, type InMemoryTable, type MemoryColumn, type WordIndex } from
 /** True when record `row` matches. */
 export type Predicate = (row: number) => boolean;
 
-/** A query the in-memory path cannot answer as the SQL path would (a leaf on a field of another type). */
+/**
+ * A query the in-memory path cannot answer as the SQL path would (a leaf on a field of another type), or
+ * not within the work one search may do on the thread that serves every other call.
+ */
 export class UnsupportedQuery extends Error {}
+
+/**
+ * Units of work a search may still spend before it goes to SQL (which runs off the thread and stops at
+ * the deadline). A unit is about one predicate call on one record.
+ */
+export interface WorkBudget {
+  left: number;
+}
+
+function charge(work: WorkBudget, units: number): void {
+  work.left -= units;
+  if (work.left < 0) throw new UnsupportedQuery('more work than one search may do in memory');
+}
+
+/** A UTF-16 surrogate outside a pair: DuckDB reads a U+FFFD in its place, JS compares the unit itself. */
+const UNPAIRED = /[\uD800-\uDFFF]/u;
+
+function wellFormed(text: string): string {
+  if (UNPAIRED.test(text)) throw new UnsupportedQuery('text with an unpaired surrogate');
+  return text;
+}
 
 const NEVER: Predicate = () => false;
 const ALWAYS: Predicate = () => true;
@@ -37,7 +61,7 @@ function compareLeaf(column: MemoryColumn, fieldType: string, op: CompareOp, lit
   if (lit.type === 'string') {
     if (column.kind !== 'text') throw new UnsupportedQuery('text compared with a non-text column');
     const { lower } = column;
-    const v = lit.value;
+    const v = wellFormed(lit.value);
     if (op === 'eq') return (row) => lower[row] === v;
     return (row) => {
       const x = lower[row];
@@ -123,11 +147,14 @@ function rowsOf(index: WordIndex, word: string, prefix: boolean): Int32Array[] {
 /**
  * Marks the records whose words column holds ` w1 w2 … wn ` (or ` w1 … wn` as a prefix), as the SQL
  * path's contains(): one word is a lookup or a vocabulary range; several are the records holding the
- * rarest full word, each then checked with the same substring test.
+ * rarest full word, each then checked with the same substring test. Charged before it is done: a
+ * prefix can name most of the vocabulary, and a phrase of common words reads most of the text.
  */
-function markMatches(index: WordIndex, words: readonly string[], prefix: boolean, hits: Uint8Array): void {
+function markMatches(index: WordIndex, words: readonly string[], prefix: boolean, hits: Uint8Array, work: WorkBudget): void {
   if (words.length === 1) {
-    for (const rows of rowsOf(index, words[0], prefix)) for (const row of rows) hits[row] = 1;
+    const matching = rowsOf(index, words[0], prefix);
+    charge(work, matching.reduce((n, rows) => n + 1 + rows.length, 0));
+    for (const rows of matching) for (const row of rows) hits[row] = 1;
     return;
   }
   const full = prefix ? words.slice(0, -1) : words;
@@ -137,8 +164,11 @@ function markMatches(index: WordIndex, words: readonly string[], prefix: boolean
     if (!rows) return;
     if (!rarest || rows.length < rarest.length) rarest = rows;
   }
+  if (!rarest) return;
+  // A substring test reads the record's words column, about 16 characters per unit.
+  charge(work, rarest.length * (1 + index.meanChars / 16));
   const needle = ` ${words.join(' ')}${prefix ? '' : ' '}`;
-  for (const row of rarest ?? []) {
+  for (const row of rarest) {
     if (index.words[row]?.includes(needle)) hits[row] = 1;
   }
 }
@@ -149,7 +179,7 @@ function markMatches(index: WordIndex, words: readonly string[], prefix: boolean
  * only ever reaches WHERE or a NOT that turns it into FALSE first, so false serves for it here.
  * Throws UnsupportedQuery where it could not promise that (the caller then runs the SQL).
  */
-export function compilePredicate(node: QueryNode, table: InMemoryTable): Predicate {
+export function compilePredicate(node: QueryNode, table: InMemoryTable, work: WorkBudget = { left: Infinity }): Predicate {
   const column = (field: string): MemoryColumn => {
     const c = table.column(field);
     if (!c) throw new UnsupportedQuery(`the column ${field} is not held`);
@@ -183,11 +213,12 @@ export function compilePredicate(node: QueryNode, table: InMemoryTable): Predica
         return (row) => !child(row);
       }
       case 'match': {
+        q.words.forEach(wellFormed);
         const hits = new Uint8Array(table.size);
         for (const f of q.fields) {
           const index = table.wordIndex(f);
           if (!index) throw new UnsupportedQuery('a word match on a non-text column');
-          markMatches(index, q.words, q.prefix, hits);
+          markMatches(index, q.words, q.prefix, hits, work);
         }
         return (row) => hits[row] === 1;
       }

@@ -30,15 +30,24 @@ export const IN_MEMORY_MAX_RECORDS = 100_000;
 /** Memory all held versions may take together (estimated); the least recently searched go first. */
 export const IN_MEMORY_BUDGET_BYTES = 512 * 1024 * 1024;
 /**
- * A search in memory cannot be interrupted and holds the thread: beyond this many leaf tests (leaves ×
- * records, ~30 ms) it goes to SQL, which runs on DuckDB's threads and stops at the deadline.
+ * A search in memory cannot be interrupted and holds the thread: beyond this many units of work (leaf
+ * tests, leaves × records, ~30 ms; and the records a word match reads) it goes to SQL, which runs on
+ * DuckDB's threads and stops at the deadline.
  */
 export const IN_MEMORY_MAX_WORK = 10_000_000;
+/**
+ * A version let go to make room is not read in again for this long: when the indexes searched need more
+ * than the budget, each would otherwise be read in whole on every other search.
+ */
+export const RELOAD_AFTER_EVICTION_MS = 60_000;
 
 export interface DuckDbSearchOptions {
   /** 0 keeps every search on SQL (the equivalence tests compare both paths). */
   inMemoryMaxRecords?: number;
+  /** 0 keeps every search on SQL too. */
   inMemoryBudgetBytes?: number;
+  inMemoryMaxWork?: number;
+  reloadAfterEvictionMs?: number;
   /**
    * A search waits until its version and columns are held instead of answering through SQL meanwhile:
    * for the conformance suite, so every one of its searches takes the in-memory path.
@@ -49,10 +58,14 @@ export interface DuckDbSearchOptions {
 interface HeldTable {
   name: string;
   version: number;
-  /** Null while it is being read, and for good when it cannot be (the SQL path answers). */
+  /**
+   * Null while it is being read, after it was let go for room (until `evictedAt` is old enough), and for
+   * good when it cannot be held (the SQL path answers).
+   */
   table: InMemoryTable | null;
   loading: Promise<void>;
   lastUsed: number;
+  evictedAt?: number;
 }
 
 /** The embedded default: searches the in-memory copy of the Parquet snapshot. */
@@ -61,6 +74,13 @@ export class DuckDbSearchIndex implements SearchIndex {
   private readonly held = new Map<string, HeldTable>();
   private readonly inMemoryMaxRecords: number;
   private readonly budgetBytes: number;
+  private readonly maxWork: number;
+  private readonly reloadAfterEvictionMs: number;
+  /**
+   * Versions are read in one at a time: each is whole before the budget can judge it, so side by side
+   * many first searches would hold many versions' records at once, and take both cores.
+   */
+  private loads: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly engine: SnapshotEngine,
@@ -68,6 +88,8 @@ export class DuckDbSearchIndex implements SearchIndex {
   ) {
     this.inMemoryMaxRecords = options.inMemoryMaxRecords ?? IN_MEMORY_MAX_RECORDS;
     this.budgetBytes = options.inMemoryBudgetBytes ?? IN_MEMORY_BUDGET_BYTES;
+    this.maxWork = options.inMemoryMaxWork ?? IN_MEMORY_MAX_WORK;
+    this.reloadAfterEvictionMs = options.reloadAfterEvictionMs ?? RELOAD_AFTER_EVICTION_MS;
   }
 
   async prepare(): Promise<void> {
@@ -75,16 +97,17 @@ export class DuckDbSearchIndex implements SearchIndex {
   }
 
   async search(entry: IndexEntry, plan: SearchPlan): Promise<SearchPage> {
-    const small = entry.recordCount <= this.inMemoryMaxRecords;
+    this.dropOlder(entry);
+    const small = this.mayHold(entry);
     if (small && this.options.awaitMemory) await this.whenHeld(entry);
     const table = small ? this.heldTable(entry) : null;
-    if (table && leafCount(plan.where) * table.size <= IN_MEMORY_MAX_WORK) {
+    if (table && leafCount(plan.where) * table.size <= this.maxWork) {
       const fields = fieldsOf(plan);
       if (this.options.awaitMemory) await table.readColumns(fields);
       if (table.holds(fields)) {
         if (plan.signal?.aborted) throw abortReason(plan.signal);
         try {
-          return searchInMemory(table, plan);
+          return searchInMemory(table, plan, this.maxWork);
         } catch (err) {
           if (!(err instanceof UnsupportedQuery)) throw err;
         }
@@ -102,44 +125,100 @@ export class DuckDbSearchIndex implements SearchIndex {
    */
   private heldTable(entry: IndexEntry): InMemoryTable | null {
     const known = this.held.get(entry.snapshot);
-    if (known) {
-      known.lastUsed = Date.now();
+    const now = Date.now();
+    if (known && !(known.evictedAt !== undefined && now - known.evictedAt >= this.reloadAfterEvictionMs)) {
+      known.lastUsed = now;
       return known.table;
     }
     // A search still naming an older version (a publish is under way) is not worth holding.
     for (const other of this.held.values()) if (other.name === entry.name && other.version > entry.version) return null;
-    const held: HeldTable = { name: entry.name, version: entry.version, table: null, loading: Promise.resolve(), lastUsed: Date.now() };
-    held.loading = InMemoryTable.load(this.engine, entry).then(
-      (table) => {
-        if (table && this.held.get(entry.snapshot) === held && this.makeRoom(table.approxBytes(), entry.snapshot)) held.table = table;
-      },
-      // Only a shortcut: whatever keeps it from loading, the SQL path answers.
-      () => undefined,
-    );
+    const held: HeldTable = { name: entry.name, version: entry.version, table: null, loading: Promise.resolve(), lastUsed: now };
+    const wanted = () => this.held.get(entry.snapshot) === held;
+    held.loading = this.loads = this.loads.then(async () => {
+      // Forgotten, or a newer version asked for, while it waited its turn.
+      if (!wanted()) return;
+      try {
+        const table = await InMemoryTable.load(this.engine, entry);
+        if (!table || !wanted() || !this.makeRoom(table.approxBytes(), entry.snapshot)) return;
+        held.table = table;
+        table.onGrow = () => this.keepToBudget(entry.snapshot);
+      } catch {
+        // Only a shortcut: whatever keeps it from loading, the SQL path answers.
+      }
+    });
     this.held.set(entry.snapshot, held);
-    // Older versions of the index go once a newer one is asked for; searches holding them finish.
-    for (const [key, other] of this.held) {
-      if (other.name === entry.name && other.version < entry.version) this.held.delete(key);
-    }
     return null;
   }
 
-  /** Releases the least recently searched versions until `bytes` more fit the budget; false if they never can. */
+  /** Older versions of the index go once a newer one is searched, small or not; searches holding them finish. */
+  private dropOlder(entry: IndexEntry): void {
+    for (const [key, other] of this.held) {
+      if (other.name === entry.name && other.version < entry.version) this.held.delete(key);
+    }
+  }
+
+  /**
+   * What the held versions count against the budget: each its expected size once fully read, or what it
+   * holds now if that is more (the estimate fell short).
+   */
+  private usedBytes(): number {
+    let used = 0;
+    for (const h of this.held.values()) if (h.table) used += Math.max(h.table.approxBytes(), h.table.heldBytes());
+    return used;
+  }
+
+  /** The versions held now, as `name@version`; for tests and diagnostics. */
+  holding(): string[] {
+    return [...this.held.values()].filter((h) => h.table).map((h) => `${h.name}@${h.version}`);
+  }
+
+  /** Lets the least recently searched version other than `keep` go; false when there is none. */
+  private evictOldest(keep: string): boolean {
+    let oldest: HeldTable | undefined;
+    for (const [key, h] of this.held) if (key !== keep && h.table && (!oldest || h.lastUsed < oldest.lastUsed)) oldest = h;
+    if (!oldest) return false;
+    oldest.table = null;
+    oldest.evictedAt = Date.now();
+    return true;
+  }
+
+  /**
+   * Lets the least recently searched versions go until `bytes` more fit the budget, counting what each
+   * holds now; false (nothing let go) if they never can, as when the version alone is over the budget.
+   */
   private makeRoom(bytes: number, keep: string): boolean {
     if (bytes > this.budgetBytes) return false;
-    const used = () => [...this.held.values()].reduce((n, h) => n + (h.table?.approxBytes() ?? 0), 0);
-    while (used() + bytes > this.budgetBytes) {
-      const oldest = [...this.held].filter(([key, h]) => key !== keep && h.table).sort(([, a], [, b]) => a.lastUsed - b.lastUsed)[0];
-      if (!oldest) return false;
-      this.held.delete(oldest[0]);
-    }
+    while (this.usedBytes() + bytes > this.budgetBytes) if (!this.evictOldest(keep)) return false;
     return true;
+  }
+
+  /**
+   * After a held version grew (a column read, a word index or a sort rank built): the others go, least
+   * recently searched first, until all fit; if it alone is over the budget it goes too, for good.
+   */
+  private keepToBudget(snapshot: string): void {
+    while (this.usedBytes() > this.budgetBytes) {
+      if (this.evictOldest(snapshot)) continue;
+      const self = this.held.get(snapshot);
+      if (self) self.table = null;
+      return;
+    }
+  }
+
+  private mayHold(entry: IndexEntry): boolean {
+    return this.inMemoryMaxRecords > 0 && this.budgetBytes > 0 && entry.recordCount <= this.inMemoryMaxRecords;
   }
 
   /** Resolves once the version's records are held (or could not be); for tests and warm-up. */
   async whenHeld(entry: IndexEntry): Promise<void> {
+    if (!this.mayHold(entry)) return;
     this.heldTable(entry);
     await this.held.get(entry.snapshot)?.loading;
+  }
+
+  /** Resolves once the columns being read for the version are read (none is started); for tests. */
+  async whenRead(entry: IndexEntry): Promise<void> {
+    await this.held.get(entry.snapshot)?.table?.settled();
   }
 
   private async searchSql(entry: IndexEntry, plan: SearchPlan): Promise<SearchPage> {

@@ -1,6 +1,6 @@
 import type { QueryNode } from '@quarry/query-language';
 import type { SearchPage, SearchPlan } from '../ports/search-index.port';
-import { compilePredicate } from './compile-predicate';
+import { compilePredicate, UnsupportedQuery } from './compile-predicate';
 import type { InMemoryTable } from './in-memory-table';
 
 type Compare = (a: number, b: number) => number;
@@ -100,9 +100,14 @@ export function leafCount(q: QueryNode): number {
   }
 }
 
-/** A search over an in-memory table: the same total and page, in the same JSON, as the SQL path. */
-export function searchInMemory(table: InMemoryTable, plan: SearchPlan): SearchPage {
-  const test = compilePredicate(plan.where, table);
+/**
+ * A search over an in-memory table: the same total and page, in the same JSON, as the SQL path. Throws
+ * UnsupportedQuery when it would take more than `maxWork` units (the scan, and the word matches).
+ */
+export function searchInMemory(table: InMemoryTable, plan: SearchPlan, maxWork = Infinity): SearchPage {
+  const scan = leafCount(plan.where) * table.size;
+  if (scan > maxWork) throw new UnsupportedQuery('more leaf tests than one scan may run in memory');
+  const test = compilePredicate(plan.where, table, { left: maxWork - scan });
   const end = plan.offset + plan.limit;
   const { records } = table;
   if (plan.sort.length === 0) {

@@ -45,6 +45,8 @@ export interface WordIndex {
   rows: readonly Int32Array[];
   /** The field's words column. */
   words: ReadonlyArray<string | null>;
+  /** Mean length of a present words column value: what one substring test reads. */
+  meanChars: number;
 }
 
 /** The DuckDB column types a snapshot stores (build-snapshot); any other keeps the index on SQL. */
@@ -59,6 +61,9 @@ const KINDS: Record<string, Kind> = {
 
 /** What a column holds per record beyond its values: arrays, numbers, and the word index's row numbers. */
 const BYTES_PER_VALUE = 24;
+/** A JS string's header, and a vocabulary word's Int32Array besides its rows. */
+const STRING_BYTES = 16;
+const WORD_BYTES = 96;
 
 /**
  * A small index's published version held in memory: per record its JSON text (built once by the same
@@ -72,7 +77,12 @@ export class InMemoryTable {
   private readonly wordIndexes = new Map<string, WordIndex>();
   /** Columns being read, by field: concurrent searches wait for the same read. */
   private readonly reading = new Map<string, Promise<void>>();
+  /** Fields whose read failed: they stay on SQL for this version rather than being read on every search. */
+  private readonly unreadable = new Set<string>();
   private bytes: number | undefined;
+  private held: number;
+  /** Called after a column, word index or sort rank is added: the holder checks its memory budget. */
+  onGrow: (() => void) | undefined;
 
   private constructor(
     private readonly engine: SnapshotEngine,
@@ -81,7 +91,9 @@ export class InMemoryTable {
     readonly size: number,
     /** Each record's JSON text, in record order. */
     readonly records: readonly string[],
-  ) {}
+  ) {
+    this.held = STRING_BYTES * size + 2 * records.reduce((n, r) => n + r.length, 0);
+  }
 
   /**
    * Reads a loaded snapshot's records into memory, or null when a field has a type this path does not
@@ -102,16 +114,32 @@ export class InMemoryTable {
   }
 
   /**
-   * Approximate bytes this version holds once every field is read: the records' JSON (UTF-16) twice over
-   * for the text columns and words, and the arrays. For the memory limits, not an exact count.
+   * Approximate bytes this version will hold once every field is read and searched: the records' JSON
+   * (UTF-16), as much again for the text columns and their words, each word once more in a word index,
+   * and the arrays and sort ranks. Decides whether a version is read in at all; heldBytes() keeps count after.
    */
   approxBytes(): number {
     if (this.bytes === undefined) {
       let chars = 0;
       for (const r of this.records) chars += r.length;
-      this.bytes = chars * 2 * 2 + this.kinds.size * this.size * BYTES_PER_VALUE;
+      this.bytes = chars * 2 * 3 + this.kinds.size * this.size * (BYTES_PER_VALUE + 4);
     }
     return this.bytes;
+  }
+
+  /** Approximate bytes held now: the records and what searches have built so far. */
+  heldBytes(): number {
+    return this.held;
+  }
+
+  private grew(bytes: number): void {
+    this.held += bytes;
+    this.onGrow?.();
+  }
+
+  /** Resolves once the reads under way are done. */
+  async settled(): Promise<void> {
+    await Promise.all(this.reading.values());
   }
 
   /** Whether every field named is held (fields of another index or version never are). */
@@ -126,14 +154,17 @@ export class InMemoryTable {
 
   /**
    * Reads the columns of these fields that are neither held nor being read, in one statement; resolves
-   * once all of them are held (rejects if a read fails: the field stays unheld and a later search may
-   * try again).
+   * once all of them are held or have failed to read (then they are never held: see `unreadable`).
    */
   async readColumns(fields: Iterable<string>): Promise<void> {
     const wanted = [...new Set(fields)];
-    const missing = wanted.filter((f) => !this.columns.has(f) && !this.reading.has(f));
+    const missing = wanted.filter((f) => !this.columns.has(f) && !this.reading.has(f) && !this.unreadable.has(f));
     if (missing.length > 0) {
-      const read = this.read(missing).finally(() => missing.forEach((f) => this.reading.delete(f)));
+      const read = this.read(missing)
+        // A read that failed once (a value DuckDB cannot cast, the version retired under it) would
+        // fail again: the fields stay unheld, and searches naming them go to SQL.
+        .catch(() => missing.forEach((f) => this.unreadable.add(f)))
+        .finally(() => missing.forEach((f) => this.reading.delete(f)));
       missing.forEach((f) => this.reading.set(f, read));
     }
     await Promise.all(wanted.map((f) => this.reading.get(f)));
@@ -154,9 +185,14 @@ export class InMemoryTable {
       return { field: f, kind, first };
     });
     const data = await readInChunks(this.engine, `SELECT ${select.join(', ')} FROM ${ident(loaded.table)} ORDER BY __rowid`);
+    let bytes = 0;
     for (const { field, kind, first } of at) {
-      if (!this.columns.has(field)) this.columns.set(field, toColumn(kind, data[first] ?? [], data[first + 1] ?? [], this.size));
+      if (this.columns.has(field)) continue;
+      const { column, chars } = toColumn(kind, data[first] ?? [], data[first + 1] ?? [], this.size);
+      this.columns.set(field, column);
+      bytes += this.size * BYTES_PER_VALUE + 2 * chars;
     }
+    this.grew(bytes);
   }
 
   /**
@@ -179,6 +215,7 @@ export class InMemoryTable {
       rank[row] = r;
     });
     this.ranks.set(field, rank);
+    this.grew(rank.byteLength);
     return rank;
   }
 
@@ -189,8 +226,12 @@ export class InMemoryTable {
     const c = this.columns.get(field);
     if (c?.kind !== 'text') return null;
     const rowsOf = new Map<string, number[]>();
+    let chars = 0;
+    let present = 0;
     c.words.forEach((text, row) => {
       if (text === null) return;
+      chars += text.length;
+      present++;
       for (const word of text.split(' ')) {
         if (word === '') continue;
         const rows = rowsOf.get(word);
@@ -200,8 +241,12 @@ export class InMemoryTable {
       }
     });
     const vocabulary = [...rowsOf.keys()].sort();
-    const index = { vocabulary, rows: vocabulary.map((w) => Int32Array.from(rowsOf.get(w) ?? [])), words: c.words };
+    const rows = vocabulary.map((w) => Int32Array.from(rowsOf.get(w) ?? []));
+    const index = { vocabulary, rows, words: c.words, meanChars: present ? chars / present : 0 };
     this.wordIndexes.set(field, index);
+    let bytes = 0;
+    vocabulary.forEach((w, i) => (bytes += WORD_BYTES + 2 * w.length + rows[i].byteLength));
+    this.grew(bytes);
     return index;
   }
 }
@@ -255,17 +300,23 @@ async function readInChunks(engine: SnapshotEngine, sql: string): Promise<Js[][]
   });
 }
 
-/** A field's column from its values (text: lower() values, then the words column). */
-function toColumn(kind: Kind, values: readonly Js[], words: readonly Js[], size: number): MemoryColumn {
+/**
+ * A field's column from its values (text: lower() values, then the words column), with the characters
+ * of the distinct strings it holds.
+ */
+function toColumn(kind: Kind, values: readonly Js[], words: readonly Js[], size: number): { column: MemoryColumn; chars: number } {
   switch (kind) {
-    case 'text':
-      return { kind: 'text', lower: interned(values), words: interned(words) };
+    case 'text': {
+      const lower = interned(values);
+      const w = interned(words);
+      return { column: { kind: 'text', lower: lower.values, words: w.values }, chars: lower.chars + w.chars };
+    }
     case 'integer':
-      return { kind: 'integer', values: values.map(exactInteger) };
+      return { column: { kind: 'integer', values: values.map(exactInteger) }, chars: 0 };
     case 'number':
-      return { kind: 'number', values: values.map((v) => (v === null ? null : Number(v))) };
+      return { column: { kind: 'number', values: values.map((v) => (v === null ? null : Number(v))) }, chars: 0 };
     case 'boolean':
-      return { kind: 'boolean', values: values.map((v) => (v === null ? null : Boolean(v))) };
+      return { column: { kind: 'boolean', values: values.map((v) => (v === null ? null : Boolean(v))) }, chars: 0 };
     case 'date': {
       const subMs = new Uint16Array(size);
       const ms = values.map((v, row) => {
@@ -277,7 +328,7 @@ function toColumn(kind: Kind, values: readonly Js[], words: readonly Js[], size:
         subMs[row] = Number(us - whole * 1000n);
         return Number(whole);
       });
-      return { kind: 'date', ms, subMs };
+      return { column: { kind: 'date', ms, subMs }, chars: 0 };
     }
   }
 }
@@ -288,15 +339,21 @@ function exactInteger(v: Js): number | bigint | null {
   return Number(v);
 }
 
-/** One JS string per distinct value: codes, states and genres repeat across thousands of records. */
-function interned(values: readonly Js[] | undefined): Array<string | null> {
+/**
+ * One JS string per distinct value (codes, states and genres repeat across thousands of records), and
+ * the characters of those distinct strings (with a header each).
+ */
+function interned(values: readonly Js[] | undefined): { values: Array<string | null>; chars: number } {
   const seen = new Map<string, string>();
-  return (values ?? []).map((v) => {
+  let chars = 0;
+  const out = (values ?? []).map((v) => {
     if (v === null || v === undefined) return null;
     const s = String(v);
     const known = seen.get(s);
     if (known !== undefined) return known;
     seen.set(s, s);
+    chars += s.length + STRING_BYTES / 2;
     return s;
   });
+  return { values: out, chars };
 }
