@@ -14,9 +14,9 @@ import type { SearchIndex } from './ports/search-index.port';
 import { queryHandlers } from './transport/grpc-query.handlers';
 
 /** Typesense when configured (production), else DuckDB over the snapshot (embedded default). */
-export function createSearchIndex(config: Pick<QueryServiceConfig, 'typesense' | 'memoryIndexBytes'>, engine: SnapshotEngine): SearchIndex {
+export function createSearchIndex(config: Pick<QueryServiceConfig, 'typesense' | 'memoryIndexBytes'>, engine: SnapshotEngine, log?: Logger): SearchIndex {
   if (config.typesense) return new TypesenseSearchIndex(config.typesense, engine);
-  return new DuckDbSearchIndex(engine, config.memoryIndexBytes > 0 ? { inMemoryBudgetBytes: config.memoryIndexBytes } : { inMemoryMaxRecords: 0 });
+  return new DuckDbSearchIndex(engine, { inMemoryBudgetBytes: config.memoryIndexBytes, log });
 }
 
 export interface ServiceDeps {
@@ -33,7 +33,7 @@ export interface ServiceDeps {
 
 export function createQueryModule(config: QueryServiceConfig, log: Logger, deps: ServiceDeps): GrpcServiceModule {
   const moduleLog = log.child({ module: 'query' });
-  const search = createSearchIndex(config, deps.engine);
+  const search = createSearchIndex(config, deps.engine, moduleLog);
   const cursors = new CursorCodec(loadCursorSecret(config.cursorSecret, config.dataDir));
   const executeQuery = new ExecuteQueryUseCase(deps.catalog, search, deps.cache);
   const findIndexes = new FindIndexesUseCase(deps.catalog, cursors);

@@ -1,6 +1,7 @@
 import type { IndexEntry } from '@quarry/metadata-store';
 import { compileWhere, ident, recordJsonSql, type SnapshotEngine } from '@quarry/snapshots';
 import { abortReason } from '@quarry/errors';
+import type { Logger } from '@quarry/logger';
 import type { SearchIndex, SearchPage, SearchPlan, SortKey } from '../ports/search-index.port';
 import { UnsupportedQuery } from './compile-predicate';
 import { fieldsOf, leafCount, searchInMemory } from './in-memory-search';
@@ -48,6 +49,8 @@ export interface DuckDbSearchOptions {
   inMemoryBudgetBytes?: number;
   inMemoryMaxWork?: number;
   reloadAfterEvictionMs?: number;
+  /** Where versions read into memory and let go are told (an operator sizing QUARRY_MEMORY_INDEX_MB). */
+  log?: Logger;
   /**
    * A search waits until its version and columns are held instead of answering through SQL meanwhile:
    * for the conformance suite, so every one of its searches takes the in-memory path.
@@ -67,6 +70,8 @@ interface HeldTable {
   lastUsed: number;
   evictedAt?: number;
 }
+
+const mb = (bytes: number) => Math.round(bytes / 104857.6) / 10;
 
 /** The embedded default: searches the in-memory copy of the Parquet snapshot. */
 export class DuckDbSearchIndex implements SearchIndex {
@@ -137,13 +142,20 @@ export class DuckDbSearchIndex implements SearchIndex {
     held.loading = this.loads = this.loads.then(async () => {
       // Forgotten, or a newer version asked for, while it waited its turn.
       if (!wanted()) return;
+      const started = Date.now();
       try {
         const table = await InMemoryTable.load(this.engine, entry);
-        if (!table || !wanted() || !this.makeRoom(table.approxBytes(), entry.snapshot)) return;
+        if (!table || !wanted()) return;
+        if (!this.makeRoom(table.approxBytes(), entry.snapshot)) {
+          this.options.log?.info({ index: entry.name, version: entry.version, mb: mb(table.approxBytes()), budgetMb: mb(this.budgetBytes) }, 'index too large to hold in memory');
+          return;
+        }
         held.table = table;
         table.onGrow = () => this.keepToBudget(entry.snapshot);
-      } catch {
+        this.options.log?.info({ index: entry.name, version: entry.version, records: table.size, mb: mb(table.approxBytes()), ms: Date.now() - started }, 'index held in memory');
+      } catch (err) {
         // Only a shortcut: whatever keeps it from loading, the SQL path answers.
+        this.options.log?.warn({ index: entry.name, version: entry.version, err }, 'index could not be read into memory; SQL answers its searches');
       }
     });
     this.held.set(entry.snapshot, held);
@@ -176,7 +188,8 @@ export class DuckDbSearchIndex implements SearchIndex {
   private evictOldest(keep: string): boolean {
     let oldest: HeldTable | undefined;
     for (const [key, h] of this.held) if (key !== keep && h.table && (!oldest || h.lastUsed < oldest.lastUsed)) oldest = h;
-    if (!oldest) return false;
+    if (!oldest?.table) return false;
+    this.options.log?.info({ index: oldest.name, version: oldest.version, mb: mb(oldest.table.heldBytes()), budgetMb: mb(this.budgetBytes) }, 'index let go from memory for room');
     oldest.table = null;
     oldest.evictedAt = Date.now();
     return true;
@@ -200,7 +213,10 @@ export class DuckDbSearchIndex implements SearchIndex {
     while (this.usedBytes() > this.budgetBytes) {
       if (this.evictOldest(snapshot)) continue;
       const self = this.held.get(snapshot);
-      if (self) self.table = null;
+      if (self?.table) {
+        this.options.log?.info({ index: self.name, version: self.version, mb: mb(self.table.heldBytes()), budgetMb: mb(this.budgetBytes) }, 'index let go from memory: alone over the budget');
+        self.table = null;
+      }
       return;
     }
   }

@@ -5,6 +5,7 @@ import fc from 'fast-check';
 import type { IndexEntry } from '@quarry/metadata-store';
 import { parseQuery, type FieldDef, type QueryNode } from '@quarry/query-language';
 import { buildSnapshot, SnapshotEngine } from '@quarry/snapshots';
+import { createRootLogger } from '@quarry/logger';
 import type { SearchPlan, SortKey } from '../ports/search-index.port';
 import { UnsupportedQuery } from './compile-predicate';
 import { DuckDbSearchIndex, ONE_PASS_MAX_RECORDS } from './duckdb-search-index.adapter';
@@ -353,7 +354,9 @@ describe('in-memory search: the same total and page as the SQL path', () => {
       const all: SearchPlan = { where: { kind: 'all' }, sort: [], offset: 0, limit: 1 };
       for (const reloadAfterEvictionMs of [60_000, 0]) {
         const loads = jest.spyOn(InMemoryTable, 'load');
-        const adapter = new DuckDbSearchIndex(engine, { inMemoryBudgetBytes: budget, reloadAfterEvictionMs });
+        const lines: Array<{ msg: string; index: string }> = [];
+        const log = createRootLogger('info', { write: (line: string) => lines.push(JSON.parse(line) as { msg: string; index: string }) });
+        const adapter = new DuckDbSearchIndex(engine, { inMemoryBudgetBytes: budget, reloadAfterEvictionMs, log });
         await adapter.whenHeld(data.birdstrikes.entry);
         await new Promise((r) => setTimeout(r, 5));
         await adapter.whenHeld(data.movies.entry);
@@ -363,6 +366,13 @@ describe('in-memory search: the same total and page as the SQL path', () => {
         await adapter.whenHeld(data.movies.entry);
         expect(adapter.holding().sort()).toEqual(['edge@1', 'movies@1']);
         expect(loads).toHaveBeenCalledTimes(3);
+        // What an operator sizing QUARRY_MEMORY_INDEX_MB reads.
+        expect(lines.map((l) => `${l.msg}: ${l.index}`)).toEqual([
+          'index held in memory: birdstrikes',
+          'index held in memory: movies',
+          'index let go from memory for room: birdstrikes',
+          'index held in memory: edge',
+        ]);
         // Searched again at once, it is read in again only once the wait after an eviction is over.
         await adapter.whenHeld(data.birdstrikes.entry);
         expect(loads).toHaveBeenCalledTimes(reloadAfterEvictionMs === 0 ? 4 : 3);
