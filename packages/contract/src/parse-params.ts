@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { AppError, quoteList } from '@quarry/errors';
+import { AppError, quoteList, unpairedSurrogateAt } from '@quarry/errors';
 import { PARAM } from './param-schemas';
 
 /** The detail names at most this many issues: one per parameter is enough to fix a request. */
@@ -10,22 +10,19 @@ function paramName(path: readonly PropertyKey[]): string {
   return path.reduce<string>((name, key) => (typeof key === 'number' ? `${name}[${key}]` : name ? `${name}.${String(key)}` : String(key)), '');
 }
 
-/** A UTF-16 surrogate outside a pair: in /u mode a pair is one code point, outside this range. */
-const UNPAIRED = /[\uD800-\uDFFF]/u;
-
 /**
- * The first string in validated params holding an unpaired surrogate. JSON's \uD800 escape gives one,
- * but no UTF-8 text can: DuckDB, SQLite and gRPC peers would each see a U+FFFD in its place, so a
- * query would compare differently on each path and a saved name would not read back as sent.
+ * The first string in validated params holding an unpaired surrogate: a query would compare differently
+ * on each search path, and a saved name would not read back as sent. Keys need no look: every schema is
+ * strict, so the validated keys are its own.
  */
 function unpairedSurrogate(value: unknown, path: PropertyKey[]): { path: PropertyKey[]; text: string; at: number } | undefined {
   if (typeof value === 'string') {
-    const at = value.search(UNPAIRED);
+    const at = unpairedSurrogateAt(value);
     return at < 0 ? undefined : { path, text: value, at };
   }
   if (typeof value !== 'object' || value === null) return undefined;
   for (const [key, v] of Array.isArray(value) ? value.entries() : Object.entries(value)) {
-    const found = unpairedSurrogate(typeof key === 'string' && UNPAIRED.test(key) ? key : v, [...path, key]);
+    const found = unpairedSurrogate(v, [...path, key]);
     if (found) return found;
   }
   return undefined;

@@ -1,4 +1,4 @@
-import { quoteInput, quoteList } from './quote-input';
+import { quoteInput, quoteList, unpairedSurrogateAt } from './quote-input';
 
 describe('quoteInput', () => {
   it('quotes short strings whole', () => {
@@ -25,5 +25,15 @@ describe('quoteList', () => {
   });
   it('lists a short list whole', () => {
     expect(quoteList(['a', 'b'])).toBe('"a", "b"');
+  });
+});
+
+describe('unpairedSurrogateAt', () => {
+  it('finds a high or low surrogate standing alone, and passes pairs', () => {
+    expect(unpairedSurrogateAt('plain')).toBe(-1);
+    expect(unpairedSurrogateAt('𝒳 \ud835\udcb3')).toBe(-1);
+    expect(unpairedSurrogateAt('ab\ud800')).toBe(2);
+    expect(unpairedSurrogateAt('\udcb3\ud835')).toBe(0);
+    expect(unpairedSurrogateAt('𝒳\udc00')).toBe(2);
   });
 });

@@ -1,4 +1,5 @@
 import type { CompareOp, Literal, QueryNode } from '@quarry/query-language';
+import { unpairedSurrogateAt } from '@quarry/errors';
 import { integerBound } from '@quarry/snapshots';
 import { compareCodePoints } from './compare-code-points';
 import { isMissing, type InMemoryTable, type MemoryColumn, type WordIndex } from './in-memory-table';
@@ -25,11 +26,9 @@ function charge(work: WorkBudget, units: number): void {
   if (work.left < 0) throw new UnsupportedQuery('more work than one search may do in memory');
 }
 
-/** A UTF-16 surrogate outside a pair: DuckDB reads a U+FFFD in its place, JS compares the unit itself. */
-const UNPAIRED = /[\uD800-\uDFFF]/u;
-
+/** DuckDB reads a U+FFFD for an unpaired surrogate, JS compares the unit itself. */
 function wellFormed(text: string): string {
-  if (UNPAIRED.test(text)) throw new UnsupportedQuery('text with an unpaired surrogate');
+  if (unpairedSurrogateAt(text) >= 0) throw new UnsupportedQuery('text with an unpaired surrogate');
   return text;
 }
 

@@ -79,7 +79,8 @@ export class InMemoryTable {
   private readonly reading = new Map<string, Promise<void>>();
   /** Fields whose read failed: they stay on SQL for this version rather than being read on every search. */
   private readonly unreadable = new Set<string>();
-  private bytes: number | undefined;
+  /** See approxBytes(). */
+  private readonly expectedBytes: number;
   private held: number;
   /** Called after a column, word index or sort rank is added: the holder checks its memory budget. */
   onGrow: (() => void) | undefined;
@@ -92,7 +93,9 @@ export class InMemoryTable {
     /** Each record's JSON text, in record order. */
     readonly records: readonly string[],
   ) {
-    this.held = STRING_BYTES * size + 2 * records.reduce((n, r) => n + r.length, 0);
+    const chars = records.reduce((n, r) => n + r.length, 0);
+    this.held = STRING_BYTES * size + 2 * chars;
+    this.expectedBytes = chars * 2 * 3 + kinds.size * size * (BYTES_PER_VALUE + 4);
   }
 
   /**
@@ -119,12 +122,7 @@ export class InMemoryTable {
    * and the arrays and sort ranks. Decides whether a version is read in at all; heldBytes() keeps count after.
    */
   approxBytes(): number {
-    if (this.bytes === undefined) {
-      let chars = 0;
-      for (const r of this.records) chars += r.length;
-      this.bytes = chars * 2 * 3 + this.kinds.size * this.size * (BYTES_PER_VALUE + 4);
-    }
-    return this.bytes;
+    return this.expectedBytes;
   }
 
   /** Approximate bytes held now: the records and what searches have built so far. */
