@@ -1,9 +1,15 @@
 // One jest run for the whole repo; `unit` tests sit next to the code, `integration` are *.int.test.ts,
 // `e2e` start the real built stack from tests/.
 const transform = {
-  '^.+\\.ts$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } }],
+  '^.+\\.ts$': [
+    '@swc/jest',
+    { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } },
+  ],
   // @open-rpc/spec and spec-types ship ES modules only; jest on Node 20 needs them as CommonJS.
-  '^.+/node_modules/@open-rpc/spec(-types)?/.+\\.js$': ['@swc/jest', { jsc: { parser: { syntax: 'ecmascript' }, target: 'es2022' }, module: { type: 'commonjs' } }],
+  '^.+/node_modules/@open-rpc/spec(-types)?/.+\\.js$': [
+    '@swc/jest',
+    { jsc: { parser: { syntax: 'ecmascript' }, target: 'es2022' }, module: { type: 'commonjs' } },
+  ],
 };
 const transformIgnorePatterns = ['/node_modules/(?!@open-rpc/spec(-types)?/)'];
 const moduleNameMapper = {
@@ -18,7 +24,12 @@ module.exports = {
   globalSetup: '<rootDir>/tests/global-setup.js',
   testTimeout: 60000,
   projects: [
-    { ...base, displayName: 'unit', testMatch: ['<rootDir>/{packages,services,apps}/*/src/**/*.test.ts'], testPathIgnorePatterns: ['\\.int\\.test\\.ts$'] },
+    {
+      ...base,
+      displayName: 'unit',
+      testMatch: ['<rootDir>/{packages,services,apps}/*/src/**/*.test.ts'],
+      testPathIgnorePatterns: ['\\.int\\.test\\.ts$'],
+    },
     { ...base, displayName: 'integration', testMatch: ['<rootDir>/{packages,services,apps}/*/src/**/*.int.test.ts'] },
     { ...base, displayName: 'e2e', testMatch: ['<rootDir>/tests/**/*.test.ts'] },
   ],

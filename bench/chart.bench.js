@@ -31,10 +31,19 @@ const PARAMS = {
   height: 600,
 };
 
-const freePort = () => new Promise((res) => { const s = net.createServer().listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => res(p)); }); });
+const freePort = () =>
+  new Promise((res) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const p = s.address().port;
+      s.close(() => res(p));
+    });
+  });
 
 function spawnLogged(args, env) {
-  const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env, LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [BIN, ...args], {
+    env: { ...process.env, ...env, LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   children.add(child);
   const lines = [];
   let tail = '';
@@ -44,12 +53,20 @@ function spawnLogged(args, env) {
     tail = parts.pop();
     lines.push(...parts);
   });
-  const waitFor = (re) => new Promise((resolve, reject) => {
-    let buf = '';
-    const on = (d) => { buf += d; const m = re.exec(buf); if (m) { child.stdout.off('data', on); resolve(m); } };
-    child.stdout.on('data', on);
-    child.once('exit', (c) => reject(new Error(`exited ${c}: ${buf.slice(-1500)}`)));
-  });
+  const waitFor = (re) =>
+    new Promise((resolve, reject) => {
+      let buf = '';
+      const on = (d) => {
+        buf += d;
+        const m = re.exec(buf);
+        if (m) {
+          child.stdout.off('data', on);
+          resolve(m);
+        }
+      };
+      child.stdout.on('data', on);
+      child.once('exit', (c) => reject(new Error(`exited ${c}: ${buf.slice(-1500)}`)));
+    });
   return { child, waitFor, lines };
 }
 
@@ -68,13 +85,29 @@ function pss(pid) {
  * between Chromium's processes) and plain RSS (summed over the processes, so shared pages count once each).
  */
 function rss(pid) {
-  const table = execFileSync('ps', ['-eo', 'pid=,ppid=,rss='], { encoding: 'utf8' }).trim().split('\n').map((l) => l.trim().split(/\s+/).map(Number));
+  const table = execFileSync('ps', ['-eo', 'pid=,ppid=,rss='], { encoding: 'utf8' })
+    .trim()
+    .split('\n')
+    .map((l) => l.trim().split(/\s+/).map(Number));
   const kids = new Set([pid]);
   let grew = true;
-  while (grew) { grew = false; for (const [p, pp] of table) if (kids.has(pp) && !kids.has(p)) { kids.add(p); grew = true; } }
+  while (grew) {
+    grew = false;
+    for (const [p, pp] of table)
+      if (kids.has(pp) && !kids.has(p)) {
+        kids.add(p);
+        grew = true;
+      }
+  }
   const m = { self: 0, chromium: 0, selfRss: 0, chromiumRss: 0 };
   for (const [p, , kb] of table) {
-    if (p === pid) { m.self = pss(p) / 1024; m.selfRss = kb / 1024; } else if (kids.has(p)) { m.chromium += pss(p) / 1024; m.chromiumRss += kb / 1024; }
+    if (p === pid) {
+      m.self = pss(p) / 1024;
+      m.selfRss = kb / 1024;
+    } else if (kids.has(p)) {
+      m.chromium += pss(p) / 1024;
+      m.chromiumRss += kb / 1024;
+    }
   }
   return m;
 }
@@ -83,7 +116,11 @@ function rss(pid) {
 async function crosstabSeconds(port) {
   const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
   const read = (suffix) => {
-    const line = text.split('\n').find((l) => l.startsWith(`quarry_grpc_server_duration_seconds_${suffix}{`) && l.includes('rpc="ExecuteCrosstab"'));
+    const line = text
+      .split('\n')
+      .find(
+        (l) => l.startsWith(`quarry_grpc_server_duration_seconds_${suffix}{`) && l.includes('rpc="ExecuteCrosstab"'),
+      );
     if (!line) throw new Error(`no ExecuteCrosstab ${suffix} in /metrics`);
     return Number(line.slice(line.lastIndexOf(' ') + 1));
   };
@@ -93,7 +130,14 @@ async function crosstabSeconds(port) {
 async function throughput(fn) {
   let n = 0;
   const end = Date.now() + SECONDS * 1000;
-  await Promise.all(Array.from({ length: CLIENTS }, async () => { while (Date.now() < end) { await fn(); n++; } }));
+  await Promise.all(
+    Array.from({ length: CLIENTS }, async () => {
+      while (Date.now() < end) {
+        await fn();
+        n++;
+      }
+    }),
+  );
   return n / SECONDS;
 }
 
@@ -102,18 +146,32 @@ async function main() {
   const env = { QUARRY_DATA_DIR: dataDir };
   await cli(['index', 'load', 'movies', path.join(VEGA, 'movies.json')], env);
   await cli(['user', 'create', 'bench', '--indexes', '*'], env);
-  const token = (await cli(['token', 'create', '--user', 'bench', '--scopes', 'query:execute'], env)).trim().split('\n').pop();
+  const token = (await cli(['token', 'create', '--user', 'bench', '--scopes', 'query:execute'], env))
+    .trim()
+    .split('\n')
+    .pop();
 
   const redisPort = await freePort();
-  const redis = spawn('redis-server', ['--port', String(redisPort), '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const redis = spawn('redis-server', ['--port', String(redisPort), '--save', '', '--appendonly', 'no'], {
+    stdio: 'ignore',
+  });
   children.add(redis);
   await new Promise((r) => setTimeout(r, 300));
   const shared = { ...env, REDIS_URL: `redis://127.0.0.1:${redisPort}` };
 
-  const main = spawnLogged(['serve'], { ...shared, PORT: '0', HOST: '127.0.0.1', QUARRY_TARGET: 'gateway,query,crosstab,chart,reports' });
+  const main = spawnLogged(['serve'], {
+    ...shared,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    QUARRY_TARGET: 'gateway,query,crosstab,chart,reports',
+  });
   const port = Number((await main.waitFor(/"port":(\d+),"msg":"quarry ready"/))[1]);
   const t0 = Date.now();
-  const worker = spawnLogged(['serve'], { ...shared, QUARRY_TARGET: 'chart-worker', CHART_WORKER_CONCURRENCY: String(CONCURRENCY) });
+  const worker = spawnLogged(['serve'], {
+    ...shared,
+    QUARRY_TARGET: 'chart-worker',
+    CHART_WORKER_CONCURRENCY: String(CONCURRENCY),
+  });
   const warm = Number((await worker.waitFor(/"warmMs":(\d+),"msg":"chart worker ready"/))[1]);
   const coldStart = Date.now() - t0;
 
@@ -122,20 +180,33 @@ async function main() {
   const engine = new SnapshotEngine(dataDir);
   const crosstab = await new RunCrosstabUseCase(store, new DuckDbPivotEngine(engine), new LruResultCache(0)).execute(
     { admin: true, indexes: ['*'], realms: [] },
-    { index: 'movies', query: PARAMS.query, rows: PARAMS.rows, columns: [{ field: 'MPAA Rating', reverse: false }], totals: [{ aggregationType: 'Count', field: '', dynamicView: '', name: '' }] },
+    {
+      index: 'movies',
+      query: PARAMS.query,
+      rows: PARAMS.rows,
+      columns: [{ field: 'MPAA Rating', reverse: false }],
+      totals: [{ aggregationType: 'Count', field: '', dynamicView: '', name: '' }],
+    },
     'grid',
   );
   const grid = JSON.parse(crosstab.payload);
-  if (grid.rows.length !== 12 || grid.columns.length !== 4) throw new Error(`expected 12x4, got ${grid.rows.length}x${grid.columns.length}`);
+  if (grid.rows.length !== 12 || grid.columns.length !== 4)
+    throw new Error(`expected 12x4, got ${grid.rows.length}x${grid.columns.length}`);
   const option = buildChartOption(grid, chartKind('MSColumn2D'), 800, 600, 'movies');
-  const renderer = new ChromiumRenderer({ executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium', pages: CONCURRENCY, renderTimeoutMs: 10000 }, silentLogger());
+  const renderer = new ChromiumRenderer(
+    { executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium', pages: CONCURRENCY, renderTimeoutMs: 10000 },
+    silentLogger(),
+  );
   await renderer.start();
   const direct = () => renderer.render({ option, width: 800, height: 600 });
   const e2e = () => rpc(port, token, 'CROSSTAB.EXECUTE', PARAMS);
   const { chartType: _c, width: _w, height: _h, ...htmlParams } = PARAMS;
   const html = () => rpc(port, token, 'CROSSTAB.EXECUTE', htmlParams);
 
-  for (let i = 0; i < 10; i++) { await e2e(); await direct(); }
+  for (let i = 0; i < 10; i++) {
+    await e2e();
+    await direct();
+  }
   const before = worker.lines.length;
   const crosstabBefore = await crosstabSeconds(port);
   // Sequential calls, each timed: paired with the worker's own render time of the same job (jobs run one
@@ -150,9 +221,13 @@ async function main() {
   // The crosstab service's own time for the 50 grids (its gRPC server histogram): computing the pivot
   // is not queue or transport, so it comes off the end-to-end time too.
   const crosstabMean = ((crosstabAfter.sum - crosstabBefore.sum) / (crosstabAfter.count - crosstabBefore.count)) * 1000;
-  if (crosstabAfter.count - crosstabBefore.count !== e2eMs.length) throw new Error('crosstab calls do not match chart calls');
+  if (crosstabAfter.count - crosstabBefore.count !== e2eMs.length)
+    throw new Error('crosstab calls do not match chart calls');
   await new Promise((r) => setTimeout(r, 300));
-  const rendered = worker.lines.slice(before).filter((l) => l.includes('"chart rendered"')).map((l) => JSON.parse(l).ms);
+  const rendered = worker.lines
+    .slice(before)
+    .filter((l) => l.includes('"chart rendered"'))
+    .map((l) => JSON.parse(l).ms);
   if (rendered.length !== e2eMs.length) throw new Error(`paired ${e2eMs.length} calls with ${rendered.length} renders`);
   const sorted = (xs) => [...xs].sort((a, b) => a - b);
   const q = (xs, p) => sorted(xs)[Math.min(xs.length - 1, Math.floor(p * xs.length))];
@@ -177,14 +252,20 @@ async function main() {
   const pairedOverhead = q(outsideRender, 0.5) - latHtmlSpaced.p50;
 
   const peak = { self: 0, chromium: 0, selfRss: 0, chromiumRss: 0 };
-  const sampler = setInterval(() => { const r = rss(worker.child.pid); for (const k of Object.keys(peak)) peak[k] = Math.max(peak[k], r[k]); }, 200);
+  const sampler = setInterval(() => {
+    const r = rss(worker.child.pid);
+    for (const k of Object.keys(peak)) peak[k] = Math.max(peak[k], r[k]);
+  }, 200);
   const tputE2e = await throughput(e2e);
   clearInterval(sampler);
   const tputDirect = await throughput(direct);
   // imageFormat svg: ECharts' server-side SVG renderer in the chart service, no queue and no Chromium.
   const svgE2e = () => rpc(port, token, 'CROSSTAB.EXECUTE', { ...PARAMS, imageFormat: 'svg' });
   const svgDirect = async () => renderSvg({ option, width: 800, height: 600, format: 'svg' });
-  for (let i = 0; i < 10; i++) { await svgE2e(); await svgDirect(); }
+  for (let i = 0; i < 10; i++) {
+    await svgE2e();
+    await svgDirect();
+  }
   const latSvgE2e = await timeIt(50, svgE2e);
   const latSvgDirect = await timeIt(50, svgDirect);
   const tputSvgE2e = await throughput(svgE2e);
@@ -193,32 +274,82 @@ async function main() {
   await renderer.close();
   await engine.close();
   await store.close();
-  for (const p of [worker.child, main.child]) { p.kill('SIGTERM'); await new Promise((r) => p.once('exit', r)); }
+  for (const p of [worker.child, main.child]) {
+    p.kill('SIGTERM');
+    await new Promise((r) => p.once('exit', r));
+  }
   redis.kill('SIGKILL');
 
-  console.log(`chart worker cold start: ${coldStart} ms to ready (Chromium launch and ${CONCURRENCY} warm pages: ${warm} ms)`);
+  console.log(
+    `chart worker cold start: ${coldStart} ms to ready (Chromium launch and ${CONCURRENCY} warm pages: ${warm} ms)`,
+  );
   console.table([
-    { path: 'end to end (JSON-RPC → crosstab → gRPC → BullMQ → worker)', 'p50 ms': fmt(latE2e.p50), 'p95 ms': fmt(latE2e.p95), 'charts/s': fmt(tputE2e) },
-    { path: 'direct in-process render, same pool size', 'p50 ms': fmt(latDirect.p50), 'p95 ms': fmt(latDirect.p95), 'charts/s': fmt(tputDirect) },
-    { path: 'SVG end to end (JSON-RPC → crosstab → gRPC → chart service)', 'p50 ms': fmt(latSvgE2e.p50), 'p95 ms': fmt(latSvgE2e.p95), 'charts/s': fmt(tputSvgE2e) },
-    { path: 'SVG direct in-process (renderSvg)', 'p50 ms': fmt(latSvgDirect.p50), 'p95 ms': fmt(latSvgDirect.p95), 'charts/s': fmt(tputSvgDirect) },
+    {
+      path: 'end to end (JSON-RPC → crosstab → gRPC → BullMQ → worker)',
+      'p50 ms': fmt(latE2e.p50),
+      'p95 ms': fmt(latE2e.p95),
+      'charts/s': fmt(tputE2e),
+    },
+    {
+      path: 'direct in-process render, same pool size',
+      'p50 ms': fmt(latDirect.p50),
+      'p95 ms': fmt(latDirect.p95),
+      'charts/s': fmt(tputDirect),
+    },
+    {
+      path: 'SVG end to end (JSON-RPC → crosstab → gRPC → chart service)',
+      'p50 ms': fmt(latSvgE2e.p50),
+      'p95 ms': fmt(latSvgE2e.p95),
+      'charts/s': fmt(tputSvgE2e),
+    },
+    {
+      path: 'SVG direct in-process (renderSvg)',
+      'p50 ms': fmt(latSvgDirect.p50),
+      'p95 ms': fmt(latSvgDirect.p95),
+      'charts/s': fmt(tputSvgDirect),
+    },
   ]);
-  console.log(`SVG vs PNG end to end: p50 ${fmt(latSvgE2e.p50)} vs ${fmt(latE2e.p50)} ms (ratio ${fmt(latSvgE2e.p50 / latE2e.p50)}), ${fmt(tputSvgE2e)} vs ${fmt(tputE2e)} charts/s`);
+  console.log(
+    `SVG vs PNG end to end: p50 ${fmt(latSvgE2e.p50)} vs ${fmt(latE2e.p50)} ms (ratio ${fmt(latSvgE2e.p50 / latE2e.p50)}), ${fmt(tputSvgE2e)} vs ${fmt(tputE2e)} charts/s`,
+  );
   const overhead = latE2e.p50 - latDirect.p50;
-  console.log(`end to end minus direct render at p50: ${fmt(overhead)} ms; ratio p50 ${fmt(latE2e.p50 / latDirect.p50)}`);
-  console.log(`  the render itself inside the worker (its own log) p50: ${workerP50} ms, vs ${fmt(latDirect.p50)} ms direct`);
-  console.log(`  the crosstab service computing the grid inside those chart calls (its gRPC histogram), mean: ${fmt(crosstabMean)} ms`);
-  console.log(`  the crosstab alone as an HTML JSON-RPC call: ${fmt(latHtml.p50)} ms back to back, ${fmt(latHtmlSpaced.p50)} ms after a pause of one render`);
+  console.log(
+    `end to end minus direct render at p50: ${fmt(overhead)} ms; ratio p50 ${fmt(latE2e.p50 / latDirect.p50)}`,
+  );
+  console.log(
+    `  the render itself inside the worker (its own log) p50: ${workerP50} ms, vs ${fmt(latDirect.p50)} ms direct`,
+  );
+  console.log(
+    `  the crosstab service computing the grid inside those chart calls (its gRPC histogram), mean: ${fmt(crosstabMean)} ms`,
+  );
+  console.log(
+    `  the crosstab alone as an HTML JSON-RPC call: ${fmt(latHtml.p50)} ms back to back, ${fmt(latHtmlSpaced.p50)} ms after a pause of one render`,
+  );
   console.log(`queue and transport overhead at p50, per request (e2e minus that job's own render):`);
-  console.log(`  minus the crosstab service's compute time (everything else: HTTP, auth, both gRPC hops, queue, PNG back): ${fmt(strictOverhead)} ms (target < 15 ms)`);
-  console.log(`  minus the whole HTML crosstab call after the same pause (its HTTP and gRPC hop come off too): ${fmt(pairedOverhead)} ms`);
-  console.log(`  from independent p50s (e2e - spaced crosstab call - worker render): ${fmt(latE2e.p50 - latHtmlSpaced.p50 - workerP50)} ms`);
-  console.log(`throughput end to end: ${fmt(tputE2e)} charts/s with ${CLIENTS} clients (target >= 15 on ${os.cpus().length} cores)`);
-  console.log(`peak memory during the run: chart worker RSS ${fmt(peak.selfRss)} MB (PSS ${fmt(peak.self)}), its Chromium RSS summed over its processes ${fmt(peak.chromiumRss)} MB (PSS ${fmt(peak.chromium)})`);
+  console.log(
+    `  minus the crosstab service's compute time (everything else: HTTP, auth, both gRPC hops, queue, PNG back): ${fmt(strictOverhead)} ms (target < 15 ms)`,
+  );
+  console.log(
+    `  minus the whole HTML crosstab call after the same pause (its HTTP and gRPC hop come off too): ${fmt(pairedOverhead)} ms`,
+  );
+  console.log(
+    `  from independent p50s (e2e - spaced crosstab call - worker render): ${fmt(latE2e.p50 - latHtmlSpaced.p50 - workerP50)} ms`,
+  );
+  console.log(
+    `throughput end to end: ${fmt(tputE2e)} charts/s with ${CLIENTS} clients (target >= 15 on ${os.cpus().length} cores)`,
+  );
+  console.log(
+    `peak memory during the run: chart worker RSS ${fmt(peak.selfRss)} MB (PSS ${fmt(peak.self)}), its Chromium RSS summed over its processes ${fmt(peak.chromiumRss)} MB (PSS ${fmt(peak.chromium)})`,
+  );
 }
 
 const children = new Set();
-process.on('exit', () => { for (const c of children) try { c.kill('SIGKILL'); } catch {} });
+process.on('exit', () => {
+  for (const c of children)
+    try {
+      c.kill('SIGKILL');
+    } catch {}
+});
 main().catch((err) => {
   console.error(err);
   process.exit(1);

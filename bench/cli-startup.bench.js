@@ -14,11 +14,24 @@ const runs = Number(process.argv[2] ?? 15);
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-cli-bench-'));
 const env = { ...process.env, QUARRY_DATA_DIR: dataDir };
 
-execFileSync(process.execPath, [BIN, 'index', 'load', 'movies', path.join(ROOT, 'node_modules/vega-datasets/data/movies.json')], { env, stdio: 'ignore' });
+execFileSync(
+  process.execPath,
+  [BIN, 'index', 'load', 'movies', path.join(ROOT, 'node_modules/vega-datasets/data/movies.json')],
+  { env, stdio: 'ignore' },
+);
 execFileSync(process.execPath, [BIN, 'user', 'create', 'bench', '--indexes', '*'], { env, stdio: 'ignore' });
 
 // What the former main.ts imported before parsing the command line.
-const EAGER = ['@quarry/gateway', '@quarry/query', '@quarry/crosstab', '@quarry/chart', '@quarry/reports', '@quarry/snapshots', '@quarry/metadata-store/mongo', '@quarry/metadata-store/sqlite'];
+const EAGER = [
+  '@quarry/gateway',
+  '@quarry/query',
+  '@quarry/crosstab',
+  '@quarry/chart',
+  '@quarry/reports',
+  '@quarry/snapshots',
+  '@quarry/metadata-store/mongo',
+  '@quarry/metadata-store/sqlite',
+];
 const eagerScript = `${EAGER.map((m) => `require(${JSON.stringify(m)});`).join('')}require(${JSON.stringify(path.join(ROOT, 'apps/quarry/dist/main.js'))}).main(process.argv);`;
 
 function median(xs) {
@@ -28,7 +41,9 @@ function median(xs) {
 
 function time(args, eager) {
   const started = process.hrtime.bigint();
-  const res = eager ? spawnSync(process.execPath, ['-e', eagerScript, 'quarry', ...args], { env, cwd: ROOT }) : spawnSync(process.execPath, [BIN, ...args], { env, cwd: ROOT });
+  const res = eager
+    ? spawnSync(process.execPath, ['-e', eagerScript, 'quarry', ...args], { env, cwd: ROOT })
+    : spawnSync(process.execPath, [BIN, ...args], { env, cwd: ROOT });
   if (res.status !== 0) throw new Error(`${args.join(' ')} failed: ${res.stderr}`);
   return Number(process.hrtime.bigint() - started) / 1e6;
 }

@@ -10,7 +10,11 @@ const { DuckDBInstance } = require('@duckdb/node-api');
 const { VEGA, cli, startServer, rpc, timeIt, fmt } = require('./lib');
 
 const RUNS = Number(process.argv[process.argv.indexOf('--runs') + 1]) || 20;
-const MEASURES = [{ aggregationType: 'Sum', field: 'delay' }, { aggregationType: 'Count' }, { aggregationType: 'Count', dynamicView: 'Destinations' }];
+const MEASURES = [
+  { aggregationType: 'Sum', field: 'delay' },
+  { aggregationType: 'Count' },
+  { aggregationType: 'Count', dynamicView: 'Destinations' },
+];
 const BY_MONTH = `GROUPING SETS ((origin, month), (origin), (month), ())`;
 const CASES = [
   {
@@ -20,17 +24,35 @@ const CASES = [
   },
   {
     name: 'same, flights touching LAX (origin:LAX OR destination:LAX)',
-    params: { query: 'origin:LAX OR destination:LAX', rows: ['origin'], columns: [{ field: 'date' }], totals: MEASURES },
+    params: {
+      query: 'origin:LAX OR destination:LAX',
+      rows: ['origin'],
+      columns: [{ field: 'date' }],
+      totals: MEASURES,
+    },
     hand: `SELECT origin, date_trunc('month', "date") AS month, sum(delay), count(*), count(DISTINCT destination) FROM flights WHERE origin = 'LAX' OR destination = 'LAX' GROUP BY ${BY_MONTH}`,
   },
   {
     name: 'SFO: origin x destination, Sum(delay)',
-    params: { query: 'origin:SFO', rows: ['origin'], columns: [{ field: 'destination' }], totals: [{ aggregationType: 'Sum', field: 'delay' }] },
+    params: {
+      query: 'origin:SFO',
+      rows: ['origin'],
+      columns: [{ field: 'destination' }],
+      totals: [{ aggregationType: 'Sum', field: 'delay' }],
+    },
     hand: `SELECT origin, destination, sum(delay) FROM flights WHERE origin = 'SFO' GROUP BY GROUPING SETS ((origin, destination), (origin), (destination), ())`,
   },
   {
     name: 'delay:[60 TO 120]: origin x month, Average(distance), Max(delay)',
-    params: { query: 'delay:[60 TO 120]', rows: ['origin'], columns: [{ field: 'date' }], totals: [{ aggregationType: 'Average', field: 'distance' }, { aggregationType: 'Max', field: 'delay' }] },
+    params: {
+      query: 'delay:[60 TO 120]',
+      rows: ['origin'],
+      columns: [{ field: 'date' }],
+      totals: [
+        { aggregationType: 'Average', field: 'distance' },
+        { aggregationType: 'Max', field: 'delay' },
+      ],
+    },
     hand: `SELECT origin, date_trunc('month', "date") AS month, avg(distance), max(delay) FROM flights WHERE delay BETWEEN 60 AND 120 GROUP BY ${BY_MONTH}`,
   },
 ];
@@ -39,7 +61,10 @@ const CASES = [
 async function timePair(n, a, b) {
   const ms = { a: [], b: [] };
   for (let i = 0; i < n; i++) {
-    for (const [k, fn] of [['a', a], ['b', b]]) {
+    for (const [k, fn] of [
+      ['a', a],
+      ['b', b],
+    ]) {
       const t = process.hrtime.bigint();
       await fn();
       ms[k].push(Number(process.hrtime.bigint() - t) / 1e6);
@@ -58,7 +83,10 @@ async function main() {
   const file = path.join(VEGA, 'flights-3m.parquet');
   await cli(['index', 'load', 'flights', file, '--type', 'date=date:month', '--view', 'Destinations=destination'], env);
   await cli(['user', 'create', 'bench', '--indexes', '*'], env);
-  const token = (await cli(['token', 'create', '--user', 'bench', '--scopes', 'query:execute'], env)).trim().split('\n').pop();
+  const token = (await cli(['token', 'create', '--user', 'bench', '--scopes', 'query:execute'], env))
+    .trim()
+    .split('\n')
+    .pop();
   const server = await startServer(env);
 
   // The hand-written side: the same file loaded as a user would (CREATE TABLE AS) in an in-memory DuckDB
@@ -93,7 +121,8 @@ async function main() {
     const [rowField, colField] = Object.keys(groups[0]);
     const handRows = groups.filter((g) => g[rowField] !== null && g[colField] === null).length;
     const handCols = groups.filter((g) => g[rowField] === null && g[colField] !== null).length;
-    if (first.rowCount !== handRows || first.columnCount !== handCols) throw new Error(`${c.name}: ${first.rowCount} x ${first.columnCount} vs hand-written ${handRows} x ${handCols}`);
+    if (first.rowCount !== handRows || first.columnCount !== handCols)
+      throw new Error(`${c.name}: ${first.rowCount} x ${first.columnCount} vs hand-written ${handRows} x ${handCols}`);
     for (let i = 0; i < 5; i++) {
       await rpc(server.port, token, 'CROSSTAB.EXECUTE', params);
       await hand(c.hand);
@@ -104,9 +133,17 @@ async function main() {
       () => hand(c.hand),
     );
     for (let i = 0; i < 3; i++) await hand(packed(c.hand));
-    const { b: onPacked } = await timePair(RUNS, () => rpc(server.port, token, 'CROSSTAB.EXECUTE', params), () => hand(packed(c.hand)));
+    const { b: onPacked } = await timePair(
+      RUNS,
+      () => rpc(server.port, token, 'CROSSTAB.EXECUTE', params),
+      () => hand(packed(c.hand)),
+    );
     // The same crosstab as data (format: json) beside the HTML table, in turns.
-    const { a: asHtml, b: asJson } = await timePair(RUNS, () => rpc(server.port, token, 'CROSSTAB.EXECUTE', params), () => rpc(server.port, token, 'CROSSTAB.EXECUTE', { ...params, format: 'json' }));
+    const { a: asHtml, b: asJson } = await timePair(
+      RUNS,
+      () => rpc(server.port, token, 'CROSSTAB.EXECUTE', params),
+      () => rpc(server.port, token, 'CROSSTAB.EXECUTE', { ...params, format: 'json' }),
+    );
     rows.push({
       crosstab: c.name,
       'rows x cols': `${first.rowCount} x ${first.columnCount}`,
@@ -130,8 +167,12 @@ async function main() {
   connection.closeSync();
   db.closeSync();
   console.table(rows);
-  console.log(`repeated call with the cache on (${CASES[0].name}): p50 ${fmt(hits.p50)} ms, p95 ${fmt(hits.p95)} ms (target p50 <= 5 ms: ${hits.p50 <= 5 ? 'yes' : 'NO'})`);
-  console.log(`${RUNS} runs each, e2e and hand-written in turns, over 3,000,000 flights; cores: ${os.cpus().length}; node ${process.version}; cache param: ${'cache' in extra ? 'false' : 'absent'}`);
+  console.log(
+    `repeated call with the cache on (${CASES[0].name}): p50 ${fmt(hits.p50)} ms, p95 ${fmt(hits.p95)} ms (target p50 <= 5 ms: ${hits.p50 <= 5 ? 'yes' : 'NO'})`,
+  );
+  console.log(
+    `${RUNS} runs each, e2e and hand-written in turns, over 3,000,000 flights; cores: ${os.cpus().length}; node ${process.version}; cache param: ${'cache' in extra ? 'false' : 'absent'}`,
+  );
 }
 
 main().catch((err) => {

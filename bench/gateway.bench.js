@@ -49,29 +49,51 @@ function cli(argv, env) {
 
 function run(url, opts) {
   return new Promise((resolve, reject) => {
-    autocannon({ url, connections: CONNECTIONS, duration: DURATION, ...opts }, (err, res) => (err ? reject(err) : resolve(res)));
+    autocannon({ url, connections: CONNECTIONS, duration: DURATION, ...opts }, (err, res) =>
+      err ? reject(err) : resolve(res),
+    );
   });
 }
 
 function summary(name, r) {
-  return { name, reqPerSec: Math.round(r.requests.average), p50ms: r.latency.p50, p99ms: r.latency.p99, non2xx: r.non2xx, errors: r.errors };
+  return {
+    name,
+    reqPerSec: Math.round(r.requests.average),
+    p50ms: r.latency.p50,
+    p99ms: r.latency.p99,
+    non2xx: r.non2xx,
+    errors: r.errors,
+  };
 }
 
 async function main() {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-bench-'));
   const env = { QUARRY_DATA_DIR: dataDir };
   await cli(['user', 'create', 'bench', '--indexes', '*'], env);
-  const token = (await cli(['token', 'create', '--user', 'bench', '--scopes', 'indexes:read'], env)).trim().split('\n').pop();
+  const token = (await cli(['token', 'create', '--user', 'bench', '--scopes', 'indexes:read'], env))
+    .trim()
+    .split('\n')
+    .pop();
 
-  const bare = spawn(process.execPath, ['-e', `
+  const bare = spawn(
+    process.execPath,
+    [
+      '-e',
+      `
     const express = require('express');
     const app = express();
     app.post('/api/v1', (req, res) => { req.resume(); req.on('end', () => res.json({ jsonrpc: '2.0', id: 1, result: { data: { indexes: [], nextCursor: null }, meta: { requestId: 'x' } } })); });
     const s = app.listen(0, '127.0.0.1', () => console.log('PORT ' + s.address().port));
-  `], { cwd: path.join(ROOT, 'services', 'gateway'), stdio: ['ignore', 'pipe', 'inherit'] });
+  `,
+    ],
+    { cwd: path.join(ROOT, 'services', 'gateway'), stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   const barePort = (await waitForLine(bare, /^PORT (\d+)/))[1];
 
-  const quarry = spawn(process.execPath, [BIN, 'serve'], { env: { ...process.env, ...env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const quarry = spawn(process.execPath, [BIN, 'serve'], {
+    env: { ...process.env, ...env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const port = (await waitForLine(quarry, /"port":(\d+),"msg":"quarry ready"/))[1];
   // From here on the gateway logs one line per request; send them nowhere but keep the pipe drained.
   quarry.stdout.resume();
@@ -82,8 +104,14 @@ async function main() {
   await run(`http://127.0.0.1:${port}/api/v1`, { method: 'POST', body, headers, duration: 2 });
   await run(`http://127.0.0.1:${barePort}/api/v1`, { method: 'POST', body, headers, duration: 2 });
 
-  const full = summary('quarry: auth + JSON-RPC + gRPC INDEXES.FIND', await run(`http://127.0.0.1:${port}/api/v1`, { method: 'POST', body, headers }));
-  const base = summary('bare Express handler', await run(`http://127.0.0.1:${barePort}/api/v1`, { method: 'POST', body, headers }));
+  const full = summary(
+    'quarry: auth + JSON-RPC + gRPC INDEXES.FIND',
+    await run(`http://127.0.0.1:${port}/api/v1`, { method: 'POST', body, headers }),
+  );
+  const base = summary(
+    'bare Express handler',
+    await run(`http://127.0.0.1:${barePort}/api/v1`, { method: 'POST', body, headers }),
+  );
   bare.kill();
   quarry.kill('SIGTERM');
 

@@ -25,13 +25,23 @@ const RUNS = Number(process.argv[process.argv.indexOf('--runs') + 1]) || 30;
 
 const MOVIES_QUERIES = [
   { name: 'word, any field', q: 'love', limit: 20 },
-  { name: 'field word, sorted', q: '(Major Genre):Drama', sort: [{ field: 'IMDB Rating', type: 'number', direction: 'desc' }], limit: 50 },
+  {
+    name: 'field word, sorted',
+    q: '(Major Genre):Drama',
+    sort: [{ field: 'IMDB Rating', type: 'number', direction: 'desc' }],
+    limit: 50,
+  },
   { name: 'prefix OR range', q: 'star* OR (IMDB Rating):[8 TO 10]', limit: 50 },
   { name: 'phrase AND NOT', q: '"the lord" AND NOT Director:jackson', limit: 20 },
 ];
 const FLIGHTS_QUERIES = [
   { name: 'origin:SFO', q: 'origin:SFO', limit: 50 },
-  { name: 'range, sorted', q: 'delay:[60 TO 120]', sort: [{ field: 'distance', type: 'integer', direction: 'desc' }], limit: 50 },
+  {
+    name: 'range, sorted',
+    q: 'delay:[60 TO 120]',
+    sort: [{ field: 'distance', type: 'integer', direction: 'desc' }],
+    limit: 50,
+  },
   { name: 'word, any field', q: 'ORD', limit: 50 },
   { name: '*, sorted', q: '*', sort: [{ field: 'delay', type: 'integer', direction: 'desc' }], limit: 100 },
 ];
@@ -43,12 +53,16 @@ async function main() {
   const sources = [];
   for (const times of [1, 10, 31]) {
     const file = path.join(dir, `movies-x${times}.parquet`);
-    await c.run(`COPY (SELECT m.* FROM range(${times}) r, read_json_auto('${path.join(VEGA, 'movies.json')}') m ORDER BY r.range) TO '${file}'`);
+    await c.run(
+      `COPY (SELECT m.* FROM range(${times}) r, read_json_auto('${path.join(VEGA, 'movies.json')}') m ORDER BY r.range) TO '${file}'`,
+    );
     sources.push({ name: `movies-x${times}`, file, queries: MOVIES_QUERIES });
   }
   for (const n of [10_000, 100_000, 300_000]) {
     const file = path.join(dir, `flights-${n}.parquet`);
-    await c.run(`COPY (SELECT * FROM read_parquet('${path.join(VEGA, 'flights-3m.parquet')}') LIMIT ${n}) TO '${file}'`);
+    await c.run(
+      `COPY (SELECT * FROM read_parquet('${path.join(VEGA, 'flights-3m.parquet')}') LIMIT ${n}) TO '${file}'`,
+    );
     sources.push({ name: `flights-${n / 1000}k`, file, queries: FLIGHTS_QUERIES });
   }
   c.closeSync();
@@ -59,8 +73,23 @@ async function main() {
   const rows = [];
   const holding = [];
   for (const s of sources) {
-    const built = await buildSnapshot({ name: s.name.replace(/[^a-z0-9-]/gi, '-'), file: s.file, dataDir: dir, types: {}, views: [] });
-    const entry = { name: s.name, description: '', fields: built.fields, views: [], recordCount: built.recordCount, version: 1, snapshot: built.snapshot, updatedAt: '' };
+    const built = await buildSnapshot({
+      name: s.name.replace(/[^a-z0-9-]/gi, '-'),
+      file: s.file,
+      dataDir: dir,
+      types: {},
+      views: [],
+    });
+    const entry = {
+      name: s.name,
+      description: '',
+      fields: built.fields,
+      views: [],
+      recordCount: built.recordCount,
+      version: 1,
+      snapshot: built.snapshot,
+      updatedAt: '',
+    };
     await engine.table(entry);
     // Reading happens while the thread serves other calls: the longest it holds the thread matters.
     const stalls = monitorEventLoopDelay({ resolution: 1 });
@@ -74,21 +103,42 @@ async function main() {
     stalls.disable();
     const longestStall = stalls.max / 1e6;
     for (const q of s.queries) {
-      const plan = { where: parseQuery(q.q, { fields: built.fields, now: Date.now() }), sort: q.sort ?? [], offset: 0, limit: q.limit };
+      const plan = {
+        where: parseQuery(q.q, { fields: built.fields, now: Date.now() }),
+        sort: q.sort ?? [],
+        offset: 0,
+        limit: q.limit,
+      };
       for (let i = 0; i < 5; i++) {
         searchInMemory(table, plan);
         await sql.search(entry, plan);
       }
       const a = searchInMemory(table, plan);
       const b = await sql.search(entry, plan);
-      if (a.total !== b.total || a.recordsJson !== b.recordsJson) throw new Error(`${s.name} ${q.q}: the paths disagree`);
+      if (a.total !== b.total || a.recordsJson !== b.recordsJson)
+        throw new Error(`${s.name} ${q.q}: the paths disagree`);
       const mem = await timeIt(RUNS, async () => searchInMemory(table, plan));
       const viaSql = await timeIt(RUNS, () => sql.search(entry, plan));
-      rows.push({ index: s.name, records: built.recordCount, query: q.name, total: a.total, 'memory p50 ms': fmt(mem.p50), 'SQL p50 ms': fmt(viaSql.p50), 'memory / SQL': fmt(mem.p50 / viaSql.p50) });
+      rows.push({
+        index: s.name,
+        records: built.recordCount,
+        query: q.name,
+        total: a.total,
+        'memory p50 ms': fmt(mem.p50),
+        'SQL p50 ms': fmt(viaSql.p50),
+        'memory / SQL': fmt(mem.p50 / viaSql.p50),
+      });
     }
     // Word indexes are built on first use: the queries above built those they need.
-    const worst = parseQuery(Array.from({ length: 1024 }, (_, i) => (s.queries === MOVIES_QUERIES ? `(IMDB Rating):>${i / 100}` : `delay:>${i}`)).join(' OR '), { fields: built.fields, now: Date.now() });
-    const worstMs = (await timeIt(3, async () => searchInMemory(table, { where: worst, sort: [], offset: 0, limit: 20 }))).p50;
+    const worst = parseQuery(
+      Array.from({ length: 1024 }, (_, i) =>
+        s.queries === MOVIES_QUERIES ? `(IMDB Rating):>${i / 100}` : `delay:>${i}`,
+      ).join(' OR '),
+      { fields: built.fields, now: Date.now() },
+    );
+    const worstMs = (
+      await timeIt(3, async () => searchInMemory(table, { where: worst, sort: [], offset: 0, limit: 20 }))
+    ).p50;
     holding.push({
       index: s.name,
       records: built.recordCount,

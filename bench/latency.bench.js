@@ -39,14 +39,23 @@ const CASES = [
   {
     name: 'birdstrikes: phrase OR open range, page of 50',
     method: 'QUERIES.EXECUTE',
-    params: { index: 'birdstrikes', query: '(Wildlife Species):"turkey vulture" OR (Cost Total $):>100000', pageSize: 50 },
+    params: {
+      index: 'birdstrikes',
+      query: '(Wildlife Species):"turkey vulture" OR (Cost Total $):>100000',
+      pageSize: 50,
+    },
     hand: `SELECT *, count(*) OVER () AS total FROM birdstrikes WHERE regexp_matches(lower("Wildlife Species"), '\\bturkey vulture\\b') OR "Cost Total $" > 100000 ORDER BY rowid LIMIT 50`,
     target: 5,
   },
   {
     name: 'birdstrikes: crosstab state x size, Sum',
     method: 'CROSSTAB.EXECUTE',
-    params: { index: 'birdstrikes', rows: ['Origin State'], columns: [{ field: 'Wildlife Size' }], totals: [{ aggregationType: 'Sum', field: 'Cost Total $' }] },
+    params: {
+      index: 'birdstrikes',
+      rows: ['Origin State'],
+      columns: [{ field: 'Wildlife Size' }],
+      totals: [{ aggregationType: 'Sum', field: 'Cost Total $' }],
+    },
     hand: `SELECT "Origin State", "Wildlife Size", sum("Cost Total $") FROM birdstrikes GROUP BY GROUPING SETS (("Origin State", "Wildlife Size"), ("Origin State"), ("Wildlife Size"), ())`,
     target: 10,
   },
@@ -66,12 +75,17 @@ async function main() {
   await cli(['index', 'load', 'movies', path.join(VEGA, 'movies.json')], env);
   await cli(['index', 'load', 'birdstrikes', path.join(VEGA, 'birdstrikes.csv')], env);
   await cli(['user', 'create', 'bench', '--indexes', '*'], env);
-  const token = (await cli(['token', 'create', '--user', 'bench', '--scopes', 'query:execute,indexes:read'], env)).trim().split('\n').pop();
+  const token = (await cli(['token', 'create', '--user', 'bench', '--scopes', 'query:execute,indexes:read'], env))
+    .trim()
+    .split('\n')
+    .pop();
 
   const db = await DuckDBInstance.create(':memory:', { threads: '2' });
   const connection = await db.connect();
   await connection.run(`CREATE TABLE movies AS SELECT * FROM read_json_auto('${path.join(VEGA, 'movies.json')}')`);
-  await connection.run(`CREATE TABLE birdstrikes AS SELECT * FROM read_csv_auto('${path.join(VEGA, 'birdstrikes.csv')}')`);
+  await connection.run(
+    `CREATE TABLE birdstrikes AS SELECT * FROM read_csv_auto('${path.join(VEGA, 'birdstrikes.csv')}')`,
+  );
   const hand = async (sql) => (await connection.runAndReadAll(sql)).getRowObjectsJS();
 
   const server = await startServer(env);
@@ -93,7 +107,11 @@ async function main() {
         }),
       );
       const client = process.cpuUsage(client0);
-      return { rate: n / seconds, serverMs: (cpuMsOf(server.child.pid) - server0) / n, clientMs: (client.user + client.system) / 1000 / n };
+      return {
+        rate: n / seconds,
+        serverMs: (cpuMsOf(server.child.pid) - server0) / n,
+        clientMs: (client.user + client.system) / 1000 / n,
+      };
     };
     const agent = new http.Agent({ keepAlive: true, maxSockets: 20 });
     // Warm-up: JIT, the indexes read into memory, pooled connections; not measured.
@@ -125,7 +143,14 @@ async function main() {
     const viaFetch = await load((p) => rpc(server.port, token, 'QUERIES.EXECUTE', p));
     agent.destroy();
     const rate = viaHttp.rate;
-    rows.push({ call: '20 clients searching movies (mixed)', 'p50 ms': '-', 'p95 ms': '-', target: '>= 1000 req/s', ok: rate >= 1000 ? 'yes' : 'NO', 'DuckDB by hand p50 ms': '-' });
+    rows.push({
+      call: '20 clients searching movies (mixed)',
+      'p50 ms': '-',
+      'p95 ms': '-',
+      target: '>= 1000 req/s',
+      ok: rate >= 1000 ? 'yes' : 'NO',
+      'DuckDB by hand p50 ms': '-',
+    });
     console.table(rows);
     const perRequest = (r) => `server ${fmt(r.serverMs)} ms + client ${fmt(r.clientMs)} ms of CPU per request`;
     console.log(`20 clients over node:http: ${fmt(viaHttp.rate)} req/s (${perRequest(viaHttp)})`);

@@ -20,7 +20,10 @@ function cli(argv, env) {
 }
 
 function startServer(env) {
-  const child = spawn(process.execPath, [BIN, 'serve'], { env: { ...process.env, ...env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [BIN, 'serve'], {
+    env: { ...process.env, ...env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   return new Promise((resolve, reject) => {
     let buf = '';
     const onData = (d) => {
@@ -29,7 +32,15 @@ function startServer(env) {
       if (m) {
         child.stdout.off('data', onData);
         child.stdout.resume();
-        resolve({ child, port: Number(m[1]), stop: () => new Promise((r) => { child.once('exit', r); child.kill('SIGTERM'); }) });
+        resolve({
+          child,
+          port: Number(m[1]),
+          stop: () =>
+            new Promise((r) => {
+              child.once('exit', r);
+              child.kill('SIGTERM');
+            }),
+        });
       }
     };
     child.stdout.on('data', onData);
@@ -56,7 +67,18 @@ function rpcOverHttp(agent, port, token, method, params) {
   const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { agent, host: '127.0.0.1', port, path: '/api/v1', method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), authorization: `Bearer ${token}` } },
+      {
+        agent,
+        host: '127.0.0.1',
+        port,
+        path: '/api/v1',
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+          authorization: `Bearer ${token}`,
+        },
+      },
       (res) => {
         const chunks = [];
         res.on('data', (d) => chunks.push(d));

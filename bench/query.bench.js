@@ -7,7 +7,15 @@ const os = require('node:os');
 const path = require('node:path');
 const { DuckDBInstance } = require('@duckdb/node-api');
 const { parseQuery } = require('../packages/query-language/dist');
-const { compileWhere, learnSingleWordFields, recordJsonSql, ident, literal, wordsColumn, wordsExpr } = require('../packages/snapshots/dist');
+const {
+  compileWhere,
+  learnSingleWordFields,
+  recordJsonSql,
+  ident,
+  literal,
+  wordsColumn,
+  wordsExpr,
+} = require('../packages/snapshots/dist');
 const { VEGA, cli, startServer, rpc, timeIt, fmt } = require('./lib');
 
 const RUNS = Number(process.argv[process.argv.indexOf('--runs') + 1]) || 50;
@@ -48,7 +56,9 @@ async function main() {
   );
   await dc.run('CHECKPOINT packed');
   await dc.run('CREATE VIEW t AS SELECT * FROM packed.t');
-  const types = new Map((await (await dc.runAndReadAll('DESCRIBE t')).getRowObjectsJS()).map((r) => [r.column_name, r.column_type]));
+  const types = new Map(
+    (await (await dc.runAndReadAll('DESCRIBE t')).getRowObjectsJS()).map((r) => [r.column_name, r.column_type]),
+  );
   // What the engine learns at load (single-word text fields), so the direct SQL is the one Quarry runs.
   const fields = [
     { name: 'date', type: 'date' },
@@ -58,10 +68,19 @@ async function main() {
     { name: 'destination', type: 'string' },
   ];
 
-  const loaded = { singleWord: await learnSingleWordFields(async (sql) => (await dc.runAndReadAll(sql)).getRowObjectsJS(), 't', fields) };
+  const loaded = {
+    singleWord: await learnSingleWordFields(
+      async (sql) => (await dc.runAndReadAll(sql)).getRowObjectsJS(),
+      't',
+      fields,
+    ),
+  };
 
   await cli(['user', 'create', 'bench', '--indexes', '*'], env);
-  const token = (await cli(['token', 'create', '--user', 'bench', '--scopes', 'query:execute'], env)).trim().split('\n').pop();
+  const token = (await cli(['token', 'create', '--user', 'bench', '--scopes', 'query:execute'], env))
+    .trim()
+    .split('\n')
+    .pop();
   const server = await startServer(env);
 
   // `cache: false` keeps the result cache out of the measurement, where this build knows the param.
@@ -80,13 +99,24 @@ async function main() {
     const first = await rpc(server.port, token, 'QUERIES.EXECUTE', params); // loads the snapshot
     for (let i = 0; i < 10; i++) await rpc(server.port, token, 'QUERIES.EXECUTE', params); // warm-up: JIT, caches
     const where = compileWhere(parseQuery(q.query, { fields, now: Date.now() }), loaded);
-    const order = [...q.sort.map((s) => `${ident(s.field)} ${s.direction.toUpperCase()} NULLS LAST`), '__rowid ASC'].join(', ');
+    const order = [
+      ...q.sort.map((s) => `${ident(s.field)} ${s.direction.toUpperCase()} NULLS LAST`),
+      '__rowid ASC',
+    ].join(', ');
     const sqlCount = `SELECT count(*) AS n FROM t WHERE ${where.sql}`;
     const sqlPage = `SELECT ${recordJsonSql(fields, types)} AS j FROM t WHERE ${where.sql} ORDER BY ${order} LIMIT 50 OFFSET ${(q.page - 1) * 50}`;
     const run = (count, page, bound) => async () => {
       const [c, p] = await Promise.all([
-        direct.connect().then(async (c1) => { const r = await c1.runAndReadAll(count, bound); c1.closeSync(); return r; }),
-        direct.connect().then(async (c2) => { const r = await c2.runAndReadAll(page, bound); c2.closeSync(); return r; }),
+        direct.connect().then(async (c1) => {
+          const r = await c1.runAndReadAll(count, bound);
+          c1.closeSync();
+          return r;
+        }),
+        direct.connect().then(async (c2) => {
+          const r = await c2.runAndReadAll(page, bound);
+          c2.closeSync();
+          return r;
+        }),
       ]);
       return [c.getRowObjectsJS(), p.getRowObjectsJS()];
     };
@@ -101,11 +131,18 @@ async function main() {
     if (q.equality) {
       // Written by hand as a user would: equality on the file loaded with CREATE TABLE AS, a count and
       // the first page; and for reference the same on Quarry's own table (word match vs equality, same storage).
-      const eqRun = run(`SELECT count(*) AS n FROM raw WHERE ${q.equality}`, `SELECT ${recordJsonSql(fields, types)} AS j FROM raw WHERE ${q.equality} LIMIT 50`);
-      const packedRun = run(`SELECT count(*) AS n FROM t WHERE ${q.equality}`, `SELECT ${recordJsonSql(fields, types)} AS j FROM t WHERE ${q.equality} ORDER BY ${order} LIMIT 50`);
+      const eqRun = run(
+        `SELECT count(*) AS n FROM raw WHERE ${q.equality}`,
+        `SELECT ${recordJsonSql(fields, types)} AS j FROM raw WHERE ${q.equality} LIMIT 50`,
+      );
+      const packedRun = run(
+        `SELECT count(*) AS n FROM t WHERE ${q.equality}`,
+        `SELECT ${recordJsonSql(fields, types)} AS j FROM t WHERE ${q.equality} ORDER BY ${order} LIMIT 50`,
+      );
       for (const r of [eqRun, packedRun]) {
         const [eq0] = await r();
-        if (Number(eq0[0].n) !== first.total) throw new Error(`${q.name}: equality total ${eq0[0].n} != ${first.total}`);
+        if (Number(eq0[0].n) !== first.total)
+          throw new Error(`${q.name}: equality total ${eq0[0].n} != ${first.total}`);
         for (let i = 0; i < 10; i++) await r();
       }
       equality = await timeIt(RUNS, eqRun);
@@ -130,8 +167,12 @@ async function main() {
   dc.closeSync();
   direct.closeSync();
 
-  console.log(`load of 3,000,000 rows: quarry ${loadSecs.toFixed(2)} s (${Math.round(3e6 / loadSecs)} rows/s), duckdb CREATE TABLE AS ${ctasSecs.toFixed(2)} s, ratio ${(loadSecs / ctasSecs).toFixed(2)} (target <= 2)`);
-  console.log(`  the same file with a conversion (--type delay=number, snapshot rewritten): ${convertSecs.toFixed(2)} s, ratio ${(convertSecs / ctasSecs).toFixed(2)}`);
+  console.log(
+    `load of 3,000,000 rows: quarry ${loadSecs.toFixed(2)} s (${Math.round(3e6 / loadSecs)} rows/s), duckdb CREATE TABLE AS ${ctasSecs.toFixed(2)} s, ratio ${(loadSecs / ctasSecs).toFixed(2)} (target <= 2)`,
+  );
+  console.log(
+    `  the same file with a conversion (--type delay=number, snapshot rewritten): ${convertSecs.toFixed(2)} s, ratio ${(convertSecs / ctasSecs).toFixed(2)}`,
+  );
   console.table(rows);
   console.log(`${RUNS} sequential runs each; cores: ${os.cpus().length}; node ${process.version}`);
 }

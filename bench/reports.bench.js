@@ -10,14 +10,30 @@ const { SqliteReportStore } = require('../services/reports/dist/adapters/sqlite-
 const { VEGA, cli, startServer, rpc, timeIt, fmt } = require('./lib');
 
 const TOTAL = 100_000;
-const WORDS = ['revenue', 'delay', 'drama', 'comedy', 'quarterly', 'regional', 'summary', 'airport', 'budget', 'forecast'];
+const WORDS = [
+  'revenue',
+  'delay',
+  'drama',
+  'comedy',
+  'quarterly',
+  'regional',
+  'summary',
+  'airport',
+  'budget',
+  'forecast',
+];
 
 async function main() {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-bench-r-'));
   const env = { QUARRY_DATA_DIR: dataDir };
   await cli(['index', 'load', 'flights', path.join(VEGA, 'flights-2k.json')], env);
   await cli(['user', 'create', 'bench', '--indexes', '*'], env);
-  const token = (await cli(['token', 'create', '--user', 'bench', '--scopes', 'query:execute,reports:read,reports:write'], env)).trim().split('\n').pop();
+  const token = (
+    await cli(['token', 'create', '--user', 'bench', '--scopes', 'query:execute,reports:read,reports:write'], env)
+  )
+    .trim()
+    .split('\n')
+    .pop();
 
   // Seed 100,000 reports through the store, timing the first 5,000 one durable insert at a time.
   const store = new SqliteReportStore(sqliteFile(dataDir));
@@ -49,7 +65,11 @@ async function main() {
   await Promise.all(
     Array.from({ length: 8 }, async (_, w) => {
       for (let i = 0; i < 150; i++) {
-        await rpc(server.port, token, 'QUERIES.EXECUTE', { index: 'flights', pageSize: 1, saveReport: { name: `e2e ${w}-${i}` } });
+        await rpc(server.port, token, 'QUERIES.EXECUTE', {
+          index: 'flights',
+          pageSize: 1,
+          saveReport: { name: `e2e ${w}-${i}` },
+        });
         n++;
       }
     }),
@@ -67,7 +87,9 @@ async function main() {
     let params = c.params;
     if (c.deep) {
       let cursor;
-      for (let i = 0; i < c.deep; i++) cursor = (await rpc(server.port, token, 'REPORTS.FIND', { ...c.params, ...(cursor ? { cursor } : {}) })).nextCursor;
+      for (let i = 0; i < c.deep; i++)
+        cursor = (await rpc(server.port, token, 'REPORTS.FIND', { ...c.params, ...(cursor ? { cursor } : {}) }))
+          .nextCursor;
       params = { ...c.params, cursor };
     }
     for (let i = 0; i < 5; i++) await rpc(server.port, token, 'REPORTS.FIND', params);

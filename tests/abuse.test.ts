@@ -22,9 +22,11 @@ interface Outcome {
 }
 
 function outcome(res: RawResponse): Outcome {
-  const body = res.json as { result?: unknown; error?: { code: number; data?: { detail?: string } }; detail?: string } | undefined;
+  const body = res.json as
+    { result?: unknown; error?: { code: number; data?: { detail?: string } }; detail?: string } | undefined;
   if (body?.result !== undefined) return { status: res.status, code: 'ok', detail: '', body: res };
-  if (body?.error) return { status: res.status, code: body.error.code, detail: body.error.data?.detail ?? '', body: res };
+  if (body?.error)
+    return { status: res.status, code: body.error.code, detail: body.error.data?.detail ?? '', body: res };
   return { status: res.status, code: res.status, detail: body?.detail ?? res.text.slice(0, 200), body: res };
 }
 
@@ -47,25 +49,40 @@ describe('abuse: one hostile request cannot freeze, crash or flood the service',
     await stack?.quarry.stop();
   });
 
-  it.each([6, 8, 10, 1000])('`NOT (` x %i + `x` is a fast 400 naming a position, and the server keeps serving (it used to take 2.3 s, 30 s, then kill V8)', async (n) => {
-    const { value, ms } = await timed(() => call('QUERIES.EXECUTE', { index: 'movies', query: `${'NOT ('.repeat(n)}x` }));
-    expect(value.code).toBe(400);
-    expect(value.detail).toMatch(/position \d+/);
-    expect(ms).toBeLessThan(1000);
-    expect((await call('INDEXES.FIND', {})).code).toBe('ok');
-    expect((await rawRequest(stack.quarry.baseUrl, { method: 'GET', path: '/readyz' })).status).toBe(200);
-  });
+  it.each([6, 8, 10, 1000])(
+    '`NOT (` x %i + `x` is a fast 400 naming a position, and the server keeps serving (it used to take 2.3 s, 30 s, then kill V8)',
+    async (n) => {
+      const { value, ms } = await timed(() =>
+        call('QUERIES.EXECUTE', { index: 'movies', query: `${'NOT ('.repeat(n)}x` }),
+      );
+      expect(value.code).toBe(400);
+      expect(value.detail).toMatch(/position \d+/);
+      expect(ms).toBeLessThan(1000);
+      expect((await call('INDEXES.FIND', {})).code).toBe('ok');
+      expect((await rawRequest(stack.quarry.baseUrl, { method: 'GET', path: '/readyz' })).status).toBe(200);
+    },
+  );
 
   it('a date beyond what the engine holds is a 400, not an internal error', async () => {
-    const res = await call('QUERIES.EXECUTE', { index: 'movies', query: '(Release Date):[NOW-99999999999YEARS TO NOW]' });
+    const res = await call('QUERIES.EXECUTE', {
+      index: 'movies',
+      query: '(Release Date):[NOW-99999999999YEARS TO NOW]',
+    });
     expect(res.code).toBe(400);
     expect(res.detail).toMatch(/range|supported/i);
-    const crosstab = await call('CROSSTAB.EXECUTE', { index: 'movies', query: '(Release Date):>NOW+99999999999999DAYS', rows: ['Major Genre'], totals: [{ aggregationType: 'Count' }] });
+    const crosstab = await call('CROSSTAB.EXECUTE', {
+      index: 'movies',
+      query: '(Release Date):>NOW+99999999999999DAYS',
+      rows: ['Major Genre'],
+      totals: [{ aggregationType: 'Count' }],
+    });
     expect(crosstab.code).toBe(400);
   });
 
   it('a 900 KB sort field is a fast 400 with a short detail (it used to hold the call for the whole 30 s deadline)', async () => {
-    const { value, ms } = await timed(() => call('QUERIES.EXECUTE', { index: 'movies', sort: [{ field: 'F'.repeat(900_000), direction: 'asc' }] }));
+    const { value, ms } = await timed(() =>
+      call('QUERIES.EXECUTE', { index: 'movies', sort: [{ field: 'F'.repeat(900_000), direction: 'asc' }] }),
+    );
     expect(value.code).toBe(400);
     expect(value.detail).toContain('sort[0].field');
     expect(value.body.text.length).toBeLessThan(1000);
@@ -85,7 +102,12 @@ describe('abuse: one hostile request cannot freeze, crash or flood the service',
   it('deeply nested JSON (200,000 levels) in params is refused, not a stack overflow', async () => {
     const depth = 200_000;
     const body = `{"jsonrpc":"2.0","id":1,"method":"QUERIES.EXECUTE","params":{"index":"movies","sort":${'['.repeat(depth)}${']'.repeat(depth)}}}`;
-    const res = outcome(await rawRequest(stack.quarry.baseUrl, { headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${analyst.token}` }, body }));
+    const res = outcome(
+      await rawRequest(stack.quarry.baseUrl, {
+        headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${analyst.token}` },
+        body,
+      }),
+    );
     expect([400, -32600, -32700]).toContain(res.code);
     expect((await call('INDEXES.FIND', {})).code).toBe('ok');
   });
@@ -99,11 +121,13 @@ describe('abuse: one hostile request cannot freeze, crash or flood the service',
       '"'.repeat(9999),
       '\\'.repeat(9999),
       'NOT '.repeat(2499) + 'x',
-      '(Title:' .repeat(1400),
+      '(Title:'.repeat(1400),
       '*'.repeat(10_000),
     ];
     for (const query of shapes) {
-      const { value, ms } = await timed(() => call('QUERIES.EXECUTE', { index: 'movies', query: query.slice(0, 10_000), pageSize: 1 }));
+      const { value, ms } = await timed(() =>
+        call('QUERIES.EXECUTE', { index: 'movies', query: query.slice(0, 10_000), pageSize: 1 }),
+      );
       expect([400, 'ok']).toContain(value.code);
       expect(ms).toBeLessThan(1000);
     }
@@ -117,14 +141,21 @@ describe('abuse: deadlines interrupt DuckDB and a busy process answers 503 at on
   const heavy = {
     index: 'flights',
     rows: ['origin', 'destination'],
-    totals: [{ aggregationType: 'Count', dynamicView: 'Days' }, { aggregationType: 'Sum', field: 'delay' }, { aggregationType: 'Average', field: 'distance' }],
+    totals: [
+      { aggregationType: 'Count', dynamicView: 'Days' },
+      { aggregationType: 'Sum', field: 'delay' },
+      { aggregationType: 'Average', field: 'distance' },
+    ],
   };
   const light = { index: 'tiny', query: '*', pageSize: 5 };
 
   beforeAll(async () => {
     const dataDir = makeDataDir('quarry-abuse-');
     const env = { QUARRY_DATA_DIR: dataDir };
-    expect((await runCli(['index', 'load', 'flights', path.join(VEGA, 'flights-3m.parquet'), '--view', 'Days=date'], env)).code).toBe(0);
+    expect(
+      (await runCli(['index', 'load', 'flights', path.join(VEGA, 'flights-3m.parquet'), '--view', 'Days=date'], env))
+        .code,
+    ).toBe(0);
     fs.writeFileSync(path.join(dataDir, 'tiny.csv'), 'city,n\nOslo,1\nLima,2\n');
     expect((await runCli(['index', 'load', 'tiny', path.join(dataDir, 'tiny.csv')], env)).code).toBe(0);
     quarry = await startQuarry({
@@ -163,7 +194,9 @@ describe('abuse: deadlines interrupt DuckDB and a busy process answers 503 at on
 
   it('beyond its running and queued calls a process answers 503 with Retry-After at once, never a 500', async () => {
     const client = rpcClient(quarry.baseUrl, analyst.token);
-    const results = await Promise.all(Array.from({ length: 8 }, () => timed(async () => client.call('CROSSTAB.EXECUTE', heavy))));
+    const results = await Promise.all(
+      Array.from({ length: 8 }, () => timed(async () => client.call('CROSSTAB.EXECUTE', heavy))),
+    );
     const outcomes = results.map((r) => ({ ...outcome(r.value), ms: r.ms }));
     const busy = outcomes.filter((o) => o.code === 503);
     expect(busy.length).toBeGreaterThanOrEqual(5);
@@ -172,7 +205,11 @@ describe('abuse: deadlines interrupt DuckDB and a busy process answers 503 at on
       expect(b.detail).toMatch(/busy/);
       expect(b.ms).toBeLessThan(300);
     }
-    expect(outcomes.filter((o) => !(o.code === 503 || o.code === 504 || o.code === 'ok')).map((o) => `${o.code} ${o.detail}`)).toEqual([]);
+    expect(
+      outcomes
+        .filter((o) => !(o.code === 503 || o.code === 504 || o.code === 'ok'))
+        .map((o) => `${o.code} ${o.detail}`),
+    ).toEqual([]);
     expect(quarry.alive()).toBe(true);
   });
 });
@@ -202,7 +239,10 @@ function descendants(roots: number[]): Map<number, string> {
   const out = new Map<number, string>();
   let frontier = roots;
   while (frontier.length) {
-    const next = [...parent].filter(([, ppid]) => frontier.includes(ppid)).map(([pid]) => pid).filter((p) => !out.has(p));
+    const next = [...parent]
+      .filter(([, ppid]) => frontier.includes(ppid))
+      .map(([pid]) => pid)
+      .filter((p) => !out.has(p));
     for (const p of next) {
       const started = startTime(p);
       if (started !== undefined) out.set(p, started);
@@ -249,18 +289,64 @@ describe('soak: 20 clients for 60 s mixing valid calls, every SPEC error and cha
 
     const base = stack.quarry.baseUrl;
     const post = (token: string | null, body: string, contentType = 'application/json') =>
-      rawRequest(base, { headers: { 'Content-Type': contentType, ...(token === null ? {} : { Authorization: `Bearer ${token}` }) }, body });
-    const rpc = (who: Identity, method: string, params: unknown) => post(who.token, JSON.stringify({ jsonrpc: '2.0', id: 7, method, params }));
+      rawRequest(base, {
+        headers: { 'Content-Type': contentType, ...(token === null ? {} : { Authorization: `Bearer ${token}` }) },
+        body,
+      });
+    const rpc = (who: Identity, method: string, params: unknown) =>
+      post(who.token, JSON.stringify({ jsonrpc: '2.0', id: 7, method, params }));
 
     // Valid calls: the answer each gives alone is the reference for every concurrent repeat.
     // One report of the movies-only user, so that its listing is not empty.
-    expect(outcome(await rpc(moviesOnly, 'CROSSTAB.EXECUTE', { index: 'movies', rows: ['Major Genre'], totals: [{ aggregationType: 'Count' }], saveReport: { name: 'genres' } })).code).toBe('ok');
+    expect(
+      outcome(
+        await rpc(moviesOnly, 'CROSSTAB.EXECUTE', {
+          index: 'movies',
+          rows: ['Major Genre'],
+          totals: [{ aggregationType: 'Count' }],
+          saveReport: { name: 'genres' },
+        }),
+      ).code,
+    ).toBe('ok');
     const valid: Array<{ name: string; send: () => Promise<RawResponse> }> = [
-      { name: 'search word', send: () => rpc(analyst, 'QUERIES.EXECUTE', { index: 'movies', query: 'love', pageSize: 20 }) },
-      { name: 'search sorted', send: () => rpc(analyst, 'QUERIES.EXECUTE', { index: 'movies', query: '(Major Genre):Drama', sort: [{ field: 'IMDB Rating', direction: 'desc' }], page: 2, pageSize: 10 }) },
-      { name: 'search range', send: () => rpc(analyst, 'QUERIES.EXECUTE', { index: 'flights', query: 'delay:[60 TO 120] AND origin:SFO', pageSize: 50 }) },
+      {
+        name: 'search word',
+        send: () => rpc(analyst, 'QUERIES.EXECUTE', { index: 'movies', query: 'love', pageSize: 20 }),
+      },
+      {
+        name: 'search sorted',
+        send: () =>
+          rpc(analyst, 'QUERIES.EXECUTE', {
+            index: 'movies',
+            query: '(Major Genre):Drama',
+            sort: [{ field: 'IMDB Rating', direction: 'desc' }],
+            page: 2,
+            pageSize: 10,
+          }),
+      },
+      {
+        name: 'search range',
+        send: () =>
+          rpc(analyst, 'QUERIES.EXECUTE', {
+            index: 'flights',
+            query: 'delay:[60 TO 120] AND origin:SFO',
+            pageSize: 50,
+          }),
+      },
       { name: 'indexes', send: () => rpc(moviesOnly, 'INDEXES.FIND', {}) },
-      { name: 'crosstab', send: () => rpc(analyst, 'CROSSTAB.EXECUTE', { index: 'flights', rows: ['origin'], columns: [{ field: 'destination' }], totals: [{ aggregationType: 'Sum', field: 'delay' }, { aggregationType: 'Count', dynamicView: 'Destinations' }] }) },
+      {
+        name: 'crosstab',
+        send: () =>
+          rpc(analyst, 'CROSSTAB.EXECUTE', {
+            index: 'flights',
+            rows: ['origin'],
+            columns: [{ field: 'destination' }],
+            totals: [
+              { aggregationType: 'Sum', field: 'delay' },
+              { aggregationType: 'Count', dynamicView: 'Destinations' },
+            ],
+          }),
+      },
       // The soak saves reports of its own (unshared): another user's listing must not move.
       { name: 'reports', send: () => rpc(moviesOnly, 'REPORTS.FIND', { types: ['crosstab'] }) },
     ];
@@ -277,20 +363,80 @@ describe('soak: 20 clients for 60 s mixing valid calls, every SPEC error and cha
 
     // Every SPEC error row, with the answer it must get.
     const bad: Array<{ name: string; send: () => Promise<RawResponse>; expect: (o: Outcome) => boolean }> = [
-      { name: '400 params', send: () => rpc(analyst, 'QUERIES.EXECUTE', { query: 'x' }), expect: (o) => o.code === 400 && o.detail === 'index is required' },
-      { name: '400 syntax', send: () => rpc(analyst, 'QUERIES.EXECUTE', { index: 'movies', query: `${'NOT ('.repeat(12)}x` }), expect: (o) => o.code === 400 && /position/.test(o.detail) },
-      { name: '401 header', send: () => post(null, '{"jsonrpc":"2.0","id":1,"method":"INDEXES.FIND"}'), expect: (o) => o.code === 401 && o.detail === AUTH_FAILURES.headerInvalid },
-      { name: '401 unknown', send: () => post(`qk_${'x'.repeat(43)}`, '{"jsonrpc":"2.0","id":1,"method":"INDEXES.FIND"}'), expect: (o) => o.code === 401 && o.detail === AUTH_FAILURES.notFound },
-      { name: '401 revoked', send: () => rpc(revoked, 'INDEXES.FIND', {}), expect: (o) => o.code === 401 && o.detail === AUTH_FAILURES.revoked },
-      { name: '401 expired', send: () => rpc(expiring, 'INDEXES.FIND', {}), expect: (o) => o.code === 401 && o.detail === AUTH_FAILURES.expired },
-      { name: '401 owner', send: () => rpc(orphaned, 'INDEXES.FIND', {}), expect: (o) => o.code === 401 && o.detail === AUTH_FAILURES.ownerUnresolved },
-      { name: '403 no scope', send: () => rpc(noScope, 'INDEXES.FIND', {}), expect: (o) => o.code === 403 && o.detail === AUTH_FAILURES.noScope },
-      { name: '403 method scope', send: () => rpc(readOnly, 'QUERIES.EXECUTE', { index: 'movies' }), expect: (o) => o.code === 403 && /query:execute/.test(o.detail) },
-      { name: '404 unreadable', send: () => rpc(moviesOnly, 'QUERIES.EXECUTE', { index: 'flights' }), expect: (o) => o.code === 404 },
-      { name: '413', send: () => post(analyst.token, `{"jsonrpc":"2.0","id":1,"method":"INDEXES.FIND","params":{"searchText":"${'a'.repeat(1_100_000)}"}}`), expect: (o) => o.status === 413 && o.code === -32600 },
-      { name: '415', send: () => post(analyst.token, '{}', 'text/plain'), expect: (o) => o.status === 415 && o.code === -32600 },
-      { name: '-32700', send: () => post(analyst.token, '{"jsonrpc":'), expect: (o) => o.status === 400 && o.code === -32700 },
-      { name: '-32600 batch', send: () => post(analyst.token, '[{"jsonrpc":"2.0","id":1,"method":"INDEXES.FIND"}]'), expect: (o) => o.status === 400 && o.code === -32600 },
+      {
+        name: '400 params',
+        send: () => rpc(analyst, 'QUERIES.EXECUTE', { query: 'x' }),
+        expect: (o) => o.code === 400 && o.detail === 'index is required',
+      },
+      {
+        name: '400 syntax',
+        send: () => rpc(analyst, 'QUERIES.EXECUTE', { index: 'movies', query: `${'NOT ('.repeat(12)}x` }),
+        expect: (o) => o.code === 400 && /position/.test(o.detail),
+      },
+      {
+        name: '401 header',
+        send: () => post(null, '{"jsonrpc":"2.0","id":1,"method":"INDEXES.FIND"}'),
+        expect: (o) => o.code === 401 && o.detail === AUTH_FAILURES.headerInvalid,
+      },
+      {
+        name: '401 unknown',
+        send: () => post(`qk_${'x'.repeat(43)}`, '{"jsonrpc":"2.0","id":1,"method":"INDEXES.FIND"}'),
+        expect: (o) => o.code === 401 && o.detail === AUTH_FAILURES.notFound,
+      },
+      {
+        name: '401 revoked',
+        send: () => rpc(revoked, 'INDEXES.FIND', {}),
+        expect: (o) => o.code === 401 && o.detail === AUTH_FAILURES.revoked,
+      },
+      {
+        name: '401 expired',
+        send: () => rpc(expiring, 'INDEXES.FIND', {}),
+        expect: (o) => o.code === 401 && o.detail === AUTH_FAILURES.expired,
+      },
+      {
+        name: '401 owner',
+        send: () => rpc(orphaned, 'INDEXES.FIND', {}),
+        expect: (o) => o.code === 401 && o.detail === AUTH_FAILURES.ownerUnresolved,
+      },
+      {
+        name: '403 no scope',
+        send: () => rpc(noScope, 'INDEXES.FIND', {}),
+        expect: (o) => o.code === 403 && o.detail === AUTH_FAILURES.noScope,
+      },
+      {
+        name: '403 method scope',
+        send: () => rpc(readOnly, 'QUERIES.EXECUTE', { index: 'movies' }),
+        expect: (o) => o.code === 403 && /query:execute/.test(o.detail),
+      },
+      {
+        name: '404 unreadable',
+        send: () => rpc(moviesOnly, 'QUERIES.EXECUTE', { index: 'flights' }),
+        expect: (o) => o.code === 404,
+      },
+      {
+        name: '413',
+        send: () =>
+          post(
+            analyst.token,
+            `{"jsonrpc":"2.0","id":1,"method":"INDEXES.FIND","params":{"searchText":"${'a'.repeat(1_100_000)}"}}`,
+          ),
+        expect: (o) => o.status === 413 && o.code === -32600,
+      },
+      {
+        name: '415',
+        send: () => post(analyst.token, '{}', 'text/plain'),
+        expect: (o) => o.status === 415 && o.code === -32600,
+      },
+      {
+        name: '-32700',
+        send: () => post(analyst.token, '{"jsonrpc":'),
+        expect: (o) => o.status === 400 && o.code === -32700,
+      },
+      {
+        name: '-32600 batch',
+        send: () => post(analyst.token, '[{"jsonrpc":"2.0","id":1,"method":"INDEXES.FIND"}]'),
+        expect: (o) => o.status === 400 && o.code === -32600,
+      },
       { name: '-32601', send: () => rpc(analyst, 'INDEXES.DELETE', {}), expect: (o) => o.code === -32601 },
     ];
 
@@ -329,18 +475,34 @@ describe('soak: 20 clients for 60 s mixing valid calls, every SPEC error and cha
           } else if (pick === 18) {
             // A save, then the same name again: 201-style success, then the 409.
             const name = `soak ${clientNo}-${n}`;
-            const params = { index: 'movies', rows: ['Major Genre'], totals: [{ aggregationType: 'Count' }], saveReport: { name } };
+            const params = {
+              index: 'movies',
+              rows: ['Major Genre'],
+              totals: [{ aggregationType: 'Count' }],
+              saveReport: { name },
+            };
             const first = outcome(await rpc(analyst, 'CROSSTAB.EXECUTE', params));
             const second = outcome(await rpc(analyst, 'CROSSTAB.EXECUTE', params));
             count(`save ${first.code}/${second.code}`);
-            if (first.code !== 'ok' || second.code !== 409) failures.push(`save twice: ${first.code} then ${second.code}`);
+            if (first.code !== 'ok' || second.code !== 409)
+              failures.push(`save twice: ${first.code} then ${second.code}`);
           } else {
-            const res = await rpc(analyst, 'CROSSTAB.EXECUTE', { index: 'movies', rows: ['Major Genre'], totals: [{ aggregationType: 'Sum', field: 'Worldwide Gross' }], chartType: 'Column2D', width: 300, height: 200 });
+            const res = await rpc(analyst, 'CROSSTAB.EXECUTE', {
+              index: 'movies',
+              rows: ['Major Genre'],
+              totals: [{ aggregationType: 'Sum', field: 'Worldwide Gross' }],
+              chartType: 'Column2D',
+              width: 300,
+              height: 200,
+            });
             const o = outcome(res);
             count(`chart ${o.code}`);
             if (o.code === 'ok') {
-              const png = pngFacts(Buffer.from((res.json as { result: { data: { data: string } } }).result.data.data, 'base64'));
-              if (png.width !== 300 || png.height !== 200 || png.inked === 0) failures.push(`chart: ${png.width}x${png.height}, ${png.inked} inked pixels`);
+              const png = pngFacts(
+                Buffer.from((res.json as { result: { data: { data: string } } }).result.data.data, 'base64'),
+              );
+              if (png.width !== 300 || png.height !== 200 || png.inked === 0)
+                failures.push(`chart: ${png.width}x${png.height}, ${png.inked} inked pixels`);
             } else if (o.code !== 503 && o.code !== 504) failures.push(`chart: ${o.status} ${o.code} ${o.detail}`);
           }
         } catch (err) {
@@ -356,8 +518,15 @@ describe('soak: 20 clients for 60 s mixing valid calls, every SPEC error and cha
     clearInterval(sampler);
 
     const total = [...counts.values()].reduce((a, b) => a + b, 0);
-    process.stderr.write(`soak: ${total} calls in ${SOAK_MS / 1000} s by ${CLIENTS} clients; RSS samples (MB): ${rss.map((r) => Math.round(r.kb / 1024)).join(' ')}\n`);
-    process.stderr.write(`soak outcomes: ${[...counts].sort().map(([k, v]) => `${k}=${v}`).join(', ')}\n`);
+    process.stderr.write(
+      `soak: ${total} calls in ${SOAK_MS / 1000} s by ${CLIENTS} clients; RSS samples (MB): ${rss.map((r) => Math.round(r.kb / 1024)).join(' ')}\n`,
+    );
+    process.stderr.write(
+      `soak outcomes: ${[...counts]
+        .sort()
+        .map(([k, v]) => `${k}=${v}`)
+        .join(', ')}\n`,
+    );
     expect(failures.slice(0, 20)).toEqual([]);
     expect(total).toBeGreaterThan(1000);
     expect(stack.quarry.alive()).toBe(true);

@@ -19,9 +19,17 @@ describe('chart workers as separate processes', () => {
   beforeAll(async () => {
     redis = new TestRedis(await freePort());
     await redis.start();
-    stack = await startStackWithData({ topology: 'all', env: { QUARRY_TARGET: 'gateway,query,crosstab,chart,reports', REDIS_URL: redis.url } });
+    stack = await startStackWithData({
+      topology: 'all',
+      env: { QUARRY_TARGET: 'gateway,query,crosstab,chart,reports', REDIS_URL: redis.url },
+    });
     analyst = await createIdentity(stack.dataDir, 'analyst', { indexes: '*' });
-    const workerEnv = { QUARRY_DATA_DIR: stack.dataDir, QUARRY_TARGET: 'chart-worker', REDIS_URL: redis.url, CHART_WORKER_CONCURRENCY: '1' };
+    const workerEnv = {
+      QUARRY_DATA_DIR: stack.dataDir,
+      QUARRY_TARGET: 'chart-worker',
+      REDIS_URL: redis.url,
+      CHART_WORKER_CONCURRENCY: '1',
+    };
     [workerA, workerB] = (await Promise.all([spawnServe(workerEnv), spawnServe(workerEnv)])).map((s) => s.proc);
   }, 120000);
 
@@ -45,7 +53,8 @@ describe('chart workers as separate processes', () => {
 
   it('both workers take jobs from the one queue', async () => {
     const results = await Promise.all(Array.from({ length: 8 }, () => chart()));
-    for (const r of results) expect(pngFacts(Buffer.from(r.data!.data, 'base64'))).toMatchObject({ width: 1600, height: 1200 });
+    for (const r of results)
+      expect(pngFacts(Buffer.from(r.data!.data, 'base64'))).toMatchObject({ width: 1600, height: 1200 });
     expect(rendered(workerA)).toBeGreaterThan(0);
     expect(rendered(workerB)).toBeGreaterThan(0);
   }, 60000);
@@ -54,7 +63,14 @@ describe('chart workers as separate processes', () => {
     const requestId = `chart-trace-${Date.now()}`;
     const res = await rpcClient(stack.quarry.baseUrl, analyst.token).call(
       'CROSSTAB.EXECUTE',
-      { index: 'movies', rows: ['Major Genre'], totals: [{ aggregationType: 'Count' }], chartType: 'Pie2D', width: 640, height: 480 },
+      {
+        index: 'movies',
+        rows: ['Major Genre'],
+        totals: [{ aggregationType: 'Count' }],
+        chartType: 'Pie2D',
+        width: 640,
+        height: 480,
+      },
       { headers: { 'X-Request-Id': requestId } },
     );
     expect(unwrap(res).error).toBeUndefined();
@@ -62,14 +78,20 @@ describe('chart workers as separate processes', () => {
       () => [...workerA.lines, ...workerB.lines].filter((l) => l.includes(`"requestId":"${requestId}"`)),
       (found) => found.length >= 2,
     );
-    expect(traced.map((l) => (JSON.parse(l) as { msg: string }).msg)).toEqual(['chart render started', 'chart rendered']);
+    expect(traced.map((l) => (JSON.parse(l) as { msg: string }).msg)).toEqual([
+      'chart render started',
+      'chart rendered',
+    ]);
   }, 30000);
 
   it('still answers every request when one worker is SIGKILLed mid-render', async () => {
     const startedBefore = workerA.lines.filter((l) => l.includes('"chart render started"')).length;
     const pending = Promise.all(Array.from({ length: 4 }, () => chart(3000, 2000)));
     const deadline = Date.now() + 20000;
-    while (workerA.lines.filter((l) => l.includes('"chart render started"')).length === startedBefore && Date.now() < deadline) {
+    while (
+      workerA.lines.filter((l) => l.includes('"chart render started"')).length === startedBefore &&
+      Date.now() < deadline
+    ) {
       await new Promise((r) => setTimeout(r, 10));
     }
     const started = workerA.lines.filter((l) => l.includes('"chart render started"'));
@@ -81,7 +103,9 @@ describe('chart workers as separate processes', () => {
       expect(pngFacts(Buffer.from(r.data!.data, 'base64')).width).toBe(3000);
     }
     // The job that was on the killed worker was finished by the other one.
-    expect(workerB.lines.some((l) => l.includes('"chart rendered"') && l.includes(`"jobId":"${killedJob}"`))).toBe(true);
+    expect(workerB.lines.some((l) => l.includes('"chart rendered"') && l.includes(`"jobId":"${killedJob}"`))).toBe(
+      true,
+    );
   }, 90000);
 
   it('fails fast with a clear error while Redis is down and recovers when it is back', async () => {
@@ -89,8 +113,13 @@ describe('chart workers as separate processes', () => {
     const t = Date.now();
     const down = await chart(1200, 900);
     expect(Date.now() - t).toBeLessThan(3000);
-    expect(down.error).toMatchObject({ code: 503, data: { detail: 'The chart queue (Redis) is unreachable; charts cannot be rendered right now' } });
-    const table = unwrap(await rpcClient(stack.quarry.baseUrl, analyst.token).call('QUERIES.EXECUTE', { index: 'movies', pageSize: 1 }));
+    expect(down.error).toMatchObject({
+      code: 503,
+      data: { detail: 'The chart queue (Redis) is unreachable; charts cannot be rendered right now' },
+    });
+    const table = unwrap(
+      await rpcClient(stack.quarry.baseUrl, analyst.token).call('QUERIES.EXECUTE', { index: 'movies', pageSize: 1 }),
+    );
     expect(table.error).toBeUndefined();
 
     await redis.start();

@@ -6,7 +6,10 @@ describe('quarry CLI', () => {
   const lastLine = (s: string) => s.trim().split('\n').pop() ?? '';
 
   it('creates and lists users, refusing duplicates and bad names', async () => {
-    const created = await runCli(['user', 'create', 'ana', '--indexes', 'movies,airports', '--realm', 'movies=Major_Genre:Drama'], env);
+    const created = await runCli(
+      ['user', 'create', 'ana', '--indexes', 'movies,airports', '--realm', 'movies=Major_Genre:Drama'],
+      env,
+    );
     expect(created.code).toBe(0);
     expect(created.stdout).toContain('created user ana');
     const again = await runCli(['user', 'create', 'ana'], env);
@@ -24,17 +27,32 @@ describe('quarry CLI', () => {
       ['flights=origin:SFO', 'error: --realm names index "flights", which the user is not given'],
       ['movies', 'error: --realm must be INDEX=QUERY'],
     ]) {
-      const res = await runCli(['user', 'create', 'rex', '--indexes', 'movies', '--realm', 'movies=Major_Genre:Comedy', '--realm', realm], env);
-      expect({ realm, code: res.code, stderr: res.stderr.trim() }).toEqual({ realm, code: 1, stderr: expect.stringContaining(why) });
+      const res = await runCli(
+        ['user', 'create', 'rex', '--indexes', 'movies', '--realm', 'movies=Major_Genre:Comedy', '--realm', realm],
+        env,
+      );
+      expect({ realm, code: res.code, stderr: res.stderr.trim() }).toEqual({
+        realm,
+        code: 1,
+        stderr: expect.stringContaining(why),
+      });
     }
     expect((await runCli(['user', 'list'], env)).stdout).not.toMatch(/^rex\t/m);
-    const ok = await runCli(['user', 'create', 'rex', '--indexes', 'movies', '--realm', 'movies=(Major Genre):Drama'], env);
+    const ok = await runCli(
+      ['user', 'create', 'rex', '--indexes', 'movies', '--realm', 'movies=(Major Genre):Drama'],
+      env,
+    );
     expect(ok.code).toBe(0);
-    expect((await runCli(['user', 'list'], env)).stdout).toMatch(/^rex\tactive\t-\tmovies\tmovies=\(Major Genre\):Drama$/m);
+    expect((await runCli(['user', 'list'], env)).stdout).toMatch(
+      /^rex\tactive\t-\tmovies\tmovies=\(Major Genre\):Drama$/m,
+    );
   });
 
   it('creates tokens with known scopes only, unless told otherwise', async () => {
-    const ok = await runCli(['token', 'create', '--user', 'ana', '--scopes', 'query:execute,indexes:read', '--expires-in', '12h'], env);
+    const ok = await runCli(
+      ['token', 'create', '--user', 'ana', '--scopes', 'query:execute,indexes:read', '--expires-in', '12h'],
+      env,
+    );
     expect(ok.code).toBe(0);
     expect(lastLine(ok.stdout)).toMatch(/^qk_[0-9A-Za-z]{43}$/);
     const expires = /expires: (\S+)/.exec(ok.stdout)?.[1] ?? '';
@@ -45,15 +63,23 @@ describe('quarry CLI', () => {
     const unknown = await runCli(['token', 'create', '--user', 'ana', '--scopes', 'admin:all'], env);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('unknown scope(s) admin:all');
-    const allowed = await runCli(['token', 'create', '--user', 'ana', '--scopes', 'admin:all', '--allow-unknown-scopes'], env);
+    const allowed = await runCli(
+      ['token', 'create', '--user', 'ana', '--scopes', 'admin:all', '--allow-unknown-scopes'],
+      env,
+    );
     expect(allowed.code).toBe(0);
 
     for (const bad of ['5w', '0d', 'soon']) {
-      const res = await runCli(['token', 'create', '--user', 'ana', '--scopes', 'query:execute', '--expires-in', bad], env);
+      const res = await runCli(
+        ['token', 'create', '--user', 'ana', '--scopes', 'query:execute', '--expires-in', bad],
+        env,
+      );
       expect(res.code).toBe(1);
       expect(res.stderr).toContain('--expires-in takes a duration');
     }
-    expect((await runCli(['token', 'create', '--user', 'ghost', '--scopes', 'query:execute'], env)).stderr).toContain('User "ghost" not found');
+    expect((await runCli(['token', 'create', '--user', 'ghost', '--scopes', 'query:execute'], env)).stderr).toContain(
+      'User "ghost" not found',
+    );
   });
 
   it('revokes by id or by the token itself, and the server refuses it at once', async () => {
@@ -84,7 +110,12 @@ describe('quarry CLI', () => {
   });
 
   it('lists every configuration problem and exits 2', async () => {
-    const res = await runCli(['user', 'list'], { ...env, PORT: 'abc', QUARRY_TARGET: 'everything', MONGODB_URL: 'http://x' });
+    const res = await runCli(['user', 'list'], {
+      ...env,
+      PORT: 'abc',
+      QUARRY_TARGET: 'everything',
+      MONGODB_URL: 'http://x',
+    });
     expect(res.code).toBe(2);
     expect(res.stderr).toContain('PORT');
     expect(res.stderr).toContain('unknown target "everything"');

@@ -32,7 +32,9 @@ describeWithDocker('docker-compose stack (testcontainers)', () => {
     const rpc = rpcClient(baseUrl, token);
     const found = unwrap<{ indexes: Array<{ name: string }> }>(await rpc.call('INDEXES.FIND', {}));
     expect(found.data?.indexes.map((i) => i.name)).toEqual(['airports', 'movies']);
-    const q = unwrap<{ total: number; records: Array<{ Title: string }> }>(await rpc.call('QUERIES.EXECUTE', { index: 'movies', query: '"star wars"' }));
+    const q = unwrap<{ total: number; records: Array<{ Title: string }> }>(
+      await rpc.call('QUERIES.EXECUTE', { index: 'movies', query: '"star wars"' }),
+    );
     expect(q.data?.total).toBeGreaterThan(0);
     expect(q.data?.records.length).toBeGreaterThan(0);
   });
@@ -41,7 +43,10 @@ describeWithDocker('docker-compose stack (testcontainers)', () => {
     const noAuth = await rawRequest(baseUrl, { headers: { 'Content-Type': 'application/json' }, body: '{}' });
     expect(noAuth.status).toBe(401);
     expect(noAuth.headers['content-type']).toBe('application/problem+json');
-    const parse = await rawRequest(baseUrl, { headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` }, body: '{' });
+    const parse = await rawRequest(baseUrl, {
+      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` },
+      body: '{',
+    });
     expect(parse.status).toBe(400);
     expect((parse.json as { error: { code: number } }).error.code).toBe(-32700);
     const missing = unwrap(await rpcClient(baseUrl, token).call('QUERIES.EXECUTE', {}));
@@ -51,7 +56,13 @@ describeWithDocker('docker-compose stack (testcontainers)', () => {
   it('pages, sorts and filters on Typesense like the embedded engine', async () => {
     const rpc = rpcClient(baseUrl, token);
     const page = (p: number) =>
-      rpc.call('QUERIES.EXECUTE', { index: 'movies', query: '(Major Genre):drama AND (IMDB Rating):>7', page: p, pageSize: 10, sort: [{ field: 'IMDB Rating', direction: 'desc' }] });
+      rpc.call('QUERIES.EXECUTE', {
+        index: 'movies',
+        query: '(Major Genre):drama AND (IMDB Rating):>7',
+        page: p,
+        pageSize: 10,
+        sort: [{ field: 'IMDB Rating', direction: 'desc' }],
+      });
     const first = unwrap<{ total: number; records: Array<{ 'IMDB Rating': number }> }>(await page(1));
     const second = unwrap<{ total: number; records: Array<{ 'IMDB Rating': number }> }>(await page(2));
     expect(first.data!.total).toBeGreaterThan(20);
@@ -61,7 +72,11 @@ describeWithDocker('docker-compose stack (testcontainers)', () => {
 
   it('computes an HTML crosstab on the shared snapshot', async () => {
     const res = unwrap<{ contentType: string; data: string; rowCount: number }>(
-      await rpcClient(baseUrl, token).call('CROSSTAB.EXECUTE', { index: 'movies', rows: ['Major Genre'], totals: [{ aggregationType: 'Count', dynamicView: 'Directors' }] }),
+      await rpcClient(baseUrl, token).call('CROSSTAB.EXECUTE', {
+        index: 'movies',
+        rows: ['Major Genre'],
+        totals: [{ aggregationType: 'Count', dynamicView: 'Directors' }],
+      }),
     );
     expect(res.data?.contentType).toBe('text/html');
     expect(res.data?.rowCount).toBeGreaterThan(5);
@@ -75,7 +90,13 @@ describeWithDocker('docker-compose stack (testcontainers)', () => {
   it('renders a chart on the chart workers and saves a report in MongoDB', async () => {
     const rpc = rpcClient(baseUrl, token);
     const chart = unwrap<{ contentType: string; report: { guid: string } }>(
-      await rpc.call('CROSSTAB.EXECUTE', { index: 'movies', rows: ['Major Genre'], totals: [{ aggregationType: 'Count' }], chartType: 'Pie2D', saveReport: { name: 'compose pie' } }),
+      await rpc.call('CROSSTAB.EXECUTE', {
+        index: 'movies',
+        rows: ['Major Genre'],
+        totals: [{ aggregationType: 'Count' }],
+        chartType: 'Pie2D',
+        saveReport: { name: 'compose pie' },
+      }),
     );
     expect(chart.data?.contentType).toBe('image/png');
     const meta = unwrap<{ name: string }>(await rpc.call('REPORTS.METADATA', { guid: chart.data!.report.guid }));

@@ -39,7 +39,11 @@ beforeAll(async () => {
   analyst = await createIdentity(stack.dataDir, 'console-analyst', { indexes: '*' });
   moviesOnly = await createIdentity(stack.dataDir, 'console-movies', { indexes: 'movies,hostile' });
   fs.mkdirSync(SHOTS, { recursive: true });
-  browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--font-render-hinting=none'] });
+  browser = await puppeteer.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--font-render-hinting=none'],
+  });
 }, 120000);
 
 afterAll(async () => {
@@ -85,7 +89,8 @@ async function shot(page: Page, name: string): Promise<void> {
 }
 
 /** Pages may answer a 400 or 401 on purpose; Chromium logs those as console errors about the resource. */
-const realProblems = (problems: string[]) => problems.filter((p) => !/Failed to load resource: the server responded with a status of 40[01]/.test(p));
+const realProblems = (problems: string[]) =>
+  problems.filter((p) => !/Failed to load resource: the server responded with a status of 40[01]/.test(p));
 
 describe('GET /console', () => {
   it('is served with a strict Content-Security-Policy and no inline script', async () => {
@@ -115,7 +120,11 @@ describe('GET /console', () => {
       await page.type('#search-query', 'Director:Spielberg');
       await page.click('#search-form button[type=submit]');
       await page.waitForFunction(() => document.querySelectorAll('#search-table tbody tr').length > 0);
-      const api = await stack.call<{ total: number; records: Array<{ Title: string }> }>(moviesOnly, 'QUERIES.EXECUTE', { index: 'movies', query: 'Director:Spielberg', pageSize: 20 });
+      const api = await stack.call<{ total: number; records: Array<{ Title: string }> }>(
+        moviesOnly,
+        'QUERIES.EXECUTE',
+        { index: 'movies', query: 'Director:Spielberg', pageSize: 20 },
+      );
       expect(await page.$eval('#search-summary', (n) => n.textContent)).toContain(`${api.data!.total} records`);
       const firstPage = await texts(page, '#search-table tbody tr td:first-child');
       expect(firstPage).toEqual(api.data!.records.map((r) => r.Title));
@@ -130,13 +139,25 @@ describe('GET /console', () => {
       const header = await page.$$eval('#search-table thead th', (ths) => ths.map((th) => th.textContent ?? ''));
       const col = header.findIndex((h) => h.startsWith('IMDB Rating'));
       await page.click(`#search-table thead th:nth-child(${col + 1}) button`);
-      await page.waitForFunction((c) => document.querySelector(`#search-table thead th:nth-child(${c}) button`)?.textContent?.includes('▲'), {}, col + 1);
+      await page.waitForFunction(
+        (c) => document.querySelector(`#search-table thead th:nth-child(${c}) button`)?.textContent?.includes('▲'),
+        {},
+        col + 1,
+      );
       await page.click(`#search-table thead th:nth-child(${col + 1}) button`);
-      await page.waitForFunction((c) => document.querySelector(`#search-table thead th:nth-child(${c}) button`)?.textContent?.includes('▼'), {}, col + 1);
-      const ratings = (await texts(page, `#search-table tbody tr td:nth-child(${col + 1})`)).filter((t) => t !== '').map(Number);
+      await page.waitForFunction(
+        (c) => document.querySelector(`#search-table thead th:nth-child(${c}) button`)?.textContent?.includes('▼'),
+        {},
+        col + 1,
+      );
+      const ratings = (await texts(page, `#search-table tbody tr td:nth-child(${col + 1})`))
+        .filter((t) => t !== '')
+        .map(Number);
       expect(ratings.length).toBeGreaterThan(3);
       expect([...ratings].sort((a, b) => b - a)).toEqual(ratings);
-      expect(await page.$eval('#curl', (n) => n.textContent)).toContain('"sort":[{"field":"IMDB Rating","direction":"desc"}]');
+      expect(await page.$eval('#curl', (n) => n.textContent)).toContain(
+        '"sort":[{"field":"IMDB Rating","direction":"desc"}]',
+      );
       await shot(page, '2-search-1280');
       expect(realProblems(problems)).toEqual([]);
     } finally {
@@ -169,7 +190,11 @@ describe('GET /console', () => {
 
       await page.type('#crosstab-save-name', 'Console: gross by genre');
       await page.click('#crosstab-save button[type=submit]');
-      await page.waitForFunction(() => document.querySelector('#status')?.textContent?.startsWith('Saved report') || !document.querySelector('#error')?.hasAttribute('hidden'));
+      await page.waitForFunction(
+        () =>
+          document.querySelector('#status')?.textContent?.startsWith('Saved report') ||
+          !document.querySelector('#error')?.hasAttribute('hidden'),
+      );
       expect(await page.$eval('#error', (n) => (n.hasAttribute('hidden') ? '' : n.textContent))).toBe('');
 
       await page.select('#ct-chart', 'Column2D');
@@ -179,13 +204,22 @@ describe('GET /console', () => {
         const img = document.querySelector<HTMLImageElement>('#crosstab-result img.chart');
         return !!img && img.complete && img.naturalWidth > 0;
       });
-      const size = await page.$eval('#crosstab-result img.chart', (img) => [(img as HTMLImageElement).naturalWidth, (img as HTMLImageElement).naturalHeight]);
+      const size = await page.$eval('#crosstab-result img.chart', (img) => [
+        (img as HTMLImageElement).naturalWidth,
+        (img as HTMLImageElement).naturalHeight,
+      ]);
       expect(size).toEqual([900, 560]);
       await shot(page, '4-chart-1280');
 
       await page.click('#tab-reports');
-      await page.waitForFunction(() => Array.from(document.querySelectorAll('#reports-table td')).some((td) => td.textContent?.startsWith('Console: gross by genre')));
-      const row = await page.$$eval('#reports-table tbody tr', (trs) => trs.findIndex((tr) => tr.textContent?.includes('Console: gross by genre')));
+      await page.waitForFunction(() =>
+        Array.from(document.querySelectorAll('#reports-table td')).some((td) =>
+          td.textContent?.startsWith('Console: gross by genre'),
+        ),
+      );
+      const row = await page.$$eval('#reports-table tbody tr', (trs) =>
+        trs.findIndex((tr) => tr.textContent?.includes('Console: gross by genre')),
+      );
       await page.evaluate(() => {
         document.querySelector('#crosstab-result')?.replaceChildren();
       });
@@ -210,7 +244,12 @@ describe('GET /console', () => {
       await page.type('#search-query', '(Title:');
       await page.click('#search-form button[type=submit]');
       await page.waitForFunction(() => !document.querySelector('#error')?.hasAttribute('hidden'));
-      const api = await stack.call(analyst, 'QUERIES.EXECUTE', { index: 'movies', query: '(Title:', page: 1, pageSize: 20 });
+      const api = await stack.call(analyst, 'QUERIES.EXECUTE', {
+        index: 'movies',
+        query: '(Title:',
+        page: 1,
+        pageSize: 20,
+      });
       const shown = await page.$eval('#error', (n) => n.textContent ?? '');
       expect(shown).toContain('400 Bad Request');
       expect(shown).toContain(api.error!.data.detail);
@@ -259,7 +298,9 @@ describe('GET /console', () => {
       await page.select('#search-index', 'movies');
       await page.click('#search-form button[type=submit]');
       await page.waitForFunction(() => document.querySelectorAll('#search-table tbody tr').length > 0);
-      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      const overflow = await page.evaluate(
+        () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+      );
       expect(overflow).toBeLessThanOrEqual(0);
       await shot(page, '9-search-phone');
       await page.click('#tab-crosstab');
@@ -267,7 +308,9 @@ describe('GET /console', () => {
       await page.select('#ct-rows', 'MPAA Rating');
       await page.click('#crosstab-form button[type=submit]');
       await page.waitForSelector('#crosstab-result table');
-      expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBeLessThanOrEqual(0);
+      expect(
+        await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth),
+      ).toBeLessThanOrEqual(0);
       await shot(page, '10-crosstab-phone');
       expect(realProblems(problems)).toEqual([]);
     } finally {

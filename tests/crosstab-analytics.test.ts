@@ -43,11 +43,13 @@ interface JsonTable {
 const MOVIES = movies();
 const VIEWS: Record<string, string> = { Director: 'Directors', Distributor: 'Distributors' };
 
-const blankOf = (v: unknown): string | number | boolean | null => (v === undefined || v === null || v === '' ? null : (v as string | number | boolean));
+const blankOf = (v: unknown): string | number | boolean | null =>
+  v === undefined || v === null || v === '' ? null : (v as string | number | boolean);
 
 function measureOf(records: Rec[], m: Measure): number | null {
   if (m.distinct) return new Set(records.map((r) => blankOf(r[m.distinct as string])).filter((v) => v !== null)).size;
-  if (m.agg === 'Count') return m.field ? records.filter((r) => blankOf(r[m.field as string]) !== null).length : records.length;
+  if (m.agg === 'Count')
+    return m.field ? records.filter((r) => blankOf(r[m.field as string]) !== null).length : records.length;
   const xs = records.map((r) => r[m.field as string]).filter((v): v is number => typeof v === 'number');
   if (xs.length === 0) return null;
   if (m.agg === 'Sum') return xs.reduce((a, b) => a + b, 0);
@@ -58,7 +60,9 @@ function measureOf(records: Rec[], m: Measure): number | null {
 /** The plain-JS value of a measure over the records under a row key prefix and a column key prefix. */
 function model(records: Rec[], rows: string[], columns: string[]) {
   const under = (rk: Key, ck: Key) =>
-    records.filter((r) => rk.every((v, i) => blankOf(r[rows[i]]) === v) && ck.every((v, i) => blankOf(r[columns[i]]) === v));
+    records.filter(
+      (r) => rk.every((v, i) => blankOf(r[rows[i]]) === v) && ck.every((v, i) => blankOf(r[columns[i]]) === v),
+    );
   const cache = new Map<string, Rec[]>();
   const recs = (rk: Key, ck: Key) => {
     const k = JSON.stringify([rk, ck]);
@@ -76,10 +80,13 @@ function model(records: Rec[], rows: string[], columns: string[]) {
     shown(rk: Key, ck: Key, m: Measure): number | null {
       const v = value(rk, ck, m);
       const den =
-        m.showAs === 'percentOfGrandTotal' ? value([], [], m)
-        : m.showAs === 'percentOfRowTotal' ? value(rk, [], m)
-        : m.showAs === 'percentOfColumnTotal' ? value([], ck, m)
-        : undefined;
+        m.showAs === 'percentOfGrandTotal'
+          ? value([], [], m)
+          : m.showAs === 'percentOfRowTotal'
+            ? value(rk, [], m)
+            : m.showAs === 'percentOfColumnTotal'
+              ? value([], ck, m)
+              : undefined;
       if (den === undefined) return v;
       return v === null || den === null || den === 0 ? null : (v / den) * 100;
     },
@@ -126,7 +133,8 @@ function expectClose(got: number | null, want: number | null, where: string) {
     if (got !== null) throw new Error(`${where}: expected an empty cell, got ${got}`);
     return;
   }
-  if (got === null || Math.abs(got - want) > Math.max(1e-6, Math.abs(want) * 1e-9)) throw new Error(`${where}: expected ${want}, got ${got}`);
+  if (got === null || Math.abs(got - want) > Math.max(1e-6, Math.abs(want) * 1e-9))
+    throw new Error(`${where}: expected ${want}, got ${got}`);
 }
 
 describe('CROSSTAB.EXECUTE analytics: show values as, subtotals, order, limits, JSON and CSV', () => {
@@ -158,8 +166,21 @@ describe('CROSSTAB.EXECUTE analytics: show values as, subtotals, order, limits, 
     await stack?.quarry.stop();
   });
 
-  async function crosstab<T>(params: Record<string, unknown>): Promise<{ contentType: string; data: T; rowCount: number; columnCount: number; rowsOmitted?: number; columnsOmitted?: number }> {
-    const res = await stack.call<{ contentType: string; data: T; rowCount: number; columnCount: number }>(analyst, 'CROSSTAB.EXECUTE', params);
+  async function crosstab<T>(
+    params: Record<string, unknown>,
+  ): Promise<{
+    contentType: string;
+    data: T;
+    rowCount: number;
+    columnCount: number;
+    rowsOmitted?: number;
+    columnsOmitted?: number;
+  }> {
+    const res = await stack.call<{ contentType: string; data: T; rowCount: number; columnCount: number }>(
+      analyst,
+      'CROSSTAB.EXECUTE',
+      params,
+    );
     if (res.error) throw new Error(JSON.stringify(res.error));
     return res.data as { contentType: string; data: T; rowCount: number; columnCount: number };
   }
@@ -174,16 +195,25 @@ describe('CROSSTAB.EXECUTE analytics: show values as, subtotals, order, limits, 
   function expectTable(t: JsonTable, records: Rec[], rows: string[], columns: string[], measures: Measure[]) {
     const m = model(records, rows, columns);
     const check = (rk: Key, ck: Key, got: Array<number | null>, where: string) =>
-      measures.forEach((x, i) => expectClose(got[i], m.shown(rk, ck, x), `${where} measure ${i} (${x.showAs ?? 'value'})`));
+      measures.forEach((x, i) =>
+        expectClose(got[i], m.shown(rk, ck, x), `${where} measure ${i} (${x.showAs ?? 'value'})`),
+      );
     for (const row of t.rows) {
-      t.columns.forEach((ck, c) => check(row.key, ck, row.cells[c], `row ${JSON.stringify(row.key)} column ${JSON.stringify(ck)}`));
+      t.columns.forEach((ck, c) =>
+        check(row.key, ck, row.cells[c], `row ${JSON.stringify(row.key)} column ${JSON.stringify(ck)}`),
+      );
       check(row.key, [], row.total, `row ${JSON.stringify(row.key)} Total`);
     }
     t.columns.forEach((ck, c) => check([], ck, t.columnTotals[c], `Total row, column ${JSON.stringify(ck)}`));
     check([], [], t.grandTotal, 'grand total');
   }
 
-  const GENRE_RATING = { index: 'movies', query: '*', rows: ['Major Genre', 'MPAA Rating'], columns: [{ field: 'Creative Type' }] };
+  const GENRE_RATING = {
+    index: 'movies',
+    query: '*',
+    rows: ['Major Genre', 'MPAA Rating'],
+    columns: [{ field: 'Creative Type' }],
+  };
 
   it.each(['value', 'percentOfGrandTotal', 'percentOfRowTotal', 'percentOfColumnTotal'])(
     'showAs %s on a two-level crosstab: every cell and total as plain JS computes it, 100 where the mode says',
@@ -194,7 +224,12 @@ describe('CROSSTAB.EXECUTE analytics: show values as, subtotals, order, limits, 
         { agg: 'Count', distinct: 'Director', showAs },
         { agg: 'Max', field: 'US DVD Sales', showAs },
       ];
-      const res = await crosstab<JsonTable>({ ...GENRE_RATING, totals: measures.map(toMeasureParam), format: 'json', cache: false });
+      const res = await crosstab<JsonTable>({
+        ...GENRE_RATING,
+        totals: measures.map(toMeasureParam),
+        format: 'json',
+        cache: false,
+      });
       expect(res.contentType).toBe('application/json');
       const t = res.data;
       expect(t.measures.map((x) => x.showAs)).toEqual(measures.map(() => showAs));
@@ -220,11 +255,17 @@ describe('CROSSTAB.EXECUTE analytics: show values as, subtotals, order, limits, 
       index: 'sparse',
       rows: ['region'],
       columns: [{ field: 'kind' }],
-      totals: [{ aggregationType: 'Sum', field: 'amount', showAs: 'percentOfRowTotal' }, { aggregationType: 'Sum', field: 'amount', showAs: 'percentOfColumnTotal' }],
+      totals: [
+        { aggregationType: 'Sum', field: 'amount', showAs: 'percentOfRowTotal' },
+        { aggregationType: 'Sum', field: 'amount', showAs: 'percentOfColumnTotal' },
+      ],
       format: 'json',
     });
     const row = (r: string) => res.data.rows.find((x) => x.key[0] === r) as JsonRow;
-    expect(row('West').cells).toEqual([[null, null], [null, null]]);
+    expect(row('West').cells).toEqual([
+      [null, null],
+      [null, null],
+    ]);
     expect(row('West').total).toEqual([null, null]);
     expect(row('East').cells[0][0]).toBe(25);
     expect(row('East').cells[0][1]).toBeCloseTo(200 / 3, 9);
@@ -234,16 +275,31 @@ describe('CROSSTAB.EXECUTE analytics: show values as, subtotals, order, limits, 
     expect(row('North').cells[0][0]).toBeNull();
     expect(row('North').cells[0][1]).toBeCloseTo((5 / 15) * 100, 9);
     expect(row('North').cells[1][1]).toBe(-20);
-    expectTable(res.data, SPARSE, ['region'], ['kind'], [
-      { agg: 'Sum', field: 'amount', showAs: 'percentOfRowTotal' },
-      { agg: 'Sum', field: 'amount', showAs: 'percentOfColumnTotal' },
-    ]);
+    expectTable(
+      res.data,
+      SPARSE,
+      ['region'],
+      ['kind'],
+      [
+        { agg: 'Sum', field: 'amount', showAs: 'percentOfRowTotal' },
+        { agg: 'Sum', field: 'amount', showAs: 'percentOfColumnTotal' },
+      ],
+    );
   });
 
-  const SUBTOTAL_MEASURES: Measure[] = [{ agg: 'Sum', field: 'Worldwide Gross' }, { agg: 'Average', field: 'IMDB Rating' }, { agg: 'Count', distinct: 'Director' }];
+  const SUBTOTAL_MEASURES: Measure[] = [
+    { agg: 'Sum', field: 'Worldwide Gross' },
+    { agg: 'Average', field: 'IMDB Rating' },
+    { agg: 'Count', distinct: 'Director' },
+  ];
 
   it('subtotals on nested rows: after each group, from records (a distinct count is not the sum of its children)', async () => {
-    const res = await crosstab<JsonTable>({ ...GENRE_RATING, totals: SUBTOTAL_MEASURES.map(toMeasureParam), subtotals: true, format: 'json' });
+    const res = await crosstab<JsonTable>({
+      ...GENRE_RATING,
+      totals: SUBTOTAL_MEASURES.map(toMeasureParam),
+      subtotals: true,
+      format: 'json',
+    });
     const t = res.data;
     const full = labelOrder(distinctKeys(MOVIES, GENRE_RATING.rows));
     const expected: Key[] = [];
@@ -264,7 +320,12 @@ describe('CROSSTAB.EXECUTE analytics: show values as, subtotals, order, limits, 
     expect(Math.abs((drama.total[1] ?? 0) - meanOfMeans)).toBeGreaterThan(1e-6);
     expect(res.rowCount).toBe(expected.length);
     // Without a dynamic view the engine rolls subtotals up from the pre-aggregated cells instead: same rows, same numbers.
-    const summed = await crosstab<JsonTable>({ ...GENRE_RATING, totals: SUBTOTAL_MEASURES.slice(0, 2).map(toMeasureParam), subtotals: true, format: 'json' });
+    const summed = await crosstab<JsonTable>({
+      ...GENRE_RATING,
+      totals: SUBTOTAL_MEASURES.slice(0, 2).map(toMeasureParam),
+      subtotals: true,
+      format: 'json',
+    });
     expect(summed.data.rows.map((r) => r.key)).toEqual(expected);
     expectTable(summed.data, MOVIES, GENRE_RATING.rows, ['Creative Type'], SUBTOTAL_MEASURES.slice(0, 2));
   });
@@ -285,11 +346,19 @@ describe('CROSSTAB.EXECUTE analytics: show values as, subtotals, order, limits, 
     expect(subtotalColumns).toEqual([['Drama'], ['Musical'], ['Western']]);
     // Each subtotal column right after its group.
     const at = (k: Key) => res.data.columns.findIndex((c) => JSON.stringify(c) === JSON.stringify(k));
-    expect(at(['Drama'])).toBe(at(['Musical']) - 1 - res.data.columns.filter((c) => c[0] === 'Musical' && c.length === 2).length);
+    expect(at(['Drama'])).toBe(
+      at(['Musical']) - 1 - res.data.columns.filter((c) => c[0] === 'Musical' && c.length === 2).length,
+    );
     expect(at(['Western'])).toBe(res.data.columns.length - 1);
     expectTable(res.data, records, ['Source'], ['Major Genre', 'MPAA Rating'], measures);
 
-    const one = { index: 'movies', rows: ['Major Genre'], columns: [{ field: 'MPAA Rating' }], totals: [{ aggregationType: 'Count' }], format: 'json' };
+    const one = {
+      index: 'movies',
+      rows: ['Major Genre'],
+      columns: [{ field: 'MPAA Rating' }],
+      totals: [{ aggregationType: 'Count' }],
+      format: 'json',
+    };
     const plain = await crosstab<JsonTable>(one);
     const withSubtotals = await crosstab<JsonTable>({ ...one, subtotals: true });
     expect(withSubtotals.data).toEqual(plain.data);
@@ -306,7 +375,11 @@ describe('CROSSTAB.EXECUTE analytics: show values as, subtotals, order, limits, 
     const heads = subtotalRows.map((tr) => elements(tr, 'th').map(text));
     expect(heads.map((h) => h[h.length - 1])).toEqual(genres.map((g) => `${g[0] ?? '(blank)'} Total`));
     // Each subtotal row's header spans the inner level; the outer header's rowspan covers only its children.
-    expect(subtotalRows.every((tr) => attr(elements(tr, 'th').slice(-1)[0], 'colspan') === '2' || elements(tr, 'th').length === 2)).toBe(true);
+    expect(
+      subtotalRows.every(
+        (tr) => attr(elements(tr, 'th').slice(-1)[0], 'colspan') === '2' || elements(tr, 'th').length === 2,
+      ),
+    ).toBe(true);
     const dramaHead = elements(doc, 'th').find((th) => text(th) === 'Drama' && attr(th, 'scope') === 'row');
     const dramaChildren = distinctKeys(MOVIES, GENRE_RATING.rows).filter((k) => k[0] === 'Drama').length;
     expect(attr(dramaHead as never, 'rowspan')).toBe(String(dramaChildren));
@@ -316,7 +389,12 @@ describe('CROSSTAB.EXECUTE analytics: show values as, subtotals, order, limits, 
     const lines = parseCsv(csv.data, { relax_column_count: false }) as string[][];
     const creative = labelOrder(distinctKeys(MOVIES, ['Creative Type'])).map((k) => k[0] ?? '(blank)');
     const names = ['Sum (Worldwide Gross)', 'Average (IMDB Rating)', 'Count (Directors)'];
-    expect(lines[0]).toEqual(['Major Genre', 'MPAA Rating', ...creative.flatMap((c) => names.map((n) => `${c} | ${n}`)), ...names.map((n) => `Total | ${n}`)]);
+    expect(lines[0]).toEqual([
+      'Major Genre',
+      'MPAA Rating',
+      ...creative.flatMap((c) => names.map((n) => `${c} | ${n}`)),
+      ...names.map((n) => `Total | ${n}`),
+    ]);
     const json = (await crosstab<JsonTable>({ ...params, format: 'json' })).data;
     expect(lines).toHaveLength(1 + json.rows.length + 1);
     json.rows.forEach((row, i) => {
@@ -328,11 +406,18 @@ describe('CROSSTAB.EXECUTE analytics: show values as, subtotals, order, limits, 
       expect(line.slice(2).every((v) => v === '' || /^-?\d+(\.\d+)?(e[-+]\d+)?$/.test(v))).toBe(true);
     });
     expect(lines[lines.length - 1].slice(0, 2)).toEqual(['Total', '']);
-    expect(lines[lines.length - 1].slice(2).map((v) => (v === '' ? null : Number(v)))).toEqual([...json.columnTotals.flat(), ...json.grandTotal]);
+    expect(lines[lines.length - 1].slice(2).map((v) => (v === '' ? null : Number(v)))).toEqual([
+      ...json.columnTotals.flat(),
+      ...json.grandTotal,
+    ]);
   });
 
   it('HTML prints percentages with a % sign; JSON and CSV carry the plain numbers', async () => {
-    const params = { index: 'movies', rows: ['Major Genre'], totals: [{ aggregationType: 'Count', showAs: 'percentOfGrandTotal' }] };
+    const params = {
+      index: 'movies',
+      rows: ['Major Genre'],
+      totals: [{ aggregationType: 'Count', showAs: 'percentOfGrandTotal' }],
+    };
     const html = (await crosstab<string>(params)).data;
     const cells = elements(parseHtml(html), 'td').map(text);
     expect(cells.every((c) => /^\d+(\.\d+)?%$/.test(c))).toBe(true);
@@ -346,35 +431,48 @@ describe('CROSSTAB.EXECUTE analytics: show values as, subtotals, order, limits, 
     expect(Number(drama[1])).toBeCloseTo((789 / MOVIES.length) * 100, 9);
   });
 
-  it.each(['desc', 'asc'] as const)('orders rows by a measure (%s), ties by label, and keeps the top N with totals over every record', async (direction) => {
-    const measures: Measure[] = [{ agg: 'Count' }, { agg: 'Sum', field: 'Worldwide Gross' }];
-    // Counts of MPAA ratings within Director tie often: the tie-break is visible.
-    const base = { index: 'movies', rows: ['Distributor'], columns: [{ field: 'MPAA Rating' }], totals: measures.map(toMeasureParam), format: 'json' };
-    const all = await crosstab<JsonTable>({ ...base, rowOrder: { by: 'value', measure: 0, direction } });
-    const m = model(MOVIES, ['Distributor'], ['MPAA Rating']);
-    const keys = distinctKeys(MOVIES, ['Distributor']);
-    const sign = direction === 'desc' ? -1 : 1;
-    const want = [...keys].sort((a, b) => {
-      const d = sign * ((m.raw(a, [], measures[0]) as number) - (m.raw(b, [], measures[0]) as number));
-      return d !== 0 ? d : byLabel(a[0], b[0]);
-    });
-    expect(all.data.rows.map((r) => r.key)).toEqual(want);
-    const counts = all.data.rows.map((r) => r.total[0] as number);
-    expect(new Set(counts).size).toBeLessThan(counts.length); // there were ties to break
+  it.each(['desc', 'asc'] as const)(
+    'orders rows by a measure (%s), ties by label, and keeps the top N with totals over every record',
+    async (direction) => {
+      const measures: Measure[] = [{ agg: 'Count' }, { agg: 'Sum', field: 'Worldwide Gross' }];
+      // Counts of MPAA ratings within Director tie often: the tie-break is visible.
+      const base = {
+        index: 'movies',
+        rows: ['Distributor'],
+        columns: [{ field: 'MPAA Rating' }],
+        totals: measures.map(toMeasureParam),
+        format: 'json',
+      };
+      const all = await crosstab<JsonTable>({ ...base, rowOrder: { by: 'value', measure: 0, direction } });
+      const m = model(MOVIES, ['Distributor'], ['MPAA Rating']);
+      const keys = distinctKeys(MOVIES, ['Distributor']);
+      const sign = direction === 'desc' ? -1 : 1;
+      const want = [...keys].sort((a, b) => {
+        const d = sign * ((m.raw(a, [], measures[0]) as number) - (m.raw(b, [], measures[0]) as number));
+        return d !== 0 ? d : byLabel(a[0], b[0]);
+      });
+      expect(all.data.rows.map((r) => r.key)).toEqual(want);
+      const counts = all.data.rows.map((r) => r.total[0] as number);
+      expect(new Set(counts).size).toBeLessThan(counts.length); // there were ties to break
 
-    const top = await crosstab<JsonTable>({ ...base, rowOrder: { by: 'value', measure: 1, direction }, rowLimit: 10 });
-    const bySum = [...keys].sort((a, b) => {
-      const x = m.raw(a, [], measures[1]);
-      const y = m.raw(b, [], measures[1]);
-      if (x === null || y === null) return x === y ? byLabel(a[0], b[0]) : x === null ? 1 : -1;
-      return x !== y ? sign * (x - y) : byLabel(a[0], b[0]);
-    });
-    expect(top.data.rows.map((r) => r.key)).toEqual(bySum.slice(0, 10));
-    expect(top.data.rowsOmitted).toBe(keys.length - 10);
-    expect(top.data.columnsOmitted).toBe(0);
-    expect(top.data.grandTotal[0]).toBe(MOVIES.length);
-    expectTable(top.data, MOVIES, ['Distributor'], ['MPAA Rating'], measures);
-  });
+      const top = await crosstab<JsonTable>({
+        ...base,
+        rowOrder: { by: 'value', measure: 1, direction },
+        rowLimit: 10,
+      });
+      const bySum = [...keys].sort((a, b) => {
+        const x = m.raw(a, [], measures[1]);
+        const y = m.raw(b, [], measures[1]);
+        if (x === null || y === null) return x === y ? byLabel(a[0], b[0]) : x === null ? 1 : -1;
+        return x !== y ? sign * (x - y) : byLabel(a[0], b[0]);
+      });
+      expect(top.data.rows.map((r) => r.key)).toEqual(bySum.slice(0, 10));
+      expect(top.data.rowsOmitted).toBe(keys.length - 10);
+      expect(top.data.columnsOmitted).toBe(0);
+      expect(top.data.grandTotal[0]).toBe(MOVIES.length);
+      expectTable(top.data, MOVIES, ['Distributor'], ['MPAA Rating'], measures);
+    },
+  );
 
   it('orders columns by value and limits them; an inner level is ordered inside its group; HTML says "top N of M"', async () => {
     const params = {
@@ -396,18 +494,32 @@ describe('CROSSTAB.EXECUTE analytics: show values as, subtotals, order, limits, 
       if (x === null || y === null) return x === y ? byLabel(a[a.length - 1], b[b.length - 1]) : x === null ? 1 : -1;
       return x !== y ? y - x : byLabel(a[a.length - 1], b[b.length - 1]);
     };
-    const genres = distinctKeys(MOVIES, ['Major Genre']).sort(desc((k) => m.raw(k, [], sum))).slice(0, 3);
+    const genres = distinctKeys(MOVIES, ['Major Genre'])
+      .sort(desc((k) => m.raw(k, [], sum)))
+      .slice(0, 3);
     const rows = genres.flatMap((g) =>
-      distinctKeys(MOVIES.filter((r) => blankOf(r['Major Genre']) === g[0]), ['Major Genre', 'MPAA Rating']).sort(desc((k) => m.raw(k, [], sum))),
+      distinctKeys(
+        MOVIES.filter((r) => blankOf(r['Major Genre']) === g[0]),
+        ['Major Genre', 'MPAA Rating'],
+      ).sort(desc((k) => m.raw(k, [], sum))),
     );
     expect(t.rows.map((r) => r.key)).toEqual(rows);
-    expect(t.columns).toEqual(distinctKeys(MOVIES, ['Creative Type']).sort(desc((k) => m.raw([], k, sum))).slice(0, 2));
-    expect([t.rowsOmitted, t.columnsOmitted]).toEqual([distinctKeys(MOVIES, ['Major Genre']).length - 3, distinctKeys(MOVIES, ['Creative Type']).length - 2]);
+    expect(t.columns).toEqual(
+      distinctKeys(MOVIES, ['Creative Type'])
+        .sort(desc((k) => m.raw([], k, sum)))
+        .slice(0, 2),
+    );
+    expect([t.rowsOmitted, t.columnsOmitted]).toEqual([
+      distinctKeys(MOVIES, ['Major Genre']).length - 3,
+      distinctKeys(MOVIES, ['Creative Type']).length - 2,
+    ]);
     expectTable(t, MOVIES, ['Major Genre', 'MPAA Rating'], ['Creative Type'], [sum]);
     const html = await crosstab<string>(params);
     expect(html).toMatchObject({ rowsOmitted: t.rowsOmitted, columnsOmitted: t.columnsOmitted });
     const cap = elements(parseHtml(html.data), 'caption').map(text)[0];
-    expect(cap).toBe(`Major Genre / MPAA Rating by Creative Type; top 3 of ${3 + t.rowsOmitted} Major Genre; top 2 of ${2 + t.columnsOmitted} Creative Type`);
+    expect(cap).toBe(
+      `Major Genre / MPAA Rating by Creative Type; top 3 of ${3 + t.rowsOmitted} Major Genre; top 2 of ${2 + t.columnsOmitted} Creative Type`,
+    );
   });
 
   it('a chart takes the same order and limit: "top 3 genres by gross" is one call', async () => {
@@ -437,25 +549,50 @@ describe('CROSSTAB.EXECUTE analytics: show values as, subtotals, order, limits, 
   });
 
   it('a chart with too many categories names the rowLimit that fits, and that rowLimit draws', async () => {
-    const chart = { index: 'movies', rows: ['Distributor'], totals: [{ aggregationType: 'Sum', field: 'US Gross' }], chartType: 'Bar2D', imageFormat: 'svg', width: 400, height: 300 };
+    const chart = {
+      index: 'movies',
+      rows: ['Distributor'],
+      totals: [{ aggregationType: 'Sum', field: 'US Gross' }],
+      chartType: 'Bar2D',
+      imageFormat: 'svg',
+      width: 400,
+      height: 300,
+    };
     const detail = await refused(chart);
     const fits = Number(/Use rowLimit: (\d+) \(with rowOrder to choose which\)/.exec(detail)?.[1]);
     expect(fits).toBeGreaterThan(0);
-    const res = await stack.call<{ contentType: string; data: string }>(analyst, 'CROSSTAB.EXECUTE', { ...chart, rowOrder: { by: 'value', direction: 'desc' }, rowLimit: fits });
+    const res = await stack.call<{ contentType: string; data: string }>(analyst, 'CROSSTAB.EXECUTE', {
+      ...chart,
+      rowOrder: { by: 'value', direction: 'desc' },
+      rowLimit: fits,
+    });
     expect(res.error).toBeUndefined();
     expect(res.data?.contentType).toBe('image/svg+xml');
   });
 
   it('refuses bad analytics params with a 400 naming the parameter and the allowed values', async () => {
-    const base = { index: 'movies', rows: ['Major Genre'], columns: [{ field: 'MPAA Rating' }], totals: [{ aggregationType: 'Count' }] };
+    const base = {
+      index: 'movies',
+      rows: ['Major Genre'],
+      columns: [{ field: 'MPAA Rating' }],
+      totals: [{ aggregationType: 'Count' }],
+    };
     expect(await refused({ ...base, totals: [{ aggregationType: 'Count', showAs: 'percentOfParent' }] })).toMatch(
       /totals\[0\]\.showAs must be one of "value", "percentOfGrandTotal", "percentOfRowTotal", "percentOfColumnTotal"/,
     );
-    expect(await refused({ ...base, rowOrder: { by: 'value', measure: 1 } })).toMatch(/rowOrder\.measure must be an index into totals, from 0 to 0/);
-    expect(await refused({ ...base, columnOrder: { by: 'size' } })).toMatch(/columnOrder\.by must be one of "label", "value"/);
-    expect(await refused({ ...base, rowOrder: { by: 'label', direction: 'up' } })).toMatch(/rowOrder\.direction must be one of "asc", "desc"/);
+    expect(await refused({ ...base, rowOrder: { by: 'value', measure: 1 } })).toMatch(
+      /rowOrder\.measure must be an index into totals, from 0 to 0/,
+    );
+    expect(await refused({ ...base, columnOrder: { by: 'size' } })).toMatch(
+      /columnOrder\.by must be one of "label", "value"/,
+    );
+    expect(await refused({ ...base, rowOrder: { by: 'label', direction: 'up' } })).toMatch(
+      /rowOrder\.direction must be one of "asc", "desc"/,
+    );
     expect(await refused({ ...base, rowLimit: 0 })).toMatch(/rowLimit must be an integer between 1 and 10000/);
-    expect(await refused({ ...base, columnLimit: 10001 })).toMatch(/columnLimit must be an integer between 1 and 10000/);
+    expect(await refused({ ...base, columnLimit: 10001 })).toMatch(
+      /columnLimit must be an integer between 1 and 10000/,
+    );
     expect(await refused({ ...base, rowLimit: 2.5 })).toMatch(/rowLimit must be an integer/);
     expect(await refused({ ...base, format: 'xlsx' })).toMatch(/format must be one of "html", "json", "csv"/);
     expect(await refused({ ...base, format: 'json', chartType: 'Column2D' })).toMatch(/format is for tables/);
@@ -468,7 +605,10 @@ describe('CROSSTAB.EXECUTE analytics: show values as, subtotals, order, limits, 
       query: '(MPAA Rating):(R OR PG)',
       rows: ['Major Genre', 'Creative Type'],
       columns: [{ field: 'MPAA Rating', reverse: true }],
-      totals: [{ aggregationType: 'Sum', field: 'Worldwide Gross', showAs: 'percentOfColumnTotal' }, { aggregationType: 'Count', dynamicView: 'Directors' }],
+      totals: [
+        { aggregationType: 'Sum', field: 'Worldwide Gross', showAs: 'percentOfColumnTotal' },
+        { aggregationType: 'Count', dynamicView: 'Directors' },
+      ],
       subtotals: true,
       rowOrder: { by: 'value', measure: 1, direction: 'desc' },
       columnOrder: { by: 'label', measure: 0, direction: 'asc' },
@@ -476,10 +616,15 @@ describe('CROSSTAB.EXECUTE analytics: show values as, subtotals, order, limits, 
       columnLimit: 1,
       format: 'json',
     };
-    const first = await stack.call<JsonTable & { report: { guid: string } }>(analyst, 'CROSSTAB.EXECUTE', { ...params, saveReport: { name: 'analytics' } });
+    const first = await stack.call<JsonTable & { report: { guid: string } }>(analyst, 'CROSSTAB.EXECUTE', {
+      ...params,
+      saveReport: { name: 'analytics' },
+    });
     expect(first.error).toBeUndefined();
     const guid = (first.data as unknown as { report: { guid: string } }).report.guid;
-    const meta = await stack.call<{ method: string; params: Record<string, unknown> }>(analyst, 'REPORTS.METADATA', { guid });
+    const meta = await stack.call<{ method: string; params: Record<string, unknown> }>(analyst, 'REPORTS.METADATA', {
+      guid,
+    });
     expect(meta.data?.method).toBe('CROSSTAB.EXECUTE');
     expect(meta.data?.params).toEqual(params);
     const again = await crosstab<JsonTable>(meta.data?.params as Record<string, unknown>);

@@ -41,12 +41,18 @@ describe('CROSSTAB.EXECUTE as HTML, checked cell by cell against plain JS', () =
       extra: async (env) => {
         const r = await runCli(['index', 'load', 'tricky', path.join(tmp, 'tricky.json')], env);
         if (r.code !== 0) throw new Error(r.stderr);
-        const m = await runCli(['index', 'load', 'flights-monthly', path.join(VEGA, 'flights-20k.json'), '--type', 'date=date:month'], env);
+        const m = await runCli(
+          ['index', 'load', 'flights-monthly', path.join(VEGA, 'flights-20k.json'), '--type', 'date=date:month'],
+          env,
+        );
         if (m.code !== 0) throw new Error(m.stderr);
       },
     });
     analyst = await createIdentity(stack.dataDir, 'analyst', { indexes: '*' });
-    realmUser = await createIdentity(stack.dataDir, 'west-coast', { indexes: 'flights', realms: [{ index: 'flights', query: 'origin:(SFO OR LAX OR SEA)' }] });
+    realmUser = await createIdentity(stack.dataDir, 'west-coast', {
+      indexes: 'flights',
+      realms: [{ index: 'flights', query: 'origin:(SFO OR LAX OR SEA)' }],
+    });
   }, 120000);
 
   afterAll(async () => {
@@ -59,7 +65,13 @@ describe('CROSSTAB.EXECUTE as HTML, checked cell by cell against plain JS', () =
     return res.data as HtmlData;
   }
 
-  async function expectCrosstab(who: Identity, index: string, records: Rec[], params: Record<string, unknown>, model: ModelSpec) {
+  async function expectCrosstab(
+    who: Identity,
+    index: string,
+    records: Rec[],
+    params: Record<string, unknown>,
+    model: ModelSpec,
+  ) {
     const data = await crosstab(who, { index, ...params });
     expect(data.contentType).toBe('text/html');
     const table = parseTable(data.data);
@@ -79,11 +91,17 @@ describe('CROSSTAB.EXECUTE as HTML, checked cell by cell against plain JS', () =
   }
 
   it('one row field, Count of records', async () => {
-    const { table } = await expectCrosstab(analyst, 'movies', MOVIES, { query: '*', rows: ['Major Genre'], totals: [{ aggregationType: 'Count' }] }, {
-      rows: ['Major Genre'],
-      columns: [],
-      totals: [{ agg: 'Count', name: 'Count (Records)' }],
-    });
+    const { table } = await expectCrosstab(
+      analyst,
+      'movies',
+      MOVIES,
+      { query: '*', rows: ['Major Genre'], totals: [{ aggregationType: 'Count' }] },
+      {
+        rows: ['Major Genre'],
+        columns: [],
+        totals: [{ agg: 'Count', name: 'Count (Records)' }],
+      },
+    );
     expect(table.head).toHaveLength(1);
     expect(elements(table.table, 'th').filter((th) => attr(th, 'scope') === 'row').length).toBeGreaterThan(5);
   });
@@ -94,7 +112,11 @@ describe('CROSSTAB.EXECUTE as HTML, checked cell by cell against plain JS', () =
       'movies',
       MOVIES,
       { rows: ['Major Genre', 'MPAA Rating'], totals: [{ aggregationType: 'Sum', field: 'Worldwide Gross' }] },
-      { rows: ['Major Genre', 'MPAA Rating'], columns: [], totals: [{ agg: 'Sum', field: 'Worldwide Gross', name: 'Sum (Worldwide Gross)' }] },
+      {
+        rows: ['Major Genre', 'MPAA Rating'],
+        columns: [],
+        totals: [{ agg: 'Sum', field: 'Worldwide Gross', name: 'Sum (Worldwide Gross)' }],
+      },
     );
     const genreHeaders = table.cells.body.map((r) => r[0]).filter((c) => attr(c, 'rowspan'));
     expect(genreHeaders.length).toBeGreaterThan(3);
@@ -109,17 +131,23 @@ describe('CROSSTAB.EXECUTE as HTML, checked cell by cell against plain JS', () =
       { aggregationType: 'Max', field: 'distance', name: 'Longest' },
     ];
     const subset = FLIGHTS.filter((f) => ['SFO', 'LAX', 'ORD', 'ATL'].includes(String(f.origin)));
-    await expectCrosstab(analyst, 'flights', subset, { query: 'origin:(SFO OR LAX OR ORD OR ATL)', rows: ['origin'], columns: [{ field: 'destination' }], totals }, {
-      rows: ['origin'],
-      columns: [{ field: 'destination' }],
-      totals: [
-        { agg: 'Sum', field: 'delay', name: 'Sum (delay)' },
-        { agg: 'Count', name: 'Count (Records)' },
-        { agg: 'Average', field: 'delay', name: 'Average (delay)' },
-        { agg: 'Min', field: 'distance', name: 'Min (distance)' },
-        { agg: 'Max', field: 'distance', name: 'Longest' },
-      ],
-    });
+    await expectCrosstab(
+      analyst,
+      'flights',
+      subset,
+      { query: 'origin:(SFO OR LAX OR ORD OR ATL)', rows: ['origin'], columns: [{ field: 'destination' }], totals },
+      {
+        rows: ['origin'],
+        columns: [{ field: 'destination' }],
+        totals: [
+          { agg: 'Sum', field: 'delay', name: 'Sum (delay)' },
+          { agg: 'Count', name: 'Count (Records)' },
+          { agg: 'Average', field: 'delay', name: 'Average (delay)' },
+          { agg: 'Min', field: 'distance', name: 'Min (distance)' },
+          { agg: 'Max', field: 'distance', name: 'Longest' },
+        ],
+      },
+    );
   });
 
   it('two column fields with reverse, dates grouped by day', async () => {
@@ -128,8 +156,18 @@ describe('CROSSTAB.EXECUTE as HTML, checked cell by cell against plain JS', () =
       analyst,
       'flights',
       subset,
-      { query: 'origin:(SFO OR SEA) AND date:<2001-01-04', rows: ['destination'], columns: [{ field: 'origin', reverse: true }, { field: 'date' }], totals: [{ aggregationType: 'Count' }] },
-      { rows: ['destination'], columns: [{ field: 'origin', reverse: true }, { field: 'date' }], totals: [{ agg: 'Count', name: 'Count (Records)' }], label: dayLabel },
+      {
+        query: 'origin:(SFO OR SEA) AND date:<2001-01-04',
+        rows: ['destination'],
+        columns: [{ field: 'origin', reverse: true }, { field: 'date' }],
+        totals: [{ aggregationType: 'Count' }],
+      },
+      {
+        rows: ['destination'],
+        columns: [{ field: 'origin', reverse: true }, { field: 'date' }],
+        totals: [{ agg: 'Count', name: 'Count (Records)' }],
+        label: dayLabel,
+      },
     );
   });
 
@@ -139,7 +177,12 @@ describe('CROSSTAB.EXECUTE as HTML, checked cell by cell against plain JS', () =
       analyst,
       'flights-monthly',
       subset,
-      { query: 'origin:(SFO OR JFK)', rows: ['origin'], columns: [{ field: 'date' }], totals: [{ aggregationType: 'Average', field: 'delay' }] },
+      {
+        query: 'origin:(SFO OR JFK)',
+        rows: ['origin'],
+        columns: [{ field: 'date' }],
+        totals: [{ aggregationType: 'Average', field: 'delay' }],
+      },
       {
         rows: ['origin'],
         columns: [{ field: 'date' }],
@@ -154,7 +197,14 @@ describe('CROSSTAB.EXECUTE as HTML, checked cell by cell against plain JS', () =
       analyst,
       'movies',
       MOVIES,
-      { rows: ['Major Genre'], columns: [{ field: 'MPAA Rating' }], totals: [{ aggregationType: 'Count', dynamicView: 'Directors' }, { aggregationType: 'Average', field: 'IMDB Rating' }] },
+      {
+        rows: ['Major Genre'],
+        columns: [{ field: 'MPAA Rating' }],
+        totals: [
+          { aggregationType: 'Count', dynamicView: 'Directors' },
+          { aggregationType: 'Average', field: 'IMDB Rating' },
+        ],
+      },
       {
         rows: ['Major Genre'],
         columns: [{ field: 'MPAA Rating' }],
@@ -167,17 +217,38 @@ describe('CROSSTAB.EXECUTE as HTML, checked cell by cell against plain JS', () =
   });
 
   it('a filtered query', async () => {
-    const filtered = MOVIES.filter((m) => wordsOf(m['Major Genre']).includes('comedy') && typeof m['IMDB Rating'] === 'number' && (m['IMDB Rating'] as number) >= 7);
-    await expectCrosstab(analyst, 'movies', filtered, { query: '(Major Genre):comedy AND (IMDB Rating):>=7', rows: ['Creative Type'], totals: [{ aggregationType: 'Max', field: 'US Gross' }] }, {
-      rows: ['Creative Type'],
-      columns: [],
-      totals: [{ agg: 'Max', field: 'US Gross', name: 'Max (US Gross)' }],
-    });
+    const filtered = MOVIES.filter(
+      (m) =>
+        wordsOf(m['Major Genre']).includes('comedy') &&
+        typeof m['IMDB Rating'] === 'number' &&
+        (m['IMDB Rating'] as number) >= 7,
+    );
+    await expectCrosstab(
+      analyst,
+      'movies',
+      filtered,
+      {
+        query: '(Major Genre):comedy AND (IMDB Rating):>=7',
+        rows: ['Creative Type'],
+        totals: [{ aggregationType: 'Max', field: 'US Gross' }],
+      },
+      {
+        rows: ['Creative Type'],
+        columns: [],
+        totals: [{ agg: 'Max', field: 'US Gross', name: 'Max (US Gross)' }],
+      },
+    );
   });
 
   it('a user with a realm sees exactly its slice', async () => {
     const west = FLIGHTS.filter((f) => ['SFO', 'LAX', 'SEA'].includes(String(f.origin)));
-    const params = { rows: ['origin'], totals: [{ aggregationType: 'Sum', field: 'delay' }, { aggregationType: 'Count', dynamicView: 'Destinations' }] };
+    const params = {
+      rows: ['origin'],
+      totals: [
+        { aggregationType: 'Sum', field: 'delay' },
+        { aggregationType: 'Count', dynamicView: 'Destinations' },
+      ],
+    };
     const model: ModelSpec = {
       rows: ['origin'],
       columns: [],
@@ -193,7 +264,11 @@ describe('CROSSTAB.EXECUTE as HTML, checked cell by cell against plain JS', () =
 
   it('escapes every value and field name', async () => {
     const field = '"><img onerror=alert(1)>';
-    const data = await crosstab(analyst, { index: 'tricky', rows: [field], totals: [{ aggregationType: 'Sum', field: 'amount', name: '<i>sum</i> & "total"' }] });
+    const data = await crosstab(analyst, {
+      index: 'tricky',
+      rows: [field],
+      totals: [{ aggregationType: 'Sum', field: 'amount', name: '<i>sum</i> & "total"' }],
+    });
     const table = parseTable(data.data);
     expect(elements(table.root, 'script')).toHaveLength(0);
     expect(elements(table.root, 'img')).toHaveLength(0);
@@ -216,12 +291,32 @@ describe('CROSSTAB.EXECUTE as HTML, checked cell by cell against plain JS', () =
     };
     const count = [{ aggregationType: 'Count' }];
     it('unknown row field', () => expect400({ rows: ['Nope'], totals: count }, /rows\[0\]: unknown field "Nope"/));
-    it('unknown column field', () => expect400({ rows: ['Title'], columns: [{ field: 'Nope' }], totals: count }, /columns\[0\]\.field: unknown field "Nope"/));
-    it('Sum on a text field', () => expect400({ rows: ['Major Genre'], totals: [{ aggregationType: 'Sum', field: 'Title' }] }, /Sum needs a numeric field, but "Title" is string/));
-    it('unknown dynamic view', () => expect400({ rows: ['Major Genre'], totals: [{ aggregationType: 'Count', dynamicView: 'Studios' }] }, /unknown view "Studios"; this index has Records, Directors, Distributors/));
+    it('unknown column field', () =>
+      expect400(
+        { rows: ['Title'], columns: [{ field: 'Nope' }], totals: count },
+        /columns\[0\]\.field: unknown field "Nope"/,
+      ));
+    it('Sum on a text field', () =>
+      expect400(
+        { rows: ['Major Genre'], totals: [{ aggregationType: 'Sum', field: 'Title' }] },
+        /Sum needs a numeric field, but "Title" is string/,
+      ));
+    it('unknown dynamic view', () =>
+      expect400(
+        { rows: ['Major Genre'], totals: [{ aggregationType: 'Count', dynamicView: 'Studios' }] },
+        /unknown view "Studios"; this index has Records, Directors, Distributors/,
+      ));
     it('empty rows', () => expect400({ rows: [], totals: count }, /rows must name at least one field/));
-    it('unknown aggregation', () => expect400({ rows: ['Major Genre'], totals: [{ aggregationType: 'Median', field: 'US Gross' }] }, /"Median" is not one of Sum, Count, Average, Min, Max/));
-    it('over 100,000 cells', () => expect400({ rows: ['Title'], columns: [{ field: 'Director' }], totals: count }, /would have \d+ cells .* the limit is 100000/));
+    it('unknown aggregation', () =>
+      expect400(
+        { rows: ['Major Genre'], totals: [{ aggregationType: 'Median', field: 'US Gross' }] },
+        /"Median" is not one of Sum, Count, Average, Min, Max/,
+      ));
+    it('over 100,000 cells', () =>
+      expect400(
+        { rows: ['Title'], columns: [{ field: 'Director' }], totals: count },
+        /would have \d+ cells .* the limit is 100000/,
+      ));
     it('unknown index is a 404', async () => {
       const res = await stack.call(analyst, 'CROSSTAB.EXECUTE', { index: 'nope', rows: ['a'], totals: count });
       expect(res.error?.code).toBe(404);

@@ -7,7 +7,15 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { parseAllDocuments, parse } from 'yaml';
 import { loadConfig } from '@quarry/config';
-import { connectionAllowed, envProblems, selects, type ContainerEnv, type Endpoint, type LabelSelector, type NetworkPolicyDoc } from './support/manifests';
+import {
+  connectionAllowed,
+  envProblems,
+  selects,
+  type ContainerEnv,
+  type Endpoint,
+  type LabelSelector,
+  type NetworkPolicyDoc,
+} from './support/manifests';
 import { describeIf } from '@quarry/testkit';
 import { VEGA } from './support/datasets';
 import { QUARRY_BIN, REPO_ROOT, runCli } from './support/quarry-process';
@@ -52,7 +60,10 @@ function outOfBandSecrets(overlay: string): Map<string, Record<string, string>> 
 function modelFor(doc: Doc): { validate(): void } {
   const [group, version] = doc.apiVersion.includes('/') ? doc.apiVersion.split('/') : ['', doc.apiVersion];
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const mod = require(group ? `kubernetes-models/${group}/${version}` : `kubernetes-models/${version}`) as Record<string, new (d: unknown) => { validate(): void }>;
+  const mod = require(group ? `kubernetes-models/${group}/${version}` : `kubernetes-models/${version}`) as Record<
+    string,
+    new (d: unknown) => { validate(): void }
+  >;
   const Model = mod[doc.kind];
   if (!Model) throw new Error(`no schema for ${doc.apiVersion} ${doc.kind}`);
   return new Model(doc);
@@ -71,7 +82,10 @@ type Container = {
 };
 type PodTemplate = {
   metadata: { labels: Record<string, string>; annotations?: Record<string, string> };
-  spec: { containers: Container[]; volumes?: Array<{ name: string; persistentVolumeClaim?: { claimName: string; readOnly?: boolean } }> };
+  spec: {
+    containers: Container[];
+    volumes?: Array<{ name: string; persistentVolumeClaim?: { claimName: string; readOnly?: boolean } }>;
+  };
 };
 
 const WORKLOAD_KINDS = ['Deployment', 'Job', 'StatefulSet'];
@@ -94,7 +108,11 @@ function quarryContainers(d: Doc): Container[] {
  * A secretKeyRef's value: the Secret's when the build ships it (dev), else a stand-in, since the Secret
  * is made out of band (prod) and only its reference can be checked here.
  */
-function secretValue(sources: Map<string, Record<string, string>>, ref: { name: string; key: string }, where: string): string {
+function secretValue(
+  sources: Map<string, Record<string, string>>,
+  ref: { name: string; key: string },
+  where: string,
+): string {
   const secret = sources.get(`Secret/${ref.name}`);
   if (!secret) return randomBytes(32).toString('base64url');
   const value = secret[ref.key];
@@ -108,7 +126,8 @@ function secretValue(sources: Map<string, Record<string, string>>, ref: { name: 
  */
 function quarryEnvs(docs: Doc[], outOfBand: Map<string, Record<string, string>>): Array<ContainerEnv & { doc: Doc }> {
   const sources = new Map(outOfBand);
-  for (const d of docs) if (d.kind === 'ConfigMap' || d.kind === 'Secret') sources.set(`${d.kind}/${d.metadata.name}`, contents(d));
+  for (const d of docs)
+    if (d.kind === 'ConfigMap' || d.kind === 'Secret') sources.set(`${d.kind}/${d.metadata.name}`, contents(d));
   const out: Array<ContainerEnv & { doc: Doc }> = [];
   for (const d of docs.filter((x) => x.kind === 'Deployment' || x.kind === 'Job')) {
     const where = `${d.kind} ${d.metadata.name}`;
@@ -125,7 +144,12 @@ function quarryEnvs(docs: Doc[], outOfBand: Map<string, Record<string, string>>)
         const ref = e.valueFrom?.secretKeyRef;
         env[e.name] = ref ? secretValue(sources, ref, where) : (e.value ?? '');
       }
-      out.push({ doc: d, where, target: d.kind === 'Job' ? 'loader' : (env.QUARRY_TARGET as ContainerEnv['target']), env });
+      out.push({
+        doc: d,
+        where,
+        target: d.kind === 'Job' ? 'loader' : (env.QUARRY_TARGET as ContainerEnv['target']),
+        env,
+      });
     }
   }
   return out;
@@ -133,7 +157,12 @@ function quarryEnvs(docs: Doc[], outOfBand: Map<string, Record<string, string>>)
 
 /** A ConfigMap's or Secret's values; a Secret's data is base64 (what kustomize's secretGenerator writes). */
 function contents(d: Doc): Record<string, string> {
-  const data = Object.fromEntries(Object.entries(d.data ?? {}).map(([k, v]) => [k, d.kind === 'Secret' ? Buffer.from(v, 'base64').toString('utf8') : v]));
+  const data = Object.fromEntries(
+    Object.entries(d.data ?? {}).map(([k, v]) => [
+      k,
+      d.kind === 'Secret' ? Buffer.from(v, 'base64').toString('utf8') : v,
+    ]),
+  );
   return { ...data, ...(d.stringData ?? {}) };
 }
 
@@ -141,11 +170,19 @@ function contents(d: Doc): Record<string, string> {
 function secretRefs(d: Doc): Array<{ name: string; key?: string }> {
   return podTemplate(d).spec.containers.flatMap((c) => [
     ...(c.envFrom ?? []).flatMap((r) => (r.secretRef ? [{ name: r.secretRef.name }] : [])),
-    ...(c.env ?? []).flatMap((e) => (e.valueFrom?.secretKeyRef ? [{ name: e.valueFrom.secretKeyRef.name, key: e.valueFrom.secretKeyRef.key }] : [])),
+    ...(c.env ?? []).flatMap((e) =>
+      e.valueFrom?.secretKeyRef ? [{ name: e.valueFrom.secretKeyRef.name, key: e.valueFrom.secretKeyRef.key }] : [],
+    ),
   ]);
 }
 
-const DEFAULT_PORTS: Record<string, number> = { 'http:': 80, 'https:': 443, 'mongodb:': 27017, 'redis:': 6379, 'rediss:': 6379 };
+const DEFAULT_PORTS: Record<string, number> = {
+  'http:': 80,
+  'https:': 443,
+  'mongodb:': 27017,
+  'redis:': 6379,
+  'rediss:': 6379,
+};
 // Any address outside the cluster (TEST-NET-2), for stores that are not in the build.
 const EXTERNAL_HOST = '198.51.100.20';
 
@@ -153,11 +190,23 @@ const EXTERNAL_HOST = '198.51.100.20';
  * Where a connection to HOST:PORT from a pod of the build lands: the pods behind the Service of that
  * name, on the container port the Service sends it to, or an address outside the cluster.
  */
-function destination(docs: Doc[], namespace: string, host: string, port: number): { to: Endpoint; port: number; service?: Doc; workloads: Doc[] } {
-  const service = docs.find((d) => d.kind === 'Service' && d.metadata.name === host && (d.metadata.namespace ?? '') === namespace);
+function destination(
+  docs: Doc[],
+  namespace: string,
+  host: string,
+  port: number,
+): { to: Endpoint; port: number; service?: Doc; workloads: Doc[] } {
+  const service = docs.find(
+    (d) => d.kind === 'Service' && d.metadata.name === host && (d.metadata.namespace ?? '') === namespace,
+  );
   if (!service) return { to: { ip: EXTERNAL_HOST }, port, workloads: [] };
-  const spec = service.spec as { selector: Record<string, string>; ports: Array<{ port: number; targetPort?: number | string }> };
-  const workloads = docs.filter((d) => WORKLOAD_KINDS.includes(d.kind) && selects({ matchLabels: spec.selector }, podTemplate(d).metadata.labels));
+  const spec = service.spec as {
+    selector: Record<string, string>;
+    ports: Array<{ port: number; targetPort?: number | string }>;
+  };
+  const workloads = docs.filter(
+    (d) => WORKLOAD_KINDS.includes(d.kind) && selects({ matchLabels: spec.selector }, podTemplate(d).metadata.labels),
+  );
   if (workloads.length === 0) throw new Error(`Service ${host} selects no pod of the build`);
   const to = podOf(workloads[0]);
   const servicePort = spec.ports.find((p) => p.port === port);
@@ -173,292 +222,494 @@ function hostPort(addr: string): { host: string; port: number } {
   return { host: addr.slice(0, at), port: Number(addr.slice(at + 1)) };
 }
 
-for (const overlay of ['dev', 'prod']) describeIf(hasKubectl, 'kubectl (with its built-in kustomize) is not installed on this machine', `k8s overlay ${overlay}`, () => {
-  let docs: Doc[];
-  let policies: NetworkPolicyDoc[];
-  const outOfBand = outOfBandSecrets(overlay);
-  const k8sContainers = (built: Doc[]): ContainerEnv[] => quarryEnvs(built, outOfBand).map(({ where, target, env }) => ({ where, target, env }));
-  const deployment = (name: string) => docs.find((d) => d.kind === 'Deployment' && d.metadata.name === name)!;
-  beforeAll(() => {
-    docs = kustomize(`overlays/${overlay}`);
-    policies = docs.filter((d) => d.kind === 'NetworkPolicy') as unknown as NetworkPolicyDoc[];
-  });
+for (const overlay of ['dev', 'prod'])
+  describeIf(
+    hasKubectl,
+    'kubectl (with its built-in kustomize) is not installed on this machine',
+    `k8s overlay ${overlay}`,
+    () => {
+      let docs: Doc[];
+      let policies: NetworkPolicyDoc[];
+      const outOfBand = outOfBandSecrets(overlay);
+      const k8sContainers = (built: Doc[]): ContainerEnv[] =>
+        quarryEnvs(built, outOfBand).map(({ where, target, env }) => ({ where, target, env }));
+      const deployment = (name: string) => docs.find((d) => d.kind === 'Deployment' && d.metadata.name === name)!;
+      beforeAll(() => {
+        docs = kustomize(`overlays/${overlay}`);
+        policies = docs.filter((d) => d.kind === 'NetworkPolicy') as unknown as NetworkPolicyDoc[];
+      });
 
-  it('builds and every object validates against the Kubernetes schemas', () => {
-    expect(docs.length).toBeGreaterThan(15);
-    const errors: string[] = [];
-    for (const d of docs) {
+      it('builds and every object validates against the Kubernetes schemas', () => {
+        expect(docs.length).toBeGreaterThan(15);
+        const errors: string[] = [];
+        for (const d of docs) {
+          try {
+            modelFor(d).validate();
+          } catch (err) {
+            errors.push(`${d.kind}/${d.metadata.name}: ${(err as Error).message.slice(0, 400)}`);
+          }
+        }
+        expect(errors).toEqual([]);
+      });
+
+      it('has a Deployment and a probe for every target, an HPA for the chart worker, PDBs and a NetworkPolicy', () => {
+        const deployments = docs
+          .filter((d) => d.kind === 'Deployment')
+          .map((d) => d.metadata.name)
+          .sort();
+        expect(deployments).toEqual(
+          expect.arrayContaining(['chart', 'chart-worker', 'crosstab', 'gateway', 'query', 'reports']),
+        );
+        for (const d of docs.filter(
+          (x) =>
+            x.kind === 'Deployment' &&
+            x.metadata.name !== 'chart-worker' &&
+            ['query', 'crosstab', 'chart', 'reports'].includes(x.metadata.name),
+        )) {
+          const c = (
+            d.spec as {
+              template: {
+                spec: {
+                  containers: Array<{
+                    readinessProbe: { grpc?: unknown };
+                    securityContext: { readOnlyRootFilesystem: boolean };
+                  }>;
+                };
+              };
+            }
+          ).template.spec.containers[0];
+          expect(c.readinessProbe.grpc).toBeDefined();
+          expect(c.securityContext.readOnlyRootFilesystem).toBe(true);
+        }
+        expect(docs.some((d) => d.kind === 'HorizontalPodAutoscaler' && d.metadata.name === 'chart-worker')).toBe(true);
+        // Budgets where Deployments run several pods; a laptop cluster of single pods has none to keep.
+        expect(docs.filter((d) => d.kind === 'PodDisruptionBudget').length).toBe(overlay === 'prod' ? 6 : 0);
+        expect(docs.some((d) => d.kind === 'NetworkPolicy')).toBe(true);
+        if (overlay === 'dev')
+          expect(
+            docs
+              .filter((d) => d.kind === 'StatefulSet')
+              .map((d) => d.metadata.name)
+              .sort(),
+          ).toEqual(['mongo', 'redis', 'typesense']);
+      });
+
+      it('sets only environment variables the config schema knows, and every one each target needs', () => {
+        const problems = k8sContainers(docs).flatMap(envProblems);
+        expect(problems).toEqual([]);
+      });
+
+      it('gives every Deployment QUARRY_INTERNAL_TOKEN from a Secret, and ships a value for it only in dev', () => {
+        const deployments = docs.filter((d) => d.kind === 'Deployment' && quarryContainers(d).length > 0);
+        expect(deployments.map((d) => d.metadata.name).sort()).toEqual([
+          'chart',
+          'chart-worker',
+          'crosstab',
+          'gateway',
+          'query',
+          'reports',
+        ]);
+        for (const d of deployments) {
+          for (const c of quarryContainers(d)) {
+            const entries = (c.env ?? []).filter((e) => e.name === 'QUARRY_INTERNAL_TOKEN');
+            expect({ deployment: d.metadata.name, entries }).toEqual({
+              deployment: d.metadata.name,
+              entries: [
+                {
+                  name: 'QUARRY_INTERNAL_TOKEN',
+                  valueFrom: { secretKeyRef: { name: 'quarry-internal-token', key: 'token' } },
+                },
+              ],
+            });
+          }
+        }
+        // Not as a literal through a ConfigMap or the shared Secret either, where it would override or leak.
+        for (const d of docs.filter(
+          (x) => x.kind === 'ConfigMap' || (x.kind === 'Secret' && x.metadata.name !== 'quarry-internal-token'),
+        )) {
+          expect(Object.keys({ ...(d.data ?? {}), ...(d.stringData ?? {}) })).not.toContain('QUARRY_INTERNAL_TOKEN');
+        }
+        const secret = docs.find((d) => d.kind === 'Secret' && d.metadata.name === 'quarry-internal-token');
+        if (overlay === 'dev') expect(secret?.stringData?.token).toMatch(/^[\x21-\x7e]{32,}$/);
+        else expect(secret).toBeUndefined();
+      });
+
+      it('has the snapshot volume written by a loader Job alone, read-only everywhere else, on storage that allows both', () => {
+        const claim = docs.find((d) => d.kind === 'PersistentVolumeClaim' && d.metadata.name === 'quarry-snapshots')!;
+        const modes = (claim.spec as { accessModes: string[] }).accessModes;
+        // A claim is bound in one mode at a time: the loader writing and the services reading from other
+        // nodes need ReadWriteMany; on a one-node laptop cluster ReadWriteOnce serves them all.
+        expect(modes).toEqual(
+          expect.arrayContaining(
+            overlay === 'prod' ? ['ReadWriteMany'] : [expect.stringMatching(/^ReadWrite(Once|Many)$/)],
+          ),
+        );
+        const writers: string[] = [];
+        const readers: string[] = [];
+        for (const d of docs.filter((x) => WORKLOAD_KINDS.includes(x.kind))) {
+          const t = podTemplate(d);
+          const volume = (t.spec.volumes ?? []).find((v) => v.persistentVolumeClaim?.claimName === 'quarry-snapshots');
+          if (!volume) continue;
+          const mounts = t.spec.containers.flatMap((c) => (c.volumeMounts ?? []).filter((m) => m.name === volume.name));
+          expect({ workload: d.metadata.name, mounted: mounts.length }).toEqual({
+            workload: d.metadata.name,
+            mounted: t.spec.containers.length,
+          });
+          const readOnly = volume.persistentVolumeClaim!.readOnly === true && mounts.every((m) => m.readOnly === true);
+          (readOnly ? readers : writers).push(`${d.kind}/${d.metadata.name}`);
+        }
+        expect(writers).toEqual(['Job/quarry-loader']);
+        expect(readers.sort()).toEqual(
+          ['chart', 'chart-worker', 'crosstab', 'gateway', 'query', 'reports'].map((n) => `Deployment/${n}`),
+        );
+        const loader = podTemplate(docs.find((d) => d.kind === 'Job' && d.metadata.name === 'quarry-loader')!).spec
+          .containers[0];
+        expect([...(loader.command ?? []), ...(loader.args ?? [])].join(' ')).toContain('quarry index load');
+      });
+
+      it('ships Secrets only in dev, and every Secret prod reads is one it documents creating out of band', () => {
+        expect(kustomize('base').filter((d) => d.kind === 'Secret')).toEqual([]);
+        const secrets = new Map(docs.filter((d) => d.kind === 'Secret').map((d) => [d.metadata.name, contents(d)]));
+        const refs = docs
+          .filter((d) => WORKLOAD_KINDS.includes(d.kind))
+          .flatMap((d) => secretRefs(d).map((r) => ({ ...r, by: d.metadata.name })));
+        expect(refs.length).toBeGreaterThan(0);
+        if (overlay === 'prod') {
+          expect([...secrets.keys()]).toEqual([]);
+          const kustomization = fs.readFileSync(
+            path.join(REPO_ROOT, 'k8s', 'overlays', 'prod', 'kustomization.yaml'),
+            'utf8',
+          );
+          for (const name of new Set(refs.map((r) => r.name)))
+            expect({ name, documented: kustomization.includes(`create secret generic ${name} `) }).toEqual({
+              name,
+              documented: true,
+            });
+          // The example names every key the Deployments' environments need from it (the env check above runs with it).
+          expect(Object.keys(outOfBand.get('Secret/quarry-secrets')!).sort()).toEqual([
+            'MONGODB_URL',
+            'QUARRY_CURSOR_SECRET',
+            'REDIS_URL',
+            'TYPESENSE_API_KEY',
+          ]);
+        } else {
+          for (const r of refs) {
+            expect({ ref: r, found: secrets.has(r.name) }).toEqual({ ref: r, found: true });
+            if (r.key) expect({ ref: r, found: r.key in secrets.get(r.name)! }).toEqual({ ref: r, found: true });
+          }
+        }
+      });
+
+      it('lets Prometheus, from its namespace, scrape the metrics port of every process, and no other namespace', () => {
+        const prometheus: Endpoint = {
+          pod: { namespace: 'monitoring', labels: { 'app.kubernetes.io/name': 'prometheus' } },
+        };
+        const stranger: Endpoint = {
+          pod: { namespace: 'default', labels: { 'app.kubernetes.io/name': 'prometheus' } },
+        };
+        const scraped = docs.filter(
+          (d) => d.kind === 'Deployment' && podTemplate(d).metadata.annotations?.['prometheus.io/scrape'] === 'true',
+        );
+        expect(scraped.map((d) => d.metadata.name).sort()).toEqual([
+          'chart',
+          'chart-worker',
+          'crosstab',
+          'gateway',
+          'query',
+          'reports',
+        ]);
+        for (const d of scraped) {
+          const port = Number(podTemplate(d).metadata.annotations!['prometheus.io/port']);
+          expect({
+            scrape: d.metadata.name,
+            port,
+            allowed: connectionAllowed(policies, prometheus, podOf(d), port),
+          }).toEqual({ scrape: d.metadata.name, port, allowed: true });
+          // The gateway's port is its public one; the ops port of the others is for Prometheus alone.
+          if (d.metadata.name !== 'gateway')
+            expect({ d: d.metadata.name, allowed: connectionAllowed(policies, stranger, podOf(d), port) }).toEqual({
+              d: d.metadata.name,
+              allowed: false,
+            });
+        }
+      });
+
+      it('lets every Quarry pod resolve names and reach its stores, and nothing else outside', () => {
+        const kubeDns: Endpoint = { pod: { namespace: 'kube-system', labels: { 'k8s-app': 'kube-dns' } } };
+        const envs = quarryEnvs(docs, outOfBand);
+        expect(envs.map((e) => e.doc.metadata.name).sort()).toEqual([
+          'chart',
+          'chart-worker',
+          'crosstab',
+          'gateway',
+          'quarry-loader',
+          'query',
+          'reports',
+        ]);
+        for (const { doc, env } of envs) {
+          const pod = podOf(doc);
+          const at = (what: string, allowed: boolean) => ({ from: doc.metadata.name, what, allowed });
+          for (const protocol of ['UDP', 'TCP'])
+            expect(at(`DNS ${protocol}`, connectionAllowed(policies, pod, kubeDns, 53, protocol))).toEqual(
+              at(`DNS ${protocol}`, true),
+            );
+          // Isolated for egress: an arbitrary port outside, or DNS anywhere but the cluster's, is refused.
+          expect(at('smtp outside', connectionAllowed(policies, pod, { ip: '203.0.113.10' }, 25))).toEqual(
+            at('smtp outside', false),
+          );
+          expect(
+            at(
+              'DNS elsewhere',
+              connectionAllowed(policies, pod, { pod: { namespace: 'default', labels: {} } }, 53, 'UDP'),
+            ),
+          ).toEqual(at('DNS elsewhere', false));
+          for (const name of ['TYPESENSE_URL', 'MONGODB_URL', 'REDIS_URL']) {
+            const url = new URL(env[name]);
+            const port = url.port ? Number(url.port) : DEFAULT_PORTS[url.protocol];
+            const dest = destination(docs, doc.metadata.namespace ?? '', url.hostname, port);
+            expect(at(name, connectionAllowed(policies, pod, dest.to, dest.port))).toEqual(at(name, true));
+          }
+        }
+      });
+
+      it('has the gateway dial headless Services, straight to the pods of each service, which take gRPC from the gateway alone', () => {
+        const gateway = quarryEnvs(docs, outOfBand).find((e) => e.doc.metadata.name === 'gateway')!;
+        const gatewayPod = podOf(gateway.doc);
+        const outsider: Endpoint = { pod: { namespace: 'default', labels: {} } };
+        for (const service of ['QUERY', 'CROSSTAB', 'CHART', 'REPORTS']) {
+          const { host, port } = hostPort(gateway.env[`QUARRY_${service}_ADDR`]);
+          const dest = destination(docs, gateway.doc.metadata.namespace ?? '', host, port);
+          // Without a cluster IP nothing translates ports: the address's port must be the pods' own.
+          expect({
+            service: host,
+            clusterIP: (dest.service?.spec as { clusterIP?: string }).clusterIP,
+            podPort: dest.port,
+          }).toEqual({ service: host, clusterIP: 'None', podPort: port });
+          expect(dest.workloads.map((w) => w.metadata.name)).toEqual([host]);
+          expect({ host, fromGateway: connectionAllowed(policies, gatewayPod, dest.to, port) }).toEqual({
+            host,
+            fromGateway: true,
+          });
+          expect({ host, fromOutside: connectionAllowed(policies, outsider, dest.to, port) }).toEqual({
+            host,
+            fromOutside: false,
+          });
+          if (host !== 'query')
+            expect({ host, fromQuery: connectionAllowed(policies, podOf(deployment('query')), dest.to, port) }).toEqual(
+              { host, fromQuery: false },
+            );
+        }
+      });
+
+      it('leaves the replica count of an autoscaled Deployment to its HorizontalPodAutoscaler', () => {
+        const hpas = docs.filter((d) => d.kind === 'HorizontalPodAutoscaler');
+        expect(hpas.length).toBeGreaterThan(0);
+        for (const hpa of hpas) {
+          const target = (hpa.spec as { scaleTargetRef: { kind: string; name: string } }).scaleTargetRef;
+          expect(target.kind).toBe('Deployment');
+          expect({
+            deployment: target.name,
+            replicas: (deployment(target.name).spec as { replicas?: number }).replicas,
+          }).toEqual({ deployment: target.name, replicas: undefined });
+        }
+      });
+
+      it('has PodDisruptionBudgets that still let a drain evict a pod when a Deployment runs its fewest pods', () => {
+        const hpaMin = new Map(
+          docs
+            .filter((d) => d.kind === 'HorizontalPodAutoscaler')
+            .map((d) => {
+              const spec = d.spec as { scaleTargetRef: { name: string }; minReplicas?: number };
+              return [spec.scaleTargetRef.name, spec.minReplicas ?? 1] as const;
+            }),
+        );
+        for (const pdb of docs.filter((d) => d.kind === 'PodDisruptionBudget')) {
+          const spec = pdb.spec as {
+            selector: LabelSelector;
+            minAvailable?: number | string;
+            maxUnavailable?: number | string;
+          };
+          const covered = docs.filter(
+            (d) => d.kind === 'Deployment' && selects(spec.selector, podTemplate(d).metadata.labels),
+          );
+          expect({ pdb: pdb.metadata.name, deployments: covered.length }).toEqual({
+            pdb: pdb.metadata.name,
+            deployments: 1,
+          });
+          const pods = hpaMin.get(covered[0].metadata.name) ?? (covered[0].spec as { replicas?: number }).replicas ?? 1;
+          // Percentages round up, as the disruption controller rounds them.
+          const count = (v: number | string) => (typeof v === 'number' ? v : Math.ceil((parseInt(v, 10) / 100) * pods));
+          const evictable =
+            spec.maxUnavailable !== undefined ? count(spec.maxUnavailable) : pods - count(spec.minAvailable ?? 0);
+          expect({ pdb: pdb.metadata.name, pods, evictable: Math.min(evictable, pods) >= 1 }).toEqual({
+            pdb: pdb.metadata.name,
+            pods,
+            evictable: true,
+          });
+        }
+      });
+    },
+  );
+
+describeIf(
+  hasKubectl,
+  'kubectl (with its built-in kustomize) is not installed on this machine',
+  "the loader Job's script (k8s/base/loader-job.yaml)",
+  () => {
+    it("loads both sample indexes with the image's CLI, and a second run keeps them", async () => {
+      const job = kustomize('base').find((d) => d.kind === 'Job' && d.metadata.name === 'quarry-loader')!;
+      const container = podTemplate(job).spec.containers[0];
+      expect(container.command).toEqual(['/bin/sh', '-c']);
+      const script = container.args![0];
+      // The image's paths (infra/Dockerfile: /app, the sample copied to /app/sample), mapped onto this checkout.
+      for (const p of ['/app/apps/quarry/bin/quarry.js', '/app/sample/movies.json', '/app/sample/airports.csv'])
+        expect(script).toContain(p);
+      const local = script
+        .replaceAll('/app/apps/quarry/bin/quarry.js', QUARRY_BIN)
+        .replaceAll('/app/sample/', `${VEGA}/`);
+      const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-loader-job-'));
+      const env = { QUARRY_DATA_DIR: dataDir };
+      const cleanEnv = Object.fromEntries(
+        Object.entries(process.env).filter(
+          ([k]) => !k.startsWith('QUARRY_') && !['TYPESENSE_URL', 'MONGODB_URL', 'REDIS_URL'].includes(k),
+        ),
+      );
+      const run = () => promisify(execFile)('sh', ['-c', local], { env: { ...cleanEnv, ...env }, encoding: 'utf8' });
       try {
-        modelFor(d).validate();
-      } catch (err) {
-        errors.push(`${d.kind}/${d.metadata.name}: ${(err as Error).message.slice(0, 400)}`);
+        const first = await run();
+        expect(first.stdout).toContain('published movies version 1');
+        expect(first.stdout).toContain('published airports version 1');
+        const second = await run();
+        expect(second.stdout).not.toContain('published');
+        const list = await runCli(['index', 'list'], env);
+        expect(
+          list.stdout
+            .split('\n')
+            .filter(Boolean)
+            .map((l) => l.split('\t').slice(0, 2).join(' '))
+            .sort(),
+        ).toEqual(['airports v1', 'movies v1']);
+      } finally {
+        fs.rmSync(dataDir, { recursive: true, force: true });
       }
-    }
-    expect(errors).toEqual([]);
-  });
+    });
+  },
+);
 
-  it('has a Deployment and a probe for every target, an HPA for the chart worker, PDBs and a NetworkPolicy', () => {
-    const deployments = docs.filter((d) => d.kind === 'Deployment').map((d) => d.metadata.name).sort();
-    expect(deployments).toEqual(expect.arrayContaining(['chart', 'chart-worker', 'crosstab', 'gateway', 'query', 'reports']));
-    for (const d of docs.filter((x) => x.kind === 'Deployment' && x.metadata.name !== 'chart-worker' && ['query', 'crosstab', 'chart', 'reports'].includes(x.metadata.name))) {
-      const c = (d.spec as { template: { spec: { containers: Array<{ readinessProbe: { grpc?: unknown }; securityContext: { readOnlyRootFilesystem: boolean } }> } } }).template.spec.containers[0];
-      expect(c.readinessProbe.grpc).toBeDefined();
-      expect(c.securityContext.readOnlyRootFilesystem).toBe(true);
-    }
-    expect(docs.some((d) => d.kind === 'HorizontalPodAutoscaler' && d.metadata.name === 'chart-worker')).toBe(true);
-    // Budgets where Deployments run several pods; a laptop cluster of single pods has none to keep.
-    expect(docs.filter((d) => d.kind === 'PodDisruptionBudget').length).toBe(overlay === 'prod' ? 6 : 0);
-    expect(docs.some((d) => d.kind === 'NetworkPolicy')).toBe(true);
-    if (overlay === 'dev') expect(docs.filter((d) => d.kind === 'StatefulSet').map((d) => d.metadata.name).sort()).toEqual(['mongo', 'redis', 'typesense']);
-  });
+describeIf(
+  hasCompose,
+  'docker-compose is not installed (npm test installs it from Debian)',
+  'docker-compose.yml',
+  () => {
+    let services: Record<
+      string,
+      {
+        image?: string;
+        environment?: Record<string, string | null>;
+        entrypoint?: string[];
+        healthcheck?: { test?: string[] };
+        // docker-compose v1 prints SOURCE:TARGET:MODE, v2 the long form.
+        volumes?: Array<string | { type: string; source: string; target: string; read_only?: boolean }>;
+      }
+    >;
 
-  it('sets only environment variables the config schema knows, and every one each target needs', () => {
-    const problems = k8sContainers(docs).flatMap(envProblems);
-    expect(problems).toEqual([]);
-  });
+    beforeAll(() => {
+      const out = execFileSync('docker-compose', ['-f', path.join(REPO_ROOT, 'docker-compose.yml'), 'config'], {
+        encoding: 'utf8',
+      });
+      services = (parse(out) as { services: typeof services }).services;
+    });
 
-  it('gives every Deployment QUARRY_INTERNAL_TOKEN from a Secret, and ships a value for it only in dev', () => {
-    const deployments = docs.filter((d) => d.kind === 'Deployment' && quarryContainers(d).length > 0);
-    expect(deployments.map((d) => d.metadata.name).sort()).toEqual(['chart', 'chart-worker', 'crosstab', 'gateway', 'query', 'reports']);
-    for (const d of deployments) {
-      for (const c of quarryContainers(d)) {
-        const entries = (c.env ?? []).filter((e) => e.name === 'QUARRY_INTERNAL_TOKEN');
-        expect({ deployment: d.metadata.name, entries }).toEqual({
-          deployment: d.metadata.name,
-          entries: [{ name: 'QUARRY_INTERNAL_TOKEN', valueFrom: { secretKeyRef: { name: 'quarry-internal-token', key: 'token' } } }],
+    it('validates (docker-compose config) with every store and every target', () => {
+      expect(Object.keys(services).sort()).toEqual([
+        'chart',
+        'chart-worker',
+        'crosstab',
+        'gateway',
+        'loader',
+        'mongo',
+        'query',
+        'redis',
+        'reports',
+        'typesense',
+      ]);
+    });
+
+    it('sets only environment variables the config schema knows, and every one each target needs', () => {
+      const containers: ContainerEnv[] = Object.entries(services)
+        .filter(([, s]) => String(s.image).startsWith('quarry'))
+        .map(([name, s]) => ({
+          where: `compose service ${name}`,
+          target: name === 'loader' ? 'loader' : ((s.environment?.QUARRY_TARGET ?? '') as ContainerEnv['target']),
+          env: Object.fromEntries(Object.entries(s.environment ?? {}).map(([k, v]) => [k, v ?? ''])),
+        }));
+      expect(containers).toHaveLength(7);
+      expect(containers.flatMap(envProblems)).toEqual([]);
+    });
+
+    it('ships no literal Quarry secret: every process reads the ones the loader generates in /data/secrets', () => {
+      const quarry = Object.entries(services).filter(([, s]) => String(s.image).startsWith('quarry'));
+      expect(quarry).toHaveLength(7);
+      for (const [name, s] of quarry) {
+        const env = s.environment ?? {};
+        expect({ name, cursor: env.QUARRY_CURSOR_SECRET, token: env.QUARRY_INTERNAL_TOKEN }).toEqual({
+          name,
+          cursor: undefined,
+          token: undefined,
+        });
+        expect({ name, cursor: env.QUARRY_CURSOR_SECRET_FILE, token: env.QUARRY_INTERNAL_TOKEN_FILE }).toEqual({
+          name,
+          cursor: '/data/secrets/cursor-secret',
+          token: '/data/secrets/internal-token',
         });
       }
-    }
-    // Not as a literal through a ConfigMap or the shared Secret either, where it would override or leak.
-    for (const d of docs.filter((x) => x.kind === 'ConfigMap' || (x.kind === 'Secret' && x.metadata.name !== 'quarry-internal-token'))) {
-      expect(Object.keys({ ...(d.data ?? {}), ...(d.stringData ?? {}) })).not.toContain('QUARRY_INTERNAL_TOKEN');
-    }
-    const secret = docs.find((d) => d.kind === 'Secret' && d.metadata.name === 'quarry-internal-token');
-    if (overlay === 'dev') expect(secret?.stringData?.token).toMatch(/^[\x21-\x7e]{32,}$/);
-    else expect(secret).toBeUndefined();
-  });
-
-  it('has the snapshot volume written by a loader Job alone, read-only everywhere else, on storage that allows both', () => {
-    const claim = docs.find((d) => d.kind === 'PersistentVolumeClaim' && d.metadata.name === 'quarry-snapshots')!;
-    const modes = (claim.spec as { accessModes: string[] }).accessModes;
-    // A claim is bound in one mode at a time: the loader writing and the services reading from other
-    // nodes need ReadWriteMany; on a one-node laptop cluster ReadWriteOnce serves them all.
-    expect(modes).toEqual(expect.arrayContaining(overlay === 'prod' ? ['ReadWriteMany'] : [expect.stringMatching(/^ReadWrite(Once|Many)$/)]));
-    const writers: string[] = [];
-    const readers: string[] = [];
-    for (const d of docs.filter((x) => WORKLOAD_KINDS.includes(x.kind))) {
-      const t = podTemplate(d);
-      const volume = (t.spec.volumes ?? []).find((v) => v.persistentVolumeClaim?.claimName === 'quarry-snapshots');
-      if (!volume) continue;
-      const mounts = t.spec.containers.flatMap((c) => (c.volumeMounts ?? []).filter((m) => m.name === volume.name));
-      expect({ workload: d.metadata.name, mounted: mounts.length }).toEqual({ workload: d.metadata.name, mounted: t.spec.containers.length });
-      const readOnly = volume.persistentVolumeClaim!.readOnly === true && mounts.every((m) => m.readOnly === true);
-      (readOnly ? readers : writers).push(`${d.kind}/${d.metadata.name}`);
-    }
-    expect(writers).toEqual(['Job/quarry-loader']);
-    expect(readers.sort()).toEqual(['chart', 'chart-worker', 'crosstab', 'gateway', 'query', 'reports'].map((n) => `Deployment/${n}`));
-    const loader = podTemplate(docs.find((d) => d.kind === 'Job' && d.metadata.name === 'quarry-loader')!).spec.containers[0];
-    expect([...(loader.command ?? []), ...(loader.args ?? [])].join(' ')).toContain('quarry index load');
-  });
-
-  it('ships Secrets only in dev, and every Secret prod reads is one it documents creating out of band', () => {
-    expect(kustomize('base').filter((d) => d.kind === 'Secret')).toEqual([]);
-    const secrets = new Map(docs.filter((d) => d.kind === 'Secret').map((d) => [d.metadata.name, contents(d)]));
-    const refs = docs.filter((d) => WORKLOAD_KINDS.includes(d.kind)).flatMap((d) => secretRefs(d).map((r) => ({ ...r, by: d.metadata.name })));
-    expect(refs.length).toBeGreaterThan(0);
-    if (overlay === 'prod') {
-      expect([...secrets.keys()]).toEqual([]);
-      const kustomization = fs.readFileSync(path.join(REPO_ROOT, 'k8s', 'overlays', 'prod', 'kustomization.yaml'), 'utf8');
-      for (const name of new Set(refs.map((r) => r.name))) expect({ name, documented: kustomization.includes(`create secret generic ${name} `) }).toEqual({ name, documented: true });
-      // The example names every key the Deployments' environments need from it (the env check above runs with it).
-      expect(Object.keys(outOfBand.get('Secret/quarry-secrets')!).sort()).toEqual(['MONGODB_URL', 'QUARRY_CURSOR_SECRET', 'REDIS_URL', 'TYPESENSE_API_KEY']);
-    } else {
-      for (const r of refs) {
-        expect({ ref: r, found: secrets.has(r.name) }).toEqual({ ref: r, found: true });
-        if (r.key) expect({ ref: r, found: r.key in secrets.get(r.name)! }).toEqual({ ref: r, found: true });
-      }
-    }
-  });
-
-  it('lets Prometheus, from its namespace, scrape the metrics port of every process, and no other namespace', () => {
-    const prometheus: Endpoint = { pod: { namespace: 'monitoring', labels: { 'app.kubernetes.io/name': 'prometheus' } } };
-    const stranger: Endpoint = { pod: { namespace: 'default', labels: { 'app.kubernetes.io/name': 'prometheus' } } };
-    const scraped = docs.filter((d) => d.kind === 'Deployment' && podTemplate(d).metadata.annotations?.['prometheus.io/scrape'] === 'true');
-    expect(scraped.map((d) => d.metadata.name).sort()).toEqual(['chart', 'chart-worker', 'crosstab', 'gateway', 'query', 'reports']);
-    for (const d of scraped) {
-      const port = Number(podTemplate(d).metadata.annotations!['prometheus.io/port']);
-      expect({ scrape: d.metadata.name, port, allowed: connectionAllowed(policies, prometheus, podOf(d), port) }).toEqual({ scrape: d.metadata.name, port, allowed: true });
-      // The gateway's port is its public one; the ops port of the others is for Prometheus alone.
-      if (d.metadata.name !== 'gateway') expect({ d: d.metadata.name, allowed: connectionAllowed(policies, stranger, podOf(d), port) }).toEqual({ d: d.metadata.name, allowed: false });
-    }
-  });
-
-  it('lets every Quarry pod resolve names and reach its stores, and nothing else outside', () => {
-    const kubeDns: Endpoint = { pod: { namespace: 'kube-system', labels: { 'k8s-app': 'kube-dns' } } };
-    const envs = quarryEnvs(docs, outOfBand);
-    expect(envs.map((e) => e.doc.metadata.name).sort()).toEqual(['chart', 'chart-worker', 'crosstab', 'gateway', 'quarry-loader', 'query', 'reports']);
-    for (const { doc, env } of envs) {
-      const pod = podOf(doc);
-      const at = (what: string, allowed: boolean) => ({ from: doc.metadata.name, what, allowed });
-      for (const protocol of ['UDP', 'TCP']) expect(at(`DNS ${protocol}`, connectionAllowed(policies, pod, kubeDns, 53, protocol))).toEqual(at(`DNS ${protocol}`, true));
-      // Isolated for egress: an arbitrary port outside, or DNS anywhere but the cluster's, is refused.
-      expect(at('smtp outside', connectionAllowed(policies, pod, { ip: '203.0.113.10' }, 25))).toEqual(at('smtp outside', false));
-      expect(at('DNS elsewhere', connectionAllowed(policies, pod, { pod: { namespace: 'default', labels: {} } }, 53, 'UDP'))).toEqual(at('DNS elsewhere', false));
-      for (const name of ['TYPESENSE_URL', 'MONGODB_URL', 'REDIS_URL']) {
-        const url = new URL(env[name]);
-        const port = url.port ? Number(url.port) : DEFAULT_PORTS[url.protocol];
-        const dest = destination(docs, doc.metadata.namespace ?? '', url.hostname, port);
-        expect(at(name, connectionAllowed(policies, pod, dest.to, dest.port))).toEqual(at(name, true));
-      }
-    }
-  });
-
-  it('has the gateway dial headless Services, straight to the pods of each service, which take gRPC from the gateway alone', () => {
-    const gateway = quarryEnvs(docs, outOfBand).find((e) => e.doc.metadata.name === 'gateway')!;
-    const gatewayPod = podOf(gateway.doc);
-    const outsider: Endpoint = { pod: { namespace: 'default', labels: {} } };
-    for (const service of ['QUERY', 'CROSSTAB', 'CHART', 'REPORTS']) {
-      const { host, port } = hostPort(gateway.env[`QUARRY_${service}_ADDR`]);
-      const dest = destination(docs, gateway.doc.metadata.namespace ?? '', host, port);
-      // Without a cluster IP nothing translates ports: the address's port must be the pods' own.
-      expect({ service: host, clusterIP: (dest.service?.spec as { clusterIP?: string }).clusterIP, podPort: dest.port }).toEqual({ service: host, clusterIP: 'None', podPort: port });
-      expect(dest.workloads.map((w) => w.metadata.name)).toEqual([host]);
-      expect({ host, fromGateway: connectionAllowed(policies, gatewayPod, dest.to, port) }).toEqual({ host, fromGateway: true });
-      expect({ host, fromOutside: connectionAllowed(policies, outsider, dest.to, port) }).toEqual({ host, fromOutside: false });
-      if (host !== 'query') expect({ host, fromQuery: connectionAllowed(policies, podOf(deployment('query')), dest.to, port) }).toEqual({ host, fromQuery: false });
-    }
-  });
-
-  it('leaves the replica count of an autoscaled Deployment to its HorizontalPodAutoscaler', () => {
-    const hpas = docs.filter((d) => d.kind === 'HorizontalPodAutoscaler');
-    expect(hpas.length).toBeGreaterThan(0);
-    for (const hpa of hpas) {
-      const target = (hpa.spec as { scaleTargetRef: { kind: string; name: string } }).scaleTargetRef;
-      expect(target.kind).toBe('Deployment');
-      expect({ deployment: target.name, replicas: (deployment(target.name).spec as { replicas?: number }).replicas }).toEqual({ deployment: target.name, replicas: undefined });
-    }
-  });
-
-  it('has PodDisruptionBudgets that still let a drain evict a pod when a Deployment runs its fewest pods', () => {
-    const hpaMin = new Map(
-      docs
-        .filter((d) => d.kind === 'HorizontalPodAutoscaler')
-        .map((d) => {
-          const spec = d.spec as { scaleTargetRef: { name: string }; minReplicas?: number };
-          return [spec.scaleTargetRef.name, spec.minReplicas ?? 1] as const;
-        }),
-    );
-    for (const pdb of docs.filter((d) => d.kind === 'PodDisruptionBudget')) {
-      const spec = pdb.spec as { selector: LabelSelector; minAvailable?: number | string; maxUnavailable?: number | string };
-      const covered = docs.filter((d) => d.kind === 'Deployment' && selects(spec.selector, podTemplate(d).metadata.labels));
-      expect({ pdb: pdb.metadata.name, deployments: covered.length }).toEqual({ pdb: pdb.metadata.name, deployments: 1 });
-      const pods = hpaMin.get(covered[0].metadata.name) ?? (covered[0].spec as { replicas?: number }).replicas ?? 1;
-      // Percentages round up, as the disruption controller rounds them.
-      const count = (v: number | string) => (typeof v === 'number' ? v : Math.ceil((parseInt(v, 10) / 100) * pods));
-      const evictable = spec.maxUnavailable !== undefined ? count(spec.maxUnavailable) : pods - count(spec.minAvailable ?? 0);
-      expect({ pdb: pdb.metadata.name, pods, evictable: Math.min(evictable, pods) >= 1 }).toEqual({ pdb: pdb.metadata.name, pods, evictable: true });
-    }
-  });
-});
-
-describeIf(hasKubectl, 'kubectl (with its built-in kustomize) is not installed on this machine', "the loader Job's script (k8s/base/loader-job.yaml)", () => {
-  it('loads both sample indexes with the image\'s CLI, and a second run keeps them', async () => {
-    const job = kustomize('base').find((d) => d.kind === 'Job' && d.metadata.name === 'quarry-loader')!;
-    const container = podTemplate(job).spec.containers[0];
-    expect(container.command).toEqual(['/bin/sh', '-c']);
-    const script = container.args![0];
-    // The image's paths (infra/Dockerfile: /app, the sample copied to /app/sample), mapped onto this checkout.
-    for (const p of ['/app/apps/quarry/bin/quarry.js', '/app/sample/movies.json', '/app/sample/airports.csv']) expect(script).toContain(p);
-    const local = script.replaceAll('/app/apps/quarry/bin/quarry.js', QUARRY_BIN).replaceAll('/app/sample/', `${VEGA}/`);
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-loader-job-'));
-    const env = { QUARRY_DATA_DIR: dataDir };
-    const cleanEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('QUARRY_') && !['TYPESENSE_URL', 'MONGODB_URL', 'REDIS_URL'].includes(k)));
-    const run = () => promisify(execFile)('sh', ['-c', local], { env: { ...cleanEnv, ...env }, encoding: 'utf8' });
-    try {
-      const first = await run();
-      expect(first.stdout).toContain('published movies version 1');
-      expect(first.stdout).toContain('published airports version 1');
-      const second = await run();
-      expect(second.stdout).not.toContain('published');
-      const list = await runCli(['index', 'list'], env);
-      expect(list.stdout.split('\n').filter(Boolean).map((l) => l.split('\t').slice(0, 2).join(' ')).sort()).toEqual(['airports v1', 'movies v1']);
-    } finally {
-      fs.rmSync(dataDir, { recursive: true, force: true });
-    }
-  });
-});
-
-describeIf(hasCompose, 'docker-compose is not installed (npm test installs it from Debian)', 'docker-compose.yml', () => {
-  let services: Record<
-    string,
-    {
-      image?: string;
-      environment?: Record<string, string | null>;
-      entrypoint?: string[];
-      healthcheck?: { test?: string[] };
-      // docker-compose v1 prints SOURCE:TARGET:MODE, v2 the long form.
-      volumes?: Array<string | { type: string; source: string; target: string; read_only?: boolean }>;
-    }
-  >;
-
-  beforeAll(() => {
-    const out = execFileSync('docker-compose', ['-f', path.join(REPO_ROOT, 'docker-compose.yml'), 'config'], { encoding: 'utf8' });
-    services = (parse(out) as { services: typeof services }).services;
-  });
-
-  it('validates (docker-compose config) with every store and every target', () => {
-    expect(Object.keys(services).sort()).toEqual(['chart', 'chart-worker', 'crosstab', 'gateway', 'loader', 'mongo', 'query', 'redis', 'reports', 'typesense']);
-  });
-
-  it('sets only environment variables the config schema knows, and every one each target needs', () => {
-    const containers: ContainerEnv[] = Object.entries(services)
-      .filter(([, s]) => String(s.image).startsWith('quarry'))
-      .map(([name, s]) => ({
-        where: `compose service ${name}`,
-        target: name === 'loader' ? 'loader' : ((s.environment?.QUARRY_TARGET ?? '') as ContainerEnv['target']),
-        env: Object.fromEntries(Object.entries(s.environment ?? {}).map(([k, v]) => [k, v ?? ''])),
-      }));
-    expect(containers).toHaveLength(7);
-    expect(containers.flatMap(envProblems)).toEqual([]);
-  });
-
-  it('ships no literal Quarry secret: every process reads the ones the loader generates in /data/secrets', () => {
-    const quarry = Object.entries(services).filter(([, s]) => String(s.image).startsWith('quarry'));
-    expect(quarry).toHaveLength(7);
-    for (const [name, s] of quarry) {
-      const env = s.environment ?? {};
-      expect({ name, cursor: env.QUARRY_CURSOR_SECRET, token: env.QUARRY_INTERNAL_TOKEN }).toEqual({ name, cursor: undefined, token: undefined });
-      expect({ name, cursor: env.QUARRY_CURSOR_SECRET_FILE, token: env.QUARRY_INTERNAL_TOKEN_FILE }).toEqual({
-        name,
-        cursor: '/data/secrets/cursor-secret',
-        token: '/data/secrets/internal-token',
-      });
-    }
-    // The loader makes them before its first quarry command, which already reads them.
-    expect(services.loader.entrypoint).toEqual(['/app/load-sample.sh']);
-    const script = fs.readFileSync(path.join(REPO_ROOT, 'infra', 'load-sample.sh'), 'utf8');
-    const init = script.indexOf('/app/init-secrets.sh /data/secrets');
-    expect(init).toBeGreaterThan(0);
-    expect(init).toBeLessThan(script.indexOf('quarry user'));
-  });
-});
-
-describeIf(hasCompose, 'docker-compose is not installed (npm test installs it from Debian)', 'docker-compose.yml: the Typesense health check', () => {
-  it('runs infra/typesense-health.sh, mounted read-only into the container, on Typesense\'s port', () => {
-    const out = execFileSync('docker-compose', ['-f', path.join(REPO_ROOT, 'docker-compose.yml'), 'config'], { encoding: 'utf8' });
-    const typesense = (parse(out) as { services: Record<string, { command: string[]; healthcheck: { test: string[] }; volumes: Array<string | { source: string; target: string; read_only?: boolean }> }> }).services
-      .typesense;
-    expect(typesense.healthcheck.test).toEqual(['CMD', 'bash', '/quarry/typesense-health.sh', '8108']);
-    const mounts = typesense.volumes.map((v) => {
-      if (typeof v !== 'string') return { source: v.source, target: v.target, readOnly: v.read_only === true };
-      const [source, target, mode] = v.split(':');
-      return { source, target, readOnly: mode === 'ro' };
+      // The loader makes them before its first quarry command, which already reads them.
+      expect(services.loader.entrypoint).toEqual(['/app/load-sample.sh']);
+      const script = fs.readFileSync(path.join(REPO_ROOT, 'infra', 'load-sample.sh'), 'utf8');
+      const init = script.indexOf('/app/init-secrets.sh /data/secrets');
+      expect(init).toBeGreaterThan(0);
+      expect(init).toBeLessThan(script.indexOf('quarry user'));
     });
-    expect(mounts).toContainEqual({ source: path.join(REPO_ROOT, 'infra', 'typesense-health.sh'), target: '/quarry/typesense-health.sh', readOnly: true });
-    // The port checked is the one the server listens on (its default: no --api-port given).
-    expect(typesense.command).not.toContain('--api-port');
-  });
-});
+  },
+);
+
+describeIf(
+  hasCompose,
+  'docker-compose is not installed (npm test installs it from Debian)',
+  'docker-compose.yml: the Typesense health check',
+  () => {
+    it("runs infra/typesense-health.sh, mounted read-only into the container, on Typesense's port", () => {
+      const out = execFileSync('docker-compose', ['-f', path.join(REPO_ROOT, 'docker-compose.yml'), 'config'], {
+        encoding: 'utf8',
+      });
+      const typesense = (
+        parse(out) as {
+          services: Record<
+            string,
+            {
+              command: string[];
+              healthcheck: { test: string[] };
+              volumes: Array<string | { source: string; target: string; read_only?: boolean }>;
+            }
+          >;
+        }
+      ).services.typesense;
+      expect(typesense.healthcheck.test).toEqual(['CMD', 'bash', '/quarry/typesense-health.sh', '8108']);
+      const mounts = typesense.volumes.map((v) => {
+        if (typeof v !== 'string') return { source: v.source, target: v.target, readOnly: v.read_only === true };
+        const [source, target, mode] = v.split(':');
+        return { source, target, readOnly: mode === 'ro' };
+      });
+      expect(mounts).toContainEqual({
+        source: path.join(REPO_ROOT, 'infra', 'typesense-health.sh'),
+        target: '/quarry/typesense-health.sh',
+        readOnly: true,
+      });
+      // The port checked is the one the server listens on (its default: no --api-port given).
+      expect(typesense.command).not.toContain('--api-port');
+    });
+  },
+);
 
 describe('infra/typesense-health.sh (the Typesense health check of docker-compose.yml)', () => {
   const script = path.join(REPO_ROOT, 'infra', 'typesense-health.sh');
@@ -469,7 +720,10 @@ describe('infra/typesense-health.sh (the Typesense health check of docker-compos
     const server = net.createServer((socket) => {
       socket.on('data', (d: Buffer) => {
         request += d.toString('latin1');
-        if (request.includes('\r\n\r\n')) socket.end(`HTTP/1.1 ${status} X\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+        if (request.includes('\r\n\r\n'))
+          socket.end(
+            `HTTP/1.1 ${status} X\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+          );
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -488,7 +742,13 @@ describe('infra/typesense-health.sh (the Typesense health check of docker-compos
   const meant = (status: number, body: string) => {
     try {
       const v = JSON.parse(body) as unknown;
-      return status === 200 && typeof v === 'object' && v !== null && !Array.isArray(v) && (v as { ok?: unknown }).ok === true;
+      return (
+        status === 200 &&
+        typeof v === 'object' &&
+        v !== null &&
+        !Array.isArray(v) &&
+        (v as { ok?: unknown }).ok === true
+      );
     } catch {
       return false;
     }
@@ -529,17 +789,22 @@ describe('infra/typesense-health.sh (the Typesense health check of docker-compos
 
   it('is unhealthy on what it cannot read, even when it might say ok, and when nothing listens', async () => {
     // An escaped member name and a nested value: valid JSON, judged unhealthy rather than half-read.
-    for (const body of ['{"o\\u006b":true}', '{"ok":true,"nested":{"ok":false}}']) expect({ body, healthy: (await check(200, body)).healthy }).toEqual({ body, healthy: false });
+    for (const body of ['{"o\\u006b":true}', '{"ok":true,"nested":{"ok":false}}'])
+      expect({ body, healthy: (await check(200, body)).healthy }).toEqual({ body, healthy: false });
     const server = net.createServer();
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const port = (server.address() as net.AddressInfo).port;
     await new Promise<void>((resolve) => server.close(() => resolve()));
-    await expect(promisify(execFile)('bash', [script, String(port)], { timeout: 5000 })).rejects.toMatchObject({ code: 1 });
-    await expect(promisify(execFile)('bash', [script, '8108; touch /tmp/x'], { timeout: 5000 })).rejects.toMatchObject({ code: 2 });
+    await expect(promisify(execFile)('bash', [script, String(port)], { timeout: 5000 })).rejects.toMatchObject({
+      code: 1,
+    });
+    await expect(promisify(execFile)('bash', [script, '8108; touch /tmp/x'], { timeout: 5000 })).rejects.toMatchObject({
+      code: 2,
+    });
   });
 });
 
-describe('infra/init-secrets.sh (the loader\'s first step)', () => {
+describe("infra/init-secrets.sh (the loader's first step)", () => {
   const script = path.join(REPO_ROOT, 'infra', 'init-secrets.sh');
   const mode = (f: string) => fs.statSync(f).mode & 0o777;
 
@@ -552,7 +817,11 @@ describe('infra/init-secrets.sh (the loader\'s first step)', () => {
     const first = [fs.readFileSync(token, 'utf8'), fs.readFileSync(cursor, 'utf8')];
     for (const text of first) expect(text).toMatch(/^[A-Za-z0-9_-]{43}\n$/);
     expect(first[0]).not.toBe(first[1]);
-    const config = loadConfig({ QUARRY_TARGET: 'query', QUARRY_INTERNAL_TOKEN_FILE: token, QUARRY_CURSOR_SECRET_FILE: cursor });
+    const config = loadConfig({
+      QUARRY_TARGET: 'query',
+      QUARRY_INTERNAL_TOKEN_FILE: token,
+      QUARRY_CURSOR_SECRET_FILE: cursor,
+    });
     expect([config.grpc.internalToken, config.cursorSecret]).toEqual(first.map((t) => t.trim()));
 
     // A restart keeps them; an empty file (an interrupted first start) is made again.
@@ -566,13 +835,27 @@ describe('infra/init-secrets.sh (the loader\'s first step)', () => {
 
 describe('the environment check itself', () => {
   it('fails on an unknown variable, a missing one and an invalid value', () => {
-    const problems = envProblems({ where: 'x', target: 'chart', env: { QUARRY_TARGET: 'chart', QUARRY_CHART_ADDR: 'chart:50053', QUARRY_GRPC_LISTEN_HOST: '0.0.0.0', REDIS_HOST: 'redis', PORT: 'eighty' } });
+    const problems = envProblems({
+      where: 'x',
+      target: 'chart',
+      env: {
+        QUARRY_TARGET: 'chart',
+        QUARRY_CHART_ADDR: 'chart:50053',
+        QUARRY_GRPC_LISTEN_HOST: '0.0.0.0',
+        REDIS_HOST: 'redis',
+        PORT: 'eighty',
+      },
+    });
     expect(problems).toEqual(
       expect.arrayContaining([
         expect.stringContaining('sets REDIS_HOST'),
         expect.stringContaining('leaves out REDIS_URL'),
-        expect.stringContaining('leaves out QUARRY_INTERNAL_TOKEN (or QUARRY_INTERNAL_TOKEN_FILE), which target chart needs'),
-        expect.stringContaining('QUARRY_INTERNAL_TOKEN: is required when the gateway and the services run in different processes'),
+        expect.stringContaining(
+          'leaves out QUARRY_INTERNAL_TOKEN (or QUARRY_INTERNAL_TOKEN_FILE), which target chart needs',
+        ),
+        expect.stringContaining(
+          'QUARRY_INTERNAL_TOKEN: is required when the gateway and the services run in different processes',
+        ),
         expect.stringContaining('PORT'),
       ]),
     );

@@ -70,11 +70,36 @@ describe('gateway under random input (fast-check)', () => {
       fc.constantFrom(1e308, -1e308, 2 ** 53 + 1, -0, 0.1, '', '*', ') OR (*', '\u0000', '\ud800'),
     );
     const params = fc.dictionary(
-      fc.constantFrom('index', 'query', 'page', 'pageSize', 'sort', 'rows', 'columns', 'totals', 'chartType', 'width', 'height', 'saveReport', 'searchText', 'cursor', 'limit', 'search', 'types', 'guid', 'x'),
+      fc.constantFrom(
+        'index',
+        'query',
+        'page',
+        'pageSize',
+        'sort',
+        'rows',
+        'columns',
+        'totals',
+        'chartType',
+        'width',
+        'height',
+        'saveReport',
+        'searchText',
+        'cursor',
+        'limit',
+        'search',
+        'types',
+        'guid',
+        'x',
+      ),
       anything,
     );
     const envelope = fc.record(
-      { jsonrpc: fc.oneof(fc.constant('2.0'), anything), id: fc.oneof(fc.integer(), fc.string(), anything), method: fc.oneof(fc.constantFrom(...METHODS), anything), params: fc.oneof(params, anything) },
+      {
+        jsonrpc: fc.oneof(fc.constant('2.0'), anything),
+        id: fc.oneof(fc.integer(), fc.string(), anything),
+        method: fc.oneof(fc.constantFrom(...METHODS), anything),
+        params: fc.oneof(params, anything),
+      },
       { requiredKeys: [] },
     );
     await fc.assert(
@@ -88,11 +113,15 @@ describe('gateway under random input (fast-check)', () => {
   it('answers 100,000 levels of nesting in params, id and body without crashing', async () => {
     const deep = '['.repeat(100_000) + ']'.repeat(100_000);
     const deepObj = '{"a":'.repeat(100_000) + '1' + '}'.repeat(100_000);
-    const r1 = expectWellFormed(await send(`{"jsonrpc":"2.0","id":1,"method":"QUERIES.EXECUTE","params":{"index":${deep}}}`));
+    const r1 = expectWellFormed(
+      await send(`{"jsonrpc":"2.0","id":1,"method":"QUERIES.EXECUTE","params":{"index":${deep}}}`),
+    );
     expect(r1.error?.code).toBe(400);
     const r2 = expectWellFormed(await send(`{"jsonrpc":"2.0","id":${deepObj},"method":"INDEXES.FIND"}`));
     expect(r2.error?.code).toBe(-32600);
-    const r3 = expectWellFormed(await send(`{"jsonrpc":"2.0","id":2,"method":"INDEXES.FIND","params":{"x":${deepObj}}}`));
+    const r3 = expectWellFormed(
+      await send(`{"jsonrpc":"2.0","id":2,"method":"INDEXES.FIND","params":{"x":${deepObj}}}`),
+    );
     expect(r3.error?.code).toBe(400);
     expectWellFormed(await send(deep));
     expectWellFormed(await send('['.repeat(600_000)));
@@ -101,9 +130,13 @@ describe('gateway under random input (fast-check)', () => {
   it('treats huge numbers and odd Unicode as ordinary bad input', async () => {
     const huge = expectWellFormed(await send('{"jsonrpc":"2.0","id":1e400,"method":"INDEXES.FIND"}'));
     expect(huge.error?.code).toBe(-32600);
-    const page = expectWellFormed(await send('{"jsonrpc":"2.0","id":1,"method":"QUERIES.EXECUTE","params":{"index":"a","page":1e400}}'));
+    const page = expectWellFormed(
+      await send('{"jsonrpc":"2.0","id":1,"method":"QUERIES.EXECUTE","params":{"index":"a","page":1e400}}'),
+    );
     expect(page.error?.code).toBe(400);
-    const odd = expectWellFormed(await send('{"jsonrpc":"2.0","id":"\\ud800","method":"\\u202eQUERIES.EXECUTE\\u0000"}'));
+    const odd = expectWellFormed(
+      await send('{"jsonrpc":"2.0","id":"\\ud800","method":"\\u202eQUERIES.EXECUTE\\u0000"}'),
+    );
     expect(odd.error?.code).toBe(-32601);
   });
 

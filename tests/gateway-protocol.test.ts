@@ -28,7 +28,12 @@ function expectJsonRpcError(res: RawResponse, status: number, id: unknown, code:
 function expectProblem(res: RawResponse, status: number, detail: string): void {
   expect(res.status).toBe(status);
   expect(res.headers['content-type']).toBe('application/problem+json');
-  expect(res.json).toEqual({ type: 'about:blank', title: status === 401 ? 'Unauthorized' : 'Forbidden', status, detail });
+  expect(res.json).toEqual({
+    type: 'about:blank',
+    title: status === 401 ? 'Unauthorized' : 'Forbidden',
+    status,
+    detail,
+  });
   expect((res.json as Record<string, unknown>).jsonrpc).toBeUndefined();
 }
 
@@ -37,7 +42,8 @@ describe.each<Topology>(['all', 'split'])('gateway protocol (QUARRY_TARGET=%s)',
   let alice: Identity;
   let json: Record<string, string>;
 
-  const post = (body: string | Buffer, headers: Record<string, string> = json) => rawRequest(quarry.baseUrl, { headers, body });
+  const post = (body: string | Buffer, headers: Record<string, string> = json) =>
+    rawRequest(quarry.baseUrl, { headers, body });
 
   beforeAll(async () => {
     const dataDir = makeDataDir();
@@ -64,9 +70,12 @@ describe.each<Topology>(['all', 'split'])('gateway protocol (QUARRY_TARGET=%s)',
       expectJsonRpcError(res, 400, null, -32600, 'Invalid Request');
     });
 
-    it.each(['"text"', '42', 'null', 'true'])('-32600: the non-object body %s is refused with id null', async (body) => {
-      expectJsonRpcError(await post(body), 400, null, -32600, 'Invalid Request');
-    });
+    it.each(['"text"', '42', 'null', 'true'])(
+      '-32600: the non-object body %s is refused with id null',
+      async (body) => {
+        expectJsonRpcError(await post(body), 400, null, -32600, 'Invalid Request');
+      },
+    );
 
     it('-32600: a wrong jsonrpc version echoes the id with HTTP 200', async () => {
       const res = await post(JSON.stringify({ jsonrpc: '1.0', id: 'a-1', method: 'INDEXES.FIND' }));
@@ -74,33 +83,62 @@ describe.each<Topology>(['all', 'split'])('gateway protocol (QUARRY_TARGET=%s)',
     });
 
     it('-32600: a missing jsonrpc member echoes the id with HTTP 200', async () => {
-      expectJsonRpcError(await post(JSON.stringify({ id: 5, method: 'INDEXES.FIND' })), 200, 5, -32600, 'Invalid Request');
+      expectJsonRpcError(
+        await post(JSON.stringify({ id: 5, method: 'INDEXES.FIND' })),
+        200,
+        5,
+        -32600,
+        'Invalid Request',
+      );
     });
 
     it('-32600: a missing or non-string method echoes the id', async () => {
       expectJsonRpcError(await post(JSON.stringify({ jsonrpc: '2.0', id: 6 })), 200, 6, -32600, 'Invalid Request');
-      expectJsonRpcError(await post(JSON.stringify({ jsonrpc: '2.0', id: 6, method: 12 })), 200, 6, -32600, 'Invalid Request');
+      expectJsonRpcError(
+        await post(JSON.stringify({ jsonrpc: '2.0', id: 6, method: 12 })),
+        200,
+        6,
+        -32600,
+        'Invalid Request',
+      );
     });
 
-    it.each([['an array', [1]], ['a string', 'x'], ['a number', 3], ['null', null]])(
-      '-32600: params that are %s echo the id',
-      async (_label, params) => {
-        const res = await post(JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'INDEXES.FIND', params }));
-        const body = expectJsonRpcError(res, 200, 9, -32600, 'Invalid Request');
-        expect(body.error?.data?.detail).toBe('params must be an object');
-      },
-    );
+    it.each([
+      ['an array', [1]],
+      ['a string', 'x'],
+      ['a number', 3],
+      ['null', null],
+    ])('-32600: params that are %s echo the id', async (_label, params) => {
+      const res = await post(JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'INDEXES.FIND', params }));
+      const body = expectJsonRpcError(res, 200, 9, -32600, 'Invalid Request');
+      expect(body.error?.data?.detail).toBe('params must be an object');
+    });
 
     it('-32600: a wrong media type is HTTP 415 with id null', async () => {
       const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'INDEXES.FIND' });
-      expectJsonRpcError(await post(body, { ...json, 'Content-Type': 'text/plain' }), 415, null, -32600, 'Invalid Request');
+      expectJsonRpcError(
+        await post(body, { ...json, 'Content-Type': 'text/plain' }),
+        415,
+        null,
+        -32600,
+        'Invalid Request',
+      );
       const { ['Content-Type']: _dropped, ...noType } = json;
       expectJsonRpcError(await post(body, noType), 415, null, -32600, 'Invalid Request');
-      expectJsonRpcError(await post(body, { ...json, 'Content-Type': 'application/json; charset=latin1' }), 415, null, -32600, 'Invalid Request');
+      expectJsonRpcError(
+        await post(body, { ...json, 'Content-Type': 'application/json; charset=latin1' }),
+        415,
+        null,
+        -32600,
+        'Invalid Request',
+      );
     });
 
     it('accepts application/json with a utf-8 charset parameter', async () => {
-      const res = await post(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'NOPE' }), { ...json, 'Content-Type': 'Application/JSON; charset=UTF-8' });
+      const res = await post(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'NOPE' }), {
+        ...json,
+        'Content-Type': 'Application/JSON; charset=UTF-8',
+      });
       expectJsonRpcError(res, 200, 1, -32601, 'Method not found');
     });
 
@@ -138,12 +176,18 @@ describe.each<Topology>(['all', 'split'])('gateway protocol (QUARRY_TARGET=%s)',
     describe('hostile params under the body limit', () => {
       const timed = async (params: Record<string, unknown>, requestId: string) => {
         const started = performance.now();
-        const res = await rpcClient(quarry.baseUrl, alice.token).call('QUERIES.EXECUTE', params, { id: requestId, headers: { 'X-Request-Id': requestId } });
+        const res = await rpcClient(quarry.baseUrl, alice.token).call('QUERIES.EXECUTE', params, {
+          id: requestId,
+          headers: { 'X-Request-Id': requestId },
+        });
         return { res, ms: performance.now() - started };
       };
       const loggedBytes = async (requestId: string) => {
         await new Promise((r) => setTimeout(r, 200));
-        return quarry.logs().filter((l) => l.includes(requestId)).reduce((n, l) => n + l.length, 0);
+        return quarry
+          .logs()
+          .filter((l) => l.includes(requestId))
+          .reduce((n, l) => n + l.length, 0);
       };
 
       it('answers 40,000 unknown params with a 400 of under 1 KB naming ten, fast, and logs little', async () => {
@@ -151,7 +195,9 @@ describe.each<Topology>(['all', 'split'])('gateway protocol (QUARRY_TARGET=%s)',
         for (let i = 0; i < 40_000; i++) params[`key${i}`] = i;
         const { res, ms } = await timed(params, `keys-${topology}`);
         const body = expectJsonRpcError(res, 200, `keys-${topology}`, 400, 'Bad Request');
-        expect(body.error?.data?.detail).toBe(`Unknown parameters: ${Array.from({ length: 10 }, (_, i) => `"key${i}"`).join(', ')} and 39990 more`);
+        expect(body.error?.data?.detail).toBe(
+          `Unknown parameters: ${Array.from({ length: 10 }, (_, i) => `"key${i}"`).join(', ')} and 39990 more`,
+        );
         expect(Buffer.byteLength(res.text)).toBeLessThan(1024);
         expect(ms).toBeLessThan(2000);
         expect(await loggedBytes(`keys-${topology}`)).toBeLessThan(4096);
@@ -178,7 +224,9 @@ describe.each<Topology>(['all', 'split'])('gateway protocol (QUARRY_TARGET=%s)',
         const requestId = `surrogate-${topology}`;
         const { res } = await timed({ index: 'movies', query: 'Title:>\ud800' }, requestId);
         const body = expectJsonRpcError(res, 200, requestId, 400, 'Bad Request');
-        expect(body.error?.data?.detail).toBe('query is not valid Unicode: it holds an unpaired surrogate (\\uD800) at character 8');
+        expect(body.error?.data?.detail).toBe(
+          'query is not valid Unicode: it holds an unpaired surrogate (\\uD800) at character 8',
+        );
       });
     });
 
@@ -190,7 +238,12 @@ describe.each<Topology>(['all', 'split'])('gateway protocol (QUARRY_TARGET=%s)',
   });
 
   describe('HTTP status rules', () => {
-    it.each([['a string', 'abc'], ['a number', 42], ['a fraction', 1.5], ['null', null]])('echoes %s id with HTTP 200', async (_l, id) => {
+    it.each([
+      ['a string', 'abc'],
+      ['a number', 42],
+      ['a fraction', 1.5],
+      ['null', null],
+    ])('echoes %s id with HTTP 200', async (_l, id) => {
       const res = await post(JSON.stringify({ jsonrpc: '2.0', id, method: 'NOPE' }));
       expectJsonRpcError(res, 200, id, -32601, 'Method not found');
     });
@@ -218,9 +271,16 @@ describe.each<Topology>(['all', 'split'])('gateway protocol (QUARRY_TARGET=%s)',
 
   describe('request ids', () => {
     it('puts the X-Request-Id in meta.requestId of a success, and a generated one when none is sent', async () => {
-      const sent = await rpcClient(quarry.baseUrl, alice.token).call('INDEXES.FIND', {}, { id: 'ok', headers: { 'X-Request-Id': 'client-trace-7' } });
+      const sent = await rpcClient(quarry.baseUrl, alice.token).call(
+        'INDEXES.FIND',
+        {},
+        { id: 'ok', headers: { 'X-Request-Id': 'client-trace-7' } },
+      );
       expect(sent.status).toBe(200);
-      expect((sent.json as RpcBody).result).toEqual({ data: { indexes: [], nextCursor: null }, meta: { requestId: 'client-trace-7' } });
+      expect((sent.json as RpcBody).result).toEqual({
+        data: { indexes: [], nextCursor: null },
+        meta: { requestId: 'client-trace-7' },
+      });
       const generated = await rpcClient(quarry.baseUrl, alice.token).call('INDEXES.FIND', {});
       const id = (generated.json as RpcBody).result?.meta.requestId;
       expect(id).toMatch(/^[0-9a-f-]{36}$/);
@@ -228,7 +288,11 @@ describe.each<Topology>(['all', 'split'])('gateway protocol (QUARRY_TARGET=%s)',
     });
 
     it('echoes a safe X-Request-Id header', async () => {
-      const res = await rpcClient(quarry.baseUrl, alice.token).call('NOPE', {}, { headers: { 'X-Request-Id': 'trace-123.abc' } });
+      const res = await rpcClient(quarry.baseUrl, alice.token).call(
+        'NOPE',
+        {},
+        { headers: { 'X-Request-Id': 'trace-123.abc' } },
+      );
       expect(res.headers['x-request-id']).toBe('trace-123.abc');
     });
 
@@ -243,7 +307,11 @@ describe.each<Topology>(['all', 'split'])('gateway protocol (QUARRY_TARGET=%s)',
     });
 
     it('logs the request id on the request line', async () => {
-      await rpcClient(quarry.baseUrl, alice.token).call('QUERIES.EXECUTE', {}, { headers: { 'X-Request-Id': 'log-me-42' } });
+      await rpcClient(quarry.baseUrl, alice.token).call(
+        'QUERIES.EXECUTE',
+        {},
+        { headers: { 'X-Request-Id': 'log-me-42' } },
+      );
       const logged = (lines: string[]) => lines.some((l) => l.includes('"requestId":"log-me-42"'));
       expect(logged(await linesEventually(() => quarry.logs(), logged))).toBe(true);
     });
@@ -252,7 +320,12 @@ describe.each<Topology>(['all', 'split'])('gateway protocol (QUARRY_TARGET=%s)',
   describe('authentication', () => {
     const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'INDEXES.FIND' });
     const withAuth = (authorization?: string) =>
-      post(body, authorization === undefined ? { 'Content-Type': 'application/json' } : { 'Content-Type': 'application/json', Authorization: authorization });
+      post(
+        body,
+        authorization === undefined
+          ? { 'Content-Type': 'application/json' }
+          : { 'Content-Type': 'application/json', Authorization: authorization },
+      );
 
     it('401 when the Authorization header is missing', async () => {
       const res = await withAuth(undefined);
@@ -301,7 +374,10 @@ describe.each<Topology>(['all', 'split'])('gateway protocol (QUARRY_TARGET=%s)',
     });
 
     it('403 when the token carries no recognised scope', async () => {
-      const frank = await createIdentity(quarry.dataDir, 'frank-noscope', { scopes: 'admin:all,foo', allowUnknownScopes: true });
+      const frank = await createIdentity(quarry.dataDir, 'frank-noscope', {
+        scopes: 'admin:all,foo',
+        allowUnknownScopes: true,
+      });
       expectProblem(await withAuth(`Bearer ${frank.token}`), 403, AUTH_FAILURES.noScope);
     });
 
@@ -318,7 +394,10 @@ describe.each<Topology>(['all', 'split'])('gateway protocol (QUARRY_TARGET=%s)',
       ['REPORTS.FIND', 'reports:read', {}],
       ['REPORTS.METADATA', 'reports:read', { guid: 'x' }],
     ])('%s without %s is a 403 business error naming the scope', async (method, scope, params) => {
-      const others = 'query:execute,indexes:read,reports:read,reports:write'.split(',').filter((s) => s !== scope).join(',');
+      const others = 'query:execute,indexes:read,reports:read,reports:write'
+        .split(',')
+        .filter((s) => s !== scope)
+        .join(',');
       const limited = await createIdentity(quarry.dataDir, `no-${scope.replace(':', '-')}`, { scopes: others });
       const res = await rpcClient(quarry.baseUrl, limited.token).call(method, params, { id: 'scope' });
       const body = expectJsonRpcError(res, 200, 'scope', 403, 'Forbidden');
@@ -326,7 +405,9 @@ describe.each<Topology>(['all', 'split'])('gateway protocol (QUARRY_TARGET=%s)',
     });
 
     it.each(['QUERIES.EXECUTE', 'CROSSTAB.EXECUTE'])('%s with saveReport also needs reports:write', async (method) => {
-      const reader = await createIdentity(quarry.dataDir, 'no-reports-write', { scopes: 'query:execute,indexes:read,reports:read' });
+      const reader = await createIdentity(quarry.dataDir, 'no-reports-write', {
+        scopes: 'query:execute,indexes:read,reports:read',
+      });
       const params = { index: 'x', rows: ['a'], totals: [{ aggregationType: 'Count' }], saveReport: { name: 'r' } };
       const res = await rpcClient(quarry.baseUrl, reader.token).call(method, params, { id: 2 });
       const body = expectJsonRpcError(res, 200, 2, 403, 'Forbidden');

@@ -22,7 +22,8 @@ const tempDirs: string[] = [];
 /** The environment of the image's processes: none of this shell's npm, node or Quarry settings. */
 function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!/^(npm_|QUARRY_|NODE_)/i.test(k) && k !== 'PORT' && k !== 'HOST') env[k] = v;
+  for (const [k, v] of Object.entries(process.env))
+    if (!/^(npm_|QUARRY_|NODE_)/i.test(k) && k !== 'PORT' && k !== 'HOST') env[k] = v;
   // npm must not reach the registry from a test: prune works from the lock file and the tree alone.
   return { ...env, npm_config_offline: 'true', npm_config_update_notifier: 'false', ...extra };
 }
@@ -57,8 +58,16 @@ function listTree(dir: string): Set<string> {
   return out;
 }
 
-function runInTree(tree: string, args: string[], env: Record<string, string>): { code: number | null; stdout: string; stderr: string } {
-  const res = spawnSync(process.execPath, [path.join(tree, 'apps', 'quarry', 'bin', 'quarry.js'), ...args], { cwd: tree, env: cleanEnv(env), encoding: 'utf8' });
+function runInTree(
+  tree: string,
+  args: string[],
+  env: Record<string, string>,
+): { code: number | null; stdout: string; stderr: string } {
+  const res = spawnSync(process.execPath, [path.join(tree, 'apps', 'quarry', 'bin', 'quarry.js'), ...args], {
+    cwd: tree,
+    env: cleanEnv(env),
+    encoding: 'utf8',
+  });
   return { code: res.status, stdout: res.stdout, stderr: res.stderr };
 }
 
@@ -106,10 +115,15 @@ describe('the production image tree (infra/build-image-tree.sh, as infra/Dockerf
 
   beforeAll(() => {
     pruned = copyBuiltTree();
-    for (const step of ['samples', 'prune']) execFileSync('sh', [SCRIPT, step, pruned], { env: cleanEnv(), stdio: 'pipe' });
+    for (const step of ['samples', 'prune'])
+      execFileSync('sh', [SCRIPT, step, pruned], { env: cleanEnv(), stdio: 'pipe' });
     // The reference: the same copy after npm's own prune and nothing else.
     npmOnly = copyBuiltTree();
-    execFileSync('npm', ['prune', '--omit=dev', '--no-audit', '--no-fund'], { cwd: npmOnly, env: cleanEnv(), stdio: 'pipe' });
+    execFileSync('npm', ['prune', '--omit=dev', '--no-audit', '--no-fund'], {
+      cwd: npmOnly,
+      env: cleanEnv(),
+      stdio: 'pipe',
+    });
   }, 60000);
 
   afterAll(() => {
@@ -124,11 +138,19 @@ describe('the production image tree (infra/build-image-tree.sh, as infra/Dockerf
     expect(dockerfile).not.toMatch(/-name src|tsbuildinfo|npm prune/);
   });
 
-  it('removes exactly the workspaces\' src folders and build info beyond what npm prune removes, nothing under node_modules', () => {
-    const workspaces = JSON.parse(execFileSync('npm', ['query', '.workspace'], { cwd: npmOnly, env: cleanEnv(), encoding: 'utf8' })) as Array<{ location: string }>;
-    expect(workspaces.map((w) => w.location)).toEqual(expect.arrayContaining(['packages/rpc', 'apps/quarry', 'services/gateway']));
+  it("removes exactly the workspaces' src folders and build info beyond what npm prune removes, nothing under node_modules", () => {
+    const workspaces = JSON.parse(
+      execFileSync('npm', ['query', '.workspace'], { cwd: npmOnly, env: cleanEnv(), encoding: 'utf8' }),
+    ) as Array<{ location: string }>;
+    expect(workspaces.map((w) => w.location)).toEqual(
+      expect.arrayContaining(['packages/rpc', 'apps/quarry', 'services/gateway']),
+    );
     const ownSource = (file: string) =>
-      workspaces.some(({ location }) => file.startsWith(`${location}/src/`) || (file.startsWith(`${location}/`) && !file.includes('/node_modules/') && file.endsWith('.tsbuildinfo')));
+      workspaces.some(
+        ({ location }) =>
+          file.startsWith(`${location}/src/`) ||
+          (file.startsWith(`${location}/`) && !file.includes('/node_modules/') && file.endsWith('.tsbuildinfo')),
+      );
     const before = listTree(npmOnly);
     const after = listTree(pruned);
     const removed = [...before].filter((f) => !after.has(f));
@@ -147,11 +169,19 @@ describe('the production image tree (infra/build-image-tree.sh, as infra/Dockerf
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-image-data-'));
     tempDirs.push(dataDir);
     const env = { QUARRY_DATA_DIR: dataDir };
-    const load = runInTree(pruned, ['index', 'load', 'movies', path.join(pruned, 'sample', 'movies.json'), '--view', 'Directors=Director'], env);
+    const load = runInTree(
+      pruned,
+      ['index', 'load', 'movies', path.join(pruned, 'sample', 'movies.json'), '--view', 'Directors=Director'],
+      env,
+    );
     expect({ code: load.code, stderr: load.stderr }).toEqual({ code: 0, stderr: expect.not.stringContaining('rror') });
     expect(load.stdout).toContain(`published movies version 1: ${movies().length} records`);
     expect(runInTree(pruned, ['user', 'create', 'admin', '--admin'], env).code).toBe(0);
-    const token = runInTree(pruned, ['token', 'create', '--user', 'admin', '--scopes', 'query:execute,indexes:read'], env);
+    const token = runInTree(
+      pruned,
+      ['token', 'create', '--user', 'admin', '--scopes', 'query:execute,indexes:read'],
+      env,
+    );
     expect(token.code).toBe(0);
 
     const server = await serveTree(pruned, { ...env, QUARRY_TARGET: 'all', PORT: '0', HOST: '127.0.0.1' });
@@ -160,7 +190,10 @@ describe('the production image tree (infra/build-image-tree.sh, as infra/Dockerf
       const res = await client.call('QUERIES.EXECUTE', { index: 'movies', query: 'Director:spielberg', pageSize: 100 });
       const expected = movies().filter((m) => wordsOf(m.Director).includes('spielberg'));
       expect(expected.length).toBeGreaterThan(5);
-      expect({ status: res.status, body: res.json }).toMatchObject({ status: 200, body: { result: { data: { total: expected.length } } } });
+      expect({ status: res.status, body: res.json }).toMatchObject({
+        status: 200,
+        body: { result: { data: { total: expected.length } } },
+      });
       const data = (res.json as { result: { data: { records: Array<{ Title: string }> } } }).result.data;
       expect(data.records.map((r) => r.Title).sort()).toEqual(expected.map((m) => String(m.Title)).sort());
     } finally {
@@ -170,7 +203,9 @@ describe('the production image tree (infra/build-image-tree.sh, as infra/Dockerf
 
   // Last: it spoils the npm-only copy the comparison above reads.
   it("cannot even start after the Dockerfile's former prune line, which also deleted a dependency's build/src", () => {
-    execFileSync('sh', ['-c', 'find packages services apps -name src -type d -prune -exec rm -rf {} +'], { cwd: npmOnly });
+    execFileSync('sh', ['-c', 'find packages services apps -name src -type d -prune -exec rm -rf {} +'], {
+      cwd: npmOnly,
+    });
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-image-data-'));
     tempDirs.push(dataDir);
     // A command that loads the services (and so gRPC); `index list` loads only the catalog.

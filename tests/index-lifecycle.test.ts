@@ -4,7 +4,14 @@ import path from 'node:path';
 import { VEGA } from './support/datasets';
 import { createIdentity, type Identity } from './support/identities';
 import { rpcClient } from './support/http';
-import { makeDataDir, QUARRY_BIN, runCli, startQuarry, type RunningQuarry, type Topology } from './support/quarry-process';
+import {
+  makeDataDir,
+  QUARRY_BIN,
+  runCli,
+  startQuarry,
+  type RunningQuarry,
+  type Topology,
+} from './support/quarry-process';
 
 function writeCsv(dir: string, name: string, rows: Array<[string, number]>): string {
   const file = path.join(dir, name);
@@ -12,7 +19,12 @@ function writeCsv(dir: string, name: string, rows: Array<[string, number]>): str
   return file;
 }
 
-async function rpc<T>(quarry: RunningQuarry, who: Identity, method: string, params: unknown): Promise<{ data?: T; error?: { code: number; data: { detail: string } } }> {
+async function rpc<T>(
+  quarry: RunningQuarry,
+  who: Identity,
+  method: string,
+  params: unknown,
+): Promise<{ data?: T; error?: { code: number; data: { detail: string } } }> {
   const res = await rpcClient(quarry.baseUrl, who.token).call(method, params);
   const body = res.json as { result?: { data: T }; error?: { code: number; data: { detail: string } } };
   return { data: body.result?.data, error: body.error };
@@ -25,7 +37,11 @@ describe.each<Topology>(['all', 'split'])('index drop and reload while serving (
   let analyst: Identity;
 
   beforeAll(async () => {
-    const first = writeCsv(dataDir, 'first.csv', [['Secret Town', 1000], ['Oslo', 1], ['Lima', 2]]);
+    const first = writeCsv(dataDir, 'first.csv', [
+      ['Secret Town', 1000],
+      ['Oslo', 1],
+      ['Lima', 2],
+    ]);
     expect((await runCli(['index', 'load', 't1', first], env)).code).toBe(0);
     quarry = await startQuarry({ topology, dataDir });
     analyst = await createIdentity(dataDir, 'analyst', { indexes: '*' });
@@ -36,8 +52,17 @@ describe.each<Topology>(['all', 'split'])('index drop and reload while serving (
 
   it('serves exactly the published rows after a drop, and after a reload of the same name', async () => {
     const q = quarry as RunningQuarry;
-    const search = () => rpc<{ total: number; records: Array<{ city: string }> }>(q, analyst, 'QUERIES.EXECUTE', { index: 't1', query: '*' });
-    const pivot = () => rpc<{ data: string }>(q, analyst, 'CROSSTAB.EXECUTE', { index: 't1', rows: ['city'], totals: [{ aggregationType: 'Sum', field: 'amount' }] });
+    const search = () =>
+      rpc<{ total: number; records: Array<{ city: string }> }>(q, analyst, 'QUERIES.EXECUTE', {
+        index: 't1',
+        query: '*',
+      });
+    const pivot = () =>
+      rpc<{ data: string }>(q, analyst, 'CROSSTAB.EXECUTE', {
+        index: 't1',
+        rows: ['city'],
+        totals: [{ aggregationType: 'Sum', field: 'amount' }],
+      });
     expect((await search()).data?.records.map((r) => r.city)).toEqual(['Secret Town', 'Oslo', 'Lima']);
     expect((await pivot()).data?.data).toContain('Secret Town');
 
@@ -46,7 +71,10 @@ describe.each<Topology>(['all', 'split'])('index drop and reload while serving (
     expect((await search()).error).toMatchObject({ code: 404 });
     expect((await pivot()).error).toMatchObject({ code: 404 });
 
-    const second = writeCsv(dataDir, 'second.csv', [['Oslo', 1], ['Lima', 2]]);
+    const second = writeCsv(dataDir, 'second.csv', [
+      ['Oslo', 1],
+      ['Lima', 2],
+    ]);
     const reload = await runCli(['index', 'load', 't1', second], env);
     expect(reload.code).toBe(0);
     const version = (text: string) => Number(/^t1\tv(\d+)/m.exec(text)?.[1]);
@@ -91,12 +119,24 @@ describe('quarry index load: one load per name at a time, and crashes leave noth
     const quarry = await startQuarry({ topology: 'all', dataDir });
     const analyst = await createIdentity(dataDir, 'analyst', { indexes: '*' });
     try {
-      const count = async () => ((await rpcClient(quarry.baseUrl, analyst.token).call('QUERIES.EXECUTE', { index: 'flights', query: 'origin:SFO', pageSize: 1 })).json as { result: { data: { total: number } } }).result.data.total;
+      const count = async () =>
+        (
+          (
+            await rpcClient(quarry.baseUrl, analyst.token).call('QUERIES.EXECUTE', {
+              index: 'flights',
+              query: 'origin:SFO',
+              pageSize: 1,
+            })
+          ).json as { result: { data: { total: number } } }
+        ).result.data.total;
       const expected = await count();
       expect(expected).toBeGreaterThan(1000);
       // Kill points spread over start-up, building, publishing and pruning.
       for (const delay of [150, 400, 650, 900, 1200]) {
-        const child = spawn(process.execPath, [QUARRY_BIN, ...slowLoad], { env: { ...process.env, ...env }, stdio: 'ignore' });
+        const child = spawn(process.execPath, [QUARRY_BIN, ...slowLoad], {
+          env: { ...process.env, ...env },
+          stdio: 'ignore',
+        });
         const exited = new Promise((r) => child.once('exit', r));
         await new Promise((r) => setTimeout(r, delay));
         child.kill('SIGKILL');

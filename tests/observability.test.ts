@@ -35,10 +35,18 @@ describe('/metrics', () => {
     const before = await scrape();
     for (let i = 0; i < 3; i++) await stack.call(analyst, 'QUERIES.EXECUTE', { index: 'movies', pageSize: 1 });
     await stack.call(analyst, 'QUERIES.EXECUTE', { index: 'nope' });
-    await stack.call(analyst, 'CROSSTAB.EXECUTE', { index: 'movies', rows: ['Major Genre'], totals: [{ aggregationType: 'Count' }], chartType: 'Pie2D', width: 640, height: 480 });
+    await stack.call(analyst, 'CROSSTAB.EXECUTE', {
+      index: 'movies',
+      rows: ['Major Genre'],
+      totals: [{ aggregationType: 'Count' }],
+      chartType: 'Pie2D',
+      width: 640,
+      height: 480,
+    });
     const after = await scrape();
 
-    const delta = (name: string, labels: Record<string, string>) => metricValue(after, name, labels) - metricValue(before, name, labels);
+    const delta = (name: string, labels: Record<string, string>) =>
+      metricValue(after, name, labels) - metricValue(before, name, labels);
     expect(delta('quarry_rpc_requests_total', { method: 'QUERIES.EXECUTE', code: 'ok' })).toBe(3);
     expect(delta('quarry_rpc_requests_total', { method: 'QUERIES.EXECUTE', code: '404' })).toBe(1);
     expect(delta('quarry_rpc_duration_seconds_count', { method: 'CROSSTAB.EXECUTE' })).toBe(1);
@@ -54,7 +62,12 @@ describe('/metrics', () => {
 describe('ops endpoints of a process without the gateway', () => {
   it('serves /metrics, /healthz and /readyz on QUARRY_OPS_PORT', async () => {
     const opsPort = await freePort();
-    const { proc } = await spawnServe({ QUARRY_DATA_DIR: makeDataDir(), QUARRY_TARGET: 'query', QUARRY_QUERY_ADDR: `127.0.0.1:${await freePort()}`, QUARRY_OPS_PORT: String(opsPort) });
+    const { proc } = await spawnServe({
+      QUARRY_DATA_DIR: makeDataDir(),
+      QUARRY_TARGET: 'query',
+      QUARRY_QUERY_ADDR: `127.0.0.1:${await freePort()}`,
+      QUARRY_OPS_PORT: String(opsPort),
+    });
     try {
       const base = `http://127.0.0.1:${opsPort}`;
       expect((await rawRequest(base, { method: 'GET', path: '/healthz' })).status).toBe(200);

@@ -13,7 +13,9 @@ import { createIdentity, useStackWithAnalyst } from './support/stack';
 
 // Required untyped: its types ship as .ts sources that do not compile under this repo's settings.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const { validateOpenRPCDocument } = require('@open-rpc/schema-utils-js') as { validateOpenRPCDocument: (doc: unknown) => true | Error };
+const { validateOpenRPCDocument } = require('@open-rpc/schema-utils-js') as {
+  validateOpenRPCDocument: (doc: unknown) => true | Error;
+};
 
 const { stack, analyst } = useStackWithAnalyst();
 const EXAMPLES_FILE = path.join(__dirname, '../packages/contract/src/method-examples.ts');
@@ -21,13 +23,18 @@ const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
 
 const post = (body: unknown, headers: Record<string, string> = {}) =>
-  fetch(`${stack().quarry.baseUrl}/api/v1`, { method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  fetch(`${stack().quarry.baseUrl}/api/v1`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
 
 /** Guids and times change with every run; everything else an example shows must not. */
 function stable(value: unknown): unknown {
   if (typeof value === 'string') return GUID.test(value) ? '<guid>' : TIME.test(value) ? '<time>' : value;
   if (Array.isArray(value)) return value.map(stable);
-  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, stable(v)]));
+  if (value && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, stable(v)]));
   return value;
 }
 
@@ -35,7 +42,10 @@ describe('rpc.discover and /openrpc.json', () => {
   it('answers rpc.discover without a token with a valid OpenRPC document naming this server', async () => {
     const res = await post({ jsonrpc: '2.0', id: 7, method: 'rpc.discover' });
     expect(res.status).toBe(200);
-    const body = (await res.json()) as { id: number; result: { openrpc: string; servers: Array<{ url: string }>; methods: Array<{ name: string }> } };
+    const body = (await res.json()) as {
+      id: number;
+      result: { openrpc: string; servers: Array<{ url: string }>; methods: Array<{ name: string }> };
+    };
     expect(body.id).toBe(7);
     expect(body.result.openrpc).toBe('1.3.2');
     expect(body.result.servers[0].url).toBe(`${stack().quarry.baseUrl}/api/v1`);
@@ -45,7 +55,11 @@ describe('rpc.discover and /openrpc.json', () => {
 
   it('serves the same document at GET /openrpc.json, and to a caller with a token', async () => {
     const viaGet = await (await fetch(`${stack().quarry.baseUrl}/openrpc.json`)).json();
-    const viaRpc = ((await (await post({ jsonrpc: '2.0', id: 1, method: 'rpc.discover' }, { Authorization: `Bearer ${analyst().token}` })).json()) as { result: unknown }).result;
+    const viaRpc = (
+      (await (
+        await post({ jsonrpc: '2.0', id: 1, method: 'rpc.discover' }, { Authorization: `Bearer ${analyst().token}` })
+      ).json()) as { result: unknown }
+    ).result;
     expect(viaGet).toEqual(viaRpc);
   });
 
@@ -53,7 +67,10 @@ describe('rpc.discover and /openrpc.json', () => {
     const noToken = await post({ jsonrpc: '2.0', id: 1, method: 'INDEXES.FIND', params: {} });
     expect(noToken.status).toBe(401);
     expect(noToken.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-    const badToken = await post({ jsonrpc: '2.0', id: 1, method: 'rpc.discover' }, { Authorization: 'Bearer qry_not-a-token' });
+    const badToken = await post(
+      { jsonrpc: '2.0', id: 1, method: 'rpc.discover' },
+      { Authorization: 'Bearer qry_not-a-token' },
+    );
     expect(badToken.status).toBe(401);
   });
 
@@ -61,11 +78,14 @@ describe('rpc.discover and /openrpc.json', () => {
     const http = await import('node:http');
     const url = new URL(stack().quarry.baseUrl);
     const text = await new Promise<string>((resolve, reject) => {
-      const req = http.request({ host: url.hostname, port: url.port, path: '/openrpc.json', headers: { Host: 'evil.example/"><script>' } }, (res) => {
-        let out = '';
-        res.on('data', (c: Buffer) => (out += c.toString()));
-        res.on('end', () => resolve(out));
-      });
+      const req = http.request(
+        { host: url.hostname, port: url.port, path: '/openrpc.json', headers: { Host: 'evil.example/"><script>' } },
+        (res) => {
+          let out = '';
+          res.on('data', (c: Buffer) => (out += c.toString()));
+          res.on('end', () => resolve(out));
+        },
+      );
       req.on('error', reject);
       req.end();
     });
@@ -83,7 +103,13 @@ describe('@quarry/client against the real server', () => {
     expect(found.indexes.map((i) => i.name).sort()).toEqual(['flights', 'movies']);
     const page = await c.queries.execute({ index: 'movies', query: 'Title:Titanic', pageSize: 5 });
     expect(page.records.every((r) => String(r.Title).includes('Titanic'))).toBe(true);
-    const table = await c.crosstab.execute({ index: 'movies', rows: ['MPAA Rating'], totals: [{ aggregationType: 'Count' }], format: 'json', saveReport: { name: 'client: ratings' } });
+    const table = await c.crosstab.execute({
+      index: 'movies',
+      rows: ['MPAA Rating'],
+      totals: [{ aggregationType: 'Count' }],
+      format: 'json',
+      saveReport: { name: 'client: ratings' },
+    });
     expect(table.contentType).toBe('application/json');
     const reports = await c.reports.find({ search: 'client ratings' });
     expect(reports.reports.map((r) => r.name)).toContain('client: ratings');
@@ -116,11 +142,15 @@ describe('@quarry/client against the real server', () => {
     expect(q.title).toBe('Bad Request');
     expect(q.detail).toMatch(/\S/);
     expect(q.requestId).toMatch(/\S/);
-    const unauth = await new QuarryClient({ url: stack().quarry.baseUrl, token: 'qry_wrong' }).indexes.find().catch((e: unknown) => e);
+    const unauth = await new QuarryClient({ url: stack().quarry.baseUrl, token: 'qry_wrong' }).indexes
+      .find()
+      .catch((e: unknown) => e);
     expect(unauth).toBeInstanceOf(QuarryError);
     expect((unauth as QuarryError).code).toBe(401);
     const reader = await createIdentity(stack().dataDir, 'index-reader', { scopes: 'indexes:read' });
-    const forbidden = await new QuarryClient({ url: stack().quarry.baseUrl, token: reader.token }).queries.execute({ index: 'movies' }).catch((e: unknown) => e);
+    const forbidden = await new QuarryClient({ url: stack().quarry.baseUrl, token: reader.token }).queries
+      .execute({ index: 'movies' })
+      .catch((e: unknown) => e);
     expect((forbidden as QuarryError).code).toBe(403);
     expect((forbidden as QuarryError).detail).toContain('query:execute');
   });

@@ -27,12 +27,16 @@ describe('the private redis-server of an all-in-one process', () => {
     for (const pid of started) if (alive(pid)) process.kill(pid, 'SIGKILL');
   });
 
-  it.each(['SIGTERM', 'SIGKILL'] as const)('is gone after the process ends by %s', async (signal) => {
-    const { proc } = await spawnServe({ QUARRY_DATA_DIR: makeDataDir(), QUARRY_TARGET: 'all' });
-    const pid = pidOf(proc.lines);
-    started.push(pid);
-    expect(alive(pid)).toBe(true);
-    await stopProc(proc, signal);
-    expect(await gone(pid)).toBe(true);
-  }, 60000);
+  it.each(['SIGTERM', 'SIGKILL'] as const)(
+    'is gone after the process ends by %s',
+    async (signal) => {
+      const { proc } = await spawnServe({ QUARRY_DATA_DIR: makeDataDir(), QUARRY_TARGET: 'all' });
+      const pid = pidOf(proc.lines);
+      started.push(pid);
+      expect(alive(pid)).toBe(true);
+      await stopProc(proc, signal);
+      expect(await gone(pid)).toBe(true);
+    },
+    60000,
+  );
 });

@@ -49,15 +49,37 @@ describe('saved reports end to end', () => {
   const find = (who: Identity, params: Record<string, unknown>) => call<Found>(who, 'REPORTS.FIND', params);
 
   it('saves a query and re-executes it from its metadata with the same result', async () => {
-    const params = { index: 'movies', query: '(Major Genre):drama', pageSize: 5, sort: [{ field: 'IMDB Rating', direction: 'DESC' }] };
-    const saved = await call<Record<string, unknown> & { report: { guid: string } }>(ann, 'QUERIES.EXECUTE', { ...params, saveReport: { name: 'Best dramas', description: 'Top rated dramas', folder: 'films' } });
+    const params = {
+      index: 'movies',
+      query: '(Major Genre):drama',
+      pageSize: 5,
+      sort: [{ field: 'IMDB Rating', direction: 'DESC' }],
+    };
+    const saved = await call<Record<string, unknown> & { report: { guid: string } }>(ann, 'QUERIES.EXECUTE', {
+      ...params,
+      saveReport: { name: 'Best dramas', description: 'Top rated dramas', folder: 'films' },
+    });
     expect(saved.error).toBeUndefined();
     const guid = saved.data!.report.guid;
     expect(guid).toMatch(/^[0-9a-f-]{36}$/);
 
     const meta = await call<Metadata>(ann, 'REPORTS.METADATA', { guid });
-    expect(meta.data).toMatchObject({ guid, name: 'Best dramas', description: 'Top rated dramas', type: 'query', index: 'movies', owner: 'ann', method: 'QUERIES.EXECUTE' });
-    expect(meta.data!.params).toEqual({ index: 'movies', query: '(Major Genre):drama', page: 1, pageSize: 5, sort: [{ field: 'IMDB Rating', direction: 'desc' }] });
+    expect(meta.data).toMatchObject({
+      guid,
+      name: 'Best dramas',
+      description: 'Top rated dramas',
+      type: 'query',
+      index: 'movies',
+      owner: 'ann',
+      method: 'QUERIES.EXECUTE',
+    });
+    expect(meta.data!.params).toEqual({
+      index: 'movies',
+      query: '(Major Genre):drama',
+      page: 1,
+      pageSize: 5,
+      sort: [{ field: 'IMDB Rating', direction: 'desc' }],
+    });
     expect(meta.data!.params).not.toHaveProperty('saveReport');
 
     const again = await call<Record<string, unknown>>(ann, meta.data!.method, meta.data!.params);
@@ -66,8 +88,16 @@ describe('saved reports end to end', () => {
   });
 
   it('saves an HTML crosstab with its defaults filled in, and re-executes it', async () => {
-    const params = { index: 'movies', rows: ['Major Genre'], columns: [{ field: 'MPAA Rating' }], totals: [{ aggregationType: 'Count' }] };
-    const saved = await call<{ data: string; report: { guid: string } }>(ann, 'CROSSTAB.EXECUTE', { ...params, saveReport: { name: 'Genres by rating', shared: true } });
+    const params = {
+      index: 'movies',
+      rows: ['Major Genre'],
+      columns: [{ field: 'MPAA Rating' }],
+      totals: [{ aggregationType: 'Count' }],
+    };
+    const saved = await call<{ data: string; report: { guid: string } }>(ann, 'CROSSTAB.EXECUTE', {
+      ...params,
+      saveReport: { name: 'Genres by rating', shared: true },
+    });
     expect(saved.error).toBeUndefined();
     const meta = await call<Metadata>(ann, 'REPORTS.METADATA', { guid: saved.data!.report.guid });
     expect(meta.data).toMatchObject({ type: 'crosstab', method: 'CROSSTAB.EXECUTE', shared: true });
@@ -78,11 +108,16 @@ describe('saved reports end to end', () => {
 
   it('finds by words of name and description, and by type', async () => {
     expect((await find(ann, { search: 'DRAMAS' })).data!.reports.map((r) => r.name)).toEqual(['Best dramas']);
-    expect((await find(ann, { search: 'genres rating' })).data!.reports.map((r) => r.name)).toEqual(['Genres by rating']);
+    expect((await find(ann, { search: 'genres rating' })).data!.reports.map((r) => r.name)).toEqual([
+      'Genres by rating',
+    ]);
     expect((await find(ann, { types: ['crosstab'] })).data!.reports.map((r) => r.type)).toEqual(['crosstab']);
     expect((await find(ann, { types: ['query', 'crosstab'] })).data!.reports.length).toBe(2);
     const bad = await find(ann, { types: ['chart'] });
-    expect(bad.error).toMatchObject({ code: 400, data: { detail: 'types may hold only query and crosstab, got "chart"' } });
+    expect(bad.error).toMatchObject({
+      code: 400,
+      data: { detail: 'types may hold only query and crosstab, got "chart"' },
+    });
   });
 
   it('shows other users only shared reports: 404 on private ones', async () => {
@@ -95,9 +130,17 @@ describe('saved reports end to end', () => {
   });
 
   it('answers a malformed guid with 400 and an unknown one with 404', async () => {
-    expect((await call(ann, 'REPORTS.METADATA', { guid: 'not-a-guid' })).error).toMatchObject({ code: 400, data: { detail: 'guid is not a valid report id' } });
-    expect((await call(ann, 'REPORTS.METADATA', { guid: '00000000-0000-4000-8000-000000000000' })).error?.code).toBe(404);
-    expect((await call(ann, 'REPORTS.METADATA', {})).error).toMatchObject({ code: 400, data: { detail: 'guid is required' } });
+    expect((await call(ann, 'REPORTS.METADATA', { guid: 'not-a-guid' })).error).toMatchObject({
+      code: 400,
+      data: { detail: 'guid is not a valid report id' },
+    });
+    expect((await call(ann, 'REPORTS.METADATA', { guid: '00000000-0000-4000-8000-000000000000' })).error?.code).toBe(
+      404,
+    );
+    expect((await call(ann, 'REPORTS.METADATA', {})).error).toMatchObject({
+      code: 400,
+      data: { detail: 'guid is required' },
+    });
   });
 
   it('refuses a save without reports:write with 403 and saves nothing', async () => {
@@ -110,16 +153,27 @@ describe('saved reports end to end', () => {
   });
 
   it('validates saveReport before running anything', async () => {
-    expect((await call(ann, 'QUERIES.EXECUTE', { index: 'movies', saveReport: { name: '' } })).error?.data.detail).toBe('saveReport.name is required');
-    expect((await call(ann, 'QUERIES.EXECUTE', { index: 'movies', saveReport: { name: 'x', colour: 'red' } })).error?.data.detail).toBe('Unknown parameter in saveReport: "colour"');
-    expect((await call(ann, 'QUERIES.EXECUTE', { index: 'movies', saveReport: { name: 'x'.repeat(201) } })).error?.code).toBe(400);
+    expect((await call(ann, 'QUERIES.EXECUTE', { index: 'movies', saveReport: { name: '' } })).error?.data.detail).toBe(
+      'saveReport.name is required',
+    );
+    expect(
+      (await call(ann, 'QUERIES.EXECUTE', { index: 'movies', saveReport: { name: 'x', colour: 'red' } })).error?.data
+        .detail,
+    ).toBe('Unknown parameter in saveReport: "colour"');
+    expect(
+      (await call(ann, 'QUERIES.EXECUTE', { index: 'movies', saveReport: { name: 'x'.repeat(201) } })).error?.code,
+    ).toBe(400);
   });
 
   it('answers 409 to a duplicate name, and exactly one 409 when two saves race', async () => {
     const dup = await call(ann, 'QUERIES.EXECUTE', { index: 'movies', saveReport: { name: 'best DRAMAS' } });
     expect(dup.error).toMatchObject({ code: 409, message: 'Conflict' });
-    expect((await call(bob, 'QUERIES.EXECUTE', { index: 'movies', saveReport: { name: 'Best dramas' } })).error).toBeUndefined();
-    const race = await Promise.all([1, 2, 3].map(() => call(ann, 'QUERIES.EXECUTE', { index: 'flights', saveReport: { name: 'Race' } })));
+    expect(
+      (await call(bob, 'QUERIES.EXECUTE', { index: 'movies', saveReport: { name: 'Best dramas' } })).error,
+    ).toBeUndefined();
+    const race = await Promise.all(
+      [1, 2, 3].map(() => call(ann, 'QUERIES.EXECUTE', { index: 'flights', saveReport: { name: 'Race' } })),
+    );
     expect(race.filter((r) => r.error === undefined)).toHaveLength(1);
     expect(race.filter((r) => r.error?.code === 409)).toHaveLength(2);
     expect((await find(ann, { search: 'race' })).data!.reports).toHaveLength(1);
@@ -128,7 +182,11 @@ describe('saved reports end to end', () => {
   it('pages through 250 reports 20 at a time, each exactly once, while others are saved', async () => {
     const carol = await createIdentity(stack.dataDir, 'carol', { indexes: '*' });
     for (let i = 0; i < 250; i += 25) {
-      await Promise.all(Array.from({ length: 25 }, (_, j) => call(carol, 'QUERIES.EXECUTE', { index: 'flights', pageSize: 1, saveReport: { name: `Report ${i + j}` } })));
+      await Promise.all(
+        Array.from({ length: 25 }, (_, j) =>
+          call(carol, 'QUERIES.EXECUTE', { index: 'flights', pageSize: 1, saveReport: { name: `Report ${i + j}` } }),
+        ),
+      );
     }
     const seen: string[] = [];
     let cursor: string | null = null;
@@ -181,11 +239,20 @@ describe('saved reports end to end', () => {
     const missing = await call(ben, 'REPORTS.METADATA', { guid: random });
     expect(missing.error?.code).toBe(404);
     // The same answer as for a guid that never existed, down to the wording.
-    expect(hidden.error).toEqual({ ...missing.error, data: { ...missing.error!.data, detail: missing.error!.data.detail.replace(random, guid) } });
+    expect(hidden.error).toEqual({
+      ...missing.error,
+      data: { ...missing.error!.data, detail: missing.error!.data.detail.replace(random, guid) },
+    });
     expect(JSON.stringify(hidden)).not.toMatch(/flights|SFO|amy/);
 
-    expect((await find(cat, { search: 'SFO' })).data!.reports).toMatchObject([{ guid, index: 'flights', owner: 'amy' }]);
-    expect((await call<Metadata>(cat, 'REPORTS.METADATA', { guid })).data).toMatchObject({ guid, index: 'flights', params: { query: 'origin:SFO' } });
+    expect((await find(cat, { search: 'SFO' })).data!.reports).toMatchObject([
+      { guid, index: 'flights', owner: 'amy' },
+    ]);
+    expect((await call<Metadata>(cat, 'REPORTS.METADATA', { guid })).data).toMatchObject({
+      guid,
+      index: 'flights',
+      params: { query: 'origin:SFO' },
+    });
     expect((await find(amy, { search: 'SFO' })).data!.reports.map((r) => r.guid)).toEqual([guid]);
   });
 });
@@ -194,11 +261,16 @@ describe('saved reports survive a crash', () => {
   it('keeps a report acknowledged right before kill -9', async () => {
     const stack = await startStackWithData();
     const ann = await createIdentity(stack.dataDir, 'ann', { indexes: '*' });
-    const saved = await stack.call<{ report: { guid: string } }>(ann, 'QUERIES.EXECUTE', { index: 'movies', saveReport: { name: 'Durable' } });
+    const saved = await stack.call<{ report: { guid: string } }>(ann, 'QUERIES.EXECUTE', {
+      index: 'movies',
+      saveReport: { name: 'Durable' },
+    });
     await stack.quarry.kill();
     const again = await startQuarry({ topology: 'all', dataDir: stack.dataDir });
     try {
-      const meta = unwrap<Metadata>(await rpcClient(again.baseUrl, ann.token).call('REPORTS.METADATA', { guid: saved.data!.report.guid }));
+      const meta = unwrap<Metadata>(
+        await rpcClient(again.baseUrl, ann.token).call('REPORTS.METADATA', { guid: saved.data!.report.guid }),
+      );
       expect(meta.data?.name).toBe('Durable');
     } finally {
       await again.stop();
@@ -210,7 +282,11 @@ describe('report export and import between deployments', () => {
   it('moves reports with their guids, matching owners by name', async () => {
     const a = await startStackWithData();
     const ann = await createIdentity(a.dataDir, 'ann', { indexes: '*' });
-    const saved = await a.call<{ report: { guid: string } }>(ann, 'QUERIES.EXECUTE', { index: 'movies', query: 'war', saveReport: { name: 'War films', shared: true } });
+    const saved = await a.call<{ report: { guid: string } }>(ann, 'QUERIES.EXECUTE', {
+      index: 'movies',
+      query: 'war',
+      saveReport: { name: 'War films', shared: true },
+    });
     await a.quarry.stop();
     const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-export-')), 'reports.jsonl');
     expect((await a.cli(['report', 'export', '--out', out])).code).toBe(0);

@@ -19,8 +19,16 @@ const CACHE_MB = 1;
 
 async function ask(stack: Stack, who: Identity, method: string, params: Record<string, unknown>): Promise<Answer> {
   const res = await rpcClient(stack.quarry.baseUrl, who.token).call(method, params);
-  const body = res.json as { result?: { data: Record<string, unknown>; meta: { requestId: string; cache?: string } }; error?: Answer['error'] };
-  return { data: body.result?.data, dataJson: JSON.stringify(body.result?.data), cache: body.result?.meta.cache, error: body.error };
+  const body = res.json as {
+    result?: { data: Record<string, unknown>; meta: { requestId: string; cache?: string } };
+    error?: Answer['error'];
+  };
+  return {
+    data: body.result?.data,
+    dataJson: JSON.stringify(body.result?.data),
+    cache: body.result?.meta.cache,
+    error: body.error,
+  };
 }
 
 function writeCsv(stack: Stack, name: string, rows: Array<[string, number]>): string {
@@ -76,14 +84,25 @@ describe('the result cache over JSON-RPC (QUARRY_CACHE_MB=1)', () => {
   });
 
   it('a hit carries exactly the bytes of the miss, for a query, a crosstab table and a chart', async () => {
-    const query = { index: 'movies', query: 'Title:star', pageSize: 20, sort: [{ field: 'Worldwide Gross', direction: 'desc' }] };
+    const query = {
+      index: 'movies',
+      query: 'Title:star',
+      pageSize: 20,
+      sort: [{ field: 'Worldwide Gross', direction: 'desc' }],
+    };
     const miss = await ask(stack, analyst, 'QUERIES.EXECUTE', query);
     const hit = await ask(stack, analyst, 'QUERIES.EXECUTE', query);
     expect([miss.cache, hit.cache]).toEqual(['miss', 'hit']);
     expect(miss.data?.total).toBeGreaterThan(5);
     expect(hit.dataJson).toBe(miss.dataJson);
 
-    const pivot = { index: 'movies', query: 'Title:the', rows: ['Major Genre'], columns: [{ field: 'MPAA Rating' }], totals: [{ aggregationType: 'Average', field: 'IMDB Rating' }] };
+    const pivot = {
+      index: 'movies',
+      query: 'Title:the',
+      rows: ['Major Genre'],
+      columns: [{ field: 'MPAA Rating' }],
+      totals: [{ aggregationType: 'Average', field: 'IMDB Rating' }],
+    };
     const table = await ask(stack, analyst, 'CROSSTAB.EXECUTE', pivot);
     const tableHit = await ask(stack, analyst, 'CROSSTAB.EXECUTE', pivot);
     expect([table.cache, tableHit.cache]).toEqual(['miss', 'hit']);
@@ -91,7 +110,13 @@ describe('the result cache over JSON-RPC (QUARRY_CACHE_MB=1)', () => {
     expect(tableHit.dataJson).toBe(table.dataJson);
 
     // A chart is drawn each time; the crosstab under it is what the cache serves.
-    const chart = { index: 'flights', query: 'delay:>0', rows: ['origin'], totals: [{ aggregationType: 'Average', field: 'delay' }], chartType: 'Column2D' };
+    const chart = {
+      index: 'flights',
+      query: 'delay:>0',
+      rows: ['origin'],
+      totals: [{ aggregationType: 'Average', field: 'delay' }],
+      chartType: 'Column2D',
+    };
     const drawn = await ask(stack, analyst, 'CROSSTAB.EXECUTE', chart);
     const drawnAgain = await ask(stack, analyst, 'CROSSTAB.EXECUTE', chart);
     expect(drawn.error).toBeUndefined();
@@ -122,7 +147,14 @@ describe('the result cache over JSON-RPC (QUARRY_CACHE_MB=1)', () => {
     await ask(stack, analyst, 'CROSSTAB.EXECUTE', pivot);
     expect((await ask(stack, analyst, 'CROSSTAB.EXECUTE', pivot)).cache).toBe('hit');
 
-    await loadCities(stack, [['Quito', 10], ['Lima', 20]], 'cities-2.csv');
+    await loadCities(
+      stack,
+      [
+        ['Quito', 10],
+        ['Lima', 20],
+      ],
+      'cities-2.csv',
+    );
     const reloaded = await ask(stack, analyst, 'QUERIES.EXECUTE', query);
     expect(reloaded.cache).toBe('miss');
     expect(cities(reloaded)).toEqual(['Quito', 'Lima']);
@@ -135,19 +167,45 @@ describe('the result cache over JSON-RPC (QUARRY_CACHE_MB=1)', () => {
     expect((await ask(stack, analyst, 'QUERIES.EXECUTE', query)).error).toMatchObject({ code: 404 });
     expect((await ask(stack, analyst, 'CROSSTAB.EXECUTE', pivot)).error).toMatchObject({ code: 404 });
 
-    await loadCities(stack, [['Oslo', 5], ['Lima', 6], ['Oslo', 7]], 'cities-3.csv');
+    await loadCities(
+      stack,
+      [
+        ['Oslo', 5],
+        ['Lima', 6],
+        ['Oslo', 7],
+      ],
+      'cities-3.csv',
+    );
     const again = await ask(stack, analyst, 'QUERIES.EXECUTE', query);
     expect(again.cache).toBe('miss');
-    expect(again.data?.records).toEqual([{ city: 'Oslo', amount: 5 }, { city: 'Lima', amount: 6 }, { city: 'Oslo', amount: 7 }]);
+    expect(again.data?.records).toEqual([
+      { city: 'Oslo', amount: 5 },
+      { city: 'Lima', amount: 6 },
+      { city: 'Oslo', amount: 7 },
+    ]);
     const againTable = await ask(stack, analyst, 'CROSSTAB.EXECUTE', pivot);
     expect(againTable.cache).toBe('miss');
     expect(againTable.data?.data).toContain('>12<');
   });
 
   it('callers with other realms never share an entry, also when a realm changes in the store', async () => {
-    await loadCities(stack, [['Oslo', 5], ['Lima', 6], ['Oslo', 7]], 'cities-4.csv');
-    const north = await createIdentity(stack.dataDir, 'north', { indexes: 'cities', realms: [{ index: 'cities', query: 'city:Oslo' }] });
-    const south = await createIdentity(stack.dataDir, 'south', { indexes: 'cities', realms: [{ index: 'cities', query: 'city:Lima' }] });
+    await loadCities(
+      stack,
+      [
+        ['Oslo', 5],
+        ['Lima', 6],
+        ['Oslo', 7],
+      ],
+      'cities-4.csv',
+    );
+    const north = await createIdentity(stack.dataDir, 'north', {
+      indexes: 'cities',
+      realms: [{ index: 'cities', query: 'city:Oslo' }],
+    });
+    const south = await createIdentity(stack.dataDir, 'south', {
+      indexes: 'cities',
+      realms: [{ index: 'cities', query: 'city:Lima' }],
+    });
     const query = { index: 'cities', query: 'amount:>0' };
     const pivot = { index: 'cities', rows: ['city'], totals: [{ aggregationType: 'Sum', field: 'amount' }] };
 
@@ -190,7 +248,15 @@ describe('the result cache over JSON-RPC (QUARRY_CACHE_MB=1)', () => {
     for (let i = 0; i < 7; i++) {
       // Each round asks a crosstab no earlier call asked, then asks it again. Its table (~20 KB) is well
       // below the largest result a 1 MiB cache keeps (a quarter of it).
-      const pivot = { index: 'flights', query: `distance:>${100 + i}`, rows: ['origin'], totals: [{ aggregationType: 'Average', field: 'delay' }, { aggregationType: 'Max', field: 'distance' }] };
+      const pivot = {
+        index: 'flights',
+        query: `distance:>${100 + i}`,
+        rows: ['origin'],
+        totals: [
+          { aggregationType: 'Average', field: 'delay' },
+          { aggregationType: 'Max', field: 'distance' },
+        ],
+      };
       let t = performance.now();
       const miss = await ask(stack, analyst, 'CROSSTAB.EXECUTE', pivot);
       missMs.push(performance.now() - t);
@@ -200,7 +266,9 @@ describe('the result cache over JSON-RPC (QUARRY_CACHE_MB=1)', () => {
       expect([miss.cache, hit.cache]).toEqual(['miss', 'hit']);
       expect(hit.dataJson).toBe(miss.dataJson);
     }
-    console.log(`crosstab over flights-20k, median of 7: miss ${median(missMs).toFixed(1)} ms, hit ${median(hitMs).toFixed(1)} ms`);
+    console.log(
+      `crosstab over flights-20k, median of 7: miss ${median(missMs).toFixed(1)} ms, hit ${median(hitMs).toFixed(1)} ms`,
+    );
     expect(median(hitMs)).toBeLessThan(median(missMs));
   });
 
@@ -215,7 +283,8 @@ describe('the result cache over JSON-RPC (QUARRY_CACHE_MB=1)', () => {
     const worker = async () => {
       while (next < 10_000) {
         const page = ++next;
-        const body = (await client.call('QUERIES.EXECUTE', { index: 'flights', query: '*', page, pageSize: 2 })).json as { result?: { data: { page: number; records: unknown[] } } };
+        const body = (await client.call('QUERIES.EXECUTE', { index: 'flights', query: '*', page, pageSize: 2 }))
+          .json as { result?: { data: { page: number; records: unknown[] } } };
         if (body.result?.data.page !== page || body.result.data.records.length !== 2) bad++;
         if (page % 1000 === 0) peakBytes = Math.max(peakBytes, await metric(stack, 'quarry_result_cache_bytes'));
       }
@@ -224,13 +293,17 @@ describe('the result cache over JSON-RPC (QUARRY_CACHE_MB=1)', () => {
     expect(bad).toBe(0);
     const bytes = await metric(stack, 'quarry_result_cache_bytes');
     const entries = await metric(stack, 'quarry_result_cache_entries');
-    console.log(`after 10,000 distinct calls: cache ${bytes} bytes in ${entries} entries (peak seen ${peakBytes}); RSS ${rssBefore.toFixed(0)} -> ${rss().toFixed(0)} MiB`);
+    console.log(
+      `after 10,000 distinct calls: cache ${bytes} bytes in ${entries} entries (peak seen ${peakBytes}); RSS ${rssBefore.toFixed(0)} -> ${rss().toFixed(0)} MiB`,
+    );
     expect(Math.max(bytes, peakBytes)).toBeLessThanOrEqual(CACHE_MB * 1024 * 1024);
     expect(bytes).toBeGreaterThan(CACHE_MB * 1024 * 1024 * 0.9);
     expect(entries).toBeGreaterThan(100);
     expect(entries).toBeLessThan(10_000);
     // The newest pages are still there; the first ones were evicted.
-    expect((await ask(stack, analyst, 'QUERIES.EXECUTE', { index: 'flights', query: '*', page: 10_000, pageSize: 2 })).cache).toBe('hit');
+    expect(
+      (await ask(stack, analyst, 'QUERIES.EXECUTE', { index: 'flights', query: '*', page: 10_000, pageSize: 2 })).cache,
+    ).toBe('hit');
     const first = await ask(stack, analyst, 'QUERIES.EXECUTE', { index: 'flights', query: '*', page: 1, pageSize: 2 });
     expect(first.cache).toBe('miss');
     expect(first.data?.records).toHaveLength(2);

@@ -16,5 +16,6 @@ esbuild.buildSync({
   outfile: path.join(out, 'console.js'),
   logLevel: 'warning',
 });
-for (const file of ['index.html', 'console.css']) fs.copyFileSync(path.join(__dirname, 'src', file), path.join(out, file));
+for (const file of ['index.html', 'console.css'])
+  fs.copyFileSync(path.join(__dirname, 'src', file), path.join(out, file));
 process.stdout.write(`console built into ${path.relative(process.cwd(), out)}\n`);

@@ -24,25 +24,36 @@ export function movies(): Rec[] {
 /** flights-20k.json as served: "2001/01/01 00:47" becomes "2001-01-01T00:47:00". */
 export function flights20k(): Rec[] {
   const raw = JSON.parse(fs.readFileSync(path.join(VEGA, 'flights-20k.json'), 'utf8')) as Rec[];
-  return raw.map((f) => ({ ...f, date: `${String(f.date).slice(0, 10).replace(/\//g, '-')}T${String(f.date).slice(11)}:00` }));
+  return raw.map((f) => ({
+    ...f,
+    date: `${String(f.date).slice(0, 10).replace(/\//g, '-')}T${String(f.date).slice(11)}:00`,
+  }));
 }
 
 // ---- an independent model of the query semantics, in plain JS ----
 
 export const wordsOf = (v: unknown): string[] =>
-  v === null || v === undefined ? [] : String(v).toLowerCase().split(/[^\p{L}\p{N}]+/u).filter(Boolean);
+  v === null || v === undefined
+    ? []
+    : String(v)
+        .toLowerCase()
+        .split(/[^\p{L}\p{N}]+/u)
+        .filter(Boolean);
 
 export function hasPhrase(v: unknown, phrase: string[], prefixLast = false): boolean {
   const ws = wordsOf(v);
   for (let i = 0; i + phrase.length <= ws.length; i++) {
-    if (phrase.every((p, j) => (prefixLast && j === phrase.length - 1 ? ws[i + j].startsWith(p) : ws[i + j] === p))) return true;
+    if (phrase.every((p, j) => (prefixLast && j === phrase.length - 1 ? ws[i + j].startsWith(p) : ws[i + j] === p)))
+      return true;
   }
   return false;
 }
 
 export function textFields(rows: Rec[]): string[] {
   const keys = Object.keys(rows[0]);
-  return keys.filter((k) => rows.some((r) => typeof r[k] === 'string') && rows.every((r) => r[k] === null || typeof r[k] === 'string'));
+  return keys.filter(
+    (k) => rows.some((r) => typeof r[k] === 'string') && rows.every((r) => r[k] === null || typeof r[k] === 'string'),
+  );
 }
 
 type Dir = 'asc' | 'desc';

@@ -64,7 +64,10 @@ function expand(rows: Element[]): { grid: string[][]; cells: Element[][] } {
     }
     place();
   });
-  return { grid, cells: rows.map((tr) => tr.childNodes.filter(isElement).filter((c) => c.tagName === 'th' || c.tagName === 'td')) };
+  return {
+    grid,
+    cells: rows.map((tr) => tr.childNodes.filter(isElement).filter((c) => c.tagName === 'th' || c.tagName === 'td')),
+  };
 }
 
 export function parseTable(html: string): ParsedTable {
@@ -79,14 +82,24 @@ export function parseTable(html: string): ParsedTable {
   const head = expand(section('thead'));
   const body = expand(section('tbody'));
   const foot = expand(section('tfoot'));
-  return { root, table, head: head.grid, body: body.grid, foot: foot.grid, cells: { head: head.cells, body: body.cells, foot: foot.cells } };
+  return {
+    root,
+    table,
+    head: head.grid,
+    body: body.grid,
+    foot: foot.grid,
+    cells: { head: head.cells, body: body.cells, foot: foot.cells },
+  };
 }
 
 /**
  * Reads a crosstab into {rowKey → {columnPath → number|null}}; the column path is the header labels of
  * that column top to bottom joined with " | ", the row key the row headers joined with " | ".
  */
-export function crosstabValues(t: ParsedTable, rowFields: number): { cells: Map<string, Map<string, number | null>>; columns: string[]; rows: string[] } {
+export function crosstabValues(
+  t: ParsedTable,
+  rowFields: number,
+): { cells: Map<string, Map<string, number | null>>; columns: string[]; rows: string[] } {
   const width = t.head[0].length;
   const columns: string[] = [];
   for (let j = rowFields; j < width; j++) columns.push(t.head.map((r) => r[j]).join(' | '));

@@ -51,7 +51,11 @@ export function rawRequest(baseUrl: string, req: RawRequest): Promise<RawRespons
 }
 
 export interface RpcClient {
-  call(method: string, params?: unknown, extra?: { id?: unknown; headers?: Record<string, string> }): Promise<RawResponse>;
+  call(
+    method: string,
+    params?: unknown,
+    extra?: { id?: unknown; headers?: Record<string, string> },
+  ): Promise<RawResponse>;
 }
 
 export function rpcClient(baseUrl: string, token: string): RpcClient {
@@ -59,7 +63,12 @@ export function rpcClient(baseUrl: string, token: string): RpcClient {
     call: (method, params, extra) =>
       rawRequest(baseUrl, {
         headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}`, ...(extra?.headers ?? {}) },
-        body: JSON.stringify({ jsonrpc: '2.0', id: extra && 'id' in extra ? extra.id : 1, method, ...(params === undefined ? {} : { params }) }),
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: extra && 'id' in extra ? extra.id : 1,
+          method,
+          ...(params === undefined ? {} : { params }),
+        }),
       }),
   };
 }

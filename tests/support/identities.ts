@@ -14,7 +14,14 @@ export interface Identity {
 export async function createIdentity(
   dataDir: string,
   name: string,
-  opts: { scopes?: string; indexes?: string; admin?: boolean; realms?: Realm[]; expiresIn?: string; allowUnknownScopes?: boolean } = {},
+  opts: {
+    scopes?: string;
+    indexes?: string;
+    admin?: boolean;
+    realms?: Realm[];
+    expiresIn?: string;
+    allowUnknownScopes?: boolean;
+  } = {},
 ): Promise<Identity> {
   const store = new SqliteMetadataStore(sqliteFile(dataDir));
   try {

@@ -16,11 +16,45 @@ const INTERNAL_TOKEN = 'QUARRY_INTERNAL_TOKEN|QUARRY_INTERNAL_TOKEN_FILE';
 
 /** What each target cannot run without in a split deployment (config defaults cover the rest); a|b means either. */
 export const REQUIRED_BY_TARGET: Record<Target | 'loader', string[]> = {
-  gateway: ['QUARRY_TARGET', 'QUARRY_DATA_DIR', 'MONGODB_URL', 'QUARRY_QUERY_ADDR', 'QUARRY_CROSSTAB_ADDR', 'QUARRY_CHART_ADDR', 'QUARRY_REPORTS_ADDR', INTERNAL_TOKEN],
-  query: ['QUARRY_TARGET', 'QUARRY_DATA_DIR', 'MONGODB_URL', 'QUARRY_QUERY_ADDR', 'QUARRY_GRPC_LISTEN_HOST', CURSOR_SECRET, 'TYPESENSE_URL', 'TYPESENSE_API_KEY', INTERNAL_TOKEN],
-  crosstab: ['QUARRY_TARGET', 'QUARRY_DATA_DIR', 'MONGODB_URL', 'QUARRY_CROSSTAB_ADDR', 'QUARRY_GRPC_LISTEN_HOST', INTERNAL_TOKEN],
+  gateway: [
+    'QUARRY_TARGET',
+    'QUARRY_DATA_DIR',
+    'MONGODB_URL',
+    'QUARRY_QUERY_ADDR',
+    'QUARRY_CROSSTAB_ADDR',
+    'QUARRY_CHART_ADDR',
+    'QUARRY_REPORTS_ADDR',
+    INTERNAL_TOKEN,
+  ],
+  query: [
+    'QUARRY_TARGET',
+    'QUARRY_DATA_DIR',
+    'MONGODB_URL',
+    'QUARRY_QUERY_ADDR',
+    'QUARRY_GRPC_LISTEN_HOST',
+    CURSOR_SECRET,
+    'TYPESENSE_URL',
+    'TYPESENSE_API_KEY',
+    INTERNAL_TOKEN,
+  ],
+  crosstab: [
+    'QUARRY_TARGET',
+    'QUARRY_DATA_DIR',
+    'MONGODB_URL',
+    'QUARRY_CROSSTAB_ADDR',
+    'QUARRY_GRPC_LISTEN_HOST',
+    INTERNAL_TOKEN,
+  ],
   chart: ['QUARRY_TARGET', 'REDIS_URL', 'QUARRY_CHART_ADDR', 'QUARRY_GRPC_LISTEN_HOST', INTERNAL_TOKEN],
-  reports: ['QUARRY_TARGET', 'QUARRY_DATA_DIR', 'MONGODB_URL', 'QUARRY_REPORTS_ADDR', 'QUARRY_GRPC_LISTEN_HOST', CURSOR_SECRET, INTERNAL_TOKEN],
+  reports: [
+    'QUARRY_TARGET',
+    'QUARRY_DATA_DIR',
+    'MONGODB_URL',
+    'QUARRY_REPORTS_ADDR',
+    'QUARRY_GRPC_LISTEN_HOST',
+    CURSOR_SECRET,
+    INTERNAL_TOKEN,
+  ],
   'chart-worker': ['QUARRY_TARGET', 'REDIS_URL', 'CHROMIUM_PATH'],
   loader: ['QUARRY_DATA_DIR', 'MONGODB_URL', 'TYPESENSE_URL', 'TYPESENSE_API_KEY'],
 };
@@ -32,7 +66,8 @@ const FOREIGN = new Set(['NODE_ENV']);
 export function envProblems(c: ContainerEnv): string[] {
   const problems: string[] = [];
   for (const name of Object.keys(c.env)) {
-    if (!KNOWN_ENV_VARS.includes(name) && !FOREIGN.has(name)) problems.push(`${c.where}: sets ${name}, which Quarry's config does not know`);
+    if (!KNOWN_ENV_VARS.includes(name) && !FOREIGN.has(name))
+      problems.push(`${c.where}: sets ${name}, which Quarry's config does not know`);
   }
   for (const need of REQUIRED_BY_TARGET[c.target]) {
     const [name, ...alternatives] = need.split('|');
@@ -99,7 +134,8 @@ export interface NetworkPolicyDoc {
 }
 
 /** One end of a connection: a pod (its namespace, labels and named container ports) or an address outside the cluster. */
-export type Endpoint = { pod: { namespace: string; labels: Record<string, string>; ports?: Record<string, number> } } | { ip: string };
+export type Endpoint =
+  { pod: { namespace: string; labels: Record<string, string>; ports?: Record<string, number> } } | { ip: string };
 
 /** An empty selector selects everything; matchLabels and matchExpressions must all hold. */
 export function selects(selector: LabelSelector, labels: Record<string, string>): boolean {
@@ -121,7 +157,8 @@ export function selects(selector: LabelSelector, labels: Record<string, string>)
 
 function ipv4(ip: string): number {
   const parts = ip.split('.').map(Number);
-  if (parts.length !== 4 || parts.some((p) => !Number.isInteger(p) || p < 0 || p > 255)) throw new Error(`not an IPv4 address: ${ip}`);
+  if (parts.length !== 4 || parts.some((p) => !Number.isInteger(p) || p < 0 || p > 255))
+    throw new Error(`not an IPv4 address: ${ip}`);
   return parts.reduce((n, p) => n * 256 + p, 0);
 }
 
@@ -135,10 +172,20 @@ function inCidr(ip: string, cidr: string): boolean {
 const namespaceLabels = (namespace: string) => ({ 'kubernetes.io/metadata.name': namespace });
 
 function peerMatches(peer: PolicyPeer, policyNamespace: string, other: Endpoint): boolean {
-  if (peer.ipBlock) return 'ip' in other && inCidr(other.ip, peer.ipBlock.cidr) && !(peer.ipBlock.except ?? []).some((c) => inCidr(other.ip, c));
+  if (peer.ipBlock)
+    return (
+      'ip' in other &&
+      inCidr(other.ip, peer.ipBlock.cidr) &&
+      !(peer.ipBlock.except ?? []).some((c) => inCidr(other.ip, c))
+    );
   if (!('pod' in other)) return false;
   // A namespaceSelector and a podSelector in the same peer must both hold; a podSelector alone means the policy's namespace.
-  if (peer.namespaceSelector ? !selects(peer.namespaceSelector, namespaceLabels(other.pod.namespace)) : other.pod.namespace !== policyNamespace) return false;
+  if (
+    peer.namespaceSelector
+      ? !selects(peer.namespaceSelector, namespaceLabels(other.pod.namespace))
+      : other.pod.namespace !== policyNamespace
+  )
+    return false;
   return peer.podSelector ? selects(peer.podSelector, other.pod.labels) : true;
 }
 
@@ -153,7 +200,8 @@ function portMatches(ports: PolicyPort[] | undefined, port: number, protocol: st
   });
 }
 
-const policyTypes = (p: NetworkPolicyDoc) => p.spec.policyTypes ?? (p.spec.egress ? ['Ingress', 'Egress'] : ['Ingress']);
+const policyTypes = (p: NetworkPolicyDoc) =>
+  p.spec.policyTypes ?? (p.spec.egress ? ['Ingress', 'Egress'] : ['Ingress']);
 
 /**
  * Whether a connection from one endpoint to another, on a port, passes every NetworkPolicy: a pod that
@@ -161,17 +209,33 @@ const policyTypes = (p: NetworkPolicyDoc) => p.spec.policyTypes ?? (p.spec.egres
  * allow the other end and the port; connections need the egress of their source and the ingress of
  * their destination.
  */
-export function connectionAllowed(policies: NetworkPolicyDoc[], from: Endpoint, to: Endpoint, port: number, protocol = 'TCP'): boolean {
+export function connectionAllowed(
+  policies: NetworkPolicyDoc[],
+  from: Endpoint,
+  to: Endpoint,
+  port: number,
+  protocol = 'TCP',
+): boolean {
   const side = (self: Endpoint, other: Endpoint, direction: 'Ingress' | 'Egress') => {
     if (!('pod' in self)) return true;
     const selecting = policies.filter(
-      (p) => (p.metadata.namespace ?? '') === self.pod.namespace && policyTypes(p).includes(direction) && selects(p.spec.podSelector, self.pod.labels),
+      (p) =>
+        (p.metadata.namespace ?? '') === self.pod.namespace &&
+        policyTypes(p).includes(direction) &&
+        selects(p.spec.podSelector, self.pod.labels),
     );
     if (selecting.length === 0) return true;
     return selecting.some((p) => {
-      const rules = direction === 'Ingress' ? (p.spec.ingress ?? []).map((r) => ({ peers: r.from, ports: r.ports })) : (p.spec.egress ?? []).map((r) => ({ peers: r.to, ports: r.ports }));
+      const rules =
+        direction === 'Ingress'
+          ? (p.spec.ingress ?? []).map((r) => ({ peers: r.from, ports: r.ports }))
+          : (p.spec.egress ?? []).map((r) => ({ peers: r.to, ports: r.ports }));
       return rules.some(
-        (r) => (!r.peers || r.peers.length === 0 || r.peers.some((peer) => peerMatches(peer, p.metadata.namespace ?? '', other))) && portMatches(r.ports, port, protocol, to),
+        (r) =>
+          (!r.peers ||
+            r.peers.length === 0 ||
+            r.peers.some((peer) => peerMatches(peer, p.metadata.namespace ?? '', other))) &&
+          portMatches(r.ports, port, protocol, to),
       );
     });
   };

@@ -62,11 +62,18 @@ export function pivotModel(records: Rec[], spec: ModelSpec) {
       return 0;
     });
   const uniq = (keys: string[][]) => [...new Map(keys.map((k) => [JSON.stringify(k), k])).values()];
-  const rowKeys = sortKeys(uniq(records.map(rowKeyOf)), spec.rows.map((f) => ({ field: f })));
+  const rowKeys = sortKeys(
+    uniq(records.map(rowKeyOf)),
+    spec.rows.map((f) => ({ field: f })),
+  );
   const colKeys = spec.columns.length ? sortKeys(uniq(records.map(colKeyOf)), spec.columns) : [[]];
   const nameRow = spec.totals.length > 1 || spec.columns.length === 0;
   const path = (colLabels: string[], t: ModelTotal) => [...colLabels, ...(nameRow ? [t.name] : [])].join(' | ');
-  const totalPath = (t: ModelTotal) => path(spec.columns.map(() => 'Total'), t);
+  const totalPath = (t: ModelTotal) =>
+    path(
+      spec.columns.map(() => 'Total'),
+      t,
+    );
 
   const cells = new Map<string, Map<string, number | null>>();
   const columns: string[] = [];
@@ -84,7 +91,11 @@ export function pivotModel(records: Rec[], spec: ModelSpec) {
     for (const t of spec.totals) m.set(spec.columns.length ? totalPath(t) : path([], t), aggregate(subset, t));
     cells.set(key, m);
   };
-  for (const rk of rowKeys) fill(rk.join(' | '), records.filter((r) => JSON.stringify(rowKeyOf(r)) === JSON.stringify(rk)));
+  for (const rk of rowKeys)
+    fill(
+      rk.join(' | '),
+      records.filter((r) => JSON.stringify(rowKeyOf(r)) === JSON.stringify(rk)),
+    );
   fill('Total', records);
   return { cells, columns, rows: [...rowKeys.map((k) => k.join(' | ')), 'Total'] };
 }

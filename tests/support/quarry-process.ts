@@ -29,7 +29,11 @@ export const E2E_INTERNAL_TOKEN = `e2e-${randomBytes(24).toString('base64url')}`
  * A child's log lines come through a pipe on their own schedule, often after the HTTP answer that they
  * describe: reads `lines` until `done` holds or `ms` pass, and returns the last read either way.
  */
-export async function linesEventually(lines: () => string[], done: (lines: string[]) => boolean, ms = 5000): Promise<string[]> {
+export async function linesEventually(
+  lines: () => string[],
+  done: (lines: string[]) => boolean,
+  ms = 5000,
+): Promise<string[]> {
   const deadline = Date.now() + ms;
   for (;;) {
     const read = lines();
@@ -51,7 +55,15 @@ export function spawnServe(env: Record<string, string>): Promise<{ proc: Proc; p
   const shared = env.QUARRY_TARGET === 'all' ? {} : { QUARRY_INTERNAL_TOKEN: E2E_INTERNAL_TOKEN };
   const child = spawn(process.execPath, [QUARRY_BIN, 'serve'], {
     // Readiness is read from the info-level "quarry ready" line, so the level is not configurable here.
-    env: { ...process.env, QUARRY_INTERNAL_TOKEN: '', PORT: '0', HOST: '127.0.0.1', ...shared, ...env, LOG_LEVEL: 'info' },
+    env: {
+      ...process.env,
+      QUARRY_INTERNAL_TOKEN: '',
+      PORT: '0',
+      HOST: '127.0.0.1',
+      ...shared,
+      ...env,
+      LOG_LEVEL: 'info',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const proc: Proc = { child, lines: [] };
@@ -113,7 +125,11 @@ export interface RunningQuarry {
  * Starts the real built stack: one process (QUARRY_TARGET=all) or the split deployment, one process per
  * service plus the gateway, wired by QUARRY_*_ADDR on loopback.
  */
-export async function startQuarry(opts: { topology: Topology; dataDir: string; env?: Record<string, string> }): Promise<RunningQuarry> {
+export async function startQuarry(opts: {
+  topology: Topology;
+  dataDir: string;
+  env?: Record<string, string>;
+}): Promise<RunningQuarry> {
   const env = { QUARRY_DATA_DIR: opts.dataDir, ...(opts.env ?? {}) };
   const procs: Proc[] = [];
   let redis: TestRedis | undefined;
@@ -130,9 +146,12 @@ export async function startQuarry(opts: { topology: Topology; dataDir: string; e
       await redis.start();
       // One deployment: every process holds the same internal credential, or the services refuse the gateway.
       const addrs: Record<string, string> = { REDIS_URL: redis.url, QUARRY_INTERNAL_TOKEN: E2E_INTERNAL_TOKEN };
-      for (const s of ['QUERY', 'CROSSTAB', 'CHART', 'REPORTS']) addrs[`QUARRY_${s}_ADDR`] = `127.0.0.1:${await freePort()}`;
+      for (const s of ['QUERY', 'CROSSTAB', 'CHART', 'REPORTS'])
+        addrs[`QUARRY_${s}_ADDR`] = `127.0.0.1:${await freePort()}`;
       const services = await Promise.all(
-        ['query', 'crosstab', 'chart', 'reports', 'chart-worker'].map((t) => spawnServe({ ...env, ...addrs, QUARRY_TARGET: t })),
+        ['query', 'crosstab', 'chart', 'reports', 'chart-worker'].map((t) =>
+          spawnServe({ ...env, ...addrs, QUARRY_TARGET: t }),
+        ),
       );
       procs.push(...services.map((s) => s.proc));
       wiring = addrs;
@@ -169,9 +188,15 @@ export async function startQuarry(opts: { topology: Topology; dataDir: string; e
 }
 
 /** Runs the CLI as an operator would; resolves with its exit code and output. */
-export function runCli(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function runCli(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [QUARRY_BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [QUARRY_BIN, ...args], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

@@ -26,13 +26,39 @@ export interface Stack {
 }
 
 /** Loads the vega sample indexes with the real CLI, then starts the real server. */
-export async function startStackWithData(opts: { topology?: Topology; env?: Record<string, string>; extra?: (env: Record<string, string>) => Promise<void> } = {}): Promise<Stack> {
+export async function startStackWithData(
+  opts: {
+    topology?: Topology;
+    env?: Record<string, string>;
+    extra?: (env: Record<string, string>) => Promise<void>;
+  } = {},
+): Promise<Stack> {
   const dataDir = makeDataDir();
   const env = { QUARRY_DATA_DIR: dataDir };
   const cli = (args: string[]) => runCli(args, env);
   for (const args of [
-    ['index', 'load', 'movies', path.join(VEGA, 'movies.json'), '--view', 'Directors=Director', '--view', 'Distributors=Distributor', '--description', 'Films: grosses, budgets and ratings'],
-    ['index', 'load', 'flights', path.join(VEGA, 'flights-20k.json'), '--view', 'Destinations=destination', '--description', 'US flight delays, January to March 2001'],
+    [
+      'index',
+      'load',
+      'movies',
+      path.join(VEGA, 'movies.json'),
+      '--view',
+      'Directors=Director',
+      '--view',
+      'Distributors=Distributor',
+      '--description',
+      'Films: grosses, budgets and ratings',
+    ],
+    [
+      'index',
+      'load',
+      'flights',
+      path.join(VEGA, 'flights-20k.json'),
+      '--view',
+      'Destinations=destination',
+      '--description',
+      'US flight delays, January to March 2001',
+    ],
   ]) {
     const res = await cli(args);
     if (res.code !== 0) throw new Error(`${args.join(' ')} failed: ${res.stderr}`);
@@ -48,7 +74,10 @@ export async function startStackWithData(opts: { topology?: Topology; env?: Reco
     // Through the typed client (@quarry/client), as an integrator would call; protocol tests use raw HTTP.
     call: async <T>(identity: Identity, method: string, params: unknown) => {
       try {
-        const { data } = await new QuarryClient({ url: quarry.baseUrl, token: identity.token }).call(method as MethodName, params as ParamsOf<MethodName>);
+        const { data } = await new QuarryClient({ url: quarry.baseUrl, token: identity.token }).call(
+          method as MethodName,
+          params as ParamsOf<MethodName>,
+        );
         return { data: data as T };
       } catch (err) {
         if (!(err instanceof QuarryError)) throw err;
@@ -64,7 +93,10 @@ export { createIdentity, fs };
  * The common suite set-up: the sample data, a running stack and an analyst who may read every index,
  * started before the suite's tests and stopped after them.
  */
-export function useStackWithAnalyst(opts: Parameters<typeof startStackWithData>[0] = {}): { stack(): Stack; analyst(): Identity } {
+export function useStackWithAnalyst(opts: Parameters<typeof startStackWithData>[0] = {}): {
+  stack(): Stack;
+  analyst(): Identity;
+} {
   let stack: Stack | undefined;
   let analyst: Identity | undefined;
   beforeAll(async () => {

@@ -1,4 +1,13 @@
-import { QuarryClient, QuarryError, type CrosstabExecuteParams, type IndexesFindResult, type MethodName, type ParamsOf, type QueriesExecuteParams, type ResultOf } from '@quarry/client';
+import {
+  QuarryClient,
+  QuarryError,
+  type CrosstabExecuteParams,
+  type IndexesFindResult,
+  type MethodName,
+  type ParamsOf,
+  type QueriesExecuteParams,
+  type ResultOf,
+} from '@quarry/client';
 
 /*
  * The console: every action is one JSON-RPC call through @quarry/client, shown as curl. Record values
@@ -19,7 +28,11 @@ const SHOW_AS: Array<[string, string]> = [
   ['percentOfColumnTotal', '% of column total'],
 ];
 
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, string> = {}, ...children: Array<Node | string>): HTMLElementTagNameMap[K] {
+function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs: Record<string, string> = {},
+  ...children: Array<Node | string>
+): HTMLElementTagNameMap[K] {
   const node = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
   for (const c of children) node.append(c);
@@ -32,7 +45,13 @@ function byId<T extends HTMLElement>(id: string): T {
   return node as T;
 }
 
-const state: { client?: QuarryClient; indexes: IndexInfo[]; search?: QueriesExecuteParams; lastCrosstab?: CrosstabExecuteParams; chartTypes: string[] } = {
+const state: {
+  client?: QuarryClient;
+  indexes: IndexInfo[];
+  search?: QueriesExecuteParams;
+  lastCrosstab?: CrosstabExecuteParams;
+  chartTypes: string[];
+} = {
   indexes: [],
   chartTypes: [],
 };
@@ -61,7 +80,8 @@ function clearError(): void {
 function showCurl(method: string, params: object): void {
   const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
   const quoted = `'${body.replace(/'/g, `'\\''`)}'`;
-  byId('curl').textContent = `curl -s ${location.origin}/api/v1 \\\n  -H "Authorization: Bearer $QUARRY_TOKEN" \\\n  -H 'Content-Type: application/json' \\\n  -d ${quoted}`;
+  byId('curl').textContent =
+    `curl -s ${location.origin}/api/v1 \\\n  -H "Authorization: Bearer $QUARRY_TOKEN" \\\n  -H 'Content-Type: application/json' \\\n  -d ${quoted}`;
 }
 
 async function call<M extends MethodName>(method: M, params: ParamsOf<M>): Promise<ResultOf<M> | undefined> {
@@ -107,7 +127,11 @@ function renderIndexes(): void {
   const list = byId('index-list');
   list.replaceChildren(
     ...state.indexes.map((i) => {
-      const fields = el('ul', { class: 'fields' }, ...i.fields.map((f) => el('li', {}, el('span', {}, f.name), ' ', el('small', {}, f.type))));
+      const fields = el(
+        'ul',
+        { class: 'fields' },
+        ...i.fields.map((f) => el('li', {}, el('span', {}, f.name), ' ', el('small', {}, f.type))),
+      );
       const views = el('p', { class: 'views' }, el('strong', {}, 'Dynamic views: '), i.dynamicViews.join(', ') || '—');
       const search = el('button', { type: 'button' }, 'Search');
       search.addEventListener('click', () => {
@@ -125,7 +149,11 @@ function renderIndexes(): void {
         'article',
         { class: 'card' },
         el('h3', {}, i.name),
-        el('p', { class: 'meta' }, `${i.recordCount.toLocaleString('en')} records · updated ${i.updatedAt.slice(0, 10)}`),
+        el(
+          'p',
+          { class: 'meta' },
+          `${i.recordCount.toLocaleString('en')} records · updated ${i.updatedAt.slice(0, 10)}`,
+        ),
         el('p', {}, i.description || 'No description.'),
         fields,
         views,
@@ -185,12 +213,21 @@ async function showSearch(params: QueriesExecuteParams): Promise<void> {
     ...res.fields.map((f: Field) => {
       const active = sort?.field === f.name;
       const dir = active ? (sort?.direction ?? 'asc') : undefined;
-      const button = el('button', { type: 'button', class: 'sort', title: `Sort by ${f.name}` }, f.name, dir ? (dir === 'asc' ? ' ▲' : ' ▼') : '');
+      const button = el(
+        'button',
+        { type: 'button', class: 'sort', title: `Sort by ${f.name}` },
+        f.name,
+        dir ? (dir === 'asc' ? ' ▲' : ' ▼') : '',
+      );
       button.addEventListener('click', () => {
         const direction = active && dir === 'asc' ? 'desc' : 'asc';
         void showSearch({ ...params, page: 1, sort: [{ field: f.name, direction }] });
       });
-      return el('th', { scope: 'col', 'aria-sort': dir === 'asc' ? 'ascending' : dir === 'desc' ? 'descending' : 'none' }, button);
+      return el(
+        'th',
+        { scope: 'col', 'aria-sort': dir === 'asc' ? 'ascending' : dir === 'desc' ? 'descending' : 'none' },
+        button,
+      );
     }),
   );
   const cell = (value: unknown) => {
@@ -222,16 +259,30 @@ function refreshCrosstabFields(): void {
 function fillTotalRow(row: HTMLElement): void {
   const index = indexNamed(byId<HTMLSelectElement>('ct-index').value);
   const numeric = (index?.fields ?? []).filter((f) => f.type === 'integer' || f.type === 'number');
-  fillSelect(row.querySelector<HTMLSelectElement>('.t-field')!, [['', '(records)'], ...numeric.map((f): [string, string] => [f.name, f.name])]);
-  fillSelect(row.querySelector<HTMLSelectElement>('.t-view')!, [['', '(none)'], ...(index?.dynamicViews ?? []).filter((v) => v !== 'Records').map((v): [string, string] => [v, `distinct ${v}`])]);
+  fillSelect(row.querySelector<HTMLSelectElement>('.t-field')!, [
+    ['', '(records)'],
+    ...numeric.map((f): [string, string] => [f.name, f.name]),
+  ]);
+  fillSelect(row.querySelector<HTMLSelectElement>('.t-view')!, [
+    ['', '(none)'],
+    ...(index?.dynamicViews ?? []).filter((v) => v !== 'Records').map((v): [string, string] => [v, `distinct ${v}`]),
+  ]);
 }
 
 function addTotalRow(): void {
   const n = byId('ct-totals').children.length + 1;
-  const agg = el('select', { class: 't-agg', 'aria-label': `Total ${n} aggregation` }, ...AGGREGATIONS.map((a) => el('option', { value: a }, a)));
+  const agg = el(
+    'select',
+    { class: 't-agg', 'aria-label': `Total ${n} aggregation` },
+    ...AGGREGATIONS.map((a) => el('option', { value: a }, a)),
+  );
   const field = el('select', { class: 't-field', 'aria-label': `Total ${n} field` });
   const view = el('select', { class: 't-view', 'aria-label': `Total ${n} dynamic view` });
-  const showAs = el('select', { class: 't-show', 'aria-label': `Total ${n} show as` }, ...SHOW_AS.map(([v, label]) => el('option', { value: v }, label)));
+  const showAs = el(
+    'select',
+    { class: 't-show', 'aria-label': `Total ${n} show as` },
+    ...SHOW_AS.map(([v, label]) => el('option', { value: v }, label)),
+  );
   const remove = el('button', { type: 'button', class: 'quiet', 'aria-label': `Remove total ${n}` }, '×');
   const row = el('div', { class: 'total row' }, agg, field, view, showAs, remove);
   remove.addEventListener('click', () => {
@@ -254,8 +305,14 @@ function crosstabParams(): CrosstabExecuteParams | string {
     const aggregationType = row.querySelector<HTMLSelectElement>('.t-agg')!.value;
     const field = row.querySelector<HTMLSelectElement>('.t-field')!.value;
     const view = row.querySelector<HTMLSelectElement>('.t-view')!.value;
-    const showAs = row.querySelector<HTMLSelectElement>('.t-show')!.value as NonNullable<CrosstabExecuteParams['totals'][number]['showAs']>;
-    return { aggregationType, ...(view ? { dynamicView: view } : field ? { field } : {}), ...(showAs !== 'value' ? { showAs } : {}) };
+    const showAs = row.querySelector<HTMLSelectElement>('.t-show')!.value as NonNullable<
+      CrosstabExecuteParams['totals'][number]['showAs']
+    >;
+    return {
+      aggregationType,
+      ...(view ? { dynamicView: view } : field ? { field } : {}),
+      ...(showAs !== 'value' ? { showAs } : {}),
+    };
   });
   const limit = Number(byId<HTMLInputElement>('ct-row-limit').value);
   const chart = byId<HTMLSelectElement>('ct-chart').value;
@@ -276,7 +333,20 @@ function crosstabParams(): CrosstabExecuteParams | string {
   };
 }
 
-const TABLE_TAGS = new Set(['table', 'caption', 'thead', 'tbody', 'tfoot', 'tr', 'th', 'td', 'colgroup', 'col', 'span', 'abbr']);
+const TABLE_TAGS = new Set([
+  'table',
+  'caption',
+  'thead',
+  'tbody',
+  'tfoot',
+  'tr',
+  'th',
+  'td',
+  'colgroup',
+  'col',
+  'span',
+  'abbr',
+]);
 const TABLE_ATTRS = new Set(['colspan', 'rowspan', 'scope', 'class', 'headers', 'id', 'title', 'aria-label', 'role']);
 
 /** Rebuilds an element from the allowlist: table elements, their structural attributes, and text. */
@@ -286,7 +356,8 @@ function rebuild(node: Node): Node | null {
   const tag = node.tagName.toLowerCase();
   if (!TABLE_TAGS.has(tag)) return node.textContent ? document.createTextNode(node.textContent) : null;
   const copy = document.createElement(tag);
-  for (const attr of Array.from(node.attributes)) if (TABLE_ATTRS.has(attr.name)) copy.setAttribute(attr.name, attr.value);
+  for (const attr of Array.from(node.attributes))
+    if (TABLE_ATTRS.has(attr.name)) copy.setAttribute(attr.name, attr.value);
   for (const child of Array.from(node.childNodes)) {
     const c = rebuild(child);
     if (c) copy.append(c);
@@ -312,13 +383,25 @@ async function showCrosstab(params: CrosstabExecuteParams): Promise<void> {
   state.lastCrosstab = params;
   const out = byId('crosstab-result');
   if ('chartType' in res) {
-    const src = res.contentType === 'image/png' ? `data:image/png;base64,${res.data}` : `data:image/svg+xml;base64,${btoa(unescape(encodeURIComponent(res.data)))}`;
-    out.replaceChildren(el('img', { src, alt: `${res.chartType} chart of ${params.index}`, width: String(res.width), height: String(res.height), class: 'chart' }));
+    const src =
+      res.contentType === 'image/png'
+        ? `data:image/png;base64,${res.data}`
+        : `data:image/svg+xml;base64,${btoa(unescape(encodeURIComponent(res.data)))}`;
+    out.replaceChildren(
+      el('img', {
+        src,
+        alt: `${res.chartType} chart of ${params.index}`,
+        width: String(res.width),
+        height: String(res.height),
+        class: 'chart',
+      }),
+    );
     setStatus(`${res.chartType} chart drawn (${res.width}×${res.height}).`);
     return;
   }
   if (res.contentType === 'text/html') out.replaceChildren(el('div', { class: 'table-wrap' }, importTable(res.data)));
-  else if (res.contentType === 'application/json') out.replaceChildren(el('pre', { class: 'data' }, JSON.stringify(res.data, null, 2)));
+  else if (res.contentType === 'application/json')
+    out.replaceChildren(el('pre', { class: 'data' }, JSON.stringify(res.data, null, 2)));
   else out.replaceChildren(el('pre', { class: 'data' }, res.data));
   setStatus(`Crosstab: ${res.rowCount} rows × ${res.columnCount} columns.`);
 }
@@ -344,11 +427,24 @@ async function findReports(): Promise<void> {
   const search = byId<HTMLInputElement>('reports-search').value.trim();
   const res = await call('REPORTS.FIND', search ? { search, limit: 100 } : { limit: 100 });
   if (!res) return;
-  const head = el('tr', {}, ...['Name', 'Type', 'Index', 'Owner', 'Updated', ''].map((h) => el('th', { scope: 'col' }, h)));
+  const head = el(
+    'tr',
+    {},
+    ...['Name', 'Type', 'Index', 'Owner', 'Updated', ''].map((h) => el('th', { scope: 'col' }, h)),
+  );
   const rows = res.reports.map((r) => {
     const open = el('button', { type: 'button' }, 'Open');
     open.addEventListener('click', () => void openReport(r.guid));
-    return el('tr', {}, el('td', {}, r.name, r.shared ? el('small', {}, ' shared') : ''), el('td', {}, r.type), el('td', {}, r.index), el('td', {}, r.owner), el('td', {}, r.updatedAt.slice(0, 16).replace('T', ' ')), el('td', {}, open));
+    return el(
+      'tr',
+      {},
+      el('td', {}, r.name, r.shared ? el('small', {}, ' shared') : ''),
+      el('td', {}, r.type),
+      el('td', {}, r.index),
+      el('td', {}, r.owner),
+      el('td', {}, r.updatedAt.slice(0, 16).replace('T', ' ')),
+      el('td', {}, open),
+    );
   });
   byId('reports-table').replaceChildren(el('thead', {}, head), el('tbody', {}, ...rows));
   setStatus(`${res.reports.length} reports.`);
@@ -393,9 +489,13 @@ async function connect(token: string): Promise<void> {
 async function loadChartTypes(): Promise<void> {
   // The server's own list, from its OpenRPC document (no token needed).
   try {
-    const doc = (await new QuarryClient({ url: location.origin }).discover()) as { methods?: Array<{ name: string; params: Array<{ name: string; schema: { examples?: unknown } }> }> };
+    const doc = (await new QuarryClient({ url: location.origin }).discover()) as {
+      methods?: Array<{ name: string; params: Array<{ name: string; schema: { examples?: unknown } }> }>;
+    };
     const param = doc.methods?.find((m) => m.name === 'CROSSTAB.EXECUTE')?.params.find((p) => p.name === 'chartType');
-    const names = Array.isArray(param?.schema.examples) ? param.schema.examples.filter((x): x is string => typeof x === 'string') : [];
+    const names = Array.isArray(param?.schema.examples)
+      ? param.schema.examples.filter((x): x is string => typeof x === 'string')
+      : [];
     state.chartTypes = names;
     fillSelect(byId('ct-chart'), [['', '(no chart)'], ...names.map((n): [string, string] => [n, n])]);
   } catch (err) {

@@ -28,14 +28,19 @@ async function withStore(config: Config, fn: (store: MetadataAndCatalog) => Prom
 }
 
 export function buildProgram(config: () => Config): Command {
-  const program = new Command('quarry').description('Quarry: search, crosstab and saved reports over JSON-RPC').showHelpAfterError();
+  const program = new Command('quarry')
+    .description('Quarry: search, crosstab and saved reports over JSON-RPC')
+    .showHelpAfterError();
 
   program
     .command('serve')
     .description('run the targets of QUARRY_TARGET (default all) in the foreground')
     .action(async () => {
       const c = config();
-      const [{ serveCommand }, { createRootLogger }] = await Promise.all([import('./commands/serve.command.js'), import('@quarry/logger')]);
+      const [{ serveCommand }, { createRootLogger }] = await Promise.all([
+        import('./commands/serve.command.js'),
+        import('@quarry/logger'),
+      ]);
       await serveCommand(c, createRootLogger(c.logLevel));
     });
 
@@ -45,14 +50,20 @@ export function buildProgram(config: () => Config): Command {
     .option('--indexes <list>', 'comma list of readable indexes, or *')
     .option('--realm <index=query>', 'row-level restriction, repeatable', collect)
     .option('--admin', 'sees every index and report')
-    .action((name: string, opts) => withStore(config(), async (s) => (await identityCommands()).createUser(s, name, opts)));
+    .action((name: string, opts) =>
+      withStore(config(), async (s) => (await identityCommands()).createUser(s, name, opts)),
+    );
   user.command('list').action(() => withStore(config(), async (s) => (await identityCommands()).listUsers(s)));
-  user.command('disable <name>').action((name: string) =>
-    withStore(config(), async (s) => `disabled ${(await s.setUserStatus(name, 'disabled')).name}`),
-  );
-  user.command('enable <name>').action((name: string) =>
-    withStore(config(), async (s) => `enabled ${(await s.setUserStatus(name, 'active')).name}`),
-  );
+  user
+    .command('disable <name>')
+    .action((name: string) =>
+      withStore(config(), async (s) => `disabled ${(await s.setUserStatus(name, 'disabled')).name}`),
+    );
+  user
+    .command('enable <name>')
+    .action((name: string) =>
+      withStore(config(), async (s) => `enabled ${(await s.setUserStatus(name, 'active')).name}`),
+    );
   user.command('delete <name>').action((name: string) =>
     withStore(config(), async (s) => {
       await s.deleteUser(name);
@@ -69,7 +80,9 @@ export function buildProgram(config: () => Config): Command {
     .option('--allow-unknown-scopes', 'accept scope names Quarry does not know')
     .action((opts) => withStore(config(), async (s) => (await identityCommands()).createToken(s, opts)));
   token.command('list').action(() => withStore(config(), async (s) => (await identityCommands()).listTokens(s)));
-  token.command('revoke <idOrToken>').action((id: string) => withStore(config(), async (s) => (await identityCommands()).revokeToken(s, id)));
+  token
+    .command('revoke <idOrToken>')
+    .action((id: string) => withStore(config(), async (s) => (await identityCommands()).revokeToken(s, id)));
 
   const index = program.command('index').description('manage indexes');
   index
@@ -82,7 +95,9 @@ export function buildProgram(config: () => Config): Command {
       const c = config();
       return withStore(c, async (s) => (await indexCommands()).loadIndex(c, s, name, file, opts));
     });
-  index.command('list').action(() => withStore(config(), async (s) => (await import('./commands/index-list.command.js')).listIndexes(s)));
+  index
+    .command('list')
+    .action(() => withStore(config(), async (s) => (await import('./commands/index-list.command.js')).listIndexes(s)));
   index.command('drop <name>').action((name: string) => {
     const c = config();
     return withStore(c, async (s) => (await indexCommands()).dropIndex(c, s, name));
@@ -91,7 +106,7 @@ export function buildProgram(config: () => Config): Command {
   const report = program.command('report').description('manage saved reports');
   report
     .command('list')
-    .option('--user <name>', 'only this user\'s reports')
+    .option('--user <name>', "only this user's reports")
     .action(async (opts: { user?: string }) => {
       process.stdout.write(`${await (await reportCommands()).listReports(config(), opts.user)}\n`);
     });

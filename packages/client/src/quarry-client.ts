@@ -55,7 +55,8 @@ export class QuarryClient {
     const base = options.url.replace(/\/+$/, '');
     this.endpoint = base.endsWith('/api/v1') ? base : `${base}/api/v1`;
     const given = options.fetch ?? globalThis.fetch;
-    if (typeof given !== 'function') throw new TypeError('QuarryClient needs fetch (Node 18+ or a browser), or options.fetch');
+    if (typeof given !== 'function')
+      throw new TypeError('QuarryClient needs fetch (Node 18+ or a browser), or options.fetch');
     // Called unbound: a browser's fetch refuses to run with the client as `this` ("Illegal invocation").
     this.fetchFn = (input, init) => given.call(globalThis, input, init);
   }
@@ -91,20 +92,48 @@ export class QuarryClient {
     try {
       body = JSON.parse(text);
     } catch {
-      throw new QuarryError({ code: res.status, message: res.statusText || 'Unreadable response', detail: `The server answered HTTP ${res.status} with a body that is not JSON`, requestId });
+      throw new QuarryError({
+        code: res.status,
+        message: res.statusText || 'Unreadable response',
+        detail: `The server answered HTTP ${res.status} with a body that is not JSON`,
+        requestId,
+      });
     }
     if (res.headers.get('content-type')?.startsWith('application/problem+json')) {
       const p = body as Problem;
-      throw new QuarryError({ code: p.status ?? res.status, message: p.title ?? res.statusText, type: p.type, detail: p.detail, requestId });
+      throw new QuarryError({
+        code: p.status ?? res.status,
+        message: p.title ?? res.statusText,
+        type: p.type,
+        detail: p.detail,
+        requestId,
+      });
     }
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-      throw new QuarryError({ code: res.status, message: 'Invalid response', detail: 'The response is not a JSON-RPC response object', requestId });
+      throw new QuarryError({
+        code: res.status,
+        message: 'Invalid response',
+        detail: 'The response is not a JSON-RPC response object',
+        requestId,
+      });
     }
     const rpc = body as RpcBody;
     if (rpc.error) {
-      throw new QuarryError({ code: rpc.error.code, message: rpc.error.message, type: rpc.error.data?.type, detail: rpc.error.data?.detail, requestId });
+      throw new QuarryError({
+        code: rpc.error.code,
+        message: rpc.error.message,
+        type: rpc.error.data?.type,
+        detail: rpc.error.data?.detail,
+        requestId,
+      });
     }
-    if (rpc.result === undefined) throw new QuarryError({ code: res.status, message: 'Invalid response', detail: 'The response has neither result nor error', requestId });
+    if (rpc.result === undefined)
+      throw new QuarryError({
+        code: res.status,
+        message: 'Invalid response',
+        detail: 'The response has neither result nor error',
+        requestId,
+      });
     return rpc.result;
   }
 }

@@ -67,9 +67,12 @@ export function loadGrpcTls(paths: GrpcTlsFiles, now = new Date()): { tls: GrpcT
     }
   };
   const cert = parse('QUARRY_GRPC_TLS_CERT', certPem, 'a PEM certificate', (t) => new X509Certificate(t));
-  const key = parse('QUARRY_GRPC_TLS_KEY', keyPem, 'an unencrypted PEM private key', (t): KeyObject => createPrivateKey(t));
+  const key = parse('QUARRY_GRPC_TLS_KEY', keyPem, 'an unencrypted PEM private key', (t): KeyObject =>
+    createPrivateKey(t),
+  );
   parse('QUARRY_GRPC_TLS_CA', caPem, 'a PEM certificate', (t) => new X509Certificate(t));
-  if (cert && key && !cert.checkPrivateKey(key)) problems.push('QUARRY_GRPC_TLS_KEY: does not belong to the certificate of QUARRY_GRPC_TLS_CERT');
+  if (cert && key && !cert.checkPrivateKey(key))
+    problems.push('QUARRY_GRPC_TLS_KEY: does not belong to the certificate of QUARRY_GRPC_TLS_CERT');
   if (cert && (now < new Date(cert.validFrom) || now > new Date(cert.validTo))) {
     problems.push(`QUARRY_GRPC_TLS_CERT: is valid only from ${cert.validFrom} to ${cert.validTo}`);
   }

@@ -16,7 +16,10 @@ describe('loadConfig', () => {
   });
 
   it('parses a comma list of targets and rejects unknown ones', () => {
-    expect(loadConfig({ QUARRY_TARGET: 'gateway, query', QUARRY_INTERNAL_TOKEN: 'k'.repeat(32) }).targets).toEqual(['gateway', 'query']);
+    expect(loadConfig({ QUARRY_TARGET: 'gateway, query', QUARRY_INTERNAL_TOKEN: 'k'.repeat(32) }).targets).toEqual([
+      'gateway',
+      'query',
+    ]);
     expect(() => loadConfig({ QUARRY_TARGET: 'gateway,bogus' })).toThrow(/unknown target "bogus"/);
   });
 
@@ -43,9 +46,16 @@ describe('service addresses', () => {
   it('gives hosted services a free loopback port and split ones their configured port', () => {
     expect(serviceListenAddr(loadConfig({}), 'query')).toBe('127.0.0.1:0');
     const token = 'k'.repeat(32);
-    const split = loadConfig({ QUARRY_TARGET: 'query', QUARRY_QUERY_ADDR: 'query:6000', QUARRY_GRPC_LISTEN_HOST: '0.0.0.0', QUARRY_INTERNAL_TOKEN: token });
+    const split = loadConfig({
+      QUARRY_TARGET: 'query',
+      QUARRY_QUERY_ADDR: 'query:6000',
+      QUARRY_GRPC_LISTEN_HOST: '0.0.0.0',
+      QUARRY_INTERNAL_TOKEN: token,
+    });
     expect(serviceListenAddr(split, 'query')).toBe('0.0.0.0:6000');
-    expect(serviceAddr(loadConfig({ QUARRY_TARGET: 'gateway', QUARRY_INTERNAL_TOKEN: token }), 'reports')).toBe('127.0.0.1:50054');
+    expect(serviceAddr(loadConfig({ QUARRY_TARGET: 'gateway', QUARRY_INTERNAL_TOKEN: token }), 'reports')).toBe(
+      '127.0.0.1:50054',
+    );
   });
 });
 
@@ -53,8 +63,19 @@ describe('the internal credential (QUARRY_INTERNAL_TOKEN)', () => {
   const token = 'k'.repeat(32);
 
   it('is required whenever the gateway and some service run in different processes', () => {
-    for (const target of ['gateway', 'query', 'crosstab', 'chart', 'reports', 'gateway,query', 'query,crosstab,chart,reports', 'gateway,query,crosstab,chart,chart-worker']) {
-      expect(() => loadConfig({ QUARRY_TARGET: target })).toThrow(/QUARRY_INTERNAL_TOKEN: is required when the gateway and the services run in different processes/);
+    for (const target of [
+      'gateway',
+      'query',
+      'crosstab',
+      'chart',
+      'reports',
+      'gateway,query',
+      'query,crosstab,chart,reports',
+      'gateway,query,crosstab,chart,chart-worker',
+    ]) {
+      expect(() => loadConfig({ QUARRY_TARGET: target })).toThrow(
+        /QUARRY_INTERNAL_TOKEN: is required when the gateway and the services run in different processes/,
+      );
       expect(loadConfig({ QUARRY_TARGET: target, QUARRY_INTERNAL_TOKEN: token }).grpc.internalToken).toBe(token);
     }
   });
@@ -71,11 +92,21 @@ describe('the internal credential (QUARRY_INTERNAL_TOKEN)', () => {
   });
 
   it('refuses a short one, one with spaces or non-ASCII, and an absurdly long one', () => {
-    for (const bad of ['k'.repeat(31), `${'k'.repeat(32)} x`, `${'k'.repeat(32)}é`, `${'k'.repeat(32)}\n`, 'k'.repeat(1025)]) {
-      expect(() => loadConfig({ QUARRY_TARGET: 'query', QUARRY_INTERNAL_TOKEN: bad })).toThrow(/QUARRY_INTERNAL_TOKEN: must be/);
+    for (const bad of [
+      'k'.repeat(31),
+      `${'k'.repeat(32)} x`,
+      `${'k'.repeat(32)}é`,
+      `${'k'.repeat(32)}\n`,
+      'k'.repeat(1025),
+    ]) {
+      expect(() => loadConfig({ QUARRY_TARGET: 'query', QUARRY_INTERNAL_TOKEN: bad })).toThrow(
+        /QUARRY_INTERNAL_TOKEN: must be/,
+      );
     }
     // An empty value is "unset", so in a split process it is missing, not silently accepted.
-    expect(() => loadConfig({ QUARRY_TARGET: 'query', QUARRY_INTERNAL_TOKEN: '' })).toThrow(/QUARRY_INTERNAL_TOKEN: is required/);
+    expect(() => loadConfig({ QUARRY_TARGET: 'query', QUARRY_INTERNAL_TOKEN: '' })).toThrow(
+      /QUARRY_INTERNAL_TOKEN: is required/,
+    );
   });
 
   it('is not reported as missing when the target list itself is wrong', () => {
@@ -110,7 +141,9 @@ describe('secrets read from files (QUARRY_INTERNAL_TOKEN_FILE, QUARRY_CURSOR_SEC
     expect(() => loadConfig({ QUARRY_TARGET: 'query', QUARRY_INTERNAL_TOKEN_FILE: write('short', 'abc\n') })).toThrow(
       /QUARRY_INTERNAL_TOKEN \(read from QUARRY_INTERNAL_TOKEN_FILE\): must be at least 32 characters/,
     );
-    expect(() => loadConfig({ QUARRY_CURSOR_SECRET_FILE: write('empty', '') })).toThrow(/QUARRY_CURSOR_SECRET \(read from QUARRY_CURSOR_SECRET_FILE\): must be at least 32/);
+    expect(() => loadConfig({ QUARRY_CURSOR_SECRET_FILE: write('empty', '') })).toThrow(
+      /QUARRY_CURSOR_SECRET \(read from QUARRY_CURSOR_SECRET_FILE\): must be at least 32/,
+    );
   });
 
   it('never quotes the secret in a problem', () => {
@@ -134,9 +167,11 @@ describe('secrets read from files (QUARRY_INTERNAL_TOKEN_FILE, QUARRY_CURSOR_SEC
       [fifo, /QUARRY_INTERNAL_TOKEN_FILE: ".*fifo" is not a regular file/],
       [write('huge', 'x'.repeat(4097)), /QUARRY_INTERNAL_TOKEN_FILE: ".*huge" is larger than 4096 bytes/],
     ];
-    if (process.getuid?.() !== 0) cases.push([write('locked', 'x'.repeat(40), 0o000), /cannot read ".*locked" \(EACCES\)/]);
+    if (process.getuid?.() !== 0)
+      cases.push([write('locked', 'x'.repeat(40), 0o000), /cannot read ".*locked" \(EACCES\)/]);
     else process.stdout.write('skipping the unreadable-file case: running as root, which reads any file\n');
-    for (const [file, problem] of cases) expect(() => loadConfig({ QUARRY_TARGET: 'query', QUARRY_INTERNAL_TOKEN_FILE: file })).toThrow(problem);
+    for (const [file, problem] of cases)
+      expect(() => loadConfig({ QUARRY_TARGET: 'query', QUARRY_INTERNAL_TOKEN_FILE: file })).toThrow(problem);
   });
 
   it('accepts a file right at the size limit', () => {
@@ -145,10 +180,16 @@ describe('secrets read from files (QUARRY_INTERNAL_TOKEN_FILE, QUARRY_CURSOR_SEC
 
   it('refuses the variable and its _FILE together, without also calling it missing', () => {
     try {
-      loadConfig({ QUARRY_TARGET: 'query', QUARRY_INTERNAL_TOKEN: 'k'.repeat(32), QUARRY_INTERNAL_TOKEN_FILE: write('both', 'k'.repeat(32)) });
+      loadConfig({
+        QUARRY_TARGET: 'query',
+        QUARRY_INTERNAL_TOKEN: 'k'.repeat(32),
+        QUARRY_INTERNAL_TOKEN_FILE: write('both', 'k'.repeat(32)),
+      });
       throw new Error('expected a ConfigError');
     } catch (err) {
-      expect((err as ConfigError).problems).toEqual(['QUARRY_INTERNAL_TOKEN, QUARRY_INTERNAL_TOKEN_FILE: set one of them, not both']);
+      expect((err as ConfigError).problems).toEqual([
+        'QUARRY_INTERNAL_TOKEN, QUARRY_INTERNAL_TOKEN_FILE: set one of them, not both',
+      ]);
     }
     try {
       loadConfig({ QUARRY_TARGET: 'query', QUARRY_INTERNAL_TOKEN_FILE: path.join(dir, 'absent') });
@@ -162,31 +203,56 @@ describe('secrets read from files (QUARRY_INTERNAL_TOKEN_FILE, QUARRY_CURSOR_SEC
 describe('gRPC mTLS files (QUARRY_GRPC_TLS_CERT, _KEY, _CA)', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'q-tls-'));
   const tls = makeTlsFixtures(dir);
-  const env = (over: Record<string, string> = {}) => ({ QUARRY_GRPC_TLS_CERT: tls.cert, QUARRY_GRPC_TLS_KEY: tls.key, QUARRY_GRPC_TLS_CA: tls.ca, ...over });
+  const env = (over: Record<string, string> = {}) => ({
+    QUARRY_GRPC_TLS_CERT: tls.cert,
+    QUARRY_GRPC_TLS_KEY: tls.key,
+    QUARRY_GRPC_TLS_CA: tls.ca,
+    ...over,
+  });
 
   it('reads all three once into the config as PEM text', () => {
     const c = loadConfig(env());
-    expect(c.grpc.tls).toEqual({ cert: fs.readFileSync(tls.cert, 'utf8'), key: fs.readFileSync(tls.key, 'utf8'), ca: fs.readFileSync(tls.ca, 'utf8') });
+    expect(c.grpc.tls).toEqual({
+      cert: fs.readFileSync(tls.cert, 'utf8'),
+      key: fs.readFileSync(tls.key, 'utf8'),
+      ca: fs.readFileSync(tls.ca, 'utf8'),
+    });
     expect(loadConfig({}).grpc.tls).toBeUndefined();
   });
 
   it('wants all three or none', () => {
-    expect(() => loadConfig({ QUARRY_GRPC_TLS_CERT: tls.cert })).toThrow(/QUARRY_GRPC_TLS_KEY, QUARRY_GRPC_TLS_CA: required when QUARRY_GRPC_TLS_CERT is set \(all three or none\)/);
-    expect(() => loadConfig({ QUARRY_GRPC_TLS_CERT: tls.cert, QUARRY_GRPC_TLS_KEY: tls.key })).toThrow(/QUARRY_GRPC_TLS_CA: required when/);
+    expect(() => loadConfig({ QUARRY_GRPC_TLS_CERT: tls.cert })).toThrow(
+      /QUARRY_GRPC_TLS_KEY, QUARRY_GRPC_TLS_CA: required when QUARRY_GRPC_TLS_CERT is set \(all three or none\)/,
+    );
+    expect(() => loadConfig({ QUARRY_GRPC_TLS_CERT: tls.cert, QUARRY_GRPC_TLS_KEY: tls.key })).toThrow(
+      /QUARRY_GRPC_TLS_CA: required when/,
+    );
   });
 
   it('refuses files that are not what they claim, and a key of another certificate', () => {
-    expect(() => loadConfig(env({ QUARRY_GRPC_TLS_CERT: tls.key }))).toThrow(/QUARRY_GRPC_TLS_CERT: is not a PEM certificate/);
-    expect(() => loadConfig(env({ QUARRY_GRPC_TLS_CA: path.join(dir, 'openssl.cnf') }))).toThrow(/QUARRY_GRPC_TLS_CA: is not a PEM certificate/);
-    expect(() => loadConfig(env({ QUARRY_GRPC_TLS_KEY: tls.cert }))).toThrow(/QUARRY_GRPC_TLS_KEY: is not an unencrypted PEM private key/);
-    expect(() => loadConfig(env({ QUARRY_GRPC_TLS_KEY: tls.foreignKey }))).toThrow(/QUARRY_GRPC_TLS_KEY: does not belong to the certificate/);
-    expect(() => loadConfig(env({ QUARRY_GRPC_TLS_CA: path.join(dir, 'missing.crt') }))).toThrow(/QUARRY_GRPC_TLS_CA: cannot read ".*missing.crt" \(ENOENT\)/);
+    expect(() => loadConfig(env({ QUARRY_GRPC_TLS_CERT: tls.key }))).toThrow(
+      /QUARRY_GRPC_TLS_CERT: is not a PEM certificate/,
+    );
+    expect(() => loadConfig(env({ QUARRY_GRPC_TLS_CA: path.join(dir, 'openssl.cnf') }))).toThrow(
+      /QUARRY_GRPC_TLS_CA: is not a PEM certificate/,
+    );
+    expect(() => loadConfig(env({ QUARRY_GRPC_TLS_KEY: tls.cert }))).toThrow(
+      /QUARRY_GRPC_TLS_KEY: is not an unencrypted PEM private key/,
+    );
+    expect(() => loadConfig(env({ QUARRY_GRPC_TLS_KEY: tls.foreignKey }))).toThrow(
+      /QUARRY_GRPC_TLS_KEY: does not belong to the certificate/,
+    );
+    expect(() => loadConfig(env({ QUARRY_GRPC_TLS_CA: path.join(dir, 'missing.crt') }))).toThrow(
+      /QUARRY_GRPC_TLS_CA: cannot read ".*missing.crt" \(ENOENT\)/,
+    );
   });
 
   it('refuses a certificate out of its validity period', () => {
     const paths = { cert: tls.cert, key: tls.key, ca: tls.ca };
     expect(loadGrpcTls(paths)).toHaveProperty('tls');
-    expect(loadGrpcTls(paths, new Date(Date.now() + 30 * 86_400_000))).toEqual({ problems: [expect.stringMatching(/^QUARRY_GRPC_TLS_CERT: is valid only from .* to /)] });
+    expect(loadGrpcTls(paths, new Date(Date.now() + 30 * 86_400_000))).toEqual({
+      problems: [expect.stringMatching(/^QUARRY_GRPC_TLS_CERT: is valid only from .* to /)],
+    });
   });
 });
 
@@ -201,13 +267,17 @@ describe('chart queue bounds (CHART_QUEUE_MAX_WAITING, QUARRY_PRIVATE_REDIS_MAXM
     expect(loadConfig({ QUARRY_PRIVATE_REDIS_MAXMEMORY: '1GB' }).redis.privateMaxmemory).toBe('1GB');
     expect(loadConfig({ QUARRY_PRIVATE_REDIS_MAXMEMORY: '8388608' }).redis.privateMaxmemory).toBe('8388608');
     for (const bad of ['256 mb', '256mb --port 1', '-1', '1.5gb', '10tb', 'lots']) {
-      expect(() => loadConfig({ QUARRY_PRIVATE_REDIS_MAXMEMORY: bad })).toThrow(/QUARRY_PRIVATE_REDIS_MAXMEMORY.*redis-server size/);
+      expect(() => loadConfig({ QUARRY_PRIVATE_REDIS_MAXMEMORY: bad })).toThrow(
+        /QUARRY_PRIVATE_REDIS_MAXMEMORY.*redis-server size/,
+      );
     }
   });
 
   it('refuses a cap too small to hold the queue, and 0, which redis-server reads as no cap', () => {
     for (const small of ['0', '8m', '8388607', '1kb']) {
-      expect(() => loadConfig({ QUARRY_PRIVATE_REDIS_MAXMEMORY: small })).toThrow(/QUARRY_PRIVATE_REDIS_MAXMEMORY.*at least 8mb/);
+      expect(() => loadConfig({ QUARRY_PRIVATE_REDIS_MAXMEMORY: small })).toThrow(
+        /QUARRY_PRIVATE_REDIS_MAXMEMORY.*at least 8mb/,
+      );
     }
   });
 

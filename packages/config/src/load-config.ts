@@ -14,7 +14,13 @@ export interface Config {
   redis: { url: string | undefined; serverPath: string; privateMaxmemory: string };
   mongo: { url: string; db: string } | undefined;
   typesense: { url: string; apiKey: string } | undefined;
-  chart: { chromiumPath: string; renderTimeoutMs: number; waitTimeoutMs: number; workerConcurrency: number; queueMaxWaiting: number };
+  chart: {
+    chromiumPath: string;
+    renderTimeoutMs: number;
+    waitTimeoutMs: number;
+    workerConcurrency: number;
+    queueMaxWaiting: number;
+  };
   /** Where each gRPC service listens (when it runs here) or is reached (when it runs elsewhere). */
   grpc: {
     addrs: Record<ServiceName, string | undefined>;
@@ -85,7 +91,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     logLevel: e.LOG_LEVEL,
     redis: { url: e.REDIS_URL, serverPath: e.REDIS_SERVER_PATH, privateMaxmemory: e.QUARRY_PRIVATE_REDIS_MAXMEMORY },
     mongo: e.MONGODB_URL ? { url: e.MONGODB_URL, db: e.MONGODB_DB } : undefined,
-    typesense: e.TYPESENSE_URL && e.TYPESENSE_API_KEY ? { url: e.TYPESENSE_URL, apiKey: e.TYPESENSE_API_KEY } : undefined,
+    typesense:
+      e.TYPESENSE_URL && e.TYPESENSE_API_KEY ? { url: e.TYPESENSE_URL, apiKey: e.TYPESENSE_API_KEY } : undefined,
     chart: {
       chromiumPath: e.CHROMIUM_PATH,
       renderTimeoutMs: e.CHART_RENDER_TIMEOUT_MS,
@@ -143,7 +150,12 @@ function readSecretFiles(known: Record<string, string | undefined>, problems: st
   return fromFile;
 }
 
-export const DEFAULT_SERVICE_PORTS: Record<ServiceName, number> = { query: 50051, crosstab: 50052, chart: 50053, reports: 50054 };
+export const DEFAULT_SERVICE_PORTS: Record<ServiceName, number> = {
+  query: 50051,
+  crosstab: 50052,
+  chart: 50053,
+  reports: 50054,
+};
 
 /** Where a service is reached: its configured address, else its default port on loopback. */
 export function serviceAddr(config: Config, service: ServiceName): string {

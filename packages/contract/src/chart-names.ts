@@ -69,12 +69,15 @@ export function findChartType(name: string): ChartTypeName | undefined {
  */
 export function chartTypeProblem(name: string, measures: number): string | undefined {
   const hit = findChartType(name);
-  if (!hit) return `chartType ${quoteInput(name)} is not supported; use one of ${CHART_TYPE_NAMES.map((c) => c.name).join(', ')}`;
+  if (!hit)
+    return `chartType ${quoteInput(name)} is not supported; use one of ${CHART_TYPE_NAMES.map((c) => c.name).join(', ')}`;
   if (measures >= hit.minMeasures) return undefined;
   const use = hit.measuresUse ? ` (${hit.measuresUse})` : '';
   return `chartType ${hit.name} needs at least ${hit.minMeasures} totals${use}; ${measures} given`;
 }
 
 export function imageFormatProblem(format: string): string | undefined {
-  return (IMAGE_FORMATS as readonly string[]).includes(format) ? undefined : `imageFormat ${quoteInput(format)} is not supported; use one of ${IMAGE_FORMATS.join(', ')}`;
+  return (IMAGE_FORMATS as readonly string[]).includes(format)
+    ? undefined
+    : `imageFormat ${quoteInput(format)} is not supported; use one of ${IMAGE_FORMATS.join(', ')}`;
 }

@@ -24,14 +24,20 @@ export interface MethodContract<P extends z.ZodType = z.ZodType, R extends z.Zod
 }
 
 const common: readonly MethodError[] = [
-  { code: 400, when: 'A parameter is missing, of the wrong type, out of range or unknown; the detail names each one (at most five).' },
+  {
+    code: 400,
+    when: 'A parameter is missing, of the wrong type, out of range or unknown; the detail names each one (at most five).',
+  },
   { code: 403, when: 'The token lacks the scope the method needs.' },
   { code: 503, when: 'The server is at capacity (Retry-After says when to try again) or a service cannot be reached.' },
   { code: 504, when: 'The call did not finish within its deadline; its work was cancelled.' },
 ];
 
 const onIndex: readonly MethodError[] = [
-  { code: 400, when: 'The query does not parse, names an unknown field, or nests too deeply; the detail quotes the place.' },
+  {
+    code: 400,
+    when: 'The query does not parse, names an unknown field, or nests too deeply; the detail quotes the place.',
+  },
   { code: 404, when: 'The index does not exist or the token may not read it (the two are not told apart).' },
 ];
 
@@ -47,7 +53,8 @@ export const METHODS = {
     scope: 'query:execute',
     saves: true,
     summary: 'Search an index: one page of matching records, sorted.',
-    description: 'Runs the query on the index the token may read (realms filter records and fields), and returns one page with the total count.',
+    description:
+      'Runs the query on the index the token may read (realms filter records and fields), and returns one page with the total count.',
     params: P.queriesExecuteParams,
     result: R.queriesExecuteResult,
     errors: [...common, ...onIndex, ...saving],
@@ -76,7 +83,10 @@ export const METHODS = {
     errors: [
       ...common,
       ...onIndex,
-      { code: 400, when: 'The crosstab would exceed 100,000 cells, or a chart type cannot draw that many categories legibly (the detail suggests rowLimit).' },
+      {
+        code: 400,
+        when: 'The crosstab would exceed 100,000 cells, or a chart type cannot draw that many categories legibly (the detail suggests rowLimit).',
+      },
       ...saving,
     ],
   }),
@@ -100,7 +110,10 @@ export const METHODS = {
     description: 'The report must be the caller’s own or shared on an index the caller may read.',
     params: P.reportsMetadataParams,
     result: R.reportsMetadataResult,
-    errors: [...common, { code: 404, when: 'No such report, or one the caller may not see (the two are not told apart).' }],
+    errors: [
+      ...common,
+      { code: 404, when: 'No such report, or one the caller may not see (the two are not told apart).' },
+    ],
   }),
 } as const;
 

@@ -8,7 +8,9 @@ type Schema = { [key: string]: unknown };
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { MethodCallValidator, validateOpenRPCDocument } = require('@open-rpc/schema-utils-js') as {
   validateOpenRPCDocument: (doc: unknown) => true | Error;
-  MethodCallValidator: new (doc: unknown) => { validate(method: string, params: Record<string, unknown>): unknown[] | Error };
+  MethodCallValidator: new (doc: unknown) => {
+    validate(method: string, params: Record<string, unknown>): unknown[] | Error;
+  };
 };
 
 const doc = openRpcDocument({ serverUrl: 'http://localhost:8080/api/v1', version: '1.0.0' });
@@ -25,10 +27,18 @@ function documentAccepts(method: MethodName, params: Record<string, unknown>): b
 }
 
 /** What the gateway says: the contract's zod schema, ignoring only the cross-parameter rules. */
-function contractAccepts(method: MethodName, params: Record<string, unknown>): { accepted: boolean; crossOnly: boolean } {
+function contractAccepts(
+  method: MethodName,
+  params: Record<string, unknown>,
+): { accepted: boolean; crossOnly: boolean } {
   const parsed = METHODS[method].params.safeParse(params);
   if (parsed.success) return { accepted: true, crossOnly: false };
-  return { accepted: false, crossOnly: parsed.error.issues.every((i) => i.code === 'custom' && (i.params as { crossParameter?: boolean } | undefined)?.crossParameter === true) };
+  return {
+    accepted: false,
+    crossOnly: parsed.error.issues.every(
+      (i) => i.code === 'custom' && (i.params as { crossParameter?: boolean } | undefined)?.crossParameter === true,
+    ),
+  };
 }
 
 /*
@@ -36,11 +46,22 @@ function contractAccepts(method: MethodName, params: Record<string, unknown>): {
  * one past a bound, a character too many, a missing or unknown key), so both sides of every rule get
  * tried.
  */
-const wrongType = fc.oneof(fc.constant(null), fc.boolean(), fc.integer(), fc.string({ maxLength: 3 }), fc.constant([]), fc.constant({}));
+const wrongType = fc.oneof(
+  fc.constant(null),
+  fc.boolean(),
+  fc.integer(),
+  fc.string({ maxLength: 3 }),
+  fc.constant([]),
+  fc.constant({}),
+);
 
 function arbitraryFor(schema: Schema, depth = 0): fc.Arbitrary<unknown> {
   const valid = validFor(schema, depth);
-  return fc.oneof({ weight: 8, arbitrary: valid }, { weight: 1, arbitrary: nearMiss(schema) }, { weight: 1, arbitrary: wrongType });
+  return fc.oneof(
+    { weight: 8, arbitrary: valid },
+    { weight: 1, arbitrary: nearMiss(schema) },
+    { weight: 1, arbitrary: wrongType },
+  );
 }
 
 function nearMiss(schema: Schema): fc.Arbitrary<unknown> {
@@ -53,9 +74,13 @@ function nearMiss(schema: Schema): fc.Arbitrary<unknown> {
       return fc.constantFrom(...out);
     }
     case 'string':
-      return typeof schema.maxLength === 'number' ? fc.constant('z'.repeat(schema.maxLength + 1)) : fc.constantFrom('', '  ', 'Zz');
+      return typeof schema.maxLength === 'number'
+        ? fc.constant('z'.repeat(schema.maxLength + 1))
+        : fc.constantFrom('', '  ', 'Zz');
     case 'array':
-      return fc.constant(typeof schema.maxItems === 'number' ? new Array(schema.maxItems + 1).fill(null) : 'not an array');
+      return fc.constant(
+        typeof schema.maxItems === 'number' ? new Array(schema.maxItems + 1).fill(null) : 'not an array',
+      );
     default:
       return fc.constant({ unknownKey: 1 });
   }
@@ -68,12 +93,18 @@ function validFor(schema: Schema, depth: number, strict = false): fc.Arbitrary<u
     case 'boolean':
       return fc.boolean();
     case 'integer':
-      return fc.integer({ min: (schema.minimum as number | undefined) ?? -1000, max: Math.min((schema.maximum as number | undefined) ?? 1000, 2_000_000) });
+      return fc.integer({
+        min: (schema.minimum as number | undefined) ?? -1000,
+        max: Math.min((schema.maximum as number | undefined) ?? 1000, 2_000_000),
+      });
     case 'number':
       return fc.double({ noNaN: true, min: -1e6, max: 1e6 });
     case 'string': {
       const max = (schema.maxLength as number | undefined) ?? 20;
-      const base = typeof schema.pattern === 'string' ? fc.stringMatching(new RegExp(schema.pattern)) : fc.string({ maxLength: Math.min(max, 20) });
+      const base =
+        typeof schema.pattern === 'string'
+          ? fc.stringMatching(new RegExp(schema.pattern))
+          : fc.string({ maxLength: Math.min(max, 20) });
       return base.filter((s) => s.length <= max);
     }
     case 'array': {
@@ -89,9 +120,16 @@ function validFor(schema: Schema, depth: number, strict = false): fc.Arbitrary<u
       const record: Record<string, fc.Arbitrary<unknown>> = {};
       for (const [k, s] of Object.entries(props)) record[k] = child(s);
       const optional = Object.keys(props).filter((k) => !required.includes(k));
-      return fc.record(record, { requiredKeys: required.filter(() => true) as never[] }).map((v) => v).chain((v) =>
-        fc.subarray(optional).map((keep) => Object.fromEntries(Object.entries(v).filter(([k]) => required.includes(k) || keep.includes(k)))),
-      );
+      return fc
+        .record(record, { requiredKeys: required.filter(() => true) as never[] })
+        .map((v) => v)
+        .chain((v) =>
+          fc
+            .subarray(optional)
+            .map((keep) =>
+              Object.fromEntries(Object.entries(v).filter(([k]) => required.includes(k) || keep.includes(k))),
+            ),
+        );
     }
     default:
       return fc.constant(null);
@@ -108,13 +146,19 @@ function callArbitrary(method: MethodName): fc.Arbitrary<Record<string, unknown>
     return fc.record(record, { requiredKeys: params.filter((p) => p.required).map((p) => p.name) as never[] });
   };
   const valid = draw((s) => validFor(s, 0, true));
-  const missing = fc.tuple(draw((s) => arbitraryFor(s)), fc.boolean(), fc.boolean()).map(([v, dropOne, addUnknown]) => {
-    const out: Record<string, unknown> = { ...v };
-    const required = params.filter((p) => p.required);
-    if (dropOne && required.length) delete out[required[0].name];
-    if (addUnknown) out.notAParam = 1;
-    return out;
-  });
+  const missing = fc
+    .tuple(
+      draw((s) => arbitraryFor(s)),
+      fc.boolean(),
+      fc.boolean(),
+    )
+    .map(([v, dropOne, addUnknown]) => {
+      const out: Record<string, unknown> = { ...v };
+      const required = params.filter((p) => p.required);
+      if (dropOne && required.length) delete out[required[0].name];
+      if (addUnknown) out.notAParam = 1;
+      return out;
+    });
   return fc.oneof(valid as fc.Arbitrary<Record<string, unknown>>, missing);
 }
 
@@ -127,43 +171,65 @@ describe('the OpenRPC document', () => {
     expect(doc.methods.map((m) => m.name)).toEqual(METHOD_NAMES);
     for (const m of doc.methods) {
       expect(m['x-scope']).toBe(METHODS[m.name as MethodName].scope);
-      expect((m.errors as Array<{ code: number }>).map((e) => e.code)).toEqual(expect.arrayContaining([400, 403, 503, 504]));
+      expect((m.errors as Array<{ code: number }>).map((e) => e.code)).toEqual(
+        expect.arrayContaining([400, 403, 503, 504]),
+      );
       expect((m.examples as unknown[]).length).toBe(1);
     }
   });
 
   it('states limits and defaults: pageSize 1-1000 defaulting to 50, a chart 100-4000 wide defaulting to 800', () => {
-    const param = (method: string, name: string) => (doc.methods.find((m) => m.name === method)!.params as Array<{ name: string; schema: Schema }>).find((p) => p.name === name)!.schema;
-    expect(param('QUERIES.EXECUTE', 'pageSize')).toMatchObject({ type: 'integer', minimum: 1, maximum: 1000, default: 50 });
-    expect(param('CROSSTAB.EXECUTE', 'width')).toMatchObject({ type: 'integer', minimum: 100, maximum: 4000, default: 800 });
+    const param = (method: string, name: string) =>
+      (doc.methods.find((m) => m.name === method)!.params as Array<{ name: string; schema: Schema }>).find(
+        (p) => p.name === name,
+      )!.schema;
+    expect(param('QUERIES.EXECUTE', 'pageSize')).toMatchObject({
+      type: 'integer',
+      minimum: 1,
+      maximum: 1000,
+      default: 50,
+    });
+    expect(param('CROSSTAB.EXECUTE', 'width')).toMatchObject({
+      type: 'integer',
+      minimum: 100,
+      maximum: 4000,
+      default: 800,
+    });
   });
 
   // Each example call is run against the real server by tests/openrpc.test.ts; here it must at least
   // be a call the contract accepts.
   it.each(METHOD_NAMES)('%s: its example params pass the contract and the document', (name) => {
-    const params = Object.fromEntries((doc.methods.find((m) => m.name === name)!.examples as Array<{ params: Array<{ name: string; value: unknown }> }>)[0].params.map((p) => [p.name, p.value]));
+    const params = Object.fromEntries(
+      (
+        doc.methods.find((m) => m.name === name)!.examples as Array<{ params: Array<{ name: string; value: unknown }> }>
+      )[0].params.map((p) => [p.name, p.value]),
+    );
     expect(contractAccepts(name, params).accepted).toBe(true);
     expect(documentAccepts(name, params)).toBe(true);
   });
 
-  it.each(METHOD_NAMES)('%s: the document accepts exactly the calls the contract accepts (but for cross-parameter rules)', (name) => {
-    let accepted = 0;
-    let refused = 0;
-    fc.assert(
-      fc.property(callArbitrary(name), (params) => {
-        const contract = contractAccepts(name, params);
-        const document = documentAccepts(name, params);
-        // Counted on the document's side: the crosstab's cross-parameter rules refuse many valid draws.
-        if (document) accepted++;
-        else refused++;
-        // A call only a cross-parameter rule refuses is one JSON Schema cannot see; the description says it.
-        if (contract.crossOnly) return document === true;
-        return contract.accepted === document;
-      }),
-      { numRuns: 400 },
-    );
-    // Both sides were tried: the property is not vacuous.
-    expect(accepted).toBeGreaterThan(10);
-    expect(refused).toBeGreaterThan(10);
-  });
+  it.each(METHOD_NAMES)(
+    '%s: the document accepts exactly the calls the contract accepts (but for cross-parameter rules)',
+    (name) => {
+      let accepted = 0;
+      let refused = 0;
+      fc.assert(
+        fc.property(callArbitrary(name), (params) => {
+          const contract = contractAccepts(name, params);
+          const document = documentAccepts(name, params);
+          // Counted on the document's side: the crosstab's cross-parameter rules refuse many valid draws.
+          if (document) accepted++;
+          else refused++;
+          // A call only a cross-parameter rule refuses is one JSON Schema cannot see; the description says it.
+          if (contract.crossOnly) return document === true;
+          return contract.accepted === document;
+        }),
+        { numRuns: 400 },
+      );
+      // Both sides were tried: the property is not vacuous.
+      expect(accepted).toBeGreaterThan(10);
+      expect(refused).toBeGreaterThan(10);
+    },
+  );
 });

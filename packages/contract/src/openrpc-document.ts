@@ -19,7 +19,9 @@ export interface OpenRpcDocument {
 }
 
 function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): { [key: string]: Json } {
-  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { target: 'draft-7', io, unrepresentable: 'any' }) as { [key: string]: Json };
+  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { target: 'draft-7', io, unrepresentable: 'any' }) as {
+    [key: string]: Json;
+  };
   return rest;
 }
 
@@ -41,7 +43,9 @@ function errorObjects(m: MethodContract): Json[] {
   const byCode = new Map<number, string[]>();
   for (const e of m.errors) byCode.set(e.code, [...(byCode.get(e.code) ?? []), e.when]);
   const title = (code: number) => Object.values(ERROR_TABLE).find((r) => r.http === code)?.title ?? String(code);
-  return [...byCode].sort(([a], [b]) => a - b).map(([code, whens]) => ({ code, message: title(code), data: { type: 'about:blank', when: whens } }));
+  return [...byCode]
+    .sort(([a], [b]) => a - b)
+    .map(([code, whens]) => ({ code, message: title(code), data: { type: 'about:blank', when: whens } }));
 }
 
 function methodObject(name: MethodName): Record<string, Json> {
@@ -54,7 +58,11 @@ function methodObject(name: MethodName): Record<string, Json> {
     tags: [{ name: m.group }],
     paramStructure: 'by-name',
     params: paramDescriptors(m.params),
-    result: { name: 'data', description: 'result.data; result.meta carries requestId (and cache for cached methods).', schema: jsonSchema(m.result, 'output') },
+    result: {
+      name: 'data',
+      description: 'result.data; result.meta carries requestId (and cache for cached methods).',
+      schema: jsonSchema(m.result, 'output'),
+    },
     errors: errorObjects(m),
     'x-scope': m.scope,
     examples: [

@@ -24,45 +24,90 @@ describe('method params', () => {
   it.each([[{}], [{ index: '' }], [{ index: '   ' }], [{ index: 5 }], [{ index: null }], [{ index: ['a'] }]])(
     'says exactly "index is required" for %p',
     (params) => {
-      expect(() => parseParams(queriesExecuteParams, params)).toThrow(expect.objectContaining({ detail: 'index is required' }));
+      expect(() => parseParams(queriesExecuteParams, params)).toThrow(
+        expect.objectContaining({ detail: 'index is required' }),
+      );
     },
   );
 
   it('names unknown parameters, quoted', () => {
     expect(detailOf(queriesExecuteParams, { index: 'a', foo: 1, bar: 2 })).toBe('Unknown parameters: "foo", "bar"');
-    expect(detailOf(queriesExecuteParams, { index: 'a', saveReport: { name: 'x', colour: 'red' } })).toBe('Unknown parameter in saveReport: "colour"');
-  });
-
-  it('names the parameter of a wrong type or range', () => {
-    expect(() => parseParams(queriesExecuteParams, { index: 'a', pageSize: 1001 })).toThrow(/pageSize must be an integer between 1 and 1000/);
-    expect(() => parseParams(queriesExecuteParams, { index: 'a', page: 1.5 })).toThrow(/page must be an integer/);
-    expect(() => parseParams(queriesExecuteParams, { index: 'a', query: 'x'.repeat(10_001) })).toThrow(/query must be at most/);
-    expect(() => parseParams(crosstabExecuteParams, { index: 'a', rows: [], totals: [{ aggregationType: 'Count' }] })).toThrow(/rows must name/);
-    expect(() => parseParams(crosstabExecuteParams, { index: 'a', rows: ['r'], totals: [{ aggregationType: 'Count' }], width: 99 })).toThrow(/width must be an integer between 100 and 4000/);
-  });
-
-  it('names the exact item of an array: sort[2], rows[1], totals[0]', () => {
-    expect(detailOf(queriesExecuteParams, { index: 'a', sort: [{ field: 'x' }, { field: 'y' }, { field: ' ' }] })).toBe('sort[2].field is required');
-    expect(detailOf(queriesExecuteParams, { index: 'a', sort: [{ field: 'x' }, 'y'] })).toBe('sort[1] must be an object with field and direction');
-    expect(detailOf(crosstabExecuteParams, { index: 'a', rows: ['r', 7], totals: [{ aggregationType: 'Count' }] })).toBe('rows[1] must be a field name');
-    expect(detailOf(crosstabExecuteParams, { index: 'a', rows: ['r'], totals: [{}] })).toBe('totals[0].aggregationType is required');
-    expect(detailOf(crosstabExecuteParams, { index: 'a', rows: ['r'], totals: [{ aggregationType: 'Count' }], columns: [{ field: 'c', reverse: 'yes' }] })).toBe(
-      'columns[0].reverse must be a boolean',
+    expect(detailOf(queriesExecuteParams, { index: 'a', saveReport: { name: 'x', colour: 'red' } })).toBe(
+      'Unknown parameter in saveReport: "colour"',
     );
   });
 
+  it('names the parameter of a wrong type or range', () => {
+    expect(() => parseParams(queriesExecuteParams, { index: 'a', pageSize: 1001 })).toThrow(
+      /pageSize must be an integer between 1 and 1000/,
+    );
+    expect(() => parseParams(queriesExecuteParams, { index: 'a', page: 1.5 })).toThrow(/page must be an integer/);
+    expect(() => parseParams(queriesExecuteParams, { index: 'a', query: 'x'.repeat(10_001) })).toThrow(
+      /query must be at most/,
+    );
+    expect(() =>
+      parseParams(crosstabExecuteParams, { index: 'a', rows: [], totals: [{ aggregationType: 'Count' }] }),
+    ).toThrow(/rows must name/);
+    expect(() =>
+      parseParams(crosstabExecuteParams, {
+        index: 'a',
+        rows: ['r'],
+        totals: [{ aggregationType: 'Count' }],
+        width: 99,
+      }),
+    ).toThrow(/width must be an integer between 100 and 4000/);
+  });
+
+  it('names the exact item of an array: sort[2], rows[1], totals[0]', () => {
+    expect(detailOf(queriesExecuteParams, { index: 'a', sort: [{ field: 'x' }, { field: 'y' }, { field: ' ' }] })).toBe(
+      'sort[2].field is required',
+    );
+    expect(detailOf(queriesExecuteParams, { index: 'a', sort: [{ field: 'x' }, 'y'] })).toBe(
+      'sort[1] must be an object with field and direction',
+    );
+    expect(
+      detailOf(crosstabExecuteParams, { index: 'a', rows: ['r', 7], totals: [{ aggregationType: 'Count' }] }),
+    ).toBe('rows[1] must be a field name');
+    expect(detailOf(crosstabExecuteParams, { index: 'a', rows: ['r'], totals: [{}] })).toBe(
+      'totals[0].aggregationType is required',
+    );
+    expect(
+      detailOf(crosstabExecuteParams, {
+        index: 'a',
+        rows: ['r'],
+        totals: [{ aggregationType: 'Count' }],
+        columns: [{ field: 'c', reverse: 'yes' }],
+      }),
+    ).toBe('columns[0].reverse must be a boolean');
+  });
+
   it('validates saveReport', () => {
-    expect(() => parseParams(queriesExecuteParams, { index: 'a', saveReport: { name: ' ' } })).toThrow(/saveReport.name is required/);
-    expect(() => parseParams(queriesExecuteParams, { index: 'a', saveReport: 'x' })).toThrow(/saveReport must be an object/);
+    expect(() => parseParams(queriesExecuteParams, { index: 'a', saveReport: { name: ' ' } })).toThrow(
+      /saveReport.name is required/,
+    );
+    expect(() => parseParams(queriesExecuteParams, { index: 'a', saveReport: 'x' })).toThrow(
+      /saveReport must be an object/,
+    );
     expect(parseParams(queriesExecuteParams, { index: 'a', saveReport: { name: ' r ' } }).saveReport?.name).toBe('r');
   });
 
   it('accepts names up to their limits and refuses one character more', () => {
-    expect(parseParams(queriesExecuteParams, { index: 'i'.repeat(INDEX_NAME_MAX), sort: [{ field: 'f'.repeat(FIELD_NAME_MAX) }] }).index).toHaveLength(INDEX_NAME_MAX);
-    expect(detailOf(queriesExecuteParams, { index: 'i'.repeat(INDEX_NAME_MAX + 1) })).toBe(`index must be at most ${INDEX_NAME_MAX} characters`);
-    expect(detailOf(queriesExecuteParams, { index: 'a', sort: [{ field: 'f'.repeat(FIELD_NAME_MAX + 1) }] })).toBe(`sort[0].field must be at most ${FIELD_NAME_MAX} characters`);
+    expect(
+      parseParams(queriesExecuteParams, {
+        index: 'i'.repeat(INDEX_NAME_MAX),
+        sort: [{ field: 'f'.repeat(FIELD_NAME_MAX) }],
+      }).index,
+    ).toHaveLength(INDEX_NAME_MAX);
+    expect(detailOf(queriesExecuteParams, { index: 'i'.repeat(INDEX_NAME_MAX + 1) })).toBe(
+      `index must be at most ${INDEX_NAME_MAX} characters`,
+    );
+    expect(detailOf(queriesExecuteParams, { index: 'a', sort: [{ field: 'f'.repeat(FIELD_NAME_MAX + 1) }] })).toBe(
+      `sort[0].field must be at most ${FIELD_NAME_MAX} characters`,
+    );
     // Length is counted before trimming: padding cannot smuggle a long value past the cap.
-    expect(detailOf(reportsMetadataParams, { guid: `${' '.repeat(1000)}00000000-0000-4000-8000-000000000000` })).toBe('guid must be at most 100 characters');
+    expect(detailOf(reportsMetadataParams, { guid: `${' '.repeat(1000)}00000000-0000-4000-8000-000000000000` })).toBe(
+      'guid must be at most 100 characters',
+    );
   });
 
   describe('hostile sizes', () => {
@@ -73,7 +118,9 @@ describe('method params', () => {
       const detail = detailOf(queriesExecuteParams, params);
       const ms = performance.now() - started;
       expect(Buffer.byteLength(detail)).toBeLessThan(1024);
-      expect(detail).toBe(`Unknown parameters: ${Array.from({ length: 10 }, (_, i) => `"key${i}"`).join(', ')} and 39990 more`);
+      expect(detail).toBe(
+        `Unknown parameters: ${Array.from({ length: 10 }, (_, i) => `"key${i}"`).join(', ')} and 39990 more`,
+      );
       expect(ms).toBeLessThan(500);
     });
 
@@ -85,7 +132,15 @@ describe('method params', () => {
 
     // Every string parameter of every method, found by walking the schemas, so a new one without a cap fails here.
     const valid: Record<string, [z.ZodType, Record<string, unknown>]> = {
-      'QUERIES.EXECUTE': [queriesExecuteParams, { index: 'movies', query: '*', sort: [{ field: 'a', direction: 'asc' }], saveReport: { name: 'r', description: 'd', folder: 'f' } }],
+      'QUERIES.EXECUTE': [
+        queriesExecuteParams,
+        {
+          index: 'movies',
+          query: '*',
+          sort: [{ field: 'a', direction: 'asc' }],
+          saveReport: { name: 'r', description: 'd', folder: 'f' },
+        },
+      ],
       'INDEXES.FIND': [indexesFindParams, { searchText: 's', cursor: 'c' }],
       'CROSSTAB.EXECUTE': [
         crosstabExecuteParams,
@@ -104,7 +159,11 @@ describe('method params', () => {
     };
 
     function stringPaths(schema: z.ZodType, path: Array<string | number> = []): Array<Array<string | number>> {
-      const def = (schema as unknown as { def: { type: string; innerType?: z.ZodType; element?: z.ZodType; shape?: Record<string, z.ZodType> } }).def;
+      const def = (
+        schema as unknown as {
+          def: { type: string; innerType?: z.ZodType; element?: z.ZodType; shape?: Record<string, z.ZodType> };
+        }
+      ).def;
       if (def.type === 'string') return [path];
       if (def.type === 'optional') return stringPaths(def.innerType!, path);
       if (def.type === 'array') return stringPaths(def.element!, [...path, 0]);
@@ -112,7 +171,11 @@ describe('method params', () => {
       return [];
     }
 
-    function withValue(base: Record<string, unknown>, path: Array<string | number>, value: string): Record<string, unknown> {
+    function withValue(
+      base: Record<string, unknown>,
+      path: Array<string | number>,
+      value: string,
+    ): Record<string, unknown> {
       const copy = structuredClone(base);
       let at: Record<string | number, unknown> = copy;
       path.slice(0, -1).forEach((k) => (at = at[k] as Record<string | number, unknown>));
@@ -121,15 +184,40 @@ describe('method params', () => {
     }
 
     const cases = Object.entries(valid).flatMap(([method, [schema, base]]) =>
-      stringPaths(schema).map((path) => ({ method, schema, base, path, name: path.reduce<string>((n, k) => (typeof k === 'number' ? `${n}[${k}]` : n ? `${n}.${k}` : k), '') })),
+      stringPaths(schema).map((path) => ({
+        method,
+        schema,
+        base,
+        path,
+        name: path.reduce<string>((n, k) => (typeof k === 'number' ? `${n}[${k}]` : n ? `${n}.${k}` : k), ''),
+      })),
     );
 
     it('finds every string parameter (the walk itself works)', () => {
       expect(cases.map((c) => `${c.method} ${c.name}`)).toEqual([
-        ...['index', 'query', 'sort[0].field', 'sort[0].direction', 'saveReport.name', 'saveReport.description', 'saveReport.folder'].map((n) => `QUERIES.EXECUTE ${n}`),
+        ...[
+          'index',
+          'query',
+          'sort[0].field',
+          'sort[0].direction',
+          'saveReport.name',
+          'saveReport.description',
+          'saveReport.folder',
+        ].map((n) => `QUERIES.EXECUTE ${n}`),
         'INDEXES.FIND searchText',
         'INDEXES.FIND cursor',
-        ...['index', 'query', 'rows[0]', 'columns[0].field', 'totals[0].aggregationType', 'totals[0].field', 'totals[0].dynamicView', 'totals[0].name', 'chartType', 'imageFormat']
+        ...[
+          'index',
+          'query',
+          'rows[0]',
+          'columns[0].field',
+          'totals[0].aggregationType',
+          'totals[0].field',
+          'totals[0].dynamicView',
+          'totals[0].name',
+          'chartType',
+          'imageFormat',
+        ]
           .concat(['saveReport.name', 'saveReport.description', 'saveReport.folder'])
           .map((n) => `CROSSTAB.EXECUTE ${n}`),
         'REPORTS.FIND search',
@@ -146,17 +234,20 @@ describe('method params', () => {
       process.stderr.write(`method-params: slowest 900 KB string refusal took ${slowest.toFixed(2)} ms\n`);
     });
 
-    it.each(cases.map((c) => [`${c.method} ${c.name}`, c] as const))('refuses a 900 KB %s fast, naming it and quoting none of it', (_, c) => {
-      const params = withValue(c.base, c.path, huge);
-      const started = performance.now();
-      const detail = detailOf(c.schema, params);
-      const ms = performance.now() - started;
-      slowest = Math.max(slowest, ms);
-      expect(detail.startsWith(`${c.name} must `)).toBe(true);
-      expect(detail.length).toBeLessThan(200);
-      expect(detail).not.toContain('xxxxxxxxxx');
-      expect(ms).toBeLessThan(100);
-    });
+    it.each(cases.map((c) => [`${c.method} ${c.name}`, c] as const))(
+      'refuses a 900 KB %s fast, naming it and quoting none of it',
+      (_, c) => {
+        const params = withValue(c.base, c.path, huge);
+        const started = performance.now();
+        const detail = detailOf(c.schema, params);
+        const ms = performance.now() - started;
+        slowest = Math.max(slowest, ms);
+        expect(detail.startsWith(`${c.name} must `)).toBe(true);
+        expect(detail.length).toBeLessThan(200);
+        expect(detail).not.toContain('xxxxxxxxxx');
+        expect(ms).toBeLessThan(100);
+      },
+    );
   });
 });
 
@@ -165,21 +256,35 @@ describe('sort direction, as the query service reads it', () => {
     expect(() => parseParams(queriesExecuteParams, { index: 'a', sort: [{ field: 'x', direction }] })).not.toThrow();
   });
   it.each(['up', 'ascending', 'a sc'])('refuses %p naming the allowed words', (direction) => {
-    expect(() => parseParams(queriesExecuteParams, { index: 'a', sort: [{ field: 'x', direction }] })).toThrow(/sort\[0\]\.direction must be "asc" or "desc", got/);
+    expect(() => parseParams(queriesExecuteParams, { index: 'a', sort: [{ field: 'x', direction }] })).toThrow(
+      /sort\[0\]\.direction must be "asc" or "desc", got/,
+    );
   });
 });
 
 describe('text that is not valid Unicode', () => {
   it('refuses an unpaired surrogate in any string, naming the parameter, the unit and where it is', () => {
-    expect(detailOf(queriesExecuteParams, { index: 'movies', query: 'Title:>\ud800' })).toBe('query is not valid Unicode: it holds an unpaired surrogate (\\uD800) at character 8');
-    expect(detailOf(queriesExecuteParams, { index: 'movies', sort: [{ field: 'a', direction: 'asc' }, { field: 'x\udc01' }] })).toBe(
-      'sort[1].field is not valid Unicode: it holds an unpaired surrogate (\\uDC01) at character 2',
+    expect(detailOf(queriesExecuteParams, { index: 'movies', query: 'Title:>\ud800' })).toBe(
+      'query is not valid Unicode: it holds an unpaired surrogate (\\uD800) at character 8',
     );
-    expect(detailOf(crosstabExecuteParams, { index: 'm', rows: ['r'], totals: [{ aggregationType: 'Count' }], saveReport: { name: 'n\ud83d' } })).toMatch(
-      /^saveReport\.name is not valid Unicode/,
-    );
+    expect(
+      detailOf(queriesExecuteParams, {
+        index: 'movies',
+        sort: [{ field: 'a', direction: 'asc' }, { field: 'x\udc01' }],
+      }),
+    ).toBe('sort[1].field is not valid Unicode: it holds an unpaired surrogate (\\uDC01) at character 2');
+    expect(
+      detailOf(crosstabExecuteParams, {
+        index: 'm',
+        rows: ['r'],
+        totals: [{ aggregationType: 'Count' }],
+        saveReport: { name: 'n\ud83d' },
+      }),
+    ).toMatch(/^saveReport\.name is not valid Unicode/);
     // The low half first, then the high one: two unpaired units, not a pair.
-    expect(detailOf(reportsFindParams, { search: '\udcb3\ud835' })).toMatch(/^search is not valid Unicode: .*\(\\uDCB3\) at character 1$/);
+    expect(detailOf(reportsFindParams, { search: '\udcb3\ud835' })).toMatch(
+      /^search is not valid Unicode: .*\(\\uDCB3\) at character 1$/,
+    );
   });
 
   it('accepts characters beyond the BMP, written as a pair', () => {

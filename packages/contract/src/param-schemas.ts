@@ -51,12 +51,20 @@ const oneOf = <const T extends readonly [string, ...string[]]>(values: T) =>
  * names always were) unless `exact`; any other string is refused with `refusal(quotedInput)` after the
  * parameter's name. The pattern states the same set to JSON Schema readers.
  */
-const keywordOf = (values: readonly string[], refusal: (quoted: string) => string, opts: { exact?: boolean; blankMeansDefault?: boolean } = {}) => {
+const keywordOf = (
+  values: readonly string[],
+  refusal: (quoted: string) => string,
+  opts: { exact?: boolean; blankMeansDefault?: boolean } = {},
+) => {
   const escaped = values.map((v) => v.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
   // Letters as [aA] rather than the `i` flag: JSON Schema patterns carry no flags.
-  const alternatives = opts.exact ? escaped : escaped.map((v) => v.replace(/[a-z]/gi, (c) => `[${c.toLowerCase()}${c.toUpperCase()}]`));
+  const alternatives = opts.exact
+    ? escaped
+    : escaped.map((v) => v.replace(/[a-z]/gi, (c) => `[${c.toLowerCase()}${c.toUpperCase()}]`));
   const optional = opts.blankMeansDefault ? '?' : '';
-  const pattern = opts.exact ? new RegExp(`^(?:${alternatives.join('|')})${optional}$`) : new RegExp(`^\\s*(?:${alternatives.join('|')})${optional}\\s*$`);
+  const pattern = opts.exact
+    ? new RegExp(`^(?:${alternatives.join('|')})${optional}$`)
+    : new RegExp(`^\\s*(?:${alternatives.join('|')})${optional}\\s*$`);
   const error = (iss: { code?: string; input?: unknown }) => {
     if (iss.input === undefined) return `${PARAM} is required`;
     if (typeof iss.input !== 'string') return `${PARAM} must be a string`;
@@ -81,7 +89,10 @@ export const saveReportParam = z
     },
     { error: `${PARAM} must be an object` },
   )
-  .meta({ description: 'Also save this call as a report (needs the reports:write scope). The result then carries report.guid.' });
+  .meta({
+    description:
+      'Also save this call as a report (needs the reports:write scope). The result then carries report.guid.',
+  });
 
 const cacheParam = optionalBoolean().meta({
   description: 'false skips the result cache for this call. Not an executable parameter: never saved in a report.',
@@ -91,7 +102,9 @@ const cacheParam = optionalBoolean().meta({
 const sortItem = z.strictObject(
   {
     field: requiredString(L.FIELD_NAME_MAX),
-    direction: keywordOf(L.SORT_DIRECTIONS, (v) => `must be "asc" or "desc", got ${v}`, { blankMeansDefault: true }).optional().meta({ default: 'asc' }),
+    direction: keywordOf(L.SORT_DIRECTIONS, (v) => `must be "asc" or "desc", got ${v}`, { blankMeansDefault: true })
+      .optional()
+      .meta({ default: 'asc' }),
   },
   { error: `${PARAM} must be an object with field and direction` },
 );
@@ -99,10 +112,15 @@ const sortItem = z.strictObject(
 export const queriesExecuteParams = z
   .strictObject({
     index: requiredString(L.INDEX_NAME_MAX).meta({ description: 'The index to search.' }),
-    query: optionalString(L.QUERY_MAX_LENGTH).meta({ description: 'Query text (SPEC.md "Query language"); empty or absent matches every record.', default: '*' }),
+    query: optionalString(L.QUERY_MAX_LENGTH).meta({
+      description: 'Query text (SPEC.md "Query language"); empty or absent matches every record.',
+      default: '*',
+    }),
     page: intInRange(1, L.INT32_MAX).meta({ default: L.DEFAULT_PAGE }),
     pageSize: intInRange(1, L.MAX_PAGE_SIZE).meta({ default: L.DEFAULT_PAGE_SIZE }),
-    sort: arrayOf(sortItem, L.MAX_SORT_KEYS).optional().meta({ description: 'Sort keys, most significant first; ties keep load order.' }),
+    sort: arrayOf(sortItem, L.MAX_SORT_KEYS)
+      .optional()
+      .meta({ description: 'Sort keys, most significant first; ties keep load order.' }),
     cache: cacheParam,
     saveReport: saveReportParam.optional(),
   })
@@ -110,7 +128,9 @@ export const queriesExecuteParams = z
 
 export const indexesFindParams = z
   .strictObject({
-    searchText: optionalString(L.SEARCH_TEXT_MAX).meta({ description: 'Words matched against index names and descriptions.' }),
+    searchText: optionalString(L.SEARCH_TEXT_MAX).meta({
+      description: 'Words matched against index names and descriptions.',
+    }),
     cursor: optionalString(L.CURSOR_MAX).meta({ description: 'nextCursor of the previous page.' }),
     limit: intInRange(1, L.MAX_INDEX_LIMIT).meta({ default: L.DEFAULT_INDEX_LIMIT }),
   })
@@ -128,7 +148,9 @@ const totalItem = z.strictObject(
   {
     aggregationType: keywordOf(L.AGGREGATIONS, (v) => `${v} is not one of ${L.AGGREGATIONS.join(', ')}`),
     field: optionalString(L.FIELD_NAME_MAX).meta({ description: 'A numeric field (any field for Count).' }),
-    dynamicView: optionalString(L.FIELD_NAME_MAX).meta({ description: 'With Count: the number of distinct values of the view.' }),
+    dynamicView: optionalString(L.FIELD_NAME_MAX).meta({
+      description: 'With Count: the number of distinct values of the view.',
+    }),
     name: optionalString(L.TOTAL_NAME_MAX),
     showAs: oneOf(L.SHOW_AS).optional().meta({ default: 'value' }),
   },
@@ -137,7 +159,13 @@ const totalItem = z.strictObject(
 
 const measureIndex = () => {
   const error = `${PARAM} must be an index into totals`;
-  return z.number({ error }).int({ error }).min(0, { error }).max(L.MAX_TOTALS - 1, { error }).optional().meta({ default: 0 });
+  return z
+    .number({ error })
+    .int({ error })
+    .min(0, { error })
+    .max(L.MAX_TOTALS - 1, { error })
+    .optional()
+    .meta({ default: 0 });
 };
 
 const axisOrder = z.strictObject(
@@ -155,17 +183,32 @@ export const crosstabExecuteParams = z
   .strictObject({
     index: requiredString(L.INDEX_NAME_MAX),
     query: optionalString(L.QUERY_MAX_LENGTH).meta({ default: '*' }),
-    rows: arrayOf(string(L.FIELD_NAME_MAX, 'a field name'), L.MAX_AXIS_FIELDS).min(1, { error: `${PARAM} must name at least one field` }),
+    rows: arrayOf(string(L.FIELD_NAME_MAX, 'a field name'), L.MAX_AXIS_FIELDS).min(1, {
+      error: `${PARAM} must name at least one field`,
+    }),
     columns: arrayOf(columnItem, L.MAX_AXIS_FIELDS).optional(),
     totals: arrayOf(totalItem, L.MAX_TOTALS).min(1, { error: `${PARAM} must have at least one item` }),
     subtotals: optionalBoolean().meta({ default: false }),
     rowOrder: axisOrder.optional(),
     columnOrder: axisOrder.optional(),
-    rowLimit: intInRange(1, L.AXIS_LIMIT_MAX).meta({ description: 'Keep the first N outermost row values (after rowOrder); totals still cover every record.' }),
+    rowLimit: intInRange(1, L.AXIS_LIMIT_MAX).meta({
+      description: 'Keep the first N outermost row values (after rowOrder); totals still cover every record.',
+    }),
     columnLimit: intInRange(1, L.AXIS_LIMIT_MAX),
-    format: oneOf(L.CROSSTAB_FORMATS).optional().meta({ default: 'html', description: 'The table as HTML, JSON or CSV; not with chartType.' }),
-    chartType: keywordOf(chartTypeNames, (v) => `${v} is not supported; use one of ${chartTypeNames.join(', ')}`).optional().meta({ description: 'Draw a chart instead of a table (FusionCharts names, any case).', examples: chartTypeNames }),
-    imageFormat: keywordOf(IMAGE_FORMATS, (v) => `${v} is not supported; use one of ${IMAGE_FORMATS.join(', ')}`, { exact: true }).optional().meta({ default: 'png', description: 'With chartType only.' }),
+    format: oneOf(L.CROSSTAB_FORMATS)
+      .optional()
+      .meta({ default: 'html', description: 'The table as HTML, JSON or CSV; not with chartType.' }),
+    chartType: keywordOf(chartTypeNames, (v) => `${v} is not supported; use one of ${chartTypeNames.join(', ')}`)
+      .optional()
+      .meta({
+        description: 'Draw a chart instead of a table (FusionCharts names, any case).',
+        examples: chartTypeNames,
+      }),
+    imageFormat: keywordOf(IMAGE_FORMATS, (v) => `${v} is not supported; use one of ${IMAGE_FORMATS.join(', ')}`, {
+      exact: true,
+    })
+      .optional()
+      .meta({ default: 'png', description: 'With chartType only.' }),
     width: intInRange(L.CHART_SIZE_MIN, L.CHART_SIZE_MAX).meta({ default: L.DEFAULT_CHART_WIDTH }),
     height: intInRange(L.CHART_SIZE_MIN, L.CHART_SIZE_MAX).meta({ default: L.DEFAULT_CHART_HEIGHT }),
     cache: cacheParam,
@@ -177,14 +220,27 @@ export const crosstabExecuteParams = z
     for (const name of ['rowOrder', 'columnOrder'] as const) {
       const measure = p[name]?.measure;
       if (measure !== undefined && measure >= p.totals.length) {
-        ctx.addIssue({ code: 'custom', params: CROSS, path: [name, 'measure'], message: `${PARAM} must be an index into totals, from 0 to ${p.totals.length - 1}` });
+        ctx.addIssue({
+          code: 'custom',
+          params: CROSS,
+          path: [name, 'measure'],
+          message: `${PARAM} must be an index into totals, from 0 to ${p.totals.length - 1}`,
+        });
       }
     }
     if (p.format !== undefined && p.chartType !== undefined) {
-      ctx.addIssue({ code: 'custom', params: CROSS, path: ['format'], message: `${PARAM} is for tables; a chart (chartType) takes imageFormat instead` });
+      ctx.addIssue({
+        code: 'custom',
+        params: CROSS,
+        path: ['format'],
+        message: `${PARAM} is for tables; a chart (chartType) takes imageFormat instead`,
+      });
     }
     // A known chart type that needs more totals (MSCombiDY2D, Scatter); an unknown one is refused above.
-    const chartProblem = p.chartType !== undefined && findChartType(p.chartType) ? chartTypeProblem(p.chartType, p.totals.length) : undefined;
+    const chartProblem =
+      p.chartType !== undefined && findChartType(p.chartType)
+        ? chartTypeProblem(p.chartType, p.totals.length)
+        : undefined;
     if (chartProblem) ctx.addIssue({ code: 'custom', params: CROSS, path: ['chartType'], message: chartProblem });
     if (p.imageFormat !== undefined && p.chartType === undefined) {
       ctx.addIssue({ code: 'custom', params: CROSS, path: ['imageFormat'], message: `${PARAM} needs chartType` });
@@ -194,13 +250,22 @@ export const crosstabExecuteParams = z
 
 export const reportsFindParams = z
   .strictObject({
-    search: optionalString(L.SEARCH_TEXT_MAX).meta({ description: 'Words matched against report names and descriptions.' }),
+    search: optionalString(L.SEARCH_TEXT_MAX).meta({
+      description: 'Words matched against report names and descriptions.',
+    }),
     // One message for the list (every wrong type named at once); JSON Schema gets the same set as an enum.
     types: arrayOf(string(L.KEYWORD_MAX).meta({ enum: [...L.REPORT_TYPES] }), L.MAX_REPORT_TYPES)
       .superRefine((types, ctx) => {
         // Items already refused for their length are not quoted again.
-        const bad = types.filter((t) => typeof t === 'string' && t.length <= L.KEYWORD_MAX && !(L.REPORT_TYPES as readonly string[]).includes(t));
-        if (bad.length) ctx.addIssue({ code: 'custom', message: `${PARAM} may hold only ${L.REPORT_TYPES.join(' and ')}, got ${quoteList(bad)}` });
+        const bad = types.filter(
+          (t) =>
+            typeof t === 'string' && t.length <= L.KEYWORD_MAX && !(L.REPORT_TYPES as readonly string[]).includes(t),
+        );
+        if (bad.length)
+          ctx.addIssue({
+            code: 'custom',
+            message: `${PARAM} may hold only ${L.REPORT_TYPES.join(' and ')}, got ${quoteList(bad)}`,
+          });
       })
       .optional(),
     cursor: optionalString(L.CURSOR_MAX),

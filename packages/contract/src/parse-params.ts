@@ -7,7 +7,10 @@ const MAX_ISSUES = 5;
 
 /** `sort[2].field` from zod's ["sort", 2, "field"]. */
 function paramName(path: readonly PropertyKey[]): string {
-  return path.reduce<string>((name, key) => (typeof key === 'number' ? `${name}[${key}]` : name ? `${name}.${String(key)}` : String(key)), '');
+  return path.reduce<string>(
+    (name, key) => (typeof key === 'number' ? `${name}[${key}]` : name ? `${name}.${String(key)}` : String(key)),
+    '',
+  );
 }
 
 /**
@@ -15,7 +18,10 @@ function paramName(path: readonly PropertyKey[]): string {
  * on each search path, and a saved name would not read back as sent. Keys need no look: every schema is
  * strict, so the validated keys are its own.
  */
-function unpairedSurrogate(value: unknown, path: PropertyKey[]): { path: PropertyKey[]; text: string; at: number } | undefined {
+function unpairedSurrogate(
+  value: unknown,
+  path: PropertyKey[],
+): { path: PropertyKey[]; text: string; at: number } | undefined {
   if (typeof value === 'string') {
     const at = unpairedSurrogateAt(value);
     return at < 0 ? undefined : { path, text: value, at };
@@ -38,7 +44,9 @@ export function parseParams<T extends z.ZodType>(schema: T, params: Record<strin
     const bad = unpairedSurrogate(parsed.data, []);
     if (bad) {
       const unit = bad.text.charCodeAt(bad.at).toString(16).toUpperCase();
-      throw AppError.invalid(`${paramName(bad.path) || 'params'} is not valid Unicode: it holds an unpaired surrogate (\\u${unit}) at character ${bad.at + 1}`);
+      throw AppError.invalid(
+        `${paramName(bad.path) || 'params'} is not valid Unicode: it holds an unpaired surrogate (\\u${unit}) at character ${bad.at + 1}`,
+      );
     }
     return parsed.data;
   }

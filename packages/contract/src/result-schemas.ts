@@ -7,7 +7,10 @@ import { AGGREGATIONS, REPORT_TYPES, SHOW_AS } from './limits';
  * tests check real answers against them.
  */
 
-const field = z.object({ name: z.string(), type: z.string().meta({ description: 'string, number, integer, boolean or date' }) });
+const field = z.object({
+  name: z.string(),
+  type: z.string().meta({ description: 'string, number, integer, boolean or date' }),
+});
 const reportRef = z.object({ guid: z.string() }).meta({ description: 'Present when saveReport was given.' });
 const cursor = z.string().nullable().meta({ description: 'Pass as cursor for the next page; null on the last one.' });
 
@@ -20,7 +23,9 @@ export const queriesExecuteResult = z
     total: z.number().int().meta({ description: 'Records matching the query (every page).' }),
     totalPages: z.number().int(),
     fields: z.array(field),
-    records: z.array(z.record(z.string(), z.unknown())).meta({ description: 'The page, each record keyed by field name (the realm-filtered fields only).' }),
+    records: z
+      .array(z.record(z.string(), z.unknown()))
+      .meta({ description: 'The page, each record keyed by field name (the realm-filtered fields only).' }),
     report: reportRef.optional(),
   })
   .meta({ title: 'QueriesExecuteResult' });
@@ -34,19 +39,27 @@ export const indexInfo = z.object({
   updatedAt: z.string().meta({ description: 'ISO 8601 time of the last load.' }),
 });
 
-export const indexesFindResult = z.object({ indexes: z.array(indexInfo), nextCursor: cursor }).meta({ title: 'IndexesFindResult' });
+export const indexesFindResult = z
+  .object({ indexes: z.array(indexInfo), nextCursor: cursor })
+  .meta({ title: 'IndexesFindResult' });
 
 const counts = {
   rowCount: z.number().int(),
   columnCount: z.number().int(),
 };
 const omitted = {
-  rowsOmitted: z.number().int().optional().meta({ description: 'Outermost row values cut by rowLimit (present when a limit was given).' }),
+  rowsOmitted: z
+    .number()
+    .int()
+    .optional()
+    .meta({ description: 'Outermost row values cut by rowLimit (present when a limit was given).' }),
   columnsOmitted: z.number().int().optional(),
 };
 
 const axisKey = z.array(z.union([z.string(), z.number(), z.boolean(), z.null()]));
-const measureValues = z.array(z.number().nullable()).meta({ description: 'One value per measure; null where no record falls.' });
+const measureValues = z
+  .array(z.number().nullable())
+  .meta({ description: 'One value per measure; null where no record falls.' });
 
 export const crosstabJsonTable = z.object({
   rowFields: z.array(z.string()),
@@ -61,7 +74,14 @@ export const crosstabJsonTable = z.object({
     }),
   ),
   columns: z.array(axisKey),
-  rows: z.array(z.object({ key: axisKey, cells: z.array(measureValues), total: measureValues, subtotal: z.literal(true).optional() })),
+  rows: z.array(
+    z.object({
+      key: axisKey,
+      cells: z.array(measureValues),
+      total: measureValues,
+      subtotal: z.literal(true).optional(),
+    }),
+  ),
   columnTotals: z.array(measureValues),
   grandTotal: measureValues,
   rowsOmitted: z.number().int(),
@@ -70,9 +90,26 @@ export const crosstabJsonTable = z.object({
 
 export const crosstabExecuteResult = z
   .union([
-    z.object({ contentType: z.literal('text/html'), data: z.string().meta({ description: 'An escaped, accessible <table>.' }), ...counts, ...omitted, report: reportRef.optional() }),
-    z.object({ contentType: z.literal('application/json'), data: crosstabJsonTable, ...counts, report: reportRef.optional() }),
-    z.object({ contentType: z.literal('text/csv'), data: z.string(), ...counts, ...omitted, report: reportRef.optional() }),
+    z.object({
+      contentType: z.literal('text/html'),
+      data: z.string().meta({ description: 'An escaped, accessible <table>.' }),
+      ...counts,
+      ...omitted,
+      report: reportRef.optional(),
+    }),
+    z.object({
+      contentType: z.literal('application/json'),
+      data: crosstabJsonTable,
+      ...counts,
+      report: reportRef.optional(),
+    }),
+    z.object({
+      contentType: z.literal('text/csv'),
+      data: z.string(),
+      ...counts,
+      ...omitted,
+      report: reportRef.optional(),
+    }),
     z.object({
       contentType: z.enum(['image/png', 'image/svg+xml']),
       data: z.string().meta({ description: 'PNG as base64, or the SVG document.' }),
@@ -97,12 +134,16 @@ export const reportSummary = z.object({
   updatedAt: z.string(),
 });
 
-export const reportsFindResult = z.object({ reports: z.array(reportSummary), nextCursor: cursor }).meta({ title: 'ReportsFindResult' });
+export const reportsFindResult = z
+  .object({ reports: z.array(reportSummary), nextCursor: cursor })
+  .meta({ title: 'ReportsFindResult' });
 
 export const reportsMetadataResult = reportSummary
   .extend({
     method: z.enum(['QUERIES.EXECUTE', 'CROSSTAB.EXECUTE']),
-    params: z.record(z.string(), z.unknown()).meta({ description: 'The executable params: call `method` with them to run the report again.' }),
+    params: z
+      .record(z.string(), z.unknown())
+      .meta({ description: 'The executable params: call `method` with them to run the report again.' }),
   })
   .meta({ title: 'ReportsMetadataResult' });
 

@@ -62,5 +62,7 @@ export function toAppError(err: unknown): AppError {
 
 /** What work cancelled by an AbortSignal rejects with: its reason when that is an AppError (a deadline), else a 504. */
 export function abortReason(signal: AbortSignal): AppError {
-  return signal.reason instanceof AppError ? signal.reason : AppError.timeout('The call was cancelled before it finished');
+  return signal.reason instanceof AppError
+    ? signal.reason
+    : AppError.timeout('The call was cancelled before it finished');
 }

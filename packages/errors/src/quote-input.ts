@@ -24,6 +24,9 @@ export function unpairedSurrogateAt(value: string): number {
 
 /** A list of user-supplied names: at most `max` quoted, then "and N more". */
 export function quoteList(values: readonly string[], max = 10): string {
-  const shown = values.slice(0, max).map((v) => quoteInput(v)).join(', ');
+  const shown = values
+    .slice(0, max)
+    .map((v) => quoteInput(v))
+    .join(', ');
   return values.length > max ? `${shown} and ${values.length - max} more` : shown;
 }

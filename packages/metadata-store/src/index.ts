@@ -2,4 +2,9 @@ export * from './domain/identity';
 export * from './domain/api-token';
 export type { MetadataStore } from './ports/metadata-store.port';
 export type { IndexCatalog, IndexEntry, IndexPublication, LoadLock, LoadLockHolder } from './ports/index-catalog.port';
-export { openMetadataStore, sqliteFile, type MetadataStoreSettings, type MetadataAndCatalog } from './open-metadata-store';
+export {
+  openMetadataStore,
+  sqliteFile,
+  type MetadataStoreSettings,
+  type MetadataAndCatalog,
+} from './open-metadata-store';

@@ -16,7 +16,12 @@ export function metadataStoreConformance(open: () => Promise<MetadataAndCatalog>
     await store.close();
   });
 
-  const alice = { name: 'alice', admin: false, indexes: ['movies'], realms: [{ index: 'movies', query: 'Genre:Drama' }] };
+  const alice = {
+    name: 'alice',
+    admin: false,
+    indexes: ['movies'],
+    realms: [{ index: 'movies', query: 'Genre:Drama' }],
+  };
 
   it('creates and finds users by name', async () => {
     const created = await store.createUser(alice);
@@ -62,8 +67,20 @@ export function metadataStoreConformance(open: () => Promise<MetadataAndCatalog>
 
   it('stores tokens by hash, lists and revokes them once', async () => {
     const u = await store.createUser(alice);
-    const t = await store.createToken({ userId: u.id, hash: 'ab'.repeat(32), prefix: 'qk_abcdef', scopes: ['query:execute'], expiresAt: null });
-    expect(t).toMatchObject({ userId: u.id, prefix: 'qk_abcdef', scopes: ['query:execute'], revokedAt: null, expiresAt: null });
+    const t = await store.createToken({
+      userId: u.id,
+      hash: 'ab'.repeat(32),
+      prefix: 'qk_abcdef',
+      scopes: ['query:execute'],
+      expiresAt: null,
+    });
+    expect(t).toMatchObject({
+      userId: u.id,
+      prefix: 'qk_abcdef',
+      scopes: ['query:execute'],
+      revokedAt: null,
+      expiresAt: null,
+    });
     expect(await store.findTokenByHash('ab'.repeat(32))).toEqual(t);
     expect(await store.findTokenByHash('cd'.repeat(32))).toBeNull();
     expect(await store.listTokens()).toEqual([t]);
@@ -77,7 +94,13 @@ export function metadataStoreConformance(open: () => Promise<MetadataAndCatalog>
 
   it('finds a credential: the token with its owner, in one read that sees later changes', async () => {
     const u = await store.createUser(alice);
-    const t = await store.createToken({ userId: u.id, hash: '12'.repeat(32), prefix: 'qk_c', scopes: ['indexes:read'], expiresAt: null });
+    const t = await store.createToken({
+      userId: u.id,
+      hash: '12'.repeat(32),
+      prefix: 'qk_c',
+      scopes: ['indexes:read'],
+      expiresAt: null,
+    });
     expect(await store.findCredential('12'.repeat(32))).toEqual({ token: t, owner: u });
     expect(await store.findCredential('34'.repeat(32))).toBeNull();
     await store.setUserStatus('alice', 'disabled');
@@ -85,12 +108,21 @@ export function metadataStoreConformance(open: () => Promise<MetadataAndCatalog>
     await store.revokeToken(t.id);
     expect((await store.findCredential('12'.repeat(32)))?.token.revokedAt).not.toBeNull();
     await store.deleteUser('alice');
-    expect(await store.findCredential('12'.repeat(32))).toEqual({ token: expect.objectContaining({ id: t.id }), owner: null });
+    expect(await store.findCredential('12'.repeat(32))).toEqual({
+      token: expect.objectContaining({ id: t.id }),
+      owner: null,
+    });
   });
 
   it('refuses a duplicate token hash', async () => {
     const u = await store.createUser(alice);
-    const token = { userId: u.id, hash: 'ef'.repeat(32), prefix: 'qk_x', scopes: [], expiresAt: '2030-01-01T00:00:00.000Z' };
+    const token = {
+      userId: u.id,
+      hash: 'ef'.repeat(32),
+      prefix: 'qk_x',
+      scopes: [],
+      expiresAt: '2030-01-01T00:00:00.000Z',
+    };
     await store.createToken(token);
     await expect(store.createToken(token)).rejects.toMatchObject({ code: 'CONFLICT' });
     expect((await store.listTokens()).length).toBe(1);
@@ -152,7 +184,10 @@ export function metadataStoreConformance(open: () => Promise<MetadataAndCatalog>
 
   it('grants one load lock per name and refuses a second holder, naming the first', async () => {
     const lock = await store.acquireLoadLock('movies', holder('a'), 60_000);
-    await expect(store.acquireLoadLock('movies', holder('b'), 60_000)).rejects.toMatchObject({ code: 'CONFLICT', detail: expect.stringMatching(/being loaded.*pid \d+/) });
+    await expect(store.acquireLoadLock('movies', holder('b'), 60_000)).rejects.toMatchObject({
+      code: 'CONFLICT',
+      detail: expect.stringMatching(/being loaded.*pid \d+/),
+    });
     // Another name is independent.
     const other = await store.acquireLoadLock('zoo', holder('b'), 60_000);
     await lock.renew();
@@ -163,9 +198,14 @@ export function metadataStoreConformance(open: () => Promise<MetadataAndCatalog>
   });
 
   it('lets exactly one of two racing acquirers win', async () => {
-    const results = await Promise.allSettled([store.acquireLoadLock('race', holder('a'), 60_000), store.acquireLoadLock('race', holder('b'), 60_000)]);
+    const results = await Promise.allSettled([
+      store.acquireLoadLock('race', holder('a'), 60_000),
+      store.acquireLoadLock('race', holder('b'), 60_000),
+    ]);
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
-    expect(results.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason.code)).toEqual(['CONFLICT']);
+    expect(results.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason.code)).toEqual(
+      ['CONFLICT'],
+    );
   });
 
   it('takes over a lock whose lease ran out; the old holder then cannot renew or release it', async () => {

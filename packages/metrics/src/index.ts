@@ -1,4 +1,13 @@
-import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type MetricObjectWithValues, type MetricValue } from 'prom-client';
+import {
+  AggregatorRegistry,
+  Counter,
+  Gauge,
+  Histogram,
+  Registry,
+  collectDefaultMetrics,
+  type MetricObjectWithValues,
+  type MetricValue,
+} from 'prom-client';
 
 export type MetricsSnapshot = MetricObjectWithValues<MetricValue<string>>[];
 
@@ -12,16 +21,67 @@ const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5
  */
 export class QuarryMetrics {
   readonly registry = new Registry();
-  readonly rpcRequests = new Counter({ name: 'quarry_rpc_requests_total', help: 'JSON-RPC calls by method and outcome code', labelNames: ['method', 'code'], registers: [this.registry] });
-  readonly rpcDuration = new Histogram({ name: 'quarry_rpc_duration_seconds', help: 'JSON-RPC call latency by method', labelNames: ['method'], buckets: LATENCY_BUCKETS, registers: [this.registry] });
-  readonly grpcCalls = new Counter({ name: 'quarry_grpc_server_calls_total', help: 'gRPC calls served, by rpc and status code', labelNames: ['rpc', 'code'], registers: [this.registry] });
-  readonly grpcDuration = new Histogram({ name: 'quarry_grpc_server_duration_seconds', help: 'gRPC call latency by rpc', labelNames: ['rpc'], buckets: LATENCY_BUCKETS, registers: [this.registry] });
-  readonly storeDuration = new Histogram({ name: 'quarry_store_operation_seconds', help: 'Store operation latency', labelNames: ['store', 'op'], buckets: LATENCY_BUCKETS, registers: [this.registry] });
-  readonly chartQueueJobs = new Gauge({ name: 'quarry_chart_queue_jobs', help: 'Chart jobs in the queue by state', labelNames: ['state'], registers: [this.registry] });
-  readonly chartRender = new Histogram({ name: 'quarry_chart_render_seconds', help: 'Chart render time in the worker', buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10], registers: [this.registry] });
-  readonly resultCacheBytes = new Gauge({ name: 'quarry_result_cache_bytes', help: 'Bytes held by the result cache (its entries as counted against QUARRY_CACHE_MB)', registers: [this.registry] });
-  readonly resultCacheEntries = new Gauge({ name: 'quarry_result_cache_entries', help: 'Entries in the result cache', registers: [this.registry] });
-  readonly resultCacheLookups = new Counter({ name: 'quarry_result_cache_lookups_total', help: 'Result cache lookups by outcome (hit or miss)', labelNames: ['outcome'], registers: [this.registry] });
+  readonly rpcRequests = new Counter({
+    name: 'quarry_rpc_requests_total',
+    help: 'JSON-RPC calls by method and outcome code',
+    labelNames: ['method', 'code'],
+    registers: [this.registry],
+  });
+  readonly rpcDuration = new Histogram({
+    name: 'quarry_rpc_duration_seconds',
+    help: 'JSON-RPC call latency by method',
+    labelNames: ['method'],
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+  readonly grpcCalls = new Counter({
+    name: 'quarry_grpc_server_calls_total',
+    help: 'gRPC calls served, by rpc and status code',
+    labelNames: ['rpc', 'code'],
+    registers: [this.registry],
+  });
+  readonly grpcDuration = new Histogram({
+    name: 'quarry_grpc_server_duration_seconds',
+    help: 'gRPC call latency by rpc',
+    labelNames: ['rpc'],
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+  readonly storeDuration = new Histogram({
+    name: 'quarry_store_operation_seconds',
+    help: 'Store operation latency',
+    labelNames: ['store', 'op'],
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+  readonly chartQueueJobs = new Gauge({
+    name: 'quarry_chart_queue_jobs',
+    help: 'Chart jobs in the queue by state',
+    labelNames: ['state'],
+    registers: [this.registry],
+  });
+  readonly chartRender = new Histogram({
+    name: 'quarry_chart_render_seconds',
+    help: 'Chart render time in the worker',
+    buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  });
+  readonly resultCacheBytes = new Gauge({
+    name: 'quarry_result_cache_bytes',
+    help: 'Bytes held by the result cache (its entries as counted against QUARRY_CACHE_MB)',
+    registers: [this.registry],
+  });
+  readonly resultCacheEntries = new Gauge({
+    name: 'quarry_result_cache_entries',
+    help: 'Entries in the result cache',
+    registers: [this.registry],
+  });
+  readonly resultCacheLookups = new Counter({
+    name: 'quarry_result_cache_lookups_total',
+    help: 'Result cache lookups by outcome (hit or miss)',
+    labelNames: ['outcome'],
+    registers: [this.registry],
+  });
 
   constructor(labels: Record<string, string> = {}) {
     this.registry.setDefaultLabels(labels);

@@ -37,7 +37,9 @@ export class CursorCodec {
     if (state.k !== kind) throw invalid();
     for (const [key, value] of Object.entries(bound)) {
       if (JSON.stringify(state[key]) !== JSON.stringify(value)) {
-        throw AppError.invalid(`cursor belongs to a different search: repeat the same ${key} with it, or start without a cursor`);
+        throw AppError.invalid(
+          `cursor belongs to a different search: repeat the same ${key} with it, or start without a cursor`,
+        );
       }
     }
     return state;

@@ -7,7 +7,11 @@ describe('parseDateValue', () => {
   it('holds exactly years 1 to 9999', () => {
     expect(iso(MIN_DATE_MS)).toBe('0001-01-01T00:00:00.000Z');
     expect(iso(MAX_DATE_MS)).toBe('+010000-01-01T00:00:00.000Z');
-    expect(parseDateValue('0001-01-01', NOW)).toEqual({ start: MIN_DATE_MS, end: MIN_DATE_MS + 86_400_000, precision: 'day' });
+    expect(parseDateValue('0001-01-01', NOW)).toEqual({
+      start: MIN_DATE_MS,
+      end: MIN_DATE_MS + 86_400_000,
+      precision: 'day',
+    });
     expect(parseDateValue('9999', NOW)).toMatchObject({ end: MAX_DATE_MS, precision: 'year' });
     expect(parseDateValue('9999-12-31T23:59:59.999', NOW)).toMatchObject({ end: MAX_DATE_MS, precision: 'instant' });
     expect(parseDateValue('0000', NOW)).toBe('out-of-range');
@@ -18,20 +22,25 @@ describe('parseDateValue', () => {
     const d = parseDateValue('0050-06-01', NOW);
     expect(d !== null && d !== 'out-of-range' && iso(d.start)).toBe('0050-06-01T00:00:00.000Z');
     const y = parseDateValue('0099', NOW);
-    expect(y !== null && y !== 'out-of-range' && [iso(y.start), iso(y.end)]).toEqual(['0099-01-01T00:00:00.000Z', '0100-01-01T00:00:00.000Z']);
+    expect(y !== null && y !== 'out-of-range' && [iso(y.start), iso(y.end)]).toEqual([
+      '0099-01-01T00:00:00.000Z',
+      '0100-01-01T00:00:00.000Z',
+    ]);
   });
 
-  it.each([
-    'NOW-99999999999YEARS',
-    'NOW+9999999999999999999999DAYS',
-    'TODAY+8000YEARS',
-    'NOW-2024YEARS',
-    'FIRST_DAY_OF_YEAR-99999999MONTHS',
-    `NOW+${'9'.repeat(400)}DAYS`,
-    // Out and back: with offsets this large the arithmetic is no longer exact, so it is refused on the way.
-    'NOW+100000000000DAYS-100000000000DAYS',
-    'NOW+300000YEARS-300000YEARS',
-  ].map((t) => [t.length > 40 ? `${t.slice(0, 30)}…` : t, t]))('refuses %s as outside the supported range', (_label, token) => {
+  it.each(
+    [
+      'NOW-99999999999YEARS',
+      'NOW+9999999999999999999999DAYS',
+      'TODAY+8000YEARS',
+      'NOW-2024YEARS',
+      'FIRST_DAY_OF_YEAR-99999999MONTHS',
+      `NOW+${'9'.repeat(400)}DAYS`,
+      // Out and back: with offsets this large the arithmetic is no longer exact, so it is refused on the way.
+      'NOW+100000000000DAYS-100000000000DAYS',
+      'NOW+300000YEARS-300000YEARS',
+    ].map((t) => [t.length > 40 ? `${t.slice(0, 30)}…` : t, t]),
+  )('refuses %s as outside the supported range', (_label, token) => {
     expect(parseDateValue(token, NOW)).toBe('out-of-range');
   });
 

@@ -52,18 +52,30 @@ const ISO = /^(\d{4})(?:[-/](\d{1,2})(?:[-/](\d{1,2})(?:[T ](\d{1,2}):(\d{2})(?:
 function parseIsoLike(text: string): DateValue | 'out-of-range' | null {
   const m = ISO.exec(text);
   if (!m) return null;
-  const [y, mo, d, h, mi, s, ms] = [m[1], m[2], m[3], m[4], m[5], m[6], m[7]].map((v) => (v === undefined ? undefined : Number(v)));
+  const [y, mo, d, h, mi, s, ms] = [m[1], m[2], m[3], m[4], m[5], m[6], m[7]].map((v) =>
+    v === undefined ? undefined : Number(v),
+  );
   if (mo !== undefined && (mo < 1 || mo > 12)) return null;
   if (d !== undefined && (d < 1 || d > 31)) return null;
   if (h !== undefined && (h > 23 || (mi ?? 0) > 59 || (s ?? 0) > 59)) return null;
-  const start = utc(y as number, (mo ?? 1) - 1, d ?? 1, h ?? 0, mi ?? 0, s ?? 0, ms === undefined ? 0 : Number(m[7]!.padEnd(3, '0')));
+  const start = utc(
+    y as number,
+    (mo ?? 1) - 1,
+    d ?? 1,
+    h ?? 0,
+    mi ?? 0,
+    s ?? 0,
+    ms === undefined ? 0 : Number(m[7]!.padEnd(3, '0')),
+  );
   // Reject dates that rolled over (2001-02-30).
   if (d !== undefined && new Date(start).getUTCDate() !== d) return null;
-  const precision: DatePrecision = h !== undefined ? 'instant' : d !== undefined ? 'day' : mo !== undefined ? 'month' : 'year';
+  const precision: DatePrecision =
+    h !== undefined ? 'instant' : d !== undefined ? 'day' : mo !== undefined ? 'month' : 'year';
   return checked(period(start, precision));
 }
 
-const TOKEN = /^(NOW|TODAY|YESTERDAY|TOMORROW|(FIRST|LAST)_DAY_OF_(WEEK|MONTH|QUARTER|YEAR))((?:[+-]\d+(?:SECOND|MINUTE|HOUR|DAY|WEEK|MONTH|YEAR)S?)*)$/i;
+const TOKEN =
+  /^(NOW|TODAY|YESTERDAY|TOMORROW|(FIRST|LAST)_DAY_OF_(WEEK|MONTH|QUARTER|YEAR))((?:[+-]\d+(?:SECOND|MINUTE|HOUR|DAY|WEEK|MONTH|YEAR)S?)*)$/i;
 const OFFSET = /([+-]\d+)(SECOND|MINUTE|HOUR|DAY|WEEK|MONTH|YEAR)S?/gi;
 
 function startOfDay(ms: number): number {

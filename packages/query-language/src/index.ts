@@ -1,5 +1,12 @@
 export * from './schema';
 export * from './query-node';
-export { parseQuery, checkQuerySyntax, countClauses, MAX_QUERY_DEPTH, MAX_QUERY_CLAUSES, type ParseOptions } from './parse-query';
+export {
+  parseQuery,
+  checkQuerySyntax,
+  countClauses,
+  MAX_QUERY_DEPTH,
+  MAX_QUERY_CLAUSES,
+  type ParseOptions,
+} from './parse-query';
 export { parseDateValue, MIN_DATE_MS, MAX_DATE_MS, type DateValue, type DatePrecision } from './date-values';
 export { mayRead, indexNotFound, restrictedQuery, type Reader } from './access';

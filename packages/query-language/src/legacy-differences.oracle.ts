@@ -23,7 +23,8 @@ export interface LegacyDifference {
 }
 
 const isBlank = (ch: string | undefined) => ch !== undefined && /\s/.test(ch);
-const isOperator = (t: Token | undefined): t is Extract<Token, { kind: 'word' }> => t?.kind === 'word' && t.operator !== null;
+const isOperator = (t: Token | undefined): t is Extract<Token, { kind: 'word' }> =>
+  t?.kind === 'word' && t.operator !== null;
 const wordEnd = (t: Extract<Token, { kind: 'word' }>) => t.at + (t.sign ? 1 : 0) + t.raw.length;
 
 type Op = { operator: string; at: number; end: number };
@@ -43,7 +44,11 @@ function operatorRuns(query: string, tokens: readonly Token[]): Run[] {
     const t = tokens[k];
     if (isOperator(t)) return { operator: t.operator as string, at: t.at, end: wordEnd(t) };
     // Not before "(Field Name):", which the old parser had already turned into a signed field.
-    const rewritten = t?.kind === 'sign' && t.sign === '-' && tokens[k + 1]?.kind === 'open' && (t.at === 0 || /[\s(]/.test(query[t.at - 1]));
+    const rewritten =
+      t?.kind === 'sign' &&
+      t.sign === '-' &&
+      tokens[k + 1]?.kind === 'open' &&
+      (t.at === 0 || /[\s(]/.test(query[t.at - 1]));
     return rewritten ? { operator: 'NOT', at: t.at, end: t.at + 1 } : null;
   };
   for (let i = 0; i < tokens.length; i++) {
@@ -83,27 +88,40 @@ export const LEGACY_DIFFERENCES: readonly LegacyDifference[] = [
         if (!run.some((t) => t.operator === 'NOT')) return false;
         if (leading) return !(run.length === 1);
         const [first, second] = run;
-        return !(run.length === 2 && (first.operator === 'AND' || first.operator === 'OR') && second.operator === 'NOT' && query.slice(first.end, second.at) === ' ');
+        return !(
+          run.length === 2 &&
+          (first.operator === 'AND' || first.operator === 'OR') &&
+          second.operator === 'NOT' &&
+          query.slice(first.end, second.at) === ' '
+        );
       }),
   },
   {
     name: 'several operator words at the start of a group',
     why: 'After a leading operator the old grammar took the next operator word for a search word (`NOT NOT a` searched for "not"); now a run of operators is read as operators.',
     example: 'AND OR Title:a',
-    applies: (query, tokens) => tokens !== null && operatorRuns(query, tokens).some(({ run, leading }) => leading && run.length > 1),
+    applies: (query, tokens) =>
+      tokens !== null && operatorRuns(query, tokens).some(({ run, leading }) => leading && run.length > 1),
   },
   {
     name: 'operator word glued to a parenthesis or a quote',
     why: 'The old grammar needed a blank after AND/OR/NOT/&&/||, so `a OR(b)` searched for the word "or" and `NOT(a)` for "not"; now ( ) and " end an operator word as a blank does.',
     example: 'Title:a OR(Title:b)',
-    applies: (query, tokens) => tokens !== null && tokens.some((t) => isOperator(t) && '()"'.includes(query[wordEnd(t)] ?? ' ')),
+    applies: (query, tokens) =>
+      tokens !== null && tokens.some((t) => isOperator(t) && '()"'.includes(query[wordEnd(t)] ?? ' ')),
   },
   {
     name: 'AND NOT / OR NOT glued to the next word',
     why: 'The old grammar matched "AND NOT" as one operator before checking the blank after it, so in `a AND NOTb` the AND became a search word; now AND is the operator and NOTb the word.',
     example: 'Title:a AND NOTb',
     applies: (query, tokens) =>
-      tokens !== null && tokens.some((t) => isOperator(t) && (t.operator === 'AND' || t.operator === 'OR') && /^ NOT[^\s]/.test(query.slice(wordEnd(t), wordEnd(t) + 5))),
+      tokens !== null &&
+      tokens.some(
+        (t) =>
+          isOperator(t) &&
+          (t.operator === 'AND' || t.operator === 'OR') &&
+          /^ NOT[^\s]/.test(query.slice(wordEnd(t), wordEnd(t) + 5)),
+      ),
   },
   {
     name: 'dangling operator before ")" or after ")" / a phrase at the end',
@@ -111,7 +129,9 @@ export const LEGACY_DIFFERENCES: readonly LegacyDifference[] = [
     example: '(Title:a AND )',
     applies: (query, tokens) =>
       tokens !== null &&
-      operatorRuns(query, tokens).some(({ run, next }) => next?.kind === 'close' || (next === undefined && !isBlank(query[run[0].at - 1]))),
+      operatorRuns(query, tokens).some(
+        ({ run, next }) => next?.kind === 'close' || (next === undefined && !isBlank(query[run[0].at - 1])),
+      ),
   },
   {
     name: '"!" negates',
@@ -145,7 +165,13 @@ export const LEGACY_DIFFERENCES: readonly LegacyDifference[] = [
       let inQuote = false;
       for (let i = 0; i < query.length; i++) {
         if (query[i] === '"' && query[i - 1] !== '\\') inQuote = !inQuote;
-        if (!inQuote && (query[i] === '-' || query[i] === '+') && query[i + 1] === '(' && (i === 0 || /[\s(]/.test(query[i - 1]))) rewritten.add(i);
+        if (
+          !inQuote &&
+          (query[i] === '-' || query[i] === '+') &&
+          query[i + 1] === '(' &&
+          (i === 0 || /[\s(]/.test(query[i - 1]))
+        )
+          rewritten.add(i);
       }
       const start = query.length - query.trimStart().length;
       return [...signs].some((at) => !rewritten.has(at) && at !== start) || [...rewritten].some((at) => !signs.has(at));
@@ -162,8 +188,12 @@ export const LEGACY_DIFFERENCES: readonly LegacyDifference[] = [
     why: 'The old parser rewrote "(name):" into "name:" everywhere, even glued to a word (`a(Title):b` became the field "aTitle"), inside phrases and inside ranges; now it is a field only where a term starts.',
     example: 'x(Title):a',
     applies: (query, tokens) => {
-      const fieldColons = new Set((tokens ?? []).filter((t) => t.kind === 'field').map((t) => (t as { colon: number }).colon));
-      const wordEnds = new Set((tokens ?? []).filter((t) => t.kind === 'word').map((t) => wordEnd(t as Extract<Token, { kind: 'word' }>)));
+      const fieldColons = new Set(
+        (tokens ?? []).filter((t) => t.kind === 'field').map((t) => (t as { colon: number }).colon),
+      );
+      const wordEnds = new Set(
+        (tokens ?? []).filter((t) => t.kind === 'word').map((t) => wordEnd(t as Extract<Token, { kind: 'word' }>)),
+      );
       for (const m of query.matchAll(/\(([^()":\\]+)\)(\s*):/g)) {
         if (!fieldColons.has(m.index + m[0].length - 1)) return true;
         // Glued to the word before it, the old rewrite made one field name of both.
@@ -176,7 +206,8 @@ export const LEGACY_DIFFERENCES: readonly LegacyDifference[] = [
     name: 'backslash before an ordinary character in a phrase',
     why: 'The old grammar refused `"C:\\Users"` (a backslash escapes only Lucene syntax characters); now such a backslash is part of the phrase, as it is in a word.',
     example: '"a\\b"',
-    applies: (_q, tokens) => tokens !== null && tokens.some((t) => t.kind === 'phrase' && /\\[^+\-!(){}[\]^"?:\\&|'/~* ]/.test(t.raw)),
+    applies: (_q, tokens) =>
+      tokens !== null && tokens.some((t) => t.kind === 'phrase' && /\\[^+\-!(){}[\]^"?:\\&|'/~* ]/.test(t.raw)),
   },
   {
     name: 'escaped blank before a final operator word',
@@ -196,4 +227,3 @@ export function legacyDifferenceOf(query: string, legacy: Outcome, current: Outc
   const tokens = lexForClassification(query);
   return LEGACY_DIFFERENCES.find((d) => d.applies(query, tokens, legacy, current));
 }
-

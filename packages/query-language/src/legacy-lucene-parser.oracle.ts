@@ -177,7 +177,8 @@ export function legacyParseQuery(query: string, opts: ParseOptions): QueryNode {
     throw syntaxError(pos(offset), found === undefined ? 'the query ends too early' : `unexpected "${found}"`);
   }
   const dangling = /(?:^|\s)(AND|OR|NOT|&&|\|\||!)\s*$/.exec(rw.text);
-  if (dangling) throw syntaxError(pos(dangling.index + dangling[0].indexOf(dangling[1])), `nothing follows ${dangling[1]}`);
+  if (dangling)
+    throw syntaxError(pos(dangling.index + dangling[0].indexOf(dangling[1])), `nothing follows ${dangling[1]}`);
 
   return new Compiler(new FieldResolver(opts.fields), opts.now, pos).node(ast, null);
 }
@@ -209,7 +210,12 @@ class Compiler {
       const joined: 'and' | 'or' = op.startsWith('OR') || op === '||' ? 'or' : 'and';
       const negate = op.endsWith(' NOT');
       const right: lucene.AstNode = cur.right;
-      const chainable = !isTerm(right) && !isRange(right) && right.operator && !right.parenthesized && !(right.field && right.field !== IMPLICIT);
+      const chainable =
+        !isTerm(right) &&
+        !isRange(right) &&
+        right.operator &&
+        !right.parenthesized &&
+        !(right.field && right.field !== IMPLICIT);
       if (chainable) {
         const b = right as lucene.BinaryNode;
         const head = this.node(b.left, field);
@@ -240,21 +246,35 @@ class Compiler {
   private term(n: lucene.TermNode, inherited: string | null): QueryNode {
     const at = n.termLocation.start.offset;
     if (n.regex) throw AppError.invalid(`Regular expressions are not supported (position ${this.pos(at) + 1})`);
-    if (n.similarity !== null && n.similarity !== undefined) throw AppError.invalid(`Fuzzy search (~) is not supported (position ${this.pos(at) + 1})`);
-    if (n.proximity !== null && n.proximity !== undefined) throw AppError.invalid(`Proximity search (~) is not supported (position ${this.pos(at) + 1})`);
+    if (n.similarity !== null && n.similarity !== undefined)
+      throw AppError.invalid(`Fuzzy search (~) is not supported (position ${this.pos(at) + 1})`);
+    if (n.proximity !== null && n.proximity !== undefined)
+      throw AppError.invalid(`Proximity search (~) is not supported (position ${this.pos(at) + 1})`);
     // The grammar leaves the +/- of `-Field:value` on the field name.
     const sign = /^[+-]/.exec(n.field)?.[0] ?? n.prefix;
     const rawField = n.field === IMPLICIT ? null : n.field.replace(/^[+-]/, '');
     const fieldName = rawField === null ? inherited : unescape(rawField);
-    const leaf = this.leaf(fieldName, n.quoted ? n.term : unescape(n.term), n.quoted, n.fieldLocation?.start.offset ?? at, at);
+    const leaf = this.leaf(
+      fieldName,
+      n.quoted ? n.term : unescape(n.term),
+      n.quoted,
+      n.fieldLocation?.start.offset ?? at,
+      at,
+    );
     return sign === '-' ? not(leaf) : leaf;
   }
 
   private leaf(fieldName: string | null, raw: string, quoted: boolean, fieldAt: number, at: number): QueryNode {
     if (fieldName === null) {
       if (!quoted && raw === '*') return { kind: 'all' };
-      if (!quoted && /^[<>]=?/.test(raw)) throw AppError.invalid(`A comparison needs a field, as in Field:${raw} (position ${this.pos(at) + 1})`);
-      return this.match(this.fields.textFields().map((f) => f.name), raw, quoted, at);
+      if (!quoted && /^[<>]=?/.test(raw))
+        throw AppError.invalid(`A comparison needs a field, as in Field:${raw} (position ${this.pos(at) + 1})`);
+      return this.match(
+        this.fields.textFields().map((f) => f.name),
+        raw,
+        quoted,
+        at,
+      );
     }
     const field = this.resolve(fieldName, fieldAt);
     if (!quoted && raw === '*') return { kind: 'exists', field: field.name, fieldType: field.type };
@@ -271,7 +291,10 @@ class Compiler {
     let text = raw;
     let prefix = false;
     if (!quoted) {
-      if (/[?]|\*(?=.)/.test(text)) throw AppError.invalid(`Wildcards are only supported at the end of a word, as in foo* (position ${this.pos(at) + 1})`);
+      if (/[?]|\*(?=.)/.test(text))
+        throw AppError.invalid(
+          `Wildcards are only supported at the end of a word, as in foo* (position ${this.pos(at) + 1})`,
+        );
       if (text.endsWith('*')) {
         prefix = true;
         text = text.slice(0, -1);
@@ -279,7 +302,10 @@ class Compiler {
     }
     const ws = words(text);
     if (ws.length === 0) {
-      if (prefix) return fields.length ? or(...fields.map((f) => ({ kind: 'exists', field: f, fieldType: 'string' }) as QueryNode)) : { kind: 'none' };
+      if (prefix)
+        return fields.length
+          ? or(...fields.map((f) => ({ kind: 'exists', field: f, fieldType: 'string' }) as QueryNode))
+          : { kind: 'none' };
       throw AppError.invalid(`"${raw}" has no letters or digits to search for (position ${this.pos(at) + 1})`);
     }
     if (fields.length === 0) return { kind: 'none' };
@@ -288,7 +314,9 @@ class Compiler {
 
   private literal(field: FieldDef, raw: string, at: number): Literal | { type: 'period'; start: number; end: number } {
     const bad = (what: string) =>
-      AppError.invalid(`Type mismatch at position ${this.pos(at) + 1}: field "${field.name}" is ${what}, but "${raw}" is not`);
+      AppError.invalid(
+        `Type mismatch at position ${this.pos(at) + 1}: field "${field.name}" is ${what}, but "${raw}" is not`,
+      );
     if (isNumeric(field.type)) {
       if (!/^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(raw.trim())) throw bad('a number');
       return { type: 'number', value: Number(raw) };
@@ -302,7 +330,9 @@ class Compiler {
     if (field.type === 'date') {
       const d = parseDateValue(raw, this.now);
       if (!d || d === 'out-of-range') throw bad('a date (2001-01-14, 2001-01-14T09:30, TODAY-7DAYS, ...)');
-      return d.precision === 'instant' ? { type: 'date', value: d.start } : { type: 'period', start: d.start, end: d.end };
+      return d.precision === 'instant'
+        ? { type: 'date', value: d.start }
+        : { type: 'period', start: d.start, end: d.end };
     }
     return { type: 'string', value: foldCase(raw) };
   }
@@ -334,7 +364,8 @@ class Compiler {
     const at = n.fieldLocation?.start.offset ?? 0;
     const sign = /^[+-]/.exec(n.field)?.[0];
     const name = n.field === IMPLICIT ? inherited : unescape(n.field.replace(/^[+-]/, ''));
-    if (name === null) throw AppError.invalid(`A range needs a field, as in Year:[1990 TO 2000] (position ${this.pos(at) + 1})`);
+    if (name === null)
+      throw AppError.invalid(`A range needs a field, as in Year:[1990 TO 2000] (position ${this.pos(at) + 1})`);
     const field = this.resolve(name, at);
     const lowInc = n.inclusive === 'both' || n.inclusive === 'left';
     const highInc = n.inclusive === 'both' || n.inclusive === 'right';

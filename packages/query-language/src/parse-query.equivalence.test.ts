@@ -1,7 +1,12 @@
 import fc from 'fast-check';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { LEGACY_DIFFERENCES, legacyDifferenceOf, lexForClassification, type Outcome } from './legacy-differences.oracle';
+import {
+  LEGACY_DIFFERENCES,
+  legacyDifferenceOf,
+  lexForClassification,
+  type Outcome,
+} from './legacy-differences.oracle';
 import { legacyParseQuery } from './legacy-lucene-parser.oracle';
 import { parseQuery } from './parse-query';
 import type { FieldDef } from './schema';
@@ -103,7 +108,14 @@ describe('the hand-written parser against the lucene-based one', () => {
   it('reads the query strings of the test suites', () => {
     expect(corpus.length).toBeGreaterThan(300);
     // Queries of the e2e tests, the realm test and this package's tests are all in.
-    expect(corpus).toEqual(expect.arrayContaining(['origin:(SFO OR LAX OR SEA)', '(Release Date):[1995-01-01 TO 1995-12-31]', ') OR (*', 'Title:a AND (Nope:x)']));
+    expect(corpus).toEqual(
+      expect.arrayContaining([
+        'origin:(SFO OR LAX OR SEA)',
+        '(Release Date):[1995-01-01 TO 1995-12-31]',
+        ') OR (*',
+        'Title:a AND (Nope:x)',
+      ]),
+    );
   });
 
   it('agrees on every string literal of tests/ and of this package tests, or shows a listed difference', () => {
@@ -171,9 +183,27 @@ describe('the hand-written parser against the lucene-based one', () => {
 
   // What the new parser makes of the examples above (the old results are the bugs described there).
   it.each([
-    ['Title:a NOT Title:b', { kind: 'and', children: [{ kind: 'match', words: ['a'] }, { kind: 'not', child: { words: ['b'] } }] }],
+    [
+      'Title:a NOT Title:b',
+      {
+        kind: 'and',
+        children: [
+          { kind: 'match', words: ['a'] },
+          { kind: 'not', child: { words: ['b'] } },
+        ],
+      },
+    ],
     ['Title:a AND  NOT Title:b', { kind: 'and', children: [{ kind: 'match' }, { kind: 'not' }] }],
-    ['Title:c -(Title:a)', { kind: 'and', children: [{ kind: 'match', words: ['c'] }, { kind: 'not', child: { words: ['a'] } }] }],
+    [
+      'Title:c -(Title:a)',
+      {
+        kind: 'and',
+        children: [
+          { kind: 'match', words: ['c'] },
+          { kind: 'not', child: { words: ['a'] } },
+        ],
+      },
+    ],
     ['NOT NOT Title:a', { kind: 'match', words: ['a'] }],
     ['AND OR Title:a', { kind: 'match', words: ['a'] }],
     ['Title:a OR(Title:b)', { kind: 'or' }],
@@ -199,7 +229,9 @@ describe('the hand-written parser against the lucene-based one', () => {
     ['(Title:a)AND', /position 10: nothing follows AND/],
     ['Year:1e999', /Number "1e999" at position 6 is outside the supported range/],
   ])('now refuses %s', (query, detail) => {
-    expect(() => parseQuery(query, { fields: FIELDS, now: NOW })).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT', detail: expect.stringMatching(detail) }));
+    expect(() => parseQuery(query, { fields: FIELDS, now: NOW })).toThrow(
+      expect.objectContaining({ code: 'INVALID_ARGUMENT', detail: expect.stringMatching(detail) }),
+    );
   });
 });
 
@@ -207,24 +239,93 @@ describe('the hand-written parser against the lucene-based one', () => {
 
 const blanks = fc.constantFrom(' ', '  ', '\t', '\n', ' \n ');
 /** Mostly valid pieces, sometimes one each parser must refuse. */
-const mostly = (valid: readonly string[], invalid: readonly string[]) => fc.oneof({ weight: 12, arbitrary: fc.constantFrom(...valid) }, { weight: 1, arbitrary: fc.constantFrom(...invalid) });
+const mostly = (valid: readonly string[], invalid: readonly string[]) =>
+  fc.oneof({ weight: 12, arbitrary: fc.constantFrom(...valid) }, { weight: 1, arbitrary: fc.constantFrom(...invalid) });
 const plainWord = mostly(
-  ['star', 'Wars', 'a', 'b1', 'x-y', "don't", "don\\'t", 'Año', '2001', '1.5', 'xNOT', 'and', 'or', 'TO', 'foo*', 'sta*', '*', '\\*', 'C\\:\\\\x', 'a\\ b', 'é', '&x', 'a&&b', 'a.b', 'x\\(y\\)'],
+  [
+    'star',
+    'Wars',
+    'a',
+    'b1',
+    'x-y',
+    "don't",
+    "don\\'t",
+    'Año',
+    '2001',
+    '1.5',
+    'xNOT',
+    'and',
+    'or',
+    'TO',
+    'foo*',
+    'sta*',
+    '*',
+    '\\*',
+    'C\\:\\\\x',
+    'a\\ b',
+    'é',
+    '&x',
+    'a&&b',
+    'a.b',
+    'x\\(y\\)',
+  ],
   ['f*o', 'x?', '-', '...', 'foo~', 'foo~0.8', '/re/', '>5'],
 );
 const signed = (arb: fc.Arbitrary<string>) => fc.tuple(fc.constantFrom('', '', '-', '+'), arb).map(([s, w]) => s + w);
 const modifiers = fc.constantFrom('', '', '', '^2', '^0.5', '^10');
 const wordTerm = fc.tuple(signed(plainWord), modifiers).map(([w, m]) => (/[~/]|^[-+]$/.test(w) ? w : w + m));
 const phrase = fc
-  .tuple(mostly(['"a b"', '"Star  Wars!"', '"x\\"y"', '"AND"', '"2001-01-14"', '"true"', '"(a OR b)"'], ['""', '"-"', '"a b"~2', '"*"']), fc.constantFrom('', '', '^2', '~0'))
+  .tuple(
+    mostly(
+      ['"a b"', '"Star  Wars!"', '"x\\"y"', '"AND"', '"2001-01-14"', '"true"', '"(a OR b)"'],
+      ['""', '"-"', '"a b"~2', '"*"'],
+    ),
+    fc.constantFrom('', '', '^2', '~0'),
+  )
   .map(([p, m]) => (p.includes('~') ? p : p + m));
 
 const valuesByField: Record<string, [string[], string[]]> = {
-  Title: [['wars', 'Star', 'sta*', '*', '>m', '[a TO m]', '[\\* TO m]', '{a:b TO *]', '"star wars"', '-wars', '+wars', '"a b"^2', 'AND', '"AND"'], ['?x', '-']],
+  Title: [
+    [
+      'wars',
+      'Star',
+      'sta*',
+      '*',
+      '>m',
+      '[a TO m]',
+      '[\\* TO m]',
+      '{a:b TO *]',
+      '"star wars"',
+      '-wars',
+      '+wars',
+      '"a b"^2',
+      'AND',
+      '"AND"',
+    ],
+    ['?x', '-'],
+  ],
   'Major Genre': [['drama', '"Black Comedy"', '*', 'com*'], ['!!']],
-  Year: [['1990', '-5', '1.5', '>=10', '<3', '[1 TO 5]', '{1 TO *]', '[* TO 5}', '[* TO *]', '1e3', '"1990"', '<=2001', '*'], ['abc', '"\\-5"', '[\\* TO 5]']],
+  Year: [
+    ['1990', '-5', '1.5', '>=10', '<3', '[1 TO 5]', '{1 TO *]', '[* TO 5}', '[* TO *]', '1e3', '"1990"', '<=2001', '*'],
+    ['abc', '"\\-5"', '[\\* TO 5]'],
+  ],
   Released: [
-    ['2001-01-14', '2001', '2001-02', '2001-01-14T09:30', '2001-01-14T09:30:15.5Z', 'TODAY-7DAYS', 'NOW', '>=FIRST_DAY_OF_MONTH', '<LAST_DAY_OF_YEAR', '[TODAY-7DAYS TO TODAY]', '[2001-01-01 TO *]', '{YESTERDAY TO TOMORROW}', '0050-06-01', '[2001-01-14T09:30 TO NOW]'],
+    [
+      '2001-01-14',
+      '2001',
+      '2001-02',
+      '2001-01-14T09:30',
+      '2001-01-14T09:30:15.5Z',
+      'TODAY-7DAYS',
+      'NOW',
+      '>=FIRST_DAY_OF_MONTH',
+      '<LAST_DAY_OF_YEAR',
+      '[TODAY-7DAYS TO TODAY]',
+      '[2001-01-01 TO *]',
+      '{YESTERDAY TO TOMORROW}',
+      '0050-06-01',
+      '[2001-01-14T09:30 TO NOW]',
+    ],
     ['yesterdayish', '2001-02-30', 'NOW-99999999999YEARS'],
   ],
   Active: [['true', 'no', 'YES', '0'], ['maybe']],
@@ -238,18 +339,36 @@ const fieldSpellings: Record<string, string[]> = {
   Active: ['Active'],
   Nope: ['Nope', '(No Such Field)'],
 };
-const fieldName = fc.oneof({ weight: 20, arbitrary: fc.constantFrom('Title', 'Major Genre', 'Year', 'Released', 'Active') }, { weight: 1, arbitrary: fc.constant('Nope') });
-const fieldValue = (f: string) => (valuesByField[f][0].length ? mostly(...valuesByField[f]) : fc.constantFrom(...valuesByField[f][1]));
+const fieldName = fc.oneof(
+  { weight: 20, arbitrary: fc.constantFrom('Title', 'Major Genre', 'Year', 'Released', 'Active') },
+  { weight: 1, arbitrary: fc.constant('Nope') },
+);
+const fieldValue = (f: string) =>
+  valuesByField[f][0].length ? mostly(...valuesByField[f]) : fc.constantFrom(...valuesByField[f][1]);
 const fieldTerm = fieldName.chain((f) =>
-  fc.tuple(fc.constantFrom(...fieldSpellings[f]), fc.constantFrom('', '', ' '), fieldValue(f), fc.constantFrom('', '', '-', '+')).map(
-    // A sign on the field only when the value has none (both signs counting is a listed difference).
-    ([spelled, gap, value, sign]) => (/^[-+]/.test(value) ? '' : sign) + `${spelled}:${gap}${value}`,
-  ),
+  fc
+    .tuple(
+      fc.constantFrom(...fieldSpellings[f]),
+      fc.constantFrom('', '', ' '),
+      fieldValue(f),
+      fc.constantFrom('', '', '-', '+'),
+    )
+    .map(
+      // A sign on the field only when the value has none (both signs counting is a listed difference).
+      ([spelled, gap, value, sign]) => (/^[-+]/.test(value) ? '' : sign) + `${spelled}:${gap}${value}`,
+    ),
 );
 const fieldGroup = fieldName.chain((f) =>
   fc
     // Inside a group a bare AND is an operator (the old parser's reading of `Title:(AND)` is a listed difference).
-    .tuple(fc.constantFrom(...fieldSpellings[f]), fc.array(fieldValue(f).filter((v) => v !== 'AND'), { minLength: 1, maxLength: 3 }), fc.constantFrom(' ', ' OR ', ' AND ', ' || '))
+    .tuple(
+      fc.constantFrom(...fieldSpellings[f]),
+      fc.array(
+        fieldValue(f).filter((v) => v !== 'AND'),
+        { minLength: 1, maxLength: 3 },
+      ),
+      fc.constantFrom(' ', ' OR ', ' AND ', ' || '),
+    )
     .map(([spelled, values, join]) => `${spelled}:(${values.join(join)})`),
 );
 
@@ -266,11 +385,18 @@ function sequence(depth: number): fc.Arbitrary<string> {
           { weight: 1, arbitrary: fieldGroup.map((text) => ({ text, negGroup: false })) },
           {
             weight: 1,
-            arbitrary: fc.tuple(fc.constantFrom('', '-', '+'), sequence(depth - 1)).map(([sign, inner]) => ({ text: `${sign}(${inner})`, negGroup: sign === '-' })),
+            arbitrary: fc
+              .tuple(fc.constantFrom('', '-', '+'), sequence(depth - 1))
+              .map(([sign, inner]) => ({ text: `${sign}(${inner})`, negGroup: sign === '-' })),
           },
         );
   return fc
-    .tuple(fc.constantFrom('', '', '', 'NOT ', 'AND ', 'OR '), operand, fc.array(fc.tuple(fc.constantFrom(...JOINS), operand), { maxLength: 3 }), fc.option(blanks))
+    .tuple(
+      fc.constantFrom('', '', '', 'NOT ', 'AND ', 'OR '),
+      operand,
+      fc.array(fc.tuple(fc.constantFrom(...JOINS), operand), { maxLength: 3 }),
+      fc.option(blanks),
+    )
     .map(([lead, first, rest, pad]) => {
       // The old parser read -( as NOT ( and honoured that NOT only at the very start of a group or as
       // " AND NOT " / " OR NOT ": elsewhere it is a listed difference.
@@ -283,8 +409,74 @@ function sequence(depth: number): fc.Arbitrary<string> {
 const grammarQuery = sequence(2);
 
 const SOUP = [
-  'a', 'b', 'Title', 'Year', '1', '2001', ' ', ' ', ' ', '  ', '\t', '\n', '(', ')', '"', '\\', '-', '+', '!', '*', ':', '[', ']', '{', '}', '~', '^', '/',
-  'AND', 'OR', 'NOT', '&&', '||', 'TO', '>', '<=', '.', '?', ' AND ', ' OR ', ' NOT ', '(Major Genre)', 'Title:', 'Year:', 'Released:', 'Active:',
-  '[1 TO 2]', '{a TO *]', '[* TO 2001-01-14}', '[NOW-1DAY TO NOW]', '"a b"', '"a\\"b"', '^2', '^0.5', '^1.5', '~0.5', '~2', 'NOW-1DAY', '2001-01-14T09:30',
-  'true', '1e999', '-(', '+(', '!(', '(Title):', '(Year) :', '\\ ', '\\:', '\\(', '\\*',
+  'a',
+  'b',
+  'Title',
+  'Year',
+  '1',
+  '2001',
+  ' ',
+  ' ',
+  ' ',
+  '  ',
+  '\t',
+  '\n',
+  '(',
+  ')',
+  '"',
+  '\\',
+  '-',
+  '+',
+  '!',
+  '*',
+  ':',
+  '[',
+  ']',
+  '{',
+  '}',
+  '~',
+  '^',
+  '/',
+  'AND',
+  'OR',
+  'NOT',
+  '&&',
+  '||',
+  'TO',
+  '>',
+  '<=',
+  '.',
+  '?',
+  ' AND ',
+  ' OR ',
+  ' NOT ',
+  '(Major Genre)',
+  'Title:',
+  'Year:',
+  'Released:',
+  'Active:',
+  '[1 TO 2]',
+  '{a TO *]',
+  '[* TO 2001-01-14}',
+  '[NOW-1DAY TO NOW]',
+  '"a b"',
+  '"a\\"b"',
+  '^2',
+  '^0.5',
+  '^1.5',
+  '~0.5',
+  '~2',
+  'NOW-1DAY',
+  '2001-01-14T09:30',
+  'true',
+  '1e999',
+  '-(',
+  '+(',
+  '!(',
+  '(Title):',
+  '(Year) :',
+  '\\ ',
+  '\\:',
+  '\\(',
+  '\\*',
 ];

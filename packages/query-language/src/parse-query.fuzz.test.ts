@@ -82,29 +82,120 @@ function expectWellBehaved(query: string): 'node' | 'refused' {
 }
 
 const PIECES = [
-  'a', 'Title', 'Major Genre', '(Major Genre)', 'Year:', 'Released:', 'Active:', 'Rating:', ':', ' ', ' ', '\t', '\n', '(', ')', '"', '\\', '-', '+', '!', '*', '?',
-  '[', ']', '{', '}', '~', '^', '/', 'AND', 'OR', 'NOT', '&&', '||', 'TO', ' TO ', '>', '>=', '<=', '1', '2001-01-14', 'NOW-1DAY', 'TODAY+99999999999YEARS',
-  '1e999', '^1.5', '~0', '"a b"', '[1 TO 2]', '{a TO *]', '-(', '!(', 'NOT (', ' OR ', '\\ ', '\\(', 'é', '\u00a0', '\u2028', '😀',
+  'a',
+  'Title',
+  'Major Genre',
+  '(Major Genre)',
+  'Year:',
+  'Released:',
+  'Active:',
+  'Rating:',
+  ':',
+  ' ',
+  ' ',
+  '\t',
+  '\n',
+  '(',
+  ')',
+  '"',
+  '\\',
+  '-',
+  '+',
+  '!',
+  '*',
+  '?',
+  '[',
+  ']',
+  '{',
+  '}',
+  '~',
+  '^',
+  '/',
+  'AND',
+  'OR',
+  'NOT',
+  '&&',
+  '||',
+  'TO',
+  ' TO ',
+  '>',
+  '>=',
+  '<=',
+  '1',
+  '2001-01-14',
+  'NOW-1DAY',
+  'TODAY+99999999999YEARS',
+  '1e999',
+  '^1.5',
+  '~0',
+  '"a b"',
+  '[1 TO 2]',
+  '{a TO *]',
+  '-(',
+  '!(',
+  'NOT (',
+  ' OR ',
+  '\\ ',
+  '\\(',
+  'é',
+  '\u00a0',
+  '\u2028',
+  '😀',
 ];
-const soup = (maxPieces: number) => fc.array(fc.constantFrom(...PIECES), { maxLength: maxPieces, size: 'max' }).map((p) => p.join('').slice(0, MAX_LENGTH));
+const soup = (maxPieces: number) =>
+  fc
+    .array(fc.constantFrom(...PIECES), { maxLength: maxPieces, size: 'max' })
+    .map((p) => p.join('').slice(0, MAX_LENGTH));
 const word = fc.constantFrom('a', 'Title:x', 'Year:1', '"a b"', '-a', 'Released:[NOW TO *]', '(a)');
 
 const adversarial: Array<[string, fc.Arbitrary<string>]> = [
   ['any characters', fc.string({ maxLength: MAX_LENGTH, unit: 'binary', size: 'max' })],
   ['query syntax soup', soup(3000)],
-  ['nested unclosed groups', fc.tuple(fc.integer({ min: 1, max: 5000 }), fc.constantFrom('(', 'a:(', '-(', '(Title):(', 'NOT (')).map(([n, open]) => open.repeat(n).slice(0, MAX_LENGTH - 1) + 'x')],
-  ['nested closed groups', fc.tuple(fc.integer({ min: 1, max: 60 }), fc.constantFrom('(', 'NOT (', '-(', 'Title:('), soup(20)).map(([n, open, inner]) => open.repeat(n) + inner + ')'.repeat(n))],
-  ['NOT chains', fc.tuple(fc.integer({ min: 1, max: 2400 }), fc.constantFrom('NOT ', '! ', '-', '!', 'AND NOT ')).map(([n, not]) => (not.repeat(n) + 'x').slice(-MAX_LENGTH))],
+  [
+    'nested unclosed groups',
+    fc
+      .tuple(fc.integer({ min: 1, max: 5000 }), fc.constantFrom('(', 'a:(', '-(', '(Title):(', 'NOT ('))
+      .map(([n, open]) => open.repeat(n).slice(0, MAX_LENGTH - 1) + 'x'),
+  ],
+  [
+    'nested closed groups',
+    fc
+      .tuple(fc.integer({ min: 1, max: 60 }), fc.constantFrom('(', 'NOT (', '-(', 'Title:('), soup(20))
+      .map(([n, open, inner]) => open.repeat(n) + inner + ')'.repeat(n)),
+  ],
+  [
+    'NOT chains',
+    fc
+      .tuple(fc.integer({ min: 1, max: 2400 }), fc.constantFrom('NOT ', '! ', '-', '!', 'AND NOT '))
+      .map(([n, not]) => (not.repeat(n) + 'x').slice(-MAX_LENGTH)),
+  ],
   ['long OR chains', fc.array(word, { maxLength: 1500, size: 'max' }).map((w) => w.join(' OR ').slice(0, MAX_LENGTH))],
-  ['deep ranges', fc.tuple(fc.integer({ min: 1, max: 4000 }), fc.constantFrom('[', '{', 'Year:[', '[1 TO ', '[* TO [')).map(([n, open]) => open.repeat(n).slice(0, MAX_LENGTH))],
-  ['quotes and escapes', fc.array(fc.constantFrom('"', '\\', '\\"', 'a', ' ', '(', ')', ':'), { maxLength: 5000, size: 'max' }).map((p) => p.join('').slice(0, MAX_LENGTH))],
-  ['10,000 characters', fc.tuple(soup(40), fc.constantFrom(...PIECES)).map(([head, filler]) => (head + filler.repeat(MAX_LENGTH)).slice(0, MAX_LENGTH))],
+  [
+    'deep ranges',
+    fc
+      .tuple(fc.integer({ min: 1, max: 4000 }), fc.constantFrom('[', '{', 'Year:[', '[1 TO ', '[* TO ['))
+      .map(([n, open]) => open.repeat(n).slice(0, MAX_LENGTH)),
+  ],
+  [
+    'quotes and escapes',
+    fc
+      .array(fc.constantFrom('"', '\\', '\\"', 'a', ' ', '(', ')', ':'), { maxLength: 5000, size: 'max' })
+      .map((p) => p.join('').slice(0, MAX_LENGTH)),
+  ],
+  [
+    '10,000 characters',
+    fc
+      .tuple(soup(40), fc.constantFrom(...PIECES))
+      .map(([head, filler]) => (head + filler.repeat(MAX_LENGTH)).slice(0, MAX_LENGTH)),
+  ],
 ];
 
 describe('parseQuery and checkQuerySyntax on hostile input', () => {
   beforeAll(() => {
     // The first calls pay for compiling the code, which no input should be blamed for.
-    for (let i = 0; i < 50; i++) for (const q of ['a OR (b AND Title:c)', 'Year:[1 TO 2] -"x"', '((a', 'x'.repeat(MAX_LENGTH)]) outcome(() => parseQuery(q, { fields, now: NOW }), q);
+    for (let i = 0; i < 50; i++)
+      for (const q of ['a OR (b AND Title:c)', 'Year:[1 TO 2] -"x"', '((a', 'x'.repeat(MAX_LENGTH)])
+        outcome(() => parseQuery(q, { fields, now: NOW }), q);
   });
 
   it.each(adversarial)('%s: a QueryNode or a 400 naming a position, within 50 ms', (name, arb) => {
@@ -126,7 +217,9 @@ describe('parseQuery and checkQuerySyntax on hostile input', () => {
     for (const query of ['NOT ('.repeat(n) + 'x', 'NOT ( '.repeat(n) + 'x']) {
       expect(expectWellBehaved(query)).toBe('refused');
       const open = n > 32 ? 'parentheses nest deeper than 32 levels' : '"(" is never closed';
-      expect(() => parseQuery(query, { fields, now: NOW })).toThrow(expect.objectContaining({ detail: expect.stringContaining(open) }));
+      expect(() => parseQuery(query, { fields, now: NOW })).toThrow(
+        expect.objectContaining({ detail: expect.stringContaining(open) }),
+      );
     }
   });
 
@@ -134,18 +227,27 @@ describe('parseQuery and checkQuerySyntax on hostile input', () => {
     const query = 'NOT ('.repeat(32) + 'Title:x' + ')'.repeat(32);
     expect(expectWellBehaved(query)).toBe('node');
     // An even number of NOTs cancels out.
-    expect(parseQuery(query, { fields, now: NOW })).toEqual({ kind: 'match', fields: ['Title'], words: ['x'], prefix: false });
+    expect(parseQuery(query, { fields, now: NOW })).toEqual({
+      kind: 'match',
+      fields: ['Title'],
+      words: ['x'],
+      prefix: false,
+    });
   });
 
   it('compiles a 10,000-character OR chain within budget, within the clause limit', () => {
     // Named fields: one test per term, under the 1024-clause limit.
-    const query = Array.from({ length: 1000 }, (_, i) => `Title:t${i}`).join(' OR ').slice(0, MAX_LENGTH);
+    const query = Array.from({ length: 1000 }, (_, i) => `Title:t${i}`)
+      .join(' OR ')
+      .slice(0, MAX_LENGTH);
     expect(expectWellBehaved(query)).toBe('node');
     expect(parseQuery(query, { fields, now: NOW })).toMatchObject({ kind: 'or' });
   });
 
   it('refuses, within budget, a 10,000-character chain of bare words beyond the clause limit', () => {
-    const query = Array.from({ length: 1250 }, (_, i) => `t${i}`).join(' OR ').slice(0, MAX_LENGTH);
+    const query = Array.from({ length: 1250 }, (_, i) => `t${i}`)
+      .join(' OR ')
+      .slice(0, MAX_LENGTH);
     expect(expectWellBehaved(query)).toBe('refused');
   });
 
@@ -153,7 +255,10 @@ describe('parseQuery and checkQuerySyntax on hostile input', () => {
     const query = '(Released):[NOW-99999999999YEARS TO NOW]';
     expect(expectWellBehaved(query)).toBe('refused');
     expect(() => parseQuery(query, { fields, now: NOW })).toThrow(
-      expect.objectContaining({ code: 'INVALID_ARGUMENT', detail: 'Date "NOW-99999999999YEARS" at position 13 is outside the supported range (years 1-9999)' }),
+      expect.objectContaining({
+        code: 'INVALID_ARGUMENT',
+        detail: 'Date "NOW-99999999999YEARS" at position 13 is outside the supported range (years 1-9999)',
+      }),
     );
   });
 });

@@ -21,14 +21,25 @@ describe('parseQuery', () => {
 
   it('matches bare words in every text field, lower-cased and split into words', () => {
     expect(p('Star')).toEqual({ kind: 'match', fields: ['Title', 'Major Genre'], words: ['star'], prefix: false });
-    expect(p('"Star  Wars!"')).toEqual({ kind: 'match', fields: ['Title', 'Major Genre'], words: ['star', 'wars'], prefix: false });
+    expect(p('"Star  Wars!"')).toEqual({
+      kind: 'match',
+      fields: ['Title', 'Major Genre'],
+      words: ['star', 'wars'],
+      prefix: false,
+    });
     expect(p('sta*')).toMatchObject({ kind: 'match', words: ['sta'], prefix: true });
   });
 
   it('resolves fields case-insensitively and with spaces and symbols', () => {
     expect(p('title:wars')).toMatchObject({ kind: 'match', fields: ['Title'] });
     expect(p('(Major Genre):drama')).toMatchObject({ kind: 'match', fields: ['Major Genre'], words: ['drama'] });
-    expect(p('(Cost Total $):>10')).toEqual({ kind: 'compare', field: 'Cost Total $', fieldType: 'number', op: 'gt', value: { type: 'number', value: 10 } });
+    expect(p('(Cost Total $):>10')).toEqual({
+      kind: 'compare',
+      field: 'Cost Total $',
+      fieldType: 'number',
+      op: 'gt',
+      value: { type: 'number', value: 10 },
+    });
     expect(p('Major\\ Genre:drama')).toMatchObject({ fields: ['Major Genre'] });
   });
 
@@ -48,15 +59,23 @@ describe('parseQuery', () => {
   it('turns day-precision dates and tokens into whole-day bounds', () => {
     expect(p('Released:2001-01-14')).toMatchObject({
       kind: 'and',
-      children: [{ op: 'gte', value: { value: day(2001, 1, 14) } }, { op: 'lt', value: { value: day(2001, 1, 15) } }],
+      children: [
+        { op: 'gte', value: { value: day(2001, 1, 14) } },
+        { op: 'lt', value: { value: day(2001, 1, 15) } },
+      ],
     });
     expect(p('Released:[TODAY-7DAYS TO TODAY]')).toMatchObject({
-      children: [{ op: 'gte', value: { value: day(2024, 5, 8) } }, { op: 'lt', value: { value: day(2024, 5, 16) } }],
+      children: [
+        { op: 'gte', value: { value: day(2024, 5, 8) } },
+        { op: 'lt', value: { value: day(2024, 5, 16) } },
+      ],
     });
     expect(p('Released:>=FIRST_DAY_OF_MONTH')).toMatchObject({ op: 'gte', value: { value: day(2024, 5, 1) } });
     expect(p('Released:<=LAST_DAY_OF_YEAR')).toMatchObject({ op: 'lt', value: { value: day(2025, 1, 1) } });
     expect(p('Released:<NOW')).toMatchObject({ op: 'lt', value: { value: NOW } });
-    expect(p('Released:2001')).toMatchObject({ children: [{ value: { value: day(2001, 1, 1) } }, { value: { value: day(2002, 1, 1) } }] });
+    expect(p('Released:2001')).toMatchObject({
+      children: [{ value: { value: day(2001, 1, 1) } }, { value: { value: day(2002, 1, 1) } }],
+    });
   });
 
   it('applies NOT > AND > OR whatever the grammar nests', () => {
@@ -67,7 +86,10 @@ describe('parseQuery', () => {
     expect(p('-Title:a Title:b')).toMatchObject({ kind: 'and', children: [{ kind: 'not' }, { kind: 'match' }] });
     expect(p('Title:a OR NOT Title:b')).toMatchObject({ kind: 'or', children: [{ kind: 'match' }, { kind: 'not' }] });
     expect(p('+Title:a +Title:b')).toMatchObject({ kind: 'and' });
-    expect(p('-(Title:a OR Title:b) Title:c')).toMatchObject({ kind: 'and', children: [{ kind: 'not', child: { kind: 'or' } }, { kind: 'match' }] });
+    expect(p('-(Title:a OR Title:b) Title:c')).toMatchObject({
+      kind: 'and',
+      children: [{ kind: 'not', child: { kind: 'or' } }, { kind: 'match' }],
+    });
     expect(p('-Year:[1 TO 2]')).toMatchObject({ kind: 'not', child: { kind: 'and' } });
     expect(p('Title:(a OR b)')).toMatchObject({ kind: 'or', children: [{ fields: ['Title'] }, { fields: ['Title'] }] });
   });
@@ -85,9 +107,11 @@ describe('parseQuery', () => {
     ['Title:/re/', /Regular expressions/],
     ['foo~', /Fuzzy/],
     ['[1 TO 2]', /A range needs a field/],
-    ['(' .repeat(200) + 'a' + ')'.repeat(200), /nest deeper than 32/],
+    ['('.repeat(200) + 'a' + ')'.repeat(200), /nest deeper than 32/],
   ])('refuses %s with a clear 400', (q, msg) => {
-    expect(() => p(q)).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT', detail: expect.stringMatching(msg) }));
+    expect(() => p(q)).toThrow(
+      expect.objectContaining({ code: 'INVALID_ARGUMENT', detail: expect.stringMatching(msg) }),
+    );
   });
 });
 
@@ -100,17 +124,37 @@ describe('parseDeclaredType', () => {
   });
 });
 
-const refusal = (detail: string | RegExp) => expect.objectContaining({ code: 'INVALID_ARGUMENT', detail: typeof detail === 'string' ? detail : expect.stringMatching(detail) });
+const refusal = (detail: string | RegExp) =>
+  expect.objectContaining({
+    code: 'INVALID_ARGUMENT',
+    detail: typeof detail === 'string' ? detail : expect.stringMatching(detail),
+  });
 const title = (w: string) => ({ kind: 'match', fields: ['Title'], words: [w], prefix: false });
 
 describe('parseQuery: operators', () => {
   it('negates with every spelling of NOT, wherever it stands', () => {
     const aNotB = { kind: 'and', children: [title('a'), { kind: 'not', child: title('b') }] };
-    for (const q of ['Title:a NOT Title:b', 'Title:a AND NOT Title:b', 'Title:a AND  NOT Title:b', 'Title:a && NOT Title:b', 'Title:a\nAND\tNOT Title:b', 'Title:a -Title:b', 'Title:a -(Title:b)', 'Title:a !Title:b', 'Title:a NOT(Title:b)']) {
+    for (const q of [
+      'Title:a NOT Title:b',
+      'Title:a AND NOT Title:b',
+      'Title:a AND  NOT Title:b',
+      'Title:a && NOT Title:b',
+      'Title:a\nAND\tNOT Title:b',
+      'Title:a -Title:b',
+      'Title:a -(Title:b)',
+      'Title:a !Title:b',
+      'Title:a NOT(Title:b)',
+    ]) {
       expect({ q, node: p(q) }).toEqual({ q, node: aNotB });
     }
-    expect(p('Title:a OR NOT Title:b')).toEqual({ kind: 'or', children: [title('a'), { kind: 'not', child: title('b') }] });
-    expect(p('Title:a || !Title:b')).toEqual({ kind: 'or', children: [title('a'), { kind: 'not', child: title('b') }] });
+    expect(p('Title:a OR NOT Title:b')).toEqual({
+      kind: 'or',
+      children: [title('a'), { kind: 'not', child: title('b') }],
+    });
+    expect(p('Title:a || !Title:b')).toEqual({
+      kind: 'or',
+      children: [title('a'), { kind: 'not', child: title('b') }],
+    });
   });
 
   it('cancels NOTs in pairs and ignores a leading AND or OR', () => {
@@ -159,7 +203,16 @@ describe('parseQuery: signs and fields', () => {
     expect(p('Title:-(a)')).toEqual({ kind: 'not', child: title('a') });
     expect(p('Title:(a (b OR Year:1))')).toEqual({
       kind: 'and',
-      children: [title('a'), { kind: 'or', children: [title('b'), { kind: 'compare', field: 'Year', fieldType: 'integer', op: 'eq', value: { type: 'number', value: 1 } }] }],
+      children: [
+        title('a'),
+        {
+          kind: 'or',
+          children: [
+            title('b'),
+            { kind: 'compare', field: 'Year', fieldType: 'integer', op: 'eq', value: { type: 'number', value: 1 } },
+          ],
+        },
+      ],
     });
     expect(p('Year:([1 TO 2] OR >5)')).toMatchObject({ kind: 'or', children: [{ kind: 'and' }, { op: 'gt' }] });
   });
@@ -179,12 +232,16 @@ describe('parseQuery: signs and fields', () => {
   });
 
   it('refuses a range or a comparison without a field, naming where it is', () => {
-    expect(() => p('Title:a [1 TO 2]')).toThrow(refusal('A range needs a field, as in Year:[1990 TO 2000] (position 9)'));
+    expect(() => p('Title:a [1 TO 2]')).toThrow(
+      refusal('A range needs a field, as in Year:[1990 TO 2000] (position 9)'),
+    );
     expect(() => p('Title:a >5')).toThrow(refusal('A comparison needs a field, as in "Field:>5" (position 9)'));
   });
 
   it('names the range bound that does not fit the field', () => {
-    expect(() => p('Year:[1 TO x]')).toThrow(refusal('Type mismatch at position 12: field "Year" is a number, but "x" is not'));
+    expect(() => p('Year:[1 TO x]')).toThrow(
+      refusal('Type mismatch at position 12: field "Year" is a number, but "x" is not'),
+    );
   });
 });
 
@@ -193,9 +250,18 @@ describe('parseQuery: values the engines cannot hold', () => {
     ['Year:1e999', 'Number "1e999" at position 6 is outside the supported range'],
     ['Year:>-1e400', 'Number "-1e400" at position 6 is outside the supported range'],
     ['Year:[1 TO 1e999]', 'Number "1e999" at position 12 is outside the supported range'],
-    ['(Cost Total $):' + '9'.repeat(400), /^Number "9{100}…" \(400 characters\) at position 16 is outside the supported range$/],
-    ['Released:[NOW-99999999999YEARS TO NOW]', 'Date "NOW-99999999999YEARS" at position 11 is outside the supported range (years 1-9999)'],
-    ['Released:NOW+9999999999999999999999DAYS', 'Date "NOW+9999999999999999999999DAYS" at position 10 is outside the supported range (years 1-9999)'],
+    [
+      '(Cost Total $):' + '9'.repeat(400),
+      /^Number "9{100}…" \(400 characters\) at position 16 is outside the supported range$/,
+    ],
+    [
+      'Released:[NOW-99999999999YEARS TO NOW]',
+      'Date "NOW-99999999999YEARS" at position 11 is outside the supported range (years 1-9999)',
+    ],
+    [
+      'Released:NOW+9999999999999999999999DAYS',
+      'Date "NOW+9999999999999999999999DAYS" at position 10 is outside the supported range (years 1-9999)',
+    ],
     ['Released:>0000-01-01', 'Date "0000-01-01" at position 10 is outside the supported range (years 1-9999)'],
   ])('refuses %s', (q, detail) => {
     expect(() => p(q)).toThrow(refusal(detail));
@@ -205,7 +271,10 @@ describe('parseQuery: values the engines cannot hold', () => {
     expect(p('Year:1e-999')).toMatchObject({ value: { type: 'number', value: 0 } });
     expect(p('Released:[0001-01-01 TO 9999-12-31]')).toMatchObject({
       kind: 'and',
-      children: [{ op: 'gte', value: { value: Date.parse('0001-01-01T00:00:00Z') } }, { op: 'lt', value: { value: Date.parse('+010000-01-01T00:00:00Z') } }],
+      children: [
+        { op: 'gte', value: { value: Date.parse('0001-01-01T00:00:00Z') } },
+        { op: 'lt', value: { value: Date.parse('+010000-01-01T00:00:00Z') } },
+      ],
     });
   });
 });
@@ -215,10 +284,26 @@ describe('parseQuery: details quote user text cut to 100 characters', () => {
 
   it.each([
     ['an unknown field of 900 KB', `${huge}:a`, /^Unknown field "x{100}…" \(921600 characters\) at position 1$/],
-    ['a type mismatch', `Year:${huge}`, /^Type mismatch at position 6: field "Year" is a number, but "x{100}…" \(921600 characters\) is not$/],
-    ['a value with nothing to search for', `Title:"${'!'.repeat(5000)}"`, /^"!{100}…" \(5000 characters\) has no letters or digits to search for \(position 7\)$/],
-    ['a field name where a value belongs', `${huge}:Title:a`, /^Query syntax error at position 921602: a value must follow "x{100}…" \(921601 characters\)$/],
-    ['a comparison without a field', `>${huge}`, /^A comparison needs a field, as in "Field:>x{93}…" \(921607 characters\) \(position 1\)$/],
+    [
+      'a type mismatch',
+      `Year:${huge}`,
+      /^Type mismatch at position 6: field "Year" is a number, but "x{100}…" \(921600 characters\) is not$/,
+    ],
+    [
+      'a value with nothing to search for',
+      `Title:"${'!'.repeat(5000)}"`,
+      /^"!{100}…" \(5000 characters\) has no letters or digits to search for \(position 7\)$/,
+    ],
+    [
+      'a field name where a value belongs',
+      `${huge}:Title:a`,
+      /^Query syntax error at position 921602: a value must follow "x{100}…" \(921601 characters\)$/,
+    ],
+    [
+      'a comparison without a field',
+      `>${huge}`,
+      /^A comparison needs a field, as in "Field:>x{93}…" \(921607 characters\) \(position 1\)$/,
+    ],
   ])('%s', (_what, q, detail) => {
     let thrown: unknown;
     try {
@@ -264,10 +349,15 @@ describe('the clause limit', () => {
     // 2 text fields: 512 bare words are 1024 tests, 513 are one too many.
     expect(() => p(Array.from({ length: 512 }, (_, i) => `w${i}`).join(' OR '))).not.toThrow();
     expect(() => p(Array.from({ length: 513 }, (_, i) => `w${i}`).join(' OR '))).toThrow(
-      expect.objectContaining({ code: 'INVALID_ARGUMENT', detail: expect.stringMatching(/needs 1026 field tests.*at most 1024/) }),
+      expect.objectContaining({
+        code: 'INVALID_ARGUMENT',
+        detail: expect.stringMatching(/needs 1026 field tests.*at most 1024/),
+      }),
     );
     // Named fields count once each.
     expect(() => p(Array.from({ length: 1024 }, (_, i) => `Title:w${i}`).join(' OR '))).not.toThrow();
-    expect(() => p(Array.from({ length: 1025 }, (_, i) => `Title:w${i}`).join(' OR '))).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
+    expect(() => p(Array.from({ length: 1025 }, (_, i) => `Title:w${i}`).join(' OR '))).toThrow(
+      expect.objectContaining({ code: 'INVALID_ARGUMENT' }),
+    );
   });
 });

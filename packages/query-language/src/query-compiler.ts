@@ -55,7 +55,8 @@ export class QueryCompiler {
   private leaf(ref: FieldRef | null, raw: string, quoted: boolean, at: number): QueryNode {
     if (ref === null) {
       if (!quoted && raw === '*') return { kind: 'all' };
-      if (!quoted && /^[<>]=?/.test(raw)) throw AppError.invalid(`A comparison needs a field, as in ${quoteInput(`Field:${raw}`)} (position ${at + 1})`);
+      if (!quoted && /^[<>]=?/.test(raw))
+        throw AppError.invalid(`A comparison needs a field, as in ${quoteInput(`Field:${raw}`)} (position ${at + 1})`);
       return this.match(
         this.fields.textFields().map((f) => f.name),
         raw,
@@ -78,7 +79,8 @@ export class QueryCompiler {
     let text = raw;
     let prefix = false;
     if (!quoted) {
-      if (/[?]|\*(?=.)/.test(text)) throw AppError.invalid(`Wildcards are only supported at the end of a word, as in foo* (position ${at + 1})`);
+      if (/[?]|\*(?=.)/.test(text))
+        throw AppError.invalid(`Wildcards are only supported at the end of a word, as in foo* (position ${at + 1})`);
       if (text.endsWith('*')) {
         prefix = true;
         text = text.slice(0, -1);
@@ -86,7 +88,10 @@ export class QueryCompiler {
     }
     const ws = words(text);
     if (ws.length === 0) {
-      if (prefix) return fields.length ? or(...fields.map((f): QueryNode => ({ kind: 'exists', field: f, fieldType: 'string' }))) : { kind: 'none' };
+      if (prefix)
+        return fields.length
+          ? or(...fields.map((f): QueryNode => ({ kind: 'exists', field: f, fieldType: 'string' })))
+          : { kind: 'none' };
       throw AppError.invalid(`${quoteInput(raw)} has no letters or digits to search for (position ${at + 1})`);
     }
     if (fields.length === 0) return { kind: 'none' };
@@ -95,11 +100,14 @@ export class QueryCompiler {
 
   private literal(field: FieldDef, raw: string, at: number): Literal | { type: 'period'; start: number; end: number } {
     const bad = (what: string) =>
-      AppError.invalid(`Type mismatch at position ${at + 1}: field ${quoteInput(field.name)} is ${what}, but ${quoteInput(raw)} is not`);
+      AppError.invalid(
+        `Type mismatch at position ${at + 1}: field ${quoteInput(field.name)} is ${what}, but ${quoteInput(raw)} is not`,
+      );
     if (isNumeric(field.type)) {
       if (!NUMBER.test(raw.trim())) throw bad('a number');
       const value = Number(raw);
-      if (!Number.isFinite(value)) throw AppError.invalid(`Number ${quoteInput(raw)} at position ${at + 1} is outside the supported range`);
+      if (!Number.isFinite(value))
+        throw AppError.invalid(`Number ${quoteInput(raw)} at position ${at + 1} is outside the supported range`);
       return { type: 'number', value };
     }
     if (field.type === 'boolean') {
@@ -110,9 +118,14 @@ export class QueryCompiler {
     }
     if (field.type === 'date') {
       const d = parseDateValue(raw, this.now);
-      if (d === 'out-of-range') throw AppError.invalid(`Date ${quoteInput(raw)} at position ${at + 1} is outside the supported range (years 1-9999)`);
+      if (d === 'out-of-range')
+        throw AppError.invalid(
+          `Date ${quoteInput(raw)} at position ${at + 1} is outside the supported range (years 1-9999)`,
+        );
       if (!d) throw bad('a date (2001-01-14, 2001-01-14T09:30, TODAY-7DAYS, ...)');
-      return d.precision === 'instant' ? { type: 'date', value: d.start } : { type: 'period', start: d.start, end: d.end };
+      return d.precision === 'instant'
+        ? { type: 'date', value: d.start }
+        : { type: 'period', start: d.start, end: d.end };
     }
     return { type: 'string', value: foldCase(raw) };
   }

@@ -3,14 +3,41 @@ import { trimmedQuery } from './query-scanner';
 
 const lex = (text: string): Token[] => tokenizeQuery(trimmedQuery(text));
 const kinds = (text: string) => lex(text).map((t) => (t.kind === 'word' && t.operator ? `op:${t.operator}` : t.kind));
-const refusal = (detail: string | RegExp) => expect.objectContaining({ code: 'INVALID_ARGUMENT', detail: typeof detail === 'string' ? detail : expect.stringMatching(detail) });
+const refusal = (detail: string | RegExp) =>
+  expect.objectContaining({
+    code: 'INVALID_ARGUMENT',
+    detail: typeof detail === 'string' ? detail : expect.stringMatching(detail),
+  });
 
 describe('tokenizeQuery', () => {
   it('recognises operators only as whole upper-case words', () => {
-    expect(kinds('a AND b OR c && d || NOT e')).toEqual(['word', 'op:AND', 'word', 'op:OR', 'word', 'op:&&', 'word', 'op:||', 'op:NOT', 'word']);
+    expect(kinds('a AND b OR c && d || NOT e')).toEqual([
+      'word',
+      'op:AND',
+      'word',
+      'op:OR',
+      'word',
+      'op:&&',
+      'word',
+      'op:||',
+      'op:NOT',
+      'word',
+    ]);
     expect(kinds('a and b ANDb bAND a&&b')).toEqual(['word', 'word', 'word', 'word', 'word', 'word']);
     // ( ) and " end an operator word as a blank does; ":" makes it a field, a modifier a word.
-    expect(kinds('a AND(b) NOT"c" (d OR)')).toEqual(['word', 'op:AND', 'open', 'word', 'close', 'op:NOT', 'phrase', 'open', 'word', 'op:OR', 'close']);
+    expect(kinds('a AND(b) NOT"c" (d OR)')).toEqual([
+      'word',
+      'op:AND',
+      'open',
+      'word',
+      'close',
+      'op:NOT',
+      'phrase',
+      'open',
+      'word',
+      'op:OR',
+      'close',
+    ]);
     expect(kinds('AND:x AND^2')).toEqual(['field', 'word', 'word']);
   });
 
@@ -29,14 +56,33 @@ describe('tokenizeQuery', () => {
     expect(lex('- x')[0]).toMatchObject({ kind: 'word', raw: '-', sign: null });
     expect(lex('-"a b"')).toEqual([{ kind: 'phrase', raw: 'a b', sign: '-', at: 0 }]);
     expect(lex('-Title:x')[0]).toEqual({ kind: 'field', name: 'Title', sign: '-', at: 0, colon: 6 });
-    expect(kinds('-(a) !(b) +(c)')).toEqual(['sign', 'open', 'word', 'close', 'sign', 'open', 'word', 'close', 'sign', 'open', 'word', 'close']);
+    expect(kinds('-(a) !(b) +(c)')).toEqual([
+      'sign',
+      'open',
+      'word',
+      'close',
+      'sign',
+      'open',
+      'word',
+      'close',
+      'sign',
+      'open',
+      'word',
+      'close',
+    ]);
     expect(kinds('-(Major Genre):x')).toEqual(['sign', 'field', 'word']);
   });
 
   it('reads field names plain, escaped, or in parentheses, with the position of the name', () => {
     expect(lex('Title: x')[0]).toEqual({ kind: 'field', name: 'Title', sign: null, at: 0, colon: 5 });
     expect(lex('Major\\ Genre:x')[0]).toMatchObject({ kind: 'field', name: 'Major Genre' });
-    expect(lex('a ( Major Genre ) :x')[1]).toEqual({ kind: 'field', name: 'Major Genre', sign: null, at: 4, colon: 18 });
+    expect(lex('a ( Major Genre ) :x')[1]).toEqual({
+      kind: 'field',
+      name: 'Major Genre',
+      sign: null,
+      at: 4,
+      colon: 18,
+    });
     expect(lex('(Cost Total $):>10')[0]).toMatchObject({ kind: 'field', name: 'Cost Total $' });
     // A group holding ( ) " : or a backslash is a group, not a name.
     expect(kinds('(a OR b)')).toEqual(['open', 'word', 'op:OR', 'word', 'close']);
@@ -53,8 +99,22 @@ describe('tokenizeQuery', () => {
   });
 
   it('reads ranges with either bracket at each end, * bounds and times', () => {
-    expect(lex('[1 TO 2}')).toEqual([{ kind: 'range', low: { raw: '1', at: 1 }, high: { raw: '2', at: 6 }, lowInclusive: true, highInclusive: false, at: 0 }]);
-    expect(lex('{2001-01-14T09:30  TO\t*]')[0]).toMatchObject({ low: { raw: '2001-01-14T09:30' }, high: { raw: '*' }, lowInclusive: false, highInclusive: true });
+    expect(lex('[1 TO 2}')).toEqual([
+      {
+        kind: 'range',
+        low: { raw: '1', at: 1 },
+        high: { raw: '2', at: 6 },
+        lowInclusive: true,
+        highInclusive: false,
+        at: 0,
+      },
+    ]);
+    expect(lex('{2001-01-14T09:30  TO\t*]')[0]).toMatchObject({
+      low: { raw: '2001-01-14T09:30' },
+      high: { raw: '*' },
+      lowInclusive: false,
+      highInclusive: true,
+    });
   });
 
   it.each([
@@ -66,7 +126,11 @@ describe('tokenizeQuery', () => {
     ['[1 TO 2 3]', 8],
     ['[1 TO ]', 7],
   ])('refuses the malformed range %s at position %i', (q, position) => {
-    expect(() => lex(q)).toThrow(refusal(`Query syntax error at position ${position}: a range is written [low TO high], with { or } for an exclusive end`));
+    expect(() => lex(q)).toThrow(
+      refusal(
+        `Query syntax error at position ${position}: a range is written [low TO high], with { or } for an exclusive end`,
+      ),
+    );
   });
 
   it('reads and drops boosts, whole numbers or fractions', () => {
@@ -75,7 +139,9 @@ describe('tokenizeQuery', () => {
       { kind: 'phrase', raw: 'b c', sign: null, at: 4 },
       { kind: 'word', raw: 'd', sign: null, operator: null, at: 14 },
     ]);
-    expect(() => lex('a^')).toThrow(refusal('Query syntax error at position 2: "^" must be followed by a number, as in word^2'));
+    expect(() => lex('a^')).toThrow(
+      refusal('Query syntax error at position 2: "^" must be followed by a number, as in word^2'),
+    );
     expect(() => lex('a^x')).toThrow(refusal(/position 2: "\^" must be followed by a number/));
     expect(() => lex('a ^2')).toThrow(refusal('Query syntax error at position 3: "^" must follow a word or a phrase'));
   });

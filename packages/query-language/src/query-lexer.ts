@@ -149,7 +149,8 @@ class Lexer {
       this.i = this.skipBlanks(stop + 1);
       return;
     }
-    if (after === '~' && stop < this.end) throw AppError.invalid(`Fuzzy search (~) is not supported (position ${at + 1})`);
+    if (after === '~' && stop < this.end)
+      throw AppError.invalid(`Fuzzy search (~) is not supported (position ${at + 1})`);
     const boosted = after === '^' && stop < this.end;
     this.i = boosted ? this.boost(stop) : stop;
     const alone = stop >= this.end || OPERATOR_END.has(after);
@@ -169,7 +170,8 @@ class Lexer {
       // "a b"~0 asks for the words side by side, which is what a phrase is: accepted, as it always was.
       let z = k + 1;
       while (text[z] === '0' && z < this.end) z++;
-      if (z === k + 1 || isDigit(text[z])) throw AppError.invalid(`Proximity search (~) is not supported (position ${at + 1})`);
+      if (z === k + 1 || isDigit(text[z]))
+        throw AppError.invalid(`Proximity search (~) is not supported (position ${at + 1})`);
       k = z;
     }
     this.i = text[k] === '^' && k < this.end ? this.boost(k) : k;

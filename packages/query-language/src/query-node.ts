@@ -68,5 +68,7 @@ export function foldCase(text: string): string {
 
 /** Splits text into lower-cased words the way every adapter must: runs of letters and digits. */
 export function words(text: string): string[] {
-  return foldCase(text).split(/[^\p{L}\p{N}]+/u).filter(Boolean);
+  return foldCase(text)
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter(Boolean);
 }

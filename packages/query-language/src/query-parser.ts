@@ -16,7 +16,15 @@ export type QueryAst =
   | { kind: 'group'; field: FieldRef | null; clauses: Clause[] }
   /** `text` is what the compiler reads: unescaped for a word, as written for a phrase. */
   | { kind: 'term'; field: FieldRef | null; text: string; quoted: boolean; at: number }
-  | { kind: 'range'; field: FieldRef | null; low: Bound; high: Bound; lowInclusive: boolean; highInclusive: boolean; at: number };
+  | {
+      kind: 'range';
+      field: FieldRef | null;
+      low: Bound;
+      high: Bound;
+      lowInclusive: boolean;
+      highInclusive: boolean;
+      at: number;
+    };
 
 export interface Clause {
   join: 'and' | 'or';
@@ -62,7 +70,8 @@ class Parser {
 
   private operators(): OperatorToken[] {
     const run: OperatorToken[] = [];
-    for (let t = this.tokens[this.i]; t?.kind === 'word' && t.operator !== null; t = this.tokens[++this.i]) run.push(t as OperatorToken);
+    for (let t = this.tokens[this.i]; t?.kind === 'word' && t.operator !== null; t = this.tokens[++this.i])
+      run.push(t as OperatorToken);
     return run;
   }
 
@@ -74,7 +83,8 @@ class Parser {
       if (next === undefined || next.kind === 'close') {
         const last = run[run.length - 1];
         if (last) throw querySyntaxError(last.at, `nothing follows ${last.operator}`);
-        if (clauses.length === 0) throw querySyntaxError(next?.at ?? this.endAt, next ? 'empty parentheses' : 'the query ends too early');
+        if (clauses.length === 0)
+          throw querySyntaxError(next?.at ?? this.endAt, next ? 'empty parentheses' : 'the query ends too early');
         return { kind: 'group', field, clauses };
       }
       const first = run[0]?.operator;
@@ -105,11 +115,25 @@ class Parser {
       case 'field':
         return this.fieldValue(t);
       case 'word':
-        return { node: { kind: 'term', field: null, text: unescapeQueryText(t.raw), quoted: false, at: t.at }, negate: negates(t.sign) };
+        return {
+          node: { kind: 'term', field: null, text: unescapeQueryText(t.raw), quoted: false, at: t.at },
+          negate: negates(t.sign),
+        };
       case 'phrase':
         return { node: { kind: 'term', field: null, text: t.raw, quoted: true, at: t.at }, negate: negates(t.sign) };
       case 'range':
-        return { node: { kind: 'range', field: null, low: t.low, high: t.high, lowInclusive: t.lowInclusive, highInclusive: t.highInclusive, at: t.at }, negate: false };
+        return {
+          node: {
+            kind: 'range',
+            field: null,
+            low: t.low,
+            high: t.high,
+            lowInclusive: t.lowInclusive,
+            highInclusive: t.highInclusive,
+            at: t.at,
+          },
+          negate: false,
+        };
       default:
         throw querySyntaxError(t?.at ?? this.endAt, 'a term, phrase, range or "(" is missing here');
     }
@@ -129,21 +153,37 @@ class Parser {
   private fieldValue(f: Extract<Token, { kind: 'field' }>): Operand {
     const field: FieldRef = { name: f.name, at: f.at };
     const v = this.tokens[this.i];
-    if (v === undefined || v.kind === 'close') throw querySyntaxError(f.at, `a value must follow ${quoteInput(`${f.name}:`)}`);
+    if (v === undefined || v.kind === 'close')
+      throw querySyntaxError(f.at, `a value must follow ${quoteInput(`${f.name}:`)}`);
     this.i++;
     let value: Operand;
     switch (v.kind) {
       case 'word':
         // An operator word after the colon is the value (Title:AND searches for "and"), except the last
         // word of the query after a blank: `Title: AND` is an unfinished query, as it always was.
-        if (v.operator && v.at > f.colon + 1 && this.i === this.tokens.length) throw querySyntaxError(v.at, `nothing follows ${v.operator}`);
-        value = { node: { kind: 'term', field, text: unescapeQueryText(v.raw), quoted: false, at: v.at }, negate: negates(v.sign) };
+        if (v.operator && v.at > f.colon + 1 && this.i === this.tokens.length)
+          throw querySyntaxError(v.at, `nothing follows ${v.operator}`);
+        value = {
+          node: { kind: 'term', field, text: unescapeQueryText(v.raw), quoted: false, at: v.at },
+          negate: negates(v.sign),
+        };
         break;
       case 'phrase':
         value = { node: { kind: 'term', field, text: v.raw, quoted: true, at: v.at }, negate: negates(v.sign) };
         break;
       case 'range':
-        value = { node: { kind: 'range', field, low: v.low, high: v.high, lowInclusive: v.lowInclusive, highInclusive: v.highInclusive, at: v.at }, negate: false };
+        value = {
+          node: {
+            kind: 'range',
+            field,
+            low: v.low,
+            high: v.high,
+            lowInclusive: v.lowInclusive,
+            highInclusive: v.highInclusive,
+            at: v.at,
+          },
+          negate: false,
+        };
         break;
       case 'open':
         value = { node: this.group(v, field), negate: false };

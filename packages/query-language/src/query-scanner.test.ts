@@ -41,16 +41,22 @@ describe('scanQuery', () => {
   it(`allows ${MAX_QUERY_DEPTH} levels of nesting and refuses one more, where it starts`, () => {
     expect(MAX_QUERY_DEPTH).toBe(32);
     expect(() => scan('('.repeat(32) + 'a' + ')'.repeat(32))).not.toThrow();
-    expect(() => scan('('.repeat(33) + 'a' + ')'.repeat(33))).toThrow(refusal('Query syntax error at position 33: parentheses nest deeper than 32 levels'));
+    expect(() => scan('('.repeat(33) + 'a' + ')'.repeat(33))).toThrow(
+      refusal('Query syntax error at position 33: parentheses nest deeper than 32 levels'),
+    );
     // A range is a level too.
     expect(() => scan('('.repeat(31) + 'Year:[1 TO 2]' + ')'.repeat(31))).not.toThrow();
-    expect(() => scan('('.repeat(32) + 'Year:[1 TO 2]' + ')'.repeat(32))).toThrow(refusal('Query syntax error at position 38: parentheses nest deeper than 32 levels'));
+    expect(() => scan('('.repeat(32) + 'Year:[1 TO 2]' + ')'.repeat(32))).toThrow(
+      refusal('Query syntax error at position 38: parentheses nest deeper than 32 levels'),
+    );
   });
 
   it('refuses at the first level too deep, at once, however long the rest', () => {
     const q = 'NOT ('.repeat(2000);
     const start = performance.now();
-    expect(() => scan(q)).toThrow(refusal('Query syntax error at position 165: parentheses nest deeper than 32 levels'));
+    expect(() => scan(q)).toThrow(
+      refusal('Query syntax error at position 165: parentheses nest deeper than 32 levels'),
+    );
     expect(performance.now() - start).toBeLessThan(50);
   });
 

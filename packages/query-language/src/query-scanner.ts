@@ -43,9 +43,11 @@ export function scanQuery(q: QueryText): void {
       if (i >= end) throw querySyntaxError(from, 'the quote opened here is never closed');
     } else if (ch === '(' || ch === '[' || ch === '{') {
       const top = open[open.length - 1];
-      if (top && top.char !== '(') throw querySyntaxError(i, `"${ch}" inside the range opened at position ${top.at + 1}`);
+      if (top && top.char !== '(')
+        throw querySyntaxError(i, `"${ch}" inside the range opened at position ${top.at + 1}`);
       open.push({ char: ch, at: i });
-      if (open.length > MAX_QUERY_DEPTH) throw querySyntaxError(i, `parentheses nest deeper than ${MAX_QUERY_DEPTH} levels`);
+      if (open.length > MAX_QUERY_DEPTH)
+        throw querySyntaxError(i, `parentheses nest deeper than ${MAX_QUERY_DEPTH} levels`);
     } else if (ch === ')') {
       const top = open.pop();
       if (!top) throw querySyntaxError(i, '")" has no matching "("');

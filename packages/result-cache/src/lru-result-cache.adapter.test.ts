@@ -38,7 +38,12 @@ describe('LruResultCache', () => {
     expect(cache.get(['a'])).toBe(entry);
     cache.set(['e'], entry);
     expect(cache.get(['b'])).toBeUndefined();
-    expect([cache.get(['a']), cache.get(['c']), cache.get(['d']), cache.get(['e'])]).toEqual([entry, entry, entry, entry]);
+    expect([cache.get(['a']), cache.get(['c']), cache.get(['d']), cache.get(['e'])]).toEqual([
+      entry,
+      entry,
+      entry,
+      entry,
+    ]);
     cache.get(['a']);
     cache.set(['f'], entry);
     expect(cache.get(['c'])).toBeUndefined();

@@ -23,7 +23,9 @@ export function entryBytes(value: CachedResult): number {
  * and `x:>-1e999` one entry: they are spelled out instead.
  */
 export function cacheKeyOf(parts: CacheKey): string {
-  const text = JSON.stringify(parts, (_key, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? { $number: String(v) } : v));
+  const text = JSON.stringify(parts, (_key, v: unknown) =>
+    typeof v === 'number' && !Number.isFinite(v) ? { $number: String(v) } : v,
+  );
   return createHash('sha256').update(text).digest('base64url');
 }
 
@@ -38,7 +40,8 @@ export class LruResultCache implements ResultCache {
     readonly maxBytes: number,
     private readonly metrics?: QuarryMetrics,
   ) {
-    if (!Number.isSafeInteger(maxBytes) || maxBytes < 0) throw new RangeError(`maxBytes must be a whole number of bytes, got ${maxBytes}`);
+    if (!Number.isSafeInteger(maxBytes) || maxBytes < 0)
+      throw new RangeError(`maxBytes must be a whole number of bytes, got ${maxBytes}`);
     this.lru =
       maxBytes === 0
         ? undefined

@@ -15,5 +15,12 @@ export function callerFromWire(caller: pb.Caller__Output | null): Caller {
 
 /** The caller as it travels from the gateway to a service. */
 export function callerToWire(caller: Caller): pb.Caller {
-  return { userId: caller.userId, userName: caller.userName, admin: caller.admin, indexes: [...caller.indexes], realms: [...caller.realms], scopes: [...caller.scopes] };
+  return {
+    userId: caller.userId,
+    userName: caller.userName,
+    admin: caller.admin,
+    indexes: [...caller.indexes],
+    realms: [...caller.realms],
+    scopes: [...caller.scopes],
+  };
 }

@@ -17,7 +17,7 @@ const SERVICE_NAME = 'query.quarry.svc.cluster.test';
 const TOKEN = 'k'.repeat(32);
 const CALLS = 20;
 
-describe('the gateway\'s clients against a name with several pods behind it', () => {
+describe("the gateway's clients against a name with several pods behind it", () => {
   const log = silentLogger();
   const pods = ['127.0.0.1', '127.0.0.2'].map((ip) => ({ ip, server: createGrpcServer(), calls: 0 }));
   let port = 0;
@@ -58,7 +58,8 @@ describe('the gateway\'s clients against a name with several pods behind it', ()
   async function callsPerPod(options: grpc.ChannelOptions): Promise<number[]> {
     const client = new grpc.Client(dialTarget(`${SERVICE_NAME}:${port}`), grpc.credentials.createInsecure(), options);
     clients.push(client);
-    const call = () => callUnary('query', client.getChannel(), FIND, {}, { requestId: 'r', deadlineMs: 2000, internalToken: TOKEN });
+    const call = () =>
+      callUnary('query', client.getChannel(), FIND, {}, { requestId: 'r', deadlineMs: 2000, internalToken: TOKEN });
     await call();
     // round_robin connects to every address at once; the second may be a moment behind the first.
     await new Promise((r) => setTimeout(r, 200));
@@ -84,8 +85,17 @@ describe('the gateway\'s clients against a name with several pods behind it', ()
     for (const target of [`127.0.0.2:${port}`, `localhost:${port}`]) {
       const client = new grpc.Client(dialTarget(target), grpc.credentials.createInsecure(), CLIENT_OPTIONS);
       clients.push(client);
-      const res = await callUnary('query', client.getChannel(), FIND, {}, { requestId: 'r', deadlineMs: 2000, internalToken: TOKEN });
-      expect({ target, answeredBy: res.nextCursor }).toEqual({ target, answeredBy: target.startsWith('localhost') ? '127.0.0.1' : '127.0.0.2' });
+      const res = await callUnary(
+        'query',
+        client.getChannel(),
+        FIND,
+        {},
+        { requestId: 'r', deadlineMs: 2000, internalToken: TOKEN },
+      );
+      expect({ target, answeredBy: res.nextCursor }).toEqual({
+        target,
+        answeredBy: target.startsWith('localhost') ? '127.0.0.1' : '127.0.0.2',
+      });
     }
   });
 });

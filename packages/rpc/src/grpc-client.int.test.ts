@@ -24,7 +24,10 @@ describe('callUnary on a real grpc-js server', () => {
         seenRequestIds.push(ctx.requestId);
         if (req.cursor === 'missing') throw AppError.notFound('Cursor "missing" not found');
         if (req.cursor === 'slow') await new Promise((r) => setTimeout(r, 500));
-        return { indexes: [{ name: `n${req.limit}`, description: 'd', fields: [], dynamicViews: [], recordCount: 3 }], nextCursor: 'next' };
+        return {
+          indexes: [{ name: `n${req.limit}`, description: 'd', fields: [], dynamicViews: [], recordCount: 3 }],
+          nextCursor: 'next',
+        };
       }),
     });
     const addr = await bindGrpcServer(server, '127.0.0.1:0');
@@ -36,7 +39,11 @@ describe('callUnary on a real grpc-js server', () => {
     await shutdownGrpcServer(server, 1000);
   });
 
-  const call = (req: FindIndexesRequest, deadlineMs = 2000, method: UnaryMethod<FindIndexesRequest, FindIndexesResponse__Output> = FIND) =>
+  const call = (
+    req: FindIndexesRequest,
+    deadlineMs = 2000,
+    method: UnaryMethod<FindIndexesRequest, FindIndexesResponse__Output> = FIND,
+  ) =>
     callUnary('query', client.getChannel(), method, req, { requestId: 'req-abc.1', deadlineMs, internalToken: TOKEN });
 
   it('returns the decoded response and carries the request id', async () => {
@@ -52,18 +59,26 @@ describe('callUnary on a real grpc-js server', () => {
   });
 
   it("passes the service's own error code and detail through", async () => {
-    await expect(call({ cursor: 'missing' })).rejects.toMatchObject({ code: 'NOT_FOUND', detail: 'Cursor "missing" not found' });
+    await expect(call({ cursor: 'missing' })).rejects.toMatchObject({
+      code: 'NOT_FOUND',
+      detail: 'Cursor "missing" not found',
+    });
   });
 
   it('says TIMEOUT naming the service when the deadline passes', async () => {
-    await expect(call({ cursor: 'slow' }, 50)).rejects.toMatchObject({ code: 'TIMEOUT', detail: 'The query service did not answer in time' });
+    await expect(call({ cursor: 'slow' }, 50)).rejects.toMatchObject({
+      code: 'TIMEOUT',
+      detail: 'The query service did not answer in time',
+    });
   });
 
   it('says UNAVAILABLE naming the service when nothing listens', async () => {
     const port = await freePort();
     const dead = new grpc.Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), CLIENT_OPTIONS);
     try {
-      await expect(callUnary('crosstab', dead.getChannel(), FIND, {}, { requestId: 'r', deadlineMs: 2000, internalToken: TOKEN })).rejects.toMatchObject({
+      await expect(
+        callUnary('crosstab', dead.getChannel(), FIND, {}, { requestId: 'r', deadlineMs: 2000, internalToken: TOKEN }),
+      ).rejects.toMatchObject({
         code: 'UNAVAILABLE',
         detail: 'The crosstab service is unavailable; try again shortly',
       });
@@ -73,13 +88,23 @@ describe('callUnary on a real grpc-js server', () => {
   });
 
   it('turns a response it cannot parse into INTERNAL', async () => {
-    const broken = { ...FIND, responseDeserialize: (): never => { throw new Error('bad bytes'); } };
+    const broken = {
+      ...FIND,
+      responseDeserialize: (): never => {
+        throw new Error('bad bytes');
+      },
+    };
     await expect(call({ limit: 1 }, 2000, broken)).rejects.toMatchObject({ code: 'INTERNAL' });
   });
 
   it('turns a request it cannot serialise into INTERNAL without sending it', async () => {
     const before = seenRequestIds.length;
-    const broken = { ...FIND, requestSerialize: (): never => { throw new Error('cannot encode'); } };
+    const broken = {
+      ...FIND,
+      requestSerialize: (): never => {
+        throw new Error('cannot encode');
+      },
+    };
     await expect(call({ limit: 1 }, 2000, broken)).rejects.toMatchObject({ code: 'INTERNAL' });
     expect(seenRequestIds.length).toBe(before);
   });

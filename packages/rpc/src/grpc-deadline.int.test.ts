@@ -37,7 +37,11 @@ describe('unary(): the call deadline reaches the handler', () => {
   });
 
   const call = (req: FindIndexesRequest, deadlineMs: number) =>
-    callUnary('query', client.getChannel(), FIND, req, { requestId: 'r-deadline', deadlineMs, internalToken: 'k'.repeat(32) });
+    callUnary('query', client.getChannel(), FIND, req, {
+      requestId: 'r-deadline',
+      deadlineMs,
+      internalToken: 'k'.repeat(32),
+    });
 
   it('aborts the handler signal when the deadline passes, so its work stops instead of running on', async () => {
     await expect(call({}, 150)).rejects.toMatchObject({ code: 'TIMEOUT' });
@@ -75,8 +79,17 @@ describe('error details that would not fit in a trailer', () => {
 
   it('arrive cut, at once, instead of hanging the call until its deadline', async () => {
     const started = Date.now();
-    const err = await callUnary('query', client.getChannel(), FIND, { cursor: 'F'.repeat(900_000) }, { requestId: 'r', deadlineMs: 5000, internalToken: 'k'.repeat(32) }).catch((e: unknown) => e);
-    expect(err).toMatchObject({ code: 'INVALID_ARGUMENT', detail: expect.stringMatching(/^sort\[0\]\.field: unknown field "F+… \(message cut\)$/) });
+    const err = await callUnary(
+      'query',
+      client.getChannel(),
+      FIND,
+      { cursor: 'F'.repeat(900_000) },
+      { requestId: 'r', deadlineMs: 5000, internalToken: 'k'.repeat(32) },
+    ).catch((e: unknown) => e);
+    expect(err).toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      detail: expect.stringMatching(/^sort\[0\]\.field: unknown field "F+… \(message cut\)$/),
+    });
     expect(Buffer.byteLength((err as AppError).detail)).toBeLessThanOrEqual(8 * 1024);
     expect(Date.now() - started).toBeLessThan(2000);
   });

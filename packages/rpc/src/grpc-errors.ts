@@ -13,7 +13,10 @@ export const MAX_DETAIL_BYTES = 8 * 1024;
 
 function capDetail(detail: string): string {
   if (Buffer.byteLength(detail) <= MAX_DETAIL_BYTES) return detail;
-  return `${Buffer.from(detail).subarray(0, MAX_DETAIL_BYTES - 100).toString('utf8').replace(/\uFFFD$/, '')}… (message cut)`;
+  return `${Buffer.from(detail)
+    .subarray(0, MAX_DETAIL_BYTES - 100)
+    .toString('utf8')
+    .replace(/\uFFFD$/, '')}… (message cut)`;
 }
 
 /** AppError → gRPC status; the stable code rides in trailing metadata so the gateway gets it back exactly. */
@@ -31,10 +34,16 @@ export function fromServiceError(err: unknown, service: string): AppError {
   const sent = e.metadata?.get(ERROR_CODE_METADATA)[0];
   if (typeof sent === 'string' && isErrorCode(sent)) {
     const retry = Number(e.metadata?.get(RETRY_AFTER_METADATA)[0]);
-    return new AppError(sent, e.details ?? 'Internal error', Number.isFinite(retry) && retry > 0 ? { retryAfterSeconds: retry } : undefined);
+    return new AppError(
+      sent,
+      e.details ?? 'Internal error',
+      Number.isFinite(retry) && retry > 0 ? { retryAfterSeconds: retry } : undefined,
+    );
   }
   const code = codeFromGrpcStatus(typeof e.code === 'number' ? e.code : grpc.status.UNKNOWN);
-  if (code === 'UNAVAILABLE') return AppError.unavailable(`The ${service} service is unavailable; try again shortly`, err);
-  if (code === 'TIMEOUT') return new AppError('TIMEOUT', `The ${service} service did not answer in time`, { cause: err });
+  if (code === 'UNAVAILABLE')
+    return AppError.unavailable(`The ${service} service is unavailable; try again shortly`, err);
+  if (code === 'TIMEOUT')
+    return new AppError('TIMEOUT', `The ${service} service did not answer in time`, { cause: err });
   return AppError.internal('Internal error', err);
 }

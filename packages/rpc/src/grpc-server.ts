@@ -21,7 +21,11 @@ export type UnaryHandler<Req, Res> = (request: Req, ctx: CallContext) => Promise
  * Adapts a use case to a grpc-js unary handler: request id from metadata into a child logger,
  * AppError out as a status. Everything thrown is caught here, so a handler cannot crash the process.
  */
-export function unary<Req, Res>(log: Logger, method: string, handler: UnaryHandler<Req, Res>): grpc.handleUnaryCall<Req, Res> {
+export function unary<Req, Res>(
+  log: Logger,
+  method: string,
+  handler: UnaryHandler<Req, Res>,
+): grpc.handleUnaryCall<Req, Res> {
   return (call, callback) => {
     const requestId = resolveRequestId(call.metadata.get(REQUEST_ID_HEADER)[0]);
     let child: Logger | undefined;
@@ -29,7 +33,10 @@ export function unary<Req, Res>(log: Logger, method: string, handler: UnaryHandl
     const deadline = call.getDeadline();
     const deadlineMs = deadline instanceof Date ? deadline.getTime() : deadline;
     const timer = Number.isFinite(deadlineMs)
-      ? setTimeout(() => controller.abort(AppError.timeout(`${method} ran past its deadline and was cancelled`)), Math.max(0, deadlineMs - Date.now()))
+      ? setTimeout(
+          () => controller.abort(AppError.timeout(`${method} ran past its deadline and was cancelled`)),
+          Math.max(0, deadlineMs - Date.now()),
+        )
       : undefined;
     const onCancelled = () => controller.abort(AppError.timeout(`${method} was cancelled by its caller`));
     call.once('cancelled', onCancelled);
@@ -50,18 +57,18 @@ export function unary<Req, Res>(log: Logger, method: string, handler: UnaryHandl
     Promise.resolve()
       .then(() => handler(call.request, ctx))
       .then(
-      (res) => {
-        settle();
-        callback(null, res);
-      },
-      (err: unknown) => {
-        settle();
-        const status = toServiceError(err);
-        if (status.code === grpc.status.INTERNAL) ctx.log.error({ err }, 'rpc failed');
-        else ctx.log.debug({ code: status.code, detail: status.details }, 'rpc refused');
-        callback(status, null);
-      },
-    );
+        (res) => {
+          settle();
+          callback(null, res);
+        },
+        (err: unknown) => {
+          settle();
+          const status = toServiceError(err);
+          if (status.code === grpc.status.INTERNAL) ctx.log.error({ err }, 'rpc failed');
+          else ctx.log.debug({ code: status.code, detail: status.details }, 'rpc refused');
+          callback(status, null);
+        },
+      );
   };
 }
 
@@ -84,7 +91,11 @@ export function createGrpcServer(): grpc.Server {
 }
 
 /** Binds and returns "host:port" with the port actually taken (port 0 picks a free one). */
-export function bindGrpcServer(server: grpc.Server, addr: string, credentials = grpc.ServerCredentials.createInsecure()): Promise<string> {
+export function bindGrpcServer(
+  server: grpc.Server,
+  addr: string,
+  credentials = grpc.ServerCredentials.createInsecure(),
+): Promise<string> {
   const host = addr.slice(0, addr.lastIndexOf(':'));
   return new Promise((resolve, reject) => {
     server.bindAsync(addr, credentials, (err, port) => {

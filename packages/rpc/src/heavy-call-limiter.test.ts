@@ -25,7 +25,10 @@ describe('HeavyCallLimiter', () => {
     const first = [job(0), job(1), job(2)];
     expect(limiter.active).toBe(2);
     expect(limiter.queued).toBe(1);
-    await expect(limiter.run(never(), async () => 'x')).rejects.toMatchObject({ code: 'UNAVAILABLE', retryAfterSeconds: 3 });
+    await expect(limiter.run(never(), async () => 'x')).rejects.toMatchObject({
+      code: 'UNAVAILABLE',
+      retryAfterSeconds: 3,
+    });
     gates.forEach((g) => g.resolve());
     expect(await Promise.all(first)).toEqual([0, 1, 2]);
     expect(peak).toBe(2);

@@ -2,7 +2,14 @@ export * as grpc from '@grpc/grpc-js';
 export { loadQuarryProto, PROTO_ROOT, type QuarryProto } from './proto';
 export { REQUEST_ID_HEADER, resolveRequestId, isSafeRequestId } from './request-id';
 export { toServiceError, fromServiceError, ERROR_CODE_METADATA } from './grpc-errors';
-export { unary, createGrpcServer, bindGrpcServer, shutdownGrpcServer, type CallContext, type UnaryHandler } from './grpc-server';
+export {
+  unary,
+  createGrpcServer,
+  bindGrpcServer,
+  shutdownGrpcServer,
+  type CallContext,
+  type UnaryHandler,
+} from './grpc-server';
 export { callUnary, CLIENT_OPTIONS, dialTarget, type CallOptions, type UnaryMethod } from './grpc-client';
 export {
   INTERNAL_TOKEN_HEADER,

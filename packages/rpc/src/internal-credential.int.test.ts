@@ -9,7 +9,13 @@ import { createRootLogger } from '@quarry/logger';
 import { makeTlsFixtures } from '@quarry/testkit';
 import { CLIENT_OPTIONS, callUnary } from './grpc-client';
 import { unary } from './grpc-server';
-import { channelCredentials, INTERNAL_TOKEN_HEADER, requireInternalCredential, type GrpcTls, type GrpcTrust } from './internal-credential';
+import {
+  channelCredentials,
+  INTERNAL_TOKEN_HEADER,
+  requireInternalCredential,
+  type GrpcTls,
+  type GrpcTrust,
+} from './internal-credential';
 import { GrpcServiceModule } from './module';
 import { loadQuarryProto } from './proto';
 import type { FindIndexesRequest, FindIndexesRequest__Output, FindIndexesResponse__Output } from './generated/index';
@@ -21,16 +27,22 @@ const TOKEN = 'the-right-internal-token-of-this-deployment-0123456789';
 /** What a service would hand an admin caller: the test shows a forged admin never gets it. */
 const SECRET_INDEX = 'payroll';
 
-type HealthClient = grpc.Client & { check(req: { service: string }, cb: (e: grpc.ServiceError | null, r?: { status: string }) => void): void };
+type HealthClient = grpc.Client & {
+  check(req: { service: string }, cb: (e: grpc.ServiceError | null, r?: { status: string }) => void): void;
+};
 
 function healthClient(addr: string, creds: grpc.ChannelCredentials): HealthClient {
   const def = protoLoader.loadSync(protoPath, { keepCase: true, enums: String, defaults: true });
-  const pkg = grpc.loadPackageDefinition(def) as unknown as { grpc: { health: { v1: { Health: new (a: string, c: grpc.ChannelCredentials) => HealthClient } } } };
+  const pkg = grpc.loadPackageDefinition(def) as unknown as {
+    grpc: { health: { v1: { Health: new (a: string, c: grpc.ChannelCredentials) => HealthClient } } };
+  };
   return new pkg.grpc.health.v1.Health(addr, creds);
 }
 
 const checkHealth = (c: HealthClient, service: string) =>
-  new Promise<string>((resolve, reject) => c.check({ service }, (err, res) => (err ? reject(err) : resolve(res!.status))));
+  new Promise<string>((resolve, reject) =>
+    c.check({ service }, (err, res) => (err ? reject(err) : resolve(res!.status))),
+  );
 
 /** A stand-in query service that trusts the caller message exactly as services do. */
 function startModule(trust: GrpcTrust | undefined, lines: string[]) {
@@ -55,7 +67,17 @@ function startModule(trust: GrpcTrust | undefined, lines: string[]) {
       FindIndexes: unary<FindIndexesRequest__Output, FindIndexesResponse__Output>(log, 'FindIndexes', async (req) => {
         served.push(req);
         const names = req.caller?.admin ? [SECRET_INDEX, 'public'] : ['public'];
-        return { indexes: names.map((name) => ({ name, description: '', recordCount: 1, fields: [], dynamicViews: [], updatedAt: '' })), nextCursor: '' };
+        return {
+          indexes: names.map((name) => ({
+            name,
+            description: '',
+            recordCount: 1,
+            fields: [],
+            dynamicViews: [],
+            updatedAt: '',
+          })),
+          nextCursor: '',
+        };
       }),
     },
     readiness: async () => undefined,
@@ -66,13 +88,22 @@ function startModule(trust: GrpcTrust | undefined, lines: string[]) {
 /** One call with exactly the metadata given: what any local process could send. */
 function rawCall(client: grpc.Client, metadata: grpc.Metadata, req: FindIndexesRequest) {
   return new Promise<FindIndexesResponse__Output>((resolve, reject) => {
-    client.makeUnaryRequest(FIND.path, FIND.requestSerialize, FIND.responseDeserialize, req, metadata, { deadline: Date.now() + 3000 }, (err, res) =>
-      err ? reject(err) : resolve(res!),
+    client.makeUnaryRequest(
+      FIND.path,
+      FIND.requestSerialize,
+      FIND.responseDeserialize,
+      req,
+      metadata,
+      { deadline: Date.now() + 3000 },
+      (err, res) => (err ? reject(err) : resolve(res!)),
     );
   });
 }
 
-const forgedAdmin: FindIndexesRequest = { caller: { userId: 'u', userName: 'mallory', admin: true, indexes: ['*'], realms: [], scopes: ['indexes:read'] }, limit: 10 };
+const forgedAdmin: FindIndexesRequest = {
+  caller: { userId: 'u', userName: 'mallory', admin: true, indexes: ['*'], realms: [], scopes: ['indexes:read'] },
+  limit: 10,
+};
 
 describe('the internal credential on a real gRPC service (plaintext loopback)', () => {
   const lines: string[] = [];
@@ -122,7 +153,10 @@ describe('the internal credential on a real gRPC service (plaintext loopback)', 
   it('says so with the stable UNAUTHENTICATED code, and logs the peer but never the value sent', async () => {
     const attempt = 'attempted-credential-value-that-must-not-be-logged';
     const err = await rawCall(client, withToken(attempt), forgedAdmin).catch((e: grpc.ServiceError) => e);
-    expect(err).toMatchObject({ code: grpc.status.UNAUTHENTICATED, details: expect.stringMatching(/internal credential is missing or wrong/) });
+    expect(err).toMatchObject({
+      code: grpc.status.UNAUTHENTICATED,
+      details: expect.stringMatching(/internal credential is missing or wrong/),
+    });
     expect((err as grpc.ServiceError).metadata.get('quarry-error-code')).toEqual(['UNAUTHENTICATED']);
     await new Promise((r) => setTimeout(r, 50));
     const logged = lines.join('');
@@ -133,10 +167,20 @@ describe('the internal credential on a real gRPC service (plaintext loopback)', 
   });
 
   it('serves the call that carries the right credential (callUnary sends it)', async () => {
-    const res = await callUnary('query', client.getChannel(), FIND, forgedAdmin, { requestId: 'r1', deadlineMs: 3000, internalToken: TOKEN });
+    const res = await callUnary('query', client.getChannel(), FIND, forgedAdmin, {
+      requestId: 'r1',
+      deadlineMs: 3000,
+      internalToken: TOKEN,
+    });
     expect(res.indexes.map((i) => i.name)).toEqual([SECRET_INDEX, 'public']);
     expect(svc.served).toHaveLength(1);
-    await expect(callUnary('query', client.getChannel(), FIND, forgedAdmin, { requestId: 'r2', deadlineMs: 3000, internalToken: 'k'.repeat(32) })).rejects.toMatchObject({
+    await expect(
+      callUnary('query', client.getChannel(), FIND, forgedAdmin, {
+        requestId: 'r2',
+        deadlineMs: 3000,
+        internalToken: 'k'.repeat(32),
+      }),
+    ).rejects.toMatchObject({
       code: 'UNAUTHENTICATED',
     });
   });
@@ -162,7 +206,9 @@ describe('a service without an internal credential', () => {
   });
 
   it('refuses a streaming method it could not guard', () => {
-    const streaming = { Watch: { ...FIND, requestStream: false, responseStream: true } } as unknown as grpc.ServiceDefinition;
+    const streaming = {
+      Watch: { ...FIND, requestStream: false, responseStream: true },
+    } as unknown as grpc.ServiceDefinition;
     expect(() => requireInternalCredential(streaming, {}, TOKEN, createRootLogger('silent'))).toThrow(/Watch streams/);
   });
 });
@@ -179,7 +225,8 @@ describe('mTLS between processes (QUARRY_GRPC_TLS_*)', () => {
     clients.push(c);
     return c;
   };
-  const call = (c: grpc.Client, internalToken = TOKEN) => callUnary('query', c.getChannel(), FIND, forgedAdmin, { requestId: 'r', deadlineMs: 3000, internalToken });
+  const call = (c: grpc.Client, internalToken = TOKEN) =>
+    callUnary('query', c.getChannel(), FIND, forgedAdmin, { requestId: 'r', deadlineMs: 3000, internalToken });
 
   beforeAll(() => svc.start());
   afterAll(async () => {
@@ -193,13 +240,21 @@ describe('mTLS between processes (QUARRY_GRPC_TLS_*)', () => {
   });
 
   it('still wants the credential from a client with a good certificate', async () => {
-    await expect(call(connect(channelCredentials(tls)), 'k'.repeat(40))).rejects.toMatchObject({ code: 'UNAUTHENTICATED' });
+    await expect(call(connect(channelCredentials(tls)), 'k'.repeat(40))).rejects.toMatchObject({
+      code: 'UNAUTHENTICATED',
+    });
   });
 
   it('refuses, at the handshake, a client without a client certificate, one from another CA, and plaintext', async () => {
     const served = svc.served.length;
     const noClientCert = connect(grpc.credentials.createSsl(Buffer.from(tls.ca)));
-    const foreign = connect(grpc.credentials.createSsl(Buffer.from(tls.ca), Buffer.from(read(files.foreignKey)), Buffer.from(read(files.foreignCert))));
+    const foreign = connect(
+      grpc.credentials.createSsl(
+        Buffer.from(tls.ca),
+        Buffer.from(read(files.foreignKey)),
+        Buffer.from(read(files.foreignCert)),
+      ),
+    );
     const plaintext = connect(grpc.credentials.createInsecure());
     for (const c of [noClientCert, foreign, plaintext]) {
       // The right credential is sent: the refusal is the transport's.

@@ -23,7 +23,11 @@ export interface GrpcTrust {
 /** Client certificates are required: with mTLS on, a peer without one does not get past the handshake. */
 export function serverCredentials(tls: GrpcTls | undefined): grpc.ServerCredentials {
   if (!tls) return grpc.ServerCredentials.createInsecure();
-  return grpc.ServerCredentials.createSsl(Buffer.from(tls.ca), [{ cert_chain: Buffer.from(tls.cert), private_key: Buffer.from(tls.key) }], true);
+  return grpc.ServerCredentials.createSsl(
+    Buffer.from(tls.ca),
+    [{ cert_chain: Buffer.from(tls.cert), private_key: Buffer.from(tls.key) }],
+    true,
+  );
 }
 
 export function channelCredentials(tls: GrpcTls | undefined): grpc.ChannelCredentials {
@@ -63,7 +67,8 @@ export function requireInternalCredential(
 ): grpc.UntypedServiceImplementation {
   if (expected.length === 0) throw new Error('an empty internal credential would let anyone in');
   for (const [name, method] of Object.entries(definition)) {
-    if (method.requestStream || method.responseStream) throw new Error(`${name} streams: the internal credential check covers unary methods only`);
+    if (method.requestStream || method.responseStream)
+      throw new Error(`${name} streams: the internal credential check covers unary methods only`);
   }
   const accepts = makeCredentialCheck(expected);
   const guarded: grpc.UntypedServiceImplementation = {};

@@ -33,7 +33,10 @@ export interface GrpcServiceOptions {
 const HEALTH_INTERVAL_MS = 2000;
 
 /** Counts and times every call of an implementation by rpc and status code. */
-function instrument(impl: grpc.UntypedServiceImplementation, metrics: QuarryMetrics): grpc.UntypedServiceImplementation {
+function instrument(
+  impl: grpc.UntypedServiceImplementation,
+  metrics: QuarryMetrics,
+): grpc.UntypedServiceImplementation {
   const out: grpc.UntypedServiceImplementation = {};
   for (const [rpc, handler] of Object.entries(impl)) {
     const unaryHandler = handler as grpc.handleUnaryCall<unknown, unknown>;
@@ -97,7 +100,8 @@ export class GrpcServiceModule implements QuarryModule {
    * from its one config.
    */
   async start(trust?: GrpcTrust): Promise<void> {
-    if (!trust) throw new Error(`${this.options.name}: no internal credential given; a service does not serve without one`);
+    if (!trust)
+      throw new Error(`${this.options.name}: no internal credential given; a service does not serve without one`);
     const o = this.options;
     const server = createGrpcServer();
     // Refusals are counted in the metrics too (code 16), so the guard sits inside the instrumentation.

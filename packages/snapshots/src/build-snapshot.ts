@@ -36,7 +36,9 @@ function formatOf(file: string): Format {
   if (['.csv', '.tsv', '.txt'].includes(ext)) return 'csv';
   if (['.json', '.jsonl', '.ndjson'].includes(ext)) return 'json';
   if (ext === '.parquet') return 'parquet';
-  throw AppError.invalid(`Cannot tell the format of "${path.basename(file)}": use .csv, .tsv, .json, .jsonl, .ndjson or .parquet`);
+  throw AppError.invalid(
+    `Cannot tell the format of "${path.basename(file)}": use .csv, .tsv, .json, .jsonl, .ndjson or .parquet`,
+  );
 }
 
 function sourceSql(file: string, format: Format): string {
@@ -71,7 +73,8 @@ const DATE_FORMATS: Array<{ format: string; hasTime: boolean }> = [
 function inferType(duckType: string): FieldType | 'text' {
   const t = duckType.toUpperCase();
   if (t === 'BOOLEAN') return 'boolean';
-  if (/^(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|UHUGEINT)$/.test(t)) return 'integer';
+  if (/^(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|UHUGEINT)$/.test(t))
+    return 'integer';
   if (/^(FLOAT|DOUBLE|REAL)$/.test(t) || t.startsWith('DECIMAL')) return 'number';
   if (t === 'DATE' || t.startsWith('TIMESTAMP')) return 'date';
   return 'text';
@@ -91,7 +94,10 @@ async function rows(c: DuckDBConnection, sql: string): Promise<Array<Record<stri
 }
 
 /** The first date layout that reads every sampled value of a text column, tried in one pass. */
-async function detectDateFormat(c: DuckDBConnection, col: string): Promise<{ format: string; hasTime: boolean } | null> {
+async function detectDateFormat(
+  c: DuckDBConnection,
+  col: string,
+): Promise<{ format: string; hasTime: boolean } | null> {
   const sample = `(SELECT ${ident(col)} AS v FROM src WHERE ${ident(col)} IS NOT NULL AND trim(${ident(col)}) <> '' LIMIT 2000)`;
   const counts = DATE_FORMATS.map((f, i) => `count(try_strptime(v, ${literal(f.format)})) AS f${i}`).join(', ');
   const [r] = await rows(c, `SELECT count(*) AS n, ${counts} FROM ${sample}`);
@@ -101,7 +107,12 @@ async function detectDateFormat(c: DuckDBConnection, col: string): Promise<{ for
   return hit >= 0 ? DATE_FORMATS[hit] : null;
 }
 
-async function planColumn(c: DuckDBConnection, name: string, duckType: string, declared: FieldType | undefined): Promise<ColumnPlan> {
+async function planColumn(
+  c: DuckDBConnection,
+  name: string,
+  duckType: string,
+  declared: FieldType | undefined,
+): Promise<ColumnPlan> {
   const col = ident(name);
   const inferred = inferType(duckType);
   const upper = duckType.toUpperCase();
@@ -136,7 +147,12 @@ async function planColumn(c: DuckDBConnection, name: string, duckType: string, d
         const t = `try_strptime(${blankToNull(asText)}, ${literal(fmt.format)})`;
         return fmt.hasTime ? plan('date', e, t) : plan('date', `CAST(${e} AS DATE)`, `CAST(${t} AS DATE)`);
       }
-      if (declared) return plan('date', `CAST(${blankToNull(asText)} AS TIMESTAMP)`, `TRY_CAST(${blankToNull(asText)} AS TIMESTAMP)`);
+      if (declared)
+        return plan(
+          'date',
+          `CAST(${blankToNull(asText)} AS TIMESTAMP)`,
+          `TRY_CAST(${blankToNull(asText)} AS TIMESTAMP)`,
+        );
       return plan('string', asText, asText);
     }
     case 'string':
@@ -170,7 +186,8 @@ async function locateBadValue(c: DuckDBConnection, plans: ColumnPlan[]): Promise
       `SELECT n, v FROM (SELECT row_number() OVER () AS n, CAST(${col} AS VARCHAR) AS v, ${p.tryExpr} AS t FROM src)
        WHERE v IS NOT NULL AND trim(v) <> '' AND t IS NULL ORDER BY n LIMIT 1`,
     );
-    if (bad) return `record ${String(bad.n)}, column "${p.name}": cannot read "${String(bad.v).slice(0, 80)}" as ${p.type}`;
+    if (bad)
+      return `record ${String(bad.n)}, column "${p.name}": cannot read "${String(bad.v).slice(0, 80)}" as ${p.type}`;
   }
   return null;
 }
@@ -222,7 +239,8 @@ async function runWithProgress(c: DuckDBConnection, sql: string, onProgress?: (f
  * Nothing is published here: the caller publishes the returned snapshot in the catalog.
  */
 export async function buildSnapshot(req: BuildRequest): Promise<BuiltSnapshot> {
-  if (!INDEX_NAME.test(req.name)) throw AppError.invalid('Index names are 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit');
+  if (!INDEX_NAME.test(req.name))
+    throw AppError.invalid('Index names are 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit');
   if (!fs.existsSync(req.file) || !fs.statSync(req.file).isFile()) throw AppError.invalid(`No such file: ${req.file}`);
   const format = formatOf(req.file);
   const dir = path.join(req.dataDir, 'indexes', req.name);
@@ -239,17 +257,23 @@ export async function buildSnapshot(req: BuildRequest): Promise<BuiltSnapshot> {
     } catch (err) {
       throw AppError.invalid(`Cannot read ${path.basename(req.file)} as ${format}: ${duckMessage(err)}`);
     }
-    const described = (await rows(c, 'DESCRIBE src')).map((r) => ({ name: String(r.column_name), type: String(r.column_type) }));
+    const described = (await rows(c, 'DESCRIBE src')).map((r) => ({
+      name: String(r.column_name),
+      type: String(r.column_type),
+    }));
     const columns = described.filter((col) => !(format === 'parquet' && col.name === 'file_row_number'));
     if (columns.length === 0) throw AppError.invalid(`${path.basename(req.file)} has no columns`);
     for (const name of Object.keys(req.types)) {
       if (!columns.some((col) => col.name === name)) throw AppError.invalid(`--type names the unknown field "${name}"`);
     }
-    if (columns.some((col) => col.name.startsWith('__'))) throw AppError.invalid('Field names starting with "__" are reserved');
+    if (columns.some((col) => col.name.startsWith('__')))
+      throw AppError.invalid('Field names starting with "__" are reserved');
     const seenViews = new Set<string>(['records']);
     for (const v of req.views) {
-      if (!columns.some((col) => col.name === v.field)) throw AppError.invalid(`View "${v.name}" names the unknown field "${v.field}"`);
-      if (seenViews.has(v.name.toLowerCase())) throw AppError.invalid(`View name "${v.name}" is used twice (or is the built-in Records)`);
+      if (!columns.some((col) => col.name === v.field))
+        throw AppError.invalid(`View "${v.name}" names the unknown field "${v.field}"`);
+      if (seenViews.has(v.name.toLowerCase()))
+        throw AppError.invalid(`View name "${v.name}" is used twice (or is the built-in Records)`);
       seenViews.add(v.name.toLowerCase());
     }
 
@@ -264,7 +288,11 @@ export async function buildSnapshot(req: BuildRequest): Promise<BuiltSnapshot> {
       const [n] = await rows(c, `SELECT count(*) AS n FROM read_parquet(${literal(tmp)})`);
       publishFile(tmp, final);
       req.onProgress?.(1);
-      return { fields: fieldsOf(plans, req.grains), recordCount: Number(n.n), snapshot: path.relative(req.dataDir, final) };
+      return {
+        fields: fieldsOf(plans, req.grains),
+        recordCount: Number(n.n),
+        snapshot: path.relative(req.dataDir, final),
+      };
     }
     let recordCount: number;
     try {
@@ -276,7 +304,9 @@ export async function buildSnapshot(req: BuildRequest): Promise<BuiltSnapshot> {
       );
     } catch (err) {
       const where = await locateBadValue(c, plans).catch(() => null);
-      throw AppError.invalid(`Loading ${path.basename(req.file)} failed${where ? ` at ${where}` : ''}: ${duckMessage(err)}`);
+      throw AppError.invalid(
+        `Loading ${path.basename(req.file)} failed${where ? ` at ${where}` : ''}: ${duckMessage(err)}`,
+      );
     }
     publishFile(tmp, final);
     return {

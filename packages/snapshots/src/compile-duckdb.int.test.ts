@@ -34,7 +34,11 @@ describe('compileWhere on single-word fields: the same records as the words colu
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'q-words-'));
     fs.writeFileSync(path.join(dir, 'synthetic.json'), JSON.stringify(syntheticRecords()));
     engine = new SnapshotEngine(dir);
-    const sources = { flights: path.join(VEGA, 'flights-20k.json'), movies: path.join(VEGA, 'movies.json'), synthetic: path.join(dir, 'synthetic.json') };
+    const sources = {
+      flights: path.join(VEGA, 'flights-20k.json'),
+      movies: path.join(VEGA, 'movies.json'),
+      synthetic: path.join(dir, 'synthetic.json'),
+    };
     for (const [name, file] of Object.entries(sources)) {
       const built = await buildSnapshot({ name, file, dataDir: dir, types: {}, views: [] });
       const ref = { name, version: 1, snapshot: built.snapshot, fields: built.fields };
@@ -66,7 +70,10 @@ describe('compileWhere on single-word fields: the same records as the words colu
   async function ids(name: string, query: string, useShapes: boolean): Promise<number[]> {
     const { table, fields } = loaded[name];
     const where = compileWhere(parseQuery(query, { fields, now: Date.now() }), useShapes ? table : {});
-    const rows = await engine.all(`SELECT __rowid AS id FROM ${ident(table.table)} WHERE ${where.sql} ORDER BY __rowid`, where.params);
+    const rows = await engine.all(
+      `SELECT __rowid AS id FROM ${ident(table.table)} WHERE ${where.sql} ORDER BY __rowid`,
+      where.params,
+    );
     return rows.map((r) => Number(r.id));
   }
 
@@ -76,14 +83,17 @@ describe('compileWhere on single-word fields: the same records as the words colu
     const text = fields.filter((f) => f.type === 'string').map((f) => f.name);
     const found = new Set<string>(['zzz', 'id12x', 'id4499x', 'york', 'new', 'i', 'stanbul', 'o', 'neil']);
     for (const f of text) {
-      const rows = await engine.all(`SELECT DISTINCT ${ident(f)} AS v FROM ${ident(table.table)} WHERE ${ident(f)} IS NOT NULL ORDER BY v LIMIT 150`);
+      const rows = await engine.all(
+        `SELECT DISTINCT ${ident(f)} AS v FROM ${ident(table.table)} WHERE ${ident(f)} IS NOT NULL ORDER BY v LIMIT 150`,
+      );
       for (const r of rows) for (const w of words(String(r.v))) found.add(w);
     }
     return { text, words: [...found].filter((w) => !RESERVED.has(w)) };
   }
 
   const fieldRef = (f: string) => (/^[A-Za-z]+$/.test(f) ? f : `(${f})`);
-  const recase = (w: string, how: number) => (how === 0 ? w : how === 1 ? w.toUpperCase() : w.charAt(0).toUpperCase() + w.slice(1));
+  const recase = (w: string, how: number) =>
+    how === 0 ? w : how === 1 ? w.toUpperCase() : w.charAt(0).toUpperCase() + w.slice(1);
 
   for (const name of ['flights', 'synthetic', 'movies']) {
     it(`${name}: random word, prefix and phrase queries give identical record ids both ways`, async () => {
@@ -118,9 +128,21 @@ describe('compileWhere on single-word fields: the same records as the words colu
   }
 
   it('integer comparisons with fractional, negative and huge bounds select the records plain JS selects', async () => {
-    const records = JSON.parse(fs.readFileSync(path.join(VEGA, 'flights-20k.json'), 'utf8')) as Array<{ delay: number }>;
-    const bound = fc.oneof(fc.integer({ min: -60, max: 400 }), fc.integer({ min: -120, max: 800 }).map((x) => x / 2), fc.constantFrom(1e300, -1e300, 2 ** 60));
-    const tests: Record<string, (a: number, b: number) => boolean> = { ':>': (d, x) => d > x, ':>=': (d, x) => d >= x, ':<': (d, x) => d < x, ':<=': (d, x) => d <= x, ':': (d, x) => d === x };
+    const records = JSON.parse(fs.readFileSync(path.join(VEGA, 'flights-20k.json'), 'utf8')) as Array<{
+      delay: number;
+    }>;
+    const bound = fc.oneof(
+      fc.integer({ min: -60, max: 400 }),
+      fc.integer({ min: -120, max: 800 }).map((x) => x / 2),
+      fc.constantFrom(1e300, -1e300, 2 ** 60),
+    );
+    const tests: Record<string, (a: number, b: number) => boolean> = {
+      ':>': (d, x) => d > x,
+      ':>=': (d, x) => d >= x,
+      ':<': (d, x) => d < x,
+      ':<=': (d, x) => d <= x,
+      ':': (d, x) => d === x,
+    };
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...Object.keys(tests)), bound, fc.boolean(), async (op, x, negate) => {
         // "delay:-5" reads as NOT delay:5 (a leading minus prohibits): a negative equality is a range.

@@ -13,7 +13,16 @@ const parse = (q: string) => parseQuery(q, { fields, now: Date.now() });
 
 // origin: few distinct codes, listed; carrier: single words, too many to list; title: several words per value.
 const singleWord: SingleWordFields = new Map([
-  ['origin', { values: new Map([['sfo', ['SFO', 'sfo']], ['sea', ['SEA']], ...Array.from({ length: 20 }, (_, i) => [`s${i}`, [`S${i}`]] as [string, string[]])]) }],
+  [
+    'origin',
+    {
+      values: new Map([
+        ['sfo', ['SFO', 'sfo']],
+        ['sea', ['SEA']],
+        ...Array.from({ length: 20 }, (_, i) => [`s${i}`, [`S${i}`]] as [string, string[]]),
+      ]),
+    },
+  ],
   ['carrier', {}],
 ]);
 
@@ -59,11 +68,13 @@ describe('compileWhere', () => {
 
   it('leaves positive tests bare (DuckDB filters while scanning) and makes NULL false only under NOT', () => {
     const w = compileWhere(parse('origin:sfo AND NOT (carrier:ua OR title:x)'), { singleWord });
-    expect(w.sql).toBe('((("origin" IN ($p1, $p2))) AND (NOT coalesce(((("__w:carrier" = $p3)) OR (contains("__w:title", $p4))), FALSE)))');
+    expect(w.sql).toBe(
+      '((("origin" IN ($p1, $p2))) AND (NOT coalesce(((("__w:carrier" = $p3)) OR (contains("__w:title", $p4))), FALSE)))',
+    );
   });
 
   it('user text never reaches the SQL: words are bound', () => {
-    const w = compileWhere(parse("title:\"robert'); DROP TABLE x; --\""), { singleWord });
+    const w = compileWhere(parse('title:"robert\'); DROP TABLE x; --"'), { singleWord });
     expect(w.sql).not.toMatch(/robert|drop/i);
     expect(Object.values(w.params)).toEqual([' robert drop table x ']);
   });

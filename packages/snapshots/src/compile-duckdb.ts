@@ -18,7 +18,11 @@ const MAX_PREFIX_VALUES = 16;
 
 function dateLiteral(ms: number): string {
   // From year 10000 on (the end of a period in 9999) ISO writes "+010000", which DuckDB refuses.
-  return new Date(ms).toISOString().replace(/^\+0*(\d{4,})/, '$1').replace('T', ' ').replace('Z', '');
+  return new Date(ms)
+    .toISOString()
+    .replace(/^\+0*(\d{4,})/, '$1')
+    .replace('T', ' ')
+    .replace('Z', '');
 }
 
 /**
@@ -96,7 +100,10 @@ export function compileWhere(node: QueryNode, context: CompileContext = {}): Com
     // Every value is one word: several words can never be consecutive in it.
     if (words.length !== 1) return 'FALSE';
     const [word] = words;
-    if (!prefix) return shape.values ? inList(field, shape.values.get(word) ?? []) : `(${wordsColumn(field)} = ${bind(` ${word} `)})`;
+    if (!prefix)
+      return shape.values
+        ? inList(field, shape.values.get(word) ?? [])
+        : `(${wordsColumn(field)} = ${bind(` ${word} `)})`;
     if (shape.values) {
       const hits = [...shape.values].filter(([k]) => k.startsWith(word)).flatMap(([, vs]) => vs);
       if (hits.length <= MAX_PREFIX_VALUES) return inList(field, hits);

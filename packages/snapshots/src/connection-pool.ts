@@ -26,8 +26,14 @@ export class ConnectionPool {
     private readonly maxIdle: number,
   ) {}
 
-  async use<T>(fn: (c: DuckDBConnection, prepare: (sql: string) => Promise<DuckDBPreparedStatement>) => Promise<T>): Promise<T> {
-    const pooled = this.idle.pop() ?? { connection: await (await this.db()).connect(), statements: new Map(), generation: this.generation };
+  async use<T>(
+    fn: (c: DuckDBConnection, prepare: (sql: string) => Promise<DuckDBPreparedStatement>) => Promise<T>,
+  ): Promise<T> {
+    const pooled = this.idle.pop() ?? {
+      connection: await (await this.db()).connect(),
+      statements: new Map(),
+      generation: this.generation,
+    };
     let healthy = false;
     try {
       const result = await fn(pooled.connection, (sql) => this.prepare(pooled, sql));

@@ -13,7 +13,11 @@ describe('readableIndex', () => {
     },
   } as unknown as IndexCatalog;
   const reader: Reader = { admin: false, indexes: ['movies', 'nope'], realms: [] };
-  const detailOf = (name: string) => readableIndex(catalog, reader, name).then(() => 'resolved', (err: { code: string; detail: string }) => `${err.code}: ${err.detail}`);
+  const detailOf = (name: string) =>
+    readableIndex(catalog, reader, name).then(
+      () => 'resolved',
+      (err: { code: string; detail: string }) => `${err.code}: ${err.detail}`,
+    );
 
   beforeEach(() => (asked.length = 0));
 

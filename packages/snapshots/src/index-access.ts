@@ -8,7 +8,12 @@ import { INDEX_NAME } from '@quarry/contract';
  * `onUnpublished` hears of a readable name the catalog no longer has (dropped), so the caller can free
  * what it still holds for it.
  */
-export async function readableIndex(catalog: IndexCatalog, reader: Reader, name: string, onUnpublished?: (name: string) => void): Promise<IndexEntry> {
+export async function readableIndex(
+  catalog: IndexCatalog,
+  reader: Reader,
+  name: string,
+  onUnpublished?: (name: string) => void,
+): Promise<IndexEntry> {
   if (name.trim() === '') throw AppError.invalid('index is required');
   // No index can bear this name: unknown without asking the catalog, and quoted cut short, since a
   // hostile name may be a megabyte. Same answer as for any other unknown or unreadable index.

@@ -1,6 +1,11 @@
 export { SnapshotEngine, type SnapshotRef, type LoadedTable, type Row } from './snapshot-engine';
 export { compileWhere, integerBound, type CompiledWhere, type CompileContext } from './compile-duckdb';
-export { learnSingleWordFields, MAX_LISTED_VALUES, type SingleWordFields, type SingleWordField } from './single-word-fields';
+export {
+  learnSingleWordFields,
+  MAX_LISTED_VALUES,
+  type SingleWordFields,
+  type SingleWordField,
+} from './single-word-fields';
 export { buildSnapshot, pruneSnapshots, type BuildRequest, type BuiltSnapshot } from './build-snapshot';
 export { ident, literal, recordJsonSql, wordsColumn, wordsExpr } from './sql';
 export { readableIndex, fieldsOf } from './index-access';

@@ -27,13 +27,19 @@ type Query = (sql: string) => Promise<Array<Record<string, unknown>>>;
  * value with the words column the table already holds (the very text a match searches), so the
  * fast path can never disagree with the substring test it replaces.
  */
-export async function learnSingleWordFields(all: Query, table: string, fields: ReadonlyArray<{ name: string; type: string }>): Promise<SingleWordFields> {
+export async function learnSingleWordFields(
+  all: Query,
+  table: string,
+  fields: ReadonlyArray<{ name: string; type: string }>,
+): Promise<SingleWordFields> {
   const out = new Map<string, SingleWordField>();
   for (const f of fields.filter((x) => x.type === 'string')) {
     const col = ident(f.name);
     const distinct = `(SELECT ${col} AS v, any_value(${wordsColumn(f.name)}) AS w FROM ${ident(table)} WHERE ${col} IS NOT NULL GROUP BY ${col})`;
     // One word: the words text is the whole value lower-cased, and that holds no space between words.
-    const [stats] = await all(`SELECT count(*) AS n, count(*) FILTER (WHERE w IS DISTINCT FROM ' ' || lower(v) || ' ' OR contains(v, ' ')) AS multi FROM ${distinct}`);
+    const [stats] = await all(
+      `SELECT count(*) AS n, count(*) FILTER (WHERE w IS DISTINCT FROM ' ' || lower(v) || ' ' OR contains(v, ' ')) AS multi FROM ${distinct}`,
+    );
     if (Number(stats.multi) !== 0) continue;
     if (Number(stats.n) > MAX_LISTED_VALUES) {
       out.set(f.name, {});

@@ -44,7 +44,8 @@ describe('SnapshotEngine', () => {
   it('retires older versions of a name once a newer one is loaded, and forgets a dropped name', async () => {
     await writeSnapshot(dir, 'a.parquet', ['A']);
     await writeSnapshot(dir, 'b.parquet', ['B']);
-    const tables = async () => (await engine.all("SELECT table_name FROM duckdb_tables() WHERE table_name LIKE 'snap_t1_%'")).length;
+    const tables = async () =>
+      (await engine.all("SELECT table_name FROM duckdb_tables() WHERE table_name LIKE 'snap_t1_%'")).length;
     await cities({ name: 't1', version: 1, snapshot: 'a.parquet', fields });
     await cities({ name: 't1', version: 2, snapshot: 'b.parquet', fields });
     await new Promise((r) => setTimeout(r, 50));
@@ -59,7 +60,11 @@ describe('SnapshotEngine', () => {
     const started = Date.now();
     setTimeout(() => controller.abort(AppError.timeout('ExecuteQuery ran past its deadline and was cancelled')), 200);
     // Billions of rows: minutes of work unless interrupted.
-    const slow = engine.all('SELECT count(*) AS n FROM range(100000000000) a WHERE a.range % 7 = 3', undefined, controller.signal);
+    const slow = engine.all(
+      'SELECT count(*) AS n FROM range(100000000000) a WHERE a.range % 7 = 3',
+      undefined,
+      controller.signal,
+    );
     await expect(slow).rejects.toMatchObject({ code: 'TIMEOUT', detail: expect.stringContaining('deadline') });
     expect(Date.now() - started).toBeLessThan(5000);
     // The engine is free for the next caller.

@@ -82,7 +82,9 @@ export class SnapshotEngine {
     const table = `snap_${ref.name.replace(/[^A-Za-z0-9_]/g, '_')}_${ref.version}_${Math.random().toString(36).slice(2, 8)}`;
     const file = path.resolve(this.dataDir, ref.snapshot);
     // Each text field gets its words column here, once per loaded version (see wordsColumn).
-    const words = ref.fields.filter((f) => f.type === 'string').map((f) => `, ${wordsExpr(ident(f.name))} AS ${wordsColumn(f.name)}`);
+    const words = ref.fields
+      .filter((f) => f.type === 'string')
+      .map((f) => `, ${wordsExpr(ident(f.name))} AS ${wordsColumn(f.name)}`);
     // Each snapshot lives in its own compressed in-memory database: dictionary, bit-packed and run-length
     // columns made filtered scans and groupings 2-3x faster than plain rows (bench/README.md) in a
     // fraction of the memory. Checkpointing that database alone compresses it without waiting for the

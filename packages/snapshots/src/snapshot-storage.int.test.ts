@@ -14,7 +14,9 @@ const fields = [
 async function writeSnapshot(file: string, rows: number): Promise<void> {
   const db = await DuckDBInstance.create(':memory:');
   const c = await db.connect();
-  await c.run(`COPY (SELECT ['SFO', 'LAX', 'ORD'][1 + range % 3] AS code, range AS n FROM range(${rows})) TO '${file}' (FORMAT parquet)`);
+  await c.run(
+    `COPY (SELECT ['SFO', 'LAX', 'ORD'][1 + range % 3] AS code, range AS n FROM range(${rows})) TO '${file}' (FORMAT parquet)`,
+  );
   c.closeSync();
   db.closeSync();
 }
@@ -37,11 +39,15 @@ describe('SnapshotEngine storage', () => {
 
   it('keeps a loaded snapshot compressed (dictionary for repeated text, not plain rows)', async () => {
     const { table } = await engine.table({ name: 'a', version: 1, snapshot: 'a.parquet', fields });
-    const methods = await engine.all(`SELECT DISTINCT column_name AS col, compression FROM pragma_storage_info('${table}_db.main.${table}')`);
+    const methods = await engine.all(
+      `SELECT DISTINCT column_name AS col, compression FROM pragma_storage_info('${table}_db.main.${table}')`,
+    );
     const of = (col: string) => methods.filter((m) => m.col === col).map((m) => String(m.compression));
     expect(of('code').some((m) => /DICT|FSST/.test(m))).toBe(true);
     expect(of('code')).not.toContain('Uncompressed');
-    expect(await engine.all(`SELECT count(*) AS n, count(DISTINCT code) AS codes FROM ${ident(table)}`)).toEqual([{ n: 300_000n, codes: 3n }]);
+    expect(await engine.all(`SELECT count(*) AS n, count(DISTINCT code) AS codes FROM ${ident(table)}`)).toEqual([
+      { n: 300_000n, codes: 3n },
+    ]);
   });
 
   it('loads one snapshot while a long query runs on another (the compression waits for nobody)', async () => {
@@ -55,12 +61,16 @@ describe('SnapshotEngine storage', () => {
 
   it('a query running on a retired version finishes, and the retired store is then gone', async () => {
     const v1 = await engine.table({ name: 'a', version: 1, snapshot: 'a.parquet', fields });
-    const running = engine.all(`SELECT count(*) AS n FROM ${ident(v1.table)} x, range(1000) r WHERE x.n + r.range = -1`);
+    const running = engine.all(
+      `SELECT count(*) AS n FROM ${ident(v1.table)} x, range(1000) r WHERE x.n + r.range = -1`,
+    );
     await new Promise((r) => setTimeout(r, 50));
     await engine.table({ name: 'a', version: 2, snapshot: 'b.parquet', fields });
     expect(await running).toEqual([{ n: 0n }]);
     await new Promise((r) => setTimeout(r, 100));
-    const stores = await engine.all(`SELECT database_name FROM duckdb_databases() WHERE database_name = '${v1.table}_db'`);
+    const stores = await engine.all(
+      `SELECT database_name FROM duckdb_databases() WHERE database_name = '${v1.table}_db'`,
+    );
     expect(stores).toEqual([]);
   }, 60000);
 });

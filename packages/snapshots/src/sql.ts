@@ -9,7 +9,10 @@ export function literal(text: string): string {
 }
 
 /** JSON text of one record, fields in catalog order; dates as ISO text (DATE: the day; TIMESTAMP: to the second). */
-export function recordJsonSql(fields: ReadonlyArray<{ name: string }>, columnTypes: ReadonlyMap<string, string>): string {
+export function recordJsonSql(
+  fields: ReadonlyArray<{ name: string }>,
+  columnTypes: ReadonlyMap<string, string>,
+): string {
   const value = (name: string) => {
     const type = columnTypes.get(name);
     if (type === 'DATE') return `strftime(${ident(name)}, '%Y-%m-%d')`;

@@ -33,13 +33,64 @@ subjectAltName = DNS:localhost, IP:127.0.0.1
 export function makeTlsFixtures(dir: string): TlsFixtures {
   const conf = path.join(dir, 'openssl.cnf');
   fs.writeFileSync(conf, OPENSSL_CONFIG);
-  const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
+  const openssl = (...args: string[]) =>
+    execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
   const newKey = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
   const issue = (prefix: string) => {
-    openssl('req', '-x509', '-config', conf, '-extensions', 'ca', ...newKey, '-keyout', `${prefix}ca.key`, '-out', `${prefix}ca.crt`, '-days', '2', '-subj', `/CN=${prefix}quarry-test-ca`);
-    openssl('req', '-new', '-config', conf, ...newKey, '-keyout', `${prefix}peer.key`, '-out', `${prefix}peer.csr`, '-subj', '/CN=localhost');
-    openssl('x509', '-req', '-in', `${prefix}peer.csr`, '-CA', `${prefix}ca.crt`, '-CAkey', `${prefix}ca.key`, '-CAcreateserial', '-out', `${prefix}peer.crt`, '-days', '2', '-extfile', conf, '-extensions', 'peer');
-    return { ca: path.join(dir, `${prefix}ca.crt`), cert: path.join(dir, `${prefix}peer.crt`), key: path.join(dir, `${prefix}peer.key`) };
+    openssl(
+      'req',
+      '-x509',
+      '-config',
+      conf,
+      '-extensions',
+      'ca',
+      ...newKey,
+      '-keyout',
+      `${prefix}ca.key`,
+      '-out',
+      `${prefix}ca.crt`,
+      '-days',
+      '2',
+      '-subj',
+      `/CN=${prefix}quarry-test-ca`,
+    );
+    openssl(
+      'req',
+      '-new',
+      '-config',
+      conf,
+      ...newKey,
+      '-keyout',
+      `${prefix}peer.key`,
+      '-out',
+      `${prefix}peer.csr`,
+      '-subj',
+      '/CN=localhost',
+    );
+    openssl(
+      'x509',
+      '-req',
+      '-in',
+      `${prefix}peer.csr`,
+      '-CA',
+      `${prefix}ca.crt`,
+      '-CAkey',
+      `${prefix}ca.key`,
+      '-CAcreateserial',
+      '-out',
+      `${prefix}peer.crt`,
+      '-days',
+      '2',
+      '-extfile',
+      conf,
+      '-extensions',
+      'peer',
+    );
+    return {
+      ca: path.join(dir, `${prefix}ca.crt`),
+      cert: path.join(dir, `${prefix}peer.crt`),
+      key: path.join(dir, `${prefix}peer.key`),
+    };
   };
   const own = issue('');
   const foreign = issue('foreign-');

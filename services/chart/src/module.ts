@@ -13,9 +13,12 @@ export function createChartModule(config: ChartServiceConfig, log: Logger, metri
   // Queue depth for /metrics, sampled while the service runs.
   const depth = metrics
     ? setInterval(() => {
-        queue.counts().then((counts) => {
-          for (const [state, n] of Object.entries(counts)) metrics.chartQueueJobs.set({ state }, n);
-        }, () => undefined);
+        queue.counts().then(
+          (counts) => {
+            for (const [state, n] of Object.entries(counts)) metrics.chartQueueJobs.set({ state }, n);
+          },
+          () => undefined,
+        );
       }, 5000)
     : undefined;
   depth?.unref();

@@ -13,7 +13,14 @@ import { crosstabHandlers } from './transport/grpc-crosstab.handlers';
 export function createCrosstabModule(
   config: CrosstabServiceConfig,
   log: Logger,
-  deps: { catalog: IndexCatalog; engine: SnapshotEngine; ping: () => Promise<void>; limiter: HeavyCallLimiter; cache: ResultCache; metrics?: QuarryMetrics },
+  deps: {
+    catalog: IndexCatalog;
+    engine: SnapshotEngine;
+    ping: () => Promise<void>;
+    limiter: HeavyCallLimiter;
+    cache: ResultCache;
+    metrics?: QuarryMetrics;
+  },
 ): GrpcServiceModule {
   const moduleLog = log.child({ module: 'crosstab' });
   const run = new RunCrosstabUseCase(deps.catalog, new DuckDbPivotEngine(deps.engine), deps.cache);

@@ -41,7 +41,12 @@ export class GatewayModule implements QuarryModule {
   }
 
   async start(): Promise<void> {
-    this.clients = new GrpcServiceClients(this.config.serviceAddrs, this.config.grpcDeadlineMs, this.config.grpcTrust, this.log);
+    this.clients = new GrpcServiceClients(
+      this.config.serviceAddrs,
+      this.config.grpcDeadlineMs,
+      this.config.grpcTrust,
+      this.log,
+    );
     const deps = {
       authenticate: new AuthenticateUseCase(this.store),
       callMethod: new CallMethodUseCase(this.clients),

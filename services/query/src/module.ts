@@ -14,7 +14,11 @@ import type { SearchIndex } from './ports/search-index.port';
 import { queryHandlers } from './transport/grpc-query.handlers';
 
 /** Typesense when configured (production), else DuckDB over the snapshot (embedded default). */
-export function createSearchIndex(config: Pick<QueryServiceConfig, 'typesense' | 'memoryIndexBytes'>, engine: SnapshotEngine, log?: Logger): SearchIndex {
+export function createSearchIndex(
+  config: Pick<QueryServiceConfig, 'typesense' | 'memoryIndexBytes'>,
+  engine: SnapshotEngine,
+  log?: Logger,
+): SearchIndex {
   if (config.typesense) return new TypesenseSearchIndex(config.typesense, engine);
   return new DuckDbSearchIndex(engine, { inMemoryBudgetBytes: config.memoryIndexBytes, log });
 }

@@ -43,14 +43,21 @@ const EDGE_JSON = `[
 ]`;
 const EDGE_COUNT = 12;
 const edges = (...idx: number[]) => idx.map((i) => `e${i}`);
-const edgesExcept = (...idx: number[]) => Array.from({ length: EDGE_COUNT }, (_, i) => i).filter((i) => !idx.includes(i)).map((i) => `e${i}`);
+const edgesExcept = (...idx: number[]) =>
+  Array.from({ length: EDGE_COUNT }, (_, i) => i)
+    .filter((i) => !idx.includes(i))
+    .map((i) => `e${i}`);
 
 /** 30 text fields; record w0 holds all ten query words (spread over the fields), w1 nine of them, w2 none. */
 const WIDE_FIELDS = Array.from({ length: 30 }, (_, i) => `f${String(i).padStart(2, '0')}`);
 const WIDE_WORDS = Array.from({ length: 10 }, (_, i) => `quarrystone${i}`);
 const WIDE_RECORDS = [0, 1, 2].map((r) => {
   const record: Record<string, string> = { label: `w${r}` };
-  WIDE_FIELDS.forEach((f, i) => (record[f] = `filler ${r === 2 || (r === 1 && i === 27) ? 'other' : WIDE_WORDS.filter((_, w) => (w * 3) % 30 === i).join(' ')}`));
+  WIDE_FIELDS.forEach(
+    (f, i) =>
+      (record[f] =
+        `filler ${r === 2 || (r === 1 && i === 27) ? 'other' : WIDE_WORDS.filter((_, w) => (w * 3) % 30 === i).join(' ')}`),
+  );
   return record;
 });
 
@@ -67,11 +74,25 @@ export function searchIndexConformance(open: (engine: SnapshotEngine) => Promise
   const loaded: IndexEntry[] = [];
 
   /** Builds a snapshot of `json` (text) and makes it searchable as version `version` of `name`. */
-  const load = async (name: string, json: string, version = 1, previous: IndexEntry | null = null): Promise<IndexEntry> => {
+  const load = async (
+    name: string,
+    json: string,
+    version = 1,
+    previous: IndexEntry | null = null,
+  ): Promise<IndexEntry> => {
     const file = path.join(dataDir, `${name}-${version}.json`);
     fs.writeFileSync(file, json);
     const built = await buildSnapshot({ name, file, dataDir, types: {}, views: [] });
-    const e: IndexEntry = { name, description: '', fields: built.fields, views: [], recordCount: built.recordCount, version, snapshot: built.snapshot, updatedAt: '' };
+    const e: IndexEntry = {
+      name,
+      description: '',
+      fields: built.fields,
+      views: [],
+      recordCount: built.recordCount,
+      version,
+      snapshot: built.snapshot,
+      updatedAt: '',
+    };
     await search.prepare(e);
     await search.retire(e, previous);
     loaded.push(e);
@@ -153,11 +174,20 @@ export function searchIndexConformance(open: (engine: SnapshotEngine) => Promise
   });
 
   it('sorts with missing values last and ties in source order', async () => {
-    expect((await run('*', [{ field: 'score', type: 'integer', direction: 'desc' }])).names).toEqual(names(5, 0, 7, 1, 3, 4, 6, 2));
-    expect((await run('*', [{ field: 'score', type: 'integer', direction: 'asc' }])).names).toEqual(names(6, 4, 1, 3, 7, 0, 5, 2));
-    expect((await run('*', [{ field: 'city', type: 'string', direction: 'asc' }, { field: 'price', type: 'number', direction: 'desc' }])).names).toEqual(
-      names(3, 6, 0, 7, 4, 1, 5, 2),
+    expect((await run('*', [{ field: 'score', type: 'integer', direction: 'desc' }])).names).toEqual(
+      names(5, 0, 7, 1, 3, 4, 6, 2),
     );
+    expect((await run('*', [{ field: 'score', type: 'integer', direction: 'asc' }])).names).toEqual(
+      names(6, 4, 1, 3, 7, 0, 5, 2),
+    );
+    expect(
+      (
+        await run('*', [
+          { field: 'city', type: 'string', direction: 'asc' },
+          { field: 'price', type: 'number', direction: 'desc' },
+        ])
+      ).names,
+    ).toEqual(names(3, 6, 0, 7, 4, 1, 5, 2));
   });
 
   it('pages with offset and limit', async () => {
@@ -176,7 +206,8 @@ export function searchIndexConformance(open: (engine: SnapshotEngine) => Promise
       wide = await load('wide', JSON.stringify(WIDE_RECORDS));
     }, 120000);
 
-    const sorted = async (field: string, type: FieldDef['type'], direction: 'asc' | 'desc') => (await runOn(edge, '*', [{ field, type, direction }])).labels;
+    const sorted = async (field: string, type: FieldDef['type'], direction: 'asc' | 'desc') =>
+      (await runOn(edge, '*', [{ field, type, direction }])).labels;
 
     it('reads the fixture with the types it is meant to test', () => {
       expect(edge.fields).toEqual([

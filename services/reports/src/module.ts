@@ -7,12 +7,21 @@ import { FindReportsUseCase, ReportMetadataUseCase, SaveReportUseCase } from './
 import { openReportStore } from './open-report-store';
 import { reportsHandlers } from './transport/grpc-reports.handlers';
 
-export async function createReportsModule(config: ReportsServiceConfig, log: Logger, metrics?: QuarryMetrics): Promise<GrpcServiceModule> {
+export async function createReportsModule(
+  config: ReportsServiceConfig,
+  log: Logger,
+  metrics?: QuarryMetrics,
+): Promise<GrpcServiceModule> {
   const moduleLog = log.child({ module: 'reports' });
   const opened = await openReportStore(config);
   const store = metrics ? instrumentStore(opened, 'reports', metrics) : opened;
   const cursors = new CursorCodec(loadCursorSecret(config.cursorSecret, config.dataDir));
-  const handlers = reportsHandlers(moduleLog, new SaveReportUseCase(store), new FindReportsUseCase(store, cursors), new ReportMetadataUseCase(store));
+  const handlers = reportsHandlers(
+    moduleLog,
+    new SaveReportUseCase(store),
+    new FindReportsUseCase(store, cursors),
+    new ReportMetadataUseCase(store),
+  );
   return new GrpcServiceModule({
     name: 'reports',
     log: moduleLog,

@@ -39,17 +39,27 @@ export function reportStoreConformance(open: () => Promise<ReportStore>): void {
   });
 
   it('lets exactly one of two racing inserts of one name win', async () => {
-    const results = await Promise.allSettled([store.insert(report({ name: 'race' })), store.insert(report({ name: 'race' }))]);
+    const results = await Promise.allSettled([
+      store.insert(report({ name: 'race' })),
+      store.insert(report({ name: 'race' })),
+    ]);
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
     expect(results.filter((r) => r.status === 'rejected')).toHaveLength(1);
   });
 
   it('finds newest first by visibility, words, types and sequence', async () => {
     const a = await store.insert(report({ name: 'Alpha drama', description: 'first' }));
-    const b = await store.insert(report({ name: 'Beta', description: 'crosstab of comedies', type: 'crosstab', method: 'CROSSTAB.EXECUTE' }));
-    const c = await store.insert(report({ ownerId: 'u2', ownerName: 'bob', name: 'Bob shared', description: 'notes', shared: true }));
+    const b = await store.insert(
+      report({ name: 'Beta', description: 'crosstab of comedies', type: 'crosstab', method: 'CROSSTAB.EXECUTE' }),
+    );
+    const c = await store.insert(
+      report({ ownerId: 'u2', ownerName: 'bob', name: 'Bob shared', description: 'notes', shared: true }),
+    );
     await store.insert(report({ ownerId: 'u2', ownerName: 'bob', name: 'Bob private' }));
-    const find = (q: Partial<Parameters<ReportStore['find']>[0]>) => store.find({ viewerId: 'u1', readableIndexes: ['*'], words: [], types: [], beforeSeq: undefined, limit: 50, ...q }).then((rs) => rs.map((r) => r.name));
+    const find = (q: Partial<Parameters<ReportStore['find']>[0]>) =>
+      store
+        .find({ viewerId: 'u1', readableIndexes: ['*'], words: [], types: [], beforeSeq: undefined, limit: 50, ...q })
+        .then((rs) => rs.map((r) => r.name));
     expect(await find({})).toEqual([c.name, b.name, a.name]);
     expect(await find({ viewerId: undefined })).toEqual(['Bob private', c.name, b.name, a.name]);
     expect(await find({ words: ['drama'] })).toEqual([a.name]);
@@ -63,21 +73,34 @@ export function reportStoreConformance(open: () => Promise<ReportStore>): void {
   });
 
   describe('visibility of shared reports follows the readable indexes', () => {
-    const ann = (readableIndexes?: string[]): Pick<ReportQuery, 'viewerId' | 'readableIndexes'> => ({ viewerId: 'u1', readableIndexes });
+    const ann = (readableIndexes?: string[]): Pick<ReportQuery, 'viewerId' | 'readableIndexes'> => ({
+      viewerId: 'u1',
+      readableIndexes,
+    });
     const names = (q: Pick<ReportQuery, 'viewerId' | 'readableIndexes'>) =>
       store.find({ ...q, words: [], types: [], beforeSeq: undefined, limit: 50 }).then((rs) => rs.map((r) => r.name));
 
     it('hides a shared report on an unreadable index from find and getVisible, and keeps own reports visible', async () => {
-      const bobFlights = await store.insert(report({ ownerId: 'u2', ownerName: 'bob', name: 'Bob flights', index: 'flights', shared: true }));
-      const bobMovies = await store.insert(report({ ownerId: 'u2', ownerName: 'bob', name: 'Bob movies', index: 'movies', shared: true }));
+      const bobFlights = await store.insert(
+        report({ ownerId: 'u2', ownerName: 'bob', name: 'Bob flights', index: 'flights', shared: true }),
+      );
+      const bobMovies = await store.insert(
+        report({ ownerId: 'u2', ownerName: 'bob', name: 'Bob movies', index: 'movies', shared: true }),
+      );
       const annFlights = await store.insert(report({ name: 'Ann flights', index: 'flights' }));
-      const bobPrivate = await store.insert(report({ ownerId: 'u2', ownerName: 'bob', name: 'Bob private', index: 'movies' }));
+      const bobPrivate = await store.insert(
+        report({ ownerId: 'u2', ownerName: 'bob', name: 'Bob private', index: 'movies' }),
+      );
 
       expect(await names(ann(['movies']))).toEqual(['Ann flights', 'Bob movies']);
       expect(await store.getVisible(bobFlights.guid, { viewerId: 'u1', readableIndexes: ['movies'] })).toBeNull();
-      expect(await store.getVisible(bobMovies.guid, { viewerId: 'u1', readableIndexes: ['movies'] })).toEqual(bobMovies);
+      expect(await store.getVisible(bobMovies.guid, { viewerId: 'u1', readableIndexes: ['movies'] })).toEqual(
+        bobMovies,
+      );
       // The owner's own report on an index it may no longer read is still its own.
-      expect(await store.getVisible(annFlights.guid, { viewerId: 'u1', readableIndexes: ['movies'] })).toEqual(annFlights);
+      expect(await store.getVisible(annFlights.guid, { viewerId: 'u1', readableIndexes: ['movies'] })).toEqual(
+        annFlights,
+      );
       expect(await store.getVisible(annFlights.guid, { viewerId: 'u1', readableIndexes: [] })).toEqual(annFlights);
 
       expect(await names(ann(['*']))).toEqual(['Ann flights', 'Bob movies', 'Bob flights']);
@@ -90,12 +113,25 @@ export function reportStoreConformance(open: () => Promise<ReportStore>): void {
       // No readable index, or none given at all: own reports only (fail closed).
       expect(await names(ann([]))).toEqual(['Ann flights']);
       expect(await names(ann(undefined))).toEqual(['Ann flights']);
-      expect(await store.getVisible('00000000-0000-4000-8000-000000000000', { viewerId: 'u1', readableIndexes: ['*'] })).toBeNull();
+      expect(
+        await store.getVisible('00000000-0000-4000-8000-000000000000', { viewerId: 'u1', readableIndexes: ['*'] }),
+      ).toBeNull();
     });
 
     it('matches index names exactly: no case folding, prefixes, wildcards or injected query text', async () => {
-      await store.insert(report({ ownerId: 'u2', ownerName: 'bob', name: 'Bob flights', index: 'flights', shared: true }));
-      for (const hostile of [['Flights'], ['flight'], ['flights '], ['fl%'], ['fl_ghts'], ['.*'], ["' OR 1=1 --"], ['{"$ne":null}']]) {
+      await store.insert(
+        report({ ownerId: 'u2', ownerName: 'bob', name: 'Bob flights', index: 'flights', shared: true }),
+      );
+      for (const hostile of [
+        ['Flights'],
+        ['flight'],
+        ['flights '],
+        ['fl%'],
+        ['fl_ghts'],
+        ['.*'],
+        ["' OR 1=1 --"],
+        ['{"$ne":null}'],
+      ]) {
         expect({ hostile, names: await names(ann(hostile)) }).toEqual({ hostile, names: [] });
       }
     });
@@ -108,8 +144,18 @@ export function reportStoreConformance(open: () => Promise<ReportStore>): void {
         const shown = i % 9 === 0 || i % 9 === 4;
         const kind = i % 3;
         const r = shown
-          ? report(kind === 0 ? { name: `r${i}`, index: 'flights' } : { ownerId: 'u2', ownerName: 'bob', name: `r${i}`, index: 'movies', shared: true })
-          : report({ ownerId: 'u2', ownerName: 'bob', name: `r${i}`, index: kind === 0 ? 'movies' : 'flights', shared: kind !== 0 });
+          ? report(
+              kind === 0
+                ? { name: `r${i}`, index: 'flights' }
+                : { ownerId: 'u2', ownerName: 'bob', name: `r${i}`, index: 'movies', shared: true },
+            )
+          : report({
+              ownerId: 'u2',
+              ownerName: 'bob',
+              name: `r${i}`,
+              index: kind === 0 ? 'movies' : 'flights',
+              shared: kind !== 0,
+            });
         await store.insert(r);
         if (shown) visible.unshift(r.name);
       }
@@ -133,7 +179,9 @@ export function reportStoreConformance(open: () => Promise<ReportStore>): void {
 
   it('treats LIKE and regex characters in search words literally', async () => {
     await store.insert(report({ name: 'a_b 100%' }));
-    expect((await store.find({ viewerId: 'u1', words: ['%'], types: [], beforeSeq: undefined, limit: 5 })).length).toBe(0);
+    expect((await store.find({ viewerId: 'u1', words: ['%'], types: [], beforeSeq: undefined, limit: 5 })).length).toBe(
+      0,
+    );
   });
 
   it('deletes by guid', async () => {

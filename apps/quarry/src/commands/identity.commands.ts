@@ -21,12 +21,19 @@ export interface CreateUserOptions {
 
 export async function createUser(store: MetadataStore, name: string, opts: CreateUserOptions): Promise<string> {
   if (!USER_NAME.test(name)) throw AppError.invalid('user names are 1-100 letters, digits or . _ @ -');
-  const indexes = (opts.indexes ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  const indexes = (opts.indexes ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const admin = opts.admin ?? false;
   // Checked before the store is touched: a refused realm leaves no user behind.
   const realms = parseRealms(opts.realm ?? [], { indexes, admin });
   const user = await store.createUser({ name, admin, indexes, realms });
-  const reach = user.admin ? 'admin: every index' : indexes.length ? `indexes: ${indexes.join(', ')}` : 'no index yet (use --indexes)';
+  const reach = user.admin
+    ? 'admin: every index'
+    : indexes.length
+      ? `indexes: ${indexes.join(', ')}`
+      : 'no index yet (use --indexes)';
   return `created user ${user.name} (${user.id}); ${reach}`;
 }
 
@@ -52,21 +59,44 @@ export interface CreateTokenOptions {
 export async function createToken(store: MetadataStore, opts: CreateTokenOptions, now = Date.now()): Promise<string> {
   const user = await store.findUserByName(opts.user);
   if (!user) throw AppError.notFound(`User "${opts.user}" not found`);
-  const scopes = [...new Set(opts.scopes.split(',').map((s) => s.trim()).filter(Boolean))];
+  const scopes = [
+    ...new Set(
+      opts.scopes
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    ),
+  ];
   if (scopes.length === 0) throw AppError.invalid(`--scopes needs at least one of ${SCOPES.join(', ')}`);
   const unknown = scopes.filter((s) => !isScope(s));
   if (unknown.length && !opts.allowUnknownScopes) {
-    throw AppError.invalid(`unknown scope(s) ${unknown.join(', ')}; known: ${SCOPES.join(', ')} (or pass --allow-unknown-scopes)`);
+    throw AppError.invalid(
+      `unknown scope(s) ${unknown.join(', ')}; known: ${SCOPES.join(', ')} (or pass --allow-unknown-scopes)`,
+    );
   }
   let expiresAt: string | null = null;
   if (opts.expiresIn !== undefined) {
     const ms = parseDuration(opts.expiresIn);
-    if (ms === null) throw AppError.invalid(`--expires-in takes a duration like 90s, 15m, 12h or 30d, got "${opts.expiresIn}"`);
+    if (ms === null)
+      throw AppError.invalid(`--expires-in takes a duration like 90s, 15m, 12h or 30d, got "${opts.expiresIn}"`);
     expiresAt = new Date(now + ms).toISOString();
   }
   const token = generateTokenValue();
-  const record = await store.createToken({ userId: user.id, hash: hashToken(token), prefix: tokenDisplayPrefix(token), scopes, expiresAt });
-  return [`id:      ${record.id}`, `prefix:  ${record.prefix}`, `user:    ${user.name}`, `scopes:  ${scopes.join(',')}`, `expires: ${expiresAt ?? 'never'}`, token].join('\n');
+  const record = await store.createToken({
+    userId: user.id,
+    hash: hashToken(token),
+    prefix: tokenDisplayPrefix(token),
+    scopes,
+    expiresAt,
+  });
+  return [
+    `id:      ${record.id}`,
+    `prefix:  ${record.prefix}`,
+    `user:    ${user.name}`,
+    `scopes:  ${scopes.join(',')}`,
+    `expires: ${expiresAt ?? 'never'}`,
+    token,
+  ].join('\n');
 }
 
 function tokenStatus(t: TokenRecord, now: number): string {
@@ -80,7 +110,16 @@ export async function listTokens(store: MetadataStore, now = Date.now()): Promis
   if (tokens.length === 0) return 'no tokens';
   const names = new Map(users.map((u) => [u.id, u.name]));
   return tokens
-    .map((t) => [t.id, `${t.prefix}…`, names.get(t.userId) ?? '(deleted user)', tokenStatus(t, now), t.scopes.join(','), t.expiresAt ?? 'never'].join('\t'))
+    .map((t) =>
+      [
+        t.id,
+        `${t.prefix}…`,
+        names.get(t.userId) ?? '(deleted user)',
+        tokenStatus(t, now),
+        t.scopes.join(','),
+        t.expiresAt ?? 'never',
+      ].join('\t'),
+    )
     .join('\n');
 }
 

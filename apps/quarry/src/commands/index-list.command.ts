@@ -4,5 +4,7 @@ import type { IndexCatalog } from '@quarry/metadata-store';
 export async function listIndexes(catalog: IndexCatalog): Promise<string> {
   const all = await catalog.listIndexes();
   if (all.length === 0) return 'no indexes';
-  return all.map((e) => [e.name, `v${e.version}`, `${e.recordCount} records`, e.updatedAt, e.description].join('\t')).join('\n');
+  return all
+    .map((e) => [e.name, `v${e.version}`, `${e.recordCount} records`, e.updatedAt, e.description].join('\t'))
+    .join('\n');
 }

@@ -23,7 +23,10 @@ export interface LoadOptions {
 /** A bar on a terminal, a line every 10% otherwise (logs, CI). */
 function progressReporter(label: string): { update(f: number): void; stop(): void } {
   if (process.stderr.isTTY) {
-    const bar = new cliProgress.SingleBar({ format: `${label} [{bar}] {percentage}%`, stream: process.stderr }, cliProgress.Presets.shades_classic);
+    const bar = new cliProgress.SingleBar(
+      { format: `${label} [{bar}] {percentage}%`, stream: process.stderr },
+      cliProgress.Presets.shades_classic,
+    );
     bar.start(100, 0);
     return { update: (f) => bar.update(Math.round(f * 100)), stop: () => bar.stop() };
   }
@@ -40,12 +43,21 @@ function progressReporter(label: string): { update(f: number): void; stop(): voi
   };
 }
 
-export async function loadIndex(config: Config, catalog: IndexCatalog, name: string, file: string, opts: LoadOptions): Promise<string> {
+export async function loadIndex(
+  config: Config,
+  catalog: IndexCatalog,
+  name: string,
+  file: string,
+  opts: LoadOptions,
+): Promise<string> {
   const types: Record<string, FieldType> = {};
   const grains: Record<string, DateGrain> = {};
   for (const [field, text] of pairs(opts.type, '--type')) {
     const declared = parseDeclaredType(text);
-    if (!declared) throw AppError.invalid(`--type ${field}=${text}: the type must be string, integer, number, boolean, date or date:day|month|year`);
+    if (!declared)
+      throw AppError.invalid(
+        `--type ${field}=${text}: the type must be string, integer, number, boolean, date or date:day|month|year`,
+      );
     types[field] = declared.type;
     if (declared.grain) grains[field] = declared.grain;
   }
@@ -54,8 +66,20 @@ export async function loadIndex(config: Config, catalog: IndexCatalog, name: str
   const progress = progressReporter(`loading ${name}`);
   const started = Date.now();
   try {
-    const loader = new LoadIndexUseCase(new DuckDbSnapshotBuilder(config.dataDir), catalog, createSearchIndex(config, engine));
-    const entry = await loader.loadIndex({ name, file, description: opts.description ?? '', types, grains, views, onProgress: (f) => progress.update(f) });
+    const loader = new LoadIndexUseCase(
+      new DuckDbSnapshotBuilder(config.dataDir),
+      catalog,
+      createSearchIndex(config, engine),
+    );
+    const entry = await loader.loadIndex({
+      name,
+      file,
+      description: opts.description ?? '',
+      types,
+      grains,
+      views,
+      onProgress: (f) => progress.update(f),
+    });
     progress.stop();
     const secs = (Date.now() - started) / 1000;
     return [
@@ -72,7 +96,11 @@ export async function loadIndex(config: Config, catalog: IndexCatalog, name: str
 export async function dropIndex(config: Config, catalog: IndexCatalog, name: string): Promise<string> {
   const engine = new SnapshotEngine(config.dataDir);
   try {
-    const entry = await new LoadIndexUseCase(new DuckDbSnapshotBuilder(config.dataDir), catalog, createSearchIndex(config, engine)).drop(name);
+    const entry = await new LoadIndexUseCase(
+      new DuckDbSnapshotBuilder(config.dataDir),
+      catalog,
+      createSearchIndex(config, engine),
+    ).drop(name);
     return `dropped ${entry.name} (version ${entry.version})`;
   } finally {
     await engine.close();

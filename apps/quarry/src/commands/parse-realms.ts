@@ -17,18 +17,27 @@ export interface RealmGrant {
  * Field names are not checked: the index may be loaded after the user is created.
  */
 export function parseRealms(values: readonly string[], grant: RealmGrant): Realm[] {
-  if (values.length > 0 && grant.admin) throw AppError.invalid('--realm has no effect on an admin, who sees every row of every index; drop --admin or the realm');
+  if (values.length > 0 && grant.admin)
+    throw AppError.invalid(
+      '--realm has no effect on an admin, who sees every row of every index; drop --admin or the realm',
+    );
   return values.map((text) => {
     const at = text.indexOf('=');
     if (at < 0) throw AppError.invalid(`--realm must be INDEX=QUERY, got ${quoteInput(text)}`);
     const index = text.slice(0, at).trim();
     const query = text.slice(at + 1).trim();
-    if (!INDEX_NAME.test(index)) throw AppError.invalid(`--realm must be INDEX=QUERY with an index name before "=", got ${quoteInput(text)}`);
+    if (!INDEX_NAME.test(index))
+      throw AppError.invalid(`--realm must be INDEX=QUERY with an index name before "=", got ${quoteInput(text)}`);
     if (!grant.indexes.includes('*') && !grant.indexes.includes(index)) {
       const given = grant.indexes.length ? `only ${quoteList(grant.indexes)}` : 'no index';
-      throw AppError.invalid(`--realm names index ${quoteInput(index)}, which the user is not given (--indexes gives ${given})`);
+      throw AppError.invalid(
+        `--realm names index ${quoteInput(index)}, which the user is not given (--indexes gives ${given})`,
+      );
     }
-    if (query === '') throw AppError.invalid(`--realm for index ${quoteInput(index)} has a blank query; a realm must say which rows the user may see`);
+    if (query === '')
+      throw AppError.invalid(
+        `--realm for index ${quoteInput(index)} has a blank query; a realm must say which rows the user may see`,
+      );
     try {
       checkQuerySyntax(query);
     } catch (err) {

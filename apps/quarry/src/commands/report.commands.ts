@@ -28,7 +28,8 @@ async function* allReports(store: ReportStore, ownerName?: string): AsyncGenerat
 export async function listReports(config: Config, user?: string): Promise<string> {
   return withReports(config, async (store) => {
     const lines: string[] = [];
-    for await (const r of allReports(store, user)) lines.push([r.guid, r.type, r.ownerName, r.shared ? 'shared' : 'private', r.createdAt, r.name].join('\t'));
+    for await (const r of allReports(store, user))
+      lines.push([r.guid, r.type, r.ownerName, r.shared ? 'shared' : 'private', r.createdAt, r.name].join('\t'));
     return lines.length ? lines.join('\n') : 'no reports';
   });
 }

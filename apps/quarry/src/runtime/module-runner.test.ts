@@ -31,7 +31,13 @@ function recordingMap(specs: Record<string, readonly string[]>, failing?: string
 
 describe('startOrder', () => {
   it('starts dependencies first, each once, in the map order where free', () => {
-    const { map } = recordingMap({ redis: [], store: [], query: ['store'], chart: ['redis'], gateway: ['query', 'chart'] });
+    const { map } = recordingMap({
+      redis: [],
+      store: [],
+      query: ['store'],
+      chart: ['redis'],
+      gateway: ['query', 'chart'],
+    });
     expect(startOrder(['gateway'], map)).toEqual(['store', 'query', 'redis', 'chart', 'gateway']);
     expect(startOrder(['chart', 'query'], map)).toEqual(['store', 'query', 'redis', 'chart']);
   });
@@ -39,7 +45,9 @@ describe('startOrder', () => {
   it('names an unknown module and who needs it, and a cycle with its path', () => {
     expect(() => startOrder(['x'], recordingMap({ a: [] }).map)).toThrow('unknown module "x"');
     expect(() => startOrder(['a'], recordingMap({ a: ['nope'] }).map)).toThrow('unknown module "nope" (needed by a)');
-    expect(() => startOrder(['a'], recordingMap({ a: ['b'], b: ['a'] }).map)).toThrow('module dependency cycle: a -> b -> a');
+    expect(() => startOrder(['a'], recordingMap({ a: ['b'], b: ['a'] }).map)).toThrow(
+      'module dependency cycle: a -> b -> a',
+    );
   });
 });
 
@@ -51,7 +59,17 @@ describe('ModuleRunner', () => {
     expect(ctx.provided).toEqual(['store', 'query', 'gateway']);
     await runner.ready();
     await runner.stop();
-    expect(events).toEqual(['start store', 'start query', 'start gateway', 'ready store', 'ready query', 'ready gateway', 'stop gateway', 'stop query', 'stop store']);
+    expect(events).toEqual([
+      'start store',
+      'start query',
+      'start gateway',
+      'ready store',
+      'ready query',
+      'ready gateway',
+      'stop gateway',
+      'stop query',
+      'stop store',
+    ]);
     // A second stop has nothing left to stop.
     await runner.stop();
     expect(events.filter((e) => e.startsWith('stop'))).toHaveLength(3);

@@ -26,7 +26,12 @@ export type FromThread =
 type Answer<K extends 'metrics' | 'readiness'> = Extract<FromThread, { type: K }>;
 
 /** Waits for the thread's first message of `type` that `match` accepts; rejects after `timeoutMs`. */
-function nextMessage<T extends FromThread>(worker: Worker, match: (m: FromThread) => m is T, timeoutMs: number, what: string): Promise<T> {
+function nextMessage<T extends FromThread>(
+  worker: Worker,
+  match: (m: FromThread) => m is T,
+  timeoutMs: number,
+  what: string,
+): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const done = () => {
       clearTimeout(timer);
@@ -59,12 +64,15 @@ export async function startServiceThread(config: Config, targets: ReadonlySet<Ta
   const data: ServiceThreadData = { config, targets: [...targets] };
   const worker = new Worker(path.join(__dirname, 'service-thread.worker.js'), { workerData: data });
   const startTimeoutMs = 120_000;
-  const first = await nextMessage(worker, (m): m is Extract<FromThread, { type: 'ready' | 'error' }> => m.type === 'ready' || m.type === 'error', startTimeoutMs, 'start').catch(
-    async (err: unknown) => {
-      await worker.terminate();
-      throw err;
-    },
-  );
+  const first = await nextMessage(
+    worker,
+    (m): m is Extract<FromThread, { type: 'ready' | 'error' }> => m.type === 'ready' || m.type === 'error',
+    startTimeoutMs,
+    'start',
+  ).catch(async (err: unknown) => {
+    await worker.terminate();
+    throw err;
+  });
   if (first.type === 'error') {
     await worker.terminate();
     throw new Error(first.message);
@@ -85,7 +93,12 @@ export async function startServiceThread(config: Config, targets: ReadonlySet<Ta
       if (r.error) throw new Error(r.error);
     },
     stop: async () => {
-      const stopped = nextMessage(worker, (m): m is Extract<FromThread, { type: 'stopped' }> => m.type === 'stopped', config.shutdownGraceMs + 5000, 'stop').catch(() => undefined);
+      const stopped = nextMessage(
+        worker,
+        (m): m is Extract<FromThread, { type: 'stopped' }> => m.type === 'stopped',
+        config.shutdownGraceMs + 5000,
+        'stop',
+      ).catch(() => undefined);
       const request: ToThread = { type: 'stop' };
       worker.postMessage(request);
       await stopped;

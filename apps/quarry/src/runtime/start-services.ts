@@ -21,7 +21,13 @@ export interface RunningServices {
   stop(): Promise<void>;
 }
 
-export const SERVICE_TARGETS = ['query', 'crosstab', 'chart', 'reports', 'chart-worker'] as const satisfies readonly Target[];
+export const SERVICE_TARGETS = [
+  'query',
+  'crosstab',
+  'chart',
+  'reports',
+  'chart-worker',
+] as const satisfies readonly Target[];
 
 /** What the service modules share in one process, and what they publish for each other. */
 interface ServicesContext {
@@ -56,7 +62,14 @@ async function grpcService(ctx: ServicesContext, name: ServiceName, module: Grpc
 
 const shared = (ctx: ServicesContext) => {
   const catalog = need(ctx.catalog, 'the metadata store');
-  return { catalog, engine: need(ctx.engine, 'the snapshot engine'), ping: () => catalog.ping(), limiter: ctx.limiter, cache: ctx.cache, metrics: ctx.metrics };
+  return {
+    catalog,
+    engine: need(ctx.engine, 'the snapshot engine'),
+    ping: () => catalog.ping(),
+    limiter: ctx.limiter,
+    cache: ctx.cache,
+    metrics: ctx.metrics,
+  };
 };
 
 /** The service modules (Mimir-style): what each needs, and how it starts. */
@@ -78,23 +91,36 @@ const SERVICE_MODULES: ModuleMap<ServicesContext> = {
   },
   query: {
     deps: ['metadata-store', 'snapshot-engine'],
-    start: async (ctx) => grpcService(ctx, 'query', await createQueryModule(queryServiceConfig(ctx.config), ctx.log, shared(ctx))),
+    start: async (ctx) =>
+      grpcService(ctx, 'query', await createQueryModule(queryServiceConfig(ctx.config), ctx.log, shared(ctx))),
   },
   crosstab: {
     deps: ['metadata-store', 'snapshot-engine'],
-    start: async (ctx) => grpcService(ctx, 'crosstab', await createCrosstabModule(crosstabServiceConfig(ctx.config), ctx.log, shared(ctx))),
+    start: async (ctx) =>
+      grpcService(ctx, 'crosstab', await createCrosstabModule(crosstabServiceConfig(ctx.config), ctx.log, shared(ctx))),
   },
   chart: {
-    start: async (ctx) => grpcService(ctx, 'chart', await createChartModule(chartServiceConfig(ctx.config, redisUrl(ctx.config)), ctx.log, ctx.metrics)),
+    start: async (ctx) =>
+      grpcService(
+        ctx,
+        'chart',
+        await createChartModule(chartServiceConfig(ctx.config, redisUrl(ctx.config)), ctx.log, ctx.metrics),
+      ),
   },
   reports: {
-    start: async (ctx) => grpcService(ctx, 'reports', await createReportsModule(reportsServiceConfig(ctx.config), ctx.log, ctx.metrics)),
+    start: async (ctx) =>
+      grpcService(ctx, 'reports', await createReportsModule(reportsServiceConfig(ctx.config), ctx.log, ctx.metrics)),
   },
   'chart-worker': {
     start: async (ctx) => {
       const c = ctx.config.chart;
       const worker = new ChartWorkerModule(
-        { redisUrl: redisUrl(ctx.config), chromiumPath: c.chromiumPath, concurrency: c.workerConcurrency, renderTimeoutMs: c.renderTimeoutMs },
+        {
+          redisUrl: redisUrl(ctx.config),
+          chromiumPath: c.chromiumPath,
+          concurrency: c.workerConcurrency,
+          renderTimeoutMs: c.renderTimeoutMs,
+        },
         ctx.log,
         ctx.metrics,
       );
@@ -105,7 +131,11 @@ const SERVICE_MODULES: ModuleMap<ServicesContext> = {
 };
 
 /** Starts the service modules among `targets` in this thread. */
-export async function startServices(config: Config, log: Logger, targets: ReadonlySet<Target>): Promise<RunningServices> {
+export async function startServices(
+  config: Config,
+  log: Logger,
+  targets: ReadonlySet<Target>,
+): Promise<RunningServices> {
   const metrics = new QuarryMetrics();
   const ctx: ServicesContext = {
     config,

@@ -45,8 +45,11 @@ const PROCESS_MODULES: ModuleMap<ProcessContext> = {
     start: async (ctx) => {
       const t = ctx.serviceTargets;
       if (!(t.has('chart') || t.has('chart-worker')) || ctx.config.redis.url) return { stop: async () => undefined };
-      if (!(t.has('chart') && t.has('chart-worker'))) throw new Error('REDIS_URL is required when chart and chart-worker run in different processes');
-      const redis = await startPrivateRedis(ctx.config.redis.serverPath, { maxmemory: ctx.config.redis.privateMaxmemory });
+      if (!(t.has('chart') && t.has('chart-worker')))
+        throw new Error('REDIS_URL is required when chart and chart-worker run in different processes');
+      const redis = await startPrivateRedis(ctx.config.redis.serverPath, {
+        maxmemory: ctx.config.redis.privateMaxmemory,
+      });
       ctx.config = { ...ctx.config, redis: { ...ctx.config.redis, url: redis.url } };
       ctx.log.info({ url: redis.url, pid: redis.pid }, 'private redis-server started for the chart queue');
       return { stop: () => redis.stop() };
@@ -56,7 +59,9 @@ const PROCESS_MODULES: ModuleMap<ProcessContext> = {
     deps: ['private-redis'],
     start: async (ctx) => {
       // Beside a gateway the services get their own thread, so the two event loops do not share a core.
-      const services = ctx.withGateway ? await startServiceThread(ctx.config, ctx.serviceTargets) : await startServices(ctx.config, ctx.log, ctx.serviceTargets);
+      const services = ctx.withGateway
+        ? await startServiceThread(ctx.config, ctx.serviceTargets)
+        : await startServices(ctx.config, ctx.log, ctx.serviceTargets);
       ctx.services = services;
       return { stop: () => services.stop(), ready: () => services.ready() };
     },
@@ -66,16 +71,22 @@ const PROCESS_MODULES: ModuleMap<ProcessContext> = {
       const store = await openMetadataStore({ dataDir: ctx.config.dataDir, mongo: ctx.config.mongo });
       const metrics = new QuarryMetrics();
       const services = ctx.services;
-      const gateway = new GatewayModule(gatewayConfig(ctx.config, services?.hosted ?? {}), instrumentStore(store, 'metadata', metrics), ctx.log, {
-        metrics,
-        // /metrics of this process: the gateway's registry merged with the services thread's.
-        scrape: async () => mergedMetrics([await metrics.registry.getMetricsAsJSON(), ...(services ? [await services.metrics()] : [])]),
-        ready: async () => {
-          await store.ping();
-          await services?.ready();
+      const gateway = new GatewayModule(
+        gatewayConfig(ctx.config, services?.hosted ?? {}),
+        instrumentStore(store, 'metadata', metrics),
+        ctx.log,
+        {
+          metrics,
+          // /metrics of this process: the gateway's registry merged with the services thread's.
+          scrape: async () =>
+            mergedMetrics([await metrics.registry.getMetricsAsJSON(), ...(services ? [await services.metrics()] : [])]),
+          ready: async () => {
+            await store.ping();
+            await services?.ready();
+          },
+          consoleDir,
         },
-        consoleDir,
-      });
+      );
       try {
         await gateway.start();
       } catch (err) {

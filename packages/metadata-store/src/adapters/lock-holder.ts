@@ -16,7 +16,11 @@ function processAlive(pid: number): boolean {
  * A held lock still counts while its lease runs and, when its holder ran on this host, while that
  * process lives: a load killed with -9 frees its lock for the next load at once, not after the lease.
  */
-export function holderIsLive(holder: Pick<LoadLockHolder, 'host' | 'pid'>, expiresAtMs: number, nowMs: number): boolean {
+export function holderIsLive(
+  holder: Pick<LoadLockHolder, 'host' | 'pid'>,
+  expiresAtMs: number,
+  nowMs: number,
+): boolean {
   if (expiresAtMs <= nowMs) return false;
   if (holder.host === os.hostname() && holder.pid !== process.pid) return processAlive(holder.pid);
   return true;

@@ -55,7 +55,13 @@ export class MongoMetadataStore implements MetadataStore, IndexCatalog {
     const tokens = db.collection<TokenDoc>('tokens');
     await users.createIndex({ name: 1 }, { unique: true });
     await tokens.createIndex({ hash: 1 }, { unique: true });
-    return new MongoMetadataStore(client, users, tokens, db.collection<IndexDoc>('indexes'), db.collection<LockDoc>('index_locks'));
+    return new MongoMetadataStore(
+      client,
+      users,
+      tokens,
+      db.collection<IndexDoc>('indexes'),
+      db.collection<LockDoc>('index_locks'),
+    );
   }
 
   async createUser(user: NewUser): Promise<User> {
@@ -181,7 +187,11 @@ export class MongoMetadataStore implements MetadataStore, IndexCatalog {
   }
 
   async dropIndex(name: string): Promise<IndexEntry> {
-    const doc = await this.indexes.findOneAndUpdate({ _id: name, ...LIVE }, { $set: { droppedAt: new Date().toISOString() } }, { returnDocument: 'before' });
+    const doc = await this.indexes.findOneAndUpdate(
+      { _id: name, ...LIVE },
+      { $set: { droppedAt: new Date().toISOString() } },
+      { returnDocument: 'before' },
+    );
     if (!doc) throw AppError.notFound(`Index "${name}" not found`);
     return toIndex(doc);
   }
@@ -192,7 +202,13 @@ export class MongoMetadataStore implements MetadataStore, IndexCatalog {
     if (held && held.holder !== holder.id && holderIsLive(held, held.expiresAt.getTime(), now)) {
       throw AppError.conflict(lockHeldMessage(name, held, held.acquiredAt));
     }
-    const mine = { holder: holder.id, host: holder.host, pid: holder.pid, acquiredAt: new Date(now).toISOString(), expiresAt: new Date(now + leaseMs) };
+    const mine = {
+      holder: holder.id,
+      host: holder.host,
+      pid: holder.pid,
+      acquiredAt: new Date(now).toISOString(),
+      expiresAt: new Date(now + leaseMs),
+    };
     try {
       // Takes over only the lock seen above (same holder id), so two takers cannot both win.
       if (held) {
@@ -202,13 +218,22 @@ export class MongoMetadataStore implements MetadataStore, IndexCatalog {
         await this.locks.insertOne({ _id: name, ...mine });
       }
     } catch (err) {
-      if (isDuplicateKey(err)) throw AppError.conflict(`Index "${name}" is being loaded or dropped by another process; try again when it has finished`);
+      if (isDuplicateKey(err))
+        throw AppError.conflict(
+          `Index "${name}" is being loaded or dropped by another process; try again when it has finished`,
+        );
       throw err;
     }
     return {
       renew: async () => {
-        const res = await this.locks.updateOne({ _id: name, holder: holder.id }, { $set: { expiresAt: new Date(Date.now() + leaseMs) } });
-        if (res.matchedCount === 0) throw AppError.conflict(`The load lock of index "${name}" was lost (its lease ran out and another process took it over)`);
+        const res = await this.locks.updateOne(
+          { _id: name, holder: holder.id },
+          { $set: { expiresAt: new Date(Date.now() + leaseMs) } },
+        );
+        if (res.matchedCount === 0)
+          throw AppError.conflict(
+            `The load lock of index "${name}" was lost (its lease ran out and another process took it over)`,
+          );
       },
       release: async () => {
         await this.locks.deleteOne({ _id: name, holder: holder.id });

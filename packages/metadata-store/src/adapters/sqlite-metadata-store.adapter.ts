@@ -152,7 +152,8 @@ export class SqliteMetadataStore implements MetadataStore, IndexCatalog {
       .transaction(() => {
         this.db.exec(SCHEMA);
         const columns = this.db.prepare<[], { name: string }>("SELECT name FROM pragma_table_info('indexes')").all();
-        if (!columns.some((c) => c.name === 'dropped_at')) this.db.exec('ALTER TABLE indexes ADD COLUMN dropped_at TEXT');
+        if (!columns.some((c) => c.name === 'dropped_at'))
+          this.db.exec('ALTER TABLE indexes ADD COLUMN dropped_at TEXT');
       })
       .immediate();
     this.stmts = {
@@ -291,7 +292,8 @@ export class SqliteMetadataStore implements MetadataStore, IndexCatalog {
 
   async revokeToken(id: string): Promise<TokenRecord> {
     this.wrote();
-    if (this.stmts.revoke.run(new Date().toISOString(), id).changes === 0) throw AppError.notFound(`Token "${id}" not found`);
+    if (this.stmts.revoke.run(new Date().toISOString(), id).changes === 0)
+      throw AppError.notFound(`Token "${id}" not found`);
     return toToken(this.stmts.tokenById.get(id) as TokenRow);
   }
 
@@ -344,13 +346,22 @@ export class SqliteMetadataStore implements MetadataStore, IndexCatalog {
       if (held && held.holder !== holder.id && holderIsLive(held, held.expires_at, now)) {
         throw AppError.conflict(lockHeldMessage(name, held, held.acquired_at));
       }
-      this.stmts.putLock.run({ name, holder: holder.id, host: holder.host, pid: holder.pid, acquired_at: new Date(now).toISOString(), expires_at: now + leaseMs });
+      this.stmts.putLock.run({
+        name,
+        holder: holder.id,
+        host: holder.host,
+        pid: holder.pid,
+        acquired_at: new Date(now).toISOString(),
+        expires_at: now + leaseMs,
+      });
     });
     acquire.immediate();
     return {
       renew: async () => {
         if (this.stmts.renewLock.run(Date.now() + leaseMs, name, holder.id).changes === 0) {
-          throw AppError.conflict(`The load lock of index "${name}" was lost (its lease ran out and another process took it over)`);
+          throw AppError.conflict(
+            `The load lock of index "${name}" was lost (its lease ran out and another process took it over)`,
+          );
         }
       },
       release: async () => {

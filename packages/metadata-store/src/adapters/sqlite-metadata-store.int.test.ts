@@ -6,7 +6,9 @@ import { metadataStoreConformance } from '../metadata-store.conformance';
 import { SqliteMetadataStore } from './sqlite-metadata-store.adapter';
 
 describe('SqliteMetadataStore conformance', () => {
-  metadataStoreConformance(async () => new SqliteMetadataStore(path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'q-meta-')), 'quarry.db')));
+  metadataStoreConformance(
+    async () => new SqliteMetadataStore(path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'q-meta-')), 'quarry.db')),
+  );
 });
 
 describe('SqliteMetadataStore across connections', () => {
@@ -40,18 +42,27 @@ describe('SqliteMetadataStore opened by several processes at once', () => {
         while (Date.now() < ${startAt}) {}
         const s = new SqliteMetadataStore(${JSON.stringify(file)});
         s.close().then(() => process.exit(0));`;
-      const runs = Array.from({ length: 8 }, () =>
-        new Promise<{ code: number | null; stderr: string }>((resolve) => {
-          const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'ignore', 'pipe'] });
-          let stderr = '';
-          child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-          child.on('close', (code) => resolve({ code, stderr }));
-        }),
+      const runs = Array.from(
+        { length: 8 },
+        () =>
+          new Promise<{ code: number | null; stderr: string }>((resolve) => {
+            const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'ignore', 'pipe'] });
+            let stderr = '';
+            child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+            child.on('close', (code) => resolve({ code, stderr }));
+          }),
       );
       const results = await Promise.all(runs);
       expect(results.filter((r) => r.code !== 0).map((r) => r.stderr)).toEqual([]);
       const store = new SqliteMetadataStore(file);
-      await store.publishIndex({ name: 'movies', description: '', fields: [], views: [], recordCount: 1, snapshot: 'a' });
+      await store.publishIndex({
+        name: 'movies',
+        description: '',
+        fields: [],
+        views: [],
+        recordCount: 1,
+        snapshot: 'a',
+      });
       await store.dropIndex('movies');
       expect(await store.getIndex('movies')).toBeNull();
       await store.close();
@@ -70,7 +81,9 @@ describe('SqliteMetadataStore load lock', () => {
     await lock.release();
     // A live process on this host keeps its lock for the whole lease.
     await store.acquireLoadLock('airports', { id: 'live', host: os.hostname(), pid: process.ppid }, 3_600_000);
-    await expect(store.acquireLoadLock('airports', { id: 'x', host: os.hostname(), pid: process.pid }, 60_000)).rejects.toMatchObject({ code: 'CONFLICT' });
+    await expect(
+      store.acquireLoadLock('airports', { id: 'x', host: os.hostname(), pid: process.pid }, 60_000),
+    ).rejects.toMatchObject({ code: 'CONFLICT' });
     await store.close();
   });
 
@@ -80,12 +93,27 @@ describe('SqliteMetadataStore load lock', () => {
     const old = new Database(file);
     old.exec(`CREATE TABLE indexes (name TEXT PRIMARY KEY, description TEXT NOT NULL, fields TEXT NOT NULL, views TEXT NOT NULL,
       record_count INTEGER NOT NULL, version INTEGER NOT NULL, snapshot TEXT NOT NULL, updated_at TEXT NOT NULL)`);
-    old.prepare("INSERT INTO indexes VALUES ('movies', '', '[]', '[]', 1, 7, 'indexes/movies/a.parquet', '2026-01-01T00:00:00.000Z')").run();
+    old
+      .prepare(
+        "INSERT INTO indexes VALUES ('movies', '', '[]', '[]', 1, 7, 'indexes/movies/a.parquet', '2026-01-01T00:00:00.000Z')",
+      )
+      .run();
     old.close();
     const store = new SqliteMetadataStore(file);
     expect((await store.getIndex('movies'))?.version).toBe(7);
     await store.dropIndex('movies');
-    expect((await store.publishIndex({ name: 'movies', description: '', fields: [], views: [], recordCount: 1, snapshot: 'b' })).entry.version).toBe(8);
+    expect(
+      (
+        await store.publishIndex({
+          name: 'movies',
+          description: '',
+          fields: [],
+          views: [],
+          recordCount: 1,
+          snapshot: 'b',
+        })
+      ).entry.version,
+    ).toBe(8);
     await store.close();
   });
 });

@@ -3,7 +3,15 @@ import IORedis from 'ioredis';
 import { AppError } from '@quarry/errors';
 import type { ChartQueue, QueuedRender } from '../ports/chart-queue.port';
 import { renderTimeoutOf, type RenderJob } from '../ports/chart-renderer.port';
-import { ATTEMPTS, CHART_QUEUE, EVENTS_MAX_LEN, KEEP_COMPLETED, KEEP_FAILED, QUEUE_FULL_RETRY_AFTER_SECONDS, resultKey } from './bullmq-names';
+import {
+  ATTEMPTS,
+  CHART_QUEUE,
+  EVENTS_MAX_LEN,
+  KEEP_COMPLETED,
+  KEEP_FAILED,
+  QUEUE_FULL_RETRY_AFTER_SECONDS,
+  resultKey,
+} from './bullmq-names';
 
 /** BullMQ's `waitUntilFinished` rejection when its ttl passes (bullmq/dist/cjs/classes/job.js). */
 const WAIT_TIMED_OUT = /timed out before finishing/;
@@ -26,9 +34,16 @@ export class BullMqChartQueue implements ChartQueue {
   constructor(settings: BullMqChartQueueSettings) {
     this.maxWaiting = settings.maxWaiting;
     // No offline queue: while Redis is down a call fails at once instead of piling up.
-    this.connection = new IORedis(settings.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, retryStrategy });
+    this.connection = new IORedis(settings.redisUrl, {
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      retryStrategy,
+    });
     this.connection.on('error', () => undefined);
-    this.queue = new Queue(CHART_QUEUE, { connection: this.connection, streams: { events: { maxLen: EVENTS_MAX_LEN } } });
+    this.queue = new Queue(CHART_QUEUE, {
+      connection: this.connection,
+      streams: { events: { maxLen: EVENTS_MAX_LEN } },
+    });
     this.queue.on('error', () => undefined);
     // Job.waitUntilFinished adds one 'closing' listener per caller in flight and removes it when the
     // caller settles; up to maxWaiting callers plus the active ones are normal, not a leak.
@@ -57,10 +72,17 @@ export class BullMqChartQueue implements ChartQueue {
       // overshot by as many as arrive at once. Making it exact would need our own Lua around BullMQ's.
       const waiting = await this.queue.getWaitingCount();
       if (waiting >= this.maxWaiting) {
-        throw AppError.overloaded(`The chart queue is full (${waiting} waiting); try again shortly`, QUEUE_FULL_RETRY_AFTER_SECONDS);
+        throw AppError.overloaded(
+          `The chart queue is full (${waiting} waiting); try again shortly`,
+          QUEUE_FULL_RETRY_AFTER_SECONDS,
+        );
       }
       const data: QueuedRender = { ...job, requestId };
-      added = await this.queue.add('render', data, { attempts: ATTEMPTS, removeOnComplete: KEEP_COMPLETED, removeOnFail: KEEP_FAILED });
+      added = await this.queue.add('render', data, {
+        attempts: ATTEMPTS,
+        removeOnComplete: KEEP_COMPLETED,
+        removeOnFail: KEEP_FAILED,
+      });
     } catch (err) {
       if (err instanceof AppError) throw err;
       throw this.storeFailure(err);
@@ -77,7 +99,10 @@ export class BullMqChartQueue implements ChartQueue {
       if (WAIT_TIMED_OUT.test(reason) || Date.now() - started >= timeoutMs) {
         // A waiting job is dropped so no worker spends a render on it; an active one is locked and
         // cannot be, and its PNG expires unread.
-        await Promise.all([added.remove().catch(() => undefined), this.connection.del(resultKey(jobId)).catch(() => undefined)]);
+        await Promise.all([
+          added.remove().catch(() => undefined),
+          this.connection.del(resultKey(jobId)).catch(() => undefined),
+        ]);
         throw AppError.timeout(`The chart was not rendered within ${timeoutMs} ms`);
       }
       // A job that finished before we listened, and was already cleaned away, still left its PNG.

@@ -12,7 +12,14 @@ import { chartKind } from '../domain/chart-types';
 import { renderTimeoutError, type ChartRenderer, type RenderJob } from '../ports/chart-renderer.port';
 import { ChartWorkerModule } from '../worker/chart-worker.module';
 import { BullMqChartQueue } from './bullmq-chart-queue.adapter';
-import { CHART_QUEUE, EVENTS_MAX_LEN, KEEP_COMPLETED, QUEUE_FULL_RETRY_AFTER_SECONDS, RESULT_TTL_SECONDS, resultKey } from './bullmq-names';
+import {
+  CHART_QUEUE,
+  EVENTS_MAX_LEN,
+  KEEP_COMPLETED,
+  QUEUE_FULL_RETRY_AFTER_SECONDS,
+  RESULT_TTL_SECONDS,
+  resultKey,
+} from './bullmq-names';
 import { ChromiumRenderer } from './chromium-renderer.adapter';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -31,9 +38,14 @@ class FakeRenderer implements ChartRenderer {
 }
 
 /** A stand-in image about the size of a real 800x600 chart, that says which job it was drawn for. */
-const image = (job: RenderJob, bytes = 48 * 1024) => Buffer.concat([Buffer.from(`${job.width}x${job.height}|`), randomBytes(bytes)]);
+const image = (job: RenderJob, bytes = 48 * 1024) =>
+  Buffer.concat([Buffer.from(`${job.width}x${job.height}|`), randomBytes(bytes)]);
 const tagOf = (base64: string) => Buffer.from(base64, 'base64').toString('latin1').split('|')[0];
-const renderJob = (width: number, height = 300): RenderJob => ({ option: { title: { text: `chart ${width}` } }, width, height });
+const renderJob = (width: number, height = 300): RenderJob => ({
+  option: { title: { text: `chart ${width}` } },
+  width,
+  height,
+});
 
 function gate(): { wait: Promise<void>; open: () => void } {
   let open = () => undefined as void;
@@ -49,12 +61,13 @@ async function until(what: string, check: () => Promise<boolean> | boolean, time
   }
 }
 
-const rejection = (p: Promise<unknown>) => p.then(
-  () => {
-    throw new Error('expected a rejection');
-  },
-  (err: unknown) => err,
-);
+const rejection = (p: Promise<unknown>) =>
+  p.then(
+    () => {
+      throw new Error('expected a rejection');
+    },
+    (err: unknown) => err,
+  );
 
 describe('BullMqChartQueue against a real redis-server', () => {
   let redis: TestRedis;
@@ -82,7 +95,12 @@ describe('BullMqChartQueue against a real redis-server', () => {
   });
 
   async function startWorker(renderer: ChartRenderer, concurrency = 1): Promise<ChartWorkerModule> {
-    const worker = new ChartWorkerModule({ redisUrl: redis.url, chromiumPath: CHROMIUM, concurrency, renderTimeoutMs: 10000 }, silentLogger(), undefined, renderer);
+    const worker = new ChartWorkerModule(
+      { redisUrl: redis.url, chromiumPath: CHROMIUM, concurrency, renderTimeoutMs: 10000 },
+      silentLogger(),
+      undefined,
+      renderer,
+    );
     await worker.start();
     open.push(worker);
     return worker;
@@ -91,7 +109,12 @@ describe('BullMqChartQueue against a real redis-server', () => {
   async function startQueue(maxWaiting: number): Promise<BullMqChartQueue> {
     const queue = new BullMqChartQueue({ redisUrl: redis.url, maxWaiting });
     open.push(queue);
-    await until('the producer is connected', () => queue.ready().then(() => true, () => false));
+    await until('the producer is connected', () =>
+      queue.ready().then(
+        () => true,
+        () => false,
+      ),
+    );
     return queue;
   }
 
@@ -123,7 +146,11 @@ describe('BullMqChartQueue against a real redis-server', () => {
     const refusal = await rejection(queue.render(renderJob(999), { timeoutMs: 30000, requestId: 'over' }));
     expect(Date.now() - t).toBeLessThan(1000);
     expect(refusal).toBeInstanceOf(AppError);
-    expect(refusal).toMatchObject({ code: 'UNAVAILABLE', retryAfterSeconds: QUEUE_FULL_RETRY_AFTER_SECONDS, detail: 'The chart queue is full (3 waiting); try again shortly' });
+    expect(refusal).toMatchObject({
+      code: 'UNAVAILABLE',
+      retryAfterSeconds: QUEUE_FULL_RETRY_AFTER_SECONDS,
+      detail: 'The chart queue is full (3 waiting); try again shortly',
+    });
     expect(await waiting(queue)).toBe(3);
 
     held.open();
@@ -140,7 +167,9 @@ describe('BullMqChartQueue against a real redis-server', () => {
     const queue = await startQueue(10000);
     const jobs = 500;
     for (let i = 0; i < jobs; i += 50) {
-      const batch = Array.from({ length: 50 }, (_, j) => queue.render(renderJob(1000 + i + j), { timeoutMs: 30000, requestId: `b${i + j}` }));
+      const batch = Array.from({ length: 50 }, (_, j) =>
+        queue.render(renderJob(1000 + i + j), { timeoutMs: 30000, requestId: `b${i + j}` }),
+      );
       const images = await Promise.all(batch);
       expect(images.map(tagOf)).toEqual(Array.from({ length: 50 }, (_, j) => `${1000 + i + j}x300`));
     }
@@ -173,11 +202,17 @@ describe('BullMqChartQueue against a real redis-server', () => {
     const queue = await startQueue(10000);
     const usedMemory = async () => Number(/used_memory:(\d+)/.exec(await admin.info('memory'))![1]);
     // Warm up first: the queue's own keys and scripts are not what is measured.
-    await Promise.all(Array.from({ length: 20 }, (_, i) => queue.render(renderJob(100 + i), { timeoutMs: 30000, requestId: `w${i}` })));
+    await Promise.all(
+      Array.from({ length: 20 }, (_, i) => queue.render(renderJob(100 + i), { timeoutMs: 30000, requestId: `w${i}` })),
+    );
     const before = await usedMemory();
     let imageBytes = 0;
     for (let i = 0; i < 300; i += 30) {
-      const images = await Promise.all(Array.from({ length: 30 }, (_, j) => queue.render(renderJob(2000 + i + j), { timeoutMs: 30000, requestId: `m${i + j}` })));
+      const images = await Promise.all(
+        Array.from({ length: 30 }, (_, j) =>
+          queue.render(renderJob(2000 + i + j), { timeoutMs: 30000, requestId: `m${i + j}` }),
+        ),
+      );
       imageBytes += images.reduce((n, b64) => n + b64.length, 0);
     }
     const growth = (await usedMemory()) - before;
@@ -237,7 +272,9 @@ describe('BullMqChartQueue against a real redis-server', () => {
     await until('the worker took the job', () => renderer.calls === 1);
     expect(await pending).toMatchObject({ code: 'TIMEOUT' });
     held.open();
-    const key = resultKey((await admin.keys(`bull:${CHART_QUEUE}:*`)).map((k) => /^bull:quarry-charts:(\d+)$/.exec(k)?.[1]).find(Boolean)!);
+    const key = resultKey(
+      (await admin.keys(`bull:${CHART_QUEUE}:*`)).map((k) => /^bull:quarry-charts:(\d+)$/.exec(k)?.[1]).find(Boolean)!,
+    );
     await until('the late image is stored', async () => (await admin.exists(key)) === 1);
     const ttl = await admin.ttl(key);
     expect(ttl).toBeGreaterThan(0);
@@ -254,42 +291,69 @@ describe('BullMqChartQueue against a real redis-server', () => {
       const t = Date.now();
       const err = await rejection(queue.render(renderJob(300), { timeoutMs: 20000, requestId: 'full' }));
       expect(Date.now() - t).toBeLessThan(1000);
-      expect(err).toMatchObject({ code: 'UNAVAILABLE', retryAfterSeconds: QUEUE_FULL_RETRY_AFTER_SECONDS, detail: 'The chart queue is out of memory; try again shortly' });
+      expect(err).toMatchObject({
+        code: 'UNAVAILABLE',
+        retryAfterSeconds: QUEUE_FULL_RETRY_AFTER_SECONDS,
+        detail: 'The chart queue is out of memory; try again shortly',
+      });
     } finally {
       await admin.config('SET', 'maxmemory', '0');
     }
     expect(tagOf(await queue.render(renderJob(301), { timeoutMs: 20000, requestId: 'room' }))).toBe('301x300');
   }, 30000);
 
-  describeIf(fs.existsSync(CHROMIUM), `no browser at ${CHROMIUM} (npm test installs Debian's chromium)`, 'with Chromium', () => {
-    it('attempts a real render cut off by its timeout exactly once', async () => {
-      const chromium = new ChromiumRenderer({ executablePath: CHROMIUM, pages: 1, renderTimeoutMs: 1 }, silentLogger());
-      let calls = 0;
-      const counting: ChartRenderer = {
-        start: () => chromium.start(),
-        ready: () => chromium.ready(),
-        close: () => chromium.close(),
-        render: (job) => {
-          calls++;
-          return chromium.render(job);
-        },
-      };
-      await startWorker(counting);
-      const queue = await startQueue(10);
-      const grid = { rowFields: ['Region'], columnFields: ['Year'], totals: ['Sales'], rows: [['North'], ['South']], columns: [['2023'], ['2024']], cells: [[[1], [2]], [[3], [4]]], rowTotals: [[3], [7]] };
-      const job = { option: buildChartOption(grid, chartKind('MSColumn2D'), 3000, 3000, 'slow'), width: 3000, height: 3000 };
-      const err = await rejection(queue.render(job, { timeoutMs: 20000, requestId: 'chromium-slow' }));
-      expect(err).toMatchObject({ code: 'TIMEOUT', detail: 'The chart took longer than 1 ms to draw' });
-      const jobId = /^bull:quarry-charts:(\d+)$/.exec((await jobHashes())[0])![1];
-      const inspect = new Queue(CHART_QUEUE, { connection: { url: redis.url } as never });
-      try {
-        const failed = await Job.fromId(inspect, jobId);
-        expect(await failed!.getState()).toBe('failed');
-        expect(failed!.attemptsMade).toBe(1);
-      } finally {
-        await inspect.close();
-      }
-      expect(calls).toBe(1);
-    }, 60000);
-  });
+  describeIf(
+    fs.existsSync(CHROMIUM),
+    `no browser at ${CHROMIUM} (npm test installs Debian's chromium)`,
+    'with Chromium',
+    () => {
+      it('attempts a real render cut off by its timeout exactly once', async () => {
+        const chromium = new ChromiumRenderer(
+          { executablePath: CHROMIUM, pages: 1, renderTimeoutMs: 1 },
+          silentLogger(),
+        );
+        let calls = 0;
+        const counting: ChartRenderer = {
+          start: () => chromium.start(),
+          ready: () => chromium.ready(),
+          close: () => chromium.close(),
+          render: (job) => {
+            calls++;
+            return chromium.render(job);
+          },
+        };
+        await startWorker(counting);
+        const queue = await startQueue(10);
+        const grid = {
+          rowFields: ['Region'],
+          columnFields: ['Year'],
+          totals: ['Sales'],
+          rows: [['North'], ['South']],
+          columns: [['2023'], ['2024']],
+          cells: [
+            [[1], [2]],
+            [[3], [4]],
+          ],
+          rowTotals: [[3], [7]],
+        };
+        const job = {
+          option: buildChartOption(grid, chartKind('MSColumn2D'), 3000, 3000, 'slow'),
+          width: 3000,
+          height: 3000,
+        };
+        const err = await rejection(queue.render(job, { timeoutMs: 20000, requestId: 'chromium-slow' }));
+        expect(err).toMatchObject({ code: 'TIMEOUT', detail: 'The chart took longer than 1 ms to draw' });
+        const jobId = /^bull:quarry-charts:(\d+)$/.exec((await jobHashes())[0])![1];
+        const inspect = new Queue(CHART_QUEUE, { connection: { url: redis.url } as never });
+        try {
+          const failed = await Job.fromId(inspect, jobId);
+          expect(await failed!.getState()).toBe('failed');
+          expect(failed!.attemptsMade).toBe(1);
+        } finally {
+          await inspect.close();
+        }
+        expect(calls).toBe(1);
+      }, 60000);
+    },
+  );
 });

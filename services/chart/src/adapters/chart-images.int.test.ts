@@ -41,47 +41,57 @@ function edgeInk(png: PNG): string | undefined {
 
 function inked(png: PNG): number {
   let n = 0;
-  for (let i = 0; i < png.data.length; i += 4) if (png.data[i] < 245 || png.data[i + 1] < 245 || png.data[i + 2] < 245) n++;
+  for (let i = 0; i < png.data.length; i += 4)
+    if (png.data[i] < 245 || png.data[i + 1] < 245 || png.data[i + 2] < 245) n++;
   return n;
 }
 
-describeIf(fs.existsSync(CHROMIUM), `no browser at ${CHROMIUM} (npm test installs Debian's chromium)`, 'chart images: every type and size as PNG through Chromium', () => {
-  let renderer: ChromiumRenderer;
-  const grids = trickyGrids();
+describeIf(
+  fs.existsSync(CHROMIUM),
+  `no browser at ${CHROMIUM} (npm test installs Debian's chromium)`,
+  'chart images: every type and size as PNG through Chromium',
+  () => {
+    let renderer: ChromiumRenderer;
+    const grids = trickyGrids();
 
-  beforeAll(async () => {
-    fs.mkdirSync(OUT, { recursive: true });
-    renderer = new ChromiumRenderer({ executablePath: CHROMIUM, pages: 2, renderTimeoutMs: 20000 }, silentLogger());
-    await renderer.start();
-  }, 60000);
+    beforeAll(async () => {
+      fs.mkdirSync(OUT, { recursive: true });
+      renderer = new ChromiumRenderer({ executablePath: CHROMIUM, pages: 2, renderTimeoutMs: 20000 }, silentLogger());
+      await renderer.start();
+    }, 60000);
 
-  afterAll(() => renderer?.close());
+    afterAll(() => renderer?.close());
 
-  it.each(CHART_KINDS.map((k) => [k.name, k] as const))('%s', async (_n, kind) => {
-    const problems: string[] = [];
-    let drawn = 0;
-    for (const g of GRIDS) {
-      for (const [width, height] of SIZES) {
-        let option: Record<string, unknown>;
-        try {
-          option = buildChartOption(grids[g], kind, width, height, 'movies');
-        } catch (err) {
-          if (err instanceof AppError && err.code === 'INVALID_ARGUMENT') continue;
-          throw err;
+    it.each(CHART_KINDS.map((k) => [k.name, k] as const))(
+      '%s',
+      async (_n, kind) => {
+        const problems: string[] = [];
+        let drawn = 0;
+        for (const g of GRIDS) {
+          for (const [width, height] of SIZES) {
+            let option: Record<string, unknown>;
+            try {
+              option = buildChartOption(grids[g], kind, width, height, 'movies');
+            } catch (err) {
+              if (err instanceof AppError && err.code === 'INVALID_ARGUMENT') continue;
+              throw err;
+            }
+            const buf = await renderer.render({ option, width, height });
+            const name = `${kind.name}-${g}-${width}x${height}`;
+            fs.writeFileSync(path.join(OUT, `${name}.png`), buf);
+            fs.writeFileSync(path.join(OUT, `${name}.svg`), renderSvg({ option, width, height }));
+            const png = PNG.sync.read(buf);
+            drawn++;
+            if (png.width !== width || png.height !== height) problems.push(`${name}: ${png.width}×${png.height}`);
+            if (inked(png) < width * height * 0.01) problems.push(`${name}: blank`);
+            const edge = edgeInk(png);
+            if (edge) problems.push(`${name}: ${edge}`);
+          }
         }
-        const buf = await renderer.render({ option, width, height });
-        const name = `${kind.name}-${g}-${width}x${height}`;
-        fs.writeFileSync(path.join(OUT, `${name}.png`), buf);
-        fs.writeFileSync(path.join(OUT, `${name}.svg`), renderSvg({ option, width, height }));
-        const png = PNG.sync.read(buf);
-        drawn++;
-        if (png.width !== width || png.height !== height) problems.push(`${name}: ${png.width}×${png.height}`);
-        if (inked(png) < width * height * 0.01) problems.push(`${name}: blank`);
-        const edge = edgeInk(png);
-        if (edge) problems.push(`${name}: ${edge}`);
-      }
-    }
-    expect(drawn).toBeGreaterThan(0);
-    expect(problems).toEqual([]);
-  }, 120000);
-});
+        expect(drawn).toBeGreaterThan(0);
+        expect(problems).toEqual([]);
+      },
+      120000,
+    );
+  },
+);

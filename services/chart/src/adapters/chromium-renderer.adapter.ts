@@ -87,7 +87,9 @@ export class ChromiumRenderer implements ChartRenderer {
       if (url.startsWith('about:') || url.startsWith('data:')) void req.continue();
       else void req.abort('blockedbyclient');
     });
-    await page.setContent('<!doctype html><html><head><meta charset="utf-8"></head><body style="margin:0;background:#fff"><div id="chart"></div></body></html>');
+    await page.setContent(
+      '<!doctype html><html><head><meta charset="utf-8"></head><body style="margin:0;background:#fff"><div id="chart"></div></body></html>',
+    );
     await page.addScriptTag({ content: ECHARTS });
     this.live++;
     return { context, page };
@@ -125,7 +127,12 @@ export class ChromiumRenderer implements ChartRenderer {
             const el = document.getElementById('chart') as HTMLDivElement;
             el.style.width = `${width}px`;
             el.style.height = `${height}px`;
-            const w = window as unknown as { echarts: { getInstanceByDom(e: HTMLElement): { dispose(): void } | undefined; init(e: HTMLElement, t: null, o: object): { setOption(o: object): void } } };
+            const w = window as unknown as {
+              echarts: {
+                getInstanceByDom(e: HTMLElement): { dispose(): void } | undefined;
+                init(e: HTMLElement, t: null, o: object): { setOption(o: object): void };
+              };
+            };
             w.echarts.getInstanceByDom(el)?.dispose();
             // The named formatters of domain/formatters.ts, rebuilt here: this function runs in the page
             // and cannot import them.
@@ -154,11 +161,17 @@ export class ChromiumRenderer implements ChartRenderer {
           job.width,
           job.height,
         );
-        const png = await slot.page.screenshot({ type: 'png', clip: { x: 0, y: 0, width: job.width, height: job.height } });
+        const png = await slot.page.screenshot({
+          type: 'png',
+          clip: { x: 0, y: 0, width: job.width, height: job.height },
+        });
         return Buffer.from(png);
       })();
       const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(renderTimeoutError(this.settings.renderTimeoutMs)), this.settings.renderTimeoutMs);
+        timer = setTimeout(
+          () => reject(renderTimeoutError(this.settings.renderTimeoutMs)),
+          this.settings.renderTimeoutMs,
+        );
       });
       const png = await Promise.race([work, timeout]);
       this.release(slot);

@@ -25,63 +25,75 @@ const grid = {
 
 function chromiumProcesses(): number {
   try {
-    return execFileSync('pgrep', ['-f', 'quarry-chromium-'], { encoding: 'utf8' }).trim().split('\n').filter(Boolean).length;
+    return execFileSync('pgrep', ['-f', 'quarry-chromium-'], { encoding: 'utf8' }).trim().split('\n').filter(Boolean)
+      .length;
   } catch {
     return 0;
   }
 }
 
-describeIf(fs.existsSync(CHROMIUM), `no browser at ${CHROMIUM} (npm test installs Debian's chromium)`, 'ChromiumRenderer', () => {
-  let renderer: ChromiumRenderer;
+describeIf(
+  fs.existsSync(CHROMIUM),
+  `no browser at ${CHROMIUM} (npm test installs Debian's chromium)`,
+  'ChromiumRenderer',
+  () => {
+    let renderer: ChromiumRenderer;
 
-  beforeAll(async () => {
-    renderer = new ChromiumRenderer({ executablePath: CHROMIUM, pages: 2, renderTimeoutMs: 10000 }, silentLogger());
-    await renderer.start();
-  }, 60000);
+    beforeAll(async () => {
+      renderer = new ChromiumRenderer({ executablePath: CHROMIUM, pages: 2, renderTimeoutMs: 10000 }, silentLogger());
+      await renderer.start();
+    }, 60000);
 
-  afterAll(async () => {
-    await renderer?.close();
-  });
+    afterAll(async () => {
+      await renderer?.close();
+    });
 
-  // The smallest size at which this two-series chart is still drawn (smaller is a 400: too small to read).
-  const job = (w = 300, h = 200) => ({ option: buildChartOption(grid, chartKind('MSColumn2D'), w, h, 'test'), width: w, height: h });
+    // The smallest size at which this two-series chart is still drawn (smaller is a 400: too small to read).
+    const job = (w = 300, h = 200) => ({
+      option: buildChartOption(grid, chartKind('MSColumn2D'), w, h, 'test'),
+      width: w,
+      height: h,
+    });
 
-  it('renders a PNG of exactly the requested size', async () => {
-    const png = PNG.sync.read(await renderer.render(job(333, 222)));
-    expect([png.width, png.height]).toEqual([333, 222]);
-  });
+    it('renders a PNG of exactly the requested size', async () => {
+      const png = PNG.sync.read(await renderer.render(job(333, 222)));
+      expect([png.width, png.height]).toEqual([333, 222]);
+    });
 
-  it('leaks no page, context or process over 1,000 renders', async () => {
-    const processesBefore = chromiumProcesses();
-    const rssBefore = process.memoryUsage().rss;
-    for (let i = 0; i < 500; i++) await Promise.all([renderer.render(job()), renderer.render(job())]);
-    expect(chromiumProcesses()).toBeLessThanOrEqual(processesBefore + 1);
-    const browser = (renderer as unknown as { browser: { pages(): Promise<unknown[]>; browserContexts(): unknown[] } }).browser;
-    expect((await browser.pages()).length).toBeLessThanOrEqual(3);
-    expect(browser.browserContexts().length).toBeLessThanOrEqual(3);
-    expect(process.memoryUsage().rss - rssBefore).toBeLessThan(200 * 1024 * 1024);
-  }, 240000);
+    it('leaks no page, context or process over 1,000 renders', async () => {
+      const processesBefore = chromiumProcesses();
+      const rssBefore = process.memoryUsage().rss;
+      for (let i = 0; i < 500; i++) await Promise.all([renderer.render(job()), renderer.render(job())]);
+      expect(chromiumProcesses()).toBeLessThanOrEqual(processesBefore + 1);
+      const browser = (
+        renderer as unknown as { browser: { pages(): Promise<unknown[]>; browserContexts(): unknown[] } }
+      ).browser;
+      expect((await browser.pages()).length).toBeLessThanOrEqual(3);
+      expect(browser.browserContexts().length).toBeLessThanOrEqual(3);
+      expect(process.memoryUsage().rss - rssBefore).toBeLessThan(200 * 1024 * 1024);
+    }, 240000);
 
-  it('relaunches Chromium after it dies', async () => {
-    const pid = renderer.browserPid();
-    expect(pid).toBeDefined();
-    process.kill(pid!, 'SIGKILL');
-    await new Promise((r) => setTimeout(r, 300));
-    const png = PNG.sync.read(await renderer.render(job(200, 150)));
-    expect(png.width).toBe(200);
-    expect(renderer.browserPid()).not.toBe(pid);
-  }, 60000);
+    it('relaunches Chromium after it dies', async () => {
+      const pid = renderer.browserPid();
+      expect(pid).toBeDefined();
+      process.kill(pid!, 'SIGKILL');
+      await new Promise((r) => setTimeout(r, 300));
+      const png = PNG.sync.read(await renderer.render(job(200, 150)));
+      expect(png.width).toBe(200);
+      expect(renderer.browserPid()).not.toBe(pid);
+    }, 60000);
 
-  it('cuts off a render that takes too long and keeps serving', async () => {
-    const hasty = new ChromiumRenderer({ executablePath: CHROMIUM, pages: 1, renderTimeoutMs: 1 }, silentLogger());
-    await hasty.start();
-    try {
-      await expect(hasty.render(job(3000, 3000))).rejects.toThrow(/render exceeded 1 ms/);
-      await expect(hasty.render(job(3000, 3000))).rejects.toThrow(/render exceeded 1 ms/);
-      const browser = (hasty as unknown as { browser: { browserContexts(): unknown[] } }).browser;
-      expect(browser.browserContexts().length).toBeLessThanOrEqual(2);
-    } finally {
-      await hasty.close();
-    }
-  }, 60000);
-});
+    it('cuts off a render that takes too long and keeps serving', async () => {
+      const hasty = new ChromiumRenderer({ executablePath: CHROMIUM, pages: 1, renderTimeoutMs: 1 }, silentLogger());
+      await hasty.start();
+      try {
+        await expect(hasty.render(job(3000, 3000))).rejects.toThrow(/render exceeded 1 ms/);
+        await expect(hasty.render(job(3000, 3000))).rejects.toThrow(/render exceeded 1 ms/);
+        const browser = (hasty as unknown as { browser: { browserContexts(): unknown[] } }).browser;
+        expect(browser.browserContexts().length).toBeLessThanOrEqual(2);
+      } finally {
+        await hasty.close();
+      }
+    }, 60000);
+  },
+);

@@ -26,7 +26,11 @@ const PIE_LIKE = new Set(['pie', 'doughnut', 'funnel', 'pyramid']);
 
 /** The names a reader must find in full: series in a legend, or slices (gathered ones counted by Other). */
 function mustName(grid: ChartGrid, kind: ChartKind): string[] {
-  if (PIE_LIKE.has(kind.family)) return grid.rows.map((r, i) => ({ name: r.join(' / '), v: grid.rowTotals[i][0] })).filter((d) => typeof d.v === 'number' && d.v > 0).map((d) => d.name);
+  if (PIE_LIKE.has(kind.family))
+    return grid.rows
+      .map((r, i) => ({ name: r.join(' / '), v: grid.rowTotals[i][0] }))
+      .filter((d) => typeof d.v === 'number' && d.v > 0)
+      .map((d) => d.name);
   // One series is named by the title; a legend appears from two on.
   if (!kind.multiSeries || kind.family === 'waterfall') return [];
   if (grid.columnFields.length === 0) return grid.totals.length > 1 ? grid.totals : [];
@@ -38,7 +42,14 @@ function check(grid: ChartGrid, kind: ChartKind, width: number, height: number):
   try {
     option = buildChartOption(grid, kind, width, height, 'movies');
   } catch (err) {
-    if (err instanceof AppError && err.code === 'INVALID_ARGUMENT' && /can draw at most \d+ .* legibly; this crosstab has \d+\. Use (rowLimit|columnLimit): \d+|is too small to draw any .* legibly|draws parts of a whole: positive values only/.test(err.message)) return [];
+    if (
+      err instanceof AppError &&
+      err.code === 'INVALID_ARGUMENT' &&
+      /can draw at most \d+ .* legibly; this crosstab has \d+\. Use (rowLimit|columnLimit): \d+|is too small to draw any .* legibly|draws parts of a whole: positive values only/.test(
+        err.message,
+      )
+    )
+      return [];
     if (err instanceof AppError && /needs at least 2 totals/.test(err.message) && grid.totals.length < 2) return [];
     throw err;
   }
@@ -48,7 +59,10 @@ function check(grid: ChartGrid, kind: ChartKind, width: number, height: number):
   const problems: string[] = [];
   for (const b of boxes) {
     const r = bounds(b);
-    if (r.left < MARGIN || r.top < MARGIN || r.right > width - MARGIN || r.bottom > height - MARGIN) problems.push(`"${b.text}" runs off the image (${Math.round(r.left)},${Math.round(r.top)})-(${Math.round(r.right)},${Math.round(r.bottom)})`);
+    if (r.left < MARGIN || r.top < MARGIN || r.right > width - MARGIN || r.bottom > height - MARGIN)
+      problems.push(
+        `"${b.text}" runs off the image (${Math.round(r.left)},${Math.round(r.top)})-(${Math.round(r.right)},${Math.round(r.bottom)})`,
+      );
     if (/^\d+\/\d+$/.test(b.text)) problems.push(`a paged legend ("${b.text}")`);
   }
   for (let i = 0; i < boxes.length; i++) {
@@ -60,7 +74,10 @@ function check(grid: ChartGrid, kind: ChartKind, width: number, height: number):
   const names = mustName(grid, kind);
   const missing = names.filter((n) => !texts.has(n));
   const other = [...texts].map((t) => /^Other \((\d+) under/.exec(t)).find(Boolean);
-  if (missing.length && !(other && Number(other[1]) === missing.length)) problems.push(`not named in full: ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ` and ${missing.length - 5} more` : ''}`);
+  if (missing.length && !(other && Number(other[1]) === missing.length))
+    problems.push(
+      `not named in full: ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ` and ${missing.length - 5} more` : ''}`,
+    );
   return problems;
 }
 

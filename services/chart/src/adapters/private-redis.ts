@@ -20,7 +20,18 @@ export interface PrivateRedisOptions {
 /** A redis-server on a free loopback port, without persistence, owned by this process. */
 export async function startPrivateRedis(binary: string, { maxmemory }: PrivateRedisOptions): Promise<PrivateRedis> {
   const port = await freePort();
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--protected-mode', 'yes'];
+  const args = [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    '--protected-mode',
+    'yes',
+  ];
   // Capped, and never evicting: a queue that silently lost keys would lose jobs and images, while a
   // full one refuses writes and the chart service answers 503 at once.
   args.push('--maxmemory', maxmemory, '--maxmemory-policy', 'noeviction');
@@ -43,7 +54,11 @@ export async function startPrivateRedis(binary: string, { maxmemory }: PrivateRe
     child.stderr?.on('data', collect);
     child.once('error', (err: NodeJS.ErrnoException) => {
       clearTimeout(timer);
-      reject(err.code === 'ENOENT' ? notFound() : new Error(`cannot start ${binary}: ${err.message} (install redis-server or set REDIS_URL)`));
+      reject(
+        err.code === 'ENOENT'
+          ? notFound()
+          : new Error(`cannot start ${binary}: ${err.message} (install redis-server or set REDIS_URL)`),
+      );
     });
     child.once('exit', (code) => {
       clearTimeout(timer);

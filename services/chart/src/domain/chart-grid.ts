@@ -1,7 +1,10 @@
 import type { CrosstabGrid } from '@quarry/rpc';
 
 /** The parts of the crosstab grid (see CrosstabGrid in @quarry/rpc) that a chart draws from. */
-export type ChartGrid = Pick<CrosstabGrid, 'rowFields' | 'columnFields' | 'totals' | 'rows' | 'columns' | 'cells' | 'rowTotals'>;
+export type ChartGrid = Pick<
+  CrosstabGrid,
+  'rowFields' | 'columnFields' | 'totals' | 'rows' | 'columns' | 'cells' | 'rowTotals'
+>;
 
 export function parseGrid(json: string): ChartGrid {
   const g = JSON.parse(json) as Partial<ChartGrid>;

@@ -17,7 +17,11 @@ function csv(file: string): Rec[] {
   const [head, ...lines] = fs.readFileSync(path.join(VEGA, file), 'utf8').trim().split('\n');
   const cols = head.split(',');
   // Quoted fields may hold commas ("Montezuma, KS"): split outside quotes only.
-  return lines.map((l) => Object.fromEntries((l.match(/("([^"]|"")*"|[^,]*)(,|$)/g) ?? []).map((v, i) => [cols[i], v.replace(/,$/, '').replace(/^"|"$/g, '')])));
+  return lines.map((l) =>
+    Object.fromEntries(
+      (l.match(/("([^"]|"")*"|[^,]*)(,|$)/g) ?? []).map((v, i) => [cols[i], v.replace(/,$/, '').replace(/^"|"$/g, '')]),
+    ),
+  );
 }
 
 type Agg = 'sum' | 'count' | 'min' | 'mean';
@@ -25,7 +29,9 @@ type Agg = 'sum' | 'count' | 'min' | 'mean';
 const key = (r: Rec, f: string) => (r[f] === null || r[f] === undefined || r[f] === '' ? '(blank)' : String(r[f]));
 
 function aggregate(recs: Rec[], agg: Agg, field?: string): number | null {
-  const vs = field ? recs.map((r) => r[field]).filter((v): v is number => typeof v === 'number' && Number.isFinite(v)) : [];
+  const vs = field
+    ? recs.map((r) => r[field]).filter((v): v is number => typeof v === 'number' && Number.isFinite(v))
+    : [];
   if (agg === 'count') return recs.length || null;
   if (!vs.length) return null;
   if (agg === 'sum') return vs.reduce((a, v) => a + v, 0);
@@ -52,7 +58,15 @@ export function gridOf(recs: Rec[], rowField: string, columnField: string | unde
     columns: columns.map((c) => [c]),
     cells: rows.map((row) => {
       const rs = byRow(row);
-      return columns.map((c) => measures.map((m) => aggregate(rs.filter((r) => key(r, columnField!) === c), m.agg, m.field)));
+      return columns.map((c) =>
+        measures.map((m) =>
+          aggregate(
+            rs.filter((r) => key(r, columnField!) === c),
+            m.agg,
+            m.field,
+          ),
+        ),
+      );
     }),
     rowTotals: rows.map((row) => measures.map((m) => aggregate(byRow(row), m.agg, m.field))),
   };
@@ -71,7 +85,9 @@ const count: Measure = { name: 'Count', agg: 'count' };
 
 /** The grids that the tests and the gallery draw, each named for what makes it hard. */
 export function trickyGrids(): Record<string, ChartGrid> {
-  const rated = movies().filter((m) => ['G', 'PG', 'PG-13', 'R'].includes(String(m['MPAA Rating'])) && m['Major Genre']);
+  const rated = movies().filter(
+    (m) => ['G', 'PG', 'PG-13', 'R'].includes(String(m['MPAA Rating'])) && m['Major Genre'],
+  );
   const bigDistributors = new Set(
     Object.entries(
       movies().reduce<Record<string, number>>((a, m) => {
@@ -92,13 +108,28 @@ export function trickyGrids(): Record<string, ChartGrid> {
     // 57 states and territories: far more categories than a pie legend row holds.
     states: gridOf(airports(), 'state', undefined, [count]),
     // Long names ("Twentieth Century Fox", "Lionsgate/Summit", …) and big money.
-    distributors: gridOf(movies().filter((m) => bigDistributors.has(key(m, 'Distributor'))), 'Distributor', undefined, [gross, budget]),
+    distributors: gridOf(
+      movies().filter((m) => bigDistributors.has(key(m, 'Distributor'))),
+      'Distributor',
+      undefined,
+      [gross, budget],
+    ),
     // Negative and positive values on one axis (early flights have negative delays), and a gap.
-    delays: gridOf(flights().filter((f) => origins.has(String(f.origin))), 'origin', undefined, [
-      { name: 'Min(delay)', agg: 'min', field: 'delay' },
-      { name: 'Avg(delay)', agg: 'mean', field: 'delay' },
-    ]),
+    delays: gridOf(
+      flights().filter((f) => origins.has(String(f.origin))),
+      'origin',
+      undefined,
+      [
+        { name: 'Min(delay)', agg: 'min', field: 'delay' },
+        { name: 'Avg(delay)', agg: 'mean', field: 'delay' },
+      ],
+    ),
     // One category only.
-    single: gridOf(rated.filter((m) => m['Major Genre'] === 'Musical'), 'Major Genre', 'MPAA Rating', [gross]),
+    single: gridOf(
+      rated.filter((m) => m['Major Genre'] === 'Musical'),
+      'Major Genre',
+      'MPAA Rating',
+      [gross],
+    ),
   };
 }

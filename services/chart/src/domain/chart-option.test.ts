@@ -7,7 +7,8 @@ import { compactNumber, fitText, textWidth, truncateText } from './text-metrics'
 
 type O = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- reading an ECharts option back
 const grids = trickyGrids();
-const build = (grid: keyof typeof grids, type: string, w = 800, h = 600) => buildChartOption(grids[grid], chartKind(type, grids[grid].totals.length), w, h, 'movies') as O;
+const build = (grid: keyof typeof grids, type: string, w = 800, h = 600) =>
+  buildChartOption(grids[grid], chartKind(type, grids[grid].totals.length), w, h, 'movies') as O;
 
 describe('text metrics and compact numbers', () => {
   it.each([
@@ -32,7 +33,10 @@ describe('text metrics and compact numbers', () => {
   });
 
   it('named formatters become functions wherever they sit', () => {
-    const o = reviveFormatters({ yAxis: [{ axisLabel: { formatter: COMPACT } }], series: [{ label: { formatter: '{b}' } }] }, compactNumber) as O;
+    const o = reviveFormatters(
+      { yAxis: [{ axisLabel: { formatter: COMPACT } }], series: [{ label: { formatter: '{b}' } }] },
+      compactNumber,
+    ) as O;
     expect(o.yAxis[0].axisLabel.formatter(3.5e9)).toBe('3.5B');
     expect(o.series[0].label.formatter).toBe('{b}');
   });
@@ -66,7 +70,9 @@ describe('buildChartOption', () => {
   });
 
   it('a pie too large for its legend at this size is a 400 naming the limit and rowLimit', () => {
-    expect(() => build('states', 'Pie2D', 300, 200)).toThrow(/A Pie2D of 300×200 can draw at most \d+ slices .* this crosstab has \d+\. Use rowLimit: \d+ \(with rowOrder to choose which\)/);
+    expect(() => build('states', 'Pie2D', 300, 200)).toThrow(
+      /A Pie2D of 300×200 can draw at most \d+ slices .* this crosstab has \d+\. Use rowLimit: \d+ \(with rowOrder to choose which\)/,
+    );
     try {
       build('states', 'Pie2D', 300, 200);
     } catch (err) {
@@ -75,11 +81,16 @@ describe('buildChartOption', () => {
   });
 
   it('too many bars for the width is a 400 naming the limit', () => {
-    expect(() => build('states', 'Column2D', 100, 100)).toThrow(/Column2D of 100×100 can draw at most \d+ categories legibly; this crosstab has 57\. Use rowLimit: \d+/);
+    expect(() => build('states', 'Column2D', 100, 100)).toThrow(
+      /Column2D of 100×100 can draw at most \d+ categories legibly; this crosstab has 57\. Use rowLimit: \d+/,
+    );
   });
 
   it('nulls stay gaps in lines and columns, and are zero only inside a stack', () => {
-    const withGap = { ...grids.money, cells: grids.money.cells.map((r, i) => r.map((c, j) => (i === 0 && j === 0 ? [null] : c))) };
+    const withGap = {
+      ...grids.money,
+      cells: grids.money.cells.map((r, i) => r.map((c, j) => (i === 0 && j === 0 ? [null] : c))),
+    };
     const kind = chartKind('MSLine');
     expect((buildChartOption(withGap, kind, 800, 600, '') as O).series[0].data[0]).toBeNull();
     expect((buildChartOption(withGap, chartKind('StackedColumn2D'), 800, 600, '') as O).series[0].data[0]).toBe(0);

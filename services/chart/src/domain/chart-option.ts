@@ -23,7 +23,17 @@ const MIN_FONT = 9;
 const SIN45 = Math.SQRT1_2;
 
 /** ECharts' own palette first, then evenly spread hues, so every series has its own colour. */
-const BASE_PALETTE = ['#5470c6', '#91cc75', '#fac858', '#ee6666', '#73c0de', '#3ba272', '#fc8452', '#9a60b4', '#ea7ccc'];
+const BASE_PALETTE = [
+  '#5470c6',
+  '#91cc75',
+  '#fac858',
+  '#ee6666',
+  '#73c0de',
+  '#3ba272',
+  '#fc8452',
+  '#9a60b4',
+  '#ea7ccc',
+];
 
 export function palette(n: number): string[] {
   const colours = [...BASE_PALETTE];
@@ -48,12 +58,17 @@ const finite = (v: number | null | undefined): v is number => typeof v === 'numb
 /** Categories from the row axis; series from columns × totals (multi) or the first total's row totals. */
 function seriesOf(grid: ChartGrid, kind: ChartKind): Series[] {
   if (!kind.multiSeries) return [{ name: grid.totals[0], measure: 0, data: grid.rowTotals.map((t) => t[0]) }];
-  if (grid.columnFields.length === 0) return grid.totals.map((name, t) => ({ name, measure: t, data: grid.rowTotals.map((r) => r[t]) }));
+  if (grid.columnFields.length === 0)
+    return grid.totals.map((name, t) => ({ name, measure: t, data: grid.rowTotals.map((r) => r[t]) }));
   const out: Series[] = [];
   grid.totals.forEach((total, t) =>
     grid.columns.forEach((col, c) => {
       const label = col.join(' / ');
-      out.push({ name: grid.totals.length > 1 ? `${label} · ${total}` : label, measure: t, data: grid.cells.map((row) => row[c][t]) });
+      out.push({
+        name: grid.totals.length > 1 ? `${label} · ${total}` : label,
+        measure: t,
+        data: grid.cells.map((row) => row[c][t]),
+      });
     }),
   );
   return out;
@@ -74,7 +89,9 @@ interface Title {
 }
 
 function planTitle(grid: ChartGrid, kind: ChartKind, subtitle: string, width: number, height: number): Title {
-  const by = [grid.rowFields.join(' / '), ...(grid.columnFields.length ? [grid.columnFields.join(' / ')] : [])].join(' and ');
+  const by = [grid.rowFields.join(' / '), ...(grid.columnFields.length ? [grid.columnFields.join(' / ')] : [])].join(
+    ' and ',
+  );
   // The title names the measures drawn, not every total of the crosstab.
   const measures = kind.multiSeries ? grid.totals : grid.totals.slice(0, kind.minMeasures);
   const fs = sizes(width, height);
@@ -136,9 +153,20 @@ function planLegend(names: string[], width: number, availHeight: number, baseFon
     const rows = legendRows(widths, maxWidth);
     const bottomH = rows * rowH + (rows - 1) * LEGEND_GAP;
     const text = { fontSize, width: cap, overflow: 'truncate' };
-    const common = { type: 'plain', itemWidth: LEGEND_SYMBOL, itemHeight: 10, itemGap: LEGEND_GAP, textStyle: text, padding: 0 };
+    const common = {
+      type: 'plain',
+      itemWidth: LEGEND_SYMBOL,
+      itemHeight: 10,
+      itemGap: LEGEND_GAP,
+      textStyle: text,
+      padding: 0,
+    };
     if (bottomH <= availHeight * 0.35) {
-      return { option: { ...common, orient: 'horizontal', left: PAD, bottom: PAD, width: maxWidth }, side: 'bottom', size: bottomH + 10 };
+      return {
+        option: { ...common, orient: 'horizontal', left: PAD, bottom: PAD, width: maxWidth },
+        side: 'bottom',
+        size: bottomH + 10,
+      };
     }
     // Beside the plot: columns of entries, as many as the height needs, packed closer.
     const colCap = Math.min(Math.max(...widths), width * 0.45);
@@ -149,7 +177,15 @@ function planLegend(names: string[], width: number, availHeight: number, baseFon
       const textCap = colCap - LEGEND_SYMBOL - LEGEND_SYMBOL_GAP;
       if (textCap < Math.min(longest, textWidth('Abcd…', fontSize))) continue;
       return {
-        option: { ...common, itemGap: BESIDE_GAP, textStyle: { ...text, width: textCap }, orient: 'vertical', right: PAD, top: 'middle', height: availHeight },
+        option: {
+          ...common,
+          itemGap: BESIDE_GAP,
+          textStyle: { ...text, width: textCap },
+          orient: 'vertical',
+          right: PAD,
+          top: 'middle',
+          height: availHeight,
+        },
         side: 'right',
         size: besideW + 10,
       };
@@ -170,8 +206,19 @@ function legendCapacity(names: string[], width: number, availHeight: number, bas
   return lo;
 }
 
-function tooMany(kind: ChartKind, what: string, n: number, limit: number, width: number, height: number, param: string): AppError {
-  if (limit < 1) return AppError.invalid(`A ${kind.name} of ${width}×${height} is too small to draw any ${what} legibly (this crosstab has ${n}); use a larger width and height`);
+function tooMany(
+  kind: ChartKind,
+  what: string,
+  n: number,
+  limit: number,
+  width: number,
+  height: number,
+  param: string,
+): AppError {
+  if (limit < 1)
+    return AppError.invalid(
+      `A ${kind.name} of ${width}×${height} is too small to draw any ${what} legibly (this crosstab has ${n}); use a larger width and height`,
+    );
   return AppError.invalid(
     `A ${kind.name} of ${width}×${height} can draw at most ${limit} ${what} legibly; this crosstab has ${n}. ` +
       `Use ${param}: ${Math.max(1, limit)} (with ${param === 'rowLimit' ? 'rowOrder' : 'columnOrder'} to choose which), narrow the query, or use a larger width and height`,
@@ -179,7 +226,9 @@ function tooMany(kind: ChartKind, what: string, n: number, limit: number, width:
 }
 
 function noPositive(kind: ChartKind, measure: string): AppError {
-  return AppError.invalid(`A ${kind.name} draws parts of a whole: positive values only, and ${measure} has none here; use a column or bar type`);
+  return AppError.invalid(
+    `A ${kind.name} draws parts of a whole: positive values only, and ${measure} has none here; use a column or bar type`,
+  );
 }
 
 /** The widest compact tick label an axis over these values can show, with room for one more digit. */
@@ -222,12 +271,23 @@ const base = (title: Title, colours: string[]): Option => ({
  * edge or drawn over something else. Labels travel as data and are drawn on a canvas or as SVG text:
  * nothing here is ever interpreted as markup.
  */
-export function buildChartOption(grid: ChartGrid, kind: ChartKind, width: number, height: number, subtitle: string): Option {
+export function buildChartOption(
+  grid: ChartGrid,
+  kind: ChartKind,
+  width: number,
+  height: number,
+  subtitle: string,
+): Option {
   const categories = grid.rows.map((r) => r.join(' / '));
-  if (categories.length > MAX_CATEGORIES) throw AppError.invalid(`The chart would have ${categories.length} categories; the limit is ${MAX_CATEGORIES}`);
-  if (grid.totals.length < kind.minMeasures) throw AppError.invalid(`chartType ${kind.name} needs at least ${kind.minMeasures} totals; ${grid.totals.length} given`);
+  if (categories.length > MAX_CATEGORIES)
+    throw AppError.invalid(`The chart would have ${categories.length} categories; the limit is ${MAX_CATEGORIES}`);
+  if (grid.totals.length < kind.minMeasures)
+    throw AppError.invalid(
+      `chartType ${kind.name} needs at least ${kind.minMeasures} totals; ${grid.totals.length} given`,
+    );
   const series = seriesOf(grid, kind);
-  if (series.length > MAX_SERIES) throw AppError.invalid(`The chart would have ${series.length} series; the limit is ${MAX_SERIES}`);
+  if (series.length > MAX_SERIES)
+    throw AppError.invalid(`The chart would have ${series.length} series; the limit is ${MAX_SERIES}`);
   const title = planTitle(grid, kind, subtitle, width, height);
   switch (kind.family) {
     case 'pie':
@@ -249,9 +309,19 @@ export function buildChartOption(grid: ChartGrid, kind: ChartKind, width: number
 }
 
 /** Slices of one whole: positive values only (a pie cannot draw a negative or an empty slice). */
-function sliced(grid: ChartGrid, kind: ChartKind, categories: string[], s: Series, width: number, height: number, title: Title): Option {
+function sliced(
+  grid: ChartGrid,
+  kind: ChartKind,
+  categories: string[],
+  s: Series,
+  width: number,
+  height: number,
+  title: Title,
+): Option {
   const fs = sizes(width, height).label;
-  const items = categories.map((name, i) => ({ name, value: s.data[i] })).filter((d): d is { name: string; value: number } => finite(d.value) && d.value > 0);
+  const items = categories
+    .map((name, i) => ({ name, value: s.data[i] }))
+    .filter((d): d is { name: string; value: number } => finite(d.value) && d.value > 0);
   if (!items.length) throw noPositive(kind, s.name);
   const total = items.reduce((a, d) => a + d.value, 0);
   // Funnels read top-down from the largest stage, as FusionCharts sorts them.
@@ -259,7 +329,10 @@ function sliced(grid: ChartGrid, kind: ChartKind, categories: string[], s: Serie
   const small = items.filter((d) => d.value < total * OTHER_SHARE);
   let shown = items;
   if (small.length >= 2) {
-    const other = { name: `Other (${small.length} under ${OTHER_SHARE * 100}%)`, value: small.reduce((a, d) => a + d.value, 0) };
+    const other = {
+      name: `Other (${small.length} under ${OTHER_SHARE * 100}%)`,
+      value: small.reduce((a, d) => a + d.value, 0),
+    };
     shown = [...items.filter((d) => d.value >= total * OTHER_SHARE), other];
   }
   const avail = height - title.height - PAD;
@@ -267,7 +340,15 @@ function sliced(grid: ChartGrid, kind: ChartKind, categories: string[], s: Serie
   const legend = planLegend(names, width, avail, fs);
   if (!legend) {
     const limit = legendCapacity(names, width, avail, fs);
-    throw tooMany(kind, `slices (after gathering those under ${OTHER_SHARE * 100}% into Other)`, names.length, limit, width, height, 'rowLimit');
+    throw tooMany(
+      kind,
+      `slices (after gathering those under ${OTHER_SHARE * 100}% into Other)`,
+      names.length,
+      limit,
+      width,
+      height,
+      'rowLimit',
+    );
   }
   const box = {
     left: PAD,
@@ -291,7 +372,15 @@ function sliced(grid: ChartGrid, kind: ChartKind, categories: string[], s: Serie
           gap: 1,
           minSize: '8%',
           data: shown,
-          label: { show: boxH / Math.max(1, shown.length) >= fs * 1.4, position: 'inside', formatter: '{d}%', fontSize: fs, color: '#fff', textBorderColor: '#333', textBorderWidth: 2 },
+          label: {
+            show: boxH / Math.max(1, shown.length) >= fs * 1.4,
+            position: 'inside',
+            formatter: '{d}%',
+            fontSize: fs,
+            color: '#fff',
+            textBorderColor: '#333',
+            textBorderWidth: 2,
+          },
           labelLayout: { hideOverlap: true },
         },
       ],
@@ -300,7 +389,9 @@ function sliced(grid: ChartGrid, kind: ChartKind, categories: string[], s: Serie
   // Labels outside the pie need a ring of room; a small pie lets the legend speak alone.
   const labelCap = Math.min(140, Math.floor(boxW * 0.22));
   const withLabels = labelCap >= 50 && boxH >= 140;
-  const radius = withLabels ? Math.max(10, Math.min(boxW / 2 - labelCap - 24, boxH / 2 - fs * 2 - 10)) : Math.max(10, Math.min(boxW, boxH) / 2 - 4);
+  const radius = withLabels
+    ? Math.max(10, Math.min(boxW / 2 - labelCap - 24, boxH / 2 - fs * 2 - 10))
+    : Math.max(10, Math.min(boxW, boxH) / 2 - 4);
   return {
     ...base(title, colours),
     legend: { ...legend.option, data: names },
@@ -312,7 +403,16 @@ function sliced(grid: ChartGrid, kind: ChartKind, categories: string[], s: Serie
         radius: kind.family === 'doughnut' ? [Math.round(radius * 0.55), Math.round(radius)] : Math.round(radius),
         center: ['50%', '50%'],
         data: shown.map((d) => ({ ...d, label: { show: withLabels && d.value >= total * LABEL_SHARE } })),
-        label: { show: withLabels, formatter: '{b}: {d}%', fontSize: fs, width: labelCap, overflow: 'truncate', alignTo: 'labelLine', edgeDistance: 4, bleedMargin: 4 },
+        label: {
+          show: withLabels,
+          formatter: '{b}: {d}%',
+          fontSize: fs,
+          width: labelCap,
+          overflow: 'truncate',
+          alignTo: 'labelLine',
+          edgeDistance: 4,
+          bleedMargin: 4,
+        },
         labelLine: { show: withLabels, length: 8, length2: 8 },
         labelLayout: { hideOverlap: true },
         avoidLabelOverlap: true,
@@ -321,9 +421,18 @@ function sliced(grid: ChartGrid, kind: ChartKind, categories: string[], s: Serie
   };
 }
 
-function treemap(kind: ChartKind, categories: string[], s: Series, width: number, height: number, title: Title): Option {
+function treemap(
+  kind: ChartKind,
+  categories: string[],
+  s: Series,
+  width: number,
+  height: number,
+  title: Title,
+): Option {
   const fs = sizes(width, height).label;
-  const items = categories.map((name, i) => ({ name, value: s.data[i] })).filter((d): d is { name: string; value: number } => finite(d.value) && d.value > 0);
+  const items = categories
+    .map((name, i) => ({ name, value: s.data[i] }))
+    .filter((d): d is { name: string; value: number } => finite(d.value) && d.value > 0);
   if (!items.length) throw noPositive(kind, s.name);
   const box = { left: PAD, top: title.height, right: PAD, bottom: PAD };
   const area = (width - 2 * PAD) * (height - title.height - PAD);
@@ -351,7 +460,14 @@ function treemap(kind: ChartKind, categories: string[], s: Series, width: number
   };
 }
 
-function heatmap(grid: ChartGrid, kind: ChartKind, categories: string[], width: number, height: number, title: Title): Option {
+function heatmap(
+  grid: ChartGrid,
+  kind: ChartKind,
+  categories: string[],
+  width: number,
+  height: number,
+  title: Title,
+): Option {
   const fs = sizes(width, height).label;
   const cols = grid.columnFields.length ? grid.columns.map((c) => c.join(' / ')) : [grid.totals[0]];
   const values: number[] = [];
@@ -384,8 +500,26 @@ function heatmap(grid: ChartGrid, kind: ChartKind, categories: string[], width: 
   return {
     ...base(title, palette(1)),
     grid: { left, right: PAD, top: title.height, bottom, containLabel: false },
-    xAxis: { type: 'category', data: cols, splitArea: { show: true }, axisLabel: { fontSize: fs, interval: 'auto', hideOverlap: true, rotate: rotate ? 45 : 0, width: colCap, overflow: 'truncate' } },
-    yAxis: { type: 'category', data: categories, inverse: true, splitArea: { show: true }, axisLabel: { fontSize: fs, interval: 'auto', hideOverlap: true, width: rowCap, overflow: 'truncate' } },
+    xAxis: {
+      type: 'category',
+      data: cols,
+      splitArea: { show: true },
+      axisLabel: {
+        fontSize: fs,
+        interval: 'auto',
+        hideOverlap: true,
+        rotate: rotate ? 45 : 0,
+        width: colCap,
+        overflow: 'truncate',
+      },
+    },
+    yAxis: {
+      type: 'category',
+      data: categories,
+      inverse: true,
+      splitArea: { show: true },
+      axisLabel: { fontSize: fs, interval: 'auto', hideOverlap: true, width: rowCap, overflow: 'truncate' },
+    },
     visualMap: {
       type: 'continuous',
       min,
@@ -406,26 +540,44 @@ function heatmap(grid: ChartGrid, kind: ChartKind, categories: string[], width: 
         type: 'heatmap',
         name: grid.totals[0],
         data,
-        label: { show: band >= 44 && cellH >= fs + 4, formatter: COMPACT_VALUE, fontSize: fs, color: '#fff', textBorderColor: '#333', textBorderWidth: 2 },
+        label: {
+          show: band >= 44 && cellH >= fs + 4,
+          formatter: COMPACT_VALUE,
+          fontSize: fs,
+          color: '#fff',
+          textBorderColor: '#333',
+          textBorderWidth: 2,
+        },
         labelLayout: { hideOverlap: true },
       },
     ],
   };
 }
 
-function radar(kind: ChartKind, categories: string[], series: Series[], width: number, height: number, title: Title): Option {
+function radar(
+  kind: ChartKind,
+  categories: string[],
+  series: Series[],
+  width: number,
+  height: number,
+  title: Title,
+): Option {
   const fs = sizes(width, height).label;
   const names = series.map((s) => s.name);
   const avail = height - title.height - PAD;
   const legend = series.length > 1 ? planLegend(names, width, avail, fs) : undefined;
-  if (series.length > 1 && !legend) throw tooMany(kind, 'series', names.length, legendCapacity(names, width, avail, fs), width, height, 'columnLimit');
+  if (series.length > 1 && !legend)
+    throw tooMany(kind, 'series', names.length, legendCapacity(names, width, avail, fs), width, height, 'columnLimit');
   const boxW = width - 2 * PAD - (legend?.side === 'right' ? legend.size : 0);
   const boxH = height - title.height - PAD - (legend?.side === 'bottom' ? legend.size : 0);
   const nameCap = Math.min(Math.max(...categories.map((c) => textWidth(c, fs))), Math.floor(boxW * 0.22));
   const nameGap = 6;
   const radius = Math.min(boxW / 2 - nameCap - nameGap - 4, boxH / 2 - lineHeight(fs) - nameGap - 4);
   // An axis name needs its line of text around the rim, and a few letters at least.
-  const limit = radius < 20 || nameCap < Math.min(textWidth('Abcd…', fs), Math.max(...categories.map((c) => textWidth(c, fs)))) ? 0 : Math.floor((2 * Math.PI * (radius + fs)) / (fs * 1.6));
+  const limit =
+    radius < 20 || nameCap < Math.min(textWidth('Abcd…', fs), Math.max(...categories.map((c) => textWidth(c, fs))))
+      ? 0
+      : Math.floor((2 * Math.PI * (radius + fs)) / (fs * 1.6));
   if (categories.length > limit) throw tooMany(kind, 'categories', categories.length, limit, width, height, 'rowLimit');
   const values = series.flatMap((s) => s.data.filter(finite));
   const max = Math.max(1, ...values) * 1.05;
@@ -443,15 +595,30 @@ function radar(kind: ChartKind, categories: string[], series: Series[], width: n
       axisLabel: { show: false },
       splitNumber: 4,
     },
-    series: [{ type: 'radar', symbolSize: 4, data: series.map((s) => ({ name: s.name, value: s.data.map((v) => (finite(v) ? v : 0)) })), areaStyle: { opacity: 0.12 } }],
+    series: [
+      {
+        type: 'radar',
+        symbolSize: 4,
+        data: series.map((s) => ({ name: s.name, value: s.data.map((v) => (finite(v) ? v : 0)) })),
+        areaStyle: { opacity: 0.12 },
+      },
+    ],
   };
 }
 
 function scatter(grid: ChartGrid, kind: ChartKind, width: number, height: number, title: Title): Option {
   const fs = sizes(width, height).label;
-  const points = grid.rowTotals.filter((t) => finite(t[0]) && finite(t[1])).map((t) => [t[0], t[1]] as [number, number]);
-  const yWidth = valueLabelWidth(points.map((p) => p[1]), fs);
-  const xWidth = valueLabelWidth(points.map((p) => p[0]), fs);
+  const points = grid.rowTotals
+    .filter((t) => finite(t[0]) && finite(t[1]))
+    .map((t) => [t[0], t[1]] as [number, number]);
+  const yWidth = valueLabelWidth(
+    points.map((p) => p[1]),
+    fs,
+  );
+  const xWidth = valueLabelWidth(
+    points.map((p) => p[0]),
+    fs,
+  );
   const nameH = lineHeight(fs);
   const left = PAD + nameH + 6 + yWidth + 8;
   const bottom = PAD + nameH + 6 + lineHeight(fs) + 8;
@@ -460,14 +627,28 @@ function scatter(grid: ChartGrid, kind: ChartKind, width: number, height: number
   return {
     ...base(title, palette(1)),
     grid: { left, right: PAD + Math.ceil(xWidth / 2), top: title.height, bottom, containLabel: false },
-    xAxis: valueAxis(fitText(grid.totals[0], plotW, fs, MIN_FONT).text, fs, xWidth, 8 + lineHeight(fs) + 6, { scale: true, splitNumber: ticks(plotW, fs, xWidth, false) }),
-    yAxis: valueAxis(fitText(grid.totals[1], plotH, fs, MIN_FONT).text, fs, yWidth, yWidth + 8 + 6, { scale: true, splitNumber: ticks(plotH, fs, yWidth, true) }),
+    xAxis: valueAxis(fitText(grid.totals[0], plotW, fs, MIN_FONT).text, fs, xWidth, 8 + lineHeight(fs) + 6, {
+      scale: true,
+      splitNumber: ticks(plotW, fs, xWidth, false),
+    }),
+    yAxis: valueAxis(fitText(grid.totals[1], plotH, fs, MIN_FONT).text, fs, yWidth, yWidth + 8 + 6, {
+      scale: true,
+      splitNumber: ticks(plotH, fs, yWidth, true),
+    }),
     series: [{ type: 'scatter', name: kind.name, data: points, symbolSize: points.length > 300 ? 4 : 7 }],
   };
 }
 
 /** Column, bar, line, area and their combinations: a category axis against one or two value axes. */
-function cartesian(grid: ChartGrid, kind: ChartKind, categoriesIn: string[], seriesIn: Series[], width: number, height: number, title: Title): Option {
+function cartesian(
+  grid: ChartGrid,
+  kind: ChartKind,
+  categoriesIn: string[],
+  seriesIn: Series[],
+  width: number,
+  height: number,
+  title: Title,
+): Option {
   const fs = sizes(width, height).label;
   let categories = categoriesIn;
   let series = seriesIn;
@@ -477,7 +658,10 @@ function cartesian(grid: ChartGrid, kind: ChartKind, categoriesIn: string[], ser
 
   if (kind.family === 'pareto') {
     // Largest first, with the running share of the total on the right axis.
-    const order = categories.map((_, i) => i).filter((i) => finite(series[0].data[i])).sort((a, b) => (series[0].data[b] ?? 0) - (series[0].data[a] ?? 0));
+    const order = categories
+      .map((_, i) => i)
+      .filter((i) => finite(series[0].data[i]))
+      .sort((a, b) => (series[0].data[b] ?? 0) - (series[0].data[a] ?? 0));
     categories = order.map((i) => categoriesIn[i]);
     const values = order.map((i) => series[0].data[i] as number);
     series = [{ ...series[0], data: values }];
@@ -494,7 +678,8 @@ function cartesian(grid: ChartGrid, kind: ChartKind, categoriesIn: string[], ser
   const names = [...series.map((s) => s.name), ...extraSeries.map((s) => String(s.name))];
   const avail = height - title.height - PAD;
   const legend = names.length > 1 ? planLegend(names, width, avail, fs) : undefined;
-  if (names.length > 1 && !legend) throw tooMany(kind, 'series', names.length, legendCapacity(names, width, avail, fs), width, height, 'columnLimit');
+  if (names.length > 1 && !legend)
+    throw tooMany(kind, 'series', names.length, legendCapacity(names, width, avail, fs), width, height, 'columnLimit');
 
   const primary = dual ? series.filter((s) => s.measure === 0) : series;
   const secondary = kind.family === 'combiDY' ? series.filter((s) => s.measure !== 0) : [];
@@ -513,7 +698,12 @@ function cartesian(grid: ChartGrid, kind: ChartKind, categoriesIn: string[], ser
     primaryValues = [0, ...series[0].data.map((v) => (run += v ?? 0))];
   }
   const vWidth = valueLabelWidth(primaryValues, fs);
-  const v2Width = kind.family === 'pareto' ? textWidth('100%', fs) + 6 : secondary.length ? valueLabelWidth(valuesOf(secondary), fs) : 0;
+  const v2Width =
+    kind.family === 'pareto'
+      ? textWidth('100%', fs) + 6
+      : secondary.length
+        ? valueLabelWidth(valuesOf(secondary), fs)
+        : 0;
   const nameH = lineHeight(fs);
   // Axis names repeat the title; a small image keeps the room for its plot instead.
   const named = width >= 300 && height >= 300;
@@ -524,7 +714,12 @@ function cartesian(grid: ChartGrid, kind: ChartKind, categoriesIn: string[], ser
   const legendRight = legend?.side === 'right' ? legend.size : 0;
   const maxCat = Math.max(10, ...categories.map((c) => textWidth(c, fs)));
   const n = Math.max(1, categories.length);
-  const perCategory = kind.family === 'column' || kind.family === 'bar' || kind.family === 'combi' ? (kind.stacked ? 1 : primary.length) : 1;
+  const perCategory =
+    kind.family === 'column' || kind.family === 'bar' || kind.family === 'combi'
+      ? kind.stacked
+        ? 1
+        : primary.length
+      : 1;
 
   let gridBox: { left: number; right: number; top: number; bottom: number };
   let categoryAxis: Option;
@@ -537,7 +732,8 @@ function cartesian(grid: ChartGrid, kind: ChartKind, categoriesIn: string[], ser
     const plotH = height - title.height - bottom;
     const plotW = width - left - right;
     const limit = Math.floor(plotH / (perCategory + 1));
-    if (categories.length > limit) throw tooMany(kind, 'categories', categories.length, limit, width, height, 'rowLimit');
+    if (categories.length > limit)
+      throw tooMany(kind, 'categories', categories.length, limit, width, height, 'rowLimit');
     gridBox = { left, right, top: title.height + Math.ceil(fs / 2), bottom };
     categoryAxis = {
       type: 'category',
@@ -550,14 +746,19 @@ function cartesian(grid: ChartGrid, kind: ChartKind, categoriesIn: string[], ser
       // Horizontal bars read top-down in row order, like the table.
       inverse: true,
     };
-    valueAxes = [valueAxis(fitText(valueName, plotW, fs, MIN_FONT).text, fs, vWidth, 8 + lineHeight(fs) + 6, { splitNumber: ticks(plotW, fs, vWidth, false) })];
+    valueAxes = [
+      valueAxis(fitText(valueName, plotW, fs, MIN_FONT).text, fs, vWidth, 8 + lineHeight(fs) + 6, {
+        splitNumber: ticks(plotW, fs, vWidth, false),
+      }),
+    ];
   } else {
     const left0 = PAD + (valueName ? nameH + 6 : 0) + vWidth + 8;
     const right0 = PAD + legendRight + (v2Width ? v2Width + 8 + (value2Name ? nameH + 6 : 0) : 4);
     const plotW = width - left0 - right0;
     const band = plotW / n;
     const limit = Math.floor(plotW / (perCategory + 1));
-    if (categories.length > limit) throw tooMany(kind, 'categories', categories.length, limit, width, height, 'rowLimit');
+    if (categories.length > limit)
+      throw tooMany(kind, 'categories', categories.length, limit, width, height, 'rowLimit');
     const rotate = maxCat > band - 4;
     const cap = rotate ? Math.min(maxCat, Math.floor((height * 0.22) / SIN45)) : Math.max(10, Math.floor(band - 4));
     // A slanted first label reaches left of its tick by its projected width.
@@ -573,21 +774,49 @@ function cartesian(grid: ChartGrid, kind: ChartKind, categoriesIn: string[], ser
       nameLocation: 'middle',
       nameGap: labelRegion + 8 + 6,
       nameTextStyle: { fontSize: fs, color: '#333' },
-      axisLabel: { interval: 'auto', hideOverlap: true, fontSize: fs, rotate: rotate ? 45 : 0, width: cap, overflow: 'truncate' },
+      axisLabel: {
+        interval: 'auto',
+        hideOverlap: true,
+        fontSize: fs,
+        rotate: rotate ? 45 : 0,
+        width: cap,
+        overflow: 'truncate',
+      },
     };
     const split = ticks(plotH, fs, vWidth, true);
-    valueAxes = [valueAxis(fitText(valueName, plotH, fs, MIN_FONT).text, fs, vWidth, vWidth + 8 + 6, { splitNumber: split })];
+    valueAxes = [
+      valueAxis(fitText(valueName, plotH, fs, MIN_FONT).text, fs, vWidth, vWidth + 8 + 6, { splitNumber: split }),
+    ];
     if (v2Width) {
       valueAxes.push(
         kind.family === 'pareto'
-          ? { ...valueAxis(fitText(value2Name, plotH, fs, MIN_FONT).text, fs, v2Width, v2Width + 8 + 6, { min: 0, max: 100, splitNumber: split, splitLine: { show: false }, alignTicks: false }), axisLabel: { formatter: '{value}%', fontSize: fs } }
-          : valueAxis(fitText(value2Name, plotH, fs, MIN_FONT).text, fs, v2Width, v2Width + 8 + 6, { splitNumber: split, splitLine: { show: false }, alignTicks: false }),
+          ? {
+              ...valueAxis(fitText(value2Name, plotH, fs, MIN_FONT).text, fs, v2Width, v2Width + 8 + 6, {
+                min: 0,
+                max: 100,
+                splitNumber: split,
+                splitLine: { show: false },
+                alignTicks: false,
+              }),
+              axisLabel: { formatter: '{value}%', fontSize: fs },
+            }
+          : valueAxis(fitText(value2Name, plotH, fs, MIN_FONT).text, fs, v2Width, v2Width + 8 + 6, {
+              splitNumber: split,
+              splitLine: { show: false },
+              alignTicks: false,
+            }),
       );
     }
   }
 
   const drawn = (s: Series, i: number): Option => {
-    const asBar = kind.family === 'column' || kind.family === 'bar' || kind.family === 'pareto' || ((kind.family === 'combi' || kind.family === 'combiDY') && s.measure === 0 && (kind.family === 'combiDY' || i === 0));
+    const asBar =
+      kind.family === 'column' ||
+      kind.family === 'bar' ||
+      kind.family === 'pareto' ||
+      ((kind.family === 'combi' || kind.family === 'combiDY') &&
+        s.measure === 0 &&
+        (kind.family === 'combiDY' || i === 0));
     return {
       type: asBar ? 'bar' : 'line',
       name: s.name,
@@ -615,7 +844,15 @@ function cartesian(grid: ChartGrid, kind: ChartKind, categoriesIn: string[], ser
       return [from, run, Math.min(from, run), Math.max(from, run)];
     });
     boxes.push([0, run, Math.min(0, run), Math.max(0, run)]);
-    seriesOut = [{ type: 'candlestick', name: series[0].name, data: boxes, barMaxWidth: 60, itemStyle: { color: '#3ba272', color0: '#ee6666', borderColor: '#3ba272', borderColor0: '#ee6666' } }];
+    seriesOut = [
+      {
+        type: 'candlestick',
+        name: series[0].name,
+        data: boxes,
+        barMaxWidth: 60,
+        itemStyle: { color: '#3ba272', color0: '#ee6666', borderColor: '#3ba272', borderColor0: '#ee6666' },
+      },
+    ];
   } else {
     seriesOut = [...series.map(drawn), ...extraSeries];
   }
@@ -629,4 +866,3 @@ function cartesian(grid: ChartGrid, kind: ChartKind, categoriesIn: string[], ser
     series: seriesOut,
   };
 }
-

@@ -79,7 +79,14 @@ const SHAPES: Record<string, Shape> = {
 export const CHART_KINDS: readonly ChartKind[] = CHART_TYPE_NAMES.map((c) => {
   const shape = SHAPES[c.name];
   if (!shape) throw new Error(`chart type ${c.name} has no drawing`);
-  return { name: c.name, family: shape.family, multiSeries: shape.multiSeries ?? false, stacked: shape.stacked ?? false, smooth: shape.smooth ?? false, minMeasures: c.minMeasures };
+  return {
+    name: c.name,
+    family: shape.family,
+    multiSeries: shape.multiSeries ?? false,
+    stacked: shape.stacked ?? false,
+    smooth: shape.smooth ?? false,
+    minMeasures: c.minMeasures,
+  };
 });
 
 /** The kind for a name, or a 400 (unknown name, or fewer totals than the type draws). */

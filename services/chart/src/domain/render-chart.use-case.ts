@@ -48,8 +48,17 @@ export class RenderChartUseCase {
       throw AppError.internal('The crosstab grid is malformed', err);
     }
     const option = buildChartOption(grid, kind, input.width, input.height, input.title);
-    const image = await this.queue.render({ option, width: input.width, height: input.height, format: format as ImageFormat }, { timeoutMs: this.waitTimeoutMs, requestId });
+    const image = await this.queue.render(
+      { option, width: input.width, height: input.height, format: format as ImageFormat },
+      { timeoutMs: this.waitTimeoutMs, requestId },
+    );
     const svg = format === 'svg';
-    return { pngBase64: svg ? '' : image, svg: svg ? image : '', width: input.width, height: input.height, chartType: kind.name };
+    return {
+      pngBase64: svg ? '' : image,
+      svg: svg ? image : '',
+      width: input.width,
+      height: input.height,
+      chartType: kind.name,
+    };
   }
 }

@@ -15,7 +15,13 @@ export interface TextBox {
 
 const attr = (tag: string, name: string) => new RegExp(`\\s${name}="([^"]*)"`).exec(tag)?.[1];
 
-const unescape = (s: string) => s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, '&');
+const unescape = (s: string) =>
+  s
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&amp;/g, '&');
 
 function matrixOf(transform: string | undefined): [number, number, number, number, number, number] {
   if (!transform) return [1, 0, 0, 1, 0, 0];
@@ -40,10 +46,19 @@ export function textBoxes(svg: string): TextBox[] {
     const anchor = attr(tag, 'text-anchor') ?? 'start';
     const baseline = attr(tag, 'dominant-baseline') ?? 'alphabetic';
     const x0 = anchor === 'middle' ? x - w / 2 : anchor === 'end' ? x - w : x;
-    const y0 = baseline === 'central' || baseline === 'middle' ? y - fontSize / 2 : baseline === 'hanging' ? y : y - fontSize * 0.8;
+    const y0 =
+      baseline === 'central' || baseline === 'middle'
+        ? y - fontSize / 2
+        : baseline === 'hanging'
+          ? y
+          : y - fontSize * 0.8;
     const [a, b, c, d, e, f] = matrixOf(attr(tag, 'transform'));
     const at = (px: number, py: number): [number, number] => [a * px + c * py + e, b * px + d * py + f];
-    out.push({ text, fontSize, corners: [at(x0, y0), at(x0 + w, y0), at(x0 + w, y0 + fontSize), at(x0, y0 + fontSize)] });
+    out.push({
+      text,
+      fontSize,
+      corners: [at(x0, y0), at(x0 + w, y0), at(x0 + w, y0 + fontSize), at(x0, y0 + fontSize)],
+    });
   }
   return out;
 }

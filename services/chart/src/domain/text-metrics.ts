@@ -44,7 +44,12 @@ export function truncateText(text: string, maxWidth: number, fontSize: number): 
 }
 
 /** A smaller font (down to `minSize`) before an ellipsis: the text and the size it is drawn at. */
-export function fitText(text: string, maxWidth: number, fontSize: number, minSize: number): { text: string; fontSize: number } {
+export function fitText(
+  text: string,
+  maxWidth: number,
+  fontSize: number,
+  minSize: number,
+): { text: string; fontSize: number } {
   for (let size = fontSize; size >= minSize; size--) {
     if (textWidth(text, size) <= maxWidth) return { text, fontSize: size };
   }

@@ -5,7 +5,17 @@ import type { RenderChartUseCase } from '../domain/render-chart.use-case';
 export function chartHandlers(log: Logger, render: RenderChartUseCase): pb.ChartServiceHandlers {
   return {
     RenderChart: unary<pb.RenderChartRequest__Output, pb.RenderChartResponse>(log, 'RenderChart', (req, ctx) =>
-      render.render({ gridJson: req.gridJson, chartType: req.chartType, width: req.width, height: req.height, title: req.title, imageFormat: req.imageFormat }, ctx.requestId),
+      render.render(
+        {
+          gridJson: req.gridJson,
+          chartType: req.chartType,
+          width: req.width,
+          height: req.height,
+          title: req.title,
+          imageFormat: req.imageFormat,
+        },
+        ctx.requestId,
+      ),
     ),
   };
 }

@@ -48,7 +48,11 @@ export class ChartWorkerModule implements QuarryModule {
   ) {
     this.log = log.child({ module: 'chart-worker' });
     this.renderer =
-      renderer ?? new ChromiumRenderer({ executablePath: config.chromiumPath, pages: config.concurrency, renderTimeoutMs: config.renderTimeoutMs }, this.log);
+      renderer ??
+      new ChromiumRenderer(
+        { executablePath: config.chromiumPath, pages: config.concurrency, renderTimeoutMs: config.renderTimeoutMs },
+        this.log,
+      );
   }
 
   async start(): Promise<void> {
@@ -68,7 +72,8 @@ export class ChartWorkerModule implements QuarryModule {
         let image: string;
         try {
           // SVG needs no browser: ECharts draws it in this process. PNG goes through the Chromium pool.
-          const draw = async () => (data.format === 'svg' ? renderSvg(data) : (await this.renderer.render(data)).toString('base64'));
+          const draw = async () =>
+            data.format === 'svg' ? renderSvg(data) : (await this.renderer.render(data)).toString('base64');
           image = this.metrics ? await this.metrics.time(this.metrics.chartRender, {}, draw) : await draw();
         } catch (err) {
           // Drawing the same chart again fails the same way (or hangs as long): never retried, even
@@ -92,7 +97,12 @@ export class ChartWorkerModule implements QuarryModule {
       },
     );
     this.worker.on('error', (err) => this.log.warn({ err: err.message }, 'chart queue connection problem'));
-    this.worker.on('failed', (job, err) => this.log.warn({ requestId: (job?.data as QueuedRender | undefined)?.requestId, jobId: job?.id, err: err.message }, 'chart render failed'));
+    this.worker.on('failed', (job, err) =>
+      this.log.warn(
+        { requestId: (job?.data as QueuedRender | undefined)?.requestId, jobId: job?.id, err: err.message },
+        'chart render failed',
+      ),
+    );
     await this.worker.waitUntilReady();
     this.log.info({ concurrency: this.config.concurrency, warmMs: Date.now() - started }, 'chart worker ready');
   }

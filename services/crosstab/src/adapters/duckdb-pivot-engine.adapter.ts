@@ -46,7 +46,8 @@ type Acc = bigint | number | null;
 function combine(kind: PartialKind, a: Acc, b: Acc): Acc {
   if (a === null) return b;
   if (b === null) return a;
-  if (kind === 'sum' || kind === 'count') return typeof a === 'bigint' && typeof b === 'bigint' ? a + b : Number(a) + Number(b);
+  if (kind === 'sum' || kind === 'count')
+    return typeof a === 'bigint' && typeof b === 'bigint' ? a + b : Number(a) + Number(b);
   const less = a < b;
   return (kind === 'min') === less ? a : b;
 }
@@ -97,11 +98,17 @@ class PivotPlan {
         this.distinct.push(d);
       }
       // Only the grouping sets path carries dynamic views.
-      return { value: () => null, rollup: `count(DISTINCT ${field.type === 'string' ? `nullif(${d.alias}, '')` : d.alias})` };
+      return {
+        value: () => null,
+        rollup: `count(DISTINCT ${field.type === 'string' ? `nullif(${d.alias}, '')` : d.alias})`,
+      };
     }
     if (!t.field || t.aggregation === 'Count') {
       const col = t.field ? ident(t.field.name) : '';
-      const i = this.partial('count', !t.field ? 'count(*)' : t.field.type === 'string' ? `count(nullif(${col}, ''))` : `count(${col})`);
+      const i = this.partial(
+        'count',
+        !t.field ? 'count(*)' : t.field.type === 'string' ? `count(nullif(${col}, ''))` : `count(${col})`,
+      );
       return { value: (acc) => Number(acc[i] ?? 0), rollup: `coalesce(sum(${alias(i)}), 0)` };
     }
     const col = ident(t.field.name);
@@ -160,8 +167,11 @@ class PivotPlan {
    */
   rollupSql(maxGroups: number): string {
     const aliases = [...this.rowAliases, ...this.colAliases];
-    const distinctCount = (cols: string[]) => (cols.length ? `(SELECT count(*) FROM (SELECT DISTINCT ${cols.join(', ')} FROM x))` : '1');
-    const sets = this.levels.map(([r, c]) => `(${[...this.rowAliases.slice(0, r), ...this.colAliases.slice(0, c)].join(', ')})`).join(', ');
+    const distinctCount = (cols: string[]) =>
+      cols.length ? `(SELECT count(*) FROM (SELECT DISTINCT ${cols.join(', ')} FROM x))` : '1';
+    const sets = this.levels
+      .map(([r, c]) => `(${[...this.rowAliases.slice(0, r), ...this.colAliases.slice(0, c)].join(', ')})`)
+      .join(', ');
     const carried = [...this.distinct.map((d) => d.alias), ...this.partials.map((p) => p.alias)];
     return `WITH p AS MATERIALIZED (${this.preAggregate()}),
   x AS (SELECT ${[...this.labelled(), ...carried].join(', ')} FROM p),
@@ -205,8 +215,10 @@ function rollUpInJs(plan: PivotPlan, rows: Row[]): { keys: PivotKeys; groups: Gr
     }
   }
   const groups: GroupRow[] = [];
-  for (const g of groupsByKey.values()) groups.push({ rowKey: g.rowKey, columnKey: g.columnKey, values: plan.totals.map((t) => t.value(g.acc)) });
-  if (rows.length === 0) groups.push({ rowKey: [], columnKey: [], values: plan.totals.map((t) => t.value(plan.partials.map(() => null))) });
+  for (const g of groupsByKey.values())
+    groups.push({ rowKey: g.rowKey, columnKey: g.columnKey, values: plan.totals.map((t) => t.value(g.acc)) });
+  if (rows.length === 0)
+    groups.push({ rowKey: [], columnKey: [], values: plan.totals.map((t) => t.value(plan.partials.map(() => null))) });
   return { keys: { rows: rowKeys, columns: nCols ? colKeys : 1 }, groups };
 }
 
@@ -217,7 +229,9 @@ function fromGroupingSets(plan: PivotPlan, rows: Row[]): GroupRow[] {
   return rows.map((row) => {
     const gid = Number(row.gid);
     const rowKey = plan.rowAliases.filter((_, i) => !groupedOut(gid, i)).map((a) => toAxis(row[a]));
-    const columnKey = plan.colAliases.filter((_, i) => !groupedOut(gid, plan.rowAliases.length + i)).map((a) => toAxis(row[a]));
+    const columnKey = plan.colAliases
+      .filter((_, i) => !groupedOut(gid, plan.rowAliases.length + i))
+      .map((a) => toAxis(row[a]));
     return { rowKey, columnKey, values: plan.totals.map((_, i) => toNumber(row[`__t${i}`])) };
   });
 }
@@ -245,7 +259,13 @@ export class DuckDbPivotEngine implements PivotEngine {
     this.engine.release(name);
   }
 
-  async pivot(entry: IndexEntry, where: QueryNode, spec: CrosstabSpec, maxCells: number, signal?: AbortSignal): Promise<PivotResult> {
+  async pivot(
+    entry: IndexEntry,
+    where: QueryNode,
+    spec: CrosstabSpec,
+    maxCells: number,
+    signal?: AbortSignal,
+  ): Promise<PivotResult> {
     const table = await this.engine.table(entry);
     const w = compileWhere(where, table);
     const plan = new PivotPlan(table, spec, w.sql);
@@ -265,7 +285,9 @@ export class DuckDbPivotEngine implements PivotEngine {
     // (its cells, then subtotals and totals, each a shown cell, and the few outer totals value order needs).
     const maxGroups = 2 * Math.floor(maxCells / spec.totals.length) + 1;
     const rows = await this.engine.all(plan.rollupSql(maxGroups), { ...w.params, max_cells: maxCells }, signal);
-    const keys = rows.length ? { rows: Number(rows[0].__nr), columns: Number(rows[0].__nc) } : { rows: 0, columns: plan.colAliases.length ? 0 : 1 };
+    const keys = rows.length
+      ? { rows: Number(rows[0].__nr), columns: Number(rows[0].__nc) }
+      : { rows: 0, columns: plan.colAliases.length ? 0 : 1 };
     if (rows.length >= maxGroups) return { keys, groups: [], tooManyGroups: true };
     return { keys, groups: crosstabCells(keys, spec) > maxCells ? [] : fromGroupingSets(plan, rows) };
   }

@@ -27,7 +27,10 @@ function makeRecords(n: number): Rec[] {
     city: pick(['San Francisco', 'New York', 'Oslo', 'São Paulo', 'oslo', '', null]),
     code: pick(['SFO', 'LAX', 'ord', 'Ord', 'JFK', null]),
     day: rnd() < 0.1 ? null : `2024-${pad(1 + Math.floor(rnd() * 3))}-${pad(1 + Math.floor(rnd() * 4))}`,
-    at: rnd() < 0.1 ? null : `202${Math.floor(rnd() * 2)}-${pad(1 + Math.floor(rnd() * 12))}-${pad(1 + Math.floor(rnd() * 28))} ${pad(Math.floor(rnd() * 24))}:15:00`,
+    at:
+      rnd() < 0.1
+        ? null
+        : `202${Math.floor(rnd() * 2)}-${pad(1 + Math.floor(rnd() * 12))}-${pad(1 + Math.floor(rnd() * 28))} ${pad(Math.floor(rnd() * 24))}:15:00`,
     since: rnd() < 0.1 ? null : `${2018 + Math.floor(rnd() * 4)}-06-${pad(1 + Math.floor(rnd() * 28))}`,
     amount: rnd() < 0.15 ? null : Math.round(rnd() * 20000 - 5000) / 100,
     qty: rnd() < 0.15 ? null : Math.floor(rnd() * 6) - 1,
@@ -37,8 +40,13 @@ function makeRecords(n: number): Rec[] {
 
 const RECORDS = makeRecords(2000);
 const blank = (v: unknown) => v === null || v === undefined || v === '';
-const LABELS: Record<string, (v: string) => string> = { day: (v) => v.slice(0, 10), at: (v) => v.slice(0, 7), since: (v) => v.slice(0, 4) };
-const label = (field: string, v: unknown) => (blank(v) ? '(blank)' : LABELS[field] ? LABELS[field](String(v)) : String(v));
+const LABELS: Record<string, (v: string) => string> = {
+  day: (v) => v.slice(0, 10),
+  at: (v) => v.slice(0, 7),
+  since: (v) => v.slice(0, 4),
+};
+const label = (field: string, v: unknown) =>
+  blank(v) ? '(blank)' : LABELS[field] ? LABELS[field](String(v)) : String(v);
 const VIEWS = [
   { name: 'Cities', field: 'city' },
   { name: 'Codes', field: 'code' },
@@ -50,14 +58,20 @@ const VIEWS = [
 function gridCells(grid: CrosstabGrid, model: ModelSpec) {
   const nameRow = model.totals.length > 1 || model.columns.length === 0;
   const colPath = (labels: string[], name: string) => [...labels, ...(nameRow ? [name] : [])].join(' | ');
-  const totalPath = (name: string) => colPath(model.columns.map(() => 'Total'), name);
+  const totalPath = (name: string) =>
+    colPath(
+      model.columns.map(() => 'Total'),
+      name,
+    );
   const columns: string[] = [];
-  if (model.columns.length) for (const c of grid.columns) for (const t of model.totals) columns.push(colPath(c, t.name));
+  if (model.columns.length)
+    for (const c of grid.columns) for (const t of model.totals) columns.push(colPath(c, t.name));
   for (const t of model.totals) columns.push(model.columns.length ? totalPath(t.name) : colPath([], t.name));
   const cells = new Map<string, Map<string, number | null>>();
   const fill = (key: string, perColumn: Array<Array<number | null>>, total: Array<number | null>) => {
     const m = new Map<string, number | null>();
-    if (model.columns.length) grid.columns.forEach((c, ci) => model.totals.forEach((t, ti) => m.set(colPath(c, t.name), perColumn[ci][ti])));
+    if (model.columns.length)
+      grid.columns.forEach((c, ci) => model.totals.forEach((t, ti) => m.set(colPath(c, t.name), perColumn[ci][ti])));
     model.totals.forEach((t, ti) => m.set(model.columns.length ? totalPath(t.name) : colPath([], t.name), total[ti]));
     cells.set(key, m);
   };
@@ -76,8 +90,24 @@ describe('DuckDbPivotEngine: one-scan planner against plain JS', () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'q-pivot-'));
     const file = path.join(dir, 'gaps.json');
     fs.writeFileSync(file, JSON.stringify(RECORDS));
-    const built = await buildSnapshot({ name: 'gaps', file, dataDir: dir, types: {}, grains: { at: 'month', since: 'year' }, views: VIEWS });
-    entry = { name: 'gaps', description: '', fields: built.fields, views: VIEWS, recordCount: built.recordCount, version: 1, snapshot: built.snapshot, updatedAt: '' };
+    const built = await buildSnapshot({
+      name: 'gaps',
+      file,
+      dataDir: dir,
+      types: {},
+      grains: { at: 'month', since: 'year' },
+      views: VIEWS,
+    });
+    entry = {
+      name: 'gaps',
+      description: '',
+      fields: built.fields,
+      views: VIEWS,
+      recordCount: built.recordCount,
+      version: 1,
+      snapshot: built.snapshot,
+      updatedAt: '',
+    };
     engine = new SnapshotEngine(dir);
     pivots = new DuckDbPivotEngine(engine);
   }, 60000);
@@ -91,8 +121,15 @@ describe('DuckDbPivotEngine: one-scan planner against plain JS', () => {
     const spec = {
       ...crosstabSpec(entry, {
         rows: ['region', 'city', 'code'],
-        columns: [{ field: 'day', reverse: false }, { field: 'flag', reverse: false }],
-        totals: [{ aggregationType: 'Sum', field: 'amount', dynamicView: '', name: 's' }, { aggregationType: 'Average', field: 'qty', dynamicView: '', name: 'a' }, { aggregationType: 'Count', field: '', dynamicView: '', name: 'n' }],
+        columns: [
+          { field: 'day', reverse: false },
+          { field: 'flag', reverse: false },
+        ],
+        totals: [
+          { aggregationType: 'Sum', field: 'amount', dynamicView: '', name: 's' },
+          { aggregationType: 'Average', field: 'qty', dynamicView: '', name: 'a' },
+          { aggregationType: 'Count', field: '', dynamicView: '', name: 'n' },
+        ],
         subtotals: true,
       }),
     };
@@ -100,7 +137,12 @@ describe('DuckDbPivotEngine: one-scan planner against plain JS', () => {
     const inJs = await pivots.pivot(entry, where, spec, MAX_CELLS);
     const inSql = await new DuckDbPivotEngine(engine, 0).pivot(entry, where, spec, MAX_CELLS);
     const byKey = (groups: typeof inJs.groups) =>
-      new Map(groups.map((g) => [JSON.stringify([g.rowKey, g.columnKey]), g.values.map((v) => (v === null ? null : Number(v.toPrecision(10))))]));
+      new Map(
+        groups.map((g) => [
+          JSON.stringify([g.rowKey, g.columnKey]),
+          g.values.map((v) => (v === null ? null : Number(v.toPrecision(10)))),
+        ]),
+      );
     expect(inJs.keys).toEqual(inSql.keys);
     expect(byKey(inJs.groups)).toEqual(byKey(inSql.groups));
     // Every level the spec asks for is there: 4 row depths x 3 column depths.
@@ -113,7 +155,17 @@ describe('DuckDbPivotEngine: one-scan planner against plain JS', () => {
 
   it('stores the fields with the types the cases rely on', () => {
     const types = Object.fromEntries(entry.fields.map((f) => [f.name, f.grain ? `${f.type}:${f.grain}` : f.type]));
-    expect(types).toEqual({ region: 'string', city: 'string', code: 'string', day: 'date', at: 'date:month', since: 'date:year', amount: 'number', qty: 'integer', flag: 'boolean' });
+    expect(types).toEqual({
+      region: 'string',
+      city: 'string',
+      code: 'string',
+      day: 'date',
+      at: 'date:month',
+      since: 'date:year',
+      amount: 'number',
+      qty: 'integer',
+      flag: 'boolean',
+    });
   });
 
   interface Case {
@@ -127,11 +179,15 @@ describe('DuckDbPivotEngine: one-scan planner against plain JS', () => {
     columns: (c.columns ?? []).map((x) => ({ field: x.field, reverse: x.reverse ?? false })),
     totals: c.totals.map((t) => {
       const view = t.distinct ? VIEWS.find((v) => v.field === t.distinct)?.name : undefined;
-      return { aggregationType: t.agg, field: view ? '' : t.field ?? '', dynamicView: view ?? '', name: t.name };
+      return { aggregationType: t.agg, field: view ? '' : (t.field ?? ''), dynamicView: view ?? '', name: t.name };
     }),
   });
 
-  async function expectPivot(c: Case, records: Rec[], where = parseQuery('*', { fields: entry.fields as FieldDef[], now: Date.now() })) {
+  async function expectPivot(
+    c: Case,
+    records: Rec[],
+    where = parseQuery('*', { fields: entry.fields as FieldDef[], now: Date.now() }),
+  ) {
     const spec = crosstabSpec(entry, input(c));
     const model: ModelSpec = { rows: c.rows, columns: c.columns ?? [], totals: c.totals, label };
     const result = await pivots.pivot(entry, where, spec, MAX_CELLS);
@@ -147,7 +203,12 @@ describe('DuckDbPivotEngine: one-scan planner against plain JS', () => {
       }
     }
     // The key counts come from the same pass as the groups.
-    expect(result.keys).toEqual({ rows: want.rows.length - 1, columns: c.columns?.length ? new Set(records.map((r) => JSON.stringify(c.columns!.map((x) => label(x.field, r[x.field]))))).size : 1 });
+    expect(result.keys).toEqual({
+      rows: want.rows.length - 1,
+      columns: c.columns?.length
+        ? new Set(records.map((r) => JSON.stringify(c.columns!.map((x) => label(x.field, r[x.field]))))).size
+        : 1,
+    });
     return result;
   }
 
@@ -162,12 +223,17 @@ describe('DuckDbPivotEngine: one-scan planner against plain JS', () => {
     { agg: 'Average', field: 'qty', name: 'avg qty' },
   ];
 
-  it('no column fields: every aggregation, over values with nulls', () => expectPivot({ rows: ['region'], totals: EVERY_AGGREGATION }, RECORDS));
+  it('no column fields: every aggregation, over values with nulls', () =>
+    expectPivot({ rows: ['region'], totals: EVERY_AGGREGATION }, RECORDS));
 
   it('every aggregation where whole groups have no value (Sum, Average, Min, Max are empty, counts 0)', async () => {
     // Only records without an amount: every amount measure of every group is empty, its count 0.
     const where = parseQuery('NOT amount:*', { fields: entry.fields as FieldDef[], now: Date.now() });
-    await expectPivot({ rows: ['code'], columns: [{ field: 'flag' }], totals: EVERY_AGGREGATION }, RECORDS.filter((r) => r.amount === null), where);
+    await expectPivot(
+      { rows: ['code'], columns: [{ field: 'flag' }], totals: EVERY_AGGREGATION },
+      RECORDS.filter((r) => r.amount === null),
+      where,
+    );
   });
 
   it('two levels on each side, one reversed, dates by month', () =>
@@ -212,8 +278,13 @@ describe('DuckDbPivotEngine: one-scan planner against plain JS', () => {
     ));
 
   it('(blank) keys: null and empty text form one group, on rows and columns', async () => {
-    const result = await expectPivot({ rows: ['city'], columns: [{ field: 'region' }], totals: [{ agg: 'Count', name: 'n' }] }, RECORDS);
-    const blanks = result.groups.filter((g) => g.rowKey.length === 1 && g.columnKey.length === 0 && g.rowKey[0] === null);
+    const result = await expectPivot(
+      { rows: ['city'], columns: [{ field: 'region' }], totals: [{ agg: 'Count', name: 'n' }] },
+      RECORDS,
+    );
+    const blanks = result.groups.filter(
+      (g) => g.rowKey.length === 1 && g.columnKey.length === 0 && g.rowKey[0] === null,
+    );
     expect(blanks).toHaveLength(1);
     expect(blanks[0].values[0]).toBe(RECORDS.filter((r) => blank(r.city)).length);
   });
@@ -229,11 +300,30 @@ describe('DuckDbPivotEngine: one-scan planner against plain JS', () => {
     ));
 
   it('a realm and a query: exactly the slice both allow', async () => {
-    const reader: Reader = { admin: false, indexes: ['gaps'], realms: [{ index: 'gaps', query: 'region:north' }, { index: 'gaps', query: 'code:SFO' }] };
-    const where = restrictedQuery(reader, 'gaps', 'amount:>10 AND NOT city:oslo', { fields: entry.fields as FieldDef[], now: Date.now() });
-    const words = (v: unknown) => (blank(v) ? [] : String(v).toLowerCase().split(/[^\p{L}\p{N}]+/u));
+    const reader: Reader = {
+      admin: false,
+      indexes: ['gaps'],
+      realms: [
+        { index: 'gaps', query: 'region:north' },
+        { index: 'gaps', query: 'code:SFO' },
+      ],
+    };
+    const where = restrictedQuery(reader, 'gaps', 'amount:>10 AND NOT city:oslo', {
+      fields: entry.fields as FieldDef[],
+      now: Date.now(),
+    });
+    const words = (v: unknown) =>
+      blank(v)
+        ? []
+        : String(v)
+            .toLowerCase()
+            .split(/[^\p{L}\p{N}]+/u);
     const slice = RECORDS.filter(
-      (r) => (words(r.region).includes('north') || words(r.code).includes('sfo')) && typeof r.amount === 'number' && r.amount > 10 && !words(r.city).includes('oslo'),
+      (r) =>
+        (words(r.region).includes('north') || words(r.code).includes('sfo')) &&
+        typeof r.amount === 'number' &&
+        r.amount > 10 &&
+        !words(r.city).includes('oslo'),
     );
     expect(slice.length).toBeGreaterThan(50);
     await expectPivot(
@@ -253,12 +343,20 @@ describe('DuckDbPivotEngine: one-scan planner against plain JS', () => {
   it.each([
     ['summed in JS', [] as ModelTotal[], [0, null, 0]],
     ['rolled up in DuckDB', [{ agg: 'Count', distinct: 'city', name: 'c' }] as ModelTotal[], [0, null, 0, 0]],
-  ])('a filter that matches nothing (%s): no rows, a grand total of 0 records and empty measures', async (_, extra, grand) => {
-    const where = parseQuery('code:nowhere', { fields: entry.fields as FieldDef[], now: Date.now() });
-    const totals: ModelTotal[] = [{ agg: 'Count', name: 'n' }, { agg: 'Sum', field: 'amount', name: 'sum' }, { agg: 'Count', field: 'city', name: 'cities' }, ...extra];
-    const result = await expectPivot({ rows: ['region'], columns: [{ field: 'code' }], totals }, [], where);
-    expect(result.groups).toEqual([{ rowKey: [], columnKey: [], values: grand }]);
-  });
+  ])(
+    'a filter that matches nothing (%s): no rows, a grand total of 0 records and empty measures',
+    async (_, extra, grand) => {
+      const where = parseQuery('code:nowhere', { fields: entry.fields as FieldDef[], now: Date.now() });
+      const totals: ModelTotal[] = [
+        { agg: 'Count', name: 'n' },
+        { agg: 'Sum', field: 'amount', name: 'sum' },
+        { agg: 'Count', field: 'city', name: 'cities' },
+        ...extra,
+      ];
+      const result = await expectPivot({ rows: ['region'], columns: [{ field: 'code' }], totals }, [], where);
+      expect(result.groups).toEqual([{ rowKey: [], columnKey: [], values: grand }]);
+    },
+  );
 
   describe('over the cell limit: the key counts come back, no group, and no more cells than the limit allows', () => {
     const where = () => parseQuery('*', { fields: entry.fields as FieldDef[], now: Date.now() });

@@ -15,7 +15,11 @@ const entry: IndexEntry = {
   updatedAt: '2026-01-01T00:00:00.000Z',
 };
 
-const base: CrosstabRequestInput = { rows: ['Title'], columns: [], totals: [{ aggregationType: 'Count', field: '', dynamicView: '', name: '' }] };
+const base: CrosstabRequestInput = {
+  rows: ['Title'],
+  columns: [],
+  totals: [{ aggregationType: 'Count', field: '', dynamicView: '', name: '' }],
+};
 const huge = `h${'x'.repeat(900 * 1024)}`;
 
 function detailOf(input: CrosstabRequestInput): string {
@@ -32,16 +36,34 @@ describe('crosstabSpec quotes what the caller sent, cut to 100 characters', () =
 
   it.each<[string, CrosstabRequestInput, string]>([
     ['a row field', { ...base, rows: [huge] }, `rows[0]: unknown field ${cut}`],
-    ['a column field', { ...base, columns: [{ field: huge, reverse: false }] }, `columns[0].field: unknown field ${cut}`],
-    ['an aggregation type', { ...base, totals: [{ ...base.totals[0], aggregationType: huge }] }, `totals[0].aggregationType ${cut} is not one of Sum, Count, Average, Min, Max`],
-    ['a dynamic view', { ...base, totals: [{ ...base.totals[0], dynamicView: huge }] }, `totals[0].dynamicView: unknown view ${cut}; this index has Records, Titles`],
-    ['a total field', { ...base, totals: [{ ...base.totals[0], field: huge }] }, `totals[0].field: unknown field ${cut}`],
+    [
+      'a column field',
+      { ...base, columns: [{ field: huge, reverse: false }] },
+      `columns[0].field: unknown field ${cut}`,
+    ],
+    [
+      'an aggregation type',
+      { ...base, totals: [{ ...base.totals[0], aggregationType: huge }] },
+      `totals[0].aggregationType ${cut} is not one of Sum, Count, Average, Min, Max`,
+    ],
+    [
+      'a dynamic view',
+      { ...base, totals: [{ ...base.totals[0], dynamicView: huge }] },
+      `totals[0].dynamicView: unknown view ${cut}; this index has Records, Titles`,
+    ],
+    [
+      'a total field',
+      { ...base, totals: [{ ...base.totals[0], field: huge }] },
+      `totals[0].field: unknown field ${cut}`,
+    ],
   ])('%s of 900 KB', (_, input, detail) => {
     expect(detailOf(input)).toBe(detail);
   });
 
   it('keeps short names whole, as before', () => {
     expect(detailOf({ ...base, rows: ['Nope'] })).toBe('rows[0]: unknown field "Nope"');
-    expect(detailOf({ ...base, totals: [{ ...base.totals[0], aggregationType: 'Sum', field: 'Title' }] })).toBe('totals[0]: Sum needs a numeric field, but "Title" is string');
+    expect(detailOf({ ...base, totals: [{ ...base.totals[0], aggregationType: 'Sum', field: 'Title' }] })).toBe(
+      'totals[0]: Sum needs a numeric field, but "Title" is string',
+    );
   });
 });

@@ -2,7 +2,14 @@ import { AppError, quoteInput } from '@quarry/errors';
 import type { IndexEntry } from '@quarry/metadata-store';
 import { FieldResolver, isNumeric, type FieldDef } from '@quarry/query-language';
 
-import { AGGREGATIONS, AXIS_LIMIT_MAX, MAX_CROSSTAB_CELLS, SHOW_AS, type Aggregation, type ShowAs } from '@quarry/contract';
+import {
+  AGGREGATIONS,
+  AXIS_LIMIT_MAX,
+  MAX_CROSSTAB_CELLS,
+  SHOW_AS,
+  type Aggregation,
+  type ShowAs,
+} from '@quarry/contract';
 
 export type { Aggregation, ShowAs } from '@quarry/contract';
 export const MAX_CELLS = MAX_CROSSTAB_CELLS;
@@ -74,7 +81,8 @@ function axisOrder(input: AxisOrderInput | null | undefined, param: string, tota
   const by = ORDER_BY.find((b) => b === (input.by === '' ? 'label' : input.by));
   if (!by) throw AppError.invalid(`${param}.by ${quoteInput(input.by)} is not one of ${allowed(ORDER_BY)}`);
   const direction = DIRECTIONS.find((d) => d === (input.direction === '' ? 'asc' : input.direction.toLowerCase()));
-  if (!direction) throw AppError.invalid(`${param}.direction ${quoteInput(input.direction)} is not one of ${allowed(DIRECTIONS)}`);
+  if (!direction)
+    throw AppError.invalid(`${param}.direction ${quoteInput(input.direction)} is not one of ${allowed(DIRECTIONS)}`);
   if (!Number.isInteger(input.measure) || input.measure < 0 || input.measure >= totals) {
     throw AppError.invalid(`${param}.measure must be an index into totals, from 0 to ${totals - 1}`);
   }
@@ -83,7 +91,8 @@ function axisOrder(input: AxisOrderInput | null | undefined, param: string, tota
 
 function axisLimit(value: number | undefined, param: string): number | null {
   if (value === undefined) return null;
-  if (!Number.isInteger(value) || value < 1 || value > AXIS_LIMIT_MAX) throw AppError.invalid(`${param} must be an integer between 1 and ${AXIS_LIMIT_MAX}`);
+  if (!Number.isInteger(value) || value < 1 || value > AXIS_LIMIT_MAX)
+    throw AppError.invalid(`${param} must be an integer between 1 and ${AXIS_LIMIT_MAX}`);
   return value;
 }
 
@@ -92,7 +101,9 @@ function axisLimit(value: number | undefined, param: string): number | null {
  * grand total; the subtotal rows and columns when asked; and each outer level's totals when an axis is
  * ordered by value (a group is ordered by its own total, computed from records).
  */
-export function pivotLevels(spec: Pick<CrosstabSpec, 'rows' | 'columns' | 'subtotals' | 'rowOrder' | 'columnOrder'>): Array<[number, number]> {
+export function pivotLevels(
+  spec: Pick<CrosstabSpec, 'rows' | 'columns' | 'subtotals' | 'rowOrder' | 'columnOrder'>,
+): Array<[number, number]> {
   const R = spec.rows.length;
   const C = spec.columns.length;
   const outer = (n: number) => Array.from({ length: Math.max(n - 1, 0) }, (_, i) => i + 1);
@@ -141,13 +152,20 @@ export function crosstabSpec(entry: IndexEntry, input: CrosstabRequestInput): Cr
 
   function total(t: CrosstabRequestInput['totals'][number], i: number): Omit<TotalSpec, 'showAs'> {
     const aggregation = AGGREGATIONS.find((a) => a.toLowerCase() === t.aggregationType.trim().toLowerCase());
-    if (!aggregation) throw AppError.invalid(`totals[${i}].aggregationType ${quoteInput(t.aggregationType)} is not one of ${AGGREGATIONS.join(', ')}`);
+    if (!aggregation)
+      throw AppError.invalid(
+        `totals[${i}].aggregationType ${quoteInput(t.aggregationType)} is not one of ${AGGREGATIONS.join(', ')}`,
+      );
     if (t.dynamicView !== '') {
-      if (aggregation !== 'Count') throw AppError.invalid(`totals[${i}]: dynamicView goes with Count, not ${aggregation}`);
+      if (aggregation !== 'Count')
+        throw AppError.invalid(`totals[${i}]: dynamicView goes with Count, not ${aggregation}`);
       if (t.field !== '') throw AppError.invalid(`totals[${i}]: give field or dynamicView, not both`);
       const view = entry.views.find((v) => v.name.toLowerCase() === t.dynamicView.toLowerCase());
       const isRecords = t.dynamicView.toLowerCase() === 'records';
-      if (!view && !isRecords) throw AppError.invalid(`totals[${i}].dynamicView: unknown view ${quoteInput(t.dynamicView)}; this index has ${views.join(', ')}`);
+      if (!view && !isRecords)
+        throw AppError.invalid(
+          `totals[${i}].dynamicView: unknown view ${quoteInput(t.dynamicView)}; this index has ${views.join(', ')}`,
+        );
       const viewName = view?.name ?? 'Records';
       return {
         aggregation,
@@ -162,7 +180,9 @@ export function crosstabSpec(entry: IndexEntry, input: CrosstabRequestInput): Cr
     }
     const f = field(t.field, `totals[${i}].field`);
     if (aggregation !== 'Count' && !isNumeric(f.type)) {
-      throw AppError.invalid(`totals[${i}]: ${aggregation} needs a numeric field, but ${quoteInput(f.name)} is ${f.type}`);
+      throw AppError.invalid(
+        `totals[${i}]: ${aggregation} needs a numeric field, but ${quoteInput(f.name)} is ${f.type}`,
+      );
     }
     return { aggregation, field: f, name: t.name || `${aggregation} (${f.name})` };
   }

@@ -26,9 +26,11 @@ export interface PivotTable {
 
 const isBlank = (v: AxisValue) => v === null || v === '';
 const norm = (k: readonly AxisValue[]) => k.map((v) => (v === '' ? null : v));
-const keyText = (rowKey: readonly AxisValue[], columnKey: readonly AxisValue[]) => `${JSON.stringify(norm(rowKey))}|${JSON.stringify(norm(columnKey))}`;
+const keyText = (rowKey: readonly AxisValue[], columnKey: readonly AxisValue[]) =>
+  `${JSON.stringify(norm(rowKey))}|${JSON.stringify(norm(columnKey))}`;
 /** 12 significant digits: sums of doubles carry float noise that no reader wants to see. */
-const round = (v: number | null) => (v === null || !Number.isFinite(v) ? null : Number.isInteger(v) ? v : Number(v.toPrecision(12)));
+const round = (v: number | null) =>
+  v === null || !Number.isFinite(v) ? null : Number.isInteger(v) ? v : Number(v.toPrecision(12));
 
 /** Label order of one level: blank last whatever the direction; text case-insensitively, then exactly. */
 export function compareLabels(a: AxisValue, b: AxisValue, type: FieldDef['type']): number {
@@ -117,7 +119,11 @@ function percent(value: number | null, denominator: number | null | undefined): 
 }
 
 /** Assembles the table from the engine's groups: order, limits, subtotals and "show values as". */
-export function buildPivotTable(spec: CrosstabSpec, groups: GroupRow[], opts: { subtotals?: boolean } = {}): PivotTable {
+export function buildPivotTable(
+  spec: CrosstabSpec,
+  groups: GroupRow[],
+  opts: { subtotals?: boolean } = {},
+): PivotTable {
   const R = spec.rows.length;
   const C = spec.columns.length;
   const raw = new Map<string, Values>();
@@ -148,7 +154,13 @@ export function buildPivotTable(spec: CrosstabSpec, groups: GroupRow[], opts: { 
     total: (k) => rawAt([], k),
   });
   const grand = rawAt([], []);
-  const show = (mode: ShowAs, m: number, value: number | null, r: readonly AxisValue[], c: readonly AxisValue[]): number | null => {
+  const show = (
+    mode: ShowAs,
+    m: number,
+    value: number | null,
+    r: readonly AxisValue[],
+    c: readonly AxisValue[],
+  ): number | null => {
     switch (mode) {
       case 'value':
         return value;

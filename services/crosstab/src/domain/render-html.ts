@@ -44,10 +44,15 @@ const subtotalLabel = (key: AxisValue[]) => `${axisLabel(key[key.length - 1])} T
 function caption(table: PivotTable): string {
   const { spec } = table;
   const rowNames = spec.rows.map((f) => f.name).join(' / ');
-  const parts = [spec.columns.length ? `${rowNames} by ${spec.columns.map((c) => c.field.name).join(' / ')}` : rowNames];
-  if (spec.rowLimit !== null && table.rowsOmitted > 0) parts.push(`top ${table.outerRows - table.rowsOmitted} of ${table.outerRows} ${spec.rows[0].name}`);
+  const parts = [
+    spec.columns.length ? `${rowNames} by ${spec.columns.map((c) => c.field.name).join(' / ')}` : rowNames,
+  ];
+  if (spec.rowLimit !== null && table.rowsOmitted > 0)
+    parts.push(`top ${table.outerRows - table.rowsOmitted} of ${table.outerRows} ${spec.rows[0].name}`);
   if (spec.columnLimit !== null && table.columnsOmitted > 0) {
-    parts.push(`top ${table.outerColumns - table.columnsOmitted} of ${table.outerColumns} ${spec.columns[0].field.name}`);
+    parts.push(
+      `top ${table.outerColumns - table.columnsOmitted} of ${table.outerColumns} ${spec.columns[0].field.name}`,
+    );
   }
   return parts.join('; ');
 }
@@ -68,24 +73,32 @@ export function renderHtml(table: PivotTable): string {
   const percent = spec.totals.map((x) => x.showAs !== 'value');
   const cell = (values: Array<number | null>) =>
     values.map((v, m) => `<td>${v === null ? '' : percent[m] ? formatPercent(v) : formatNumber(v)}</td>`).join('');
-  const limited = (spec.rowLimit !== null && table.rowsOmitted > 0) || (spec.columnLimit !== null && table.columnsOmitted > 0);
+  const limited =
+    (spec.rowLimit !== null && table.rowsOmitted > 0) || (spec.columnLimit !== null && table.columnsOmitted > 0);
   const out: string[] = [STYLE, '<table class="quarry-crosstab">'];
   if (colLevels || limited) out.push(`<caption>${escape(caption(table))}</caption>`);
   out.push('<thead>');
   for (let row = 0; row < headerRows; row++) {
     out.push('<tr>');
-    if (row === 0) for (const f of spec.rows) out.push(`<th scope="col" rowspan="${headerRows}">${escape(f.name)}</th>`);
+    if (row === 0)
+      for (const f of spec.rows) out.push(`<th scope="col" rowspan="${headerRows}">${escape(f.name)}</th>`);
     if (row < colLevels) {
       const leaf = row === colLevels - 1;
       const runs = spans(table.columns, row, colLevels);
       table.columns.forEach((key, i) => {
         const run = runs.get(i);
-        if (run) out.push(`<th scope="${leaf && t === 1 ? 'col' : 'colgroup'}" colspan="${run[0] * t}">${escape(run[1])}</th>`);
+        if (run)
+          out.push(
+            `<th scope="${leaf && t === 1 ? 'col' : 'colgroup'}" colspan="${run[0] * t}">${escape(run[1])}</th>`,
+          );
         if (key.length < colLevels && key.length === row + 1) {
-          out.push(`<th scope="${t === 1 ? 'col' : 'colgroup'}" class="${SUBTOTAL}" rowspan="${colLevels - row}" colspan="${t}">${escape(subtotalLabel(key))}</th>`);
+          out.push(
+            `<th scope="${t === 1 ? 'col' : 'colgroup'}" class="${SUBTOTAL}" rowspan="${colLevels - row}" colspan="${t}">${escape(subtotalLabel(key))}</th>`,
+          );
         }
       });
-      if (row === 0) out.push(`<th scope="${t === 1 ? 'col' : 'colgroup'}" rowspan="${colLevels}" colspan="${t}">Total</th>`);
+      if (row === 0)
+        out.push(`<th scope="${t === 1 ? 'col' : 'colgroup'}" rowspan="${colLevels}" colspan="${t}">Total</th>`);
     } else {
       // The totals' names: once per column (and once under Total when there are column fields).
       const groups = colLevels ? table.columns.length + 1 : 1;

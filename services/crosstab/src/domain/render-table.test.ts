@@ -19,7 +19,9 @@ const RECORDS: Array<{ a: string; b: string; c: string; x: string; y: string; am
 ['<East>', 'West'].forEach((a, i) =>
   ['p', 'q'].forEach((b, j) =>
     ['u', 'v'].forEach((c, k) =>
-      ['X1', 'X2'].forEach((x, l) => ['y1', 'y2'].forEach((y, m) => RECORDS.push({ a, b, c, x, y, amount: 1 + i + 2 * j + 3 * k + 5 * l + 7 * m }))),
+      ['X1', 'X2'].forEach((x, l) =>
+        ['y1', 'y2'].forEach((y, m) => RECORDS.push({ a, b, c, x, y, amount: 1 + i + 2 * j + 3 * k + 5 * l + 7 * m })),
+      ),
     ),
   ),
 );
@@ -41,7 +43,12 @@ function groupsFor(spec: CrosstabSpec): GroupRow[] {
   return [...out.values()];
 }
 
-const SUM: TotalSpec = { aggregation: 'Sum', field: { name: 'amount', type: 'number' } as FieldDef, name: 'Sum <amount>', showAs: 'value' };
+const SUM: TotalSpec = {
+  aggregation: 'Sum',
+  field: { name: 'amount', type: 'number' } as FieldDef,
+  name: 'Sum <amount>',
+  showAs: 'value',
+};
 
 function spec(rows: string[], columns: string[], over: Partial<CrosstabSpec> = {}): CrosstabSpec {
   return {
@@ -68,7 +75,9 @@ function elements(node: Node, tag: string): Element[] {
 }
 const attr = (e: Element, name: string) => e.attrs.find((a) => a.name === name)?.value;
 const text = (e: Element): string =>
-  e.childNodes.map((c) => ('value' in c ? (c as { value: string }).value : 'tagName' in c ? text(c as Element) : '')).join('');
+  e.childNodes
+    .map((c) => ('value' in c ? (c as { value: string }).value : 'tagName' in c ? text(c as Element) : ''))
+    .join('');
 
 /** Lays the table out on a grid honouring rowspan and colspan: every row must come out equally wide. */
 function layout(html: string): string[][] {
@@ -89,7 +98,10 @@ function layout(html: string): string[][] {
 
 describe('the table renderers over subtotals on both axes', () => {
   it.each([
-    [['a', 'b', 'c'], ['x', 'y']],
+    [
+      ['a', 'b', 'c'],
+      ['x', 'y'],
+    ],
     [['a', 'b'], ['x']],
     [['a'], ['x', 'y']],
     [['a', 'b', 'c'], []],
@@ -109,7 +121,9 @@ describe('the table renderers over subtotals on both axes', () => {
       if (key.length < rows.length) head[key.length - 1] += ' Total';
       while (head.length < rows.length) head.push(head[head.length - 1]);
       expect(line.slice(0, rows.length)).toEqual(head);
-      const values = [...table.columns.map((c) => table.at(key, c)[0]), table.at(key, [])[0]].map((v) => (v === null ? '' : String(v)));
+      const values = [...table.columns.map((c) => table.at(key, c)[0]), table.at(key, [])[0]].map((v) =>
+        v === null ? '' : String(v),
+      );
       expect(line.slice(rows.length)).toEqual(values);
     });
     // The column headers above each value name its key; a subtotal column reads "<value> Total".
@@ -122,7 +136,9 @@ describe('the table renderers over subtotals on both axes', () => {
     });
     expect(html).toContain('&lt;East&gt;');
     expect(html).not.toContain('<East>');
-    const subtotalRows = elements(parseFragment(html) as unknown as Node, 'tr').filter((tr) => attr(tr, 'class') === 'quarry-subtotal');
+    const subtotalRows = elements(parseFragment(html) as unknown as Node, 'tr').filter(
+      (tr) => attr(tr, 'class') === 'quarry-subtotal',
+    );
     expect(subtotalRows).toHaveLength(table.rows.filter((k) => k.length < rows.length).length);
   });
 
@@ -132,7 +148,11 @@ describe('the table renderers over subtotals on both axes', () => {
     const csv = renderCsv(table);
     expect(csv.endsWith('\r\n')).toBe(true);
     const lines = parse(csv) as string[][];
-    const json = JSON.parse(renderJson(table)) as { rows: Array<{ key: string[]; cells: number[][]; total: number[]; subtotal?: boolean }>; columnTotals: number[][]; grandTotal: number[] };
+    const json = JSON.parse(renderJson(table)) as {
+      rows: Array<{ key: string[]; cells: number[][]; total: number[]; subtotal?: boolean }>;
+      columnTotals: number[][];
+      grandTotal: number[];
+    };
     expect(lines[0].slice(0, 4)).toEqual(['a', 'b', 'X1 / y1 | Sum <amount>', 'X1 / y2 | Sum <amount>']);
     expect(lines[0]).toContain('X1 Total | Sum <amount>');
     expect(lines[0][lines[0].length - 1]).toBe('Total | Sum <amount>');
@@ -141,7 +161,11 @@ describe('the table renderers over subtotals on both axes', () => {
       expect(lines[i + 1].slice(2).map(Number)).toEqual([...row.cells.flat(), ...row.total]);
       expect(lines[i + 1].slice(0, 2)).toEqual(row.subtotal ? [`${row.key[0]} Total`, ''] : row.key);
     });
-    expect(lines[lines.length - 1]).toEqual(['Total', '', ...[...json.columnTotals.flat(), ...json.grandTotal].map(String)]);
+    expect(lines[lines.length - 1]).toEqual([
+      'Total',
+      '',
+      ...[...json.columnTotals.flat(), ...json.grandTotal].map(String),
+    ]);
   });
 
   it('order by value with a limit cuts the outermost level only; subtotals follow the kept groups', () => {
@@ -161,10 +185,14 @@ describe('the table renderers over subtotals on both axes', () => {
       groups.push({ rowKey: [k], columnKey: ['-x'], values: [i] }, { rowKey: [k], columnKey: [], values: [i] });
     });
     groups.push({ rowKey: [], columnKey: ['-x'], values: [21] }, { rowKey: [], columnKey: [], values: [21] });
-    const lines = parse(renderCsv(buildPivotTable({ ...s, rows: [{ name: 'a', type: 'string' } as FieldDef] }, groups))) as string[][];
+    const lines = parse(
+      renderCsv(buildPivotTable({ ...s, rows: [{ name: 'a', type: 'string' } as FieldDef] }, groups)),
+    ) as string[][];
     expect(lines[0]).toEqual(['a', "'-x | @SUM(A1)", 'Total | @SUM(A1)']);
     const labels = lines.slice(1, -1).map((l) => l[0]);
-    expect(labels).toEqual(expect.arrayContaining(["'=HYPERLINK(\"http://evil\",\"x\")", "'+1+2", "'-cmd", "'\tTAB", 'plain', '-5', '2.5']));
+    expect(labels).toEqual(
+      expect.arrayContaining(['\'=HYPERLINK("http://evil","x")', "'+1+2", "'-cmd", "'\tTAB", 'plain', '-5', '2.5']),
+    );
     expect(labels.filter((l) => /^[=+\-@\t]/.test(l) && !/^-?\d/.test(l))).toEqual([]);
   });
 });

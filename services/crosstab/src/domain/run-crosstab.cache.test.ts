@@ -60,8 +60,25 @@ function fixture(enabled = true) {
   } as unknown as PivotEngine;
   const cache = new MapCache(enabled);
   const useCase = new RunCrosstabUseCase(catalog, engine, cache, () => Date.UTC(2026, 0, 1));
-  const run = (input: Partial<RunCrosstabInput> = {}, reader: Reader = analyst, output: 'html' | 'grid' = 'html', opts: RunCrosstabOptions = {}) =>
-    useCase.run(reader, { index: 'movies', query: '', rows: ['Genre'], columns: [], totals: [{ aggregationType: 'Count', field: '', dynamicView: '', name: '' }], ...input }, output, opts);
+  const run = (
+    input: Partial<RunCrosstabInput> = {},
+    reader: Reader = analyst,
+    output: 'html' | 'grid' = 'html',
+    opts: RunCrosstabOptions = {},
+  ) =>
+    useCase.run(
+      reader,
+      {
+        index: 'movies',
+        query: '',
+        rows: ['Genre'],
+        columns: [],
+        totals: [{ aggregationType: 'Count', field: '', dynamicView: '', name: '' }],
+        ...input,
+      },
+      output,
+      opts,
+    );
   return {
     pivots,
     cache,
@@ -97,16 +114,49 @@ describe('RunCrosstabUseCase with the result cache', () => {
 
   it('shares an entry between spellings of the same request, and only those', async () => {
     const f = fixture();
-    await f.run({ query: 'Title:star', columns: [{ field: 'Title', reverse: false }], totals: [{ aggregationType: 'Sum', field: 'Gross', dynamicView: '', name: '' }] });
-    const same = await f.run({ query: ' title:STAR ', columns: [{ field: 'title', reverse: false }], totals: [{ aggregationType: ' sum', field: 'gross', dynamicView: '', name: 'Sum (Gross)' }] });
+    await f.run({
+      query: 'Title:star',
+      columns: [{ field: 'Title', reverse: false }],
+      totals: [{ aggregationType: 'Sum', field: 'Gross', dynamicView: '', name: '' }],
+    });
+    const same = await f.run({
+      query: ' title:STAR ',
+      columns: [{ field: 'title', reverse: false }],
+      totals: [{ aggregationType: ' sum', field: 'gross', dynamicView: '', name: 'Sum (Gross)' }],
+    });
     expect(same.cache).toBe('hit');
     const different: Array<Partial<RunCrosstabInput>> = [
-      { query: 'Title:star', columns: [{ field: 'Title', reverse: true }], totals: [{ aggregationType: 'Sum', field: 'Gross', dynamicView: '', name: '' }] },
-      { query: 'Title:star', columns: [{ field: 'Title', reverse: false }], totals: [{ aggregationType: 'Sum', field: 'Gross', dynamicView: '', name: 'Takings' }] },
-      { query: 'Title:star', columns: [{ field: 'Title', reverse: false }], totals: [{ aggregationType: 'Max', field: 'Gross', dynamicView: '', name: '' }] },
-      { query: 'Title:star', columns: [], totals: [{ aggregationType: 'Sum', field: 'Gross', dynamicView: '', name: '' }] },
-      { query: 'Title:star*', columns: [{ field: 'Title', reverse: false }], totals: [{ aggregationType: 'Sum', field: 'Gross', dynamicView: '', name: '' }] },
-      { query: 'Title:star', rows: ['Title'], columns: [{ field: 'Title', reverse: false }], totals: [{ aggregationType: 'Sum', field: 'Gross', dynamicView: '', name: '' }] },
+      {
+        query: 'Title:star',
+        columns: [{ field: 'Title', reverse: true }],
+        totals: [{ aggregationType: 'Sum', field: 'Gross', dynamicView: '', name: '' }],
+      },
+      {
+        query: 'Title:star',
+        columns: [{ field: 'Title', reverse: false }],
+        totals: [{ aggregationType: 'Sum', field: 'Gross', dynamicView: '', name: 'Takings' }],
+      },
+      {
+        query: 'Title:star',
+        columns: [{ field: 'Title', reverse: false }],
+        totals: [{ aggregationType: 'Max', field: 'Gross', dynamicView: '', name: '' }],
+      },
+      {
+        query: 'Title:star',
+        columns: [],
+        totals: [{ aggregationType: 'Sum', field: 'Gross', dynamicView: '', name: '' }],
+      },
+      {
+        query: 'Title:star*',
+        columns: [{ field: 'Title', reverse: false }],
+        totals: [{ aggregationType: 'Sum', field: 'Gross', dynamicView: '', name: '' }],
+      },
+      {
+        query: 'Title:star',
+        rows: ['Title'],
+        columns: [{ field: 'Title', reverse: false }],
+        totals: [{ aggregationType: 'Sum', field: 'Gross', dynamicView: '', name: '' }],
+      },
     ];
     for (const input of different) expect((await f.run(input)).cache).toBe('miss');
     expect(f.pivots).toHaveLength(1 + different.length);
@@ -144,7 +194,8 @@ describe('RunCrosstabUseCase with the result cache', () => {
 
     const g = fixture();
     g.tooManyRows();
-    for (let i = 0; i < 2; i++) await expect(g.run({ query: 'Genre:x' })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    for (let i = 0; i < 2; i++)
+      await expect(g.run({ query: 'Genre:x' })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
     expect(g.pivots).toHaveLength(2);
     expect(g.cache.entries.size).toBe(0);
   });

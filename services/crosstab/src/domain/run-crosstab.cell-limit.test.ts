@@ -62,7 +62,9 @@ describe('RunCrosstabUseCase and the 100,000-cell limit', () => {
     const run = new RunCrosstabUseCase(catalog, engine, noCache);
     await expect(run.run(admin, request(2), 'html')).rejects.toMatchObject({
       code: 'INVALID_ARGUMENT',
-      detail: expect.stringContaining('would have 100002 cells (50001 rows x 1 columns x 2 totals); the limit is 100000'),
+      detail: expect.stringContaining(
+        'would have 100002 cells (50001 rows x 1 columns x 2 totals); the limit is 100000',
+      ),
     });
     expect(engine.calls).toHaveLength(1);
     expect(engine.calls[0].maxCells).toBe(MAX_CELLS);
@@ -96,7 +98,10 @@ describe('RunCrosstabUseCase and the 100,000-cell limit', () => {
       index: 'flights',
       query: '*',
       rows: ['a', 'b'],
-      columns: [{ field: 'x', reverse: false }, { field: 'y', reverse: false }],
+      columns: [
+        { field: 'x', reverse: false },
+        { field: 'y', reverse: false },
+      ],
       totals: [{ aggregationType: 'Count', field: '', dynamicView: '', name: '' }],
       subtotals,
     });
@@ -105,8 +110,14 @@ describe('RunCrosstabUseCase and the 100,000-cell limit', () => {
       async pivot(): Promise<PivotResult> {
         const groups: GroupRow[] = [];
         for (let i = 0; i < this.n; i++) {
-          groups.push({ rowKey: [`a${i}`, `b${i}`], columnKey: [], values: [1] }, { rowKey: [`a${i}`], columnKey: [], values: [1] });
-          groups.push({ rowKey: [], columnKey: [`x${i}`, `y${i}`], values: [1] }, { rowKey: [], columnKey: [`x${i}`], values: [1] });
+          groups.push(
+            { rowKey: [`a${i}`, `b${i}`], columnKey: [], values: [1] },
+            { rowKey: [`a${i}`], columnKey: [], values: [1] },
+          );
+          groups.push(
+            { rowKey: [], columnKey: [`x${i}`, `y${i}`], values: [1] },
+            { rowKey: [], columnKey: [`x${i}`], values: [1] },
+          );
         }
         return { keys: { rows: this.n, columns: this.n }, groups };
       }
@@ -122,13 +133,22 @@ describe('RunCrosstabUseCase and the 100,000-cell limit', () => {
         detail: expect.stringContaining('With subtotals the crosstab would have more than 100000 cells'),
       });
       // Half the keys: 200 x 200 shown with subtotals, within the limit.
-      const half = await new RunCrosstabUseCase(deepCatalog, new DependentEngine(100), noCache).run(admin, ask(true), 'json');
+      const half = await new RunCrosstabUseCase(deepCatalog, new DependentEngine(100), noCache).run(
+        admin,
+        ask(true),
+        'json',
+      );
       expect([half.rowCount, half.columnCount]).toEqual([200, 200]);
     });
 
     it('refuses when the engine says the groups alone are over what the limit can show', async () => {
-      const engine: PivotEngine = { pivot: async () => ({ keys: { rows: 1, columns: 1 }, groups: [], tooManyGroups: true }), forget: () => undefined };
-      await expect(new RunCrosstabUseCase(deepCatalog, engine, noCache).run(admin, ask(true), 'html')).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+      const engine: PivotEngine = {
+        pivot: async () => ({ keys: { rows: 1, columns: 1 }, groups: [], tooManyGroups: true }),
+        forget: () => undefined,
+      };
+      await expect(
+        new RunCrosstabUseCase(deepCatalog, engine, noCache).run(admin, ask(true), 'html'),
+      ).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
     });
   });
 });

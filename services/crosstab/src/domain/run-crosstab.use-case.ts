@@ -61,7 +61,12 @@ export class RunCrosstabUseCase {
     private readonly now: () => number = Date.now,
   ) {}
 
-  async run(reader: Reader, input: RunCrosstabInput, output: CrosstabOutput, opts: RunCrosstabOptions = {}): Promise<CrosstabResult> {
+  async run(
+    reader: Reader,
+    input: RunCrosstabInput,
+    output: CrosstabOutput,
+    opts: RunCrosstabOptions = {},
+  ): Promise<CrosstabResult> {
     const entry = await readableIndex(this.catalog, reader, input.index, (gone) => this.pivots.forget(gone));
     const asked = crosstabSpec(entry, input);
     // A chart draws the cells; subtotal bars or slices would count every record twice.
@@ -79,7 +84,13 @@ export class RunCrosstabUseCase {
     return resultOf(output, value, use ? 'miss' : 'bypass');
   }
 
-  private async compute(entry: IndexEntry, where: QueryNode, spec: CrosstabSpec, output: CrosstabOutput, signal?: AbortSignal): Promise<CachedResult> {
+  private async compute(
+    entry: IndexEntry,
+    where: QueryNode,
+    spec: CrosstabSpec,
+    output: CrosstabOutput,
+    signal?: AbortSignal,
+  ): Promise<CachedResult> {
     // One pass yields the key counts and the groups; over the limit it stops at the counts.
     const { keys, groups, tooManyGroups } = await this.pivots.pivot(entry, where, spec, MAX_CELLS, signal);
     const cells = crosstabCells(keys, spec);
@@ -89,13 +100,18 @@ export class RunCrosstabUseCase {
       );
     }
     const subtotalsOver = () =>
-      AppError.invalid(`With subtotals the crosstab would have more than ${MAX_CELLS} cells (the limit). Filter the query, use fewer fields, or leave subtotals out.`);
+      AppError.invalid(
+        `With subtotals the crosstab would have more than ${MAX_CELLS} cells (the limit). Filter the query, use fewer fields, or leave subtotals out.`,
+      );
     if (tooManyGroups) throw subtotalsOver();
     const table = buildPivotTable(spec, groups);
     // Without column fields the Total column is the table's one column.
     const columnCount = spec.columns.length ? table.columns.length : 1;
     // Subtotal rows and columns are shown cells too: the limit holds for the table as drawn.
     if (table.rows.length * columnCount * spec.totals.length > MAX_CELLS) throw subtotalsOver();
-    return { payload: RENDER[output](table), counts: [table.rows.length, columnCount, table.rowsOmitted, table.columnsOmitted] };
+    return {
+      payload: RENDER[output](table),
+      counts: [table.rows.length, columnCount, table.rowsOmitted, table.columnsOmitted],
+    };
   }
 }

@@ -30,7 +30,13 @@ export interface PivotResult {
  */
 export interface PivotEngine {
   /** `signal` aborts when the caller's deadline passes: the engine stops and rejects with a 504. */
-  pivot(entry: IndexEntry, where: QueryNode, spec: CrosstabSpec, maxCells: number, signal?: AbortSignal): Promise<PivotResult>;
+  pivot(
+    entry: IndexEntry,
+    where: QueryNode,
+    spec: CrosstabSpec,
+    maxCells: number,
+    signal?: AbortSignal,
+  ): Promise<PivotResult>;
   /** Releases what this process holds for an index that is no longer published (it was dropped). */
   forget(name: string): void;
 }

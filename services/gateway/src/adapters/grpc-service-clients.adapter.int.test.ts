@@ -11,7 +11,14 @@ import { GrpcServiceClients } from './grpc-service-clients.adapter';
 
 const v1 = loadQuarryProto().quarry.v1;
 const TOKEN = 'services-internal-token-0123456789abcdef';
-const caller: Caller = { userId: 'u1', userName: 'ana', admin: false, indexes: ['*'], realms: [], scopes: ['indexes:read'] };
+const caller: Caller = {
+  userId: 'u1',
+  userName: 'ana',
+  admin: false,
+  indexes: ['*'],
+  realms: [],
+  scopes: ['indexes:read'],
+};
 
 /** A query service that answers FindIndexes, or refuses a cursor "gone" with NOT_FOUND. */
 function queryService(tls: GrpcTls | undefined) {
@@ -24,10 +31,17 @@ function queryService(tls: GrpcTls | undefined) {
     serviceName: 'quarry.v1.QueryService',
     definition: v1.QueryService.service,
     implementation: {
-      FindIndexes: unary<pb.FindIndexesRequest__Output, pb.FindIndexesResponse__Output>(log, 'FindIndexes', async (req) => {
-        if (req.cursor === 'gone') throw AppError.notFound('Cursor "gone" not found');
-        return { indexes: [{ name: 'movies', description: '', recordCount: 1, fields: [], dynamicViews: [], updatedAt: '' }], nextCursor: '' };
-      }),
+      FindIndexes: unary<pb.FindIndexesRequest__Output, pb.FindIndexesResponse__Output>(
+        log,
+        'FindIndexes',
+        async (req) => {
+          if (req.cursor === 'gone') throw AppError.notFound('Cursor "gone" not found');
+          return {
+            indexes: [{ name: 'movies', description: '', recordCount: 1, fields: [], dynamicViews: [], updatedAt: '' }],
+            nextCursor: '',
+          };
+        },
+      ),
     },
     readiness: async () => undefined,
   });
@@ -56,12 +70,20 @@ describe('GrpcServiceClients and the internal credential', () => {
   afterAll(() => svc.module.stop());
 
   it('sends the credential of its config, so the service serves it', async () => {
-    const clients = new GrpcServiceClients(addrs(svc.module.address), 3000, { internalToken: TOKEN, tls: undefined }, silentLogger());
+    const clients = new GrpcServiceClients(
+      addrs(svc.module.address),
+      3000,
+      { internalToken: TOKEN, tls: undefined },
+      silentLogger(),
+    );
     try {
       const res = await clients.findIndexes(caller, { limit: 5 }, { requestId: 'r1' });
       expect(res.indexes.map((i) => i.name)).toEqual(['movies']);
       // Other refusals of a service still pass through unchanged.
-      await expect(clients.findIndexes(caller, { cursor: 'gone' }, { requestId: 'r2' })).rejects.toMatchObject({ code: 'NOT_FOUND', detail: 'Cursor "gone" not found' });
+      await expect(clients.findIndexes(caller, { cursor: 'gone' }, { requestId: 'r2' })).rejects.toMatchObject({
+        code: 'NOT_FOUND',
+        detail: 'Cursor "gone" not found',
+      });
     } finally {
       clients.close();
     }
@@ -69,16 +91,29 @@ describe('GrpcServiceClients and the internal credential', () => {
 
   it('turns a refused credential into UNAVAILABLE naming the cause, never a 401 about the client token, and logs an error', async () => {
     const { log, lines } = capture();
-    const clients = new GrpcServiceClients(addrs(svc.module.address), 3000, { internalToken: 'x'.repeat(40), tls: undefined }, log);
+    const clients = new GrpcServiceClients(
+      addrs(svc.module.address),
+      3000,
+      { internalToken: 'x'.repeat(40), tls: undefined },
+      log,
+    );
     try {
       const err = await clients.findIndexes(caller, {}, { requestId: 'req-7' }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(AppError);
       expect(err).toMatchObject({
         code: 'UNAVAILABLE',
-        detail: "The query service refused the gateway's internal credential (QUARRY_INTERNAL_TOKEN differs between processes)",
+        detail:
+          "The query service refused the gateway's internal credential (QUARRY_INTERNAL_TOKEN differs between processes)",
       });
       expect((err as AppError).httpStatus).toBe(503);
-      expect(lines).toEqual([expect.objectContaining({ level: 50, requestId: 'req-7', service: 'query', msg: "the query service refused the gateway's internal credential" })]);
+      expect(lines).toEqual([
+        expect.objectContaining({
+          level: 50,
+          requestId: 'req-7',
+          service: 'query',
+          msg: "the query service refused the gateway's internal credential",
+        }),
+      ]);
       expect(JSON.stringify(lines)).not.toContain('x'.repeat(40));
     } finally {
       clients.close();
@@ -89,17 +124,34 @@ describe('GrpcServiceClients and the internal credential', () => {
 describe('GrpcServiceClients over mTLS', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'q-gw-mtls-'));
   const files = makeTlsFixtures(dir);
-  const tls: GrpcTls = { ca: fs.readFileSync(files.ca, 'utf8'), cert: fs.readFileSync(files.cert, 'utf8'), key: fs.readFileSync(files.key, 'utf8') };
+  const tls: GrpcTls = {
+    ca: fs.readFileSync(files.ca, 'utf8'),
+    cert: fs.readFileSync(files.cert, 'utf8'),
+    key: fs.readFileSync(files.key, 'utf8'),
+  };
   const svc = queryService(tls);
   beforeAll(() => svc.start());
   afterAll(() => svc.module.stop());
 
   it('reaches a TLS service with the configured certificates, and cannot without them', async () => {
-    const secure = new GrpcServiceClients(addrs(svc.module.address), 3000, { internalToken: TOKEN, tls }, silentLogger());
-    const plain = new GrpcServiceClients(addrs(svc.module.address), 3000, { internalToken: TOKEN, tls: undefined }, silentLogger());
+    const secure = new GrpcServiceClients(
+      addrs(svc.module.address),
+      3000,
+      { internalToken: TOKEN, tls },
+      silentLogger(),
+    );
+    const plain = new GrpcServiceClients(
+      addrs(svc.module.address),
+      3000,
+      { internalToken: TOKEN, tls: undefined },
+      silentLogger(),
+    );
     try {
       expect((await secure.findIndexes(caller, {}, { requestId: 'r' })).indexes).toHaveLength(1);
-      await expect(plain.findIndexes(caller, {}, { requestId: 'r' })).rejects.toMatchObject({ code: 'UNAVAILABLE', detail: 'The query service is unavailable; try again shortly' });
+      await expect(plain.findIndexes(caller, {}, { requestId: 'r' })).rejects.toMatchObject({
+        code: 'UNAVAILABLE',
+        detail: 'The query service is unavailable; try again shortly',
+      });
     } finally {
       secure.close();
       plain.close();

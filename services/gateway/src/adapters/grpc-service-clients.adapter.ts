@@ -1,7 +1,18 @@
 import type { ServiceName } from '@quarry/config';
 import { AppError, isAppError } from '@quarry/errors';
 import type { Logger } from '@quarry/logger';
-import { CLIENT_OPTIONS, callUnary, callerToWire, channelCredentials, dialTarget, grpc, loadQuarryProto, type GrpcTrust, type pb, type UnaryMethod } from '@quarry/rpc';
+import {
+  CLIENT_OPTIONS,
+  callUnary,
+  callerToWire,
+  channelCredentials,
+  dialTarget,
+  grpc,
+  loadQuarryProto,
+  type GrpcTrust,
+  type pb,
+  type UnaryMethod,
+} from '@quarry/rpc';
 import type { IndexesFindResult, ReportsFindResult, ReportsMetadataResult } from '@quarry/contract';
 import type {
   CacheStatus,
@@ -20,7 +31,6 @@ import type {
 import { RawJson } from '../ports/raw-json';
 
 type Defs = ReturnType<typeof loadQuarryProto>['quarry']['v1'];
-
 
 /** The service's word for it; anything else (an older service) says nothing rather than something wrong. */
 function cacheStatus(value: string): CacheStatus | undefined {
@@ -72,7 +82,12 @@ export class GrpcServiceClients implements ServiceClients {
     };
   }
 
-  private call<Req, Res>(service: ServiceName, method: UnaryMethod<Req, Res>, req: Req, scope: CallScope): Promise<Res> {
+  private call<Req, Res>(
+    service: ServiceName,
+    method: UnaryMethod<Req, Res>,
+    req: Req,
+    scope: CallScope,
+  ): Promise<Res> {
     const options = { requestId: scope.requestId, deadlineMs: this.deadlineMs, internalToken: this.internalToken };
     return callUnary(service, this.clients[service].getChannel(), method, req, options).catch((err: unknown) => {
       throw this.credentialRefusal(err, service, scope) ?? err;
@@ -86,8 +101,14 @@ export class GrpcServiceClients implements ServiceClients {
    */
   private credentialRefusal(err: unknown, service: ServiceName, scope: CallScope): AppError | undefined {
     if (!isAppError(err) || err.code !== 'UNAUTHENTICATED') return undefined;
-    this.log.error({ requestId: scope.requestId, service, detail: err.detail }, `the ${service} service refused the gateway's internal credential`);
-    return AppError.unavailable(`The ${service} service refused the gateway's internal credential (QUARRY_INTERNAL_TOKEN differs between processes)`, err);
+    this.log.error(
+      { requestId: scope.requestId, service, detail: err.detail },
+      `the ${service} service refused the gateway's internal credential`,
+    );
+    return AppError.unavailable(
+      `The ${service} service refused the gateway's internal credential (QUARRY_INTERNAL_TOKEN differs between processes)`,
+      err,
+    );
   }
 
   async search(caller: Caller, req: SearchRequest, scope: CallScope) {
@@ -151,7 +172,13 @@ export class GrpcServiceClients implements ServiceClients {
         query: req.query,
         rows: [...req.rows],
         columns: req.columns.map((c) => ({ field: c.field, reverse: c.reverse })),
-        totals: req.totals.map((t) => ({ aggregationType: t.aggregationType, field: t.field ?? '', dynamicView: t.dynamicView ?? '', name: t.name ?? '', showAs: t.showAs ?? '' })),
+        totals: req.totals.map((t) => ({
+          aggregationType: t.aggregationType,
+          field: t.field ?? '',
+          dynamicView: t.dynamicView ?? '',
+          name: t.name ?? '',
+          showAs: t.showAs ?? '',
+        })),
         subtotals: req.subtotals,
         rowOrder: req.rowOrder ?? null,
         columnOrder: req.columnOrder ?? null,
@@ -178,12 +205,25 @@ export class GrpcServiceClients implements ServiceClients {
     const res = await this.call(
       'chart',
       this.v1.ChartService.service.RenderChart,
-      { gridJson: req.grid, chartType: req.chartType, width: req.width, height: req.height, title: req.title, imageFormat: req.imageFormat },
+      {
+        gridJson: req.grid,
+        chartType: req.chartType,
+        width: req.width,
+        height: req.height,
+        title: req.title,
+        imageFormat: req.imageFormat,
+      },
       scope,
     );
     return req.imageFormat === 'svg'
       ? { contentType: 'image/svg+xml', data: res.svg, width: res.width, height: res.height, chartType: res.chartType }
-      : { contentType: 'image/png', data: res.pngBase64, width: res.width, height: res.height, chartType: res.chartType };
+      : {
+          contentType: 'image/png',
+          data: res.pngBase64,
+          width: res.width,
+          height: res.height,
+          chartType: res.chartType,
+        };
   }
 
   async saveReport(caller: Caller, report: ReportToSave, scope: CallScope): Promise<{ guid: string }> {
@@ -203,19 +243,38 @@ export class GrpcServiceClients implements ServiceClients {
     return { guid: res.guid };
   }
 
-  async findReports(caller: Caller, req: { search?: string; types?: readonly string[]; cursor?: string; limit?: number }, scope: CallScope): Promise<ReportsFindResult> {
+  async findReports(
+    caller: Caller,
+    req: { search?: string; types?: readonly string[]; cursor?: string; limit?: number },
+    scope: CallScope,
+  ): Promise<ReportsFindResult> {
     const res = await this.call(
       'reports',
       this.v1.ReportsService.service.FindReports,
-      { caller: callerToWire(caller), search: req.search ?? '', types: [...(req.types ?? [])], cursor: req.cursor ?? '', limit: req.limit },
+      {
+        caller: callerToWire(caller),
+        search: req.search ?? '',
+        types: [...(req.types ?? [])],
+        cursor: req.cursor ?? '',
+        limit: req.limit,
+      },
       scope,
     );
     return { reports: res.reports.map(toReportSummary), nextCursor: res.nextCursor === '' ? null : res.nextCursor };
   }
 
   async reportMetadata(caller: Caller, guid: string, scope: CallScope): Promise<ReportsMetadataResult> {
-    const res = await this.call('reports', this.v1.ReportsService.service.GetReportMetadata, { caller: callerToWire(caller), guid }, scope);
-    return { ...toReportSummary(res.report), method: res.method as ReportsMetadataResult['method'], params: JSON.parse(res.paramsJson) as Record<string, unknown> };
+    const res = await this.call(
+      'reports',
+      this.v1.ReportsService.service.GetReportMetadata,
+      { caller: callerToWire(caller), guid },
+      scope,
+    );
+    return {
+      ...toReportSummary(res.report),
+      method: res.method as ReportsMetadataResult['method'],
+      params: JSON.parse(res.paramsJson) as Record<string, unknown>,
+    };
   }
 
   close(): void {

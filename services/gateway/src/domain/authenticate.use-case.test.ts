@@ -16,7 +16,8 @@ const record: TokenRecord = {
 
 function storeWith(t: TokenRecord | null, u: User | null): MetadataStore {
   return {
-    findCredential: async (h: string) => (t && t.hash === h ? { token: t, owner: u && u.id === t.userId ? u : null } : null),
+    findCredential: async (h: string) =>
+      t && t.hash === h ? { token: t, owner: u && u.id === t.userId ? u : null } : null,
   } as unknown as MetadataStore;
 }
 
@@ -46,11 +47,20 @@ describe('AuthenticateUseCase', () => {
   });
 
   it('refuses revoked, expired, ownerless and scopeless tokens in that order', async () => {
-    await expect(run(`Bearer ${token}`, { ...record, revokedAt: 'x', expiresAt: '2000-01-01T00:00:00Z' })).rejects.toMatchObject({ detail: AUTH_FAILURES.revoked });
-    await expect(run(`Bearer ${token}`, { ...record, expiresAt: '2030-01-01T00:00:00Z' })).rejects.toMatchObject({ detail: AUTH_FAILURES.expired });
+    await expect(
+      run(`Bearer ${token}`, { ...record, revokedAt: 'x', expiresAt: '2000-01-01T00:00:00Z' }),
+    ).rejects.toMatchObject({ detail: AUTH_FAILURES.revoked });
+    await expect(run(`Bearer ${token}`, { ...record, expiresAt: '2030-01-01T00:00:00Z' })).rejects.toMatchObject({
+      detail: AUTH_FAILURES.expired,
+    });
     await expect(run(`Bearer ${token}`, { ...record, expiresAt: '2030-01-01T00:00:01Z' })).resolves.toBeDefined();
     await expect(run(`Bearer ${token}`, record, null)).rejects.toMatchObject({ detail: AUTH_FAILURES.ownerUnresolved });
-    await expect(run(`Bearer ${token}`, record, { ...user, status: 'disabled' })).rejects.toMatchObject({ detail: AUTH_FAILURES.ownerUnresolved });
-    await expect(run(`Bearer ${token}`, { ...record, scopes: ['x:y'] })).rejects.toMatchObject({ code: 'FORBIDDEN', detail: AUTH_FAILURES.noScope });
+    await expect(run(`Bearer ${token}`, record, { ...user, status: 'disabled' })).rejects.toMatchObject({
+      detail: AUTH_FAILURES.ownerUnresolved,
+    });
+    await expect(run(`Bearer ${token}`, { ...record, scopes: ['x:y'] })).rejects.toMatchObject({
+      code: 'FORBIDDEN',
+      detail: AUTH_FAILURES.noScope,
+    });
   });
 });

@@ -38,7 +38,8 @@ export class AuthenticateUseCase {
     const hash = hashToken(token);
     const credential = await this.store.findCredential(hash);
     // The store found it by hash already; the constant-time compare guards adapters that match loosely.
-    if (!credential || !digestsEqual(credential.token.hash, hash)) throw new AppError('UNAUTHENTICATED', AUTH_FAILURES.notFound);
+    if (!credential || !digestsEqual(credential.token.hash, hash))
+      throw new AppError('UNAUTHENTICATED', AUTH_FAILURES.notFound);
     const record = credential.token;
     if (record.revokedAt !== null) throw new AppError('UNAUTHENTICATED', AUTH_FAILURES.revoked);
     if (record.expiresAt !== null && Date.parse(record.expiresAt) <= this.now()) {

@@ -1,10 +1,25 @@
 import { AppError } from '@quarry/errors';
-import { RawJson, type CacheStatus, type PivotRequest, type ReportToSave, type SearchRequest, type ServiceClients } from '../ports/service-clients.port';
+import {
+  RawJson,
+  type CacheStatus,
+  type PivotRequest,
+  type ReportToSave,
+  type SearchRequest,
+  type ServiceClients,
+} from '../ports/service-clients.port';
 import { CallMethodUseCase } from './call-method.use-case';
 import type { Principal } from './principal';
 
 const principal: Principal = {
-  user: { id: 'u1', name: 'ana', status: 'active', admin: false, indexes: ['*'], realms: [], createdAt: '2024-01-01T00:00:00Z' } as Principal['user'],
+  user: {
+    id: 'u1',
+    name: 'ana',
+    status: 'active',
+    admin: false,
+    indexes: ['*'],
+    realms: [],
+    createdAt: '2024-01-01T00:00:00Z',
+  } as Principal['user'],
   scopes: new Set(['query:execute', 'reports:write']) as Principal['scopes'],
   tokenId: 't1',
 };
@@ -17,13 +32,34 @@ function fakeServices(cache: string) {
   const services: Partial<ServiceClients> = {
     search: async (_caller, req) => {
       sent.query = req;
-      return { page: { index: 'movies', query: '*', page: 1, pageSize: 50, total: 0, totalPages: 0, fields: [], records: new RawJson('[]') }, cache: known };
+      return {
+        page: {
+          index: 'movies',
+          query: '*',
+          page: 1,
+          pageSize: 50,
+          total: 0,
+          totalPages: 0,
+          fields: [],
+          records: new RawJson('[]'),
+        },
+        cache: known,
+      };
     },
     pivot: async (_caller, req) => {
       sent.crosstab = req;
-      return { table: { body: '<table></table>', grid: '{}', rowCount: 0, columnCount: 0, rowsOmitted: 0, columnsOmitted: 0 }, cache: known };
+      return {
+        table: { body: '<table></table>', grid: '{}', rowCount: 0, columnCount: 0, rowsOmitted: 0, columnsOmitted: 0 },
+        cache: known,
+      };
     },
-    renderChart: async (req) => ({ contentType: 'image/png', data: 'iVBOR', width: req.width, height: req.height, chartType: 'Pie2D' }),
+    renderChart: async (req) => ({
+      contentType: 'image/png',
+      data: 'iVBOR',
+      width: req.width,
+      height: req.height,
+      chartType: 'Pie2D',
+    }),
     saveReport: async (_caller, report) => {
       sent.saved = report;
       return { guid: 'g1' };
@@ -35,23 +71,37 @@ function fakeServices(cache: string) {
 const crosstab = { index: 'movies', rows: ['Genre'], totals: [{ aggregationType: 'Count' }] };
 
 describe('the cache param and meta.cache in the gateway', () => {
-  it.each(['hit', 'miss', 'bypass'])('passes the service word %p on for a query, a crosstab and a chart', async (word) => {
-    const f = fakeServices(word);
-    expect((await f.use.call(principal, 'QUERIES.EXECUTE', { index: 'movies' }, { requestId: 'r' })).cache).toBe(word);
-    expect((await f.use.call(principal, 'CROSSTAB.EXECUTE', crosstab, { requestId: 'r' })).cache).toBe(word);
-    expect((await f.use.call(principal, 'CROSSTAB.EXECUTE', { ...crosstab, chartType: 'Pie2D' }, { requestId: 'r' })).cache).toBe(word);
-  });
+  it.each(['hit', 'miss', 'bypass'])(
+    'passes the service word %p on for a query, a crosstab and a chart',
+    async (word) => {
+      const f = fakeServices(word);
+      expect((await f.use.call(principal, 'QUERIES.EXECUTE', { index: 'movies' }, { requestId: 'r' })).cache).toBe(
+        word,
+      );
+      expect((await f.use.call(principal, 'CROSSTAB.EXECUTE', crosstab, { requestId: 'r' })).cache).toBe(word);
+      expect(
+        (await f.use.call(principal, 'CROSSTAB.EXECUTE', { ...crosstab, chartType: 'Pie2D' }, { requestId: 'r' }))
+          .cache,
+      ).toBe(word);
+    },
+  );
 
   it('says nothing rather than something wrong when a service sends no known word', async () => {
     for (const word of ['', 'HIT', 'stale']) {
       const f = fakeServices(word);
-      expect((await f.use.call(principal, 'QUERIES.EXECUTE', { index: 'movies' }, { requestId: 'r' })).cache).toBeUndefined();
+      expect(
+        (await f.use.call(principal, 'QUERIES.EXECUTE', { index: 'movies' }, { requestId: 'r' })).cache,
+      ).toBeUndefined();
     }
   });
 
   it('asks the services to bypass the cache only for cache: false', async () => {
     const f = fakeServices('miss');
-    for (const [params, bypass] of [[{}, false], [{ cache: true }, false], [{ cache: false }, true]] as const) {
+    for (const [params, bypass] of [
+      [{}, false],
+      [{ cache: true }, false],
+      [{ cache: false }, true],
+    ] as const) {
       await f.use.call(principal, 'QUERIES.EXECUTE', { index: 'movies', ...params }, { requestId: 'r' });
       await f.use.call(principal, 'CROSSTAB.EXECUTE', { ...crosstab, ...params }, { requestId: 'r' });
       expect([f.sent.query?.bypassCache, f.sent.crosstab?.bypassCache]).toEqual([bypass, bypass]);
@@ -60,7 +110,9 @@ describe('the cache param and meta.cache in the gateway', () => {
 
   it.each(['false', 0, null, 'no'])('refuses cache: %p with a 400 before any service call', async (value) => {
     const f = fakeServices('miss');
-    const err = await f.use.call(principal, 'QUERIES.EXECUTE', { index: 'movies', cache: value }, { requestId: 'r' }).catch((e: unknown) => e);
+    const err = await f.use
+      .call(principal, 'QUERIES.EXECUTE', { index: 'movies', cache: value }, { requestId: 'r' })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AppError);
     expect((err as AppError).message).toBe('cache must be a boolean');
     expect(f.sent.query).toBeUndefined();
@@ -68,9 +120,19 @@ describe('the cache param and meta.cache in the gateway', () => {
 
   it('does not save cache: false into a report', async () => {
     const f = fakeServices('bypass');
-    await f.use.call(principal, 'QUERIES.EXECUTE', { index: 'movies', cache: false, saveReport: { name: 'q' } }, { requestId: 'r' });
+    await f.use.call(
+      principal,
+      'QUERIES.EXECUTE',
+      { index: 'movies', cache: false, saveReport: { name: 'q' } },
+      { requestId: 'r' },
+    );
     expect(Object.keys(JSON.parse(JSON.stringify(f.sent.saved?.params ?? {})))).not.toContain('cache');
-    await f.use.call(principal, 'CROSSTAB.EXECUTE', { ...crosstab, cache: false, saveReport: { name: 'c' } }, { requestId: 'r' });
+    await f.use.call(
+      principal,
+      'CROSSTAB.EXECUTE',
+      { ...crosstab, cache: false, saveReport: { name: 'c' } },
+      { requestId: 'r' },
+    );
     expect(JSON.parse(JSON.stringify(f.sent.saved?.params ?? {}))).toMatchObject({ index: 'movies', rows: ['Genre'] });
     expect(Object.keys(JSON.parse(JSON.stringify(f.sent.saved?.params ?? {})))).not.toContain('cache');
   });

@@ -7,7 +7,15 @@ import type { Principal } from './principal';
 // computed only to learn that the chart name was misspelt.
 
 const principal: Principal = {
-  user: { id: 'u1', name: 'ana', status: 'active', admin: false, indexes: ['*'], realms: [], createdAt: '2024-01-01T00:00:00Z' } as Principal['user'],
+  user: {
+    id: 'u1',
+    name: 'ana',
+    status: 'active',
+    admin: false,
+    indexes: ['*'],
+    realms: [],
+    createdAt: '2024-01-01T00:00:00Z',
+  } as Principal['user'],
   scopes: new Set(['query:execute', 'reports:write']) as Principal['scopes'],
   tokenId: 't1',
 };
@@ -40,10 +48,12 @@ const base = { index: 'movies', rows: ['Major Genre'], totals: [{ aggregationTyp
 
 async function refused(params: Record<string, unknown>): Promise<{ err: AppError; calls: string[] }> {
   const f = fakeServices();
-  const err = await new CallMethodUseCase(f.services).call(principal, 'CROSSTAB.EXECUTE', { ...base, ...params }, { requestId: 'r' }).then(
-    () => undefined,
-    (e: unknown) => e,
-  );
+  const err = await new CallMethodUseCase(f.services)
+    .call(principal, 'CROSSTAB.EXECUTE', { ...base, ...params }, { requestId: 'r' })
+    .then(
+      () => undefined,
+      (e: unknown) => e,
+    );
   if (!(err instanceof AppError)) throw new Error(`expected an AppError, got ${String(err)}`);
   return { err, calls: f.calls };
 }
@@ -52,7 +62,9 @@ describe('CROSSTAB.EXECUTE chart params in the gateway', () => {
   it('an unknown chartType is a 400 listing the supported names, and no crosstab runs', async () => {
     const { err, calls } = await refused({ chartType: 'Radar3D' });
     expect(err.code).toBe('INVALID_ARGUMENT');
-    expect(err.message).toMatch(/^chartType "Radar3D" is not supported; use one of Column2D, .*Heatmap, Treemap, Scatter$/);
+    expect(err.message).toMatch(
+      /^chartType "Radar3D" is not supported; use one of Column2D, .*Heatmap, Treemap, Scatter$/,
+    );
     expect(calls).toEqual([]);
   });
 
@@ -64,7 +76,10 @@ describe('CROSSTAB.EXECUTE chart params in the gateway', () => {
 
   it.each([
     ['Scatter', /Scatter needs at least 2 totals \(the first as x, the second as y\); 1 given/],
-    ['mscombidy2d', /MSCombiDY2D needs at least 2 totals \(the first as columns on the left axis, the second as a line on the right axis\); 1 given/],
+    [
+      'mscombidy2d',
+      /MSCombiDY2D needs at least 2 totals \(the first as columns on the left axis, the second as a line on the right axis\); 1 given/,
+    ],
   ])('%s with one total is a 400 naming what it needs, before the crosstab', async (chartType, detail) => {
     const { err, calls } = await refused({ chartType });
     expect(err.message).toMatch(detail);
@@ -100,7 +115,14 @@ describe('CROSSTAB.EXECUTE chart params in the gateway', () => {
 
   it('png stays the default and is saved as such', async () => {
     const f = fakeServices();
-    const out = (await new CallMethodUseCase(f.services).call(principal, 'CROSSTAB.EXECUTE', { ...base, chartType: 'Pie2D', saveReport: { name: 'r' } }, { requestId: 'r' })).data as Record<string, unknown>;
+    const out = (
+      await new CallMethodUseCase(f.services).call(
+        principal,
+        'CROSSTAB.EXECUTE',
+        { ...base, chartType: 'Pie2D', saveReport: { name: 'r' } },
+        { requestId: 'r' },
+      )
+    ).data as Record<string, unknown>;
     expect(f.rendered()?.imageFormat).toBe('png');
     expect(out).toMatchObject({ contentType: 'image/png', data: 'iVBOR' });
     expect(f.saved()!.params).toMatchObject({ imageFormat: 'png' });

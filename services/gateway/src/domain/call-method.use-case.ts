@@ -11,7 +11,14 @@ import {
   reportsMetadataParams,
 } from '@quarry/contract';
 import type { z } from 'zod';
-import type { AxisOrderRequest, CacheStatus, CallScope, Caller, PivotRequest, ServiceClients } from '../ports/service-clients.port';
+import type {
+  AxisOrderRequest,
+  CacheStatus,
+  CallScope,
+  Caller,
+  PivotRequest,
+  ServiceClients,
+} from '../ports/service-clients.port';
 import { savesReports, scopeOf, type MethodName } from './method-catalogue';
 import type { Principal } from './principal';
 
@@ -29,7 +36,14 @@ export interface MethodResult {
 }
 
 function callerOf(p: Principal): Caller {
-  return { userId: p.user.id, userName: p.user.name, admin: p.user.admin, indexes: p.user.indexes, realms: p.user.realms, scopes: [...p.scopes] };
+  return {
+    userId: p.user.id,
+    userName: p.user.name,
+    admin: p.user.admin,
+    indexes: p.user.indexes,
+    realms: p.user.realms,
+    scopes: [...p.scopes],
+  };
 }
 
 /** rowOrder / columnOrder with measure and direction filled in (absent stays absent). */
@@ -54,7 +68,12 @@ function defined<T extends Record<string, unknown>>(o: T): Partial<T> {
 export class CallMethodUseCase {
   constructor(private readonly services: ServiceClients) {}
 
-  async call(principal: Principal, method: MethodName, params: Record<string, unknown>, scope: CallScope): Promise<MethodResult> {
+  async call(
+    principal: Principal,
+    method: MethodName,
+    params: Record<string, unknown>,
+    scope: CallScope,
+  ): Promise<MethodResult> {
     requireScope(principal, scopeOf(method));
     if (savesReports(method) && params.saveReport !== undefined) requireScope(principal, 'reports:write');
     const caller = callerOf(principal);
@@ -68,13 +87,26 @@ export class CallMethodUseCase {
       case 'REPORTS.FIND':
         return { data: await this.services.findReports(caller, parseParams(reportsFindParams, params), scope) };
       case 'REPORTS.METADATA':
-        return { data: await this.services.reportMetadata(caller, parseParams(reportsMetadataParams, params).guid, scope) };
+        return {
+          data: await this.services.reportMetadata(caller, parseParams(reportsMetadataParams, params).guid, scope),
+        };
     }
   }
 
   private async searchIndex(caller: Caller, p: QueriesExecuteParams, scope: CallScope): Promise<MethodResult> {
     const sort = (p.sort ?? []).map((s) => ({ field: s.field, direction: s.direction }));
-    const { page, cache } = await this.services.search(caller, { index: p.index, query: p.query ?? '', page: p.page, pageSize: p.pageSize, sort, bypassCache: p.cache === false }, scope);
+    const { page, cache } = await this.services.search(
+      caller,
+      {
+        index: p.index,
+        query: p.query ?? '',
+        page: p.page,
+        pageSize: p.pageSize,
+        sort,
+        bypassCache: p.cache === false,
+      },
+      scope,
+    );
     if (!p.saveReport) return { data: page, cache };
     // Without `cache`, as for a crosstab: it is not an executable param.
     const executable = {
@@ -95,7 +127,15 @@ export class CallMethodUseCase {
     const rowOrder = orderWithDefaults(p.rowOrder);
     const columnOrder = orderWithDefaults(p.columnOrder);
     const columns = (p.columns ?? []).map((c) => ({ field: c.field, reverse: c.reverse ?? false }));
-    const totals = p.totals.map((t) => defined({ aggregationType: t.aggregationType, field: t.field, dynamicView: t.dynamicView, name: t.name, showAs: t.showAs }));
+    const totals = p.totals.map((t) =>
+      defined({
+        aggregationType: t.aggregationType,
+        field: t.field,
+        dynamicView: t.dynamicView,
+        name: t.name,
+        showAs: t.showAs,
+      }),
+    );
     const { table, cache } = await this.services.pivot(
       caller,
       {
@@ -118,11 +158,27 @@ export class CallMethodUseCase {
     let data: Record<string, unknown>;
     if (p.chartType !== undefined) {
       const imageFormat = p.imageFormat === 'svg' ? 'svg' : 'png';
-      data = { ...(await this.services.renderChart({ grid: table.grid, chartType: p.chartType, width: p.width ?? DEFAULT_CHART_WIDTH, height: p.height ?? DEFAULT_CHART_HEIGHT, title: p.index, imageFormat }, scope)) };
+      data = {
+        ...(await this.services.renderChart(
+          {
+            grid: table.grid,
+            chartType: p.chartType,
+            width: p.width ?? DEFAULT_CHART_WIDTH,
+            height: p.height ?? DEFAULT_CHART_HEIGHT,
+            title: p.index,
+            imageFormat,
+          },
+          scope,
+        )),
+      };
     } else {
-      const omitted = p.rowLimit !== undefined || p.columnLimit !== undefined ? { rowsOmitted: table.rowsOmitted, columnsOmitted: table.columnsOmitted } : {};
+      const omitted =
+        p.rowLimit !== undefined || p.columnLimit !== undefined
+          ? { rowsOmitted: table.rowsOmitted, columnsOmitted: table.columnsOmitted }
+          : {};
       const counts = { rowCount: table.rowCount, columnCount: table.columnCount };
-      if (p.format === 'json') data = { contentType: 'application/json', data: JSON.parse(table.body) as unknown, ...counts };
+      if (p.format === 'json')
+        data = { contentType: 'application/json', data: JSON.parse(table.body) as unknown, ...counts };
       else if (p.format === 'csv') data = { contentType: 'text/csv', data: table.body, ...counts, ...omitted };
       else data = { contentType: 'text/html', data: table.body, ...counts, ...omitted };
     }
@@ -135,8 +191,22 @@ export class CallMethodUseCase {
       rows: p.rows,
       columns,
       totals,
-      ...defined({ subtotals: p.subtotals, rowOrder, columnOrder, rowLimit: p.rowLimit, columnLimit: p.columnLimit, format: p.format }),
-      ...(p.chartType !== undefined ? { chartType: p.chartType, width: p.width ?? DEFAULT_CHART_WIDTH, height: p.height ?? DEFAULT_CHART_HEIGHT, imageFormat: p.imageFormat ?? 'png' } : {}),
+      ...defined({
+        subtotals: p.subtotals,
+        rowOrder,
+        columnOrder,
+        rowLimit: p.rowLimit,
+        columnLimit: p.columnLimit,
+        format: p.format,
+      }),
+      ...(p.chartType !== undefined
+        ? {
+            chartType: p.chartType,
+            width: p.width ?? DEFAULT_CHART_WIDTH,
+            height: p.height ?? DEFAULT_CHART_HEIGHT,
+            imageFormat: p.imageFormat ?? 'png',
+          }
+        : {}),
     };
     const report = await this.save(caller, p.saveReport, 'crosstab', 'CROSSTAB.EXECUTE', p.index, executable, scope);
     return { data: { ...data, report }, cache };
@@ -153,7 +223,16 @@ export class CallMethodUseCase {
   ): Promise<{ guid: string }> {
     return this.services.saveReport(
       caller,
-      { name: save.name, description: save.description ?? '', folder: save.folder ?? '', shared: save.shared ?? false, type, index, method, params },
+      {
+        name: save.name,
+        description: save.description ?? '',
+        folder: save.folder ?? '',
+        shared: save.shared ?? false,
+        type,
+        index,
+        method,
+        params,
+      },
       scope,
     );
   }

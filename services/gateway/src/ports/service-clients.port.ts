@@ -1,5 +1,14 @@
 import type { RawJson } from './raw-json';
-import type { Caller, CrosstabFormat, IndexesFindResult, MethodName, QueriesExecuteResult, ReportsFindResult, ReportsMetadataResult, ShowAs } from '@quarry/contract';
+import type {
+  Caller,
+  CrosstabFormat,
+  IndexesFindResult,
+  MethodName,
+  QueriesExecuteResult,
+  ReportsFindResult,
+  ReportsMetadataResult,
+  ShowAs,
+} from '@quarry/contract';
 
 /** Per-call context every service call carries. */
 export interface CallScope {
@@ -41,7 +50,13 @@ export interface PivotRequest {
   query: string;
   rows: readonly string[];
   columns: ReadonlyArray<{ field: string; reverse: boolean }>;
-  totals: ReadonlyArray<{ aggregationType: string; field?: string; dynamicView?: string; name?: string; showAs?: ShowAs }>;
+  totals: ReadonlyArray<{
+    aggregationType: string;
+    field?: string;
+    dynamicView?: string;
+    name?: string;
+    showAs?: ShowAs;
+  }>;
   subtotals: boolean;
   rowOrder?: AxisOrderRequest;
   columnOrder?: AxisOrderRequest;
@@ -105,7 +120,11 @@ export interface ServiceClients {
   pivot(caller: Caller, req: PivotRequest, scope: CallScope): Promise<{ table: PivotAnswer; cache?: CacheStatus }>;
   renderChart(req: ChartRequest, scope: CallScope): Promise<ChartImage>;
   saveReport(caller: Caller, report: ReportToSave, scope: CallScope): Promise<{ guid: string }>;
-  findReports(caller: Caller, req: { search?: string; types?: readonly string[]; cursor?: string; limit?: number }, scope: CallScope): Promise<ReportsFindResult>;
+  findReports(
+    caller: Caller,
+    req: { search?: string; types?: readonly string[]; cursor?: string; limit?: number },
+    scope: CallScope,
+  ): Promise<ReportsFindResult>;
   reportMetadata(caller: Caller, guid: string, scope: CallScope): Promise<ReportsMetadataResult>;
   close(): void;
 }

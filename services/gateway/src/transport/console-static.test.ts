@@ -45,7 +45,12 @@ describe('GET /console (static files)', () => {
   it('answers 404 for anything outside the files it read, traversal included', async () => {
     const { base, server } = await serve(dir);
     try {
-      for (const p of ['/console/notes.txt', '/console/..%2fquarry-console-secret.js', '/console/%2e%2e/%2e%2e/etc/passwd', '/console/missing.js']) {
+      for (const p of [
+        '/console/notes.txt',
+        '/console/..%2fquarry-console-secret.js',
+        '/console/%2e%2e/%2e%2e/etc/passwd',
+        '/console/missing.js',
+      ]) {
         const res = await fetch(base + p);
         expect([p, res.status]).toEqual([p, 404]);
         expect(await res.text()).not.toContain('TOP-SECRET-CONTENT');

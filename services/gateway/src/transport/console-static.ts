@@ -29,8 +29,13 @@ export function mountConsole(app: express.Express, dir: string | undefined): voi
   const serve = (name: string, res: express.Response) => {
     const file = files.get(name);
     if (!file) {
-      const detail = files.size ? `No console file ${quoteInput(name)}` : 'The console is not built (npm run build) or not served by this process';
-      res.status(404).type('application/problem+json').send(JSON.stringify({ type: 'about:blank', title: 'Not Found', status: 404, detail }));
+      const detail = files.size
+        ? `No console file ${quoteInput(name)}`
+        : 'The console is not built (npm run build) or not served by this process';
+      res
+        .status(404)
+        .type('application/problem+json')
+        .send(JSON.stringify({ type: 'about:blank', title: 'Not Found', status: 404, detail }));
       return;
     }
     res.set({

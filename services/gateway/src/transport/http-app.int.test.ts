@@ -30,7 +30,13 @@ describe('gateway transport on internal faults', () => {
     store = sqlite;
     const user = await sqlite.createUser({ name: 'u', admin: false, indexes: ['*'], realms: [] });
     token = generateTokenValue();
-    await sqlite.createToken({ userId: user.id, hash: hashToken(token), prefix: 'qk_', scopes: ['indexes:read'], expiresAt: null });
+    await sqlite.createToken({
+      userId: user.id,
+      hash: hashToken(token),
+      prefix: 'qk_',
+      scopes: ['indexes:read'],
+      expiresAt: null,
+    });
     const flaky = new Proxy(sqlite, {
       get(target, prop, receiver) {
         if (prop === 'findCredential' && failStore) return async () => Promise.reject(new Error('disk I/O error'));
@@ -65,7 +71,10 @@ describe('gateway transport on internal faults', () => {
   it('-32603 with HTTP 200 and the id echoed when a service call fails unexpectedly, without leaking the fault', async () => {
     const res = await call();
     expect(res.status).toBe(200);
-    const body = (await res.json()) as { id: unknown; error: { code: number; message: string; data: { detail: string } } };
+    const body = (await res.json()) as {
+      id: unknown;
+      error: { code: number; message: string; data: { detail: string } };
+    };
     expect(body.id).toBe('fault');
     expect(body.error.code).toBe(-32603);
     expect(body.error.message).toBe('Internal error');
@@ -116,7 +125,9 @@ describe('token-less requests: rpc.discover is read, nothing else costs more tha
     const started = Date.now();
     return new Promise((resolve, reject) => {
       const socket = net.connect(port, '127.0.0.1', () => {
-        socket.write(`POST /api/v1 HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`);
+        socket.write(
+          `POST /api/v1 HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`,
+        );
         let i = 0;
         const timer = setInterval(() => {
           if (i >= body.length || socket.destroyed) return clearInterval(timer);
@@ -134,22 +145,42 @@ describe('token-less requests: rpc.discover is read, nothing else costs more tha
   }
 
   it('answers rpc.discover without a token', async () => {
-    const res = await fetch(`http://127.0.0.1:${port}/api/v1`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"jsonrpc":"2.0","id":3,"method":"rpc.discover"}' });
+    const res = await fetch(`http://127.0.0.1:${port}/api/v1`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: '{"jsonrpc":"2.0","id":3,"method":"rpc.discover"}',
+    });
     expect(res.status).toBe(200);
     expect(((await res.json()) as { result: { openrpc: string } }).result.openrpc).toBe('1.3.2');
   });
 
   it('gives any other method its 401, also with a body of 2 MB', async () => {
-    const small = await fetch(`http://127.0.0.1:${port}/api/v1`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"jsonrpc":"2.0","id":3,"method":"INDEXES.FIND"}' });
+    const small = await fetch(`http://127.0.0.1:${port}/api/v1`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: '{"jsonrpc":"2.0","id":3,"method":"INDEXES.FIND"}',
+    });
     expect(small.status).toBe(401);
-    const big = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'rpc.discover', params: { pad: 'x'.repeat(2_000_000) } });
-    const res = await fetch(`http://127.0.0.1:${port}/api/v1`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: big }).catch(() => undefined);
+    const big = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'rpc.discover',
+      params: { pad: 'x'.repeat(2_000_000) },
+    });
+    const res = await fetch(`http://127.0.0.1:${port}/api/v1`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: big,
+    }).catch(() => undefined);
     // Either the 401 arrives, or the server closes a connection still sending more than it will read.
     if (res) expect(res.status).toBe(401);
   });
 
   it('does not wait on a client that trickles its body: the 401 comes within the 5 s discovery budget', async () => {
-    const { status, ms } = await trickle(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'INDEXES.FIND', params: { pad: 'x'.repeat(500) } }), 200);
+    const { status, ms } = await trickle(
+      JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'INDEXES.FIND', params: { pad: 'x'.repeat(500) } }),
+      200,
+    );
     expect(status).toBe(401);
     expect(ms).toBeLessThan(7000);
   }, 15000);

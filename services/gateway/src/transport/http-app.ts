@@ -33,20 +33,38 @@ function send(res: ServerResponse, status: number, contentType: string, body: un
 }
 
 function sendText(res: ServerResponse, status: number, contentType: string, text: string): void {
-  res.writeHead(status, { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-store' });
+  res.writeHead(status, {
+    'Content-Type': contentType,
+    'Content-Length': Buffer.byteLength(text),
+    'Cache-Control': 'no-store',
+  });
   res.end(text);
 }
 
-
-function sendProtocolError(res: ServerResponse, status: number, id: JsonRpcId, error: ProtocolError, detail: string): void {
-  send(res, status, JSON_TYPE, { jsonrpc: '2.0', id, error: { code: error.code, message: error.message, data: { type: 'about:blank', detail } } });
+function sendProtocolError(
+  res: ServerResponse,
+  status: number,
+  id: JsonRpcId,
+  error: ProtocolError,
+  detail: string,
+): void {
+  send(res, status, JSON_TYPE, {
+    jsonrpc: '2.0',
+    id,
+    error: { code: error.code, message: error.message, data: { type: 'about:blank', detail } },
+  });
 }
 
 /** RFC 7807 body: SPEC.md wants authentication failures outside the JSON-RPC envelope. */
 function sendProblem(res: ServerResponse, err: AppError): void {
   const row = ERROR_TABLE[err.code];
   if (row.http === 401) res.setHeader('WWW-Authenticate', 'Bearer realm="quarry", error="invalid_token"');
-  send(res, row.http, 'application/problem+json', { type: 'about:blank', title: row.title, status: row.http, detail: err.detail });
+  send(res, row.http, 'application/problem+json', {
+    type: 'about:blank',
+    title: row.title,
+    status: row.http,
+    detail: err.detail,
+  });
 }
 
 let document: OpenRpcDocument | undefined;
@@ -94,14 +112,23 @@ function mountOpsRoutes(app: express.Express, deps: OpsDeps): void {
       send(res, 200, JSON_TYPE, { status: 'ready' });
     } catch (err) {
       deps.log.warn({ err }, 'not ready');
-      const detail = isAppError(err) ? err.detail : deps.readyDetails && err instanceof Error ? err.message : 'a store is unreachable';
+      const detail = isAppError(err)
+        ? err.detail
+        : deps.readyDetails && err instanceof Error
+          ? err.message
+          : 'a store is unreachable';
       send(res, 503, JSON_TYPE, { status: 'not ready', detail });
     }
   });
 
   app.get('/metrics', async (_req, res) => {
     if (!deps.scrape) {
-      send(res, 404, 'application/problem+json', { type: 'about:blank', title: 'Not Found', status: 404, detail: 'metrics are not enabled' });
+      send(res, 404, 'application/problem+json', {
+        type: 'about:blank',
+        title: 'Not Found',
+        status: 404,
+        detail: 'metrics are not enabled',
+      });
       return;
     }
     try {
@@ -110,13 +137,23 @@ function mountOpsRoutes(app: express.Express, deps: OpsDeps): void {
       res.end(text);
     } catch (err) {
       deps.log.warn({ err }, 'metrics scrape failed');
-      send(res, 503, 'application/problem+json', { type: 'about:blank', title: 'Service Unavailable', status: 503, detail: 'metrics are unavailable' });
+      send(res, 503, 'application/problem+json', {
+        type: 'about:blank',
+        title: 'Service Unavailable',
+        status: 503,
+        detail: 'metrics are unavailable',
+      });
     }
   });
 }
 
 function notFound(req: express.Request, res: express.Response): void {
-  send(res, 404, 'application/problem+json', { type: 'about:blank', title: 'Not Found', status: 404, detail: `No route for ${req.method} ${req.path}` });
+  send(res, 404, 'application/problem+json', {
+    type: 'about:blank',
+    title: 'Not Found',
+    status: 404,
+    detail: `No route for ${req.method} ${req.path}`,
+  });
 }
 
 /** QUARRY_OPS_PORT of a process that runs no gateway (Kubernetes probes, Prometheus). */
@@ -141,7 +178,12 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
 
   app.all('/api/v1', (_req, res) => {
     res.setHeader('Allow', 'POST');
-    send(res, 405, 'application/problem+json', { type: 'about:blank', title: 'Method Not Allowed', status: 405, detail: 'Use POST /api/v1' });
+    send(res, 405, 'application/problem+json', {
+      type: 'about:blank',
+      title: 'Method Not Allowed',
+      status: 405,
+      detail: 'Use POST /api/v1',
+    });
   });
   app.use(notFound);
   return app;
@@ -178,7 +220,12 @@ function parseEnvelope(body: Buffer): Envelope | undefined {
 async function readRequest(deps: HttpAppDeps, req: IncomingMessage): Promise<ReadRequest> {
   if (!isJsonMediaType(req.headers['content-type'])) {
     discardRest(req, deps.bodyLimitBytes, 5000);
-    return { ok: false, label: '(invalid)', code: 415, send: (res) => sendProtocolError(res, 415, null, PROTOCOL.invalid, 'Content-Type must be application/json') };
+    return {
+      ok: false,
+      label: '(invalid)',
+      code: 415,
+      send: (res) => sendProtocolError(res, 415, null, PROTOCOL.invalid, 'Content-Type must be application/json'),
+    };
   }
   const read = await readBody(req, deps.bodyLimitBytes);
   if (!read.ok) {
@@ -196,10 +243,21 @@ async function readRequest(deps: HttpAppDeps, req: IncomingMessage): Promise<Rea
   }
   const envelope = parseEnvelope(read.body);
   if (envelope === undefined) {
-    return { ok: false, label: '(invalid)', code: PROTOCOL.parse.code, send: (res) => sendProtocolError(res, 400, null, PROTOCOL.parse, 'The request body is not valid JSON') };
+    return {
+      ok: false,
+      label: '(invalid)',
+      code: PROTOCOL.parse.code,
+      send: (res) => sendProtocolError(res, 400, null, PROTOCOL.parse, 'The request body is not valid JSON'),
+    };
   }
   if (!envelope.ok) {
-    return { ok: false, label: '(invalid)', code: envelope.error.code, send: (res) => sendProtocolError(res, envelope.idReadable ? 200 : 400, envelope.id, envelope.error, envelope.detail) };
+    return {
+      ok: false,
+      label: '(invalid)',
+      code: envelope.error.code,
+      send: (res) =>
+        sendProtocolError(res, envelope.idReadable ? 200 : 400, envelope.id, envelope.error, envelope.detail),
+    };
   }
   return { ok: true, envelope };
 }
@@ -238,7 +296,10 @@ async function handleRpc(deps: HttpAppDeps, req: IncomingMessage, res: ServerRes
     if (app.code === 'INTERNAL') throw err;
     // rpc.discover needs no token: a small body without one is read, quickly, to see whether it asks for
     // that. Anything else without a token costs no more than before: a 401, the rest drained and dropped.
-    const discover = req.headers.authorization === undefined && isJsonMediaType(req.headers['content-type']) ? await readDiscover(req) : undefined;
+    const discover =
+      req.headers.authorization === undefined && isJsonMediaType(req.headers['content-type'])
+        ? await readDiscover(req)
+        : undefined;
     if (discover === 'aborted') return;
     if (discover) {
       sendDiscover(req, res, discover.id);
@@ -269,7 +330,12 @@ async function handleRpc(deps: HttpAppDeps, req: IncomingMessage, res: ServerRes
 
   try {
     const { data, cache } = await deps.callMethod.call(principal, envelope.method, envelope.params, { requestId });
-    sendText(res, 200, JSON_TYPE, resultJson(envelope.id, data, cache === undefined ? { requestId } : { requestId, cache }));
+    sendText(
+      res,
+      200,
+      JSON_TYPE,
+      resultJson(envelope.id, data, cache === undefined ? { requestId } : { requestId, cache }),
+    );
     const ms = msSince(started);
     record(deps, envelope.method, 'ok', ms);
     // Successes are counted in /metrics; a line each would cost ~15 % of throughput (bench/README.md).
@@ -283,14 +349,20 @@ async function handleRpc(deps: HttpAppDeps, req: IncomingMessage, res: ServerRes
       return;
     }
     record(deps, envelope.method, String(app.httpStatus), msSince(started));
-    log.info({ requestId, method: envelope.method, code: app.code, detail: app.detail, ms: msSince(started) }, 'rpc refused');
+    log.info(
+      { requestId, method: envelope.method, code: app.code, detail: app.detail, ms: msSince(started) },
+      'rpc refused',
+    );
     if (app.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(Math.ceil(app.retryAfterSeconds)));
     send(res, 200, JSON_TYPE, { jsonrpc: '2.0', id: envelope.id, error: toJsonRpcBusinessError(app) });
   }
 }
 
 // Labelled children are looked up once per (method, code): label hashing on every request is measurable.
-const children = new WeakMap<QuarryMetrics, Map<string, { count: { inc(): void }; duration: { observe(v: number): void } }>>();
+const children = new WeakMap<
+  QuarryMetrics,
+  Map<string, { count: { inc(): void }; duration: { observe(v: number): void } }>
+>();
 
 function record(deps: HttpAppDeps, method: string, code: string, ms: number): void {
   const m = deps.metrics;
@@ -299,7 +371,11 @@ function record(deps: HttpAppDeps, method: string, code: string, ms: number): vo
   if (!perMetrics) children.set(m, (perMetrics = new Map()));
   const key = `${method} ${code}`;
   let child = perMetrics.get(key);
-  if (!child) perMetrics.set(key, (child = { count: m.rpcRequests.labels({ method, code }), duration: m.rpcDuration.labels({ method }) }));
+  if (!child)
+    perMetrics.set(
+      key,
+      (child = { count: m.rpcRequests.labels({ method, code }), duration: m.rpcDuration.labels({ method }) }),
+    );
   child.count.inc();
   child.duration.observe(ms / 1000);
 }

@@ -2,7 +2,12 @@ import { readEnvelope } from './json-rpc-envelope';
 
 describe('readEnvelope', () => {
   it('accepts a complete request and defaults params to {}', () => {
-    expect(readEnvelope({ jsonrpc: '2.0', id: 1, method: 'INDEXES.FIND' })).toEqual({ ok: true, id: 1, method: 'INDEXES.FIND', params: {} });
+    expect(readEnvelope({ jsonrpc: '2.0', id: 1, method: 'INDEXES.FIND' })).toEqual({
+      ok: true,
+      id: 1,
+      method: 'INDEXES.FIND',
+      params: {},
+    });
   });
 
   it('cannot read ids of forbidden types', () => {

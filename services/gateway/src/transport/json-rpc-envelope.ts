@@ -31,14 +31,21 @@ function readId(body: Record<string, unknown>): JsonRpcId | undefined {
 
 /** Validates a parsed body against JSON-RPC 2.0 and SPEC.md (no batches, params an object). */
 export function readEnvelope(body: unknown): Envelope {
-  const bad = (detail: string) => ({ ok: false as const, idReadable: false, id: null, error: PROTOCOL.invalid, detail });
+  const bad = (detail: string) => ({
+    ok: false as const,
+    idReadable: false,
+    id: null,
+    error: PROTOCOL.invalid,
+    detail,
+  });
   if (Array.isArray(body)) return bad('Batch requests are not supported; send one request per call');
   if (!isPlainObject(body)) return bad('The request body must be a JSON-RPC 2.0 request object');
   const id = readId(body);
   if (id === undefined) return bad('id must be a string, a number or null');
   const fail = (error: ProtocolError, detail: string) => ({ ok: false as const, idReadable: true, id, error, detail });
   if (body.jsonrpc !== '2.0') return fail(PROTOCOL.invalid, 'jsonrpc must be "2.0"');
-  if (typeof body.method !== 'string' || body.method === '') return fail(PROTOCOL.invalid, 'method must be a non-empty string');
+  if (typeof body.method !== 'string' || body.method === '')
+    return fail(PROTOCOL.invalid, 'method must be a non-empty string');
   const params = body.params === undefined ? {} : body.params;
   if (!isPlainObject(params)) return fail(PROTOCOL.invalid, 'params must be an object');
   if (!isMethodName(body.method) && body.method !== DISCOVER_METHOD) {

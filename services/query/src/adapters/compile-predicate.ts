@@ -51,7 +51,6 @@ function holds(op: CompareOp, sign: number): boolean {
   }
 }
 
-
 /**
  * Same outcome as compileWhere's comparison (compile-duckdb.ts): whole numbers against integer
  * columns, DOUBLE semantics otherwise, text by DuckDB's lower() in byte order.
@@ -149,10 +148,19 @@ function rowsOf(index: WordIndex, word: string, prefix: boolean): Int32Array[] {
  * rarest full word, each then checked with the same substring test. Charged before it is done: a
  * prefix can name most of the vocabulary, and a phrase of common words reads most of the text.
  */
-function markMatches(index: WordIndex, words: readonly string[], prefix: boolean, hits: Uint8Array, work: WorkBudget): void {
+function markMatches(
+  index: WordIndex,
+  words: readonly string[],
+  prefix: boolean,
+  hits: Uint8Array,
+  work: WorkBudget,
+): void {
   if (words.length === 1) {
     const matching = rowsOf(index, words[0], prefix);
-    charge(work, matching.reduce((n, rows) => n + 1 + rows.length, 0));
+    charge(
+      work,
+      matching.reduce((n, rows) => n + 1 + rows.length, 0),
+    );
     for (const rows of matching) for (const row of rows) hits[row] = 1;
     return;
   }
@@ -178,7 +186,11 @@ function markMatches(index: WordIndex, words: readonly string[], prefix: boolean
  * only ever reaches WHERE or a NOT that turns it into FALSE first, so false serves for it here.
  * Throws UnsupportedQuery where it could not promise that (the caller then runs the SQL).
  */
-export function compilePredicate(node: QueryNode, table: InMemoryTable, work: WorkBudget = { left: Infinity }): Predicate {
+export function compilePredicate(
+  node: QueryNode,
+  table: InMemoryTable,
+  work: WorkBudget = { left: Infinity },
+): Predicate {
   const column = (field: string): MemoryColumn => {
     const c = table.column(field);
     if (!c) throw new UnsupportedQuery(`the column ${field} is not held`);

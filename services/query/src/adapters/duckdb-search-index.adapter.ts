@@ -137,7 +137,13 @@ export class DuckDbSearchIndex implements SearchIndex {
     }
     // A search still naming an older version (a publish is under way) is not worth holding.
     for (const other of this.held.values()) if (other.name === entry.name && other.version > entry.version) return null;
-    const held: HeldTable = { name: entry.name, version: entry.version, table: null, loading: Promise.resolve(), lastUsed: now };
+    const held: HeldTable = {
+      name: entry.name,
+      version: entry.version,
+      table: null,
+      loading: Promise.resolve(),
+      lastUsed: now,
+    };
     const wanted = () => this.held.get(entry.snapshot) === held;
     held.loading = this.loads = this.loads.then(async () => {
       // Forgotten, or a newer version asked for, while it waited its turn.
@@ -147,15 +153,30 @@ export class DuckDbSearchIndex implements SearchIndex {
         const table = await InMemoryTable.load(this.engine, entry);
         if (!table || !wanted()) return;
         if (!this.makeRoom(table.approxBytes(), entry.snapshot)) {
-          this.options.log?.info({ index: entry.name, version: entry.version, mb: mb(table.approxBytes()), budgetMb: mb(this.budgetBytes) }, 'index too large to hold in memory');
+          this.options.log?.info(
+            { index: entry.name, version: entry.version, mb: mb(table.approxBytes()), budgetMb: mb(this.budgetBytes) },
+            'index too large to hold in memory',
+          );
           return;
         }
         held.table = table;
         table.onGrow = () => this.keepToBudget(entry.snapshot);
-        this.options.log?.info({ index: entry.name, version: entry.version, records: table.size, mb: mb(table.approxBytes()), ms: Date.now() - started }, 'index held in memory');
+        this.options.log?.info(
+          {
+            index: entry.name,
+            version: entry.version,
+            records: table.size,
+            mb: mb(table.approxBytes()),
+            ms: Date.now() - started,
+          },
+          'index held in memory',
+        );
       } catch (err) {
         // Only a shortcut: whatever keeps it from loading, the SQL path answers.
-        this.options.log?.warn({ index: entry.name, version: entry.version, err }, 'index could not be read into memory; SQL answers its searches');
+        this.options.log?.warn(
+          { index: entry.name, version: entry.version, err },
+          'index could not be read into memory; SQL answers its searches',
+        );
       }
     });
     this.held.set(entry.snapshot, held);
@@ -187,9 +208,13 @@ export class DuckDbSearchIndex implements SearchIndex {
   /** Lets the least recently searched version other than `keep` go; false when there is none. */
   private evictOldest(keep: string): boolean {
     let oldest: HeldTable | undefined;
-    for (const [key, h] of this.held) if (key !== keep && h.table && (!oldest || h.lastUsed < oldest.lastUsed)) oldest = h;
+    for (const [key, h] of this.held)
+      if (key !== keep && h.table && (!oldest || h.lastUsed < oldest.lastUsed)) oldest = h;
     if (!oldest?.table) return false;
-    this.options.log?.info({ index: oldest.name, version: oldest.version, mb: mb(oldest.table.heldBytes()), budgetMb: mb(this.budgetBytes) }, 'index let go from memory for room');
+    this.options.log?.info(
+      { index: oldest.name, version: oldest.version, mb: mb(oldest.table.heldBytes()), budgetMb: mb(this.budgetBytes) },
+      'index let go from memory for room',
+    );
     oldest.table = null;
     oldest.evictedAt = Date.now();
     return true;
@@ -214,7 +239,10 @@ export class DuckDbSearchIndex implements SearchIndex {
       if (this.evictOldest(snapshot)) continue;
       const self = this.held.get(snapshot);
       if (self?.table) {
-        this.options.log?.info({ index: self.name, version: self.version, mb: mb(self.table.heldBytes()), budgetMb: mb(this.budgetBytes) }, 'index let go from memory: alone over the budget');
+        this.options.log?.info(
+          { index: self.name, version: self.version, mb: mb(self.table.heldBytes()), budgetMb: mb(this.budgetBytes) },
+          'index let go from memory: alone over the budget',
+        );
         self.table = null;
       }
       return;
@@ -246,10 +274,17 @@ export class DuckDbSearchIndex implements SearchIndex {
     const page = `ORDER BY ${orderBy(plan.sort)} LIMIT ${plan.limit} OFFSET ${plan.offset}`;
     if (entry.recordCount <= ONE_PASS_MAX_RECORDS) {
       // One statement: the count rides along each row of the page as a window over the filtered rows.
-      const rows = await this.engine.all(`SELECT ${projection} AS j, count(*) OVER () AS __n ${from} ${page}`, where.params, plan.signal);
+      const rows = await this.engine.all(
+        `SELECT ${projection} AS j, count(*) OVER () AS __n ${from} ${page}`,
+        where.params,
+        plan.signal,
+      );
       // A page past the end has no row to carry the count: ask for it alone (a rare call).
       if (rows.length > 0 || plan.offset === 0) {
-        return { total: rows.length ? Number(rows[0].__n) : 0, recordsJson: `[${rows.map((r) => String(r.j)).join(',')}]` };
+        return {
+          total: rows.length ? Number(rows[0].__n) : 0,
+          recordsJson: `[${rows.map((r) => String(r.j)).join(',')}]`,
+        };
       }
     }
     const [countRows, pageRows] = await Promise.all([

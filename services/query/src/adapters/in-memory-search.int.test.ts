@@ -27,19 +27,74 @@ function edgeCsv(rows: number): string {
     seed = (seed * 1103515245 + 12345) % 2 ** 31;
     return seed % n;
   };
-  const texts = ['alpha beta', 'Alpha', 'ALPHA gamma', '𝒳 star', '\uE000 star', 'İstanbul', 'istanbul', 'ΟΔΟΣ', 'Οδοσ ΣΑΣ', 'straße', 'Zürich bank', 'o\'neil', 'new york', 'york new', '', '東京 tower', 'b', 'B', 'beta-alpha'];
+  const texts = [
+    'alpha beta',
+    'Alpha',
+    'ALPHA gamma',
+    '𝒳 star',
+    '\uE000 star',
+    'İstanbul',
+    'istanbul',
+    'ΟΔΟΣ',
+    'Οδοσ ΣΑΣ',
+    'straße',
+    'Zürich bank',
+    "o'neil",
+    'new york',
+    'york new',
+    '',
+    '東京 tower',
+    'b',
+    'B',
+    'beta-alpha',
+  ];
   const codes = ['A1', 'a1', 'B22', 'b2', 'Z', ''];
-  const ints = ['0', '-5', '7', '9007199254740993', '-9223372036854775808', '9223372036854775807', '42', '9007199254740992', '3'];
-  const doubles = ['0.5', '-0.0', '0', 'NaN', 'inf', '-inf', '1e300', '-1e300', '0.30000000000000004', '0.3', '2.5', '-2.5'];
+  const ints = [
+    '0',
+    '-5',
+    '7',
+    '9007199254740993',
+    '-9223372036854775808',
+    '9223372036854775807',
+    '42',
+    '9007199254740992',
+    '3',
+  ];
+  const doubles = [
+    '0.5',
+    '-0.0',
+    '0',
+    'NaN',
+    'inf',
+    '-inf',
+    '1e300',
+    '-1e300',
+    '0.30000000000000004',
+    '0.3',
+    '2.5',
+    '-2.5',
+  ];
   const days = ['1969-12-31', '1970-01-01', '1900-02-28', '2020-02-29', '0001-01-01', '9999-12-31', '2001-01-14'];
-  const times = ['1969-12-31 23:59:59.999500', '1970-01-01 00:00:00.000001', '1970-01-01 00:00:00', '2020-01-01 00:00:00.000300', '2020-01-01 00:00:00.001', '1950-06-15 12:30:00.123456', '2001-01-14 09:30:00'];
+  const times = [
+    '1969-12-31 23:59:59.999500',
+    '1970-01-01 00:00:00.000001',
+    '1970-01-01 00:00:00',
+    '2020-01-01 00:00:00.000300',
+    '2020-01-01 00:00:00.001',
+    '1950-06-15 12:30:00.123456',
+    '2001-01-14 09:30:00',
+  ];
   const pick = (xs: string[], missing = 8) => (rnd(missing) === 0 ? '' : xs[rnd(xs.length)]);
   const quote = (s: string) => `"${s.replace(/"/g, '""')}"`;
   const lines = ['label,text,code,n,x,flag,day,at'];
   for (let i = 0; i < rows; i++) {
     // An empty cell is a missing value; a quoted "" is empty text.
     const text = rnd(10) === 0 ? '' : quote(texts[rnd(texts.length)]);
-    lines.push([`r${i}`, text, pick(codes), pick(ints), pick(doubles), pick(['true', 'false']), pick(days), pick(times)].join(','));
+    lines.push(
+      [`r${i}`, text, pick(codes), pick(ints), pick(doubles), pick(['true', 'false']), pick(days), pick(times)].join(
+        ',',
+      ),
+    );
   }
   return lines.join('\n');
 }
@@ -58,10 +113,23 @@ describe('in-memory search: the same total and page as the SQL path', () => {
 
   beforeAll(async () => {
     fs.writeFileSync(path.join(dir, 'edge.csv'), edgeCsv(3000));
-    const sources = { movies: path.join(VEGA, 'movies.json'), birdstrikes: path.join(VEGA, 'birdstrikes.csv'), edge: path.join(dir, 'edge.csv') };
+    const sources = {
+      movies: path.join(VEGA, 'movies.json'),
+      birdstrikes: path.join(VEGA, 'birdstrikes.csv'),
+      edge: path.join(dir, 'edge.csv'),
+    };
     for (const [name, file] of Object.entries(sources)) {
       const built = await buildSnapshot({ name, file, dataDir: dir, types: {}, views: [] });
-      const entry: IndexEntry = { name, description: '', fields: built.fields, views: [], recordCount: built.recordCount, version: 1, snapshot: built.snapshot, updatedAt: '' };
+      const entry: IndexEntry = {
+        name,
+        description: '',
+        fields: built.fields,
+        views: [],
+        recordCount: built.recordCount,
+        version: 1,
+        snapshot: built.snapshot,
+        updatedAt: '',
+      };
       const table = await InMemoryTable.load(engine, entry);
       if (!table) throw new Error(`${name} was not held in memory`);
       await table.readColumns(built.fields.map((f) => f.name));
@@ -76,7 +144,16 @@ describe('in-memory search: the same total and page as the SQL path', () => {
 
   it('holds every field of the edge data with the type it is meant to test', () => {
     const types = Object.fromEntries(data.edge.fields.map((f) => [f.name, f.type]));
-    expect(types).toEqual({ label: 'string', text: 'string', code: 'string', n: 'integer', x: 'number', flag: 'boolean', day: 'date', at: 'date' });
+    expect(types).toEqual({
+      label: 'string',
+      text: 'string',
+      code: 'string',
+      n: 'integer',
+      x: 'number',
+      flag: 'boolean',
+      day: 'date',
+      at: 'date',
+    });
     const x = data.edge.table.column('x');
     const values = x?.kind === 'number' ? x.values : [];
     // A snapshot stores NaN and the infinities as missing (they have no JSON form).
@@ -99,15 +176,14 @@ describe('in-memory search: the same total and page as the SQL path', () => {
     return memory.total;
   }
 
-
   function sorts(fields: FieldDef[]): fc.Arbitrary<SortKey[]> {
     const key = fc.record({
       field: fc.constantFrom(...fields.map((f) => f.name)),
       direction: fc.constantFrom<'asc' | 'desc'>('asc', 'desc'),
     });
-    return fc.array(key, { maxLength: 3 }).map((keys) =>
-      keys.map((k) => ({ ...k, type: fields.find((f) => f.name === k.field)?.type ?? 'string' })),
-    );
+    return fc
+      .array(key, { maxLength: 3 })
+      .map((keys) => keys.map((k) => ({ ...k, type: fields.find((f) => f.name === k.field)?.type ?? 'string' })));
   }
 
   function queries(leaf: fc.Arbitrary<string>): fc.Arbitrary<string> {
@@ -122,7 +198,10 @@ describe('in-memory search: the same total and page as the SQL path', () => {
     })).q;
   }
 
-  const pages = fc.tuple(fc.oneof(fc.integer({ min: 0, max: 60 }), fc.integer({ min: 0, max: 12_000 })), fc.integer({ min: 1, max: 100 }));
+  const pages = fc.tuple(
+    fc.oneof(fc.integer({ min: 0, max: 60 }), fc.integer({ min: 0, max: 12_000 })),
+    fc.integer({ min: 1, max: 100 }),
+  );
 
   async function property(name: string, leaf: fc.Arbitrary<string>, runs: number): Promise<void> {
     const { fields } = data[name];
@@ -139,21 +218,66 @@ describe('in-memory search: the same total and page as the SQL path', () => {
   }
 
   it('movies (real data): words, prefixes, phrases, text, number and date ranges, missing values, sorts and pages', async () => {
-    const word = fc.constantFrom('love', 'star', 'the', 'drama', 'comedy', 'warner', 'spielberg', 'night', 'r', 'pg', 'of', '13', 'zzz');
-    const text = fc.constantFrom('Title', 'Director', '(Major Genre)', '(MPAA Rating)', 'Distributor', 'Source', '(Creative Type)');
+    const word = fc.constantFrom(
+      'love',
+      'star',
+      'the',
+      'drama',
+      'comedy',
+      'warner',
+      'spielberg',
+      'night',
+      'r',
+      'pg',
+      'of',
+      '13',
+      'zzz',
+    );
+    const text = fc.constantFrom(
+      'Title',
+      'Director',
+      '(Major Genre)',
+      '(MPAA Rating)',
+      'Distributor',
+      'Source',
+      '(Creative Type)',
+    );
     const leaf = fc.oneof(
       word,
       word.map((w) => `${w.slice(0, 2)}*`),
       fc.tuple(word, word).map(([a, b]) => `"${a} ${b}"`),
       fc.tuple(text, word).map(([f, w]) => `${f}:${w}`),
       fc.tuple(text, word).map(([f, w]) => `${f}:${w.slice(0, 1)}*`),
-      fc.tuple(text, fc.constantFrom(':>', ':>=', ':<', ':<='), fc.constantFrom('a', 'm', 'star', 'Zorro', 'é', 'pg-13')).map(([f, op, s]) => `${f}${op}${s}`),
-      fc.tuple(text, fc.constantFrom('b', 'love'), fc.constantFrom('m', 'the\\ z')).map(([f, a, b]) => `${f}:[${a} TO ${b}]`),
+      fc
+        .tuple(
+          text,
+          fc.constantFrom(':>', ':>=', ':<', ':<='),
+          fc.constantFrom('a', 'm', 'star', 'Zorro', 'é', 'pg-13'),
+        )
+        .map(([f, op, s]) => `${f}${op}${s}`),
+      fc
+        .tuple(text, fc.constantFrom('b', 'love'), fc.constantFrom('m', 'the\\ z'))
+        .map(([f, a, b]) => `${f}:[${a} TO ${b}]`),
       text.map((f) => `${f}:*`),
-      fc.tuple(fc.integer({ min: 1, max: 9 }), fc.integer({ min: 0, max: 3 })).map(([lo, d]) => `(IMDB Rating):[${lo} TO ${lo + d}.5}`),
+      fc
+        .tuple(fc.integer({ min: 1, max: 9 }), fc.integer({ min: 0, max: 3 }))
+        .map(([lo, d]) => `(IMDB Rating):[${lo} TO ${lo + d}.5}`),
       fc.integer({ min: 0, max: 300_000_000 }).map((n) => `(US Gross):>${n}`),
-      fc.tuple(fc.constantFrom(':', ':>', ':<=', ':>='), fc.constantFrom('90', '120.5', '-3', '1e300', '9007199254740993')).map(([op, v]) => `(Running Time min)${op}${v}`),
-      fc.constantFrom('(Release Date):1995', '(Release Date):>2000-06', '(Release Date):[1990-01-01 TO 1999-12-31]', '(Release Date):<=9999', '(Release Date):*', '(Release Date):<TODAY-10YEARS', '(Release Date):2010-07-16'),
+      fc
+        .tuple(
+          fc.constantFrom(':', ':>', ':<=', ':>='),
+          fc.constantFrom('90', '120.5', '-3', '1e300', '9007199254740993'),
+        )
+        .map(([op, v]) => `(Running Time min)${op}${v}`),
+      fc.constantFrom(
+        '(Release Date):1995',
+        '(Release Date):>2000-06',
+        '(Release Date):[1990-01-01 TO 1999-12-31]',
+        '(Release Date):<=9999',
+        '(Release Date):*',
+        '(Release Date):<TODAY-10YEARS',
+        '(Release Date):2010-07-16',
+      ),
       fc.constantFrom('(Rotten Tomatoes Rating):*', '(IMDB Votes):[1000 TO *]', '*'),
     );
     await property('movies', leaf, 300);
@@ -161,7 +285,15 @@ describe('in-memory search: the same total and page as the SQL path', () => {
 
   it('birdstrikes (real data): phrases, open ranges, costs and dates', async () => {
     const leaf = fc.oneof(
-      fc.constantFrom('(Wildlife Species):"turkey vulture"', 'gull*', 'dove', '(Origin State):texas', '(Origin State):new*', '(Wildlife Size):small', '(Aircraft Make Model):"boeing 737"'),
+      fc.constantFrom(
+        '(Wildlife Species):"turkey vulture"',
+        'gull*',
+        'dove',
+        '(Origin State):texas',
+        '(Origin State):new*',
+        '(Wildlife Size):small',
+        '(Aircraft Make Model):"boeing 737"',
+      ),
       fc.integer({ min: 0, max: 200_000 }).map((n) => `(Cost Total $):>${n}`),
       fc.integer({ min: 0, max: 5000 }).map((n) => `(Speed IAS in knots):[${n % 300} TO *]`),
       fc.constantFrom('(Flight Date):1995', '(Flight Date):[1990-06 TO 1992]', '(Flight Date):>1999-12-31T12\\:00'),
@@ -170,19 +302,76 @@ describe('in-memory search: the same total and page as the SQL path', () => {
   }, 300000);
 
   it('edge values: text order by code point, lower() of İ, big integers, NaN, ±Infinity, -0, dates and microseconds around 1970', async () => {
-    const word = fc.constantFrom('alpha', 'beta', 'star', '𝒳', 'istanbul', 'i', 'stanbul', 'straße', 'bank', 'neil', 'york', 'new', '東京', 'b', 'a1', 'z', 'r1');
+    const word = fc.constantFrom(
+      'alpha',
+      'beta',
+      'star',
+      '𝒳',
+      'istanbul',
+      'i',
+      'stanbul',
+      'straße',
+      'bank',
+      'neil',
+      'york',
+      'new',
+      '東京',
+      'b',
+      'a1',
+      'z',
+      'r1',
+    );
     const bound = fc.constantFrom('a', 'alpha', 'b', 'z', '𝒳', '\uE000', 'İ', 'i̇stanbul', 'straße', '東');
     const leaf = fc.oneof(
       word,
       word.map((w) => `${w.slice(0, 1)}*`),
       fc.tuple(fc.constantFrom('text', 'code', 'label'), word).map(([f, w]) => `${f}:${w}`),
       fc.tuple(word, word).map(([a, b]) => `text:"${a} ${b}"`),
-      fc.tuple(fc.constantFrom('text', 'code'), fc.constantFrom(':>', ':>=', ':<', ':<='), bound).map(([f, op, b]) => `${f}${op}${b}`),
+      fc
+        .tuple(fc.constantFrom('text', 'code'), fc.constantFrom(':>', ':>=', ':<', ':<='), bound)
+        .map(([f, op, b]) => `${f}${op}${b}`),
       fc.tuple(fc.constantFrom('text', 'code'), bound, bound).map(([f, a, b]) => `${f}:[${a} TO ${b}]`),
-      fc.tuple(fc.constantFrom(':>', ':>=', ':<', ':<=', ':'), fc.constantFrom('0', '-5', '2.5', '-2.5', '9007199254740992', '9007199254740993', '9223372036854775807', '1e300', '-1e300')).map(([op, v]) => `n${op}${v}`),
-      fc.tuple(fc.constantFrom(':>', ':>=', ':<', ':<=', ':'), fc.constantFrom('0', '-0', '0.3', '0.30000000000000004', '1e300', '-1e300', '2.5', '1e308')).map(([op, v]) => `x${op}${v}`),
+      fc
+        .tuple(
+          fc.constantFrom(':>', ':>=', ':<', ':<=', ':'),
+          fc.constantFrom(
+            '0',
+            '-5',
+            '2.5',
+            '-2.5',
+            '9007199254740992',
+            '9007199254740993',
+            '9223372036854775807',
+            '1e300',
+            '-1e300',
+          ),
+        )
+        .map(([op, v]) => `n${op}${v}`),
+      fc
+        .tuple(
+          fc.constantFrom(':>', ':>=', ':<', ':<=', ':'),
+          fc.constantFrom('0', '-0', '0.3', '0.30000000000000004', '1e300', '-1e300', '2.5', '1e308'),
+        )
+        .map(([op, v]) => `x${op}${v}`),
       fc.constantFrom('flag:true', 'flag:false', 'flag:>false', 'flag:<true', 'flag:>=true'),
-      fc.tuple(fc.constantFrom('day', 'at'), fc.constantFrom(':', ':>', ':>=', ':<', ':<='), fc.constantFrom('1969', '1970', '1969-12-31', '1970-01-01', '1970-01-01T00\\:00\\:00', '1969-12-31T23\\:59\\:59', '2020-01-01T00\\:00\\:00', '0001', '9999', '1950-06-15T12\\:30')).map(([f, op, v]) => `${f}${op}${v}`),
+      fc
+        .tuple(
+          fc.constantFrom('day', 'at'),
+          fc.constantFrom(':', ':>', ':>=', ':<', ':<='),
+          fc.constantFrom(
+            '1969',
+            '1970',
+            '1969-12-31',
+            '1970-01-01',
+            '1970-01-01T00\\:00\\:00',
+            '1969-12-31T23\\:59\\:59',
+            '2020-01-01T00\\:00\\:00',
+            '0001',
+            '9999',
+            '1950-06-15T12\\:30',
+          ),
+        )
+        .map(([f, op, v]) => `${f}${op}${v}`),
       fc.constantFrom('text:*', 'code:*', 'n:*', 'x:*', 'flag:*', 'day:*', 'at:*', '*'),
     );
     await property('edge', leaf, 400);
@@ -190,12 +379,27 @@ describe('in-memory search: the same total and page as the SQL path', () => {
 
   it('text bounds between characters where UTF-16 and code point order differ', async () => {
     const { fields } = data.edge;
-    for (const q of ['text:>𝒳', 'text:<𝒳', 'text:>=\uE000', 'text:<\uE000', 'text:[\uE000 TO 𝒳]', 'text:[𝒳 TO \uE000]']) {
+    for (const q of [
+      'text:>𝒳',
+      'text:<𝒳',
+      'text:>=\uE000',
+      'text:<\uE000',
+      'text:[\uE000 TO 𝒳]',
+      'text:[𝒳 TO \uE000]',
+    ]) {
       const where = parseQuery(q, { fields, now: NOW });
-      expect({ q, total: await same('edge', { where, sort: [], offset: 0, limit: 3000 }) }).toEqual({ q, total: expect.any(Number) });
+      expect({ q, total: await same('edge', { where, sort: [], offset: 0, limit: 3000 }) }).toEqual({
+        q,
+        total: expect.any(Number),
+      });
     }
     // U+E000 sorts before U+1D4B3 in code points (DuckDB), after it in UTF-16 units (JS's <).
-    const below = await same('edge', { where: parseQuery('text:[\uE000 TO 𝒳}', { fields, now: NOW }), sort: [], offset: 0, limit: 1 });
+    const below = await same('edge', {
+      where: parseQuery('text:[\uE000 TO 𝒳}', { fields, now: NOW }),
+      sort: [],
+      offset: 0,
+      limit: 1,
+    });
     expect(below).toBeGreaterThan(0);
   });
 
@@ -215,7 +419,12 @@ describe('in-memory search: the same total and page as the SQL path', () => {
     for (const [q, holding] of cases) {
       const expected = texts.filter((t) => typeof t === 'string' && holding.includes(t)).length;
       expect(expected).toBeGreaterThan(0);
-      const total = await same('edge', { where: parseQuery(q, { fields, now: NOW }), sort: [], offset: 0, limit: 3000 });
+      const total = await same('edge', {
+        where: parseQuery(q, { fields, now: NOW }),
+        sort: [],
+        offset: 0,
+        limit: 3000,
+      });
       expect({ q, total }).toEqual({ q, total: expected });
     }
   });
@@ -250,7 +459,13 @@ describe('in-memory search: the same total and page as the SQL path', () => {
     let found = 0;
     for (let i = 0; i < text.length; i++) {
       for (let j = i + 1; j < text.length; j++) {
-        for (const [words, prefix] of [[['the'], false], [['pg'], false], [['dr'], true], [['the', 'l'], true], [['of', 'the'], false]] as const) {
+        for (const [words, prefix] of [
+          [['the'], false],
+          [['pg'], false],
+          [['dr'], true],
+          [['the', 'l'], true],
+          [['of', 'the'], false],
+        ] as const) {
           const where: QueryNode = { kind: 'match', fields: [text[i], text[j]], words: [...words], prefix };
           if ((await same('movies', { where, sort: [], offset: 0, limit: 5 })) > 0) found++;
         }
@@ -264,7 +479,12 @@ describe('in-memory search: the same total and page as the SQL path', () => {
       const { fields, entry } = data[name];
       for (const f of fields) {
         for (const direction of ['asc', 'desc'] as const) {
-          await same(name, { where: { kind: 'all' }, sort: [{ field: f.name, type: f.type, direction }], offset: 0, limit: entry.recordCount });
+          await same(name, {
+            where: { kind: 'all' },
+            sort: [{ field: f.name, type: f.type, direction }],
+            offset: 0,
+            limit: entry.recordCount,
+          });
         }
       }
     }
@@ -273,11 +493,21 @@ describe('in-memory search: the same total and page as the SQL path', () => {
   it('a leaf it cannot promise to answer as SQL does is refused, and the adapter answers it through SQL', async () => {
     const { entry, table } = data.movies;
     // A number compared with a text column: the parser never builds it, an adapter must still not guess.
-    const where: QueryNode = { kind: 'compare', field: 'Title', fieldType: 'number', op: 'gt', value: { type: 'number', value: 5 } };
+    const where: QueryNode = {
+      kind: 'compare',
+      field: 'Title',
+      fieldType: 'number',
+      op: 'gt',
+      value: { type: 'number', value: 5 },
+    };
     const plan: SearchPlan = { where, sort: [], offset: 0, limit: 5 };
     expect(() => searchInMemory(table, plan)).toThrow(UnsupportedQuery);
     const adapter = new DuckDbSearchIndex(engine);
-    const outcome = (p: Promise<unknown>) => p.then((ok) => ({ ok }), (err: Error) => ({ err: err.message }));
+    const outcome = (p: Promise<unknown>) =>
+      p.then(
+        (ok) => ({ ok }),
+        (err: Error) => ({ err: err.message }),
+      );
     const viaAdapter = await outcome(adapter.search(entry, plan));
     expect(viaAdapter).toEqual(await outcome(sql.search(entry, plan)));
   });
@@ -285,7 +515,10 @@ describe('in-memory search: the same total and page as the SQL path', () => {
   it('charges word matches to the work limit before doing them: a phrase of common words goes to SQL', async () => {
     const { entry, table, fields } = data.movies;
     const phrases = parseQuery(Array.from({ length: 20 }, () => '"of the"').join(' OR '), { fields, now: NOW });
-    const ranges = parseQuery(Array.from({ length: 20 }, (_, i) => `(IMDB Rating):>${i / 4}`).join(' OR '), { fields, now: NOW });
+    const ranges = parseQuery(Array.from({ length: 20 }, (_, i) => `(IMDB Rating):>${i / 4}`).join(' OR '), {
+      fields,
+      now: NOW,
+    });
     const plan = (where: QueryNode): SearchPlan => ({ where, sort: [], offset: 0, limit: 5 });
     // The same leaves: the scan alone fits in the limit; the phrases' substring tests do not.
     const limit = 20 * table.size + 100;
@@ -307,7 +540,9 @@ describe('in-memory search: the same total and page as the SQL path', () => {
     ] as QueryNode[]) {
       const plan: SearchPlan = { where, sort: [], offset: 0, limit: 5 };
       expect(() => searchInMemory(table, plan)).toThrow(UnsupportedQuery);
-      expect(await new DuckDbSearchIndex(engine, { awaitMemory: true }).search(entry, plan)).toEqual(await sql.search(entry, plan));
+      expect(await new DuckDbSearchIndex(engine, { awaitMemory: true }).search(entry, plan)).toEqual(
+        await sql.search(entry, plan),
+      );
     }
   });
 
@@ -317,7 +552,12 @@ describe('in-memory search: the same total and page as the SQL path', () => {
     it('reads a version into memory once, in the background, and a newer version of the index in its place', async () => {
       const loads = jest.spyOn(InMemoryTable, 'load');
       const adapter = new DuckDbSearchIndex(engine);
-      const plan: SearchPlan = { where: parseQuery('love', { fields: data.movies.fields, now: NOW }), sort: [{ field: 'Title', type: 'string', direction: 'desc' }], offset: 0, limit: 5 };
+      const plan: SearchPlan = {
+        where: parseQuery('love', { fields: data.movies.fields, now: NOW }),
+        sort: [{ field: 'Title', type: 'string', direction: 'desc' }],
+        offset: 0,
+        limit: 5,
+      };
       const v1 = data.movies.entry;
       const want = await sql.search(v1, plan);
       // The first searches do not wait for it: SQL answers them.
@@ -335,7 +575,11 @@ describe('in-memory search: the same total and page as the SQL path', () => {
       expect(sqlCalls).not.toHaveBeenCalled();
       // Version 2 is another snapshot file (here the birdstrikes one under the movies name).
       const v2 = { ...data.birdstrikes.entry, name: 'movies', version: 2 };
-      const dove: SearchPlan = { ...plan, sort: [], where: parseQuery('dove', { fields: data.birdstrikes.fields, now: NOW }) };
+      const dove: SearchPlan = {
+        ...plan,
+        sort: [],
+        where: parseQuery('dove', { fields: data.birdstrikes.fields, now: NOW }),
+      };
       const after = await adapter.search(v2, dove);
       expect(after.total).toBeGreaterThan(0);
       expect(loads).toHaveBeenCalledTimes(2);
@@ -355,7 +599,9 @@ describe('in-memory search: the same total and page as the SQL path', () => {
       for (const reloadAfterEvictionMs of [60_000, 0]) {
         const loads = jest.spyOn(InMemoryTable, 'load');
         const lines: Array<{ msg: string; index: string }> = [];
-        const log = createRootLogger('info', { write: (line: string) => lines.push(JSON.parse(line) as { msg: string; index: string }) });
+        const log = createRootLogger('info', {
+          write: (line: string) => lines.push(JSON.parse(line) as { msg: string; index: string }),
+        });
         const adapter = new DuckDbSearchIndex(engine, { inMemoryBudgetBytes: budget, reloadAfterEvictionMs, log });
         await adapter.whenHeld(data.birdstrikes.entry);
         await new Promise((r) => setTimeout(r, 5));
@@ -377,7 +623,9 @@ describe('in-memory search: the same total and page as the SQL path', () => {
         await adapter.whenHeld(data.birdstrikes.entry);
         expect(loads).toHaveBeenCalledTimes(reloadAfterEvictionMs === 0 ? 4 : 3);
         expect(adapter.holding()).toContain(reloadAfterEvictionMs === 0 ? 'birdstrikes@1' : 'edge@1');
-        expect(await adapter.search(data.birdstrikes.entry, all)).toEqual(await sql.search(data.birdstrikes.entry, all));
+        expect(await adapter.search(data.birdstrikes.entry, all)).toEqual(
+          await sql.search(data.birdstrikes.entry, all),
+        );
         expect(await adapter.search(data.movies.entry, all)).toEqual(await sql.search(data.movies.entry, all));
         loads.mockRestore();
       }
@@ -392,7 +640,10 @@ describe('in-memory search: the same total and page as the SQL path', () => {
     it('a query with more leaf tests than a scan should run in one go goes to SQL', async () => {
       const adapter = new DuckDbSearchIndex(engine);
       const { entry, fields } = data.birdstrikes;
-      const where = parseQuery(Array.from({ length: 1024 }, (_, i) => `(Cost Total $):>${i * 100}`).join(' OR '), { fields, now: NOW });
+      const where = parseQuery(Array.from({ length: 1024 }, (_, i) => `(Cost Total $):>${i * 100}`).join(' OR '), {
+        fields,
+        now: NOW,
+      });
       const plan: SearchPlan = { where, sort: [], offset: 0, limit: 3 };
       await adapter.whenHeld(entry);
       await adapter.search(entry, plan);
@@ -408,10 +659,18 @@ describe('in-memory search: the same total and page as the SQL path', () => {
       jest.spyOn(InMemoryTable.prototype, 'approxBytes').mockReturnValue(1);
       const records = async (name: string) => (await InMemoryTable.load(engine, data[name].entry))?.heldBytes() ?? NaN;
       const [movies, birdstrikes] = [await records('movies'), await records('birdstrikes')];
-      const words: SearchPlan = { where: parseQuery('star OR love', { fields: data.movies.fields, now: NOW }), sort: [{ field: 'Title', type: 'string', direction: 'asc' }], offset: 0, limit: 5 };
+      const words: SearchPlan = {
+        where: parseQuery('star OR love', { fields: data.movies.fields, now: NOW }),
+        sort: [{ field: 'Title', type: 'string', direction: 'asc' }],
+        offset: 0,
+        limit: 5,
+      };
       const want = await sql.search(data.movies.entry, words);
 
-      const two = new DuckDbSearchIndex(engine, { inMemoryBudgetBytes: movies + birdstrikes + 1024, awaitMemory: true });
+      const two = new DuckDbSearchIndex(engine, {
+        inMemoryBudgetBytes: movies + birdstrikes + 1024,
+        awaitMemory: true,
+      });
       await two.whenHeld(data.birdstrikes.entry);
       await two.whenHeld(data.movies.entry);
       expect(two.holding()).toEqual(['birdstrikes@1', 'movies@1']);
@@ -478,7 +737,9 @@ describe('in-memory search: the same total and page as the SQL path', () => {
     it('a column that fails to read stays on SQL for that version, and is not read again on every search', async () => {
       const table = await InMemoryTable.load(engine, data.movies.entry);
       if (!table) throw new Error('not held');
-      const reads = jest.spyOn(engine, 'withConnection').mockRejectedValueOnce(new Error('Conversion Error: date out of range'));
+      const reads = jest
+        .spyOn(engine, 'withConnection')
+        .mockRejectedValueOnce(new Error('Conversion Error: date out of range'));
       await table.readColumns(['Title']);
       expect(table.holds(['Title'])).toBe(false);
       await table.readColumns(['Title']);
@@ -494,7 +755,9 @@ describe('in-memory search: the same total and page as the SQL path', () => {
       const v2 = { ...data.movies.entry, version: 2 };
       await adapter.whenHeld(v2);
       const plan: SearchPlan = { where: { kind: 'all' }, sort: [], offset: 0, limit: 2 };
-      expect(await adapter.search({ ...data.edge.entry, name: 'movies', version: 1 }, plan)).toEqual(await sql.search(data.edge.entry, plan));
+      expect(await adapter.search({ ...data.edge.entry, name: 'movies', version: 1 }, plan)).toEqual(
+        await sql.search(data.edge.entry, plan),
+      );
       expect(loads).toHaveBeenCalledTimes(1);
     });
 
@@ -502,7 +765,11 @@ describe('in-memory search: the same total and page as the SQL path', () => {
       const table = await InMemoryTable.load(engine, data.movies.entry);
       if (!table) throw new Error('not held');
       const reads = jest.spyOn(engine, 'withConnection');
-      await Promise.all([table.readColumns(['Title', 'Director']), table.readColumns(['Director']), table.readColumns(['Title'])]);
+      await Promise.all([
+        table.readColumns(['Title', 'Director']),
+        table.readColumns(['Director']),
+        table.readColumns(['Title']),
+      ]);
       expect(reads).toHaveBeenCalledTimes(1);
       expect(table.holds(['Title', 'Director'])).toBe(true);
       await table.readColumns(['Title']);
@@ -522,7 +789,12 @@ describe('in-memory search: the same total and page as the SQL path', () => {
     it('answers through SQL when the version cannot be read into memory', async () => {
       jest.spyOn(InMemoryTable, 'load').mockRejectedValue(new Error('out of memory'));
       const adapter = new DuckDbSearchIndex(engine);
-      const plan: SearchPlan = { where: parseQuery('star*', { fields: data.movies.fields, now: NOW }), sort: [], offset: 0, limit: 7 };
+      const plan: SearchPlan = {
+        where: parseQuery('star*', { fields: data.movies.fields, now: NOW }),
+        sort: [],
+        offset: 0,
+        limit: 7,
+      };
       expect(await adapter.search(data.movies.entry, plan)).toEqual(await sql.search(data.movies.entry, plan));
     });
 

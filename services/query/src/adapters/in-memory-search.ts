@@ -46,7 +46,7 @@ function firstK(rows: Int32Array, k: number, compare: Compare): number[] {
   for (const row of rows) {
     if (heap.length < k) {
       heap.push(row);
-      for (let i = heap.length - 1; i > 0; ) {
+      for (let i = heap.length - 1; i > 0;) {
         const parent = (i - 1) >> 1;
         if (compare(heap[i], heap[parent]) <= 0) break;
         [heap[i], heap[parent]] = [heap[parent], heap[i]];

@@ -182,7 +182,10 @@ export class InMemoryTable {
       else select.push(col);
       return { field: f, kind, first };
     });
-    const data = await readInChunks(this.engine, `SELECT ${select.join(', ')} FROM ${ident(loaded.table)} ORDER BY __rowid`);
+    const data = await readInChunks(
+      this.engine,
+      `SELECT ${select.join(', ')} FROM ${ident(loaded.table)} ORDER BY __rowid`,
+    );
     let bytes = 0;
     for (const { field, kind, first } of at) {
       if (this.columns.has(field)) continue;
@@ -302,7 +305,12 @@ async function readInChunks(engine: SnapshotEngine, sql: string): Promise<Js[][]
  * A field's column from its values (text: lower() values, then the words column), with the characters
  * of the distinct strings it holds.
  */
-function toColumn(kind: Kind, values: readonly Js[], words: readonly Js[], size: number): { column: MemoryColumn; chars: number } {
+function toColumn(
+  kind: Kind,
+  values: readonly Js[],
+  words: readonly Js[],
+  size: number,
+): { column: MemoryColumn; chars: number } {
   switch (kind) {
     case 'text': {
       const lower = interned(values);
@@ -333,7 +341,8 @@ function toColumn(kind: Kind, values: readonly Js[], words: readonly Js[], size:
 
 function exactInteger(v: Js): number | bigint | null {
   if (v === null || v === undefined) return null;
-  if (typeof v === 'bigint') return v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v;
+  if (typeof v === 'bigint')
+    return v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v;
   return Number(v);
 }
 

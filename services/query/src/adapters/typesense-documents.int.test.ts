@@ -8,7 +8,31 @@ import { DuckDbSearchIndex } from './duckdb-search-index.adapter';
 import { documentBatches, type DocumentBatch } from './typesense-documents';
 import { slotsOf } from './typesense-filter';
 
-const TITLES = ['Émile', 'emile', 'Eve', 'zoe', "O'Brien", 'obrien', 'o brien', '', 'Zoë', null, 'EMILE', 'Ångström', 'angstrom', 'b', 'B', 'a_b', 'a b', 'ab', null, 'Zoe', 'émile', '10', '9'];
+const TITLES = [
+  'Émile',
+  'emile',
+  'Eve',
+  'zoe',
+  "O'Brien",
+  'obrien',
+  'o brien',
+  '',
+  'Zoë',
+  null,
+  'EMILE',
+  'Ångström',
+  'angstrom',
+  'b',
+  'B',
+  'a_b',
+  'a b',
+  'ab',
+  null,
+  'Zoe',
+  'émile',
+  '10',
+  '9',
+];
 
 describe('Typesense documents read from a snapshot', () => {
   let dataDir: string;
@@ -20,10 +44,22 @@ describe('Typesense documents read from a snapshot', () => {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'q-ts-docs-'));
     const file = path.join(dataDir, 'docs.json');
     // Written as text: 9007199254740993 must reach the snapshot unrounded.
-    const records = TITLES.map((t, i) => `{"title":${JSON.stringify(t)},"big":${i === 3 ? '9007199254740993' : i},"at":"2020-01-01 00:00:00.${String(i).padStart(6, '0')}"}`);
+    const records = TITLES.map(
+      (t, i) =>
+        `{"title":${JSON.stringify(t)},"big":${i === 3 ? '9007199254740993' : i},"at":"2020-01-01 00:00:00.${String(i).padStart(6, '0')}"}`,
+    );
     fs.writeFileSync(file, `[${records.join(',')}]`);
     const built = await buildSnapshot({ name: 'docs', file, dataDir, types: {}, views: [] });
-    entry = { name: 'docs', description: '', fields: built.fields, views: [], recordCount: built.recordCount, version: 1, snapshot: built.snapshot, updatedAt: '' };
+    entry = {
+      name: 'docs',
+      description: '',
+      fields: built.fields,
+      views: [],
+      recordCount: built.recordCount,
+      version: 1,
+      snapshot: built.snapshot,
+      updatedAt: '',
+    };
     engine = new SnapshotEngine(dataDir);
   });
 
@@ -37,7 +73,10 @@ describe('Typesense documents read from a snapshot', () => {
     return out;
   };
 
-  const scratchTables = async () => Number((await engine.all(`SELECT count(*) AS n FROM duckdb_tables() WHERE table_name LIKE '__typesense_ranks_%'`))[0].n);
+  const scratchTables = async () =>
+    Number(
+      (await engine.all(`SELECT count(*) AS n FROM duckdb_tables() WHERE table_name LIKE '__typesense_ranks_%'`))[0].n,
+    );
 
   it('come in keyset batches, every record once and in order, each batch query starting after the last row number', async () => {
     const spy = jest.spyOn(engine, 'all');
@@ -51,7 +90,14 @@ describe('Typesense documents read from a snapshot', () => {
       expect(sql).toMatch(/WHERE __rowid > \$last ORDER BY __rowid LIMIT 5$/);
       expect(sql).not.toMatch(/OFFSET/i);
     }
-    expect(reads.map(([, params]) => String((params as { last: bigint }).last))).toEqual(['-1', '4', '9', '14', '19', '22']);
+    expect(reads.map(([, params]) => String((params as { last: bigint }).last))).toEqual([
+      '-1',
+      '4',
+      '9',
+      '14',
+      '19',
+      '22',
+    ]);
   });
 
   it('carry integers beyond 2^53 and timestamps to the microsecond exactly', async () => {
@@ -61,11 +107,14 @@ describe('Typesense documents read from a snapshot', () => {
   });
 
   it('rank text values so that sorting by rank gives the embedded engine order, empty text first and missing last', async () => {
-    const docs = (await collect(4)).flatMap((b) => b.jsonl.split('\n').map((l) => JSON.parse(l) as { __rowid: number; r0?: number }));
+    const docs = (await collect(4)).flatMap((b) =>
+      b.jsonl.split('\n').map((l) => JSON.parse(l) as { __rowid: number; r0?: number }),
+    );
     for (const direction of ['asc', 'desc'] as const) {
       const byRank = [...docs]
         .sort((a, b) => {
-          if (a.r0 === undefined || b.r0 === undefined) return (a.r0 === undefined ? 1 : 0) - (b.r0 === undefined ? 1 : 0) || a.__rowid - b.__rowid;
+          if (a.r0 === undefined || b.r0 === undefined)
+            return (a.r0 === undefined ? 1 : 0) - (b.r0 === undefined ? 1 : 0) || a.__rowid - b.__rowid;
           return (direction === 'asc' ? a.r0 - b.r0 : b.r0 - a.r0) || a.__rowid - b.__rowid;
         })
         .map((d) => TITLES[d.__rowid]);

@@ -21,16 +21,27 @@ describe('Typesense collection fields', () => {
     );
     expect(fields.map((f) => f.type)).not.toContain('float');
     expect(fields.map((f) => f.type)).not.toContain('bool');
-    expect(fields.find((f) => f.name === '__json')).toEqual({ name: '__json', type: 'string', index: false, optional: true });
+    expect(fields.find((f) => f.name === '__json')).toEqual({
+      name: '__json',
+      type: 'string',
+      index: false,
+      optional: true,
+    });
   });
 
   it('have no text arrays for an index without text fields', () => {
-    expect(collectionFields([...slotsOf([{ name: 'n', type: 'integer' }]).values()]).map((f) => f.name)).toEqual(['__rowid', '__json', '__has', 'k0']);
+    expect(collectionFields([...slotsOf([{ name: 'n', type: 'integer' }]).values()]).map((f) => f.name)).toEqual([
+      '__rowid',
+      '__json',
+      '__has',
+      'k0',
+    ]);
   });
 });
 
 describe('Typesense documents', () => {
-  const line = (values: unknown[], ranks: Array<number | null> = [1, null, null, null, null, 2]) => documentLine({ rowid: 7, values, ranks, json: '{"title":"x"}' }, slots);
+  const line = (values: unknown[], ranks: Array<number | null> = [1, null, null, null, null, 2]) =>
+    documentLine({ rowid: 7, values, ranks, json: '{"title":"x"}' }, slots);
 
   it('write int64 keys with their exact digits, beyond 2^53 and at the int64 ends', () => {
     const text = line(['Ab', 9007199254740993n, 1e300, 1577836800000500n, true, null]);
@@ -42,7 +53,10 @@ describe('Typesense documents', () => {
   });
 
   it('are valid JSON carrying the record, its order and the tokens of its words', () => {
-    const doc = JSON.parse(line(['New York, new YORK!', null, null, null, null, 'café au lait'])) as Record<string, unknown>;
+    const doc = JSON.parse(line(['New York, new YORK!', null, null, null, null, 'café au lait'])) as Record<
+      string,
+      unknown
+    >;
     expect(doc).toEqual({
       id: '7',
       __rowid: 7,
@@ -50,14 +64,32 @@ describe('Typesense documents', () => {
       __has: ['0z8', '5z8'],
       __w: ['0z8new', '0z8york', '5z8cafz2e9', '5z8au', '5z8lait'],
       __b: ['0z8newz0york', '0z8yorkz0new', '5z8cafz2e9z0au', '5z8auz0lait'],
-      __p: ['0z8n', '0z8ne', '0z8new', '0z8y', '0z8yo', '0z8yor', '5z8c', '5z8ca', '5z8caf', '5z8a', '5z8au', '5z8l', '5z8la', '5z8lai'],
+      __p: [
+        '0z8n',
+        '0z8ne',
+        '0z8new',
+        '0z8y',
+        '0z8yo',
+        '0z8yor',
+        '5z8c',
+        '5z8ca',
+        '5z8caf',
+        '5z8a',
+        '5z8au',
+        '5z8l',
+        '5z8la',
+        '5z8lai',
+      ],
       r0: 1,
       r5: 2,
     });
   });
 
   it('count an empty text as missing for `field:*` but keep its rank (it sorts first, as in the engine)', () => {
-    const doc = JSON.parse(line(['', null, null, null, null, null], [1, null, null, null, null, null])) as Record<string, unknown>;
+    const doc = JSON.parse(line(['', null, null, null, null, null], [1, null, null, null, null, null])) as Record<
+      string,
+      unknown
+    >;
     expect(doc.__has).toBeUndefined();
     expect(doc.r0).toBe(1);
     expect(doc.__w).toBeUndefined();

@@ -17,7 +17,8 @@ export function collectionFields(slots: readonly FieldSlot[]): Array<Record<stri
   if (slots.some((s) => s.type === 'string')) {
     for (const name of ['__w', '__b', '__p']) fields.push({ name, type: 'string[]', optional: true });
   }
-  for (const s of slots) fields.push({ name: s.type === 'string' ? `r${s.slot}` : `k${s.slot}`, type: 'int64', sort: true, optional: true });
+  for (const s of slots)
+    fields.push({ name: s.type === 'string' ? `r${s.slot}` : `k${s.slot}`, type: 'int64', sort: true, optional: true });
   return fields;
 }
 
@@ -57,7 +58,11 @@ function keyOf(slot: FieldSlot, v: unknown): bigint {
  * write a bigint: the digits go out exactly, and Typesense reads them as int64.
  */
 export function documentLine(record: SourceRecord, slots: readonly FieldSlot[]): string {
-  const parts: string[] = [`"id":${JSON.stringify(String(record.rowid))}`, `"__rowid":${record.rowid}`, `"__json":${JSON.stringify(record.json)}`];
+  const parts: string[] = [
+    `"id":${JSON.stringify(String(record.rowid))}`,
+    `"__rowid":${record.rowid}`,
+    `"__json":${JSON.stringify(record.json)}`,
+  ];
   const has: string[] = [];
   const w = new Set<string>();
   const b = new Set<string>();
@@ -85,7 +90,8 @@ export function documentLine(record: SourceRecord, slots: readonly FieldSlot[]):
     ['__b', [...b]],
     ['__p', [...p]],
   ];
-  for (const [name, values] of arrays) if (values.length > 0) parts.push(`${JSON.stringify(name)}:${JSON.stringify(values)}`);
+  for (const [name, values] of arrays)
+    if (values.length > 0) parts.push(`${JSON.stringify(name)}:${JSON.stringify(values)}`);
   return `{${parts.join(',')}}`;
 }
 
@@ -100,7 +106,12 @@ export interface DocumentBatch {
  * text order (lower-cased, as the embedded adapter sorts), into a scratch table read alongside.
  * Checks that record n has __rowid n: deep pages of the whole index rely on it.
  */
-export async function* documentBatches(engine: SnapshotEngine, entry: IndexEntry, slots: readonly FieldSlot[], batchSize: number): AsyncGenerator<DocumentBatch> {
+export async function* documentBatches(
+  engine: SnapshotEngine,
+  entry: IndexEntry,
+  slots: readonly FieldSlot[],
+  batchSize: number,
+): AsyncGenerator<DocumentBatch> {
   const { table, columnTypes } = await engine.table(entry);
   const text = slots.filter((s) => s.type === 'string');
   const select = slots
@@ -112,8 +123,13 @@ export async function* documentBatches(engine: SnapshotEngine, entry: IndexEntry
     .join(', ');
   const ranks = `__typesense_ranks_${randomBytes(6).toString('hex')}`;
   if (text.length > 0) {
-    const rankCols = text.map((s) => `CASE WHEN ${ident(s.name)} IS NULL THEN NULL ELSE dense_rank() OVER (ORDER BY lower(${ident(s.name)})) END AS ${ident(`r${s.slot}`)}`);
-    await engine.all(`CREATE TABLE ${ident(ranks)} AS SELECT __rowid, ${rankCols.join(', ')} FROM ${ident(table)} ORDER BY __rowid`);
+    const rankCols = text.map(
+      (s) =>
+        `CASE WHEN ${ident(s.name)} IS NULL THEN NULL ELSE dense_rank() OVER (ORDER BY lower(${ident(s.name)})) END AS ${ident(`r${s.slot}`)}`,
+    );
+    await engine.all(
+      `CREATE TABLE ${ident(ranks)} AS SELECT __rowid, ${rankCols.join(', ')} FROM ${ident(table)} ORDER BY __rowid`,
+    );
   }
   try {
     let last = -1n;
@@ -125,20 +141,34 @@ export async function* documentBatches(engine: SnapshotEngine, entry: IndexEntry
       );
       if (rows.length === 0) break;
       const hi = asBigInt(rows[rows.length - 1].__rowid, 'row number');
-      const rankRows: Row[] = text.length > 0 ? await engine.all(`SELECT * FROM ${ident(ranks)} WHERE __rowid > $last AND __rowid <= $hi ORDER BY __rowid`, { last, hi }) : [];
+      const rankRows: Row[] =
+        text.length > 0
+          ? await engine.all(
+              `SELECT * FROM ${ident(ranks)} WHERE __rowid > $last AND __rowid <= $hi ORDER BY __rowid`,
+              { last, hi },
+            )
+          : [];
       const rowids: number[] = [];
       const lines = rows.map((r, i) => {
         const rowid = Number(asBigInt(r.__rowid, 'row number'));
-        if (rowid !== expected) throw AppError.internal(`The snapshot of index "${entry.name}" numbers record ${expected + 1} as ${rowid + 1}`);
+        if (rowid !== expected)
+          throw AppError.internal(
+            `The snapshot of index "${entry.name}" numbers record ${expected + 1} as ${rowid + 1}`,
+          );
         expected++;
         const rankRow = rankRows[i];
-        if (text.length > 0 && Number(asBigInt(rankRow?.__rowid, 'row number')) !== rowid) throw AppError.internal('Text ranks out of step with the records');
+        if (text.length > 0 && Number(asBigInt(rankRow?.__rowid, 'row number')) !== rowid)
+          throw AppError.internal('Text ranks out of step with the records');
         rowids.push(rowid);
         return documentLine(
           {
             rowid,
             values: slots.map((s) => r[`c${s.slot}`]),
-            ranks: slots.map((s) => (s.type === 'string' && rankRow[`r${s.slot}`] !== null ? Number(asBigInt(rankRow[`r${s.slot}`], 'rank')) : null)),
+            ranks: slots.map((s) =>
+              s.type === 'string' && rankRow[`r${s.slot}`] !== null
+                ? Number(asBigInt(rankRow[`r${s.slot}`], 'rank'))
+                : null,
+            ),
             json: String(r.__json),
           },
           slots,
@@ -147,7 +177,10 @@ export async function* documentBatches(engine: SnapshotEngine, entry: IndexEntry
       yield { rowids, jsonl: lines.join('\n') };
       last = hi;
     }
-    if (expected !== entry.recordCount) throw AppError.internal(`The snapshot of index "${entry.name}" has ${expected} records, the catalog says ${entry.recordCount}`);
+    if (expected !== entry.recordCount)
+      throw AppError.internal(
+        `The snapshot of index "${entry.name}" has ${expected} records, the catalog says ${entry.recordCount}`,
+      );
   } finally {
     if (text.length > 0) await engine.all(`DROP TABLE IF EXISTS ${ident(ranks)}`).catch(() => undefined);
   }

@@ -122,7 +122,9 @@ describe('tokens', () => {
   });
 
   it('refuse a prefix longer than stored tokens keep, instead of matching too much', () => {
-    expect(() => wordPrefixPattern(0, 'q'.repeat(PREFIX_MAX))).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
+    expect(() => wordPrefixPattern(0, 'q'.repeat(PREFIX_MAX))).toThrow(
+      expect.objectContaining({ code: 'INVALID_ARGUMENT' }),
+    );
     expect(() => wordPrefixPattern(0, '東'.repeat(12))).toThrow(/too long/);
     expect(() => wordPrefixPattern(0, 'q'.repeat(PREFIX_MAX - 4))).not.toThrow();
   });
@@ -135,7 +137,8 @@ describe('tokens', () => {
   });
 });
 
-const inRange = (k: bigint, r: KeyRange) => r !== 'none' && (r.lo === null || k >= r.lo) && (r.hi === null || k <= r.hi);
+const inRange = (k: bigint, r: KeyRange) =>
+  r !== 'none' && (r.lo === null || k >= r.lo) && (r.hi === null || k <= r.hi);
 
 const OPS: CompareOp[] = ['eq', 'gt', 'gte', 'lt', 'lte'];
 function holds(op: CompareOp, a: number, b: number): boolean {
@@ -200,7 +203,8 @@ describe('double keys', () => {
     for (const op of OPS) {
       for (const bound of DOUBLES) {
         const r = doubleRange(op, bound);
-        for (const v of DOUBLES) expect([op, bound, v, inRange(doubleKey(v), r)]).toEqual([op, bound, v, holds(op, v, bound)]);
+        for (const v of DOUBLES)
+          expect([op, bound, v, inRange(doubleKey(v), r)]).toEqual([op, bound, v, holds(op, v, bound)]);
       }
     }
   });
@@ -223,7 +227,27 @@ describe('integer keys and bounds', () => {
     INT64_MAX - 1024n,
     2n ** 63n - 1025n,
   ].filter((n) => n >= INT64_MIN && n <= INT64_MAX);
-  const BOUNDS = [0, -0, 2, 2.5, -2.5, 0.5, -0.5, 2 ** 53, 2 ** 53 + 2, 9007199254740993, -(2 ** 53), 2 ** 62, 2 ** 63, -(2 ** 63), 1e19, -1e19, 1e300, -1e300, 4.5e15 + 0.5];
+  const BOUNDS = [
+    0,
+    -0,
+    2,
+    2.5,
+    -2.5,
+    0.5,
+    -0.5,
+    2 ** 53,
+    2 ** 53 + 2,
+    9007199254740993,
+    -(2 ** 53),
+    2 ** 62,
+    2 ** 63,
+    -(2 ** 63),
+    1e19,
+    -1e19,
+    1e300,
+    -1e300,
+    4.5e15 + 0.5,
+  ];
 
   it('keep every value but INT64_MIN, which becomes INT64_MIN + 1', () => {
     expect(integerKey(INT64_MIN)).toBe(KEY_MIN);
@@ -247,7 +271,12 @@ describe('integer keys and bounds', () => {
       for (const bound of BOUNDS) {
         const r = integerRange(op, bound);
         for (const v of INTEGERS) {
-          expect([op, bound, String(v), inRange(integerKey(v), r)]).toEqual([op, bound, String(v), holds(op, Number(v), bound)]);
+          expect([op, bound, String(v), inRange(integerKey(v), r)]).toEqual([
+            op,
+            bound,
+            String(v),
+            holds(op, Number(v), bound),
+          ]);
         }
       }
     }

@@ -101,7 +101,9 @@ export function isStoredPrefix(prefix: string): boolean {
 function prefixPattern(tag: string, units: readonly string[]): string {
   const pattern = tag + units.join('');
   if (pattern.length > PREFIX_MAX) {
-    throw AppError.invalid('A prefix search (word*) is too long for the Typesense search backend: use fewer characters before the *');
+    throw AppError.invalid(
+      'A prefix search (word*) is too long for the Typesense search backend: use fewer characters before the *',
+    );
   }
   return `${pattern}*`;
 }
@@ -122,7 +124,10 @@ export function storedPrefixToken(slot: number, prefix: string): string {
 }
 
 /** Tokens of one text value: its words, adjacent pairs and stored prefixes. */
-export function textTokens(slot: number, words: readonly string[]): { words: string[]; pairs: string[]; prefixes: string[] } {
+export function textTokens(
+  slot: number,
+  words: readonly string[],
+): { words: string[]; pairs: string[]; prefixes: string[] } {
   const pairs: string[] = [];
   for (let i = 0; i + 1 < words.length; i++) pairs.push(pairToken(slot, words[i], words[i + 1]));
   return {
@@ -212,7 +217,7 @@ function nextDouble(x: number, up: boolean): number {
   view.setFloat64(0, x);
   const bits = view.getBigInt64(0);
   // Only called on large integral values, which are never zero: stepping the bits steps the magnitude.
-  view.setBigInt64(0, (x > 0) === up ? bits + 1n : bits - 1n);
+  view.setBigInt64(0, x > 0 === up ? bits + 1n : bits - 1n);
   return view.getFloat64(0);
 }
 

@@ -10,7 +10,8 @@ const FIELDS: FieldDef[] = [
   { name: 'active', type: 'boolean' },
 ];
 const slots = slotsOf(FIELDS);
-const filter = (query: string, fields = FIELDS, max?: number) => toFilterBy(parseQuery(query, { fields, now: Date.UTC(2020, 0, 15) }), slotsOf(fields), max);
+const filter = (query: string, fields = FIELDS, max?: number) =>
+  toFilterBy(parseQuery(query, { fields, now: Date.UTC(2020, 0, 15) }), slotsOf(fields), max);
 
 /**
  * Typesense's own count of a filter_by (src/filter.cpp: tokenize_filter_query, then the postfix queue
@@ -40,7 +41,9 @@ describe('Typesense filter translation', () => {
   });
 
   it('compares numbers, dates and booleans on int64 keys, never on float fields', () => {
-    expect(filter('price:>=9.5').filterBy).toBe(`k3:>=${new DataView(new Float64Array([9.5]).buffer).getBigInt64(0, true)}`);
+    expect(filter('price:>=9.5').filterBy).toBe(
+      `k3:>=${new DataView(new Float64Array([9.5]).buffer).getBigInt64(0, true)}`,
+    );
     const day = BigInt(Date.UTC(2020, 0, 5)) * 1000n;
     expect(filter('added:2020-01-05').filterBy).toBe(`k4:[${day}..${day + 86_400_000_000n - 1n}]`);
     expect(filter('active:true').filterBy).toBe('k5:=1');
@@ -68,7 +71,12 @@ describe('Typesense filter translation', () => {
   });
 
   it('counts operations as Typesense does', () => {
-    for (const q of ['ada', 'NOT score:[3 TO 5] AND (city:lon* OR "new york")', '(a OR b) AND NOT (c OR price:>2)', 'city:"new york city" OR -added:* OR active:false']) {
+    for (const q of [
+      'ada',
+      'NOT score:[3 TO 5] AND (city:lon* OR "new york")',
+      '(a OR b) AND NOT (c OR price:>2)',
+      'city:"new york city" OR -added:* OR active:false',
+    ]) {
       const f = filter(q);
       expect([q, f.operations]).toEqual([q, typesenseOperations(f.filterBy as string)]);
     }
@@ -87,7 +95,12 @@ describe('Typesense filter translation', () => {
   it('refuses a filter Typesense would refuse, with a message for the user', () => {
     const ors = (n: number) => Array.from({ length: n }, (_, i) => `score:${i}`).join(' OR ');
     expect(filter(ors(50)).operations).toBe(99);
-    expect(() => filter(ors(51))).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT', detail: expect.stringMatching(/101 filter operations and at most 100/) }));
+    expect(() => filter(ors(51))).toThrow(
+      expect.objectContaining({
+        code: 'INVALID_ARGUMENT',
+        detail: expect.stringMatching(/101 filter operations and at most 100/),
+      }),
+    );
     expect(() => filter(ors(5), FIELDS, 8)).toThrow(/too complex/);
   });
 
@@ -98,7 +111,13 @@ describe('Typesense filter translation', () => {
   });
 
   it('refuses comparisons on text fields', () => {
-    const q: QueryNode = { kind: 'compare', field: 'name', fieldType: 'string', op: 'gt', value: { type: 'string', value: 'm' } };
+    const q: QueryNode = {
+      kind: 'compare',
+      field: 'name',
+      fieldType: 'string',
+      op: 'gt',
+      value: { type: 'string', value: 'm' },
+    };
     expect(() => toFilterBy(q, slots)).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
   });
 });

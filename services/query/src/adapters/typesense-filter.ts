@@ -78,11 +78,28 @@ function combine(kind: 'and' | 'or', parts: Formula[]): Formula {
   const add = (p: Formula) => {
     if (p.kind === 'leaf') {
       if (children.some((c) => c.kind === 'leaf' && c.text === p.text)) return;
-      const same = kind === 'and' && p.bounds ? children.findIndex((c) => c.kind === 'leaf' && c.bounds?.key === p.bounds?.key) : -1;
+      const same =
+        kind === 'and' && p.bounds
+          ? children.findIndex((c) => c.kind === 'leaf' && c.bounds?.key === p.bounds?.key)
+          : -1;
       if (same >= 0 && p.bounds) {
         const other = (children[same] as Leaf).bounds as KeyBounds;
-        const lo = other.lo === null ? p.bounds.lo : p.bounds.lo === null ? other.lo : other.lo > p.bounds.lo ? other.lo : p.bounds.lo;
-        const hi = other.hi === null ? p.bounds.hi : p.bounds.hi === null ? other.hi : other.hi < p.bounds.hi ? other.hi : p.bounds.hi;
+        const lo =
+          other.lo === null
+            ? p.bounds.lo
+            : p.bounds.lo === null
+              ? other.lo
+              : other.lo > p.bounds.lo
+                ? other.lo
+                : p.bounds.lo;
+        const hi =
+          other.hi === null
+            ? p.bounds.hi
+            : p.bounds.hi === null
+              ? other.hi
+              : other.hi < p.bounds.hi
+                ? other.hi
+                : p.bounds.hi;
         if (lo !== null && hi !== null && lo > hi) return 'empty';
         children[same] = keyLeaf({ key: p.bounds.key, lo, hi });
         return;
@@ -159,13 +176,31 @@ function match(slots: FieldSlot[], words: string[], prefix: boolean, negate: boo
   const any = (kind: 'and' | 'or') => (negate ? (kind === 'and' ? 'or' : 'and') : kind);
   if (words.length === 1) {
     const [w] = words;
-    if (!prefix) return tokens('__w', slots.map((s) => wordToken(s.slot, w)), negate);
-    if (isStoredPrefix(w)) return tokens('__p', slots.map((s) => storedPrefixToken(s.slot, w)), negate);
-    return tokens('__w', slots.map((s) => wordPrefixPattern(s.slot, w)), negate);
+    if (!prefix)
+      return tokens(
+        '__w',
+        slots.map((s) => wordToken(s.slot, w)),
+        negate,
+      );
+    if (isStoredPrefix(w))
+      return tokens(
+        '__p',
+        slots.map((s) => storedPrefixToken(s.slot, w)),
+        negate,
+      );
+    return tokens(
+      '__w',
+      slots.map((s) => wordPrefixPattern(s.slot, w)),
+      negate,
+    );
   }
   if (words.length === 2) {
     const [a, b] = words;
-    return tokens('__b', slots.map((s) => (prefix ? pairPrefixPattern(s.slot, a, b) : pairToken(s.slot, a, b))), negate);
+    return tokens(
+      '__b',
+      slots.map((s) => (prefix ? pairPrefixPattern(s.slot, a, b) : pairToken(s.slot, a, b))),
+      negate,
+    );
   }
   // Longer phrases: every adjacent pair in the same field (a record holding all the pairs apart also
   // matches: Typesense filters cannot test token positions).
@@ -173,7 +208,8 @@ function match(slots: FieldSlot[], words: string[], prefix: boolean, negate: boo
     const pairs: Formula[] = [];
     for (let i = 0; i + 1 < words.length; i++) {
       const last = i + 2 === words.length;
-      const value = last && prefix ? pairPrefixPattern(s.slot, words[i], words[i + 1]) : pairToken(s.slot, words[i], words[i + 1]);
+      const value =
+        last && prefix ? pairPrefixPattern(s.slot, words[i], words[i + 1]) : pairToken(s.slot, words[i], words[i + 1]);
       pairs.push(tokens('__b', [value], negate));
     }
     return combine(any('and'), pairs);
@@ -211,7 +247,10 @@ export function toFilterBy(node: QueryNode, slots: FieldSlots, maxOperations = D
       case 'and':
       case 'or': {
         const kind = (q.kind === 'and') !== negate ? 'and' : 'or';
-        return combine(kind, q.children.map((c) => walk(c, negate)));
+        return combine(
+          kind,
+          q.children.map((c) => walk(c, negate)),
+        );
       }
       case 'match':
         if (q.fields.length === 0) return negate ? TRUE : FALSE;

@@ -1,7 +1,18 @@
-import { backendError, beyondMaxHits, checkImport, collectionName, DEFAULT_MAX_HITS, HITS_PER_REQUEST, planPage, readSearchResults, staleCollections } from './typesense-protocol';
+import {
+  backendError,
+  beyondMaxHits,
+  checkImport,
+  collectionName,
+  DEFAULT_MAX_HITS,
+  HITS_PER_REQUEST,
+  planPage,
+  readSearchResults,
+  staleCollections,
+} from './typesense-protocol';
 
 describe('page plans', () => {
-  const plan = (offset: number, limit: number, allInRecordOrder = false) => planPage(offset, limit, { maxHits: DEFAULT_MAX_HITS, allInRecordOrder });
+  const plan = (offset: number, limit: number, allInRecordOrder = false) =>
+    planPage(offset, limit, { maxHits: DEFAULT_MAX_HITS, allInRecordOrder });
 
   it('split a page into searches of at most 250 hits (Typesense max_per_page)', () => {
     expect(HITS_PER_REQUEST).toBe(250);
@@ -45,20 +56,35 @@ describe('page plans', () => {
   });
 
   it('explain a refused deep page to the user', () => {
-    expect(beyondMaxHits(DEFAULT_MAX_HITS)).toEqual(expect.objectContaining({ code: 'INVALID_ARGUMENT', detail: expect.stringContaining('first 1,000,000 matches') }));
+    expect(beyondMaxHits(DEFAULT_MAX_HITS)).toEqual(
+      expect.objectContaining({ code: 'INVALID_ARGUMENT', detail: expect.stringContaining('first 1,000,000 matches') }),
+    );
   });
 });
 
 describe('collections of an index', () => {
-  const people = (snapshot: string) => collectionName({ name: 'people', snapshot: `indexes/people/${snapshot}.parquet` });
+  const people = (snapshot: string) =>
+    collectionName({ name: 'people', snapshot: `indexes/people/${snapshot}.parquet` });
 
   it('are named after the index and the snapshot', () => {
     expect(people('lx2a-0badc0de')).toBe('people__lx2a-0badc0de');
   });
 
   it('are deleted at a publish except the current and previous versions, and never another index', () => {
-    const all = [people('a1-00000001'), people('a2-00000002'), people('a3-00000003'), people('a4-00000004'), 'people__x__b1-00000005', 'people2__c1-00000006', 'people', 'other__a1-00000007'];
-    expect(staleCollections(all, 'people', [people('a4-00000004'), people('a3-00000003')])).toEqual([people('a1-00000001'), people('a2-00000002')]);
+    const all = [
+      people('a1-00000001'),
+      people('a2-00000002'),
+      people('a3-00000003'),
+      people('a4-00000004'),
+      'people__x__b1-00000005',
+      'people2__c1-00000006',
+      'people',
+      'other__a1-00000007',
+    ];
+    expect(staleCollections(all, 'people', [people('a4-00000004'), people('a3-00000003')])).toEqual([
+      people('a1-00000001'),
+      people('a2-00000002'),
+    ]);
     expect(staleCollections(all, 'people__x', [])).toEqual(['people__x__b1-00000005']);
   });
 });
@@ -69,8 +95,17 @@ describe('import answers', () => {
   });
 
   it('fail on any refused line, naming how many and the first record', () => {
-    const answer = ['{"success":true}', '{"success":false,"error":"Field `k2` must be an int64.","document":"{}"}', '{"success":false,"error":"other"}'].join('\n');
-    expect(() => checkImport(answer, [10, 11, 12])).toThrow(expect.objectContaining({ code: 'INTERNAL', detail: expect.stringMatching(/refused 2 of 3 records; first, record 12: "Field `k2` must be an int64\."/) }));
+    const answer = [
+      '{"success":true}',
+      '{"success":false,"error":"Field `k2` must be an int64.","document":"{}"}',
+      '{"success":false,"error":"other"}',
+    ].join('\n');
+    expect(() => checkImport(answer, [10, 11, 12])).toThrow(
+      expect.objectContaining({
+        code: 'INTERNAL',
+        detail: expect.stringMatching(/refused 2 of 3 records; first, record 12: "Field `k2` must be an int64\."/),
+      }),
+    );
   });
 
   it('fail when lines are missing or unreadable', () => {
@@ -83,39 +118,59 @@ describe('multi_search answers', () => {
   const hit = (json: string) => ({ document: { __json: json } });
 
   it('give the count and the records in order', () => {
-    expect(readSearchResults({ results: [{ found: 3, hits: [hit('{"a":1}'), hit('{"a":2}')] }, { found: 3, hits: [] }] }, 2)).toEqual([
+    expect(
+      readSearchResults(
+        {
+          results: [
+            { found: 3, hits: [hit('{"a":1}'), hit('{"a":2}')] },
+            { found: 3, hits: [] },
+          ],
+        },
+        2,
+      ),
+    ).toEqual([
       { found: 3, records: ['{"a":1}', '{"a":2}'] },
       { found: 3, records: [] },
     ]);
   });
 
   it('turn an error reported inside the answer into an error, never an empty page', () => {
-    expect(() => readSearchResults({ results: [{ code: 404, error: 'Not found.' }] }, 1)).toThrow(expect.objectContaining({ code: 'UNAVAILABLE' }));
-    expect(() => readSearchResults({ results: [{ code: 400, error: 'Could not parse the filter query.' }] }, 1)).toThrow(
-      expect.objectContaining({ code: 'INTERNAL', detail: expect.stringContaining('Could not parse') }),
+    expect(() => readSearchResults({ results: [{ code: 404, error: 'Not found.' }] }, 1)).toThrow(
+      expect.objectContaining({ code: 'UNAVAILABLE' }),
     );
+    expect(() =>
+      readSearchResults({ results: [{ code: 400, error: 'Could not parse the filter query.' }] }, 1),
+    ).toThrow(expect.objectContaining({ code: 'INTERNAL', detail: expect.stringContaining('Could not parse') }));
   });
 
   it('turn a search that ran out of time into a timeout, not a short page', () => {
-    expect(() => readSearchResults({ results: [{ found: 1, hits: [hit('{}')], search_cutoff: true }] }, 1)).toThrow(expect.objectContaining({ code: 'TIMEOUT' }));
+    expect(() => readSearchResults({ results: [{ found: 1, hits: [hit('{}')], search_cutoff: true }] }, 1)).toThrow(
+      expect.objectContaining({ code: 'TIMEOUT' }),
+    );
   });
 
   it('refuse answers that do not fit the request', () => {
     expect(() => readSearchResults({ results: [] }, 1)).toThrow(/0 results for 1 searches/);
     expect(() => readSearchResults({}, 1)).toThrow(/no results/);
-    expect(() => readSearchResults({ results: [{ found: 1, hits: [{ document: {} }] }] }, 1)).toThrow(/without its record/);
+    expect(() => readSearchResults({ results: [{ found: 1, hits: [{ document: {} }] }] }, 1)).toThrow(
+      /without its record/,
+    );
   });
 });
 
 describe('client errors', () => {
-  const http = (status: number, message = 'Request failed with HTTP code 400 | Server said: Bad JSON.') => Object.assign(new Error(message), { httpStatus: status });
+  const http = (status: number, message = 'Request failed with HTTP code 400 | Server said: Bad JSON.') =>
+    Object.assign(new Error(message), { httpStatus: status });
 
   it('tell an unreachable backend from a refusal, a timeout and an overload', () => {
     expect(backendError(new Error('connect ECONNREFUSED'), 'searching')).toMatchObject({ code: 'UNAVAILABLE' });
     expect(backendError(http(503), 'searching')).toMatchObject({ code: 'UNAVAILABLE' });
     expect(backendError(http(408), 'searching')).toMatchObject({ code: 'TIMEOUT' });
     expect(backendError(http(429), 'searching')).toMatchObject({ code: 'UNAVAILABLE', retryAfterSeconds: 1 });
-    expect(backendError(http(400), 'importing')).toMatchObject({ code: 'INTERNAL', detail: expect.stringContaining('(HTTP 400): "Request failed') });
+    expect(backendError(http(400), 'importing')).toMatchObject({
+      code: 'INTERNAL',
+      detail: expect.stringContaining('(HTTP 400): "Request failed'),
+    });
   });
 
   it('keep an AppError as it is', () => {

@@ -28,19 +28,26 @@ export type PagePlan =
   | { kind: 'rowid'; requests: Array<{ from: number; to: number }> }
   | { kind: 'beyond' };
 
-export function planPage(offset: number, limit: number, options: { maxHits: number; allInRecordOrder: boolean }): PagePlan {
+export function planPage(
+  offset: number,
+  limit: number,
+  options: { maxHits: number; allInRecordOrder: boolean },
+): PagePlan {
   if (!Number.isSafeInteger(offset) || offset < 0 || !Number.isSafeInteger(limit) || limit < 0) {
     throw AppError.internal(`Invalid page window ${offset}+${limit}`);
   }
   const chunks = (start: number): Array<{ start: number; size: number }> => {
     const out: Array<{ start: number; size: number }> = [];
-    for (let done = 0; done < limit; done += HITS_PER_REQUEST) out.push({ start: start + done, size: Math.min(HITS_PER_REQUEST, limit - done) });
+    for (let done = 0; done < limit; done += HITS_PER_REQUEST)
+      out.push({ start: start + done, size: Math.min(HITS_PER_REQUEST, limit - done) });
     return out;
   };
   // A search is still needed for the total.
   if (limit === 0) return { kind: 'offset', requests: [{ offset: 0, limit: 0 }] };
-  if (offset + limit <= options.maxHits) return { kind: 'offset', requests: chunks(offset).map((c) => ({ offset: c.start, limit: c.size })) };
-  if (options.allInRecordOrder) return { kind: 'rowid', requests: chunks(offset).map((c) => ({ from: c.start, to: c.start + c.size - 1 })) };
+  if (offset + limit <= options.maxHits)
+    return { kind: 'offset', requests: chunks(offset).map((c) => ({ offset: c.start, limit: c.size })) };
+  if (options.allInRecordOrder)
+    return { kind: 'rowid', requests: chunks(offset).map((c) => ({ from: c.start, to: c.start + c.size - 1 })) };
   return { kind: 'beyond' };
 }
 
@@ -89,11 +96,14 @@ export function checkImport(response: string, rowids: readonly number[]): void {
       failed.push({ record: rowids[i] + 1, error: `unreadable answer ${quoteInput(line)}` });
       return;
     }
-    if (parsed.success !== true) failed.push({ record: rowids[i] + 1, error: quoteInput(String(parsed.error ?? 'no reason given')) });
+    if (parsed.success !== true)
+      failed.push({ record: rowids[i] + 1, error: quoteInput(String(parsed.error ?? 'no reason given')) });
   });
   if (failed.length > 0) {
     const first = failed[0];
-    throw AppError.internal(`Typesense refused ${failed.length} of ${rowids.length} records; first, record ${first.record}: ${first.error}`);
+    throw AppError.internal(
+      `Typesense refused ${failed.length} of ${rowids.length} records; first, record ${first.record}: ${first.error}`,
+    );
   }
 }
 
@@ -119,17 +129,22 @@ interface RawSearchResult {
 export function readSearchResults(response: { results?: unknown }, expected: number): SearchResult[] {
   const results = response.results;
   if (!Array.isArray(results) || results.length !== expected) {
-    throw AppError.internal(`Typesense answered ${Array.isArray(results) ? results.length : 'no'} results for ${expected} searches`);
+    throw AppError.internal(
+      `Typesense answered ${Array.isArray(results) ? results.length : 'no'} results for ${expected} searches`,
+    );
   }
   return results.map((raw: RawSearchResult) => {
     if (raw.error !== undefined || raw.code !== undefined) {
       const detail = quoteInput(String(raw.error ?? 'no reason given'));
       if (raw.code === 404) {
-        throw AppError.unavailable(`This version of the index is no longer held by the search backend (it was replaced or dropped); retry`);
+        throw AppError.unavailable(
+          `This version of the index is no longer held by the search backend (it was replaced or dropped); retry`,
+        );
       }
       throw AppError.internal(`Typesense refused the search (${String(raw.code)}): ${detail}`);
     }
-    if (raw.search_cutoff === true) throw AppError.timeout('The search backend ran out of time before it finished the search');
+    if (raw.search_cutoff === true)
+      throw AppError.timeout('The search backend ran out of time before it finished the search');
     if (typeof raw.found !== 'number') throw AppError.internal('Typesense answered a search without a count');
     const records = (raw.hits ?? []).map((h) => {
       const json = h.document?.__json;
@@ -146,11 +161,17 @@ export function readSearchResults(response: { results?: unknown }, expected: num
  */
 export function backendError(err: unknown, doing: string): AppError {
   if (isAppError(err)) return err;
-  const status = typeof err === 'object' && err !== null && 'httpStatus' in err && typeof err.httpStatus === 'number' ? err.httpStatus : undefined;
+  const status =
+    typeof err === 'object' && err !== null && 'httpStatus' in err && typeof err.httpStatus === 'number'
+      ? err.httpStatus
+      : undefined;
   if (status === undefined) return AppError.unavailable(`The search backend did not answer while ${doing}`, err);
   if (status === 408) return AppError.timeout(`The search backend ran out of time while ${doing}`, err);
   if (status === 429) return AppError.overloaded(`The search backend is overloaded (${doing}); retry shortly`, 1);
   if (status >= 500) return AppError.unavailable(`The search backend failed while ${doing} (HTTP ${status})`, err);
   const message = err instanceof Error ? err.message : String(err);
-  return AppError.internal(`The search backend refused a request while ${doing} (HTTP ${status}): ${quoteInput(message)}`, err);
+  return AppError.internal(
+    `The search backend refused a request while ${doing} (HTTP ${status}): ${quoteInput(message)}`,
+    err,
+  );
 }

@@ -40,7 +40,9 @@ export interface TypesenseSearchOptions {
 }
 
 function cancelled(signal: AbortSignal): AppError {
-  return signal.reason instanceof AppError ? signal.reason : AppError.timeout('The query was cancelled before it finished');
+  return signal.reason instanceof AppError
+    ? signal.reason
+    : AppError.timeout('The query was cancelled before it finished');
 }
 
 /**
@@ -68,7 +70,13 @@ export class TypesenseSearchIndex implements SearchIndex {
   ) {
     const url = new URL(settings.url);
     this.client = new Client({
-      nodes: [{ host: url.hostname, port: Number(url.port || (url.protocol === 'https:' ? 443 : 80)), protocol: url.protocol.replace(':', '') }],
+      nodes: [
+        {
+          host: url.hostname,
+          port: Number(url.port || (url.protocol === 'https:' ? 443 : 80)),
+          protocol: url.protocol.replace(':', ''),
+        },
+      ],
       apiKey: settings.apiKey,
       connectionTimeoutSeconds: 10,
       numRetries: 2,
@@ -121,15 +129,29 @@ export class TypesenseSearchIndex implements SearchIndex {
       max_filter_by_candidates: ALL_CANDIDATES,
       ...(filterBy === undefined ? {} : { filter_by: filterBy }),
     };
-    const page = planPage(plan.offset, plan.limit, { maxHits: this.maxHits, allInRecordOrder: filterBy === undefined && plan.sort.length === 0 });
+    const page = planPage(plan.offset, plan.limit, {
+      maxHits: this.maxHits,
+      allInRecordOrder: filterBy === undefined && plan.sort.length === 0,
+    });
     switch (page.kind) {
       case 'offset': {
-        const results = await this.run(page.requests.map((r) => ({ ...base, offset: r.offset, limit: r.limit })), plan.signal);
+        const results = await this.run(
+          page.requests.map((r) => ({ ...base, offset: r.offset, limit: r.limit })),
+          plan.signal,
+        );
         return this.page(results[0].found, results);
       }
       case 'rowid': {
         const [count, ...results] = await this.run(
-          [{ ...base, offset: 0, limit: 0 }, ...page.requests.map((r) => ({ ...base, filter_by: `__rowid:[${r.from}..${r.to}]`, offset: 0, limit: r.to - r.from + 1 }))],
+          [
+            { ...base, offset: 0, limit: 0 },
+            ...page.requests.map((r) => ({
+              ...base,
+              filter_by: `__rowid:[${r.from}..${r.to}]`,
+              offset: 0,
+              limit: r.to - r.from + 1,
+            })),
+          ],
           plan.signal,
         );
         return this.page(count.found, results);

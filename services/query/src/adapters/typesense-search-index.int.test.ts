@@ -32,7 +32,9 @@ describeWithDocker(`TypesenseSearchIndex conformance (testcontainers ${IMAGE})`,
   });
 
   // Small import batches: the keyset loading goes through several pages even on the small fixtures.
-  searchIndexConformance(async (engine) => new TypesenseSearchIndex({ url: url(), apiKey: 'conformance-key' }, engine, { importBatch: 3 }));
+  searchIndexConformance(
+    async (engine) => new TypesenseSearchIndex({ url: url(), apiKey: 'conformance-key' }, engine, { importBatch: 3 }),
+  );
 
   describe('what only Typesense has', () => {
     let dataDir: string;
@@ -42,9 +44,21 @@ describeWithDocker(`TypesenseSearchIndex conformance (testcontainers ${IMAGE})`,
 
     const load = async (version: number, count: number): Promise<IndexEntry> => {
       const file = path.join(dataDir, `deep-${version}.json`);
-      fs.writeFileSync(file, JSON.stringify(Array.from({ length: count }, (_, i) => ({ n: i, parity: i % 2 === 0 ? 'even' : 'odd' }))));
+      fs.writeFileSync(
+        file,
+        JSON.stringify(Array.from({ length: count }, (_, i) => ({ n: i, parity: i % 2 === 0 ? 'even' : 'odd' }))),
+      );
       const built = await buildSnapshot({ name: 'deep', file, dataDir, types: {}, views: [] });
-      const e: IndexEntry = { name: 'deep', description: '', fields: built.fields, views: [], recordCount: built.recordCount, version, snapshot: built.snapshot, updatedAt: '' };
+      const e: IndexEntry = {
+        name: 'deep',
+        description: '',
+        fields: built.fields,
+        views: [],
+        recordCount: built.recordCount,
+        version,
+        snapshot: built.snapshot,
+        updatedAt: '',
+      };
       await index.prepare(e);
       await index.retire(e, versions.at(-1) ?? null);
       versions.push(e);
@@ -61,7 +75,10 @@ describeWithDocker(`TypesenseSearchIndex conformance (testcontainers ${IMAGE})`,
     beforeAll(async () => {
       dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'q-ts-deep-'));
       engine = new SnapshotEngine(dataDir);
-      index = new TypesenseSearchIndex({ url: url(), apiKey: 'conformance-key' }, engine, { maxHits: 10, importBatch: 7 });
+      index = new TypesenseSearchIndex({ url: url(), apiKey: 'conformance-key' }, engine, {
+        maxHits: 10,
+        importBatch: 7,
+      });
     }, 120000);
 
     afterAll(async () => {
@@ -112,10 +129,18 @@ class RecordingTypesense {
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
         const url = new URL(req.url ?? '/', 'http://stub');
-        const r: Recorded = { method: req.method ?? '', path: decodeURIComponent(url.pathname), query: url.searchParams, contentType: req.headers['content-type'], body: Buffer.concat(chunks).toString() };
+        const r: Recorded = {
+          method: req.method ?? '',
+          path: decodeURIComponent(url.pathname),
+          query: url.searchParams,
+          contentType: req.headers['content-type'],
+          body: Buffer.concat(chunks).toString(),
+        };
         this.requests.push(r);
         const a = this.answer(r);
-        res.writeHead(a.status ?? 200, { 'content-type': a.text !== undefined ? 'text/plain; charset=utf-8' : 'application/json; charset=utf-8' });
+        res.writeHead(a.status ?? 200, {
+          'content-type': a.text !== undefined ? 'text/plain; charset=utf-8' : 'application/json; charset=utf-8',
+        });
         res.end(a.text ?? JSON.stringify(a.json ?? {}));
       });
     });
@@ -128,7 +153,11 @@ class RecordingTypesense {
   }
 }
 
-const RECORDS = Array.from({ length: 8 }, (_, i) => ({ name: `person ${i}`, city: i % 2 ? 'Leeds' : 'York', score: i * 10 }));
+const RECORDS = Array.from({ length: 8 }, (_, i) => ({
+  name: `person ${i}`,
+  city: i % 2 ? 'Leeds' : 'York',
+  score: i * 10,
+}));
 
 describe('TypesenseSearchIndex requests (against a recording stand-in; no Docker needed)', () => {
   const stub = new RecordingTypesense();
@@ -138,7 +167,8 @@ describe('TypesenseSearchIndex requests (against a recording stand-in; no Docker
   let entry: IndexEntry;
   let wide: IndexEntry;
 
-  const adapter = (options = {}) => new TypesenseSearchIndex({ url, apiKey: 'k' }, engine, { importBatch: 3, ...options });
+  const adapter = (options = {}) =>
+    new TypesenseSearchIndex({ url, apiKey: 'k' }, engine, { importBatch: 3, ...options });
   const plan = (e: IndexEntry, query: string, offset = 0, limit = 50, signal?: AbortSignal): SearchPlan => ({
     where: parseQuery(query, { fields: e.fields as FieldDef[], now: 0 }),
     sort: [],
@@ -150,10 +180,20 @@ describe('TypesenseSearchIndex requests (against a recording stand-in; no Docker
     const file = path.join(dataDir, `${name}.json`);
     fs.writeFileSync(file, JSON.stringify(records));
     const built = await buildSnapshot({ name, file, dataDir, types: {}, views: [] });
-    return { name, description: '', fields: built.fields, views: [], recordCount: built.recordCount, version: 1, snapshot: built.snapshot, updatedAt: '' };
+    return {
+      name,
+      description: '',
+      fields: built.fields,
+      views: [],
+      recordCount: built.recordCount,
+      version: 1,
+      snapshot: built.snapshot,
+      updatedAt: '',
+    };
   };
   const searchesOf = (r: Recorded) => (JSON.parse(r.body) as { searches: Array<Record<string, unknown>> }).searches;
-  const hits = (from: number, n: number) => Array.from({ length: n }, (_, i) => ({ document: { __json: JSON.stringify({ n: from + i }) } }));
+  const hits = (from: number, n: number) =>
+    Array.from({ length: n }, (_, i) => ({ document: { __json: JSON.stringify({ n: from + i }) } }));
 
   beforeAll(async () => {
     url = await stub.start();
@@ -180,7 +220,11 @@ describe('TypesenseSearchIndex requests (against a recording stand-in; no Docker
     const importAnswer = (r: Recorded, fail?: number): Answer => ({
       text: r.body
         .split('\n')
-        .map((line) => (fail !== undefined && (JSON.parse(line) as { __rowid: number }).__rowid === fail ? '{"success":false,"error":"Field `k2` must be an int64."}' : '{"success":true}'))
+        .map((line) =>
+          fail !== undefined && (JSON.parse(line) as { __rowid: number }).__rowid === fail
+            ? '{"success":false,"error":"Field `k2` must be an int64."}'
+            : '{"success":true}',
+        )
         .join('\n'),
     });
 
@@ -190,7 +234,11 @@ describe('TypesenseSearchIndex requests (against a recording stand-in; no Docker
       const [create, ...imports] = stub.requests;
       expect(create.method).toBe('POST');
       expect(create.path).toBe('/collections');
-      const schema = JSON.parse(create.body) as { name: string; default_sorting_field: string; fields: Array<{ type: string }> };
+      const schema = JSON.parse(create.body) as {
+        name: string;
+        default_sorting_field: string;
+        fields: Array<{ type: string }>;
+      };
       expect(schema.name).toBe(collectionName(entry));
       expect(schema.default_sorting_field).toBe('__rowid');
       expect(schema.fields.map((f) => f.type)).not.toContain('float');
@@ -204,7 +252,10 @@ describe('TypesenseSearchIndex requests (against a recording stand-in; no Docker
 
     it('checks every answer line itself, names the first refused record and removes the half-loaded collection', async () => {
       stub.answer = (r) => (r.path.endsWith('/import') ? importAnswer(r, 4) : { status: 201, json: {} });
-      await expect(adapter().prepare(entry)).rejects.toMatchObject({ code: 'INTERNAL', detail: expect.stringContaining('refused 1 of 3 records; first, record 5') });
+      await expect(adapter().prepare(entry)).rejects.toMatchObject({
+        code: 'INTERNAL',
+        detail: expect.stringContaining('refused 1 of 3 records; first, record 5'),
+      });
       expect(stub.requests.at(-1)).toMatchObject({ method: 'DELETE', path: `/collections/${collectionName(entry)}` });
       expect(stub.requests.filter((r) => r.path.endsWith('/import'))).toHaveLength(2);
     });
@@ -225,12 +276,22 @@ describe('TypesenseSearchIndex requests (against a recording stand-in; no Docker
       expect([r.method, r.path]).toEqual(['POST', '/multi_search']);
       expect(r.query.toString().length).toBeLessThan(100);
       const [s] = searchesOf(r);
-      expect(s).toMatchObject({ collection: collectionName(wide), q: '*', include_fields: '__json', max_filter_by_candidates: 4294967295, limit_hits: 1_000_000, offset: 0, limit: 50 });
+      expect(s).toMatchObject({
+        collection: collectionName(wide),
+        q: '*',
+        include_fields: '__json',
+        max_filter_by_candidates: 4294967295,
+        limit_hits: 1_000_000,
+        offset: 0,
+        limit: 50,
+      });
       expect(String(s.filter_by).length).toBeGreaterThan(4000);
     });
 
     it('fetches a page of 600 as searches of at most 250 in one request, records in order', async () => {
-      stub.answer = (r) => ({ json: { results: searchesOf(r).map((s) => ({ found: 1000, hits: hits(Number(s.offset), Number(s.limit)) })) } });
+      stub.answer = (r) => ({
+        json: { results: searchesOf(r).map((s) => ({ found: 1000, hits: hits(Number(s.offset), Number(s.limit)) })) },
+      });
       const page = await adapter().search(entry, plan(entry, 'york', 100, 600));
       expect(searchesOf(stub.requests[0]).map((s) => [s.offset, s.limit])).toEqual([
         [100, 250],
@@ -238,7 +299,9 @@ describe('TypesenseSearchIndex requests (against a recording stand-in; no Docker
         [600, 100],
       ]);
       expect(page.total).toBe(1000);
-      expect((JSON.parse(page.recordsJson) as Array<{ n: number }>).map((x) => x.n)).toEqual(Array.from({ length: 600 }, (_, i) => 100 + i));
+      expect((JSON.parse(page.recordsJson) as Array<{ n: number }>).map((x) => x.n)).toEqual(
+        Array.from({ length: 600 }, (_, i) => 100 + i),
+      );
     });
 
     it('turns a search cut off by time into a timeout and a missing collection into a retry, never a short page', async () => {
@@ -256,20 +319,34 @@ describe('TypesenseSearchIndex requests (against a recording stand-in; no Docker
     it('sends nothing for a call whose deadline already passed', async () => {
       const controller = new AbortController();
       controller.abort();
-      await expect(adapter().search(entry, plan(entry, 'york', 0, 5, controller.signal))).rejects.toMatchObject({ code: 'TIMEOUT' });
+      await expect(adapter().search(entry, plan(entry, 'york', 0, 5, controller.signal))).rejects.toMatchObject({
+        code: 'TIMEOUT',
+      });
       expect(stub.requests).toHaveLength(0);
     });
 
     it('past limit_hits: counts, then answers an empty page past the end or refuses with a 400', async () => {
       stub.answer = () => ({ json: { results: [{ found: 15, hits: [] }] } });
-      expect(await adapter({ maxHits: 10 }).search(entry, plan(entry, 'york', 20, 5))).toEqual({ total: 15, recordsJson: '[]' });
+      expect(await adapter({ maxHits: 10 }).search(entry, plan(entry, 'york', 20, 5))).toEqual({
+        total: 15,
+        recordsJson: '[]',
+      });
       expect(searchesOf(stub.requests[0]).map((s) => s.limit)).toEqual([0]);
       stub.answer = () => ({ json: { results: [{ found: 100, hits: [] }] } });
-      await expect(adapter({ maxHits: 10 }).search(entry, plan(entry, 'york', 20, 5))).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+      await expect(adapter({ maxHits: 10 }).search(entry, plan(entry, 'york', 20, 5))).rejects.toMatchObject({
+        code: 'INVALID_ARGUMENT',
+      });
     });
 
     it('past limit_hits in record order: a row-number range and a count, no deep offset', async () => {
-      stub.answer = (r) => ({ json: { results: searchesOf(r).map((s) => ({ found: s.limit === 0 ? 30 : 5, hits: s.limit === 0 ? [] : hits(20, 5) })) } });
+      stub.answer = (r) => ({
+        json: {
+          results: searchesOf(r).map((s) => ({
+            found: s.limit === 0 ? 30 : 5,
+            hits: s.limit === 0 ? [] : hits(20, 5),
+          })),
+        },
+      });
       const page = await adapter({ maxHits: 10 }).search(entry, plan(entry, '*', 20, 5));
       expect(searchesOf(stub.requests[0]).map((s) => [s.filter_by, s.offset, s.limit])).toEqual([
         [undefined, 0, 0],
@@ -281,19 +358,45 @@ describe('TypesenseSearchIndex requests (against a recording stand-in; no Docker
 
   describe('publish and drop', () => {
     const ids = ['a1-00000001', 'a2-00000002', 'a3-00000003', 'a4-00000004'];
-    const version = (i: number): IndexEntry => ({ ...entry, version: i + 1, snapshot: `indexes/people/${ids[i]}.parquet` });
+    const version = (i: number): IndexEntry => ({
+      ...entry,
+      version: i + 1,
+      snapshot: `indexes/people/${ids[i]}.parquet`,
+    });
 
     it('points the alias at the new version, keeps the previous collection and deletes the older ones', async () => {
-      stub.answer = (r) => (r.method === 'GET' ? { json: [...ids.map((id) => ({ name: `people__${id}` })), { name: 'people__x__b1-00000009' }, { name: 'peoplex__a1-00000001' }] } : { json: {} });
+      stub.answer = (r) =>
+        r.method === 'GET'
+          ? {
+              json: [
+                ...ids.map((id) => ({ name: `people__${id}` })),
+                { name: 'people__x__b1-00000009' },
+                { name: 'peoplex__a1-00000001' },
+              ],
+            }
+          : { json: {} };
       await adapter().retire(version(3), version(2));
-      expect(stub.requests.map((r) => `${r.method} ${r.path}`)).toEqual(['PUT /aliases/people', 'GET /collections', 'DELETE /collections/people__a1-00000001', 'DELETE /collections/people__a2-00000002']);
+      expect(stub.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
+        'PUT /aliases/people',
+        'GET /collections',
+        'DELETE /collections/people__a1-00000001',
+        'DELETE /collections/people__a2-00000002',
+      ]);
       expect(JSON.parse(stub.requests[0].body)).toEqual({ collection_name: 'people__a4-00000004' });
     });
 
     it('drops the alias and every collection of the index', async () => {
-      stub.answer = (r) => (r.method === 'GET' ? { json: [{ name: 'people__a3-00000003' }, { name: 'people__a4-00000004' }, { name: 'other__a1-00000001' }] } : { json: {} });
+      stub.answer = (r) =>
+        r.method === 'GET'
+          ? { json: [{ name: 'people__a3-00000003' }, { name: 'people__a4-00000004' }, { name: 'other__a1-00000001' }] }
+          : { json: {} };
       await adapter().drop(version(3));
-      expect(stub.requests.map((r) => `${r.method} ${r.path}`)).toEqual(['DELETE /aliases/people', 'GET /collections', 'DELETE /collections/people__a3-00000003', 'DELETE /collections/people__a4-00000004']);
+      expect(stub.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
+        'DELETE /aliases/people',
+        'GET /collections',
+        'DELETE /collections/people__a3-00000003',
+        'DELETE /collections/people__a4-00000004',
+      ]);
     });
   });
 });

@@ -26,7 +26,10 @@ const realm = (query: string): Reader => ({ admin: false, indexes: ['*'], realms
  * that each call got the records of its own plan, and counts its calls.
  */
 function fixture(cacheBytes = 1_000_000) {
-  const published = new Map<string, IndexEntry>([['movies', movies(1)], ['films', { ...movies(1, 'films/1.duckdb'), name: 'films' }]]);
+  const published = new Map<string, IndexEntry>([
+    ['movies', movies(1)],
+    ['films', { ...movies(1, 'films/1.duckdb'), name: 'films' }],
+  ]);
   const searched: SearchPlan[] = [];
   let failNext = false;
   const catalog = { getIndex: async (name: string) => published.get(name) ?? null } as unknown as IndexCatalog;
@@ -52,8 +55,18 @@ function fixture(cacheBytes = 1_000_000) {
 describe('ExecuteQueryUseCase with the result cache', () => {
   it('answers a repeated call from the cache, identical to the first answer but for meta.cache', async () => {
     const f = fixture();
-    const first = await f.run({ query: 'Title:star', page: 2, pageSize: 10, sort: [{ field: 'Title', direction: 'desc' }] });
-    const again = await f.run({ query: 'Title:star', page: 2, pageSize: 10, sort: [{ field: 'Title', direction: 'desc' }] });
+    const first = await f.run({
+      query: 'Title:star',
+      page: 2,
+      pageSize: 10,
+      sort: [{ field: 'Title', direction: 'desc' }],
+    });
+    const again = await f.run({
+      query: 'Title:star',
+      page: 2,
+      pageSize: 10,
+      sort: [{ field: 'Title', direction: 'desc' }],
+    });
     expect(first.cache).toBe('miss');
     expect(again.cache).toBe('hit');
     expect({ ...again, cache: 'miss' }).toEqual(first);
@@ -85,7 +98,15 @@ describe('ExecuteQueryUseCase with the result cache', () => {
       const out = await f.run(input);
       expect(out.cache).toBe('miss');
       const plan = f.searched[f.searched.length - 1];
-      expect(JSON.parse(out.recordsJson)).toEqual([{ snapshot: `${input.index ?? 'movies'}/1.duckdb`, where: plan.where, sort: plan.sort, offset: plan.offset, limit: plan.limit }]);
+      expect(JSON.parse(out.recordsJson)).toEqual([
+        {
+          snapshot: `${input.index ?? 'movies'}/1.duckdb`,
+          where: plan.where,
+          sort: plan.sort,
+          offset: plan.offset,
+          limit: plan.limit,
+        },
+      ]);
     }
     expect(f.searched).toHaveLength(1 + different.length);
   });

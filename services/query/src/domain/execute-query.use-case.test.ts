@@ -41,17 +41,25 @@ describe('ExecuteQueryUseCase refuses hostile sort items without echoing them', 
   });
 
   it('quotes a 900 KB unknown sort field cut to 100 characters, before any search', async () => {
-    expect(await detailOf([{ field: 'Title', direction: 'asc' }, { field: huge, direction: '' }])).toBe(`INVALID_ARGUMENT: sort[1].field: unknown field ${cut}`);
+    expect(
+      await detailOf([
+        { field: 'Title', direction: 'asc' },
+        { field: huge, direction: '' },
+      ]),
+    ).toBe(`INVALID_ARGUMENT: sort[1].field: unknown field ${cut}`);
     expect(searched).toBe(0);
   });
 
   it('reads a direction as the contract accepts it: any case, blanks around it, blank for ascending', async () => {
-    for (const direction of [' desc ', 'DESC', 'Asc\n', '']) expect(await detailOf([{ field: 'Title', direction }])).toBe('resolved');
+    for (const direction of [' desc ', 'DESC', 'Asc\n', ''])
+      expect(await detailOf([{ field: 'Title', direction }])).toBe('resolved');
     expect(searched).toBe(4);
   });
 
   it('quotes a 900 KB sort direction the same way', async () => {
-    expect(await detailOf([{ field: 'Title', direction: huge }])).toBe(`INVALID_ARGUMENT: sort[0].direction must be "asc" or "desc", got ${cut}`);
+    expect(await detailOf([{ field: 'Title', direction: huge }])).toBe(
+      `INVALID_ARGUMENT: sort[0].direction must be "asc" or "desc", got ${cut}`,
+    );
   });
 
   it('answers a 900 KB index name as an unknown index, cut short', async () => {

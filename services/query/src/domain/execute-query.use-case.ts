@@ -41,7 +41,8 @@ function sortKeys(fields: FieldResolver, sort: ExecuteQueryInput['sort']): SortK
     if (!field) throw AppError.invalid(`sort[${i}].field: unknown field ${quoteInput(s.field)}`);
     // Blank means ascending; case and surrounding blanks do not matter (the contract's pattern says the same).
     const direction = (s.direction.trim() === '' ? 'asc' : s.direction.trim().toLowerCase()) as SortKey['direction'];
-    if (direction !== 'asc' && direction !== 'desc') throw AppError.invalid(`sort[${i}].direction must be "asc" or "desc", got ${quoteInput(s.direction)}`);
+    if (direction !== 'asc' && direction !== 'desc')
+      throw AppError.invalid(`sort[${i}].direction must be "asc" or "desc", got ${quoteInput(s.direction)}`);
     return { field: field.name, type: field.type, direction };
   });
 }
@@ -55,7 +56,11 @@ export class ExecuteQueryUseCase {
     private readonly now: () => number = Date.now,
   ) {}
 
-  async searchIndex(reader: Reader, input: ExecuteQueryInput, opts: ExecuteQueryOptions = {}): Promise<ExecuteQueryOutput> {
+  async searchIndex(
+    reader: Reader,
+    input: ExecuteQueryInput,
+    opts: ExecuteQueryOptions = {},
+  ): Promise<ExecuteQueryOutput> {
     const page = input.page ?? 1;
     const pageSize = input.pageSize ?? DEFAULT_PAGE_SIZE;
     if (!Number.isInteger(page) || page < 1) throw AppError.invalid('page must be an integer of at least 1');
@@ -87,7 +92,11 @@ export class ExecuteQueryUseCase {
     };
   }
 
-  private async cachedSearch(opts: ExecuteQueryOptions, key: unknown[], search: () => Promise<SearchPage>): Promise<{ result: SearchPage; cache: CacheStatus }> {
+  private async cachedSearch(
+    opts: ExecuteQueryOptions,
+    key: unknown[],
+    search: () => Promise<SearchPage>,
+  ): Promise<{ result: SearchPage; cache: CacheStatus }> {
     const use = opts.cache !== false && this.cache.enabled;
     const found = use ? this.cache.get(key) : undefined;
     if (found) return { result: { total: found.counts[0], recordsJson: found.payload }, cache: 'hit' };

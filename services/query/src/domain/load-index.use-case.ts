@@ -34,11 +34,18 @@ export class LoadIndexUseCase {
 
   /** Runs `work` holding the name's lock, renewed in the background; refuses to publish once it was lost. */
   private async locked<T>(name: string, work: (stillHeld: () => void) => Promise<T>): Promise<T> {
-    const lock: LoadLock = await this.catalog.acquireLoadLock(name, { id: randomUUID(), host: os.hostname(), pid: process.pid }, this.leaseMs);
+    const lock: LoadLock = await this.catalog.acquireLoadLock(
+      name,
+      { id: randomUUID(), host: os.hostname(), pid: process.pid },
+      this.leaseMs,
+    );
     let lost: unknown;
-    const heartbeat = setInterval(() => {
-      lock.renew().catch((err: unknown) => (lost ??= err));
-    }, Math.max(10, Math.floor(this.leaseMs / 3)));
+    const heartbeat = setInterval(
+      () => {
+        lock.renew().catch((err: unknown) => (lost ??= err));
+      },
+      Math.max(10, Math.floor(this.leaseMs / 3)),
+    );
     heartbeat.unref();
     try {
       return await work(() => {

@@ -17,12 +17,16 @@ type HealthClient = grpc.Client & {
 
 function healthClient(addr: string): HealthClient {
   const def = protoLoader.loadSync(protoPath, { keepCase: true, enums: String, defaults: true });
-  const pkg = grpc.loadPackageDefinition(def) as unknown as { grpc: { health: { v1: { Health: new (a: string, c: grpc.ChannelCredentials) => HealthClient } } } };
+  const pkg = grpc.loadPackageDefinition(def) as unknown as {
+    grpc: { health: { v1: { Health: new (a: string, c: grpc.ChannelCredentials) => HealthClient } } };
+  };
   return new pkg.grpc.health.v1.Health(addr, grpc.credentials.createInsecure());
 }
 
 const check = (c: HealthClient, service: string) =>
-  new Promise<string>((resolve, reject) => c.check({ service }, (err, res) => (err ? reject(err) : resolve(res!.status))));
+  new Promise<string>((resolve, reject) =>
+    c.check({ service }, (err, res) => (err ? reject(err) : resolve(res!.status))),
+  );
 
 describe('grpc.health.v1 on a service', () => {
   it('is SERVING while its store answers and NOT_SERVING once it does not', async () => {
@@ -30,16 +34,27 @@ describe('grpc.health.v1 on a service', () => {
     const store = new SqliteMetadataStore(path.join(dir, 'quarry.db'));
     const engine = new SnapshotEngine(dir);
     let storeUp = true;
-    const module = createQueryModule({ listenAddr: '127.0.0.1:0', graceMs: 1000, dataDir: dir, cursorSecret: 'x'.repeat(32), typesense: undefined, memoryIndexBytes: 0 }, silentLogger(), {
-      catalog: store,
-      engine,
-      limiter: new HeavyCallLimiter(2, 2),
-      cache: new LruResultCache(0),
-      ping: async () => {
-        if (!storeUp) throw new Error('store down');
-        await store.ping();
+    const module = createQueryModule(
+      {
+        listenAddr: '127.0.0.1:0',
+        graceMs: 1000,
+        dataDir: dir,
+        cursorSecret: 'x'.repeat(32),
+        typesense: undefined,
+        memoryIndexBytes: 0,
       },
-    });
+      silentLogger(),
+      {
+        catalog: store,
+        engine,
+        limiter: new HeavyCallLimiter(2, 2),
+        cache: new LruResultCache(0),
+        ping: async () => {
+          if (!storeUp) throw new Error('store down');
+          await store.ping();
+        },
+      },
+    );
     // Probes carry no credential: health answers them all the same.
     await module.start({ internalToken: 'k'.repeat(32), tls: undefined });
     const client = healthClient(module.address);

@@ -3,22 +3,31 @@ import { callerFromWire, unary, type HeavyCallLimiter, type pb } from '@quarry/r
 import type { ExecuteQueryUseCase } from '../domain/execute-query.use-case';
 import type { FindIndexesUseCase } from '../domain/find-indexes.use-case';
 
-export function queryHandlers(log: Logger, executeQuery: ExecuteQueryUseCase, findIndexes: FindIndexesUseCase, limiter: HeavyCallLimiter): pb.QueryServiceHandlers {
+export function queryHandlers(
+  log: Logger,
+  executeQuery: ExecuteQueryUseCase,
+  findIndexes: FindIndexesUseCase,
+  limiter: HeavyCallLimiter,
+): pb.QueryServiceHandlers {
   return {
-    ExecuteQuery: unary<pb.ExecuteQueryRequest__Output, pb.ExecuteQueryResponse>(log, 'ExecuteQuery', async (req, ctx) => {
-      const out = await executeQuery.searchIndex(
-        callerFromWire(req.caller),
-        {
-          index: req.index,
-          query: req.query,
-          page: req.page,
-          pageSize: req.pageSize,
-          sort: req.sort.map((s) => ({ field: s.field, direction: s.direction })),
-        },
-        { signal: ctx.signal, cache: !req.bypassCache, heavy: (work) => limiter.run(ctx.signal, work) },
-      );
-      return { ...out, recordsJson: out.recordsJson };
-    }),
+    ExecuteQuery: unary<pb.ExecuteQueryRequest__Output, pb.ExecuteQueryResponse>(
+      log,
+      'ExecuteQuery',
+      async (req, ctx) => {
+        const out = await executeQuery.searchIndex(
+          callerFromWire(req.caller),
+          {
+            index: req.index,
+            query: req.query,
+            page: req.page,
+            pageSize: req.pageSize,
+            sort: req.sort.map((s) => ({ field: s.field, direction: s.direction })),
+          },
+          { signal: ctx.signal, cache: !req.bypassCache, heavy: (work) => limiter.run(ctx.signal, work) },
+        );
+        return { ...out, recordsJson: out.recordsJson };
+      },
+    ),
     FindIndexes: unary<pb.FindIndexesRequest__Output, pb.FindIndexesResponse>(log, 'FindIndexes', async (req) => {
       const out = await findIndexes.find(callerFromWire(req.caller), {
         searchText: req.searchText,

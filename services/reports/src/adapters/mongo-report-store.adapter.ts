@@ -14,7 +14,9 @@ const escapeRegex = (w: string) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** The viewer's reports and the shared ones on its readable indexes, in the query so pages stay full. */
 function visibleTo(viewer: ReportViewer): Filter<ReportDoc> {
-  const shared: Filter<ReportDoc> = viewer.readableIndexes.includes('*') ? { shared: true } : { shared: true, index: { $in: [...viewer.readableIndexes] } };
+  const shared: Filter<ReportDoc> = viewer.readableIndexes.includes('*')
+    ? { shared: true }
+    : { shared: true, index: { $in: [...viewer.readableIndexes] } };
   return { $or: [{ ownerId: viewer.viewerId }, shared] };
 }
 
@@ -27,7 +29,10 @@ export class MongoReportStore implements ReportStore {
   ) {}
 
   static async connect(url: string, dbName: string): Promise<MongoReportStore> {
-    const client = new MongoClient(url, { serverSelectionTimeoutMS: 5000, writeConcern: { w: 'majority', journal: true } });
+    const client = new MongoClient(url, {
+      serverSelectionTimeoutMS: 5000,
+      writeConcern: { w: 'majority', journal: true },
+    });
     await client.connect();
     const db = client.db(dbName);
     const reports = db.collection<ReportDoc>('reports');
@@ -39,7 +44,11 @@ export class MongoReportStore implements ReportStore {
   }
 
   private async nextSeq(): Promise<number> {
-    const doc = await this.counters.findOneAndUpdate({ _id: 'reports' }, { $inc: { value: 1 } }, { upsert: true, returnDocument: 'after' });
+    const doc = await this.counters.findOneAndUpdate(
+      { _id: 'reports' },
+      { $inc: { value: 1 } },
+      { upsert: true, returnDocument: 'after' },
+    );
     return doc?.value ?? 1;
   }
 
@@ -59,7 +68,8 @@ export class MongoReportStore implements ReportStore {
       await this.reports.insertOne(doc);
     } catch (err) {
       if (err instanceof MongoServerError && err.code === 11000) {
-        if (JSON.stringify(err.keyPattern ?? {}).includes('_id')) throw AppError.conflict(`A report with guid ${doc._id} already exists`);
+        if (JSON.stringify(err.keyPattern ?? {}).includes('_id'))
+          throw AppError.conflict(`A report with guid ${doc._id} already exists`);
         throw AppError.conflict(`You already have a report named ${quoteInput(report.name)}`);
       }
       throw err;
@@ -79,12 +89,17 @@ export class MongoReportStore implements ReportStore {
 
   async find(q: ReportQuery): Promise<ReportRecord[]> {
     const and: Array<Filter<ReportDoc>> = [];
-    if (q.viewerId !== undefined) and.push(visibleTo({ viewerId: q.viewerId, readableIndexes: q.readableIndexes ?? [] }));
+    if (q.viewerId !== undefined)
+      and.push(visibleTo({ viewerId: q.viewerId, readableIndexes: q.readableIndexes ?? [] }));
     if (q.ownerName !== undefined) and.push({ ownerName: q.ownerName });
     for (const w of q.words) and.push({ searchText: { $regex: ` ${escapeRegex(w)}` } });
     if (q.types.length) and.push({ type: { $in: q.types } });
     if (q.beforeSeq !== undefined) and.push({ seq: { $lt: q.beforeSeq } });
-    const docs = await this.reports.find(and.length ? { $and: and } : {}).sort({ seq: -1 }).limit(q.limit).toArray();
+    const docs = await this.reports
+      .find(and.length ? { $and: and } : {})
+      .sort({ seq: -1 })
+      .limit(q.limit)
+      .toArray();
     return docs.map(toRecord);
   }
 

@@ -9,7 +9,10 @@ describeWithDocker('MongoReportStore conformance (testcontainers mongo:7)', () =
   let db = 0;
 
   beforeAll(async () => {
-    container = await new GenericContainer('mongo:7').withExposedPorts(27017).withWaitStrategy(Wait.forLogMessage(/Waiting for connections/)).start();
+    container = await new GenericContainer('mongo:7')
+      .withExposedPorts(27017)
+      .withWaitStrategy(Wait.forLogMessage(/Waiting for connections/))
+      .start();
     url = `mongodb://${container.getHost()}:${container.getMappedPort(27017)}`;
   }, 180000);
 

@@ -118,7 +118,8 @@ export class SqliteReportStore implements ReportStore {
       });
     } catch (err) {
       if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') {
-        if (String((err as Error).message).includes('guid')) throw AppError.conflict(`A report with guid ${guid} already exists`);
+        if (String((err as Error).message).includes('guid'))
+          throw AppError.conflict(`A report with guid ${guid} already exists`);
         throw AppError.conflict(`You already have a report named ${quoteInput(report.name)}`);
       }
       throw err;
@@ -133,14 +134,19 @@ export class SqliteReportStore implements ReportStore {
 
   async getVisible(guid: string, viewer: ReportViewer): Promise<ReportRecord | null> {
     const params: Record<string, string | number> = { guid };
-    const row = this.db.prepare<Record<string, string | number>, Row>(`SELECT * FROM reports WHERE guid = @guid AND ${visibleTo(viewer, params)}`).get(params);
+    const row = this.db
+      .prepare<Record<string, string | number>, Row>(
+        `SELECT * FROM reports WHERE guid = @guid AND ${visibleTo(viewer, params)}`,
+      )
+      .get(params);
     return row ? toRecord(row) : null;
   }
 
   async find(q: ReportQuery): Promise<ReportRecord[]> {
     const where: string[] = [];
     const params: Record<string, string | number> = {};
-    if (q.viewerId !== undefined) where.push(visibleTo({ viewerId: q.viewerId, readableIndexes: q.readableIndexes ?? [] }, params));
+    if (q.viewerId !== undefined)
+      where.push(visibleTo({ viewerId: q.viewerId, readableIndexes: q.readableIndexes ?? [] }, params));
     if (q.ownerName !== undefined) {
       where.push('owner_name = @ownerName');
       params.ownerName = q.ownerName;
@@ -163,7 +169,8 @@ export class SqliteReportStore implements ReportStore {
   }
 
   async delete(guid: string): Promise<void> {
-    if (this.db.prepare('DELETE FROM reports WHERE guid = ?').run(guid).changes === 0) throw AppError.notFound(`Report ${guid} not found`);
+    if (this.db.prepare('DELETE FROM reports WHERE guid = ?').run(guid).changes === 0)
+      throw AppError.notFound(`Report ${guid} not found`);
   }
 
   async ping(): Promise<void> {

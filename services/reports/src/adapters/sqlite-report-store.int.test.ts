@@ -5,5 +5,7 @@ import { reportStoreConformance } from '../report-store.conformance';
 import { SqliteReportStore } from './sqlite-report-store.adapter';
 
 describe('SqliteReportStore conformance', () => {
-  reportStoreConformance(async () => new SqliteReportStore(path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'q-reports-')), 'quarry.db')));
+  reportStoreConformance(
+    async () => new SqliteReportStore(path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'q-reports-')), 'quarry.db')),
+  );
 });

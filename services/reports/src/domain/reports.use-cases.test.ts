@@ -24,9 +24,23 @@ describe('reports use cases: a shared report shows only to readers of its index'
   afterEach(() => store.close());
 
   const saveAs = (viewer: Viewer, name: string, index: string, shared: boolean) =>
-    save.save(viewer, { name, description: '', folder: '', shared, type: 'crosstab', index, method: 'CROSSTAB.EXECUTE', paramsJson: JSON.stringify({ index, query: 'secret words' }) });
-  const namesFor = async (viewer: Viewer) => (await find.find(viewer, { search: '', types: [], cursor: '' })).reports.map((r) => r.name);
-  const detailOf = (p: Promise<unknown>) => p.then(() => 'resolved', (err: { code: string; detail: string }) => `${err.code}: ${err.detail}`);
+    save.save(viewer, {
+      name,
+      description: '',
+      folder: '',
+      shared,
+      type: 'crosstab',
+      index,
+      method: 'CROSSTAB.EXECUTE',
+      paramsJson: JSON.stringify({ index, query: 'secret words' }),
+    });
+  const namesFor = async (viewer: Viewer) =>
+    (await find.find(viewer, { search: '', types: [], cursor: '' })).reports.map((r) => r.name);
+  const detailOf = (p: Promise<unknown>) =>
+    p.then(
+      () => 'resolved',
+      (err: { code: string; detail: string }) => `${err.code}: ${err.detail}`,
+    );
 
   it('lists and opens a shared flights report for readers of flights, "*" and admins only', async () => {
     const { guid } = await saveAs(ann, 'Delays by carrier', 'flights', true);
@@ -45,7 +59,7 @@ describe('reports use cases: a shared report shows only to readers of its index'
     expect((await metadata.load(root, guid)).report.owner).toBe('ann');
   });
 
-  it('keeps an owner\'s report visible to its owner after the owner lost the index', async () => {
+  it("keeps an owner's report visible to its owner after the owner lost the index", async () => {
     const { guid } = await saveAs(ann, 'Old flights', 'flights', false);
     const annNow: Viewer = { ...ann, indexes: ['movies'] };
     expect(await namesFor(annNow)).toEqual(['Old flights']);
@@ -62,7 +76,18 @@ describe('reports use cases: a shared report shows only to readers of its index'
     const rows: NewReport[] = [];
     for (let i = 0; i < 300; i++) {
       const hidden = i % 10 !== 0;
-      rows.push({ ownerId: ann.userId, ownerName: 'ann', name: `r${i}`, description: '', folder: '', shared: true, type: 'query', index: hidden ? 'flights' : 'movies', method: 'QUERIES.EXECUTE', params: '{}' });
+      rows.push({
+        ownerId: ann.userId,
+        ownerName: 'ann',
+        name: `r${i}`,
+        description: '',
+        folder: '',
+        shared: true,
+        type: 'query',
+        index: hidden ? 'flights' : 'movies',
+        method: 'QUERIES.EXECUTE',
+        params: '{}',
+      });
     }
     for (const r of rows) await store.insert(r);
     const seen: string[] = [];
@@ -74,14 +99,21 @@ describe('reports use cases: a shared report shows only to readers of its index'
       seen.push(...page.reports.map((r) => r.name));
       cursor = page.nextCursor ?? '';
     } while (cursor);
-    expect(seen).toEqual(rows.filter((r) => r.index === 'movies').map((r) => r.name).reverse());
+    expect(seen).toEqual(
+      rows
+        .filter((r) => r.index === 'movies')
+        .map((r) => r.name)
+        .reverse(),
+    );
     expect(sizes).toEqual([7, 7, 7, 7, 2]);
   });
 
   it('quotes hostile type names cut short, naming at most ten', async () => {
     const bad = Array.from({ length: 40 }, (_, i) => `${i}${'x'.repeat(100_000)}`);
     const detail = await detailOf(find.find(bea, { search: '', types: bad, cursor: '' }));
-    expect(detail).toMatch(/^INVALID_ARGUMENT: types may hold only query and crosstab, got "0x{99}…" \(100001 characters\), /);
+    expect(detail).toMatch(
+      /^INVALID_ARGUMENT: types may hold only query and crosstab, got "0x{99}…" \(100001 characters\), /,
+    );
     expect(detail).toMatch(/ and 30 more$/);
     expect(detail.length).toBeLessThan(1500);
   });

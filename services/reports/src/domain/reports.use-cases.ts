@@ -3,7 +3,14 @@ import type { CursorCodec } from '@quarry/paging';
 import { words } from '@quarry/query-language';
 import type { ReportRecord, ReportStore, ReportType, ReportViewer } from '../ports/report-store.port';
 
-import { DEFAULT_REPORT_LIMIT, MAX_REPORT_LIMIT, REPORT_NAME_MAX, REPORT_TYPES, type Caller, type ReportsFindResult } from '@quarry/contract';
+import {
+  DEFAULT_REPORT_LIMIT,
+  MAX_REPORT_LIMIT,
+  REPORT_NAME_MAX,
+  REPORT_TYPES,
+  type Caller,
+  type ReportsFindResult,
+} from '@quarry/contract';
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The part of the caller that decides which reports it sees and owns. */
@@ -51,8 +58,10 @@ export class SaveReportUseCase {
 
   async save(viewer: Viewer, input: SaveInput): Promise<{ guid: string }> {
     const name = input.name.trim();
-    if (name === '' || name.length > REPORT_NAME_MAX) throw AppError.invalid(`saveReport.name is required (1-${REPORT_NAME_MAX} characters)`);
-    if (!(REPORT_TYPES as readonly string[]).includes(input.type)) throw AppError.invalid(`report type must be query or crosstab, got ${quoteInput(input.type)}`);
+    if (name === '' || name.length > REPORT_NAME_MAX)
+      throw AppError.invalid(`saveReport.name is required (1-${REPORT_NAME_MAX} characters)`);
+    if (!(REPORT_TYPES as readonly string[]).includes(input.type))
+      throw AppError.invalid(`report type must be query or crosstab, got ${quoteInput(input.type)}`);
     const type = input.type as ReportType;
     if (input.method !== METHOD_OF[type]) throw AppError.invalid(`a ${type} report is saved from ${METHOD_OF[type]}`);
     try {
@@ -87,9 +96,13 @@ export class FindReportsUseCase {
     private readonly cursors: CursorCodec,
   ) {}
 
-  async find(viewer: Viewer, input: { search: string; types: string[]; cursor: string; limit?: number }): Promise<{ reports: ReportSummary[]; nextCursor: string | null }> {
+  async find(
+    viewer: Viewer,
+    input: { search: string; types: string[]; cursor: string; limit?: number },
+  ): Promise<{ reports: ReportSummary[]; nextCursor: string | null }> {
     const limit = input.limit ?? DEFAULT_REPORT_LIMIT;
-    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_REPORT_LIMIT) throw AppError.invalid(`limit must be an integer between 1 and ${MAX_REPORT_LIMIT}`);
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_REPORT_LIMIT)
+      throw AppError.invalid(`limit must be an integer between 1 and ${MAX_REPORT_LIMIT}`);
     const bad = input.types.filter((t) => !(REPORT_TYPES as readonly string[]).includes(t));
     if (bad.length) throw AppError.invalid(`types may hold only query and crosstab, got ${quoteList(bad)}`);
     const types = [...new Set(input.types)].sort() as ReportType[];
@@ -97,11 +110,19 @@ export class FindReportsUseCase {
     const bound = { s: ws, t: types };
     const beforeSeq = input.cursor ? Number(this.cursors.decode('reports', input.cursor, bound).before) : undefined;
     const who = reportViewer(viewer);
-    const found = await this.store.find({ viewerId: who?.viewerId, readableIndexes: who?.readableIndexes, words: ws, types, beforeSeq, limit: limit + 1 });
+    const found = await this.store.find({
+      viewerId: who?.viewerId,
+      readableIndexes: who?.readableIndexes,
+      words: ws,
+      types,
+      beforeSeq,
+      limit: limit + 1,
+    });
     const page = found.slice(0, limit);
     return {
       reports: page.map(summary),
-      nextCursor: found.length > limit ? this.cursors.encode('reports', { before: page[page.length - 1].seq, ...bound }) : null,
+      nextCursor:
+        found.length > limit ? this.cursors.encode('reports', { before: page[page.length - 1].seq, ...bound }) : null,
     };
   }
 }

@@ -19,7 +19,11 @@ export interface ReportRecord {
   updatedAt: string;
 }
 
-export type NewReport = Omit<ReportRecord, 'seq' | 'createdAt' | 'updatedAt' | 'guid'> & { guid?: string; createdAt?: string; updatedAt?: string };
+export type NewReport = Omit<ReportRecord, 'seq' | 'createdAt' | 'updatedAt' | 'guid'> & {
+  guid?: string;
+  createdAt?: string;
+  updatedAt?: string;
+};
 
 /**
  * Who is looking, for everything but admins and operators: a shared report must not reveal an index

@@ -2,7 +2,12 @@ import type { Logger } from '@quarry/logger';
 import { callerFromWire, unary, type pb } from '@quarry/rpc';
 import type { FindReportsUseCase, ReportMetadataUseCase, SaveReportUseCase } from '../domain/reports.use-cases';
 
-export function reportsHandlers(log: Logger, save: SaveReportUseCase, find: FindReportsUseCase, metadata: ReportMetadataUseCase): pb.ReportsServiceHandlers {
+export function reportsHandlers(
+  log: Logger,
+  save: SaveReportUseCase,
+  find: FindReportsUseCase,
+  metadata: ReportMetadataUseCase,
+): pb.ReportsServiceHandlers {
   return {
     SaveReport: unary<pb.SaveReportRequest__Output, pb.ReportRef>(log, 'SaveReport', (req) =>
       save.save(callerFromWire(req.caller), {
@@ -17,7 +22,12 @@ export function reportsHandlers(log: Logger, save: SaveReportUseCase, find: Find
       }),
     ),
     FindReports: unary<pb.FindReportsRequest__Output, pb.FindReportsResponse>(log, 'FindReports', async (req) => {
-      const out = await find.find(callerFromWire(req.caller), { search: req.search, types: req.types, cursor: req.cursor, limit: req.limit });
+      const out = await find.find(callerFromWire(req.caller), {
+        search: req.search,
+        types: req.types,
+        cursor: req.cursor,
+        limit: req.limit,
+      });
       return { reports: out.reports, nextCursor: out.nextCursor ?? '' };
     }),
     GetReportMetadata: unary<pb.GetReportMetadataRequest__Output, pb.ReportMetadata>(log, 'GetReportMetadata', (req) =>
