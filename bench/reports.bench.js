@@ -6,7 +6,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { sqliteFile } = require('../packages/metadata-store/dist');
-const { SqliteReportStore } = require('../services/reports/dist/adapters/sqlite-report-store.adapter');
+const { SqliteReportStore } = require('../services/reports/dist/sqlite');
 const { VEGA, cli, startServer, rpc, timeIt, fmt } = require('./lib');
 
 const TOTAL = 100_000;

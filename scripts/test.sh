@@ -4,13 +4,22 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/ensure-system-deps.sh --tests
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  # npm ci refuses this registry's lock file (it serves no foreign-platform optional packages, so the
-  # lock cannot list them); npm install with the committed lock installs the same versions.
+  # npm ci refuses this registry's lock file; npm install with the committed lock installs the same
+  # versions, and must leave the lock as it found it, so that a fresh setup leaves the tree clean.
+  lock_before=$(sha256sum package-lock.json)
   npm install --no-audit --no-fund
+  if [ "$(sha256sum package-lock.json)" != "$lock_before" ]; then
+    echo "npm install changed package-lock.json: commit the lock it produces (it is what every newcomer gets)" >&2
+    exit 1
+  fi
 fi
 npx turbo run build --output-logs=errors-only
 # Tests run through swc, which strips types: check them (and the sources) with tsc, strict, first.
 npx tsc -p tsconfig.tests.json
+# House rules (docs/architecture.md): formatting, lint and import boundaries. A failure fails the run,
+# after jest has still run, so one CI run shows both.
+lint_status=0
+npm run --silent lint || lint_status=$?
 mkdir -p test-output
 status=0
 npx jest --ci --json --outputFile=test-output/jest-results.json "$@" || status=$?
@@ -19,4 +28,8 @@ node -e '
   const r = require("./test-output/jest-results.json");
   console.log(`jest: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests + r.numTodoTests} skipped`);
 ' || true
+if [ $lint_status -ne 0 ]; then
+  echo "house rules: npm run lint failed (see above)" >&2
+  [ $status -ne 0 ] || status=$lint_status
+fi
 exit $status

@@ -260,7 +260,7 @@ function rssKb(pid: number): number {
 /** Still running, and the same process that was seen (not a later one given the same pid). */
 const stillRunning = (pid: number, started: string) => startTime(pid) === started;
 
-describe('soak: 20 clients for 60 s mixing valid calls, every SPEC error and charts', () => {
+describe('soak: 20 clients for 60 s mixing valid calls, every documented error and charts', () => {
   const SOAK_MS = 60_000;
   const CLIENTS = 20;
   let stack: Stack;
@@ -361,7 +361,7 @@ describe('soak: 20 clients for 60 s mixing valid calls, every SPEC error and cha
       reference.set(v.name, strip(res));
     }
 
-    // Every SPEC error row, with the answer it must get.
+    // Every documented error case, with the answer it must get.
     const bad: Array<{ name: string; send: () => Promise<RawResponse>; expect: (o: Outcome) => boolean }> = [
       {
         name: '400 params',

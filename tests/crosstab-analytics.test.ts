@@ -10,7 +10,7 @@ import { runCli } from './support/quarry-process';
 import { startStackWithData, type Stack } from './support/stack';
 
 /*
- * "Show values as", subtotals, order and limits, JSON and CSV (DESIGN.md "Crosstab analytics"), over
+ * "Show values as", subtotals, order and limits, JSON and CSV (docs/api.md, CROSSTAB.EXECUTE), over
  * JSON-RPC on movies.json, every number compared with plain JS computed here from the source file.
  */
 

@@ -258,7 +258,7 @@ describe.each<Topology>(['all', 'split'])('gateway protocol (QUARRY_TARGET=%s)',
       expectJsonRpcError(res, 400, null, -32600, 'Invalid Request');
     });
 
-    it('sends business errors with HTTP 200, the id echoed and the SPEC.md shape', async () => {
+    it('sends business errors with HTTP 200, the id echoed and the documented error shape', async () => {
       const res = await rpcClient(quarry.baseUrl, alice.token).call('QUERIES.EXECUTE', {}, { id: 77 });
       expect(res.status).toBe(200);
       expect(res.json).toEqual({

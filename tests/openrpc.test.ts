@@ -6,7 +6,7 @@ import { METHOD_EXAMPLES } from '../packages/contract/src/method-examples';
 import { createIdentity, useStackWithAnalyst } from './support/stack';
 
 /*
- * The API describes itself (DESIGN.md "Self-description and clients"): rpc.discover and /openrpc.json
+ * The API describes itself (docs/api.md is generated from the same document): rpc.discover and /openrpc.json
  * over real HTTP, the typed client against the real server, and each method's documented example run
  * for real. QUARRY_UPDATE_EXAMPLES=1 rewrites the examples from these calls.
  */

@@ -55,7 +55,7 @@ describe('QUERIES.EXECUTE on real data', () => {
     if (totalPages === 0) expect((await run({ index, query, pageSize })).records).toEqual([]);
   }
 
-  it('returns every record for * in source order, with the DESIGN.md shape and defaults', async () => {
+  it('returns every record for * in source order, with the documented shape and defaults', async () => {
     const data = await run({ index: 'movies', query: '*' });
     expect(data).toMatchObject({
       index: 'movies',

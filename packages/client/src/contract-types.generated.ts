@@ -8,7 +8,7 @@ export interface QueriesExecuteParams {
    */
   index: string;
   /**
-   * Query text (SPEC.md "Query language"); empty or absent matches every record.
+   * Query text in Quarry's query language (README "Query language"); empty or absent matches every record.
    */
   query?: string;
   page?: number;

@@ -27,7 +27,7 @@ export interface Config {
     listenHost: string | undefined;
     deadlineMs: number;
     /**
-     * Every gRPC call carries it and services refuse calls without it (DESIGN.md "Trust between
+     * Every gRPC call carries it and services refuse calls without it (docs/architecture.md "Trust between
      * processes"). Shared by the deployment's processes; made up at start when all run in this one.
      */
     internalToken: string;

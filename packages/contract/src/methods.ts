@@ -45,7 +45,7 @@ const saving: readonly MethodError[] = [{ code: 403, when: 'saveReport is given 
 
 const method = <P extends z.ZodType, R extends z.ZodType>(m: MethodContract<P, R>) => m;
 
-/** SPEC.md "Method catalogue", in the order the document lists them. */
+/** The method catalogue, in the order the API has always listed them (docs/api.md keeps it). */
 export const METHODS = {
   'QUERIES.EXECUTE': method({
     group: 'queries',

@@ -4,7 +4,7 @@ import { quoteInput, quoteList } from '@quarry/errors';
 import * as L from './limits';
 
 /*
- * The JSON shapes of each method's params (DESIGN.md "API decisions"). The contract owns types, ranges
+ * The JSON shapes of each method's params (docs/api.md, generated from these schemas). The contract owns types, ranges
  * and defaults; services own what needs data (does the index or field exist, does the query parse).
  * Every string has a length cap, so a hostile megabyte is a fast 400 at the gateway instead of travelling
  * to a service.
@@ -113,7 +113,8 @@ export const queriesExecuteParams = z
   .strictObject({
     index: requiredString(L.INDEX_NAME_MAX).meta({ description: 'The index to search.' }),
     query: optionalString(L.QUERY_MAX_LENGTH).meta({
-      description: 'Query text (SPEC.md "Query language"); empty or absent matches every record.',
+      description:
+        'Query text in Quarry\'s query language (README "Query language"); empty or absent matches every record.',
       default: '*',
     }),
     page: intInRange(1, L.INT32_MAX).meta({ default: L.DEFAULT_PAGE }),

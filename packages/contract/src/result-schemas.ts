@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { AGGREGATIONS, REPORT_TYPES, SHOW_AS } from './limits';
 
 /*
- * What each method returns in `result.data` (SPEC.md, DESIGN.md). The gateway builds these from the
+ * What each method returns in `result.data` (docs/api.md shows them per method). The gateway builds these from the
  * services' answers; the OpenRPC document and the typed client are generated from them, and the e2e
  * tests check real answers against them.
  */

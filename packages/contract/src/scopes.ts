@@ -1,4 +1,4 @@
-/** The scopes a token can hold (SPEC.md "Authentication"). */
+/** The scopes a token can hold (docs/api.md lists which method needs which). */
 export const SCOPES = ['query:execute', 'indexes:read', 'reports:read', 'reports:write'] as const;
 export type Scope = (typeof SCOPES)[number];
 

@@ -7,7 +7,7 @@ describe('error table', () => {
     for (const code of ERROR_CODES) expect(codeFromGrpcStatus(ERROR_TABLE[code].grpc)).toBe(code);
   });
 
-  it('renders the SPEC.md business error shape', () => {
+  it('renders the business error shape of docs/api.md "Error codes"', () => {
     expect(toJsonRpcBusinessError(AppError.invalid('index is required'))).toEqual({
       code: 400,
       message: 'Bad Request',

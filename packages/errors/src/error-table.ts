@@ -1,6 +1,6 @@
 /**
  * The single mapping table between Quarry's stable error codes, HTTP-style business codes
- * (SPEC.md "Business errors") and gRPC status codes (numeric values of grpc.status, kept here
+ * (docs/api.md "Error codes") and gRPC status codes (numeric values of grpc.status, kept here
  * so this package needs no gRPC dependency).
  */
 export const ERROR_TABLE = {

@@ -7,7 +7,7 @@ export interface BusinessErrorBody {
   data: { type: 'about:blank'; detail: string };
 }
 
-/** SPEC.md "Common error response" for business errors. */
+/** The JSON-RPC error of a business error: code is the HTTP-style status, data is {type, detail}. */
 export function toJsonRpcBusinessError(err: AppError): BusinessErrorBody {
   const row = ERROR_TABLE[err.code];
   return { code: row.http, message: row.title, data: { type: 'about:blank', detail: err.detail } };

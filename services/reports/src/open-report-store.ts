@@ -1,13 +1,18 @@
 import { sqliteFile } from '@quarry/metadata-store';
-import { MongoReportStore } from './adapters/mongo-report-store.adapter';
-import { SqliteReportStore } from './adapters/sqlite-report-store.adapter';
 import type { ReportStore } from './ports/report-store.port';
 
-/** MongoDB when configured, else the embedded SQLite file the metadata store uses. */
+/**
+ * MongoDB when configured, else the embedded SQLite file the metadata store uses. Each driver loads only
+ * when chosen, so importing `@quarry/reports` loads neither (the CLI's report commands stay quick).
+ */
 export async function openReportStore(settings: {
   dataDir: string;
   mongo: { url: string; db: string } | undefined;
 }): Promise<ReportStore> {
-  if (settings.mongo) return MongoReportStore.connect(settings.mongo.url, settings.mongo.db);
+  if (settings.mongo) {
+    const { MongoReportStore } = await import('./adapters/mongo-report-store.adapter.js');
+    return MongoReportStore.connect(settings.mongo.url, settings.mongo.db);
+  }
+  const { SqliteReportStore } = await import('./adapters/sqlite-report-store.adapter.js');
   return new SqliteReportStore(sqliteFile(settings.dataDir));
 }

@@ -27,7 +27,7 @@ export type NewReport = Omit<ReportRecord, 'seq' | 'createdAt' | 'updatedAt' | '
 
 /**
  * Who is looking, for everything but admins and operators: a shared report must not reveal an index
- * (its name, query, owner) to someone who may not read that index (DESIGN.md: existence is not leaked).
+ * (its name, query, owner) to someone who may not read that index (a report never reveals that an index the caller cannot read exists).
  */
 export interface ReportViewer {
   viewerId: string;
