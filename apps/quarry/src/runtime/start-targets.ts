@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Config, Target } from '@quarry/config';
-import { startPrivateRedis } from '@quarry/chart';
+import { startPrivateRedis } from '@quarry/chart/redis';
 import { createOpsApp, GatewayModule, gatewayConfig } from '@quarry/gateway';
 import type { Logger } from '@quarry/logger';
 import { instrumentStore, mergedMetrics, QuarryMetrics } from '@quarry/metrics';

@@ -7,7 +7,7 @@ import { silentLogger } from '@quarry/logger';
 import { freePort } from '@quarry/rpc';
 import { describeIf } from '@quarry/testkit';
 import { TestRedis } from '../../../../tests/support/redis';
-import { buildChartOption } from '../domain/chart-option';
+import { buildChartOption } from '../domain/chart-option/build-chart-option';
 import { chartKind } from '../domain/chart-types';
 import { renderTimeoutError, type ChartRenderer, type RenderJob } from '../ports/chart-renderer.port';
 import { ChartWorkerModule } from '../worker/chart-worker.module';

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import { PNG } from 'pngjs';
 import { silentLogger } from '@quarry/logger';
 import { describeIf } from '@quarry/testkit';
-import { buildChartOption } from '../domain/chart-option';
+import { buildChartOption } from '../domain/chart-option/build-chart-option';
 import { chartKind } from '../domain/chart-types';
 import { ChromiumRenderer } from './chromium-renderer.adapter';
 

@@ -1,9 +1,9 @@
 import { AppError } from '@quarry/errors';
-import { trickyGrids } from '../domain/chart-grids.fixtures';
-import { buildChartOption } from '../domain/chart-option';
+import { trickyGrids } from '../test-support/chart-grids.fixtures';
+import { buildChartOption } from '../domain/chart-option/build-chart-option';
 import { CHART_KINDS, type ChartKind } from '../domain/chart-types';
 import type { ChartGrid } from '../domain/chart-grid';
-import { bounds, overlap, textBoxes } from '../domain/svg-layout.fixtures';
+import { bounds, overlap, textBoxes } from '../test-support/svg-layout.fixtures';
 import { renderSvg } from './echarts-svg-renderer.adapter';
 
 /*

@@ -1,11 +1,11 @@
 import { AppError } from '@quarry/errors';
-import { trickyGrids } from './chart-grids.fixtures';
-import { buildChartOption, OTHER_SHARE } from './chart-option';
+import { trickyGrids } from '../test-support/chart-grids.fixtures';
+import { buildChartOption, OTHER_SHARE } from './chart-option/build-chart-option';
 import { chartKind } from './chart-types';
 import { COMPACT, reviveFormatters } from './formatters';
 import { compactNumber, fitText, textWidth, truncateText } from './text-metrics';
 
-type O = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- reading an ECharts option back
+type O = Record<string, any>; // reading an ECharts option back
 const grids = trickyGrids();
 const build = (grid: keyof typeof grids, type: string, w = 800, h = 600) =>
   buildChartOption(grids[grid], chartKind(type, grids[grid].totals.length), w, h, 'movies') as O;

@@ -2,7 +2,7 @@ import { AppError } from '@quarry/errors';
 import { imageFormatProblem, type ImageFormat } from '@quarry/contract';
 import type { ChartQueue } from '../ports/chart-queue.port';
 import { parseGrid } from './chart-grid';
-import { buildChartOption } from './chart-option';
+import { buildChartOption } from './chart-option/build-chart-option';
 import { chartKind } from './chart-types';
 
 export interface RenderChartInput {

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { ChartGrid } from './chart-grid';
+import type { ChartGrid } from '../domain/chart-grid';
 
 /*
  * Crosstab grids computed in plain JS from vega-datasets: the data that broke the first charts (money
