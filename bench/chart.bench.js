@@ -9,7 +9,8 @@ const fs = require('node:fs');
 const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
-const { SqliteMetadataStore, sqliteFile } = require('../packages/metadata-store/dist');
+const { sqliteFile } = require('../packages/metadata-store/dist');
+const { SqliteMetadataStore } = require('../packages/metadata-store/dist/sqlite');
 const { SnapshotEngine } = require('../packages/snapshots/dist');
 const { RunCrosstabUseCase, DuckDbPivotEngine } = require('../services/crosstab/dist');
 const { buildChartOption, chartKind } = require('../services/chart/dist');
@@ -350,7 +351,9 @@ process.on('exit', () => {
   for (const c of children)
     try {
       c.kill('SIGKILL');
-    } catch {}
+    } catch {
+      // already gone
+    }
 });
 main().catch((err) => {
   console.error(err);

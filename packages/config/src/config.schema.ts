@@ -3,7 +3,7 @@ import { z } from 'zod';
 export const TARGETS = ['gateway', 'query', 'crosstab', 'chart', 'chart-worker', 'reports'] as const;
 export type Target = (typeof TARGETS)[number];
 
-const hostPort = z.string().regex(/^[A-Za-z0-9.\-\[\]:]+:\d{1,5}$/, 'must be HOST:PORT (port 0 picks a free one)');
+const hostPort = z.string().regex(/^[A-Za-z0-9.\-[\]:]+:\d{1,5}$/, 'must be HOST:PORT (port 0 picks a free one)');
 
 const url = (protocols: string[]) =>
   z.string().refine(
