@@ -15,7 +15,7 @@ export function makeDataDir(prefix = 'quarry-e2e-'): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
 }
 
-import { freePort } from '@quarry/rpc';
+import { freePort } from '@quarry/runtime';
 
 export { freePort };
 

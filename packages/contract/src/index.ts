@@ -1,6 +1,8 @@
 export * from './limits';
 export * from './scopes';
 export type { Caller } from './caller';
+export type { CrosstabGrid } from './crosstab-grid';
+export type { CacheStatus } from './result-meta';
 export * from './chart-names';
 export * from './param-schemas';
 export * from './result-schemas';

@@ -1,2 +1,2 @@
-export type { CacheKey, CachedResult, CacheStatus, ResultCache } from './result-cache.port';
+export type { CacheKey, CachedResult, ResultCache } from './result-cache.port';
 export { LruResultCache, cacheKeyOf, entryBytes, ENTRY_OVERHEAD_BYTES } from './lru-result-cache.adapter';

@@ -1,6 +1,3 @@
-/** What a call tells the caller about the result cache (docs/api.md, `meta.cache`): `meta.cache`. */
-export type CacheStatus = 'hit' | 'miss' | 'bypass';
-
 /** A cached engine answer: its serialized payload and the few numbers that go with it. */
 export interface CachedResult {
   readonly payload: string;

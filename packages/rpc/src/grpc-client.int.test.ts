@@ -1,9 +1,9 @@
 import * as grpc from '@grpc/grpc-js';
 import { AppError } from '@quarry/errors';
 import { silentLogger } from '@quarry/logger';
+import { freePort } from '@quarry/runtime';
 import { CLIENT_OPTIONS, callUnary, type UnaryMethod } from './grpc-client';
 import { bindGrpcServer, createGrpcServer, shutdownGrpcServer, unary } from './grpc-server';
-import { freePort } from './free-port';
 import { loadQuarryProto } from './proto';
 import type { FindIndexesRequest, FindIndexesResponse__Output } from './generated/index';
 

@@ -21,8 +21,5 @@ export {
   type GrpcTrust,
 } from './internal-credential';
 export type * as pb from './generated/index';
-export { GrpcServiceModule, type QuarryModule, type GrpcServiceOptions } from './module';
-export type { CrosstabGrid } from './crosstab-grid';
-export { freePort } from './free-port';
-export { HeavyCallLimiter, abortReason } from './heavy-call-limiter';
+export { GrpcServiceModule, type GrpcServiceOptions } from './module';
 export { callerFromWire, callerToWire } from './caller';

@@ -2,18 +2,9 @@ import * as grpc from '@grpc/grpc-js';
 import { HealthImplementation } from 'grpc-health-check';
 import type { Logger } from '@quarry/logger';
 import type { QuarryMetrics } from '@quarry/metrics';
+import type { QuarryModule } from '@quarry/runtime';
 import { bindGrpcServer, createGrpcServer, shutdownGrpcServer } from './grpc-server';
 import { requireInternalCredential, serverCredentials, type GrpcTrust } from './internal-credential';
-
-/** What every Quarry module offers the process that hosts it (mimir-style targets). */
-export interface QuarryModule {
-  readonly name: string;
-  start(): Promise<void>;
-  /** Finishes in-flight work within the grace period, then releases everything the module holds. */
-  stop(): Promise<void>;
-  /** Rejects while a store the module needs cannot be reached. */
-  ready?(): Promise<void>;
-}
 
 export interface GrpcServiceOptions {
   name: string;

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from '@quarry/logger';
 import type { QuarryMetrics } from '@quarry/metrics';
 import type { MetadataStore } from '@quarry/metadata-store';
-import type { QuarryModule } from '@quarry/rpc';
+import type { QuarryModule } from '@quarry/runtime';
 import { GrpcServiceClients } from './adapters/grpc-service-clients.adapter';
 import type { GatewayConfig } from './config';
 import { AuthenticateUseCase } from './domain/authenticate.use-case';

@@ -7,7 +7,8 @@ import { openMetadataStore, type IndexCatalog } from '@quarry/metadata-store';
 import { createQueryModule, queryServiceConfig } from '@quarry/query';
 import { LruResultCache } from '@quarry/result-cache';
 import { createReportsModule, reportsServiceConfig } from '@quarry/reports';
-import { HeavyCallLimiter, type GrpcServiceModule } from '@quarry/rpc';
+import type { GrpcServiceModule } from '@quarry/rpc';
+import { HeavyCallLimiter } from '@quarry/runtime';
 import { SnapshotEngine } from '@quarry/snapshots';
 import { ModuleRunner, type ModuleMap, type StartedModule } from './module-runner';
 

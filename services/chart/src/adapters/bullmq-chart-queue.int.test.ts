@@ -4,7 +4,7 @@ import { Job, Queue } from 'bullmq';
 import IORedis from 'ioredis';
 import { AppError } from '@quarry/errors';
 import { silentLogger } from '@quarry/logger';
-import { freePort } from '@quarry/rpc';
+import { freePort } from '@quarry/runtime';
 import { describeIf } from '@quarry/testkit';
 import { TestRedis } from '../../../../tests/support/redis';
 import { buildChartOption } from '../domain/chart-option/build-chart-option';

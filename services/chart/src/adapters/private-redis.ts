@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import { freePort } from '@quarry/rpc';
+import { freePort } from '@quarry/runtime';
 
 export interface PrivateRedis {
   url: string;

@@ -1,6 +1,6 @@
-import type { CrosstabGrid } from '@quarry/rpc';
+import type { CrosstabGrid } from '@quarry/contract';
 
-/** The parts of the crosstab grid (see CrosstabGrid in @quarry/rpc) that a chart draws from. */
+/** The parts of the crosstab grid (see CrosstabGrid in @quarry/contract) that a chart draws from. */
 export type ChartGrid = Pick<
   CrosstabGrid,
   'rowFields' | 'columnFields' | 'totals' | 'rows' | 'columns' | 'cells' | 'rowTotals'

@@ -2,7 +2,7 @@ import { UnrecoverableError, Worker } from 'bullmq';
 import IORedis from 'ioredis';
 import type { Logger } from '@quarry/logger';
 import type { QuarryMetrics } from '@quarry/metrics';
-import type { QuarryModule } from '@quarry/rpc';
+import type { QuarryModule } from '@quarry/runtime';
 import { ChromiumRenderer } from '../adapters/chromium-renderer.adapter';
 import { renderSvg } from '../adapters/echarts-svg-renderer.adapter';
 import {

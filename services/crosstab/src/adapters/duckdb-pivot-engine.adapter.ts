@@ -1,7 +1,7 @@
 import type { IndexEntry } from '@quarry/metadata-store';
 import { isNumeric, type FieldDef, type QueryNode } from '@quarry/query-language';
 import { compileWhere, ident, type LoadedTable, type Row, type SnapshotEngine } from '@quarry/snapshots';
-import type { AxisValue, GroupRow } from '../domain/crosstab-grid';
+import type { AxisValue, GroupRow } from '../domain/axis-value';
 import { crosstabCells, pivotLevels, type CrosstabSpec, type TotalSpec } from '../domain/crosstab-spec';
 import type { PivotEngine, PivotKeys, PivotResult } from '../ports/pivot-engine.port';
 

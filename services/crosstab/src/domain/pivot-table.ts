@@ -1,5 +1,5 @@
 import type { FieldDef } from '@quarry/query-language';
-import type { AxisValue, GroupRow } from './crosstab-grid';
+import type { AxisValue, GroupRow } from './axis-value';
 import type { AxisOrder, CrosstabSpec, ShowAs } from './crosstab-spec';
 
 export type Values = Array<number | null>;

@@ -1,5 +1,5 @@
 import { stringify } from 'csv-stringify/sync';
-import { axisLabel, formatNumber, type AxisValue } from './crosstab-grid';
+import { axisLabel, formatNumber, type AxisValue } from './axis-value';
 import type { PivotTable } from './pivot-table';
 
 /**

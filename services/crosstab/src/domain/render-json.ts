@@ -1,4 +1,4 @@
-import type { AxisValue } from './crosstab-grid';
+import type { AxisValue } from './axis-value';
 import type { PivotTable } from './pivot-table';
 
 /** Keys as JSON values: blank text is null like a missing value. */

@@ -1,7 +1,7 @@
 import { parse } from 'csv-parse/sync';
 import { parseFragment, type DefaultTreeAdapterMap } from 'parse5';
 import type { FieldDef } from '@quarry/query-language';
-import type { AxisValue, GroupRow } from './crosstab-grid';
+import type { AxisValue, GroupRow } from './axis-value';
 import type { CrosstabSpec, TotalSpec } from './crosstab-spec';
 import { pivotLevels } from './crosstab-spec';
 import { buildPivotTable } from './pivot-table';

@@ -2,7 +2,7 @@ import type { IndexCatalog, IndexEntry } from '@quarry/metadata-store';
 import type { QueryNode, Reader } from '@quarry/query-language';
 import type { CachedResult, CacheKey, ResultCache } from '@quarry/result-cache';
 import type { PivotEngine } from '../ports/pivot-engine.port';
-import type { GroupRow } from './crosstab-grid';
+import type { GroupRow } from './axis-value';
 import type { CrosstabSpec } from './crosstab-spec';
 import { RunCrosstabUseCase, type RunCrosstabInput, type RunCrosstabOptions } from './run-crosstab.use-case';
 

@@ -2,7 +2,7 @@ import type { IndexCatalog, IndexEntry } from '@quarry/metadata-store';
 import type { QueryNode } from '@quarry/query-language';
 import type { PivotEngine, PivotKeys, PivotResult } from '../ports/pivot-engine.port';
 import type { ResultCache } from '@quarry/result-cache';
-import type { GroupRow } from './crosstab-grid';
+import type { GroupRow } from './axis-value';
 import { MAX_CELLS, type CrosstabSpec } from './crosstab-spec';
 import { RunCrosstabUseCase } from './run-crosstab.use-case';
 

@@ -1,6 +1,6 @@
 import type { IndexEntry } from '@quarry/metadata-store';
 import type { QueryNode } from '@quarry/query-language';
-import type { GroupRow } from '../domain/crosstab-grid';
+import type { GroupRow } from '../domain/axis-value';
 import type { CrosstabSpec } from '../domain/crosstab-spec';
 
 /** How many row and column keys the pivot has (columns is 1 without column fields: the Total column). */

@@ -1,5 +1,6 @@
 import type { Logger } from '@quarry/logger';
-import { callerFromWire, unary, type HeavyCallLimiter, type pb } from '@quarry/rpc';
+import { callerFromWire, unary, type pb } from '@quarry/rpc';
+import type { HeavyCallLimiter } from '@quarry/runtime';
 import { AppError } from '@quarry/errors';
 import { CROSSTAB_OUTPUTS, type RunCrosstabUseCase } from '../domain/run-crosstab.use-case';
 

@@ -13,10 +13,8 @@ import {
   type pb,
   type UnaryMethod,
 } from '@quarry/rpc';
-import type { IndexesFindResult, ReportsFindResult, ReportsMetadataResult } from '@quarry/contract';
+import type { CacheStatus, IndexesFindResult, ReportsFindResult, ReportsMetadataResult } from '@quarry/contract';
 import type {
-  CacheStatus,
-  CallScope,
   Caller,
   ChartImage,
   ChartRequest,
@@ -24,6 +22,7 @@ import type {
   PivotAnswer,
   PivotRequest,
   ReportToSave,
+  RequestTrace,
   SearchPage,
   SearchRequest,
   ServiceClients,
@@ -86,11 +85,11 @@ export class GrpcServiceClients implements ServiceClients {
     service: ServiceName,
     method: UnaryMethod<Req, Res>,
     req: Req,
-    scope: CallScope,
+    trace: RequestTrace,
   ): Promise<Res> {
-    const options = { requestId: scope.requestId, deadlineMs: this.deadlineMs, internalToken: this.internalToken };
+    const options = { requestId: trace.requestId, deadlineMs: this.deadlineMs, internalToken: this.internalToken };
     return callUnary(service, this.clients[service].getChannel(), method, req, options).catch((err: unknown) => {
-      throw this.credentialRefusal(err, service, scope) ?? err;
+      throw this.credentialRefusal(err, service, trace) ?? err;
     });
   }
 
@@ -99,10 +98,10 @@ export class GrpcServiceClients implements ServiceClients {
    * refused the gateway's own credential: a deployment fault, not the client's. Passed on as is it would
    * read as a 401 about the client's token; it becomes a 503 and an error in the log for the operator.
    */
-  private credentialRefusal(err: unknown, service: ServiceName, scope: CallScope): AppError | undefined {
+  private credentialRefusal(err: unknown, service: ServiceName, trace: RequestTrace): AppError | undefined {
     if (!isAppError(err) || err.code !== 'UNAUTHENTICATED') return undefined;
     this.log.error(
-      { requestId: scope.requestId, service, detail: err.detail },
+      { requestId: trace.requestId, service, detail: err.detail },
       `the ${service} service refused the gateway's internal credential`,
     );
     return AppError.unavailable(
@@ -111,7 +110,7 @@ export class GrpcServiceClients implements ServiceClients {
     );
   }
 
-  async search(caller: Caller, req: SearchRequest, scope: CallScope) {
+  async search(caller: Caller, req: SearchRequest, trace: RequestTrace) {
     const res = await this.call(
       'query',
       this.v1.QueryService.service.ExecuteQuery,
@@ -127,7 +126,7 @@ export class GrpcServiceClients implements ServiceClients {
         sort: req.sort.map((s) => ({ field: s.field, direction: s.direction ?? '' })),
         bypassCache: req.bypassCache,
       },
-      scope,
+      trace,
     );
     const page: SearchPage = {
       index: res.index,
@@ -142,12 +141,12 @@ export class GrpcServiceClients implements ServiceClients {
     return { page, cache: cacheStatus(res.cache) };
   }
 
-  async findIndexes(caller: Caller, req: IndexSearch, scope: CallScope): Promise<IndexesFindResult> {
+  async findIndexes(caller: Caller, req: IndexSearch, trace: RequestTrace): Promise<IndexesFindResult> {
     const res = await this.call(
       'query',
       this.v1.QueryService.service.FindIndexes,
       { caller: callerToWire(caller), searchText: req.searchText ?? '', cursor: req.cursor ?? '', limit: req.limit },
-      scope,
+      trace,
     );
     return {
       indexes: res.indexes.map((i) => ({
@@ -162,7 +161,7 @@ export class GrpcServiceClients implements ServiceClients {
     };
   }
 
-  async pivot(caller: Caller, req: PivotRequest, scope: CallScope) {
+  async pivot(caller: Caller, req: PivotRequest, trace: RequestTrace) {
     const res = await this.call(
       'crosstab',
       this.v1.CrosstabService.service.ExecuteCrosstab,
@@ -187,7 +186,7 @@ export class GrpcServiceClients implements ServiceClients {
         output: req.output,
         bypassCache: req.bypassCache,
       },
-      scope,
+      trace,
     );
     const table: PivotAnswer = {
       // HTML travels in its own field (the service's original one); JSON and CSV in `data`.
@@ -201,7 +200,7 @@ export class GrpcServiceClients implements ServiceClients {
     return { table, cache: cacheStatus(res.cache) };
   }
 
-  async renderChart(req: ChartRequest, scope: CallScope): Promise<ChartImage> {
+  async renderChart(req: ChartRequest, trace: RequestTrace): Promise<ChartImage> {
     const res = await this.call(
       'chart',
       this.v1.ChartService.service.RenderChart,
@@ -213,7 +212,7 @@ export class GrpcServiceClients implements ServiceClients {
         title: req.title,
         imageFormat: req.imageFormat,
       },
-      scope,
+      trace,
     );
     return req.imageFormat === 'svg'
       ? { contentType: 'image/svg+xml', data: res.svg, width: res.width, height: res.height, chartType: res.chartType }
@@ -226,7 +225,7 @@ export class GrpcServiceClients implements ServiceClients {
         };
   }
 
-  async saveReport(caller: Caller, report: ReportToSave, scope: CallScope): Promise<{ guid: string }> {
+  async saveReport(caller: Caller, report: ReportToSave, trace: RequestTrace): Promise<{ guid: string }> {
     const res = await this.call(
       'reports',
       this.v1.ReportsService.service.SaveReport,
@@ -238,7 +237,7 @@ export class GrpcServiceClients implements ServiceClients {
         method: report.method,
         paramsJson: JSON.stringify(report.params),
       },
-      scope,
+      trace,
     );
     return { guid: res.guid };
   }
@@ -246,7 +245,7 @@ export class GrpcServiceClients implements ServiceClients {
   async findReports(
     caller: Caller,
     req: { search?: string; types?: readonly string[]; cursor?: string; limit?: number },
-    scope: CallScope,
+    trace: RequestTrace,
   ): Promise<ReportsFindResult> {
     const res = await this.call(
       'reports',
@@ -258,17 +257,17 @@ export class GrpcServiceClients implements ServiceClients {
         cursor: req.cursor ?? '',
         limit: req.limit,
       },
-      scope,
+      trace,
     );
     return { reports: res.reports.map(toReportSummary), nextCursor: res.nextCursor === '' ? null : res.nextCursor };
   }
 
-  async reportMetadata(caller: Caller, guid: string, scope: CallScope): Promise<ReportsMetadataResult> {
+  async reportMetadata(caller: Caller, guid: string, trace: RequestTrace): Promise<ReportsMetadataResult> {
     const res = await this.call(
       'reports',
       this.v1.ReportsService.service.GetReportMetadata,
       { caller: callerToWire(caller), guid },
-      scope,
+      trace,
     );
     return {
       ...toReportSummary(res.report),

@@ -1,7 +1,7 @@
+import type { CacheStatus } from '@quarry/contract';
 import { AppError } from '@quarry/errors';
 import {
   RawJson,
-  type CacheStatus,
   type PivotRequest,
   type ReportToSave,
   type SearchRequest,

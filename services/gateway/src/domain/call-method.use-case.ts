@@ -1,6 +1,7 @@
 import { AppError } from '@quarry/errors';
 import type { Scope } from '@quarry/metadata-store';
 import {
+  type CacheStatus,
   crosstabExecuteParams,
   DEFAULT_CHART_HEIGHT,
   DEFAULT_CHART_WIDTH,
@@ -13,20 +14,18 @@ import {
 import type { z } from 'zod';
 import type {
   AxisOrderRequest,
-  CacheStatus,
-  CallScope,
   Caller,
   PivotRequest,
+  RequestTrace,
   ServiceClients,
 } from '../ports/service-clients.port';
 import { savesReports, scopeOf, type MethodName } from './method-catalogue';
 import type { Principal } from './principal';
 
-type QueriesExecuteParams = z.output<typeof queriesExecuteParams>;
-type CrosstabExecuteParams = z.output<typeof crosstabExecuteParams>;
-type SaveParams = NonNullable<QueriesExecuteParams['saveReport']>;
-
-export type { CacheStatus } from '../ports/service-clients.port';
+/** The params as the contract's schemas parsed them (z.output; the contract's *Params types are what is sent). */
+type ParsedQueriesExecute = z.output<typeof queriesExecuteParams>;
+type ParsedCrosstabExecute = z.output<typeof crosstabExecuteParams>;
+type ParsedSaveReport = NonNullable<ParsedQueriesExecute['saveReport']>;
 
 /** A method's result and what goes into `meta` beside the request id. */
 export interface MethodResult {
@@ -47,7 +46,7 @@ function callerOf(p: Principal): Caller {
 }
 
 /** rowOrder / columnOrder with measure and direction filled in (absent stays absent). */
-function orderWithDefaults(o: CrosstabExecuteParams['rowOrder']): AxisOrderRequest | undefined {
+function orderWithDefaults(o: ParsedCrosstabExecute['rowOrder']): AxisOrderRequest | undefined {
   return o && { by: o.by, measure: o.measure ?? 0, direction: o.direction ?? 'asc' };
 }
 
@@ -72,28 +71,28 @@ export class CallMethodUseCase {
     principal: Principal,
     method: MethodName,
     params: Record<string, unknown>,
-    scope: CallScope,
+    trace: RequestTrace,
   ): Promise<MethodResult> {
     requireScope(principal, scopeOf(method));
     if (savesReports(method) && params.saveReport !== undefined) requireScope(principal, 'reports:write');
     const caller = callerOf(principal);
     switch (method) {
       case 'QUERIES.EXECUTE':
-        return this.searchIndex(caller, parseParams(queriesExecuteParams, params), scope);
+        return this.searchIndex(caller, parseParams(queriesExecuteParams, params), trace);
       case 'INDEXES.FIND':
-        return { data: await this.services.findIndexes(caller, parseParams(indexesFindParams, params), scope) };
+        return { data: await this.services.findIndexes(caller, parseParams(indexesFindParams, params), trace) };
       case 'CROSSTAB.EXECUTE':
-        return this.runCrosstab(caller, parseParams(crosstabExecuteParams, params), scope);
+        return this.runCrosstab(caller, parseParams(crosstabExecuteParams, params), trace);
       case 'REPORTS.FIND':
-        return { data: await this.services.findReports(caller, parseParams(reportsFindParams, params), scope) };
+        return { data: await this.services.findReports(caller, parseParams(reportsFindParams, params), trace) };
       case 'REPORTS.METADATA':
         return {
-          data: await this.services.reportMetadata(caller, parseParams(reportsMetadataParams, params).guid, scope),
+          data: await this.services.reportMetadata(caller, parseParams(reportsMetadataParams, params).guid, trace),
         };
     }
   }
 
-  private async searchIndex(caller: Caller, p: QueriesExecuteParams, scope: CallScope): Promise<MethodResult> {
+  private async searchIndex(caller: Caller, p: ParsedQueriesExecute, trace: RequestTrace): Promise<MethodResult> {
     const sort = (p.sort ?? []).map((s) => ({ field: s.field, direction: s.direction }));
     const { page, cache } = await this.services.search(
       caller,
@@ -105,7 +104,7 @@ export class CallMethodUseCase {
         sort,
         bypassCache: p.cache === false,
       },
-      scope,
+      trace,
     );
     if (!p.saveReport) return { data: page, cache };
     // Without `cache`, as for a crosstab: it is not an executable param.
@@ -116,11 +115,11 @@ export class CallMethodUseCase {
       pageSize: page.pageSize,
       sort: sort.map((s) => ({ field: s.field, direction: (s.direction ?? 'asc').toLowerCase() })),
     };
-    const report = await this.save(caller, p.saveReport, 'query', 'QUERIES.EXECUTE', page.index, executable, scope);
+    const report = await this.save(caller, p.saveReport, 'query', 'QUERIES.EXECUTE', page.index, executable, trace);
     return { data: { ...page, report }, cache };
   }
 
-  private async runCrosstab(caller: Caller, p: CrosstabExecuteParams, scope: CallScope): Promise<MethodResult> {
+  private async runCrosstab(caller: Caller, p: ParsedCrosstabExecute, trace: RequestTrace): Promise<MethodResult> {
     // chartType, imageFormat and their combination were checked by the contract, before the pivot runs.
     const chart = p.chartType !== undefined;
     // Defaults filled once: the service gets them, and a saved report keeps them.
@@ -152,7 +151,7 @@ export class CallMethodUseCase {
         output: chart ? 'grid' : (p.format ?? 'html'),
         bypassCache: p.cache === false,
       },
-      scope,
+      trace,
     );
     // For a chart too: the crosstab is what is cached, the image is drawn each time.
     let data: Record<string, unknown>;
@@ -168,7 +167,7 @@ export class CallMethodUseCase {
             title: p.index,
             imageFormat,
           },
-          scope,
+          trace,
         )),
       };
     } else {
@@ -208,18 +207,18 @@ export class CallMethodUseCase {
           }
         : {}),
     };
-    const report = await this.save(caller, p.saveReport, 'crosstab', 'CROSSTAB.EXECUTE', p.index, executable, scope);
+    const report = await this.save(caller, p.saveReport, 'crosstab', 'CROSSTAB.EXECUTE', p.index, executable, trace);
     return { data: { ...data, report }, cache };
   }
 
   private save(
     caller: Caller,
-    save: SaveParams,
+    save: ParsedSaveReport,
     type: 'query' | 'crosstab',
     method: MethodName,
     index: string,
     params: Record<string, unknown>,
-    scope: CallScope,
+    trace: RequestTrace,
   ): Promise<{ guid: string }> {
     return this.services.saveReport(
       caller,
@@ -233,7 +232,7 @@ export class CallMethodUseCase {
         method,
         params,
       },
-      scope,
+      trace,
     );
   }
 }

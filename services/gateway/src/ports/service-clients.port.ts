@@ -1,5 +1,6 @@
 import type { RawJson } from './raw-json';
 import type {
+  CacheStatus,
   Caller,
   CrosstabFormat,
   IndexesFindResult,
@@ -10,15 +11,16 @@ import type {
   ShowAs,
 } from '@quarry/contract';
 
-/** Per-call context every service call carries. */
-export interface CallScope {
+/**
+ * The client request a service call is made for: its request id goes to the service with the call, so
+ * the logs of the gateway and of every service it calls name the same request.
+ */
+export interface RequestTrace {
   requestId: string;
 }
 
 export type { Caller } from '@quarry/contract';
 export { RawJson } from './raw-json';
-
-export type CacheStatus = 'hit' | 'miss' | 'bypass';
 
 export interface SearchRequest {
   index: string;
@@ -115,16 +117,16 @@ export interface ReportToSave {
  * gateway's credential, TIMEOUT when it did not answer within the deadline.
  */
 export interface ServiceClients {
-  search(caller: Caller, req: SearchRequest, scope: CallScope): Promise<{ page: SearchPage; cache?: CacheStatus }>;
-  findIndexes(caller: Caller, req: IndexSearch, scope: CallScope): Promise<IndexesFindResult>;
-  pivot(caller: Caller, req: PivotRequest, scope: CallScope): Promise<{ table: PivotAnswer; cache?: CacheStatus }>;
-  renderChart(req: ChartRequest, scope: CallScope): Promise<ChartImage>;
-  saveReport(caller: Caller, report: ReportToSave, scope: CallScope): Promise<{ guid: string }>;
+  search(caller: Caller, req: SearchRequest, trace: RequestTrace): Promise<{ page: SearchPage; cache?: CacheStatus }>;
+  findIndexes(caller: Caller, req: IndexSearch, trace: RequestTrace): Promise<IndexesFindResult>;
+  pivot(caller: Caller, req: PivotRequest, trace: RequestTrace): Promise<{ table: PivotAnswer; cache?: CacheStatus }>;
+  renderChart(req: ChartRequest, trace: RequestTrace): Promise<ChartImage>;
+  saveReport(caller: Caller, report: ReportToSave, trace: RequestTrace): Promise<{ guid: string }>;
   findReports(
     caller: Caller,
     req: { search?: string; types?: readonly string[]; cursor?: string; limit?: number },
-    scope: CallScope,
+    trace: RequestTrace,
   ): Promise<ReportsFindResult>;
-  reportMetadata(caller: Caller, guid: string, scope: CallScope): Promise<ReportsMetadataResult>;
+  reportMetadata(caller: Caller, guid: string, trace: RequestTrace): Promise<ReportsMetadataResult>;
   close(): void;
 }

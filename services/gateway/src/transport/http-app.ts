@@ -202,7 +202,7 @@ export function rpcHandler(deps: HttpAppDeps): (req: IncomingMessage, res: Serve
   };
 }
 
-type ReadRequest =
+type RequestReadResult =
   | { ok: true; envelope: Extract<Envelope, { ok: true }> }
   | { ok: false; send: (res: ServerResponse) => void; label: string; code: number }
   | { ok: false; aborted: true };
@@ -217,7 +217,7 @@ function parseEnvelope(body: Buffer): Envelope | undefined {
 }
 
 /** Content type, size, JSON and envelope: the answer to send when any of them is wrong. */
-async function readRequest(deps: HttpAppDeps, req: IncomingMessage): Promise<ReadRequest> {
+async function readRequest(deps: HttpAppDeps, req: IncomingMessage): Promise<RequestReadResult> {
   if (!isJsonMediaType(req.headers['content-type'])) {
     discardRest(req, deps.bodyLimitBytes, 5000);
     return {

@@ -1,11 +1,11 @@
 import { AppError, quoteInput } from '@quarry/errors';
 import type { IndexCatalog } from '@quarry/metadata-store';
 import { FieldResolver, restrictedQuery, type FieldDef, type Reader } from '@quarry/query-language';
-import type { CacheStatus, ResultCache } from '@quarry/result-cache';
+import type { ResultCache } from '@quarry/result-cache';
 import type { SearchIndex, SearchPage, SortKey } from '../ports/search-index.port';
 import { fieldsOf, readableIndex } from '@quarry/snapshots/access';
 
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '@quarry/contract';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, type CacheStatus } from '@quarry/contract';
 
 export interface ExecuteQueryInput {
   index: string;

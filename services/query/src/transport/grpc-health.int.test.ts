@@ -6,7 +6,7 @@ import * as protoLoader from '@grpc/proto-loader';
 import { protoPath } from 'grpc-health-check';
 import { silentLogger } from '@quarry/logger';
 import { SqliteMetadataStore } from '@quarry/metadata-store/sqlite';
-import { HeavyCallLimiter } from '@quarry/rpc';
+import { HeavyCallLimiter } from '@quarry/runtime';
 import { SnapshotEngine } from '@quarry/snapshots';
 import { LruResultCache } from '@quarry/result-cache';
 import { createQueryModule } from '../module';

@@ -1,5 +1,6 @@
 import type { Logger } from '@quarry/logger';
-import { callerFromWire, unary, type HeavyCallLimiter, type pb } from '@quarry/rpc';
+import { callerFromWire, unary, type pb } from '@quarry/rpc';
+import type { HeavyCallLimiter } from '@quarry/runtime';
 import type { ExecuteQueryUseCase } from '../domain/execute-query.use-case';
 import type { FindIndexesUseCase } from '../domain/find-indexes.use-case';
 

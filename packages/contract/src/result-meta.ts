@@ -1,0 +1,2 @@
+/** How the result cache answered a call of a cached method (QUERIES.EXECUTE, CROSSTAB.EXECUTE): `result.meta.cache`. */
+export type CacheStatus = 'hit' | 'miss' | 'bypass';

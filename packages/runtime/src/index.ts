@@ -1,0 +1,3 @@
+export type { QuarryModule } from './quarry-module';
+export { HeavyCallLimiter } from './heavy-call-limiter';
+export { freePort } from './free-port';
