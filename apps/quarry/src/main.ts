@@ -87,10 +87,22 @@ export function buildProgram(config: () => Config): Command {
   const index = program.command('index').description('manage indexes');
   index
     .command('load <name> <file>')
-    .description('load a CSV, JSON array, JSON Lines or Parquet file as a new version of an index')
+    .description(
+      'load a CSV, JSON array, JSON Lines or Parquet file (- for standard input) as a new version of an index; ' +
+        'every row is loaded or rejected, and by default one malformed row fails the load and publishes nothing',
+    )
     .option('--view <name=field>', 'dynamic view counting distinct values of a field, repeatable', collect)
     .option('--type <field=type>', 'declare a field type: string, integer, number, boolean, date; repeatable', collect)
     .option('--description <text>', 'what the index holds')
+    .option(
+      '--on-error <fail|skip>',
+      'fail (default): publish nothing; skip: publish the good rows, list the others in rejects/',
+    )
+    .option('--max-errors <n>', 'with --on-error skip: fail when more rows than this are rejected')
+    .option('--encoding <utf-8|latin1>', "the CSV file's encoding (default utf-8)")
+    .option('--date-format <strptime>', 'how dates are written, e.g. %d/%m/%Y (tried before the built-in layouts)')
+    .option('--format <csv|json|jsonl|parquet>', 'the format, when the file name does not say (always with -)')
+    .option('--append', "publish the current version's rows followed by these (same fields)")
     .action((name: string, file: string, opts) => {
       const c = config();
       return withStore(c, async (s) => (await indexCommands()).loadIndex(c, s, name, file, opts));

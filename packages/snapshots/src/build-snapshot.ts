@@ -4,10 +4,16 @@ import path from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { AppError } from '@quarry/errors';
 import { type DateGrain, type FieldDef, type FieldType } from '@quarry/query-language';
+import { readCsvHeader, type SourceEncoding } from './load/csv-header';
+import { planColumns, type ColumnPlan } from './load/infer-columns';
+import { checkJsonArray, checkJsonLines } from './load/json-check';
+import { RejectLog, type OnError } from './load/load-problems';
 import { ident, literal } from './sql';
 
 export { INDEX_NAME } from '@quarry/contract';
 import { INDEX_NAME } from '@quarry/contract';
+export type { OnError } from './load/load-problems';
+export type { SourceEncoding } from './load/csv-header';
 
 export interface BuildRequest {
   name: string;
@@ -18,7 +24,22 @@ export interface BuildRequest {
   /** Declared crosstab grouping of date fields (day when not declared). */
   grains?: Record<string, DateGrain>;
   views: Array<{ name: string; field: string }>;
-  /** Called now and then with the fraction done (0..1), when DuckDB can tell. */
+  /** The source's format when its name does not tell (standard input). */
+  format?: SourceFormat;
+  /** The file's name in messages (`-` is shown as "standard input"). */
+  label?: string;
+  /** `fail` (default): a malformed row fails the load; `skip`: it goes to `rejectsFile`. */
+  onError?: OnError;
+  /** With `skip`: more rejected rows than this fail the load (default: no limit). */
+  maxErrors?: number;
+  /** Where rejected rows are written with `skip` (`rejects/<index>-v<N>.jsonl`). */
+  rejectsFile?: string;
+  encoding?: SourceEncoding;
+  /** A strptime layout tried first on text columns and declared dates. */
+  dateFormat?: string;
+  /** Append to this published version: same fields, its rows first. */
+  append?: { snapshot: string; fields: FieldDef[] };
+  /** Called now and then with the fraction done (0..1). */
   onProgress?: (fraction: number) => void;
 }
 
@@ -27,146 +48,28 @@ export interface BuiltSnapshot {
   recordCount: number;
   /** Relative to the data directory. */
   snapshot: string;
+  /** Rows read from the source: recordCount (less any appended-to rows) plus rowsRejected. */
+  rowsRead: number;
+  rowsRejected: number;
+  /** The rejects file, when rows were skipped. */
+  rejectsFile?: string;
 }
 
-type Format = 'csv' | 'json' | 'parquet';
+export type SourceFormat = 'csv' | 'json' | 'jsonl' | 'parquet';
 
-function formatOf(file: string): Format {
+export function formatOf(file: string): SourceFormat {
   const ext = path.extname(file).toLowerCase();
   if (['.csv', '.tsv', '.txt'].includes(ext)) return 'csv';
-  if (['.json', '.jsonl', '.ndjson'].includes(ext)) return 'json';
+  if (ext === '.json') return 'json';
+  if (['.jsonl', '.ndjson'].includes(ext)) return 'jsonl';
   if (ext === '.parquet') return 'parquet';
   throw AppError.invalid(
-    `Cannot tell the format of "${path.basename(file)}": use .csv, .tsv, .json, .jsonl, .ndjson or .parquet`,
+    `Cannot tell the format of "${path.basename(file)}": use .csv, .tsv, .json, .jsonl, .ndjson or .parquet, or name it with --format`,
   );
-}
-
-function sourceSql(file: string, format: Format): string {
-  const f = literal(file);
-  switch (format) {
-    case 'csv':
-      // DuckDB's sniffer detects the delimiter, quoting and a UTF-8 BOM, and streams the file.
-      return `read_csv(${f}, header = true, auto_detect = true, sample_size = 20480)`;
-    case 'json':
-      return `read_json_auto(${f}, format = 'auto', sample_size = 20480, maximum_object_size = 67108864)`;
-    case 'parquet':
-      // The file's own row numbers give the source order without a window over all rows.
-      return `read_parquet(${f}, file_row_number = true)`;
-  }
-}
-
-// Date layouts tried on text columns, most specific first (strptime syntax).
-const DATE_FORMATS: Array<{ format: string; hasTime: boolean }> = [
-  { format: '%Y-%m-%dT%H:%M:%S', hasTime: true },
-  { format: '%Y-%m-%d %H:%M:%S', hasTime: true },
-  { format: '%Y-%m-%dT%H:%M', hasTime: true },
-  { format: '%Y-%m-%d %H:%M', hasTime: true },
-  { format: '%Y/%m/%d %H:%M:%S', hasTime: true },
-  { format: '%Y/%m/%d %H:%M', hasTime: true },
-  { format: '%Y-%m-%d', hasTime: false },
-  { format: '%Y/%m/%d', hasTime: false },
-  { format: '%b %d %Y', hasTime: false },
-  { format: '%d-%b-%y', hasTime: false },
-  { format: '%m/%d/%Y', hasTime: false },
-];
-
-function inferType(duckType: string): FieldType | 'text' {
-  const t = duckType.toUpperCase();
-  if (t === 'BOOLEAN') return 'boolean';
-  if (/^(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|UHUGEINT)$/.test(t))
-    return 'integer';
-  if (/^(FLOAT|DOUBLE|REAL)$/.test(t) || t.startsWith('DECIMAL')) return 'number';
-  if (t === 'DATE' || t.startsWith('TIMESTAMP')) return 'date';
-  return 'text';
-}
-
-interface ColumnPlan {
-  name: string;
-  type: FieldType;
-  /** SQL turning the source column into the stored value. */
-  expr: string;
-  /** The same conversion that yields NULL instead of failing, for locating a bad value. */
-  tryExpr: string;
 }
 
 async function rows(c: DuckDBConnection, sql: string): Promise<Array<Record<string, unknown>>> {
   return (await c.runAndReadAll(sql)).getRowObjectsJS() as Array<Record<string, unknown>>;
-}
-
-/** The first date layout that reads every sampled value of a text column, tried in one pass. */
-async function detectDateFormat(
-  c: DuckDBConnection,
-  col: string,
-): Promise<{ format: string; hasTime: boolean } | null> {
-  const sample = `(SELECT ${ident(col)} AS v FROM src WHERE ${ident(col)} IS NOT NULL AND trim(${ident(col)}) <> '' LIMIT 2000)`;
-  const counts = DATE_FORMATS.map((f, i) => `count(try_strptime(v, ${literal(f.format)})) AS f${i}`).join(', ');
-  const [r] = await rows(c, `SELECT count(*) AS n, ${counts} FROM ${sample}`);
-  const n = Number(r.n);
-  if (n === 0) return null;
-  const hit = DATE_FORMATS.findIndex((_, i) => Number(r[`f${i}`]) === n);
-  return hit >= 0 ? DATE_FORMATS[hit] : null;
-}
-
-async function planColumn(
-  c: DuckDBConnection,
-  name: string,
-  duckType: string,
-  declared: FieldType | undefined,
-): Promise<ColumnPlan> {
-  const col = ident(name);
-  const inferred = inferType(duckType);
-  const upper = duckType.toUpperCase();
-  const isJson = upper === 'JSON';
-  // A column already of the stored type is taken as it is (this keeps a ready Parquet file loadable by copy).
-  const asText = isJson ? `json_extract_string(${col}, '$')` : upper === 'VARCHAR' ? col : `CAST(${col} AS VARCHAR)`;
-  const blankToNull = (e: string) => `nullif(trim(${e}), '')`;
-  const wanted: FieldType | 'text' = declared ?? inferred;
-  const plan = (type: FieldType, expr: string, tryExpr: string): ColumnPlan => ({ name, type, expr, tryExpr });
-
-  switch (wanted) {
-    case 'boolean':
-      if (inferred === 'boolean') return plan('boolean', col, col);
-      return plan('boolean', `CAST(${blankToNull(asText)} AS BOOLEAN)`, `TRY_CAST(${blankToNull(asText)} AS BOOLEAN)`);
-    case 'integer':
-      if (upper === 'BIGINT') return plan('integer', col, col);
-      if (inferred === 'integer') return plan('integer', `CAST(${col} AS BIGINT)`, `TRY_CAST(${col} AS BIGINT)`);
-      return plan('integer', `CAST(${blankToNull(asText)} AS BIGINT)`, `TRY_CAST(${blankToNull(asText)} AS BIGINT)`);
-    case 'number': {
-      const src = inferred === 'integer' || inferred === 'number' ? col : blankToNull(asText);
-      // NaN and infinities have no JSON form: store them as missing.
-      const clean = (e: string) => `CASE WHEN isfinite(${e}) THEN ${e} END`;
-      return plan('number', clean(`CAST(${src} AS DOUBLE)`), clean(`TRY_CAST(${src} AS DOUBLE)`));
-    }
-    case 'date': {
-      if (duckType.toUpperCase() === 'DATE') return plan('date', col, col);
-      if (upper === 'TIMESTAMP') return plan('date', col, col);
-      if (inferred === 'date') return plan('date', `CAST(${col} AS TIMESTAMP)`, `TRY_CAST(${col} AS TIMESTAMP)`);
-      const fmt = await detectDateFormat(c, name);
-      if (fmt) {
-        const e = `strptime(${blankToNull(asText)}, ${literal(fmt.format)})`;
-        const t = `try_strptime(${blankToNull(asText)}, ${literal(fmt.format)})`;
-        return fmt.hasTime ? plan('date', e, t) : plan('date', `CAST(${e} AS DATE)`, `CAST(${t} AS DATE)`);
-      }
-      if (declared)
-        return plan(
-          'date',
-          `CAST(${blankToNull(asText)} AS TIMESTAMP)`,
-          `TRY_CAST(${blankToNull(asText)} AS TIMESTAMP)`,
-        );
-      return plan('string', asText, asText);
-    }
-    case 'string':
-      return plan('string', asText, asText);
-    case 'text': {
-      const fmt = await detectDateFormat(c, name);
-      if (fmt) {
-        const e = `strptime(${blankToNull(asText)}, ${literal(fmt.format)})`;
-        const t = `try_strptime(${blankToNull(asText)}, ${literal(fmt.format)})`;
-        return fmt.hasTime ? plan('date', e, t) : plan('date', `CAST(${e} AS DATE)`, `CAST(${t} AS DATE)`);
-      }
-      return plan('string', asText, asText);
-    }
-  }
 }
 
 function fieldsOf(plans: ColumnPlan[], grains: BuildRequest['grains']): FieldDef[] {
@@ -174,22 +77,6 @@ function fieldsOf(plans: ColumnPlan[], grains: BuildRequest['grains']): FieldDef
     const grain = p.type === 'date' ? grains?.[p.name] : undefined;
     return grain && grain !== 'day' ? { name: p.name, type: p.type, grain } : { name: p.name, type: p.type };
   });
-}
-
-/** Finds the first record whose value a conversion cannot read, to name its row and column. */
-async function locateBadValue(c: DuckDBConnection, plans: ColumnPlan[]): Promise<string | null> {
-  for (const p of plans) {
-    if (p.expr === p.tryExpr) continue;
-    const col = ident(p.name);
-    const [bad] = await rows(
-      c,
-      `SELECT n, v FROM (SELECT row_number() OVER () AS n, CAST(${col} AS VARCHAR) AS v, ${p.tryExpr} AS t FROM src)
-       WHERE v IS NOT NULL AND trim(v) <> '' AND t IS NULL ORDER BY n LIMIT 1`,
-    );
-    if (bad)
-      return `record ${String(bad.n)}, column "${p.name}": cannot read "${String(bad.v).slice(0, 80)}" as ${p.type}`;
-  }
-  return null;
 }
 
 /**
@@ -203,6 +90,7 @@ function publishFile(tmp: string, final: string): void {
   } finally {
     fs.closeSync(fd);
   }
+  fs.chmodSync(tmp, 0o600);
   fs.renameSync(tmp, final);
   const dir = fs.openSync(path.dirname(final), 'r');
   try {
@@ -216,53 +104,162 @@ function duckMessage(err: unknown): string {
   return (err instanceof Error ? err.message : String(err)).split('\n')[0].slice(0, 300);
 }
 
-/** Runs a COPY in small tasks, reporting progress between them; resolves with the rows written. */
-async function runWithProgress(c: DuckDBConnection, sql: string, onProgress?: (f: number) => void): Promise<number> {
-  const pending = await c.start(sql);
-  // State 0 is RESULT_READY; everything else means "call runTask again".
-  while (pending.runTask() !== 0) {
-    const p = c.progress.percentage;
-    if (onProgress && p >= 0) onProgress(Math.min(p / 100, 1));
-    await new Promise((r) => setImmediate(r));
+/**
+ * Runs one statement on DuckDB's own threads (driving it task by task from JS would run it on one),
+ * reading its progress (for a file scan, the share of its bytes read) a few times a second.
+ */
+async function runWithProgress(
+  c: DuckDBConnection,
+  sql: string,
+  onProgress?: (f: number) => void,
+): Promise<Array<Record<string, unknown>>> {
+  const timer = onProgress
+    ? setInterval(() => {
+        const p = c.progress.percentage;
+        if (p >= 0) onProgress(Math.min(p / 100, 1));
+      }, 100)
+    : undefined;
+  try {
+    const result = (await c.runAndReadAll(sql)).getRowObjectsJS() as Array<Record<string, unknown>>;
+    onProgress?.(1);
+    return result;
+  } finally {
+    if (timer) clearInterval(timer);
   }
-  const result = await pending.getResult();
-  const written = (await result.getRowObjectsJS())[0];
-  onProgress?.(1);
-  return Number(written ? Object.values(written)[0] : 0);
 }
 
+/** Progress over several passes, each a share of the whole. */
+function phases(onProgress: ((f: number) => void) | undefined, weights: Record<string, number>) {
+  const total = Object.values(weights).reduce((a, b) => a + b, 0);
+  const done = new Map<string, number>();
+  let last = 0;
+  return (phase: string) => (f: number) => {
+    done.set(phase, f * (weights[phase] ?? 0));
+    const now = [...done.values()].reduce((a, b) => a + b, 0) / total;
+    if (now >= last) {
+      last = now;
+      onProgress?.(Math.min(now, 1));
+    }
+  };
+}
+
+/** DuckDB's reject reasons in Quarry's words. */
+function rejectReason(type: string, message: string, columns: number): string {
+  const found = /Found: (\d+)/.exec(message)?.[1];
+  switch (type) {
+    case 'MISSING COLUMNS':
+    case 'TOO MANY COLUMNS':
+      return `the row has ${found === undefined ? (type === 'MISSING COLUMNS' ? 'fewer fields' : 'more fields') : found === '1' ? '1 field' : `${found} fields`} where the header has ${columns}`;
+    case 'UNQUOTED VALUE':
+      return /unterminated/i.test(message)
+        ? 'a quoted value starts here and its closing quote never comes'
+        : 'a quote inside an unquoted value (quote the value and double the quote: "")';
+    case 'INVALID ENCODING':
+    case 'INVALID UNICODE':
+      return 'not valid UTF-8 (if the file is Latin-1, load it with --encoding latin1)';
+    case 'LINE SIZE OVER MAXIMUM':
+      return 'the line is longer than 8 MiB';
+    default:
+      return message.split('\n')[0].slice(0, 200);
+  }
+}
+
+const CSV_MAX_LINE = 8 * 1024 * 1024;
+
 /**
- * Reads a CSV, JSON array, JSON Lines or Parquet file with DuckDB (streamed: the data never passes
- * through JS) into a new immutable Parquet snapshot whose row order is the source's (readers number
- * the rows with the file's own row numbers). A Parquet source whose columns need no conversion is
- * copied as it is.
- * Nothing is published here: the caller publishes the returned snapshot in the catalog.
+ * Reads a CSV, JSON array, JSON Lines or Parquet file into a new immutable Parquet snapshot, in the
+ * source's row order, accounting for every row: rows read = rows loaded + rows rejected. A malformed
+ * row fails the whole load unless `onError` is `skip`; types never change a value (see infer-columns).
+ * DuckDB streams the data (it never passes through JS, but for the strict JSON check), spilling to a
+ * temporary folder in the data directory. Nothing is published here: the caller publishes the result.
  */
 export async function buildSnapshot(req: BuildRequest): Promise<BuiltSnapshot> {
   if (!INDEX_NAME.test(req.name))
     throw AppError.invalid('Index names are 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit');
   if (!fs.existsSync(req.file) || !fs.statSync(req.file).isFile()) throw AppError.invalid(`No such file: ${req.file}`);
-  const format = formatOf(req.file);
+  const label = req.label ?? path.basename(req.file);
+  const format = req.format ?? formatOf(req.file);
+  const onError = req.onError ?? 'fail';
+  const maxErrors = onError === 'skip' ? (req.maxErrors ?? Number.MAX_SAFE_INTEGER) : 0;
+  const encoding = req.encoding ?? 'utf-8';
+  if (encoding !== 'utf-8' && format !== 'csv')
+    throw AppError.invalid(`--encoding applies to CSV files; JSON is always UTF-8`);
   const dir = path.join(req.dataDir, 'indexes', req.name);
-  fs.mkdirSync(dir, { recursive: true });
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   const id = `${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
   const tmp = path.join(dir, `${id}.parquet.tmp`);
+  const cleanTmp = path.join(dir, `${id}.clean.tmp`);
   const final = path.join(dir, `${id}.parquet`);
+  const spill = path.join(req.dataDir, 'tmp');
+  fs.mkdirSync(spill, { recursive: true, mode: 0o700 });
+  const rejects = new RejectLog(label, onError, maxErrors, onError === 'skip' ? req.rejectsFile : undefined);
+  const weights: Record<string, number> =
+    format === 'csv'
+      ? { scan: 0.45, types: 0.05, write: 0.5 }
+      : format === 'parquet'
+        ? { read: 0.05, types: 0.15, write: 0.8 }
+        : { read: 0.45, scan: 0.2, types: 0.05, write: 0.3 };
+  const progress = phases(req.onProgress, weights);
+  req.onProgress?.(0);
 
-  const instance = await DuckDBInstance.create(':memory:', { preserve_insertion_order: 'true' });
+  const instance = await DuckDBInstance.create(':memory:', {
+    preserve_insertion_order: 'true',
+    // A load streams: a file larger than memory spills here instead of growing the process.
+    memory_limit: '512MB',
+    temp_directory: spill,
+  });
   const c = await instance.connect();
+  // Progress is read between tasks (runWithProgress), never printed by DuckDB itself.
+  await c.run('SET enable_progress_bar = true; SET enable_progress_bar_print = false; SET progress_bar_time = 0');
+  let ok = false;
   try {
-    try {
-      await c.run(`CREATE VIEW src AS SELECT * FROM ${sourceSql(path.resolve(req.file), format)}`);
-    } catch (err) {
-      throw AppError.invalid(`Cannot read ${path.basename(req.file)} as ${format}: ${duckMessage(err)}`);
+    const size = fs.statSync(req.file).size;
+    let source: string;
+    /** Rows the JSON check read (good or not); CSV and Parquet count theirs in the first scan. */
+    let checkedRows: number | undefined;
+    let csvColumns = 0;
+    let columns: Array<{ name: string; type: string }>;
+    if (format === 'csv') {
+      if (size === 0) throw AppError.invalid(`${label} is empty: a CSV file needs a header line`);
+      const header = readCsvHeader(req.file, label, path.extname(req.file).toLowerCase(), encoding);
+      const columnTypes = `{${header.names.map((n) => `${literal(n)}: 'VARCHAR'`).join(', ')}}`;
+      source = `read_csv(${literal(path.resolve(req.file))}, header = true, auto_detect = false, delim = ${literal(header.delimiter)}, quote = '"', escape = '"', columns = ${columnTypes}, strict_mode = true, ignore_errors = true, store_rejects = true, max_line_size = ${CSV_MAX_LINE}, encoding = ${literal(encoding === 'latin1' ? 'latin-1' : 'utf-8')})`;
+      csvColumns = header.names.length;
+      columns = header.names.map((name) => ({ name, type: 'VARCHAR' }));
+    } else if (format === 'parquet') {
+      source = `read_parquet(${literal(path.resolve(req.file))}, file_row_number = true)`;
+      try {
+        columns = (await rows(c, `DESCRIBE SELECT * FROM ${source}`))
+          .map((r) => ({ name: String(r.column_name), type: String(r.column_type) }))
+          .filter((col) => col.name !== 'file_row_number');
+      } catch (err) {
+        throw AppError.invalid(`Cannot read ${label} as Parquet: ${duckMessage(err)}`);
+      }
+    } else {
+      let readBytes = 0;
+      const onBytes = (n: number) => {
+        readBytes += n;
+        progress('read')(size > 0 ? readBytes / size : 1);
+      };
+      const firstChar = size > 0 ? readFirstNonBlank(req.file) : '';
+      const check =
+        format === 'json' && firstChar === '['
+          ? checkJsonArray(req.file, label, rejects, cleanTmp, onBytes)
+          : await checkJsonLines(req.file, label, rejects, cleanTmp, onBytes);
+      checkedRows = check.rows;
+      source = `read_json(${literal(path.resolve(check.clean))}, format = ${literal(check.layout)}, records = true, sample_size = -1, maximum_object_size = 67108864)`;
+      try {
+        columns = (await rows(c, `DESCRIBE SELECT * FROM ${source}`)).map((r) => ({
+          name: String(r.column_name),
+          type: String(r.column_type),
+        }));
+      } catch (err) {
+        throw AppError.invalid(`Cannot read ${label} as JSON: ${duckMessage(err)}`);
+      }
     }
-    const described = (await rows(c, 'DESCRIBE src')).map((r) => ({
-      name: String(r.column_name),
-      type: String(r.column_type),
-    }));
-    const columns = described.filter((col) => !(format === 'parquet' && col.name === 'file_row_number'));
-    if (columns.length === 0) throw AppError.invalid(`${path.basename(req.file)} has no columns`);
+    await c.run(`CREATE TEMP VIEW src AS SELECT * FROM ${source}`);
+
+    if (columns.length === 0) throw AppError.invalid(`${label} has no columns`);
     for (const name of Object.keys(req.types)) {
       if (!columns.some((col) => col.name === name)) throw AppError.invalid(`--type names the unknown field "${name}"`);
     }
@@ -277,47 +274,154 @@ export async function buildSnapshot(req: BuildRequest): Promise<BuiltSnapshot> {
       seenViews.add(v.name.toLowerCase());
     }
 
-    const plans: ColumnPlan[] = [];
-    for (const col of columns) plans.push(await planColumn(c, col.name, col.type, req.types[col.name]));
+    let declared: Record<string, FieldType> = req.types;
+    if (req.append) {
+      const want = req.append.fields.map((f) => f.name);
+      const have = columns.map((col) => col.name);
+      const missing = want.filter((n) => !have.includes(n));
+      const extra = have.filter((n) => !want.includes(n));
+      if (missing.length > 0 || extra.length > 0) {
+        throw AppError.invalid(
+          `--append needs the fields of the published version; ${label} ${[
+            missing.length > 0 ? `lacks ${missing.map((n) => `"${n}"`).join(', ')}` : '',
+            extra.length > 0 ? `has ${extra.map((n) => `"${n}"`).join(', ')} it does not` : '',
+          ]
+            .filter(Boolean)
+            .join(' and ')}`,
+        );
+      }
+      // Appended rows take the published types: a value that does not fit is a malformed row.
+      declared = Object.fromEntries(req.append.fields.map((f) => [f.name, f.type]));
+      columns = want.map((n) => columns.find((col) => col.name === n) ?? { name: n, type: 'VARCHAR' });
+    }
 
-    const select = plans.map((p) => `${p.expr} AS ${ident(p.name)}`).join(', ');
-    if (format === 'parquet' && plans.every((p) => p.expr === ident(p.name))) {
+    // Proposals look at the first rows many times: read them once.
+    await c.run(`CREATE TEMP TABLE sample AS SELECT * FROM src LIMIT 2048`);
+    // One scan counts the rows, proposes nothing new, confirms every proposed type and (for CSV) lists
+    // the malformed rows; a second is needed only when a column falls from integer to decimal.
+    const planned = await planColumns(
+      { c, sample: 'sample', numbersFromText: format === 'csv', dateFormat: req.dateFormat },
+      'src',
+      columns,
+      declared,
+      (sql) => runWithProgress(c, sql, progress('scan')),
+    );
+    const plans = planned.plans;
+    progress('types')(1);
+    if (format === 'csv') {
+      const bad = await rows(
+        c,
+        `SELECT line, column_name, error_type, csv_line, error_message FROM reject_errors ORDER BY line, column_idx`,
+      );
+      // The sample's scan and the full one may both have met a row: one reject per line.
+      const lines = new Set<string>();
+      for (const r of bad) {
+        if (lines.has(String(r.line))) continue;
+        lines.add(String(r.line));
+        rejects.add({
+          line: Number(r.line),
+          ...(r.column_name !== null && r.column_name !== undefined ? { column: String(r.column_name) } : {}),
+          reason: rejectReason(String(r.error_type), String(r.error_message), csvColumns),
+          text: String(r.csv_line ?? ''),
+        });
+      }
+    }
+    const rowsRead = checkedRows ?? planned.rows + rejects.rejected;
+
+    // Values a declared type cannot read: malformed rows (the first fails a strict load).
+    const fallible = plans.filter((p) => p.expr !== p.tryExpr);
+    const readable = (p: ColumnPlan) =>
+      `(${ident(p.name)} IS NULL OR trim(CAST(${ident(p.name)} AS VARCHAR)) = '' OR ${p.tryExpr} IS NOT NULL)`;
+    const rowOk = fallible.length > 0 ? fallible.map(readable).join(' AND ') : 'true';
+    if (fallible.length > 0) {
+      const unreadable = await rows(
+        c,
+        `SELECT __row, ${fallible.map((p, i) => `${readable(p)} AS ok${i}, CAST(${ident(p.name)} AS VARCHAR) AS v${i}`).join(', ')}
+         FROM (SELECT row_number() OVER () AS __row, * FROM src) WHERE NOT (${rowOk}) ORDER BY __row LIMIT ${Math.min(maxErrors - rejects.rejected + 1, 1_000_000)}`,
+      );
+      for (const r of unreadable) {
+        const i = fallible.findIndex((_, k) => r[`ok${k}`] === false);
+        const p = fallible[i];
+        rejects.add({
+          record: Number(r.__row),
+          column: p.name,
+          reason: `cannot read ${JSON.stringify(String(r[`v${i}`]).slice(0, 80))} as ${p.type}`,
+          text: String(r[`v${i}`]),
+        });
+      }
+      if (unreadable.length > 0) {
+        const [all] = await rows(c, `SELECT count(*) AS n FROM src WHERE NOT (${rowOk})`);
+        for (let extra = Number(all.n) - unreadable.length; extra > 0; extra--) {
+          rejects.add({ reason: 'a value its declared type cannot read (not listed: over the limit)', text: '' });
+        }
+      }
+    }
+
+    const select = plans.map((p) => `${fallible.includes(p) ? p.tryExpr : p.expr} AS ${ident(p.name)}`).join(', ');
+    const filter = rowOk === 'true' ? '' : ` WHERE ${rowOk}`;
+    const previous = req.append ? path.resolve(req.dataDir, req.append.snapshot) : undefined;
+    if (!previous && format === 'parquet' && plans.every((p) => p.expr === ident(p.name))) {
       // Nothing to convert: the source file is the snapshot, copied so the version stays immutable.
-      req.onProgress?.(0);
       fs.copyFileSync(req.file, tmp);
-      const [n] = await rows(c, `SELECT count(*) AS n FROM read_parquet(${literal(tmp)})`);
       publishFile(tmp, final);
-      req.onProgress?.(1);
+      progress('write')(1);
+      ok = true;
       return {
         fields: fieldsOf(plans, req.grains),
-        recordCount: Number(n.n),
+        recordCount: rowsRead,
         snapshot: path.relative(req.dataDir, final),
+        rowsRead,
+        rowsRejected: 0,
       };
     }
-    let recordCount: number;
+    const body = previous
+      ? `SELECT ${plans.map((p) => ident(p.name)).join(', ')} FROM read_parquet(${literal(previous)}) UNION ALL SELECT ${select} FROM src${filter}`
+      : `SELECT ${select} FROM src${filter}`;
+    let written: number;
     try {
-      recordCount = await runWithProgress(
+      const [out] = await runWithProgress(
         c,
         // preserve_insertion_order (set on the instance) keeps the source order in the file.
-        `COPY (SELECT ${select} FROM src) TO ${literal(tmp)} (FORMAT parquet, COMPRESSION snappy, ROW_GROUP_SIZE 122880)`,
-        req.onProgress,
+        `COPY (${body}) TO ${literal(tmp)} (FORMAT parquet, COMPRESSION snappy, ROW_GROUP_SIZE 122880)`,
+        progress('write'),
       );
+      written = Number(out ? Object.values(out)[0] : 0);
     } catch (err) {
-      const where = await locateBadValue(c, plans).catch(() => null);
-      throw AppError.invalid(
-        `Loading ${path.basename(req.file)} failed${where ? ` at ${where}` : ''}: ${duckMessage(err)}`,
-      );
+      throw AppError.invalid(`Loading ${label} failed: ${duckMessage(err)}`);
     }
     publishFile(tmp, final);
+    ok = true;
     return {
       fields: fieldsOf(plans, req.grains),
-      recordCount,
+      recordCount: written,
       snapshot: path.relative(req.dataDir, final),
+      rowsRead,
+      rowsRejected: rejects.rejected,
+      ...(rejects.rejected > 0 && req.rejectsFile ? { rejectsFile: req.rejectsFile } : {}),
     };
   } finally {
+    if (ok) rejects.close();
+    else rejects.discard();
     c.closeSync();
     instance.closeSync();
     fs.rmSync(tmp, { force: true });
+    fs.rmSync(cleanTmp, { force: true });
+  }
+}
+
+/** The first non-blank character of a file (after a BOM): `[` for a JSON array. */
+function readFirstNonBlank(file: string): string {
+  const fd = fs.openSync(file, 'r');
+  try {
+    const buf = Buffer.alloc(4096);
+    const n = fs.readSync(fd, buf, 0, buf.length, 0);
+    const text = buf
+      .subarray(0, n)
+      .toString('utf8')
+      .replace(/^\uFEFF/, '');
+    return text.trimStart()[0] ?? '';
+  } finally {
+    fs.closeSync(fd);
   }
 }
 

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { buildSnapshot, pruneSnapshots } from '@quarry/snapshots';
 import type { BuiltSnapshotInfo, SnapshotBuildInput, SnapshotBuilder } from '../ports/snapshot-builder.port';
 
@@ -7,6 +8,10 @@ export class DuckDbSnapshotBuilder implements SnapshotBuilder {
 
   build(input: SnapshotBuildInput): Promise<BuiltSnapshotInfo> {
     return buildSnapshot({ ...input, dataDir: this.dataDir });
+  }
+
+  rejectsFile(name: string, version: number): string {
+    return path.join(this.dataDir, 'rejects', `${name}-v${version}.jsonl`);
   }
 
   prune(name: string, keep: readonly string[]): void {

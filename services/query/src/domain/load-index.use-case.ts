@@ -1,18 +1,30 @@
 import { randomUUID } from 'node:crypto';
+import { AppError } from '@quarry/errors';
 import os from 'node:os';
 import type { IndexCatalog, IndexEntry, LoadLock } from '@quarry/metadata-store';
 import type { DateGrain, FieldType } from '@quarry/query-language';
+import { fieldsOf } from '@quarry/snapshots/access';
 import type { SearchIndex } from '../ports/search-index.port';
-import type { SnapshotBuilder } from '../ports/snapshot-builder.port';
+import type { SnapshotBuilder, SourceOptions } from '../ports/snapshot-builder.port';
 
-export interface LoadIndexInput {
+export interface LoadIndexInput extends SourceOptions {
   name: string;
   file: string;
   description: string;
   types: Record<string, FieldType>;
   grains?: Record<string, DateGrain>;
   views: Array<{ name: string; field: string }>;
+  /** Publish the current version's rows followed by the file's (same fields). */
+  append?: boolean;
   onProgress?: (fraction: number) => void;
+}
+
+/** What a load published, and how every row of the source was accounted for. */
+export interface LoadResult {
+  entry: IndexEntry;
+  rowsRead: number;
+  rowsRejected: number;
+  rejectsFile?: string;
 }
 
 /** How long a load lock lasts without a heartbeat: a loader that hangs frees the name after this. */
@@ -57,28 +69,42 @@ export class LoadIndexUseCase {
     }
   }
 
-  loadIndex(input: LoadIndexInput): Promise<IndexEntry> {
+  loadIndex(input: LoadIndexInput): Promise<LoadResult> {
     return this.locked(input.name, (stillHeld) => this.load(input, stillHeld));
   }
 
-  private async load(input: LoadIndexInput, stillHeld: () => void): Promise<IndexEntry> {
+  private async load(input: LoadIndexInput, stillHeld: () => void): Promise<LoadResult> {
+    // Under the lock the next version number is ours: the rejects file can be named after it.
+    const current = await this.catalog.getIndex(input.name);
+    if (input.append && !current) {
+      throw AppError.invalid(`--append needs a published version of "${input.name}"; load it once without --append`);
+    }
+    const version = (current?.version ?? 0) + 1;
     const built = await this.snapshots.build({
       name: input.name,
       file: input.file,
       types: input.types,
       grains: input.grains,
-      views: input.views,
+      // Appending keeps the published views unless new ones are given.
+      views: input.append && input.views.length === 0 && current ? current.views : input.views,
       onProgress: input.onProgress,
+      format: input.format,
+      label: input.label,
+      onError: input.onError,
+      maxErrors: input.maxErrors,
+      encoding: input.encoding,
+      dateFormat: input.dateFormat,
+      rejectsFile: this.snapshots.rejectsFile(input.name, version),
+      ...(input.append && current ? { append: { snapshot: current.snapshot, fields: fieldsOf(current) } } : {}),
     });
-    const current = await this.catalog.getIndex(input.name);
     const candidate: IndexEntry = {
       name: input.name,
       description: input.description || current?.description || '',
       fields: built.fields,
-      views: input.views,
+      views: input.append && input.views.length === 0 && current ? current.views : input.views,
       recordCount: built.recordCount,
       snapshot: built.snapshot,
-      version: (current?.version ?? 0) + 1,
+      version,
       updatedAt: new Date().toISOString(),
     };
     await this.search.prepare(candidate);
@@ -95,7 +121,12 @@ export class LoadIndexUseCase {
     // Keep the previous file: a process may still be loading it; older ones go, and so do the
     // temporary files of loads that crashed (only this lock's holder may touch the folder).
     this.snapshots.prune(entry.name, [entry.snapshot, ...(previous ? [previous.snapshot] : [])]);
-    return entry;
+    return {
+      entry,
+      rowsRead: built.rowsRead,
+      rowsRejected: built.rowsRejected,
+      ...(built.rejectsFile ? { rejectsFile: built.rejectsFile } : {}),
+    };
   }
 
   drop(name: string): Promise<IndexEntry> {

@@ -1,11 +1,29 @@
 import type { FieldDef, DateGrain, FieldType } from '@quarry/query-language';
 
-export interface SnapshotBuildInput {
+/** How a load reads its source: every option of `quarry index load` that shapes the rows. */
+export interface SourceOptions {
+  /** csv, json, jsonl or parquet when the file name does not tell (standard input). */
+  format?: 'csv' | 'json' | 'jsonl' | 'parquet';
+  /** The source's name in messages. */
+  label?: string;
+  /** `fail` (default): a malformed row fails the load; `skip`: it is listed in the rejects file. */
+  onError?: 'fail' | 'skip';
+  /** With `skip`: more rejected rows than this fail the load. */
+  maxErrors?: number;
+  encoding?: 'utf-8' | 'latin1';
+  dateFormat?: string;
+}
+
+export interface SnapshotBuildInput extends SourceOptions {
   name: string;
   file: string;
   types: Record<string, FieldType>;
   grains?: Record<string, DateGrain>;
   views: Array<{ name: string; field: string }>;
+  /** Where rejected rows go with `skip`. */
+  rejectsFile?: string;
+  /** Append to this published version (same fields). */
+  append?: { snapshot: string; fields: FieldDef[] };
   onProgress?: (fraction: number) => void;
 }
 
@@ -14,15 +32,23 @@ export interface BuiltSnapshotInfo {
   recordCount: number;
   /** Where the snapshot lives, as the catalog records it (relative to the data directory). */
   snapshot: string;
+  /** Rows read from the source: those loaded plus those rejected. */
+  rowsRead: number;
+  rowsRejected: number;
+  rejectsFile?: string;
 }
 
 /**
- * Turns a source file into an immutable snapshot of an index. Adapters must guarantee: a build never
+ * Turns a source file into an immutable snapshot of an index. Adapters must guarantee: every source row
+ * is either loaded or rejected (rowsRead = loaded + rejected), a strict build (the default) fails on the
+ * first malformed row and a build never changes a value's type silently; a build never
  * overwrites a published snapshot (each build writes a new file, visible only once complete); a failed
  * build leaves nothing a reader could open; `prune` deletes only files of that name not in `keep`, and
  * is called only by the holder of the name's load lock.
  */
 export interface SnapshotBuilder {
   build(input: SnapshotBuildInput): Promise<BuiltSnapshotInfo>;
+  /** Where a load's rejected rows are kept for version `version` of `name`. */
+  rejectsFile(name: string, version: number): string;
   prune(name: string, keep: readonly string[]): void;
 }

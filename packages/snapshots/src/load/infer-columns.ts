@@ -1,0 +1,321 @@
+import type { DuckDBConnection } from '@duckdb/node-api';
+import type { FieldType } from '@quarry/query-language';
+import { ident, literal } from '../sql';
+
+/*
+ * Column types that never change a value. A text column becomes a number, a boolean or a date only
+ * when every value of the whole file reads as one exactly (leading zeros, integers beyond 2^53, `1e5`,
+ * words among numbers all keep the column text); a sample proposes, one scan of every row confirms.
+ */
+
+/** Date layouts tried on text columns, most specific first (strptime syntax). */
+const DATE_FORMATS: Array<{ format: string; hasTime: boolean }> = [
+  { format: '%Y-%m-%dT%H:%M:%S', hasTime: true },
+  { format: '%Y-%m-%d %H:%M:%S', hasTime: true },
+  { format: '%Y-%m-%dT%H:%M', hasTime: true },
+  { format: '%Y-%m-%d %H:%M', hasTime: true },
+  { format: '%Y/%m/%d %H:%M:%S', hasTime: true },
+  { format: '%Y/%m/%d %H:%M', hasTime: true },
+  { format: '%Y-%m-%d', hasTime: false },
+  { format: '%Y/%m/%d', hasTime: false },
+  { format: '%b %d %Y', hasTime: false },
+  { format: '%d-%b-%y', hasTime: false },
+  { format: '%m/%d/%Y', hasTime: false },
+];
+
+/** The largest integer every client (JavaScript's numbers among them) reads exactly. */
+const SAFE_INTEGER = '9007199254740991';
+/** A double holds 15 significant decimal digits exactly. */
+const DOUBLE_DIGITS = 15;
+
+export interface ColumnPlan {
+  name: string;
+  type: FieldType;
+  /** SQL turning the source column into the stored value. */
+  expr: string;
+  /** The same conversion yielding NULL instead of failing, to find (or skip) a row it cannot read. */
+  tryExpr: string;
+}
+
+/**
+ * The types a column may take, most specific first, each with the SQL counting the values it would
+ * change over the whole source; the last one (text, or a declared type) has no check.
+ */
+type Chain = Array<{ plan: ColumnPlan; badCount?: string }>;
+
+function inferType(duckType: string): FieldType | 'text' {
+  const t = duckType.toUpperCase();
+  if (t === 'BOOLEAN') return 'boolean';
+  if (/^(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|UHUGEINT)$/.test(t))
+    return 'integer';
+  if (/^(FLOAT|DOUBLE|REAL)$/.test(t) || t.startsWith('DECIMAL')) return 'number';
+  if (t === 'DATE' || t.startsWith('TIMESTAMP')) return 'date';
+  return 'text';
+}
+
+async function rows(c: DuckDBConnection, sql: string): Promise<Array<Record<string, unknown>>> {
+  return (await c.runAndReadAll(sql)).getRowObjectsJS() as Array<Record<string, unknown>>;
+}
+
+const plan = (name: string, type: FieldType, expr: string, tryExpr = expr): ColumnPlan => ({
+  name,
+  type,
+  expr,
+  tryExpr,
+});
+
+type DateLayout = { format: string; hasTime: boolean };
+
+/**
+ * For each column, the first date layout that reads every sampled value (or null), all columns and
+ * layouts in one pass over the sample.
+ */
+async function detectDateFormats(
+  c: DuckDBConnection,
+  sample: string,
+  cols: string[],
+  preferred: string | undefined,
+): Promise<Map<string, DateLayout | null>> {
+  const formats = preferred
+    ? [{ format: preferred, hasTime: /%[HIMSTfpz]/.test(preferred) }, ...DATE_FORMATS]
+    : DATE_FORMATS;
+  const found = new Map<string, DateLayout | null>();
+  if (cols.length === 0) return found;
+  const parts = cols.flatMap((col, k) => {
+    const v = `nullif(trim(CAST(${ident(col)} AS VARCHAR)), '')`;
+    return [
+      `count(${v}) AS n${k}`,
+      ...formats.map((f, i) => `count(try_strptime(${v}, ${literal(f.format)})) AS c${k}_${i}`),
+    ];
+  });
+  const [r] = await rows(c, `SELECT ${parts.join(', ')} FROM ${sample}`);
+  cols.forEach((col, k) => {
+    const n = Number(r[`n${k}`]);
+    const hit = n === 0 ? -1 : formats.findIndex((_, i) => Number(r[`c${k}_${i}`]) === n);
+    found.set(col, hit >= 0 ? formats[hit] : null);
+  });
+  return found;
+}
+
+/** Sampled text that some date layout might read: digits, short, and not a plain number. */
+function mayBeDates(values: string[]): boolean {
+  const present = values.filter((v) => v.trim() !== '');
+  return (
+    present.length > 0 &&
+    present.every((v) => v.length >= 6 && v.length <= 40 && /\d/.test(v) && !DECIMAL_TEXT.test(v.trim()))
+  );
+}
+
+const INTEGER_TEXT = /^-?(0|[1-9]\d*)$/;
+const DECIMAL_TEXT = /^-?(0|[1-9]\d*)(\.\d+)?$/;
+const significantDigits = (v: string) => v.replace(/[-.]/g, '').replace(/^0+/, '').length;
+
+/** What the sampled values of a text column allow, before the whole file confirms it. */
+function proposeFromText(values: string[]): 'integer' | 'number' | 'boolean' | 'text' {
+  const present = values.filter((v) => v.trim() !== '');
+  if (present.length === 0) return 'text';
+  if (present.every((v) => /^(true|false)$/i.test(v))) return 'boolean';
+  if (present.every((v) => INTEGER_TEXT.test(v) && Number.isSafeInteger(Number(v)))) return 'integer';
+  if (present.every((v) => DECIMAL_TEXT.test(v) && significantDigits(v) <= DOUBLE_DIGITS)) return 'number';
+  return 'text';
+}
+
+export interface PlanContext {
+  c: DuckDBConnection;
+  /** A relation holding a sample of the source (the first rows). */
+  sample: string;
+  /** Text columns (CSV) may become numbers and booleans; JSON keeps its own strings as strings. */
+  numbersFromText: boolean;
+  /** --date-format: tried before the built-in layouts. */
+  dateFormat?: string;
+  /** Filled by planColumns: each text column's date layout, from the sample. */
+  dates?: Map<string, DateLayout | null>;
+  /** Filled by planColumns: the sampled values of each column, as text. */
+  sampled?: Map<string, string[]>;
+}
+
+/** Proposes a plan for one column, with the check over all rows that must confirm it. */
+async function propose(
+  ctx: PlanContext,
+  name: string,
+  duckType: string,
+  declared: FieldType | undefined,
+): Promise<Chain> {
+  const col = ident(name);
+  const inferred = inferType(duckType);
+  const upper = duckType.toUpperCase();
+  const isJson = upper === 'JSON';
+  const asText = isJson ? `json_extract_string(${col}, '$')` : upper === 'VARCHAR' ? col : `CAST(${col} AS VARCHAR)`;
+  const blankToNull = (e: string) => `nullif(trim(${e}), '')`;
+  const text = plan(name, 'string', asText);
+  const sure = (p: ColumnPlan): Chain => [{ plan: p }];
+  const datePlan = (fmt: { format: string; hasTime: boolean }) => {
+    const e = `strptime(${blankToNull(asText)}, ${literal(fmt.format)})`;
+    const t = `try_strptime(${blankToNull(asText)}, ${literal(fmt.format)})`;
+    return fmt.hasTime ? plan(name, 'date', e, t) : plan(name, 'date', `CAST(${e} AS DATE)`, `CAST(${t} AS DATE)`);
+  };
+
+  if (declared) {
+    // A declared type is the user's decision: values it cannot read are malformed rows, not a reason to change it.
+    switch (declared) {
+      case 'boolean':
+        if (inferred === 'boolean') return sure(plan(name, 'boolean', col));
+        return sure(
+          plan(
+            name,
+            'boolean',
+            `CAST(${blankToNull(asText)} AS BOOLEAN)`,
+            `TRY_CAST(${blankToNull(asText)} AS BOOLEAN)`,
+          ),
+        );
+      case 'integer':
+        if (upper === 'BIGINT') return sure(plan(name, 'integer', col));
+        if (inferred === 'integer')
+          return sure(plan(name, 'integer', `CAST(${col} AS BIGINT)`, `TRY_CAST(${col} AS BIGINT)`));
+        return sure(
+          plan(name, 'integer', `CAST(${blankToNull(asText)} AS BIGINT)`, `TRY_CAST(${blankToNull(asText)} AS BIGINT)`),
+        );
+      case 'number': {
+        const src = inferred === 'integer' || inferred === 'number' ? col : blankToNull(asText);
+        // NaN and infinities have no JSON form: store them as missing.
+        const clean = (e: string) => `CASE WHEN isfinite(${e}) THEN ${e} END`;
+        return sure(plan(name, 'number', clean(`CAST(${src} AS DOUBLE)`), clean(`TRY_CAST(${src} AS DOUBLE)`)));
+      }
+      case 'date': {
+        if (upper === 'DATE' || upper === 'TIMESTAMP') return sure(plan(name, 'date', col));
+        if (inferred === 'date')
+          return sure(plan(name, 'date', `CAST(${col} AS TIMESTAMP)`, `TRY_CAST(${col} AS TIMESTAMP)`));
+        const fmt = ctx.dates?.get(name) ?? null;
+        if (fmt) return sure(datePlan(fmt));
+        return sure(
+          plan(
+            name,
+            'date',
+            `CAST(${blankToNull(asText)} AS TIMESTAMP)`,
+            `TRY_CAST(${blankToNull(asText)} AS TIMESTAMP)`,
+          ),
+        );
+      }
+      case 'string':
+        return sure(text);
+    }
+  }
+
+  if (inferred === 'integer') {
+    // A typed source (JSON, Parquet) may hold integers no JavaScript number can: those columns keep
+    // every digit as text.
+    const p = upper === 'BIGINT' ? plan(name, 'integer', col) : plan(name, 'integer', `CAST(${col} AS BIGINT)`);
+    return [{ plan: p, badCount: `count(*) FILTER (WHERE abs(${col}) > ${SAFE_INTEGER})` }, { plan: text }];
+  }
+  if (inferred === 'number') {
+    const clean = (e: string) => `CASE WHEN isfinite(${e}) THEN ${e} END`;
+    return sure(plan(name, 'number', clean(`CAST(${col} AS DOUBLE)`)));
+  }
+  if (inferred === 'boolean') return sure(plan(name, 'boolean', col));
+  if (inferred === 'date') {
+    if (upper === 'DATE' || upper === 'TIMESTAMP') return sure(plan(name, 'date', col));
+    return sure(plan(name, 'date', `CAST(${col} AS TIMESTAMP)`));
+  }
+
+  // Text: dates first (a date column's sample also reads as text), then numbers when text may be one.
+  const fmt = ctx.dates?.get(name) ?? null;
+  if (fmt) {
+    const p = datePlan(fmt);
+    return [
+      { plan: p, badCount: `count(*) FILTER (WHERE ${blankToNull(asText)} IS NOT NULL AND ${p.tryExpr} IS NULL)` },
+      { plan: text },
+    ];
+  }
+  if (!ctx.numbersFromText) return sure(text);
+  const sampled = ctx.sampled?.get(name) ?? [];
+  // An empty field is missing (NULL); any other text, spaces included, must be the value's own spelling.
+  const v = asText;
+  // Plain decimal notation with at most 15 significant digits: what a double keeps exactly.
+  const decimal = {
+    plan: plan(name, 'number', `CAST(${v} AS DOUBLE)`),
+    badCount: `count(*) FILTER (WHERE ${v} IS NOT NULL AND NOT (regexp_full_match(${v}, '-?(0|[1-9][0-9]*)([.][0-9]+)?') AND length(ltrim(replace(replace(${v}, '-', ''), '.', ''), '0')) <= ${DOUBLE_DIGITS}))`,
+  };
+  switch (proposeFromText(sampled)) {
+    case 'boolean':
+      return [
+        {
+          plan: plan(name, 'boolean', `CAST(${v} AS BOOLEAN)`),
+          badCount: `count(*) FILTER (WHERE ${v} IS NOT NULL AND lower(${v}) NOT IN ('true', 'false'))`,
+        },
+        { plan: text },
+      ];
+    case 'integer': {
+      // Exact only if the text is the integer's own spelling (no sign, zeros or blanks added) and safe.
+      const n = `TRY_CAST(${v} AS BIGINT)`;
+      return [
+        {
+          plan: plan(name, 'integer', `CAST(${v} AS BIGINT)`),
+          badCount: `count(*) FILTER (WHERE ${v} IS NOT NULL AND (CAST(${n} AS VARCHAR) IS DISTINCT FROM ${v} OR abs(${n}) > ${SAFE_INTEGER}))`,
+        },
+        decimal,
+        { plan: text },
+      ];
+    }
+    case 'number':
+      return [decimal, { plan: text }];
+    case 'text':
+      return sure(text);
+  }
+}
+
+/**
+ * Plans every column: proposals from a sample, then scans of `source` that count, per proposal, the
+ * values it would change; a proposal with any such value gives way to the next (integer, decimal, text).
+ * One scan settles most files; a column that falls from integer to decimal needs a second.
+ */
+export async function planColumns(
+  ctx: PlanContext,
+  source: string,
+  columns: Array<{ name: string; type: string }>,
+  declared: Record<string, FieldType>,
+  /** Runs the first scan (which also counts the rows); reports its progress. */
+  scan: (sql: string) => Promise<Array<Record<string, unknown>>>,
+): Promise<{ plans: ColumnPlan[]; rows: number }> {
+  const sampled = new Map<string, string[]>(columns.map((col) => [col.name, []]));
+  const list = columns.map((col, k) => `CAST(${ident(col.name)} AS VARCHAR) AS v${k}`).join(', ');
+  for (const r of await rows(ctx.c, `SELECT ${list} FROM ${ctx.sample}`)) {
+    columns.forEach((col, k) => sampled.get(col.name)?.push(r[`v${k}`] === null ? '' : String(r[`v${k}`])));
+  }
+  // strptime is slow on text it cannot read: only columns that could hold dates are tried.
+  const textual = columns.filter(
+    (col) =>
+      declared[col.name] === 'date' ||
+      (inferType(col.type) === 'text' && (ctx.dateFormat !== undefined || mayBeDates(sampled.get(col.name) ?? []))),
+  );
+  const dates = await detectDateFormats(
+    ctx.c,
+    ctx.sample,
+    textual.map((col) => col.name),
+    ctx.dateFormat,
+  );
+  const withSample = { ...ctx, dates, sampled };
+  const chains: Chain[] = [];
+  for (const col of columns) chains.push(await propose(withSample, col.name, col.type, declared[col.name]));
+  const at = chains.map(() => 0);
+  let counted = -1;
+  for (;;) {
+    const checks = chains
+      .map((chain, i) => {
+        const badCount = chain[at[i]].badCount;
+        return badCount ? `${badCount} AS b${i}` : undefined;
+      })
+      .filter((x): x is string => x !== undefined);
+    if (checks.length === 0 && counted >= 0) break;
+    const sql = `SELECT ${['count(*) AS __rows', ...checks].join(', ')} FROM ${source}`;
+    const [r] = counted < 0 ? await scan(sql) : await rows(ctx.c, sql);
+    if (counted < 0) counted = Number(r.__rows);
+    chains.forEach((chain, i) => {
+      const badCount = chain[at[i]].badCount;
+      if (!badCount) return;
+      if (Number(r[`b${i}`]) > 0) at[i] += 1;
+      // Every value reads: the plain conversion cannot fail, so no row needs the forgiving one.
+      else chain[at[i]] = { plan: { ...chain[at[i]].plan, tryExpr: chain[at[i]].plan.expr } };
+    });
+  }
+  return { plans: chains.map((chain, i) => chain[at[i]].plan), rows: counted };
+}

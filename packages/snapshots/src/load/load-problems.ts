@@ -1,0 +1,92 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { AppError } from '@quarry/errors';
+
+/**
+ * One row a load could not take, in Quarry's words: where it is (`line` in the file when it can be
+ * known, else `record`, its position among the records), which column when it can be known, why, and
+ * the raw text. A rejects file holds one of these per line.
+ */
+export interface RejectedRow {
+  line?: number;
+  record?: number;
+  column?: string;
+  reason: string;
+  text: string;
+}
+
+/** How a load treats a malformed row: `fail` (the default) publishes nothing; `skip` keeps the rest. */
+export type OnError = 'fail' | 'skip';
+
+/** Raw text kept in a rejects file or a message: enough to find the row, never a megabyte. */
+const MAX_TEXT = 2000;
+
+export function clipText(text: string): string {
+  return text.length > MAX_TEXT ? `${text.slice(0, MAX_TEXT)}…` : text;
+}
+
+/** `flights.csv:12, column "delay": reason` */
+export function describeRejected(file: string, r: RejectedRow): string {
+  const where = r.line !== undefined ? `${file}:${r.line}` : `${file}, record ${r.record ?? '?'}`;
+  return `${where}${r.column !== undefined ? `, column "${r.column}"` : ''}: ${r.reason}`;
+}
+
+/**
+ * Collects the rows a load rejects: in `fail` mode the first one ends the load (nothing is published);
+ * in `skip` mode each goes to the rejects file until more than `maxErrors` arrive.
+ */
+export class RejectLog {
+  private count = 0;
+  private first: RejectedRow | undefined;
+  private fd: number | undefined;
+
+  constructor(
+    private readonly file: string,
+    private readonly onError: OnError,
+    private readonly maxErrors: number,
+    /** Where skipped rows are written (`rejects/<index>-v<N>.jsonl`); created on the first one. */
+    readonly rejectsFile: string | undefined,
+  ) {}
+
+  get rejected(): number {
+    return this.count;
+  }
+
+  add(r: RejectedRow): void {
+    this.count += 1;
+    this.first ??= r;
+    if (this.onError === 'fail') throw this.failure();
+    if (this.count > this.maxErrors) throw this.failure();
+    if (this.rejectsFile) {
+      if (this.fd === undefined) {
+        fs.mkdirSync(path.dirname(this.rejectsFile), { recursive: true, mode: 0o700 });
+        this.fd = fs.openSync(this.rejectsFile, 'w', 0o600);
+      }
+      fs.writeSync(this.fd, `${JSON.stringify({ ...r, text: clipText(r.text) })}\n`);
+    }
+  }
+
+  /** The error a load ends with: the first malformed row, and how many there were when it stopped. */
+  failure(): AppError {
+    const first = this.first ? describeRejected(this.file, this.first) : this.file;
+    if (this.onError === 'fail') {
+      return AppError.invalid(
+        `${first}. Nothing was published; fix the file, or load with --on-error skip to publish the other rows and list the rejected ones`,
+      );
+    }
+    return AppError.invalid(
+      `More than ${this.maxErrors} rows rejected (--max-errors ${this.maxErrors}); the first: ${first}. Nothing was published`,
+    );
+  }
+
+  close(): void {
+    if (this.fd !== undefined) fs.closeSync(this.fd);
+    this.fd = undefined;
+  }
+
+  /** A load that failed leaves no rejects file behind: the rows it names were never part of a version. */
+  discard(): void {
+    this.close();
+    if (this.rejectsFile) fs.rmSync(this.rejectsFile, { force: true });
+  }
+}

@@ -1,0 +1,356 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { parse } from 'csv-parse/sync';
+import { buildSnapshot, type BuildRequest } from '../build-snapshot';
+
+/**
+ * Loading without loss: every malformed file is refused with its line, column and reason, and leaves
+ * nothing behind; every value of a file of type traps reads back as written; skipped rows are listed.
+ */
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-loading-'));
+const dataDir = path.join(dir, 'data');
+
+function write(name: string, content: string | Buffer): string {
+  const file = path.join(dir, name);
+  fs.writeFileSync(file, content);
+  return file;
+}
+
+function build(file: string, extra: Partial<BuildRequest> = {}) {
+  return buildSnapshot({ name: 't', file, dataDir, types: {}, views: [], ...extra });
+}
+
+async function readBack(snapshot: string): Promise<Array<Record<string, unknown>>> {
+  const db = await DuckDBInstance.create(':memory:');
+  const c = await db.connect();
+  try {
+    const sql = `SELECT * FROM read_parquet('${path.join(dataDir, snapshot).replace(/'/g, "''")}')`;
+    return (await c.runAndReadAll(sql)).getRowObjectsJS() as Array<Record<string, unknown>>;
+  } finally {
+    c.closeSync();
+    db.closeSync();
+  }
+}
+
+/** What a failed load must leave: no snapshot, no temporary file, no rejects file. */
+function leftovers(): string[] {
+  const files: string[] = [];
+  for (const sub of ['indexes/t', 'rejects']) {
+    const d = path.join(dataDir, sub);
+    if (fs.existsSync(d)) files.push(...fs.readdirSync(d).map((f) => `${sub}/${f}`));
+  }
+  return files;
+}
+
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+beforeEach(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+
+describe('a malformed file is refused, naming where and why, and leaves nothing behind', () => {
+  const cases: Array<[string, string, string | Buffer, RegExp, Partial<BuildRequest>?]> = [
+    [
+      'a ragged CSV (a short row)',
+      'ragged.csv',
+      'x,y\n1,2\n3\n4,5,6\n',
+      /^ragged\.csv:3, column "y": the row has 1 field where the header has 2\. Nothing was published/,
+    ],
+    [
+      'a row with too many fields',
+      'long.csv',
+      'x,y\n1,2\n4,5,6\n',
+      /^long\.csv:3: the row has 3 fields where the header has 2/,
+    ],
+    [
+      'one short row at the end (the reload case)',
+      'kv.csv',
+      'k,v\nc,3\nd\n',
+      /^kv\.csv:3, column "v": the row has 1 field where the header has 2/,
+    ],
+    [
+      'an unterminated quote',
+      'quote.csv',
+      'a,b\n"1,2\n3,4\n',
+      /^quote\.csv:2, column "a": a quoted value starts here and its closing quote never comes/,
+    ],
+    [
+      'a truncated CSV (cut inside a quoted value)',
+      'cut.csv',
+      'a,b\n1,"two\n2,"thr',
+      /^cut\.csv:2, column "b": a quoted value starts here and its closing quote never comes/,
+    ],
+    [
+      'invalid UTF-8',
+      'latin.csv',
+      Buffer.concat([Buffer.from('a,b\n1,'), Buffer.from([0xe9, 0x74, 0xe9]), Buffer.from('\n2,3\n')]),
+      /^latin\.csv:2, column "b": not valid UTF-8 \(if the file is Latin-1, load it with --encoding latin1\)/,
+    ],
+    [
+      'an unterminated quote in the header',
+      'head.csv',
+      '"a,b\n1,2\n',
+      /^head\.csv:1: the header cannot be read: a quote opened in it is never closed/,
+    ],
+    ['an empty CSV', 'empty.csv', '', /^empty\.csv is empty: a CSV file needs a header line/],
+    ['a CSV of blank lines', 'blank.csv', '\n  \n', /^blank\.csv is empty/],
+    [
+      'a blank header name',
+      'blankname.csv',
+      'a,,c\n1,2,3\n',
+      /^blankname\.csv:1: the header has a blank name in column 2/,
+    ],
+    ['a repeated header name', 'dup.csv', 'a,b,A\n1,2,3\n', /^dup\.csv:1: the header names "A" more than once/],
+    [
+      'a JSON array with a trailing comma',
+      'comma.json',
+      '[{"a":2,}]',
+      /^comma\.json:1: not valid JSON \(.+\) at column 9\. Nothing was published/,
+    ],
+    ['NaN in JSON', 'nan.json', '[\n{"a":1},\n{"a":NaN}\n]', /^nan\.json(:3)?: not valid JSON/],
+    [
+      'a JSON Lines comment on line 2',
+      'comment.jsonl',
+      '{"a":1}\n// note\n{"a":2}\n',
+      /^comment\.jsonl:2: not valid JSON/,
+    ],
+    [
+      'a JSON Lines record that is not an object',
+      'scalar.jsonl',
+      '{"a":1}\n[1,2]\n',
+      /^scalar\.jsonl:2: the record is an array, not an object/,
+    ],
+    [
+      'a JSON array holding a number',
+      'mixed.json',
+      '[{"a":1},\n 7]',
+      /^mixed\.json:2: the record is a number, not an object/,
+    ],
+    ['a JSON document that is a string', 'str.json', '"hello"', /^str\.json:1: the record is a string, not an object/],
+    ['an empty JSON file', 'empty.json', '  ', /^empty\.json is empty/],
+    ['an empty JSON Lines file', 'empty.jsonl', '', /^empty\.jsonl is empty/],
+    [
+      'invalid UTF-8 in JSON',
+      'bad.json',
+      Buffer.concat([Buffer.from('[{"a":"'), Buffer.from([0xff]), Buffer.from('"}]')]),
+      /^bad\.json:1: not valid UTF-8 \(byte 8\)/,
+    ],
+    [
+      'a value its declared type cannot read',
+      'typed.csv',
+      'a,b\n1,x\n2,y\n3,zz\n',
+      /^typed\.csv, record 1, column "b": cannot read "x" as integer/,
+      { types: { b: 'integer' } },
+    ],
+  ];
+  // Every case gets its options argument: jest reads a callback with more parameters than values as one taking `done`.
+  it.each(cases.map(([w, n, c, m, e]) => [w, n, c, m, e ?? {}] as const))(
+    '%s',
+    async (_what, name, content, message, extra) => {
+      const file = write(name, content);
+      await expect(build(file, extra)).rejects.toThrow(message);
+      expect(leftovers()).toEqual([]);
+    },
+  );
+
+  it('a header and no rows is a valid, empty index', async () => {
+    const built = await build(write('header.csv', 'a,b\r\n'));
+    expect({ records: built.recordCount, read: built.rowsRead, rejected: built.rowsRejected }).toEqual({
+      records: 0,
+      read: 0,
+      rejected: 0,
+    });
+    expect(built.fields.map((f) => f.name)).toEqual(['a', 'b']);
+  });
+});
+
+describe('types never change a value', () => {
+  const rows = [
+    ['zip', 'big', 'mixed', 'exp', 'price', 'flag', 'when', 'spaced', 'count', 'ratio'],
+    ['02134', '9007199254740993', '1', '1e5', '1.50', 'true', '2001-03-07', ' 7', '1', '0.5'],
+    ['10001', '1', 'two', '2', '19.99', 'FALSE', '2001-03-08', '8', '-2', '1.25'],
+    ['00000', '-9007199254740993', '3', '3', '0.10', '', '', '9', '', '3'],
+  ];
+  const csv = rows
+    .map((r) => r.map((v) => (/[",\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v)).join(','))
+    .join('\r\n');
+
+  it('keeps text where a number would change it, and reads back every value as the file holds it', async () => {
+    const file = write('traps.csv', `\uFEFF${csv}\r\n`);
+    const built = await build(file);
+    const types = Object.fromEntries(built.fields.map((f) => [f.name, f.type]));
+    expect(types).toEqual({
+      zip: 'string', // leading zeros
+      big: 'string', // beyond 2^53
+      mixed: 'string', // words among numbers
+      exp: 'string', // 1e5 written that way
+      price: 'number',
+      flag: 'boolean',
+      when: 'date',
+      spaced: 'string', // ' 7' is not 7's own spelling
+      count: 'integer',
+      ratio: 'number',
+    });
+    const back = await readBack(built.snapshot);
+    const source = parse(fs.readFileSync(file, 'utf8'), { bom: true, columns: true }) as Array<Record<string, string>>;
+    expect(back).toHaveLength(source.length);
+    // Every value compared with the file: the text itself, or the number, boolean or day it spells.
+    source.forEach((rec, i) => {
+      for (const [field, text] of Object.entries(rec)) {
+        const got = back[i][field];
+        if (text === '') expect({ field, got }).toEqual({ field, got: null });
+        else if (types[field] === 'string') expect({ field, got }).toEqual({ field, got: text });
+        else if (types[field] === 'integer') expect({ field, got: String(got) }).toEqual({ field, got: text });
+        else if (types[field] === 'number') expect({ field, got }).toEqual({ field, got: Number(text) });
+        else if (types[field] === 'boolean')
+          expect({ field, got }).toEqual({ field, got: text.toLowerCase() === 'true' });
+        else expect({ field, got: (got as Date).toISOString().slice(0, 10) }).toEqual({ field, got: text });
+      }
+    });
+  });
+
+  it('a column that is mixed past the sample still becomes text, with no row dropped', async () => {
+    const lines = ['n', ...Array.from({ length: 5000 }, (_, i) => String(i)), 'n/a', '7'];
+    const built = await build(write('late.csv', lines.join('\n')));
+    expect(built.fields).toEqual([{ name: 'n', type: 'string' }]);
+    const back = await readBack(built.snapshot);
+    expect(back.map((r) => r.n)).toEqual(lines.slice(1));
+  });
+
+  it('integers that turn decimal past the sample become numbers, not text', async () => {
+    const lines = ['n', ...Array.from({ length: 3000 }, (_, i) => String(i)), '2.5'];
+    const built = await build(write('late-dec.csv', lines.join('\n')));
+    expect(built.fields).toEqual([{ name: 'n', type: 'number' }]);
+    expect((await readBack(built.snapshot)).at(-1)).toEqual({ n: 2.5 });
+  });
+
+  it('--type and --date-format override inference', async () => {
+    const built = await build(write('over.csv', 'zip,day\n02134,07/03/2001\n'), {
+      types: { zip: 'integer' },
+      dateFormat: '%d/%m/%Y',
+    });
+    expect(built.fields).toEqual([
+      { name: 'zip', type: 'integer' },
+      { name: 'day', type: 'date' },
+    ]);
+    const [row] = await readBack(built.snapshot);
+    expect(String(row.zip)).toBe('2134');
+    expect((row.day as Date).toISOString().slice(0, 10)).toBe('2001-03-07');
+  });
+
+  it('JSON keeps its strings as strings and big integers exact', async () => {
+    const built = await build(
+      write('j.jsonl', '{"zip":"02134","n":9007199254740993,"k":1}\n{"zip":"10001","n":1,"k":2}\n'),
+    );
+    expect(built.fields).toEqual([
+      { name: 'zip', type: 'string' },
+      { name: 'n', type: 'string' },
+      { name: 'k', type: 'integer' },
+    ]);
+    expect((await readBack(built.snapshot)).map((r) => r.n)).toEqual(['9007199254740993', '1']);
+  });
+});
+
+describe('--on-error skip', () => {
+  it('publishes the good rows and lists each rejected one with its line, reason and text', async () => {
+    const rejectsFile = path.join(dataDir, 'rejects', 't-v1.jsonl');
+    const built = await build(write('ragged.csv', 'x,y\n1,2\n3\n4,5,6\n7,8\n'), { onError: 'skip', rejectsFile });
+    expect({ read: built.rowsRead, loaded: built.recordCount, rejected: built.rowsRejected }).toEqual({
+      read: 4,
+      loaded: 2,
+      rejected: 2,
+    });
+    expect(built.rowsRead).toBe(built.recordCount + built.rowsRejected);
+    const listed = fs
+      .readFileSync(rejectsFile, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(listed).toEqual([
+      { line: 3, column: 'y', reason: 'the row has 1 field where the header has 2', text: '3' },
+      { line: 4, reason: 'the row has 3 fields where the header has 2', text: '4,5,6' },
+    ]);
+    expect((fs.statSync(rejectsFile).mode & 0o777).toString(8)).toBe('600');
+  });
+
+  it('skips JSON Lines that are not objects, keeping the others exactly as written', async () => {
+    const rejectsFile = path.join(dataDir, 'rejects', 't-v1.jsonl');
+    const built = await build(write('s.jsonl', '{"a":1}\nnull\n{"a":9007199254740993}\n{"a":,}\n'), {
+      onError: 'skip',
+      rejectsFile,
+    });
+    expect({ read: built.rowsRead, loaded: built.recordCount, rejected: built.rowsRejected }).toEqual({
+      read: 4,
+      loaded: 2,
+      rejected: 2,
+    });
+    expect((await readBack(built.snapshot)).map((r) => r.a)).toEqual(['1', '9007199254740993']);
+  });
+
+  it('skips values a declared type cannot read', async () => {
+    const rejectsFile = path.join(dataDir, 'rejects', 't-v1.jsonl');
+    const built = await build(write('typed.csv', 'a,b\n1,2\n2,x\n3,4\n'), {
+      onError: 'skip',
+      rejectsFile,
+      types: { b: 'integer' },
+    });
+    expect(built.recordCount).toBe(2);
+    expect(JSON.parse(fs.readFileSync(rejectsFile, 'utf8'))).toEqual({
+      record: 2,
+      column: 'b',
+      reason: 'cannot read "x" as integer',
+      text: 'x',
+    });
+  });
+
+  it('--max-errors stops a load that rejects more, publishing nothing', async () => {
+    const rejectsFile = path.join(dataDir, 'rejects', 't-v1.jsonl');
+    const file = write('many.csv', 'x,y\n1\n2\n3\n4,5\n');
+    await expect(build(file, { onError: 'skip', maxErrors: 2, rejectsFile })).rejects.toThrow(
+      /^More than 2 rows rejected \(--max-errors 2\); the first: many\.csv:2, column "y"/,
+    );
+    expect(leftovers()).toEqual([]);
+    const ok = await build(file, { onError: 'skip', maxErrors: 3, rejectsFile });
+    expect(ok.rowsRejected).toBe(3);
+  });
+});
+
+describe('other sources', () => {
+  it('--encoding latin1 reads a Latin-1 file', async () => {
+    const file = write(
+      'l1.csv',
+      Buffer.concat([Buffer.from('city,n\n'), Buffer.from([0x4d, 0xe1, 0x6c, 0x61, 0x67, 0x61]), Buffer.from(',1\n')]),
+    );
+    const built = await build(file, { encoding: 'latin1' });
+    expect(await readBack(built.snapshot)).toEqual([{ city: 'Málaga', n: 1n }]);
+  });
+
+  it('appends to a published version: its rows first, then the file, with the published types', async () => {
+    const first = await build(write('a1.csv', 'k,n\na,1\nb,2\n'));
+    const second = await build(write('a2.csv', 'n,k\n3,c\n'), {
+      append: { snapshot: first.snapshot, fields: first.fields },
+    });
+    expect(second.recordCount).toBe(3);
+    expect(second.rowsRead).toBe(1);
+    expect((await readBack(second.snapshot)).map((r) => [r.k, Number(r.n)])).toEqual([
+      ['a', 1],
+      ['b', 2],
+      ['c', 3],
+    ]);
+    await expect(
+      build(write('a3.csv', 'k,m\nd,4\n'), { append: { snapshot: first.snapshot, fields: first.fields } }),
+    ).rejects.toThrow(/--append needs the fields of the published version; a3\.csv lacks "n" and has "m" it does not/);
+    await expect(
+      build(write('a4.csv', 'k,n\nd,x\n'), { append: { snapshot: first.snapshot, fields: first.fields } }),
+    ).rejects.toThrow(/a4\.csv, record 1, column "n": cannot read "x" as integer/);
+  });
+
+  it('reports progress from 0 to 1 in steps, never backwards', async () => {
+    const lines = ['a,b', ...Array.from({ length: 200_000 }, (_, i) => `${i},text ${i}`)];
+    const seen: number[] = [];
+    await build(write('big.csv', lines.join('\n')), { onProgress: (f) => seen.push(f) });
+    expect(seen[0]).toBe(0);
+    expect(seen.at(-1)).toBe(1);
+    expect(seen.every((f, i) => i === 0 || f >= seen[i - 1])).toBe(true);
+    expect(new Set(seen.map((f) => Math.floor(f * 4))).size).toBeGreaterThanOrEqual(3);
+  });
+});
