@@ -166,9 +166,7 @@ describe('CROSSTAB.EXECUTE analytics: show values as, subtotals, order, limits, 
     await stack?.quarry.stop();
   });
 
-  async function crosstab<T>(
-    params: Record<string, unknown>,
-  ): Promise<{
+  async function crosstab<T>(params: Record<string, unknown>): Promise<{
     contentType: string;
     data: T;
     rowCount: number;

@@ -41,10 +41,11 @@ function outcome(run: () => unknown, query: string): 'node' | 'refused' {
     }
     return 'node';
   } catch (err) {
-    if (!isAppError(err)) throw new Error(`${JSON.stringify(query.slice(0, 200))} threw ${String(err)}`);
+    if (!isAppError(err))
+      throw new Error(`${JSON.stringify(query.slice(0, 200))} threw ${String(err)}`, { cause: err });
     expect(err.code).toBe('INVALID_ARGUMENT');
     const position = /position (\d+)/.exec(err.detail);
-    if (!position) throw new Error(`no position in ${JSON.stringify(err.detail)}`);
+    if (!position) throw new Error(`no position in ${JSON.stringify(err.detail)}`, { cause: err });
     expect(Number(position[1])).toBeGreaterThanOrEqual(1);
     expect(Number(position[1])).toBeLessThanOrEqual(query.length + 1);
     // Details quote user text cut to 100 characters.

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 export const REQUEST_ID_HEADER = 'x-request-id';
 
 // Bounded and restricted so a client cannot inject log lines or giant headers through its trace id.
-const SAFE_REQUEST_ID = /^[A-Za-z0-9._:\-]{1,128}$/;
+const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export function isSafeRequestId(value: unknown): value is string {
   return typeof value === 'string' && SAFE_REQUEST_ID.test(value);
