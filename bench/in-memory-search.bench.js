@@ -17,7 +17,7 @@ const { VEGA, ROOT, timeIt, fmt } = require('./lib');
 const dist = (p) => require(path.join(ROOT, p));
 const { buildSnapshot, SnapshotEngine } = dist('packages/snapshots/dist');
 const { parseQuery } = dist('packages/query-language/dist');
-const { DuckDbSearchIndex } = dist('services/query/dist/adapters/duckdb-search-index.adapter');
+const { DuckDbSearchIndex } = dist('services/query/dist/duckdb');
 const { InMemoryTable } = dist('services/query/dist/adapters/in-memory-table');
 const { searchInMemory } = dist('services/query/dist/adapters/in-memory-search');
 

@@ -6,7 +6,8 @@ import type { Config } from '@quarry/config';
 import { AppError } from '@quarry/errors';
 import type { IndexCatalog } from '@quarry/metadata-store';
 import { parseDeclaredType, type DateGrain, type FieldType } from '@quarry/query-language';
-import { createSearchIndex, DuckDbSnapshotBuilder, LoadIndexUseCase } from '@quarry/query';
+import { createSearchIndex, LoadIndexUseCase } from '@quarry/query';
+import { DuckDbSnapshotBuilder } from '@quarry/query/duckdb';
 import { SnapshotEngine } from '@quarry/snapshots';
 
 function pairs(list: string[] | undefined, option: string): Array<[string, string]> {
