@@ -9,3 +9,4 @@ export * from './result-schemas';
 export * from './methods';
 export { parseParams } from './parse-params';
 export { openRpcDocument, type OpenRpcDocument } from './openrpc-document';
+export * from './complete-params';

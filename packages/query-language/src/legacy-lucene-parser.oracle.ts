@@ -69,7 +69,7 @@ interface Rewritten {
 }
 
 /**
- * DESIGN.md writes fields with spaces as `(Field With Spaces):value`; the Lucene grammar spells that
+ * Quarry's query language writes fields with spaces as `(Field With Spaces):value`; the Lucene grammar spells that
  * `Field\ With\ Spaces:value`. Rewrite the one into the other, remembering where each character came from.
  */
 function rewriteFieldGroups(query: string): Rewritten {

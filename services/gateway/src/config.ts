@@ -4,7 +4,7 @@ import type { GrpcTrust } from '@quarry/rpc';
 export interface GatewayConfig {
   host: string;
   port: number;
-  /** SPEC.md "Limits": 1 MB, counted on the raw bytes. */
+  /** The API's request limit (docs/api.md): 1 MB, counted on the raw bytes. */
   bodyLimitBytes: number;
   grpcDeadlineMs: number;
   graceMs: number;

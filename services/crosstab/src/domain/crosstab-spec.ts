@@ -117,7 +117,7 @@ export function pivotLevels(
   return [...levels.values()];
 }
 
-/** Checks a request against the index and fills defaults (DESIGN.md "API decisions"). */
+/** Checks a request against what only the index can tell (its fields and views); the contract checked the rest and applied the defaults. */
 export function crosstabSpec(entry: IndexEntry, input: CrosstabRequestInput): CrosstabSpec {
   const fields = new FieldResolver(entry.fields as FieldDef[]);
   const field = (name: string, where: string) => {

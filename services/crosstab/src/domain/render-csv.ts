@@ -27,7 +27,7 @@ function rowCells(key: AxisValue[], depth: number): string[] {
 }
 
 /**
- * The table as RFC 4180 CSV (DESIGN.md "Crosstab analytics", format csv): a header line, one line per
+ * The table as RFC 4180 CSV (format csv, docs/api.md CROSSTAB.EXECUTE): a header line, one line per
  * row (subtotals included), a last Total line; numbers with a dot and no thousands separators, empty
  * cells empty.
  */

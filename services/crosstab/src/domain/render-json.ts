@@ -5,7 +5,7 @@ import type { PivotTable } from './pivot-table';
 const jsonKey = (key: AxisValue[]) => key.map((v) => (v === '' ? null : v));
 
 /**
- * The table as data (DESIGN.md "Crosstab analytics", format json): keys as JSON values, numbers as
+ * The table as data (format json, docs/api.md CROSSTAB.EXECUTE): keys as JSON values, numbers as
  * numbers, empty cells null, percentages (showAs) as plain numbers; a subtotal's key is shorter than
  * the field list and its row says `subtotal: true`.
  */

@@ -2,7 +2,7 @@ import { AppError } from '@quarry/errors';
 import { digestsEqual, hashToken, isScope, type MetadataStore, type Scope } from '@quarry/metadata-store';
 import type { Principal } from './principal';
 
-/** The detail texts of SPEC.md "Authentication", one per row. */
+/** The detail text of each authentication failure, one per case (clients match on them). */
 export const AUTH_FAILURES = {
   headerInvalid: 'Authorization header missing or invalid',
   emptyToken: 'Bearer token empty',
@@ -19,7 +19,7 @@ const MAX_TOKEN_LENGTH = 512;
 
 /**
  * Resolves an Authorization header to a principal, or throws AppError UNAUTHENTICATED / FORBIDDEN with
- * the SPEC.md detail. The store is asked on every request: revocation, expiry and owner changes take
+ * the documented detail. The store is asked on every request: revocation, expiry and owner changes take
  * effect on the very next call.
  */
 export class AuthenticateUseCase {

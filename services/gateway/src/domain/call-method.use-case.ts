@@ -2,9 +2,11 @@ import { AppError } from '@quarry/errors';
 import type { Scope } from '@quarry/metadata-store';
 import {
   type CacheStatus,
+  completeCrosstabExecute,
+  completeIndexesFind,
+  completeQueriesExecute,
+  completeReportsFind,
   crosstabExecuteParams,
-  DEFAULT_CHART_HEIGHT,
-  DEFAULT_CHART_WIDTH,
   indexesFindParams,
   parseParams,
   queriesExecuteParams,
@@ -12,13 +14,7 @@ import {
   reportsMetadataParams,
 } from '@quarry/contract';
 import type { z } from 'zod';
-import type {
-  AxisOrderRequest,
-  Caller,
-  PivotRequest,
-  RequestTrace,
-  ServiceClients,
-} from '../ports/service-clients.port';
+import type { AxisOrderRequest, Caller, RequestTrace, ServiceClients } from '../ports/service-clients.port';
 import { savesReports, scopeOf, type MethodName } from './method-catalogue';
 import type { Principal } from './principal';
 
@@ -80,11 +76,23 @@ export class CallMethodUseCase {
       case 'QUERIES.EXECUTE':
         return this.searchIndex(caller, parseParams(queriesExecuteParams, params), trace);
       case 'INDEXES.FIND':
-        return { data: await this.services.findIndexes(caller, parseParams(indexesFindParams, params), trace) };
+        return {
+          data: await this.services.findIndexes(
+            caller,
+            completeIndexesFind(parseParams(indexesFindParams, params)),
+            trace,
+          ),
+        };
       case 'CROSSTAB.EXECUTE':
         return this.runCrosstab(caller, parseParams(crosstabExecuteParams, params), trace);
       case 'REPORTS.FIND':
-        return { data: await this.services.findReports(caller, parseParams(reportsFindParams, params), trace) };
+        return {
+          data: await this.services.findReports(
+            caller,
+            completeReportsFind(parseParams(reportsFindParams, params)),
+            trace,
+          ),
+        };
       case 'REPORTS.METADATA':
         return {
           data: await this.services.reportMetadata(caller, parseParams(reportsMetadataParams, params).guid, trace),
@@ -93,16 +101,18 @@ export class CallMethodUseCase {
   }
 
   private async searchIndex(caller: Caller, p: ParsedQueriesExecute, trace: RequestTrace): Promise<MethodResult> {
+    // The service gets every default applied (the contract's); the saved report keeps what was sent.
+    const complete = completeQueriesExecute(p);
     const sort = (p.sort ?? []).map((s) => ({ field: s.field, direction: s.direction }));
     const { page, cache } = await this.services.search(
       caller,
       {
-        index: p.index,
-        query: p.query ?? '',
-        page: p.page,
-        pageSize: p.pageSize,
-        sort,
-        bypassCache: p.cache === false,
+        index: complete.index,
+        query: complete.query,
+        page: complete.page,
+        pageSize: complete.pageSize,
+        sort: complete.sort,
+        bypassCache: !complete.cache,
       },
       trace,
     );
@@ -121,11 +131,12 @@ export class CallMethodUseCase {
 
   private async runCrosstab(caller: Caller, p: ParsedCrosstabExecute, trace: RequestTrace): Promise<MethodResult> {
     // chartType, imageFormat and their combination were checked by the contract, before the pivot runs.
-    const chart = p.chartType !== undefined;
-    // Defaults filled once: the service gets them, and a saved report keeps them.
+    // The services get every default applied (the contract's); the saved report keeps what was sent.
+    const complete = completeCrosstabExecute(p);
+    const output = complete.output;
     const rowOrder = orderWithDefaults(p.rowOrder);
     const columnOrder = orderWithDefaults(p.columnOrder);
-    const columns = (p.columns ?? []).map((c) => ({ field: c.field, reverse: c.reverse ?? false }));
+    const columns = complete.columns;
     const totals = p.totals.map((t) =>
       defined({
         aggregationType: t.aggregationType,
@@ -138,34 +149,33 @@ export class CallMethodUseCase {
     const { table, cache } = await this.services.pivot(
       caller,
       {
-        index: p.index,
-        query: p.query ?? '',
-        rows: p.rows,
-        columns,
-        totals: totals as PivotRequest['totals'],
-        subtotals: p.subtotals ?? false,
-        rowOrder,
-        columnOrder,
-        rowLimit: p.rowLimit,
-        columnLimit: p.columnLimit,
-        output: chart ? 'grid' : (p.format ?? 'html'),
-        bypassCache: p.cache === false,
+        index: complete.index,
+        query: complete.query,
+        rows: complete.rows,
+        columns: complete.columns,
+        totals: complete.totals,
+        subtotals: complete.subtotals,
+        rowOrder: complete.rowOrder,
+        columnOrder: complete.columnOrder,
+        rowLimit: complete.rowLimit,
+        columnLimit: complete.columnLimit,
+        output: output.kind === 'chart' ? 'grid' : output.format,
+        bypassCache: !complete.cache,
       },
       trace,
     );
     // For a chart too: the crosstab is what is cached, the image is drawn each time.
     let data: Record<string, unknown>;
-    if (p.chartType !== undefined) {
-      const imageFormat = p.imageFormat === 'svg' ? 'svg' : 'png';
+    if (output.kind === 'chart') {
       data = {
         ...(await this.services.renderChart(
           {
             grid: table.grid,
-            chartType: p.chartType,
-            width: p.width ?? DEFAULT_CHART_WIDTH,
-            height: p.height ?? DEFAULT_CHART_HEIGHT,
-            title: p.index,
-            imageFormat,
+            chartType: output.chartType,
+            width: output.width,
+            height: output.height,
+            title: complete.index,
+            imageFormat: output.imageFormat,
           },
           trace,
         )),
@@ -186,7 +196,7 @@ export class CallMethodUseCase {
     // how to run one call, not what the report is, and a report must never pin itself to "no cache".
     const executable: Record<string, unknown> = {
       index: p.index,
-      query: p.query === undefined || p.query.trim() === '' ? '*' : p.query,
+      query: complete.query,
       rows: p.rows,
       columns,
       totals,
@@ -198,13 +208,8 @@ export class CallMethodUseCase {
         columnLimit: p.columnLimit,
         format: p.format,
       }),
-      ...(p.chartType !== undefined
-        ? {
-            chartType: p.chartType,
-            width: p.width ?? DEFAULT_CHART_WIDTH,
-            height: p.height ?? DEFAULT_CHART_HEIGHT,
-            imageFormat: p.imageFormat ?? 'png',
-          }
+      ...(output.kind === 'chart'
+        ? { chartType: output.chartType, width: output.width, height: output.height, imageFormat: output.imageFormat }
         : {}),
     };
     const report = await this.save(caller, p.saveReport, 'crosstab', 'CROSSTAB.EXECUTE', p.index, executable, trace);

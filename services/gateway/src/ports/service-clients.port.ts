@@ -25,10 +25,10 @@ export { RawJson } from './raw-json';
 export interface SearchRequest {
   index: string;
   query: string;
-  /** Absent: the service's default (the contract's). */
-  page?: number;
-  pageSize?: number;
-  sort: ReadonlyArray<{ field: string; direction?: string }>;
+  /** Complete, as the contract's defaults left them: the service applies none of its own. */
+  page: number;
+  pageSize: number;
+  sort: ReadonlyArray<{ field: string; direction: 'asc' | 'desc' }>;
   bypassCache: boolean;
 }
 

@@ -55,7 +55,7 @@ function sendProtocolError(
   });
 }
 
-/** RFC 7807 body: SPEC.md wants authentication failures outside the JSON-RPC envelope. */
+/** RFC 7807 body: authentication failures answer outside the JSON-RPC envelope (docs/api.md "Error codes"). */
 function sendProblem(res: ServerResponse, err: AppError): void {
   const row = ERROR_TABLE[err.code];
   if (row.http === 401) res.setHeader('WWW-Authenticate', 'Bearer realm="quarry", error="invalid_token"');

@@ -29,7 +29,7 @@ function readId(body: Record<string, unknown>): JsonRpcId | undefined {
   return undefined;
 }
 
-/** Validates a parsed body against JSON-RPC 2.0 and SPEC.md (no batches, params an object). */
+/** Validates a parsed body against JSON-RPC 2.0 and the API's own rules (no batches, params an object). */
 export function readEnvelope(body: unknown): Envelope {
   const bad = (detail: string) => ({
     ok: false as const,

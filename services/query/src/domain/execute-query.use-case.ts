@@ -5,14 +5,15 @@ import type { ResultCache } from '@quarry/result-cache';
 import type { SearchIndex, SearchPage, SortKey } from '../ports/search-index.port';
 import { fieldsOf, readableIndex } from '@quarry/snapshots/access';
 
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, type CacheStatus } from '@quarry/contract';
+import type { CacheStatus } from '@quarry/contract';
 
 export interface ExecuteQueryInput {
   index: string;
   query: string;
-  page?: number;
-  pageSize?: number;
-  sort: Array<{ field: string; direction: string }>;
+  /** Complete values: the contract applied its defaults and limits before the call reached the service. */
+  page: number;
+  pageSize: number;
+  sort: Array<{ field: string; direction: 'asc' | 'desc' }>;
 }
 
 export interface ExecuteQueryOutput {
@@ -39,11 +40,7 @@ function sortKeys(fields: FieldResolver, sort: ExecuteQueryInput['sort']): SortK
   return sort.map((s, i) => {
     const field = fields.find(s.field);
     if (!field) throw AppError.invalid(`sort[${i}].field: unknown field ${quoteInput(s.field)}`);
-    // Blank means ascending; case and surrounding blanks do not matter (the contract's pattern says the same).
-    const direction = (s.direction.trim() === '' ? 'asc' : s.direction.trim().toLowerCase()) as SortKey['direction'];
-    if (direction !== 'asc' && direction !== 'desc')
-      throw AppError.invalid(`sort[${i}].direction must be "asc" or "desc", got ${quoteInput(s.direction)}`);
-    return { field: field.name, type: field.type, direction };
+    return { field: field.name, type: field.type, direction: s.direction };
   });
 }
 
@@ -61,12 +58,7 @@ export class ExecuteQueryUseCase {
     input: ExecuteQueryInput,
     opts: ExecuteQueryOptions = {},
   ): Promise<ExecuteQueryOutput> {
-    const page = input.page ?? 1;
-    const pageSize = input.pageSize ?? DEFAULT_PAGE_SIZE;
-    if (!Number.isInteger(page) || page < 1) throw AppError.invalid('page must be an integer of at least 1');
-    if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > MAX_PAGE_SIZE) {
-      throw AppError.invalid(`pageSize must be an integer between 1 and ${MAX_PAGE_SIZE}`);
-    }
+    const { page, pageSize } = input;
     const entry = await readableIndex(this.catalog, reader, input.index, (gone) => this.search.forget(gone));
     const fields = fieldsOf(entry);
     const where = restrictedQuery(reader, entry.name, input.query, { fields, now: this.now() });

@@ -1,3 +1,4 @@
+import { completeDirection, DEFAULT_PAGE, DEFAULT_PAGE_SIZE } from '@quarry/contract';
 import type { Logger } from '@quarry/logger';
 import { callerFromWire, unary, type pb } from '@quarry/rpc';
 import type { HeavyCallLimiter } from '@quarry/runtime';
@@ -20,9 +21,11 @@ export function queryHandlers(
           {
             index: req.index,
             query: req.query,
-            page: req.page,
-            pageSize: req.pageSize,
-            sort: req.sort.map((s) => ({ field: s.field, direction: s.direction })),
+            // The gateway sends complete values; a peer from before that rule (a rolling update) is
+            // completed with the contract's own defaults, never the service's.
+            page: req.page ?? DEFAULT_PAGE,
+            pageSize: req.pageSize ?? DEFAULT_PAGE_SIZE,
+            sort: req.sort.map((s) => ({ field: s.field, direction: completeDirection(s.direction) })),
           },
           { signal: ctx.signal, cache: !req.bypassCache, heavy: (work) => limiter.run(ctx.signal, work) },
         );

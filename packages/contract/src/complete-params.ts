@@ -1,0 +1,183 @@
+import type { z } from 'zod';
+import * as L from './limits';
+import type {
+  crosstabExecuteParams,
+  indexesFindParams,
+  queriesExecuteParams,
+  reportsFindParams,
+  saveReportParam,
+} from './param-schemas';
+
+/*
+ * Every default of the API applied in one place, after validation. The schemas state each default to
+ * OpenRPC readers (`.meta({ default })`); these functions apply exactly those values (a test walks the
+ * document and checks), and what they return is complete: services take it as it is and re-check
+ * nothing the contract already decided. The gateway keeps the params as sent beside it, because a saved
+ * report records what the caller asked for, not the defaults of the day.
+ */
+
+type Sent<T extends z.ZodType> = z.output<T>;
+
+export type SortDirection = (typeof L.SORT_DIRECTIONS)[number];
+export type OrderBy = 'label' | 'value';
+
+export interface CompleteSaveReport {
+  name: string;
+  description: string;
+  folder: string;
+  shared: boolean;
+}
+
+export interface CompleteQueriesExecute {
+  index: string;
+  /** Never blank: an empty or absent query is `*`. */
+  query: string;
+  page: number;
+  pageSize: number;
+  /** Directions trimmed and lower-cased; blank is `asc`. */
+  sort: Array<{ field: string; direction: SortDirection }>;
+  cache: boolean;
+  saveReport?: CompleteSaveReport;
+}
+
+export interface CompleteIndexesFind {
+  searchText?: string;
+  cursor?: string;
+  limit: number;
+}
+
+export interface CompleteAxisOrder {
+  by: OrderBy;
+  /** Index into totals. */
+  measure: number;
+  direction: SortDirection;
+}
+
+export interface CompleteTotal {
+  /** As the contract spells it (`Sum`), whatever case was sent. */
+  aggregationType: L.Aggregation;
+  field?: string;
+  dynamicView?: string;
+  name?: string;
+  showAs: L.ShowAs;
+}
+
+/** A crosstab is drawn as a table or as a chart, never both; each carries its own defaults. */
+export type CrosstabOutput =
+  | { kind: 'table'; format: L.CrosstabFormat }
+  | { kind: 'chart'; chartType: string; imageFormat: 'png' | 'svg'; width: number; height: number };
+
+export interface CompleteCrosstabExecute {
+  index: string;
+  /** Never blank: an empty or absent query is `*`. */
+  query: string;
+  rows: string[];
+  columns: Array<{ field: string; reverse: boolean }>;
+  totals: CompleteTotal[];
+  subtotals: boolean;
+  rowOrder: CompleteAxisOrder;
+  columnOrder: CompleteAxisOrder;
+  /** Absent: every value of the outermost level. */
+  rowLimit?: number;
+  columnLimit?: number;
+  output: CrosstabOutput;
+  cache: boolean;
+  saveReport?: CompleteSaveReport;
+}
+
+export interface CompleteReportsFind {
+  search?: string;
+  /** Absent: every type. */
+  types?: Array<(typeof L.REPORT_TYPES)[number]>;
+  cursor?: string;
+  limit: number;
+}
+
+const DEFAULT_QUERY = '*';
+const DEFAULT_ORDER: CompleteAxisOrder = { by: 'label', measure: 0, direction: 'asc' };
+
+/** The query as it runs: blank means every record, which `*` says. */
+export function completeQuery(query: string | undefined): string {
+  return query === undefined || query.trim() === '' ? DEFAULT_QUERY : query;
+}
+
+/** Sort directions arrive in any case with blanks around (the schema's pattern allows it); blank is asc. */
+export function completeDirection(direction: string | undefined): SortDirection {
+  const d = (direction ?? '').trim().toLowerCase();
+  return d === 'desc' ? 'desc' : 'asc';
+}
+
+function completeSave(s: Sent<typeof saveReportParam> | undefined): CompleteSaveReport | undefined {
+  return s && { name: s.name, description: s.description ?? '', folder: s.folder ?? '', shared: s.shared ?? false };
+}
+
+function completeOrder(o: { by: OrderBy; measure?: number; direction?: SortDirection } | undefined): CompleteAxisOrder {
+  return o ? { by: o.by, measure: o.measure ?? DEFAULT_ORDER.measure, direction: o.direction ?? 'asc' } : DEFAULT_ORDER;
+}
+
+/** `sum` → `Sum`: the schema accepts any case and blanks around, services see one spelling. */
+function aggregationOf(sent: string): L.Aggregation {
+  const found = L.AGGREGATIONS.find((a) => a.toLowerCase() === sent.trim().toLowerCase());
+  // The schema's pattern admitted only these words; a miss would be a contract bug, not a caller's.
+  if (!found) throw new Error(`aggregationType ${JSON.stringify(sent)} passed validation but names no aggregation`);
+  return found;
+}
+
+export function completeQueriesExecute(p: Sent<typeof queriesExecuteParams>): CompleteQueriesExecute {
+  return {
+    index: p.index,
+    query: completeQuery(p.query),
+    page: p.page ?? L.DEFAULT_PAGE,
+    pageSize: p.pageSize ?? L.DEFAULT_PAGE_SIZE,
+    sort: (p.sort ?? []).map((s) => ({ field: s.field, direction: completeDirection(s.direction) })),
+    cache: p.cache ?? true,
+    ...(p.saveReport ? { saveReport: completeSave(p.saveReport) } : {}),
+  };
+}
+
+export function completeIndexesFind(p: Sent<typeof indexesFindParams>): CompleteIndexesFind {
+  return { searchText: p.searchText, cursor: p.cursor, limit: p.limit ?? L.DEFAULT_INDEX_LIMIT };
+}
+
+export function completeCrosstabExecute(p: Sent<typeof crosstabExecuteParams>): CompleteCrosstabExecute {
+  const output: CrosstabOutput =
+    p.chartType !== undefined
+      ? {
+          kind: 'chart',
+          chartType: p.chartType,
+          imageFormat: p.imageFormat === 'svg' ? 'svg' : 'png',
+          width: p.width ?? L.DEFAULT_CHART_WIDTH,
+          height: p.height ?? L.DEFAULT_CHART_HEIGHT,
+        }
+      : { kind: 'table', format: p.format ?? 'html' };
+  return {
+    index: p.index,
+    query: completeQuery(p.query),
+    rows: p.rows,
+    columns: (p.columns ?? []).map((c) => ({ field: c.field, reverse: c.reverse ?? false })),
+    totals: p.totals.map((t) => ({
+      aggregationType: aggregationOf(t.aggregationType),
+      ...(t.field !== undefined ? { field: t.field } : {}),
+      ...(t.dynamicView !== undefined ? { dynamicView: t.dynamicView } : {}),
+      ...(t.name !== undefined ? { name: t.name } : {}),
+      showAs: t.showAs ?? 'value',
+    })),
+    subtotals: p.subtotals ?? false,
+    rowOrder: completeOrder(p.rowOrder),
+    columnOrder: completeOrder(p.columnOrder),
+    ...(p.rowLimit !== undefined ? { rowLimit: p.rowLimit } : {}),
+    ...(p.columnLimit !== undefined ? { columnLimit: p.columnLimit } : {}),
+    output,
+    cache: p.cache ?? true,
+    ...(p.saveReport ? { saveReport: completeSave(p.saveReport) } : {}),
+  };
+}
+
+export function completeReportsFind(p: Sent<typeof reportsFindParams>): CompleteReportsFind {
+  return {
+    search: p.search,
+    types: p.types as CompleteReportsFind['types'],
+    cursor: p.cursor,
+    limit: p.limit ?? L.DEFAULT_REPORT_LIMIT,
+  };
+}
