@@ -331,7 +331,7 @@ export async function buildSnapshot(req: BuildRequest): Promise<BuiltSnapshot> {
     // Values a declared type cannot read: malformed rows (the first fails a strict load).
     const fallible = plans.filter((p) => p.expr !== p.tryExpr);
     const readable = (p: ColumnPlan) =>
-      `(${ident(p.name)} IS NULL OR trim(CAST(${ident(p.name)} AS VARCHAR)) = '' OR ${p.tryExpr} IS NOT NULL)`;
+      `(${ident(p.name)} IS NULL OR trim(CAST(${ident(p.name)} AS VARCHAR)) = '' OR ${p.checkExpr ?? p.tryExpr} IS NOT NULL)`;
     const rowOk = fallible.length > 0 ? fallible.map(readable).join(' AND ') : 'true';
     if (fallible.length > 0) {
       const unreadable = await rows(

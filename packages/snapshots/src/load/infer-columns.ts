@@ -23,8 +23,8 @@ const DATE_FORMATS: Array<{ format: string; hasTime: boolean }> = [
   { format: '%m/%d/%Y', hasTime: false },
 ];
 
-/** The largest integer every client (JavaScript's numbers among them) reads exactly. */
-const SAFE_INTEGER = '9007199254740991';
+/** BIGINT's range: integers beyond it keep their digits as text. */
+const MAX_BIGINT = 9223372036854775807n;
 /** A double holds 15 significant decimal digits exactly. */
 const DOUBLE_DIGITS = 15;
 
@@ -35,6 +35,8 @@ export interface ColumnPlan {
   expr: string;
   /** The same conversion yielding NULL instead of failing, to find (or skip) a row it cannot read. */
   tryExpr: string;
+  /** NULL exactly when the value cannot be read (defaults to tryExpr; a number's NaN reads, then is stored missing). */
+  checkExpr?: string;
 }
 
 /**
@@ -115,7 +117,8 @@ function proposeFromText(values: string[]): 'integer' | 'number' | 'boolean' | '
   const present = values.filter((v) => v.trim() !== '');
   if (present.length === 0) return 'text';
   if (present.every((v) => /^(true|false)$/i.test(v))) return 'boolean';
-  if (present.every((v) => INTEGER_TEXT.test(v) && Number.isSafeInteger(Number(v)))) return 'integer';
+  if (present.every((v) => INTEGER_TEXT.test(v) && BigInt(v) <= MAX_BIGINT && BigInt(v) >= -MAX_BIGINT - 1n))
+    return 'integer';
   if (present.every((v) => DECIMAL_TEXT.test(v) && significantDigits(v) <= DOUBLE_DIGITS)) return 'number';
   return 'text';
 }
@@ -179,7 +182,10 @@ async function propose(
         const src = inferred === 'integer' || inferred === 'number' ? col : blankToNull(asText);
         // NaN and infinities have no JSON form: store them as missing.
         const clean = (e: string) => `CASE WHEN isfinite(${e}) THEN ${e} END`;
-        return sure(plan(name, 'number', clean(`CAST(${src} AS DOUBLE)`), clean(`TRY_CAST(${src} AS DOUBLE)`)));
+        return sure({
+          ...plan(name, 'number', clean(`CAST(${src} AS DOUBLE)`), clean(`TRY_CAST(${src} AS DOUBLE)`)),
+          checkExpr: `TRY_CAST(${src} AS DOUBLE)`,
+        });
       }
       case 'date': {
         if (upper === 'DATE' || upper === 'TIMESTAMP') return sure(plan(name, 'date', col));
@@ -202,10 +208,16 @@ async function propose(
   }
 
   if (inferred === 'integer') {
-    // A typed source (JSON, Parquet) may hold integers no JavaScript number can: those columns keep
-    // every digit as text.
-    const p = upper === 'BIGINT' ? plan(name, 'integer', col) : plan(name, 'integer', `CAST(${col} AS BIGINT)`);
-    return [{ plan: p, badCount: `count(*) FILTER (WHERE abs(${col}) > ${SAFE_INTEGER})` }, { plan: text }];
+    // Integers are stored as BIGINT and carried exactly by every path (records travel as JSON text);
+    // only a typed source's wider integers (HUGEINT, UBIGINT) that BIGINT cannot hold keep their digits as text.
+    if (upper === 'BIGINT') return sure(plan(name, 'integer', col));
+    return [
+      {
+        plan: plan(name, 'integer', `CAST(${col} AS BIGINT)`),
+        badCount: `count(*) FILTER (WHERE ${col} IS NOT NULL AND TRY_CAST(${col} AS BIGINT) IS NULL)`,
+      },
+      { plan: text },
+    ];
   }
   if (inferred === 'number') {
     const clean = (e: string) => `CASE WHEN isfinite(${e}) THEN ${e} END`;
@@ -245,12 +257,12 @@ async function propose(
         { plan: text },
       ];
     case 'integer': {
-      // Exact only if the text is the integer's own spelling (no sign, zeros or blanks added) and safe.
+      // Exact only if the text is the integer's own spelling (no sign, zeros or blanks added) and fits BIGINT.
       const n = `TRY_CAST(${v} AS BIGINT)`;
       return [
         {
           plan: plan(name, 'integer', `CAST(${v} AS BIGINT)`),
-          badCount: `count(*) FILTER (WHERE ${v} IS NOT NULL AND (CAST(${n} AS VARCHAR) IS DISTINCT FROM ${v} OR abs(${n}) > ${SAFE_INTEGER}))`,
+          badCount: `count(*) FILTER (WHERE ${v} IS NOT NULL AND CAST(${n} AS VARCHAR) IS DISTINCT FROM ${v})`,
         },
         decimal,
         { plan: text },

@@ -219,7 +219,7 @@ function parseEnvelope(body: Buffer): Envelope | undefined {
 /** Content type, size, JSON and envelope: the answer to send when any of them is wrong. */
 async function readRequest(deps: HttpAppDeps, req: IncomingMessage): Promise<RequestReadResult> {
   if (!isJsonMediaType(req.headers['content-type'])) {
-    discardRest(req, deps.bodyLimitBytes, 5000);
+    await discardRest(req, deps.bodyLimitBytes, 5000);
     return {
       ok: false,
       label: '(invalid)',
@@ -230,7 +230,7 @@ async function readRequest(deps: HttpAppDeps, req: IncomingMessage): Promise<Req
   const read = await readBody(req, deps.bodyLimitBytes);
   if (!read.ok) {
     if (read.reason === 'aborted') return { ok: false, aborted: true };
-    discardRest(req, 8 * deps.bodyLimitBytes, 5000);
+    await discardRest(req, 8 * deps.bodyLimitBytes, 5000);
     return {
       ok: false,
       label: '(invalid)',
@@ -274,7 +274,7 @@ async function readDiscover(req: IncomingMessage): Promise<{ id: JsonRpcId } | f
   const read = await readBody(req, DISCOVER_MAX_BYTES, DISCOVER_MAX_MS);
   if (!read.ok) {
     if (read.reason === 'aborted') return 'aborted';
-    discardRest(req, DISCOVER_MAX_BYTES, 1000);
+    void discardRest(req, DISCOVER_MAX_BYTES, 1000);
     return false;
   }
   const envelope = parseEnvelope(read.body);
@@ -306,7 +306,7 @@ async function handleRpc(deps: HttpAppDeps, req: IncomingMessage, res: ServerRes
       record(deps, DISCOVER_METHOD, 'ok', msSince(started));
       return;
     }
-    if (discover === undefined) discardRest(req, deps.bodyLimitBytes, 5000);
+    if (discover === undefined) void discardRest(req, deps.bodyLimitBytes, 5000);
     else res.setHeader('Connection', 'close');
     log.info({ requestId, status: app.httpStatus, detail: app.detail }, 'authentication refused');
     sendProblem(res, app);

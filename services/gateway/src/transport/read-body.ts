@@ -34,18 +34,31 @@ export function readBody(req: IncomingMessage, limit: number, ms?: number): Prom
 }
 
 /**
- * After an early refusal, drop what the client still sends (so it can read our answer) but no more
- * than `cap` bytes or `ms` milliseconds, then close the connection.
+ * After an early refusal, drop what the client still sends but no more than `cap` bytes or `ms`
+ * milliseconds; resolves once the body has ended (or the connection was cut at a limit). The answer is
+ * sent after this: answering first and closing would reset a client still writing, which then reads a
+ * broken pipe instead of our 413 (seen under load in the soak test).
  */
-export function discardRest(req: IncomingMessage, cap: number, ms: number): void {
-  let seen = 0;
-  const kill = () => req.socket.destroy();
-  const timer = setTimeout(kill, ms);
-  timer.unref();
-  req.on('data', (chunk: Buffer) => {
-    seen += chunk.length;
-    if (seen > cap) kill();
+export function discardRest(req: IncomingMessage, cap: number, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    let seen = 0;
+    const finish = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    const kill = () => {
+      req.socket.destroy();
+      finish();
+    };
+    const timer = setTimeout(kill, ms);
+    timer.unref();
+    if (req.readableEnded) return finish();
+    req.on('data', (chunk: Buffer) => {
+      seen += chunk.length;
+      if (seen > cap) kill();
+    });
+    req.on('end', finish);
+    req.on('close', finish);
+    req.resume();
   });
-  req.on('end', () => clearTimeout(timer));
-  req.resume();
 }
