@@ -92,7 +92,7 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: ['(^|/)dist/', '(^|/)node_modules/', '\\.d\\.ts$'] },
+    exclude: { path: ['(^|/)dist/', '\\.d\\.ts$'] },
     includeOnly: { path: ['^(apps|services|packages)/[^/]+/src/', '^tests/', '^node_modules/', '^(node:)?[a-z_/]+$'] },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.tests.json' },
