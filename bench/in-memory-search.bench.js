@@ -18,8 +18,8 @@ const dist = (p) => require(path.join(ROOT, p));
 const { buildSnapshot, SnapshotEngine } = dist('packages/snapshots/dist');
 const { parseQuery } = dist('packages/query-language/dist');
 const { DuckDbSearchIndex } = dist('services/query/dist/duckdb');
-const { InMemoryTable } = dist('services/query/dist/adapters/in-memory-table');
-const { searchInMemory } = dist('services/query/dist/adapters/in-memory-search');
+const { InMemoryTable } = dist('services/query/dist/adapters/memory/in-memory-table');
+const { searchInMemory } = dist('services/query/dist/adapters/memory/in-memory-search');
 
 const RUNS = Number(process.argv[process.argv.indexOf('--runs') + 1]) || 30;
 

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { IndexEntry } from '@quarry/metadata-store';
 import { SqliteMetadataStore } from '@quarry/metadata-store/sqlite';
-import { DuckDbSnapshotBuilder } from '../adapters/duckdb-snapshot-builder.adapter';
+import { DuckDbSnapshotBuilder } from '../adapters/duckdb/duckdb-snapshot-builder.adapter';
 import type { SearchIndex } from '../ports/search-index.port';
 import { LoadIndexUseCase } from './load-index.use-case';
 

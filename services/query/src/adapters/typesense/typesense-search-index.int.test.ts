@@ -8,8 +8,9 @@ import type { IndexEntry } from '@quarry/metadata-store';
 import { parseQuery, type FieldDef } from '@quarry/query-language';
 import { buildSnapshot, SnapshotEngine } from '@quarry/snapshots';
 import { describeWithDocker } from '@quarry/testkit';
-import type { SearchPlan } from '../ports/search-index.port';
-import { searchIndexConformance } from '../search-index.conformance';
+import { builtEntry } from '../../test-support/built-entry';
+import type { SearchPlan } from '../../ports/search-index.port';
+import { searchIndexConformance } from '../../search-index.conformance';
 import { TypesenseSearchIndex } from './typesense-search-index.adapter';
 import { collectionName } from './typesense-protocol';
 
@@ -179,17 +180,7 @@ describe('TypesenseSearchIndex requests (against a recording stand-in; no Docker
   const build = async (name: string, records: unknown[]): Promise<IndexEntry> => {
     const file = path.join(dataDir, `${name}.json`);
     fs.writeFileSync(file, JSON.stringify(records));
-    const built = await buildSnapshot({ name, file, dataDir, types: {}, views: [] });
-    return {
-      name,
-      description: '',
-      fields: built.fields,
-      views: [],
-      recordCount: built.recordCount,
-      version: 1,
-      snapshot: built.snapshot,
-      updatedAt: '',
-    };
+    return builtEntry({ name, file, dataDir, types: {}, views: [] });
   };
   const searchesOf = (r: Recorded) => (JSON.parse(r.body) as { searches: Array<Record<string, unknown>> }).searches;
   const hits = (from: number, n: number) =>

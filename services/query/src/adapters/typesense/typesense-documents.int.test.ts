@@ -3,8 +3,9 @@ import os from 'node:os';
 import path from 'node:path';
 import type { IndexEntry } from '@quarry/metadata-store';
 import { parseQuery, type FieldDef } from '@quarry/query-language';
-import { buildSnapshot, SnapshotEngine } from '@quarry/snapshots';
-import { DuckDbSearchIndex } from './duckdb-search-index.adapter';
+import { SnapshotEngine } from '@quarry/snapshots';
+import { builtEntry } from '../../test-support/built-entry';
+import { DuckDbSearchIndex } from '../duckdb/duckdb-search-index.adapter';
 import { documentBatches, type DocumentBatch } from './typesense-documents';
 import { slotsOf } from './typesense-filter';
 
@@ -49,17 +50,7 @@ describe('Typesense documents read from a snapshot', () => {
         `{"title":${JSON.stringify(t)},"big":${i === 3 ? '9007199254740993' : i},"at":"2020-01-01 00:00:00.${String(i).padStart(6, '0')}"}`,
     );
     fs.writeFileSync(file, `[${records.join(',')}]`);
-    const built = await buildSnapshot({ name: 'docs', file, dataDir, types: {}, views: [] });
-    entry = {
-      name: 'docs',
-      description: '',
-      fields: built.fields,
-      views: [],
-      recordCount: built.recordCount,
-      version: 1,
-      snapshot: built.snapshot,
-      updatedAt: '',
-    };
+    entry = await builtEntry({ name: 'docs', file, dataDir, types: {}, views: [] });
     engine = new SnapshotEngine(dataDir);
   });
 

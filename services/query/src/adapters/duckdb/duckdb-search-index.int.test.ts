@@ -4,9 +4,10 @@ import path from 'node:path';
 import fc from 'fast-check';
 import type { IndexEntry } from '@quarry/metadata-store';
 import { parseQuery, type FieldDef } from '@quarry/query-language';
-import { buildSnapshot, SnapshotEngine } from '@quarry/snapshots';
-import type { SortKey } from '../ports/search-index.port';
-import { searchIndexConformance } from '../search-index.conformance';
+import { SnapshotEngine } from '@quarry/snapshots';
+import { builtEntry } from '../../test-support/built-entry';
+import type { SortKey } from '../../ports/search-index.port';
+import { searchIndexConformance } from '../../search-index.conformance';
 import { DuckDbSearchIndex, ONE_PASS_MAX_RECORDS } from './duckdb-search-index.adapter';
 
 describe('DuckDbSearchIndex conformance: small indexes searched in memory', () => {
@@ -26,19 +27,20 @@ describe('DuckDbSearchIndex: one statement (small index) and two (large) give th
   let fields: FieldDef[];
 
   beforeAll(async () => {
-    const file = path.join(__dirname, '..', '..', '..', '..', 'node_modules', 'vega-datasets', 'data', 'movies.json');
-    const built = await buildSnapshot({ name: 'movies', file, dataDir, types: {}, views: [] });
-    small = {
-      name: 'movies',
-      description: '',
-      fields: built.fields,
-      views: [],
-      recordCount: built.recordCount,
-      version: 1,
-      snapshot: built.snapshot,
-      updatedAt: '',
-    };
-    fields = built.fields as FieldDef[];
+    const file = path.join(
+      __dirname,
+      '..',
+      '..',
+      '..',
+      '..',
+      '..',
+      'node_modules',
+      'vega-datasets',
+      'data',
+      'movies.json',
+    );
+    small = await builtEntry({ name: 'movies', file, dataDir, types: {}, views: [] });
+    fields = small.fields as FieldDef[];
     expect(small.recordCount).toBeLessThanOrEqual(ONE_PASS_MAX_RECORDS);
   }, 60000);
 

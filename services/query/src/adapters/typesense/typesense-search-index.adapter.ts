@@ -4,7 +4,7 @@ import type { DocumentSchema } from 'typesense/lib/Typesense/Documents';
 import { AppError } from '@quarry/errors';
 import type { IndexEntry } from '@quarry/metadata-store';
 import type { SnapshotEngine } from '@quarry/snapshots';
-import type { SearchIndex, SearchPage, SearchPlan } from '../ports/search-index.port';
+import type { SearchIndex, SearchPage, SearchPlan } from '../../ports/search-index.port';
 import { collectionFields, documentBatches } from './typesense-documents';
 import { DEFAULT_MAX_FILTER_OPS, slotsOf, toFilterBy, toSortBy } from './typesense-filter';
 import {

@@ -1,6 +1,6 @@
 import { AppError } from '@quarry/errors';
 import type { CompareOp, FieldType, Literal, QueryNode } from '@quarry/query-language';
-import type { SortKey } from '../ports/search-index.port';
+import type { SortKey } from '../../ports/search-index.port';
 import {
   booleanRange,
   dateRange,

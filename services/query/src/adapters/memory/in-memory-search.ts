@@ -1,5 +1,5 @@
 import type { QueryNode } from '@quarry/query-language';
-import type { SearchPage, SearchPlan } from '../ports/search-index.port';
+import type { SearchPage, SearchPlan } from '../../ports/search-index.port';
 import { compilePredicate, UnsupportedQuery } from './compile-predicate';
 import type { InMemoryTable } from './in-memory-table';
 

@@ -4,15 +4,16 @@ import path from 'node:path';
 import fc from 'fast-check';
 import type { IndexEntry } from '@quarry/metadata-store';
 import { parseQuery, type FieldDef, type FieldType, type QueryNode } from '@quarry/query-language';
-import { buildSnapshot, SnapshotEngine } from '@quarry/snapshots';
+import { SnapshotEngine } from '@quarry/snapshots';
 import { createRootLogger } from '@quarry/logger';
-import type { SearchPlan, SortKey } from '../ports/search-index.port';
+import { builtEntry } from '../../test-support/built-entry';
+import type { SearchPlan, SortKey } from '../../ports/search-index.port';
 import { UnsupportedQuery } from './compile-predicate';
-import { DuckDbSearchIndex, ONE_PASS_MAX_RECORDS } from './duckdb-search-index.adapter';
+import { DuckDbSearchIndex, ONE_PASS_MAX_RECORDS } from '../duckdb/duckdb-search-index.adapter';
 import { searchInMemory } from './in-memory-search';
 import { InMemoryTable } from './in-memory-table';
 
-const VEGA = path.resolve(__dirname, '..', '..', '..', '..', 'node_modules', 'vega-datasets', 'data');
+const VEGA = path.resolve(__dirname, '..', '..', '..', '..', '..', 'node_modules', 'vega-datasets', 'data');
 const NOW = Date.UTC(2026, 10, 23);
 
 /**
@@ -122,21 +123,11 @@ describe('in-memory search: the same total and page as the SQL path', () => {
       // The edge file's integers beyond 2^53, NaN and microsecond times would load as text (a load never
       // changes a value on its own): declared, they load as the types these tests exercise.
       const types: Record<string, FieldType> = name === 'edge' ? { n: 'integer', x: 'number', at: 'date' } : {};
-      const built = await buildSnapshot({ name, file, dataDir: dir, types, views: [] });
-      const entry: IndexEntry = {
-        name,
-        description: '',
-        fields: built.fields,
-        views: [],
-        recordCount: built.recordCount,
-        version: 1,
-        snapshot: built.snapshot,
-        updatedAt: '',
-      };
+      const entry = await builtEntry({ name, file, dataDir: dir, types, views: [] });
       const table = await InMemoryTable.load(engine, entry);
       if (!table) throw new Error(`${name} was not held in memory`);
-      await table.readColumns(built.fields.map((f) => f.name));
-      data[name] = { entry, fields: built.fields as FieldDef[], table };
+      await table.readColumns(entry.fields.map((f) => f.name));
+      data[name] = { entry, fields: entry.fields as FieldDef[], table };
     }
   }, 120000);
 
@@ -569,10 +560,10 @@ describe('in-memory search: the same total and page as the SQL path', () => {
       expect(answers).toEqual([want, want, want]);
       expect(sqlCalls).toHaveBeenCalledTimes(3);
       expect(loads).toHaveBeenCalledTimes(1);
-      await adapter.whenHeld(v1);
+      await adapter.memory.whenHeld(v1);
       // Held, its columns read on the next search, then answered without SQL.
       await adapter.search(v1, plan);
-      await adapter.whenRead(v1);
+      await adapter.memory.whenRead(v1);
       sqlCalls.mockClear();
       expect(await adapter.search(v1, plan)).toEqual(want);
       expect(sqlCalls).not.toHaveBeenCalled();
@@ -586,7 +577,7 @@ describe('in-memory search: the same total and page as the SQL path', () => {
       const after = await adapter.search(v2, dove);
       expect(after.total).toBeGreaterThan(0);
       expect(loads).toHaveBeenCalledTimes(2);
-      await adapter.whenHeld(v2);
+      await adapter.memory.whenHeld(v2);
       expect(await adapter.search(v2, dove)).toEqual(after);
       expect(loads).toHaveBeenCalledTimes(2);
       // Dropped: forgotten, and read again when a new load of the name is searched.
@@ -606,14 +597,14 @@ describe('in-memory search: the same total and page as the SQL path', () => {
           write: (line: string) => lines.push(JSON.parse(line) as { msg: string; index: string }),
         });
         const adapter = new DuckDbSearchIndex(engine, { inMemoryBudgetBytes: budget, reloadAfterEvictionMs, log });
-        await adapter.whenHeld(data.birdstrikes.entry);
+        await adapter.memory.whenHeld(data.birdstrikes.entry);
         await new Promise((r) => setTimeout(r, 5));
-        await adapter.whenHeld(data.movies.entry);
-        expect(adapter.holding()).toEqual(['birdstrikes@1', 'movies@1']);
+        await adapter.memory.whenHeld(data.movies.entry);
+        expect(adapter.memory.holding()).toEqual(['birdstrikes@1', 'movies@1']);
         // Edge needs room: birdstrikes, searched longest ago, goes; movies stays.
-        await adapter.whenHeld(data.edge.entry);
-        await adapter.whenHeld(data.movies.entry);
-        expect(adapter.holding().sort()).toEqual(['edge@1', 'movies@1']);
+        await adapter.memory.whenHeld(data.edge.entry);
+        await adapter.memory.whenHeld(data.movies.entry);
+        expect(adapter.memory.holding().sort()).toEqual(['edge@1', 'movies@1']);
         expect(loads).toHaveBeenCalledTimes(3);
         // What an operator sizing QUARRY_MEMORY_INDEX_MB reads.
         expect(lines.map((l) => `${l.msg}: ${l.index}`)).toEqual([
@@ -623,9 +614,9 @@ describe('in-memory search: the same total and page as the SQL path', () => {
           'index held in memory: edge',
         ]);
         // Searched again at once, it is read in again only once the wait after an eviction is over.
-        await adapter.whenHeld(data.birdstrikes.entry);
+        await adapter.memory.whenHeld(data.birdstrikes.entry);
         expect(loads).toHaveBeenCalledTimes(reloadAfterEvictionMs === 0 ? 4 : 3);
-        expect(adapter.holding()).toContain(reloadAfterEvictionMs === 0 ? 'birdstrikes@1' : 'edge@1');
+        expect(adapter.memory.holding()).toContain(reloadAfterEvictionMs === 0 ? 'birdstrikes@1' : 'edge@1');
         expect(await adapter.search(data.birdstrikes.entry, all)).toEqual(
           await sql.search(data.birdstrikes.entry, all),
         );
@@ -634,7 +625,7 @@ describe('in-memory search: the same total and page as the SQL path', () => {
       }
       // A version larger than the whole budget is never held.
       const tiny = new DuckDbSearchIndex(engine, { inMemoryBudgetBytes: 1000 });
-      await tiny.whenHeld(data.movies.entry);
+      await tiny.memory.whenHeld(data.movies.entry);
       const sqlCalls = jest.spyOn(engine, 'all');
       expect(await tiny.search(data.movies.entry, all)).toEqual(await sql.search(data.movies.entry, all));
       expect(sqlCalls).toHaveBeenCalledTimes(2);
@@ -648,9 +639,9 @@ describe('in-memory search: the same total and page as the SQL path', () => {
         now: NOW,
       });
       const plan: SearchPlan = { where, sort: [], offset: 0, limit: 3 };
-      await adapter.whenHeld(entry);
+      await adapter.memory.whenHeld(entry);
       await adapter.search(entry, plan);
-      await adapter.whenRead(entry);
+      await adapter.memory.whenRead(entry);
       const sqlCalls = jest.spyOn(engine, 'all');
       expect(await adapter.search(entry, plan)).toEqual(await sql.search(entry, plan));
       // Twice: the adapter's statement and the comparison's.
@@ -674,19 +665,19 @@ describe('in-memory search: the same total and page as the SQL path', () => {
         inMemoryBudgetBytes: movies + birdstrikes + 1024,
         awaitMemory: true,
       });
-      await two.whenHeld(data.birdstrikes.entry);
-      await two.whenHeld(data.movies.entry);
-      expect(two.holding()).toEqual(['birdstrikes@1', 'movies@1']);
+      await two.memory.whenHeld(data.birdstrikes.entry);
+      await two.memory.whenHeld(data.movies.entry);
+      expect(two.memory.holding()).toEqual(['birdstrikes@1', 'movies@1']);
       // Movies' columns, word indexes and ranks do not fit beside birdstrikes: birdstrikes goes.
       expect(await two.search(data.movies.entry, words)).toEqual(want);
-      expect(two.holding()).toEqual(['movies@1']);
+      expect(two.memory.holding()).toEqual(['movies@1']);
 
       const one = new DuckDbSearchIndex(engine, { inMemoryBudgetBytes: movies + 1024, awaitMemory: true });
-      await one.whenHeld(data.movies.entry);
-      expect(one.holding()).toEqual(['movies@1']);
+      await one.memory.whenHeld(data.movies.entry);
+      expect(one.memory.holding()).toEqual(['movies@1']);
       // Alone over the budget once searched: let go for good, and SQL answers.
       expect(await one.search(data.movies.entry, words)).toEqual(want);
-      expect(one.holding()).toEqual([]);
+      expect(one.memory.holding()).toEqual([]);
       const loads = jest.spyOn(InMemoryTable, 'load');
       const sqlCalls = jest.spyOn(engine, 'all');
       expect(await one.search(data.movies.entry, words)).toEqual(want);
@@ -709,20 +700,20 @@ describe('in-memory search: the same total and page as the SQL path', () => {
       const adapter = new DuckDbSearchIndex(engine);
       const all: SearchPlan = { where: { kind: 'all' }, sort: [], offset: 0, limit: 2 };
       await Promise.all(['movies', 'birdstrikes', 'edge'].map((n) => adapter.search(data[n].entry, all)));
-      await Promise.all(['movies', 'birdstrikes', 'edge'].map((n) => adapter.whenHeld(data[n].entry)));
-      expect(adapter.holding().sort()).toEqual(['birdstrikes@1', 'edge@1', 'movies@1']);
+      await Promise.all(['movies', 'birdstrikes', 'edge'].map((n) => adapter.memory.whenHeld(data[n].entry)));
+      expect(adapter.memory.holding().sort()).toEqual(['birdstrikes@1', 'edge@1', 'movies@1']);
       expect(most).toBe(1);
     });
 
     it('lets an older version go once a newer one is searched, even one too large to hold', async () => {
       const adapter = new DuckDbSearchIndex(engine, { inMemoryMaxRecords: data.movies.entry.recordCount });
       const v1 = { ...data.movies.entry, name: 'grows' };
-      await adapter.whenHeld(v1);
-      expect(adapter.holding()).toEqual(['grows@1']);
+      await adapter.memory.whenHeld(v1);
+      expect(adapter.memory.holding()).toEqual(['grows@1']);
       const v2 = { ...data.edge.entry, name: 'grows', version: 2, recordCount: data.movies.entry.recordCount + 1 };
       const plan: SearchPlan = { where: { kind: 'all' }, sort: [], offset: 0, limit: 2 };
       expect(await adapter.search(v2, plan)).toEqual(await sql.search(data.edge.entry, plan));
-      expect(adapter.holding()).toEqual([]);
+      expect(adapter.memory.holding()).toEqual([]);
     });
 
     it('keeps every search on SQL with a record limit or a budget of 0, empty indexes too', async () => {
@@ -732,7 +723,7 @@ describe('in-memory search: the same total and page as the SQL path', () => {
         const adapter = new DuckDbSearchIndex(engine, options);
         await adapter.search({ ...data.edge.entry, recordCount: 0 }, plan);
         await adapter.search(data.movies.entry, plan);
-        await adapter.whenHeld(data.movies.entry);
+        await adapter.memory.whenHeld(data.movies.entry);
       }
       expect(loads).not.toHaveBeenCalled();
     });
@@ -756,7 +747,7 @@ describe('in-memory search: the same total and page as the SQL path', () => {
       const loads = jest.spyOn(InMemoryTable, 'load');
       const adapter = new DuckDbSearchIndex(engine);
       const v2 = { ...data.movies.entry, version: 2 };
-      await adapter.whenHeld(v2);
+      await adapter.memory.whenHeld(v2);
       const plan: SearchPlan = { where: { kind: 'all' }, sort: [], offset: 0, limit: 2 };
       expect(await adapter.search({ ...data.edge.entry, name: 'movies', version: 1 }, plan)).toEqual(
         await sql.search(data.edge.entry, plan),

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { buildSnapshot, pruneSnapshots } from '@quarry/snapshots';
-import type { BuiltSnapshotInfo, SnapshotBuildInput, SnapshotBuilder } from '../ports/snapshot-builder.port';
+import type { BuiltSnapshotInfo, SnapshotBuildInput, SnapshotBuilder } from '../../ports/snapshot-builder.port';
 
 /** Snapshots as DuckDB files under the data directory (@quarry/snapshots does the building). */
 export class DuckDbSnapshotBuilder implements SnapshotBuilder {
