@@ -94,7 +94,9 @@ export interface CompleteReportsFind {
 }
 
 const DEFAULT_QUERY = '*';
-const DEFAULT_ORDER: CompleteAxisOrder = { by: 'label', measure: 0, direction: 'asc' };
+/** What a total shows when showAs is absent. */
+export const DEFAULT_SHOW_AS: L.ShowAs = 'value';
+export const DEFAULT_AXIS_ORDER: CompleteAxisOrder = { by: 'label', measure: 0, direction: 'asc' };
 
 /** The query as it runs: blank means every record, which `*` says. */
 export function completeQuery(query: string | undefined): string {
@@ -112,7 +114,9 @@ function completeSave(s: Sent<typeof saveReportParam> | undefined): CompleteSave
 }
 
 function completeOrder(o: { by: OrderBy; measure?: number; direction?: SortDirection } | undefined): CompleteAxisOrder {
-  return o ? { by: o.by, measure: o.measure ?? DEFAULT_ORDER.measure, direction: o.direction ?? 'asc' } : DEFAULT_ORDER;
+  return o
+    ? { by: o.by, measure: o.measure ?? DEFAULT_AXIS_ORDER.measure, direction: o.direction ?? 'asc' }
+    : DEFAULT_AXIS_ORDER;
 }
 
 /** `sum` → `Sum`: the schema accepts any case and blanks around, services see one spelling. */
@@ -157,10 +161,11 @@ export function completeCrosstabExecute(p: Sent<typeof crosstabExecuteParams>): 
     columns: (p.columns ?? []).map((c) => ({ field: c.field, reverse: c.reverse ?? false })),
     totals: p.totals.map((t) => ({
       aggregationType: aggregationOf(t.aggregationType),
-      ...(t.field !== undefined ? { field: t.field } : {}),
-      ...(t.dynamicView !== undefined ? { dynamicView: t.dynamicView } : {}),
-      ...(t.name !== undefined ? { name: t.name } : {}),
-      showAs: t.showAs ?? 'value',
+      // Blank is absent, as it always was on the wire.
+      ...(t.field ? { field: t.field } : {}),
+      ...(t.dynamicView ? { dynamicView: t.dynamicView } : {}),
+      ...(t.name ? { name: t.name } : {}),
+      showAs: t.showAs ?? DEFAULT_SHOW_AS,
     })),
     subtotals: p.subtotals ?? false,
     rowOrder: completeOrder(p.rowOrder),

@@ -23,3 +23,4 @@ export {
 export type * as pb from './generated/index';
 export { GrpcServiceModule, type GrpcServiceOptions } from './module';
 export { callerFromWire, callerToWire } from './caller';
+export { wireWord } from './wire-word';

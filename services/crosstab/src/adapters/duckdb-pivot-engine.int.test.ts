@@ -10,6 +10,7 @@ import { pivotModel, type Agg, type ModelSpec, type ModelTotal } from '../../../
 import { toChartGrid } from '../domain/crosstab-grid';
 import { buildPivotTable } from '../domain/pivot-table';
 import { crosstabSpec, MAX_CELLS, type CrosstabRequestInput } from '../domain/crosstab-spec';
+import { crosstabInput } from '../test-support/crosstab-input';
 import { DuckDbPivotEngine } from './duckdb-pivot-engine.adapter';
 
 type Rec = Record<string, unknown>;
@@ -120,19 +121,22 @@ describe('DuckDbPivotEngine: one-scan planner against plain JS', () => {
 
   it('subtotals on deep axes: the JS roll-up and the DuckDB grouping sets give the same groups, each from records', async () => {
     const spec = {
-      ...crosstabSpec(entry, {
-        rows: ['region', 'city', 'code'],
-        columns: [
-          { field: 'day', reverse: false },
-          { field: 'flag', reverse: false },
-        ],
-        totals: [
-          { aggregationType: 'Sum', field: 'amount', dynamicView: '', name: 's' },
-          { aggregationType: 'Average', field: 'qty', dynamicView: '', name: 'a' },
-          { aggregationType: 'Count', field: '', dynamicView: '', name: 'n' },
-        ],
-        subtotals: true,
-      }),
+      ...crosstabSpec(
+        entry,
+        crosstabInput({
+          rows: ['region', 'city', 'code'],
+          columns: [
+            { field: 'day', reverse: false },
+            { field: 'flag', reverse: false },
+          ],
+          totals: [
+            { aggregationType: 'Sum', field: 'amount', dynamicView: '', name: 's' },
+            { aggregationType: 'Average', field: 'qty', dynamicView: '', name: 'a' },
+            { aggregationType: 'Count', field: '', dynamicView: '', name: 'n' },
+          ],
+          subtotals: true,
+        }),
+      ),
     };
     const where = parseQuery('*', { fields: entry.fields as FieldDef[], now: Date.now() });
     const inJs = await pivots.pivot(entry, where, spec, MAX_CELLS);
@@ -175,14 +179,15 @@ describe('DuckDbPivotEngine: one-scan planner against plain JS', () => {
     totals: ModelTotal[];
   }
 
-  const input = (c: Case): CrosstabRequestInput => ({
-    rows: c.rows,
-    columns: (c.columns ?? []).map((x) => ({ field: x.field, reverse: x.reverse ?? false })),
-    totals: c.totals.map((t) => {
-      const view = t.distinct ? VIEWS.find((v) => v.field === t.distinct)?.name : undefined;
-      return { aggregationType: t.agg, field: view ? '' : (t.field ?? ''), dynamicView: view ?? '', name: t.name };
-    }),
-  });
+  const input = (c: Case): CrosstabRequestInput =>
+    crosstabInput({
+      rows: c.rows,
+      columns: (c.columns ?? []).map((x) => ({ field: x.field, reverse: x.reverse ?? false })),
+      totals: c.totals.map((t) => {
+        const view = t.distinct ? VIEWS.find((v) => v.field === t.distinct)?.name : undefined;
+        return { aggregationType: t.agg, field: view ? '' : (t.field ?? ''), dynamicView: view ?? '', name: t.name };
+      }),
+    });
 
   async function expectPivot(
     c: Case,

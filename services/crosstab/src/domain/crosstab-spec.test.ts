@@ -1,4 +1,5 @@
 import type { IndexEntry } from '@quarry/metadata-store';
+import { crosstabInput } from '../test-support/crosstab-input';
 import { crosstabSpec, type CrosstabRequestInput } from './crosstab-spec';
 
 const entry: IndexEntry = {
@@ -15,11 +16,7 @@ const entry: IndexEntry = {
   updatedAt: '2026-01-01T00:00:00.000Z',
 };
 
-const base: CrosstabRequestInput = {
-  rows: ['Title'],
-  columns: [],
-  totals: [{ aggregationType: 'Count', field: '', dynamicView: '', name: '' }],
-};
+const base = crosstabInput({ rows: ['Title'], totals: [{ aggregationType: 'Count' }] });
 const huge = `h${'x'.repeat(900 * 1024)}`;
 
 function detailOf(input: CrosstabRequestInput): string {
@@ -40,11 +37,6 @@ describe('crosstabSpec quotes what the caller sent, cut to 100 characters', () =
       'a column field',
       { ...base, columns: [{ field: huge, reverse: false }] },
       `columns[0].field: unknown field ${cut}`,
-    ],
-    [
-      'an aggregation type',
-      { ...base, totals: [{ ...base.totals[0], aggregationType: huge }] },
-      `totals[0].aggregationType ${cut} is not one of Sum, Count, Average, Min, Max`,
     ],
     [
       'a dynamic view',

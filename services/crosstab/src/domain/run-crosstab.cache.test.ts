@@ -4,7 +4,8 @@ import type { CachedResult, CacheKey, ResultCache } from '@quarry/result-cache';
 import type { PivotEngine } from '../ports/pivot-engine.port';
 import type { GroupRow } from './axis-value';
 import type { CrosstabSpec } from './crosstab-spec';
-import { RunCrosstabUseCase, type RunCrosstabInput, type RunCrosstabOptions } from './run-crosstab.use-case';
+import { crosstabInput, type SentCrosstab } from '../test-support/crosstab-input';
+import { RunCrosstabUseCase, type RunCrosstabOptions } from './run-crosstab.use-case';
 
 const movies = (version: number): IndexEntry => ({
   name: 'movies',
@@ -61,21 +62,21 @@ function fixture(enabled = true) {
   const cache = new MapCache(enabled);
   const useCase = new RunCrosstabUseCase(catalog, engine, cache, () => Date.UTC(2026, 0, 1));
   const run = (
-    input: Partial<RunCrosstabInput> = {},
+    input: Partial<SentCrosstab> = {},
     reader: Reader = analyst,
     output: 'html' | 'grid' = 'html',
     opts: RunCrosstabOptions = {},
   ) =>
     useCase.run(
       reader,
-      {
+      crosstabInput({
         index: 'movies',
         query: '',
         rows: ['Genre'],
         columns: [],
         totals: [{ aggregationType: 'Count', field: '', dynamicView: '', name: '' }],
         ...input,
-      },
+      }),
       output,
       opts,
     );
@@ -125,7 +126,7 @@ describe('RunCrosstabUseCase with the result cache', () => {
       totals: [{ aggregationType: ' sum', field: 'gross', dynamicView: '', name: 'Sum (Gross)' }],
     });
     expect(same.cache).toBe('hit');
-    const different: Array<Partial<RunCrosstabInput>> = [
+    const different: Array<Partial<SentCrosstab>> = [
       {
         query: 'Title:star',
         columns: [{ field: 'Title', reverse: true }],

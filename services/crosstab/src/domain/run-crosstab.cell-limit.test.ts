@@ -4,6 +4,7 @@ import type { PivotEngine, PivotKeys, PivotResult } from '../ports/pivot-engine.
 import type { ResultCache } from '@quarry/result-cache';
 import type { GroupRow } from './axis-value';
 import { MAX_CELLS, type CrosstabSpec } from './crosstab-spec';
+import { crosstabInput } from '../test-support/crosstab-input';
 import { RunCrosstabUseCase } from './run-crosstab.use-case';
 
 const entry: IndexEntry = {
@@ -48,13 +49,14 @@ class CountingEngine implements PivotEngine {
   forget(): void {}
 }
 
-const request = (totals: number) => ({
-  index: 'flights',
-  query: '*',
-  rows: ['origin'],
-  columns: [{ field: 'destination', reverse: false }],
-  totals: Array.from({ length: totals }, () => ({ aggregationType: 'Count', field: '', dynamicView: '', name: '' })),
-});
+const request = (totals: number) =>
+  crosstabInput({
+    index: 'flights',
+    query: '*',
+    rows: ['origin'],
+    columns: [{ field: 'destination', reverse: false }],
+    totals: Array.from({ length: totals }, () => ({ aggregationType: 'Count', field: '', dynamicView: '', name: '' })),
+  });
 
 describe('RunCrosstabUseCase and the 100,000-cell limit', () => {
   it('asks the engine once, with the limit, and refuses an oversized pivot naming its size', async () => {
@@ -94,17 +96,18 @@ describe('RunCrosstabUseCase and the 100,000-cell limit', () => {
       fields: ['a', 'b', 'x', 'y'].map((name) => ({ name, type: 'string' })),
     };
     const deepCatalog = { getIndex: async () => deep } as unknown as IndexCatalog;
-    const ask = (subtotals: boolean) => ({
-      index: 'flights',
-      query: '*',
-      rows: ['a', 'b'],
-      columns: [
-        { field: 'x', reverse: false },
-        { field: 'y', reverse: false },
-      ],
-      totals: [{ aggregationType: 'Count', field: '', dynamicView: '', name: '' }],
-      subtotals,
-    });
+    const ask = (subtotals: boolean) =>
+      crosstabInput({
+        index: 'flights',
+        query: '*',
+        rows: ['a', 'b'],
+        columns: [
+          { field: 'x', reverse: false },
+          { field: 'y', reverse: false },
+        ],
+        totals: [{ aggregationType: 'Count', field: '', dynamicView: '', name: '' }],
+        subtotals,
+      });
     class DependentEngine implements PivotEngine {
       constructor(private readonly n: number) {}
       async pivot(): Promise<PivotResult> {
