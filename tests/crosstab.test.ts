@@ -309,8 +309,8 @@ describe('CROSSTAB.EXECUTE as HTML, checked cell by cell against plain JS', () =
     it('empty rows', () => expect400({ rows: [], totals: count }, /rows must name at least one field/));
     it('unknown aggregation', () =>
       expect400(
-        { rows: ['Major Genre'], totals: [{ aggregationType: 'Median', field: 'US Gross' }] },
-        /"Median" is not one of Sum, Count, Average, Min, Max/,
+        { rows: ['Major Genre'], totals: [{ aggregationType: 'Mode', field: 'US Gross' }] },
+        /"Mode" is not one of Sum, Count, Average, Min, Max, Median, Percentile, StdDev, CountDistinct/,
       ));
     it('over 100,000 cells', () =>
       expect400(

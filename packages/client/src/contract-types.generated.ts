@@ -119,13 +119,63 @@ export interface CrosstabExecuteParams {
    * @minItems 1
    * @maxItems 8
    */
-  rows: [string, ...string[]];
+  rows: [
+    (
+      | string
+      | {
+          field: string;
+          reverse?: boolean;
+          /**
+           * On a date field: group by year, quarter, month, ISO week, day, hour or a part of them.
+           */
+          dateGroup?:
+            "year" | "quarter" | "month" | "week" | "day" | "hour" | "monthOfYear" | "dayOfWeek" | "hourOfDay";
+          /**
+           * Numeric bins [origin + k·width, origin + (k+1)·width); the key is the lower bound.
+           */
+          bin?: {
+            width: number;
+            origin?: number;
+          };
+        }
+    ),
+    ...(
+      | string
+      | {
+          field: string;
+          reverse?: boolean;
+          /**
+           * On a date field: group by year, quarter, month, ISO week, day, hour or a part of them.
+           */
+          dateGroup?:
+            "year" | "quarter" | "month" | "week" | "day" | "hour" | "monthOfYear" | "dayOfWeek" | "hourOfDay";
+          /**
+           * Numeric bins [origin + k·width, origin + (k+1)·width); the key is the lower bound.
+           */
+          bin?: {
+            width: number;
+            origin?: number;
+          };
+        }
+    )[]
+  ];
   /**
    * @maxItems 8
    */
   columns?: {
     field: string;
     reverse?: boolean;
+    /**
+     * On a date field: group by year, quarter, month, ISO week, day, hour or a part of them.
+     */
+    dateGroup?: "year" | "quarter" | "month" | "week" | "day" | "hour" | "monthOfYear" | "dayOfWeek" | "hourOfDay";
+    /**
+     * Numeric bins [origin + k·width, origin + (k+1)·width); the key is the lower bound.
+     */
+    bin?: {
+      width: number;
+      origin?: number;
+    };
   }[];
   /**
    * @minItems 1
@@ -133,7 +183,10 @@ export interface CrosstabExecuteParams {
    */
   totals: [
     {
-      aggregationType: string;
+      /**
+       * How the total is computed; a calculated total gives formula instead.
+       */
+      aggregationType?: string;
       /**
        * A numeric field (any field for Count).
        */
@@ -143,10 +196,28 @@ export interface CrosstabExecuteParams {
        */
       dynamicView?: string;
       name?: string;
-      showAs?: "value" | "percentOfGrandTotal" | "percentOfRowTotal" | "percentOfColumnTotal";
+      showAs?:
+        | "value"
+        | "percentOfGrandTotal"
+        | "percentOfRowTotal"
+        | "percentOfColumnTotal"
+        | "runningTotal"
+        | "differenceFromPrevious"
+        | "percentDifferenceFromPrevious";
+      /**
+       * With Percentile: which one, continuous (as quantile_cont and PERCENTILE.INC).
+       */
+      percentile?: number;
+      /**
+       * A calculated total: other totals by name in brackets, numbers, + - * / and parentheses ("[Cost] / [Strikes]"); needs name.
+       */
+      formula?: string;
     },
     ...{
-      aggregationType: string;
+      /**
+       * How the total is computed; a calculated total gives formula instead.
+       */
+      aggregationType?: string;
       /**
        * A numeric field (any field for Count).
        */
@@ -156,7 +227,22 @@ export interface CrosstabExecuteParams {
        */
       dynamicView?: string;
       name?: string;
-      showAs?: "value" | "percentOfGrandTotal" | "percentOfRowTotal" | "percentOfColumnTotal";
+      showAs?:
+        | "value"
+        | "percentOfGrandTotal"
+        | "percentOfRowTotal"
+        | "percentOfColumnTotal"
+        | "runningTotal"
+        | "differenceFromPrevious"
+        | "percentDifferenceFromPrevious";
+      /**
+       * With Percentile: which one, continuous (as quantile_cont and PERCENTILE.INC).
+       */
+      percentile?: number;
+      /**
+       * A calculated total: other totals by name in brackets, numbers, + - * / and parentheses ("[Cost] / [Strikes]"); needs name.
+       */
+      formula?: string;
     }[]
   ];
   subtotals?: boolean;
@@ -175,6 +261,26 @@ export interface CrosstabExecuteParams {
    */
   rowLimit?: number;
   columnLimit?: number;
+  /**
+   * Keeps the outermost groups whose total of the measure passes (`op` against `value`); totals still cover every record.
+   */
+  rowFilter?: {
+    measure: number;
+    op: ">" | ">=" | "<" | "<=" | "=" | "!=";
+    value: number;
+  };
+  /**
+   * Keeps the outermost groups whose total of the measure passes (`op` against `value`); totals still cover every record.
+   */
+  columnFilter?: {
+    measure: number;
+    op: ">" | ">=" | "<" | "<=" | "=" | "!=";
+    value: number;
+  };
+  /**
+   * The zone dateGroup keys are computed in (IANA name).
+   */
+  timeZone?: string;
   /**
    * The table as HTML, JSON or CSV; not with chartType.
    */
@@ -225,6 +331,11 @@ export type CrosstabExecuteResult =
       rowsOmitted?: number;
       columnsOmitted?: number;
       /**
+       * Outermost row groups rowFilter left out (present when a filter was given).
+       */
+      rowsFilteredOut?: number;
+      columnsFilteredOut?: number;
+      /**
        * Present when saveReport was given.
        */
       report?: {
@@ -238,14 +349,35 @@ export type CrosstabExecuteResult =
         columnFields: string[];
         measures: {
           name: string;
-          aggregationType: "Sum" | "Count" | "Average" | "Min" | "Max";
+          /**
+           * Absent for a calculated total.
+           */
+          aggregationType?:
+            "Sum" | "Count" | "Average" | "Min" | "Max" | "Median" | "Percentile" | "StdDev" | "CountDistinct";
           field?: string;
           dynamicView?: string;
-          showAs: "value" | "percentOfGrandTotal" | "percentOfRowTotal" | "percentOfColumnTotal";
+          percentile?: number;
+          formula?: string;
+          showAs:
+            | "value"
+            | "percentOfGrandTotal"
+            | "percentOfRowTotal"
+            | "percentOfColumnTotal"
+            | "runningTotal"
+            | "differenceFromPrevious"
+            | "percentDifferenceFromPrevious";
         }[];
         columns: (string | number | boolean | null)[][];
+        /**
+         * Per entry of columns: a query (Quarry query language) selecting exactly the records of that column key.
+         */
+        columnQueries: string[];
         rows: {
           key: (string | number | boolean | null)[];
+          /**
+           * Selects exactly the records of this row key: (crosstab query) AND row query AND column query is the cell.
+           */
+          query: string;
           cells: (number | null)[][];
           /**
            * One value per measure; null where no record falls.
@@ -260,6 +392,8 @@ export type CrosstabExecuteResult =
         grandTotal: (number | null)[];
         rowsOmitted: number;
         columnsOmitted: number;
+        rowsFilteredOut: number;
+        columnsFilteredOut: number;
       };
       rowCount: number;
       columnCount: number;
@@ -280,6 +414,11 @@ export type CrosstabExecuteResult =
        */
       rowsOmitted?: number;
       columnsOmitted?: number;
+      /**
+       * Outermost row groups rowFilter left out (present when a filter was given).
+       */
+      rowsFilteredOut?: number;
+      columnsFilteredOut?: number;
       /**
        * Present when saveReport was given.
        */

@@ -79,6 +79,17 @@ const MINIMAL = {
         chartType: 'Pie2D',
       }),
     ),
+    completeCrosstabExecute(
+      parseParams(crosstabExecuteParams, {
+        index: 'movies',
+        rows: [
+          { field: 'IMDB Rating', bin: { width: 1 } },
+          { field: 'Release Date', dateGroup: 'year' },
+        ],
+        columns: [{ field: 'Running Time min', bin: { width: 30 } }],
+        totals: [{ aggregationType: 'Median', field: 'Worldwide Gross' }],
+      }),
+    ),
   ],
   'REPORTS.FIND': [completeReportsFind(parseParams(reportsFindParams, {}))],
   'REPORTS.METADATA': [parseParams(reportsMetadataParams, { guid: 'g' })],

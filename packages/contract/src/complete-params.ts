@@ -53,13 +53,33 @@ export interface CompleteAxisOrder {
   direction: SortDirection;
 }
 
+/**
+ * A total: an aggregation (`aggregationType`, with `field`, `dynamicView` or `percentile` as it needs)
+ * or a calculated total (`name` and `formula`, no aggregation).
+ */
 export interface CompleteTotal {
-  /** As the contract spells it (`Sum`), whatever case was sent. */
-  aggregationType: L.Aggregation;
+  /** As the contract spells it (`Sum`), whatever case was sent; absent for a calculated total. */
+  aggregationType?: L.Aggregation;
   field?: string;
   dynamicView?: string;
   name?: string;
   showAs: L.ShowAs;
+  percentile?: number;
+  formula?: string;
+}
+
+export interface CompleteAxis {
+  field: string;
+  reverse: boolean;
+  dateGroup?: L.DateGroup;
+  bin?: { width: number; origin: number };
+}
+
+export interface CompleteFilter {
+  /** Index into totals. */
+  measure: number;
+  op: L.FilterOp;
+  value: number;
 }
 
 /** A crosstab is drawn as a table or as a chart, never both; each carries its own defaults. */
@@ -71,9 +91,14 @@ export interface CompleteCrosstabExecute {
   index: string;
   /** Never blank: an empty or absent query is `*`. */
   query: string;
-  rows: string[];
-  columns: Array<{ field: string; reverse: boolean }>;
+  /** Row axes as objects, however they were sent (a field name is `{field, reverse: false}`). */
+  rows: CompleteAxis[];
+  columns: CompleteAxis[];
   totals: CompleteTotal[];
+  /** IANA name; dateGroup keys are computed in it. */
+  timeZone: string;
+  rowFilter?: CompleteFilter;
+  columnFilter?: CompleteFilter;
   subtotals: boolean;
   rowOrder: CompleteAxisOrder;
   columnOrder: CompleteAxisOrder;
@@ -84,6 +109,9 @@ export interface CompleteCrosstabExecute {
   cache: boolean;
   saveReport?: CompleteSaveReport;
 }
+
+/** What the crosstab service pivots: the completed request without how the answer is drawn or kept. */
+export type CompletePivot = Omit<CompleteCrosstabExecute, 'output' | 'cache' | 'saveReport'>;
 
 export interface CompleteReportsFind {
   search?: string;
@@ -117,6 +145,20 @@ function completeOrder(o: { by: OrderBy; measure?: number; direction?: SortDirec
   return o
     ? { by: o.by, measure: o.measure ?? DEFAULT_AXIS_ORDER.measure, direction: o.direction ?? 'asc' }
     : DEFAULT_AXIS_ORDER;
+}
+
+function completeAxis(a: {
+  field: string;
+  reverse?: boolean;
+  dateGroup?: L.DateGroup;
+  bin?: { width: number; origin?: number };
+}): CompleteAxis {
+  return {
+    field: a.field,
+    reverse: a.reverse ?? false,
+    ...(a.dateGroup ? { dateGroup: a.dateGroup } : {}),
+    ...(a.bin ? { bin: { width: a.bin.width, origin: a.bin.origin ?? 0 } } : {}),
+  };
 }
 
 /** `sum` → `Sum`: the schema accepts any case and blanks around, services see one spelling. */
@@ -157,10 +199,15 @@ export function completeCrosstabExecute(p: Sent<typeof crosstabExecuteParams>): 
   return {
     index: p.index,
     query: completeQuery(p.query),
-    rows: p.rows,
-    columns: (p.columns ?? []).map((c) => ({ field: c.field, reverse: c.reverse ?? false })),
+    rows: p.rows.map((r) => completeAxis(typeof r === 'string' ? { field: r } : r)),
+    columns: (p.columns ?? []).map(completeAxis),
+    timeZone: p.timeZone ?? L.DEFAULT_TIME_ZONE,
+    ...(p.rowFilter ? { rowFilter: p.rowFilter } : {}),
+    ...(p.columnFilter ? { columnFilter: p.columnFilter } : {}),
     totals: p.totals.map((t) => ({
-      aggregationType: aggregationOf(t.aggregationType),
+      ...(t.aggregationType !== undefined ? { aggregationType: aggregationOf(t.aggregationType) } : {}),
+      ...(t.percentile !== undefined ? { percentile: t.percentile } : {}),
+      ...(t.formula !== undefined ? { formula: t.formula } : {}),
       // Blank is absent, as it always was on the wire.
       ...(t.field ? { field: t.field } : {}),
       ...(t.dynamicView ? { dynamicView: t.dynamicView } : {}),

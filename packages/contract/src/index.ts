@@ -10,3 +10,4 @@ export * from './methods';
 export { parseParams } from './parse-params';
 export { openRpcDocument, type OpenRpcDocument } from './openrpc-document';
 export * from './complete-params';
+export * from './formula';

@@ -39,13 +39,58 @@ export const AXIS_LIMIT_MAX = 10_000;
 /** A crosstab as drawn (cells, totals and subtotals) may have at most this many cells. */
 export const MAX_CROSSTAB_CELLS = 100_000;
 
-export const AGGREGATIONS = ['Sum', 'Count', 'Average', 'Min', 'Max'] as const;
+export const AGGREGATIONS = [
+  'Sum',
+  'Count',
+  'Average',
+  'Min',
+  'Max',
+  'Median',
+  'Percentile',
+  'StdDev',
+  'CountDistinct',
+] as const;
 export type Aggregation = (typeof AGGREGATIONS)[number];
-export const SHOW_AS = ['value', 'percentOfGrandTotal', 'percentOfRowTotal', 'percentOfColumnTotal'] as const;
+/** Aggregations of a numeric field's values (Count and CountDistinct take any field). */
+export const NUMERIC_AGGREGATIONS: readonly Aggregation[] = [
+  'Sum',
+  'Average',
+  'Min',
+  'Max',
+  'Median',
+  'Percentile',
+  'StdDev',
+];
+export const SHOW_AS = [
+  'value',
+  'percentOfGrandTotal',
+  'percentOfRowTotal',
+  'percentOfColumnTotal',
+  'runningTotal',
+  'differenceFromPrevious',
+  'percentDifferenceFromPrevious',
+] as const;
 export type ShowAs = (typeof SHOW_AS)[number];
 export const CROSSTAB_FORMATS = ['html', 'json', 'csv'] as const;
 export type CrosstabFormat = (typeof CROSSTAB_FORMATS)[number];
 export const SORT_DIRECTIONS = ['asc', 'desc'] as const;
+/** How a date axis groups its values; each key is a sortable string (docs/api.md, CROSSTAB.EXECUTE). */
+export const DATE_GROUPS = [
+  'year',
+  'quarter',
+  'month',
+  'week',
+  'day',
+  'hour',
+  'monthOfYear',
+  'dayOfWeek',
+  'hourOfDay',
+] as const;
+export type DateGroup = (typeof DATE_GROUPS)[number];
+export const FILTER_OPS = ['>', '>=', '<', '<=', '=', '!='] as const;
+export type FilterOp = (typeof FILTER_OPS)[number];
+export const DEFAULT_TIME_ZONE = 'UTC';
+export const TIME_ZONE_MAX = 64;
 
 export const CHART_SIZE_MIN = 100;
 export const CHART_SIZE_MAX = 4000;

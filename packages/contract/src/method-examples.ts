@@ -217,19 +217,23 @@ export const METHOD_EXAMPLES: Record<MethodName, MethodExample> = {
           },
         ],
         columns: [],
+        columnQueries: [],
         rows: [
           {
             key: ['LAX'],
+            query: 'destination:=LAX',
             cells: [],
             total: [41, 17.0731707317],
           },
           {
             key: ['SEA'],
+            query: 'destination:=SEA',
             cells: [],
             total: [24, 7.625],
           },
           {
             key: ['JFK'],
+            query: 'destination:=JFK',
             cells: [],
             total: [23, -4],
           },
@@ -238,6 +242,8 @@ export const METHOD_EXAMPLES: Record<MethodName, MethodExample> = {
         grandTotal: [388, 8.60051546392],
         rowsOmitted: 43,
         columnsOmitted: 0,
+        rowsFilteredOut: 0,
+        columnsFilteredOut: 0,
       },
       rowCount: 3,
       columnCount: 1,

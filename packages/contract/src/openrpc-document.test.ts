@@ -89,6 +89,7 @@ function nearMiss(schema: Schema): fc.Arbitrary<unknown> {
 function validFor(schema: Schema, depth: number, strict = false): fc.Arbitrary<unknown> {
   const child = (s: Schema) => (strict || depth > 3 ? validFor(s, depth + 1, strict) : arbitraryFor(s, depth + 1));
   if (Array.isArray(schema.enum)) return fc.constantFrom(...(schema.enum as unknown[]));
+  if (Array.isArray(schema.anyOf)) return fc.oneof(...(schema.anyOf as Schema[]).map(child));
   switch (schema.type) {
     case 'boolean':
       return fc.boolean();

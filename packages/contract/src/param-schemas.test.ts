@@ -67,9 +67,9 @@ describe('method params', () => {
     );
     expect(
       detailOf(crosstabExecuteParams, { index: 'a', rows: ['r', 7], totals: [{ aggregationType: 'Count' }] }),
-    ).toBe('rows[1] must be a field name');
+    ).toBe('rows[1] must be a field name or an object with field, reverse, dateGroup or bin');
     expect(detailOf(crosstabExecuteParams, { index: 'a', rows: ['r'], totals: [{}] })).toBe(
-      'totals[0].aggregationType is required',
+      'totals[0].aggregationType is required (or give name and formula)',
     );
     expect(
       detailOf(crosstabExecuteParams, {
@@ -161,11 +161,19 @@ describe('method params', () => {
     function stringPaths(schema: z.ZodType, path: Array<string | number> = []): Array<Array<string | number>> {
       const def = (
         schema as unknown as {
-          def: { type: string; innerType?: z.ZodType; element?: z.ZodType; shape?: Record<string, z.ZodType> };
+          def: {
+            type: string;
+            innerType?: z.ZodType;
+            element?: z.ZodType;
+            shape?: Record<string, z.ZodType>;
+            options?: z.ZodType[];
+          };
         }
       ).def;
       if (def.type === 'string') return [path];
       if (def.type === 'optional') return stringPaths(def.innerType!, path);
+      // A row is a field name or an axis object: the valid calls below send names.
+      if (def.type === 'union') return stringPaths(def.options![0], path);
       if (def.type === 'array') return stringPaths(def.element!, [...path, 0]);
       if (def.type === 'object') return Object.entries(def.shape!).flatMap(([k, v]) => stringPaths(v, [...path, k]));
       return [];
@@ -215,6 +223,8 @@ describe('method params', () => {
           'totals[0].field',
           'totals[0].dynamicView',
           'totals[0].name',
+          'totals[0].formula',
+          'timeZone',
           'chartType',
           'imageFormat',
         ]

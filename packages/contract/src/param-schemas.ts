@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { CHART_TYPE_NAMES, chartTypeProblem, findChartType, IMAGE_FORMATS } from './chart-names';
 import { quoteInput, quoteList } from '@quarry/errors';
 import * as L from './limits';
+import { FORMULA_MAX_LENGTH, resolveFormulas } from './formula';
 
 /*
  * The JSON shapes of each method's params (docs/api.md, generated from these schemas). The contract owns types, ranges
@@ -137,25 +138,97 @@ export const indexesFindParams = z
   })
   .meta({ title: 'IndexesFindParams' });
 
-const columnItem = z.strictObject(
+const binParam = z
+  .strictObject(
+    {
+      width: z
+        .number({ error: `${PARAM} must be a number greater than 0` })
+        .gt(0, { error: `${PARAM} must be a number greater than 0` })
+        .max(Number.MAX_SAFE_INTEGER, { error: `${PARAM} must be at most ${Number.MAX_SAFE_INTEGER}` }),
+      origin: z
+        .number({ error: `${PARAM} must be a number` })
+        .min(-Number.MAX_SAFE_INTEGER, { error: `${PARAM} must be at least ${-Number.MAX_SAFE_INTEGER}` })
+        .max(Number.MAX_SAFE_INTEGER, { error: `${PARAM} must be at most ${Number.MAX_SAFE_INTEGER}` })
+        .optional()
+        .meta({ default: 0 }),
+    },
+    { error: `${PARAM} must be an object with width and origin` },
+  )
+  .meta({ description: 'Numeric bins [origin + k·width, origin + (k+1)·width); the key is the lower bound.' });
+
+/** An axis of a crosstab: a field, optionally grouped by a date part or in numeric bins. */
+const axisItem = z.strictObject(
   {
     field: requiredString(L.FIELD_NAME_MAX),
     reverse: optionalBoolean().meta({ default: false }),
+    dateGroup: oneOf(L.DATE_GROUPS)
+      .optional()
+      .meta({ description: 'On a date field: group by year, quarter, month, ISO week, day, hour or a part of them.' }),
+    bin: binParam.optional(),
   },
-  { error: `${PARAM} must be an object with field and reverse` },
+  { error: `${PARAM} must be an object with field, reverse, dateGroup or bin` },
 );
+const columnItem = axisItem;
+
+/**
+ * A row axis: a field name, as always, or an axis object. The branch is chosen by the value's type, so a
+ * wrong object gets that object's own messages, not a union's "invalid input".
+ */
+const rowItem = z.union([string(L.FIELD_NAME_MAX, 'a field name'), axisItem], {
+  error: (iss) => {
+    const input: unknown = iss.input;
+    // An object is an axis: its own problems, each at its own path below this item.
+    const asAxis = (iss as { errors?: Array<Array<{ message: string; path: PropertyKey[] }>> }).errors?.[1];
+    if (typeof input === 'object' && input !== null && !Array.isArray(input) && asAxis?.length) {
+      const below = (path: PropertyKey[]) =>
+        path.map((k) => (typeof k === 'number' ? `[${k}]` : `.${String(k)}`)).join('');
+      return asAxis.map((e) => e.message.split(PARAM).join(`${PARAM}${below(e.path)}`)).join('; ');
+    }
+    return `${PARAM} must be a field name or an object with field, reverse, dateGroup or bin`;
+  },
+});
+
+const filterParam = z
+  .strictObject(
+    {
+      measure: z
+        .number({ error: `${PARAM} must be an index into totals` })
+        .int({ error: `${PARAM} must be an index into totals` })
+        .min(0, { error: `${PARAM} must be an index into totals` })
+        .max(L.MAX_TOTALS - 1, { error: `${PARAM} must be an index into totals` }),
+      op: oneOf(L.FILTER_OPS),
+      value: z.number({ error: `${PARAM} must be a number` }),
+    },
+    { error: `${PARAM} must be an object with measure, op and value` },
+  )
+  .meta({
+    description:
+      'Keeps the outermost groups whose total of the measure passes (`op` against `value`); totals still cover every record.',
+  });
 
 const totalItem = z.strictObject(
   {
-    aggregationType: keywordOf(L.AGGREGATIONS, (v) => `${v} is not one of ${L.AGGREGATIONS.join(', ')}`),
+    aggregationType: keywordOf(L.AGGREGATIONS, (v) => `${v} is not one of ${L.AGGREGATIONS.join(', ')}`)
+      .optional()
+      .meta({ description: 'How the total is computed; a calculated total gives formula instead.' }),
     field: optionalString(L.FIELD_NAME_MAX).meta({ description: 'A numeric field (any field for Count).' }),
     dynamicView: optionalString(L.FIELD_NAME_MAX).meta({
       description: 'With Count: the number of distinct values of the view.',
     }),
     name: optionalString(L.TOTAL_NAME_MAX),
     showAs: oneOf(L.SHOW_AS).optional().meta({ default: 'value' }),
+    percentile: z
+      .number({ error: `${PARAM} must be a number between 0 and 100 (exclusive)` })
+      .gt(0, { error: `${PARAM} must be a number between 0 and 100 (exclusive)` })
+      .lt(100, { error: `${PARAM} must be a number between 0 and 100 (exclusive)` })
+      .optional()
+      .meta({ description: 'With Percentile: which one, continuous (as quantile_cont and PERCENTILE.INC).' }),
+    formula: string(FORMULA_MAX_LENGTH).optional().meta({
+      description:
+        'A calculated total: other totals by name in brackets, numbers, + - * / and parentheses ("[Cost] / [Strikes]"); needs name.',
+    }),
   },
-  { error: `${PARAM} must be an object with aggregationType and field or dynamicView` },
+  { error: `${PARAM} must be an object with aggregationType and field or dynamicView, or name and formula` },
 );
 
 const measureIndex = () => {
@@ -184,7 +257,7 @@ export const crosstabExecuteParams = z
   .strictObject({
     index: requiredString(L.INDEX_NAME_MAX),
     query: optionalString(L.QUERY_MAX_LENGTH).meta({ default: '*' }),
-    rows: arrayOf(string(L.FIELD_NAME_MAX, 'a field name'), L.MAX_AXIS_FIELDS).min(1, {
+    rows: arrayOf(rowItem, L.MAX_AXIS_FIELDS).min(1, {
       error: `${PARAM} must name at least one field`,
     }),
     columns: arrayOf(columnItem, L.MAX_AXIS_FIELDS).optional(),
@@ -196,6 +269,11 @@ export const crosstabExecuteParams = z
       description: 'Keep the first N outermost row values (after rowOrder); totals still cover every record.',
     }),
     columnLimit: intInRange(1, L.AXIS_LIMIT_MAX),
+    rowFilter: filterParam.optional(),
+    columnFilter: filterParam.optional(),
+    timeZone: string(L.TIME_ZONE_MAX, 'an IANA time zone name')
+      .optional()
+      .meta({ default: L.DEFAULT_TIME_ZONE, description: 'The zone dateGroup keys are computed in (IANA name).' }),
     format: oneOf(L.CROSSTAB_FORMATS)
       .optional()
       .meta({ default: 'html', description: 'The table as HTML, JSON or CSV; not with chartType.' }),
@@ -218,7 +296,7 @@ export const crosstabExecuteParams = z
   .superRefine((p, ctx) => {
     // Rules across parameters, each named by its own path. JSON Schema cannot state these; the
     // OpenRPC description of the method does.
-    for (const name of ['rowOrder', 'columnOrder'] as const) {
+    for (const name of ['rowOrder', 'columnOrder', 'rowFilter', 'columnFilter'] as const) {
       const measure = p[name]?.measure;
       if (measure !== undefined && measure >= p.totals.length) {
         ctx.addIssue({
@@ -229,6 +307,38 @@ export const crosstabExecuteParams = z
         });
       }
     }
+    for (const [path, message] of totalProblems(p.totals)) {
+      ctx.addIssue({ code: 'custom', params: CROSS, path, message });
+    }
+    // An over-long name was refused by its own length check already.
+    if (p.timeZone !== undefined && p.timeZone.length <= L.TIME_ZONE_MAX && !isTimeZone(p.timeZone)) {
+      // The IANA list is the runtime's, not something JSON Schema states: like a cross-parameter rule,
+      // the method's description says it.
+      ctx.addIssue({
+        code: 'custom',
+        params: CROSS,
+        path: ['timeZone'],
+        message: `${PARAM} ${quoteInput(p.timeZone)} is not a known IANA time zone (like "UTC" or "Europe/Paris")`,
+      });
+    }
+    p.rows.forEach((r, i) => {
+      if (typeof r === 'object' && r.dateGroup !== undefined && r.bin !== undefined)
+        ctx.addIssue({
+          code: 'custom',
+          params: CROSS,
+          path: ['rows', i],
+          message: `${PARAM}: give dateGroup or bin, not both`,
+        });
+    });
+    (p.columns ?? []).forEach((c, i) => {
+      if (c.dateGroup !== undefined && c.bin !== undefined)
+        ctx.addIssue({
+          code: 'custom',
+          params: CROSS,
+          path: ['columns', i],
+          message: `${PARAM}: give dateGroup or bin, not both`,
+        });
+    });
     if (p.format !== undefined && p.chartType !== undefined) {
       ctx.addIssue({
         code: 'custom',
@@ -248,6 +358,55 @@ export const crosstabExecuteParams = z
     }
   })
   .meta({ title: 'CrosstabExecuteParams' });
+
+/** Whether the name is a time zone this runtime (and DuckDB's ICU, which shares the IANA data) knows. */
+function isTimeZone(name: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: name });
+    return name.trim() !== '';
+  } catch {
+    return false;
+  }
+}
+
+type SentTotal = z.output<typeof totalItem>;
+
+/**
+ * Rules within a total that JSON Schema cannot state (which keys go together), and its formula: each
+ * problem with its path, before any scan.
+ */
+function totalProblems(totals: readonly SentTotal[]): Array<[PropertyKey[], string]> {
+  const out: Array<[PropertyKey[], string]> = [];
+  const agg = (t: SentTotal) => t.aggregationType?.trim().toLowerCase();
+  totals.forEach((t, i) => {
+    const at = (key: string): PropertyKey[] => ['totals', i, key];
+    if (t.formula !== undefined) {
+      if (t.aggregationType !== undefined || t.field || t.dynamicView || t.percentile !== undefined)
+        out.push([at('formula'), `${PARAM}: a calculated total takes name and formula only (and showAs)`]);
+      if (!t.name || t.name.trim() === '')
+        out.push([at('name'), `${PARAM} is required with a formula (other totals refer to it by name)`]);
+      return;
+    }
+    if (t.aggregationType === undefined) {
+      out.push([at('aggregationType'), `${PARAM} is required (or give name and formula)`]);
+      return;
+    }
+    const a = agg(t);
+    if (a === 'percentile' && t.percentile === undefined)
+      out.push([at('percentile'), `${PARAM} is required with Percentile (between 0 and 100)`]);
+    if (a !== 'percentile' && t.percentile !== undefined)
+      out.push([at('percentile'), `${PARAM} goes with Percentile only`]);
+    if ((a === 'countdistinct' || a === 'median' || a === 'percentile' || a === 'stddev') && !t.field)
+      out.push([at('field'), `${PARAM} is required with ${t.aggregationType.trim()}`]);
+  });
+  const withFormulas = totals.map((t) => ({ ...t, aggregationType: t.aggregationType?.trim() }));
+  for (const problem of resolveFormulas(withFormulas).problems) {
+    const path: PropertyKey[] = ['totals', problem.total, 'formula'];
+    if (!out.some(([p, m]) => p.join('.') === path.join('.') && m.endsWith(problem.message)))
+      out.push([path, `${PARAM}: ${problem.message}`]);
+  }
+  return out;
+}
 
 export const reportsFindParams = z
   .strictObject({

@@ -54,6 +54,12 @@ const omitted = {
     .optional()
     .meta({ description: 'Outermost row values cut by rowLimit (present when a limit was given).' }),
   columnsOmitted: z.number().int().optional(),
+  rowsFilteredOut: z
+    .number()
+    .int()
+    .optional()
+    .meta({ description: 'Outermost row groups rowFilter left out (present when a filter was given).' }),
+  columnsFilteredOut: z.number().int().optional(),
 };
 
 const axisKey = z.array(z.union([z.string(), z.number(), z.boolean(), z.null()]));
@@ -67,16 +73,26 @@ export const crosstabJsonTable = z.object({
   measures: z.array(
     z.object({
       name: z.string(),
-      aggregationType: z.enum(AGGREGATIONS),
+      aggregationType: z.enum(AGGREGATIONS).optional().meta({ description: 'Absent for a calculated total.' }),
       field: z.string().optional(),
       dynamicView: z.string().optional(),
+      percentile: z.number().optional(),
+      formula: z.string().optional(),
       showAs: z.enum(SHOW_AS),
     }),
   ),
   columns: z.array(axisKey),
+  columnQueries: z.array(z.string()).meta({
+    description:
+      'Per entry of columns: a query (Quarry query language) selecting exactly the records of that column key.',
+  }),
   rows: z.array(
     z.object({
       key: axisKey,
+      query: z.string().meta({
+        description:
+          'Selects exactly the records of this row key: (crosstab query) AND row query AND column query is the cell.',
+      }),
       cells: z.array(measureValues),
       total: measureValues,
       subtotal: z.literal(true).optional(),
@@ -86,6 +102,8 @@ export const crosstabJsonTable = z.object({
   grandTotal: measureValues,
   rowsOmitted: z.number().int(),
   columnsOmitted: z.number().int(),
+  rowsFilteredOut: z.number().int(),
+  columnsFilteredOut: z.number().int(),
 });
 
 export const crosstabExecuteResult = z

@@ -47,6 +47,7 @@ export function countClauses(node: QueryNode): number {
       return Math.max(node.fields.length, 1);
     case 'compare':
     case 'exists':
+    case 'equals':
       return 1;
   }
 }

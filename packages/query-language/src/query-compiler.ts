@@ -66,6 +66,12 @@ export class QueryCompiler {
     }
     const field = this.resolve(ref);
     if (!quoted && raw === '*') return { kind: 'exists', field: field.name, fieldType: field.type };
+    if (!quoted && raw.startsWith('=') && raw.length > 1) {
+      const value = raw.slice(1);
+      // Exact on text; on numbers, dates and booleans `:` already means equal.
+      if (field.type === 'string') return { kind: 'equals', field: field.name, value };
+      return this.compare(field, 'eq', value, at);
+    }
     const cmp = quoted ? null : COMPARISON.exec(raw);
     if (cmp) {
       const op = ({ '>': 'gt', '>=': 'gte', '<': 'lt', '<=': 'lte' } as const)[cmp[1] as '>' | '>=' | '<' | '<='];

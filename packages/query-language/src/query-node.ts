@@ -26,7 +26,12 @@ export type QueryNode =
    */
   | { kind: 'match'; fields: string[]; words: string[]; prefix: boolean }
   | { kind: 'compare'; field: string; fieldType: FieldType; op: CompareOp; value: Literal }
-  | { kind: 'exists'; field: string; fieldType: FieldType };
+  | { kind: 'exists'; field: string; fieldType: FieldType }
+  /**
+   * `Field:=value` on a text field: the whole stored value is exactly `value`, case and all (what a
+   * crosstab groups by, so a drill-through selects exactly a cell's records).
+   */
+  | { kind: 'equals'; field: string; value: string };
 
 export function and(...children: QueryNode[]): QueryNode {
   const flat = children.flatMap((c) => (c.kind === 'and' ? c.children : [c])).filter((c) => c.kind !== 'all');

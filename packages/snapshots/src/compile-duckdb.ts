@@ -131,6 +131,8 @@ export function compileWhere(node: QueryNode, context: CompileContext = {}): Com
         return compare(q.field, q.fieldType, q.op, q.value);
       case 'exists':
         return q.fieldType === 'string' ? `(${ident(q.field)} <> '')` : `(${ident(q.field)} IS NOT NULL)`;
+      case 'equals':
+        return `(CAST(${ident(q.field)} AS VARCHAR) = ${bind(q.value)})`;
     }
   };
 

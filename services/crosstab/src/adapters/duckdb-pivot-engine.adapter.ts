@@ -1,30 +1,122 @@
 import type { IndexEntry } from '@quarry/metadata-store';
 import { isNumeric, type FieldDef, type QueryNode } from '@quarry/query-language';
-import { compileWhere, ident, type LoadedTable, type Row, type SnapshotEngine } from '@quarry/snapshots';
+import {
+  compileWhere,
+  ident,
+  type CompiledWhere,
+  type LoadedTable,
+  type Row,
+  type SnapshotEngine,
+} from '@quarry/snapshots';
 import type { AxisValue, GroupRow } from '../domain/axis-value';
-import { crosstabCells, pivotLevels, type CrosstabSpec, type TotalSpec } from '../domain/crosstab-spec';
-import type { PivotEngine, PivotKeys, PivotResult } from '../ports/pivot-engine.port';
+import {
+  crosstabCells,
+  pivotLevels,
+  type Aggregation,
+  type AxisSpec,
+  type CrosstabSpec,
+  type TotalSpec,
+} from '../domain/crosstab-spec';
+
+/** Aggregations no partial adds up to: every level reads its own records (never a median of medians). */
+const HOLISTIC: ReadonlySet<Aggregation> = new Set(['Median', 'Percentile', 'StdDev']);
+import type { DrillFacts, PivotEngine, PivotKeys, PivotResult } from '../ports/pivot-engine.port';
 
 const DATE_FORMAT = { day: '%Y-%m-%d', month: '%Y-%m', year: '%Y' } as const;
 
+const sqlText = (s: string) => `'${s.replace(/'/g, "''")}'`;
+/** A double as SQL: the shortest text that reads back as the same double. */
+const sqlNumber = (n: number) => `CAST(${JSON.stringify(n)} AS DOUBLE)`;
+
 /**
- * An axis value as the pre-aggregate groups it: the stored value, or for dates the start of its day,
- * month or year, so no row is formatted as text (`axisLabel` formats once per group).
+ * A date field's values as wall-clock time in the crosstab's zone. Timestamps are stored in UTC; a
+ * DATE has no time of day and is its own local date.
  */
-function groupedKey(f: FieldDef, columnTypes: ReadonlyMap<string, string>): string {
+function localTime(col: string, columnType: string | undefined, timeZone: string): string {
+  if (columnType === 'DATE') return col;
+  if (columnType?.startsWith('TIMESTAMP WITH TIME ZONE')) return `timezone(${sqlText(timeZone)}, ${col})`;
+  if (timeZone === 'UTC') return col;
+  return `timezone(${sqlText(timeZone)}, timezone('UTC', ${col}))`;
+}
+
+const lpad = (sql: string, n: number) => `lpad(CAST(${sql} AS VARCHAR), ${n}, '0')`;
+
+/**
+ * An axis value as the pre-aggregate groups it: the stored value; for dates the start of its day, month
+ * or year, or of its date group; for bins the bin's index. No row is formatted as text: `axisLabel`
+ * formats once per group.
+ */
+function groupedKey(a: AxisSpec, columnTypes: ReadonlyMap<string, string>, timeZone: string): string {
+  const f = a.field;
   const col = ident(f.name);
+  if (a.bin) {
+    // floor((x - o) / w), corrected so that o + k·w <= x < o + (k+1)·w holds exactly in doubles: the
+    // drill-through range of bin k is written with those two bounds and must select the same records.
+    const x = `CAST(${col} AS DOUBLE)`;
+    const o = sqlNumber(a.bin.origin);
+    const w = sqlNumber(a.bin.width);
+    const k = `floor((${x} - ${o}) / ${w})`;
+    return `(${k} + CASE WHEN ${x} < ${o} + ${k} * ${w} THEN -1 WHEN ${x} >= ${o} + (${k} + 1) * ${w} THEN 1 ELSE 0 END)`;
+  }
   if (f.type !== 'date') return col;
+  const type = columnTypes.get(f.name);
+  if (a.dateGroup) {
+    const local = localTime(col, type, timeZone);
+    switch (a.dateGroup) {
+      case 'monthOfYear':
+        return `month(${local})`;
+      case 'dayOfWeek':
+        return `isodow(${local})`;
+      case 'hourOfDay':
+        return `hour(${local})`;
+      default:
+        return `date_trunc('${a.dateGroup}', ${local})`;
+    }
+  }
   const grain = f.grain ?? 'day';
   if (grain !== 'day') return `date_trunc('${grain}', ${col})`;
-  return columnTypes.get(f.name) === 'DATE' ? col : `CAST(${col} AS DATE)`;
+  return type === 'DATE' ? col : `CAST(${col} AS DATE)`;
 }
 
 /** The value reported for a grouped key: blank text merged with null, numbers as doubles, dates as text. */
-function axisLabel(f: FieldDef, key: string): string {
+function axisLabel(a: AxisSpec, key: string): string {
+  const f = a.field;
+  if (a.bin) return `CAST(${key} AS DOUBLE)`;
+  switch (a.dateGroup) {
+    case undefined:
+      break;
+    case 'year':
+      return `strftime(${key}, '%Y')`;
+    case 'quarter':
+      return `strftime(${key}, '%Y') || '-Q' || quarter(${key})`;
+    case 'month':
+      return `strftime(${key}, '%Y-%m')`;
+    case 'week':
+      return `${lpad(`isoyear(${key})`, 4)} || '-W' || ${lpad(`week(${key})`, 2)}`;
+    case 'day':
+      return `strftime(${key}, '%Y-%m-%d')`;
+    case 'hour':
+      return `strftime(${key}, '%Y-%m-%dT%H')`;
+    case 'monthOfYear':
+    case 'hourOfDay':
+      return lpad(key, 2);
+    case 'dayOfWeek':
+      return `CAST(${key} AS VARCHAR)`;
+  }
   if (f.type === 'date') return `strftime(${key}, '${DATE_FORMAT[f.grain ?? 'day']}')`;
   if (f.type === 'string') return `nullif(${key}, '')`;
   if (isNumeric(f.type)) return `CAST(${key} AS DOUBLE)`;
   return key;
+}
+
+/** 12 significant digits: a bin's lower bound without float noise (0.30000000000000004 is 0.3). */
+const round12 = (n: number) => Number(n.toPrecision(12));
+
+/** What the engine reports for a key: for a bin its lower bound (from its index), else the label. */
+function keyOf(a: AxisSpec, v: unknown): AxisValue {
+  const value = toAxis(v);
+  if (a.bin && typeof value === 'number') return round12(a.bin.origin + value * a.bin.width);
+  return value;
 }
 
 function toAxis(v: unknown): AxisValue {
@@ -58,7 +150,7 @@ function combine(kind: PartialKind, a: Acc, b: Acc): Acc {
  * (Sum, Count, Min and Max of the partials; Average as their sum over their count).
  */
 class PivotPlan {
-  readonly axes: FieldDef[];
+  readonly axes: AxisSpec[];
   readonly rowAliases: string[];
   readonly colAliases: string[];
   /** (row depth, column depth) of every level the pivot computes (see pivotLevels). */
@@ -73,12 +165,16 @@ class PivotPlan {
     readonly spec: CrosstabSpec,
     private readonly where: string,
   ) {
-    this.axes = [...spec.rows, ...spec.columns.map((c) => c.field)];
+    this.axes = [...spec.rows, ...spec.columns];
     this.rowAliases = spec.rows.map((_, i) => `__r${i}`);
     this.colAliases = spec.columns.map((_, i) => `__c${i}`);
     this.levels = pivotLevels(spec);
     this.totals = spec.totals.map((t) => this.total(t));
+    this.holistic = spec.totals.some((t) => t.aggregation && HOLISTIC.has(t.aggregation));
   }
+
+  /** A median, percentile or standard deviation: no partial adds up to them, every level reads its records. */
+  readonly holistic: boolean;
 
   private partial(kind: PartialKind, sql: string): number {
     const at = this.partials.findIndex((p) => p.sql === sql);
@@ -90,6 +186,10 @@ class PivotPlan {
   private total(t: TotalSpec): { value: (acc: readonly Acc[]) => number | null; rollup: string } {
     const num = (v: Acc) => (v === null ? null : Number(v));
     const alias = (i: number) => this.partials[i].alias;
+    // Calculated totals are evaluated from the others once every level is known (applyFormulas).
+    if (!t.aggregation) return { value: () => null, rollup: 'NULL' };
+    // Only the raw path (rawSql) computes these.
+    if (HOLISTIC.has(t.aggregation)) return { value: () => null, rollup: 'NULL' };
     if (t.distinctOf) {
       const field = t.distinctOf;
       let d = this.distinct.find((x) => x.field.name === field.name);
@@ -131,6 +231,9 @@ class PivotPlan {
         const i = this.partial(kind, `${kind}(${col})`);
         return { value: (acc) => num(acc[i]), rollup: `CAST(${kind}(${alias(i)}) AS DOUBLE)` };
       }
+      default:
+        // CountDistinct has distinctOf (above); the holistic ones returned first.
+        return { value: () => null, rollup: 'NULL' };
     }
   }
 
@@ -141,7 +244,7 @@ class PivotPlan {
   private preAggregate(): string {
     const aliases = [...this.rowAliases, ...this.colAliases];
     const grain = [
-      ...this.axes.map((f, i) => `${groupedKey(f, this.table.columnTypes)} AS ${aliases[i]}`),
+      ...this.axes.map((a, i) => `${groupedKey(a, this.table.columnTypes, this.spec.timeZone)} AS ${aliases[i]}`),
       ...this.distinct.map((d) => `${ident(d.field.name)} AS ${d.alias}`),
     ];
     const select = [...grain, ...this.partials.map((p) => `${p.sql} AS ${p.alias}`)];
@@ -150,7 +253,73 @@ class PivotPlan {
 
   private labelled(): string[] {
     const aliases = [...this.rowAliases, ...this.colAliases];
-    return this.axes.map((f, i) => `${axisLabel(f, aliases[i])} AS ${aliases[i]}`);
+    return this.axes.map((a, i) => `${axisLabel(a, aliases[i])} AS ${aliases[i]}`);
+  }
+
+  /**
+   * Every total straight from the filtered records at each level by grouping sets: for medians,
+   * percentiles and standard deviations, which no partial sums to. Keys are counted first, as in
+   * rollupSql; blank text is merged with null per record.
+   */
+  rawSql(maxGroups: number): string {
+    const aliases = [...this.rowAliases, ...this.colAliases];
+    const types = this.table.columnTypes;
+    const keys = this.axes.map((a, i) => {
+      const key = groupedKey(a, types, this.spec.timeZone);
+      return `${a.field.type === 'string' && !a.bin && !a.dateGroup ? `nullif(${key}, '')` : key} AS ${aliases[i]}`;
+    });
+    const measured = new Map<string, string>();
+    const column = (f: FieldDef) => {
+      let alias = measured.get(f.name);
+      if (!alias) {
+        alias = `__v${measured.size}`;
+        measured.set(f.name, alias);
+      }
+      return alias;
+    };
+    const aggregates = this.spec.totals.map((t) => {
+      if (!t.aggregation) return 'NULL';
+      if (t.distinctOf) {
+        const v = column(t.distinctOf);
+        return `count(DISTINCT ${t.distinctOf.type === 'string' ? `nullif(${v}, '')` : v})`;
+      }
+      if (!t.field) return 'count(*)';
+      const v = column(t.field);
+      const num = `CAST(${v} AS DOUBLE)`;
+      switch (t.aggregation) {
+        case 'Count':
+        case 'CountDistinct':
+          return t.field.type === 'string' ? `count(nullif(${v}, ''))` : `count(${v})`;
+        case 'Sum':
+          return `CAST(sum(${v}) AS DOUBLE)`;
+        case 'Average':
+          return `avg(${num})`;
+        case 'Min':
+          return `CAST(min(${v}) AS DOUBLE)`;
+        case 'Max':
+          return `CAST(max(${v}) AS DOUBLE)`;
+        case 'Median':
+          return `quantile_cont(${num}, 0.5)`;
+        case 'Percentile':
+          return `quantile_cont(${num}, ${(t.percentile ?? 50) / 100})`;
+        case 'StdDev':
+          return `stddev_samp(${num})`;
+      }
+    });
+    const carried = [...measured].map(([name, alias]) => `${ident(name)} AS ${alias}`);
+    const distinctCount = (cols: string[]) =>
+      cols.length ? `(SELECT count(*) FROM (SELECT DISTINCT ${cols.join(', ')} FROM x))` : '1';
+    const sets = this.levels
+      .map(([r, c]) => `(${[...this.rowAliases.slice(0, r), ...this.colAliases.slice(0, c)].join(', ')})`)
+      .join(', ');
+    const labelled = this.axes.map((a, i) => `${axisLabel(a, aliases[i])} AS ${aliases[i]}`);
+    return `WITH x AS MATERIALIZED (SELECT ${[...keys, ...carried].join(', ')} FROM ${ident(this.table.table)} WHERE ${this.where}),
+  k AS MATERIALIZED (SELECT ${distinctCount(this.rowAliases)} AS nr, ${distinctCount(this.colAliases)} AS nc),
+  g AS (SELECT ${aliases.join(', ')}, GROUPING(${aliases.join(', ')}) AS gid, ${aggregates.map((sql, i) => `${sql} AS __t${i}`).join(', ')}
+    FROM x WHERE (SELECT nr * greatest(nc, 1) FROM k) * ${this.spec.totals.length} <= $max_cells
+    GROUP BY GROUPING SETS (${sets})
+    LIMIT ${maxGroups})
+SELECT ${[...labelled, 'gid', ...aggregates.map((_, i) => `__t${i}`)].join(', ')}, (SELECT nr FROM k) AS __nr, (SELECT nc FROM k) AS __nc FROM g`;
   }
 
   /** Without dynamic views the pre-aggregate is the cells themselves: at most `limit` of them come back. */
@@ -195,8 +364,8 @@ function rollUpInJs(plan: PivotPlan, rows: Row[]): { keys: PivotKeys; groups: Gr
   let rowKeys = 0;
   let colKeys = 0;
   for (const row of rows) {
-    const rowKey = plan.rowAliases.map((a) => toAxis(row[a]));
-    const columnKey = plan.colAliases.map((a) => toAxis(row[a]));
+    const rowKey = plan.rowAliases.map((a, i) => keyOf(plan.axes[i], row[a]));
+    const columnKey = plan.colAliases.map((a, i) => keyOf(plan.axes[nRows + i], row[a]));
     const acc = plan.partials.map((p) => row[p.alias] as Acc);
     for (const [r, c] of plan.levels) {
       const rk = rowKey.slice(0, r);
@@ -228,10 +397,15 @@ function fromGroupingSets(plan: PivotPlan, rows: Row[]): GroupRow[] {
   const groupedOut = (gid: number, i: number) => (gid & (1 << (aliases.length - 1 - i))) !== 0;
   return rows.map((row) => {
     const gid = Number(row.gid);
-    const rowKey = plan.rowAliases.filter((_, i) => !groupedOut(gid, i)).map((a) => toAxis(row[a]));
+    const nRows = plan.rowAliases.length;
+    const rowKey = plan.rowAliases
+      .map((a, i) => ({ a, i }))
+      .filter(({ i }) => !groupedOut(gid, i))
+      .map(({ a, i }) => keyOf(plan.axes[i], row[a]));
     const columnKey = plan.colAliases
-      .filter((_, i) => !groupedOut(gid, plan.rowAliases.length + i))
-      .map((a) => toAxis(row[a]));
+      .map((a, i) => ({ a, i }))
+      .filter(({ i }) => !groupedOut(gid, nRows + i))
+      .map(({ a, i }) => keyOf(plan.axes[nRows + i], row[a]));
     return { rowKey, columnKey, values: plan.totals.map((_, i) => toNumber(row[`__t${i}`])) };
   });
 }
@@ -269,6 +443,60 @@ export class DuckDbPivotEngine implements PivotEngine {
     const table = await this.engine.table(entry);
     const w = compileWhere(where, table);
     const plan = new PivotPlan(table, spec, w.sql);
+    const drill = await this.drillFacts(table, spec, w, signal);
+    const result = await this.pivotPlan(plan, spec, w, maxCells, signal);
+    return { ...result, drill };
+  }
+
+  /** Which date axes are calendar dates, and the span of every repeating date part (one small statement). */
+  private async drillFacts(
+    table: LoadedTable,
+    spec: CrosstabSpec,
+    w: CompiledWhere,
+    signal?: AbortSignal,
+  ): Promise<DrillFacts> {
+    const axes = [...spec.rows, ...spec.columns];
+    const calendarDates = axes
+      .filter((a) => a.field.type === 'date' && table.columnTypes.get(a.field.name) === 'DATE')
+      .map((a) => a.field.name);
+    const repeating = axes.filter(
+      (a) => a.dateGroup === 'monthOfYear' || a.dateGroup === 'dayOfWeek' || a.dateGroup === 'hourOfDay',
+    );
+    const spans: Record<string, [number, number]> = {};
+    if (repeating.length === 0) return { calendarDates, spans };
+    const select = repeating.flatMap((a, i) => {
+      const local = localTime(ident(a.field.name), table.columnTypes.get(a.field.name), spec.timeZone);
+      return [
+        `epoch_ms(CAST(min(${local}) AS TIMESTAMP)) AS __lo${i}`,
+        `epoch_ms(CAST(max(${local}) AS TIMESTAMP)) AS __hi${i}`,
+      ];
+    });
+    const [row] = await this.engine.all(
+      `SELECT ${select.join(', ')} FROM ${ident(table.table)} WHERE ${w.sql}`,
+      w.params,
+      signal,
+    );
+    repeating.forEach((a, i) => {
+      const lo = row?.[`__lo${i}`];
+      const hi = row?.[`__hi${i}`];
+      if (lo !== null && lo !== undefined && hi !== null && hi !== undefined)
+        spans[a.field.name] = [Number(lo), Number(hi)];
+    });
+    return { calendarDates, spans };
+  }
+
+  private async pivotPlan(
+    plan: PivotPlan,
+    spec: CrosstabSpec,
+    w: CompiledWhere,
+    maxCells: number,
+    signal?: AbortSignal,
+  ): Promise<PivotResult> {
+    const maxGroups = 2 * Math.floor(maxCells / spec.totals.length) + 1;
+    if (plan.holistic) {
+      const rows = await this.engine.all(plan.rawSql(maxGroups), { ...w.params, max_cells: maxCells }, signal);
+      return this.fromRollup(plan, spec, rows, maxCells, maxGroups);
+    }
     if (plan.distinct.length === 0) {
       // Each cell holds every total: past this many cells the pivot is (blank keys merged aside) over the
       // limit, and the grouping sets path below counts it exactly without returning the cells.
@@ -283,8 +511,17 @@ export class DuckDbPivotEngine implements PivotEngine {
     }
     // Subtotals add groups beyond the cells; a table within the limit has at most twice the limit's groups
     // (its cells, then subtotals and totals, each a shown cell, and the few outer totals value order needs).
-    const maxGroups = 2 * Math.floor(maxCells / spec.totals.length) + 1;
     const rows = await this.engine.all(plan.rollupSql(maxGroups), { ...w.params, max_cells: maxCells }, signal);
+    return this.fromRollup(plan, spec, rows, maxCells, maxGroups);
+  }
+
+  private fromRollup(
+    plan: PivotPlan,
+    spec: CrosstabSpec,
+    rows: Row[],
+    maxCells: number,
+    maxGroups: number,
+  ): PivotResult {
     const keys = rows.length
       ? { rows: Number(rows[0].__nr), columns: Number(rows[0].__nc) }
       : { rows: 0, columns: plan.colAliases.length ? 0 : 1 };

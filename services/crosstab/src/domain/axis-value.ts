@@ -25,3 +25,9 @@ export function axisLabel(v: AxisValue): string {
   if (typeof v === 'number') return formatNumber(v);
   return String(v);
 }
+
+/** A key as a person reads it: a bin as its interval `[30, 60)`, anything else as its label. */
+export function axisText(axis: { bin?: { width: number; origin: number } }, v: AxisValue): string {
+  if (axis.bin && typeof v === 'number') return `[${formatNumber(v)}, ${formatNumber(v + axis.bin.width)})`;
+  return axisLabel(v);
+}

@@ -1,5 +1,5 @@
 import type { CrosstabGrid } from '@quarry/contract';
-import { axisLabel } from './axis-value';
+import { axisText } from './axis-value';
 import type { ShowAs } from './crosstab-spec';
 import type { PivotTable } from './pivot-table';
 
@@ -8,6 +8,9 @@ const SHOWN_AS: Record<ShowAs, string> = {
   percentOfGrandTotal: ' (% of grand total)',
   percentOfRowTotal: ' (% of row total)',
   percentOfColumnTotal: ' (% of column total)',
+  runningTotal: ' (running total)',
+  differenceFromPrevious: ' (difference from previous)',
+  percentDifferenceFromPrevious: ' (% difference from previous)',
 };
 
 /**
@@ -18,11 +21,11 @@ export function toChartGrid(table: PivotTable): CrosstabGrid {
   const { spec } = table;
   const columns = spec.columns.length ? table.columns : [[]];
   return {
-    rowFields: spec.rows.map((f) => f.name),
-    columnFields: spec.columns.map((c) => c.field.name),
+    rowFields: spec.rows.map((a) => a.name),
+    columnFields: spec.columns.map((a) => a.name),
     totals: spec.totals.map((t) => `${t.name}${SHOWN_AS[t.showAs]}`),
-    rows: table.rows.map((r) => r.map(axisLabel)),
-    columns: columns.map((c) => c.map(axisLabel)),
+    rows: table.rows.map((r) => r.map((v, i) => axisText(spec.rows[i], v))),
+    columns: columns.map((c) => c.map((v, i) => axisText(spec.columns[i], v))),
     cells: table.rows.map((r) => columns.map((c) => table.at(r, c))),
     rowTotals: table.rows.map((r) => table.at(r, [])),
     columnTotals: columns.map((c) => table.at([], c)),

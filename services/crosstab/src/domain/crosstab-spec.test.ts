@@ -32,7 +32,7 @@ describe('crosstabSpec quotes what the caller sent, cut to 100 characters', () =
   const cut = `"h${'x'.repeat(99)}…" (${huge.length} characters)`;
 
   it.each<[string, CrosstabRequestInput, string]>([
-    ['a row field', { ...base, rows: [huge] }, `rows[0]: unknown field ${cut}`],
+    ['a row field', { ...base, rows: [{ field: huge, reverse: false }] }, `rows[0]: unknown field ${cut}`],
     [
       'a column field',
       { ...base, columns: [{ field: huge, reverse: false }] },
@@ -53,7 +53,7 @@ describe('crosstabSpec quotes what the caller sent, cut to 100 characters', () =
   });
 
   it('keeps short names whole, as before', () => {
-    expect(detailOf({ ...base, rows: ['Nope'] })).toBe('rows[0]: unknown field "Nope"');
+    expect(detailOf({ ...base, rows: [{ field: 'Nope', reverse: false }] })).toBe('rows[0]: unknown field "Nope"');
     expect(detailOf({ ...base, totals: [{ ...base.totals[0], aggregationType: 'Sum', field: 'Title' }] })).toBe(
       'totals[0]: Sum needs a numeric field, but "Title" is string',
     );

@@ -3,15 +3,31 @@ import type { IndexEntry } from '@quarry/metadata-store';
 import { FieldResolver, isNumeric, type FieldDef } from '@quarry/query-language';
 
 import {
+  defaultTotalName,
+  formulaRefs,
   MAX_CROSSTAB_CELLS,
+  NUMERIC_AGGREGATIONS,
+  resolveFormulas,
   type Aggregation,
+  type CompleteAxis,
   type CompleteAxisOrder,
-  type CompleteCrosstabExecute,
+  type CompletePivot,
+  type DateGroup,
+  type FilterOp,
+  type FormulaNode,
   type ShowAs,
 } from '@quarry/contract';
 
-export type { Aggregation, ShowAs } from '@quarry/contract';
+export type { Aggregation, DateGroup, ShowAs } from '@quarry/contract';
 export const MAX_CELLS = MAX_CROSSTAB_CELLS;
+
+/** showAs modes whose values are percentages (HTML prints them with a % sign; XLSX as fractions). */
+export const PERCENT_SHOWN: ReadonlySet<ShowAs> = new Set([
+  'percentOfGrandTotal',
+  'percentOfRowTotal',
+  'percentOfColumnTotal',
+  'percentDifferenceFromPrevious',
+]);
 
 /** rowOrder / columnOrder: siblings at every level ordered by label, or by a measure's total at that level. */
 export type AxisOrder = CompleteAxisOrder;
@@ -22,21 +38,49 @@ export function crosstabCells(keys: { rows: number; columns: number }, spec: Pic
 }
 
 export interface TotalSpec {
-  aggregation: Aggregation;
-  /** The measured field (Sum, Average, Min, Max; Count of non-blank values). */
+  /** Absent for a calculated total (`formula`). */
+  aggregation?: Aggregation;
+  /** The measured field (Sum, Average, Min, Max, Median, Percentile, StdDev; Count of non-blank values). */
   field?: FieldDef;
-  /** Count of distinct values of this field (a dynamic view). */
+  /** Count of distinct values of this field (a dynamic view, or CountDistinct). */
   distinctOf?: FieldDef;
   /** The dynamic view's name as the index spells it (distinctOf's view, or Records). */
   dynamicView?: string;
+  /** With Percentile: 0 < p < 100. */
+  percentile?: number;
+  /** A calculated total, over the other totals by index at the same place. */
+  formula?: { text: string; node: FormulaNode; refs: Map<string, number> };
   name: string;
   showAs: ShowAs;
 }
 
+/** A row or column axis: a field, optionally grouped by a date part or in numeric bins. */
+export interface AxisSpec {
+  field: FieldDef;
+  reverse: boolean;
+  dateGroup?: DateGroup;
+  bin?: { width: number; origin: number };
+  /** How this axis's keys compare: bins are numbers, date groups sortable text. */
+  keyType: FieldDef['type'];
+  /** As headers show it: the field, and its grouping. */
+  name: string;
+}
+
+export interface FilterSpec {
+  measure: number;
+  op: FilterOp;
+  value: number;
+}
+
 export interface CrosstabSpec {
-  rows: FieldDef[];
-  columns: Array<{ field: FieldDef; reverse: boolean }>;
+  rows: AxisSpec[];
+  columns: AxisSpec[];
   totals: TotalSpec[];
+  /** Calculated totals (indexes into totals) in an order where each comes after what it reads. */
+  formulaOrder: number[];
+  timeZone: string;
+  rowFilter: FilterSpec | null;
+  columnFilter: FilterSpec | null;
   subtotals: boolean;
   rowOrder: AxisOrder;
   columnOrder: AxisOrder;
@@ -49,10 +93,16 @@ export interface CrosstabSpec {
  * The request as the contract completed it: every default applied and every rule the contract knows
  * checked (words, ranges, measure indexes), so only what the index can tell is left to check here.
  */
-export type CrosstabRequestInput = Pick<
-  CompleteCrosstabExecute,
-  'rows' | 'columns' | 'totals' | 'subtotals' | 'rowOrder' | 'columnOrder' | 'rowLimit' | 'columnLimit'
->;
+export type CrosstabRequestInput = Omit<CompletePivot, 'index' | 'query'>;
+
+const binText = (n: number) => String(Number(n.toPrecision(12)));
+
+function axisName(field: FieldDef, a: CompleteAxis): string {
+  if (a.dateGroup) return `${field.name} (${a.dateGroup})`;
+  if (a.bin)
+    return `${field.name} (bins of ${binText(a.bin.width)}${a.bin.origin ? ` from ${binText(a.bin.origin)}` : ''})`;
+  return field.name;
+}
 
 /**
  * The (row depth, column depth) levels a pivot computes: the cells, the Total column and row and the
@@ -60,7 +110,10 @@ export type CrosstabRequestInput = Pick<
  * ordered by value (a group is ordered by its own total, computed from records).
  */
 export function pivotLevels(
-  spec: Pick<CrosstabSpec, 'rows' | 'columns' | 'subtotals' | 'rowOrder' | 'columnOrder'>,
+  spec: Pick<
+    CrosstabSpec,
+    'rows' | 'columns' | 'subtotals' | 'rowOrder' | 'columnOrder' | 'rowFilter' | 'columnFilter'
+  >,
 ): Array<[number, number]> {
   const R = spec.rows.length;
   const C = spec.columns.length;
@@ -70,8 +123,9 @@ export function pivotLevels(
   const levels = new Map<string, [number, number]>();
   const add = (r: number, c: number) => levels.set(`${r}:${c}`, [r, c]);
   for (const r of rowDepths) for (const c of colDepths) add(r, c);
-  if (spec.rowOrder.by === 'value') for (const r of outer(R)) add(r, 0);
-  if (spec.columnOrder.by === 'value') for (const c of outer(C)) add(0, c);
+  // Ordering by value, and filtering, read each outer group's own total.
+  if (spec.rowOrder.by === 'value' || spec.rowFilter) for (const r of outer(R)) add(r, 0);
+  if (spec.columnOrder.by === 'value' || spec.columnFilter) for (const c of outer(C)) add(0, c);
   return [...levels.values()];
 }
 
@@ -83,15 +137,52 @@ export function crosstabSpec(entry: IndexEntry, input: CrosstabRequestInput): Cr
     if (!f) throw AppError.invalid(`${where}: unknown field ${quoteInput(name)}`);
     return f;
   };
-  const rows = input.rows.map((r, i) => field(r, `rows[${i}]`));
-  const columns = input.columns.map((c, i) => ({ field: field(c.field, `columns[${i}].field`), reverse: c.reverse }));
+  const axis = (a: CompleteAxis, where: string, fieldWhere: string): AxisSpec => {
+    const f = field(a.field, fieldWhere);
+    if (a.dateGroup && f.type !== 'date')
+      throw AppError.invalid(
+        `${where}.dateGroup: ${quoteInput(f.name)} is ${f.type}, not a date; dateGroup groups a date field`,
+      );
+    if (a.bin && !isNumeric(f.type))
+      throw AppError.invalid(
+        `${where}.bin: ${quoteInput(f.name)} is ${f.type}, not a number; bin groups a numeric field`,
+      );
+    return {
+      field: f,
+      reverse: a.reverse,
+      ...(a.dateGroup ? { dateGroup: a.dateGroup } : {}),
+      ...(a.bin ? { bin: a.bin } : {}),
+      keyType: a.dateGroup ? 'string' : a.bin ? 'number' : f.type,
+      name: axisName(f, a),
+    };
+  };
+  // A row sent as a field name is named by its index, as it always was.
+  const rows = input.rows.map((r, i) => axis(r, `rows[${i}]`, `rows[${i}]`));
+  const columns = input.columns.map((c, i) => axis(c, `columns[${i}]`, `columns[${i}].field`));
   const views = ['Records', ...entry.views.map((v) => v.name)];
 
   const totals = input.totals.map((t, i): TotalSpec => ({ ...total(t, i), showAs: t.showAs }));
+  // The contract resolved the formulas already (names, cycles); here they are resolved against the
+  // names as the index spells them, which the contract's default names match case-insensitively.
+  const resolved = resolveFormulas(
+    totals.map((t, i) => ({ ...input.totals[i], name: t.name, aggregationType: t.aggregation })),
+  );
+  if (resolved.problems.length)
+    throw AppError.invalid(resolved.problems.map((p) => `totals[${p.total}].formula: ${p.message}`).join('; '));
+  for (const [i, f] of resolved.parsed) {
+    const refs = new Map<string, number>();
+    // By name as written in the formula, to the index it resolved to.
+    formulaRefs(f.node).forEach((r, k) => refs.set(r.name.toLowerCase(), f.reads[k]));
+    totals[i].formula = { text: input.totals[i].formula ?? '', node: f.node, refs };
+  }
   return {
     rows,
     columns,
     totals,
+    formulaOrder: resolved.order,
+    timeZone: input.timeZone,
+    rowFilter: input.rowFilter ?? null,
+    columnFilter: input.columnFilter ?? null,
     subtotals: input.subtotals,
     rowOrder: input.rowOrder,
     columnOrder: input.columnOrder,
@@ -101,6 +192,8 @@ export function crosstabSpec(entry: IndexEntry, input: CrosstabRequestInput): Cr
 
   function total(t: CrosstabRequestInput['totals'][number], i: number): Omit<TotalSpec, 'showAs'> {
     const aggregation = t.aggregationType;
+    // A calculated total: the formula is attached once every total has its name.
+    if (aggregation === undefined) return { name: t.name ?? `Total ${i + 1}` };
     const dynamicView = t.dynamicView;
     if (dynamicView !== undefined) {
       if (aggregation !== 'Count')
@@ -125,11 +218,13 @@ export function crosstabSpec(entry: IndexEntry, input: CrosstabRequestInput): Cr
       return { aggregation, name: t.name || 'Count (Records)' };
     }
     const f = field(t.field, `totals[${i}].field`);
-    if (aggregation !== 'Count' && !isNumeric(f.type)) {
+    if (NUMERIC_AGGREGATIONS.includes(aggregation) && !isNumeric(f.type)) {
       throw AppError.invalid(
         `totals[${i}]: ${aggregation} needs a numeric field, but ${quoteInput(f.name)} is ${f.type}`,
       );
     }
-    return { aggregation, field: f, name: t.name || `${aggregation} (${f.name})` };
+    const name = t.name || defaultTotalName({ aggregationType: aggregation, field: f.name, percentile: t.percentile });
+    if (aggregation === 'CountDistinct') return { aggregation, distinctOf: f, name };
+    return { aggregation, field: f, name, ...(t.percentile !== undefined ? { percentile: t.percentile } : {}) };
   }
 }

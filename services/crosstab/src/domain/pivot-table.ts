@@ -1,6 +1,9 @@
+import { evaluateFormula } from '@quarry/contract';
 import type { FieldDef } from '@quarry/query-language';
 import type { AxisValue, GroupRow } from './axis-value';
-import type { AxisOrder, CrosstabSpec, ShowAs } from './crosstab-spec';
+import type { DrillFacts } from '../ports/pivot-engine.port';
+import type { AxisOrder, CrosstabSpec, FilterSpec, ShowAs } from './crosstab-spec';
+import type { DrillContext } from './drill-query';
 
 export type Values = Array<number | null>;
 
@@ -19,9 +22,14 @@ export interface PivotTable {
   /** Values of the outermost row (column) level that rowLimit (columnLimit) left out. */
   rowsOmitted: number;
   columnsOmitted: number;
-  /** How many values the outermost row (column) level has before the limit. */
+  /** How many values the outermost row (column) level has before the limit (after the filter). */
   outerRows: number;
   outerColumns: number;
+  /** Values of the outermost row (column) level that rowFilter (columnFilter) left out. */
+  rowsFilteredOut: number;
+  columnsFilteredOut: number;
+  /** What drill-through queries of its keys need (format json). */
+  drill: DrillContext;
 }
 
 const isBlank = (v: AxisValue) => v === null || v === '';
@@ -48,6 +56,7 @@ interface AxisPlan {
   reverse: boolean[];
   order: AxisOrder;
   limit: number | null;
+  filter: FilterSpec | null;
   subtotals: boolean;
   /** The raw total of a key at its own depth (the Total column of a row, the Total row of a column). */
   total: (key: AxisValue[]) => Values;
@@ -58,12 +67,16 @@ interface AxisPlan {
  * each level in `direction` (a column level's `reverse` flips it again); by value, siblings by their
  * own total of the measure, ties by label ascending, empty totals last.
  */
-function arrangeAxis(keys: AxisValue[][], plan: AxisPlan): { keys: AxisValue[][]; omitted: number; outer: number } {
+function arrangeAxis(
+  keys: AxisValue[][],
+  plan: AxisPlan,
+): { keys: AxisValue[][]; omitted: number; outer: number; filteredOut: number } {
   const depth = plan.types.length;
-  if (depth === 0) return { keys: [], omitted: 0, outer: 0 };
+  if (depth === 0) return { keys: [], omitted: 0, outer: 0, filteredOut: 0 };
   const out: AxisValue[][] = [];
   let omitted = 0;
   let outer = 0;
+  let filteredOut = 0;
   const walk = (prefix: AxisValue[], members: AxisValue[][], level: number) => {
     const children = new Map<string, { value: AxisValue; members: AxisValue[][] }>();
     for (const k of members) {
@@ -93,6 +106,12 @@ function arrangeAxis(keys: AxisValue[][], plan: AxisPlan): { keys: AxisValue[][]
       ordered = withMeasure.map((x) => x.c);
     }
     if (level === 0) {
+      const filter = plan.filter;
+      if (filter) {
+        const before = ordered.length;
+        ordered = ordered.filter((c) => passes(plan.total([c.value])[filter.measure] ?? null, filter));
+        filteredOut = before - ordered.length;
+      }
       outer = ordered.length;
       if (plan.limit !== null && ordered.length > plan.limit) {
         omitted = ordered.length - plan.limit;
@@ -109,7 +128,45 @@ function arrangeAxis(keys: AxisValue[][], plan: AxisPlan): { keys: AxisValue[][]
     }
   };
   walk([], keys, 0);
-  return { keys: out, omitted, outer };
+  return { keys: out, omitted, outer, filteredOut };
+}
+
+/** A group's total against a filter; an empty total passes none. */
+function passes(total: number | null, f: FilterSpec): boolean {
+  if (total === null) return false;
+  switch (f.op) {
+    case '>':
+      return total > f.value;
+    case '>=':
+      return total >= f.value;
+    case '<':
+      return total < f.value;
+    case '<=':
+      return total <= f.value;
+    case '=':
+      return total === f.value;
+    case '!=':
+      return total !== f.value;
+  }
+}
+
+/**
+ * Calculated totals of every group, from the other totals of the same group (so a total's ratio is a
+ * ratio of totals, never a sum of ratios), in an order where each follows what it reads.
+ */
+function applyFormulas(spec: CrosstabSpec, values: Values): Values {
+  if (spec.formulaOrder.length === 0) return values;
+  const out = [...values];
+  for (const i of spec.formulaOrder) {
+    const f = spec.totals[i].formula;
+    if (!f) continue;
+    const v = evaluateFormula(f.node, (name) => {
+      const j = f.refs.get(name.toLowerCase());
+      return j === undefined ? null : out[j];
+    });
+    out[i] = v === null || !Number.isFinite(v) ? null : v;
+  }
+  return out;
 }
 
 /** percent of `denominator`, or empty where either side is empty or the denominator is 0. */
@@ -122,7 +179,7 @@ function percent(value: number | null, denominator: number | null | undefined): 
 export function buildPivotTable(
   spec: CrosstabSpec,
   groups: GroupRow[],
-  opts: { subtotals?: boolean } = {},
+  opts: { subtotals?: boolean; drill?: DrillFacts } = {},
 ): PivotTable {
   const R = spec.rows.length;
   const C = spec.columns.length;
@@ -130,7 +187,7 @@ export function buildPivotTable(
   const rowKeys: AxisValue[][] = [];
   const colKeys: AxisValue[][] = [];
   for (const g of groups) {
-    raw.set(keyText(g.rowKey, g.columnKey), g.values.map(round));
+    raw.set(keyText(g.rowKey, g.columnKey), applyFormulas(spec, g.values).map(round));
     if (g.rowKey.length === R && g.columnKey.length === 0) rowKeys.push(g.rowKey);
     if (C > 0 && g.rowKey.length === 0 && g.columnKey.length === C) colKeys.push(g.columnKey);
   }
@@ -138,22 +195,54 @@ export function buildPivotTable(
   const rawAt = (r: readonly AxisValue[], c: readonly AxisValue[]) => raw.get(keyText(r, c)) ?? empty;
   const subtotals = opts.subtotals ?? spec.subtotals;
   const rows = arrangeAxis(rowKeys, {
-    types: spec.rows.map((f) => f.type),
-    reverse: spec.rows.map(() => false),
+    types: spec.rows.map((a) => a.keyType),
+    reverse: spec.rows.map((a) => a.reverse),
     order: spec.rowOrder,
     limit: spec.rowLimit,
+    filter: spec.rowFilter,
     subtotals,
     total: (k) => rawAt(k, []),
   });
   const columns = arrangeAxis(colKeys, {
-    types: spec.columns.map((c) => c.field.type),
-    reverse: spec.columns.map((c) => c.reverse),
+    types: spec.columns.map((a) => a.keyType),
+    reverse: spec.columns.map((a) => a.reverse),
     order: spec.columnOrder,
     limit: spec.columnLimit,
+    filter: spec.columnFilter,
     subtotals,
     total: (k) => rawAt([], k),
   });
   const grand = rawAt([], []);
+  // "Previous" is the row above in row order within the same outer group: the sibling before it (same
+  // depth, same outer keys). The first of its group has none.
+  const previous = new Map<string, AxisValue[]>();
+  const lastOf = new Map<string, AxisValue[]>();
+  for (const key of rows.keys) {
+    const group = `${key.length}:${JSON.stringify(norm(key.slice(0, -1)))}`;
+    const prev = lastOf.get(group);
+    if (prev) previous.set(keyText(key, []), prev);
+    lastOf.set(group, key);
+  }
+  const runs = new Map<string, number | null>();
+  /** The running total down the rows of the group up to this row, empty while nothing was summed. */
+  const running = (r: readonly AxisValue[], c: readonly AxisValue[], m: number): number | null => {
+    const chain: Array<readonly AxisValue[]> = [];
+    let sum: number | null = null;
+    for (let k: readonly AxisValue[] | undefined = r; k; k = previous.get(keyText(k, []))) {
+      const known = runs.get(`${m}|${keyText(k, c)}`);
+      if (known !== undefined) {
+        sum = known;
+        break;
+      }
+      chain.push(k);
+    }
+    for (const k of chain.reverse()) {
+      const v = rawAt(k, c)[m];
+      sum = v === null ? sum : (sum ?? 0) + v;
+      runs.set(`${m}|${keyText(k, c)}`, sum);
+    }
+    return sum;
+  };
   const show = (
     mode: ShowAs,
     m: number,
@@ -170,6 +259,18 @@ export function buildPivotTable(
         return round(percent(value, rawAt(r, [])[m]));
       case 'percentOfColumnTotal':
         return round(percent(value, rawAt([], c)[m]));
+      case 'runningTotal':
+        return round(running(r, c, m));
+      case 'differenceFromPrevious': {
+        const prev = previous.get(keyText(r, []));
+        const before = prev ? rawAt(prev, c)[m] : null;
+        return value === null || before === null ? null : round(value - before);
+      }
+      case 'percentDifferenceFromPrevious': {
+        const prev = previous.get(keyText(r, []));
+        const before = prev ? rawAt(prev, c)[m] : null;
+        return value === null || before === null || before === 0 ? null : round(((value - before) / before) * 100);
+      }
     }
   };
   return {
@@ -181,5 +282,12 @@ export function buildPivotTable(
     columnsOmitted: columns.omitted,
     outerRows: rows.outer,
     outerColumns: columns.outer,
+    rowsFilteredOut: rows.filteredOut,
+    columnsFilteredOut: columns.filteredOut,
+    drill: {
+      timeZone: spec.timeZone,
+      calendarDate: (field) => opts.drill?.calendarDates.includes(field) ?? false,
+      span: (field) => opts.drill?.spans[field] ?? null,
+    },
   };
 }

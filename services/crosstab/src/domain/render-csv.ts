@@ -1,5 +1,6 @@
 import { stringify } from 'csv-stringify/sync';
-import { axisLabel, formatNumber, type AxisValue } from './axis-value';
+import { axisText, formatNumber, type AxisValue } from './axis-value';
+import type { AxisSpec } from './crosstab-spec';
 import type { PivotTable } from './pivot-table';
 
 /**
@@ -12,15 +13,15 @@ function safeText(text: string): string {
 }
 
 /** A column's header text: its key parts joined by " / ", a subtotal column as "<value> Total". */
-function columnLabel(key: AxisValue[], depth: number): string {
-  const parts = key.map((v) => safeText(axisLabel(v)));
+function columnLabel(key: AxisValue[], depth: number, axes: readonly AxisSpec[]): string {
+  const parts = key.map((v, i) => safeText(axisText(axes[i], v)));
   if (key.length < depth) parts[parts.length - 1] = `${parts[parts.length - 1]} Total`;
   return parts.join(' / ');
 }
 
 /** Row header cells: one per row field; a subtotal row reads "<value> Total" at its own level, blank after. */
-function rowCells(key: AxisValue[], depth: number): string[] {
-  const cells = key.map((v) => safeText(axisLabel(v)));
+function rowCells(key: AxisValue[], depth: number, axes: readonly AxisSpec[]): string[] {
+  const cells = key.map((v, i) => safeText(axisText(axes[i], v)));
   if (key.length < depth) cells[cells.length - 1] = `${cells[cells.length - 1]} Total`;
   while (cells.length < depth) cells.push('');
   return cells;
@@ -38,7 +39,7 @@ export function renderCsv(table: PivotTable): string {
   const names = spec.totals.map((t) => t.name);
   const header = [
     ...spec.rows.map((f) => safeText(f.name)),
-    ...table.columns.flatMap((c) => names.map((n) => `${columnLabel(c, C)} | ${n}`)),
+    ...table.columns.flatMap((c) => names.map((n) => `${columnLabel(c, C, spec.columns)} | ${n}`)),
     ...names.map((n) => `Total | ${n}`),
   ];
   const numbers = (values: Array<number | null>) => values.map(formatNumber);
@@ -49,7 +50,7 @@ export function renderCsv(table: PivotTable): string {
   ];
   const records = [
     header,
-    ...table.rows.map((key) => line(rowCells(key, R), key)),
+    ...table.rows.map((key) => line(rowCells(key, R, spec.rows), key)),
     line(['Total', ...Array.from({ length: R - 1 }, () => '')], []),
   ];
   return stringify(records, { record_delimiter: '\r\n' });

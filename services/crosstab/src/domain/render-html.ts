@@ -1,5 +1,6 @@
 import { escape } from 'html-escaper';
-import { axisLabel, formatNumber, type AxisValue } from './axis-value';
+import { axisText, formatNumber, type AxisValue } from './axis-value';
+import { PERCENT_SHOWN, type AxisSpec } from './crosstab-spec';
 import type { PivotTable } from './pivot-table';
 
 /**
@@ -15,7 +16,12 @@ const SUBTOTAL = 'quarry-subtotal';
  * (shorter than `depth`) stays inside its ancestors' runs but not inside its own level's: there it
  * carries its own "<value> Total" header instead.
  */
-function spans(keys: AxisValue[][], level: number, depth: number): Map<number, [number, string]> {
+function spans(
+  keys: AxisValue[][],
+  level: number,
+  depth: number,
+  axes: readonly AxisSpec[],
+): Map<number, [number, string]> {
   const out = new Map<number, [number, string]>();
   let open: { start: number; prefix: string } | undefined;
   keys.forEach((k, i) => {
@@ -30,7 +36,7 @@ function spans(keys: AxisValue[][], level: number, depth: number): Map<number, [
       if (run) run[0]++;
     } else {
       open = { start: i, prefix };
-      out.set(i, [1, axisLabel(k[level])]);
+      out.set(i, [1, axisText(axes[level], k[level])]);
     }
   });
   return out;
@@ -39,20 +45,17 @@ function spans(keys: AxisValue[][], level: number, depth: number): Map<number, [
 /** A share as a reader takes it in: two decimals at most (12.5%, 33.33%); JSON and CSV keep every digit. */
 const formatPercent = (v: number) => `${formatNumber(Number(v.toFixed(2)))}%`;
 
-const subtotalLabel = (key: AxisValue[]) => `${axisLabel(key[key.length - 1])} Total`;
+const subtotalLabel = (key: AxisValue[], axes: readonly AxisSpec[]) =>
+  `${axisText(axes[key.length - 1], key[key.length - 1])} Total`;
 
 function caption(table: PivotTable): string {
   const { spec } = table;
   const rowNames = spec.rows.map((f) => f.name).join(' / ');
-  const parts = [
-    spec.columns.length ? `${rowNames} by ${spec.columns.map((c) => c.field.name).join(' / ')}` : rowNames,
-  ];
+  const parts = [spec.columns.length ? `${rowNames} by ${spec.columns.map((c) => c.name).join(' / ')}` : rowNames];
   if (spec.rowLimit !== null && table.rowsOmitted > 0)
     parts.push(`top ${table.outerRows - table.rowsOmitted} of ${table.outerRows} ${spec.rows[0].name}`);
   if (spec.columnLimit !== null && table.columnsOmitted > 0) {
-    parts.push(
-      `top ${table.outerColumns - table.columnsOmitted} of ${table.outerColumns} ${spec.columns[0].field.name}`,
-    );
+    parts.push(`top ${table.outerColumns - table.columnsOmitted} of ${table.outerColumns} ${spec.columns[0].name}`);
   }
   return parts.join('; ');
 }
@@ -70,7 +73,7 @@ export function renderHtml(table: PivotTable): string {
   const colLevels = spec.columns.length;
   const nameRow = t > 1 || colLevels === 0;
   const headerRows = colLevels + (nameRow ? 1 : 0);
-  const percent = spec.totals.map((x) => x.showAs !== 'value');
+  const percent = spec.totals.map((x) => PERCENT_SHOWN.has(x.showAs));
   const cell = (values: Array<number | null>) =>
     values.map((v, m) => `<td>${v === null ? '' : percent[m] ? formatPercent(v) : formatNumber(v)}</td>`).join('');
   const limited =
@@ -84,7 +87,7 @@ export function renderHtml(table: PivotTable): string {
       for (const f of spec.rows) out.push(`<th scope="col" rowspan="${headerRows}">${escape(f.name)}</th>`);
     if (row < colLevels) {
       const leaf = row === colLevels - 1;
-      const runs = spans(table.columns, row, colLevels);
+      const runs = spans(table.columns, row, colLevels, spec.columns);
       table.columns.forEach((key, i) => {
         const run = runs.get(i);
         if (run)
@@ -93,7 +96,7 @@ export function renderHtml(table: PivotTable): string {
           );
         if (key.length < colLevels && key.length === row + 1) {
           out.push(
-            `<th scope="${t === 1 ? 'col' : 'colgroup'}" class="${SUBTOTAL}" rowspan="${colLevels - row}" colspan="${t}">${escape(subtotalLabel(key))}</th>`,
+            `<th scope="${t === 1 ? 'col' : 'colgroup'}" class="${SUBTOTAL}" rowspan="${colLevels - row}" colspan="${t}">${escape(subtotalLabel(key, spec.rows))}</th>`,
           );
         }
       });
@@ -107,7 +110,7 @@ export function renderHtml(table: PivotTable): string {
     out.push('</tr>');
   }
   out.push('</thead>', '<tbody>');
-  const rowRuns = spec.rows.map((_, level) => spans(table.rows, level, rowLevels));
+  const rowRuns = spec.rows.map((_, level) => spans(table.rows, level, rowLevels, spec.rows));
   table.rows.forEach((key, r) => {
     const subtotal = key.length < rowLevels;
     out.push(subtotal ? `<tr class="${SUBTOTAL}">` : '<tr>');
@@ -116,7 +119,9 @@ export function renderHtml(table: PivotTable): string {
       if (run) out.push(`<th scope="row"${run[0] > 1 ? ` rowspan="${run[0]}"` : ''}>${escape(run[1])}</th>`);
       if (subtotal && level === key.length - 1) {
         const span = rowLevels - level;
-        out.push(`<th scope="row"${span > 1 ? ` colspan="${span}"` : ''}>${escape(subtotalLabel(key))}</th>`);
+        out.push(
+          `<th scope="row"${span > 1 ? ` colspan="${span}"` : ''}>${escape(subtotalLabel(key, spec.rows))}</th>`,
+        );
       }
     });
     for (const c of table.columns) out.push(cell(table.at(key, c)));

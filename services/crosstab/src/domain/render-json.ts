@@ -1,4 +1,5 @@
 import type { AxisValue } from './axis-value';
+import { keyQuery } from './drill-query';
 import type { PivotTable } from './pivot-table';
 
 /** Keys as JSON values: blank text is null like a missing value. */
@@ -13,18 +14,23 @@ export function renderJson(table: PivotTable): string {
   const { spec } = table;
   const R = spec.rows.length;
   return JSON.stringify({
-    rowFields: spec.rows.map((f) => f.name),
-    columnFields: spec.columns.map((c) => c.field.name),
+    rowFields: spec.rows.map((a) => a.name),
+    columnFields: spec.columns.map((a) => a.name),
     measures: spec.totals.map((t) => ({
       name: t.name,
-      aggregationType: t.aggregation,
+      ...(t.aggregation ? { aggregationType: t.aggregation } : {}),
       ...(t.field ? { field: t.field.name } : {}),
+      ...(t.distinctOf && !t.dynamicView ? { field: t.distinctOf.name } : {}),
       ...(t.dynamicView ? { dynamicView: t.dynamicView } : {}),
+      ...(t.percentile !== undefined ? { percentile: t.percentile } : {}),
+      ...(t.formula ? { formula: t.formula.text } : {}),
       showAs: t.showAs,
     })),
     columns: table.columns.map(jsonKey),
+    columnQueries: table.columns.map((c) => keyQuery(spec.columns, c, table.drill)),
     rows: table.rows.map((key) => ({
       key: jsonKey(key),
+      query: keyQuery(spec.rows, key, table.drill),
       cells: table.columns.map((c) => table.at(key, c)),
       total: table.at(key, []),
       ...(key.length < R ? { subtotal: true } : {}),
@@ -33,5 +39,7 @@ export function renderJson(table: PivotTable): string {
     grandTotal: table.at([], []),
     rowsOmitted: table.rowsOmitted,
     columnsOmitted: table.columnsOmitted,
+    rowsFilteredOut: table.rowsFilteredOut,
+    columnsFilteredOut: table.columnsFilteredOut,
   });
 }

@@ -1,3 +1,4 @@
+import { plainAxis } from '../test-support/crosstab-input';
 import { parse } from 'csv-parse/sync';
 import { parseFragment, type DefaultTreeAdapterMap } from 'parse5';
 import type { FieldDef } from '@quarry/query-language';
@@ -52,9 +53,13 @@ const SUM: TotalSpec = {
 
 function spec(rows: string[], columns: string[], over: Partial<CrosstabSpec> = {}): CrosstabSpec {
   return {
-    rows: rows.map(field),
-    columns: columns.map((c) => ({ field: field(c), reverse: false })),
+    rows: rows.map((r) => plainAxis(field(r))),
+    columns: columns.map((c) => plainAxis(field(c))),
     totals: [SUM],
+    formulaOrder: [],
+    timeZone: 'UTC',
+    rowFilter: null,
+    columnFilter: null,
     subtotals: true,
     rowOrder: { by: 'label', measure: 0, direction: 'asc' },
     columnOrder: { by: 'label', measure: 0, direction: 'asc' },
@@ -186,7 +191,7 @@ describe('the table renderers over subtotals on both axes', () => {
     });
     groups.push({ rowKey: [], columnKey: ['-x'], values: [21] }, { rowKey: [], columnKey: [], values: [21] });
     const lines = parse(
-      renderCsv(buildPivotTable({ ...s, rows: [{ name: 'a', type: 'string' } as FieldDef] }, groups)),
+      renderCsv(buildPivotTable({ ...s, rows: [plainAxis({ name: 'a', type: 'string' })] }, groups)),
     ) as string[][];
     expect(lines[0]).toEqual(['a', "'-x | @SUM(A1)", 'Total | @SUM(A1)']);
     const labels = lines.slice(1, -1).map((l) => l[0]);

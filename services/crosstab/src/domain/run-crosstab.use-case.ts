@@ -37,6 +37,8 @@ export interface CrosstabResult {
   /** Values of the outermost row (column) level left out by rowLimit (columnLimit). */
   rowsOmitted: number;
   columnsOmitted: number;
+  rowsFilteredOut: number;
+  columnsFilteredOut: number;
   cache: CacheStatus;
 }
 
@@ -49,8 +51,19 @@ export interface RunCrosstabOptions {
 }
 
 function resultOf(output: CrosstabOutput, value: CachedResult, cache: CacheStatus): CrosstabResult {
-  const [rowCount, columnCount, rowsOmitted, columnsOmitted] = value.counts;
-  return { output, payload: value.payload, rowCount, columnCount, rowsOmitted, columnsOmitted, cache };
+  const [rowCount, columnCount, rowsOmitted, columnsOmitted, rowsFilteredOut = 0, columnsFilteredOut = 0] =
+    value.counts;
+  return {
+    output,
+    payload: value.payload,
+    rowCount,
+    columnCount,
+    rowsOmitted,
+    columnsOmitted,
+    rowsFilteredOut,
+    columnsFilteredOut,
+    cache,
+  };
 }
 
 /** CROSSTAB.EXECUTE: permissions and realms, validation, the pivot, and the table in the asked format. */
@@ -93,7 +106,7 @@ export class RunCrosstabUseCase {
     signal?: AbortSignal,
   ): Promise<CachedResult> {
     // One pass yields the key counts and the groups; over the limit it stops at the counts.
-    const { keys, groups, tooManyGroups } = await this.pivots.pivot(entry, where, spec, MAX_CELLS, signal);
+    const { keys, groups, tooManyGroups, drill } = await this.pivots.pivot(entry, where, spec, MAX_CELLS, signal);
     const cells = crosstabCells(keys, spec);
     if (cells > MAX_CELLS) {
       throw AppError.invalid(
@@ -105,14 +118,21 @@ export class RunCrosstabUseCase {
         `With subtotals the crosstab would have more than ${MAX_CELLS} cells (the limit). Filter the query, use fewer fields, or leave subtotals out.`,
       );
     if (tooManyGroups) throw subtotalsOver();
-    const table = buildPivotTable(spec, groups);
+    const table = buildPivotTable(spec, groups, { drill });
     // Without column fields the Total column is the table's one column.
     const columnCount = spec.columns.length ? table.columns.length : 1;
     // Subtotal rows and columns are shown cells too: the limit holds for the table as drawn.
     if (table.rows.length * columnCount * spec.totals.length > MAX_CELLS) throw subtotalsOver();
     return {
       payload: RENDER[output](table),
-      counts: [table.rows.length, columnCount, table.rowsOmitted, table.columnsOmitted],
+      counts: [
+        table.rows.length,
+        columnCount,
+        table.rowsOmitted,
+        table.columnsOmitted,
+        table.rowsFilteredOut,
+        table.columnsFilteredOut,
+      ],
     };
   }
 }

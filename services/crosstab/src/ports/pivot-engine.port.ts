@@ -15,6 +15,18 @@ export interface PivotResult {
   groups: GroupRow[];
   /** Set (with no group) when the subtotals and totals alone would be more groups than a table within the limit can show. */
   tooManyGroups?: true;
+  /** What drill-through queries need to know of the stored columns (see DrillFacts). */
+  drill?: DrillFacts;
+}
+
+export interface DrillFacts {
+  /** Date fields stored as calendar dates (no time of day): each is its own local date in any zone. */
+  calendarDates: string[];
+  /**
+   * For axes grouped by a repeating date part (monthOfYear, dayOfWeek, hourOfDay): the wall-clock span
+   * of the filtered records in the crosstab's zone, [first, last] as wall times written as if UTC.
+   */
+  spans: Record<string, [number, number]>;
 }
 
 /**
@@ -22,7 +34,10 @@ export interface PivotResult {
  * - every total of a group is computed from the group's records (an Average's total is the average of
  *   the records, a distinct count's total is distinct over the set), never from other groups' values;
  * - blank values (null or empty text) group together, reported as null;
- * - dates on an axis group by the field's grain, reported as YYYY-MM-DD, YYYY-MM or YYYY;
+ * - dates on an axis group by the field's grain, reported as YYYY-MM-DD, YYYY-MM or YYYY; with a
+ *   dateGroup, by that part of their wall-clock time in the spec's zone, reported as the contract's
+ *   sortable key (2001-Q1, 2001-W05, 07, ...); bins by o + k·w <= x < o + (k+1)·w, reported as the
+ *   lower bound (12 significant digits);
  * - the filter is evaluated once: one pass over the index yields both the key counts and the groups;
  * - when `crosstabCells(keys, spec)` exceeds `maxCells` no group is returned, only the key counts, and
  *   the engine never materialises more than `maxCells / totals` cells on the way: an oversized pivot

@@ -1,4 +1,6 @@
 import { completeCrosstabExecute } from '@quarry/contract';
+import type { FieldDef } from '@quarry/query-language';
+import type { AxisSpec } from '../domain/crosstab-spec';
 import type { RunCrosstabInput } from '../domain/run-crosstab.use-case';
 
 /** A CROSSTAB.EXECUTE request as a caller sends it (validated; `index` optional here). */
@@ -7,4 +9,9 @@ export type SentCrosstab = Omit<Parameters<typeof completeCrosstabExecute>[0], '
 /** A crosstab request as the gateway hands it on: completed by the contract, as in production. */
 export function crosstabInput(sent: SentCrosstab): RunCrosstabInput {
   return completeCrosstabExecute({ index: 'test', ...sent });
+}
+
+/** A field as an axis with no grouping, as crosstabSpec makes it. */
+export function plainAxis(field: FieldDef): AxisSpec {
+  return { field, reverse: false, keyType: field.type, name: field.name };
 }

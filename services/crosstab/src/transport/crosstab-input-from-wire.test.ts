@@ -1,4 +1,4 @@
-import { completeCrosstabExecute } from '@quarry/contract';
+import { AGGREGATIONS, completeCrosstabExecute, SHOW_AS } from '@quarry/contract';
 import type { pb } from '@quarry/rpc';
 import { crosstabInputFromWire } from './grpc-crosstab.handlers';
 
@@ -10,12 +10,16 @@ function wire(over: Partial<pb.CrosstabRequest__Output> = {}): pb.CrosstabReques
     query: '*',
     rows: ['Genre'],
     columns: [],
-    totals: [{ aggregationType: 'count', field: '', dynamicView: '', name: '', showAs: '' }],
+    totals: [{ aggregationType: 'count', field: '', dynamicView: '', name: '', showAs: '', formula: '' }],
     output: 'html',
     bypassCache: false,
     subtotals: false,
     rowOrder: null,
     columnOrder: null,
+    rowAxes: [],
+    timeZone: '',
+    rowFilter: null,
+    columnFilter: null,
     ...over,
   };
 }
@@ -36,16 +40,31 @@ describe('crosstabInputFromWire', () => {
       rows: ['Genre'],
       totals: [{ aggregationType: 'count' }],
     });
-    const { rows, columns, totals, subtotals, rowOrder, columnOrder } = fromContract;
-    expect(crosstabInputFromWire(wire())).toEqual({ rows, columns, totals, subtotals, rowOrder, columnOrder });
+    const { rows, columns, totals, subtotals, rowOrder, columnOrder, timeZone } = fromContract;
+    expect(crosstabInputFromWire(wire())).toEqual({
+      rows,
+      columns,
+      totals,
+      subtotals,
+      rowOrder,
+      columnOrder,
+      timeZone,
+    });
   });
 
   it('keeps what was sent, in the contract spelling', () => {
     const input = crosstabInputFromWire(
       wire({
         totals: [
-          { aggregationType: ' SUM', field: 'Gross', dynamicView: '', name: 'Takings', showAs: 'percentOfRowTotal' },
-          { aggregationType: 'Count', field: '', dynamicView: '', name: '', showAs: '' },
+          {
+            aggregationType: ' SUM',
+            field: 'Gross',
+            dynamicView: '',
+            name: 'Takings',
+            showAs: 'percentOfRowTotal',
+            formula: '',
+          },
+          { aggregationType: 'Count', field: '', dynamicView: '', name: '', showAs: '', formula: '' },
         ],
         rowOrder: { by: 'value', measure: 1, direction: 'DESC' },
         rowLimit: 3,
@@ -65,15 +84,15 @@ describe('crosstabInputFromWire', () => {
   it.each<[string, Partial<pb.CrosstabRequest__Output>, string]>([
     [
       'an unknown aggregation, cut short',
-      { totals: [{ aggregationType: 'x'.repeat(5000), field: '', dynamicView: '', name: '', showAs: '' }] },
-      'totals[0].aggregationType "' +
-        'x'.repeat(100) +
-        '…" (5000 characters) is not one of Sum, Count, Average, Min, Max',
+      {
+        totals: [{ aggregationType: 'x'.repeat(5000), field: '', dynamicView: '', name: '', showAs: '', formula: '' }],
+      },
+      'totals[0].aggregationType "' + 'x'.repeat(100) + '…" (5000 characters) is not one of ' + AGGREGATIONS.join(', '),
     ],
     [
       'an unknown showAs',
-      { totals: [{ aggregationType: 'Count', field: '', dynamicView: '', name: '', showAs: 'median' }] },
-      'totals[0].showAs "median" is not one of value, percentOfGrandTotal, percentOfRowTotal, percentOfColumnTotal',
+      { totals: [{ aggregationType: 'Count', field: '', dynamicView: '', name: '', showAs: 'median', formula: '' }] },
+      `totals[0].showAs "median" is not one of ${SHOW_AS.join(', ')}`,
     ],
     [
       'an order by an unknown word',

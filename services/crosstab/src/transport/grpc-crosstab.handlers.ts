@@ -2,9 +2,14 @@ import {
   AGGREGATIONS,
   completeDirection,
   DEFAULT_AXIS_ORDER,
+  DATE_GROUPS,
   DEFAULT_SHOW_AS,
+  DEFAULT_TIME_ZONE,
+  FILTER_OPS,
   SHOW_AS,
+  type CompleteAxis,
   type CompleteAxisOrder,
+  type CompleteFilter,
 } from '@quarry/contract';
 import type { Logger } from '@quarry/logger';
 import { callerFromWire, unary, wireWord, type pb } from '@quarry/rpc';
@@ -31,16 +36,39 @@ export function crosstabInputFromWire(req: pb.CrosstabRequest__Output): Crosstab
       direction: completeDirection(o.direction),
     };
   };
+  const axis = (c: pb.ColumnItem__Output, param: string): CompleteAxis => ({
+    field: c.field,
+    reverse: c.reverse,
+    ...(c.dateGroup ? { dateGroup: wireWord(DATE_GROUPS, c.dateGroup, `${param}.dateGroup`) } : {}),
+    ...(c.binWidth != null ? { bin: { width: c.binWidth, origin: c.binOrigin } } : {}),
+  });
+  const filter = (f: pb.AxisFilter__Output | null, param: string): CompleteFilter | undefined => {
+    if (!f || f.op === '') return undefined;
+    if (!Number.isInteger(f.measure) || f.measure < 0 || f.measure >= req.totals.length)
+      throw AppError.invalid(`${param}.measure must be an index into totals, from 0 to ${req.totals.length - 1}`);
+    return { measure: f.measure, op: wireWord(FILTER_OPS, f.op, `${param}.op`), value: f.value };
+  };
+  const rowFilter = filter(req.rowFilter, 'rowFilter');
+  const columnFilter = filter(req.columnFilter, 'columnFilter');
   return {
-    rows: req.rows,
-    columns: req.columns.map((c) => ({ field: c.field, reverse: c.reverse })),
+    // A peer from before axes sends only `rows`, field names.
+    rows: req.rowAxes.length
+      ? req.rowAxes.map((r, i) => axis(r, `rows[${i}]`))
+      : req.rows.map((field) => ({ field, reverse: false })),
+    columns: req.columns.map((c, i) => axis(c, `columns[${i}]`)),
     totals: req.totals.map((t, i) => ({
-      aggregationType: wireWord(AGGREGATIONS, t.aggregationType, `totals[${i}].aggregationType`),
+      ...(t.formula
+        ? { formula: t.formula }
+        : { aggregationType: wireWord(AGGREGATIONS, t.aggregationType, `totals[${i}].aggregationType`) }),
       ...(t.field ? { field: t.field } : {}),
       ...(t.dynamicView ? { dynamicView: t.dynamicView } : {}),
       ...(t.name ? { name: t.name } : {}),
+      ...(t.percentile != null ? { percentile: t.percentile } : {}),
       showAs: t.showAs === '' ? DEFAULT_SHOW_AS : wireWord(SHOW_AS, t.showAs, `totals[${i}].showAs`),
     })),
+    timeZone: req.timeZone || DEFAULT_TIME_ZONE,
+    ...(rowFilter ? { rowFilter } : {}),
+    ...(columnFilter ? { columnFilter } : {}),
     subtotals: req.subtotals,
     rowOrder: order(req.rowOrder, 'rowOrder'),
     columnOrder: order(req.columnOrder, 'columnOrder'),
@@ -79,6 +107,8 @@ export function crosstabHandlers(
           columnCount: res.columnCount,
           rowsOmitted: res.rowsOmitted,
           columnsOmitted: res.columnsOmitted,
+          rowsFilteredOut: res.rowsFilteredOut,
+          columnsFilteredOut: res.columnsFilteredOut,
           cache: res.cache,
         };
       },

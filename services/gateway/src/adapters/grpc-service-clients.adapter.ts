@@ -13,7 +13,13 @@ import {
   type pb,
   type UnaryMethod,
 } from '@quarry/rpc';
-import type { CacheStatus, IndexesFindResult, ReportsFindResult, ReportsMetadataResult } from '@quarry/contract';
+import type {
+  CacheStatus,
+  CompleteAxis,
+  IndexesFindResult,
+  ReportsFindResult,
+  ReportsMetadataResult,
+} from '@quarry/contract';
 import type {
   Caller,
   ChartImage,
@@ -58,6 +64,15 @@ function toReportSummary(r: pb.ReportSummary__Output | null): ReportsFindResult[
  * resolves its address through DNS and spreads calls over every pod the name returns (round_robin,
  * CLIENT_OPTIONS), which a headless Service makes all of the service's ready pods.
  */
+function axisToWire(a: CompleteAxis): pb.ColumnItem {
+  return {
+    field: a.field,
+    reverse: a.reverse,
+    dateGroup: a.dateGroup ?? '',
+    ...(a.bin ? { binWidth: a.bin.width, binOrigin: a.bin.origin } : {}),
+  };
+}
+
 export class GrpcServiceClients implements ServiceClients {
   private readonly clients: Record<ServiceName, grpc.Client>;
   private readonly v1: Defs;
@@ -169,15 +184,22 @@ export class GrpcServiceClients implements ServiceClients {
         caller: callerToWire(caller),
         index: req.index,
         query: req.query,
-        rows: [...req.rows],
-        columns: req.columns.map((c) => ({ field: c.field, reverse: c.reverse })),
+        // `rows` names the axes for a crosstab service from before axes; `rowAxes` carries them whole.
+        rows: req.rows.map((r) => r.field),
+        rowAxes: req.rows.map(axisToWire),
+        columns: req.columns.map(axisToWire),
         totals: req.totals.map((t) => ({
-          aggregationType: t.aggregationType,
+          aggregationType: t.aggregationType ?? '',
           field: t.field ?? '',
           dynamicView: t.dynamicView ?? '',
           name: t.name ?? '',
-          showAs: t.showAs ?? '',
+          showAs: t.showAs,
+          ...(t.percentile !== undefined ? { percentile: t.percentile } : {}),
+          formula: t.formula ?? '',
         })),
+        timeZone: req.timeZone,
+        rowFilter: req.rowFilter ?? null,
+        columnFilter: req.columnFilter ?? null,
         subtotals: req.subtotals,
         rowOrder: req.rowOrder ?? null,
         columnOrder: req.columnOrder ?? null,
@@ -196,6 +218,8 @@ export class GrpcServiceClients implements ServiceClients {
       columnCount: res.columnCount,
       rowsOmitted: res.rowsOmitted,
       columnsOmitted: res.columnsOmitted,
+      rowsFilteredOut: res.rowsFilteredOut,
+      columnsFilteredOut: res.columnsFilteredOut,
     };
     return { table, cache: cacheStatus(res.cache) };
   }

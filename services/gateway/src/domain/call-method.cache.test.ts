@@ -49,7 +49,16 @@ function fakeServices(cache: string) {
     pivot: async (_caller, req) => {
       sent.crosstab = req;
       return {
-        table: { body: '<table></table>', grid: '{}', rowCount: 0, columnCount: 0, rowsOmitted: 0, columnsOmitted: 0 },
+        table: {
+          body: '<table></table>',
+          grid: '{}',
+          rowCount: 0,
+          columnCount: 0,
+          rowsOmitted: 0,
+          columnsOmitted: 0,
+          rowsFilteredOut: 0,
+          columnsFilteredOut: 0,
+        },
         cache: known,
       };
     },

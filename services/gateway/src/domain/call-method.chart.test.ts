@@ -27,7 +27,18 @@ function fakeServices() {
   const services: Partial<ServiceClients> = {
     pivot: async () => {
       calls.push('crosstab');
-      return { table: { body: '', grid: '{}', rowCount: 0, columnCount: 0, rowsOmitted: 0, columnsOmitted: 0 } };
+      return {
+        table: {
+          body: '',
+          grid: '{}',
+          rowCount: 0,
+          columnCount: 0,
+          rowsOmitted: 0,
+          columnsOmitted: 0,
+          rowsFilteredOut: 0,
+          columnsFilteredOut: 0,
+        },
+      };
     },
     renderChart: async (req) => {
       calls.push('chart');

@@ -144,6 +144,8 @@ export class CallMethodUseCase {
         dynamicView: t.dynamicView,
         name: t.name,
         showAs: t.showAs,
+        percentile: t.percentile,
+        formula: t.formula,
       }),
     );
     const { table, cache } = await this.services.pivot(
@@ -154,6 +156,9 @@ export class CallMethodUseCase {
         rows: complete.rows,
         columns: complete.columns,
         totals: complete.totals,
+        timeZone: complete.timeZone,
+        rowFilter: complete.rowFilter,
+        columnFilter: complete.columnFilter,
         subtotals: complete.subtotals,
         rowOrder: complete.rowOrder,
         columnOrder: complete.columnOrder,
@@ -181,10 +186,14 @@ export class CallMethodUseCase {
         )),
       };
     } else {
-      const omitted =
-        p.rowLimit !== undefined || p.columnLimit !== undefined
+      const omitted = {
+        ...(p.rowLimit !== undefined || p.columnLimit !== undefined
           ? { rowsOmitted: table.rowsOmitted, columnsOmitted: table.columnsOmitted }
-          : {};
+          : {}),
+        ...(p.rowFilter !== undefined || p.columnFilter !== undefined
+          ? { rowsFilteredOut: table.rowsFilteredOut, columnsFilteredOut: table.columnsFilteredOut }
+          : {}),
+      };
       const counts = { rowCount: table.rowCount, columnCount: table.columnCount };
       if (p.format === 'json')
         data = { contentType: 'application/json', data: JSON.parse(table.body) as unknown, ...counts };
@@ -201,6 +210,9 @@ export class CallMethodUseCase {
       columns,
       totals,
       ...defined({
+        timeZone: p.timeZone,
+        rowFilter: p.rowFilter,
+        columnFilter: p.columnFilter,
         subtotals: p.subtotals,
         rowOrder,
         columnOrder,

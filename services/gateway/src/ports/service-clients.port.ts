@@ -2,13 +2,14 @@ import type { RawJson } from './raw-json';
 import type {
   CacheStatus,
   Caller,
+  CompleteAxisOrder,
+  CompletePivot,
   CrosstabFormat,
   IndexesFindResult,
   MethodName,
   QueriesExecuteResult,
   ReportsFindResult,
   ReportsMetadataResult,
-  ShowAs,
 } from '@quarry/contract';
 
 /**
@@ -41,29 +42,10 @@ export interface IndexSearch {
   limit?: number;
 }
 
-export interface AxisOrderRequest {
-  by: 'label' | 'value';
-  measure: number;
-  direction: 'asc' | 'desc';
-}
+export type AxisOrderRequest = CompleteAxisOrder;
 
-export interface PivotRequest {
-  index: string;
-  query: string;
-  rows: readonly string[];
-  columns: ReadonlyArray<{ field: string; reverse: boolean }>;
-  totals: ReadonlyArray<{
-    aggregationType: string;
-    field?: string;
-    dynamicView?: string;
-    name?: string;
-    showAs?: ShowAs;
-  }>;
-  subtotals: boolean;
-  rowOrder?: AxisOrderRequest;
-  columnOrder?: AxisOrderRequest;
-  rowLimit?: number;
-  columnLimit?: number;
+/** A crosstab as the contract completed it, and which output the service renders. */
+export interface PivotRequest extends CompletePivot {
   /** A table format, or `grid`: the data a chart is drawn from. */
   output: CrosstabFormat | 'grid';
   bypassCache: boolean;
@@ -78,6 +60,9 @@ export interface PivotAnswer {
   columnCount: number;
   rowsOmitted: number;
   columnsOmitted: number;
+  /** Outermost row (column) groups rowFilter (columnFilter) left out. */
+  rowsFilteredOut: number;
+  columnsFilteredOut: number;
 }
 
 export interface ChartRequest {

@@ -235,6 +235,9 @@ export function compilePredicate(
       }
       case 'compare':
         return compareLeaf(column(q.field), q.fieldType, q.op, q.value);
+      case 'equals':
+        // Memory holds text lower-cased: the exact value is SQL's to test.
+        throw new UnsupportedQuery('exact text');
       case 'exists': {
         const c = column(q.field);
         if (q.fieldType === 'string') {

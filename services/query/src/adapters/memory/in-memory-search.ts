@@ -77,6 +77,7 @@ export function fieldsOf(plan: SearchPlan): Set<string> {
         return;
       case 'compare':
       case 'exists':
+      case 'equals':
         fields.add(q.field);
         return;
       default:

@@ -259,6 +259,11 @@ export function toFilterBy(node: QueryNode, slots: FieldSlots, maxOperations = D
         return compare(slot(q.field), q.op, q.value, negate);
       case 'exists':
         return tokens('__has', [fieldTag(slot(q.field).slot)], negate);
+      case 'equals':
+        // The collection holds text as words and ranks, not whole values: exact text has nothing to match on.
+        throw AppError.invalid(
+          `Exact text (${q.field}:=…) is not supported by the Typesense engine; search words or phrases instead`,
+        );
     }
   };
 

@@ -1,0 +1,194 @@
+import type { AxisValue } from './axis-value';
+import type { AxisSpec } from './crosstab-spec';
+
+/*
+ * Drill-through: for each key of a crosstab, a query in Quarry's own language that selects exactly the
+ * records grouped under it, so that `(<crosstab query>) AND <row query> AND <column query>` run through
+ * QUERIES.EXECUTE returns the records counted in that cell. Each clause mirrors how the engine groups:
+ * exact text (`Field:=value`), equal numbers and booleans, the grain's period for dates, [start, end)
+ * ranges for date groups and bins, and "has no value" for (blank).
+ */
+
+/** What a backslash escapes in the query language (query-lexer.ts ESCAPABLE), plus "=" leading a value. */
+const ESCAPED = /[+\-!(){}[\]^"?:\\&|'/~* =<>]/g;
+const escapeText = (s: string) => s.replace(ESCAPED, (c) => `\\${c}`);
+
+/** `Field:` as the query language reads any field name. */
+const fieldRef = (name: string) => `${escapeText(name)}:`;
+
+const DAY = 86_400_000;
+
+/** Wall-clock parts of an instant in a zone. */
+function wallClock(ms: number, timeZone: string): number {
+  const parts = new Intl.DateTimeFormat('en-US', {
+    timeZone,
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: 'numeric',
+    day: 'numeric',
+    hour: 'numeric',
+    minute: 'numeric',
+    second: 'numeric',
+  }).formatToParts(new Date(ms));
+  const get = (type: string) => Number(parts.find((p) => p.type === type)?.value ?? 0);
+  const y = get('year');
+  const utc = Date.UTC(y, get('month') - 1, get('day'), get('hour'), get('minute'), get('second'));
+  // Date.UTC reads years 0-99 as 1900-1999.
+  return y < 100 ? new Date(utc).setUTCFullYear(y) : utc;
+}
+
+/**
+ * The first instant whose wall-clock time in the zone is at or after `wall` (a wall time written as if
+ * UTC): where a day or hour starts in that zone, also across a daylight-saving gap (the wall time that
+ * never happened starts at the transition) or repeat (the first of the two).
+ */
+export function zonedStart(wall: number, timeZone: string): number {
+  if (timeZone === 'UTC') return wall;
+  const offsets = new Set([-DAY, 0, DAY].map((d) => wallClock(wall + d, timeZone) - (wall + d)));
+  const exact = [...offsets].map((o) => wall - o).filter((t) => wallClock(t, timeZone) === wall);
+  if (exact.length) return Math.min(...exact);
+  // In a gap: the earliest instant past it, found by halving between the two offsets' guesses.
+  let lo = wall - Math.max(...offsets);
+  let hi = wall - Math.min(...offsets);
+  while (hi - lo > 1000) {
+    const mid = lo + Math.floor((hi - lo) / 2000) * 1000;
+    if (wallClock(mid, timeZone) >= wall) hi = mid;
+    else lo = mid;
+  }
+  return hi;
+}
+
+const pad = (n: number, w = 2) => String(n).padStart(w, '0');
+
+/** An instant as the query language reads one: UTC, to the second (Z). */
+function instantText(ms: number): string {
+  const d = new Date(ms);
+  return `${pad(d.getUTCFullYear(), 4)}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}T${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}Z`;
+}
+
+const dayText = (ms: number) => instantText(ms).slice(0, 10);
+
+/** The wall-clock period [start, end) a date group's key names, as wall times written as if UTC. */
+function groupPeriod(axis: AxisSpec, key: string): [number, number] | null {
+  const utc = (y: number, m: number, d = 1, h = 0) => {
+    const t = Date.UTC(y, m, d, h);
+    return y < 100 ? new Date(t).setUTCFullYear(y) : t;
+  };
+  const n = (key.match(/\d+/g) ?? []).map(Number);
+  const shape: Record<string, RegExp> = {
+    year: /^\d{4}$/,
+    quarter: /^\d{4}-Q[1-4]$/,
+    month: /^\d{4}-\d{2}$/,
+    week: /^\d{4}-W\d{2}$/,
+    day: /^\d{4}-\d{2}-\d{2}$/,
+    hour: /^\d{4}-\d{2}-\d{2}T\d{2}$/,
+  };
+  const group = axis.dateGroup;
+  if (!group || !shape[group]?.test(key)) return null;
+  const [y, a = 1, b = 1, h = 0] = n;
+  switch (group) {
+    case 'year':
+      return [utc(y, 0), utc(y + 1, 0)];
+    case 'quarter':
+      return [utc(y, (a - 1) * 3), utc(y, a * 3)];
+    case 'month':
+      return [utc(y, a - 1), utc(y, a)];
+    case 'week': {
+      // ISO week 1 holds January 4th; weeks start on Monday.
+      const jan4 = utc(y, 0, 4);
+      const monday = jan4 - ((new Date(jan4).getUTCDay() + 6) % 7) * DAY;
+      const start = monday + (a - 1) * 7 * DAY;
+      return [start, start + 7 * DAY];
+    }
+    case 'day':
+      return [utc(y, a - 1, b), utc(y, a - 1, b + 1)];
+    case 'hour':
+      return [utc(y, a - 1, b, h), utc(y, a - 1, b, h + 1)];
+    default:
+      return null;
+  }
+}
+
+export interface DrillContext {
+  timeZone: string;
+  /** Whether the field's column holds calendar dates (no time of day), which are their own local date. */
+  calendarDate: (field: string) => boolean;
+  /**
+   * For date parts that repeat (monthOfYear, dayOfWeek, hourOfDay): the wall-clock span the records
+   * cover, as wall times written as if UTC; the clause lists every period of the key inside it.
+   */
+  span?: (field: string) => [number, number] | null;
+}
+
+/** Periods of a repeating date part inside a span, as wall-clock [start, end) pairs. */
+function repeatingPeriods(axis: AxisSpec, key: string, span: [number, number]): Array<[number, number]> {
+  const out: Array<[number, number]> = [];
+  const n = Number(key);
+  const [from, to] = span;
+  const first = new Date(from);
+  switch (axis.dateGroup) {
+    case 'monthOfYear':
+      for (let y = first.getUTCFullYear(); Date.UTC(y, n - 1, 1) <= to; y++)
+        out.push([Date.UTC(y, n - 1, 1), Date.UTC(y, n, 1)]);
+      break;
+    case 'dayOfWeek': {
+      const day0 = Date.UTC(first.getUTCFullYear(), first.getUTCMonth(), first.getUTCDate());
+      const isoDay = ((new Date(day0).getUTCDay() + 6) % 7) + 1;
+      for (let d = day0 + ((n - isoDay + 7) % 7) * DAY; d <= to; d += 7 * DAY) out.push([d, d + DAY]);
+      break;
+    }
+    case 'hourOfDay': {
+      const day0 = Date.UTC(first.getUTCFullYear(), first.getUTCMonth(), first.getUTCDate());
+      for (let d = day0 + n * 3_600_000; d <= to; d += DAY) out.push([d, d + 3_600_000]);
+      break;
+    }
+  }
+  return out.filter(([, end]) => end > from);
+}
+
+/** Merges touching periods, so a clause never repeats a boundary. */
+function merged(periods: Array<[number, number]>): Array<[number, number]> {
+  const out: Array<[number, number]> = [];
+  for (const p of periods) {
+    const last = out[out.length - 1];
+    if (last && last[1] === p[0]) last[1] = p[1];
+    else out.push([...p]);
+  }
+  return out;
+}
+
+/** One key part of one axis as a clause. */
+export function keyClause(axis: AxisSpec, value: AxisValue, ctx: DrillContext): string {
+  const f = fieldRef(axis.field.name);
+  if (value === null || value === '') return `NOT ${f}*`;
+  if (axis.bin && typeof value === 'number') {
+    // The engine puts x in bin k when o + k·w <= x < o + (k+1)·w, computed in doubles: the same bounds.
+    const { origin: o, width: w } = axis.bin;
+    const k = Math.round((value - o) / w);
+    return `${f}[${String(o + k * w)} TO ${String(o + (k + 1) * w)}}`;
+  }
+  if (axis.dateGroup && typeof value === 'string') {
+    const calendar = ctx.calendarDate(axis.field.name);
+    const range = ([start, end]: [number, number]) =>
+      calendar
+        ? `${f}[${dayText(start)} TO ${dayText(end)}}`
+        : `${f}[${instantText(zonedStart(start, ctx.timeZone))} TO ${instantText(zonedStart(end, ctx.timeZone))}}`;
+    const period = groupPeriod(axis, value);
+    if (period) return range(period);
+    const span = ctx.span?.(axis.field.name);
+    const periods = span ? merged(repeatingPeriods(axis, value, span)) : [];
+    if (periods.length === 0) return `NOT ${f}*`;
+    return periods.length === 1 ? range(periods[0]) : `(${periods.map(range).join(' OR ')})`;
+  }
+  if (axis.field.type === 'string') return `${f}=${escapeText(String(value))}`;
+  if (typeof value === 'number') return `${f}${escapeText(String(value))}`;
+  if (typeof value === 'boolean') return `${f}${value}`;
+  // A date at the field's grain: the query language reads YYYY, YYYY-MM and YYYY-MM-DD as that period.
+  return `${f}${escapeText(String(value))}`;
+}
+
+/** A whole key (a row's or a column's, or a subtotal's shorter one) as one query. */
+export function keyQuery(axes: readonly AxisSpec[], key: readonly AxisValue[], ctx: DrillContext): string {
+  if (key.length === 0) return '*';
+  return key.map((v, i) => keyClause(axes[i], v, ctx)).join(' AND ');
+}
