@@ -369,15 +369,15 @@ export type CrosstabExecuteResult =
         }[];
         columns: (string | number | boolean | null)[][];
         /**
-         * Per entry of columns: a query (Quarry query language) selecting exactly the records of that column key.
+         * Per entry of columns: a query (Quarry query language) selecting exactly the records of that column key; null for a repeating date part (monthOfYear, dayOfWeek, hourOfDay) spanning more than 64 periods.
          */
-        columnQueries: string[];
+        columnQueries: (string | null)[];
         rows: {
           key: (string | number | boolean | null)[];
           /**
-           * Selects exactly the records of this row key: (crosstab query) AND row query AND column query is the cell.
+           * Selects exactly the records of this row key: (crosstab query) AND row query AND column query is the cell. Absent for a repeating date part spanning more than 64 periods.
            */
-          query: string;
+          query?: string;
           cells: (number | null)[][];
           /**
            * One value per measure; null where no record falls.

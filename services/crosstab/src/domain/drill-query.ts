@@ -18,18 +18,29 @@ const fieldRef = (name: string) => `${escapeText(name)}:`;
 
 const DAY = 86_400_000;
 
-/** Wall-clock parts of an instant in a zone. */
+/** Building a formatter costs far more than using one: one per zone, kept. */
+const formatters = new Map<string, Intl.DateTimeFormat>();
+function formatter(timeZone: string): Intl.DateTimeFormat {
+  let f = formatters.get(timeZone);
+  if (!f) {
+    f = new Intl.DateTimeFormat('en-US', {
+      timeZone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+      second: 'numeric',
+    });
+    formatters.set(timeZone, f);
+  }
+  return f;
+}
+
+/** Wall-clock time of an instant in a zone, written as if UTC. */
 function wallClock(ms: number, timeZone: string): number {
-  const parts = new Intl.DateTimeFormat('en-US', {
-    timeZone,
-    hourCycle: 'h23',
-    year: 'numeric',
-    month: 'numeric',
-    day: 'numeric',
-    hour: 'numeric',
-    minute: 'numeric',
-    second: 'numeric',
-  }).formatToParts(new Date(ms));
+  const parts = formatter(timeZone).formatToParts(new Date(ms));
   const get = (type: string) => Number(parts.find((p) => p.type === type)?.value ?? 0);
   const y = get('year');
   const utc = Date.UTC(y, get('month') - 1, get('day'), get('hour'), get('minute'), get('second'));
@@ -109,8 +120,16 @@ function groupPeriod(axis: AxisSpec, key: string): [number, number] | null {
   }
 }
 
+/**
+ * A repeating date part over more periods than this has no clause: OR-ing them would pass the query
+ * language's limits (length, clauses) long before it stopped being useful. Its keys carry no query.
+ */
+export const MAX_REPEATING_PERIODS = 64;
+
 export interface DrillContext {
   timeZone: string;
+  /** Clauses already written, by axis and value: a key part repeats down the rows. */
+  memo?: Map<string, string | null>;
   /** Whether the field's column holds calendar dates (no time of day), which are their own local date. */
   calendarDate: (field: string) => boolean;
   /**
@@ -157,8 +176,17 @@ function merged(periods: Array<[number, number]>): Array<[number, number]> {
   return out;
 }
 
-/** One key part of one axis as a clause. */
-export function keyClause(axis: AxisSpec, value: AxisValue, ctx: DrillContext): string {
+/** One key part of one axis as a clause; null when none can say it (see MAX_REPEATING_PERIODS). */
+export function keyClause(axis: AxisSpec, value: AxisValue, ctx: DrillContext): string | null {
+  const id = `${axis.name}\u0000${JSON.stringify(value)}`;
+  const known = ctx.memo?.get(id);
+  if (known !== undefined) return known;
+  const clause = writeClause(axis, value, ctx);
+  ctx.memo?.set(id, clause);
+  return clause;
+}
+
+function writeClause(axis: AxisSpec, value: AxisValue, ctx: DrillContext): string | null {
   const f = fieldRef(axis.field.name);
   if (value === null || value === '') return `NOT ${f}*`;
   if (axis.bin && typeof value === 'number') {
@@ -177,7 +205,8 @@ export function keyClause(axis: AxisSpec, value: AxisValue, ctx: DrillContext): 
     if (period) return range(period);
     const span = ctx.span?.(axis.field.name);
     const periods = span ? merged(repeatingPeriods(axis, value, span)) : [];
-    if (periods.length === 0) return `NOT ${f}*`;
+    // No record has that part (the key cannot come back), or too many periods to list.
+    if (periods.length === 0 || periods.length > MAX_REPEATING_PERIODS) return null;
     return periods.length === 1 ? range(periods[0]) : `(${periods.map(range).join(' OR ')})`;
   }
   if (axis.field.type === 'string') return `${f}=${escapeText(String(value))}`;
@@ -187,8 +216,9 @@ export function keyClause(axis: AxisSpec, value: AxisValue, ctx: DrillContext): 
   return `${f}${escapeText(String(value))}`;
 }
 
-/** A whole key (a row's or a column's, or a subtotal's shorter one) as one query. */
-export function keyQuery(axes: readonly AxisSpec[], key: readonly AxisValue[], ctx: DrillContext): string {
+/** A whole key (a row's or a column's, or a subtotal's shorter one) as one query; null if a part has none. */
+export function keyQuery(axes: readonly AxisSpec[], key: readonly AxisValue[], ctx: DrillContext): string | null {
   if (key.length === 0) return '*';
-  return key.map((v, i) => keyClause(axes[i], v, ctx)).join(' AND ');
+  const clauses = key.map((v, i) => keyClause(axes[i], v, ctx));
+  return clauses.every((c): c is string => c !== null) ? clauses.join(' AND ') : null;
 }

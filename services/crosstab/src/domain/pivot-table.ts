@@ -286,6 +286,7 @@ export function buildPivotTable(
     columnsFilteredOut: columns.filteredOut,
     drill: {
       timeZone: spec.timeZone,
+      memo: new Map(),
       calendarDate: (field) => opts.drill?.calendarDates.includes(field) ?? false,
       span: (field) => opts.drill?.spans[field] ?? null,
     },

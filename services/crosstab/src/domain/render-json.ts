@@ -2,6 +2,8 @@ import type { AxisValue } from './axis-value';
 import { keyQuery } from './drill-query';
 import type { PivotTable } from './pivot-table';
 
+const optionalQuery = (query: string | null) => (query === null ? {} : { query });
+
 /** Keys as JSON values: blank text is null like a missing value. */
 const jsonKey = (key: AxisValue[]) => key.map((v) => (v === '' ? null : v));
 
@@ -30,7 +32,7 @@ export function renderJson(table: PivotTable): string {
     columnQueries: table.columns.map((c) => keyQuery(spec.columns, c, table.drill)),
     rows: table.rows.map((key) => ({
       key: jsonKey(key),
-      query: keyQuery(spec.rows, key, table.drill),
+      ...optionalQuery(keyQuery(spec.rows, key, table.drill)),
       cells: table.columns.map((c) => table.at(key, c)),
       total: table.at(key, []),
       ...(key.length < R ? { subtotal: true } : {}),
