@@ -274,7 +274,7 @@ describe('crosstab analytics against a plain-JS oracle', () => {
       try {
         compare(got, want);
       } catch (err) {
-        throw new Error(`seed ${seed}, request ${JSON.stringify(sent)}: ${(err as Error).message}`);
+        throw new Error(`seed ${seed}, request ${JSON.stringify(sent)}: ${(err as Error).message}`, { cause: err });
       }
     },
     30_000,
