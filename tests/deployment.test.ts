@@ -260,26 +260,36 @@ for (const overlay of ['dev', 'prod'])
         expect(deployments).toEqual(
           expect.arrayContaining(['chart', 'chart-worker', 'crosstab', 'gateway', 'query', 'reports']),
         );
-        for (const d of docs.filter(
-          (x) =>
-            x.kind === 'Deployment' &&
-            x.metadata.name !== 'chart-worker' &&
-            ['query', 'crosstab', 'chart', 'reports'].includes(x.metadata.name),
-        )) {
-          const c = (
-            d.spec as {
-              template: {
-                spec: {
-                  containers: Array<{
-                    readinessProbe: { grpc?: unknown };
-                    securityContext: { readOnlyRootFilesystem: boolean };
-                  }>;
-                };
-              };
-            }
-          ).template.spec.containers[0];
-          expect(c.readinessProbe.grpc).toBeDefined();
+        for (const d of docs.filter((x) => x.kind === 'Deployment' && quarryContainers(x).length > 0)) {
+          const c = quarryContainers(d)[0] as Container & { securityContext: { readOnlyRootFilesystem: boolean } };
           expect(c.securityContext.readOnlyRootFilesystem).toBe(true);
+        }
+      });
+
+      // Issue #28 items 1 and 9: liveness asks "does the process work", readiness "can it serve now", and
+      // both reach it over plain HTTP, which needs no client certificate when the gRPC ports use mTLS.
+      it('probes every Quarry container over HTTP: readiness on /readyz, liveness on /healthz, on a port it serves them on', () => {
+        for (const d of docs.filter((x) => x.kind === 'Deployment' && quarryContainers(x).length > 0)) {
+          for (const c of quarryContainers(d) as Array<Container & Record<string, unknown>>) {
+            const env = Object.fromEntries((c.env ?? []).map((e) => [e.name, e.value]));
+            const probe = (kind: string) => {
+              const p = c[kind] as { httpGet?: { path: string; port: string | number }; grpc?: unknown } | undefined;
+              const port = p?.httpGet?.port;
+              const number = typeof port === 'number' ? port : c.ports?.find((x) => x.name === port)?.containerPort;
+              return { grpc: p?.grpc, path: p?.httpGet?.path, port: number };
+            };
+            // The gateway serves the probes on its HTTP port; every other target on QUARRY_OPS_PORT.
+            const served = env.QUARRY_TARGET === 'gateway' ? Number(env.PORT) : Number(env.QUARRY_OPS_PORT);
+            expect({
+              deployment: d.metadata.name,
+              readiness: probe('readinessProbe'),
+              liveness: probe('livenessProbe'),
+            }).toEqual({
+              deployment: d.metadata.name,
+              readiness: { grpc: undefined, path: '/readyz', port: served },
+              liveness: { grpc: undefined, path: '/healthz', port: served },
+            });
+          }
         }
         expect(docs.some((d) => d.kind === 'HorizontalPodAutoscaler' && d.metadata.name === 'chart-worker')).toBe(true);
         // Budgets where Deployments run several pods; a laptop cluster of single pods has none to keep.
@@ -645,6 +655,26 @@ describeIf(
         }));
       expect(containers).toHaveLength(7);
       expect(containers.flatMap(envProblems)).toEqual([]);
+    });
+
+    // Issue #28 items 1 and 9: every long-running Quarry container reports readiness over plain HTTP
+    // (/readyz, on the port the process serves it on), and the gateway waits for the services to be ready.
+    it('checks the readiness of every Quarry process over HTTP on the port it serves /readyz on', () => {
+      const quarry = Object.entries(services).filter(
+        ([name, s]) => String(s.image).startsWith('quarry') && name !== 'loader',
+      );
+      expect(quarry).toHaveLength(6);
+      for (const [name, s] of quarry) {
+        const env = s.environment ?? {};
+        const port = env.QUARRY_TARGET === 'gateway' ? env.PORT : env.QUARRY_OPS_PORT;
+        expect({ name, test: (s.healthcheck?.test ?? []).join(' ') }).toEqual({
+          name,
+          test: expect.stringContaining(`http://127.0.0.1:${port}/readyz`),
+        });
+      }
+      const gateway = services.gateway as unknown as { depends_on: Record<string, { condition: string }> };
+      for (const svc of ['query', 'crosstab', 'chart', 'reports'])
+        expect({ svc, condition: gateway.depends_on[svc]?.condition }).toEqual({ svc, condition: 'service_healthy' });
     });
 
     it('ships no literal Quarry secret: every process reads the ones the loader generates in /data/secrets', () => {
