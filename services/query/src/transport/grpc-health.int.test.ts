@@ -41,6 +41,7 @@ describe('grpc.health.v1 on a service', () => {
         graceMs: 1000,
         dataDir: dir,
         cursorSecret: 'x'.repeat(32),
+        searchBackend: 'embedded',
         typesense: undefined,
         memoryIndexBytes: 0,
       },
