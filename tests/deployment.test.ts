@@ -38,22 +38,27 @@ function kustomize(dir: string): Doc[] {
   return parseAllDocuments(out).map((d) => d.toJS() as Doc);
 }
 
-const PROD_SECRETS_EXAMPLE = path.join(REPO_ROOT, 'k8s', 'overlays', 'prod', 'quarry-secrets.env.example');
+const PROD_SECRETS_DIR = path.join(REPO_ROOT, 'k8s', 'overlays', 'prod', 'secrets');
 
 /**
- * The Secrets an overlay refers to but does not ship, as the operator creates them out of band: prod's
- * quarry-secrets from its documented example (a blank value, for the operator to fill, gets a random
- * stand-in). The internal token needs no entry: only its reference can be checked (secretValue).
+ * The Secrets an overlay refers to but does not ship, as the operator creates them out of band: prod's,
+ * one per credential, from their documented examples (secrets/NAME.env.example; a blank value, for the
+ * operator to fill, gets a random stand-in). The internal token needs no entry: only its reference can be
+ * checked (secretValue).
  */
 function outOfBandSecrets(overlay: string): Map<string, Record<string, string>> {
   if (overlay !== 'prod') return new Map();
-  const values: Record<string, string> = {};
-  for (const line of fs.readFileSync(PROD_SECRETS_EXAMPLE, 'utf8').split('\n')) {
-    if (!line.trim() || line.startsWith('#')) continue;
-    const at = line.indexOf('=');
-    values[line.slice(0, at)] = line.slice(at + 1) || randomBytes(32).toString('base64url');
+  const out = new Map<string, Record<string, string>>();
+  for (const file of fs.readdirSync(PROD_SECRETS_DIR).filter((f) => f.endsWith('.env.example'))) {
+    const values: Record<string, string> = {};
+    for (const line of fs.readFileSync(path.join(PROD_SECRETS_DIR, file), 'utf8').split('\n')) {
+      if (!line.trim() || line.startsWith('#')) continue;
+      const at = line.indexOf('=');
+      values[line.slice(0, at)] = line.slice(at + 1) || randomBytes(32).toString('base64url');
+    }
+    out.set(`Secret/${file.replace(/\.env\.example$/, '')}`, values);
   }
-  return new Map([['Secret/quarry-secrets', values]]);
+  return out;
 }
 
 /** kubernetes-models class for a document, by apiVersion and kind. */
@@ -309,11 +314,13 @@ for (const overlay of ['dev', 'prod'])
         expect(problems).toEqual([]);
       });
 
-      it('gives every Deployment QUARRY_INTERNAL_TOKEN from a Secret, and ships a value for it only in dev', () => {
-        const deployments = docs.filter((d) => d.kind === 'Deployment' && quarryContainers(d).length > 0);
+      it('gives every gRPC party QUARRY_INTERNAL_TOKEN from a Secret, and ships a value for it only in dev', () => {
+        // The chart worker speaks no gRPC: it gets no internal credential (issue #28 item 5).
+        const deployments = docs.filter(
+          (d) => d.kind === 'Deployment' && quarryContainers(d).length > 0 && d.metadata.name !== 'chart-worker',
+        );
         expect(deployments.map((d) => d.metadata.name).sort()).toEqual([
           'chart',
-          'chart-worker',
           'crosstab',
           'gateway',
           'query',
@@ -377,6 +384,72 @@ for (const overlay of ['dev', 'prod'])
         expect([...(loader.command ?? []), ...(loader.args ?? [])].join(' ')).toContain('quarry index load');
       });
 
+      // Issue #28 item 5: one Secret per credential, and each workload reads only those it uses.
+      it('hands each workload only the credentials it uses: the chart worker Redis alone, the query pods a search-only Typesense key', () => {
+        const fromSecrets = new Map<string, { names: string[]; secrets: string[] }>();
+        const sources = new Map(outOfBand);
+        for (const d of docs) if (d.kind === 'Secret') sources.set(`Secret/${d.metadata.name}`, contents(d));
+        // Generated names carry a hash of their content (dev's secretGenerator): the base name is compared.
+        const base = (name: string) => name.replace(/-[a-z0-9]{10}$/, '');
+        for (const d of docs.filter((x) => WORKLOAD_KINDS.includes(x.kind) && quarryContainers(x).length > 0)) {
+          const names = new Set<string>();
+          const secrets = new Set<string>();
+          for (const c of quarryContainers(d)) {
+            for (const r of c.envFrom ?? []) {
+              if (!r.secretRef) continue;
+              secrets.add(base(r.secretRef.name));
+              for (const key of Object.keys(sources.get(`Secret/${r.secretRef.name}`) ?? {})) names.add(key);
+            }
+            for (const e of c.env ?? [])
+              if (e.valueFrom?.secretKeyRef) {
+                names.add(e.name);
+                secrets.add(base(e.valueFrom.secretKeyRef.name));
+              }
+          }
+          fromSecrets.set(d.metadata.name, { names: [...names].sort(), secrets: [...secrets].sort() });
+        }
+        const token = 'quarry-internal-token';
+        expect(Object.fromEntries(fromSecrets)).toEqual({
+          gateway: {
+            names: ['MONGODB_URL', 'QUARRY_INTERNAL_TOKEN'],
+            secrets: ['quarry-internal-token', 'quarry-mongodb'],
+          },
+          query: {
+            names: ['MONGODB_URL', 'QUARRY_CURSOR_SECRET', 'QUARRY_INTERNAL_TOKEN', 'TYPESENSE_API_KEY'],
+            secrets: ['quarry-cursor-secret', token, 'quarry-mongodb', 'quarry-typesense-search'],
+          },
+          crosstab: { names: ['MONGODB_URL', 'QUARRY_INTERNAL_TOKEN'], secrets: [token, 'quarry-mongodb'] },
+          chart: { names: ['QUARRY_INTERNAL_TOKEN', 'REDIS_URL'], secrets: [token, 'quarry-redis'] },
+          reports: {
+            names: ['MONGODB_URL', 'QUARRY_CURSOR_SECRET', 'QUARRY_INTERNAL_TOKEN'],
+            secrets: ['quarry-cursor-secret', token, 'quarry-mongodb'],
+          },
+          'chart-worker': { names: ['REDIS_URL'], secrets: ['quarry-redis'] },
+          'quarry-loader': {
+            names: ['MONGODB_URL', 'TYPESENSE_API_KEY'],
+            secrets: ['quarry-mongodb', 'quarry-typesense-admin'],
+          },
+        });
+        // The admin key is the loader's alone; in prod the search key is another Secret the operator scopes.
+        const secretNames = docs.filter((d) => d.kind === 'Secret').map((d) => base(d.metadata.name));
+        if (overlay === 'dev')
+          expect(secretNames.sort()).toEqual([
+            'quarry-cursor-secret',
+            'quarry-internal-token',
+            'quarry-mongodb',
+            'quarry-redis',
+            'quarry-typesense-admin',
+            'quarry-typesense-search',
+          ]);
+        else {
+          const kustomization = fs.readFileSync(
+            path.join(REPO_ROOT, 'k8s', 'overlays', 'prod', 'kustomization.yaml'),
+            'utf8',
+          );
+          expect(kustomization).toMatch(/"actions":\["documents:search"\]/);
+        }
+      });
+
       it('ships Secrets only in dev, and every Secret prod reads is one it documents creating out of band', () => {
         expect(kustomize('base').filter((d) => d.kind === 'Secret')).toEqual([]);
         const secrets = new Map(docs.filter((d) => d.kind === 'Secret').map((d) => [d.metadata.name, contents(d)]));
@@ -395,13 +468,12 @@ for (const overlay of ['dev', 'prod'])
               name,
               documented: true,
             });
-          // The example names every key the Deployments' environments need from it (the env check above runs with it).
-          expect(Object.keys(outOfBand.get('Secret/quarry-secrets')!).sort()).toEqual([
-            'MONGODB_URL',
-            'QUARRY_CURSOR_SECRET',
-            'REDIS_URL',
-            'TYPESENSE_API_KEY',
-          ]);
+          // An example for every Secret read but the internal token (made from a literal), and none more.
+          expect([...outOfBand.keys()].sort()).toEqual(
+            [...new Set(refs.map((r) => `Secret/${r.name}`))]
+              .filter((n) => n !== 'Secret/quarry-internal-token')
+              .sort(),
+          );
         } else {
           for (const r of refs) {
             expect({ ref: r, found: secrets.has(r.name) }).toEqual({ ref: r, found: true });
@@ -473,7 +545,9 @@ for (const overlay of ['dev', 'prod'])
               connectionAllowed(policies, pod, { pod: { namespace: 'default', labels: {} } }, 53, 'UDP'),
             ),
           ).toEqual(at('DNS elsewhere', false));
+          // Each pod has the addresses of the stores it uses (its Secrets, issue #28 item 5), and reaches them.
           for (const name of ['TYPESENSE_URL', 'MONGODB_URL', 'REDIS_URL']) {
+            if (env[name] === undefined) continue;
             const url = new URL(env[name]);
             const port = url.port ? Number(url.port) : DEFAULT_PORTS[url.protocol];
             const dest = destination(docs, doc.metadata.namespace ?? '', url.hostname, port);

@@ -8,8 +8,8 @@ export type SearchBackend = (typeof SEARCH_BACKENDS)[number];
 
 /**
  * Variables whose empty value is refused rather than read as unset (issue #28 item 7). They are the
- * keys of k8s/overlays/prod/quarry-secrets.env.example, which promises that "an empty value is not
- * accepted: every process refuses to start without it", and the search backend's: read as unset, an
+ * keys of the Secrets in k8s/overlays/prod/secrets/*.env.example, which promise that "an empty value is
+ * not accepted: every process refuses to start with one", and the search backend's: read as unset, an
  * empty MONGODB_URL would silently put the metadata in a local SQLite file, an empty TYPESENSE_API_KEY
  * silently search another engine than the loader filled.
  */

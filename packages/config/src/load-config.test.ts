@@ -49,7 +49,7 @@ describe('loadConfig', () => {
 });
 
 // Issue #28 item 7: the search backend is a setting of its own, and empty values are refused where
-// k8s/overlays/prod/quarry-secrets.env.example promises it ("an empty value is not accepted").
+// k8s/overlays/prod/secrets/*.env.example promise it ("an empty value is not accepted").
 describe('the search backend and empty values', () => {
   const problemsOf = (env: Record<string, string>): string[] => {
     try {
@@ -111,13 +111,12 @@ describe('the search backend and empty values', () => {
     expect(problemsOf({ [name]: '' })).toContain(`${name}: is set but empty; give it a value or leave it out`);
   });
 
-  it('refuses every key of quarry-secrets.env.example left empty, as the example promises', () => {
-    const example = fs.readFileSync(
-      path.join(__dirname, '..', '..', '..', 'k8s', 'overlays', 'prod', 'quarry-secrets.env.example'),
-      'utf8',
-    );
-    const keys = example
-      .split('\n')
+  it('refuses every key of the prod Secret examples left empty, as the examples promise', () => {
+    const dir = path.join(__dirname, '..', '..', '..', 'k8s', 'overlays', 'prod', 'secrets');
+    const keys = fs
+      .readdirSync(dir)
+      .filter((f) => f.endsWith('.env.example'))
+      .flatMap((f) => fs.readFileSync(path.join(dir, f), 'utf8').split('\n'))
       .filter((l) => l.trim() && !l.startsWith('#'))
       .map((l) => l.slice(0, l.indexOf('=')));
     expect(keys.length).toBeGreaterThan(0);
