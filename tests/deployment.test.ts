@@ -74,6 +74,14 @@ function modelFor(doc: Doc): { validate(): void } {
   return new Model(doc);
 }
 
+/** The ENTRYPOINT of the images (infra/Dockerfile: the quarry stage, which chart-worker builds on). */
+function imageEntrypoint(): string[] {
+  const dockerfile = fs.readFileSync(path.join(REPO_ROOT, 'infra', 'Dockerfile'), 'utf8');
+  const found = [...dockerfile.matchAll(/^ENTRYPOINT (\[.*\])$/gm)];
+  if (found.length !== 1) throw new Error(`infra/Dockerfile has ${found.length} ENTRYPOINT lines, expected 1`);
+  return JSON.parse(found[0][1]) as string[];
+}
+
 type EnvEntry = { name: string; value?: string; valueFrom?: { secretKeyRef?: { name: string; key: string } } };
 type Container = {
   name: string;
@@ -450,6 +458,20 @@ for (const overlay of ['dev', 'prod'])
         }
       });
 
+      // Issue #28 item 6: an init reaps Chromium's orphans. The image's ENTRYPOINT is tini (infra/Dockerfile,
+      // checked below); a container that replaces it must start tini itself.
+      it('runs every Quarry container under the init of the image', () => {
+        const entrypoint = imageEntrypoint();
+        for (const d of docs.filter((x) => WORKLOAD_KINDS.includes(x.kind) && quarryContainers(x).length > 0))
+          for (const c of quarryContainers(d)) {
+            const first = (c.command ?? entrypoint).slice(0, 3);
+            expect({ workload: d.metadata.name, first }).toEqual({
+              workload: d.metadata.name,
+              first: ['/usr/bin/tini', '-s', '--'],
+            });
+          }
+      });
+
       it('ships Secrets only in dev, and every Secret prod reads is one it documents creating out of band', () => {
         expect(kustomize('base').filter((d) => d.kind === 'Secret')).toEqual([]);
         const secrets = new Map(docs.filter((d) => d.kind === 'Secret').map((d) => [d.metadata.name, contents(d)]));
@@ -643,7 +665,7 @@ describeIf(
     it("loads both sample indexes with the image's CLI, and a second run keeps them", async () => {
       const job = kustomize('base').find((d) => d.kind === 'Job' && d.metadata.name === 'quarry-loader')!;
       const container = podTemplate(job).spec.containers[0];
-      expect(container.command).toEqual(['/bin/sh', '-c']);
+      expect(container.command).toEqual(['/usr/bin/tini', '-s', '--', '/bin/sh', '-c']);
       const script = container.args![0];
       // The image's paths (infra/Dockerfile: /app, the sample copied to /app/sample), mapped onto this checkout.
       for (const p of ['/app/apps/quarry/bin/quarry.js', '/app/sample/movies.json', '/app/sample/airports.csv'])
@@ -751,6 +773,15 @@ describeIf(
         expect({ svc, condition: gateway.depends_on[svc]?.condition }).toEqual({ svc, condition: 'service_healthy' });
     });
 
+    it('runs every Quarry container under the init of the image (issue #28 item 6)', () => {
+      const quarry = Object.entries(services).filter(([, s]) => String(s.image).startsWith('quarry'));
+      for (const [name, s] of quarry)
+        expect({ name, first: (s.entrypoint ?? imageEntrypoint()).slice(0, 3) }).toEqual({
+          name,
+          first: ['/usr/bin/tini', '-s', '--'],
+        });
+    });
+
     it('ships no literal Quarry secret: every process reads the ones the loader generates in /data/secrets', () => {
       const quarry = Object.entries(services).filter(([, s]) => String(s.image).startsWith('quarry'));
       expect(quarry).toHaveLength(7);
@@ -768,7 +799,7 @@ describeIf(
         });
       }
       // The loader makes them before its first quarry command, which already reads them.
-      expect(services.loader.entrypoint).toEqual(['/app/load-sample.sh']);
+      expect(services.loader.entrypoint).toEqual(['/usr/bin/tini', '-s', '--', '/app/load-sample.sh']);
       const script = fs.readFileSync(path.join(REPO_ROOT, 'infra', 'load-sample.sh'), 'utf8');
       const init = script.indexOf('/app/init-secrets.sh /data/secrets');
       expect(init).toBeGreaterThan(0);
@@ -934,6 +965,26 @@ describe("infra/init-secrets.sh (the loader's first step)", () => {
     expect(fs.readFileSync(token, 'utf8')).toBe(first[0]);
     expect(fs.readFileSync(cursor, 'utf8')).toMatch(/^[A-Za-z0-9_-]{43}\n$/);
     expect(fs.readFileSync(cursor, 'utf8')).not.toBe(first[1]);
+  });
+});
+
+describe('infra/Dockerfile: an init as PID 1 (issue #28 item 6)', () => {
+  const dockerfile = fs.readFileSync(path.join(REPO_ROOT, 'infra', 'Dockerfile'), 'utf8');
+  const stage = (name: string) => {
+    const start = dockerfile.search(new RegExp(`^FROM \\S+ AS ${name}$`, 'm'));
+    const rest = dockerfile.slice(start + 1);
+    const next = rest.search(/^FROM /m);
+    return next < 0 ? dockerfile.slice(start) : dockerfile.slice(start, start + 1 + next);
+  };
+
+  it('installs tini in the quarry stage, which the chart-worker image builds on, and starts Node under it', () => {
+    expect(stage('quarry')).toMatch(/apt-get install -y --no-install-recommends tini/);
+    expect(stage('chart-worker')).toMatch(/^FROM quarry AS chart-worker$/m);
+    // -s: a subreaper too, so it reaps where it is not PID 1 (shareProcessNamespace, docker run --init).
+    expect(imageEntrypoint()).toEqual(['/usr/bin/tini', '-s', '--', 'node', 'apps/quarry/bin/quarry.js']);
+    // The ENTRYPOINT is in the quarry stage: a later stage does not replace it.
+    expect(stage('quarry')).toContain('ENTRYPOINT');
+    expect(stage('chart-worker')).not.toContain('ENTRYPOINT');
   });
 });
 
