@@ -1,7 +1,15 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { E2E_INTERNAL_TOKEN, freePort, makeDataDir, QUARRY_BIN, runCli } from './support/quarry-process';
+import {
+  E2E_INTERNAL_TOKEN,
+  freePort,
+  makeDataDir,
+  QUARRY_BIN,
+  runCli,
+  spawnServe,
+  stopProc,
+} from './support/quarry-process';
 
 /*
  * Issue #28 item 7, with the built CLI and server on the embedded side (no Typesense runs here; none is
@@ -95,6 +103,33 @@ describe('the search backend as an explicit setting (issue #28 item 7)', () => {
       }),
     );
     expect(res.ready).toBe(true);
+  }, 30000);
+
+  it('turns a running query service not ready once its data directory is marked for the other backend', async () => {
+    const fresh = makeDataDir('quarry-backend-late-');
+    const opsPort = await freePort();
+    const { proc } = await spawnServe({
+      QUARRY_DATA_DIR: fresh,
+      QUARRY_TARGET: 'query',
+      QUARRY_SEARCH_BACKEND: 'embedded',
+      QUARRY_QUERY_ADDR: `127.0.0.1:${await freePort()}`,
+      QUARRY_OPS_PORT: String(opsPort),
+    });
+    const readyz = async () => {
+      const res = await fetch(`http://127.0.0.1:${opsPort}/readyz`);
+      return { status: res.status, body: (await res.json()) as { detail?: string } };
+    };
+    try {
+      expect((await readyz()).status).toBe(200);
+      // What a first load configured for Typesense writes (the loader runs elsewhere).
+      fs.writeFileSync(path.join(fresh, 'search-backend'), 'typesense\n');
+      const after = await readyz();
+      expect(after.status).toBe(503);
+      expect(after.body.detail).toContain('were loaded into the typesense search backend');
+      expect((await fetch(`http://127.0.0.1:${opsPort}/healthz`)).status).toBe(200);
+    } finally {
+      await stopProc(proc);
+    }
   }, 30000);
 
   it('refuses at start-up a TYPESENSE_URL that does not go with the backend, and an empty key', async () => {

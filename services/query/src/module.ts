@@ -64,7 +64,13 @@ export function createQueryModule(config: QueryServiceConfig, log: Logger, deps:
     serviceName: 'quarry.v1.QueryService',
     definition: loadQuarryProto().quarry.v1.QueryService.service,
     implementation: queryHandlers(moduleLog, executeQuery, findIndexes, deps.limiter),
-    readiness: deps.ping,
+    // Not ready either once a loader marked the data directory for the other backend after this
+    // process started (it checked the mark at start, when there may have been none): it would search
+    // data that is not there. A restart would not help, so liveness is untouched (issue #28 items 1, 7).
+    readiness: async () => {
+      await deps.ping();
+      checkSearchBackendMark(config.dataDir, config.searchBackend, 'serve');
+    },
     metrics: deps.metrics,
     onStop: () => search.close(),
   });
