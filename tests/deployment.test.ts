@@ -38,22 +38,27 @@ function kustomize(dir: string): Doc[] {
   return parseAllDocuments(out).map((d) => d.toJS() as Doc);
 }
 
-const PROD_SECRETS_EXAMPLE = path.join(REPO_ROOT, 'k8s', 'overlays', 'prod', 'quarry-secrets.env.example');
+const PROD_SECRETS_DIR = path.join(REPO_ROOT, 'k8s', 'overlays', 'prod', 'secrets');
 
 /**
- * The Secrets an overlay refers to but does not ship, as the operator creates them out of band: prod's
- * quarry-secrets from its documented example (a blank value, for the operator to fill, gets a random
- * stand-in). The internal token needs no entry: only its reference can be checked (secretValue).
+ * The Secrets an overlay refers to but does not ship, as the operator creates them out of band: prod's,
+ * one per credential, from their documented examples (secrets/NAME.env.example; a blank value, for the
+ * operator to fill, gets a random stand-in). The internal token needs no entry: only its reference can be
+ * checked (secretValue).
  */
 function outOfBandSecrets(overlay: string): Map<string, Record<string, string>> {
   if (overlay !== 'prod') return new Map();
-  const values: Record<string, string> = {};
-  for (const line of fs.readFileSync(PROD_SECRETS_EXAMPLE, 'utf8').split('\n')) {
-    if (!line.trim() || line.startsWith('#')) continue;
-    const at = line.indexOf('=');
-    values[line.slice(0, at)] = line.slice(at + 1) || randomBytes(32).toString('base64url');
+  const out = new Map<string, Record<string, string>>();
+  for (const file of fs.readdirSync(PROD_SECRETS_DIR).filter((f) => f.endsWith('.env.example'))) {
+    const values: Record<string, string> = {};
+    for (const line of fs.readFileSync(path.join(PROD_SECRETS_DIR, file), 'utf8').split('\n')) {
+      if (!line.trim() || line.startsWith('#')) continue;
+      const at = line.indexOf('=');
+      values[line.slice(0, at)] = line.slice(at + 1) || randomBytes(32).toString('base64url');
+    }
+    out.set(`Secret/${file.replace(/\.env\.example$/, '')}`, values);
   }
-  return new Map([['Secret/quarry-secrets', values]]);
+  return out;
 }
 
 /** kubernetes-models class for a document, by apiVersion and kind. */
@@ -67,6 +72,14 @@ function modelFor(doc: Doc): { validate(): void } {
   const Model = mod[doc.kind];
   if (!Model) throw new Error(`no schema for ${doc.apiVersion} ${doc.kind}`);
   return new Model(doc);
+}
+
+/** The ENTRYPOINT of the images (infra/Dockerfile: the quarry stage, which chart-worker builds on). */
+function imageEntrypoint(): string[] {
+  const dockerfile = fs.readFileSync(path.join(REPO_ROOT, 'infra', 'Dockerfile'), 'utf8');
+  const found = [...dockerfile.matchAll(/^ENTRYPOINT (\[.*\])$/gm)];
+  if (found.length !== 1) throw new Error(`infra/Dockerfile has ${found.length} ENTRYPOINT lines, expected 1`);
+  return JSON.parse(found[0][1]) as string[];
 }
 
 type EnvEntry = { name: string; value?: string; valueFrom?: { secretKeyRef?: { name: string; key: string } } };
@@ -260,26 +273,36 @@ for (const overlay of ['dev', 'prod'])
         expect(deployments).toEqual(
           expect.arrayContaining(['chart', 'chart-worker', 'crosstab', 'gateway', 'query', 'reports']),
         );
-        for (const d of docs.filter(
-          (x) =>
-            x.kind === 'Deployment' &&
-            x.metadata.name !== 'chart-worker' &&
-            ['query', 'crosstab', 'chart', 'reports'].includes(x.metadata.name),
-        )) {
-          const c = (
-            d.spec as {
-              template: {
-                spec: {
-                  containers: Array<{
-                    readinessProbe: { grpc?: unknown };
-                    securityContext: { readOnlyRootFilesystem: boolean };
-                  }>;
-                };
-              };
-            }
-          ).template.spec.containers[0];
-          expect(c.readinessProbe.grpc).toBeDefined();
+        for (const d of docs.filter((x) => x.kind === 'Deployment' && quarryContainers(x).length > 0)) {
+          const c = quarryContainers(d)[0] as Container & { securityContext: { readOnlyRootFilesystem: boolean } };
           expect(c.securityContext.readOnlyRootFilesystem).toBe(true);
+        }
+      });
+
+      // Issue #28 items 1 and 9: liveness asks "does the process work", readiness "can it serve now", and
+      // both reach it over plain HTTP, which needs no client certificate when the gRPC ports use mTLS.
+      it('probes every Quarry container over HTTP: readiness on /readyz, liveness on /healthz, on a port it serves them on', () => {
+        for (const d of docs.filter((x) => x.kind === 'Deployment' && quarryContainers(x).length > 0)) {
+          for (const c of quarryContainers(d) as Array<Container & Record<string, unknown>>) {
+            const env = Object.fromEntries((c.env ?? []).map((e) => [e.name, e.value]));
+            const probe = (kind: string) => {
+              const p = c[kind] as { httpGet?: { path: string; port: string | number }; grpc?: unknown } | undefined;
+              const port = p?.httpGet?.port;
+              const number = typeof port === 'number' ? port : c.ports?.find((x) => x.name === port)?.containerPort;
+              return { grpc: p?.grpc, path: p?.httpGet?.path, port: number };
+            };
+            // The gateway serves the probes on its HTTP port; every other target on QUARRY_OPS_PORT.
+            const served = env.QUARRY_TARGET === 'gateway' ? Number(env.PORT) : Number(env.QUARRY_OPS_PORT);
+            expect({
+              deployment: d.metadata.name,
+              readiness: probe('readinessProbe'),
+              liveness: probe('livenessProbe'),
+            }).toEqual({
+              deployment: d.metadata.name,
+              readiness: { grpc: undefined, path: '/readyz', port: served },
+              liveness: { grpc: undefined, path: '/healthz', port: served },
+            });
+          }
         }
         expect(docs.some((d) => d.kind === 'HorizontalPodAutoscaler' && d.metadata.name === 'chart-worker')).toBe(true);
         // Budgets where Deployments run several pods; a laptop cluster of single pods has none to keep.
@@ -299,11 +322,13 @@ for (const overlay of ['dev', 'prod'])
         expect(problems).toEqual([]);
       });
 
-      it('gives every Deployment QUARRY_INTERNAL_TOKEN from a Secret, and ships a value for it only in dev', () => {
-        const deployments = docs.filter((d) => d.kind === 'Deployment' && quarryContainers(d).length > 0);
+      it('gives every gRPC party QUARRY_INTERNAL_TOKEN from a Secret, and ships a value for it only in dev', () => {
+        // The chart worker speaks no gRPC: it gets no internal credential (issue #28 item 5).
+        const deployments = docs.filter(
+          (d) => d.kind === 'Deployment' && quarryContainers(d).length > 0 && d.metadata.name !== 'chart-worker',
+        );
         expect(deployments.map((d) => d.metadata.name).sort()).toEqual([
           'chart',
-          'chart-worker',
           'crosstab',
           'gateway',
           'query',
@@ -367,6 +392,86 @@ for (const overlay of ['dev', 'prod'])
         expect([...(loader.command ?? []), ...(loader.args ?? [])].join(' ')).toContain('quarry index load');
       });
 
+      // Issue #28 item 5: one Secret per credential, and each workload reads only those it uses.
+      it('hands each workload only the credentials it uses: the chart worker Redis alone, the query pods a search-only Typesense key', () => {
+        const fromSecrets = new Map<string, { names: string[]; secrets: string[] }>();
+        const sources = new Map(outOfBand);
+        for (const d of docs) if (d.kind === 'Secret') sources.set(`Secret/${d.metadata.name}`, contents(d));
+        // Generated names carry a hash of their content (dev's secretGenerator): the base name is compared.
+        const base = (name: string) => name.replace(/-[a-z0-9]{10}$/, '');
+        for (const d of docs.filter((x) => WORKLOAD_KINDS.includes(x.kind) && quarryContainers(x).length > 0)) {
+          const names = new Set<string>();
+          const secrets = new Set<string>();
+          for (const c of quarryContainers(d)) {
+            for (const r of c.envFrom ?? []) {
+              if (!r.secretRef) continue;
+              secrets.add(base(r.secretRef.name));
+              for (const key of Object.keys(sources.get(`Secret/${r.secretRef.name}`) ?? {})) names.add(key);
+            }
+            for (const e of c.env ?? [])
+              if (e.valueFrom?.secretKeyRef) {
+                names.add(e.name);
+                secrets.add(base(e.valueFrom.secretKeyRef.name));
+              }
+          }
+          fromSecrets.set(d.metadata.name, { names: [...names].sort(), secrets: [...secrets].sort() });
+        }
+        const token = 'quarry-internal-token';
+        expect(Object.fromEntries(fromSecrets)).toEqual({
+          gateway: {
+            names: ['MONGODB_URL', 'QUARRY_INTERNAL_TOKEN'],
+            secrets: ['quarry-internal-token', 'quarry-mongodb'],
+          },
+          query: {
+            names: ['MONGODB_URL', 'QUARRY_CURSOR_SECRET', 'QUARRY_INTERNAL_TOKEN', 'TYPESENSE_API_KEY'],
+            secrets: ['quarry-cursor-secret', token, 'quarry-mongodb', 'quarry-typesense-search'],
+          },
+          crosstab: { names: ['MONGODB_URL', 'QUARRY_INTERNAL_TOKEN'], secrets: [token, 'quarry-mongodb'] },
+          chart: { names: ['QUARRY_INTERNAL_TOKEN', 'REDIS_URL'], secrets: [token, 'quarry-redis'] },
+          reports: {
+            names: ['MONGODB_URL', 'QUARRY_CURSOR_SECRET', 'QUARRY_INTERNAL_TOKEN'],
+            secrets: ['quarry-cursor-secret', token, 'quarry-mongodb'],
+          },
+          'chart-worker': { names: ['REDIS_URL'], secrets: ['quarry-redis'] },
+          'quarry-loader': {
+            names: ['MONGODB_URL', 'TYPESENSE_API_KEY'],
+            secrets: ['quarry-mongodb', 'quarry-typesense-admin'],
+          },
+        });
+        // The admin key is the loader's alone; in prod the search key is another Secret the operator scopes.
+        const secretNames = docs.filter((d) => d.kind === 'Secret').map((d) => base(d.metadata.name));
+        if (overlay === 'dev')
+          expect(secretNames.sort()).toEqual([
+            'quarry-cursor-secret',
+            'quarry-internal-token',
+            'quarry-mongodb',
+            'quarry-redis',
+            'quarry-typesense-admin',
+            'quarry-typesense-search',
+          ]);
+        else {
+          const kustomization = fs.readFileSync(
+            path.join(REPO_ROOT, 'k8s', 'overlays', 'prod', 'kustomization.yaml'),
+            'utf8',
+          );
+          expect(kustomization).toMatch(/"actions":\["documents:search"\]/);
+        }
+      });
+
+      // Issue #28 item 6: an init reaps Chromium's orphans. The image's ENTRYPOINT is tini (infra/Dockerfile,
+      // checked below); a container that replaces it must start tini itself.
+      it('runs every Quarry container under the init of the image', () => {
+        const entrypoint = imageEntrypoint();
+        for (const d of docs.filter((x) => WORKLOAD_KINDS.includes(x.kind) && quarryContainers(x).length > 0))
+          for (const c of quarryContainers(d)) {
+            const first = (c.command ?? entrypoint).slice(0, 3);
+            expect({ workload: d.metadata.name, first }).toEqual({
+              workload: d.metadata.name,
+              first: ['/usr/bin/tini', '-s', '--'],
+            });
+          }
+      });
+
       it('ships Secrets only in dev, and every Secret prod reads is one it documents creating out of band', () => {
         expect(kustomize('base').filter((d) => d.kind === 'Secret')).toEqual([]);
         const secrets = new Map(docs.filter((d) => d.kind === 'Secret').map((d) => [d.metadata.name, contents(d)]));
@@ -385,13 +490,12 @@ for (const overlay of ['dev', 'prod'])
               name,
               documented: true,
             });
-          // The example names every key the Deployments' environments need from it (the env check above runs with it).
-          expect(Object.keys(outOfBand.get('Secret/quarry-secrets')!).sort()).toEqual([
-            'MONGODB_URL',
-            'QUARRY_CURSOR_SECRET',
-            'REDIS_URL',
-            'TYPESENSE_API_KEY',
-          ]);
+          // An example for every Secret read but the internal token (made from a literal), and none more.
+          expect([...outOfBand.keys()].sort()).toEqual(
+            [...new Set(refs.map((r) => `Secret/${r.name}`))]
+              .filter((n) => n !== 'Secret/quarry-internal-token')
+              .sort(),
+          );
         } else {
           for (const r of refs) {
             expect({ ref: r, found: secrets.has(r.name) }).toEqual({ ref: r, found: true });
@@ -463,7 +567,9 @@ for (const overlay of ['dev', 'prod'])
               connectionAllowed(policies, pod, { pod: { namespace: 'default', labels: {} } }, 53, 'UDP'),
             ),
           ).toEqual(at('DNS elsewhere', false));
+          // Each pod has the addresses of the stores it uses (its Secrets, issue #28 item 5), and reaches them.
           for (const name of ['TYPESENSE_URL', 'MONGODB_URL', 'REDIS_URL']) {
+            if (env[name] === undefined) continue;
             const url = new URL(env[name]);
             const port = url.port ? Number(url.port) : DEFAULT_PORTS[url.protocol];
             const dest = destination(docs, doc.metadata.namespace ?? '', url.hostname, port);
@@ -559,7 +665,7 @@ describeIf(
     it("loads both sample indexes with the image's CLI, and a second run keeps them", async () => {
       const job = kustomize('base').find((d) => d.kind === 'Job' && d.metadata.name === 'quarry-loader')!;
       const container = podTemplate(job).spec.containers[0];
-      expect(container.command).toEqual(['/bin/sh', '-c']);
+      expect(container.command).toEqual(['/usr/bin/tini', '-s', '--', '/bin/sh', '-c']);
       const script = container.args![0];
       // The image's paths (infra/Dockerfile: /app, the sample copied to /app/sample), mapped onto this checkout.
       for (const p of ['/app/apps/quarry/bin/quarry.js', '/app/sample/movies.json', '/app/sample/airports.csv'])
@@ -647,6 +753,35 @@ describeIf(
       expect(containers.flatMap(envProblems)).toEqual([]);
     });
 
+    // Issue #28 items 1 and 9: every long-running Quarry container reports readiness over plain HTTP
+    // (/readyz, on the port the process serves it on), and the gateway waits for the services to be ready.
+    it('checks the readiness of every Quarry process over HTTP on the port it serves /readyz on', () => {
+      const quarry = Object.entries(services).filter(
+        ([name, s]) => String(s.image).startsWith('quarry') && name !== 'loader',
+      );
+      expect(quarry).toHaveLength(6);
+      for (const [name, s] of quarry) {
+        const env = s.environment ?? {};
+        const port = env.QUARRY_TARGET === 'gateway' ? env.PORT : env.QUARRY_OPS_PORT;
+        expect({ name, test: (s.healthcheck?.test ?? []).join(' ') }).toEqual({
+          name,
+          test: expect.stringContaining(`http://127.0.0.1:${port}/readyz`),
+        });
+      }
+      const gateway = services.gateway as unknown as { depends_on: Record<string, { condition: string }> };
+      for (const svc of ['query', 'crosstab', 'chart', 'reports'])
+        expect({ svc, condition: gateway.depends_on[svc]?.condition }).toEqual({ svc, condition: 'service_healthy' });
+    });
+
+    it('runs every Quarry container under the init of the image (issue #28 item 6)', () => {
+      const quarry = Object.entries(services).filter(([, s]) => String(s.image).startsWith('quarry'));
+      for (const [name, s] of quarry)
+        expect({ name, first: (s.entrypoint ?? imageEntrypoint()).slice(0, 3) }).toEqual({
+          name,
+          first: ['/usr/bin/tini', '-s', '--'],
+        });
+    });
+
     it('ships no literal Quarry secret: every process reads the ones the loader generates in /data/secrets', () => {
       const quarry = Object.entries(services).filter(([, s]) => String(s.image).startsWith('quarry'));
       expect(quarry).toHaveLength(7);
@@ -664,7 +799,7 @@ describeIf(
         });
       }
       // The loader makes them before its first quarry command, which already reads them.
-      expect(services.loader.entrypoint).toEqual(['/app/load-sample.sh']);
+      expect(services.loader.entrypoint).toEqual(['/usr/bin/tini', '-s', '--', '/app/load-sample.sh']);
       const script = fs.readFileSync(path.join(REPO_ROOT, 'infra', 'load-sample.sh'), 'utf8');
       const init = script.indexOf('/app/init-secrets.sh /data/secrets');
       expect(init).toBeGreaterThan(0);
@@ -830,6 +965,26 @@ describe("infra/init-secrets.sh (the loader's first step)", () => {
     expect(fs.readFileSync(token, 'utf8')).toBe(first[0]);
     expect(fs.readFileSync(cursor, 'utf8')).toMatch(/^[A-Za-z0-9_-]{43}\n$/);
     expect(fs.readFileSync(cursor, 'utf8')).not.toBe(first[1]);
+  });
+});
+
+describe('infra/Dockerfile: an init as PID 1 (issue #28 item 6)', () => {
+  const dockerfile = fs.readFileSync(path.join(REPO_ROOT, 'infra', 'Dockerfile'), 'utf8');
+  const stage = (name: string) => {
+    const start = dockerfile.search(new RegExp(`^FROM \\S+ AS ${name}$`, 'm'));
+    const rest = dockerfile.slice(start + 1);
+    const next = rest.search(/^FROM /m);
+    return next < 0 ? dockerfile.slice(start) : dockerfile.slice(start, start + 1 + next);
+  };
+
+  it('installs tini in the quarry stage, which the chart-worker image builds on, and starts Node under it', () => {
+    expect(stage('quarry')).toMatch(/apt-get install -y --no-install-recommends tini/);
+    expect(stage('chart-worker')).toMatch(/^FROM quarry AS chart-worker$/m);
+    // -s: a subreaper too, so it reaps where it is not PID 1 (shareProcessNamespace, docker run --init).
+    expect(imageEntrypoint()).toEqual(['/usr/bin/tini', '-s', '--', 'node', 'apps/quarry/bin/quarry.js']);
+    // The ENTRYPOINT is in the quarry stage: a later stage does not replace it.
+    expect(stage('quarry')).toContain('ENTRYPOINT');
+    expect(stage('chart-worker')).not.toContain('ENTRYPOINT');
   });
 });
 

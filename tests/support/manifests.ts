@@ -33,6 +33,7 @@ export const REQUIRED_BY_TARGET: Record<Target | 'loader', string[]> = {
     'QUARRY_QUERY_ADDR',
     'QUARRY_GRPC_LISTEN_HOST',
     CURSOR_SECRET,
+    'QUARRY_SEARCH_BACKEND',
     'TYPESENSE_URL',
     'TYPESENSE_API_KEY',
     INTERNAL_TOKEN,
@@ -56,7 +57,7 @@ export const REQUIRED_BY_TARGET: Record<Target | 'loader', string[]> = {
     INTERNAL_TOKEN,
   ],
   'chart-worker': ['QUARRY_TARGET', 'REDIS_URL', 'CHROMIUM_PATH'],
-  loader: ['QUARRY_DATA_DIR', 'MONGODB_URL', 'TYPESENSE_URL', 'TYPESENSE_API_KEY'],
+  loader: ['QUARRY_DATA_DIR', 'MONGODB_URL', 'QUARRY_SEARCH_BACKEND', 'TYPESENSE_URL', 'TYPESENSE_API_KEY'],
 };
 
 // Set by the images or the platform, not read by Quarry's config.

@@ -3,6 +3,25 @@ import { z } from 'zod';
 export const TARGETS = ['gateway', 'query', 'crosstab', 'chart', 'chart-worker', 'reports'] as const;
 export type Target = (typeof TARGETS)[number];
 
+export const SEARCH_BACKENDS = ['embedded', 'typesense'] as const;
+export type SearchBackend = (typeof SEARCH_BACKENDS)[number];
+
+/**
+ * Variables whose empty value is refused rather than read as unset (issue #28 item 7). They are the
+ * keys of the Secrets in k8s/overlays/prod/secrets/*.env.example, which promise that "an empty value is
+ * not accepted: every process refuses to start with one", and the search backend's: read as unset, an
+ * empty MONGODB_URL would silently put the metadata in a local SQLite file, an empty TYPESENSE_API_KEY
+ * silently search another engine than the loader filled.
+ */
+export const EMPTY_REFUSED: readonly string[] = [
+  'MONGODB_URL',
+  'REDIS_URL',
+  'TYPESENSE_URL',
+  'TYPESENSE_API_KEY',
+  'QUARRY_CURSOR_SECRET',
+  'QUARRY_SEARCH_BACKEND',
+];
+
 const hostPort = z.string().regex(/^[A-Za-z0-9.\-[\]:]+:\d{1,5}$/, 'must be HOST:PORT (port 0 picks a free one)');
 
 const url = (protocols: string[]) =>
@@ -71,6 +90,13 @@ export const envShape = {
   REDIS_SERVER_PATH: z.string().min(1).default('redis-server'),
   MONGODB_URL: url(['mongodb:', 'mongodb+srv:']).optional(),
   MONGODB_DB: z.string().min(1).default('quarry'),
+  /**
+   * Which engine searches the indexes, chosen here alone (issue #28 item 7): `embedded` (DuckDB over the
+   * snapshots, the default of `npm start`) or `typesense` (TYPESENSE_URL and TYPESENSE_API_KEY).
+   */
+  QUARRY_SEARCH_BACKEND: z
+    .enum(SEARCH_BACKENDS, { error: () => `must be ${SEARCH_BACKENDS.join(' or ')}` })
+    .default('embedded'),
   TYPESENSE_URL: url(['http:', 'https:']).optional(),
   TYPESENSE_API_KEY: z.string().min(1).optional(),
   CHROMIUM_PATH: z.string().min(1).default('/usr/bin/chromium'),
@@ -105,14 +131,27 @@ export const envSchema = z.object(envShape);
 /** Rules across variables, checked on the raw values so they are reported along with per-variable ones. */
 export function crossFieldProblems(env: Record<string, string | undefined>): string[] {
   const problems: string[] = [];
-  if (env.TYPESENSE_URL && !env.TYPESENSE_API_KEY)
-    problems.push('TYPESENSE_API_KEY: is required when TYPESENSE_URL is set');
+  const backend = env.QUARRY_SEARCH_BACKEND ?? 'embedded';
+  const targets = targetList.safeParse(env.QUARRY_TARGET ?? 'all');
+  // Only the query service searches; the loader (`quarry index load`) is refused by createSearchIndex.
+  const searches = !targets.success || targets.data.includes('query');
+  if (backend === 'typesense') {
+    const missing = ['TYPESENSE_URL', 'TYPESENSE_API_KEY'].filter((name) => !env[name]);
+    if (searches && missing.length > 0)
+      problems.push(`${missing.join(', ')}: required when QUARRY_SEARCH_BACKEND=typesense`);
+  } else if (env.TYPESENSE_URL) {
+    // The backend was once chosen by which variables were set; a leftover TYPESENSE_URL now says the
+    // operator meant Typesense, and serving or loading the embedded engine instead would split the data.
+    problems.push(
+      `TYPESENSE_URL: is set, but QUARRY_SEARCH_BACKEND is ${env.QUARRY_SEARCH_BACKEND ? backend : 'unset (embedded)'}; ` +
+        'set QUARRY_SEARCH_BACKEND=typesense to search with Typesense, or unset TYPESENSE_URL',
+    );
+  }
   const tls = TLS_VARS.filter((name) => env[name]);
   if (tls.length > 0 && tls.length < TLS_VARS.length) {
     const missing = TLS_VARS.filter((name) => !env[name]);
     problems.push(`${missing.join(', ')}: required when ${tls.join(', ')} is set (all three or none)`);
   }
-  const targets = targetList.safeParse(env.QUARRY_TARGET ?? 'all');
   // An unparsable target list is reported by the schema; the rule needs the parsed list.
   if (
     targets.success &&

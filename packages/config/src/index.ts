@@ -7,5 +7,13 @@ export {
   type Config,
   type ServiceName,
 } from './load-config';
-export { envSchema, KNOWN_ENV_VARS, TARGETS, type Target } from './config.schema';
+export {
+  envSchema,
+  EMPTY_REFUSED,
+  KNOWN_ENV_VARS,
+  SEARCH_BACKENDS,
+  TARGETS,
+  type SearchBackend,
+  type Target,
+} from './config.schema';
 export type { GrpcTlsFiles } from './config-files';

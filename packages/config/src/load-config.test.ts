@@ -25,20 +25,106 @@ describe('loadConfig', () => {
 
   it('lists every problem at once', () => {
     try {
-      loadConfig({ PORT: 'abc', REDIS_URL: 'http://x', TYPESENSE_URL: 'http://ts:8108', LOG_LEVEL: 'loud' });
+      loadConfig({
+        PORT: 'abc',
+        REDIS_URL: 'http://x',
+        QUARRY_SEARCH_BACKEND: 'typesense',
+        TYPESENSE_URL: 'http://ts:8108',
+        LOG_LEVEL: 'loud',
+      });
       throw new Error('expected a ConfigError');
     } catch (err) {
       expect(err).toBeInstanceOf(ConfigError);
       const problems = (err as ConfigError).problems.join('\n');
       expect(problems).toMatch(/PORT/);
       expect(problems).toMatch(/REDIS_URL/);
-      expect(problems).toMatch(/TYPESENSE_API_KEY: is required/);
+      expect(problems).toMatch(/TYPESENSE_API_KEY: required when QUARRY_SEARCH_BACKEND=typesense/);
       expect(problems).toMatch(/LOG_LEVEL/);
     }
   });
 
-  it('treats empty variables as unset', () => {
-    expect(loadConfig({ MONGODB_URL: '' }).mongo).toBeUndefined();
+  it('treats empty variables as unset, except stores, secrets and the search backend', () => {
+    expect(loadConfig({ LOG_LEVEL: '', QUARRY_MEMORY_INDEX_MB: '' }).logLevel).toBe('info');
+  });
+});
+
+// Issue #28 item 7: the search backend is a setting of its own, and empty values are refused where
+// k8s/overlays/prod/secrets/*.env.example promise it ("an empty value is not accepted").
+describe('the search backend and empty values', () => {
+  const problemsOf = (env: Record<string, string>): string[] => {
+    try {
+      loadConfig(env);
+      return [];
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      return err.problems;
+    }
+  };
+  const ts = { TYPESENSE_URL: 'http://ts:8108', TYPESENSE_API_KEY: 'search-key' };
+
+  it('is embedded unless QUARRY_SEARCH_BACKEND says typesense', () => {
+    expect(loadConfig({})).toMatchObject({ searchBackend: 'embedded', typesense: undefined });
+    expect(loadConfig({ QUARRY_SEARCH_BACKEND: 'typesense', ...ts })).toMatchObject({
+      searchBackend: 'typesense',
+      typesense: { url: 'http://ts:8108', apiKey: 'search-key' },
+    });
+    expect(problemsOf({ QUARRY_SEARCH_BACKEND: 'duckdb' })).toEqual([
+      'QUARRY_SEARCH_BACKEND: must be embedded or typesense',
+    ]);
+  });
+
+  it('refuses TYPESENSE_URL without QUARRY_SEARCH_BACKEND=typesense: the variables no longer choose', () => {
+    expect(problemsOf(ts)).toEqual([
+      'TYPESENSE_URL: is set, but QUARRY_SEARCH_BACKEND is unset (embedded); set QUARRY_SEARCH_BACKEND=typesense to search with Typesense, or unset TYPESENSE_URL',
+    ]);
+    expect(problemsOf({ QUARRY_SEARCH_BACKEND: 'embedded', ...ts })[0]).toMatch(
+      /TYPESENSE_URL: is set, but QUARRY_SEARCH_BACKEND is embedded/,
+    );
+  });
+
+  it('wants the Typesense settings in a process that searches, not in one that does not', () => {
+    const token = { QUARRY_INTERNAL_TOKEN: 'k'.repeat(32) };
+    expect(problemsOf({ QUARRY_SEARCH_BACKEND: 'typesense' })).toEqual([
+      'TYPESENSE_URL, TYPESENSE_API_KEY: required when QUARRY_SEARCH_BACKEND=typesense',
+    ]);
+    expect(
+      problemsOf({
+        QUARRY_TARGET: 'query',
+        QUARRY_SEARCH_BACKEND: 'typesense',
+        TYPESENSE_URL: ts.TYPESENSE_URL,
+        ...token,
+      }),
+    ).toEqual(['TYPESENSE_API_KEY: required when QUARRY_SEARCH_BACKEND=typesense']);
+    // The gateway and the crosstab service never talk to Typesense: no key is handed to them (item 5).
+    const gateway = loadConfig({ QUARRY_TARGET: 'gateway,crosstab', QUARRY_SEARCH_BACKEND: 'typesense', ...token });
+    expect(gateway).toMatchObject({ searchBackend: 'typesense', typesense: undefined });
+  });
+
+  it.each([
+    'MONGODB_URL',
+    'REDIS_URL',
+    'TYPESENSE_URL',
+    'TYPESENSE_API_KEY',
+    'QUARRY_CURSOR_SECRET',
+    'QUARRY_SEARCH_BACKEND',
+  ])('refuses an empty %s instead of silently choosing another store', (name) => {
+    expect(problemsOf({ [name]: '' })).toContain(`${name}: is set but empty; give it a value or leave it out`);
+  });
+
+  it('refuses every key of the prod Secret examples left empty, as the examples promise', () => {
+    const dir = path.join(__dirname, '..', '..', '..', 'k8s', 'overlays', 'prod', 'secrets');
+    const keys = fs
+      .readdirSync(dir)
+      .filter((f) => f.endsWith('.env.example'))
+      .flatMap((f) => fs.readFileSync(path.join(dir, f), 'utf8').split('\n'))
+      .filter((l) => l.trim() && !l.startsWith('#'))
+      .map((l) => l.slice(0, l.indexOf('=')));
+    expect(keys.length).toBeGreaterThan(0);
+    for (const key of keys)
+      expect({ key, problems: problemsOf({ [key]: '' }) }).toEqual({
+        key,
+        problems: expect.arrayContaining([`${key}: is set but empty; give it a value or leave it out`]),
+      });
   });
 });
 

@@ -1,7 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { loadGrpcTls, MAX_SECRET_FILE_BYTES, readSettingFile, type GrpcTlsFiles } from './config-files';
-import { crossFieldProblems, envSchema, KNOWN_ENV_VARS, TLS_VARS, type Target } from './config.schema';
+import {
+  crossFieldProblems,
+  EMPTY_REFUSED,
+  envSchema,
+  KNOWN_ENV_VARS,
+  TLS_VARS,
+  type SearchBackend,
+  type Target,
+} from './config.schema';
 
 export type ServiceName = 'query' | 'crosstab' | 'chart' | 'reports';
 
@@ -13,6 +21,8 @@ export interface Config {
   /** `privateMaxmemory`: the cap of the redis-server started when REDIS_URL is unset. */
   redis: { url: string | undefined; serverPath: string; privateMaxmemory: string };
   mongo: { url: string; db: string } | undefined;
+  /** The one engine that searches (QUARRY_SEARCH_BACKEND); `typesense` is set exactly when it is Typesense. */
+  searchBackend: SearchBackend;
   typesense: { url: string; apiKey: string } | undefined;
   chart: {
     chromiumPath: string;
@@ -59,12 +69,15 @@ export class ConfigError extends Error {
 /** Validates the whole environment at once and reports every problem, not just the first. */
 export function loadConfig(env: Record<string, string | undefined>): Config {
   const known: Record<string, string | undefined> = {};
+  const problems: string[] = [];
   for (const name of KNOWN_ENV_VARS) {
     const value = env[name];
-    // An empty variable means "not set": shells and manifests often export VAR= to clear one.
+    // An empty variable means "not set": shells and manifests often export VAR= to clear one. Not for
+    // stores, secrets and the search backend, where that silently chose another store (EMPTY_REFUSED).
+    if (value === '' && EMPTY_REFUSED.includes(name))
+      problems.push(`${name}: is set but empty; give it a value or leave it out`);
     if (value !== undefined && value !== '') known[name] = value;
   }
-  const problems: string[] = [];
   const fromFile = readSecretFiles(known, problems);
   const parsed = envSchema.safeParse(known);
   if (!parsed.success) {
@@ -91,8 +104,11 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     logLevel: e.LOG_LEVEL,
     redis: { url: e.REDIS_URL, serverPath: e.REDIS_SERVER_PATH, privateMaxmemory: e.QUARRY_PRIVATE_REDIS_MAXMEMORY },
     mongo: e.MONGODB_URL ? { url: e.MONGODB_URL, db: e.MONGODB_DB } : undefined,
+    searchBackend: e.QUARRY_SEARCH_BACKEND,
     typesense:
-      e.TYPESENSE_URL && e.TYPESENSE_API_KEY ? { url: e.TYPESENSE_URL, apiKey: e.TYPESENSE_API_KEY } : undefined,
+      e.QUARRY_SEARCH_BACKEND === 'typesense' && e.TYPESENSE_URL && e.TYPESENSE_API_KEY
+        ? { url: e.TYPESENSE_URL, apiKey: e.TYPESENSE_API_KEY }
+        : undefined,
     chart: {
       chromiumPath: e.CHROMIUM_PATH,
       renderTimeoutMs: e.CHART_RENDER_TIMEOUT_MS,

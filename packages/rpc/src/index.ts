@@ -21,6 +21,6 @@ export {
   type GrpcTrust,
 } from './internal-credential';
 export type * as pb from './generated/index';
-export { GrpcServiceModule, type GrpcServiceOptions } from './module';
+export { GrpcServiceModule, LIVENESS_SERVICE, type GrpcServiceOptions } from './module';
 export { callerFromWire, callerToWire } from './caller';
 export { wireWord } from './wire-word';

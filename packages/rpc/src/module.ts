@@ -23,6 +23,16 @@ export interface GrpcServiceOptions {
 
 const HEALTH_INTERVAL_MS = 2000;
 
+/**
+ * The grpc.health.v1 service name that answers "this process works" (liveness), SERVING from start to
+ * stop whatever the stores say. '' and the service's own name answer "it can serve now" (readiness),
+ * NOT_SERVING while a store this service needs fails its ping. A liveness probe on readiness restarts
+ * every pod of a service during a store outage that no restart can fix (issue #28 item 1; Kubernetes,
+ * "Configure Liveness, Readiness and Startup Probes": liveness restarts the container, readiness only
+ * takes it out of the Service's endpoints).
+ */
+export const LIVENESS_SERVICE = 'quarry.liveness';
+
 /** Counts and times every call of an implementation by rpc and status code. */
 function instrument(
   impl: grpc.UntypedServiceImplementation,
@@ -47,10 +57,12 @@ function instrument(
 }
 
 /**
- * A module that serves one gRPC service plus the standard grpc.health.v1 service, SERVING only while
- * its stores answer; `address` is known once started (port 0 resolves then). Every call of the service
- * must carry the internal credential; health stays open, since probes carry no secret and it reveals
- * nothing.
+ * A module that serves one gRPC service plus the standard grpc.health.v1 service: readiness ('' and
+ * the service's name) SERVING only while its stores answer, liveness (LIVENESS_SERVICE) while it runs;
+ * `address` is known once started (port 0 resolves then). Every call of the service must carry the
+ * internal credential; health stays open, since probes carry no secret and it reveals nothing. With mTLS
+ * on, a probe without a client certificate cannot reach this port at all: Kubernetes probes the ops
+ * port's /healthz and /readyz instead, which say the same over plain HTTP (issue #28 item 9).
  */
 export class GrpcServiceModule implements QuarryModule {
   private server: grpc.Server | undefined;
@@ -61,6 +73,7 @@ export class GrpcServiceModule implements QuarryModule {
   constructor(private readonly options: GrpcServiceOptions) {
     this.health.setStatus('', 'NOT_SERVING');
     this.health.setStatus(options.serviceName, 'NOT_SERVING');
+    this.health.setStatus(LIVENESS_SERVICE, 'NOT_SERVING');
   }
 
   get name(): string {
@@ -101,6 +114,7 @@ export class GrpcServiceModule implements QuarryModule {
     this.health.addToServer(server);
     this.bound = await bindGrpcServer(server, o.listenAddr, serverCredentials(trust.tls));
     this.server = server;
+    this.health.setStatus(LIVENESS_SERVICE, 'SERVING');
     await this.refreshHealth();
     this.timer = setInterval(() => void this.refreshHealth(), HEALTH_INTERVAL_MS);
     this.timer.unref();
@@ -110,6 +124,8 @@ export class GrpcServiceModule implements QuarryModule {
   async stop(): Promise<void> {
     clearInterval(this.timer);
     this.health.setStatus('', 'NOT_SERVING');
+    this.health.setStatus(this.options.serviceName, 'NOT_SERVING');
+    this.health.setStatus(LIVENESS_SERVICE, 'NOT_SERVING');
     if (this.server) await shutdownGrpcServer(this.server, this.options.graceMs);
     this.server = undefined;
     await this.options.onStop?.();

@@ -5,6 +5,8 @@ export interface QueryServiceConfig {
   graceMs: number;
   dataDir: string;
   cursorSecret: string | undefined;
+  /** QUARRY_SEARCH_BACKEND: the one engine this service searches with. */
+  searchBackend: 'embedded' | 'typesense';
   typesense: { url: string; apiKey: string } | undefined;
   /** Memory for small indexes searched in memory; 0: every search through the engine. */
   memoryIndexBytes: number;
@@ -16,6 +18,7 @@ export function queryServiceConfig(config: Config): QueryServiceConfig {
     graceMs: config.shutdownGraceMs,
     dataDir: config.dataDir,
     cursorSecret: config.cursorSecret,
+    searchBackend: config.searchBackend,
     typesense: config.typesense,
     memoryIndexBytes: config.memoryIndexBytes,
   };

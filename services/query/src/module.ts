@@ -1,3 +1,4 @@
+import { AppError } from '@quarry/errors';
 import type { Logger } from '@quarry/logger';
 import type { QuarryMetrics } from '@quarry/metrics';
 import type { IndexCatalog } from '@quarry/metadata-store';
@@ -6,6 +7,7 @@ import { GrpcServiceModule, loadQuarryProto } from '@quarry/rpc';
 import type { HeavyCallLimiter } from '@quarry/runtime';
 import type { SnapshotEngine } from '@quarry/snapshots';
 import { DuckDbSearchIndex } from './adapters/duckdb/duckdb-search-index.adapter';
+import { checkSearchBackendMark, type SearchBackendUse } from './adapters/search-backend-mark';
 import { TypesenseSearchIndex } from './adapters/typesense/typesense-search-index.adapter';
 import type { QueryServiceConfig } from './config';
 import { ExecuteQueryUseCase } from './domain/execute-query.use-case';
@@ -14,13 +16,25 @@ import type { ResultCache } from '@quarry/result-cache';
 import type { SearchIndex } from './ports/search-index.port';
 import { queryHandlers } from './transport/grpc-query.handlers';
 
-/** Typesense when configured (production), else DuckDB over the snapshot (embedded default). */
+/**
+ * The engine QUARRY_SEARCH_BACKEND names, and no other (issue #28 item 7): Typesense (production) or
+ * DuckDB over the snapshot (embedded). Refuses, with what to set, Typesense without its settings and a
+ * backend other than the one the data directory's indexes were loaded into (search-backend-mark.ts).
+ */
 export function createSearchIndex(
-  config: Pick<QueryServiceConfig, 'typesense' | 'memoryIndexBytes'>,
+  config: Pick<QueryServiceConfig, 'searchBackend' | 'typesense' | 'memoryIndexBytes' | 'dataDir'>,
   engine: SnapshotEngine,
+  use: SearchBackendUse,
   log?: Logger,
 ): SearchIndex {
-  if (config.typesense) return new TypesenseSearchIndex(config.typesense, engine);
+  if (config.searchBackend === 'typesense' && !config.typesense) {
+    throw AppError.invalid(
+      'QUARRY_SEARCH_BACKEND=typesense needs TYPESENSE_URL and TYPESENSE_API_KEY in this process; set them, or QUARRY_SEARCH_BACKEND=embedded',
+    );
+  }
+  checkSearchBackendMark(config.dataDir, config.searchBackend, use);
+  if (config.searchBackend === 'typesense' && config.typesense)
+    return new TypesenseSearchIndex(config.typesense, engine);
   return new DuckDbSearchIndex(engine, { inMemoryBudgetBytes: config.memoryIndexBytes, log });
 }
 
@@ -38,7 +52,7 @@ export interface ServiceDeps {
 
 export function createQueryModule(config: QueryServiceConfig, log: Logger, deps: ServiceDeps): GrpcServiceModule {
   const moduleLog = log.child({ module: 'query' });
-  const search = createSearchIndex(config, deps.engine, moduleLog);
+  const search = createSearchIndex(config, deps.engine, 'serve', moduleLog);
   const cursors = new CursorCodec(loadCursorSecret(config.cursorSecret, config.dataDir));
   const executeQuery = new ExecuteQueryUseCase(deps.catalog, search, deps.cache);
   const findIndexes = new FindIndexesUseCase(deps.catalog, cursors);
@@ -50,7 +64,13 @@ export function createQueryModule(config: QueryServiceConfig, log: Logger, deps:
     serviceName: 'quarry.v1.QueryService',
     definition: loadQuarryProto().quarry.v1.QueryService.service,
     implementation: queryHandlers(moduleLog, executeQuery, findIndexes, deps.limiter),
-    readiness: deps.ping,
+    // Not ready either once a loader marked the data directory for the other backend after this
+    // process started (it checked the mark at start, when there may have been none): it would search
+    // data that is not there. A restart would not help, so liveness is untouched (issue #28 items 1, 7).
+    readiness: async () => {
+      await deps.ping();
+      checkSearchBackendMark(config.dataDir, config.searchBackend, 'serve');
+    },
     metrics: deps.metrics,
     onStop: () => search.close(),
   });

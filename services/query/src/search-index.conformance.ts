@@ -62,6 +62,23 @@ const WIDE_RECORDS = [0, 1, 2].map((r) => {
 });
 
 /**
+ * Phrases of three or more words (issue #28 item 3): Typesense once tested every adjacent pair anywhere
+ * in the field, so p1 ("new york" and "york city" apart) and p3 (the pairs out of order) matched
+ * "new york city", and NOT of the phrase dropped them. The negative cases are the point here.
+ */
+const PHRASE_RECORDS = [
+  { label: 'p0', note: 'new york city', place: 'x' },
+  { label: 'p1', note: 'new york and york city', place: 'x' },
+  { label: 'p2', note: 'the new york city hall', place: 'x' },
+  { label: 'p3', note: 'york city new york', place: 'x' },
+  { label: 'p4', note: 'new york', place: 'city centre' },
+  { label: 'p5', note: 'New-York City!', place: null },
+  { label: 'p6', note: 'new york citizens', place: 'x' },
+  { label: 'p7', note: null, place: 'new york city' },
+];
+const phrases = (...idx: number[]) => idx.map((i) => `p${i}`);
+
+/**
  * One behaviour for every SearchIndex adapter: the same snapshot, the same plans, the same totals and
  * records in the same order. `open` gets a loaded engine and returns the adapter under test.
  */
@@ -302,6 +319,32 @@ export function searchIndexConformance(open: (engine: SnapshotEngine) => Promise
       expect(all.labels).toEqual(['w0']);
       const nine = await runOn(wide, WIDE_WORDS.filter((w) => w !== 'quarrystone9').join(' '));
       expect(nine.labels).toEqual(['w0', 'w1']);
+    });
+  });
+
+  describe('phrases of three or more words', () => {
+    let phraseIndex: IndexEntry;
+    beforeAll(async () => {
+      phraseIndex = await load('phrases', JSON.stringify(PHRASE_RECORDS));
+    }, 120000);
+
+    it.each([
+      ['note:"new york city"', phrases(0, 2, 5)],
+      ['"new york city"', phrases(0, 2, 5, 7)],
+      ['note:"york city new"', phrases(3)],
+      ['note:"new york city hall"', phrases(2)],
+      ['note:"york city new york city"', []],
+      ['note:new-york-ci*', phrases(0, 2, 5, 6)],
+      // NOT keeps every record that does not hold the words in that order, side by side, in one field.
+      ['-note:"new york city"', phrases(1, 3, 4, 6, 7)],
+      ['NOT "new york city"', phrases(1, 3, 4, 6)],
+      ['NOT note:"york city new"', phrases(0, 1, 2, 4, 5, 6, 7)],
+      ['-note:new-york-ci*', phrases(1, 3, 4, 7)],
+      ['note:"new york" AND NOT note:"new york city"', phrases(1, 3, 4, 6)],
+    ])('%s', async (query, expected) => {
+      const res = await runOn(phraseIndex, query);
+      expect(res.labels).toEqual(expected);
+      expect(res.total).toBe(expected.length);
     });
   });
 

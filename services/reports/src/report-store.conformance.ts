@@ -177,6 +177,33 @@ export function reportStoreConformance(open: () => Promise<ReportStore>): void {
     });
   });
 
+  // Issue #28 item 10: every adapter finds by word prefixes (MongoDB now through an index of the words);
+  // the negative cases are what an index of whole words or a substring match would get wrong.
+  it('finds a report by the starts of its words, every query word in the name or the description', async () => {
+    await store.insert(report({ name: 'Portfolio review', description: 'Quarterly café report' }));
+    await store.insert(report({ name: 'Airports by state', description: 'Counts per state' }));
+    await store.insert(report({ name: 'Import log', description: 'rows imported last night' }));
+    const find = (...words: string[]) =>
+      store
+        .find({ viewerId: 'u1', readableIndexes: ['*'], words, types: [], beforeSeq: undefined, limit: 50 })
+        .then((rs) => rs.map((r) => r.name).sort());
+    expect(await find('port')).toEqual(['Portfolio review']);
+    expect(await find('portfolio')).toEqual(['Portfolio review']);
+    expect(await find('report')).toEqual(['Portfolio review']);
+    expect(await find('airport')).toEqual(['Airports by state']);
+    expect(await find('imp')).toEqual(['Import log']);
+    expect(await find('caf')).toEqual(['Portfolio review']);
+    expect(await find('café')).toEqual(['Portfolio review']);
+    expect(await find('review', 'quarter')).toEqual(['Portfolio review']);
+    expect(await find('state', 'per')).toEqual(['Airports by state']);
+    // Inside a word, across two words, beyond a word, one word of two missing: nothing.
+    expect(await find('orts')).toEqual([]);
+    expect(await find('ported')).toEqual([]);
+    expect(await find('reviewquarterly')).toEqual([]);
+    expect(await find('portfolios')).toEqual([]);
+    expect(await find('review', 'airport')).toEqual([]);
+  });
+
   it('treats LIKE and regex characters in search words literally', async () => {
     await store.insert(report({ name: 'a_b 100%' }));
     expect((await store.find({ viewerId: 'u1', words: ['%'], types: [], beforeSeq: undefined, limit: 5 })).length).toBe(

@@ -154,7 +154,7 @@ export async function loadIndex(
     const loader = new LoadIndexUseCase(
       new DuckDbSnapshotBuilder(config.dataDir),
       catalog,
-      await createSearchIndex(config, engine),
+      createSearchIndex(config, engine, 'load'),
     );
     const result = await loader.loadIndex({
       name,
@@ -196,7 +196,7 @@ export async function dropIndex(config: Config, catalog: IndexCatalog, name: str
     const entry = await new LoadIndexUseCase(
       new DuckDbSnapshotBuilder(config.dataDir),
       catalog,
-      createSearchIndex(config, engine),
+      createSearchIndex(config, engine, 'drop'),
     ).drop(name);
     return `dropped ${entry.name} (version ${entry.version})`;
   } finally {

@@ -4,6 +4,7 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { protoPath } from 'grpc-health-check';
 import { silentLogger } from '@quarry/logger';
+import { LIVENESS_SERVICE } from '@quarry/rpc';
 import { createChartModule } from '../module';
 
 const freePort = () =>
@@ -19,7 +20,8 @@ type HealthClient = grpc.Client & {
 };
 
 describe('grpc.health.v1 on the chart service', () => {
-  it('is NOT_SERVING while Redis is stopped and SERVING once it runs', async () => {
+  // Issue #28 item 1: readiness follows Redis, liveness (what a liveness probe asks) does not.
+  it('is NOT_SERVING while Redis is stopped and SERVING once it runs, and live all along', async () => {
     const port = await freePort();
     const module = createChartModule(
       {
@@ -38,24 +40,35 @@ describe('grpc.health.v1 on the chart service', () => {
       grpc: { health: { v1: { Health: new (a: string, c: grpc.ChannelCredentials) => HealthClient } } };
     };
     const client = new pkg.grpc.health.v1.Health(module.address, grpc.credentials.createInsecure());
-    const check = () =>
-      new Promise<string>((res, rej) =>
-        client.check({ service: 'quarry.v1.ChartService' }, (e, r) => (e ? rej(e) : res(r!.status))),
-      );
+    const check = (service = 'quarry.v1.ChartService') =>
+      new Promise<string>((res, rej) => client.check({ service }, (e, r) => (e ? rej(e) : res(r!.status))));
     const redis = spawn('redis-server', ['--port', String(port), '--save', '', '--appendonly', 'no'], {
       stdio: 'ignore',
     });
-    try {
-      expect(await check()).toBe('NOT_SERVING');
-      let status = 'NOT_SERVING';
-      const until = Date.now() + 10000;
-      while (status !== 'SERVING' && Date.now() < until) {
-        await new Promise((r) => setTimeout(r, 500));
+    const until = async (want: string) => {
+      let status = await check();
+      const deadline = Date.now() + 10000;
+      while (status !== want && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 250));
         status = await check();
       }
-      expect(status).toBe('SERVING');
-    } finally {
+      return status;
+    };
+    let stopped: Promise<unknown> | undefined;
+    try {
+      expect(await check()).toBe('NOT_SERVING');
+      expect(await check(LIVENESS_SERVICE)).toBe('SERVING');
+      expect(await until('SERVING')).toBe('SERVING');
+      expect(await check('')).toBe('SERVING');
+      // Redis goes away: the service cannot serve, but the process works and must not be restarted.
+      stopped = new Promise((r) => redis.once('exit', r));
       redis.kill('SIGKILL');
+      await stopped;
+      expect(await until('NOT_SERVING')).toBe('NOT_SERVING');
+      expect(await check('')).toBe('NOT_SERVING');
+      expect(await check(LIVENESS_SERVICE)).toBe('SERVING');
+    } finally {
+      if (!stopped) redis.kill('SIGKILL');
       client.close();
       await module.stop();
     }

@@ -5,6 +5,7 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { protoPath } from 'grpc-health-check';
 import { silentLogger } from '@quarry/logger';
+import { LIVENESS_SERVICE } from '@quarry/rpc';
 import { SqliteMetadataStore } from '@quarry/metadata-store/sqlite';
 import { HeavyCallLimiter } from '@quarry/runtime';
 import { SnapshotEngine } from '@quarry/snapshots';
@@ -40,6 +41,7 @@ describe('grpc.health.v1 on a service', () => {
         graceMs: 1000,
         dataDir: dir,
         cursorSecret: 'x'.repeat(32),
+        searchBackend: 'embedded',
         typesense: undefined,
         memoryIndexBytes: 0,
       },
@@ -64,6 +66,8 @@ describe('grpc.health.v1 on a service', () => {
       storeUp = false;
       await new Promise((r) => setTimeout(r, 2500));
       expect(await check(client, '')).toBe('NOT_SERVING');
+      // Issue #28 item 1: the process still works; a liveness probe must not restart it.
+      expect(await check(client, LIVENESS_SERVICE)).toBe('SERVING');
       storeUp = true;
       await new Promise((r) => setTimeout(r, 2500));
       expect(await check(client, 'quarry.v1.QueryService')).toBe('SERVING');

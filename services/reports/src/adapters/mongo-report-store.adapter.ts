@@ -1,16 +1,33 @@
 import { randomUUID } from 'node:crypto';
-import { MongoClient, MongoServerError, type Collection, type Filter } from 'mongodb';
+import { MongoClient, MongoServerError, type AnyBulkWriteOperation, type Collection, type Filter } from 'mongodb';
 import { AppError, quoteInput } from '@quarry/errors';
-import { searchText } from '../domain/search-words';
+import { searchWords } from '../domain/search-words';
 import type { NewReport, ReportQuery, ReportRecord, ReportStore, ReportViewer } from '../ports/report-store.port';
 
-type ReportDoc = Omit<ReportRecord, 'guid'> & { _id: string; nameKey: string; searchText: string };
+/** `searchText` is the former search field (one string), dropped from documents as they are upgraded. */
+type ReportDoc = Omit<ReportRecord, 'guid'> & {
+  _id: string;
+  nameKey: string;
+  searchWords: string[];
+  searchText?: string;
+};
 
-function toRecord({ _id, nameKey: _n, searchText: _s, ...rest }: ReportDoc): ReportRecord {
+function toRecord({ _id, nameKey: _n, searchWords: _w, searchText: _s, ...rest }: ReportDoc): ReportRecord {
   return { guid: _id, ...rest };
 }
 
 const escapeRegex = (w: string) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * One query word: a prefix of a word of the name or description (issue #28 item 10). It was an
+ * unanchored $regex on one string of all the words, which no index can serve: a collection scan per
+ * search. Now the words are an array with a multikey index, and an anchored, case-sensitive regex is a
+ * prefix expression that MongoDB turns into index bounds ["word", "wore") ("$regex: Index Use",
+ * MongoDB manual); the words are lower-cased on both sides, so case-sensitive is exact.
+ */
+export function wordFilter(word: string): Filter<ReportDoc> {
+  return { searchWords: { $regex: `^${escapeRegex(word)}` } };
+}
 
 /** The viewer's reports and the shared ones on its readable indexes, in the query so pages stay full. */
 function visibleTo(viewer: ReportViewer): Filter<ReportDoc> {
@@ -18,6 +35,25 @@ function visibleTo(viewer: ReportViewer): Filter<ReportDoc> {
     ? { shared: true }
     : { shared: true, index: { $in: [...viewer.readableIndexes] } };
   return { $or: [{ ownerId: viewer.viewerId }, shared] };
+}
+
+/** Gives reports saved before the searchWords field theirs (idempotent; run at every connect). */
+async function upgradeSearchFields(reports: Collection<ReportDoc>): Promise<void> {
+  const stale = reports.find({ searchWords: { $exists: false } }, { projection: { name: 1, description: 1 } });
+  let batch: Array<AnyBulkWriteOperation<ReportDoc>> = [];
+  for await (const doc of stale) {
+    batch.push({
+      updateOne: {
+        filter: { _id: doc._id },
+        update: { $set: { searchWords: searchWords(doc.name, doc.description) }, $unset: { searchText: '' } },
+      },
+    });
+    if (batch.length === 500) {
+      await reports.bulkWrite(batch, { ordered: false });
+      batch = [];
+    }
+  }
+  if (batch.length > 0) await reports.bulkWrite(batch, { ordered: false });
 }
 
 /** Reports on MongoDB: majority write concern, a unique (owner, name) index, a counter for seq. */
@@ -40,6 +76,8 @@ export class MongoReportStore implements ReportStore {
     await reports.createIndex({ seq: -1 });
     await reports.createIndex({ ownerId: 1, seq: -1 });
     await reports.createIndex({ shared: 1, index: 1, seq: -1 });
+    await reports.createIndex({ searchWords: 1 });
+    await upgradeSearchFields(reports);
     return new MongoReportStore(client, reports, db.collection('counters'));
   }
 
@@ -60,7 +98,7 @@ export class MongoReportStore implements ReportStore {
       _id: guid ?? randomUUID(),
       seq: await this.nextSeq(),
       nameKey: report.name.toLowerCase(),
-      searchText: searchText(report.name, report.description),
+      searchWords: searchWords(report.name, report.description),
       createdAt: report.createdAt ?? now,
       updatedAt: report.updatedAt ?? now,
     };
@@ -92,7 +130,7 @@ export class MongoReportStore implements ReportStore {
     if (q.viewerId !== undefined)
       and.push(visibleTo({ viewerId: q.viewerId, readableIndexes: q.readableIndexes ?? [] }));
     if (q.ownerName !== undefined) and.push({ ownerName: q.ownerName });
-    for (const w of q.words) and.push({ searchText: { $regex: ` ${escapeRegex(w)}` } });
+    for (const w of q.words) and.push(wordFilter(w));
     if (q.types.length) and.push({ type: { $in: q.types } });
     if (q.beforeSeq !== undefined) and.push({ seq: { $lt: q.beforeSeq } });
     const docs = await this.reports

@@ -64,6 +64,7 @@ describe('Typesense documents', () => {
       __has: ['0z8', '5z8'],
       __w: ['0z8new', '0z8york', '5z8cafz2e9', '5z8au', '5z8lait'],
       __b: ['0z8newz0york', '0z8yorkz0new', '5z8cafz2e9z0au', '5z8auz0lait'],
+      __r: ['0z8newz0yorkz0newz0york', '0z8yorkz0newz0york', '5z8cafz2e9z0auz0lait'],
       __p: [
         '0z8n',
         '0z8ne',

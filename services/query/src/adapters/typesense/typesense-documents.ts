@@ -15,7 +15,7 @@ export function collectionFields(slots: readonly FieldSlot[]): Array<Record<stri
     { name: '__has', type: 'string[]', optional: true },
   ];
   if (slots.some((s) => s.type === 'string')) {
-    for (const name of ['__w', '__b', '__p']) fields.push({ name, type: 'string[]', optional: true });
+    for (const name of ['__w', '__b', '__r', '__p']) fields.push({ name, type: 'string[]', optional: true });
   }
   for (const s of slots)
     fields.push({ name: s.type === 'string' ? `r${s.slot}` : `k${s.slot}`, type: 'int64', sort: true, optional: true });
@@ -66,6 +66,7 @@ export function documentLine(record: SourceRecord, slots: readonly FieldSlot[]):
   const has: string[] = [];
   const w = new Set<string>();
   const b = new Set<string>();
+  const r = new Set<string>();
   const p = new Set<string>();
   for (const slot of slots) {
     const v = record.values[slot.slot];
@@ -76,6 +77,7 @@ export function documentLine(record: SourceRecord, slots: readonly FieldSlot[]):
       const t = textTokens(slot.slot, words(text));
       t.words.forEach((x) => w.add(x));
       t.pairs.forEach((x) => b.add(x));
+      t.runs.forEach((x) => r.add(x));
       t.prefixes.forEach((x) => p.add(x));
       const rank = record.ranks[slot.slot];
       if (rank !== null && rank !== undefined) parts.push(`"r${slot.slot}":${rank}`);
@@ -88,6 +90,7 @@ export function documentLine(record: SourceRecord, slots: readonly FieldSlot[]):
     ['__has', has],
     ['__w', [...w]],
     ['__b', [...b]],
+    ['__r', [...r]],
     ['__p', [...p]],
   ];
   for (const [name, values] of arrays)

@@ -129,10 +129,13 @@ describe('tokens', () => {
     expect(() => wordPrefixPattern(0, 'q'.repeat(PREFIX_MAX - 4))).not.toThrow();
   });
 
-  it('of a text value: words, adjacent pairs and stored prefixes', () => {
+  it('of a text value: words, adjacent pairs, runs of three or more words to its end, and stored prefixes', () => {
     const t = textTokens(0, ['new', 'york', 'city']);
     expect(t.words).toEqual(['0z8new', '0z8york', '0z8city']);
     expect(t.pairs).toEqual(['0z8newz0york', '0z8yorkz0city']);
+    expect(t.runs).toEqual(['0z8newz0yorkz0city']);
+    expect(textTokens(0, ['a', 'new', 'york', 'city']).runs).toEqual(['0z8az0newz0yorkz0city', '0z8newz0yorkz0city']);
+    expect(textTokens(0, ['new', 'york']).runs).toEqual([]);
     expect(t.prefixes).toEqual(['0z8n', '0z8ne', '0z8new', '0z8y', '0z8yo', '0z8yor', '0z8c', '0z8ci', '0z8cit']);
   });
 });

@@ -123,16 +123,61 @@ export function storedPrefixToken(slot: number, prefix: string): string {
   return fieldTag(slot) + codewords(prefix).join('');
 }
 
-/** Tokens of one text value: its words, adjacent pairs and stored prefixes. */
+/** The words of a phrase as one code: each word's codewords, PAIR_SEPARATOR between two words. */
+function phraseUnits(words: readonly string[]): string[] {
+  return words.flatMap((w, i) => (i === 0 ? codewords(w) : [PAIR_SEPARATOR, ...codewords(w)]));
+}
+
+/** Shortest phrase stored as runs (see runTokens): shorter ones are words and pairs. */
+export const RUN_MIN_WORDS = 3;
+
+/**
+ * The tokens of every run of RUN_MIN_WORDS or more words that ends the value: from each word to the
+ * last (issue #28 item 3). A phrase of three or more words is in the value exactly when one run is the
+ * phrase or starts with the phrase and PAIR_SEPARATOR, which a Typesense prefix filter can test as long
+ * as the pattern fits in what a token keeps (see runPatterns). Adjacent pairs alone could not: a record
+ * holding "new york" and "york city" apart held every pair of "new york city".
+ */
+export function runTokens(slot: number, words: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i + RUN_MIN_WORDS <= words.length; i++)
+    out.push(fitToken(fieldTag(slot), phraseUnits(words.slice(i))));
+  return out;
+}
+
+/**
+ * Filter values that find a phrase of RUN_MIN_WORDS or more words among the runs of a field: `whole`
+ * matches a run that is the phrase, `longer` (a prefix pattern) one that goes on with more words. With
+ * `prefix` the last word only has to start so, and only `longer` is needed (its pattern ends inside a word).
+ * A phrase whose code exceeds what a stored token keeps cannot be tested exactly and is refused.
+ */
+export function runPatterns(
+  slot: number,
+  words: readonly string[],
+  prefix: boolean,
+): { whole: string | undefined; longer: string } {
+  const units = phraseUnits(words);
+  const tag = fieldTag(slot);
+  const longerUnits = prefix ? units : [...units, PAIR_SEPARATOR];
+  if ((tag + longerUnits.join('')).length > PREFIX_MAX) {
+    throw AppError.invalid(
+      'A phrase of three or more words is too long for the Typesense search backend: use fewer or shorter words in the quotes',
+    );
+  }
+  return { whole: prefix ? undefined : fitToken(tag, units), longer: `${tag}${longerUnits.join('')}*` };
+}
+
+/** Tokens of one text value: its words, adjacent pairs, runs of three or more words and stored prefixes. */
 export function textTokens(
   slot: number,
   words: readonly string[],
-): { words: string[]; pairs: string[]; prefixes: string[] } {
+): { words: string[]; pairs: string[]; runs: string[]; prefixes: string[] } {
   const pairs: string[] = [];
   for (let i = 0; i + 1 < words.length; i++) pairs.push(pairToken(slot, words[i], words[i + 1]));
   return {
     words: words.map((w) => wordToken(slot, w)),
     pairs,
+    runs: runTokens(slot, words),
     prefixes: words.flatMap((w) => storedPrefixTokens(slot, w)),
   };
 }

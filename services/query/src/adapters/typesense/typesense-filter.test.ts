@@ -1,4 +1,5 @@
 import { parseQuery, type FieldDef, type QueryNode } from '@quarry/query-language';
+import { documentLine } from './typesense-documents';
 import { slotsOf, toFilterBy, toSortBy } from './typesense-filter';
 
 const FIELDS: FieldDef[] = [
@@ -63,11 +64,28 @@ describe('Typesense filter translation', () => {
     expect(filter('-city:s*').filterBy).toBe('__p:!=[2z8s]');
   });
 
-  it('matches phrases by word pairs whose separator cannot collide', () => {
+  it('matches two-word phrases by word pairs whose separator cannot collide', () => {
     expect(filter('"new york"').filterBy).toBe('__b:=[0z8newz0york,2z8newz0york]');
     expect(filter('city:new-yo*').filterBy).toBe('__b:=[2z8newz0yo*]');
-    expect(filter('city:"new york city"').filterBy).toBe('(__b:=[2z8newz0york] && __b:=[2z8yorkz0city])');
-    expect(filter('NOT city:"new york city"').filterBy).toBe('(__b:!=[2z8newz0york] || __b:!=[2z8yorkz0city])');
+  });
+
+  // Issue #28 item 3: pairs anywhere in the field matched "new york ... york city"; runs are exact.
+  it('matches longer phrases by a run that is the phrase or goes on after it, and negates that exactly', () => {
+    expect(filter('city:"new york city"').filterBy).toBe('(__r:=[2z8newz0yorkz0city] || __r:=[2z8newz0yorkz0cityz0*])');
+    expect(filter('NOT city:"new york city"').filterBy).toBe(
+      '(__r:!=[2z8newz0yorkz0city] && __r:!=[2z8newz0yorkz0cityz0*])',
+    );
+    expect(filter('"new york city"').filterBy).toBe(
+      '(__r:=[0z8newz0yorkz0city,2z8newz0yorkz0city] || __r:=[0z8newz0yorkz0cityz0*,2z8newz0yorkz0cityz0*])',
+    );
+    expect(filter('city:new-york-ci*').filterBy).toBe('__r:=[2z8newz0yorkz0ci*]');
+    expect(filter('-city:new-york-ci*').filterBy).toBe('__r:!=[2z8newz0yorkz0ci*]');
+  });
+
+  it('refuses a long phrase it could not test exactly, with a message for the user', () => {
+    expect(() => filter(`city:"${Array.from({ length: 12 }, () => 'word').join(' ')}"`)).toThrow(
+      expect.objectContaining({ code: 'INVALID_ARGUMENT', message: expect.stringMatching(/phrase .* too long/) }),
+    );
   });
 
   it('counts operations as Typesense does', () => {
@@ -139,5 +157,91 @@ describe('Typesense sort translation', () => {
   it('refuses more than two sort fields (Typesense takes three, one is the record order)', () => {
     const s = { field: 'score', type: 'integer' as const, direction: 'asc' as const };
     expect(() => toSortBy([s, s, s], slots)).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
+  });
+});
+
+/**
+ * A model of how Typesense evaluates the text conditions this translation writes: `f:=[v,…]` holds when
+ * an element of the string array f equals a value (or starts with it, for a value ending in `*`), and
+ * `f:!=[…]` when none does (records without f included). Enough to run the phrase translation against
+ * documents built by documentLine here, where no Typesense runs (the conformance suite runs the same
+ * cases against a real one under testcontainers).
+ */
+function evaluate(filterBy: string, doc: Record<string, unknown>): boolean {
+  const tokensOf = filterBy.match(/\(|\)|&&|\|\||[^\s()&|]+/g) ?? [];
+  let at = 0;
+  const leafHolds = (text: string): boolean => {
+    const m = /^(\w+):(!?=)\[(.*)\]$/.exec(text);
+    if (!m) throw new Error(`the model does not know ${text}`);
+    const have = (doc[m[1]] as string[] | undefined) ?? [];
+    const values = m[3].split(',');
+    const any = values.some((v) =>
+      v.endsWith('*') ? have.some((h) => h.startsWith(v.slice(0, -1))) : have.includes(v),
+    );
+    return m[2] === '=' ? any : !any;
+  };
+  const primary = (): boolean => {
+    const t = tokensOf[at++];
+    if (t !== '(') return leafHolds(t);
+    const v = expr();
+    at++; // ')'
+    return v;
+  };
+  const conj = (): boolean => {
+    let v = primary();
+    while (tokensOf[at] === '&&') {
+      at++;
+      v = primary() && v;
+    }
+    return v;
+  };
+  const expr = (): boolean => {
+    let v = conj();
+    while (tokensOf[at] === '||') {
+      at++;
+      v = conj() || v;
+    }
+    return v;
+  };
+  return expr();
+}
+
+describe('Typesense phrase translation against documents (issue #28 item 3)', () => {
+  const fields: FieldDef[] = [
+    { name: 'note', type: 'string' },
+    { name: 'place', type: 'string' },
+  ];
+  const docs = [
+    ['new york city', 'x'],
+    ['new york and york city', 'x'],
+    ['the new york city hall', 'x'],
+    ['york city new york', 'x'],
+    ['new york', 'city centre'],
+    ['New-York City!', null],
+    ['new york citizens', 'x'],
+    [null, 'new york city'],
+  ].map(
+    (values, rowid) =>
+      JSON.parse(
+        documentLine({ rowid, values, ranks: [null, null], json: '{}' }, [...slotsOf(fields).values()]),
+      ) as Record<string, unknown>,
+  );
+  const matching = (query: string) => {
+    const { filterBy } = filter(query, fields);
+    return docs.flatMap((d, i) => (filterBy === undefined || evaluate(filterBy, d) ? [i] : []));
+  };
+
+  it.each([
+    ['note:"new york city"', [0, 2, 5]],
+    ['"new york city"', [0, 2, 5, 7]],
+    ['note:"york city new"', [3]],
+    ['note:"new york city hall"', [2]],
+    ['note:new-york-ci*', [0, 2, 5, 6]],
+    ['-note:"new york city"', [1, 3, 4, 6, 7]],
+    ['NOT "new york city"', [1, 3, 4, 6]],
+    ['-note:new-york-ci*', [1, 3, 4, 7]],
+    ['note:"new york" AND NOT note:"new york city"', [1, 3, 4, 6]],
+  ])('%s', (query, expected) => {
+    expect(matching(query)).toEqual(expected);
   });
 });

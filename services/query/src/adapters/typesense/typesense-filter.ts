@@ -10,6 +10,7 @@ import {
   isStoredPrefix,
   pairPrefixPattern,
   pairToken,
+  runPatterns,
   storedPrefixToken,
   wordPrefixPattern,
   wordToken,
@@ -21,7 +22,8 @@ import {
  * index is "slot" i; every text token starts with the slot's tag, so one array per kind serves all
  * fields and a match on many fields is one filter with many values:
  * - `__has` string[]: the tags of the fields that have a value (Typesense cannot filter on missing);
- * - `__w` string[]: word tokens; `__b`: tokens of adjacent word pairs (phrases); `__p`: the first 1-3
+ * - `__w` string[]: word tokens; `__b`: tokens of adjacent word pairs (two-word phrases); `__r`: tokens
+ *   of each run of three or more words to the end of a value (longer phrases); `__p`: the first 1-3
  *   characters of each word (short prefixes, which would otherwise expand to very many words);
  * - `k{i}` int64: the order-preserving key of a number, integer, date or boolean value;
  * - `r{i}` int64: a text value's rank in the embedded engine's order (lower-cased), for sorting;
@@ -138,7 +140,7 @@ function render(f: Formula): string {
 }
 
 /** Tokens of an array field: any of them (`:=`), or none of them (`:!=`, which includes records without the field). */
-function tokens(field: '__has' | '__w' | '__b' | '__p', values: string[], negate: boolean): Formula {
+function tokens(field: '__has' | '__w' | '__b' | '__r' | '__p', values: string[], negate: boolean): Formula {
   if (values.length === 0) return negate ? TRUE : FALSE;
   return leaf(`${field}:${negate ? '!=' : '='}[${values.join(',')}]`);
 }
@@ -202,19 +204,12 @@ function match(slots: FieldSlot[], words: string[], prefix: boolean, negate: boo
       negate,
     );
   }
-  // Longer phrases: every adjacent pair in the same field (a record holding all the pairs apart also
-  // matches: Typesense filters cannot test token positions).
-  const perField = slots.map((s) => {
-    const pairs: Formula[] = [];
-    for (let i = 0; i + 1 < words.length; i++) {
-      const last = i + 2 === words.length;
-      const value =
-        last && prefix ? pairPrefixPattern(s.slot, words[i], words[i + 1]) : pairToken(s.slot, words[i], words[i + 1]);
-      pairs.push(tokens('__b', [value], negate));
-    }
-    return combine(any('and'), pairs);
-  });
-  return combine(any('or'), perField);
+  // Longer phrases (issue #28 item 3): a run of the field that is the phrase, or starts with it and goes
+  // on with another word; exact, so NOT keeps a record that holds the phrase's pairs only apart.
+  const patterns = slots.map((s) => runPatterns(s.slot, words, prefix));
+  const whole = patterns.flatMap((p) => (p.whole === undefined ? [] : [p.whole]));
+  const longer = patterns.map((p) => p.longer);
+  return combine(any('or'), [tokens('__r', whole, negate), tokens('__r', longer, negate)]);
 }
 
 export interface FilterBy {

@@ -18,6 +18,7 @@ import {
   staleCollections,
   type SearchResult,
 } from './typesense-protocol';
+import { DEFAULT_RETRY, withConnectionRetry, type RetryPolicy } from './typesense-retry';
 
 const IMPORT_BATCH = 5000;
 /**
@@ -37,6 +38,29 @@ export interface TypesenseSearchOptions {
   maxFilterOperations?: number;
   /** Documents per import request. */
   importBatch?: number;
+  /** Seconds a request may take before it fails (typesense-js `connectionTimeoutSeconds`); 10 by default. */
+  timeoutSeconds?: number;
+  /** Retries of requests that never reached Typesense (typesense-retry.ts). */
+  retry?: RetryPolicy;
+}
+
+/**
+ * The client would retry timeouts and 5xx too, while the first request still runs (issue #28 item 4):
+ * every call goes through TypesenseSearchIndex.call instead, which retries connection errors only. Its
+ * own retries cannot be turned off by option: typesense-js 2.1 reads `numRetries: 0` as unset and makes
+ * it 3 (Configuration: `(…numRetries…) || 3`), so the count is set on the ApiCall every request of the
+ * client goes through (ApiCall.performRequest loops while numTries <= numRetriesPerRequest + 1).
+ * typesense-retry.int.test.ts counts the requests a timed-out search sends.
+ */
+function disableClientRetries(client: Client): void {
+  const apiCall: unknown = (client as unknown as { apiCall?: unknown }).apiCall;
+  if (
+    typeof apiCall !== 'object' ||
+    apiCall === null ||
+    typeof Reflect.get(apiCall, 'numRetriesPerRequest') !== 'number'
+  )
+    throw new Error('typesense-js no longer keeps numRetriesPerRequest on client.apiCall: review disableClientRetries');
+  Reflect.set(apiCall, 'numRetriesPerRequest', 0);
 }
 
 function cancelled(signal: AbortSignal): AppError {
@@ -62,6 +86,7 @@ export class TypesenseSearchIndex implements SearchIndex {
   private readonly maxHits: number;
   private readonly maxFilterOperations: number;
   private readonly importBatch: number;
+  private readonly retry: RetryPolicy;
 
   constructor(
     settings: { url: string; apiKey: string },
@@ -78,9 +103,10 @@ export class TypesenseSearchIndex implements SearchIndex {
         },
       ],
       apiKey: settings.apiKey,
-      connectionTimeoutSeconds: 10,
-      numRetries: 2,
+      connectionTimeoutSeconds: options.timeoutSeconds ?? 10,
     });
+    disableClientRetries(this.client);
+    this.retry = options.retry ?? DEFAULT_RETRY;
     this.maxHits = options.maxHits ?? DEFAULT_MAX_HITS;
     this.maxFilterOperations = options.maxFilterOperations ?? DEFAULT_MAX_FILTER_OPS;
     this.importBatch = options.importBatch ?? IMPORT_BATCH;
@@ -89,23 +115,22 @@ export class TypesenseSearchIndex implements SearchIndex {
   async prepare(entry: IndexEntry): Promise<void> {
     const name = collectionName(entry);
     const slots = [...slotsOf(entry.fields).values()];
-    await this.client
-      .collections()
-      .create({ name, fields: collectionFields(slots), default_sorting_field: '__rowid' } as never)
-      .catch((err: unknown) => {
-        throw backendError(err, `creating collection ${name}`);
-      });
+    await this.call(() =>
+      this.client
+        .collections()
+        .create({ name, fields: collectionFields(slots), default_sorting_field: '__rowid' } as never),
+    ).catch((err: unknown) => {
+      throw backendError(err, `creating collection ${name}`);
+    });
     try {
       for await (const batch of documentBatches(this.engine, entry, slots, this.importBatch)) {
         // JSONL text, so typesense-js hands back every line instead of throwing on the first failure;
-        // upsert, so a batch the client retries after a lost answer does not fail on its own documents.
-        const answer = await this.client
-          .collections(name)
-          .documents()
-          .import(batch.jsonl, { action: 'upsert' })
-          .catch((err: unknown) => {
-            throw backendError(err, `importing records into ${name}`);
-          });
+        // upsert, so a batch sent again does not fail on its own documents.
+        const answer = await this.call(() =>
+          this.client.collections(name).documents().import(batch.jsonl, { action: 'upsert' }),
+        ).catch((err: unknown) => {
+          throw backendError(err, `importing records into ${name}`);
+        });
         checkImport(answer, batch.rowids);
       }
     } catch (err) {
@@ -164,6 +189,11 @@ export class TypesenseSearchIndex implements SearchIndex {
     }
   }
 
+  /** Every request goes through here: sent again only if it never reached Typesense. */
+  private call<T>(op: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    return withConnectionRetry(op, this.retry, signal);
+  }
+
   private page(total: number, results: SearchResult[]): SearchPage {
     return { total, recordsJson: `[${results.flatMap((r) => r.records).join(',')}]` };
   }
@@ -172,7 +202,10 @@ export class TypesenseSearchIndex implements SearchIndex {
   private async run(searches: Search[], signal: AbortSignal | undefined): Promise<SearchResult[]> {
     if (signal?.aborted) throw cancelled(signal);
     try {
-      const answer = await this.client.multiSearch.perform({ searches }, {}, { abortSignal: signal });
+      const answer = await this.call(
+        () => this.client.multiSearch.perform({ searches }, {}, { abortSignal: signal }),
+        signal,
+      );
       return readSearchResults(answer, searches.length);
     } catch (err) {
       if (signal?.aborted) throw cancelled(signal);
@@ -181,12 +214,11 @@ export class TypesenseSearchIndex implements SearchIndex {
   }
 
   async retire(current: IndexEntry, previous: IndexEntry | null): Promise<void> {
-    await this.client
-      .aliases()
-      .upsert(current.name, { collection_name: collectionName(current) })
-      .catch((err: unknown) => {
-        throw backendError(err, `pointing alias ${current.name} at the new version`);
-      });
+    await this.call(() =>
+      this.client.aliases().upsert(current.name, { collection_name: collectionName(current) }),
+    ).catch((err: unknown) => {
+      throw backendError(err, `pointing alias ${current.name} at the new version`);
+    });
     const keep = [collectionName(current), ...(previous ? [collectionName(previous)] : [])];
     await this.deleteCollections(current.name, keep);
   }
@@ -200,12 +232,11 @@ export class TypesenseSearchIndex implements SearchIndex {
   }
 
   private async deleteCollections(index: string, keep: string[]): Promise<void> {
-    const all = await this.client
-      .collections()
-      .retrieve({ exclude_fields: 'fields' })
-      .catch((err: unknown) => {
+    const all = await this.call(() => this.client.collections().retrieve({ exclude_fields: 'fields' })).catch(
+      (err: unknown) => {
         throw backendError(err, 'listing collections');
-      });
+      },
+    );
     for (const name of staleCollections(
       all.map((c) => c.name),
       index,
