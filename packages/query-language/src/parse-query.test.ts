@@ -115,6 +115,27 @@ describe('parseQuery', () => {
   });
 });
 
+describe('parseQuery: exact values (Field:=value)', () => {
+  it('on text: the whole stored value, case and all, with escapes for blanks and symbols', () => {
+    expect(p('Title:=Star')).toEqual({ kind: 'equals', field: 'Title', value: 'Star' });
+    expect(p('(Major Genre):=Black\\ Comedy')).toEqual({ kind: 'equals', field: 'Major Genre', value: 'Black Comedy' });
+    expect(p('Title:=\\-x\\:\\(y\\)\\=')).toEqual({ kind: 'equals', field: 'Title', value: '-x:(y)=' });
+    expect(p('NOT Title:=Star')).toEqual({ kind: 'not', child: { kind: 'equals', field: 'Title', value: 'Star' } });
+  });
+
+  it('on numbers, dates and booleans it is the equality ":" already means', () => {
+    expect(p('Year:=1990')).toEqual(p('Year:1990'));
+    expect(p('Released:=2001-01-14')).toEqual(p('Released:2001-01-14'));
+    expect(p('Active:=true')).toEqual(p('Active:true'));
+  });
+
+  it('without a value, or without a field, is not an exact match', () => {
+    expect(() => p('Year:=abc')).toThrow(/Type mismatch/);
+    // A bare "=x" has no field: it is searched as a word, as before.
+    expect(p('=Star')).toMatchObject({ kind: 'match', words: ['star'] });
+  });
+});
+
 describe('parseDeclaredType', () => {
   it('reads types and date grains', () => {
     expect(parseDeclaredType('date:month')).toEqual({ type: 'date', grain: 'month' });

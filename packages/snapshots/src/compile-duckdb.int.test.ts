@@ -127,6 +127,22 @@ describe('compileWhere on single-word fields: the same records as the words colu
     }, 120000);
   }
 
+  it('Field:=value selects exactly the records whose text is that value, case and all, blanks never', async () => {
+    const records = syntheticRecords();
+    const { fields } = loaded.synthetic;
+    for (const value of ['Paris', 'PARIS', 'Zürich', 'Oslo2', 'New York', 'O’Neil', 'Rio-de-Janeiro']) {
+      const field = records.some((r) => r.city === value) ? 'city' : 'mixed';
+      const escaped = value.replace(/[+\-!(){}[\]^"?:\\&|'/~* =<>]/g, (c) => `\\${c}`);
+      const q = `${field}:=${escaped}`;
+      expect(parseQuery(q, { fields, now: 0 })).toEqual({ kind: 'equals', field, value });
+      const want = records.flatMap((r, i) => (r[field] === value ? [i] : []));
+      expect(want.length).toBeGreaterThan(0);
+      expect({ q, ids: await ids('synthetic', q, true) }).toEqual({ q, ids: want });
+      const notWant = records.flatMap((r, i) => (r[field] !== value ? [i] : []));
+      expect({ q, ids: await ids('synthetic', `NOT ${q}`, true) }).toEqual({ q, ids: notWant });
+    }
+  });
+
   it('integer comparisons with fractional, negative and huge bounds select the records plain JS selects', async () => {
     const records = JSON.parse(fs.readFileSync(path.join(VEGA, 'flights-20k.json'), 'utf8')) as Array<{
       delay: number;
