@@ -7,7 +7,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { DuckDBInstance } = require('@duckdb/node-api');
-const { VEGA, cli, startServer, rpc, timeIt, fmt } = require('./lib');
+const { VEGA, cli, startServer, rpc, timeIt, timePair, fmt } = require('./lib');
 
 const RUNS = Number(process.argv[process.argv.indexOf('--runs') + 1]) || 20;
 const MEASURES = [
@@ -56,26 +56,6 @@ const CASES = [
     hand: `SELECT origin, date_trunc('month', "date") AS month, avg(distance), max(delay) FROM flights WHERE delay BETWEEN 60 AND 120 GROUP BY ${BY_MONTH}`,
   },
 ];
-
-/** p50 and p95 of each of two functions, called in turns so that background load hits both alike. */
-async function timePair(n, a, b) {
-  const ms = { a: [], b: [] };
-  for (let i = 0; i < n; i++) {
-    for (const [k, fn] of [
-      ['a', a],
-      ['b', b],
-    ]) {
-      const t = process.hrtime.bigint();
-      await fn();
-      ms[k].push(Number(process.hrtime.bigint() - t) / 1e6);
-    }
-  }
-  const stats = (xs) => {
-    xs.sort((x, y) => x - y);
-    return { p50: xs[Math.floor(xs.length / 2)], p95: xs[Math.min(xs.length - 1, Math.floor(xs.length * 0.95))] };
-  };
-  return { a: stats(ms.a), b: stats(ms.b) };
-}
 
 async function main() {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-bench-x-'));

@@ -116,6 +116,26 @@ async function timeIt(n, fn) {
   return { p50: q(0.5), p95: q(0.95) };
 }
 
+/** p50 and p95 of each of two functions, called in turns so that background load hits both alike. */
+async function timePair(n, a, b) {
+  const ms = { a: [], b: [] };
+  for (let i = 0; i < n; i++) {
+    for (const [k, fn] of [
+      ['a', a],
+      ['b', b],
+    ]) {
+      const t = process.hrtime.bigint();
+      await fn();
+      ms[k].push(Number(process.hrtime.bigint() - t) / 1e6);
+    }
+  }
+  const stats = (xs) => {
+    xs.sort((x, y) => x - y);
+    return { p50: xs[Math.floor(xs.length / 2)], p95: xs[Math.min(xs.length - 1, Math.floor(xs.length * 0.95))] };
+  };
+  return { a: stats(ms.a), b: stats(ms.b) };
+}
+
 const fmt = (x) => Math.round(x * 100) / 100;
 
-module.exports = { ROOT, BIN, VEGA, cli, startServer, rpc, rpcOverHttp, cpuMsOf, timeIt, fmt };
+module.exports = { ROOT, BIN, VEGA, cli, startServer, rpc, rpcOverHttp, cpuMsOf, timeIt, timePair, fmt };

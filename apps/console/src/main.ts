@@ -20,12 +20,27 @@ type IndexInfo = IndexesFindResult['indexes'][number];
 type Field = IndexInfo['fields'][number];
 
 const TOKEN_KEY = 'quarry.console.token';
-const AGGREGATIONS = ['Count', 'Sum', 'Average', 'Min', 'Max'] as const;
+const AGGREGATIONS = [
+  'Count',
+  'Sum',
+  'Average',
+  'Min',
+  'Max',
+  'Median',
+  'Percentile',
+  'StdDev',
+  'CountDistinct',
+] as const;
+/** A calculated total is chosen like an aggregation, and then takes a name and a formula. */
+const FORMULA = 'Formula';
 const SHOW_AS: Array<[string, string]> = [
   ['value', 'value'],
   ['percentOfGrandTotal', '% of grand total'],
   ['percentOfRowTotal', '% of row total'],
   ['percentOfColumnTotal', '% of column total'],
+  ['runningTotal', 'running total'],
+  ['differenceFromPrevious', 'difference from previous'],
+  ['percentDifferenceFromPrevious', '% difference from previous'],
 ];
 
 function el<K extends keyof HTMLElementTagNameMap>(
@@ -258,10 +273,10 @@ function refreshCrosstabFields(): void {
 
 function fillTotalRow(row: HTMLElement): void {
   const index = indexNamed(byId<HTMLSelectElement>('ct-index').value);
-  const numeric = (index?.fields ?? []).filter((f) => f.type === 'integer' || f.type === 'number');
+  // Counts take any field; the numeric aggregations are refused on text by the server, with a message.
   fillSelect(row.querySelector<HTMLSelectElement>('.t-field')!, [
     ['', '(records)'],
-    ...numeric.map((f): [string, string] => [f.name, f.name]),
+    ...(index?.fields ?? []).map((f): [string, string] => [f.name, `${f.name} (${f.type})`]),
   ]);
   fillSelect(row.querySelector<HTMLSelectElement>('.t-view')!, [
     ['', '(none)'],
@@ -274,9 +289,33 @@ function addTotalRow(): void {
   const agg = el(
     'select',
     { class: 't-agg', 'aria-label': `Total ${n} aggregation` },
-    ...AGGREGATIONS.map((a) => el('option', { value: a }, a)),
+    ...[...AGGREGATIONS, FORMULA].map((a) => el('option', { value: a }, a)),
   );
   const field = el('select', { class: 't-field', 'aria-label': `Total ${n} field` });
+  const percentile = el('input', {
+    class: 't-pct',
+    type: 'number',
+    min: '0',
+    max: '100',
+    step: 'any',
+    placeholder: 'p',
+    'aria-label': `Total ${n} percentile`,
+    hidden: '',
+  });
+  const name = el('input', { class: 't-name', type: 'text', placeholder: 'name', 'aria-label': `Total ${n} name` });
+  const formula = el('input', {
+    class: 't-formula',
+    type: 'text',
+    placeholder: '[Sum (Cost)] / [Count (Records)]',
+    'aria-label': `Total ${n} formula`,
+    hidden: '',
+  });
+  agg.addEventListener('change', () => {
+    percentile.hidden = agg.value !== 'Percentile';
+    const isFormula = agg.value === FORMULA;
+    formula.hidden = !isFormula;
+    field.hidden = isFormula;
+  });
   const view = el('select', { class: 't-view', 'aria-label': `Total ${n} dynamic view` });
   const showAs = el(
     'select',
@@ -284,7 +323,7 @@ function addTotalRow(): void {
     ...SHOW_AS.map(([v, label]) => el('option', { value: v }, label)),
   );
   const remove = el('button', { type: 'button', class: 'quiet', 'aria-label': `Remove total ${n}` }, '×');
-  const row = el('div', { class: 'total row' }, agg, field, view, showAs, remove);
+  const row = el('div', { class: 'total row' }, agg, field, percentile, formula, view, name, showAs, remove);
   remove.addEventListener('click', () => {
     if (byId('ct-totals').children.length > 1) row.remove();
   });
@@ -305,26 +344,58 @@ function crosstabParams(): CrosstabExecuteParams | string {
     const aggregationType = row.querySelector<HTMLSelectElement>('.t-agg')!.value;
     const field = row.querySelector<HTMLSelectElement>('.t-field')!.value;
     const view = row.querySelector<HTMLSelectElement>('.t-view')!.value;
+    const name = row.querySelector<HTMLInputElement>('.t-name')!.value.trim();
+    const percentile = row.querySelector<HTMLInputElement>('.t-pct')!.value;
     const showAs = row.querySelector<HTMLSelectElement>('.t-show')!.value as NonNullable<
       CrosstabExecuteParams['totals'][number]['showAs']
     >;
+    const shown = { ...(name ? { name } : {}), ...(showAs !== 'value' ? { showAs } : {}) };
+    if (aggregationType === FORMULA)
+      return { ...shown, formula: row.querySelector<HTMLInputElement>('.t-formula')!.value };
     return {
       aggregationType,
       ...(view ? { dynamicView: view } : field ? { field } : {}),
-      ...(showAs !== 'value' ? { showAs } : {}),
+      ...(aggregationType === 'Percentile' && percentile !== '' ? { percentile: Number(percentile) } : {}),
+      ...shown,
     };
   });
+  // Date fields group by the chosen part, numeric fields fall in bins of the chosen width.
+  const fields = new Map((indexNamed(index)?.fields ?? []).map((f) => [f.name, f.type]));
+  const dateGroup = byId<HTMLSelectElement>('ct-date-group').value;
+  const binWidth = Number(byId<HTMLInputElement>('ct-bin').value);
+  const axis = (field: string) => {
+    const type = fields.get(field);
+    if (type === 'date' && dateGroup)
+      return { field, dateGroup: dateGroup as NonNullable<CrosstabExecuteParams['columns']>[number]['dateGroup'] };
+    if ((type === 'integer' || type === 'number') && binWidth > 0) return { field, bin: { width: binWidth } };
+    return { field };
+  };
+  const timeZone = byId<HTMLInputElement>('ct-time-zone').value.trim();
+  const filterOp = byId<HTMLSelectElement>('ct-filter-op').value;
+  const filterValue = byId<HTMLInputElement>('ct-filter-value').value;
+  const rowFilter =
+    filterOp && filterValue !== ''
+      ? {
+          rowFilter: {
+            measure: 0,
+            op: filterOp as NonNullable<CrosstabExecuteParams['rowFilter']>['op'],
+            value: Number(filterValue),
+          },
+        }
+      : {};
   const limit = Number(byId<HTMLInputElement>('ct-row-limit').value);
   const chart = byId<HTMLSelectElement>('ct-chart').value;
-  const columns = selected(byId('ct-columns')).map((field) => ({ field }));
+  const columns = selected(byId('ct-columns')).map(axis);
   const [first, ...more] = totals;
   const [firstRow, ...moreRows] = rows;
   return {
     index,
     query: byId<HTMLInputElement>('ct-query').value.trim() || '*',
-    rows: [firstRow, ...moreRows],
+    rows: [axis(firstRow), ...moreRows.map(axis)],
     ...(columns.length ? { columns } : {}),
     totals: [first, ...more],
+    ...(timeZone ? { timeZone } : {}),
+    ...rowFilter,
     ...(byId<HTMLInputElement>('ct-subtotals').checked ? { subtotals: true } : {}),
     ...(limit >= 1 ? { rowLimit: limit, rowOrder: { by: 'value', direction: 'desc' } } : {}),
     ...(chart
