@@ -235,6 +235,58 @@ describe('GET /console', () => {
     }
   });
 
+  it('builds an analytic crosstab: a date group, a median, a formula and a row filter, as the API answers it', async () => {
+    const { page, problems, close } = await open(1280, 800);
+    try {
+      await connect(page, analyst.token);
+      await page.click('#tab-crosstab');
+      await page.select('#ct-index', 'movies');
+      await page.select('#ct-rows', 'Release Date');
+      await page.select('#ct-date-group', 'year');
+      await page.type('#ct-time-zone', 'Europe/Paris');
+      await page.select('.total .t-agg', 'Count');
+      await page.type('.total .t-name', 'Films');
+      await page.click('#ct-add-total');
+      await page.select('.total:nth-child(2) .t-agg', 'Median');
+      await page.select('.total:nth-child(2) .t-field', 'IMDB Rating');
+      await page.click('#ct-add-total');
+      await page.select('.total:nth-child(3) .t-agg', 'Formula');
+      await page.type('.total:nth-child(3) .t-name', 'Gross per film');
+      await page.select('.total:nth-child(1) .t-agg', 'Count');
+      await page.type('.total:nth-child(3) .t-formula', '[Median (IMDB Rating)] / [Films]');
+      await page.select('#ct-filter-op', '>=');
+      await page.type('#ct-filter-value', '50');
+      await page.click('#crosstab-form button[type=submit]');
+      await page.waitForSelector('#crosstab-result table');
+      const api = await stack.call<{ data: { rows: Array<{ key: string[] }>; rowsFilteredOut: number } }>(
+        analyst,
+        'CROSSTAB.EXECUTE',
+        {
+          index: 'movies',
+          rows: [{ field: 'Release Date', dateGroup: 'year' }],
+          timeZone: 'Europe/Paris',
+          totals: [
+            { aggregationType: 'Count', name: 'Films' },
+            { aggregationType: 'Median', field: 'IMDB Rating' },
+            { name: 'Gross per film', formula: '[Median (IMDB Rating)] / [Films]' },
+          ],
+          rowFilter: { measure: 0, op: '>=', value: 50 },
+          format: 'json',
+        },
+      );
+      expect(api.data!.data.rowsFilteredOut).toBeGreaterThan(0);
+      const years = await page.$$eval('#crosstab-result tbody th[scope=row]', (ths) => ths.map((t) => t.textContent));
+      expect(years).toEqual(api.data!.data.rows.map((r) => r.key[0]));
+      expect(await texts(page, '#crosstab-result thead th')).toEqual(
+        expect.arrayContaining(['Films', 'Median (IMDB Rating)', 'Gross per film']),
+      );
+      await shot(page, '3b-crosstab-analytics-1280');
+      expect(realProblems(problems)).toEqual([]);
+    } finally {
+      await close();
+    }
+  });
+
   it('shows a bad query’s 400 in the server’s own words', async () => {
     const { page, problems, close } = await open(1280, 800);
     try {

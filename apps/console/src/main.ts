@@ -315,6 +315,7 @@ function addTotalRow(): void {
     const isFormula = agg.value === FORMULA;
     formula.hidden = !isFormula;
     field.hidden = isFormula;
+    view.hidden = isFormula;
   });
   const view = el('select', { class: 't-view', 'aria-label': `Total ${n} dynamic view` });
   const showAs = el(
