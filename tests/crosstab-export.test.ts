@@ -29,7 +29,15 @@ interface JsonTable {
 }
 
 /** Labels a record could carry that break CSV lines or run as spreadsheet formulas. */
-const HOSTILE = ['two\nlines', 'cr\rhere', 'say "hi", ok', '=HYPERLINK("http://evil.example","x")', '-2+3', '@x', '\ttab'];
+const HOSTILE = [
+  'two\nlines',
+  'cr\rhere',
+  'say "hi", ok',
+  '=HYPERLINK("http://evil.example","x")',
+  '-2+3',
+  '@x',
+  '\ttab',
+];
 const defused = (label: string) => (/^[=+\-@\t\r]/.test(label) ? `'${label}` : label);
 
 describe('CROSSTAB.EXECUTE as XLSX and CSV, read back by a second reader', () => {
@@ -169,7 +177,10 @@ describe('CROSSTAB.EXECUTE as XLSX and CSV, read back by a second reader', () =>
     expect(lines[0]).toEqual(['label', "'=left | Sum (amount)", 'right | Sum (amount)', 'Total | Sum (amount)']);
     json.rows.forEach((row, i) => {
       expect(lines[i + 1][0]).toBe(defused(String(row.key[0])));
-      expect(lines[i + 1].slice(1).map((v) => (v === '' ? null : Number(v)))).toEqual([...row.cells.flat(), ...row.total]);
+      expect(lines[i + 1].slice(1).map((v) => (v === '' ? null : Number(v)))).toEqual([
+        ...row.cells.flat(),
+        ...row.total,
+      ]);
     });
     expect(lines.slice(1, -1).map((l) => l[0])).toEqual(expect.arrayContaining(HOSTILE.map(defused)));
     // Negative numbers stay numbers (the '=left' cells of odd labels are a lone negative amount).
