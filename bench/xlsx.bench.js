@@ -16,17 +16,18 @@ const { renderHtml } = require(path.join(DOMAIN, 'render-html.js'));
 const { renderCsv } = require(path.join(DOMAIN, 'render-csv.js'));
 
 // Two row levels (10 x 10) and two column levels (5 x 10): 100 x 50 leaf cells x 2 totals = 10,000.
-const text = (name) => ({ name, type: 'string' });
+const axis = (name) => ({ field: { name, type: 'string' }, reverse: false, keyType: 'string', name });
 const spec = {
-  rows: [text('region'), text('city')],
-  columns: [
-    { field: text('year'), reverse: false },
-    { field: text('product'), reverse: false },
-  ],
+  rows: [axis('region'), axis('city')],
+  columns: [axis('year'), axis('product')],
   totals: [
     { aggregation: 'Sum', field: { name: 'amount', type: 'number' }, name: 'Sum (amount)', showAs: 'value' },
     { aggregation: 'Count', name: 'Count', showAs: 'percentOfGrandTotal' },
   ],
+  formulaOrder: [],
+  timeZone: 'UTC',
+  rowFilter: null,
+  columnFilter: null,
   subtotals: true,
   rowOrder: { by: 'label', measure: 0, direction: 'asc' },
   columnOrder: { by: 'label', measure: 0, direction: 'asc' },

@@ -1,4 +1,5 @@
 import { parse } from 'csv-parse/sync';
+import { plainAxis } from '../test-support/crosstab-input';
 import type { FieldDef } from '@quarry/query-language';
 import type { AxisValue, GroupRow } from './axis-value';
 import type { CrosstabSpec } from './crosstab-spec';
@@ -28,11 +29,15 @@ const defused = (label: string) => (/^[=+\-@\t\r]/.test(label) ? `'${label}` : l
 
 function spec(over: Partial<CrosstabSpec> = {}): CrosstabSpec {
   return {
-    rows: [text('=cmd|"/c calc"!A1')],
-    columns: [{ field: text('col'), reverse: false }],
+    rows: [plainAxis(text('=cmd|"/c calc"!A1'))],
+    columns: [plainAxis(text('col'))],
     totals: [
       { aggregation: 'Sum', field: { name: 'n', type: 'number' } as FieldDef, name: '-Sum, "n"', showAs: 'value' },
     ],
+    formulaOrder: [],
+    timeZone: 'UTC',
+    rowFilter: null,
+    columnFilter: null,
     subtotals: false,
     rowOrder: { by: 'label', measure: 0, direction: 'asc' },
     columnOrder: { by: 'label', measure: 0, direction: 'asc' },
@@ -110,7 +115,7 @@ describe('renderCsv with hostile labels', () => {
       { rowKey: [key], columnKey: [], values: [1] },
       { rowKey: [], columnKey: [], values: [1] },
     ];
-    const one = buildPivotTable(spec({ columns: [], rows: [text('k')] }), g);
+    const one = buildPivotTable(spec({ columns: [], rows: [plainAxis(text('k'))] }), g);
     const back = parse(renderCsv(one)) as string[][];
     expect(back[1][0]).toBe(want);
   });

@@ -1,4 +1,5 @@
 import ExcelJS from 'exceljs';
+import { plainAxis } from '../test-support/crosstab-input';
 import * as XLSX from 'xlsx';
 import type { FieldDef } from '@quarry/query-language';
 import type { AxisValue, GroupRow } from './axis-value';
@@ -24,7 +25,7 @@ A.forEach((a, i) =>
 
 /** The groups an engine would return: sums and counts at every level the spec asks. */
 function groupsFor(spec: CrosstabSpec): GroupRow[] {
-  const rows = spec.rows.map((f) => f.name) as Array<'a' | 'b'>;
+  const rows = spec.rows.map((f) => f.field.name) as Array<'a' | 'b'>;
   const cols = spec.columns.map((c) => c.field.name) as Array<'x' | 'y'>;
   const out = new Map<string, GroupRow>();
   for (const [r, c] of pivotLevels(spec)) {
@@ -51,9 +52,13 @@ const SHARE: TotalSpec = { ...SUM, name: 'Share', showAs: 'percentOfGrandTotal' 
 
 function spec(rows: string[], columns: string[], totals: TotalSpec[]): CrosstabSpec {
   return {
-    rows: rows.map(field),
-    columns: columns.map((c) => ({ field: field(c), reverse: false })),
+    rows: rows.map((r) => plainAxis(field(r))),
+    columns: columns.map((c) => plainAxis(field(c))),
     totals,
+    formulaOrder: [],
+    timeZone: 'UTC',
+    rowFilter: null,
+    columnFilter: null,
     subtotals: true,
     rowOrder: { by: 'label', measure: 0, direction: 'asc' },
     columnOrder: { by: 'label', measure: 0, direction: 'asc' },

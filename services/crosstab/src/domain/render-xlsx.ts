@@ -1,5 +1,6 @@
 import ExcelJS from 'exceljs';
-import { axisLabel, type AxisValue } from './axis-value';
+import { axisText, type AxisValue } from './axis-value';
+import { PERCENT_SHOWN, type AxisSpec } from './crosstab-spec';
 import type { PivotTable } from './pivot-table';
 
 /** Characters Excel refuses in a sheet name, and its length limit. */
@@ -27,14 +28,19 @@ function numberFormats(table: PivotTable): string[] {
   const keys = [...table.rows, []];
   const columns = [...table.columns, []];
   return spec.totals.map((t, m) => {
-    if (t.showAs !== 'value') return '0.0%';
+    if (PERCENT_SHOWN.has(t.showAs)) return '0.0%';
     const whole = keys.every((r) => columns.every((c) => Number.isInteger(table.at(r, c)[m] ?? 0)));
     return whole ? '#,##0' : '#,##0.00';
   });
 }
 
 /** Runs of consecutive keys that share a header at `level`, as in the HTML table: start → [length, label]. */
-function spans(keys: AxisValue[][], level: number, depth: number): Map<number, [number, string]> {
+function spans(
+  keys: AxisValue[][],
+  level: number,
+  depth: number,
+  axes: readonly AxisSpec[],
+): Map<number, [number, string]> {
   const out = new Map<number, [number, string]>();
   let open: { start: number; prefix: string } | undefined;
   keys.forEach((k, i) => {
@@ -48,13 +54,14 @@ function spans(keys: AxisValue[][], level: number, depth: number): Map<number, [
     if (run) run[0]++;
     else {
       open = { start: i, prefix };
-      out.set(i, [1, axisLabel(k[level])]);
+      out.set(i, [1, axisText(axes[level], k[level])]);
     }
   });
   return out;
 }
 
-const subtotalLabel = (key: AxisValue[]) => `${axisLabel(key[key.length - 1])} Total`;
+const subtotalLabel = (key: AxisValue[], axes: readonly AxisSpec[]) =>
+  `${axisText(axes[key.length - 1], key[key.length - 1])} Total`;
 
 /**
  * The crosstab as an Excel workbook (format xlsx): one sheet named after the index, laid out as the
@@ -72,7 +79,7 @@ export async function renderXlsx(table: PivotTable, index: string): Promise<Buff
   const nameRow = t > 1 || C === 0;
   const headerRows = C + (nameRow ? 1 : 0);
   const formats = numberFormats(table);
-  const percent = spec.totals.map((x) => x.showAs !== 'value');
+  const percent = spec.totals.map((x) => PERCENT_SHOWN.has(x.showAs));
   const book = new ExcelJS.Workbook();
   const sheet = book.addWorksheet(sheetName(index), {
     views: [{ state: 'frozen', xSplit: R, ySplit: headerRows }],
@@ -107,7 +114,7 @@ export async function renderXlsx(table: PivotTable, index: string): Promise<Buff
   const columnGroups = C ? table.columns.length + 1 : 1;
   for (let level = 0; level < C; level++) {
     const row = level + 1;
-    const runs = spans(table.columns, level, C);
+    const runs = spans(table.columns, level, C, spec.columns);
     table.columns.forEach((key, j) => {
       const at = firstValueColumn + j * t;
       const run = runs.get(j);
@@ -116,7 +123,7 @@ export async function renderXlsx(table: PivotTable, index: string): Promise<Buff
         merge(row, at, row, at + run[0] * t - 1);
       }
       if (key.length < C && key.length === level + 1) {
-        text(row, at, subtotalLabel(key), true);
+        text(row, at, subtotalLabel(key, spec.columns), true);
         merge(row, at, C, at + t - 1);
       }
     });
@@ -132,7 +139,7 @@ export async function renderXlsx(table: PivotTable, index: string): Promise<Buff
   }
 
   // Body: row labels merged down their groups (a subtotal's "<value> Total" across the inner levels).
-  const rowRuns = spec.rows.map((_, level) => spans(table.rows, level, R));
+  const rowRuns = spec.rows.map((_, level) => spans(table.rows, level, R, spec.rows));
   table.rows.forEach((key, i) => {
     const row = headerRows + 1 + i;
     const subtotal = key.length < R;
@@ -143,7 +150,7 @@ export async function renderXlsx(table: PivotTable, index: string): Promise<Buff
         merge(row, level + 1, row + run[0] - 1, level + 1);
       }
       if (subtotal && level === key.length - 1) {
-        text(row, level + 1, subtotalLabel(key), true);
+        text(row, level + 1, subtotalLabel(key, spec.rows), true);
         merge(row, level + 1, row, R);
       }
     });
