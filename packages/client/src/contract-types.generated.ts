@@ -111,7 +111,7 @@ export interface IndexesFindResult {
   nextCursor: string | null;
 }
 
-/** Pivot an index: a table (HTML, JSON, CSV) or a chart (PNG, SVG). */
+/** Pivot an index: a table (HTML, JSON, CSV, XLSX) or a chart (PNG, SVG). */
 export interface CrosstabExecuteParams {
   index: string;
   query?: string;
@@ -282,9 +282,9 @@ export interface CrosstabExecuteParams {
    */
   timeZone?: string;
   /**
-   * The table as HTML, JSON or CSV; not with chartType.
+   * The table as HTML, JSON, CSV or an Excel workbook (xlsx, base64); not with chartType.
    */
-  format?: "html" | "json" | "csv";
+  format?: "html" | "json" | "csv" | "xlsx";
   /**
    * Draw a chart instead of a table (FusionCharts names, any case).
    */
@@ -406,6 +406,31 @@ export type CrosstabExecuteResult =
     }
   | {
       contentType: "text/csv";
+      data: string;
+      rowCount: number;
+      columnCount: number;
+      /**
+       * Outermost row values cut by rowLimit (present when a limit was given).
+       */
+      rowsOmitted?: number;
+      columnsOmitted?: number;
+      /**
+       * Outermost row groups rowFilter left out (present when a filter was given).
+       */
+      rowsFilteredOut?: number;
+      columnsFilteredOut?: number;
+      /**
+       * Present when saveReport was given.
+       */
+      report?: {
+        guid: string;
+      };
+    }
+  | {
+      contentType: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
+      /**
+       * The .xlsx file as base64: one sheet named after the index.
+       */
       data: string;
       rowCount: number;
       columnCount: number;

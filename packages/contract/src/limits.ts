@@ -71,7 +71,7 @@ export const SHOW_AS = [
   'percentDifferenceFromPrevious',
 ] as const;
 export type ShowAs = (typeof SHOW_AS)[number];
-export const CROSSTAB_FORMATS = ['html', 'json', 'csv'] as const;
+export const CROSSTAB_FORMATS = ['html', 'json', 'csv', 'xlsx'] as const;
 export type CrosstabFormat = (typeof CROSSTAB_FORMATS)[number];
 export const SORT_DIRECTIONS = ['asc', 'desc'] as const;
 /** How a date axis groups its values; each key is a sortable string (docs/api.md, CROSSTAB.EXECUTE). */

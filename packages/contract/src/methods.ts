@@ -75,7 +75,7 @@ export const METHODS = {
     call: 'execute',
     scope: 'query:execute',
     saves: true,
-    summary: 'Pivot an index: a table (HTML, JSON, CSV) or a chart (PNG, SVG).',
+    summary: 'Pivot an index: a table (HTML, JSON, CSV, XLSX) or a chart (PNG, SVG).',
     description:
       'Groups the matching records by rows and columns and computes each total. Across parameters: rowOrder.measure and columnOrder.measure index into totals; format goes with tables and imageFormat with chartType, never both; a chart type may need two totals (MSCombiDY2D, Scatter). The table as drawn may have at most 100,000 cells.',
     params: P.crosstabExecuteParams,

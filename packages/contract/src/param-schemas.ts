@@ -274,9 +274,10 @@ export const crosstabExecuteParams = z
     timeZone: string(L.TIME_ZONE_MAX, 'an IANA time zone name')
       .optional()
       .meta({ default: L.DEFAULT_TIME_ZONE, description: 'The zone dateGroup keys are computed in (IANA name).' }),
-    format: oneOf(L.CROSSTAB_FORMATS)
-      .optional()
-      .meta({ default: 'html', description: 'The table as HTML, JSON or CSV; not with chartType.' }),
+    format: oneOf(L.CROSSTAB_FORMATS).optional().meta({
+      default: 'html',
+      description: 'The table as HTML, JSON, CSV or an Excel workbook (xlsx, base64); not with chartType.',
+    }),
     chartType: keywordOf(chartTypeNames, (v) => `${v} is not supported; use one of ${chartTypeNames.join(', ')}`)
       .optional()
       .meta({

@@ -129,6 +129,13 @@ export const crosstabExecuteResult = z
       report: reportRef.optional(),
     }),
     z.object({
+      contentType: z.literal('application/vnd.openxmlformats-officedocument.spreadsheetml.sheet'),
+      data: z.string().meta({ description: 'The .xlsx file as base64: one sheet named after the index.' }),
+      ...counts,
+      ...omitted,
+      report: reportRef.optional(),
+    }),
+    z.object({
       contentType: z.enum(['image/png', 'image/svg+xml']),
       data: z.string().meta({ description: 'PNG as base64, or the SVG document.' }),
       width: z.number().int(),

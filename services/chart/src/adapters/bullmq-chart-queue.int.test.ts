@@ -337,7 +337,7 @@ describe('BullMqChartQueue against a real redis-server', () => {
           rowTotals: [[3], [7]],
         };
         const job = {
-          option: buildChartOption(grid, chartKind('MSColumn2D'), 3000, 3000, 'slow'),
+          option: buildChartOption(grid, chartKind('MSColumn2D', grid.totals.length), 3000, 3000, 'slow'),
           width: 3000,
           height: 3000,
         };

@@ -50,7 +50,7 @@ describeIf(
 
     // The smallest size at which this two-series chart is still drawn (smaller is a 400: too small to read).
     const job = (w = 300, h = 200) => ({
-      option: buildChartOption(grid, chartKind('MSColumn2D'), w, h, 'test'),
+      option: buildChartOption(grid, chartKind('MSColumn2D', grid.totals.length), w, h, 'test'),
       width: w,
       height: h,
     });

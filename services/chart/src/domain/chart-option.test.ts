@@ -91,9 +91,9 @@ describe('buildChartOption', () => {
       ...grids.money,
       cells: grids.money.cells.map((r, i) => r.map((c, j) => (i === 0 && j === 0 ? [null] : c))),
     };
-    const kind = chartKind('MSLine');
+    const kind = chartKind('MSLine', 1);
     expect((buildChartOption(withGap, kind, 800, 600, '') as O).series[0].data[0]).toBeNull();
-    expect((buildChartOption(withGap, chartKind('StackedColumn2D'), 800, 600, '') as O).series[0].data[0]).toBe(0);
+    expect((buildChartOption(withGap, chartKind('StackedColumn2D', 1), 800, 600, '') as O).series[0].data[0]).toBe(0);
   });
 
   it('MSCombiDY2D: first measure as columns on the left axis, second a line on the right', () => {

@@ -89,8 +89,8 @@ export const CHART_KINDS: readonly ChartKind[] = CHART_TYPE_NAMES.map((c) => {
   };
 });
 
-/** The kind for a name, or a 400 (unknown name, or fewer totals than the type draws). */
-export function chartKind(name: string, measures = 1): ChartKind {
+/** The kind for a name and the number of totals it is given, or a 400 (unknown name, or fewer totals than it draws). */
+export function chartKind(name: string, measures: number): ChartKind {
   const problem = chartTypeProblem(name, measures);
   if (problem) throw AppError.invalid(problem);
   const hit = findChartType(name);

@@ -35,7 +35,6 @@ export class RenderChartUseCase {
   ) {}
 
   async render(input: RenderChartInput, requestId: string): Promise<RenderedChart> {
-    const kind = chartKind(input.chartType);
     const format = input.imageFormat === '' ? 'png' : input.imageFormat;
     const formatProblem = imageFormatProblem(format);
     if (formatProblem) throw AppError.invalid(formatProblem);
@@ -47,6 +46,8 @@ export class RenderChartUseCase {
     } catch (err) {
       throw AppError.internal('The crosstab grid is malformed', err);
     }
+    // The grid says how many totals were asked: a Scatter or an MSCombiDY2D draws two of them.
+    const kind = chartKind(input.chartType, grid.totals.length);
     const option = buildChartOption(grid, kind, input.width, input.height, input.title);
     const image = await this.queue.render(
       { option, width: input.width, height: input.height, format: format as ImageFormat },

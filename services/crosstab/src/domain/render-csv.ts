@@ -8,7 +8,7 @@ import type { PivotTable } from './pivot-table';
  * return: CSV injection) gets a leading apostrophe, as OWASP advises. A plain number (-5) stays as is.
  * Labels and names come from indexed data, so any record could carry `=HYPERLINK(…)`.
  */
-function safeText(text: string): string {
+export function safeText(text: string): string {
   return /^[=+\-@\t\r]/.test(text) && !/^-?\d+(\.\d+)?(e[-+]?\d+)?$/i.test(text) ? `'${text}` : text;
 }
 
@@ -39,7 +39,7 @@ export function renderCsv(table: PivotTable): string {
   const names = spec.totals.map((t) => t.name);
   const header = [
     ...spec.rows.map((f) => safeText(f.name)),
-    ...table.columns.flatMap((c) => names.map((n) => `${columnLabel(c, C, spec.columns)} | ${n}`)),
+    ...table.columns.flatMap((c) => names.map((n) => safeText(`${columnLabel(c, C, spec.columns)} | ${n}`))),
     ...names.map((n) => `Total | ${n}`),
   ];
   const numbers = (values: Array<number | null>) => values.map(formatNumber);
@@ -53,5 +53,7 @@ export function renderCsv(table: PivotTable): string {
     ...table.rows.map((key) => line(rowCells(key, R, spec.rows), key)),
     line(['Total', ...Array.from({ length: R - 1 }, () => '')], []),
   ];
-  return stringify(records, { record_delimiter: '\r\n' });
+  // csv-stringify quotes a value holding the whole record delimiter (CRLF) but not a lone CR or LF,
+  // which every reader takes as the end of a line: RFC 4180 quotes any value with a CR or LF in it.
+  return stringify(records, { record_delimiter: '\r\n', quoted_match: /[\r\n]/ });
 }

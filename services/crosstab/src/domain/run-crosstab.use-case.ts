@@ -11,15 +11,18 @@ import { buildPivotTable, type PivotTable } from './pivot-table';
 import { renderCsv } from './render-csv';
 import { renderHtml } from './render-html';
 import { renderJson } from './render-json';
+import { renderXlsx } from './render-xlsx';
 
-/** "html", "json" and "csv" are the table's formats; "grid" is what the chart service draws from. */
-export const CROSSTAB_OUTPUTS = ['html', 'json', 'csv', 'grid'] as const;
+/** "html", "json", "csv" and "xlsx" are the table's formats; "grid" is what the chart service draws from. */
+export const CROSSTAB_OUTPUTS = ['html', 'json', 'csv', 'xlsx', 'grid'] as const;
 export type CrosstabOutput = (typeof CROSSTAB_OUTPUTS)[number];
 
-const RENDER: Record<CrosstabOutput, (table: PivotTable) => string> = {
+/** Each output as text; the workbook's bytes as base64 (the form the result cache keeps and the API returns). */
+const RENDER: Record<CrosstabOutput, (table: PivotTable, index: string) => string | Promise<string>> = {
   html: renderHtml,
   json: renderJson,
   csv: renderCsv,
+  xlsx: async (table, index) => (await renderXlsx(table, index)).toString('base64'),
   grid: (table) => JSON.stringify(toChartGrid(table)),
 };
 
@@ -30,7 +33,7 @@ export interface RunCrosstabInput extends CrosstabRequestInput {
 
 export interface CrosstabResult {
   output: CrosstabOutput;
-  /** The HTML table, the JSON table, the CSV text, or the chart grid as JSON, as `output` says. */
+  /** The HTML table, the JSON table, the CSV text, the XLSX file as base64, or the chart grid as JSON, as `output` says. */
   payload: string;
   rowCount: number;
   columnCount: number;
@@ -124,7 +127,7 @@ export class RunCrosstabUseCase {
     // Subtotal rows and columns are shown cells too: the limit holds for the table as drawn.
     if (table.rows.length * columnCount * spec.totals.length > MAX_CELLS) throw subtotalsOver();
     return {
-      payload: RENDER[output](table),
+      payload: await RENDER[output](table, entry.name),
       counts: [
         table.rows.length,
         columnCount,

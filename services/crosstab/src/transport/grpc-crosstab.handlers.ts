@@ -103,6 +103,7 @@ export function crosstabHandlers(
           html: res.output === 'html' ? res.payload : '',
           gridJson: res.output === 'grid' ? res.payload : '',
           data: res.output === 'json' || res.output === 'csv' ? res.payload : '',
+          xlsx: res.output === 'xlsx' ? Buffer.from(res.payload, 'base64') : Buffer.alloc(0),
           rowCount: res.rowCount,
           columnCount: res.columnCount,
           rowsOmitted: res.rowsOmitted,

@@ -211,8 +211,10 @@ export class GrpcServiceClients implements ServiceClients {
       trace,
     );
     const table: PivotAnswer = {
-      // HTML travels in its own field (the service's original one); JSON and CSV in `data`.
-      body: req.output === 'html' ? res.html : res.data,
+      // HTML travels in its own field (the service's original one); JSON and CSV in `data`; the
+      // workbook as bytes, returned as base64.
+      body:
+        req.output === 'html' ? res.html : req.output === 'xlsx' ? Buffer.from(res.xlsx).toString('base64') : res.data,
       grid: res.gridJson,
       rowCount: res.rowCount,
       columnCount: res.columnCount,

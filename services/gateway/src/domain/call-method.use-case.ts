@@ -18,6 +18,8 @@ import type { AxisOrderRequest, Caller, RequestTrace, ServiceClients } from '../
 import { savesReports, scopeOf, type MethodName } from './method-catalogue';
 import type { Principal } from './principal';
 
+const XLSX_CONTENT_TYPE = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
+
 /** The params as the contract's schemas parsed them (z.output; the contract's *Params types are what is sent). */
 type ParsedQueriesExecute = z.output<typeof queriesExecuteParams>;
 type ParsedCrosstabExecute = z.output<typeof crosstabExecuteParams>;
@@ -198,6 +200,7 @@ export class CallMethodUseCase {
       if (p.format === 'json')
         data = { contentType: 'application/json', data: JSON.parse(table.body) as unknown, ...counts };
       else if (p.format === 'csv') data = { contentType: 'text/csv', data: table.body, ...counts, ...omitted };
+      else if (p.format === 'xlsx') data = { contentType: XLSX_CONTENT_TYPE, data: table.body, ...counts, ...omitted };
       else data = { contentType: 'text/html', data: table.body, ...counts, ...omitted };
     }
     if (!p.saveReport) return { data, cache };

@@ -52,7 +52,7 @@ export interface PivotRequest extends CompletePivot {
 }
 
 export interface PivotAnswer {
-  /** The table in the asked format (HTML, CSV, or JSON text); empty for `grid`. */
+  /** The table in the asked format (HTML, CSV, or JSON text; an XLSX file as base64); empty for `grid`. */
   body: string;
   /** The chart's input, passed to renderChart as is; empty unless `grid` was asked. */
   grid: string;

@@ -1,0 +1,168 @@
+import ExcelJS from 'exceljs';
+import { axisText, type AxisValue } from './axis-value';
+import { PERCENT_SHOWN, type AxisSpec } from './crosstab-spec';
+import type { PivotTable } from './pivot-table';
+
+/** Characters Excel refuses in a sheet name, and its length limit. */
+const SHEET_NAME_BAD = /[[\]:*?/\\]/g;
+const SHEET_NAME_MAX = 31;
+
+/**
+ * A sheet name Excel accepts for an index name: no `[ ] : * ? / \`, no control characters, at most 31
+ * characters, not starting or ending with an apostrophe, not empty and not the reserved "History".
+ */
+export function sheetName(index: string): string {
+  let name = index
+    .replace(SHEET_NAME_BAD, '_')
+    // eslint-disable-next-line no-control-regex
+    .replace(/[\u0000-\u001f\u007f]/g, '_')
+    .slice(0, SHEET_NAME_MAX)
+    .replace(/^'+|'+$/g, '');
+  if (name.trim() === '' || name.toLowerCase() === 'history') name = name.trim() === '' ? 'Crosstab' : `${name}_`;
+  return name;
+}
+
+/** The display format of a measure: percentages (showAs) as `0.0%` of a fraction, counts without decimals. */
+function numberFormats(table: PivotTable): string[] {
+  const { spec } = table;
+  const keys = [...table.rows, []];
+  const columns = [...table.columns, []];
+  return spec.totals.map((t, m) => {
+    if (PERCENT_SHOWN.has(t.showAs)) return '0.0%';
+    const whole = keys.every((r) => columns.every((c) => Number.isInteger(table.at(r, c)[m] ?? 0)));
+    return whole ? '#,##0' : '#,##0.00';
+  });
+}
+
+/** Runs of consecutive keys that share a header at `level`, as in the HTML table: start → [length, label]. */
+function spans(
+  keys: AxisValue[][],
+  level: number,
+  depth: number,
+  axes: readonly AxisSpec[],
+): Map<number, [number, string]> {
+  const out = new Map<number, [number, string]>();
+  let open: { start: number; prefix: string } | undefined;
+  keys.forEach((k, i) => {
+    const inside = k.length === depth || k.length >= level + 2;
+    if (!inside) {
+      open = undefined;
+      return;
+    }
+    const prefix = JSON.stringify(k.slice(0, level + 1));
+    const run = open && open.prefix === prefix ? out.get(open.start) : undefined;
+    if (run) run[0]++;
+    else {
+      open = { start: i, prefix };
+      out.set(i, [1, axisText(axes[level], k[level])]);
+    }
+  });
+  return out;
+}
+
+const subtotalLabel = (key: AxisValue[], axes: readonly AxisSpec[]) =>
+  `${axisText(axes[key.length - 1], key[key.length - 1])} Total`;
+
+/**
+ * The crosstab as an Excel workbook (format xlsx): one sheet named after the index, laid out as the
+ * HTML table is (renderHtml): the row fields' names, nested column headers merged over their columns,
+ * a row of total names when there are several, row labels merged down their groups, subtotal rows and
+ * the Total row in bold, the header rows and row-label columns frozen. Numbers are number cells with a
+ * display format per measure; every label is a string cell (exceljs writes a string as text, never as
+ * a formula, so `=1+1` from the data stays text). Returns the file's bytes.
+ */
+export async function renderXlsx(table: PivotTable, index: string): Promise<Buffer> {
+  const { spec } = table;
+  const t = spec.totals.length;
+  const R = spec.rows.length;
+  const C = spec.columns.length;
+  const nameRow = t > 1 || C === 0;
+  const headerRows = C + (nameRow ? 1 : 0);
+  const formats = numberFormats(table);
+  const percent = spec.totals.map((x) => PERCENT_SHOWN.has(x.showAs));
+  const book = new ExcelJS.Workbook();
+  const sheet = book.addWorksheet(sheetName(index), {
+    views: [{ state: 'frozen', xSplit: R, ySplit: headerRows }],
+  });
+  const bold = { bold: true };
+  // Cells are 1-based: row r, column c.
+  const text = (r: number, c: number, value: string, strong = false) => {
+    const cell = sheet.getCell(r, c);
+    cell.value = value;
+    if (strong) cell.font = bold;
+  };
+  const merge = (r1: number, c1: number, r2: number, c2: number) => {
+    if (r2 > r1 || c2 > c1) sheet.mergeCells(r1, c1, r2, c2);
+  };
+  const numbers = (r: number, firstColumn: number, values: Array<number | null>, strong: boolean) => {
+    values.forEach((v, m) => {
+      const cell = sheet.getCell(r, firstColumn + m);
+      if (v !== null) {
+        cell.value = percent[m] ? v / 100 : v;
+        cell.numFmt = formats[m];
+      }
+      if (strong) cell.font = bold;
+    });
+  };
+
+  // Header: the row fields' names down the header rows, then the column levels, then the totals' names.
+  spec.rows.forEach((f, i) => {
+    text(1, i + 1, f.name, true);
+    merge(1, i + 1, headerRows, i + 1);
+  });
+  const firstValueColumn = R + 1;
+  const columnGroups = C ? table.columns.length + 1 : 1;
+  for (let level = 0; level < C; level++) {
+    const row = level + 1;
+    const runs = spans(table.columns, level, C, spec.columns);
+    table.columns.forEach((key, j) => {
+      const at = firstValueColumn + j * t;
+      const run = runs.get(j);
+      if (run) {
+        text(row, at, run[1], true);
+        merge(row, at, row, at + run[0] * t - 1);
+      }
+      if (key.length < C && key.length === level + 1) {
+        text(row, at, subtotalLabel(key, spec.columns), true);
+        merge(row, at, C, at + t - 1);
+      }
+    });
+    if (level === 0) {
+      const at = firstValueColumn + table.columns.length * t;
+      text(row, at, 'Total', true);
+      merge(row, at, C, at + t - 1);
+    }
+  }
+  if (nameRow) {
+    for (let g = 0; g < columnGroups; g++)
+      spec.totals.forEach((x, m) => text(headerRows, firstValueColumn + g * t + m, x.name, true));
+  }
+
+  // Body: row labels merged down their groups (a subtotal's "<value> Total" across the inner levels).
+  const rowRuns = spec.rows.map((_, level) => spans(table.rows, level, R, spec.rows));
+  table.rows.forEach((key, i) => {
+    const row = headerRows + 1 + i;
+    const subtotal = key.length < R;
+    rowRuns.forEach((runs, level) => {
+      const run = runs.get(i);
+      if (run) {
+        text(row, level + 1, run[1], subtotal);
+        merge(row, level + 1, row + run[0] - 1, level + 1);
+      }
+      if (subtotal && level === key.length - 1) {
+        text(row, level + 1, subtotalLabel(key, spec.rows), true);
+        merge(row, level + 1, row, R);
+      }
+    });
+    table.columns.forEach((c, j) => numbers(row, firstValueColumn + j * t, table.at(key, c), subtotal));
+    numbers(row, firstValueColumn + table.columns.length * t, table.at(key, []), subtotal);
+  });
+  const last = headerRows + table.rows.length + 1;
+  text(last, 1, 'Total', true);
+  merge(last, 1, last, R);
+  table.columns.forEach((c, j) => numbers(last, firstValueColumn + j * t, table.at([], c), true));
+  numbers(last, firstValueColumn + table.columns.length * t, table.at([], []), true);
+
+  for (let c = 1; c <= R; c++) sheet.getColumn(c).width = 18;
+  return Buffer.from(await book.xlsx.writeBuffer());
+}
