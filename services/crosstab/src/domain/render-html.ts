@@ -96,7 +96,7 @@ export function renderHtml(table: PivotTable): string {
           );
         if (key.length < colLevels && key.length === row + 1) {
           out.push(
-            `<th scope="${t === 1 ? 'col' : 'colgroup'}" class="${SUBTOTAL}" rowspan="${colLevels - row}" colspan="${t}">${escape(subtotalLabel(key, spec.rows))}</th>`,
+            `<th scope="${t === 1 ? 'col' : 'colgroup'}" class="${SUBTOTAL}" rowspan="${colLevels - row}" colspan="${t}">${escape(subtotalLabel(key, spec.columns))}</th>`,
           );
         }
       });

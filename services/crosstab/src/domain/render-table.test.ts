@@ -147,6 +147,31 @@ describe('the table renderers over subtotals on both axes', () => {
     expect(subtotalRows).toHaveLength(table.rows.filter((k) => k.length < rows.length).length);
   });
 
+  it('HTML: a binned or date-grouped axis labels its keys and subtotals by its own axis, rows and columns alike', () => {
+    const binned = {
+      ...plainAxis({ name: 'x', type: 'number' }),
+      bin: { width: 30, origin: 0 },
+      keyType: 'number' as const,
+    };
+    const s = spec(['a'], [], { columns: [binned, plainAxis({ name: 'y', type: 'string' })] });
+    const groups: GroupRow[] = [
+      { rowKey: ['r'], columnKey: [0, 'p'], values: [1] },
+      { rowKey: ['r'], columnKey: [0], values: [1] },
+      { rowKey: ['r'], columnKey: [], values: [1] },
+      { rowKey: [], columnKey: [0, 'p'], values: [1] },
+      { rowKey: [], columnKey: [0], values: [1] },
+      { rowKey: [], columnKey: [], values: [1] },
+    ];
+    const grid = layout(renderHtml(buildPivotTable(s, groups)));
+    expect(grid[0]).toEqual(expect.arrayContaining(['[0, 30)', '[0, 30) Total']));
+    const rowsBinned = spec([], [], { rows: [binned], columns: [] });
+    const byRow: GroupRow[] = [
+      { rowKey: [30], columnKey: [], values: [2] },
+      { rowKey: [], columnKey: [], values: [2] },
+    ];
+    expect(layout(renderHtml(buildPivotTable(rowsBinned, byRow))).map((line) => line[0])).toContain('[30, 60)');
+  });
+
   it('CSV: one line per JSON row with the same numbers, a Total line, RFC 4180 quoting', () => {
     const s = spec(['a', 'b'], ['x', 'y']);
     const table = buildPivotTable(s, groupsFor(s));
