@@ -256,6 +256,35 @@ describe('crosstab analytics against a plain-JS oracle', () => {
     return JSON.parse(renderJson(buildPivotTable(spec, result.groups, { drill: result.drill }))) as JsonTable;
   }
 
+  it('edges: a one-record group has its value as every percentile and no sample deviation; x / 0 is empty', async () => {
+    const d = data.events;
+    const got = await quarry(
+      d,
+      {
+        rows: [{ field: 'at', dateGroup: 'hour' }],
+        totals: [
+          { name: 'n', aggregationType: 'Count', field: 'amount' },
+          { name: 'p', aggregationType: 'Percentile', field: 'amount', percentile: 99.5 },
+          { name: 'max', aggregationType: 'Max', field: 'amount' },
+          { name: 'sd', aggregationType: 'StdDev', field: 'amount' },
+          { name: 'least', aggregationType: 'Min', field: 'qty' },
+          { name: 'per', formula: '[n] / [least]' },
+        ],
+        timeZone: 'Asia/Kolkata',
+      },
+      true,
+    );
+    const single = got!.rows.filter((r) => r.total[0] === 1);
+    expect(single.length).toBeGreaterThan(10);
+    for (const r of single) {
+      expect(r.total[1]).toBe(r.total[2]);
+      expect(r.total[3]).toBeNull();
+    }
+    const zero = got!.rows.filter((r) => r.total[4] === 0);
+    expect(zero.length).toBeGreaterThan(10);
+    for (const r of zero) expect(r.total[5]).toBeNull();
+  });
+
   const SEEDS = Array.from({ length: 120 }, (_, i) => 1000 + i);
   it.each(SEEDS.map((s) => [s, s % 2 === 0 ? 'birdstrikes' : 'events'] as const))(
     'seed %i on %s: every cell, subtotal and total as the oracle computes it',
