@@ -14,46 +14,46 @@ npx turbo run build --output-logs=errors-only
 
 export QUARRY_DATA_DIR="${QUARRY_DATA_DIR:-./data}"
 export PORT="${PORT:-8080}"
-quarry() { node apps/quarry/bin/quarry.js "$@"; }
-DATA=node_modules/vega-datasets/data
+# Sample data and the demo user (scripts/sample-data.sh prints the token on its last line).
+QUARRY_TOKEN=$(bash scripts/sample-data.sh | tail -n 1)
 
-if ! quarry index list | grep -q '^movies'; then
-  quarry index load movies "$DATA/movies.json" --view Directors=Director --view Distributors=Distributor \
-    --description "Films: US and worldwide gross, budgets, genres and ratings"
-fi
-if ! quarry index list | grep -q '^airports'; then
-  quarry index load airports "$DATA/airports.csv" --view States=state --description "US airports with their city, state and location"
-fi
-quarry user list | grep -q '^demo' || quarry user create demo --indexes '*' >/dev/null
-TOKEN=$(quarry token create --user demo --scopes query:execute,indexes:read,reports:read,reports:write --expires-in 30d | tail -n 1)
+# The address to call: HOST unless it binds every interface.
+case "${HOST:-0.0.0.0}" in
+  0.0.0.0 | :: | '') URL_HOST=127.0.0.1 ;;
+  *:*) URL_HOST="[$HOST]" ;;
+  *) URL_HOST=$HOST ;;
+esac
+QUARRY_URL="http://$URL_HOST:$PORT"
 
 node apps/quarry/bin/quarry.js serve &
 SERVER=$!
 trap 'kill -TERM $SERVER 2>/dev/null; wait $SERVER' INT TERM
 for _ in $(seq 1 100); do
-  curl -fs "http://127.0.0.1:$PORT/readyz" >/dev/null 2>&1 && break
+  curl -fs "$QUARRY_URL/readyz" >/dev/null 2>&1 && break
   sleep 0.2
 done
 
+# tests/readme.test.ts runs the "Try" command below as printed (every README example uses these two variables).
 cat <<MSG
 
-Quarry is running on http://127.0.0.1:$PORT (data in $QUARRY_DATA_DIR).
-Demo token (user "demo", expires in 30 days):
+Quarry is running on $QUARRY_URL (data in $QUARRY_DATA_DIR).
+Demo token: user "demo", expires in 30 days. Every example in README.md uses these two variables:
 
-  $TOKEN
+  export QUARRY_URL=$QUARRY_URL
+  export QUARRY_TOKEN=$QUARRY_TOKEN
 
-Try:
+Try (the three Star Wars films that grossed most worldwide):
 
-  curl -s http://127.0.0.1:$PORT/api/v1 \\
+  curl -s "\$QUARRY_URL/api/v1" \\
     -H 'Content-Type: application/json' \\
-    -H 'Authorization: Bearer $TOKEN' \\
-    -d '{"jsonrpc":"2.0","id":1,"method":"QUERIES.EXECUTE","params":{"index":"movies","query":"\"star wars\"","pageSize":3,"sort":[{"field":"IMDB Rating","direction":"desc"}]}}'
+    -H "Authorization: Bearer \$QUARRY_TOKEN" \\
+    -d '{"jsonrpc":"2.0","id":1,"method":"QUERIES.EXECUTE","params":{"index":"movies","query":"\"star wars\"","pageSize":3,"sort":[{"field":"Worldwide Gross","direction":"desc"}]}}'
 
 Or open the console in a browser and paste the token as "API token":
 
-  http://127.0.0.1:$PORT/console
+  $QUARRY_URL/console
 
-The API describes itself: http://127.0.0.1:$PORT/openrpc.json (OpenRPC; also rpc.discover).
+The API describes itself: $QUARRY_URL/openrpc.json (OpenRPC; also rpc.discover).
 
 Stop with Ctrl-C.
 MSG

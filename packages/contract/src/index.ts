@@ -7,7 +7,7 @@ export * from './chart-names';
 export * from './param-schemas';
 export * from './result-schemas';
 export * from './methods';
-export { parseParams } from './parse-params';
+export { parseParams, MAX_PARAM_PROBLEMS } from './parse-params';
 export { openRpcDocument, type OpenRpcDocument } from './openrpc-document';
 export * from './complete-params';
 export * from './formula';

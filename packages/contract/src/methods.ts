@@ -26,7 +26,7 @@ export interface MethodContract<P extends z.ZodType = z.ZodType, R extends z.Zod
 const common: readonly MethodError[] = [
   {
     code: 400,
-    when: 'A parameter is missing, of the wrong type, out of range or unknown; the detail names each one (at most five).',
+    when: 'A parameter is missing, of the wrong type, out of range or unknown; the detail names each one (the first 20, then how many more).',
   },
   { code: 403, when: 'The token lacks the scope the method needs.' },
   { code: 503, when: 'The server is at capacity (Retry-After says when to try again) or a service cannot be reached.' },

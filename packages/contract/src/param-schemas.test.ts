@@ -5,6 +5,7 @@ import {
   crosstabExecuteParams,
   indexesFindParams,
   parseParams,
+  MAX_PARAM_PROBLEMS,
   queriesExecuteParams,
   reportsFindParams,
   reportsMetadataParams,
@@ -258,6 +259,24 @@ describe('method params', () => {
         expect(ms).toBeLessThan(100);
       },
     );
+  });
+
+  it('names every problem of a request, then says how many more past the first 20', () => {
+    const sort = (n: number) => Array.from({ length: n }, (_, i) => ({ field: `f${i}`, direction: 'sideways' }));
+    const seven = detailOf(queriesExecuteParams, { index: 'a', sort: sort(7) }).split('; ');
+    expect(seven).toHaveLength(7);
+    seven.forEach((problem, i) => expect(problem).toContain(`sort[${i}].direction`));
+    const many = detailOf(queriesExecuteParams, {
+      index: 'a',
+      sort: sort(16),
+      page: 0,
+      pageSize: 0,
+      query: 5,
+      cache: 'x',
+      foo: 1,
+    }).split('; ');
+    expect(many).toHaveLength(MAX_PARAM_PROBLEMS + 1);
+    expect(many.at(-1)).toBe('and 1 more problem');
   });
 });
 

@@ -2,8 +2,11 @@ import type { z } from 'zod';
 import { AppError, quoteList, unpairedSurrogateAt } from '@quarry/errors';
 import { PARAM } from './param-schemas';
 
-/** The detail names at most this many issues: one per parameter is enough to fix a request. */
-const MAX_ISSUES = 5;
+/**
+ * The detail names every problem up to this many, then says how many more there are: a request with many
+ * mistakes is fixed in one round trip, and a huge body still gets a small detail.
+ */
+export const MAX_PARAM_PROBLEMS = 20;
 
 /** `sort[2].field` from zod's ["sort", 2, "field"]. */
 function paramName(path: readonly PropertyKey[]): string {
@@ -50,7 +53,7 @@ export function parseParams<T extends z.ZodType>(schema: T, params: Record<strin
     }
     return parsed.data;
   }
-  const details = parsed.error.issues.slice(0, MAX_ISSUES).map((issue) => {
+  const details = parsed.error.issues.map((issue) => {
     const name = paramName(issue.path);
     if (issue.code === 'unrecognized_keys') {
       const where = name ? ` in ${name}` : '';
@@ -58,5 +61,8 @@ export function parseParams<T extends z.ZodType>(schema: T, params: Record<strin
     }
     return issue.message.split(PARAM).join(name || 'params');
   });
-  throw AppError.invalid([...new Set(details)].join('; '));
+  const problems = [...new Set(details)];
+  const shown = problems.slice(0, MAX_PARAM_PROBLEMS).join('; ');
+  const more = problems.length - MAX_PARAM_PROBLEMS;
+  throw AppError.invalid(more > 0 ? `${shown}; and ${more} more problem${more > 1 ? 's' : ''}` : shown);
 }

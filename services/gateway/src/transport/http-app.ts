@@ -41,6 +41,12 @@ function sendText(res: ServerResponse, status: number, contentType: string, text
   res.end(text);
 }
 
+/** A notification's answer (JSON-RPC 2.0 §4.1): the call ran, or failed, and nothing is returned. */
+function sendNoContent(res: ServerResponse): void {
+  res.writeHead(204, { 'Cache-Control': 'no-store' });
+  res.end();
+}
+
 function sendProtocolError(
   res: ServerResponse,
   status: number,
@@ -256,7 +262,9 @@ async function readRequest(deps: HttpAppDeps, req: IncomingMessage): Promise<Req
       label: '(invalid)',
       code: envelope.error.code,
       send: (res) =>
-        sendProtocolError(res, envelope.idReadable ? 200 : 400, envelope.id, envelope.error, envelope.detail),
+        envelope.notification
+          ? sendNoContent(res)
+          : sendProtocolError(res, envelope.idReadable ? 200 : 400, envelope.id, envelope.error, envelope.detail),
     };
   }
   return { ok: true, envelope };
@@ -270,7 +278,9 @@ const DISCOVER_MAX_MS = 5000;
  * The id of a token-less rpc.discover request; false when the body is something else (it has been read,
  * or refused and the connection is to close); 'aborted' when the client went away.
  */
-async function readDiscover(req: IncomingMessage): Promise<{ id: JsonRpcId } | false | 'aborted'> {
+async function readDiscover(
+  req: IncomingMessage,
+): Promise<{ id: JsonRpcId; notification: boolean } | false | 'aborted'> {
   const read = await readBody(req, DISCOVER_MAX_BYTES, DISCOVER_MAX_MS);
   if (!read.ok) {
     if (read.reason === 'aborted') return 'aborted';
@@ -278,7 +288,9 @@ async function readDiscover(req: IncomingMessage): Promise<{ id: JsonRpcId } | f
     return false;
   }
   const envelope = parseEnvelope(read.body);
-  return envelope?.ok && envelope.method === DISCOVER_METHOD ? { id: envelope.id } : false;
+  return envelope?.ok && envelope.method === DISCOVER_METHOD
+    ? { id: envelope.id, notification: envelope.notification }
+    : false;
 }
 
 async function handleRpc(deps: HttpAppDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -302,7 +314,8 @@ async function handleRpc(deps: HttpAppDeps, req: IncomingMessage, res: ServerRes
         : undefined;
     if (discover === 'aborted') return;
     if (discover) {
-      sendDiscover(req, res, discover.id);
+      if (discover.notification) sendNoContent(res);
+      else sendDiscover(req, res, discover.id);
       record(deps, DISCOVER_METHOD, 'ok', msSince(started));
       return;
     }
@@ -323,19 +336,22 @@ async function handleRpc(deps: HttpAppDeps, req: IncomingMessage, res: ServerRes
   }
   const { envelope } = read;
   if (envelope.method === DISCOVER_METHOD) {
-    sendDiscover(req, res, envelope.id);
+    if (envelope.notification) sendNoContent(res);
+    else sendDiscover(req, res, envelope.id);
     record(deps, DISCOVER_METHOD, 'ok', msSince(started));
     return;
   }
 
   try {
     const { data, cache } = await deps.callMethod.call(principal, envelope.method, envelope.params, { requestId });
-    sendText(
-      res,
-      200,
-      JSON_TYPE,
-      resultJson(envelope.id, data, cache === undefined ? { requestId } : { requestId, cache }),
-    );
+    if (envelope.notification) sendNoContent(res);
+    else
+      sendText(
+        res,
+        200,
+        JSON_TYPE,
+        resultJson(envelope.id, data, cache === undefined ? { requestId } : { requestId, cache }),
+      );
     const ms = msSince(started);
     record(deps, envelope.method, 'ok', ms);
     // Successes are counted in /metrics; a line each would cost ~15 % of throughput (bench/README.md).
@@ -344,7 +360,8 @@ async function handleRpc(deps: HttpAppDeps, req: IncomingMessage, res: ServerRes
     const app = toAppError(err);
     if (app.code === 'INTERNAL') {
       log.error({ requestId, err, method: envelope.method }, 'rpc failed');
-      sendProtocolError(res, 200, envelope.id, PROTOCOL.internal, `Internal error (request ${requestId})`);
+      if (envelope.notification) sendNoContent(res);
+      else sendProtocolError(res, 200, envelope.id, PROTOCOL.internal, `Internal error (request ${requestId})`);
       record(deps, envelope.method, String(PROTOCOL.internal.code), msSince(started));
       return;
     }
@@ -353,6 +370,7 @@ async function handleRpc(deps: HttpAppDeps, req: IncomingMessage, res: ServerRes
       { requestId, method: envelope.method, code: app.code, detail: app.detail, ms: msSince(started) },
       'rpc refused',
     );
+    if (envelope.notification) return sendNoContent(res);
     if (app.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(Math.ceil(app.retryAfterSeconds)));
     send(res, 200, JSON_TYPE, { jsonrpc: '2.0', id: envelope.id, error: toJsonRpcBusinessError(app) });
   }

@@ -5,6 +5,7 @@ describe('readEnvelope', () => {
     expect(readEnvelope({ jsonrpc: '2.0', id: 1, method: 'INDEXES.FIND' })).toEqual({
       ok: true,
       id: 1,
+      notification: false,
       method: 'INDEXES.FIND',
       params: {},
     });
@@ -27,5 +28,25 @@ describe('readEnvelope', () => {
     });
     expect(readEnvelope({ jsonrpc: '2.0', id: 'x', method: 'toString' })).toMatchObject({ error: { code: -32601 } });
     expect(readEnvelope({ jsonrpc: '2.0', id: 'x', method: '__proto__' })).toMatchObject({ error: { code: -32601 } });
+  });
+
+  it('tells a notification (a valid request without an id member) from a request with id null', () => {
+    expect(readEnvelope({ jsonrpc: '2.0', method: 'INDEXES.FIND' })).toMatchObject({ ok: true, notification: true });
+    expect(readEnvelope({ jsonrpc: '2.0', id: null, method: 'INDEXES.FIND' })).toMatchObject({
+      ok: true,
+      notification: false,
+    });
+    expect(readEnvelope({ jsonrpc: '2.0', method: 'NO.SUCH' })).toMatchObject({
+      ok: false,
+      notification: true,
+      error: { code: -32601 },
+    });
+    // An invalid request object is no notification: it is answered (JSON-RPC 2.0 §5, id null).
+    for (const body of [
+      { jsonrpc: '1.0', method: 'INDEXES.FIND' },
+      { jsonrpc: '2.0' },
+      { jsonrpc: '2.0', method: 'INDEXES.FIND', params: 1 },
+    ])
+      expect(readEnvelope(body)).toMatchObject({ ok: false, notification: false, id: null });
   });
 });

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# What `npm start` serves, in $QUARRY_DATA_DIR (default ./data): the vega-datasets `movies` and `airports`
+# indexes (loaded once) and the user `demo`; prints a fresh 30-day token for demo on its last line
+# (everything else goes to stderr). scripts/start.sh runs it after the build, and the end-to-end tests that
+# run the README's and the OpenRPC document's examples start their server on exactly this data.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export QUARRY_DATA_DIR="${QUARRY_DATA_DIR:-./data}"
+quarry() { node apps/quarry/bin/quarry.js "$@"; }
+DATA=node_modules/vega-datasets/data
+
+if ! quarry index list | grep -q '^movies'; then
+  quarry index load movies "$DATA/movies.json" --view Directors=Director --view Distributors=Distributor \
+    --description "Films: US and worldwide gross, budgets, genres and ratings" >&2
+fi
+if ! quarry index list | grep -q '^airports'; then
+  quarry index load airports "$DATA/airports.csv" --view States=state \
+    --description "US airports with their city, state and location" >&2
+fi
+quarry user list | grep -q '^demo' || quarry user create demo --indexes '*' >/dev/null
+quarry token create --user demo --scopes query:execute,indexes:read,reports:read,reports:write --expires-in 30d |
+  tail -n 1
