@@ -67,13 +67,29 @@ function method(m) {
     lines.push(...rows, '');
   }
   lines.push('### Result', '', `${m.result.description}`, '');
-  const props = m.result.schema.properties ?? {};
-  if (Object.keys(props).length > 0) {
-    lines.push('| field | type | description |', '| --- | --- | --- |');
-    for (const [k, v] of Object.entries(props))
-      lines.push(`| ${code(k)} | ${cell(typeOf(v))} | ${cell(v.description ?? '')} |`);
+  // The schema is the whole result, {data, meta}: data's fields, then meta's.
+  const { data, meta } = m.result.schema.properties;
+  const rows = [
+    ...Object.entries(data.properties ?? {}).map(([k, v]) => [`data.${k}`, v]),
+    ...Object.entries(meta.properties ?? {}).map(([k, v]) => [`meta.${k}`, v]),
+  ];
+  if (data.anyOf) {
+    // A union told apart by contentType (CROSSTAB.EXECUTE): each shape with its fields.
+    lines.push('`data` is one of these shapes, told apart by `contentType`:', '');
+    for (const branch of data.anyOf) {
+      const kind = branch.properties?.contentType;
+      const types = kind?.const !== undefined ? [kind.const] : (kind?.enum ?? []);
+      lines.push(
+        `- ${types.map((t) => code(t)).join(' or ')}: ${Object.keys(branch.properties ?? {})
+          .map(code)
+          .join(', ')}`,
+      );
+    }
     lines.push('');
   }
+  lines.push('| field | type | description |', '| --- | --- | --- |');
+  for (const [k, v] of rows) lines.push(`| ${code(k)} | ${cell(typeOf(v))} | ${cell(v.description ?? '')} |`);
+  lines.push('');
   lines.push('### Errors', '', '| code | when |', '| --- | --- |');
   for (const e of contract.errors) lines.push(`| ${e.code} | ${cell(e.when)} |`);
   lines.push('');
@@ -81,7 +97,7 @@ function method(m) {
     const params = Object.fromEntries(ex.params.map((p) => [p.name, p.value]));
     const request = { jsonrpc: '2.0', id: 1, method: m.name, params };
     lines.push(`### Example: ${ex.name}`, '', '```json', JSON.stringify(request, null, 2), '```', '');
-    lines.push('`result.data`:', '', '```json', JSON.stringify(ex.result.value, null, 2), '```', '');
+    lines.push('`result`:', '', '```json', JSON.stringify(ex.result.value, null, 2), '```', '');
   }
   return lines.join('\n');
 }

@@ -39,7 +39,10 @@ async function generate() {
       params.properties[p.name] = p.schema;
       if (p.required) params.required.push(p.name);
     }
-    const { title: _t1, ...result } = m.result.schema;
+    // The document's result is the whole JSON-RPC result, {data, meta}; the client resolves to data.
+    const { definitions, properties } = m.result.schema;
+    const { title: _t1, ...data } = properties.data;
+    const result = definitions ? { ...data, definitions } : data;
     parts.push(`/** ${m.summary} */`);
     parts.push((await compile(params, `${name}Params`, options)).trim(), '');
     parts.push((await compile(result, `${name}Result`, options)).trim(), '');

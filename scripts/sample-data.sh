@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # What `npm start` serves, in $QUARRY_DATA_DIR (default ./data): the vega-datasets `movies` and `airports`
-# indexes (loaded once) and the user `demo`; prints a fresh 30-day token for demo on its last line
+# indexes (loaded once), the user `demo` and its saved report "Dramas by MPAA rating" (scripts/sample-reports.jsonl,
+# a fixed guid the examples use); prints a fresh 30-day token for demo on its last line
 # (everything else goes to stderr). scripts/start.sh runs it after the build, and the end-to-end tests that
 # run the README's and the OpenRPC document's examples start their server on exactly this data.
 set -euo pipefail
@@ -18,5 +19,6 @@ if ! quarry index list | grep -q '^airports'; then
     --description "US airports with their city, state and location" >&2
 fi
 quarry user list | grep -q '^demo' || quarry user create demo --indexes '*' >/dev/null
+quarry report import scripts/sample-reports.jsonl >&2
 quarry token create --user demo --scopes query:execute,indexes:read,reports:read,reports:write --expires-in 30d |
   tail -n 1

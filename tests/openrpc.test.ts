@@ -1,14 +1,18 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import Ajv from 'ajv';
 import { QuarryClient, QuarryError } from '@quarry/client';
 import { METHODS, METHOD_NAMES, type MethodName } from '@quarry/contract';
 import { METHOD_EXAMPLES } from '../packages/contract/src/method-examples';
-import { createIdentity, useStackWithAnalyst } from './support/stack';
+import { useDemoStack } from './support/demo-stack';
+import { createIdentity } from './support/identities';
 
 /*
  * The API describes itself (docs/api.md is generated from the same document): rpc.discover and /openrpc.json
  * over real HTTP, the typed client against the real server, and each method's documented example run
- * for real. QUARRY_UPDATE_EXAMPLES=1 rewrites the examples from these calls.
+ * as written, with the demo token, on exactly what `npm start` serves (scripts/sample-data.sh), every live
+ * result validated by ajv against the method's result schema from the live document.
+ * QUARRY_UPDATE_EXAMPLES=1 rewrites the examples' answers from these calls.
  */
 
 // Required untyped: its types ship as .ts sources that do not compile under this repo's settings.
@@ -17,7 +21,10 @@ const { validateOpenRPCDocument } = require('@open-rpc/schema-utils-js') as {
   validateOpenRPCDocument: (doc: unknown) => true | Error;
 };
 
-const { stack, analyst } = useStackWithAnalyst();
+const demo = useDemoStack();
+// What the tests below used from the shared stack: the server, and a caller who may read every index.
+const stack = () => ({ quarry: demo().quarry, dataDir: demo().dataDir });
+const analyst = () => ({ token: demo().token });
 const EXAMPLES_FILE = path.join(__dirname, '../packages/contract/src/method-examples.ts');
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
@@ -100,7 +107,7 @@ describe('@quarry/client against the real server', () => {
   it('runs every method of each group, and each answer matches the contract’s result schema', async () => {
     const c = client();
     const found = await c.indexes.find({ limit: 10 });
-    expect(found.indexes.map((i) => i.name).sort()).toEqual(['flights', 'movies']);
+    expect(found.indexes.map((i) => i.name).sort()).toEqual(['airports', 'movies']);
     const page = await c.queries.execute({ index: 'movies', query: 'Title:Titanic', pageSize: 5 });
     expect(page.records.every((r) => String(r.Title).includes('Titanic'))).toBe(true);
     const table = await c.crosstab.execute({
@@ -161,37 +168,57 @@ describe('@quarry/client against the real server', () => {
   });
 });
 
-describe('each method’s example in the document is a real call', () => {
-  const results: Partial<Record<MethodName, unknown>> = {};
-  let guid = '';
+interface LiveDocument {
+  methods: Array<{
+    name: MethodName;
+    result: { schema: Record<string, unknown> };
+    examples: Array<{ params: Array<{ name: string; value: unknown }>; result: { value: unknown } }>;
+  }>;
+}
+
+describe('each method’s example in the document is a real call on what npm start serves', () => {
+  const live: Partial<Record<MethodName, { data: unknown; meta: Record<string, unknown> }>> = {};
+  let document: LiveDocument;
 
   beforeAll(async () => {
-    const c = new QuarryClient({ url: stack().quarry.baseUrl, token: analyst().token });
-    // The REPORTS examples need a report to find and load: saved from the crosstab example.
-    const example = METHOD_EXAMPLES['CROSSTAB.EXECUTE'].params as unknown as Parameters<typeof c.crosstab.execute>[0];
-    const saved = await c.crosstab.execute({ ...example, saveReport: { name: 'SFO: top destinations' } });
-    guid = saved.report!.guid;
-    for (const name of METHOD_NAMES) {
-      const params = name === 'REPORTS.METADATA' ? { guid } : METHOD_EXAMPLES[name].params;
-      results[name] = (await c.call(name, params as never)).data;
+    document = (
+      (await (await post({ jsonrpc: '2.0', id: 1, method: 'rpc.discover' })).json()) as { result: LiveDocument }
+    ).result;
+    for (const m of document.methods) {
+      // The params exactly as the document writes them, with the token npm start prints.
+      const params = Object.fromEntries(m.examples[0].params.map((p) => [p.name, p.value]));
+      const res = await post(
+        { jsonrpc: '2.0', id: 1, method: m.name, params },
+        { Authorization: `Bearer ${analyst().token}`, 'X-Request-Id': 'example' },
+      );
+      const body = (await res.json()) as { result?: { data: unknown; meta: Record<string, unknown> }; error?: unknown };
+      if (!body.result) throw new Error(`${m.name}'s example failed: ${JSON.stringify(body.error)}`);
+      live[m.name] = body.result;
     }
-    if (process.env.QUARRY_UPDATE_EXAMPLES === '1') writeExamples(results, guid);
+    if (process.env.QUARRY_UPDATE_EXAMPLES === '1') writeExamples(live);
+  });
+
+  it.each(METHOD_NAMES)('%s: the live result validates against the method’s result schema (ajv)', (name) => {
+    const m = document.methods.find((x) => x.name === name)!;
+    const validate = new Ajv({ allErrors: true, allowUnionTypes: true }).compile(m.result.schema);
+    validate(live[name]);
+    expect(validate.errors ?? []).toEqual([]);
+    expect(METHODS[name].result.safeParse(live[name]!.data).error).toBeUndefined();
   });
 
   it.each(METHOD_NAMES)('%s: the example answers what the document shows', (name) => {
-    const answered = results[name];
-    expect(METHODS[name].result.safeParse(answered).error).toBeUndefined();
-    expect(stable(answered)).toEqual(stable(METHOD_EXAMPLES[name].result));
+    const shown = document.methods.find((x) => x.name === name)!.examples[0].result.value;
+    expect(stable(live[name])).toEqual(stable(shown));
   });
 });
 
-function writeExamples(results: Partial<Record<MethodName, unknown>>, guid: string): void {
+function writeExamples(live: Partial<Record<MethodName, { data: unknown; meta: Record<string, unknown> }>>): void {
   let text = fs.readFileSync(EXAMPLES_FILE, 'utf8');
   const start = text.indexOf('export const METHOD_EXAMPLES');
   const entries = METHOD_NAMES.map((name) => {
     const e = METHOD_EXAMPLES[name];
-    const params = name === 'REPORTS.METADATA' ? { guid } : e.params;
-    return `  ${JSON.stringify(name)}: ${JSON.stringify({ name: e.name, params, result: results[name] }, null, 2).replace(/\n/g, '\n  ')},`;
+    const written = { name: e.name, params: e.params, result: live[name]?.data, meta: live[name]?.meta };
+    return `  ${JSON.stringify(name)}: ${JSON.stringify(written, null, 2).replace(/\n/g, '\n  ')},`;
   });
   text = `${text.slice(0, start)}export const METHOD_EXAMPLES: Record<MethodName, MethodExample> = {\n${entries.join('\n')}\n};\n`;
   fs.writeFileSync(EXAMPLES_FILE, text);

@@ -1,24 +1,27 @@
-// Written by tests/openrpc.test.ts (QUARRY_UPDATE_EXAMPLES=1) from real calls on the sample data; that
-// test fails when a call no longer answers what is written here.
+// Written by tests/openrpc.test.ts (QUARRY_UPDATE_EXAMPLES=1) from real calls on the data `npm start` serves
+// (scripts/sample-data.sh); that test fails when a call no longer answers what is written here.
 import type { MethodName } from './methods';
 
 export interface MethodExample {
   name: string;
   params: Record<string, unknown>;
+  /** result.data */
   result: unknown;
+  /** result.meta, the call made with `X-Request-Id: example` */
+  meta: { requestId: string; cache?: string };
 }
 
 export const METHOD_EXAMPLES: Record<MethodName, MethodExample> = {
   'QUERIES.EXECUTE': {
-    name: 'two Star Wars films, oldest first',
+    name: 'the two Star Wars films that grossed most worldwide',
     params: {
       index: 'movies',
       query: 'Title:"Star Wars"',
       pageSize: 2,
       sort: [
         {
-          field: 'Release Date',
-          direction: 'asc',
+          field: 'Worldwide Gross',
+          direction: 'desc',
         },
       ],
     },
@@ -97,14 +100,14 @@ export const METHOD_EXAMPLES: Record<MethodName, MethodExample> = {
       ],
       records: [
         {
-          Title: 'Star Wars Ep. IV: A New Hope',
-          'US Gross': 460998007,
-          'Worldwide Gross': 797900000,
-          'US DVD Sales': 11182540,
-          'Production Budget': 11000000,
-          'Release Date': '1977-05-25',
+          Title: 'Star Wars Ep. I: The Phantom Menace',
+          'US Gross': 431088297,
+          'Worldwide Gross': 924288297,
+          'US DVD Sales': null,
+          'Production Budget': 115000000,
+          'Release Date': '1999-05-19',
           'MPAA Rating': 'PG',
-          'Running Time min': null,
+          'Running Time min': 133,
           Distributor: '20th Century Fox',
           Source: 'Original Screenplay',
           'Major Genre': 'Adventure',
@@ -115,80 +118,95 @@ export const METHOD_EXAMPLES: Record<MethodName, MethodExample> = {
           'IMDB Votes': null,
         },
         {
-          Title: 'Star Wars Ep. V: The Empire Strikes Back',
-          'US Gross': 290271960,
-          'Worldwide Gross': 534171960,
-          'US DVD Sales': 10027926,
-          'Production Budget': 23000000,
-          'Release Date': '1980-05-21',
-          'MPAA Rating': 'PG',
-          'Running Time min': null,
+          Title: 'Star Wars Ep. III: Revenge of the Sith',
+          'US Gross': 380270577,
+          'Worldwide Gross': 848998877,
+          'US DVD Sales': null,
+          'Production Budget': 115000000,
+          'Release Date': '2005-05-19',
+          'MPAA Rating': 'PG-13',
+          'Running Time min': 140,
           Distributor: '20th Century Fox',
           Source: 'Original Screenplay',
           'Major Genre': 'Adventure',
           'Creative Type': 'Science Fiction',
-          Director: null,
+          Director: 'George Lucas',
           'Rotten Tomatoes Rating': null,
           'IMDB Rating': null,
           'IMDB Votes': null,
         },
       ],
     },
+    meta: {
+      requestId: 'example',
+      cache: 'miss',
+    },
   },
   'INDEXES.FIND': {
-    name: 'the flights index',
+    name: 'the airports index',
     params: {
-      searchText: 'flights',
+      searchText: 'airports',
       limit: 1,
     },
     result: {
       indexes: [
         {
-          name: 'flights',
-          description: 'US flight delays, January to March 2001',
-          recordCount: 20000,
+          name: 'airports',
+          description: 'US airports with their city, state and location',
+          recordCount: 3376,
           fields: [
             {
-              name: 'date',
-              type: 'date',
-            },
-            {
-              name: 'delay',
-              type: 'integer',
-            },
-            {
-              name: 'distance',
-              type: 'integer',
-            },
-            {
-              name: 'origin',
+              name: 'iata',
               type: 'string',
             },
             {
-              name: 'destination',
+              name: 'name',
               type: 'string',
+            },
+            {
+              name: 'city',
+              type: 'string',
+            },
+            {
+              name: 'state',
+              type: 'string',
+            },
+            {
+              name: 'country',
+              type: 'string',
+            },
+            {
+              name: 'latitude',
+              type: 'number',
+            },
+            {
+              name: 'longitude',
+              type: 'number',
             },
           ],
-          dynamicViews: ['Records', 'Destinations'],
-          updatedAt: '2026-11-23T01:56:32.186Z',
+          dynamicViews: ['Records', 'States'],
+          updatedAt: '2026-11-25T06:26:00.715Z',
         },
       ],
       nextCursor: null,
     },
+    meta: {
+      requestId: 'example',
+    },
   },
   'CROSSTAB.EXECUTE': {
-    name: 'top 3 destinations from SFO as JSON',
+    name: 'dramas per MPAA rating, top 3, as JSON',
     params: {
-      index: 'flights',
-      query: 'origin:SFO',
-      rows: ['destination'],
+      index: 'movies',
+      query: '(Major Genre):Drama AND (MPAA Rating):*',
+      rows: ['MPAA Rating'],
       totals: [
         {
           aggregationType: 'Count',
         },
         {
           aggregationType: 'Average',
-          field: 'delay',
+          field: 'IMDB Rating',
         },
       ],
       rowOrder: {
@@ -201,7 +219,7 @@ export const METHOD_EXAMPLES: Record<MethodName, MethodExample> = {
     result: {
       contentType: 'application/json',
       data: {
-        rowFields: ['destination'],
+        rowFields: ['MPAA Rating'],
         columnFields: [],
         measures: [
           {
@@ -210,90 +228,91 @@ export const METHOD_EXAMPLES: Record<MethodName, MethodExample> = {
             showAs: 'value',
           },
           {
-            name: 'Average (delay)',
+            name: 'Average (IMDB Rating)',
             aggregationType: 'Average',
-            field: 'delay',
+            field: 'IMDB Rating',
             showAs: 'value',
           },
         ],
         columns: [],
-        columnQueries: [],
         rows: [
           {
-            key: ['LAX'],
-            query: 'destination:=LAX',
+            key: ['R'],
             cells: [],
-            total: [41, 17.0731707317],
+            total: [386, 6.89608938547],
           },
           {
-            key: ['SEA'],
-            query: 'destination:=SEA',
+            key: ['PG-13'],
             cells: [],
-            total: [24, 7.625],
+            total: [201, 6.53664921466],
           },
           {
-            key: ['JFK'],
-            query: 'destination:=JFK',
+            key: ['PG'],
             cells: [],
-            total: [23, -4],
+            total: [75, 6.50428571429],
           },
         ],
         columnTotals: [],
-        grandTotal: [388, 8.60051546392],
-        rowsOmitted: 43,
+        grandTotal: [708, 6.73842662632],
+        rowsOmitted: 4,
         columnsOmitted: 0,
-        rowsFilteredOut: 0,
-        columnsFilteredOut: 0,
       },
       rowCount: 3,
       columnCount: 1,
     },
+    meta: {
+      requestId: 'example',
+      cache: 'miss',
+    },
   },
   'REPORTS.FIND': {
-    name: 'reports named like "SFO"',
+    name: 'reports about dramas',
     params: {
-      search: 'SFO',
+      search: 'dramas',
       limit: 1,
     },
     result: {
       reports: [
         {
-          guid: 'a33f9147-00bc-4fdb-aa95-f26317357e96',
-          name: 'SFO: top destinations',
-          description: '',
+          guid: '5a3e1c2b-7d4f-4e8a-9b6c-0d1e2f3a4b5c',
+          name: 'Dramas by MPAA rating',
+          description: 'How many dramas each MPAA rating has, and their average IMDB rating',
           type: 'crosstab',
-          index: 'flights',
-          owner: 'analyst',
-          folder: '',
-          shared: false,
-          createdAt: '2026-11-23T01:56:36.396Z',
-          updatedAt: '2026-11-23T01:56:36.396Z',
+          index: 'movies',
+          owner: 'demo',
+          folder: 'samples',
+          shared: true,
+          createdAt: '2026-01-05T09:00:00.000Z',
+          updatedAt: '2026-01-05T09:00:00.000Z',
         },
       ],
       nextCursor: null,
     },
+    meta: {
+      requestId: 'example',
+    },
   },
   'REPORTS.METADATA': {
-    name: 'a saved crosstab',
+    name: 'the sample report npm start saves',
     params: {
-      guid: 'a33f9147-00bc-4fdb-aa95-f26317357e96',
+      guid: '5a3e1c2b-7d4f-4e8a-9b6c-0d1e2f3a4b5c',
     },
     result: {
-      guid: 'a33f9147-00bc-4fdb-aa95-f26317357e96',
-      name: 'SFO: top destinations',
-      description: '',
+      guid: '5a3e1c2b-7d4f-4e8a-9b6c-0d1e2f3a4b5c',
+      name: 'Dramas by MPAA rating',
+      description: 'How many dramas each MPAA rating has, and their average IMDB rating',
       type: 'crosstab',
-      index: 'flights',
-      owner: 'analyst',
-      folder: '',
-      shared: false,
-      createdAt: '2026-11-23T01:56:36.396Z',
-      updatedAt: '2026-11-23T01:56:36.396Z',
+      index: 'movies',
+      owner: 'demo',
+      folder: 'samples',
+      shared: true,
+      createdAt: '2026-01-05T09:00:00.000Z',
+      updatedAt: '2026-01-05T09:00:00.000Z',
       method: 'CROSSTAB.EXECUTE',
       params: {
-        index: 'flights',
-        query: 'origin:SFO',
-        rows: ['destination'],
+        index: 'movies',
+        query: '(Major Genre):Drama AND (MPAA Rating):*',
+        rows: ['MPAA Rating'],
         columns: [],
         totals: [
           {
@@ -301,7 +320,7 @@ export const METHOD_EXAMPLES: Record<MethodName, MethodExample> = {
           },
           {
             aggregationType: 'Average',
-            field: 'delay',
+            field: 'IMDB Rating',
           },
         ],
         rowOrder: {
@@ -312,6 +331,9 @@ export const METHOD_EXAMPLES: Record<MethodName, MethodExample> = {
         rowLimit: 3,
         format: 'json',
       },
+    },
+    meta: {
+      requestId: 'example',
     },
   },
 };

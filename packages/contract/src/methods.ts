@@ -16,6 +16,8 @@ export interface MethodContract<P extends z.ZodType = z.ZodType, R extends z.Zod
   scope: Scope;
   /** Needs reports:write too when saveReport is given. */
   saves: boolean;
+  /** Served through the result cache: `result.meta.cache` says how it answered. */
+  cached: boolean;
   summary: string;
   description: string;
   params: P;
@@ -52,6 +54,7 @@ export const METHODS = {
     call: 'execute',
     scope: 'query:execute',
     saves: true,
+    cached: true,
     summary: 'Search an index: one page of matching records, sorted.',
     description:
       'Runs the query on the index the token may read (realms filter records and fields), and returns one page with the total count.',
@@ -64,6 +67,7 @@ export const METHODS = {
     call: 'find',
     scope: 'indexes:read',
     saves: false,
+    cached: false,
     summary: 'List the indexes the token may read, with their fields and dynamic views.',
     description: 'Indexes in name order, cursor-paged; searchText filters by name and description words.',
     params: P.indexesFindParams,
@@ -75,6 +79,7 @@ export const METHODS = {
     call: 'execute',
     scope: 'query:execute',
     saves: true,
+    cached: true,
     summary: 'Pivot an index: a table (HTML, JSON, CSV, XLSX) or a chart (PNG, SVG).',
     description:
       'Groups the matching records by rows and columns and computes each total. Across parameters: rowOrder.measure and columnOrder.measure index into totals; format goes with tables and imageFormat with chartType, never both; a chart type may need two totals (MSCombiDY2D, Scatter). The table as drawn may have at most 100,000 cells.',
@@ -95,6 +100,7 @@ export const METHODS = {
     call: 'find',
     scope: 'reports:read',
     saves: false,
+    cached: false,
     summary: "The token user's reports and the reports shared on indexes they may read.",
     description: 'Cursor-paged; search filters by name and description words, types by report type.',
     params: P.reportsFindParams,
@@ -106,6 +112,7 @@ export const METHODS = {
     call: 'metadata',
     scope: 'reports:read',
     saves: false,
+    cached: false,
     summary: 'Load a report: the method and params that run it again.',
     description: 'The report must be the caller’s own or shared on an index the caller may read.',
     params: P.reportsMetadataParams,

@@ -1,3 +1,4 @@
+import Ajv from 'ajv';
 import fc from 'fast-check';
 import { METHODS, METHOD_NAMES, type MethodName } from './methods';
 import { openRpcDocument } from './openrpc-document';
@@ -233,4 +234,26 @@ describe('the OpenRPC document', () => {
       expect(refused).toBeGreaterThan(10);
     },
   );
+
+  it.each(METHOD_NAMES)('%s: the result schema is the whole JSON-RPC result, {data, meta} and nothing else', (name) => {
+    const result = doc.methods.find((m) => m.name === name)!.result as { name: string; schema: Schema };
+    expect(result.name).toBe('result');
+    expect(result.schema).toMatchObject({ type: 'object', required: ['data', 'meta'], additionalProperties: false });
+    const meta = (result.schema.properties as { meta: Schema }).meta;
+    expect(meta).toMatchObject({ required: ['requestId'], additionalProperties: false });
+    expect(Object.keys(meta.properties as Schema)).toEqual(
+      METHODS[name].cached ? ['requestId', 'cache'] : ['requestId'],
+    );
+  });
+
+  it.each(METHOD_NAMES)('%s: its example result validates against its result schema (ajv)', (name) => {
+    const m = doc.methods.find((x) => x.name === name)!;
+    const validate = new Ajv({ allErrors: true, allowUnionTypes: true }).compile(
+      (m.result as { schema: Schema }).schema,
+    );
+    const example = (m.examples as Array<{ result: { value: unknown } }>)[0].result.value;
+    validate(example);
+    expect(validate.errors ?? []).toEqual([]);
+    expect(validate({ ...(example as object), extra: 1 })).toBe(false);
+  });
 });

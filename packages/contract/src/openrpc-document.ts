@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ERROR_TABLE } from '@quarry/errors';
 import { METHOD_EXAMPLES } from './method-examples';
+import type { CacheStatus } from './result-meta';
 import { METHODS, METHOD_NAMES, type MethodContract, type MethodName } from './methods';
 
 /*
@@ -38,6 +39,29 @@ function paramDescriptors(schema: z.ZodType): Json[] {
   }));
 }
 
+/**
+ * The whole JSON-RPC `result` of a method, `{data, meta}`, so a generic client validates what it receives.
+ * `meta.cache` exists only for the methods the result cache serves.
+ */
+export function resultSchema(m: MethodContract): z.ZodType {
+  const meta = z
+    .strictObject({
+      requestId: z.string().meta({
+        description: "The call's X-Request-Id (the caller's own when it is safe, else a generated one).",
+      }),
+      ...(m.cached
+        ? {
+            cache: z
+              .enum(['hit', 'miss', 'bypass'] satisfies CacheStatus[])
+              .optional()
+              .meta({ description: 'How the result cache answered (bypass: cache: false was given).' }),
+          }
+        : {}),
+    })
+    .meta({ description: 'About the call, not its answer.' });
+  return z.strictObject({ data: m.result, meta });
+}
+
 /** One error object per code, its `data` saying every case it covers. */
 function errorObjects(m: MethodContract): Json[] {
   const byCode = new Map<number, string[]>();
@@ -59,18 +83,19 @@ function methodObject(name: MethodName): Record<string, Json> {
     paramStructure: 'by-name',
     params: paramDescriptors(m.params),
     result: {
-      name: 'data',
-      description: 'result.data; result.meta carries requestId (and cache for cached methods).',
-      schema: jsonSchema(m.result, 'output'),
+      name: 'result',
+      description: `The JSON-RPC result: data is the answer, meta carries requestId${m.cached ? ' and cache' : ''}.`,
+      schema: jsonSchema(resultSchema(m), 'output'),
     },
     errors: errorObjects(m),
     'x-scope': m.scope,
     examples: [
       {
         name: example.name,
-        description: 'A real call against the sample data (refreshed by tests/openrpc.test.ts).',
+        description:
+          'A real call on the data `npm start` serves (scripts/sample-data.sh); tests/openrpc.test.ts runs it as written.',
         params: Object.entries(example.params).map(([k, v]) => ({ name: k, value: v as Json })),
-        result: { name: 'data', value: example.result as Json },
+        result: { name: 'result', value: { data: example.result as Json, meta: example.meta as Json } },
       },
     ],
   };
