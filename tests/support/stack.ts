@@ -80,7 +80,7 @@ export async function startStackWithData(
         );
         return { data: data as T };
       } catch (err) {
-        if (!(err instanceof QuarryError)) throw err;
+        if (!(err instanceof QuarryError) || typeof err.code !== 'number') throw err;
         return { error: { code: err.code, message: err.title, data: { detail: err.detail } } };
       }
     },

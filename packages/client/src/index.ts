@@ -1,10 +1,16 @@
 export {
   QuarryClient,
   type QuarryClientOptions,
+  type CallOptions,
+  type CrosstabMethods,
+  type CrosstabHtmlResult,
+  type CrosstabJsonResult,
+  type CrosstabCsvResult,
+  type CrosstabChartResult,
   type ResponseMeta,
   type MethodName,
   type ParamsOf,
   type ResultOf,
 } from './quarry-client';
-export { QuarryError } from './quarry-error';
+export { QuarryError, type QuarryTransportCode } from './quarry-error';
 export type * from './contract-types.generated';

@@ -1,4 +1,13 @@
-import { QuarryClient } from './quarry-client';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  QuarryClient,
+  type CrosstabChartResult,
+  type CrosstabCsvResult,
+  type CrosstabHtmlResult,
+  type CrosstabJsonResult,
+} from './quarry-client';
+import type { CrosstabExecuteParams } from './contract-types.generated';
 import { QuarryError } from './quarry-error';
 
 type FetchArgs = Parameters<typeof fetch>;
@@ -107,5 +116,164 @@ describe('QuarryClient on answers that are JSON but not a response object', () =
     const err = await new QuarryClient({ url: 'http://q', fetch: fn }).indexes.find().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(QuarryError);
     expect((err as QuarryError).detail).toContain('not a JSON-RPC response');
+  });
+});
+
+describe('QuarryClient when the server answers nothing', () => {
+  let server: http.Server;
+  let silentUrl = '';
+  const sockets = new Set<import('node:net').Socket>();
+
+  beforeAll(async () => {
+    // Reads every request and never answers: a hung server.
+    server = http.createServer(() => undefined);
+    server.on('connection', (s) => sockets.add(s));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    silentUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    for (const s of sockets) s.destroy();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  it('rejects with code NETWORK_ERROR, naming the address, when nothing listens', async () => {
+    const closed = http.createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(closed.address() as AddressInfo).port}`;
+    await new Promise((resolve) => closed.close(resolve));
+    const err = (await new QuarryClient({ url, token: 't' }).indexes.find().catch((e: unknown) => e)) as QuarryError;
+    expect(err).toBeInstanceOf(QuarryError);
+    expect(err.code).toBe('NETWORK_ERROR');
+    expect(err.isTransport).toBe(true);
+    expect(err.detail).toContain(`${url}/api/v1`);
+    expect(err.detail).toMatch(/ECONNREFUSED/);
+  });
+
+  it('rejects with code TIMEOUT after timeoutMs (client-wide or per call)', async () => {
+    const started = Date.now();
+    const err = (await new QuarryClient({ url: silentUrl, timeoutMs: 150 }).indexes
+      .find()
+      .catch((e: unknown) => e)) as QuarryError;
+    expect(err).toBeInstanceOf(QuarryError);
+    expect([err.code, err.detail]).toEqual(['TIMEOUT', 'No answer within 150 ms']);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(140);
+    const perCall = (await new QuarryClient({ url: silentUrl }).indexes
+      .find({}, { timeoutMs: 100 })
+      .catch((e: unknown) => e)) as QuarryError;
+    expect(perCall.code).toBe('TIMEOUT');
+  });
+
+  it('rejects with code ABORTED when the caller’s AbortSignal fires, or had fired', async () => {
+    const controller = new AbortController();
+    const pending = new QuarryClient({ url: silentUrl }).queries
+      .execute({ index: 'movies' }, { signal: controller.signal })
+      .catch((e: unknown) => e);
+    setTimeout(() => controller.abort(), 50);
+    expect(await pending).toMatchObject({ name: 'QuarryError', code: 'ABORTED' });
+    const f = fakeFetch(200, { jsonrpc: '2.0', id: 1, result: { data: {}, meta: { requestId: 'r' } } });
+    const before = await new QuarryClient({ url: 'http://q', fetch: f.fn }).indexes
+      .find({}, { signal: AbortSignal.abort() })
+      .catch((e: unknown) => e);
+    expect(before).toMatchObject({ code: 'ABORTED' });
+    expect(f.calls).toHaveLength(0);
+  });
+});
+
+describe('QuarryClient retries', () => {
+  const ok = { jsonrpc: '2.0', id: 1, result: { data: { indexes: [], nextCursor: null }, meta: { requestId: 'r' } } };
+
+  /** Fails the first `failures` calls as `how`, then answers ok; counts the calls. */
+  function flaky(failures: number, how: 'network' | 503 | 400) {
+    let calls = 0;
+    const fn = (() => {
+      calls++;
+      if (calls > failures) return Promise.resolve(Response.json(ok));
+      if (how === 'network') return Promise.reject(new TypeError('fetch failed'));
+      const error = { code: how, message: how === 503 ? 'Service Unavailable' : 'Bad Request' };
+      return Promise.resolve(Response.json({ jsonrpc: '2.0', id: 1, error }, { headers: { 'Retry-After': '0' } }));
+    }) as typeof fetch;
+    return { fn, calls: () => calls };
+  }
+
+  it('does not retry unless asked: one network failure is a NETWORK_ERROR', async () => {
+    const f = flaky(1, 'network');
+    const err = await new QuarryClient({ url: 'http://q', fetch: f.fn }).indexes.find().catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'NETWORK_ERROR' });
+    expect(f.calls()).toBe(1);
+  });
+
+  it.each([
+    ['network failures', 'network' as const],
+    ['503 answers (after their Retry-After)', 503 as const],
+  ])('retries an idempotent call after %s when asked, up to `retries` more tries', async (_label, how) => {
+    const f = flaky(2, how);
+    const client = new QuarryClient({ url: 'http://q', fetch: f.fn, retries: 2, retryDelayMs: 1 });
+    await expect(client.indexes.find()).resolves.toEqual(ok.result.data);
+    expect(f.calls()).toBe(3);
+    const g = flaky(3, how);
+    await expect(
+      new QuarryClient({ url: 'http://q', fetch: g.fn, retryDelayMs: 1 }).indexes.find({}, { retries: 2 }),
+    ).rejects.toBeInstanceOf(QuarryError);
+    expect(g.calls()).toBe(3);
+  });
+
+  it('never retries a call that saves a report, nor a business error', async () => {
+    const saving = flaky(1, 'network');
+    const client = new QuarryClient({ url: 'http://q', fetch: saving.fn, retries: 3, retryDelayMs: 1 });
+    await expect(client.queries.execute({ index: 'movies', saveReport: { name: 'once' } })).rejects.toMatchObject({
+      code: 'NETWORK_ERROR',
+    });
+    expect(saving.calls()).toBe(1);
+    const invalid = flaky(1, 400);
+    await expect(
+      new QuarryClient({ url: 'http://q', fetch: invalid.fn, retries: 3, retryDelayMs: 1 }).indexes.find(),
+    ).rejects.toMatchObject({ code: 400 });
+    expect(invalid.calls()).toBe(1);
+  });
+
+  it('stops waiting between tries when the signal fires', async () => {
+    const f = flaky(5, 'network');
+    const controller = new AbortController();
+    const pending = new QuarryClient({ url: 'http://q', fetch: f.fn, retries: 5, retryDelayMs: 10_000 }).indexes
+      .find({}, { signal: controller.signal })
+      .catch((e: unknown) => e);
+    setTimeout(() => controller.abort(), 30);
+    expect(await pending).toMatchObject({ code: 'ABORTED' });
+    expect(f.calls()).toBe(1);
+  });
+});
+
+describe('QuarryClient result types', () => {
+  // Compile-time checks (npx tsc -p tsconfig.tests.json): format and chartType narrow the crosstab result.
+  it('narrows CROSSTAB.EXECUTE by format and chartType', async () => {
+    const table = {
+      rowFields: [],
+      columnFields: [],
+      measures: [],
+      columns: [],
+      rows: [],
+      columnTotals: [],
+      grandTotal: [3],
+      rowsOmitted: 0,
+      columnsOmitted: 0,
+    };
+    const data = { contentType: 'application/json', data: table, rowCount: 0, columnCount: 1 };
+    const f = fakeFetch(200, { jsonrpc: '2.0', id: 1, result: { data, meta: { requestId: 'r' } } });
+    const client = new QuarryClient({ url: 'http://q', fetch: f.fn });
+    const base = {
+      index: 'movies',
+      rows: ['Major Genre'],
+      totals: [{ aggregationType: 'Count' }],
+    } satisfies CrosstabExecuteParams;
+    const json: CrosstabJsonResult = await client.crosstab.execute({ ...base, format: 'json' });
+    expect(json.data.grandTotal).toEqual([3]);
+    const typed = {
+      csv: (): Promise<CrosstabCsvResult> => client.crosstab.execute({ ...base, format: 'csv' }),
+      html: (): Promise<CrosstabHtmlResult> => client.crosstab.execute(base),
+      chart: (): Promise<CrosstabChartResult> => client.crosstab.execute({ ...base, chartType: 'Column2D' }),
+      // @ts-expect-error a JSON table is not what format "csv" answers
+      wrong: (): Promise<CrosstabJsonResult> => client.crosstab.execute({ ...base, format: 'csv' }),
+    };
+    expect(Object.keys(typed)).toHaveLength(4);
   });
 });

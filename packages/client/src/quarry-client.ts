@@ -1,9 +1,15 @@
-import type { Methods } from './contract-types.generated';
-import { QuarryError } from './quarry-error';
+import type { CrosstabExecuteParams, CrosstabExecuteResult, Methods } from './contract-types.generated';
+import { QuarryError, type QuarryTransportCode } from './quarry-error';
 
 export type MethodName = keyof Methods;
 export type ParamsOf<M extends MethodName> = Methods[M]['params'];
 export type ResultOf<M extends MethodName> = Methods[M]['result'];
+
+/** CROSSTAB.EXECUTE's result for each output: what `format` or `chartType` narrow it to. */
+export type CrosstabHtmlResult = Extract<CrosstabExecuteResult, { contentType: 'text/html' }>;
+export type CrosstabJsonResult = Extract<CrosstabExecuteResult, { contentType: 'application/json' }>;
+export type CrosstabCsvResult = Extract<CrosstabExecuteResult, { contentType: 'text/csv' }>;
+export type CrosstabChartResult = Extract<CrosstabExecuteResult, { contentType: 'image/png' | 'image/svg+xml' }>;
 
 export interface QuarryClientOptions {
   /** The gateway's base URL (`http://host:8080`) or its endpoint (`…/api/v1`). */
@@ -12,14 +18,41 @@ export interface QuarryClientOptions {
   token?: string;
   /** Another fetch (a proxy agent, a test double); the global one by default. */
   fetch?: typeof fetch;
-  /** Per-call time limit in ms (default 60,000); the call is aborted and rejects when it passes. */
+  /** Per-call time limit in ms (default 60,000): the call is aborted and rejects with code `TIMEOUT`. */
   timeoutMs?: number;
+  /**
+   * Tries after the first for idempotent calls (default 0: none). A call that saves a report (`saveReport`)
+   * is never retried. Retried: `NETWORK_ERROR`, `TIMEOUT`, and 503 (after its Retry-After).
+   */
+  retries?: number;
+  /** The first wait between tries in ms, doubled each time (default 250); a 503's Retry-After wins. */
+  retryDelayMs?: number;
+}
+
+/** What one call may override. */
+export interface CallOptions {
+  /** Aborts the call (and any wait between retries): it rejects with code `ABORTED`. */
+  signal?: AbortSignal;
+  timeoutMs?: number;
+  retries?: number;
 }
 
 /** result.meta: the request id, and how the result cache answered where it applies. */
 export interface ResponseMeta {
   requestId: string;
   cache?: 'hit' | 'miss' | 'bypass';
+}
+
+/** `client.crosstab`: `format` ("json", "csv", "html") or `chartType` narrow the result type. */
+export interface CrosstabMethods {
+  execute(params: CrosstabExecuteParams & { chartType: string }, options?: CallOptions): Promise<CrosstabChartResult>;
+  execute(params: CrosstabExecuteParams & { format: 'json' }, options?: CallOptions): Promise<CrosstabJsonResult>;
+  execute(params: CrosstabExecuteParams & { format: 'csv' }, options?: CallOptions): Promise<CrosstabCsvResult>;
+  execute(
+    params: CrosstabExecuteParams & { format?: 'html'; chartType?: undefined },
+    options?: CallOptions,
+  ): Promise<CrosstabHtmlResult>;
+  execute(params: CrosstabExecuteParams, options?: CallOptions): Promise<CrosstabExecuteResult>;
 }
 
 interface RpcBody {
@@ -34,17 +67,66 @@ interface Problem {
   detail?: string;
 }
 
+const TRANSPORT_TITLES: Record<QuarryTransportCode, string> = {
+  NETWORK_ERROR: 'Network error',
+  TIMEOUT: 'Timeout',
+  ABORTED: 'Aborted',
+};
+
+function transportError(code: QuarryTransportCode, detail: string, cause?: unknown): QuarryError {
+  return new QuarryError({ code, message: TRANSPORT_TITLES[code], detail, cause });
+}
+
+/** Retry-After in seconds (a number of seconds or an HTTP date), when present and sane. */
+function retryAfter(header: string | null): number | undefined {
+  if (!header) return undefined;
+  const seconds = /^\d+$/.test(header.trim()) ? Number(header) : (Date.parse(header) - Date.now()) / 1000;
+  return Number.isFinite(seconds) ? Math.max(0, seconds) : undefined;
+}
+
+/** Why fetch failed, in words: Node's "fetch failed" says nothing; its cause ("connect ECONNREFUSED …") does. */
+function reason(err: unknown): string {
+  // Duck-typed, not instanceof: fetch's errors may come from another realm.
+  const message = (e: unknown) =>
+    typeof e === 'object' && e !== null && 'message' in e && typeof e.message === 'string' ? e.message : undefined;
+  const cause = typeof err === 'object' && err !== null && 'cause' in err ? err.cause : undefined;
+  return message(cause) ?? message(err) ?? String(err);
+}
+
+/** Waits ms, or rejects with ABORTED as soon as the signal fires. */
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(transportError('ABORTED', 'The call was aborted', signal.reason));
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(transportError('ABORTED', 'The call was aborted', signal?.reason));
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
 /**
  * Quarry's JSON-RPC API with the contract's types: `client.queries.execute({ index: 'movies' })`
  * resolves to result.data or rejects with a QuarryError.
  */
 export class QuarryClient {
-  readonly queries = { execute: (p: ParamsOf<'QUERIES.EXECUTE'>) => this.data('QUERIES.EXECUTE', p) };
-  readonly indexes = { find: (p: ParamsOf<'INDEXES.FIND'> = {}) => this.data('INDEXES.FIND', p) };
-  readonly crosstab = { execute: (p: ParamsOf<'CROSSTAB.EXECUTE'>) => this.data('CROSSTAB.EXECUTE', p) };
+  readonly queries = {
+    execute: (p: ParamsOf<'QUERIES.EXECUTE'>, o?: CallOptions) => this.data('QUERIES.EXECUTE', p, o),
+  };
+  readonly indexes = {
+    find: (p: ParamsOf<'INDEXES.FIND'> = {}, o?: CallOptions) => this.data('INDEXES.FIND', p, o),
+  };
+  readonly crosstab: CrosstabMethods = {
+    execute: ((p: CrosstabExecuteParams, o?: CallOptions) =>
+      this.data('CROSSTAB.EXECUTE', p, o)) as CrosstabMethods['execute'],
+  };
   readonly reports = {
-    find: (p: ParamsOf<'REPORTS.FIND'> = {}) => this.data('REPORTS.FIND', p),
-    metadata: (p: ParamsOf<'REPORTS.METADATA'>) => this.data('REPORTS.METADATA', p),
+    find: (p: ParamsOf<'REPORTS.FIND'> = {}, o?: CallOptions) => this.data('REPORTS.FIND', p, o),
+    metadata: (p: ParamsOf<'REPORTS.METADATA'>, o?: CallOptions) => this.data('REPORTS.METADATA', p, o),
   };
 
   private readonly endpoint: string;
@@ -62,32 +144,86 @@ export class QuarryClient {
   }
 
   /** Any method by name, with result.data and result.meta. */
-  async call<M extends MethodName>(method: M, params: ParamsOf<M>): Promise<{ data: ResultOf<M>; meta: ResponseMeta }> {
-    const result = (await this.post(method, params)) as { data: ResultOf<M>; meta: ResponseMeta };
-    return result;
+  async call<M extends MethodName>(
+    method: M,
+    params: ParamsOf<M>,
+    options: CallOptions = {},
+  ): Promise<{ data: ResultOf<M>; meta: ResponseMeta }> {
+    // Every method only reads, but for saving a report: a retry of that could save it twice.
+    const idempotent = !('saveReport' in params && params.saveReport !== undefined);
+    return (await this.withRetries(method, params, options, idempotent)) as { data: ResultOf<M>; meta: ResponseMeta };
   }
 
   /** The OpenRPC document of the server (rpc.discover; no token needed). */
-  async discover(): Promise<Record<string, unknown>> {
-    return (await this.post('rpc.discover', {})) as Record<string, unknown>;
+  async discover(options: CallOptions = {}): Promise<Record<string, unknown>> {
+    return (await this.withRetries('rpc.discover', {}, options, true)) as Record<string, unknown>;
   }
 
-  private async data<M extends MethodName>(method: M, params: ParamsOf<M>): Promise<ResultOf<M>> {
-    return (await this.call(method, params)).data;
+  private async data<M extends MethodName>(
+    method: M,
+    params: ParamsOf<M>,
+    options?: CallOptions,
+  ): Promise<ResultOf<M>> {
+    return (await this.call(method, params, options)).data;
   }
 
-  private async post(method: string, params: object): Promise<unknown> {
+  private async withRetries(method: string, params: object, options: CallOptions, idempotent: boolean) {
+    const retries = idempotent ? Math.max(0, Math.floor(options.retries ?? this.options.retries ?? 0)) : 0;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.post(method, params, options);
+      } catch (err) {
+        const retryable =
+          err instanceof QuarryError && (err.code === 'NETWORK_ERROR' || err.code === 'TIMEOUT' || err.code === 503);
+        if (!retryable || attempt >= retries) throw err;
+        const backoff = (this.options.retryDelayMs ?? 250) * 2 ** attempt;
+        await sleep(err.retryAfterSeconds !== undefined ? err.retryAfterSeconds * 1000 : backoff, options.signal);
+      }
+    }
+  }
+
+  private async post(method: string, params: object, options: CallOptions): Promise<unknown> {
     const id = this.nextId++;
     const headers: Record<string, string> = { 'Content-Type': 'application/json', Accept: 'application/json' };
     if (this.options.token !== undefined) headers.Authorization = `Bearer ${this.options.token}`;
-    const res = await this.fetchFn(this.endpoint, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify({ jsonrpc: '2.0', id, method, params }),
-      signal: AbortSignal.timeout(this.options.timeoutMs ?? 60_000),
-    });
+    const timeoutMs = options.timeoutMs ?? this.options.timeoutMs ?? 60_000;
+    // One controller for the caller's signal and the time limit, so each failure keeps its own code.
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, timeoutMs);
+    const onAbort = () => controller.abort();
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    const failed = (err: unknown): QuarryError => {
+      if (options.signal?.aborted) return transportError('ABORTED', 'The call was aborted', options.signal.reason);
+      if (timedOut) return transportError('TIMEOUT', `No answer within ${timeoutMs} ms`, err);
+      return transportError('NETWORK_ERROR', `Could not reach ${this.endpoint}: ${reason(err)}`, err);
+    };
+    let res: Response;
+    let text: string;
+    try {
+      if (options.signal?.aborted) throw options.signal.reason;
+      res = await this.fetchFn(this.endpoint, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ jsonrpc: '2.0', id, method, params }),
+        signal: controller.signal,
+      });
+      text = await res.text();
+    } catch (err) {
+      throw failed(err);
+    } finally {
+      clearTimeout(timer);
+      options.signal?.removeEventListener('abort', onAbort);
+    }
+    return this.read(res, text);
+  }
+
+  private read(res: Response, text: string): unknown {
     const requestId = res.headers.get('x-request-id') ?? undefined;
-    const text = await res.text();
+    const retryAfterSeconds = retryAfter(res.headers.get('retry-after'));
     let body: unknown;
     try {
       body = JSON.parse(text);
@@ -97,6 +233,7 @@ export class QuarryClient {
         message: res.statusText || 'Unreadable response',
         detail: `The server answered HTTP ${res.status} with a body that is not JSON`,
         requestId,
+        retryAfterSeconds,
       });
     }
     if (res.headers.get('content-type')?.startsWith('application/problem+json')) {
@@ -107,6 +244,7 @@ export class QuarryClient {
         type: p.type,
         detail: p.detail,
         requestId,
+        retryAfterSeconds,
       });
     }
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
@@ -125,6 +263,7 @@ export class QuarryClient {
         type: rpc.error.data?.type,
         detail: rpc.error.data?.detail,
         requestId,
+        retryAfterSeconds,
       });
     }
     if (rpc.result === undefined)
