@@ -248,8 +248,14 @@ describe.each<Topology>(['all', 'split'])('gateway protocol (QUARRY_TARGET=%s)',
       expectJsonRpcError(res, 200, id, -32601, 'Method not found');
     });
 
-    it('answers an absent id with id null and HTTP 200', async () => {
+    it('answers a notification (no id member) with 204 and no body, even an unknown method', async () => {
       const res = await post(JSON.stringify({ jsonrpc: '2.0', method: 'NOPE' }));
+      expect(res.status).toBe(204);
+      expect(res.text).toBe('');
+    });
+
+    it('answers an id null with id null and HTTP 200: it is a call, not a notification', async () => {
+      const res = await post(JSON.stringify({ jsonrpc: '2.0', id: null, method: 'NOPE' }));
       expectJsonRpcError(res, 200, null, -32601, 'Method not found');
     });
 
