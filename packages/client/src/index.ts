@@ -6,6 +6,7 @@ export {
   type CrosstabHtmlResult,
   type CrosstabJsonResult,
   type CrosstabCsvResult,
+  type CrosstabXlsxResult,
   type CrosstabChartResult,
   type ResponseMeta,
   type MethodName,

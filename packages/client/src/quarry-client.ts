@@ -9,6 +9,10 @@ export type ResultOf<M extends MethodName> = Methods[M]['result'];
 export type CrosstabHtmlResult = Extract<CrosstabExecuteResult, { contentType: 'text/html' }>;
 export type CrosstabJsonResult = Extract<CrosstabExecuteResult, { contentType: 'application/json' }>;
 export type CrosstabCsvResult = Extract<CrosstabExecuteResult, { contentType: 'text/csv' }>;
+export type CrosstabXlsxResult = Extract<
+  CrosstabExecuteResult,
+  { contentType: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet' }
+>;
 export type CrosstabChartResult = Extract<CrosstabExecuteResult, { contentType: 'image/png' | 'image/svg+xml' }>;
 
 export interface QuarryClientOptions {
@@ -43,11 +47,12 @@ export interface ResponseMeta {
   cache?: 'hit' | 'miss' | 'bypass';
 }
 
-/** `client.crosstab`: `format` ("json", "csv", "html") or `chartType` narrow the result type. */
+/** `client.crosstab`: `format` ("json", "csv", "xlsx", "html") or `chartType` narrow the result type. */
 export interface CrosstabMethods {
   execute(params: CrosstabExecuteParams & { chartType: string }, options?: CallOptions): Promise<CrosstabChartResult>;
   execute(params: CrosstabExecuteParams & { format: 'json' }, options?: CallOptions): Promise<CrosstabJsonResult>;
   execute(params: CrosstabExecuteParams & { format: 'csv' }, options?: CallOptions): Promise<CrosstabCsvResult>;
+  execute(params: CrosstabExecuteParams & { format: 'xlsx' }, options?: CallOptions): Promise<CrosstabXlsxResult>;
   execute(
     params: CrosstabExecuteParams & { format?: 'html'; chartType?: undefined },
     options?: CallOptions,

@@ -185,7 +185,7 @@ export const METHOD_EXAMPLES: Record<MethodName, MethodExample> = {
             },
           ],
           dynamicViews: ['Records', 'States'],
-          updatedAt: '2026-11-25T06:40:05.376Z',
+          updatedAt: '2026-11-25T07:51:07.807Z',
         },
       ],
       nextCursor: null,
