@@ -281,6 +281,16 @@ describe('GET /console', () => {
         expect.arrayContaining(['Films', 'Median (IMDB Rating)', 'Gross per film']),
       );
       await shot(page, '3b-crosstab-analytics-1280');
+      // The same table as an Excel file: a download link holding the workbook (a zip: "PK").
+      await page.select('#ct-format', 'xlsx');
+      await page.click('#crosstab-form button[type=submit]');
+      await page.waitForSelector('#ct-xlsx');
+      const link = await page.$eval('#ct-xlsx', (a) => [
+        a.getAttribute('href') ?? '',
+        a.getAttribute('download') ?? '',
+      ]);
+      expect(link[1]).toBe('movies.xlsx');
+      expect(Buffer.from(link[0].split(',')[1], 'base64').subarray(0, 2).toString()).toBe('PK');
       expect(realProblems(problems)).toEqual([]);
     } finally {
       await close();

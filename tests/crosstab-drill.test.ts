@@ -339,6 +339,11 @@ describe('CROSSTAB.EXECUTE analytics over JSON-RPC', () => {
       /rowFilter\.op must be one of/,
     ],
     [
+      'a bin width that would make more bins than the cell limit',
+      { rows: [{ field: 'delay', bin: { width: 0.001 } }] },
+      /rows\[0\]\.bin\.width 0\.001 makes \d+ bins of "delay" \(-?\d+ to \d+\); with 1 total\(s\) the crosstab may have at most 100000 cells/,
+    ],
+    [
       'an unknown showAs',
       { totals: [{ aggregationType: 'Count', showAs: 'runningAverage' }] },
       /totals\[0\]\.showAs must be one of/,

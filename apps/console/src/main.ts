@@ -31,6 +31,7 @@ const AGGREGATIONS = [
   'StdDev',
   'CountDistinct',
 ] as const;
+const XLSX = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
 /** A calculated total is chosen like an aggregation, and then takes a name and a formula. */
 const FORMULA = 'Formula';
 const SHOW_AS: Array<[string, string]> = [
@@ -401,7 +402,7 @@ function crosstabParams(): CrosstabExecuteParams | string {
     ...(limit >= 1 ? { rowLimit: limit, rowOrder: { by: 'value', direction: 'desc' } } : {}),
     ...(chart
       ? { chartType: chart, imageFormat: byId<HTMLSelectElement>('ct-image').value, width: 900, height: 560 }
-      : { format: byId<HTMLSelectElement>('ct-format').value as 'html' | 'json' | 'csv' }),
+      : { format: byId<HTMLSelectElement>('ct-format').value as 'html' | 'json' | 'csv' | 'xlsx' }),
   };
 }
 
@@ -474,6 +475,15 @@ async function showCrosstab(params: CrosstabExecuteParams): Promise<void> {
   if (res.contentType === 'text/html') out.replaceChildren(el('div', { class: 'table-wrap' }, importTable(res.data)));
   else if (res.contentType === 'application/json')
     out.replaceChildren(el('pre', { class: 'data' }, JSON.stringify(res.data, null, 2)));
+  else if (res.contentType === XLSX)
+    // The workbook as a file to download: a data: link (the page's CSP allows no script-made blobs to run).
+    out.replaceChildren(
+      el(
+        'a',
+        { href: `data:${XLSX};base64,${res.data}`, download: `${params.index}.xlsx`, class: 'download', id: 'ct-xlsx' },
+        `Download ${params.index}.xlsx`,
+      ),
+    );
   else out.replaceChildren(el('pre', { class: 'data' }, res.data));
   setStatus(`Crosstab: ${res.rowCount} rows × ${res.columnCount} columns.`);
 }

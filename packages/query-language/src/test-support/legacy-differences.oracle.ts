@@ -221,6 +221,13 @@ export const LEGACY_DIFFERENCES: readonly LegacyDifference[] = [
     example: 'Year:1e999',
     applies: (_q, _t, legacy, current) => legacy.ok && !current.ok && /outside the supported range/.test(current.value),
   },
+  {
+    name: 'exact value: Field:=value',
+    why: 'The old parser read `Title:=Star` as the words of "=Star" (and a number or date field refused it); now `:=` is the exact whole value (drill-through), and on numbers, dates and booleans the equality `:` already was.',
+    example: 'Title:=Star',
+    applies: (_q, tokens) =>
+      (tokens ?? []).some((t, i) => t.kind === 'word' && t.raw.startsWith('=') && tokens?.[i - 1]?.kind === 'field'),
+  },
 ];
 
 export function legacyDifferenceOf(query: string, legacy: Outcome, current: Outcome): LegacyDifference | undefined {

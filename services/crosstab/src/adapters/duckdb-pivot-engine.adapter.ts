@@ -447,6 +447,23 @@ export class DuckDbPivotEngine implements PivotEngine {
     this.engine.release(name);
   }
 
+  async fieldRange(
+    entry: IndexEntry,
+    where: QueryNode,
+    field: string,
+    signal?: AbortSignal,
+  ): Promise<[number, number] | null> {
+    const table = await this.engine.table(entry);
+    const w = compileWhere(where, table);
+    const col = `CAST(${ident(field)} AS DOUBLE)`;
+    const [row] = await this.engine.all(
+      `SELECT min(${col}) AS lo, max(${col}) AS hi FROM ${ident(table.table)} WHERE ${w.sql}`,
+      w.params,
+      signal,
+    );
+    return row && row.lo !== null && row.hi !== null ? [Number(row.lo), Number(row.hi)] : null;
+  }
+
   async pivot(
     entry: IndexEntry,
     where: QueryNode,

@@ -58,6 +58,7 @@ function fixture(enabled = true) {
       return { keys: { rows, columns: 1 }, groups: rows > 1 ? [] : groups };
     },
     forget: () => undefined,
+    fieldRange: async () => null,
   } as unknown as PivotEngine;
   const cache = new MapCache(enabled);
   const useCase = new RunCrosstabUseCase(catalog, engine, cache, () => Date.UTC(2026, 0, 1));

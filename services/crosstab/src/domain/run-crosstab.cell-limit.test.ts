@@ -47,6 +47,8 @@ class CountingEngine implements PivotEngine {
   }
 
   forget(): void {}
+
+  fieldRange = async () => null;
 }
 
 const request = (totals: number) =>
@@ -125,6 +127,7 @@ describe('RunCrosstabUseCase and the 100,000-cell limit', () => {
         return { keys: { rows: this.n, columns: this.n }, groups };
       }
       forget(): void {}
+      fieldRange = async () => null;
     }
 
     it('200 x 200 cells (40,000) pass without subtotals and are refused with them (400 x 400 = 160,000)', async () => {
@@ -148,6 +151,7 @@ describe('RunCrosstabUseCase and the 100,000-cell limit', () => {
       const engine: PivotEngine = {
         pivot: async () => ({ keys: { rows: 1, columns: 1 }, groups: [], tooManyGroups: true }),
         forget: () => undefined,
+        fieldRange: async () => null,
       };
       await expect(
         new RunCrosstabUseCase(deepCatalog, engine, noCache).run(admin, ask(true), 'html'),

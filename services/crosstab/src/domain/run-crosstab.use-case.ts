@@ -1,4 +1,4 @@
-import { AppError } from '@quarry/errors';
+import { AppError, quoteInput } from '@quarry/errors';
 import type { IndexCatalog, IndexEntry } from '@quarry/metadata-store';
 import { restrictedQuery, type QueryNode, type Reader } from '@quarry/query-language';
 import { fieldsOf, readableIndex } from '@quarry/snapshots/access';
@@ -101,6 +101,28 @@ export class RunCrosstabUseCase {
     return resultOf(output, value, use ? 'miss' : 'bypass');
   }
 
+  /**
+   * A bin width so fine that its axis alone would pass the cell limit is refused, naming the parameter,
+   * after one min/max aggregate and before the pivot reads anything else.
+   */
+  private async checkBins(entry: IndexEntry, where: QueryNode, spec: CrosstabSpec, signal?: AbortSignal) {
+    const axes = [
+      ...spec.rows.map((a, i) => ({ a, param: `rows[${i}]` })),
+      ...spec.columns.map((a, i) => ({ a, param: `columns[${i}]` })),
+    ];
+    for (const { a, param } of axes) {
+      if (!a.bin) continue;
+      const range = await this.pivots.fieldRange(entry, where, a.field.name, signal);
+      if (!range) continue;
+      const { width, origin } = a.bin;
+      const bins = Math.floor((range[1] - origin) / width) - Math.floor((range[0] - origin) / width) + 1;
+      if (bins * spec.totals.length > MAX_CELLS)
+        throw AppError.invalid(
+          `${param}.bin.width ${width} makes ${bins} bins of ${quoteInput(a.field.name)} (${range[0]} to ${range[1]}); with ${spec.totals.length} total(s) the crosstab may have at most ${MAX_CELLS} cells. Use a wider bin.`,
+        );
+    }
+  }
+
   private async compute(
     entry: IndexEntry,
     where: QueryNode,
@@ -108,6 +130,7 @@ export class RunCrosstabUseCase {
     output: CrosstabOutput,
     signal?: AbortSignal,
   ): Promise<CachedResult> {
+    await this.checkBins(entry, where, spec, signal);
     // One pass yields the key counts and the groups; over the limit it stops at the counts.
     const { keys, groups, tooManyGroups, drill } = await this.pivots.pivot(entry, where, spec, MAX_CELLS, signal);
     const cells = crosstabCells(keys, spec);

@@ -52,6 +52,16 @@ export interface PivotEngine {
     maxCells: number,
     signal?: AbortSignal,
   ): Promise<PivotResult>;
+  /**
+   * The smallest and largest value of a numeric field over the filtered records (null when none has
+   * one): one aggregate, so a bin width too fine for the cell limit is refused before the pivot runs.
+   */
+  fieldRange(
+    entry: IndexEntry,
+    where: QueryNode,
+    field: string,
+    signal?: AbortSignal,
+  ): Promise<[number, number] | null>;
   /** Releases what this process holds for an index that is no longer published (it was dropped). */
   forget(name: string): void;
 }
