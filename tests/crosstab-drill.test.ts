@@ -108,6 +108,24 @@ describe('CROSSTAB.EXECUTE analytics over JSON-RPC', () => {
     );
   });
 
+  it.each(['year', 'quarter', 'month', 'week', 'day', 'hour', 'monthOfYear', 'dayOfWeek', 'hourOfDay'])(
+    'dateGroup %s in America/Chicago: every key and count as the oracle has it',
+    async (group) => {
+      const got = await table({
+        index: 'flights',
+        query: 'origin:ORD',
+        rows: [{ field: 'date', dateGroup: group }],
+        timeZone: 'America/Chicago',
+        totals: [{ aggregationType: 'Count' }],
+      });
+      expectOracle(
+        got,
+        FLIGHTS.filter((f) => f.origin === 'ORD'),
+        { rows: [date(group)], columns: [], timeZone: 'America/Chicago', subtotals: false, totals: [{ agg: 'Count' }] },
+      );
+    },
+  );
+
   it('bins, rowFilter and columnFilter with the counts they leave out, and showAs running and differences', async () => {
     const got = await table({
       index: 'flights',

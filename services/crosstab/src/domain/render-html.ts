@@ -1,6 +1,7 @@
+import { headerSpans, subtotalLabel } from './header-spans';
 import { escape } from 'html-escaper';
-import { axisText, formatNumber, type AxisValue } from './axis-value';
-import { PERCENT_SHOWN, type AxisSpec } from './crosstab-spec';
+import { formatNumber } from './axis-value';
+import { PERCENT_SHOWN } from './crosstab-spec';
 import type { PivotTable } from './pivot-table';
 
 /**
@@ -11,42 +12,8 @@ import type { PivotTable } from './pivot-table';
 const STYLE = '<style>table.quarry-crosstab td{text-align:right;font-variant-numeric:tabular-nums}</style>';
 const SUBTOTAL = 'quarry-subtotal';
 
-/**
- * Runs of consecutive keys that share a header at `level`: [start, length, label]. A subtotal key
- * (shorter than `depth`) stays inside its ancestors' runs but not inside its own level's: there it
- * carries its own "<value> Total" header instead.
- */
-function spans(
-  keys: AxisValue[][],
-  level: number,
-  depth: number,
-  axes: readonly AxisSpec[],
-): Map<number, [number, string]> {
-  const out = new Map<number, [number, string]>();
-  let open: { start: number; prefix: string } | undefined;
-  keys.forEach((k, i) => {
-    const inside = k.length === depth || k.length >= level + 2;
-    if (!inside) {
-      open = undefined;
-      return;
-    }
-    const prefix = JSON.stringify(k.slice(0, level + 1));
-    if (open && open.prefix === prefix) {
-      const run = out.get(open.start);
-      if (run) run[0]++;
-    } else {
-      open = { start: i, prefix };
-      out.set(i, [1, axisText(axes[level], k[level])]);
-    }
-  });
-  return out;
-}
-
 /** A share as a reader takes it in: two decimals at most (12.5%, 33.33%); JSON and CSV keep every digit. */
 const formatPercent = (v: number) => `${formatNumber(Number(v.toFixed(2)))}%`;
-
-const subtotalLabel = (key: AxisValue[], axes: readonly AxisSpec[]) =>
-  `${axisText(axes[key.length - 1], key[key.length - 1])} Total`;
 
 function caption(table: PivotTable): string {
   const { spec } = table;
@@ -87,7 +54,7 @@ export function renderHtml(table: PivotTable): string {
       for (const f of spec.rows) out.push(`<th scope="col" rowspan="${headerRows}">${escape(f.name)}</th>`);
     if (row < colLevels) {
       const leaf = row === colLevels - 1;
-      const runs = spans(table.columns, row, colLevels, spec.columns);
+      const runs = headerSpans(table.columns, row, colLevels, spec.columns);
       table.columns.forEach((key, i) => {
         const run = runs.get(i);
         if (run)
@@ -110,7 +77,7 @@ export function renderHtml(table: PivotTable): string {
     out.push('</tr>');
   }
   out.push('</thead>', '<tbody>');
-  const rowRuns = spec.rows.map((_, level) => spans(table.rows, level, rowLevels, spec.rows));
+  const rowRuns = spec.rows.map((_, level) => headerSpans(table.rows, level, rowLevels, spec.rows));
   table.rows.forEach((key, r) => {
     const subtotal = key.length < rowLevels;
     out.push(subtotal ? `<tr class="${SUBTOTAL}">` : '<tr>');

@@ -1,6 +1,6 @@
+import { headerSpans, subtotalLabel } from './header-spans';
 import ExcelJS from 'exceljs';
-import { axisText, type AxisValue } from './axis-value';
-import { PERCENT_SHOWN, type AxisSpec } from './crosstab-spec';
+import { PERCENT_SHOWN } from './crosstab-spec';
 import type { PivotTable } from './pivot-table';
 
 /** Characters Excel refuses in a sheet name, and its length limit. */
@@ -33,35 +33,6 @@ function numberFormats(table: PivotTable): string[] {
     return whole ? '#,##0' : '#,##0.00';
   });
 }
-
-/** Runs of consecutive keys that share a header at `level`, as in the HTML table: start → [length, label]. */
-function spans(
-  keys: AxisValue[][],
-  level: number,
-  depth: number,
-  axes: readonly AxisSpec[],
-): Map<number, [number, string]> {
-  const out = new Map<number, [number, string]>();
-  let open: { start: number; prefix: string } | undefined;
-  keys.forEach((k, i) => {
-    const inside = k.length === depth || k.length >= level + 2;
-    if (!inside) {
-      open = undefined;
-      return;
-    }
-    const prefix = JSON.stringify(k.slice(0, level + 1));
-    const run = open && open.prefix === prefix ? out.get(open.start) : undefined;
-    if (run) run[0]++;
-    else {
-      open = { start: i, prefix };
-      out.set(i, [1, axisText(axes[level], k[level])]);
-    }
-  });
-  return out;
-}
-
-const subtotalLabel = (key: AxisValue[], axes: readonly AxisSpec[]) =>
-  `${axisText(axes[key.length - 1], key[key.length - 1])} Total`;
 
 /**
  * The crosstab as an Excel workbook (format xlsx): one sheet named after the index, laid out as the
@@ -114,7 +85,7 @@ export async function renderXlsx(table: PivotTable, index: string): Promise<Buff
   const columnGroups = C ? table.columns.length + 1 : 1;
   for (let level = 0; level < C; level++) {
     const row = level + 1;
-    const runs = spans(table.columns, level, C, spec.columns);
+    const runs = headerSpans(table.columns, level, C, spec.columns);
     table.columns.forEach((key, j) => {
       const at = firstValueColumn + j * t;
       const run = runs.get(j);
@@ -139,7 +110,7 @@ export async function renderXlsx(table: PivotTable, index: string): Promise<Buff
   }
 
   // Body: row labels merged down their groups (a subtotal's "<value> Total" across the inner levels).
-  const rowRuns = spec.rows.map((_, level) => spans(table.rows, level, R, spec.rows));
+  const rowRuns = spec.rows.map((_, level) => headerSpans(table.rows, level, R, spec.rows));
   table.rows.forEach((key, i) => {
     const row = headerRows + 1 + i;
     const subtotal = key.length < R;
