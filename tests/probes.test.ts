@@ -81,6 +81,9 @@ describe('probes of a service with mTLS on (issue #28 items 1 and 9)', () => {
 
   it('answers the HTTP probes without any certificate, while its gRPC port refuses a peer without one', async () => {
     expect(await status('/healthz')).toBe(200);
+    // Ready once the first store check has answered (on a loaded machine, a moment after it listens).
+    const until = Date.now() + 10_000;
+    while ((await status('/readyz')) !== 200 && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
     expect(await status('/readyz')).toBe(200);
     // What a kubelet gRPC probe is: no client certificate. The handshake refuses it, so probes cannot use it.
     const noCert = connect(grpc.credentials.createSsl(Buffer.from(read(files.ca))));
