@@ -507,6 +507,10 @@ export interface ReportsMetadataParams {
    * The guid REPORTS.FIND or saveReport returned.
    */
   guid: string;
+  /**
+   * A version of the report (1 is the first); absent: the latest.
+   */
+  version?: number;
 }
 
 export interface ReportsMetadataResult {
@@ -527,7 +531,273 @@ export interface ReportsMetadataResult {
   params: {
     [k: string]: unknown | undefined;
   };
+  /**
+   * The version returned (the latest unless one was asked for).
+   */
+  version: number;
+  /**
+   * Every version of the report, oldest first.
+   */
+  versions: {
+    version: number;
+    /**
+     * ISO 8601 time this version was saved.
+     */
+    savedAt: string;
+    /**
+     * The index version current when it was saved (what asOf "saved" runs on); 0: not known.
+     */
+    indexVersion: number;
+  }[];
+  /**
+   * The index version current when it was saved (what asOf "saved" runs on); 0: not known.
+   */
+  indexVersion: number;
 }
+
+/** Run a saved report with the caller's own permissions: what its method returns, and which version ran. */
+export interface ReportsExecuteParams {
+  /**
+   * The guid REPORTS.FIND or saveReport returned.
+   */
+  guid: string;
+  /**
+   * A version of the report (1 is the first); absent: the latest.
+   */
+  version?: number;
+  /**
+   * A query report: this page instead of the saved one.
+   */
+  page?: number;
+  /**
+   * A query report: this page size instead of the saved one.
+   */
+  pageSize?: number;
+  /**
+   * A crosstab report: the table in this format (a chart report is then drawn as a table).
+   */
+  format?: "html" | "json" | "csv" | "xlsx";
+  /**
+   * A chart report: png or svg instead of the saved one.
+   */
+  imageFormat?: string;
+  /**
+   * latest: the index as it is now; saved: the index snapshot that was current when this report version was saved (while it is kept).
+   */
+  asOf?: "latest" | "saved";
+}
+
+export type ReportsExecuteResult =
+  | {
+      index: string;
+      query: string;
+      page: number;
+      pageSize: number;
+      /**
+       * Records matching the query (every page).
+       */
+      total: number;
+      totalPages: number;
+      fields: {
+        name: string;
+        /**
+         * string, number, integer, boolean or date
+         */
+        type: string;
+      }[];
+      /**
+       * The page, each record keyed by field name (the realm-filtered fields only).
+       */
+      records: {
+        [k: string]: unknown | undefined;
+      }[];
+      /**
+       * The report and the version of it that ran.
+       */
+      report: {
+        guid: string;
+        version: number;
+      };
+      /**
+       * The version of the index (its snapshot) the report ran on; 0 when not known.
+       */
+      indexVersion: number;
+    }
+  | {
+      contentType: "text/html";
+      /**
+       * An escaped, accessible <table>.
+       */
+      data: string;
+      rowCount: number;
+      columnCount: number;
+      /**
+       * Outermost row values cut by rowLimit (present when a limit was given).
+       */
+      rowsOmitted?: number;
+      columnsOmitted?: number;
+      /**
+       * Outermost row groups rowFilter left out (present when a filter was given).
+       */
+      rowsFilteredOut?: number;
+      columnsFilteredOut?: number;
+      /**
+       * The report and the version of it that ran.
+       */
+      report: {
+        guid: string;
+        version: number;
+      };
+      /**
+       * The version of the index (its snapshot) the report ran on; 0 when not known.
+       */
+      indexVersion: number;
+    }
+  | {
+      contentType: "application/json";
+      data: {
+        rowFields: string[];
+        columnFields: string[];
+        measures: {
+          name: string;
+          /**
+           * Absent for a calculated total.
+           */
+          aggregationType?:
+            "Sum" | "Count" | "Average" | "Min" | "Max" | "Median" | "Percentile" | "StdDev" | "CountDistinct";
+          field?: string;
+          dynamicView?: string;
+          percentile?: number;
+          formula?: string;
+          showAs:
+            | "value"
+            | "percentOfGrandTotal"
+            | "percentOfRowTotal"
+            | "percentOfColumnTotal"
+            | "runningTotal"
+            | "differenceFromPrevious"
+            | "percentDifferenceFromPrevious";
+        }[];
+        columns: (string | number | boolean | null)[][];
+        /**
+         * Per entry of columns: a query (Quarry query language) selecting exactly the records of that column key; null for a repeating date part (monthOfYear, dayOfWeek, hourOfDay) spanning more than 64 periods.
+         */
+        columnQueries: (string | null)[];
+        rows: {
+          key: (string | number | boolean | null)[];
+          /**
+           * Selects exactly the records of this row key: (crosstab query) AND row query AND column query is the cell. Absent for a repeating date part spanning more than 64 periods.
+           */
+          query?: string;
+          cells: (number | null)[][];
+          /**
+           * One value per measure; null where no record falls.
+           */
+          total: (number | null)[];
+          subtotal?: true;
+        }[];
+        columnTotals: (number | null)[][];
+        /**
+         * One value per measure; null where no record falls.
+         */
+        grandTotal: (number | null)[];
+        rowsOmitted: number;
+        columnsOmitted: number;
+        rowsFilteredOut: number;
+        columnsFilteredOut: number;
+      };
+      rowCount: number;
+      columnCount: number;
+      /**
+       * The report and the version of it that ran.
+       */
+      report: {
+        guid: string;
+        version: number;
+      };
+      /**
+       * The version of the index (its snapshot) the report ran on; 0 when not known.
+       */
+      indexVersion: number;
+    }
+  | {
+      contentType: "text/csv";
+      data: string;
+      rowCount: number;
+      columnCount: number;
+      /**
+       * Outermost row values cut by rowLimit (present when a limit was given).
+       */
+      rowsOmitted?: number;
+      columnsOmitted?: number;
+      /**
+       * Outermost row groups rowFilter left out (present when a filter was given).
+       */
+      rowsFilteredOut?: number;
+      columnsFilteredOut?: number;
+      /**
+       * The report and the version of it that ran.
+       */
+      report: {
+        guid: string;
+        version: number;
+      };
+      /**
+       * The version of the index (its snapshot) the report ran on; 0 when not known.
+       */
+      indexVersion: number;
+    }
+  | {
+      contentType: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
+      /**
+       * The .xlsx file as base64: one sheet named after the index.
+       */
+      data: string;
+      rowCount: number;
+      columnCount: number;
+      /**
+       * Outermost row values cut by rowLimit (present when a limit was given).
+       */
+      rowsOmitted?: number;
+      columnsOmitted?: number;
+      /**
+       * Outermost row groups rowFilter left out (present when a filter was given).
+       */
+      rowsFilteredOut?: number;
+      columnsFilteredOut?: number;
+      /**
+       * The report and the version of it that ran.
+       */
+      report: {
+        guid: string;
+        version: number;
+      };
+      /**
+       * The version of the index (its snapshot) the report ran on; 0 when not known.
+       */
+      indexVersion: number;
+    }
+  | {
+      contentType: "image/png" | "image/svg+xml";
+      /**
+       * PNG as base64, or the SVG document.
+       */
+      data: string;
+      width: number;
+      height: number;
+      chartType: string;
+      /**
+       * The report and the version of it that ran.
+       */
+      report: {
+        guid: string;
+        version: number;
+      };
+      /**
+       * The version of the index (its snapshot) the report ran on; 0 when not known.
+       */
+      indexVersion: number;
+    };
 
 /** Every method, its params and its result.data. */
 export interface Methods {
@@ -536,4 +806,5 @@ export interface Methods {
   'CROSSTAB.EXECUTE': { params: CrosstabExecuteParams; result: CrosstabExecuteResult };
   'REPORTS.FIND': { params: ReportsFindParams; result: ReportsFindResult };
   'REPORTS.METADATA': { params: ReportsMetadataParams; result: ReportsMetadataResult };
+  'REPORTS.EXECUTE': { params: ReportsExecuteParams; result: ReportsExecuteResult };
 }

@@ -132,6 +132,7 @@ export class QuarryClient {
   readonly reports = {
     find: (p: ParamsOf<'REPORTS.FIND'> = {}, o?: CallOptions) => this.data('REPORTS.FIND', p, o),
     metadata: (p: ParamsOf<'REPORTS.METADATA'>, o?: CallOptions) => this.data('REPORTS.METADATA', p, o),
+    execute: (p: ParamsOf<'REPORTS.EXECUTE'>, o?: CallOptions) => this.data('REPORTS.EXECUTE', p, o),
   };
 
   private readonly endpoint: string;

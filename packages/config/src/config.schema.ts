@@ -124,6 +124,9 @@ export const envShape = {
   QUARRY_MAX_QUEUED_QUERIES: z.coerce.number().int().min(0).max(10000).default(64),
   QUARRY_CACHE_MB: z.coerce.number().int().min(0).max(65536).default(256),
   QUARRY_MEMORY_INDEX_MB: z.coerce.number().int().min(0).max(1048576).default(512),
+  QUARRY_REPORT_TRASH_DAYS: z.coerce.number().min(0).max(36500).default(30),
+  // Fractions allowed: a budget of a few kilobytes is what a test of the budget needs.
+  QUARRY_SNAPSHOT_KEEP_MB: z.coerce.number().min(0).max(1048576).default(1024),
 };
 
 export const envSchema = z.object(envShape);

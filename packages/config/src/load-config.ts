@@ -55,6 +55,13 @@ export interface Config {
   memoryIndexBytes: number;
   /** Signs pagination cursors; unset: a key kept in the data directory. */
   cursorSecret: string | undefined;
+  /** How long a deleted report stays restorable (days). */
+  reportTrashDays: number;
+  /**
+   * Bytes of earlier index snapshots kept because saved reports were saved on them (asOf "saved"); the
+   * current and previous versions are kept besides, whatever their size.
+   */
+  snapshotKeepBytes: number;
 }
 
 export class ConfigError extends Error {
@@ -135,6 +142,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     resultCacheBytes: e.QUARRY_CACHE_MB * 1024 * 1024,
     memoryIndexBytes: e.QUARRY_MEMORY_INDEX_MB * 1024 * 1024,
     opsPort: e.QUARRY_OPS_PORT,
+    reportTrashDays: e.QUARRY_REPORT_TRASH_DAYS,
+    snapshotKeepBytes: Math.floor(e.QUARRY_SNAPSHOT_KEEP_MB * 1024 * 1024),
   };
 }
 

@@ -2,6 +2,7 @@ import {
   completeCrosstabExecute,
   completeIndexesFind,
   completeQueriesExecute,
+  completeReportsExecute,
   completeReportsFind,
 } from './complete-params';
 import { openRpcDocument } from './openrpc-document';
@@ -10,6 +11,7 @@ import {
   crosstabExecuteParams,
   indexesFindParams,
   queriesExecuteParams,
+  reportsExecuteParams,
   reportsFindParams,
   reportsMetadataParams,
 } from './param-schemas';
@@ -93,6 +95,7 @@ const MINIMAL = {
   ],
   'REPORTS.FIND': [completeReportsFind(parseParams(reportsFindParams, {}))],
   'REPORTS.METADATA': [parseParams(reportsMetadataParams, { guid: 'g' })],
+  'REPORTS.EXECUTE': [completeReportsExecute(parseParams(reportsExecuteParams, { guid: 'g' }))],
 } as const;
 
 describe('complete params: the defaults the OpenRPC document states are the ones applied', () => {
@@ -130,6 +133,7 @@ describe('complete params: the defaults the OpenRPC document states are the ones
         'CROSSTAB.EXECUTE imageFormat',
         'CROSSTAB.EXECUTE width',
         'REPORTS.FIND limit',
+        'REPORTS.EXECUTE asOf',
       ]),
     );
   });

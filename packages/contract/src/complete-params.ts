@@ -4,6 +4,7 @@ import type {
   crosstabExecuteParams,
   indexesFindParams,
   queriesExecuteParams,
+  reportsExecuteParams,
   reportsFindParams,
   saveReportParam,
 } from './param-schemas';
@@ -231,5 +232,29 @@ export function completeReportsFind(p: Sent<typeof reportsFindParams>): Complete
     types: p.types as CompleteReportsFind['types'],
     cursor: p.cursor,
     limit: p.limit ?? L.DEFAULT_REPORT_LIMIT,
+  };
+}
+
+export interface CompleteReportsExecute {
+  guid: string;
+  /** Absent: the latest version. */
+  version?: number;
+  /** Overrides of the saved params; absent ones keep what was saved. */
+  page?: number;
+  pageSize?: number;
+  format?: L.CrosstabFormat;
+  imageFormat?: 'png' | 'svg';
+  asOf: (typeof L.AS_OF)[number];
+}
+
+export function completeReportsExecute(p: Sent<typeof reportsExecuteParams>): CompleteReportsExecute {
+  return {
+    guid: p.guid,
+    ...(p.version !== undefined ? { version: p.version } : {}),
+    ...(p.page !== undefined ? { page: p.page } : {}),
+    ...(p.pageSize !== undefined ? { pageSize: p.pageSize } : {}),
+    ...(p.format !== undefined ? { format: p.format } : {}),
+    ...(p.imageFormat !== undefined ? { imageFormat: p.imageFormat === 'svg' ? 'svg' : 'png' } : {}),
+    asOf: p.asOf ?? L.DEFAULT_AS_OF,
   };
 }

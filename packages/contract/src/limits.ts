@@ -31,6 +31,9 @@ export const REPORT_NAME_MAX = 200;
 export const REPORT_DESCRIPTION_MAX = 2000;
 export const REPORT_FOLDER_MAX = 200;
 export const REPORT_TYPES = ['query', 'crosstab'] as const;
+/** REPORTS.EXECUTE `asOf`: the index as it is now, or the snapshot the report version was saved on. */
+export const AS_OF = ['latest', 'saved'] as const;
+export const DEFAULT_AS_OF = 'latest';
 
 export const MAX_AXIS_FIELDS = 8;
 export const MAX_TOTALS = 16;

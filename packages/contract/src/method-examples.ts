@@ -337,9 +337,42 @@ export const METHOD_EXAMPLES: Record<MethodName, MethodExample> = {
         rowLimit: 3,
         format: 'json',
       },
+      version: 1,
+      versions: [
+        {
+          version: 1,
+          savedAt: '2026-01-05T09:00:00.000Z',
+          indexVersion: 0,
+        },
+      ],
+      indexVersion: 0,
     },
     meta: {
       requestId: 'example',
+    },
+  },
+  'REPORTS.EXECUTE': {
+    name: 'the sample report run as the caller, as a CSV table',
+    params: {
+      guid: '5a3e1c2b-7d4f-4e8a-9b6c-0d1e2f3a4b5c',
+      format: 'csv',
+    },
+    result: {
+      contentType: 'text/csv',
+      data: 'MPAA Rating,Total | Count (Records),Total | Average (IMDB Rating)\r\nR,386,6.89608938547\r\nPG-13,201,6.53664921466\r\nPG,75,6.50428571429\r\nTotal,708,6.73842662632\r\n',
+      rowCount: 3,
+      columnCount: 1,
+      rowsOmitted: 4,
+      columnsOmitted: 0,
+      report: {
+        guid: '5a3e1c2b-7d4f-4e8a-9b6c-0d1e2f3a4b5c',
+        version: 1,
+      },
+      indexVersion: 1,
+    },
+    meta: {
+      requestId: 'example',
+      cache: 'miss',
     },
   },
 };

@@ -12,8 +12,10 @@ export interface MethodError {
 export interface MethodContract<P extends z.ZodType = z.ZodType, R extends z.ZodType = z.ZodType> {
   /** The client's group and function: `client.queries.execute(…)`. */
   group: 'queries' | 'indexes' | 'crosstab' | 'reports';
-  call: 'execute' | 'find' | 'metadata';
+  call: 'execute' | 'find' | 'metadata' | 'update' | 'delete';
   scope: Scope;
+  /** Another scope the method needs besides `scope` (running a report runs a query). */
+  alsoNeeds?: Scope;
   /** Needs reports:write too when saveReport is given. */
   saves: boolean;
   /** Served through the result cache: `result.meta.cache` says how it answered. */
@@ -120,6 +122,33 @@ export const METHODS = {
     errors: [
       ...common,
       { code: 404, when: 'No such report, or one the caller may not see (the two are not told apart).' },
+      { code: 404, when: 'The report has no such version (the detail says which it has).' },
+    ],
+  }),
+  'REPORTS.EXECUTE': method({
+    group: 'reports',
+    call: 'execute',
+    scope: 'reports:read',
+    alsoNeeds: 'query:execute',
+    saves: false,
+    cached: true,
+    summary: "Run a saved report with the caller's own permissions: what its method returns, and which version ran.",
+    description:
+      'Runs the report (the latest version, or the one asked for) as QUERIES.EXECUTE or CROSSTAB.EXECUTE would, with the permissions and realms of the token\'s user: a shared report never lends its owner\'s. page and pageSize go with query reports, format and imageFormat with crosstab reports. asOf "saved" runs it on the index snapshot current when that version was saved, while Quarry keeps it (QUARRY_SNAPSHOT_KEEP_MB).',
+    params: P.reportsExecuteParams,
+    result: R.reportsExecuteResult,
+    errors: [
+      ...common,
+      {
+        code: 400,
+        when: 'page or pageSize on a crosstab report, format or imageFormat on a query report, imageFormat on a table.',
+      },
+      { code: 404, when: 'No such report, or one the caller may not see (the two are not told apart).' },
+      {
+        code: 404,
+        when: 'The report has no such version, or (asOf "saved") its index snapshot is no longer kept: the detail names the version.',
+      },
+      ...onIndex,
     ],
   }),
 } as const;

@@ -78,7 +78,7 @@ function methodObject(name: MethodName): Record<string, Json> {
   return {
     name,
     summary: m.summary,
-    description: `${m.description} Needs the ${m.scope} scope${m.saves ? ' (and reports:write with saveReport)' : ''}.`,
+    description: `${m.description} Needs the ${m.scope} scope${m.alsoNeeds ? ` and the ${m.alsoNeeds} scope` : ''}${m.saves ? ' (and reports:write with saveReport)' : ''}.`,
     tags: [{ name: m.group }],
     paramStructure: 'by-name',
     params: paramDescriptors(m.params),

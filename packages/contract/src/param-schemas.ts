@@ -434,15 +434,53 @@ export const reportsFindParams = z
   })
   .meta({ title: 'ReportsFindParams' });
 
+const reportGuid = () =>
+  requiredString(L.KEYWORD_MAX).meta({ description: 'The guid REPORTS.FIND or saveReport returned.' });
+
+const reportVersion = () =>
+  intInRange(1, L.INT32_MAX).meta({ description: 'A version of the report (1 is the first); absent: the latest.' });
+
 export const reportsMetadataParams = z
-  .strictObject({
-    guid: requiredString(L.KEYWORD_MAX).meta({ description: 'The guid REPORTS.FIND or saveReport returned.' }),
-  })
+  .strictObject({ guid: reportGuid(), version: reportVersion() })
   .meta({ title: 'ReportsMetadataParams' });
+
+export const reportsExecuteParams = z
+  .strictObject({
+    guid: reportGuid(),
+    version: reportVersion(),
+    page: intInRange(1, L.INT32_MAX).meta({ description: 'A query report: this page instead of the saved one.' }),
+    pageSize: intInRange(1, L.MAX_PAGE_SIZE).meta({
+      description: 'A query report: this page size instead of the saved one.',
+    }),
+    format: oneOf(L.CROSSTAB_FORMATS).optional().meta({
+      description: 'A crosstab report: the table in this format (a chart report is then drawn as a table).',
+    }),
+    imageFormat: keywordOf(IMAGE_FORMATS, (v) => `${v} is not supported; use one of ${IMAGE_FORMATS.join(', ')}`, {
+      exact: true,
+    })
+      .optional()
+      .meta({ description: 'A chart report: png or svg instead of the saved one.' }),
+    asOf: oneOf(L.AS_OF).optional().meta({
+      default: L.DEFAULT_AS_OF,
+      description:
+        'latest: the index as it is now; saved: the index snapshot that was current when this report version was saved (while it is kept).',
+    }),
+  })
+  .superRefine((p, ctx) => {
+    if (p.format !== undefined && p.imageFormat !== undefined)
+      ctx.addIssue({
+        code: 'custom',
+        params: CROSS,
+        path: ['imageFormat'],
+        message: `${PARAM} is for charts; give format or imageFormat, not both`,
+      });
+  })
+  .meta({ title: 'ReportsExecuteParams' });
 
 export type QueriesExecuteParams = z.input<typeof queriesExecuteParams>;
 export type IndexesFindParams = z.input<typeof indexesFindParams>;
 export type CrosstabExecuteParams = z.input<typeof crosstabExecuteParams>;
 export type ReportsFindParams = z.input<typeof reportsFindParams>;
 export type ReportsMetadataParams = z.input<typeof reportsMetadataParams>;
+export type ReportsExecuteParams = z.input<typeof reportsExecuteParams>;
 export type SaveReportParam = z.input<typeof saveReportParam>;

@@ -163,14 +163,50 @@ export const reportsFindResult = z
   .object({ reports: z.array(reportSummary), nextCursor: cursor })
   .meta({ title: 'ReportsFindResult' });
 
+const indexVersion = z
+  .number()
+  .int()
+  .meta({ description: 'The version of the index (its snapshot) the report ran on; 0 when not known.' });
+
+export const reportVersionInfo = z.object({
+  version: z.number().int(),
+  savedAt: z.string().meta({ description: 'ISO 8601 time this version was saved.' }),
+  indexVersion: z
+    .number()
+    .int()
+    .meta({ description: 'The index version current when it was saved (what asOf "saved" runs on); 0: not known.' }),
+});
+
 export const reportsMetadataResult = reportSummary
   .extend({
     method: z.enum(['QUERIES.EXECUTE', 'CROSSTAB.EXECUTE']),
     params: z
       .record(z.string(), z.unknown())
       .meta({ description: 'The executable params: call `method` with them to run the report again.' }),
+    version: z.number().int().meta({ description: 'The version returned (the latest unless one was asked for).' }),
+    versions: z.array(reportVersionInfo).meta({ description: 'Every version of the report, oldest first.' }),
+    indexVersion: reportVersionInfo.shape.indexVersion,
   })
   .meta({ title: 'ReportsMetadataResult' });
+
+const runRef = z
+  .object({ guid: z.string(), version: z.number().int() })
+  .meta({ description: 'The report and the version of it that ran.' });
+const ran = { report: runRef, indexVersion };
+
+const [html, json, csv, xlsx, image] = crosstabExecuteResult.options;
+
+/** What the report's method returns (QUERIES.EXECUTE's or CROSSTAB.EXECUTE's data), and what ran. */
+export const reportsExecuteResult = z
+  .union([
+    queriesExecuteResult.omit({ report: true }).extend(ran),
+    html.omit({ report: true }).extend(ran),
+    json.omit({ report: true }).extend(ran),
+    csv.omit({ report: true }).extend(ran),
+    xlsx.omit({ report: true }).extend(ran),
+    image.omit({ report: true }).extend(ran),
+  ])
+  .meta({ title: 'ReportsExecuteResult' });
 
 export type QueriesExecuteResult = z.output<typeof queriesExecuteResult>;
 export type IndexesFindResult = z.output<typeof indexesFindResult>;
@@ -178,3 +214,5 @@ export type CrosstabExecuteResult = z.output<typeof crosstabExecuteResult>;
 export type CrosstabJsonTable = z.output<typeof crosstabJsonTable>;
 export type ReportsFindResult = z.output<typeof reportsFindResult>;
 export type ReportsMetadataResult = z.output<typeof reportsMetadataResult>;
+export type ReportsExecuteResult = z.output<typeof reportsExecuteResult>;
+export type ReportVersionInfo = z.output<typeof reportVersionInfo>;

@@ -181,6 +181,26 @@ export function metadataStoreConformance(open: () => Promise<MetadataAndCatalog>
   });
 
   const holder = (id: string, pid = process.pid) => ({ id, host: os.hostname(), pid });
+  // Issue #26: a saved report runs on the version it was saved on while its snapshot is kept.
+  it('keeps every published version readable until released, and none after a drop', async () => {
+    const v1 = (await store.publishIndex(movies)).entry;
+    const v2 = (await store.publishIndex({ ...movies, recordCount: 7, snapshot: 'indexes/movies/b.parquet' })).entry;
+    const v3 = (await store.publishIndex({ ...movies, recordCount: 9, snapshot: 'indexes/movies/c.parquet' })).entry;
+    expect(await store.getIndexVersion('movies', v1.version)).toEqual(v1);
+    expect(await store.getIndexVersion('movies', v2.version)).toEqual(v2);
+    expect(await store.getIndexVersion('movies', v3.version)).toEqual(v3);
+    expect(await store.getIndexVersion('movies', 99)).toBeNull();
+    expect(await store.getIndexVersion('zoo', 1)).toBeNull();
+    expect((await store.listIndexVersions('movies')).map((e) => e.version)).toEqual([1, 2, 3]);
+    await store.releaseIndexVersions('movies', [v1.version]);
+    expect(await store.getIndexVersion('movies', v1.version)).toBeNull();
+    expect((await store.listIndexVersions('movies')).map((e) => e.version)).toEqual([2, 3]);
+    await store.dropIndex('movies');
+    expect(await store.getIndexVersion('movies', v2.version)).toBeNull();
+    expect(await store.listIndexVersions('movies')).toEqual([]);
+    const v4 = (await store.publishIndex(movies)).entry;
+    expect((await store.listIndexVersions('movies')).map((e) => e.version)).toEqual([v4.version]);
+  });
 
   it('grants one load lock per name and refuses a second holder, naming the first', async () => {
     const lock = await store.acquireLoadLock('movies', holder('a'), 60_000);

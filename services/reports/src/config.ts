@@ -6,6 +6,8 @@ export interface ReportsServiceConfig {
   dataDir: string;
   mongo: { url: string; db: string } | undefined;
   cursorSecret: string | undefined;
+  /** QUARRY_REPORT_TRASH_DAYS: how long a deleted report can be restored. */
+  trashDays: number;
 }
 
 export function reportsServiceConfig(config: Config): ReportsServiceConfig {
@@ -15,5 +17,6 @@ export function reportsServiceConfig(config: Config): ReportsServiceConfig {
     dataDir: config.dataDir,
     mongo: config.mongo,
     cursorSecret: config.cursorSecret,
+    trashDays: config.reportTrashDays,
   };
 }

@@ -3,7 +3,13 @@ import { instrumentStore, type QuarryMetrics } from '@quarry/metrics';
 import { CursorCodec, loadCursorSecret } from '@quarry/paging';
 import { GrpcServiceModule, loadQuarryProto } from '@quarry/rpc';
 import type { ReportsServiceConfig } from './config';
-import { FindReportsUseCase, ReportMetadataUseCase, SaveReportUseCase } from './domain/reports.use-cases';
+import {
+  DeleteReportUseCase,
+  FindReportsUseCase,
+  ReportMetadataUseCase,
+  SaveReportUseCase,
+  UpdateReportUseCase,
+} from './domain/reports.use-cases';
 import { openReportStore } from './open-report-store';
 import { reportsHandlers } from './transport/grpc-reports.handlers';
 
@@ -16,12 +22,13 @@ export async function createReportsModule(
   const opened = await openReportStore(config);
   const store = metrics ? instrumentStore(opened, 'reports', metrics) : opened;
   const cursors = new CursorCodec(loadCursorSecret(config.cursorSecret, config.dataDir));
-  const handlers = reportsHandlers(
-    moduleLog,
-    new SaveReportUseCase(store),
-    new FindReportsUseCase(store, cursors),
-    new ReportMetadataUseCase(store),
-  );
+  const handlers = reportsHandlers(moduleLog, {
+    save: new SaveReportUseCase(store),
+    find: new FindReportsUseCase(store, cursors),
+    metadata: new ReportMetadataUseCase(store),
+    update: new UpdateReportUseCase(store),
+    remove: new DeleteReportUseCase(store, config.trashDays),
+  });
   return new GrpcServiceModule({
     name: 'reports',
     log: moduleLog,

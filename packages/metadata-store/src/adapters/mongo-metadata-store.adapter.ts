@@ -10,6 +10,8 @@ type UserDoc = Omit<User, 'id'> & { _id: string };
 type TokenDoc = Omit<TokenRecord, 'id'> & { _id: string };
 /** `droppedAt` marks a tombstone: the document keeps its version so the name's versions never repeat. */
 type IndexDoc = IndexEntry & { _id: string; droppedAt?: string | null };
+/** One published version, `_id` "name@version", kept until released (saved reports run on it). */
+type IndexVersionDoc = IndexEntry & { _id: string };
 interface LockDoc {
   _id: string;
   holder: string;
@@ -20,6 +22,10 @@ interface LockDoc {
 }
 
 function toIndex({ _id: _ignored, droppedAt: _dropped, ...rest }: IndexDoc): IndexEntry {
+  return rest;
+}
+
+function versionEntry({ _id: _ignored, ...rest }: IndexVersionDoc): IndexEntry {
   return rest;
 }
 
@@ -45,6 +51,7 @@ export class MongoMetadataStore implements MetadataStore, IndexCatalog {
     private readonly tokens: Collection<TokenDoc>,
     private readonly indexes: Collection<IndexDoc>,
     private readonly locks: Collection<LockDoc>,
+    private readonly versions: Collection<IndexVersionDoc>,
   ) {}
 
   static async connect(url: string, dbName: string): Promise<MongoMetadataStore> {
@@ -55,12 +62,15 @@ export class MongoMetadataStore implements MetadataStore, IndexCatalog {
     const tokens = db.collection<TokenDoc>('tokens');
     await users.createIndex({ name: 1 }, { unique: true });
     await tokens.createIndex({ hash: 1 }, { unique: true });
+    const versions = db.collection<IndexVersionDoc>('index_versions');
+    await versions.createIndex({ name: 1, version: 1 });
     return new MongoMetadataStore(
       client,
       users,
       tokens,
       db.collection<IndexDoc>('indexes'),
       db.collection<LockDoc>('index_locks'),
+      versions,
     );
   }
 
@@ -173,6 +183,8 @@ export class MongoMetadataStore implements MetadataStore, IndexCatalog {
       { upsert: true, returnDocument: 'before' },
     );
     const published: IndexEntry = { ...fields, version: (before?.version ?? 0) + 1 };
+    const { name, version, ...rest } = published;
+    await this.versions.replaceOne({ _id: `${name}@${version}` }, { ...rest, name, version }, { upsert: true });
     const previous = before && !before.droppedAt ? toIndex(before) : null;
     return { entry: published, previous };
   }
@@ -193,7 +205,23 @@ export class MongoMetadataStore implements MetadataStore, IndexCatalog {
       { returnDocument: 'before' },
     );
     if (!doc) throw AppError.notFound(`Index "${name}" not found`);
+    await this.versions.deleteMany({ name });
     return toIndex(doc);
+  }
+
+  async getIndexVersion(name: string, version: number): Promise<IndexEntry | null> {
+    if (!(await this.indexes.findOne({ _id: name, ...LIVE }, { projection: { _id: 1 } }))) return null;
+    const doc = await this.versions.findOne({ _id: `${name}@${version}` });
+    return doc ? versionEntry(doc) : null;
+  }
+
+  async listIndexVersions(name: string): Promise<IndexEntry[]> {
+    if (!(await this.indexes.findOne({ _id: name, ...LIVE }, { projection: { _id: 1 } }))) return [];
+    return (await this.versions.find({ name }).sort({ version: 1 }).toArray()).map(versionEntry);
+  }
+
+  async releaseIndexVersions(name: string, versions: readonly number[]): Promise<void> {
+    await this.versions.deleteMany({ _id: { $in: versions.map((v) => `${name}@${v}`) } });
   }
 
   async acquireLoadLock(name: string, holder: LoadLockHolder, leaseMs: number): Promise<LoadLock> {

@@ -58,6 +58,17 @@ CREATE TABLE IF NOT EXISTS indexes (
   snapshot TEXT NOT NULL,
   updated_at TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS index_versions (
+  name TEXT NOT NULL,
+  version INTEGER NOT NULL,
+  description TEXT NOT NULL,
+  fields TEXT NOT NULL,
+  views TEXT NOT NULL,
+  record_count INTEGER NOT NULL,
+  snapshot TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  PRIMARY KEY (name, version)
+);
 CREATE TABLE IF NOT EXISTS index_locks (
   name TEXT PRIMARY KEY,
   holder TEXT NOT NULL,
@@ -184,6 +195,20 @@ export class SqliteMetadataStore implements MetadataStore, IndexCatalog {
            dropped_at = NULL`,
       ),
       tombstoneIndex: this.db.prepare('UPDATE indexes SET dropped_at = ? WHERE name = ? AND dropped_at IS NULL'),
+      insertVersion: this.db.prepare(
+        `INSERT OR REPLACE INTO index_versions (name, version, description, fields, views, record_count, snapshot, updated_at)
+         VALUES (@name, @version, @description, @fields, @views, @record_count, @snapshot, @updated_at)`,
+      ),
+      versionRow: this.db.prepare<[string, number], Omit<IndexRow, 'dropped_at'>>(
+        `SELECT v.* FROM index_versions v JOIN indexes i ON i.name = v.name AND i.dropped_at IS NULL
+         WHERE v.name = ? AND v.version = ?`,
+      ),
+      versionRows: this.db.prepare<[string], Omit<IndexRow, 'dropped_at'>>(
+        `SELECT v.* FROM index_versions v JOIN indexes i ON i.name = v.name AND i.dropped_at IS NULL
+         WHERE v.name = ? ORDER BY v.version`,
+      ),
+      releaseVersion: this.db.prepare('DELETE FROM index_versions WHERE name = ? AND version = ?'),
+      releaseAll: this.db.prepare('DELETE FROM index_versions WHERE name = ?'),
       lockByName: this.db.prepare<[string], LockRow>('SELECT * FROM index_locks WHERE name = ?'),
       putLock: this.db.prepare(
         `INSERT INTO index_locks (name, holder, host, pid, acquired_at, expires_at) VALUES (@name, @holder, @host, @pid, @acquired_at, @expires_at)
@@ -315,6 +340,8 @@ export class SqliteMetadataStore implements MetadataStore, IndexCatalog {
         dropped_at: null,
       };
       this.stmts.upsertIndex.run(row);
+      const { dropped_at: _dropped, ...version } = row;
+      this.stmts.insertVersion.run(version);
       return { entry: toIndex(row), previous: prev ? toIndex(prev) : null };
     });
     return publish.immediate();
@@ -334,9 +361,25 @@ export class SqliteMetadataStore implements MetadataStore, IndexCatalog {
       const row = this.stmts.indexByName.get(name);
       if (!row) throw AppError.notFound(`Index "${name}" not found`);
       this.stmts.tombstoneIndex.run(new Date().toISOString(), name);
+      this.stmts.releaseAll.run(name);
       return toIndex(row);
     });
     return drop.immediate();
+  }
+
+  async getIndexVersion(name: string, version: number): Promise<IndexEntry | null> {
+    const row = this.stmts.versionRow.get(name, version);
+    return row ? toIndex({ ...row, dropped_at: null }) : null;
+  }
+
+  async listIndexVersions(name: string): Promise<IndexEntry[]> {
+    return this.stmts.versionRows.all(name).map((row) => toIndex({ ...row, dropped_at: null }));
+  }
+
+  async releaseIndexVersions(name: string, versions: readonly number[]): Promise<void> {
+    this.db.transaction(() => {
+      for (const v of versions) this.stmts.releaseVersion.run(name, v);
+    })();
   }
 
   async acquireLoadLock(name: string, holder: LoadLockHolder, leaseMs: number): Promise<LoadLock> {

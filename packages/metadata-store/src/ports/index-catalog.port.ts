@@ -40,6 +40,9 @@ export interface LoadLock {
  *   reload after a drop publishes a higher one and no cache keyed by version can serve dropped rows;
  * - get/list reflect a publish or drop made by any process at once, and never show a dropped index;
  * - drop of an unknown or already dropped name rejects with AppError NOT_FOUND;
+ * - every published version stays readable through getIndexVersion (saved reports run on it with asOf
+ *   "saved") until releaseIndexVersions names it or the index is dropped; listIndexVersions lists the
+ *   ones not released, oldest first (the current one included);
  * - list is ordered by name;
  * - at most one live load lock per name: acquiring a held lock rejects with AppError CONFLICT
  *   naming the holder, unless its lease has run out or (same host) its process is gone, in which
@@ -50,5 +53,10 @@ export interface IndexCatalog {
   getIndex(name: string): Promise<IndexEntry | null>;
   listIndexes(): Promise<IndexEntry[]>;
   dropIndex(name: string): Promise<IndexEntry>;
+  /** A published version of a live index, while not released; null otherwise. */
+  getIndexVersion(name: string, version: number): Promise<IndexEntry | null>;
+  listIndexVersions(name: string): Promise<IndexEntry[]>;
+  /** Forgets versions whose snapshot files are about to be deleted. */
+  releaseIndexVersions(name: string, versions: readonly number[]): Promise<void>;
   acquireLoadLock(name: string, holder: LoadLockHolder, leaseMs: number): Promise<LoadLock>;
 }

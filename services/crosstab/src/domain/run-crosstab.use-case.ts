@@ -29,6 +29,8 @@ const RENDER: Record<CrosstabOutput, (table: PivotTable, index: string) => strin
 export interface RunCrosstabInput extends CrosstabRequestInput {
   index: string;
   query: string;
+  /** Run on this published version (a saved report's snapshot) instead of the current one. */
+  asOfVersion?: number;
 }
 
 export interface CrosstabResult {
@@ -43,6 +45,8 @@ export interface CrosstabResult {
   rowsFilteredOut: number;
   columnsFilteredOut: number;
   cache: CacheStatus;
+  /** The version of the index the pivot ran on. */
+  indexVersion: number;
 }
 
 export interface RunCrosstabOptions {
@@ -53,7 +57,12 @@ export interface RunCrosstabOptions {
   heavy?: <T>(work: () => Promise<T>) => Promise<T>;
 }
 
-function resultOf(output: CrosstabOutput, value: CachedResult, cache: CacheStatus): CrosstabResult {
+function resultOf(
+  output: CrosstabOutput,
+  value: CachedResult,
+  cache: CacheStatus,
+  indexVersion: number,
+): CrosstabResult {
   const [rowCount, columnCount, rowsOmitted, columnsOmitted, rowsFilteredOut = 0, columnsFilteredOut = 0] =
     value.counts;
   return {
@@ -66,6 +75,7 @@ function resultOf(output: CrosstabOutput, value: CachedResult, cache: CacheStatu
     rowsFilteredOut,
     columnsFilteredOut,
     cache,
+    indexVersion,
   };
 }
 
@@ -84,7 +94,10 @@ export class RunCrosstabUseCase {
     output: CrosstabOutput,
     opts: RunCrosstabOptions = {},
   ): Promise<CrosstabResult> {
-    const entry = await readableIndex(this.catalog, reader, input.index, (gone) => this.pivots.forget(gone));
+    const entry = await readableIndex(this.catalog, reader, input.index, {
+      onUnpublished: (gone) => this.pivots.forget(gone),
+      version: input.asOfVersion,
+    });
     const asked = crosstabSpec(entry, input);
     // A chart draws the cells; subtotal bars or slices would count every record twice.
     const spec = output === 'grid' ? { ...asked, subtotals: false } : asked;
@@ -94,11 +107,11 @@ export class RunCrosstabUseCase {
     // `where` carries the caller's realms and `spec` is the validated request (fields resolved, defaults filled).
     const key = ['crosstab', output, entry.name, entry.version, entry.snapshot, where, spec];
     const found = use ? this.cache.get(key) : undefined;
-    if (found) return resultOf(output, found, 'hit');
+    if (found) return resultOf(output, found, 'hit', entry.version);
     const work = () => this.compute(entry, where, spec, output, opts.signal);
     const value = await (opts.heavy ? opts.heavy(work) : work());
     if (use) this.cache.set(key, value);
-    return resultOf(output, value, use ? 'miss' : 'bypass');
+    return resultOf(output, value, use ? 'miss' : 'bypass', entry.version);
   }
 
   /**

@@ -95,6 +95,7 @@ export function crosstabHandlers(
             index: req.index,
             query: req.query,
             ...crosstabInputFromWire(req),
+            ...(req.asOfVersion !== undefined ? { asOfVersion: req.asOfVersion } : {}),
           },
           output,
           { signal: ctx.signal, cache: !req.bypassCache, heavy: (work) => limiter.run(ctx.signal, work) },
@@ -111,6 +112,7 @@ export function crosstabHandlers(
           rowsFilteredOut: res.rowsFilteredOut,
           columnsFilteredOut: res.columnsFilteredOut,
           cache: res.cache,
+          indexVersion: res.indexVersion,
         };
       },
     ),

@@ -58,6 +58,17 @@ function toReportSummary(r: pb.ReportSummary__Output | null): ReportsFindResult[
   };
 }
 
+function toMetadata(res: pb.ReportMetadata__Output): ReportsMetadataResult {
+  return {
+    ...toReportSummary(res.report),
+    method: res.method as ReportsMetadataResult['method'],
+    params: JSON.parse(res.paramsJson) as Record<string, unknown>,
+    version: res.version,
+    versions: res.versions.map((v) => ({ version: v.version, savedAt: v.savedAt, indexVersion: v.indexVersion })),
+    indexVersion: res.indexVersion,
+  };
+}
+
 /**
  * The services over gRPC: the one place that knows the wire (protobuf shapes, JSON carried as text,
  * absence as has_* flags and empty strings). One long-lived channel per service; grpc-js reconnects by itself when a service restarts. Each
@@ -140,6 +151,7 @@ export class GrpcServiceClients implements ServiceClients {
         hasPageSize: req.pageSize !== undefined,
         sort: req.sort.map((s) => ({ field: s.field, direction: s.direction ?? '' })),
         bypassCache: req.bypassCache,
+        ...(req.asOfVersion !== undefined ? { asOfVersion: req.asOfVersion } : {}),
       },
       trace,
     );
@@ -153,7 +165,7 @@ export class GrpcServiceClients implements ServiceClients {
       fields: res.fields.map((f) => ({ name: f.name, type: f.type })),
       records: new RawJson(res.recordsJson),
     };
-    return { page, cache: cacheStatus(res.cache) };
+    return { page, cache: cacheStatus(res.cache), indexVersion: res.indexVersion };
   }
 
   async findIndexes(caller: Caller, req: IndexSearch, trace: RequestTrace): Promise<IndexesFindResult> {
@@ -207,6 +219,7 @@ export class GrpcServiceClients implements ServiceClients {
         columnLimit: req.columnLimit,
         output: req.output,
         bypassCache: req.bypassCache,
+        ...(req.asOfVersion !== undefined ? { asOfVersion: req.asOfVersion } : {}),
       },
       trace,
     );
@@ -223,7 +236,7 @@ export class GrpcServiceClients implements ServiceClients {
       rowsFilteredOut: res.rowsFilteredOut,
       columnsFilteredOut: res.columnsFilteredOut,
     };
-    return { table, cache: cacheStatus(res.cache) };
+    return { table, cache: cacheStatus(res.cache), indexVersion: res.indexVersion };
   }
 
   async renderChart(req: ChartRequest, trace: RequestTrace): Promise<ChartImage> {
@@ -262,6 +275,7 @@ export class GrpcServiceClients implements ServiceClients {
         index: report.index,
         method: report.method,
         paramsJson: JSON.stringify(report.params),
+        indexVersion: report.indexVersion,
       },
       trace,
     );
@@ -288,18 +302,18 @@ export class GrpcServiceClients implements ServiceClients {
     return { reports: res.reports.map(toReportSummary), nextCursor: res.nextCursor === '' ? null : res.nextCursor };
   }
 
-  async reportMetadata(caller: Caller, guid: string, trace: RequestTrace): Promise<ReportsMetadataResult> {
+  async reportMetadata(
+    caller: Caller,
+    req: { guid: string; version?: number },
+    trace: RequestTrace,
+  ): Promise<ReportsMetadataResult> {
     const res = await this.call(
       'reports',
       this.v1.ReportsService.service.GetReportMetadata,
-      { caller: callerToWire(caller), guid },
+      { caller: callerToWire(caller), guid: req.guid, ...(req.version !== undefined ? { version: req.version } : {}) },
       trace,
     );
-    return {
-      ...toReportSummary(res.report),
-      method: res.method as ReportsMetadataResult['method'],
-      params: JSON.parse(res.paramsJson) as Record<string, unknown>,
-    };
+    return toMetadata(res);
   }
 
   close(): void {

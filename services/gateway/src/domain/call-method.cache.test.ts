@@ -44,6 +44,7 @@ function fakeServices(cache: string) {
           records: new RawJson('[]'),
         },
         cache: known,
+        indexVersion: 1,
       };
     },
     pivot: async (_caller, req) => {
@@ -60,6 +61,7 @@ function fakeServices(cache: string) {
           columnsFilteredOut: 0,
         },
         cache: known,
+        indexVersion: 1,
       };
     },
     renderChart: async (req) => ({

@@ -38,6 +38,7 @@ function fakeServices() {
           rowsFilteredOut: 0,
           columnsFilteredOut: 0,
         },
+        indexVersion: 1,
       };
     },
     renderChart: async (req) => {

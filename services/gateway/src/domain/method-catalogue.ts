@@ -12,3 +12,8 @@ export function scopeOf(method: MethodName): Scope {
 export function savesReports(method: MethodName): boolean {
   return METHODS[method].saves;
 }
+
+/** A second scope the method needs (REPORTS.EXECUTE runs a query, so query:execute too). */
+export function alsoNeededScope(method: MethodName): Scope | undefined {
+  return (METHODS[method] as { alsoNeeds?: Scope }).alsoNeeds;
+}

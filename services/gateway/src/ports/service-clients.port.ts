@@ -31,6 +31,8 @@ export interface SearchRequest {
   pageSize: number;
   sort: ReadonlyArray<{ field: string; direction: 'asc' | 'desc' }>;
   bypassCache: boolean;
+  /** A kept earlier version of the index (a saved report's snapshot) instead of the current one. */
+  asOfVersion?: number;
 }
 
 /** The contract's result; its records stay the query service's JSON text (RawJson). */
@@ -49,6 +51,8 @@ export interface PivotRequest extends CompletePivot {
   /** A table format, or `grid`: the data a chart is drawn from. */
   output: CrosstabFormat | 'grid';
   bypassCache: boolean;
+  /** A kept earlier version of the index (a saved report's snapshot) instead of the current one. */
+  asOfVersion?: number;
 }
 
 export interface PivotAnswer {
@@ -93,6 +97,8 @@ export interface ReportToSave {
   method: MethodName;
   /** The executable params, defaults filled in. */
   params: Record<string, unknown>;
+  /** The index version the execution ran on. */
+  indexVersion: number;
 }
 
 /**
@@ -102,9 +108,17 @@ export interface ReportToSave {
  * gateway's credential, TIMEOUT when it did not answer within the deadline.
  */
 export interface ServiceClients {
-  search(caller: Caller, req: SearchRequest, trace: RequestTrace): Promise<{ page: SearchPage; cache?: CacheStatus }>;
+  search(
+    caller: Caller,
+    req: SearchRequest,
+    trace: RequestTrace,
+  ): Promise<{ page: SearchPage; cache?: CacheStatus; indexVersion: number }>;
   findIndexes(caller: Caller, req: IndexSearch, trace: RequestTrace): Promise<IndexesFindResult>;
-  pivot(caller: Caller, req: PivotRequest, trace: RequestTrace): Promise<{ table: PivotAnswer; cache?: CacheStatus }>;
+  pivot(
+    caller: Caller,
+    req: PivotRequest,
+    trace: RequestTrace,
+  ): Promise<{ table: PivotAnswer; cache?: CacheStatus; indexVersion: number }>;
   renderChart(req: ChartRequest, trace: RequestTrace): Promise<ChartImage>;
   saveReport(caller: Caller, report: ReportToSave, trace: RequestTrace): Promise<{ guid: string }>;
   findReports(
@@ -112,6 +126,11 @@ export interface ServiceClients {
     req: { search?: string; types?: readonly string[]; cursor?: string; limit?: number },
     trace: RequestTrace,
   ): Promise<ReportsFindResult>;
-  reportMetadata(caller: Caller, guid: string, trace: RequestTrace): Promise<ReportsMetadataResult>;
+  /** A report version the caller may see (the latest when no version is given). */
+  reportMetadata(
+    caller: Caller,
+    req: { guid: string; version?: number },
+    trace: RequestTrace,
+  ): Promise<ReportsMetadataResult>;
   close(): void;
 }

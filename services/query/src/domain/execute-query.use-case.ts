@@ -14,6 +14,8 @@ export interface ExecuteQueryInput {
   page: number;
   pageSize: number;
   sort: Array<{ field: string; direction: 'asc' | 'desc' }>;
+  /** Run on this published version (a saved report's snapshot) instead of the current one. */
+  asOfVersion?: number;
 }
 
 export interface ExecuteQueryOutput {
@@ -26,6 +28,8 @@ export interface ExecuteQueryOutput {
   fields: FieldDef[];
   recordsJson: string;
   cache: CacheStatus;
+  /** The version of the index the search ran on. */
+  indexVersion: number;
 }
 
 export interface ExecuteQueryOptions {
@@ -59,7 +63,10 @@ export class ExecuteQueryUseCase {
     opts: ExecuteQueryOptions = {},
   ): Promise<ExecuteQueryOutput> {
     const { page, pageSize } = input;
-    const entry = await readableIndex(this.catalog, reader, input.index, (gone) => this.search.forget(gone));
+    const entry = await readableIndex(this.catalog, reader, input.index, {
+      onUnpublished: (gone) => this.search.forget(gone),
+      version: input.asOfVersion,
+    });
     const fields = fieldsOf(entry);
     const where = restrictedQuery(reader, entry.name, input.query, { fields, now: this.now() });
     const sort = sortKeys(new FieldResolver(fields), input.sort);
@@ -81,6 +88,7 @@ export class ExecuteQueryUseCase {
       fields,
       recordsJson: result.recordsJson,
       cache,
+      indexVersion: entry.version,
     };
   }
 

@@ -26,6 +26,7 @@ export function queryHandlers(
             page: req.page ?? DEFAULT_PAGE,
             pageSize: req.pageSize ?? DEFAULT_PAGE_SIZE,
             sort: req.sort.map((s) => ({ field: s.field, direction: completeDirection(s.direction) })),
+            ...(req.asOfVersion !== undefined ? { asOfVersion: req.asOfVersion } : {}),
           },
           { signal: ctx.signal, cache: !req.bypassCache, heavy: (work) => limiter.run(ctx.signal, work) },
         );

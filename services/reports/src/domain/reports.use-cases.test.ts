@@ -33,6 +33,7 @@ describe('reports use cases: a shared report shows only to readers of its index'
       index,
       method: 'CROSSTAB.EXECUTE',
       paramsJson: JSON.stringify({ index, query: 'secret words' }),
+      indexVersion: 1,
     });
   const namesFor = async (viewer: Viewer) =>
     (await find.find(viewer, { search: '', types: [], cursor: '' })).reports.map((r) => r.name);

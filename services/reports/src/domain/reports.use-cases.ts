@@ -1,7 +1,14 @@
 import { AppError, quoteInput, quoteList } from '@quarry/errors';
 import type { CursorCodec } from '@quarry/paging';
 import { words } from '@quarry/query-language';
-import type { ReportRecord, ReportStore, ReportType, ReportViewer } from '../ports/report-store.port';
+import type {
+  ReportChange,
+  ReportRecord,
+  ReportStore,
+  ReportType,
+  ReportVersion,
+  ReportViewer,
+} from '../ports/report-store.port';
 
 import {
   DEFAULT_REPORT_LIMIT,
@@ -48,6 +55,64 @@ export interface SaveInput {
   index: string;
   method: string;
   paramsJson: string;
+  /** The index version the execution ran on. */
+  indexVersion: number;
+}
+
+function checkParamsJson(json: string): void {
+  try {
+    JSON.parse(json);
+  } catch {
+    throw AppError.invalid('report params must be JSON');
+  }
+}
+
+/** A guid as stored (lower case), or the 400 every report method gives a malformed one. */
+function reportId(guid: string): string {
+  if (!GUID.test(guid.trim())) throw AppError.invalid('guid is not a valid report id');
+  return guid.trim().toLowerCase();
+}
+
+/** Unknown, invisible, not the caller's to change, in the trash: one answer, so a guid tells nothing. */
+const unknownReport = (id: string) => AppError.notFound(`Report ${id} not found`);
+
+/**
+ * A report the caller may change (owner or admin), or the very 404 of an unknown guid: another user's
+ * report, shared or not, is never confirmed to exist by a change refused.
+ */
+async function ownReport(store: ReportStore, viewer: Viewer, id: string): Promise<ReportRecord> {
+  const r = await store.get(id);
+  if (!r || (!viewer.admin && r.ownerId !== viewer.userId)) throw unknownReport(id);
+  return r;
+}
+
+/** REPORTS.METADATA's answer: the report, one version's params, and the list of versions. */
+export interface ReportVersionView {
+  report: ReportSummary;
+  method: string;
+  paramsJson: string;
+  version: number;
+  versions: Array<{ version: number; savedAt: string; indexVersion: number }>;
+  indexVersion: number;
+}
+
+function versionView(r: ReportRecord, versions: ReportVersion[], wanted?: number): ReportVersionView {
+  const all = versions.length
+    ? versions
+    : [{ version: r.version, params: r.params, indexVersion: r.indexVersion, savedAt: r.updatedAt }];
+  const chosen = wanted === undefined ? all[all.length - 1] : all.find((v) => v.version === wanted);
+  if (!chosen) {
+    const range = all.length === 1 ? 'version 1 only' : `versions 1 to ${all[all.length - 1].version}`;
+    throw AppError.notFound(`Report ${r.guid} has no version ${wanted} (it has ${range})`);
+  }
+  return {
+    report: summary(r),
+    method: r.method,
+    paramsJson: chosen.params,
+    version: chosen.version,
+    versions: all.map((v) => ({ version: v.version, savedAt: v.savedAt, indexVersion: v.indexVersion })),
+    indexVersion: chosen.indexVersion,
+  };
 }
 
 const METHOD_OF: Record<ReportType, string> = { query: 'QUERIES.EXECUTE', crosstab: 'CROSSTAB.EXECUTE' };
@@ -64,11 +129,7 @@ export class SaveReportUseCase {
       throw AppError.invalid(`report type must be query or crosstab, got ${quoteInput(input.type)}`);
     const type = input.type as ReportType;
     if (input.method !== METHOD_OF[type]) throw AppError.invalid(`a ${type} report is saved from ${METHOD_OF[type]}`);
-    try {
-      JSON.parse(input.paramsJson);
-    } catch {
-      throw AppError.invalid('report params must be JSON');
-    }
+    checkParamsJson(input.paramsJson);
     const saved = await this.store.insert({
       ownerId: viewer.userId,
       ownerName: viewer.userName,
@@ -80,6 +141,7 @@ export class SaveReportUseCase {
       index: input.index,
       method: input.method,
       params: input.paramsJson,
+      indexVersion: input.indexVersion,
     });
     return { guid: saved.guid };
   }
@@ -134,12 +196,97 @@ export class FindReportsUseCase {
 export class ReportMetadataUseCase {
   constructor(private readonly store: ReportStore) {}
 
-  async load(viewer: Viewer, guid: string): Promise<{ report: ReportSummary; method: string; paramsJson: string }> {
-    if (!GUID.test(guid.trim())) throw AppError.invalid('guid is not a valid report id');
-    const id = guid.trim().toLowerCase();
+  async load(viewer: Viewer, guid: string, version?: number): Promise<ReportVersionView> {
+    const id = reportId(guid);
     const who = reportViewer(viewer);
     const r = who ? await this.store.getVisible(id, who) : await this.store.get(id);
-    if (!r) throw AppError.notFound(`Report ${id} not found`);
-    return { report: summary(r), method: r.method, paramsJson: r.params };
+    if (!r) throw unknownReport(id);
+    return versionView(r, await this.store.versions(id), version);
+  }
+}
+
+export interface UpdateInput {
+  name?: string;
+  description?: string;
+  folder?: string;
+  shared?: boolean;
+  /** New executable params, already run by the gateway on the report's index: a new version. */
+  params?: { json: string; index: string; indexVersion: number };
+}
+
+/** REPORTS.UPDATE: the owner (or an admin) renames, describes, files or shares it, or gives it new params. */
+export class UpdateReportUseCase {
+  constructor(private readonly store: ReportStore) {}
+
+  async update(viewer: Viewer, guid: string, input: UpdateInput): Promise<ReportVersionView> {
+    const id = reportId(guid);
+    const r = await ownReport(this.store, viewer, id);
+    const change: ReportChange = {};
+    if (input.name !== undefined) {
+      const name = input.name.trim();
+      if (name === '' || name.length > REPORT_NAME_MAX)
+        throw AppError.invalid(`name is required (1-${REPORT_NAME_MAX} characters)`);
+      change.name = name;
+    }
+    if (input.description !== undefined) change.description = input.description;
+    if (input.folder !== undefined) change.folder = input.folder;
+    if (input.shared !== undefined) change.shared = input.shared;
+    if (input.params) {
+      if (input.params.index !== r.index)
+        throw AppError.invalid(
+          `params.index: a report keeps its index (${quoteInput(r.index)}); save a new report for ${quoteInput(input.params.index)}`,
+        );
+      checkParamsJson(input.params.json);
+      change.params = { params: input.params.json, indexVersion: input.params.indexVersion };
+    }
+    const updated = await this.store.update(id, change);
+    return versionView(updated, await this.store.versions(id));
+  }
+}
+
+/** REPORTS.DELETE: into the trash, restorable for `trashDays` (`quarry report restore`). */
+export class DeleteReportUseCase {
+  constructor(
+    private readonly store: ReportStore,
+    private readonly trashDays: number,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  async delete(viewer: Viewer, guid: string): Promise<{ guid: string; restorableUntil: string }> {
+    const id = reportId(guid);
+    await ownReport(this.store, viewer, id);
+    const at = this.now();
+    await this.store.trash(id, at.toISOString());
+    // What has been in the trash long enough goes now: no timer to run, and a restore checks the date too.
+    await this.store.purgeTrash(trashLimit(at, this.trashDays));
+    return { guid: id, restorableUntil: new Date(at.getTime() + this.trashDays * DAY_MS).toISOString() };
+  }
+}
+
+const DAY_MS = 86_400_000;
+
+/** Reports trashed before this time are past restoring. */
+export function trashLimit(now: Date, trashDays: number): string {
+  return new Date(now.getTime() - trashDays * DAY_MS).toISOString();
+}
+
+/**
+ * `quarry report restore <guid> [--user NAME]`: a report from the trash, while it is young enough. With
+ * a user, another user's report answers exactly as an unknown guid.
+ */
+export class RestoreReportUseCase {
+  constructor(
+    private readonly store: ReportStore,
+    private readonly trashDays: number,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  async restore(guid: string, ownerName?: string): Promise<ReportRecord> {
+    const id = reportId(guid);
+    await this.store.purgeTrash(trashLimit(this.now(), this.trashDays));
+    const trashed = await this.store.getTrashed(id);
+    if (!trashed || (ownerName !== undefined && trashed.report.ownerName !== ownerName))
+      throw AppError.notFound(`Report ${id} is not in the trash`);
+    return this.store.restore(id);
   }
 }

@@ -1,0 +1,169 @@
+import type { crosstabExecuteParams, queriesExecuteParams, CacheStatus } from '@quarry/contract';
+import { completeCrosstabExecute, completeQueriesExecute } from '@quarry/contract';
+import type { z } from 'zod';
+import type { AxisOrderRequest, Caller, RequestTrace, ServiceClients } from '../ports/service-clients.port';
+
+const XLSX_CONTENT_TYPE = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
+
+/** The params as the contract's schemas parsed them (z.output; the contract's *Params types are what is sent). */
+export type ParsedQueriesExecute = z.output<typeof queriesExecuteParams>;
+export type ParsedCrosstabExecute = z.output<typeof crosstabExecuteParams>;
+
+/** What one execution answered, and what a report saved from it records. */
+export interface Execution {
+  data: Record<string, unknown>;
+  cache?: CacheStatus;
+  /** The index version (snapshot) it ran on. */
+  indexVersion: number;
+  index: string;
+  /** The executable params with their defaults filled in (without saveReport and cache). */
+  executable: Record<string, unknown>;
+}
+
+/** rowOrder / columnOrder with measure and direction filled in (absent stays absent). */
+function orderWithDefaults(o: ParsedCrosstabExecute['rowOrder']): AxisOrderRequest | undefined {
+  return o && { by: o.by, measure: o.measure ?? 0, direction: o.direction ?? 'asc' };
+}
+
+/** Present keys only: a saved report records what was asked, not a list of undefineds. */
+function defined<T extends Record<string, unknown>>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/**
+ * Runs QUERIES.EXECUTE and CROSSTAB.EXECUTE for a caller (the token's user, or a saved report's runner),
+ * on the current index or on a kept earlier version of it. Scopes are the caller's business: this runs
+ * what it is given with the caller's permissions and realms, nobody else's.
+ */
+export class ExecuteMethodUseCase {
+  constructor(private readonly services: ServiceClients) {}
+
+  async query(caller: Caller, p: ParsedQueriesExecute, trace: RequestTrace, asOfVersion?: number): Promise<Execution> {
+    // The service gets every default applied (the contract's); the saved report keeps what was sent.
+    const complete = completeQueriesExecute(p);
+    const sort = (p.sort ?? []).map((s) => ({ field: s.field, direction: s.direction }));
+    const { page, cache, indexVersion } = await this.services.search(
+      caller,
+      {
+        index: complete.index,
+        query: complete.query,
+        page: complete.page,
+        pageSize: complete.pageSize,
+        sort: complete.sort,
+        bypassCache: !complete.cache,
+        ...(asOfVersion !== undefined ? { asOfVersion } : {}),
+      },
+      trace,
+    );
+    // Without `cache`, as for a crosstab: it is not an executable param.
+    const executable = {
+      index: page.index,
+      query: page.query,
+      page: page.page,
+      pageSize: page.pageSize,
+      sort: sort.map((s) => ({ field: s.field, direction: (s.direction ?? 'asc').toLowerCase() })),
+    };
+    return { data: { ...page }, cache, indexVersion, index: page.index, executable };
+  }
+
+  async crosstab(
+    caller: Caller,
+    p: ParsedCrosstabExecute,
+    trace: RequestTrace,
+    asOfVersion?: number,
+  ): Promise<Execution> {
+    // chartType, imageFormat and their combination were checked by the contract, before the pivot runs.
+    // The services get every default applied (the contract's); the saved report keeps what was sent.
+    const complete = completeCrosstabExecute(p);
+    const output = complete.output;
+    const { table, cache, indexVersion } = await this.services.pivot(
+      caller,
+      {
+        index: complete.index,
+        query: complete.query,
+        rows: complete.rows,
+        columns: complete.columns,
+        totals: complete.totals,
+        timeZone: complete.timeZone,
+        rowFilter: complete.rowFilter,
+        columnFilter: complete.columnFilter,
+        subtotals: complete.subtotals,
+        rowOrder: complete.rowOrder,
+        columnOrder: complete.columnOrder,
+        rowLimit: complete.rowLimit,
+        columnLimit: complete.columnLimit,
+        output: output.kind === 'chart' ? 'grid' : output.format,
+        bypassCache: !complete.cache,
+        ...(asOfVersion !== undefined ? { asOfVersion } : {}),
+      },
+      trace,
+    );
+    // For a chart too: the crosstab is what is cached, the image is drawn each time.
+    let data: Record<string, unknown>;
+    if (output.kind === 'chart') {
+      data = {
+        ...(await this.services.renderChart(
+          {
+            grid: table.grid,
+            chartType: output.chartType,
+            width: output.width,
+            height: output.height,
+            title: complete.index,
+            imageFormat: output.imageFormat,
+          },
+          trace,
+        )),
+      };
+    } else {
+      const omitted = {
+        ...(p.rowLimit !== undefined || p.columnLimit !== undefined
+          ? { rowsOmitted: table.rowsOmitted, columnsOmitted: table.columnsOmitted }
+          : {}),
+        ...(p.rowFilter !== undefined || p.columnFilter !== undefined
+          ? { rowsFilteredOut: table.rowsFilteredOut, columnsFilteredOut: table.columnsFilteredOut }
+          : {}),
+      };
+      const counts = { rowCount: table.rowCount, columnCount: table.columnCount };
+      if (p.format === 'json')
+        data = { contentType: 'application/json', data: JSON.parse(table.body) as unknown, ...counts };
+      else if (p.format === 'csv') data = { contentType: 'text/csv', data: table.body, ...counts, ...omitted };
+      else if (p.format === 'xlsx') data = { contentType: XLSX_CONTENT_TYPE, data: table.body, ...counts, ...omitted };
+      else data = { contentType: 'text/html', data: table.body, ...counts, ...omitted };
+    }
+    // The saved params are the executable ones with their defaults filled in. `cache` is not one: it says
+    // how to run one call, not what the report is, and a report must never pin itself to "no cache".
+    const totals = p.totals.map((t) =>
+      defined({
+        aggregationType: t.aggregationType,
+        field: t.field,
+        dynamicView: t.dynamicView,
+        name: t.name,
+        showAs: t.showAs,
+        percentile: t.percentile,
+        formula: t.formula,
+      }),
+    );
+    const executable: Record<string, unknown> = {
+      index: p.index,
+      query: complete.query,
+      rows: p.rows,
+      columns: complete.columns,
+      totals,
+      ...defined({
+        timeZone: p.timeZone,
+        rowFilter: p.rowFilter,
+        columnFilter: p.columnFilter,
+        subtotals: p.subtotals,
+        rowOrder: orderWithDefaults(p.rowOrder),
+        columnOrder: orderWithDefaults(p.columnOrder),
+        rowLimit: p.rowLimit,
+        columnLimit: p.columnLimit,
+        format: p.format,
+      }),
+      ...(output.kind === 'chart'
+        ? { chartType: output.chartType, width: output.width, height: output.height, imageFormat: output.imageFormat }
+        : {}),
+    };
+    return { data, cache, indexVersion, index: p.index, executable };
+  }
+}

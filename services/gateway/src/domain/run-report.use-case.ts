@@ -1,0 +1,92 @@
+import { AppError } from '@quarry/errors';
+import {
+  crosstabExecuteParams,
+  parseParams,
+  queriesExecuteParams,
+  type CacheStatus,
+  type CompleteReportsExecute,
+  type ReportsMetadataResult,
+} from '@quarry/contract';
+import type { Caller, RequestTrace, ServiceClients } from '../ports/service-clients.port';
+import type { ExecuteMethodUseCase } from './execute-method.use-case';
+
+/** REPORTS.EXECUTE's answer: the method's data, which report version ran, and on which index version. */
+export interface ReportRun {
+  data: Record<string, unknown> & { report: { guid: string; version: number }; indexVersion: number };
+  cache?: CacheStatus;
+  /** The report version that ran, as REPORTS.METADATA shows it. */
+  metadata: ReportsMetadataResult;
+}
+
+/** Keys a run may not take from the saved params when the caller overrides the output. */
+const CHART_KEYS = ['chartType', 'imageFormat', 'width', 'height'] as const;
+
+/**
+ * Runs a saved report for a caller, with that caller's own permissions and realms: who may see the
+ * report is the reports service's rule (own, or shared on a readable index), and what the run reads is
+ * the query and crosstab services' rule for this caller, so a shared report never lends its owner's
+ * rights. REPORTS.EXECUTE calls it with the token's user; a scheduled delivery calls it with the
+ * schedule owner as the store knows them at delivery time.
+ */
+export class RunReportUseCase {
+  constructor(
+    private readonly services: ServiceClients,
+    private readonly execute: ExecuteMethodUseCase,
+  ) {}
+
+  async run(caller: Caller, input: CompleteReportsExecute, trace: RequestTrace): Promise<ReportRun> {
+    const metadata = await this.services.reportMetadata(
+      caller,
+      { guid: input.guid, ...(input.version !== undefined ? { version: input.version } : {}) },
+      trace,
+    );
+    const asOfVersion = input.asOf === 'saved' ? this.savedOn(metadata) : undefined;
+    const params = { ...metadata.params };
+    if (metadata.method === 'QUERIES.EXECUTE') {
+      if (input.format !== undefined || input.imageFormat !== undefined)
+        throw AppError.invalid(
+          `${input.format !== undefined ? 'format' : 'imageFormat'} goes with crosstab reports; this one is a query report (use page and pageSize)`,
+        );
+      if (input.page !== undefined) params.page = input.page;
+      if (input.pageSize !== undefined) params.pageSize = input.pageSize;
+      const ran = await this.execute.query(caller, parseParams(queriesExecuteParams, params), trace, asOfVersion);
+      return this.answer(ran.data, ran.cache, metadata, ran.indexVersion);
+    }
+    if (input.page !== undefined || input.pageSize !== undefined)
+      throw AppError.invalid(
+        `${input.page !== undefined ? 'page' : 'pageSize'} goes with query reports; this one is a crosstab report (use format or imageFormat)`,
+      );
+    if (input.format !== undefined) {
+      for (const k of CHART_KEYS) delete params[k];
+      params.format = input.format;
+    }
+    if (input.imageFormat !== undefined) {
+      if (params.chartType === undefined)
+        throw AppError.invalid('imageFormat goes with chart reports; this crosstab report is a table (use format)');
+      params.imageFormat = input.imageFormat;
+    }
+    const ran = await this.execute.crosstab(caller, parseParams(crosstabExecuteParams, params), trace, asOfVersion);
+    return this.answer(ran.data, ran.cache, metadata, ran.indexVersion);
+  }
+
+  /** The index version the report version was saved on; a report saved before versions were kept has none. */
+  private savedOn(metadata: ReportsMetadataResult): number {
+    if (metadata.indexVersion > 0) return metadata.indexVersion;
+    throw AppError.notFound(
+      `Version ${metadata.version} of report ${metadata.guid} was saved before Quarry recorded index versions: it can only run with asOf "latest"`,
+    );
+  }
+
+  private answer(
+    data: Record<string, unknown>,
+    cache: CacheStatus | undefined,
+    metadata: ReportsMetadataResult,
+    indexVersion: number,
+  ): ReportRun {
+    return {
+      data: { ...data, report: { guid: metadata.guid, version: metadata.version }, indexVersion },
+      ...(cache ? { cache } : {}),
+      metadata,
+    };
+  }
+}
