@@ -228,4 +228,226 @@ describe('REPORTS.EXECUTE: a saved report run by reference', () => {
     const queryLatest = await ok<Ran>(ann, 'REPORTS.EXECUTE', { guid: queryGuid, pageSize: 10 });
     expect(queryLatest.records!.map((r) => r.amount)).toEqual([100, 2]);
   });
+
+  // ---- REPORTS.METADATA versions, REPORTS.UPDATE, REPORTS.DELETE and the trash, the snapshot budget ----
+
+  interface Meta {
+    guid: string;
+    name: string;
+    shared: boolean;
+    folder: string;
+    version: number;
+    versions: Array<{ version: number; savedAt: string; indexVersion: number }>;
+    indexVersion: number;
+    params: Record<string, unknown>;
+  }
+  const unknownGuid = '0b6f3d1e-2c4a-4b8e-9f7d-1a2b3c4d5e6f';
+  /** An error with the guid blanked: two answers with the same shape print the same. */
+  const shape = (res: Answer<unknown>, guid: string) => JSON.stringify(res.error).split(guid).join('<guid>');
+
+  it('changes name, folder and sharing without a new version, and new params with one', async () => {
+    const renamed = await ok<Meta>(ann, 'REPORTS.UPDATE', {
+      guid: crosstabGuid,
+      name: '  Sales per region ',
+      folder: 'sales',
+      description: 'by region',
+    });
+    expect(renamed).toMatchObject({ name: 'Sales per region', folder: 'sales', version: 1, shared: true });
+    expect(renamed.versions.map((v) => v.version)).toEqual([1]);
+    const found = await ok<{ reports: Array<{ guid: string; name: string }> }>(ann, 'REPORTS.FIND', {
+      search: 'region',
+    });
+    expect(found.reports.find((r) => r.guid === crosstabGuid)?.name).toBe('Sales per region');
+
+    // New params: checked and run as at save time, on the index as it is now (version 2).
+    const counted = await ok<Meta>(ann, 'REPORTS.UPDATE', {
+      guid: crosstabGuid,
+      params: { rows: ['region'], totals: [{ aggregationType: 'Count' }], format: 'json' },
+    });
+    expect(counted.version).toBe(2);
+    expect(counted.indexVersion).toBe(2);
+    expect(counted.versions.map((v) => [v.version, v.indexVersion])).toEqual([
+      [1, 1],
+      [2, 2],
+    ]);
+    expect(counted.params).toMatchObject({ index: 'sales', rows: ['region'], totals: [{ aggregationType: 'Count' }] });
+
+    const v1 = await ok<Meta>(ann, 'REPORTS.METADATA', { guid: crosstabGuid, version: 1 });
+    expect(v1).toMatchObject({ version: 1, indexVersion: 1, params: { totals: [{ aggregationType: 'Sum' }] } });
+    const latest = await ok<Meta>(ann, 'REPORTS.METADATA', { guid: crosstabGuid });
+    expect(latest.version).toBe(2);
+    // bob sees the shared report's versions too (he may read sales).
+    expect((await ok<Meta>(bob, 'REPORTS.METADATA', { guid: crosstabGuid, version: 1 })).version).toBe(1);
+
+    // Each version runs its own params: Count now, Sum for version 1.
+    const runLatest = await ok<Ran>(ann, 'REPORTS.EXECUTE', { guid: crosstabGuid });
+    expect(runLatest.report.version).toBe(2);
+    expect(totalsByRegion(runLatest.data as JsonTable)).toEqual({ east: 1, west: 2 });
+    const runV1 = await ok<Ran>(ann, 'REPORTS.EXECUTE', { guid: crosstabGuid, version: 1 });
+    expect(runV1.report.version).toBe(1);
+    expect(totalsByRegion(runV1.data as JsonTable)).toEqual({ east: 100, west: 3 });
+    const runV1Saved = await ok<Ran>(ann, 'REPORTS.EXECUTE', { guid: crosstabGuid, version: 1, asOf: 'saved' });
+    expect(totalsByRegion(runV1Saved.data as JsonTable)).toEqual({ east: 15, west: 7, north: 1 });
+    const runV2Saved = await ok<Ran>(ann, 'REPORTS.EXECUTE', { guid: crosstabGuid, asOf: 'saved' });
+    expect(runV2Saved.indexVersion).toBe(2);
+    expect(totalsByRegion(runV2Saved.data as JsonTable)).toEqual({ east: 1, west: 2 });
+  });
+
+  it('refuses bad updates, naming the parameter, and keeps the report as it was', async () => {
+    const detail = async (who: Identity, params: Record<string, unknown>) => {
+      const res = await call(who, 'REPORTS.UPDATE', params);
+      return `${res.error?.code}: ${res.error?.data.detail}`;
+    };
+    const g = crosstabGuid;
+    expect(await detail(ann, { guid: g })).toBe(
+      '400: give at least one of name, description, folder, shared or params to change',
+    );
+    expect(await detail(ann, { guid: g, name: 'x'.repeat(201) })).toBe('400: name must be at most 200 characters');
+    expect(await detail(ann, { guid: g, name: '   ' })).toBe('400: name is required');
+    expect(await detail(ann, { guid: g, shared: 'yes' })).toBe('400: shared must be a boolean');
+    expect(await detail(ann, { guid: g, params: [1] })).toBe('400: params must be an object');
+    expect(await detail(ann, { guid: g, params: { rows: [], totals: [{ aggregationType: 'Count' }] } })).toBe(
+      '400: params.rows must name at least one field',
+    );
+    expect(await detail(ann, { guid: g, params: { rows: ['region'], totals: [], bogus: 1 } })).toMatch(
+      /^400: params\.totals must have at least one item; Unknown parameter in params: "bogus"|^400: Unknown parameter/,
+    );
+    expect(await detail(ann, { guid: g, params: { rows: ['nope'], totals: [{ aggregationType: 'Count' }] } })).toMatch(
+      /^400: .*nope/,
+    );
+    expect(
+      await detail(ann, {
+        guid: g,
+        params: { rows: ['region'], totals: [{ aggregationType: 'Count' }], query: 'amount:[1 TO' },
+      }),
+    ).toMatch(/^400: /);
+    expect(
+      await detail(ann, {
+        guid: g,
+        params: { rows: ['region'], totals: [{ aggregationType: 'Count' }], saveReport: { name: 'x' } },
+      }),
+    ).toBe('400: params.saveReport is not an executable parameter: a report never keeps it');
+    expect(
+      await detail(ann, { guid: g, params: { index: 'other', rows: ['x'], totals: [{ aggregationType: 'Count' }] } }),
+    ).toBe('400: params.index: a report keeps its index ("sales"); save a new report for another one');
+    expect(await detail(ann, { guid: g, name: 'big sales' })).toBe('409: You already have a report named "big sales"');
+    const after = await ok<Meta>(ann, 'REPORTS.METADATA', { guid: g });
+    expect(after).toMatchObject({ name: 'Sales per region', version: 2 });
+    // reports:read alone may not change a report.
+    expect(await detail(noQuery, { guid: g, name: 'n' })).toBe('403: Token lacks the required scope "reports:write"');
+  });
+
+  it('answers an update or delete of another user’s report exactly as one of an unknown guid', async () => {
+    for (const method of ['REPORTS.UPDATE', 'REPORTS.DELETE']) {
+      const params = (guid: string) => (method === 'REPORTS.UPDATE' ? { guid, name: 'mine now' } : { guid });
+      const forUnknown = shape(await call(bob, method, params(unknownGuid)), unknownGuid);
+      expect(JSON.parse(forUnknown)).toEqual({
+        code: 404,
+        message: 'Not Found',
+        data: { type: 'about:blank', detail: 'Report <guid> not found' },
+      });
+      // ann's shared report (which bob may run) and her private one: the same answer.
+      expect(shape(await call(bob, method, params(crosstabGuid)), crosstabGuid)).toBe(forUnknown);
+      expect(shape(await call(bob, method, params(privateGuid)), privateGuid)).toBe(forUnknown);
+    }
+    // Also with new params: nothing is run for a report that is not the caller's.
+    const withParams = await call(bob, 'REPORTS.UPDATE', {
+      guid: crosstabGuid,
+      params: { rows: ['region'], totals: [{ aggregationType: 'Count' }] },
+    });
+    expect(shape(withParams, crosstabGuid)).toBe(
+      shape(await call(bob, 'REPORTS.UPDATE', { guid: unknownGuid, name: 'x' }), unknownGuid),
+    );
+    expect((await ok<Meta>(ann, 'REPORTS.METADATA', { guid: crosstabGuid })).name).toBe('Sales per region');
+    // An admin may change anyone's report.
+    const root = await createIdentity(quarry.dataDir, 'root', { admin: true });
+    expect((await ok<Meta>(root, 'REPORTS.UPDATE', { guid: privateGuid, folder: 'audited' })).folder).toBe('audited');
+  });
+
+  it('moves a deleted report into the trash: gone everywhere, back with quarry report restore', async () => {
+    const before = Date.now();
+    const deleted = await ok<{ guid: string; restorableUntil: string }>(ann, 'REPORTS.DELETE', { guid: privateGuid });
+    expect(deleted.guid).toBe(privateGuid);
+    const until = Date.parse(deleted.restorableUntil) - before;
+    expect(until).toBeGreaterThan(30 * 86400000 - 60000);
+    expect(until).toBeLessThan(30 * 86400000 + 60000);
+
+    const forUnknown = shape(await call(ann, 'REPORTS.METADATA', { guid: unknownGuid }), unknownGuid);
+    for (const [method, extra] of [
+      ['REPORTS.METADATA', {}],
+      ['REPORTS.EXECUTE', {}],
+      ['REPORTS.UPDATE', { name: 'back' }],
+      ['REPORTS.DELETE', {}],
+    ] as const)
+      expect({ method, error: shape(await call(ann, method, { guid: privateGuid, ...extra }), privateGuid) }).toEqual({
+        method,
+        error: forUnknown,
+      });
+    const listed = await ok<{ reports: Array<{ guid: string }> }>(ann, 'REPORTS.FIND', { limit: 200 });
+    expect(listed.reports.map((r) => r.guid)).not.toContain(privateGuid);
+    // Its name is free again while it is in the trash.
+    const again = await ok<{ report: { guid: string } }>(ann, 'QUERIES.EXECUTE', {
+      index: 'sales',
+      saveReport: { name: 'Private sales (new)' },
+    });
+    expect(again.report.guid).not.toBe(privateGuid);
+
+    // Restoring for another user answers as for an unknown guid; for its owner, or any, it comes back.
+    const cli = (args: string[], extra: Record<string, string> = {}) => runCli(args, { ...env, ...extra });
+    const asBob = await cli(['report', 'restore', privateGuid, '--user', 'bob']);
+    const asUnknown = await cli(['report', 'restore', unknownGuid, '--user', 'bob']);
+    expect(asBob.code).not.toBe(0);
+    expect(asBob.stderr.split(privateGuid).join('<guid>')).toBe(asUnknown.stderr.split(unknownGuid).join('<guid>'));
+    expect(asBob.stderr).toContain('is not in the trash');
+    const restored = await cli(['report', 'restore', privateGuid, '--user', 'ann']);
+    expect(restored.stderr).toBe('');
+    expect(restored.stdout).toContain(`restored report ${privateGuid}`);
+    const back = await ok<Meta>(ann, 'REPORTS.METADATA', { guid: privateGuid });
+    expect(back).toMatchObject({ name: 'Private sales', folder: 'audited', version: 1 });
+
+    // Past QUARRY_REPORT_TRASH_DAYS it is purged: no restore brings it back.
+    await ok(ann, 'REPORTS.DELETE', { guid: privateGuid });
+    const late = await cli(['report', 'restore', privateGuid], { QUARRY_REPORT_TRASH_DAYS: '0' });
+    expect(late.code).not.toBe(0);
+    expect(late.stderr).toContain(`Report ${privateGuid} is not in the trash`);
+    expect((await cli(['report', 'restore', privateGuid])).stderr).toContain('is not in the trash');
+  });
+
+  it('keeps the snapshots saved reports run on within QUARRY_SNAPSHOT_KEEP_MB, newest first, and names one no longer kept', async () => {
+    // Version 3: version 1 is no longer the previous one but reports were saved on it: kept.
+    await load('sales', ['region,product,amount', 'east,a,1000'].join('\n'));
+    const v1 = await ok<Ran>(ann, 'REPORTS.EXECUTE', { guid: crosstabGuid, version: 1, asOf: 'saved' });
+    expect(totalsByRegion(v1.data as JsonTable)).toEqual({ east: 15, west: 7, north: 1 });
+    const latest = await ok<Ran>(ann, 'REPORTS.EXECUTE', { guid: crosstabGuid, version: 1 });
+    expect(latest.indexVersion).toBe(3);
+    expect(totalsByRegion(latest.data as JsonTable)).toEqual({ east: 1000 });
+
+    // Version 4 under a budget that holds one earlier snapshot: version 2 (newer) stays, version 1 goes.
+    const files = fs.readdirSync(path.join(quarry.dataDir, 'indexes', 'sales'));
+    const largest = Math.max(...files.map((f) => fs.statSync(path.join(quarry.dataDir, 'indexes', 'sales', f)).size));
+    const budgetMb = (largest * 1.5) / 1048576;
+    const file = path.join(dir, 'v4.csv');
+    fs.writeFileSync(file, ['region,product,amount', 'west,a,5'].join('\n'));
+    const res = await runCli(['index', 'load', 'sales', file], { ...env, QUARRY_SNAPSHOT_KEEP_MB: String(budgetMb) });
+    expect(res.code).toBe(0);
+
+    const gone = await call(ann, 'REPORTS.EXECUTE', { guid: crosstabGuid, version: 1, asOf: 'saved' });
+    expect(gone.error).toEqual({
+      code: 404,
+      message: 'Not Found',
+      data: { type: 'about:blank', detail: 'Version 1 of index "sales" is no longer kept (the current version is 4)' },
+    });
+    const queryGone = await call(ann, 'REPORTS.EXECUTE', { guid: queryGuid, asOf: 'saved' });
+    expect(queryGone.error?.data.detail).toBe(
+      'Version 1 of index "sales" is no longer kept (the current version is 4)',
+    );
+    const v2 = await ok<Ran>(ann, 'REPORTS.EXECUTE', { guid: crosstabGuid, asOf: 'saved' });
+    expect(v2.indexVersion).toBe(2);
+    expect(totalsByRegion(v2.data as JsonTable)).toEqual({ east: 1, west: 2 });
+    // Runs on the latest load are untouched.
+    const now = await ok<Ran>(ann, 'REPORTS.EXECUTE', { guid: crosstabGuid, version: 1 });
+    expect(totalsByRegion(now.data as JsonTable)).toEqual({ west: 5 });
+    // On disk: the current (4), the previous (3) and version 2's snapshot.
+    expect(fs.readdirSync(path.join(quarry.dataDir, 'indexes', 'sales'))).toHaveLength(3);
+  });
 });

@@ -122,9 +122,19 @@ export function buildProgram(config: () => Config): Command {
     .action(async (opts: { user?: string }) => {
       process.stdout.write(`${await (await reportCommands()).listReports(config(), opts.user)}\n`);
     });
-  report.command('delete <guid>').action(async (guid: string) => {
-    process.stdout.write(`${await (await reportCommands()).deleteReport(config(), guid)}\n`);
-  });
+  report
+    .command('delete <guid>')
+    .description('delete a report for good, versions and all (REPORTS.DELETE moves one into the trash instead)')
+    .action(async (guid: string) => {
+      process.stdout.write(`${await (await reportCommands()).deleteReport(config(), guid)}\n`);
+    });
+  report
+    .command('restore <guid>')
+    .description('bring a deleted report back from the trash (within QUARRY_REPORT_TRASH_DAYS)')
+    .option('--user <name>', "only if it is this user's report")
+    .action(async (guid: string, opts: { user?: string }) => {
+      process.stdout.write(`${await (await reportCommands()).restoreReport(config(), guid, opts.user)}\n`);
+    });
   report
     .command('export')
     .description('write every report as JSON Lines (to --out or stdout)')

@@ -799,6 +799,88 @@ export type ReportsExecuteResult =
       indexVersion: number;
     };
 
+/** Change a report: its name, description, folder or sharing, or its params (a new version). */
+export interface ReportsUpdateParams {
+  /**
+   * The guid REPORTS.FIND or saveReport returned.
+   */
+  guid: string;
+  /**
+   * The report name shown in REPORTS.FIND (leading and trailing blanks are dropped).
+   */
+  name?: string;
+  description?: string;
+  folder?: string;
+  /**
+   * Visible to every user who may read the index.
+   */
+  shared?: boolean;
+  /**
+   * New executable params for the report's method (as REPORTS.METADATA shows them, on the same index), checked and run as when a report is saved: they make a new version. Name, description, folder and sharing changes make none.
+   */
+  params?: {
+    [k: string]: unknown | undefined;
+  };
+}
+
+export interface ReportsUpdateResult {
+  guid: string;
+  name: string;
+  description: string;
+  type: "query" | "crosstab";
+  index: string;
+  owner: string;
+  folder: string;
+  shared: boolean;
+  createdAt: string;
+  updatedAt: string;
+  method: "QUERIES.EXECUTE" | "CROSSTAB.EXECUTE";
+  /**
+   * The executable params: call `method` with them to run the report again.
+   */
+  params: {
+    [k: string]: unknown | undefined;
+  };
+  /**
+   * The version returned (the latest unless one was asked for).
+   */
+  version: number;
+  /**
+   * Every version of the report, oldest first.
+   */
+  versions: {
+    version: number;
+    /**
+     * ISO 8601 time this version was saved.
+     */
+    savedAt: string;
+    /**
+     * The index version current when it was saved (what asOf "saved" runs on); 0: not known.
+     */
+    indexVersion: number;
+  }[];
+  /**
+   * The index version current when it was saved (what asOf "saved" runs on); 0: not known.
+   */
+  indexVersion: number;
+}
+
+/** Move a report into the trash. */
+export interface ReportsDeleteParams {
+  /**
+   * The guid REPORTS.FIND or saveReport returned.
+   */
+  guid: string;
+}
+
+export interface ReportsDeleteResult {
+  guid: string;
+  /**
+   * ISO 8601 time until which an operator can bring it back with `quarry report restore` (QUARRY_REPORT_TRASH_DAYS).
+   */
+  restorableUntil: string;
+}
+
 /** Every method, its params and its result.data. */
 export interface Methods {
   'QUERIES.EXECUTE': { params: QueriesExecuteParams; result: QueriesExecuteResult };
@@ -807,4 +889,6 @@ export interface Methods {
   'REPORTS.FIND': { params: ReportsFindParams; result: ReportsFindResult };
   'REPORTS.METADATA': { params: ReportsMetadataParams; result: ReportsMetadataResult };
   'REPORTS.EXECUTE': { params: ReportsExecuteParams; result: ReportsExecuteResult };
+  'REPORTS.UPDATE': { params: ReportsUpdateParams; result: ReportsUpdateResult };
+  'REPORTS.DELETE': { params: ReportsDeleteParams; result: ReportsDeleteResult };
 }

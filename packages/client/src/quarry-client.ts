@@ -25,8 +25,8 @@ export interface QuarryClientOptions {
   /** Per-call time limit in ms (default 60,000): the call is aborted and rejects with code `TIMEOUT`. */
   timeoutMs?: number;
   /**
-   * Tries after the first for idempotent calls (default 0: none). A call that saves a report (`saveReport`)
-   * is never retried. Retried: `NETWORK_ERROR`, `TIMEOUT`, and 503 (after its Retry-After).
+   * Tries after the first for idempotent calls (default 0: none). A call that saves a report (`saveReport`),
+   * REPORTS.UPDATE and REPORTS.DELETE are never retried. Retried: `NETWORK_ERROR`, `TIMEOUT`, and 503 (after its Retry-After).
    */
   retries?: number;
   /** The first wait between tries in ms, doubled each time (default 250); a 503's Retry-After wins. */
@@ -114,6 +114,9 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   });
 }
 
+/** Methods that change what is stored: never retried. */
+const WRITES: readonly string[] = ['REPORTS.UPDATE', 'REPORTS.DELETE'];
+
 /**
  * Quarry's JSON-RPC API with the contract's types: `client.queries.execute({ index: 'movies' })`
  * resolves to result.data or rejects with a QuarryError.
@@ -133,6 +136,8 @@ export class QuarryClient {
     find: (p: ParamsOf<'REPORTS.FIND'> = {}, o?: CallOptions) => this.data('REPORTS.FIND', p, o),
     metadata: (p: ParamsOf<'REPORTS.METADATA'>, o?: CallOptions) => this.data('REPORTS.METADATA', p, o),
     execute: (p: ParamsOf<'REPORTS.EXECUTE'>, o?: CallOptions) => this.data('REPORTS.EXECUTE', p, o),
+    update: (p: ParamsOf<'REPORTS.UPDATE'>, o?: CallOptions) => this.data('REPORTS.UPDATE', p, o),
+    delete: (p: ParamsOf<'REPORTS.DELETE'>, o?: CallOptions) => this.data('REPORTS.DELETE', p, o),
   };
 
   private readonly endpoint: string;
@@ -155,8 +160,10 @@ export class QuarryClient {
     params: ParamsOf<M>,
     options: CallOptions = {},
   ): Promise<{ data: ResultOf<M>; meta: ResponseMeta }> {
-    // Every method only reads, but for saving a report: a retry of that could save it twice.
-    const idempotent = !('saveReport' in params && params.saveReport !== undefined);
+    // Every method only reads, but for saving, changing and deleting a report: a retry of a save could save
+    // it twice, of new params make two versions, of a delete answer 404 for a delete that happened.
+    const idempotent =
+      !('saveReport' in params && params.saveReport !== undefined) && !WRITES.includes(method as string);
     return (await this.withRetries(method, params, options, idempotent)) as { data: ResultOf<M>; meta: ResponseMeta };
   }
 

@@ -375,4 +375,72 @@ export const METHOD_EXAMPLES: Record<MethodName, MethodExample> = {
       cache: 'miss',
     },
   },
+  'REPORTS.UPDATE': {
+    name: 'file and share the sample report (no new version: its params stay)',
+    params: {
+      guid: '5a3e1c2b-7d4f-4e8a-9b6c-0d1e2f3a4b5c',
+      folder: 'samples',
+      shared: true,
+    },
+    result: {
+      guid: '5a3e1c2b-7d4f-4e8a-9b6c-0d1e2f3a4b5c',
+      name: 'Dramas by MPAA rating',
+      description: 'How many dramas each MPAA rating has, and their average IMDB rating',
+      type: 'crosstab',
+      index: 'movies',
+      owner: 'demo',
+      folder: 'samples',
+      shared: true,
+      createdAt: '2026-01-05T09:00:00.000Z',
+      updatedAt: '2026-11-25T09:41:07.782Z',
+      method: 'CROSSTAB.EXECUTE',
+      params: {
+        index: 'movies',
+        query: '(Major Genre):Drama AND (MPAA Rating):*',
+        rows: ['MPAA Rating'],
+        columns: [],
+        totals: [
+          {
+            aggregationType: 'Count',
+          },
+          {
+            aggregationType: 'Average',
+            field: 'IMDB Rating',
+          },
+        ],
+        rowOrder: {
+          by: 'value',
+          measure: 0,
+          direction: 'desc',
+        },
+        rowLimit: 3,
+        format: 'json',
+      },
+      version: 1,
+      versions: [
+        {
+          version: 1,
+          savedAt: '2026-01-05T09:00:00.000Z',
+          indexVersion: 0,
+        },
+      ],
+      indexVersion: 0,
+    },
+    meta: {
+      requestId: 'example',
+    },
+  },
+  'REPORTS.DELETE': {
+    name: 'move the second sample report into the trash',
+    params: {
+      guid: '7c9d2e4f-1a3b-4c5d-8e6f-0a1b2c3d4e5f',
+    },
+    result: {
+      guid: '7c9d2e4f-1a3b-4c5d-8e6f-0a1b2c3d4e5f',
+      restorableUntil: '2026-12-25T09:41:07.789Z',
+    },
+    meta: {
+      requestId: 'example',
+    },
+  },
 };

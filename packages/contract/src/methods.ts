@@ -151,6 +151,51 @@ export const METHODS = {
       ...onIndex,
     ],
   }),
+  'REPORTS.UPDATE': method({
+    group: 'reports',
+    call: 'update',
+    scope: 'reports:write',
+    saves: false,
+    cached: false,
+    summary: 'Change a report: its name, description, folder or sharing, or its params (a new version).',
+    description:
+      "Only its owner or an admin may change a report. New params are checked and run as when a report is saved (with the caller's permissions, which needs query:execute too) and become the next version; the earlier versions stay (REPORTS.METADATA lists them). Returns the report as REPORTS.METADATA does.",
+    params: P.reportsUpdateParams,
+    result: R.reportsUpdateResult,
+    errors: [
+      ...common,
+      {
+        code: 400,
+        when: 'Nothing to change, params that fail as they would at save time, or params on another index.',
+      },
+      { code: 403, when: 'params is given and the token lacks query:execute.' },
+      {
+        code: 404,
+        when: 'No such report, or one the caller does not own (the two are not told apart; an admin may change any).',
+      },
+      ...onIndex,
+      { code: 409, when: 'The owner already has another report of that name.' },
+    ],
+  }),
+  'REPORTS.DELETE': method({
+    group: 'reports',
+    call: 'delete',
+    scope: 'reports:write',
+    saves: false,
+    cached: false,
+    summary: 'Move a report into the trash.',
+    description:
+      'Only its owner or an admin may delete a report. It disappears from REPORTS.FIND, REPORTS.METADATA and REPORTS.EXECUTE at once; an operator can bring it back with `quarry report restore <guid>` for QUARRY_REPORT_TRASH_DAYS (30), after which it is purged.',
+    params: P.reportsDeleteParams,
+    result: R.reportsDeleteResult,
+    errors: [
+      ...common,
+      {
+        code: 404,
+        when: 'No such report, one already deleted, or one the caller does not own (not told apart).',
+      },
+    ],
+  }),
 } as const;
 
 export type MethodName = keyof typeof METHODS;

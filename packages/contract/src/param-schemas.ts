@@ -477,10 +477,46 @@ export const reportsExecuteParams = z
   })
   .meta({ title: 'ReportsExecuteParams' });
 
+export const reportsUpdateParams = z
+  .strictObject({
+    guid: reportGuid(),
+    name: saveReportParam.shape.name.optional(),
+    description: optionalString(L.REPORT_DESCRIPTION_MAX),
+    folder: optionalString(L.REPORT_FOLDER_MAX),
+    shared: optionalBoolean().meta({ description: 'Visible to every user who may read the index.' }),
+    params: z
+      .record(z.string(), z.unknown(), { error: `${PARAM} must be an object` })
+      .optional()
+      .meta({
+        description:
+          "New executable params for the report's method (as REPORTS.METADATA shows them, on the same index), checked and run as when a report is saved: they make a new version. Name, description, folder and sharing changes make none.",
+      }),
+  })
+  .superRefine((p, ctx) => {
+    if (
+      p.name === undefined &&
+      p.description === undefined &&
+      p.folder === undefined &&
+      p.shared === undefined &&
+      p.params === undefined
+    )
+      ctx.addIssue({
+        code: 'custom',
+        params: CROSS,
+        path: [],
+        message: 'give at least one of name, description, folder, shared or params to change',
+      });
+  })
+  .meta({ title: 'ReportsUpdateParams' });
+
+export const reportsDeleteParams = z.strictObject({ guid: reportGuid() }).meta({ title: 'ReportsDeleteParams' });
+
 export type QueriesExecuteParams = z.input<typeof queriesExecuteParams>;
 export type IndexesFindParams = z.input<typeof indexesFindParams>;
 export type CrosstabExecuteParams = z.input<typeof crosstabExecuteParams>;
 export type ReportsFindParams = z.input<typeof reportsFindParams>;
 export type ReportsMetadataParams = z.input<typeof reportsMetadataParams>;
 export type ReportsExecuteParams = z.input<typeof reportsExecuteParams>;
+export type ReportsUpdateParams = z.input<typeof reportsUpdateParams>;
+export type ReportsDeleteParams = z.input<typeof reportsDeleteParams>;
 export type SaveReportParam = z.input<typeof saveReportParam>;

@@ -39,22 +39,24 @@ function unpairedSurrogate(
 
 /**
  * Parses params or throws one 400 naming every offending parameter. Unknown keys are the caller's text,
- * so they are quoted, cut short and counted past ten: the detail stays small whatever arrives.
+ * so they are quoted, cut short and counted past ten: the detail stays small whatever arrives. `at`
+ * names where these params sit in the request (REPORTS.UPDATE's `params`), so each problem is named
+ * from the top.
  */
-export function parseParams<T extends z.ZodType>(schema: T, params: Record<string, unknown>): z.output<T> {
+export function parseParams<T extends z.ZodType>(schema: T, params: Record<string, unknown>, at?: string): z.output<T> {
   const parsed = schema.safeParse(params);
   if (parsed.success) {
     const bad = unpairedSurrogate(parsed.data, []);
     if (bad) {
       const unit = bad.text.charCodeAt(bad.at).toString(16).toUpperCase();
       throw AppError.invalid(
-        `${paramName(bad.path) || 'params'} is not valid Unicode: it holds an unpaired surrogate (\\u${unit}) at character ${bad.at + 1}`,
+        `${paramName(at ? [at, ...bad.path] : bad.path) || 'params'} is not valid Unicode: it holds an unpaired surrogate (\\u${unit}) at character ${bad.at + 1}`,
       );
     }
     return parsed.data;
   }
   const details = parsed.error.issues.map((issue) => {
-    const name = paramName(issue.path);
+    const name = paramName(at ? [at, ...issue.path] : issue.path);
     if (issue.code === 'unrecognized_keys') {
       const where = name ? ` in ${name}` : '';
       return `Unknown parameter${issue.keys.length > 1 ? 's' : ''}${where}: ${quoteList(issue.keys)}`;

@@ -208,6 +208,18 @@ export const reportsExecuteResult = z
   ])
   .meta({ title: 'ReportsExecuteResult' });
 
+export const reportsUpdateResult = reportsMetadataResult.meta({ title: 'ReportsUpdateResult' });
+
+export const reportsDeleteResult = z
+  .object({
+    guid: z.string(),
+    restorableUntil: z.string().meta({
+      description:
+        'ISO 8601 time until which an operator can bring it back with `quarry report restore` (QUARRY_REPORT_TRASH_DAYS).',
+    }),
+  })
+  .meta({ title: 'ReportsDeleteResult' });
+
 export type QueriesExecuteResult = z.output<typeof queriesExecuteResult>;
 export type IndexesFindResult = z.output<typeof indexesFindResult>;
 export type CrosstabExecuteResult = z.output<typeof crosstabExecuteResult>;
@@ -215,4 +227,6 @@ export type CrosstabJsonTable = z.output<typeof crosstabJsonTable>;
 export type ReportsFindResult = z.output<typeof reportsFindResult>;
 export type ReportsMetadataResult = z.output<typeof reportsMetadataResult>;
 export type ReportsExecuteResult = z.output<typeof reportsExecuteResult>;
+export type ReportsUpdateResult = z.output<typeof reportsUpdateResult>;
+export type ReportsDeleteResult = z.output<typeof reportsDeleteResult>;
 export type ReportVersionInfo = z.output<typeof reportVersionInfo>;

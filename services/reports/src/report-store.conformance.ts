@@ -217,4 +217,106 @@ export function reportStoreConformance(open: () => Promise<ReportStore>): void {
     expect(await store.get(saved.guid)).toBeNull();
     await expect(store.delete(saved.guid)).rejects.toMatchObject({ code: 'NOT_FOUND' });
   });
+
+  // Issue #26: versions, the trash, and the index versions reports were saved on.
+  describe('versions and the trash', () => {
+    const params = (n: number) => JSON.stringify({ index: 'movies', query: `q${n}` });
+
+    it('starts at version 1 and appends one version per new params, none for a rename or a share', async () => {
+      const saved = await store.insert(report({ params: params(1), indexVersion: 4 }));
+      expect(saved).toMatchObject({ version: 1, indexVersion: 4 });
+      const renamed = await store.update(saved.guid, { name: 'Renamed', shared: true, folder: 'x', description: 'd' });
+      expect(renamed).toMatchObject({ version: 1, name: 'Renamed', shared: true, folder: 'x', description: 'd' });
+      const next = await store.update(saved.guid, { params: { params: params(2), indexVersion: 5 } });
+      expect(next).toMatchObject({ version: 2, params: params(2), indexVersion: 5, name: 'Renamed' });
+      expect(await store.get(saved.guid)).toMatchObject({ version: 2, params: params(2), indexVersion: 5 });
+      const versions = await store.versions(saved.guid);
+      expect(versions.map((v) => [v.version, v.params, v.indexVersion])).toEqual([
+        [1, params(1), 4],
+        [2, params(2), 5],
+      ]);
+      expect(versions.every((v) => !Number.isNaN(Date.parse(v.savedAt)))).toBe(true);
+      // The new name is found, the old one is not, and it is free again for another report.
+      const found = await store.find({ viewerId: 'u1', words: ['renamed'], types: [], beforeSeq: undefined, limit: 5 });
+      expect(found.map((r) => r.guid)).toEqual([saved.guid]);
+      await expect(store.insert(report())).resolves.toBeDefined();
+    });
+
+    it('refuses a rename onto another report of the owner (CONFLICT) and an update of an unknown guid (NOT_FOUND)', async () => {
+      const a = await store.insert(report({ name: 'A' }));
+      await store.insert(report({ name: 'B' }));
+      await expect(store.update(a.guid, { name: 'b' })).rejects.toMatchObject({ code: 'CONFLICT' });
+      expect((await store.get(a.guid))?.name).toBe('A');
+      await expect(store.update('00000000-0000-4000-8000-000000000000', { name: 'C' })).rejects.toMatchObject({
+        code: 'NOT_FOUND',
+      });
+    });
+
+    it('loses no version when updates race: each one appends its own, numbered without gaps', async () => {
+      const saved = await store.insert(report({ params: params(0) }));
+      const racers = Array.from({ length: 12 }, (_, i) => i + 1);
+      const results = await Promise.all(
+        racers.map((n) => store.update(saved.guid, { params: { params: params(n), indexVersion: n } })),
+      );
+      expect(results.map((r) => r.version).sort((a, b) => a - b)).toEqual(racers.map((n) => n + 1));
+      const versions = await store.versions(saved.guid);
+      expect(versions.map((v) => v.version)).toEqual([1, ...racers.map((n) => n + 1)]);
+      // Every racer's params are there exactly once, each with its own index version.
+      expect(versions.map((v) => v.params).sort()).toEqual([0, ...racers].map(params).sort());
+      expect(versions.every((v) => v.params === params(v.indexVersion))).toBe(true);
+      expect((await store.get(saved.guid))?.version).toBe(racers.length + 1);
+    });
+
+    it('hides a trashed report everywhere, frees its name, and restores it as it was', async () => {
+      const saved = await store.insert(report({ shared: true }));
+      await store.update(saved.guid, { params: { params: params(2), indexVersion: 2 } });
+      const deletedAt = new Date().toISOString();
+      await store.trash(saved.guid, deletedAt);
+      expect(await store.get(saved.guid)).toBeNull();
+      expect(await store.getVisible(saved.guid, { viewerId: 'u1', readableIndexes: ['*'] })).toBeNull();
+      expect(await store.versions(saved.guid)).toEqual([]);
+      const all = await store.find({ viewerId: undefined, words: [], types: [], beforeSeq: undefined, limit: 50 });
+      expect(all.map((r) => r.guid)).not.toContain(saved.guid);
+      await expect(store.update(saved.guid, { name: 'x' })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+      await expect(store.trash(saved.guid, deletedAt)).rejects.toMatchObject({ code: 'NOT_FOUND' });
+      expect(await store.getTrashed(saved.guid)).toMatchObject({ deletedAt, report: { guid: saved.guid, version: 2 } });
+
+      const restored = await store.restore(saved.guid);
+      expect(restored).toMatchObject({ guid: saved.guid, name: saved.name, version: 2, shared: true });
+      expect((await store.versions(saved.guid)).map((v) => v.version)).toEqual([1, 2]);
+      expect(await store.getTrashed(saved.guid)).toBeNull();
+      await expect(store.restore(saved.guid)).rejects.toMatchObject({ code: 'NOT_FOUND' });
+
+      // Its name taken meanwhile: the restore is refused and it stays in the trash.
+      await store.trash(saved.guid, deletedAt);
+      await store.insert(report());
+      await expect(store.restore(saved.guid)).rejects.toMatchObject({ code: 'CONFLICT' });
+      expect(await store.getTrashed(saved.guid)).not.toBeNull();
+    });
+
+    it('purges only what went into the trash before the limit', async () => {
+      const old = await store.insert(report({ name: 'old' }));
+      const young = await store.insert(report({ name: 'young' }));
+      const live = await store.insert(report({ name: 'live' }));
+      await store.trash(old.guid, '2026-01-01T00:00:00.000Z');
+      await store.trash(young.guid, '2026-03-01T00:00:00.000Z');
+      expect(await store.purgeTrash('2026-02-01T00:00:00.000Z')).toBe(1);
+      expect(await store.getTrashed(old.guid)).toBeNull();
+      await expect(store.restore(old.guid)).rejects.toMatchObject({ code: 'NOT_FOUND' });
+      expect(await store.getTrashed(young.guid)).not.toBeNull();
+      expect(await store.get(live.guid)).not.toBeNull();
+    });
+
+    it('lists the index versions any version of any report on an index was saved on, trashed ones too', async () => {
+      const a = await store.insert(report({ name: 'a', indexVersion: 3 }));
+      await store.update(a.guid, { params: { params: params(1), indexVersion: 7 } });
+      const b = await store.insert(report({ name: 'b', indexVersion: 5 }));
+      await store.trash(b.guid, new Date().toISOString());
+      await store.insert(report({ name: 'c', indexVersion: 0 }));
+      await store.insert(report({ name: 'd', index: 'flights', indexVersion: 9 }));
+      expect(await store.referencedIndexVersions('movies')).toEqual([3, 5, 7]);
+      expect(await store.referencedIndexVersions('flights')).toEqual([9]);
+      expect(await store.referencedIndexVersions('zoo')).toEqual([]);
+    });
+  });
 }

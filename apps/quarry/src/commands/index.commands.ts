@@ -6,7 +6,8 @@ import type { Config } from '@quarry/config';
 import { AppError } from '@quarry/errors';
 import type { IndexCatalog } from '@quarry/metadata-store';
 import { parseDeclaredType, type DateGrain, type FieldType } from '@quarry/query-language';
-import { createSearchIndex, LoadIndexUseCase } from '@quarry/query';
+import { createSearchIndex, LOAD_LEASE_MS, LoadIndexUseCase } from '@quarry/query';
+import { openReportStore } from '@quarry/reports';
 import { DuckDbSnapshotBuilder } from '@quarry/query/duckdb';
 import { SnapshotEngine } from '@quarry/snapshots';
 
@@ -150,11 +151,15 @@ export async function loadIndex(
   const size = fs.existsSync(source) ? fs.statSync(source).size : 0;
   const progress = progressReporter(`loading ${name}`, size);
   const started = Date.now();
+  // Which earlier versions saved reports run on (asOf "saved"): kept within QUARRY_SNAPSHOT_KEEP_MB.
+  const reports = await openReportStore({ dataDir: config.dataDir, mongo: config.mongo });
   try {
     const loader = new LoadIndexUseCase(
       new DuckDbSnapshotBuilder(config.dataDir),
       catalog,
       createSearchIndex(config, engine, 'load'),
+      LOAD_LEASE_MS,
+      { referencedVersions: (index) => reports.referencedIndexVersions(index), keepBytes: config.snapshotKeepBytes },
     );
     const result = await loader.loadIndex({
       name,
@@ -185,6 +190,7 @@ export async function loadIndex(
     ].join('\n');
   } finally {
     progress.stop();
+    await reports.close();
     await engine.close();
     if (stdin) fs.rmSync(source, { force: true });
   }

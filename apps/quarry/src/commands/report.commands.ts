@@ -3,7 +3,7 @@ import readline from 'node:readline';
 import type { Config } from '@quarry/config';
 import { AppError } from '@quarry/errors';
 import type { MetadataStore } from '@quarry/metadata-store';
-import { openReportStore, type ReportRecord, type ReportStore } from '@quarry/reports';
+import { openReportStore, RestoreReportUseCase, type ReportRecord, type ReportStore } from '@quarry/reports';
 
 async function withReports<T>(config: Config, fn: (store: ReportStore) => Promise<T>): Promise<T> {
   const store = await openReportStore({ dataDir: config.dataDir, mongo: config.mongo });
@@ -38,6 +38,13 @@ export async function deleteReport(config: Config, guid: string): Promise<string
   return withReports(config, async (store) => {
     await store.delete(guid);
     return `deleted report ${guid}`;
+  });
+}
+
+export async function restoreReport(config: Config, guid: string, user?: string): Promise<string> {
+  return withReports(config, async (store) => {
+    const r = await new RestoreReportUseCase(store, config.reportTrashDays).restore(guid, user);
+    return `restored report ${r.guid} ("${r.name}" of ${r.ownerName}, version ${r.version})`;
   });
 }
 
@@ -84,7 +91,8 @@ export async function importReports(config: Config, users: MetadataStore, file: 
         continue;
       }
       try {
-        await store.insert({ ...r, ownerId });
+        // Index versions are this deployment's own: another's would name other snapshots.
+        await store.insert({ ...r, ownerId, indexVersion: 0 });
         imported++;
       } catch (err) {
         problems.push(`line ${line}: ${err instanceof AppError ? err.detail : String(err)}`);

@@ -17,8 +17,10 @@ import type {
   CacheStatus,
   CompleteAxis,
   IndexesFindResult,
+  ReportsDeleteResult,
   ReportsFindResult,
   ReportsMetadataResult,
+  ReportsUpdateResult,
 } from '@quarry/contract';
 import type {
   Caller,
@@ -28,6 +30,7 @@ import type {
   PivotAnswer,
   PivotRequest,
   ReportToSave,
+  ReportUpdate,
   RequestTrace,
   SearchPage,
   SearchRequest,
@@ -314,6 +317,36 @@ export class GrpcServiceClients implements ServiceClients {
       trace,
     );
     return toMetadata(res);
+  }
+
+  async updateReport(caller: Caller, change: ReportUpdate, trace: RequestTrace): Promise<ReportsUpdateResult> {
+    const res = await this.call(
+      'reports',
+      this.v1.ReportsService.service.UpdateReport,
+      {
+        caller: callerToWire(caller),
+        guid: change.guid,
+        ...(change.name !== undefined ? { name: change.name } : {}),
+        ...(change.description !== undefined ? { description: change.description } : {}),
+        ...(change.folder !== undefined ? { folder: change.folder } : {}),
+        ...(change.shared !== undefined ? { shared: change.shared } : {}),
+        ...(change.params
+          ? { paramsJson: change.params.json, index: change.params.index, indexVersion: change.params.indexVersion }
+          : {}),
+      },
+      trace,
+    );
+    return toMetadata(res);
+  }
+
+  async deleteReport(caller: Caller, guid: string, trace: RequestTrace): Promise<ReportsDeleteResult> {
+    const res = await this.call(
+      'reports',
+      this.v1.ReportsService.service.DeleteReport,
+      { caller: callerToWire(caller), guid },
+      trace,
+    );
+    return { guid: res.guid, restorableUntil: res.restorableUntil };
   }
 
   close(): void {

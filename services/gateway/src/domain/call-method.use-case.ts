@@ -9,9 +9,11 @@ import {
   indexesFindParams,
   parseParams,
   queriesExecuteParams,
+  reportsDeleteParams,
   reportsExecuteParams,
   reportsFindParams,
   reportsMetadataParams,
+  reportsUpdateParams,
 } from '@quarry/contract';
 import type { Caller, RequestTrace, ServiceClients } from '../ports/service-clients.port';
 import {
@@ -22,6 +24,7 @@ import {
 } from './execute-method.use-case';
 import { alsoNeededScope, savesReports, scopeOf, type MethodName } from './method-catalogue';
 import { RunReportUseCase } from './run-report.use-case';
+import { UpdateReportUseCase } from './update-report.use-case';
 import type { Principal } from './principal';
 
 type ParsedSaveReport = NonNullable<ParsedQueriesExecute['saveReport']>;
@@ -57,10 +60,12 @@ export class CallMethodUseCase {
   private readonly execute: ExecuteMethodUseCase;
   /** What scheduled deliveries run reports through too, with the schedule owner as the caller. */
   readonly runReport: RunReportUseCase;
+  private readonly updateReport: UpdateReportUseCase;
 
   constructor(private readonly services: ServiceClients) {
     this.execute = new ExecuteMethodUseCase(services);
     this.runReport = new RunReportUseCase(services, this.execute);
+    this.updateReport = new UpdateReportUseCase(services, this.execute);
   }
 
   async call(
@@ -99,6 +104,12 @@ export class CallMethodUseCase {
         const p = parseParams(reportsMetadataParams, params);
         return { data: await this.services.reportMetadata(caller, p, trace) };
       }
+      case 'REPORTS.UPDATE':
+        return { data: await this.updateReport.update(caller, parseParams(reportsUpdateParams, params), trace) };
+      case 'REPORTS.DELETE':
+        return {
+          data: await this.services.deleteReport(caller, parseParams(reportsDeleteParams, params).guid, trace),
+        };
       case 'REPORTS.EXECUTE': {
         const ran = await this.runReport.run(
           caller,

@@ -9,7 +9,9 @@ import type {
   MethodName,
   QueriesExecuteResult,
   ReportsFindResult,
+  ReportsDeleteResult,
   ReportsMetadataResult,
+  ReportsUpdateResult,
 } from '@quarry/contract';
 
 /**
@@ -132,5 +134,18 @@ export interface ServiceClients {
     req: { guid: string; version?: number },
     trace: RequestTrace,
   ): Promise<ReportsMetadataResult>;
+  /** Owner or admin only; another user's report rejects exactly as an unknown guid (NOT_FOUND). */
+  updateReport(caller: Caller, change: ReportUpdate, trace: RequestTrace): Promise<ReportsUpdateResult>;
+  deleteReport(caller: Caller, guid: string, trace: RequestTrace): Promise<ReportsDeleteResult>;
   close(): void;
+}
+
+export interface ReportUpdate {
+  guid: string;
+  name?: string;
+  description?: string;
+  folder?: string;
+  shared?: boolean;
+  /** New executable params (already run), and the index version they ran on: the next version. */
+  params?: { json: string; index: string; indexVersion: number };
 }

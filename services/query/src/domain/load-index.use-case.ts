@@ -5,7 +5,7 @@ import type { IndexCatalog, IndexEntry, LoadLock } from '@quarry/metadata-store'
 import type { DateGrain, FieldType } from '@quarry/query-language';
 import { fieldsOf } from '@quarry/snapshots/access';
 import type { SearchIndex } from '../ports/search-index.port';
-import type { SnapshotBuilder, SourceOptions } from '../ports/snapshot-builder.port';
+import type { SnapshotBuilder, SnapshotRetention, SourceOptions } from '../ports/snapshot-builder.port';
 
 export interface LoadIndexInput extends SourceOptions {
   name: string;
@@ -42,6 +42,8 @@ export class LoadIndexUseCase {
     private readonly catalog: IndexCatalog,
     private readonly search: SearchIndex,
     private readonly leaseMs = LOAD_LEASE_MS,
+    /** Absent: only the current and previous versions are kept. */
+    private readonly retention?: SnapshotRetention,
   ) {}
 
   /** Runs `work` holding the name's lock, renewed in the background; refuses to publish once it was lost. */
@@ -118,15 +120,40 @@ export class LoadIndexUseCase {
       snapshot: candidate.snapshot,
     });
     await this.search.retire(entry, previous);
-    // Keep the previous file: a process may still be loading it; older ones go, and so do the
-    // temporary files of loads that crashed (only this lock's holder may touch the folder).
-    this.snapshots.prune(entry.name, [entry.snapshot, ...(previous ? [previous.snapshot] : [])]);
+    // Keep the previous file: a process may still be loading it; older ones go unless saved reports run
+    // on them, and so do the temporary files of loads that crashed (only this lock's holder may touch the folder).
+    const kept = await this.keepForReports(entry, previous);
+    this.snapshots.prune(entry.name, [entry.snapshot, ...(previous ? [previous.snapshot] : []), ...kept]);
     return {
       entry,
       rowsRead: built.rowsRead,
       rowsRejected: built.rowsRejected,
       ...(built.rejectsFile ? { rejectsFile: built.rejectsFile } : {}),
     };
+  }
+
+  /**
+   * Earlier versions that saved reports were saved on, newest first, while they fit in the budget; every
+   * other earlier version (unreferenced ones first of all) is released from the catalog before its file
+   * goes, so asOf "saved" on it answers "no longer kept" instead of failing to read a file.
+   */
+  private async keepForReports(entry: IndexEntry, previous: IndexEntry | null): Promise<string[]> {
+    const older = (await this.catalog.listIndexVersions(entry.name))
+      .filter((v) => v.version !== entry.version && v.version !== previous?.version)
+      .sort((a, b) => b.version - a.version);
+    const referenced = new Set(this.retention ? await this.retention.referencedVersions(entry.name) : []);
+    const kept: string[] = [];
+    const released: number[] = [];
+    let used = 0;
+    for (const v of older) {
+      const size = referenced.has(v.version) ? this.snapshots.sizeOf(v.snapshot) : 0;
+      if (size > 0 && this.retention && used + size <= this.retention.keepBytes) {
+        used += size;
+        kept.push(v.snapshot);
+      } else released.push(v.version);
+    }
+    if (released.length) await this.catalog.releaseIndexVersions(entry.name, released);
+    return kept;
   }
 
   drop(name: string): Promise<IndexEntry> {

@@ -51,4 +51,15 @@ export interface SnapshotBuilder {
   /** Where a load's rejected rows are kept for version `version` of `name`. */
   rejectsFile(name: string, version: number): string;
   prune(name: string, keep: readonly string[]): void;
+  /** Bytes of a snapshot file (relative to the data directory); 0 when it is gone. */
+  sizeOf(snapshot: string): number;
+}
+
+/**
+ * Which earlier versions of an index saved reports still run on (asOf "saved"), and how many bytes of
+ * them a deployment keeps (QUARRY_SNAPSHOT_KEEP_MB).
+ */
+export interface SnapshotRetention {
+  referencedVersions(index: string): Promise<number[]>;
+  keepBytes: number;
 }

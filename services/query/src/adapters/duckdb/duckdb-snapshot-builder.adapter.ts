@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { buildSnapshot, pruneSnapshots } from '@quarry/snapshots';
 import type { BuiltSnapshotInfo, SnapshotBuildInput, SnapshotBuilder } from '../../ports/snapshot-builder.port';
@@ -16,5 +17,13 @@ export class DuckDbSnapshotBuilder implements SnapshotBuilder {
 
   prune(name: string, keep: readonly string[]): void {
     pruneSnapshots(this.dataDir, name, [...keep]);
+  }
+
+  sizeOf(snapshot: string): number {
+    try {
+      return fs.statSync(path.resolve(this.dataDir, snapshot)).size;
+    } catch {
+      return 0;
+    }
   }
 }
