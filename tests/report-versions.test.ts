@@ -293,6 +293,17 @@ describe('REPORTS.EXECUTE: a saved report run by reference', () => {
     expect(totalsByRegion(runV2Saved.data as JsonTable)).toEqual({ east: 1, west: 2 });
   });
 
+  it('shares and unshares a report: who may run it follows at once', async () => {
+    const unshared = await ok<Meta>(ann, 'REPORTS.UPDATE', { guid: crosstabGuid, shared: false });
+    expect(unshared).toMatchObject({ shared: false, version: 2 });
+    const refused = await call(bob, 'REPORTS.EXECUTE', { guid: crosstabGuid });
+    expect(shape(refused, crosstabGuid)).toBe(
+      shape(await call(bob, 'REPORTS.EXECUTE', { guid: unknownGuid }), unknownGuid),
+    );
+    expect((await ok<Meta>(ann, 'REPORTS.UPDATE', { guid: crosstabGuid, shared: true })).shared).toBe(true);
+    expect((await ok<Ran>(bob, 'REPORTS.EXECUTE', { guid: crosstabGuid })).report.version).toBe(2);
+  });
+
   it('refuses bad updates, naming the parameter, and keeps the report as it was', async () => {
     const detail = async (who: Identity, params: Record<string, unknown>) => {
       const res = await call(who, 'REPORTS.UPDATE', params);

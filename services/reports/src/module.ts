@@ -9,6 +9,7 @@ import {
   ReportMetadataUseCase,
   SaveReportUseCase,
   UpdateReportUseCase,
+  trashLimit,
 } from './domain/reports.use-cases';
 import { openReportStore } from './open-report-store';
 import { reportsHandlers } from './transport/grpc-reports.handlers';
@@ -21,6 +22,8 @@ export async function createReportsModule(
   const moduleLog = log.child({ module: 'reports' });
   const opened = await openReportStore(config);
   const store = metrics ? instrumentStore(opened, 'reports', metrics) : opened;
+  // What stayed in the trash past QUARRY_REPORT_TRASH_DAYS goes at start too, not only at the next delete.
+  await store.purgeTrash(trashLimit(new Date(), config.trashDays));
   const cursors = new CursorCodec(loadCursorSecret(config.cursorSecret, config.dataDir));
   const handlers = reportsHandlers(moduleLog, {
     save: new SaveReportUseCase(store),

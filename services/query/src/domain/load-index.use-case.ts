@@ -119,11 +119,15 @@ export class LoadIndexUseCase {
       recordCount: candidate.recordCount,
       snapshot: candidate.snapshot,
     });
-    await this.search.retire(entry, previous);
-    // Keep the previous file: a process may still be loading it; older ones go unless saved reports run
+    // Keep the previous version: a process may still be loading it; older ones go unless saved reports run
     // on them, and so do the temporary files of loads that crashed (only this lock's holder may touch the folder).
     const kept = await this.keepForReports(entry, previous);
-    this.snapshots.prune(entry.name, [entry.snapshot, ...(previous ? [previous.snapshot] : []), ...kept]);
+    await this.search.retire(entry, previous, kept);
+    this.snapshots.prune(entry.name, [
+      entry.snapshot,
+      ...(previous ? [previous.snapshot] : []),
+      ...kept.map((k) => k.snapshot),
+    ]);
     return {
       entry,
       rowsRead: built.rowsRead,
@@ -137,19 +141,19 @@ export class LoadIndexUseCase {
    * other earlier version (unreferenced ones first of all) is released from the catalog before its file
    * goes, so asOf "saved" on it answers "no longer kept" instead of failing to read a file.
    */
-  private async keepForReports(entry: IndexEntry, previous: IndexEntry | null): Promise<string[]> {
+  private async keepForReports(entry: IndexEntry, previous: IndexEntry | null): Promise<IndexEntry[]> {
     const older = (await this.catalog.listIndexVersions(entry.name))
       .filter((v) => v.version !== entry.version && v.version !== previous?.version)
       .sort((a, b) => b.version - a.version);
     const referenced = new Set(this.retention ? await this.retention.referencedVersions(entry.name) : []);
-    const kept: string[] = [];
+    const kept: IndexEntry[] = [];
     const released: number[] = [];
     let used = 0;
     for (const v of older) {
       const size = referenced.has(v.version) ? this.snapshots.sizeOf(v.snapshot) : 0;
       if (size > 0 && this.retention && used + size <= this.retention.keepBytes) {
         used += size;
-        kept.push(v.snapshot);
+        kept.push(v);
       } else released.push(v.version);
     }
     if (released.length) await this.catalog.releaseIndexVersions(entry.name, released);

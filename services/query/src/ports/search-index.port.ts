@@ -34,8 +34,11 @@ export interface SearchIndex {
   /** Makes a built snapshot searchable before the catalog publishes it. */
   prepare(entry: IndexEntry): Promise<void>;
   search(entry: IndexEntry, plan: SearchPlan): Promise<SearchPage>;
-  /** After a publish: releases what older versions held (their snapshot files are the loader's). */
-  retire(current: IndexEntry, previous: IndexEntry | null): Promise<void>;
+  /**
+   * After a publish: releases what older versions held (their snapshot files are the loader's), but for
+   * the previous one and those saved reports still run on (`kept`, asOf "saved").
+   */
+  retire(current: IndexEntry, previous: IndexEntry | null, kept?: readonly IndexEntry[]): Promise<void>;
   drop(entry: IndexEntry): Promise<void>;
   /** Releases what this process holds for an index that is no longer published (it was dropped). */
   forget(name: string): void;

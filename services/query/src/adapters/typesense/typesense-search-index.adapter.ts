@@ -213,13 +213,17 @@ export class TypesenseSearchIndex implements SearchIndex {
     }
   }
 
-  async retire(current: IndexEntry, previous: IndexEntry | null): Promise<void> {
+  async retire(current: IndexEntry, previous: IndexEntry | null, kept: readonly IndexEntry[] = []): Promise<void> {
     await this.call(() =>
       this.client.aliases().upsert(current.name, { collection_name: collectionName(current) }),
     ).catch((err: unknown) => {
       throw backendError(err, `pointing alias ${current.name} at the new version`);
     });
-    const keep = [collectionName(current), ...(previous ? [collectionName(previous)] : [])];
+    const keep = [
+      collectionName(current),
+      ...(previous ? [collectionName(previous)] : []),
+      ...kept.map(collectionName),
+    ];
     await this.deleteCollections(current.name, keep);
   }
 
