@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import puppeteer from 'puppeteer-core';
 import { createIdentity, type Identity } from './support/identities';
 import { makeDataDir, runCli, startQuarry, type RunningQuarry } from './support/quarry-process';
 
@@ -461,4 +462,86 @@ describe('REPORTS.EXECUTE: a saved report run by reference', () => {
     // On disk: the current (4), the previous (3) and version 2's snapshot.
     expect(fs.readdirSync(path.join(quarry.dataDir, 'indexes', 'sales'))).toHaveLength(3);
   });
+
+  it('lists a report’s versions in the console and runs one as saved and as the index is now', async () => {
+    await load('sales', ['region,product,amount', 'west,a,5'].join('\n'));
+    const saved = await ok<{ report: { guid: string } }>(ann, 'CROSSTAB.EXECUTE', {
+      index: 'sales',
+      rows: ['region'],
+      totals: [{ aggregationType: 'Sum', field: 'amount', name: 'Amount' }],
+      saveReport: { name: 'Sales table' },
+    });
+    const savedOn = (await ok<Meta>(ann, 'REPORTS.METADATA', { guid: saved.report.guid })).indexVersion;
+    await load('sales', ['region,product,amount', 'north,z,42'].join('\n'));
+    const browser = await puppeteer.launch({
+      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--font-render-hinting=none'],
+    });
+    try {
+      const page = await browser.newPage();
+      await page.setViewport({ width: 1280, height: 800 });
+      const problems: string[] = [];
+      page.on('pageerror', (err) => problems.push(String(err)));
+      await page.goto(`${quarry.baseUrl}/console`, { waitUntil: 'networkidle0' });
+      await page.type('#token', ann.token);
+      await page.click('#token-form button[type=submit]');
+      await page.waitForFunction(() => document.querySelectorAll('#index-list .card').length > 0);
+      await page.click('#tab-reports');
+      await page.waitForFunction(() =>
+        Array.from(document.querySelectorAll('#reports-table td')).some((td) => td.textContent === 'Sales table'),
+      );
+      const row = await page.$$eval('#reports-table tbody tr', (trs) =>
+        trs.findIndex((tr) => tr.querySelector('td')?.textContent === 'Sales table'),
+      );
+      await page.click(`#reports-table tbody tr:nth-child(${row + 1}) button.quiet`);
+      await page.waitForSelector('#versions-table tbody tr');
+      expect(await page.$eval('#report-versions h3', (h) => h.textContent)).toBe('Versions of "Sales table"');
+      expect(await page.$$eval('#versions-table tbody td', (tds) => tds.map((td) => td.textContent))).toEqual([
+        '1 latest',
+        expect.stringMatching(/^\d{4}-\d\d-\d\d \d\d:\d\d$/),
+        String(savedOn),
+        'RunRun as saved',
+      ]);
+
+      const runAndRead = async (button: string) => {
+        await page.click(`#versions-table tbody tr:first-child button${button}`);
+        await page.waitForFunction(
+          (want) => document.querySelector('#report-run-caption')?.textContent?.includes(want),
+          {},
+          button === '.quiet' ? '(as saved)' : '(latest)',
+        );
+        return {
+          caption: await page.$eval('#report-run-caption', (p) => p.textContent),
+          cells: await page.$$eval('#report-run tbody tr', (trs) =>
+            trs.map((tr) => Array.from(tr.children).map((c) => c.textContent?.trim())),
+          ),
+        };
+      };
+      const asSaved = await runAndRead('.quiet');
+      expect(asSaved.caption).toBe(`Version 1, run on load ${savedOn} of the index (as saved)`);
+      expect(asSaved.cells).toEqual([['west', '5']]);
+      fs.mkdirSync(path.join(__dirname, '..', 'test-output', 'console'), { recursive: true });
+      await page.screenshot({
+        path: path.join(__dirname, '..', 'test-output', 'console', 'report-versions-1280.png'),
+        fullPage: true,
+      });
+      await page.setViewport({ width: 390, height: 800 });
+      await page.screenshot({
+        path: path.join(__dirname, '..', 'test-output', 'console', 'report-versions-390.png'),
+        fullPage: true,
+      });
+      // Nothing wider than the phone's screen but inside the scrolling table boxes.
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      expect(overflow).toBeLessThanOrEqual(0);
+      await page.setViewport({ width: 1280, height: 800 });
+      const latest = await runAndRead(':not(.quiet)');
+      expect(latest.caption).toBe(`Version 1, run on load ${savedOn + 1} of the index (latest)`);
+      expect(latest.cells).toEqual([['north', '42']]);
+      expect(problems).toEqual([]);
+      expect(saved.report.guid).toMatch(/^[0-9a-f-]{36}$/);
+    } finally {
+      await browser.close();
+    }
+  }, 60000);
 });

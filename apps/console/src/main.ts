@@ -67,6 +67,8 @@ const state: {
   search?: QueriesExecuteParams;
   lastCrosstab?: CrosstabExecuteParams;
   chartTypes: string[];
+  /** The report whose versions are listed. */
+  versionsOf?: { guid: string; name: string; index: string };
 } = {
   indexes: [],
   chartTypes: [],
@@ -454,7 +456,11 @@ async function showCrosstab(params: CrosstabExecuteParams): Promise<void> {
   const res = await call('CROSSTAB.EXECUTE', params);
   if (!res) return;
   state.lastCrosstab = params;
-  const out = byId('crosstab-result');
+  setStatus(renderCrosstab(byId('crosstab-result'), res, params.index));
+}
+
+/** A crosstab answer (a table in any format, or a chart) into `out`; returns the status line to show. */
+function renderCrosstab(out: HTMLElement, res: ResultOf<'CROSSTAB.EXECUTE'>, index: string): string {
   if ('chartType' in res) {
     const src =
       res.contentType === 'image/png'
@@ -463,14 +469,13 @@ async function showCrosstab(params: CrosstabExecuteParams): Promise<void> {
     out.replaceChildren(
       el('img', {
         src,
-        alt: `${res.chartType} chart of ${params.index}`,
+        alt: `${res.chartType} chart of ${index}`,
         width: String(res.width),
         height: String(res.height),
         class: 'chart',
       }),
     );
-    setStatus(`${res.chartType} chart drawn (${res.width}×${res.height}).`);
-    return;
+    return `${res.chartType} chart drawn (${res.width}×${res.height}).`;
   }
   if (res.contentType === 'text/html') out.replaceChildren(el('div', { class: 'table-wrap' }, importTable(res.data)));
   else if (res.contentType === 'application/json')
@@ -480,12 +485,12 @@ async function showCrosstab(params: CrosstabExecuteParams): Promise<void> {
     out.replaceChildren(
       el(
         'a',
-        { href: `data:${XLSX};base64,${res.data}`, download: `${params.index}.xlsx`, class: 'download', id: 'ct-xlsx' },
-        `Download ${params.index}.xlsx`,
+        { href: `data:${XLSX};base64,${res.data}`, download: `${index}.xlsx`, class: 'download', id: 'ct-xlsx' },
+        `Download ${index}.xlsx`,
       ),
     );
   else out.replaceChildren(el('pre', { class: 'data' }, res.data));
-  setStatus(`Crosstab: ${res.rowCount} rows × ${res.columnCount} columns.`);
+  return `Crosstab: ${res.rowCount} rows × ${res.columnCount} columns.`;
 }
 
 // ---- reports ----------------------------------------------------------------------------------------
@@ -517,6 +522,8 @@ async function findReports(): Promise<void> {
   const rows = res.reports.map((r) => {
     const open = el('button', { type: 'button' }, 'Open');
     open.addEventListener('click', () => void openReport(r.guid));
+    const versions = el('button', { type: 'button', class: 'quiet' }, 'Versions');
+    versions.addEventListener('click', () => void showVersions(r.guid));
     return el(
       'tr',
       {},
@@ -525,7 +532,7 @@ async function findReports(): Promise<void> {
       el('td', {}, r.index),
       el('td', {}, r.owner),
       el('td', {}, r.updatedAt.slice(0, 16).replace('T', ' ')),
-      el('td', {}, open),
+      el('td', { class: 'cell-actions' }, open, versions),
     );
   });
   byId('reports-table').replaceChildren(el('thead', {}, head), el('tbody', {}, ...rows));
@@ -555,6 +562,76 @@ async function openReport(guid: string): Promise<void> {
     await showCrosstab(params);
   }
   setStatus(`Opened report "${meta.name}".`);
+}
+
+/** A report's versions, each to run on the index as it is now or as it was when that version was saved. */
+async function showVersions(guid: string): Promise<void> {
+  const meta = await call('REPORTS.METADATA', { guid });
+  if (!meta) return;
+  const head = el('tr', {}, ...['Version', 'Saved', 'Index load', ''].map((h) => el('th', { scope: 'col' }, h)));
+  const rows = [...meta.versions].reverse().map((v) => {
+    const run = el('button', { type: 'button' }, 'Run');
+    run.addEventListener('click', () => void runReport(guid, v.version, 'latest'));
+    // A version saved before index loads were recorded has no load to run on.
+    const asSaved = el(
+      'button',
+      v.indexVersion > 0
+        ? { type: 'button', class: 'quiet' }
+        : { type: 'button', class: 'quiet', disabled: '', title: 'Saved before index loads were recorded' },
+      'Run as saved',
+    );
+    asSaved.addEventListener('click', () => void runReport(guid, v.version, 'saved'));
+    return el(
+      'tr',
+      {},
+      el('td', {}, String(v.version), v.version === meta.version ? el('small', {}, ' latest') : ''),
+      el('td', {}, v.savedAt.slice(0, 16).replace('T', ' ')),
+      el('td', {}, v.indexVersion > 0 ? String(v.indexVersion) : '—'),
+      el('td', { class: 'cell-actions' }, run, asSaved),
+    );
+  });
+  state.versionsOf = { guid, name: meta.name, index: meta.index };
+  const box = byId('report-versions');
+  box.replaceChildren(
+    el('h3', {}, `Versions of "${meta.name}"`),
+    el(
+      'div',
+      { class: 'table-wrap' },
+      el('table', { class: 'grid', id: 'versions-table' }, el('thead', {}, head), el('tbody', {}, ...rows)),
+    ),
+  );
+  box.hidden = false;
+  byId('report-run').replaceChildren();
+  setStatus(`"${meta.name}": ${meta.versions.length} version${meta.versions.length === 1 ? '' : 's'}.`);
+}
+
+async function runReport(guid: string, version: number, asOf: 'latest' | 'saved'): Promise<void> {
+  const res = await call('REPORTS.EXECUTE', { guid, version, asOf });
+  if (!res) return;
+  const out = byId('report-run');
+  const caption = el(
+    'p',
+    { class: 'meta', id: 'report-run-caption' },
+    `Version ${res.report.version}, run on load ${res.indexVersion} of the index${asOf === 'saved' ? ' (as saved)' : ' (latest)'}`,
+  );
+  const body = el('div', {});
+  let status: string;
+  if ('records' in res) {
+    const head = el('tr', {}, ...res.fields.map((f: Field) => el('th', { scope: 'col' }, f.name)));
+    const rows = res.records.map((r) =>
+      el('tr', {}, ...res.fields.map((f: Field) => el('td', {}, cellText(r[f.name])))),
+    );
+    body.append(
+      el(
+        'div',
+        { class: 'table-wrap' },
+        el('table', { class: 'grid' }, el('thead', {}, head), el('tbody', {}, ...rows)),
+      ),
+    );
+    status = `Report on ${res.index}: ${res.records.length} of ${res.total} records shown.`;
+  } else status = renderCrosstab(body, res, state.versionsOf?.index ?? 'report');
+  out.replaceChildren(caption, body);
+  setStatus(`"${state.versionsOf?.name ?? 'Report'}", version ${res.report.version}: ${status}`);
 }
 
 // ---- start ------------------------------------------------------------------------------------------
