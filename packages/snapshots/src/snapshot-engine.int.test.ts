@@ -55,6 +55,29 @@ describe('SnapshotEngine', () => {
     expect(await tables()).toBe(0);
   });
 
+  it('keeps the newest version and the last earlier one asked for (a saved report), no more', async () => {
+    await writeSnapshot(dir, 'a.parquet', ['A']);
+    await writeSnapshot(dir, 'b.parquet', ['B']);
+    await writeSnapshot(dir, 'c.parquet', ['C']);
+    const loaded = async () =>
+      (await engine.all("SELECT table_name FROM duckdb_tables() WHERE table_name LIKE 'snap_t1_%'"))
+        .map((r) => String(r.table_name).split('_')[2])
+        .sort();
+    const settle = () => new Promise((r) => setTimeout(r, 50));
+    expect(await cities({ name: 't1', version: 3, snapshot: 'c.parquet', fields })).toEqual(['C']);
+    expect(await cities({ name: 't1', version: 1, snapshot: 'a.parquet', fields })).toEqual(['A']);
+    await settle();
+    expect(await loaded()).toEqual(['1', '3']);
+    expect(await cities({ name: 't1', version: 2, snapshot: 'b.parquet', fields })).toEqual(['B']);
+    await settle();
+    expect(await loaded()).toEqual(['2', '3']);
+    // The newest one answers throughout, and the earlier one asked for again is read again.
+    expect(await cities({ name: 't1', version: 3, snapshot: 'c.parquet', fields })).toEqual(['C']);
+    expect(await cities({ name: 't1', version: 1, snapshot: 'a.parquet', fields })).toEqual(['A']);
+    await settle();
+    expect(await loaded()).toEqual(['1', '3']);
+  });
+
   it('interrupts a statement inside DuckDB when its signal aborts, and answers with the abort reason', async () => {
     const controller = new AbortController();
     const started = Date.now();

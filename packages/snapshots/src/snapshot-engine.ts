@@ -109,10 +109,19 @@ export class SnapshotEngine {
     return { table, columnTypes, singleWord };
   }
 
-  /** Once a version is loaded, older ones of the same index go; queries already running keep their table. */
+  /**
+   * Once a version is loaded, older ones of the same index go; queries already running keep their table.
+   * An earlier version loaded for a saved report (asOf "saved") stays beside the newest one, but only the
+   * last one asked for: a schedule of reports on many old versions never holds them all in memory.
+   */
   private retireOlder(ref: SnapshotRef): void {
+    let newest = ref.version;
+    for (const cached of this.tables.values()) if (cached.name === ref.name) newest = Math.max(newest, cached.version);
     for (const [key, cached] of this.tables) {
-      if (cached.name === ref.name && key !== ref.snapshot && cached.version < ref.version) this.drop(key, cached);
+      if (cached.name !== ref.name || key === ref.snapshot) continue;
+      const older = cached.version < ref.version;
+      const anotherEarlier = ref.version < newest && cached.version < newest;
+      if (older || anotherEarlier) this.drop(key, cached);
     }
   }
 

@@ -2,3 +2,6 @@ export { GatewayModule, type GatewayOps } from './module';
 export { gatewayConfig, type GatewayConfig } from './config';
 export { AUTH_FAILURES } from './domain/authenticate.use-case';
 export { createOpsApp, type OpsDeps } from './transport/http-app';
+// A saved report run for an explicit caller (scheduled deliveries run it as the schedule's owner).
+export { RunReportUseCase, type ReportRun } from './domain/run-report.use-case';
+export { ExecuteMethodUseCase } from './domain/execute-method.use-case';
