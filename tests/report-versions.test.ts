@@ -305,6 +305,25 @@ describe('REPORTS.EXECUTE: a saved report run by reference', () => {
     expect((await ok<Ran>(bob, 'REPORTS.EXECUTE', { guid: crosstabGuid })).report.version).toBe(2);
   });
 
+  it('keeps every version when updates of one report race through JSON-RPC', async () => {
+    const before = (await ok<Meta>(ann, 'REPORTS.METADATA', { guid: queryGuid })).version;
+    const sizes = [11, 12, 13, 14, 15, 16];
+    const answers = await Promise.all(
+      sizes.map((pageSize) => ok<Meta>(ann, 'REPORTS.UPDATE', { guid: queryGuid, params: { pageSize } })),
+    );
+    expect(answers.map((a) => a.version).sort((x, y) => x - y)).toEqual(sizes.map((_, i) => before + i + 1));
+    const after = await ok<Meta>(ann, 'REPORTS.METADATA', { guid: queryGuid });
+    expect(after.versions.map((v) => v.version)).toEqual(
+      Array.from({ length: before + sizes.length }, (_, i) => i + 1),
+    );
+    const kept = await Promise.all(
+      after.versions
+        .slice(before)
+        .map((v) => ok<Meta>(ann, 'REPORTS.METADATA', { guid: queryGuid, version: v.version })),
+    );
+    expect(kept.map((m) => m.params.pageSize).sort()).toEqual(sizes);
+  });
+
   it('refuses bad updates, naming the parameter, and keeps the report as it was', async () => {
     const detail = async (who: Identity, params: Record<string, unknown>) => {
       const res = await call(who, 'REPORTS.UPDATE', params);
@@ -449,7 +468,7 @@ describe('REPORTS.EXECUTE: a saved report run by reference', () => {
       message: 'Not Found',
       data: { type: 'about:blank', detail: 'Version 1 of index "sales" is no longer kept (the current version is 4)' },
     });
-    const queryGone = await call(ann, 'REPORTS.EXECUTE', { guid: queryGuid, asOf: 'saved' });
+    const queryGone = await call(ann, 'REPORTS.EXECUTE', { guid: queryGuid, version: 1, asOf: 'saved' });
     expect(queryGone.error?.data.detail).toBe(
       'Version 1 of index "sales" is no longer kept (the current version is 4)',
     );
