@@ -119,8 +119,9 @@ export function buildProgram(config: () => Config): Command {
   report
     .command('list')
     .option('--user <name>', "only this user's reports")
-    .action(async (opts: { user?: string }) => {
-      process.stdout.write(`${await (await reportCommands()).listReports(config(), opts.user)}\n`);
+    .option('--trash', 'the deleted reports `report restore` can bring back')
+    .action(async (opts: { user?: string; trash?: boolean }) => {
+      process.stdout.write(`${await (await reportCommands()).listReports(config(), opts.user, opts.trash)}\n`);
     });
   report
     .command('delete <guid>')

@@ -294,6 +294,20 @@ export function reportStoreConformance(open: () => Promise<ReportStore>): void {
       expect(await store.getTrashed(saved.guid)).not.toBeNull();
     });
 
+    it('lists the trash, most recently deleted first, for every owner or one', async () => {
+      const a = await store.insert(report({ name: 'a' }));
+      const b = await store.insert(report({ name: 'b', ownerId: 'u2', ownerName: 'bob' }));
+      await store.insert(report({ name: 'live' }));
+      await store.trash(a.guid, '2026-01-01T00:00:00.000Z');
+      await store.trash(b.guid, '2026-02-01T00:00:00.000Z');
+      expect((await store.listTrash()).map((t) => [t.report.name, t.deletedAt])).toEqual([
+        ['b', '2026-02-01T00:00:00.000Z'],
+        ['a', '2026-01-01T00:00:00.000Z'],
+      ]);
+      expect((await store.listTrash('ann')).map((t) => t.report.guid)).toEqual([a.guid]);
+      expect(await store.listTrash('nobody')).toEqual([]);
+    });
+
     it('purges only what went into the trash before the limit', async () => {
       const old = await store.insert(report({ name: 'old' }));
       const young = await store.insert(report({ name: 'young' }));

@@ -3,7 +3,13 @@ import readline from 'node:readline';
 import type { Config } from '@quarry/config';
 import { AppError } from '@quarry/errors';
 import type { MetadataStore } from '@quarry/metadata-store';
-import { openReportStore, RestoreReportUseCase, type ReportRecord, type ReportStore } from '@quarry/reports';
+import {
+  openReportStore,
+  RestoreReportUseCase,
+  trashLimit,
+  type ReportRecord,
+  type ReportStore,
+} from '@quarry/reports';
 
 async function withReports<T>(config: Config, fn: (store: ReportStore) => Promise<T>): Promise<T> {
   const store = await openReportStore({ dataDir: config.dataDir, mongo: config.mongo });
@@ -25,9 +31,18 @@ async function* allReports(store: ReportStore, ownerName?: string): AsyncGenerat
   }
 }
 
-export async function listReports(config: Config, user?: string): Promise<string> {
+export async function listReports(config: Config, user?: string, trash = false): Promise<string> {
   return withReports(config, async (store) => {
     const lines: string[] = [];
+    if (trash) {
+      // Only what can still come back.
+      await store.purgeTrash(trashLimit(new Date(), config.reportTrashDays));
+      for (const t of await store.listTrash(user))
+        lines.push(
+          [t.report.guid, t.report.type, t.report.ownerName, `deleted ${t.deletedAt}`, t.report.name].join('\t'),
+        );
+      return lines.length ? lines.join('\n') : 'the trash is empty';
+    }
     for await (const r of allReports(store, user))
       lines.push([r.guid, r.type, r.ownerName, r.shared ? 'shared' : 'private', r.createdAt, r.name].join('\t'));
     return lines.length ? lines.join('\n') : 'no reports';

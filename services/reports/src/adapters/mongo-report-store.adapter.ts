@@ -246,6 +246,14 @@ export class MongoReportStore implements ReportStore {
     return doc?.deletedAt ? { report: toRecord(doc), deletedAt: doc.deletedAt } : null;
   }
 
+  async listTrash(ownerName?: string): Promise<TrashedReport[]> {
+    const docs = await this.reports
+      .find({ deletedAt: { $type: 'string' }, ...(ownerName !== undefined ? { ownerName } : {}) })
+      .sort({ deletedAt: -1, seq: -1 })
+      .toArray();
+    return docs.map((doc) => ({ report: toRecord(doc), deletedAt: doc.deletedAt as string }));
+  }
+
   async restore(guid: string): Promise<ReportRecord> {
     const doc = await this.reports.findOne({ _id: guid, deletedAt: { $type: 'string' } });
     if (!doc) throw AppError.notFound(`Report ${guid} is not in the trash`);

@@ -282,6 +282,20 @@ export class SqliteReportStore implements ReportStore {
     return row?.deleted_at ? { report: toRecord(row), deletedAt: row.deleted_at } : null;
   }
 
+  async listTrash(ownerName?: string): Promise<TrashedReport[]> {
+    const rows =
+      ownerName === undefined
+        ? this.db
+            .prepare<[], Row>('SELECT * FROM reports WHERE deleted_at IS NOT NULL ORDER BY deleted_at DESC, seq DESC')
+            .all()
+        : this.db
+            .prepare<[string], Row>(
+              'SELECT * FROM reports WHERE deleted_at IS NOT NULL AND owner_name = ? ORDER BY deleted_at DESC, seq DESC',
+            )
+            .all(ownerName);
+    return rows.map((row) => ({ report: toRecord(row), deletedAt: row.deleted_at as string }));
+  }
+
   async restore(guid: string): Promise<ReportRecord> {
     const row = this.anyByGuid.get(guid);
     if (!row?.deleted_at) throw AppError.notFound(`Report ${guid} is not in the trash`);

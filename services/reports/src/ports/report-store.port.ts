@@ -114,6 +114,8 @@ export interface ReportStore {
   /** Moves a report into the trash. */
   trash(guid: string, deletedAt: string): Promise<void>;
   getTrashed(guid: string): Promise<TrashedReport | null>;
+  /** What is in the trash (one owner's, by name, when given), most recently deleted first (operators' tools). */
+  listTrash(ownerName?: string): Promise<TrashedReport[]>;
   restore(guid: string): Promise<ReportRecord>;
   /** Deletes for good what went into the trash before this time; returns how many. */
   purgeTrash(deletedBefore: string): Promise<number>;
