@@ -157,6 +157,9 @@ describe('REPORTS.EXECUTE: a saved report run by reference', () => {
     const svg = await ok<Ran>(ann, 'REPORTS.EXECUTE', { guid: chart.report.guid });
     expect(svg.contentType).toBe('image/svg+xml');
     expect(String(svg.data)).toMatch(/^<svg/);
+    const png = await ok<Ran>(ann, 'REPORTS.EXECUTE', { guid: chart.report.guid, imageFormat: 'png' });
+    expect(png.contentType).toBe('image/png');
+    expect(Buffer.from(String(png.data), 'base64').subarray(1, 4).toString()).toBe('PNG');
     const table = await ok<Ran>(ann, 'REPORTS.EXECUTE', { guid: chart.report.guid, format: 'html' });
     expect(table.contentType).toBe('text/html');
     expect(String(table.data)).toContain('<table');
