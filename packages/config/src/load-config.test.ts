@@ -15,6 +15,22 @@ describe('loadConfig', () => {
     expect(c.chart.chromiumPath).toBe('/usr/bin/chromium');
   });
 
+  it('keeps deleted reports 30 days and 1024 MiB of snapshots for saved reports unless told otherwise (issue #26)', () => {
+    expect(loadConfig({})).toMatchObject({ reportTrashDays: 30, snapshotKeepBytes: 1024 * 1024 * 1024 });
+    expect(loadConfig({ QUARRY_REPORT_TRASH_DAYS: '7', QUARRY_SNAPSHOT_KEEP_MB: '0.5' })).toMatchObject({
+      reportTrashDays: 7,
+      snapshotKeepBytes: 524288,
+    });
+    expect(loadConfig({ QUARRY_SNAPSHOT_KEEP_MB: '0' }).snapshotKeepBytes).toBe(0);
+    for (const [name, value] of [
+      ['QUARRY_REPORT_TRASH_DAYS', '-1'],
+      ['QUARRY_REPORT_TRASH_DAYS', 'a month'],
+      ['QUARRY_SNAPSHOT_KEEP_MB', '-5'],
+      ['QUARRY_SNAPSHOT_KEEP_MB', 'lots'],
+    ])
+      expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(name));
+  });
+
   it('parses a comma list of targets and rejects unknown ones', () => {
     expect(loadConfig({ QUARRY_TARGET: 'gateway, query', QUARRY_INTERNAL_TOKEN: 'k'.repeat(32) }).targets).toEqual([
       'gateway',
