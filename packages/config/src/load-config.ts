@@ -30,6 +30,8 @@ export interface Config {
     waitTimeoutMs: number;
     workerConcurrency: number;
     queueMaxWaiting: number;
+    /** Chromium closes after this long without a chart and starts again on the next; 0 keeps it warm from start-up. */
+    chromiumIdleMs: number;
   };
   /** Where each gRPC service listens (when it runs here) or is reached (when it runs elsewhere). */
   grpc: {
@@ -47,8 +49,11 @@ export interface Config {
   shutdownGraceMs: number;
   /** Port of /metrics, /healthz and /readyz in processes without the gateway (unset: none). */
   opsPort: number | undefined;
-  /** Per process: searches and crosstabs run at once, and how many may wait before a 503. */
-  heavyCalls: { maxRunning: number; maxQueued: number };
+  /**
+   * Per process: searches and crosstabs run at once, and how many may wait before a 503; `perCaller`
+   * also bounds one caller's charts in the chart queue (fair admission, round robin over callers).
+   */
+  heavyCalls: { maxRunning: number; maxQueued: number; perCaller: number };
   /** Per process: the bound of the query and crosstab result cache in bytes; 0 turns it off. */
   resultCacheBytes: number;
   /** Per query service: memory for small indexes searched in memory (estimated bytes); 0 keeps every search on the engine. */
@@ -122,6 +127,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       waitTimeoutMs: e.CHART_WAIT_TIMEOUT_MS,
       workerConcurrency: e.CHART_WORKER_CONCURRENCY,
       queueMaxWaiting: e.CHART_QUEUE_MAX_WAITING,
+      chromiumIdleMs: e.QUARRY_CHROMIUM_IDLE_S * 1000,
     },
     grpc: {
       addrs: {
@@ -138,7 +144,11 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     },
     shutdownGraceMs: e.QUARRY_SHUTDOWN_GRACE_MS,
     cursorSecret: e.QUARRY_CURSOR_SECRET,
-    heavyCalls: { maxRunning: e.QUARRY_MAX_CONCURRENT_QUERIES, maxQueued: e.QUARRY_MAX_QUEUED_QUERIES },
+    heavyCalls: {
+      maxRunning: e.QUARRY_MAX_CONCURRENT_QUERIES,
+      maxQueued: e.QUARRY_MAX_QUEUED_QUERIES,
+      perCaller: e.QUARRY_HEAVY_PER_CALLER,
+    },
     resultCacheBytes: e.QUARRY_CACHE_MB * 1024 * 1024,
     memoryIndexBytes: e.QUARRY_MEMORY_INDEX_MB * 1024 * 1024,
     opsPort: e.QUARRY_OPS_PORT,

@@ -7,6 +7,8 @@ export interface ChartServiceConfig {
   waitTimeoutMs: number;
   /** Renders that may wait for a worker before further ones are refused (503 + Retry-After). */
   maxWaiting: number;
+  /** Renders of one caller in the queue at once (QUARRY_HEAVY_PER_CALLER); the rest wait here, round robin over callers. */
+  perCaller: number;
 }
 
 /** `redisUrl` is REDIS_URL, or the private redis-server's the process started (see startTargets). */
@@ -17,5 +19,6 @@ export function chartServiceConfig(config: Config, redisUrl: string): ChartServi
     redisUrl,
     waitTimeoutMs: config.chart.waitTimeoutMs,
     maxWaiting: config.chart.queueMaxWaiting,
+    perCaller: config.heavyCalls.perCaller,
   };
 }

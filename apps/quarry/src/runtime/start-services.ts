@@ -142,7 +142,7 @@ export async function startServices(
     config,
     log,
     metrics,
-    limiter: new HeavyCallLimiter(config.heavyCalls.maxRunning, config.heavyCalls.maxQueued),
+    limiter: new HeavyCallLimiter(config.heavyCalls),
     cache: new LruResultCache(config.resultCacheBytes, metrics),
     hosted: {},
   };

@@ -30,6 +30,7 @@ describe('grpc.health.v1 on the chart service', () => {
         redisUrl: `redis://127.0.0.1:${port}`,
         waitTimeoutMs: 5000,
         maxWaiting: 10,
+        perCaller: 2,
       },
       silentLogger(),
     );

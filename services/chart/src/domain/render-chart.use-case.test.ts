@@ -1,17 +1,25 @@
+import { PNG } from 'pngjs';
 import { AppError } from '@quarry/errors';
 import type { CrosstabGrid } from '@quarry/contract';
 import type { ChartQueue } from '../ports/chart-queue.port';
 import type { RenderJob } from '../ports/chart-renderer.port';
 import { RenderChartUseCase } from './render-chart.use-case';
 
-/** A queue that keeps the jobs it is handed and answers with a fixed image. */
+const pngs = new Map<string, string>();
+const pngOf = (width: number, height: number) => {
+  const key = `${width}x${height}`;
+  if (!pngs.has(key)) pngs.set(key, PNG.sync.write(new PNG({ width, height })).toString('base64'));
+  return pngs.get(key)!;
+};
+
+/** A queue that keeps the jobs it is handed and answers with a blank PNG of the asked size. */
 function recordingQueue(): ChartQueue & { jobs: RenderJob[] } {
   const jobs: RenderJob[] = [];
   return {
     jobs,
     render: (job) => {
       jobs.push(job);
-      return Promise.resolve('iVBORw0KGgo=');
+      return Promise.resolve(pngOf(job.width, job.height));
     },
     close: () => Promise.resolve(),
   };
@@ -45,7 +53,7 @@ describe('RenderChartUseCase takes the number of totals from the grid it is give
   it.each([['MSCombiDY2D'], ['Scatter'], ['scatter']])('%s with two totals is drawn from both', async (type) => {
     const queue = recordingQueue();
     const out = await new RenderChartUseCase(queue, 1000).render(input(type, ['Sum of Gross', 'Count']), 'r1');
-    expect(out).toMatchObject({ pngBase64: 'iVBORw0KGgo=', width: 640, height: 480 });
+    expect(out).toMatchObject({ pngBase64: pngOf(640, 480), width: 640, height: 480 });
     expect(out.chartType.toLowerCase()).toBe(type.toLowerCase());
     expect(queue.jobs).toHaveLength(1);
     // Both totals reach the drawing: in the series (combi) or on the two axes (scatter).
@@ -69,5 +77,58 @@ describe('RenderChartUseCase takes the number of totals from the grid it is give
     const out = await new RenderChartUseCase(queue, 1000).render(input('Column2D', ['Count']), 'r1');
     expect(out.chartType).toBe('Column2D');
     expect(queue.jobs).toHaveLength(1);
+  });
+});
+
+describe('RenderChartUseCase hands back only an image of the asked format and size', () => {
+  const answering = (image: string): ChartQueue => ({ render: () => Promise.resolve(image), close: async () => {} });
+
+  it.each([
+    ['other bytes', Buffer.from('forged chart bytes, not an image').toString('base64'), 'no PNG'],
+    ['a PNG of another size', pngOf(64, 48), 'a PNG of 64x48 pixels where 640x480 were asked'],
+    ['a PNG cut short', pngOf(640, 480).slice(0, 200), 'a PNG cut short'],
+  ])('a PNG chart answered with %s is an INTERNAL error saying so', async (_what, image, message) => {
+    const err = await new RenderChartUseCase(answering(image), 1000)
+      .render(input('Column2D', ['Count']), 'r1')
+      .catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'INTERNAL' });
+    expect((err as AppError).message).toContain(message);
+  });
+
+  it('an SVG chart answered with a PNG, or an SVG of another size, is refused', async () => {
+    const svg = { ...input('Column2D', ['Count']), imageFormat: 'svg' };
+    for (const [image, message] of [
+      [pngOf(640, 480), 'does not parse as XML'],
+      ['<svg xmlns="http://www.w3.org/2000/svg" width="10" height="480"/>', 'an SVG of 10x480'],
+      ['<html xmlns="http://www.w3.org/1999/xhtml" width="640" height="480"/>', 'its root element is <html>'],
+    ]) {
+      const err = await new RenderChartUseCase(answering(image), 1000).render(svg, 'r1').catch((e: unknown) => e);
+      expect(err).toMatchObject({ code: 'INTERNAL' });
+      expect((err as AppError).message).toContain(message);
+    }
+    const ok = '<?xml version="1.0"?><svg width="640" height="480" xmlns="http://www.w3.org/2000/svg"><rect/></svg>';
+    await expect(new RenderChartUseCase(answering(ok), 1000).render(svg, 'r1')).resolves.toMatchObject({ svg: ok });
+  });
+
+  it("waits for admission under the caller's key and counts that wait against the one wait bound", async () => {
+    const keys: string[] = [];
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const admit = async <T>(caller: string, signal: AbortSignal, work: () => Promise<T>) => {
+      keys.push(caller);
+      await Promise.race([
+        held,
+        new Promise((_, reject) => signal.addEventListener('abort', () => reject(new Error('aborted')))),
+      ]);
+      return work();
+    };
+    const queue = recordingQueue();
+    const err = await new RenderChartUseCase(queue, 50, admit)
+      .render(input('Column2D', ['Count']), 'r1', { caller: 'u1' })
+      .catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'TIMEOUT' });
+    expect(keys).toEqual(['u1']);
+    expect(queue.jobs).toHaveLength(0);
+    release();
   });
 });

@@ -4,6 +4,14 @@ import type { ChartQueue } from '../ports/chart-queue.port';
 import { parseGrid } from './chart-grid';
 import { buildChartOption } from './chart-option/build-chart-option';
 import { chartKind } from './chart-types';
+import { checkPng, checkSvg } from './check-image';
+
+/**
+ * Admits one caller's render: at most so many of one caller's renders in the queue at once, the next
+ * slot going round robin over callers (QUARRY_HEAVY_PER_CALLER), so a caller's queue of big charts does
+ * not hold back another caller's small one. Rejects as the signal aborts while the render waits.
+ */
+export type AdmitRender = <T>(caller: string, signal: AbortSignal, work: () => Promise<T>) => Promise<T>;
 
 export interface RenderChartInput {
   gridJson: string;
@@ -32,9 +40,15 @@ export class RenderChartUseCase {
   constructor(
     private readonly queue: ChartQueue,
     private readonly waitTimeoutMs: number,
+    private readonly admit: AdmitRender = (_caller, _signal, work) => work(),
   ) {}
 
-  async render(input: RenderChartInput, requestId: string): Promise<RenderedChart> {
+  /** `caller` keys fair admission (the user's id); `signal` is the call's own deadline. */
+  async render(
+    input: RenderChartInput,
+    requestId: string,
+    { caller = '', signal }: { caller?: string; signal?: AbortSignal } = {},
+  ): Promise<RenderedChart> {
     const format = input.imageFormat === '' ? 'png' : input.imageFormat;
     const formatProblem = imageFormatProblem(format);
     if (formatProblem) throw AppError.invalid(formatProblem);
@@ -49,11 +63,26 @@ export class RenderChartUseCase {
     // The grid says how many totals were asked: a Scatter or an MSCombiDY2D draws two of them.
     const kind = chartKind(input.chartType, grid.totals.length);
     const option = buildChartOption(grid, kind, input.width, input.height, input.title);
-    const image = await this.queue.render(
-      { option, width: input.width, height: input.height, format: format as ImageFormat },
-      { timeoutMs: this.waitTimeoutMs, requestId },
-    );
+    // One wait bound for the whole call: time spent waiting for admission comes off the queue's.
+    const started = Date.now();
+    const bound = AbortSignal.timeout(this.waitTimeoutMs);
+    const waited = signal ? AbortSignal.any([signal, bound]) : bound;
+    let image: string;
+    try {
+      image = await this.admit(caller, waited, () =>
+        this.queue.render(
+          { option, width: input.width, height: input.height, format: format as ImageFormat },
+          { timeoutMs: Math.max(1, this.waitTimeoutMs - (Date.now() - started)), requestId },
+        ),
+      );
+    } catch (err) {
+      if (bound.aborted && !(err instanceof AppError && err.code !== 'TIMEOUT'))
+        throw AppError.timeout(`The chart was not rendered within ${this.waitTimeoutMs} ms`);
+      throw err;
+    }
     const svg = format === 'svg';
+    if (svg) checkSvg(image, input.width, input.height);
+    else checkPng(image, input.width, input.height);
     return {
       pngBase64: svg ? '' : image,
       svg: svg ? image : '',

@@ -1,5 +1,5 @@
 import type { Logger } from '@quarry/logger';
-import { unary, type pb } from '@quarry/rpc';
+import { callerFromWire, unary, type pb } from '@quarry/rpc';
 import type { RenderChartUseCase } from '../domain/render-chart.use-case';
 
 export function chartHandlers(log: Logger, render: RenderChartUseCase): pb.ChartServiceHandlers {
@@ -15,6 +15,7 @@ export function chartHandlers(log: Logger, render: RenderChartUseCase): pb.Chart
           imageFormat: req.imageFormat,
         },
         ctx.requestId,
+        { caller: callerFromWire(req.caller).userId, signal: ctx.signal },
       ),
     ),
   };

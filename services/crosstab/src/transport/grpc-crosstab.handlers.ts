@@ -89,8 +89,9 @@ export function crosstabHandlers(
       async (req, ctx) => {
         const output = CROSSTAB_OUTPUTS.find((o) => o === (req.output === '' ? 'html' : req.output));
         if (!output) throw AppError.invalid(`output must be one of ${CROSSTAB_OUTPUTS.join(', ')}`);
+        const caller = callerFromWire(req.caller);
         const res = await run.run(
-          callerFromWire(req.caller),
+          caller,
           {
             index: req.index,
             query: req.query,
@@ -98,7 +99,7 @@ export function crosstabHandlers(
             ...(req.asOfVersion !== undefined ? { asOfVersion: req.asOfVersion } : {}),
           },
           output,
-          { signal: ctx.signal, cache: !req.bypassCache, heavy: (work) => limiter.run(ctx.signal, work) },
+          { signal: ctx.signal, cache: !req.bypassCache, heavy: (work) => limiter.run(caller.userId, ctx.signal, work) },
         );
         return {
           html: res.output === 'html' ? res.payload : '',

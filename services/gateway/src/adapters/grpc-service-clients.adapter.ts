@@ -242,7 +242,7 @@ export class GrpcServiceClients implements ServiceClients {
     return { table, cache: cacheStatus(res.cache), indexVersion: res.indexVersion };
   }
 
-  async renderChart(req: ChartRequest, trace: RequestTrace): Promise<ChartImage> {
+  async renderChart(caller: Caller, req: ChartRequest, trace: RequestTrace): Promise<ChartImage> {
     const res = await this.call(
       'chart',
       this.v1.ChartService.service.RenderChart,
@@ -253,6 +253,7 @@ export class GrpcServiceClients implements ServiceClients {
         height: req.height,
         title: req.title,
         imageFormat: req.imageFormat,
+        caller: callerToWire(caller),
       },
       trace,
     );

@@ -64,7 +64,7 @@ function fakeServices(cache: string) {
         indexVersion: 1,
       };
     },
-    renderChart: async (req) => ({
+    renderChart: async (_caller, req) => ({
       contentType: 'image/png',
       data: 'iVBOR',
       width: req.width,

@@ -41,7 +41,7 @@ function fakeServices() {
         indexVersion: 1,
       };
     },
-    renderChart: async (req) => {
+    renderChart: async (_caller, req) => {
       calls.push('chart');
       rendered = req;
       return req.imageFormat === 'svg'

@@ -103,6 +103,7 @@ export class ExecuteMethodUseCase {
     if (output.kind === 'chart') {
       data = {
         ...(await this.services.renderChart(
+          caller,
           {
             grid: table.grid,
             chartType: output.chartType,

@@ -121,7 +121,7 @@ export interface ServiceClients {
     req: PivotRequest,
     trace: RequestTrace,
   ): Promise<{ table: PivotAnswer; cache?: CacheStatus; indexVersion: number }>;
-  renderChart(req: ChartRequest, trace: RequestTrace): Promise<ChartImage>;
+  renderChart(caller: Caller, req: ChartRequest, trace: RequestTrace): Promise<ChartImage>;
   saveReport(caller: Caller, report: ReportToSave, trace: RequestTrace): Promise<{ guid: string }>;
   findReports(
     caller: Caller,

@@ -49,7 +49,7 @@ describe('grpc.health.v1 on a service', () => {
       {
         catalog: store,
         engine,
-        limiter: new HeavyCallLimiter(2, 2),
+        limiter: new HeavyCallLimiter({ maxRunning: 2, perCaller: 2, maxQueued: 2 }),
         cache: new LruResultCache(0),
         ping: async () => {
           if (!storeUp) throw new Error('store down');

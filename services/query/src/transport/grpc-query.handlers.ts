@@ -16,8 +16,9 @@ export function queryHandlers(
       log,
       'ExecuteQuery',
       async (req, ctx) => {
+        const caller = callerFromWire(req.caller);
         const out = await executeQuery.searchIndex(
-          callerFromWire(req.caller),
+          caller,
           {
             index: req.index,
             query: req.query,
@@ -28,7 +29,7 @@ export function queryHandlers(
             sort: req.sort.map((s) => ({ field: s.field, direction: completeDirection(s.direction) })),
             ...(req.asOfVersion !== undefined ? { asOfVersion: req.asOfVersion } : {}),
           },
-          { signal: ctx.signal, cache: !req.bypassCache, heavy: (work) => limiter.run(ctx.signal, work) },
+          { signal: ctx.signal, cache: !req.bypassCache, heavy: (work) => limiter.run(caller.userId, ctx.signal, work) },
         );
         return { ...out, recordsJson: out.recordsJson };
       },
