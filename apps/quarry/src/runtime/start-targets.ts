@@ -51,7 +51,7 @@ const PROCESS_MODULES: ModuleMap<ProcessContext> = {
         maxmemory: ctx.config.redis.privateMaxmemory,
       });
       ctx.config = { ...ctx.config, redis: { ...ctx.config.redis, url: redis.url } };
-      ctx.log.info({ url: redis.url, pid: redis.pid }, 'private redis-server started for the chart queue');
+      ctx.log.info({ port: redis.port, pid: redis.pid }, 'private redis-server started for the chart queue');
       return { stop: () => redis.stop() };
     },
   },

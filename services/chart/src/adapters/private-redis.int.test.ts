@@ -1,3 +1,5 @@
+import net from 'node:net';
+import fs from 'node:fs';
 import IORedis from 'ioredis';
 import { startPrivateRedis } from './private-redis';
 
@@ -14,6 +16,46 @@ describe('startPrivateRedis', () => {
       await redis.stop();
     }
     expect(() => process.kill(redis.pid!, 0)).toThrow();
+  });
+
+  it('refuses a client without its password, and keeps the password off its command line', async () => {
+    const redis = await startPrivateRedis('redis-server', { maxmemory: '256mb' });
+    const password = new URL(redis.url).password;
+    expect(password).toMatch(/^[0-9a-f]{64}$/);
+    // A bare client speaking RESP inline commands: what any local process could do.
+    const ask = (commands: string) =>
+      new Promise<string>((resolve, reject) => {
+        const socket = net.connect(redis.port, '127.0.0.1');
+        let out = '';
+        socket.on('data', (d) => (out += d.toString()));
+        socket.on('error', reject);
+        socket.on('end', () => resolve(out));
+        socket.end(commands);
+      });
+    try {
+      const replies = await ask(`GET k\r\nKEYS *\r\nAUTH ${'0'.repeat(64)}\r\nGET k\r\nAUTH ${password}\r\nPING\r\n`);
+      expect(replies.split('\r\n').slice(0, 5)).toEqual([
+        expect.stringMatching(/^-NOAUTH/),
+        expect.stringMatching(/^-NOAUTH/),
+        expect.stringMatching(/^-WRONGPASS/),
+        expect.stringMatching(/^-NOAUTH/),
+        '+OK',
+      ]);
+      expect(replies).toContain('+PONG');
+      // Any local user can read a process's command line: the password is not there.
+      const pids = fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p));
+      const lines = pids.map((p) => {
+        try {
+          return fs.readFileSync(`/proc/${p}/cmdline`, 'utf8');
+        } catch {
+          return '';
+        }
+      });
+      expect(lines.some((l) => l.includes(`${redis.port}`) && l.includes('redis-server'))).toBe(true);
+      expect(lines.filter((l) => l.includes(password))).toEqual([]);
+    } finally {
+      await redis.stop();
+    }
   });
 
   it('is capped at the configured size and refuses writes when full rather than evicting keys', async () => {

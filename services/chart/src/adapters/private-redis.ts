@@ -1,9 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import { freePort } from '@quarry/runtime';
 
 export interface PrivateRedis {
+  /** Carries the password; never log it (`port` says where it listens). */
   url: string;
+  port: number;
   pid: number | undefined;
   stop(): Promise<void>;
 }
@@ -17,7 +20,11 @@ export interface PrivateRedisOptions {
   maxmemory: string;
 }
 
-/** A redis-server on a free loopback port, without persistence, owned by this process. */
+/**
+ * A redis-server on a free loopback port, without persistence, owned by this process, with a password
+ * made up for this start: any other local process could otherwise read the queued charts' data or
+ * complete a job with an image of its own (issue #27).
+ */
 export async function startPrivateRedis(binary: string, { maxmemory }: PrivateRedisOptions): Promise<PrivateRedis> {
   const port = await freePort();
   const args = [
@@ -35,10 +42,16 @@ export async function startPrivateRedis(binary: string, { maxmemory }: PrivateRe
   // Capped, and never evicting: a queue that silently lost keys would lose jobs and images, while a
   // full one refuses writes and the chart service answers 503 at once.
   args.push('--maxmemory', maxmemory, '--maxmemory-policy', 'noeviction');
+  const password = randomBytes(32).toString('hex');
+  // The password goes in on standard input (`redis-server -` reads its configuration there), not on the
+  // command line, which every local user can read in /proc/<pid>/cmdline.
+  args.unshift('-');
   const guarded = fs.existsSync(SETPRIV);
   const child: ChildProcess = guarded
-    ? spawn(SETPRIV, ['--pdeathsig', 'KILL', binary, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
-    : spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    ? spawn(SETPRIV, ['--pdeathsig', 'KILL', binary, ...args], { stdio: ['pipe', 'pipe', 'pipe'] })
+    : spawn(binary, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+  child.stdin?.on('error', () => undefined);
+  child.stdin?.end(`requirepass ${password}\n`);
   const notFound = () => new Error(`cannot start ${binary}: not found (install redis-server or set REDIS_URL)`);
   await new Promise<void>((resolve, reject) => {
     let out = '';
@@ -72,7 +85,8 @@ export async function startPrivateRedis(binary: string, { maxmemory }: PrivateRe
   const kill = () => child.kill('SIGKILL');
   process.once('exit', kill);
   return {
-    url: `redis://127.0.0.1:${port}`,
+    url: `redis://:${password}@127.0.0.1:${port}`,
+    port,
     pid: child.pid,
     stop: () =>
       new Promise((resolve) => {
