@@ -5,6 +5,7 @@ import type { SnapshotEngine } from '@quarry/snapshots';
 import { GrpcServiceModule, loadQuarryProto } from '@quarry/rpc';
 import type { HeavyCallLimiter } from '@quarry/runtime';
 import { DuckDbPivotEngine } from './adapters/duckdb-pivot-engine.adapter';
+import { ThreadTableRenderer } from './adapters/thread-table-renderer.adapter';
 import type { CrosstabServiceConfig } from './config';
 import { RunCrosstabUseCase } from './domain/run-crosstab.use-case';
 import type { ResultCache } from '@quarry/result-cache';
@@ -24,7 +25,8 @@ export function createCrosstabModule(
   },
 ): GrpcServiceModule {
   const moduleLog = log.child({ module: 'crosstab' });
-  const run = new RunCrosstabUseCase(deps.catalog, new DuckDbPivotEngine(deps.engine), deps.cache);
+  const tables = new ThreadTableRenderer({ threads: config.tableThreads });
+  const run = new RunCrosstabUseCase(deps.catalog, new DuckDbPivotEngine(deps.engine), deps.cache, Date.now, tables);
   return new GrpcServiceModule({
     name: 'crosstab',
     log: moduleLog,
@@ -35,5 +37,6 @@ export function createCrosstabModule(
     implementation: crosstabHandlers(moduleLog, run, deps.limiter),
     readiness: deps.ping,
     metrics: deps.metrics,
+    onStop: () => tables.close(),
   });
 }

@@ -5,26 +5,17 @@ import { fieldsOf, readableIndex } from '@quarry/snapshots/access';
 import type { PivotEngine } from '../ports/pivot-engine.port';
 import type { CachedResult, ResultCache } from '@quarry/result-cache';
 import type { CacheStatus } from '@quarry/contract';
-import { toChartGrid } from './crosstab-grid';
 import { crosstabCells, crosstabSpec, MAX_CELLS, type CrosstabRequestInput, type CrosstabSpec } from './crosstab-spec';
-import { buildPivotTable, type PivotTable } from './pivot-table';
-import { renderCsv } from './render-csv';
-import { renderHtml } from './render-html';
-import { renderJson } from './render-json';
-import { renderXlsx } from './render-xlsx';
+import type { TableRenderer } from '../ports/table-renderer.port';
+import { subtotalsOverLimit, tableResult, type CrosstabOutput } from './table-result';
 
-/** "html", "json", "csv" and "xlsx" are the table's formats; "grid" is what the chart service draws from. */
-export const CROSSTAB_OUTPUTS = ['html', 'json', 'csv', 'xlsx', 'grid'] as const;
-export type CrosstabOutput = (typeof CROSSTAB_OUTPUTS)[number];
+export { CROSSTAB_OUTPUTS, type CrosstabOutput } from './table-result';
 
-/** Each output as text; the workbook's bytes as base64 (the form the result cache keeps and the API returns). */
-const RENDER: Record<CrosstabOutput, (table: PivotTable, index: string) => string | Promise<string>> = {
-  html: renderHtml,
-  json: renderJson,
-  csv: renderCsv,
-  xlsx: async (table, index) => (await renderXlsx(table, index)).toString('base64'),
-  grid: (table) => JSON.stringify(toChartGrid(table)),
-};
+/**
+ * Tables built from at least this many groups are built and rendered off the event loop (when a renderer
+ * is given): about 10 ms of work on the loop; below it the trip to a thread costs more than it saves.
+ */
+export const OFF_LOOP_GROUPS = 5000;
 
 export interface RunCrosstabInput extends CrosstabRequestInput {
   index: string;
@@ -86,6 +77,7 @@ export class RunCrosstabUseCase {
     private readonly pivots: PivotEngine,
     private readonly cache: ResultCache,
     private readonly now: () => number = Date.now,
+    private readonly tables?: TableRenderer,
   ) {}
 
   async run(
@@ -152,26 +144,8 @@ export class RunCrosstabUseCase {
         `The crosstab would have ${cells} cells (${keys.rows} rows x ${keys.columns} columns x ${spec.totals.length} totals); the limit is ${MAX_CELLS}. Filter the query or use fewer fields.`,
       );
     }
-    const subtotalsOver = () =>
-      AppError.invalid(
-        `With subtotals the crosstab would have more than ${MAX_CELLS} cells (the limit). Filter the query, use fewer fields, or leave subtotals out.`,
-      );
-    if (tooManyGroups) throw subtotalsOver();
-    const table = buildPivotTable(spec, groups, { drill });
-    // Without column fields the Total column is the table's one column.
-    const columnCount = spec.columns.length ? table.columns.length : 1;
-    // Subtotal rows and columns are shown cells too: the limit holds for the table as drawn.
-    if (table.rows.length * columnCount * spec.totals.length > MAX_CELLS) throw subtotalsOver();
-    return {
-      payload: await RENDER[output](table, entry.name),
-      counts: [
-        table.rows.length,
-        columnCount,
-        table.rowsOmitted,
-        table.columnsOmitted,
-        table.rowsFilteredOut,
-        table.columnsFilteredOut,
-      ],
-    };
+    if (tooManyGroups) throw subtotalsOverLimit();
+    const job = { spec, groups, drill, output, index: entry.name };
+    return this.tables && groups.length >= OFF_LOOP_GROUPS ? this.tables.render(job, signal) : tableResult(job);
   }
 }

@@ -99,7 +99,11 @@ export function crosstabHandlers(
             ...(req.asOfVersion !== undefined ? { asOfVersion: req.asOfVersion } : {}),
           },
           output,
-          { signal: ctx.signal, cache: !req.bypassCache, heavy: (work) => limiter.run(caller.userId, ctx.signal, work) },
+          {
+            signal: ctx.signal,
+            cache: !req.bypassCache,
+            heavy: (work) => limiter.run(caller.userId, ctx.signal, work),
+          },
         );
         return {
           html: res.output === 'html' ? res.payload : '',

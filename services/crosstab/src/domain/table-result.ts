@@ -1,0 +1,58 @@
+import { AppError } from '@quarry/errors';
+import type { CachedResult } from '@quarry/result-cache';
+import type { DrillFacts } from '../ports/pivot-engine.port';
+import type { GroupRow } from './axis-value';
+import { toChartGrid } from './crosstab-grid';
+import { MAX_CELLS, type CrosstabSpec } from './crosstab-spec';
+import { buildPivotTable, type PivotTable } from './pivot-table';
+import { renderCsv } from './render-csv';
+import { renderHtml } from './render-html';
+import { renderJson } from './render-json';
+import { renderXlsx } from './render-xlsx';
+
+/** "html", "json", "csv" and "xlsx" are the table's formats; "grid" is what the chart service draws from. */
+export const CROSSTAB_OUTPUTS = ['html', 'json', 'csv', 'xlsx', 'grid'] as const;
+export type CrosstabOutput = (typeof CROSSTAB_OUTPUTS)[number];
+
+/** Each output as text; the workbook's bytes as base64 (the form the result cache keeps and the API returns). */
+const RENDER: Record<CrosstabOutput, (table: PivotTable, index: string) => string | Promise<string>> = {
+  html: renderHtml,
+  json: renderJson,
+  csv: renderCsv,
+  xlsx: async (table, index) => (await renderXlsx(table, index)).toString('base64'),
+  grid: (table) => JSON.stringify(toChartGrid(table)),
+};
+
+/** What turns a pivot's groups into the table in one format: plain data, so it can cross to a thread. */
+export interface TableJob {
+  spec: CrosstabSpec;
+  groups: GroupRow[];
+  drill?: DrillFacts;
+  output: CrosstabOutput;
+  index: string;
+}
+
+export const subtotalsOverLimit = () =>
+  AppError.invalid(
+    `With subtotals the crosstab would have more than ${MAX_CELLS} cells (the limit). Filter the query, use fewer fields, or leave subtotals out.`,
+  );
+
+/** The pivot table built from its groups and rendered, with its counts (the result cache's form). */
+export async function tableResult({ spec, groups, drill, output, index }: TableJob): Promise<CachedResult> {
+  const table = buildPivotTable(spec, groups, { drill });
+  // Without column fields the Total column is the table's one column.
+  const columnCount = spec.columns.length ? table.columns.length : 1;
+  // Subtotal rows and columns are shown cells too: the limit holds for the table as drawn.
+  if (table.rows.length * columnCount * spec.totals.length > MAX_CELLS) throw subtotalsOverLimit();
+  return {
+    payload: await RENDER[output](table, index),
+    counts: [
+      table.rows.length,
+      columnCount,
+      table.rowsOmitted,
+      table.columnsOmitted,
+      table.rowsFilteredOut,
+      table.columnsFilteredOut,
+    ],
+  };
+}
