@@ -121,6 +121,7 @@ const SERVICE_MODULES: ModuleMap<ServicesContext> = {
           chromiumPath: c.chromiumPath,
           concurrency: c.workerConcurrency,
           renderTimeoutMs: c.renderTimeoutMs,
+          chromiumIdleMs: c.chromiumIdleMs,
         },
         ctx.log,
         ctx.metrics,

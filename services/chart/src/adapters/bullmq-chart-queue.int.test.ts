@@ -1,15 +1,19 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { PNG } from 'pngjs';
 import { Job, Queue } from 'bullmq';
 import IORedis from 'ioredis';
 import { AppError } from '@quarry/errors';
 import { silentLogger } from '@quarry/logger';
-import { freePort } from '@quarry/runtime';
+import { freePort, HeavyCallLimiter, threadEntry } from '@quarry/runtime';
 import { describeIf } from '@quarry/testkit';
 import { TestRedis } from '../../../../tests/support/redis';
 import { buildChartOption } from '../domain/chart-option/build-chart-option';
 import { chartKind } from '../domain/chart-types';
-import { renderTimeoutError, type ChartRenderer, type RenderJob } from '../ports/chart-renderer.port';
+import { RenderChartUseCase } from '../domain/render-chart.use-case';
+import { renderTimeoutError, type ChartRenderer, type RenderJob, type SvgRenderer } from '../ports/chart-renderer.port';
 import { ChartWorkerModule } from '../worker/chart-worker.module';
 import { BullMqChartQueue } from './bullmq-chart-queue.adapter';
 import {
@@ -21,6 +25,7 @@ import {
   resultKey,
 } from './bullmq-names';
 import { ChromiumRenderer } from './chromium-renderer.adapter';
+import { ThreadSvgRenderer } from './thread-svg-renderer.adapter';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
@@ -94,12 +99,18 @@ describe('BullMqChartQueue against a real redis-server', () => {
     for (const m of open.splice(0).reverse()) await (m.close ?? m.stop)?.call(m);
   });
 
-  async function startWorker(renderer: ChartRenderer, concurrency = 1): Promise<ChartWorkerModule> {
+  async function startWorker(
+    renderer: ChartRenderer,
+    concurrency = 1,
+    svg?: SvgRenderer,
+    renderTimeoutMs = 10000,
+  ): Promise<ChartWorkerModule> {
     const worker = new ChartWorkerModule(
-      { redisUrl: redis.url, chromiumPath: CHROMIUM, concurrency, renderTimeoutMs: 10000 },
+      { redisUrl: redis.url, chromiumPath: CHROMIUM, concurrency, renderTimeoutMs },
       silentLogger(),
       undefined,
       renderer,
+      svg,
     );
     await worker.start();
     open.push(worker);
@@ -356,4 +367,122 @@ describe('BullMqChartQueue against a real redis-server', () => {
       }, 60000);
     },
   );
+
+  // Issue #28 item 8: an SVG drawn on the worker's own loop for longer than the 5 s lock stopped BullMQ
+  // renewing it (every 2.5 s, from that loop); the job was taken for stalled and drawn again.
+  it("draws a slow SVG (7 s of one thread's CPU) once, without the job stalling or running again", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-slow-svg-'));
+    const calls = path.join(dir, 'calls');
+    const entry = path.join(dir, 'slow-svg.js');
+    // The real thread module behind a synchronous 7 s hold, as a huge chart would keep the thread busy.
+    fs.writeFileSync(
+      entry,
+      `const fs = require('node:fs');
+       const draw = require(${JSON.stringify(threadEntry(path.join(__dirname), 'svg-render.worker'))}).default;
+       module.exports = (job) => {
+         fs.appendFileSync(${JSON.stringify(calls)}, 'x');
+         const until = Date.now() + 7000;
+         while (Date.now() < until);
+         return draw(job);
+       };`,
+    );
+    const svg = new ThreadSvgRenderer({ threads: 1, entry });
+    const worker = await startWorker(new FakeRenderer(async (job) => image(job)), 1, svg, 20000);
+    let stalled = 0;
+    const events = new (await import('bullmq')).QueueEvents(CHART_QUEUE, { connection: { url: redis.url } as never });
+    events.on('stalled', () => stalled++);
+    await events.waitUntilReady();
+    const queue = await startQueue(10);
+    try {
+      const out = await queue.render(
+        { option: { series: [{ type: 'pie', data: [1, 2, 3] }] }, width: 320, height: 200, format: 'svg' },
+        { timeoutMs: 30000, requestId: 'slow-svg' },
+      );
+      expect(out.startsWith('<svg width="320" height="200"')).toBe(true);
+      // One more stalled-job check after the render: nothing is picked up again.
+      await new Promise((r) => setTimeout(r, 2500));
+      expect(fs.readFileSync(calls, 'utf8')).toBe('x');
+      expect(stalled).toBe(0);
+      const jobId = /^bull:quarry-charts:(\d+)$/.exec((await jobHashes())[0])![1];
+      const done = await Job.fromId(new Queue(CHART_QUEUE, { connection: admin }), jobId);
+      expect(await done!.getState()).toBe('completed');
+      expect(done!.attemptsMade).toBe(1);
+      expect(done!.stalledCounter ?? 0).toBe(0);
+    } finally {
+      await events.close();
+      await worker.stop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60000);
+
+  describe("behind the chart service's use case", () => {
+    const pngOf = (width: number, height: number) => PNG.sync.write(new PNG({ width, height }));
+    const grid = JSON.stringify({
+      rowFields: ['genre'],
+      columnFields: [],
+      totals: ['Count'],
+      rows: [['Drama'], ['Comedy']],
+      columns: [[]],
+      cells: [[[3]], [[4]]],
+      rowTotals: [[3], [4]],
+      columnTotals: [[7]],
+      grandTotals: [7],
+    });
+    const input = (width: number) => ({
+      gridJson: grid,
+      chartType: 'Pie2D',
+      width,
+      height: 200,
+      title: 't',
+      imageFormat: '',
+    });
+
+    it("with an admission gate of 1, caller B's chart is rendered before caller A's remaining ones", async () => {
+      const order: number[] = [];
+      const held = gate();
+      const renderer = new FakeRenderer(async (job) => {
+        order.push(job.width);
+        if (order.length === 1) await held.wait;
+        return pngOf(job.width, job.height);
+      });
+      await startWorker(renderer, 1);
+      const queue = await startQueue(100);
+      const gateOfOne = new HeavyCallLimiter({ maxRunning: 1, perCaller: 1, maxQueued: 100 });
+      const charts = new RenderChartUseCase(queue, 30000, (caller, signal, work) =>
+        gateOfOne.run(caller, signal, work),
+      );
+      const a = [101, 102, 103, 104].map((w) => charts.render(input(w), `a${w}`, { caller: 'A' }));
+      await until('the first chart of A is drawing', () => renderer.calls === 1);
+      const b = charts.render(input(201), 'b', { caller: 'B' });
+      // Only one job is ever in the queue: A's others and B's wait at the gate.
+      expect(await waiting(queue)).toBe(0);
+      held.open();
+      await Promise.all([...a, b]);
+      expect(order).toEqual([101, 201, 102, 103, 104]);
+    }, 30000);
+
+    it('refuses a job completed by someone else with bytes that are not the chart asked for', async () => {
+      // A rogue consumer on the queue's Redis (what any local process could be without the password):
+      // it takes the job and leaves its own bytes where the image goes.
+      const { Worker } = await import('bullmq');
+      const forgeries = [Buffer.from('<script>forged</script>'), pngOf(50, 50)];
+      let n = 0;
+      const rogue = new Worker(
+        CHART_QUEUE,
+        async (job) => {
+          await admin.set(resultKey(job.id!), forgeries[n++ % forgeries.length].toString('base64'), 'EX', 60);
+          return undefined;
+        },
+        { connection: { url: redis.url, maxRetriesPerRequest: null } as never },
+      );
+      open.push({ close: () => rogue.close() });
+      await rogue.waitUntilReady();
+      const charts = new RenderChartUseCase(await startQueue(10), 30000);
+      for (const what of ['no PNG', 'a PNG of 50x50 pixels where 300x200 were asked']) {
+        const err = await rejection(charts.render(input(300), 'forged'));
+        expect(err).toMatchObject({ code: 'INTERNAL' });
+        expect((err as AppError).detail).toContain(what);
+      }
+    }, 30000);
+  });
 });

@@ -16,11 +16,18 @@ export interface ChromiumSettings {
   executablePath: string;
   pages: number;
   renderTimeoutMs: number;
+  /**
+   * 0 (the default): Chromium is launched with its pages by start() and kept. Otherwise it is launched
+   * by the first render and closed after this long without one (QUARRY_CHROMIUM_IDLE_S): it holds
+   * hundreds of MB resident whether or not a chart is ever drawn (issue #30).
+   */
+  idleMs?: number;
 }
 
 /**
- * A warm pool of headless Chromium pages, each in its own browser context (parallel screenshots in one
- * context can hang), with ECharts inlined and every network request refused.
+ * A pool of headless Chromium pages, each in its own browser context (parallel screenshots in one
+ * context can hang), with ECharts inlined and every network request refused; warm from start-up, or
+ * started on demand and closed when idle.
  */
 export class ChromiumRenderer implements ChartRenderer {
   private browser: Browser | undefined;
@@ -30,13 +37,31 @@ export class ChromiumRenderer implements ChartRenderer {
   private userDataDir: string | undefined;
   private closed = false;
   private live = 0;
+  /** Renders under way (waiting for a page or drawing): the idle clock runs only at 0. */
+  private busy = 0;
+  private idleTimer: NodeJS.Timeout | undefined;
+  /** An idle close under way: a launch waits for it rather than race its cleanup. */
+  private closing: Promise<void> | undefined;
 
   constructor(
     private readonly settings: ChromiumSettings,
     private readonly log: Logger,
   ) {}
 
+  private get onDemand(): boolean {
+    return (this.settings.idleMs ?? 0) > 0;
+  }
+
   async start(): Promise<void> {
+    if (this.onDemand) {
+      // Launched by the first chart; a path that cannot be run is still refused at start-up.
+      try {
+        fs.accessSync(this.settings.executablePath, fs.constants.X_OK);
+      } catch {
+        throw new Error(`cannot run Chromium at ${this.settings.executablePath} (CHROMIUM_PATH)`);
+      }
+      return;
+    }
     const slots = await Promise.all(Array.from({ length: this.settings.pages }, () => this.newSlot()));
     for (const s of slots) this.release(s);
   }
@@ -44,7 +69,11 @@ export class ChromiumRenderer implements ChartRenderer {
   private launch(): Promise<Browser> {
     if (this.browser?.connected) return Promise.resolve(this.browser);
     this.launching ??= (async () => {
-      this.userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-chromium-'));
+      await this.closing;
+      if (this.closed) throw new Error('the renderer is closed');
+      const started = Date.now();
+      const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-chromium-'));
+      this.userDataDir = userDataDir;
       const browser = await puppeteer.launch({
         executablePath: this.settings.executablePath,
         headless: true,
@@ -64,17 +93,43 @@ export class ChromiumRenderer implements ChartRenderer {
         ],
       });
       browser.on('disconnected', () => {
-        if (this.browser === browser) this.browser = undefined;
+        // An idle close has already let go of this browser, and a newer one may be serving by now.
+        if (this.browser !== browser) return;
+        this.browser = undefined;
         this.idle.length = 0;
         this.live = 0;
         if (!this.closed) this.log.warn('chromium went away; it is relaunched on the next render');
       });
       this.browser = browser;
+      this.log.info({ pid: browser.process()?.pid, ms: Date.now() - started }, 'chromium started');
       return browser;
     })().finally(() => {
       this.launching = undefined;
     });
     return this.launching;
+  }
+
+  /** After idleMs without a render: Chromium and its pages go; the next render launches it again. */
+  private armIdleClose(): void {
+    if (!this.onDemand || this.closed || this.busy > 0) return;
+    clearTimeout(this.idleTimer);
+    this.idleTimer = setTimeout(() => {
+      if (this.busy > 0 || !this.browser || this.closing) return;
+      const browser = this.browser;
+      const dir = this.userDataDir;
+      this.browser = undefined;
+      this.idle.length = 0;
+      this.live = 0;
+      this.closing = (async () => {
+        const pid = browser.process()?.pid;
+        await browser.close().catch(() => undefined);
+        if (dir) fs.rmSync(dir, { recursive: true, force: true });
+        this.log.info({ pid, idleMs: this.settings.idleMs }, 'chromium closed after idling');
+      })().finally(() => {
+        this.closing = undefined;
+      });
+    }, this.settings.idleMs);
+    this.idleTimer.unref();
   }
 
   private async newSlot(): Promise<Slot> {
@@ -117,6 +172,17 @@ export class ChromiumRenderer implements ChartRenderer {
   }
 
   async render(job: RenderJob): Promise<Buffer> {
+    this.busy++;
+    clearTimeout(this.idleTimer);
+    try {
+      return await this.draw(job);
+    } finally {
+      this.busy--;
+      this.armIdleClose();
+    }
+  }
+
+  private async draw(job: RenderJob): Promise<Buffer> {
     const slot = await this.acquire();
     let timer: NodeJS.Timeout | undefined;
     try {
@@ -184,7 +250,10 @@ export class ChromiumRenderer implements ChartRenderer {
     }
   }
 
+  /** Warm: while Chromium runs. On demand it is not running while idle, and a render starts it. */
   async ready(): Promise<void> {
+    if (this.closed) throw new Error('the renderer is closed');
+    if (this.onDemand) return;
     if (this.browserPid() === undefined) throw new Error('Chromium is not running');
   }
 
@@ -195,6 +264,9 @@ export class ChromiumRenderer implements ChartRenderer {
 
   async close(): Promise<void> {
     this.closed = true;
+    clearTimeout(this.idleTimer);
+    await this.closing;
+    await this.launching?.catch(() => undefined);
     await this.browser?.close().catch(() => undefined);
     this.browser = undefined;
     if (this.userDataDir) fs.rmSync(this.userDataDir, { recursive: true, force: true });

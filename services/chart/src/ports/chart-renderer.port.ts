@@ -20,6 +20,12 @@ export interface ChartRenderer {
   close(): Promise<void>;
 }
 
+/** Draws a chart as SVG text without blocking the caller's event loop; an abort stops the drawing. */
+export interface SvgRenderer {
+  render(job: RenderJob, signal?: AbortSignal): Promise<string>;
+  close(): Promise<void>;
+}
+
 // The reason crosses the queue as plain text (a failed job keeps only its message), so both sides
 // agree on its wording here.
 const RENDER_TIMEOUT = /^render exceeded (\d+) ms$/;

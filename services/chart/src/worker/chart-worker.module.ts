@@ -4,7 +4,7 @@ import type { Logger } from '@quarry/logger';
 import type { QuarryMetrics } from '@quarry/metrics';
 import type { QuarryModule } from '@quarry/runtime';
 import { ChromiumRenderer } from '../adapters/chromium-renderer.adapter';
-import { renderSvg } from '../adapters/echarts-svg-renderer.adapter';
+import { ThreadSvgRenderer } from '../adapters/thread-svg-renderer.adapter';
 import {
   CHART_QUEUE,
   KEEP_COMPLETED,
@@ -16,13 +16,15 @@ import {
   resultKey,
 } from '../adapters/bullmq-names';
 import type { QueuedRender } from '../ports/chart-queue.port';
-import type { ChartRenderer } from '../ports/chart-renderer.port';
+import { renderTimeoutError, type ChartRenderer, type SvgRenderer } from '../ports/chart-renderer.port';
 
 export interface ChartWorkerConfig {
   redisUrl: string;
   chromiumPath: string;
   concurrency: number;
   renderTimeoutMs: number;
+  /** QUARRY_CHROMIUM_IDLE_S in ms: Chromium closes after this long without a chart; 0 keeps it warm from start-up. */
+  chromiumIdleMs?: number;
 }
 
 const retryStrategy = (n: number) => Math.min(n * 200, 2000);
@@ -37,22 +39,44 @@ export class ChartWorkerModule implements QuarryModule {
   private worker: Worker | undefined;
   private results: IORedis | undefined;
   readonly renderer: ChartRenderer;
+  private readonly svg: SvgRenderer;
   private readonly log: Logger;
 
-  /** `renderer` replaces Chromium (tests of the queue around it). */
+  /** `renderer` replaces Chromium, `svg` the SVG thread pool (tests of the queue around them). */
   constructor(
     private readonly config: ChartWorkerConfig,
     log: Logger,
     private readonly metrics?: QuarryMetrics,
     renderer?: ChartRenderer,
+    svg?: SvgRenderer,
   ) {
     this.log = log.child({ module: 'chart-worker' });
     this.renderer =
       renderer ??
       new ChromiumRenderer(
-        { executablePath: config.chromiumPath, pages: config.concurrency, renderTimeoutMs: config.renderTimeoutMs },
+        {
+          executablePath: config.chromiumPath,
+          pages: config.concurrency,
+          renderTimeoutMs: config.renderTimeoutMs,
+          idleMs: config.chromiumIdleMs ?? 0,
+        },
         this.log,
       );
+    this.svg = svg ?? new ThreadSvgRenderer({ threads: config.concurrency });
+  }
+
+  /**
+   * SVG in a pool thread (issue #28 item 8): drawn on this loop, a big one kept BullMQ from renewing the
+   * job's lock, and the job ran again as stalled. Cut off like a PNG render after renderTimeoutMs.
+   */
+  private async drawSvg(job: QueuedRender): Promise<string> {
+    const limit = this.config.renderTimeoutMs;
+    try {
+      return await this.svg.render(job, AbortSignal.timeout(limit));
+    } catch (err) {
+      if (err instanceof Error && err.name === 'AbortError') throw renderTimeoutError(limit);
+      throw err;
+    }
   }
 
   async start(): Promise<void> {
@@ -71,9 +95,9 @@ export class ChartWorkerModule implements QuarryModule {
         log.info({ attempt: job.attemptsMade + 1 }, 'chart render started');
         let image: string;
         try {
-          // SVG needs no browser: ECharts draws it in this process. PNG goes through the Chromium pool.
+          // SVG needs no browser: ECharts draws it in a thread of this process. PNG goes through Chromium.
           const draw = async () =>
-            data.format === 'svg' ? renderSvg(data) : (await this.renderer.render(data)).toString('base64');
+            data.format === 'svg' ? this.drawSvg(data) : (await this.renderer.render(data)).toString('base64');
           image = this.metrics ? await this.metrics.time(this.metrics.chartRender, {}, draw) : await draw();
         } catch (err) {
           // Drawing the same chart again fails the same way (or hangs as long): never retried, even
@@ -117,5 +141,6 @@ export class ChartWorkerModule implements QuarryModule {
     await this.worker?.close().catch(() => undefined);
     this.results?.disconnect();
     await this.renderer.close();
+    await this.svg.close();
   }
 }
