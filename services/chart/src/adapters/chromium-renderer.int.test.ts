@@ -95,5 +95,85 @@ describeIf(
         await hasty.close();
       }
     }, 60000);
+
+    describe('started on demand, closed when idle (QUARRY_CHROMIUM_IDLE_S)', () => {
+      const alive = (pid: number) => {
+        try {
+          process.kill(pid, 0);
+          return true;
+        } catch {
+          return false;
+        }
+      };
+      const gone = async (pid: number) => {
+        const deadline = Date.now() + 10000;
+        while (alive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+        return !alive(pid);
+      };
+      const isPng = (png: Buffer, w: number, h: number) => {
+        const img = PNG.sync.read(png);
+        return img.width === w && img.height === h;
+      };
+
+      it('launches no Chromium at start, one on the first chart, and closes it after the idle time', async () => {
+        const lazy = new ChromiumRenderer(
+          { executablePath: CHROMIUM, pages: 2, renderTimeoutMs: 10000, idleMs: 400 },
+          silentLogger(),
+        );
+        try {
+          await lazy.start();
+          await lazy.ready();
+          expect(lazy.browserPid()).toBeUndefined();
+          expect(isPng(await lazy.render(job()), 300, 200)).toBe(true);
+          const pid = lazy.browserPid()!;
+          expect(alive(pid)).toBe(true);
+          // Renders inside the idle time keep the same browser.
+          await new Promise((r) => setTimeout(r, 200));
+          await Promise.all([lazy.render(job()), lazy.render(job())]);
+          expect(lazy.browserPid()).toBe(pid);
+          expect(await gone(pid)).toBe(true);
+          expect(lazy.browserPid()).toBeUndefined();
+          await lazy.ready();
+          // The next chart starts a new one.
+          expect(isPng(await lazy.render(job(320, 240)), 320, 240)).toBe(true);
+          expect(lazy.browserPid()).not.toBe(pid);
+        } finally {
+          await lazy.close();
+        }
+      }, 60000);
+
+      it('draws a chart that arrives while the idle close is under way, on a new browser', async () => {
+        const lazy = new ChromiumRenderer(
+          { executablePath: CHROMIUM, pages: 1, renderTimeoutMs: 10000, idleMs: 300 },
+          silentLogger(),
+        );
+        let next: number | undefined;
+        try {
+          await lazy.render(job());
+          const pid = lazy.browserPid()!;
+          // Wait for the close to begin (the renderer lets go of the browser first), then ask at once.
+          const deadline = Date.now() + 5000;
+          while (lazy.browserPid() === pid && Date.now() < deadline) await new Promise((r) => setImmediate(r));
+          expect(lazy.browserPid()).toBeUndefined();
+          const racing = await Promise.all([lazy.render(job()), lazy.render(job(310, 210))]);
+          expect(isPng(racing[0], 300, 200) && isPng(racing[1], 310, 210)).toBe(true);
+          expect(await gone(pid)).toBe(true);
+          next = lazy.browserPid()!;
+          expect(next).not.toBe(pid);
+          expect(alive(next)).toBe(true);
+        } finally {
+          await lazy.close();
+        }
+        expect(await gone(next!)).toBe(true);
+      }, 60000);
+
+      it('refuses at start-up a Chromium path that cannot be run', async () => {
+        const missing = new ChromiumRenderer(
+          { executablePath: '/nonexistent/chromium', pages: 1, renderTimeoutMs: 1000, idleMs: 1000 },
+          silentLogger(),
+        );
+        await expect(missing.start()).rejects.toThrow('cannot run Chromium at /nonexistent/chromium (CHROMIUM_PATH)');
+      });
+    });
   },
 );
