@@ -446,10 +446,27 @@ for (const overlay of ['dev', 'prod'])
             'quarry-internal-token',
             'quarry-mongodb',
             'quarry-redis',
+            'quarry-redis-server',
             'quarry-typesense-admin',
             'quarry-typesense-search',
           ]);
-        else {
+        if (overlay === 'dev') {
+          // Issue #27 item 5: the dev Redis asks for the password its clients' REDIS_URL carries.
+          const redis = docs.find((d) => d.kind === 'StatefulSet' && d.metadata.name === 'redis')!;
+          type Container = {
+            args: string[];
+            env: Array<{ name: string; valueFrom: { secretKeyRef: { name: string; key: string } } }>;
+          };
+          const container = (redis.spec as { template: { spec: { containers: Container[] } } }).template.spec
+            .containers[0];
+          expect(container.args).toEqual(['redis-server', '--appendonly', 'yes', '--requirepass', '$(REDIS_PASSWORD)']);
+          const ref = container.env.find((e) => e.name === 'REDIS_PASSWORD')!.valueFrom.secretKeyRef;
+          const secretOf = (name: string) => docs.find((d) => d.kind === 'Secret' && base(d.metadata.name) === name)!;
+          expect(base(ref.name)).toBe('quarry-redis-server');
+          const server = Buffer.from(secretOf('quarry-redis-server').data![ref.key], 'base64').toString();
+          const url = Buffer.from(secretOf('quarry-redis').data!.REDIS_URL, 'base64').toString();
+          expect(decodeURIComponent(new URL(url).password)).toBe(server);
+        } else {
           const kustomization = fs.readFileSync(
             path.join(REPO_ROOT, 'k8s', 'overlays', 'prod', 'kustomization.yaml'),
             'utf8',
@@ -943,12 +960,18 @@ describe("infra/init-secrets.sh (the loader's first step)", () => {
   const script = path.join(REPO_ROOT, 'infra', 'init-secrets.sh');
   const mode = (f: string) => fs.statSync(f).mode & 0o777;
 
-  it('makes both secrets once, 0600 in a 0700 directory, and the config accepts them', () => {
+  it('makes the three secrets once, 0600 in a 0700 directory, and the config accepts them', () => {
     const dir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-init-secrets-')), 'secrets');
     execFileSync('sh', [script, dir], { stdio: 'pipe' });
     const token = path.join(dir, 'internal-token');
     const cursor = path.join(dir, 'cursor-secret');
-    expect([mode(dir), mode(token), mode(cursor)]).toEqual([0o700, 0o600, 0o600]);
+    const redisPassword = path.join(dir, 'redis-password');
+    expect([mode(dir), mode(token), mode(cursor), mode(redisPassword)]).toEqual([0o700, 0o600, 0o600, 0o600]);
+    expect(fs.readFileSync(redisPassword, 'utf8')).toMatch(/^[A-Za-z0-9_-]{43}\n$/);
+    expect(
+      loadConfig({ QUARRY_TARGET: 'chart-worker', REDIS_URL: 'redis://redis:6379', REDIS_PASSWORD_FILE: redisPassword })
+        .redis.url,
+    ).toBe(`redis://:${fs.readFileSync(redisPassword, 'utf8').trim()}@redis:6379`);
     const first = [fs.readFileSync(token, 'utf8'), fs.readFileSync(cursor, 'utf8')];
     for (const text of first) expect(text).toMatch(/^[A-Za-z0-9_-]{43}\n$/);
     expect(first[0]).not.toBe(first[1]);

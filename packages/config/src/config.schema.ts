@@ -16,6 +16,7 @@ export type SearchBackend = (typeof SEARCH_BACKENDS)[number];
 export const EMPTY_REFUSED: readonly string[] = [
   'MONGODB_URL',
   'REDIS_URL',
+  'REDIS_PASSWORD',
   'TYPESENSE_URL',
   'TYPESENSE_API_KEY',
   'QUARRY_CURSOR_SECRET',
@@ -87,6 +88,9 @@ export const envShape = {
   QUARRY_DATA_DIR: z.string().min(1).default('./data'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   REDIS_URL: url(['redis:', 'rediss:']).optional(),
+  // The chart queue's Redis password, apart from REDIS_URL so it can come from a secret file (compose).
+  REDIS_PASSWORD: z.string().min(1).optional(),
+  REDIS_PASSWORD_FILE: filePath.optional(),
   REDIS_SERVER_PATH: z.string().min(1).default('redis-server'),
   MONGODB_URL: url(['mongodb:', 'mongodb+srv:']).optional(),
   MONGODB_DB: z.string().min(1).default('quarry'),
@@ -151,6 +155,12 @@ export function crossFieldProblems(env: Record<string, string | undefined>): str
       `TYPESENSE_URL: is set, but QUARRY_SEARCH_BACKEND is ${env.QUARRY_SEARCH_BACKEND ? backend : 'unset (embedded)'}; ` +
         'set QUARRY_SEARCH_BACKEND=typesense to search with Typesense, or unset TYPESENSE_URL',
     );
+  }
+  if (env.REDIS_PASSWORD !== undefined) {
+    if (!env.REDIS_URL)
+      problems.push('REDIS_PASSWORD: is set without REDIS_URL (the private redis-server makes its own password)');
+    else if (/^rediss?:\/\/[^/@]*:[^/@]+@/.test(env.REDIS_URL))
+      problems.push('REDIS_PASSWORD: REDIS_URL carries a password already; give it in one place');
   }
   const tls = TLS_VARS.filter((name) => env[name]);
   if (tls.length > 0 && tls.length < TLS_VARS.length) {

@@ -389,6 +389,39 @@ describe('chart queue bounds (CHART_QUEUE_MAX_WAITING, QUARRY_PRIVATE_REDIS_MAXM
   });
 });
 
+describe('the chart queue Redis password (REDIS_PASSWORD, REDIS_PASSWORD_FILE)', () => {
+  it('puts the password, read from its file, into REDIS_URL', () => {
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'q-redis-')), 'pw');
+    fs.writeFileSync(file, 'p@ss/word:1\n', { mode: 0o600 });
+    const c = loadConfig({ REDIS_URL: 'redis://redis:6379', REDIS_PASSWORD_FILE: file });
+    expect(c.redis.url).toBe('redis://:p%40ss%2Fword%3A1@redis:6379');
+    expect(decodeURIComponent(new URL(c.redis.url!).password)).toBe('p@ss/word:1');
+  });
+
+  it('refuses it without REDIS_URL, beside a URL that has one, and empty', () => {
+    expect(() => loadConfig({ REDIS_PASSWORD: 'x' })).toThrow(/REDIS_PASSWORD: is set without REDIS_URL/);
+    expect(() => loadConfig({ REDIS_URL: 'redis://:a@redis:6379', REDIS_PASSWORD: 'x' })).toThrow(
+      /REDIS_URL carries a password already/,
+    );
+    expect(() => loadConfig({ REDIS_URL: 'redis://redis:6379', REDIS_PASSWORD: '' })).toThrow(
+      /REDIS_PASSWORD: is set but empty/,
+    );
+  });
+});
+
+describe('fair admission and Chromium (QUARRY_HEAVY_PER_CALLER, QUARRY_CHROMIUM_IDLE_S)', () => {
+  it('defaults to 2 heavy calls per caller and Chromium closed after 300 s idle; 0 keeps it warm', () => {
+    const c = loadConfig({});
+    expect(c.heavyCalls.perCaller).toBe(2);
+    expect(c.chart.chromiumIdleMs).toBe(300_000);
+    expect(loadConfig({ QUARRY_CHROMIUM_IDLE_S: '0' }).chart.chromiumIdleMs).toBe(0);
+    expect(loadConfig({ QUARRY_HEAVY_PER_CALLER: '1' }).heavyCalls.perCaller).toBe(1);
+    for (const bad of ['0', '-1', '1.5', 'many'])
+      expect(() => loadConfig({ QUARRY_HEAVY_PER_CALLER: bad })).toThrow(/QUARRY_HEAVY_PER_CALLER/);
+    expect(() => loadConfig({ QUARRY_CHROMIUM_IDLE_S: '-5' })).toThrow(/QUARRY_CHROMIUM_IDLE_S/);
+  });
+});
+
 describe('QUARRY_MEMORY_INDEX_MB (small indexes searched in memory)', () => {
   it('is 512 MiB by default, in bytes, and 0 turns it off', () => {
     expect(loadConfig({}).memoryIndexBytes).toBe(512 * 1024 * 1024);

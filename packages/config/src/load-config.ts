@@ -114,7 +114,11 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     http: { host: e.HOST, port: e.PORT },
     dataDir: path.resolve(e.QUARRY_DATA_DIR),
     logLevel: e.LOG_LEVEL,
-    redis: { url: e.REDIS_URL, serverPath: e.REDIS_SERVER_PATH, privateMaxmemory: e.QUARRY_PRIVATE_REDIS_MAXMEMORY },
+    redis: {
+      url: redisUrlWithPassword(e.REDIS_URL, e.REDIS_PASSWORD),
+      serverPath: e.REDIS_SERVER_PATH,
+      privateMaxmemory: e.QUARRY_PRIVATE_REDIS_MAXMEMORY,
+    },
     mongo: e.MONGODB_URL ? { url: e.MONGODB_URL, db: e.MONGODB_DB } : undefined,
     searchBackend: e.QUARRY_SEARCH_BACKEND,
     typesense:
@@ -158,7 +162,15 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
 }
 
 /** Secrets that may instead come from a mounted file, named by the same variable with _FILE. */
-const SECRET_FILE_VARS = ['QUARRY_CURSOR_SECRET', 'QUARRY_INTERNAL_TOKEN'] as const;
+const SECRET_FILE_VARS = ['QUARRY_CURSOR_SECRET', 'QUARRY_INTERNAL_TOKEN', 'REDIS_PASSWORD'] as const;
+
+/** REDIS_URL with REDIS_PASSWORD put in it (crossFieldProblems has made sure it had none). */
+function redisUrlWithPassword(url: string | undefined, password: string | undefined): string | undefined {
+  if (!url || password === undefined) return url;
+  const u = new URL(url);
+  u.password = password;
+  return u.toString();
+}
 
 /**
  * Puts each X_FILE's content in place of X, so it is validated by X's own rule; returns the names
