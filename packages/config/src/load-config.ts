@@ -54,6 +54,8 @@ export interface Config {
    * also bounds one caller's charts in the chart queue (fair admission, round robin over callers).
    */
   heavyCalls: { maxRunning: number; maxQueued: number; perCaller: number };
+  /** Threads that build and render big tables (unset: as many as heavy calls run, at most the cores; 0: on the event loop). */
+  tableThreads: number | undefined;
   /** Per process: the bound of the query and crosstab result cache in bytes; 0 turns it off. */
   resultCacheBytes: number;
   /** Per query service: memory for small indexes searched in memory (estimated bytes); 0 keeps every search on the engine. */
@@ -153,6 +155,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       maxQueued: e.QUARRY_MAX_QUEUED_QUERIES,
       perCaller: e.QUARRY_HEAVY_PER_CALLER,
     },
+    tableThreads: e.QUARRY_TABLE_THREADS,
     resultCacheBytes: e.QUARRY_CACHE_MB * 1024 * 1024,
     memoryIndexBytes: e.QUARRY_MEMORY_INDEX_MB * 1024 * 1024,
     opsPort: e.QUARRY_OPS_PORT,

@@ -4,7 +4,7 @@ import { serviceListenAddr, type Config } from '@quarry/config';
 export interface CrosstabServiceConfig {
   listenAddr: string;
   graceMs: number;
-  /** Threads that build and render big tables: no more than the heavy calls run at once, or the cores. */
+  /** Threads that build and render big tables (0: on the event loop); by default no more than the heavy calls run at once, or the cores. */
   tableThreads: number;
 }
 
@@ -12,6 +12,6 @@ export function crosstabServiceConfig(config: Config): CrosstabServiceConfig {
   return {
     listenAddr: serviceListenAddr(config, 'crosstab'),
     graceMs: config.shutdownGraceMs,
-    tableThreads: Math.max(1, Math.min(config.heavyCalls.maxRunning, os.availableParallelism())),
+    tableThreads: config.tableThreads ?? Math.max(1, Math.min(config.heavyCalls.maxRunning, os.availableParallelism())),
   };
 }

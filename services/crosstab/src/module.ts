@@ -25,7 +25,7 @@ export function createCrosstabModule(
   },
 ): GrpcServiceModule {
   const moduleLog = log.child({ module: 'crosstab' });
-  const tables = new ThreadTableRenderer({ threads: config.tableThreads });
+  const tables = config.tableThreads > 0 ? new ThreadTableRenderer({ threads: config.tableThreads }) : undefined;
   const run = new RunCrosstabUseCase(deps.catalog, new DuckDbPivotEngine(deps.engine), deps.cache, Date.now, tables);
   return new GrpcServiceModule({
     name: 'crosstab',
@@ -37,6 +37,8 @@ export function createCrosstabModule(
     implementation: crosstabHandlers(moduleLog, run, deps.limiter),
     readiness: deps.ping,
     metrics: deps.metrics,
-    onStop: () => tables.close(),
+    onStop: async () => {
+      await tables?.close();
+    },
   });
 }
