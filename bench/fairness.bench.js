@@ -137,6 +137,7 @@ async function crosstabs(port, tokens) {
     busyP99: q(busy, 0.99),
     busyMax: Math.max(...busy),
     finds: busy.length,
+    over50: busy.filter((ms) => ms >= 50).length,
     tablesPerS: tables / (SECONDS + 1.5),
   };
 }
@@ -153,6 +154,7 @@ async function measure(label, env, tokens, extra) {
 }
 
 async function main() {
+  console.log(`load average at the start: ${os.loadavg().map(fmt).join(', ')}`);
   const { env, tokens } = await prepare();
   const runs = [
     await measure('before (FIFO, tables on the loop)', env, tokens, {
@@ -161,6 +163,8 @@ async function main() {
     }),
     await measure('after (per caller, tables in threads)', env, tokens, {}),
   ];
+  // The machine is shared: its load says how much of the figures is other work.
+  console.log(`load average at the end: ${os.loadavg().map(fmt).join(', ')}`);
   console.log(`machine: ${os.cpus().length} cores; ${ROUNDS} rounds of ${LARGE} Treemaps 4000x4000 by caller A`);
   console.table(
     runs.map(({ label, c }) => ({
@@ -181,6 +185,7 @@ async function main() {
       'FIND busy p50 ms': fmt(x.busyP50),
       'FIND busy p99 ms': fmt(x.busyP99),
       'FIND busy max ms': fmt(x.busyMax),
+      'FINDs >= 50 ms': `${x.over50} of ${x.finds}`,
       'p99 busy/idle': fmt(x.busyP99 / x.idleP99),
       'under 50 ms': x.busyP99 < 50 ? 'yes' : 'NO',
       'tables/s': fmt(x.tablesPerS),

@@ -126,7 +126,7 @@ export const envShape = {
   QUARRY_PRIVATE_REDIS_MAXMEMORY: redisMemory.default('256mb'),
   QUARRY_MAX_CONCURRENT_QUERIES: z.coerce.number().int().min(1).max(256).default(4),
   QUARRY_MAX_QUEUED_QUERIES: z.coerce.number().int().min(0).max(10000).default(64),
-  QUARRY_HEAVY_PER_CALLER: z.coerce.number().int().min(1).max(256).default(2),
+  QUARRY_HEAVY_PER_CALLER: z.coerce.number().int().min(1).max(256).default(1),
   QUARRY_TABLE_THREADS: z.coerce.number().int().min(0).max(64).optional(),
   QUARRY_CHROMIUM_IDLE_S: z.coerce.number().int().min(0).max(86400).default(300),
   QUARRY_CACHE_MB: z.coerce.number().int().min(0).max(65536).default(256),

@@ -410,12 +410,12 @@ describe('the chart queue Redis password (REDIS_PASSWORD, REDIS_PASSWORD_FILE)',
 });
 
 describe('fair admission and Chromium (QUARRY_HEAVY_PER_CALLER, QUARRY_CHROMIUM_IDLE_S)', () => {
-  it('defaults to 2 heavy calls per caller and Chromium closed after 300 s idle; 0 keeps it warm', () => {
+  it('defaults to 1 heavy call per caller and Chromium closed after 300 s idle; 0 keeps it warm', () => {
     const c = loadConfig({});
-    expect(c.heavyCalls.perCaller).toBe(2);
+    expect(c.heavyCalls.perCaller).toBe(1);
     expect(c.chart.chromiumIdleMs).toBe(300_000);
     expect(loadConfig({ QUARRY_CHROMIUM_IDLE_S: '0' }).chart.chromiumIdleMs).toBe(0);
-    expect(loadConfig({ QUARRY_HEAVY_PER_CALLER: '1' }).heavyCalls.perCaller).toBe(1);
+    expect(loadConfig({ QUARRY_HEAVY_PER_CALLER: '3' }).heavyCalls.perCaller).toBe(3);
     for (const bad of ['0', '-1', '1.5', 'many'])
       expect(() => loadConfig({ QUARRY_HEAVY_PER_CALLER: bad })).toThrow(/QUARRY_HEAVY_PER_CALLER/);
     expect(() => loadConfig({ QUARRY_CHROMIUM_IDLE_S: '-5' })).toThrow(/QUARRY_CHROMIUM_IDLE_S/);

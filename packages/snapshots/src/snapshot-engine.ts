@@ -1,5 +1,12 @@
 import path from 'node:path';
-import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import {
+  DuckDBInstance,
+  JSDuckDBValueConverter,
+  type DuckDBConnection,
+  type DuckDBMaterializedResult,
+  type DuckDBValue,
+} from '@duckdb/node-api';
 import { AppError, abortReason } from '@quarry/errors';
 import { ConnectionPool } from './connection-pool';
 import { learnSingleWordFields, type SingleWordFields } from './single-word-fields';
@@ -159,7 +166,7 @@ export class SnapshotEngine {
       try {
         const statement = await prepare(sql);
         if (params && Object.keys(params).length > 0) statement.bind(params);
-        return (await statement.runAndReadAll()).getRowObjectsJS() as Row[];
+        return await rowObjects(await statement.run());
       } catch (err) {
         if (signal?.aborted) throw abortReason(signal);
         throw err;
@@ -175,4 +182,26 @@ export class SnapshotEngine {
     this.instance = undefined;
     this.tables.clear();
   }
+}
+
+/**
+ * The rows as plain JS objects, as DuckDB's getRowObjectsJS() makes them, one chunk (2,048 rows) at a
+ * time with a turn of the event loop between chunks: converting a 100,000-row pivot at once held the
+ * service's loop ~50 ms, and every other call on it waited (issue #27, bench/fairness.bench.js).
+ */
+async function rowObjects(result: DuckDBMaterializedResult): Promise<Row[]> {
+  const names = result.deduplicatedColumnNames();
+  const rows: Row[] = [];
+  for (let i = 0; i < result.chunkCount; i++) {
+    if (i > 0) await yieldToLoop();
+    const chunk = result.getChunk(i);
+    for (let r = 0; r < chunk.rowCount; r++) {
+      const row: Row = {};
+      chunk.visitRowValues(r, (value, _r, column, type) => {
+        row[names[column]] = JSDuckDBValueConverter(value, type, JSDuckDBValueConverter);
+      });
+      rows.push(row);
+    }
+  }
+  return rows;
 }

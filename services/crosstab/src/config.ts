@@ -4,7 +4,11 @@ import { serviceListenAddr, type Config } from '@quarry/config';
 export interface CrosstabServiceConfig {
   listenAddr: string;
   graceMs: number;
-  /** Threads that build and render big tables (0: on the event loop); by default no more than the heavy calls run at once, or the cores. */
+  /**
+   * Threads that build and render big tables (0: on the event loop). By default as many as heavy calls
+   * run at once, but one core fewer than the machine has: the service's and gateway's event loops need
+   * one to answer small calls while tables are drawn.
+   */
   tableThreads: number;
 }
 
@@ -12,6 +16,7 @@ export function crosstabServiceConfig(config: Config): CrosstabServiceConfig {
   return {
     listenAddr: serviceListenAddr(config, 'crosstab'),
     graceMs: config.shutdownGraceMs,
-    tableThreads: config.tableThreads ?? Math.max(1, Math.min(config.heavyCalls.maxRunning, os.availableParallelism())),
+    tableThreads:
+      config.tableThreads ?? Math.max(1, Math.min(config.heavyCalls.maxRunning, os.availableParallelism() - 1)),
   };
 }
