@@ -38,7 +38,7 @@ function tree(pid) {
     .split('\n')
     .map((l) => l.trim().split(/\s+/));
   const kids = new Set([pid]);
-  for (let grew = true; grew; ) {
+  for (let grew = true; grew;) {
     grew = false;
     for (const [p, pp] of table)
       if (kids.has(Number(pp)) && !kids.has(Number(p))) {

@@ -29,7 +29,11 @@ export function queryHandlers(
             sort: req.sort.map((s) => ({ field: s.field, direction: completeDirection(s.direction) })),
             ...(req.asOfVersion !== undefined ? { asOfVersion: req.asOfVersion } : {}),
           },
-          { signal: ctx.signal, cache: !req.bypassCache, heavy: (work) => limiter.run(caller.userId, ctx.signal, work) },
+          {
+            signal: ctx.signal,
+            cache: !req.bypassCache,
+            heavy: (work) => limiter.run(caller.userId, ctx.signal, work),
+          },
         );
         return { ...out, recordsJson: out.recordsJson };
       },
