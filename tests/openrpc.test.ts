@@ -176,50 +176,68 @@ interface LiveDocument {
   }>;
 }
 
-describe('each method’s example in the document is a real call on what npm start serves', () => {
-  const live: Partial<Record<MethodName, { data: unknown; meta: Record<string, unknown> }>> = {};
+describe('each method’s examples in the document are real calls on what npm start serves', () => {
+  type Live = { data: unknown; meta: Record<string, unknown> };
+  const live: Partial<Record<MethodName, Live[]>> = {};
   let document: LiveDocument;
+  /** Every example of every method, as [method, position]. */
+  const EXAMPLES = METHOD_NAMES.flatMap((name) => METHOD_EXAMPLES[name].map((_, i) => [name, i] as const));
 
   beforeAll(async () => {
     document = (
       (await (await post({ jsonrpc: '2.0', id: 1, method: 'rpc.discover' })).json()) as { result: LiveDocument }
     ).result;
     for (const m of document.methods) {
-      // The params exactly as the document writes them, with the token npm start prints.
-      const params = Object.fromEntries(m.examples[0].params.map((p) => [p.name, p.value]));
-      const res = await post(
-        { jsonrpc: '2.0', id: 1, method: m.name, params },
-        { Authorization: `Bearer ${analyst().token}`, 'X-Request-Id': 'example' },
-      );
-      const body = (await res.json()) as { result?: { data: unknown; meta: Record<string, unknown> }; error?: unknown };
-      if (!body.result) throw new Error(`${m.name}'s example failed: ${JSON.stringify(body.error)}`);
-      live[m.name] = body.result;
+      live[m.name] = [];
+      for (const example of m.examples) {
+        // The params exactly as the document writes them, with the token npm start prints.
+        const params = Object.fromEntries(example.params.map((p) => [p.name, p.value]));
+        const res = await post(
+          { jsonrpc: '2.0', id: 1, method: m.name, params },
+          { Authorization: `Bearer ${analyst().token}`, 'X-Request-Id': 'example' },
+        );
+        const body = (await res.json()) as { result?: Live; error?: unknown };
+        if (!body.result) throw new Error(`${m.name}'s example failed: ${JSON.stringify(body.error)}`);
+        live[m.name]!.push(body.result);
+      }
     }
     if (process.env.QUARRY_UPDATE_EXAMPLES === '1') writeExamples(live);
   });
 
-  it.each(METHOD_NAMES)('%s: the live result validates against the method’s result schema (ajv)', (name) => {
-    const m = document.methods.find((x) => x.name === name)!;
-    const validate = new Ajv({ allErrors: true, allowUnionTypes: true }).compile(m.result.schema);
-    validate(live[name]);
-    expect(validate.errors ?? []).toEqual([]);
-    expect(METHODS[name].result.safeParse(live[name]!.data).error).toBeUndefined();
+  it('the document shows every example the contract holds', () => {
+    expect(document.methods.map((m) => [m.name, m.examples.length])).toEqual(
+      METHOD_NAMES.map((name) => [name, METHOD_EXAMPLES[name].length]),
+    );
   });
 
-  it.each(METHOD_NAMES)('%s: the example answers what the document shows', (name) => {
-    const shown = document.methods.find((x) => x.name === name)!.examples[0].result.value;
-    expect(stable(live[name])).toEqual(stable(shown));
+  it.each(EXAMPLES)('%s example %i: the live result validates against the method’s result schema (ajv)', (name, i) => {
+    const m = document.methods.find((x) => x.name === name)!;
+    const validate = new Ajv({ allErrors: true, allowUnionTypes: true }).compile(m.result.schema);
+    validate(live[name]![i]);
+    expect(validate.errors ?? []).toEqual([]);
+    expect(METHODS[name].result.safeParse(live[name]![i].data).error).toBeUndefined();
+  });
+
+  it.each(EXAMPLES)('%s example %i: answers what the document shows', (name, i) => {
+    const shown = document.methods.find((x) => x.name === name)!.examples[i].result.value;
+    expect(stable(live[name]![i])).toEqual(stable(shown));
   });
 });
 
-function writeExamples(live: Partial<Record<MethodName, { data: unknown; meta: Record<string, unknown> }>>): void {
+function writeExamples(
+  live: Partial<Record<MethodName, Array<{ data: unknown; meta: Record<string, unknown> }>>>,
+): void {
   let text = fs.readFileSync(EXAMPLES_FILE, 'utf8');
   const start = text.indexOf('export const METHOD_EXAMPLES');
   const entries = METHOD_NAMES.map((name) => {
-    const e = METHOD_EXAMPLES[name];
-    const written = { name: e.name, params: e.params, result: live[name]?.data, meta: live[name]?.meta };
+    const written = METHOD_EXAMPLES[name].map((e, i) => ({
+      name: e.name,
+      params: e.params,
+      result: live[name]?.[i]?.data,
+      meta: live[name]?.[i]?.meta,
+    }));
     return `  ${JSON.stringify(name)}: ${JSON.stringify(written, null, 2).replace(/\n/g, '\n  ')},`;
   });
-  text = `${text.slice(0, start)}export const METHOD_EXAMPLES: Record<MethodName, MethodExample> = {\n${entries.join('\n')}\n};\n`;
+  text = `${text.slice(0, start)}export const METHOD_EXAMPLES: Record<MethodName, MethodExample[]> = {\n${entries.join('\n')}\n};\n`;
   fs.writeFileSync(EXAMPLES_FILE, text);
 }

@@ -461,6 +461,10 @@ async function showCrosstab(params: CrosstabExecuteParams): Promise<void> {
 
 /** A crosstab answer (a table in any format, or a chart) into `out`; returns the status line to show. */
 function renderCrosstab(out: HTMLElement, res: ResultOf<'CROSSTAB.EXECUTE'>, index: string): string {
+  if ('chartType' in res && res.contentType === 'application/json') {
+    out.replaceChildren(el('pre', { class: 'data' }, JSON.stringify(res.data, null, 2)));
+    return `${res.chartType} chart as its ECharts option.`;
+  }
   if ('chartType' in res) {
     const src =
       res.contentType === 'image/png'

@@ -290,7 +290,7 @@ export interface CrosstabExecuteParams {
    */
   chartType?: string;
   /**
-   * With chartType only.
+   * With chartType only: png (base64), svg (the SVG text), or echarts (the ECharts option the image is drawn from, as a JSON object, for clients that draw interactive charts).
    */
   imageFormat?: string;
   width?: number;
@@ -444,6 +444,24 @@ export type CrosstabExecuteResult =
        */
       rowsFilteredOut?: number;
       columnsFilteredOut?: number;
+      /**
+       * Present when saveReport was given.
+       */
+      report?: {
+        guid: string;
+      };
+    }
+  | {
+      contentType: "application/json";
+      /**
+       * imageFormat echarts: the ECharts option the PNG and SVG are drawn from (plain JSON, planned for width × height). Where Quarry prints numbers compactly, a setting names its formatter under quarryFormatter (compact, compactValue), which ECharts ignores; @quarry/client reviveChartOption sets those formatters.
+       */
+      data: {
+        [k: string]: unknown | undefined;
+      };
+      width: number;
+      height: number;
+      chartType: string;
       /**
        * Present when saveReport was given.
        */

@@ -8,10 +8,12 @@ export {
   type CrosstabCsvResult,
   type CrosstabXlsxResult,
   type CrosstabChartResult,
+  type CrosstabEChartsResult,
   type ResponseMeta,
   type MethodName,
   type ParamsOf,
   type ResultOf,
 } from './quarry-client';
+export { reviveChartOption, type EChartsOptionJson, type ReviveOptions } from './chart-option';
 export { QuarryError, type QuarryTransportCode } from './quarry-error';
 export type * from './contract-types.generated';

@@ -4,11 +4,14 @@ import {
   QuarryClient,
   type CrosstabChartResult,
   type CrosstabCsvResult,
+  type CrosstabEChartsResult,
   type CrosstabHtmlResult,
   type CrosstabJsonResult,
 } from './quarry-client';
 import type { CrosstabExecuteParams } from './contract-types.generated';
 import { QuarryError } from './quarry-error';
+import { reviveChartOption } from './chart-option';
+import { CHART_FORMATTERS } from '@quarry/contract';
 
 type FetchArgs = Parameters<typeof fetch>;
 
@@ -271,9 +274,54 @@ describe('QuarryClient result types', () => {
       csv: (): Promise<CrosstabCsvResult> => client.crosstab.execute({ ...base, format: 'csv' }),
       html: (): Promise<CrosstabHtmlResult> => client.crosstab.execute(base),
       chart: (): Promise<CrosstabChartResult> => client.crosstab.execute({ ...base, chartType: 'Column2D' }),
+      svg: (): Promise<CrosstabChartResult> =>
+        client.crosstab.execute({ ...base, chartType: 'Column2D', imageFormat: 'svg' }),
+      echarts: (): Promise<CrosstabEChartsResult> =>
+        client.crosstab.execute({ ...base, chartType: 'Column2D', imageFormat: 'echarts' }),
       // @ts-expect-error a JSON table is not what format "csv" answers
       wrong: (): Promise<CrosstabJsonResult> => client.crosstab.execute({ ...base, format: 'csv' }),
+      notTable: (): Promise<CrosstabJsonResult> =>
+        // @ts-expect-error an ECharts option is JSON, but not the JSON table
+        client.crosstab.execute({ ...base, chartType: 'Column2D', imageFormat: 'echarts' }),
+      // @ts-expect-error an image is not an ECharts option
+      notOption: (): Promise<CrosstabEChartsResult> => client.crosstab.execute({ ...base, chartType: 'Pie2D' }),
     };
-    expect(Object.keys(typed)).toHaveLength(4);
+    expect(Object.keys(typed)).toHaveLength(8);
+  });
+});
+
+describe('reviveChartOption', () => {
+  it('sets a compact formatter wherever quarryFormatter names one, and leaves the rest alone', () => {
+    const option = reviveChartOption({
+      yAxis: [{ axisLabel: { quarryFormatter: 'compact', fontSize: 12 } }],
+      series: [
+        { label: { quarryFormatter: 'compactValue' } },
+        { label: { formatter: '{b}' } },
+        { label: { quarryFormatter: 'sparkles' } },
+      ],
+    }) as unknown as {
+      yAxis: Array<{ axisLabel: { formatter: (v: number) => string } }>;
+      series: Array<{ label: { formatter: unknown } }>;
+    };
+    expect(option.yAxis[0].axisLabel.formatter(14994348159)).toBe('15B');
+    expect(option.yAxis[0].axisLabel.formatter(1234)).toBe('1.23K');
+    expect((option.series[0].label.formatter as (p: unknown) => string)({ value: [2, 3, 2500000] })).toBe('2.5M');
+    expect(option.series[1].label.formatter).toBe('{b}');
+    expect(option.series[2].label.formatter).toBeUndefined();
+  });
+
+  it('knows exactly the formatter names the contract documents', () => {
+    const named = Object.keys(CHART_FORMATTERS).map((name) => {
+      const o = reviveChartOption({ label: { quarryFormatter: name } as Record<string, unknown> });
+      return typeof o.label.formatter;
+    });
+    expect(named).toEqual(Object.keys(CHART_FORMATTERS).map(() => 'function'));
+  });
+
+  it('takes another compact function', () => {
+    const o = reviveChartOption({ a: { quarryFormatter: 'compact' } }, { compact: (v) => `<${v}>` }) as unknown as {
+      a: { formatter: (v: number) => string };
+    };
+    expect(o.a.formatter(5)).toBe('<5>');
   });
 });

@@ -7,13 +7,19 @@ export type ResultOf<M extends MethodName> = Methods[M]['result'];
 
 /** CROSSTAB.EXECUTE's result for each output: what `format` or `chartType` narrow it to. */
 export type CrosstabHtmlResult = Extract<CrosstabExecuteResult, { contentType: 'text/html' }>;
-export type CrosstabJsonResult = Extract<CrosstabExecuteResult, { contentType: 'application/json' }>;
+/** The JSON table (`format: 'json'`); an ECharts option is JSON too, told apart by its `chartType`. */
+export type CrosstabJsonResult = Extract<CrosstabExecuteResult, { contentType: 'application/json'; rowCount: number }>;
 export type CrosstabCsvResult = Extract<CrosstabExecuteResult, { contentType: 'text/csv' }>;
 export type CrosstabXlsxResult = Extract<
   CrosstabExecuteResult,
   { contentType: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet' }
 >;
 export type CrosstabChartResult = Extract<CrosstabExecuteResult, { contentType: 'image/png' | 'image/svg+xml' }>;
+/** `imageFormat: 'echarts'`: `data` is the ECharts option the image is drawn from (see reviveChartOption). */
+export type CrosstabEChartsResult = Extract<
+  CrosstabExecuteResult,
+  { contentType: 'application/json'; chartType: string }
+>;
 
 export interface QuarryClientOptions {
   /** The gateway's base URL (`http://host:8080`) or its endpoint (`…/api/v1`). */
@@ -47,9 +53,16 @@ export interface ResponseMeta {
   cache?: 'hit' | 'miss' | 'bypass';
 }
 
-/** `client.crosstab`: `format` ("json", "csv", "xlsx", "html") or `chartType` narrow the result type. */
+/** `client.crosstab`: `format` ("json", "csv", "xlsx", "html"), or `chartType` and `imageFormat`, narrow the result type. */
 export interface CrosstabMethods {
-  execute(params: CrosstabExecuteParams & { chartType: string }, options?: CallOptions): Promise<CrosstabChartResult>;
+  execute(
+    params: CrosstabExecuteParams & { chartType: string; imageFormat: 'echarts' },
+    options?: CallOptions,
+  ): Promise<CrosstabEChartsResult>;
+  execute(
+    params: CrosstabExecuteParams & { chartType: string; imageFormat?: 'png' | 'svg' },
+    options?: CallOptions,
+  ): Promise<CrosstabChartResult>;
   execute(params: CrosstabExecuteParams & { format: 'json' }, options?: CallOptions): Promise<CrosstabJsonResult>;
   execute(params: CrosstabExecuteParams & { format: 'csv' }, options?: CallOptions): Promise<CrosstabCsvResult>;
   execute(params: CrosstabExecuteParams & { format: 'xlsx' }, options?: CallOptions): Promise<CrosstabXlsxResult>;

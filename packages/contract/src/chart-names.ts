@@ -54,7 +54,8 @@ export const CHART_TYPE_NAMES: readonly ChartTypeName[] = [
   t('Scatter', 2, 'the first as x, the second as y'),
 ];
 
-export const IMAGE_FORMATS = ['png', 'svg'] as const;
+/** png and svg are images; echarts is the ECharts option the images are drawn from, as JSON. */
+export const IMAGE_FORMATS = ['png', 'svg', 'echarts'] as const;
 export type ImageFormat = (typeof IMAGE_FORMATS)[number];
 
 /** The canonical entry for a name given in any case, or undefined. */

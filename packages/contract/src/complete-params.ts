@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { ImageFormat } from './chart-names';
 import * as L from './limits';
 import type {
   crosstabExecuteParams,
@@ -86,7 +87,7 @@ export interface CompleteFilter {
 /** A crosstab is drawn as a table or as a chart, never both; each carries its own defaults. */
 export type CrosstabOutput =
   | { kind: 'table'; format: L.CrosstabFormat }
-  | { kind: 'chart'; chartType: string; imageFormat: 'png' | 'svg'; width: number; height: number };
+  | { kind: 'chart'; chartType: string; imageFormat: ImageFormat; width: number; height: number };
 
 export interface CompleteCrosstabExecute {
   index: string;
@@ -192,7 +193,8 @@ export function completeCrosstabExecute(p: Sent<typeof crosstabExecuteParams>): 
       ? {
           kind: 'chart',
           chartType: p.chartType,
-          imageFormat: p.imageFormat === 'svg' ? 'svg' : 'png',
+          // Checked against IMAGE_FORMATS (exact spelling) by the schema.
+          imageFormat: (p.imageFormat ?? 'png') as ImageFormat,
           width: p.width ?? L.DEFAULT_CHART_WIDTH,
           height: p.height ?? L.DEFAULT_CHART_HEIGHT,
         }

@@ -4,6 +4,7 @@ export type { Caller } from './caller';
 export type { CrosstabGrid } from './crosstab-grid';
 export type { CacheStatus } from './result-meta';
 export * from './chart-names';
+export * from './chart-formatters';
 export * from './param-schemas';
 export * from './result-schemas';
 export * from './methods';

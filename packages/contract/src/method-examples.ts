@@ -11,8 +11,9 @@ export interface MethodExample {
   meta: { requestId: string; cache?: string };
 }
 
-export const METHOD_EXAMPLES: Record<MethodName, MethodExample> = {
-  'QUERIES.EXECUTE': {
+/** Each method's examples; the first is the one a reader meets first. */
+export const METHOD_EXAMPLES: Record<MethodName, MethodExample[]> = {
+  'QUERIES.EXECUTE': [{
     name: 'the two Star Wars films that grossed most worldwide',
     params: {
       index: 'movies',
@@ -141,8 +142,8 @@ export const METHOD_EXAMPLES: Record<MethodName, MethodExample> = {
       requestId: 'example',
       cache: 'miss',
     },
-  },
-  'INDEXES.FIND': {
+  }],
+  'INDEXES.FIND': [{
     name: 'the airports index',
     params: {
       searchText: 'airports',
@@ -193,8 +194,8 @@ export const METHOD_EXAMPLES: Record<MethodName, MethodExample> = {
     meta: {
       requestId: 'example',
     },
-  },
-  'CROSSTAB.EXECUTE': {
+  }],
+  'CROSSTAB.EXECUTE': [{
     name: 'dramas per MPAA rating, top 3, as JSON',
     params: {
       index: 'movies',
@@ -270,8 +271,151 @@ export const METHOD_EXAMPLES: Record<MethodName, MethodExample> = {
       requestId: 'example',
       cache: 'miss',
     },
-  },
-  'REPORTS.FIND': {
+  }, {
+      name: 'films per MPAA rating as the ECharts option of a pie chart',
+      params: {
+        index: 'movies',
+        query: '(MPAA Rating):*',
+        rows: ['MPAA Rating'],
+        totals: [
+          {
+            aggregationType: 'Count',
+          },
+        ],
+        chartType: 'Pie2D',
+        imageFormat: 'echarts',
+        width: 480,
+        height: 320,
+      },
+      result: {
+        contentType: 'application/json',
+        data: {
+          animation: false,
+          backgroundColor: '#ffffff',
+          color: ['#5470c6', '#91cc75', '#fac858', '#ee6666', '#73c0de', '#3ba272'],
+          title: {
+            text: 'Count (Records) by MPAA Rating',
+            subtext: 'movies',
+            left: 'center',
+            top: 10,
+            itemGap: 4,
+            textStyle: {
+              fontSize: 16,
+              fontWeight: 'bold',
+              color: '#333',
+            },
+            subtextStyle: {
+              fontSize: 12,
+              color: '#666',
+            },
+          },
+          textStyle: {
+            fontFamily: 'DejaVu Sans, Liberation Sans, sans-serif',
+          },
+          legend: {
+            type: 'plain',
+            itemWidth: 18,
+            itemHeight: 10,
+            itemGap: 10,
+            textStyle: {
+              fontSize: 12,
+              width: 437,
+              overflow: 'truncate',
+            },
+            padding: 0,
+            orient: 'horizontal',
+            left: 10,
+            bottom: 10,
+            width: 460,
+            data: ['G', 'Not Rated', 'PG', 'PG-13', 'R', 'Other (2 under 1.5%)'],
+          },
+          series: [
+            {
+              type: 'pie',
+              name: 'Count (Records)',
+              left: 10,
+              top: 59,
+              right: 10,
+              bottom: 36,
+              radius: 79,
+              center: ['50%', '50%'],
+              data: [
+                {
+                  name: 'G',
+                  value: 79,
+                  label: {
+                    show: true,
+                  },
+                },
+                {
+                  name: 'Not Rated',
+                  value: 94,
+                  label: {
+                    show: true,
+                  },
+                },
+                {
+                  name: 'PG',
+                  value: 354,
+                  label: {
+                    show: true,
+                  },
+                },
+                {
+                  name: 'PG-13',
+                  value: 865,
+                  label: {
+                    show: true,
+                  },
+                },
+                {
+                  name: 'R',
+                  value: 1194,
+                  label: {
+                    show: true,
+                  },
+                },
+                {
+                  name: 'Other (2 under 1.5%)',
+                  value: 10,
+                  label: {
+                    show: false,
+                  },
+                },
+              ],
+              label: {
+                show: true,
+                formatter: '{b}: {d}%',
+                fontSize: 12,
+                width: 101,
+                overflow: 'truncate',
+                alignTo: 'labelLine',
+                edgeDistance: 4,
+                bleedMargin: 4,
+              },
+              labelLine: {
+                show: true,
+                length: 8,
+                length2: 8,
+              },
+              labelLayout: {
+                hideOverlap: true,
+              },
+              avoidLabelOverlap: true,
+            },
+          ],
+        },
+        width: 480,
+        height: 320,
+        chartType: 'Pie2D',
+      },
+      meta: {
+        requestId: 'example',
+        cache: 'miss',
+      },
+    }
+  }],
+  'REPORTS.FIND': [{
     name: 'reports about dramas',
     params: {
       search: 'dramas',
@@ -297,8 +441,8 @@ export const METHOD_EXAMPLES: Record<MethodName, MethodExample> = {
     meta: {
       requestId: 'example',
     },
-  },
-  'REPORTS.METADATA': {
+  }],
+  'REPORTS.METADATA': [{
     name: 'the sample report npm start saves',
     params: {
       guid: '5a3e1c2b-7d4f-4e8a-9b6c-0d1e2f3a4b5c',
@@ -350,8 +494,8 @@ export const METHOD_EXAMPLES: Record<MethodName, MethodExample> = {
     meta: {
       requestId: 'example',
     },
-  },
-  'REPORTS.EXECUTE': {
+  }],
+  'REPORTS.EXECUTE': [{
     name: 'the sample report run as the caller, as a CSV table',
     params: {
       guid: '5a3e1c2b-7d4f-4e8a-9b6c-0d1e2f3a4b5c',
@@ -374,8 +518,8 @@ export const METHOD_EXAMPLES: Record<MethodName, MethodExample> = {
       requestId: 'example',
       cache: 'miss',
     },
-  },
-  'REPORTS.UPDATE': {
+  }],
+  'REPORTS.UPDATE': [{
     name: 'file and share the sample report (no new version: its params stay)',
     params: {
       guid: '5a3e1c2b-7d4f-4e8a-9b6c-0d1e2f3a4b5c',
@@ -429,8 +573,8 @@ export const METHOD_EXAMPLES: Record<MethodName, MethodExample> = {
     meta: {
       requestId: 'example',
     },
-  },
-  'REPORTS.DELETE': {
+  }],
+  'REPORTS.DELETE': [{
     name: 'move the second sample report into the trash',
     params: {
       guid: '7c9d2e4f-1a3b-4c5d-8e6f-0a1b2c3d4e5f',
@@ -442,5 +586,5 @@ export const METHOD_EXAMPLES: Record<MethodName, MethodExample> = {
     meta: {
       requestId: 'example',
     },
-  },
+  }],
 };

@@ -74,7 +74,6 @@ function errorObjects(m: MethodContract): Json[] {
 
 function methodObject(name: MethodName): Record<string, Json> {
   const m: MethodContract = METHODS[name];
-  const example = METHOD_EXAMPLES[name];
   return {
     name,
     summary: m.summary,
@@ -89,15 +88,13 @@ function methodObject(name: MethodName): Record<string, Json> {
     },
     errors: errorObjects(m),
     'x-scope': m.scope,
-    examples: [
-      {
-        name: example.name,
-        description:
-          'A real call on the data `npm start` serves (scripts/sample-data.sh); tests/openrpc.test.ts runs it as written.',
-        params: Object.entries(example.params).map(([k, v]) => ({ name: k, value: v as Json })),
-        result: { name: 'result', value: { data: example.result as Json, meta: example.meta as Json } },
-      },
-    ],
+    examples: METHOD_EXAMPLES[name].map((example) => ({
+      name: example.name,
+      description:
+        'A real call on the data `npm start` serves (scripts/sample-data.sh); tests/openrpc.test.ts runs it as written.',
+      params: Object.entries(example.params).map(([k, v]) => ({ name: k, value: v as Json })),
+      result: { name: 'result', value: { data: example.result as Json, meta: example.meta as Json } },
+    })),
   };
 }
 

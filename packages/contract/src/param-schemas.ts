@@ -288,7 +288,11 @@ export const crosstabExecuteParams = z
       exact: true,
     })
       .optional()
-      .meta({ default: 'png', description: 'With chartType only.' }),
+      .meta({
+        default: 'png',
+        description:
+          'With chartType only: png (base64), svg (the SVG text), or echarts (the ECharts option the image is drawn from, as a JSON object, for clients that draw interactive charts).',
+      }),
     width: intInRange(L.CHART_SIZE_MIN, L.CHART_SIZE_MAX).meta({ default: L.DEFAULT_CHART_WIDTH }),
     height: intInRange(L.CHART_SIZE_MIN, L.CHART_SIZE_MAX).meta({ default: L.DEFAULT_CHART_HEIGHT }),
     cache: cacheParam,

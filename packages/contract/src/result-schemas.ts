@@ -136,6 +136,17 @@ export const crosstabExecuteResult = z
       report: reportRef.optional(),
     }),
     z.object({
+      contentType: z.literal('application/json'),
+      data: z.record(z.string(), z.unknown()).meta({
+        description:
+          'imageFormat echarts: the ECharts option the PNG and SVG are drawn from (plain JSON, planned for width × height). Where Quarry prints numbers compactly, a setting names its formatter under quarryFormatter (compact, compactValue), which ECharts ignores; @quarry/client reviveChartOption sets those formatters.',
+      }),
+      width: z.number().int(),
+      height: z.number().int(),
+      chartType: z.string(),
+      report: reportRef.optional(),
+    }),
+    z.object({
       contentType: z.enum(['image/png', 'image/svg+xml']),
       data: z.string().meta({ description: 'PNG as base64, or the SVG document.' }),
       width: z.number().int(),

@@ -200,8 +200,8 @@ export class ChromiumRenderer implements ChartRenderer {
               };
             };
             w.echarts.getInstanceByDom(el)?.dispose();
-            // The named formatters of domain/formatters.ts, rebuilt here: this function runs in the page
-            // and cannot import them.
+            // @quarry/client's reviveChartOption and domain/formatters.ts's legacy names, rebuilt here:
+            // this function runs in the page and cannot import them.
             const compactFormat = new Intl.NumberFormat('en', { notation: 'compact', maximumSignificantDigits: 3 });
             const compact = (v: number) => (Number.isFinite(v) ? compactFormat.format(v) : '');
             const valueOf = (p: unknown) => {
@@ -209,15 +209,21 @@ export class ChromiumRenderer implements ChartRenderer {
               const v = (p as { value?: unknown } | null)?.value;
               return Number(Array.isArray(v) ? v[v.length - 1] : v);
             };
+            const functions: Record<string, (x: unknown) => string> = {
+              compact: (x) => compact(Number(x)),
+              compactValue: (p) => compact(valueOf(p)),
+            };
+            const legacy: Record<string, string> = {
+              'quarry:compact': 'compact',
+              'quarry:compactValue': 'compactValue',
+            };
             const revive = (node: unknown): void => {
               if (Array.isArray(node)) node.forEach(revive);
               else if (node && typeof node === 'object') {
                 const o = node as Record<string, unknown>;
-                for (const [k, v] of Object.entries(o)) {
-                  if (k === 'formatter' && v === 'quarry:compact') o[k] = compact;
-                  else if (k === 'formatter' && v === 'quarry:compactValue') o[k] = (p: unknown) => compact(valueOf(p));
-                  else revive(v);
-                }
+                const named = o.quarryFormatter ?? (typeof o.formatter === 'string' ? legacy[o.formatter] : undefined);
+                if (typeof named === 'string' && functions[named]) o.formatter = functions[named];
+                for (const v of Object.values(o)) revive(v);
               }
             };
             revive(option);

@@ -1,4 +1,5 @@
-import { reviveFormatters } from '../domain/formatters';
+import { reviveChartOption } from '@quarry/client';
+import { upgradeLegacyFormatters } from '../domain/formatters';
 import { compactNumber, textWidth } from '../domain/text-metrics';
 import type { RenderJob } from '../ports/chart-renderer.port';
 
@@ -24,7 +25,9 @@ echarts.setPlatformAPI({
 export function renderSvg(job: RenderJob): string {
   const chart = echarts.init(null, null, { renderer: 'svg', ssr: true, width: job.width, height: job.height });
   try {
-    chart.setOption(reviveFormatters(structuredClone(job.option), compactNumber));
+    chart.setOption(
+      reviveChartOption(upgradeLegacyFormatters(structuredClone(job.option)), { compact: compactNumber }),
+    );
     return chart.renderToSVGString();
   } finally {
     chart.dispose();

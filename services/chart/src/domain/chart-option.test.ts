@@ -2,7 +2,8 @@ import { AppError } from '@quarry/errors';
 import { trickyGrids } from '../test-support/chart-grids.fixtures';
 import { buildChartOption, OTHER_SHARE } from './chart-option/build-chart-option';
 import { chartKind } from './chart-types';
-import { COMPACT, reviveFormatters } from './formatters';
+import { reviveChartOption } from '@quarry/client';
+import { COMPACT, COMPACT_VALUE, upgradeLegacyFormatters } from './formatters';
 import { compactNumber, fitText, textWidth, truncateText } from './text-metrics';
 
 type O = Record<string, any>; // reading an ECharts option back
@@ -33,19 +34,31 @@ describe('text metrics and compact numbers', () => {
   });
 
   it('named formatters become functions wherever they sit', () => {
-    const o = reviveFormatters(
-      { yAxis: [{ axisLabel: { formatter: COMPACT } }], series: [{ label: { formatter: '{b}' } }] },
-      compactNumber,
+    const o = reviveChartOption(
+      upgradeLegacyFormatters({
+        yAxis: [{ axisLabel: { ...COMPACT } }],
+        series: [
+          { label: { formatter: '{b}' } },
+          { label: { ...COMPACT_VALUE } },
+          { label: { formatter: 'quarry:compact' } },
+        ],
+      }),
+      { compact: compactNumber },
     ) as O;
     expect(o.yAxis[0].axisLabel.formatter(3.5e9)).toBe('3.5B');
     expect(o.series[0].label.formatter).toBe('{b}');
+    expect(o.series[1].label.formatter({ value: [0, 1, 1234567] })).toBe('1.23M');
+    // What an older producer queued is still drawn compactly.
+    expect(o.series[2].label.formatter(4200)).toBe('4.2K');
   });
 });
 
 describe('buildChartOption', () => {
   it('value axes use compact numbers and a name that clears its labels', () => {
     const o = build('money', 'MSColumn2D');
-    expect(o.yAxis.axisLabel.formatter).toBe(COMPACT);
+    expect(o.yAxis.axisLabel.quarryFormatter).toBe('compact');
+    // ECharts itself prints its default numbers: no formatter string it would show as text.
+    expect(o.yAxis.axisLabel.formatter).toBeUndefined();
     expect(o.yAxis.nameGap).toBeGreaterThan(o.yAxis.axisLabel.width);
     expect(o.grid.left).toBeGreaterThanOrEqual(o.yAxis.nameGap + 10);
   });

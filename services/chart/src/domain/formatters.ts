@@ -1,32 +1,39 @@
+import { QUARRY_FORMATTER_KEY, type ChartFormatterName } from '@quarry/contract';
+
 /*
- * An ECharts option crosses a queue as JSON and a browser boundary as a structured clone: functions
- * do not survive either. Formatters that need code (compact numbers) travel as these names and are
- * swapped for functions by whatever draws the option (see reviveFormatters and the Chromium page).
+ * An ECharts option crosses a queue as JSON, a browser boundary as a structured clone, and the API as
+ * JSON (imageFormat "echarts"): functions survive none of them. Formatters that need code (compact
+ * numbers) travel as names under `quarryFormatter` (@quarry/contract chart-formatters), set as functions
+ * by whatever draws the option (@quarry/client's reviveChartOption, and the Chromium page).
  */
-export const COMPACT = 'quarry:compact';
+export const COMPACT = { [QUARRY_FORMATTER_KEY]: 'compact' } as const satisfies Record<string, ChartFormatterName>;
 /** For series labels, whose formatter gets ECharts' params object: the last number of its value. */
-export const COMPACT_VALUE = 'quarry:compactValue';
+export const COMPACT_VALUE = { [QUARRY_FORMATTER_KEY]: 'compactValue' } as const satisfies Record<
+  string,
+  ChartFormatterName
+>;
 
-type Compact = (v: number) => string;
+/** What an older producer queued: the name in `formatter` itself. */
+const LEGACY: Record<string, ChartFormatterName> = {
+  'quarry:compact': 'compact',
+  'quarry:compactValue': 'compactValue',
+};
 
-function valueOf(p: unknown): number {
-  if (typeof p === 'number') return p;
-  const v = (p as { value?: unknown } | null)?.value;
-  if (Array.isArray(v)) return Number(v[v.length - 1]);
-  return Number(v);
-}
-
-/** The option with every named formatter replaced by its function (in place; returns it). */
-export function reviveFormatters<T>(option: T, compact: Compact): T {
+/**
+ * A queued option in today's form (in place; returns it): jobs queued by an older producer during a
+ * rolling upgrade named the formatter in `formatter` itself.
+ */
+export function upgradeLegacyFormatters<T>(option: T): T {
   const walk = (node: unknown): void => {
     if (Array.isArray(node)) node.forEach(walk);
     else if (node && typeof node === 'object') {
       const o = node as Record<string, unknown>;
-      for (const [k, v] of Object.entries(o)) {
-        if (k === 'formatter' && v === COMPACT) o[k] = (x: number) => compact(x);
-        else if (k === 'formatter' && v === COMPACT_VALUE) o[k] = (p: unknown) => compact(valueOf(p));
-        else walk(v);
+      const named = typeof o.formatter === 'string' ? LEGACY[o.formatter] : undefined;
+      if (named) {
+        delete o.formatter;
+        o[QUARRY_FORMATTER_KEY] = named;
       }
+      Object.values(o).forEach(walk);
     }
   };
   walk(option);

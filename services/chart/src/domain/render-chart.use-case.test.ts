@@ -132,3 +132,26 @@ describe('RenderChartUseCase hands back only an image of the asked format and si
     release();
   });
 });
+
+describe('imageFormat "echarts" answers the option a worker would draw, without queueing', () => {
+  it.each([
+    ['Column2D', ['Count']],
+    ['Heatmap', ['Count']],
+    ['MSCombiDY2D', ['Sum of Gross', 'Count']],
+  ])('%s: the same option as the PNG job, as JSON, and no job', async (type, totals) => {
+    const queue = recordingQueue();
+    const useCase = new RenderChartUseCase(queue, 1000);
+    await useCase.render(input(type, totals), 'png');
+    const out = await useCase.render({ ...input(type, totals), imageFormat: 'echarts' }, 'echarts');
+    expect(queue.jobs).toHaveLength(1);
+    expect(out).toMatchObject({ pngBase64: '', svg: '', width: 640, height: 480, chartType: type });
+    expect(JSON.parse(out.optionJson)).toEqual(queue.jobs[0].option);
+  });
+
+  it('an unknown imageFormat is a 400 listing the three', async () => {
+    const err = await new RenderChartUseCase(recordingQueue(), 1000)
+      .render({ ...input('Column2D', ['Count']), imageFormat: 'gif' }, 'r1')
+      .catch((e: unknown) => e);
+    expect((err as AppError).message).toContain('use one of png, svg, echarts');
+  });
+});

@@ -19,15 +19,17 @@ export interface RenderChartInput {
   width: number;
   height: number;
   title: string;
-  /** "png" (also when empty) or "svg". */
+  /** "png" (also when empty), "svg" or "echarts". */
   imageFormat: string;
 }
 
 export interface RenderedChart {
   /** The PNG, base64-encoded; empty for SVG. */
   pngBase64: string;
-  /** The SVG text; empty for PNG. */
+  /** The SVG text; empty otherwise. */
   svg: string;
+  /** For "echarts": the option the worker would have drawn, as JSON; empty otherwise. */
+  optionJson: string;
   width: number;
   height: number;
   chartType: string;
@@ -63,6 +65,9 @@ export class RenderChartUseCase {
     // The grid says how many totals were asked: a Scatter or an MSCombiDY2D draws two of them.
     const kind = chartKind(input.chartType, grid.totals.length);
     const option = buildChartOption(grid, kind, input.width, input.height, input.title);
+    const drawn = { width: input.width, height: input.height, chartType: kind.name };
+    // The very option a worker would be given; a client draws it (nothing is queued).
+    if (format === 'echarts') return { pngBase64: '', svg: '', optionJson: JSON.stringify(option), ...drawn };
     // One wait bound for the whole call: time spent waiting for admission comes off the queue's.
     const started = Date.now();
     const bound = AbortSignal.timeout(this.waitTimeoutMs);
@@ -71,7 +76,7 @@ export class RenderChartUseCase {
     try {
       image = await this.admit(caller, waited, () =>
         this.queue.render(
-          { option, width: input.width, height: input.height, format: format as ImageFormat },
+          { option, width: input.width, height: input.height, format: format as Exclude<ImageFormat, 'echarts'> },
           { timeoutMs: Math.max(1, this.waitTimeoutMs - (Date.now() - started)), requestId },
         ),
       );
@@ -83,12 +88,6 @@ export class RenderChartUseCase {
     const svg = format === 'svg';
     if (svg) checkSvg(image, input.width, input.height);
     else checkPng(image, input.width, input.height);
-    return {
-      pngBase64: svg ? '' : image,
-      svg: svg ? image : '',
-      width: input.width,
-      height: input.height,
-      chartType: kind.name,
-    };
+    return { pngBase64: svg ? '' : image, svg: svg ? image : '', optionJson: '', ...drawn };
   }
 }

@@ -257,15 +257,13 @@ export class GrpcServiceClients implements ServiceClients {
       },
       trace,
     );
+    const drawn = { width: res.width, height: res.height, chartType: res.chartType };
+    if (req.imageFormat === 'echarts')
+      // The chart service's JSON goes out as it came: never parsed and written again here.
+      return { contentType: 'application/json', data: new RawJson(res.optionJson), ...drawn };
     return req.imageFormat === 'svg'
-      ? { contentType: 'image/svg+xml', data: res.svg, width: res.width, height: res.height, chartType: res.chartType }
-      : {
-          contentType: 'image/png',
-          data: res.pngBase64,
-          width: res.width,
-          height: res.height,
-          chartType: res.chartType,
-        };
+      ? { contentType: 'image/svg+xml', data: res.svg, ...drawn }
+      : { contentType: 'image/png', data: res.pngBase64, ...drawn };
   }
 
   async saveReport(caller: Caller, report: ReportToSave, trace: RequestTrace): Promise<{ guid: string }> {

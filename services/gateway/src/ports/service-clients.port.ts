@@ -5,6 +5,7 @@ import type {
   CompleteAxisOrder,
   CompletePivot,
   CrosstabFormat,
+  ImageFormat,
   IndexesFindResult,
   MethodName,
   QueriesExecuteResult,
@@ -77,13 +78,15 @@ export interface ChartRequest {
   width: number;
   height: number;
   title: string;
-  imageFormat: 'png' | 'svg';
+  imageFormat: ImageFormat;
 }
 
-export interface ChartImage {
-  contentType: 'image/png' | 'image/svg+xml';
-  /** PNG as base64, or the SVG text. */
-  data: string;
+export type ChartImage = ChartOutput<'image/png' | 'image/svg+xml', string> | ChartOutput<'application/json', RawJson>;
+
+interface ChartOutput<C extends string, D> {
+  /** PNG as base64, the SVG text, or the ECharts option (imageFormat echarts). */
+  contentType: C;
+  data: D;
   width: number;
   height: number;
   chartType: string;

@@ -86,7 +86,7 @@ export function heatmap(
         data,
         label: {
           show: band >= 44 && cellH >= fs + 4,
-          formatter: COMPACT_VALUE,
+          ...COMPACT_VALUE,
           fontSize: fs,
           color: '#fff',
           textBorderColor: '#333',

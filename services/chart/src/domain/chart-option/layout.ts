@@ -136,7 +136,7 @@ export function valueAxis(
     nameLocation: 'middle',
     nameGap,
     nameTextStyle: { fontSize, color: '#333' },
-    axisLabel: { formatter: COMPACT, fontSize, width: labelWidth, overflow: 'truncate', hideOverlap: true },
+    axisLabel: { ...COMPACT, fontSize, width: labelWidth, overflow: 'truncate', hideOverlap: true },
     splitLine: { lineStyle: { color: '#e6e6e6' } },
     ...extra,
   };

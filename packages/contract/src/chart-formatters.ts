@@ -1,0 +1,17 @@
+/*
+ * ECharts formatters are functions, which neither JSON nor a queue can carry. Where Quarry prints
+ * numbers compactly (1.2K, 3.5M, 1.25B), the ECharts settings they apply to (an axisLabel, a series
+ * label) name the formatter under `quarryFormatter` instead. ECharts ignores the key and prints its own
+ * default numbers; whoever draws the option the way Quarry does (the chart workers, the console, a
+ * client using @quarry/client's reviveChartOption) sets `formatter` from it.
+ */
+export const QUARRY_FORMATTER_KEY = 'quarryFormatter';
+
+/** Each name and what its function prints, as the OpenRPC document and the client's README say it. */
+export const CHART_FORMATTERS = {
+  compact:
+    "the number in compact notation with at most three significant digits (Intl.NumberFormat('en', { notation: 'compact', maximumSignificantDigits: 3 }))",
+  compactValue: 'as compact, of the last number of the data item’s value (a series label’s formatter gets the item)',
+} as const;
+
+export type ChartFormatterName = keyof typeof CHART_FORMATTERS;
