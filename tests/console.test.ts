@@ -7,10 +7,13 @@ import { runCli } from './support/quarry-process';
 import type { Identity } from './support/identities';
 
 /*
- * GET /console in real Chromium, as an analyst uses it: token, indexes, search and paging, sorting,
- * a crosstab whose grand total equals the API's, a chart, saving and re-opening a report, a bad query's
- * message, hostile record values shown as text, and no page, console or CSP error along the way.
- * Screenshots go to test-output/console/.
+ * GET /console in real Chromium, as an analyst uses it: the empty page's guidance, token, indexes,
+ * search with paging and sorting, numbers in the reader's format and right-aligned, a crosstab built
+ * with ordered row and column pickers (the order sent is the one set), a wide table that scrolls with
+ * sticky labels to its Total column, interactive ECharts charts (tooltips, legend toggling, resized
+ * with their card), per-tab state cleared after errors, the keyboard (tab order, arrows, Enter), saving
+ * and re-opening a report, hostile record values shown as text, and no page, console or CSP error.
+ * Screenshots go to test-output/console/ (the ones in docs/ are copied from there).
  */
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -82,6 +85,31 @@ async function connect(page: Page, token: string): Promise<void> {
   await page.waitForFunction(() => document.querySelectorAll('#index-list .card').length > 0);
 }
 
+/** Adds a field to the rows (`ct-rows`) or columns (`ct-columns`) picker, at the end of its list. */
+async function addAxis(page: Page, picker: 'ct-rows' | 'ct-columns', field: string): Promise<void> {
+  await page.select(`#${picker}-add`, field);
+  await page.click(`#${picker}-add-button`);
+}
+
+/** The params of the last request the page shows as curl. */
+async function lastParams(page: Page): Promise<Record<string, unknown>> {
+  const curl = await page.$eval('#curl', (n) => n.textContent ?? '');
+  const body = /-d '(.*)'$/s.exec(curl)?.[1] ?? '{}';
+  return (JSON.parse(body.replace(/'\\''/g, "'")) as { params: Record<string, unknown> }).params;
+}
+
+/** The reader's number format, as the page has it (Chromium's locale). */
+const formatted = (page: Page, n: number) =>
+  page.evaluate((v) => new Intl.NumberFormat(undefined, { maximumFractionDigits: 2 }).format(v), n);
+
+const visible = (page: Page, selector: string) =>
+  page.$eval(selector, (n) => !(n as HTMLElement).hidden && (n as HTMLElement).offsetParent !== null);
+
+async function runCrosstab(page: Page, wait = '#ct-result table'): Promise<void> {
+  await page.click('#crosstab-form button[type=submit]');
+  await page.waitForSelector(wait);
+}
+
 const texts = (page: Page, selector: string) => page.$$eval(selector, (nodes) => nodes.map((n) => n.textContent ?? ''));
 
 async function shot(page: Page, name: string): Promise<void> {
@@ -93,7 +121,7 @@ const realProblems = (problems: string[]) =>
   problems.filter((p) => !/Failed to load resource: the server responded with a status of 40[01]/.test(p));
 
 describe('GET /console', () => {
-  it('is served with a strict Content-Security-Policy and no inline script', async () => {
+  it('is served with a strict Content-Security-Policy and no inline script; ECharts from the gateway itself', async () => {
     const res = await fetch(`${stack.quarry.baseUrl}/console`);
     expect(res.status).toBe(200);
     const csp = res.headers.get('content-security-policy') ?? '';
@@ -105,9 +133,56 @@ describe('GET /console', () => {
     expect(html).toContain('<label for="token">API token</label>');
     expect(html).not.toMatch(/<script>|<script [^>]*>[^<]/);
     expect((await fetch(`${stack.quarry.baseUrl}/console/..%2f..%2fpackage.json`)).status).toBe(404);
+    const echarts = await fetch(`${stack.quarry.baseUrl}/console/echarts.min.js`);
+    expect(echarts.status).toBe(200);
+    expect(echarts.headers.get('content-type')).toMatch(/^text\/javascript/);
+    expect(echarts.headers.get('content-security-policy')).toBe(csp);
+    const shipped = fs.readFileSync(require.resolve('echarts/dist/echarts.min.js'));
+    expect(Buffer.from(await echarts.arrayBuffer()).equals(shipped)).toBe(true);
   });
 
-  it('lists only the indexes the token may read, searches, pages and sorts (1280×800)', async () => {
+  it('says what to do before a token, moves between tabs by keyboard, and connects with Enter', async () => {
+    const { page, problems, close } = await open(1280, 800);
+    try {
+      expect(await visible(page, '#welcome')).toBe(true);
+      expect(await page.$eval('#welcome', (n) => n.textContent ?? '')).toMatch(/Paste a token into API token/);
+      await shot(page, '0-welcome-1280');
+      // One tab stop for the tab list (the selected tab), arrows between tabs, Home and End.
+      await page.focus('#forget');
+      await page.keyboard.press('Tab');
+      expect(await page.evaluate(() => document.activeElement?.id)).toBe('tab-indexes');
+      // The focus is visible: the focus ring, not the browser's faint default.
+      expect(await page.$eval('#tab-indexes', (n) => getComputedStyle(n).outlineWidth)).toBe('3px');
+      await page.keyboard.press('ArrowRight');
+      expect(await page.evaluate(() => document.activeElement?.id)).toBe('tab-search');
+      expect(await page.$eval('#tab-search', (n) => n.getAttribute('aria-selected'))).toBe('true');
+      expect(await visible(page, '#panel-search')).toBe(true);
+      await page.keyboard.press('End');
+      expect(await page.evaluate(() => document.activeElement?.id)).toBe('tab-reports');
+      await page.keyboard.press('Home');
+      expect(await page.evaluate(() => document.activeElement?.id)).toBe('tab-indexes');
+      expect(await page.$$eval('[role=tab]', (tabs) => tabs.map((t) => (t as HTMLElement).tabIndex))).toEqual([
+        0, -1, -1, -1,
+      ]);
+      // A search without a token says what is missing, in the search tab only.
+      await page.click('#tab-search');
+      await page.click('#search-form button[type=submit]');
+      await page.waitForFunction(() => !document.querySelector('#panel-search .error')?.hasAttribute('hidden'));
+      expect(await page.$eval('#panel-search .error', (n) => n.textContent)).toMatch(/Choose an index|API token/);
+      await page.click('#tab-indexes');
+      expect(await page.$eval('#panel-indexes .error', (n) => n.hasAttribute('hidden'))).toBe(true);
+      await page.type('#token', analyst.token);
+      await page.keyboard.press('Enter');
+      await page.waitForFunction(() => document.querySelectorAll('#index-list .card').length > 0);
+      expect(await visible(page, '#welcome')).toBe(false);
+      expect(await page.$eval('#panel-indexes .status', (n) => n.textContent)).toMatch(/readable indexes/);
+      expect(realProblems(problems)).toEqual([]);
+    } finally {
+      await close();
+    }
+  });
+
+  it('lists only the indexes the token may read, searches, pages and sorts; numbers formatted and right-aligned (1280×800)', async () => {
     const { page, problems, close } = await open(1280, 800);
     try {
       await connect(page, moviesOnly.token);
@@ -118,16 +193,27 @@ describe('GET /console', () => {
       await page.click('#tab-search');
       await page.select('#search-index', 'movies');
       await page.type('#search-query', 'Director:Spielberg');
-      await page.click('#search-form button[type=submit]');
+      await page.keyboard.press('Enter');
       await page.waitForFunction(() => document.querySelectorAll('#search-table tbody tr').length > 0);
-      const api = await stack.call<{ total: number; records: Array<{ Title: string }> }>(
-        moviesOnly,
-        'QUERIES.EXECUTE',
-        { index: 'movies', query: 'Director:Spielberg', pageSize: 20 },
-      );
+      const api = await stack.call<{
+        total: number;
+        fields: Array<{ name: string }>;
+        records: Array<Record<string, unknown> & { Title: string }>;
+      }>(moviesOnly, 'QUERIES.EXECUTE', { index: 'movies', query: 'Director:Spielberg', pageSize: 20 });
       expect(await page.$eval('#search-summary', (n) => n.textContent)).toContain(`${api.data!.total} records`);
       const firstPage = await texts(page, '#search-table tbody tr td:first-child');
       expect(firstPage).toEqual(api.data!.records.map((r) => r.Title));
+      // Worldwide Gross: the reader's format (thousands separators), right-aligned, the exact value on hover.
+      const gross = api.data!.fields.findIndex((f) => f.name === 'Worldwide Gross') + 1;
+      const cell = await page.$eval(`#search-table tbody tr:first-child td:nth-child(${gross})`, (td) => ({
+        text: td.textContent,
+        title: td.getAttribute('title'),
+        align: getComputedStyle(td).textAlign,
+      }));
+      const value = api.data!.records[0]['Worldwide Gross'] as number;
+      expect(value).toBeGreaterThan(1000);
+      expect(cell).toEqual({ text: await formatted(page, value), title: String(value), align: 'right' });
+      expect(cell.text).not.toBe(String(value));
 
       await page.click('#search-next');
       await page.waitForFunction(() => document.querySelector('#search-page')?.textContent?.startsWith('page 2'));
@@ -155,9 +241,7 @@ describe('GET /console', () => {
         .map(Number);
       expect(ratings.length).toBeGreaterThan(3);
       expect([...ratings].sort((a, b) => b - a)).toEqual(ratings);
-      expect(await page.$eval('#curl', (n) => n.textContent)).toContain(
-        '"sort":[{"field":"IMDB Rating","direction":"desc"}]',
-      );
+      expect((await lastParams(page)).sort).toEqual([{ field: 'IMDB Rating', direction: 'desc' }]);
       await shot(page, '2-search-1280');
       expect(realProblems(problems)).toEqual([]);
     } finally {
@@ -165,126 +249,343 @@ describe('GET /console', () => {
     }
   });
 
-  it('builds a crosstab whose grand total is the API’s, draws a chart, saves and re-opens a report', async () => {
+  it('sends rows and columns in the order the analyst sets; a wide table scrolls to its Total with sticky labels', async () => {
     const { page, problems, close } = await open(1280, 800);
     try {
       await connect(page, analyst.token);
       await page.click('#tab-crosstab');
       await page.select('#ct-index', 'movies');
-      await page.select('#ct-rows', 'Major Genre');
+      await addAxis(page, 'ct-rows', 'MPAA Rating');
+      await addAxis(page, 'ct-rows', 'Major Genre');
+      await addAxis(page, 'ct-columns', 'Distributor');
+      // Major Genre first, by keyboard: its "up" button, then Enter. The focus stays on the moved item.
+      await page.focus('#ct-rows li:nth-child(2) .a-up');
+      await page.keyboard.press('Enter');
+      expect(await texts(page, '#ct-rows .a-name')).toEqual(['Major Genre', 'MPAA Rating']);
+      expect(await page.evaluate(() => document.activeElement?.closest('li')?.dataset.field)).toBe('Major Genre');
       await page.select('.total .t-agg', 'Sum');
       await page.select('.total .t-field', 'Worldwide Gross');
-      await page.click('#crosstab-form button[type=submit]');
-      await page.waitForSelector('#crosstab-result table');
+      await runCrosstab(page);
+      const sent = await lastParams(page);
+      expect(sent.rows).toEqual(['Major Genre', 'MPAA Rating']);
+      expect(sent.columns).toEqual([{ field: 'Distributor' }]);
+      expect(await texts(page, '#ct-result thead th.corner')).toEqual(['Major Genre', 'MPAA Rating']);
+
+      // The grand total, in the reader's format, is the API's.
       const api = await stack.call<{ data: { grandTotal: number[] } }>(analyst, 'CROSSTAB.EXECUTE', {
         index: 'movies',
-        rows: ['Major Genre'],
+        rows: ['Major Genre', 'MPAA Rating'],
+        columns: [{ field: 'Distributor' }],
         totals: [{ aggregationType: 'Sum', field: 'Worldwide Gross' }],
         format: 'json',
       });
       const grand = api.data!.data.grandTotal[0];
-      const lastRow = await page.$$eval('#crosstab-result table tr', (trs) => trs[trs.length - 1].textContent ?? '');
-      const shown = Number((lastRow.match(/[\d,]+(\.\d+)?$/)?.[0] ?? '').replace(/,/g, ''));
-      expect(shown).toBeCloseTo(grand, 0);
-      await shot(page, '3-crosstab-1280');
+      const lastCell = await page.$eval('#ct-result tfoot td:last-child', (td) => ({
+        text: td.textContent,
+        title: td.getAttribute('title'),
+        align: getComputedStyle(td).textAlign,
+      }));
+      expect(lastCell).toEqual({ text: await formatted(page, grand), title: String(grand), align: 'right' });
 
-      await page.type('#crosstab-save-name', 'Console: gross by genre');
-      await page.click('#crosstab-save button[type=submit]');
+      // Far wider than the card: the box scrolls, not the page, and says there is more to the right.
+      const wrap = '#ct-result .table-wrap';
+      const widths = await page.$eval(wrap, (w) => [w.scrollWidth, w.clientWidth]);
+      expect(widths[0]).toBeGreaterThan(widths[1] * 2);
+      expect(
+        await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth),
+      ).toBe(0);
+      expect(await page.$eval('#ct-result .scroller', (s) => s.classList.contains('more-right'))).toBe(true);
+      expect(await page.$eval('#ct-result .scroll-hint', (h) => (h as HTMLElement).hidden)).toBe(false);
+      await shot(page, '3-crosstab-wide-1280');
+      // Scrolled to the end: the Total column is in view, the row labels still at the left edge.
+      await page.$eval(wrap, (w) => w.scrollTo({ left: w.scrollWidth }));
       await page.waitForFunction(
-        () =>
-          document.querySelector('#status')?.textContent?.startsWith('Saved report') ||
-          !document.querySelector('#error')?.hasAttribute('hidden'),
+        () => !document.querySelector('#ct-result .scroller')?.classList.contains('more-right'),
       );
-      expect(await page.$eval('#error', (n) => (n.hasAttribute('hidden') ? '' : n.textContent))).toBe('');
-
-      await page.select('#ct-chart', 'Column2D');
-      await page.click('#crosstab-form button[type=submit]');
-      await page.waitForSelector('#crosstab-result img.chart');
-      await page.waitForFunction(() => {
-        const img = document.querySelector<HTMLImageElement>('#crosstab-result img.chart');
-        return !!img && img.complete && img.naturalWidth > 0;
+      const seen = await page.$eval(wrap, (w) => {
+        const box = w.getBoundingClientRect();
+        const total = Array.from(w.querySelectorAll('thead th')).find((th) => th.textContent === 'Total')!;
+        const t = total.getBoundingClientRect();
+        const label = w.querySelector('tbody th.row-label')!.getBoundingClientRect();
+        const corner = w.querySelector('thead th.corner')!.getBoundingClientRect();
+        return {
+          totalInView: t.left >= box.left && t.right <= box.right + 1,
+          labelAtEdge: Math.abs(label.left - box.left) <= 2,
+          cornerAtEdge: Math.abs(corner.left - box.left) <= 2,
+        };
       });
-      const size = await page.$eval('#crosstab-result img.chart', (img) => [
-        (img as HTMLImageElement).naturalWidth,
-        (img as HTMLImageElement).naturalHeight,
+      expect(seen).toEqual({ totalInView: true, labelAtEdge: true, cornerAtEdge: true });
+      expect(await page.$eval('#ct-result .scroller', (s) => s.classList.contains('more-left'))).toBe(true);
+      // Headers stick to the top when the table scrolls down.
+      await page.$eval(wrap, (w) => w.scrollTo({ top: 400 }));
+      const headerTop = await page.$eval(wrap, (w) => [
+        w.querySelector('thead th')!.getBoundingClientRect().top,
+        w.getBoundingClientRect().top,
       ]);
-      expect(size).toEqual([900, 560]);
-      await shot(page, '4-chart-1280');
-
-      await page.click('#tab-reports');
-      await page.waitForFunction(() =>
-        Array.from(document.querySelectorAll('#reports-table td')).some((td) =>
-          td.textContent?.startsWith('Console: gross by genre'),
-        ),
-      );
-      const row = await page.$$eval('#reports-table tbody tr', (trs) =>
-        trs.findIndex((tr) => tr.textContent?.includes('Console: gross by genre')),
-      );
-      await page.evaluate(() => {
-        document.querySelector('#crosstab-result')?.replaceChildren();
-      });
-      await page.click(`#reports-table tbody tr:nth-child(${row + 1}) button`);
-      await page.waitForSelector('#crosstab-result table');
-      expect(await page.$eval('#tab-crosstab', (n) => n.getAttribute('aria-selected'))).toBe('true');
-      const reopened = await page.$$eval('#crosstab-result table tr', (trs) => trs[trs.length - 1].textContent ?? '');
-      expect(reopened).toBe(lastRow);
-      await shot(page, '5-reports-1280');
+      expect(Math.abs(headerTop[0] - headerTop[1])).toBeLessThanOrEqual(2);
+      await shot(page, '3b-crosstab-scrolled-1280');
       expect(realProblems(problems)).toEqual([]);
     } finally {
       await close();
     }
   });
 
-  it('builds an analytic crosstab: a date group, a median, a formula and a row filter, as the API answers it', async () => {
+  it('draws an interactive chart: tooltips, legend toggling, sized to its card and resized with it', async () => {
     const { page, problems, close } = await open(1280, 800);
     try {
       await connect(page, analyst.token);
       await page.click('#tab-crosstab');
       await page.select('#ct-index', 'movies');
-      await page.select('#ct-rows', 'Release Date');
-      await page.select('#ct-date-group', 'year');
-      await page.type('#ct-time-zone', 'Europe/Paris');
+      await addAxis(page, 'ct-rows', 'Major Genre');
+      await addAxis(page, 'ct-columns', 'MPAA Rating');
+      await page.select('#ct-chart', 'MSColumn2D');
+      expect(await page.$eval('#ct-image', (s) => (s as HTMLSelectElement).value)).toBe('echarts');
+      await runCrosstab(page, '#ct-result .echart canvas');
+      const sent = await lastParams(page);
+      expect(sent).toMatchObject({ chartType: 'MSColumn2D', imageFormat: 'echarts' });
+      // Sized to its card: the width asked for is the card's, and the canvas fills it.
+      const sizes = await page.$eval('#ct-result', (card) => [
+        card.clientWidth,
+        card.querySelector('canvas')!.clientWidth,
+      ]);
+      expect(sent.width).toBe(sizes[0]);
+      expect(Math.abs(sizes[1] - sizes[0])).toBeLessThanOrEqual(2);
+
+      await page.$eval('#ct-result', (e) => e.scrollIntoView());
+      const chart = () =>
+        page.evaluate(() => {
+          const w = window as unknown as {
+            echarts: {
+              getInstanceByDom(e: Element): { getOption(): { legend: Array<{ selected?: Record<string, boolean> }> } };
+            };
+          };
+          return w.echarts.getInstanceByDom(document.querySelector('#ct-result .echart')!).getOption();
+        });
+      /** Where ECharts drew each text (page coordinates), from its own display list. */
+      const drawnTexts = () =>
+        page.evaluate(() => {
+          type Shape = {
+            style?: { text?: string };
+            transform?: number[];
+            getBoundingRect(): { x: number; y: number; width: number; height: number };
+          };
+          const w = window as unknown as {
+            echarts: { getInstanceByDom(e: Element): { getZr(): { storage: { getDisplayList(): Shape[] } } } };
+          };
+          const el = document.querySelector('#ct-result .echart')!;
+          const box = el.getBoundingClientRect();
+          return w.echarts
+            .getInstanceByDom(el)
+            .getZr()
+            .storage.getDisplayList()
+            .filter((d) => typeof d.style?.text === 'string')
+            .map((d) => {
+              const r = d.getBoundingRect();
+              const t = d.transform ?? [1, 0, 0, 1, 0, 0];
+              return {
+                text: d.style!.text!,
+                x: box.left + t[4] + r.x + r.width / 2,
+                y: box.top + t[5] + r.y + r.height / 2,
+              };
+            });
+        });
+
+      // Legend toggling: a click on the entry "PG" hides that series, a second shows it again.
+      const entry = (await drawnTexts()).find((t) => t.text === 'PG')!;
+      await page.mouse.click(entry.x, entry.y);
+      await page.waitForFunction(
+        () => {
+          const w = window as unknown as {
+            echarts: {
+              getInstanceByDom(e: Element): { getOption(): { legend: Array<{ selected?: Record<string, boolean> }> } };
+            };
+          };
+          const option = w.echarts.getInstanceByDom(document.querySelector('#ct-result .echart')!).getOption();
+          return option.legend[0].selected?.PG === false;
+        },
+        { timeout: 5000 },
+      );
+      await shot(page, '4b-chart-legend-off-1280');
+      await page.mouse.click(entry.x, entry.y);
+      expect((await chart()).legend[0].selected?.PG).toBe(true);
+
+      // A tooltip on hover over the first genre's bars: each rating with its count, drawn by ECharts.
+      const before = (await drawnTexts()).filter((t) => t.text === 'PG-13').length;
+      const target = await page.evaluate(() => {
+        const w = window as unknown as {
+          echarts: { getInstanceByDom(e: Element): { convertToPixel(f: object, v: unknown[]): number[] } };
+        };
+        const el = document.querySelector('#ct-result .echart')!;
+        const [x, y] = w.echarts.getInstanceByDom(el).convertToPixel({ seriesIndex: 0 }, [0, 1]);
+        const box = el.getBoundingClientRect();
+        return [box.left + x, box.top + y - 20];
+      });
+      await page.mouse.move(target[0] + 5, target[1]);
+      await page.mouse.move(target[0], target[1]);
+      await page.waitForFunction(
+        (n) => {
+          type Shape = { style?: { text?: string } };
+          const w = window as unknown as {
+            echarts: { getInstanceByDom(e: Element): { getZr(): { storage: { getDisplayList(): Shape[] } } } };
+          };
+          const list = w.echarts
+            .getInstanceByDom(document.querySelector('#ct-result .echart')!)
+            .getZr()
+            .storage.getDisplayList();
+          return list.filter((d) => d.style?.text === 'PG-13').length > n;
+        },
+        { timeout: 5000 },
+        before,
+      );
+      await shot(page, '4-chart-1280');
+
+      // Resized with its card: a narrower window, a narrower canvas.
+      await page.setViewport({ width: 900, height: 800 });
+      await page.waitForFunction(() => {
+        const card = document.querySelector('#ct-result')!;
+        return Math.abs(card.querySelector('canvas')!.clientWidth - card.clientWidth) <= 2;
+      });
+      expect(await page.$eval('#ct-result canvas', (c) => c.clientWidth)).toBeLessThan(sizes[1]);
+
+      // A PNG is still on offer.
+      await page.setViewport({ width: 1280, height: 800 });
+      await page.select('#ct-image', 'png');
+      await runCrosstab(page, '#ct-result img.chart');
+      expect(await page.$('#ct-result .echart')).toBeNull();
+      expect(realProblems(problems)).toEqual([]);
+    } finally {
+      await close();
+    }
+  });
+
+  it('keeps each tab’s state to itself and clears the previous answer after an error', async () => {
+    const { page, problems, close } = await open(1280, 800);
+    try {
+      await connect(page, analyst.token);
+      await page.click('#tab-search');
+      await page.select('#search-index', 'movies');
+      await page.click('#search-form button[type=submit]');
+      await page.waitForSelector('#search-table');
+      const searchStatus = await page.$eval('#panel-search .status', (n) => n.textContent ?? '');
+      expect(searchStatus).toMatch(/^Search on movies/);
+
+      await page.click('#tab-crosstab');
+      expect(await page.$eval('#panel-crosstab .status', (n) => n.textContent)).toBe('');
+      await page.select('#ct-index', 'movies');
+      await addAxis(page, 'ct-rows', 'MPAA Rating');
+      await runCrosstab(page);
+      // A bad query: the error in the server's words, and no table left from the call before.
+      await page.type('#ct-query', '(Title:');
+      await page.keyboard.press('Enter');
+      await page.waitForFunction(() => !document.querySelector('#panel-crosstab .error')?.hasAttribute('hidden'));
+      const api = await stack.call(analyst, 'CROSSTAB.EXECUTE', {
+        index: 'movies',
+        query: '(Title:',
+        rows: ['MPAA Rating'],
+        totals: [{ aggregationType: 'Count' }],
+      });
+      const shown = await page.$eval('#panel-crosstab .error', (n) => n.textContent ?? '');
+      expect(shown).toContain('400 Bad Request');
+      expect(shown).toContain(api.error!.data.detail);
+      expect(await page.$('#ct-result table')).toBeNull();
+      expect(await page.$eval('#ct-result', (n) => n.textContent)).toMatch(/press Run/);
+      expect(await page.$eval('#panel-crosstab .status', (n) => n.textContent)).toBe('');
+      await shot(page, '6-error-1280');
+
+      // The other tab kept its own: its table, its status, and no error of the crosstab's.
+      await page.click('#tab-search');
+      expect(await page.$eval('#panel-search .status', (n) => n.textContent)).toBe(searchStatus);
+      expect(await page.$eval('#panel-search .error', (n) => n.hasAttribute('hidden'))).toBe(true);
+      expect(await page.$('#search-table')).not.toBeNull();
+
+      // A bad search clears the search's own table (and its pager) too.
+      await page.type('#search-query', '(Title:');
+      await page.click('#search-form button[type=submit]');
+      await page.waitForFunction(() => !document.querySelector('#panel-search .error')?.hasAttribute('hidden'));
+      expect(await page.$('#search-table')).toBeNull();
+      expect(await page.$eval('#search-pager', (n) => (n as HTMLElement).hidden)).toBe(true);
+      // And a good crosstab afterwards has no error left over.
+      await page.click('#tab-crosstab');
+      await page.$eval('#ct-query', (n) => ((n as HTMLInputElement).value = ''));
+      await runCrosstab(page);
+      expect(await page.$eval('#panel-crosstab .error', (n) => n.hasAttribute('hidden'))).toBe(true);
+      expect(realProblems(problems)).toEqual([]);
+    } finally {
+      await close();
+    }
+  });
+
+  it('reaches every analytic option: date group, bins, median, percentile, formula, show-as, filter, order, XLSX', async () => {
+    const { page, problems, close } = await open(1280, 800);
+    try {
+      await connect(page, analyst.token);
+      await page.click('#tab-crosstab');
+      await page.select('#ct-index', 'movies');
+      await addAxis(page, 'ct-rows', 'Release Date');
+      await page.select('#ct-rows li:nth-child(1) .a-date', 'year');
+      await addAxis(page, 'ct-columns', 'Running Time min');
+      await page.type('#ct-columns li:nth-child(1) .a-bin', '60');
+      await page.click('#ct-columns li:nth-child(1) .a-reverse');
       await page.select('.total .t-agg', 'Count');
       await page.type('.total .t-name', 'Films');
       await page.click('#ct-add-total');
       await page.select('.total:nth-child(2) .t-agg', 'Median');
       await page.select('.total:nth-child(2) .t-field', 'IMDB Rating');
       await page.click('#ct-add-total');
-      await page.select('.total:nth-child(3) .t-agg', 'Formula');
-      await page.type('.total:nth-child(3) .t-name', 'Gross per film');
-      await page.select('.total:nth-child(1) .t-agg', 'Count');
-      await page.type('.total:nth-child(3) .t-formula', '[Median (IMDB Rating)] / [Films]');
+      await page.select('.total:nth-child(3) .t-agg', 'Percentile');
+      await page.select('.total:nth-child(3) .t-field', 'IMDB Rating');
+      await page.type('.total:nth-child(3) .t-pct', '90');
+      await page.click('#ct-add-total');
+      await page.select('.total:nth-child(4) .t-agg', 'Formula');
+      await page.type('.total:nth-child(4) .t-name', 'Median per film');
+      await page.type('.total:nth-child(4) .t-formula', '[Median (IMDB Rating)] / [Films]');
+      await page.select('.total:nth-child(1) .t-show', 'percentOfGrandTotal');
+      await page.click('details.more summary');
+      await page.select('#ct-order-by', '0');
+      await page.select('#ct-order-dir', 'desc');
+      await page.type('#ct-row-limit', '5');
+      await page.select('#ct-filter-measure', '0');
       await page.select('#ct-filter-op', '>=');
-      await page.type('#ct-filter-value', '50');
-      await page.click('#crosstab-form button[type=submit]');
-      await page.waitForSelector('#crosstab-result table');
-      const api = await stack.call<{ data: { rows: Array<{ key: string[] }>; rowsFilteredOut: number } }>(
-        analyst,
-        'CROSSTAB.EXECUTE',
-        {
-          index: 'movies',
-          rows: [{ field: 'Release Date', dateGroup: 'year' }],
-          timeZone: 'Europe/Paris',
-          totals: [
-            { aggregationType: 'Count', name: 'Films' },
-            { aggregationType: 'Median', field: 'IMDB Rating' },
-            { name: 'Gross per film', formula: '[Median (IMDB Rating)] / [Films]' },
-          ],
-          rowFilter: { measure: 0, op: '>=', value: 50 },
-          format: 'json',
-        },
-      );
-      expect(api.data!.data.rowsFilteredOut).toBeGreaterThan(0);
-      const years = await page.$$eval('#crosstab-result tbody th[scope=row]', (ths) => ths.map((t) => t.textContent));
+      await page.type('#ct-filter-value', '1');
+      await page.type('#ct-time-zone', 'Europe/Paris');
+      await page.click('#ct-subtotals');
+      await runCrosstab(page);
+      const sent = await lastParams(page);
+      const expected = {
+        index: 'movies',
+        query: '*',
+        rows: [{ field: 'Release Date', dateGroup: 'year' }],
+        columns: [{ field: 'Running Time min', bin: { width: 60 }, reverse: true }],
+        totals: [
+          { aggregationType: 'Count', name: 'Films', showAs: 'percentOfGrandTotal' },
+          { aggregationType: 'Median', field: 'IMDB Rating' },
+          { aggregationType: 'Percentile', field: 'IMDB Rating', percentile: 90 },
+          { name: 'Median per film', formula: '[Median (IMDB Rating)] / [Films]' },
+        ],
+        timeZone: 'Europe/Paris',
+        rowFilter: { measure: 0, op: '>=', value: 1 },
+        subtotals: true,
+        rowOrder: { by: 'value', measure: 0, direction: 'desc' },
+        rowLimit: 5,
+        format: 'html',
+      };
+      expect(sent).toEqual(expected);
+      const api = await stack.call<{ data: { rows: Array<{ key: string[] }> } }>(analyst, 'CROSSTAB.EXECUTE', {
+        ...expected,
+        format: 'json',
+      });
+      expect(api.error).toBeUndefined();
+      const years = await page.$$eval('#ct-result tbody th[scope=row]', (ths) => ths.map((t) => t.textContent));
       expect(years).toEqual(api.data!.data.rows.map((r) => r.key[0]));
-      expect(await texts(page, '#crosstab-result thead th')).toEqual(
-        expect.arrayContaining(['Films', 'Median (IMDB Rating)', 'Gross per film']),
+      expect(await texts(page, '#ct-result thead th')).toEqual(
+        expect.arrayContaining(['Films', 'Median (IMDB Rating)', 'Median per film']),
       );
-      await shot(page, '3b-crosstab-analytics-1280');
+      // showAs prints a percentage, in the reader's format.
+      expect(await page.$eval('#ct-result tfoot td', (td) => td.textContent)).toMatch(/%$/);
+      await shot(page, '3c-crosstab-analytics-1280');
       // The same table as an Excel file: a download link holding the workbook (a zip: "PK").
       await page.select('#ct-format', 'xlsx');
-      await page.click('#crosstab-form button[type=submit]');
-      await page.waitForSelector('#ct-xlsx');
+      await runCrosstab(page, '#ct-xlsx');
       const link = await page.$eval('#ct-xlsx', (a) => [
         a.getAttribute('href') ?? '',
         a.getAttribute('download') ?? '',
@@ -297,25 +598,48 @@ describe('GET /console', () => {
     }
   });
 
-  it('shows a bad query’s 400 in the server’s own words', async () => {
+  it('saves a crosstab as a report and re-opens it: the form as saved, the same table', async () => {
     const { page, problems, close } = await open(1280, 800);
     try {
       await connect(page, analyst.token);
-      await page.click('#tab-search');
-      await page.select('#search-index', 'movies');
-      await page.type('#search-query', '(Title:');
-      await page.click('#search-form button[type=submit]');
-      await page.waitForFunction(() => !document.querySelector('#error')?.hasAttribute('hidden'));
-      const api = await stack.call(analyst, 'QUERIES.EXECUTE', {
-        index: 'movies',
-        query: '(Title:',
-        page: 1,
-        pageSize: 20,
-      });
-      const shown = await page.$eval('#error', (n) => n.textContent ?? '');
-      expect(shown).toContain('400 Bad Request');
-      expect(shown).toContain(api.error!.data.detail);
-      await shot(page, '6-error-1280');
+      await page.click('#tab-crosstab');
+      await page.select('#ct-index', 'movies');
+      await addAxis(page, 'ct-rows', 'Creative Type');
+      await addAxis(page, 'ct-rows', 'Major Genre');
+      await page.select('.total .t-agg', 'Sum');
+      await page.select('.total .t-field', 'Worldwide Gross');
+      await runCrosstab(page);
+      const lastRow = await page.$$eval('#ct-result table tr', (trs) => trs[trs.length - 1].textContent ?? '');
+      await page.type('#crosstab-save-name', 'Console: gross by type and genre');
+      await page.click('#crosstab-save button[type=submit]');
+      await page.waitForFunction(() =>
+        document.querySelector('#panel-crosstab .status')?.textContent?.startsWith('Saved report'),
+      );
+      // Saving keeps the table on screen.
+      expect(await page.$('#ct-result table')).not.toBeNull();
+
+      await page.click('#tab-reports');
+      await page.waitForFunction(() =>
+        Array.from(document.querySelectorAll('#reports-table td')).some((td) =>
+          td.textContent?.startsWith('Console: gross by type and genre'),
+        ),
+      );
+      await shot(page, '5-reports-1280');
+      const row = await page.$$eval('#reports-table tbody tr', (trs) =>
+        trs.findIndex((tr) => tr.textContent?.includes('Console: gross by type and genre')),
+      );
+      // Another crosstab in the form first: opening the report puts the saved one back.
+      await page.click('#tab-crosstab');
+      await page.click('#ct-rows li:nth-child(1) .a-remove');
+      await page.click('#tab-reports');
+      // Showing the tab lists the reports again: the row's button is the new list's.
+      await page.waitForNetworkIdle({ idleTime: 200 });
+      await page.click(`#reports-table tbody tr:nth-child(${row + 1}) button`);
+      await page.waitForSelector('#ct-result table');
+      expect(await page.$eval('#tab-crosstab', (n) => n.getAttribute('aria-selected'))).toBe('true');
+      expect(await texts(page, '#ct-rows .a-name')).toEqual(['Creative Type', 'Major Genre']);
+      const reopened = await page.$$eval('#ct-result table tr', (trs) => trs[trs.length - 1].textContent ?? '');
+      expect(reopened).toBe(lastRow);
       expect(realProblems(problems)).toEqual([]);
     } finally {
       await close();
@@ -334,15 +658,18 @@ describe('GET /console', () => {
       for (const h of HOSTILE) expect(cells).toContain(h.name);
       expect(await page.$$('#search-table img')).toHaveLength(0);
       expect(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss)).toBeUndefined();
-      // Also through the crosstab's HTML: the labels are escaped by the server and imported inertly.
+      // Also through the crosstab's HTML and an interactive chart's labels.
       await page.click('#tab-crosstab');
       await page.select('#ct-index', 'hostile');
-      await page.select('#ct-rows', 'name');
-      await page.click('#crosstab-form button[type=submit]');
-      await page.waitForSelector('#crosstab-result table');
-      const labels = await texts(page, '#crosstab-result table tbody th');
+      await addAxis(page, 'ct-rows', 'name');
+      await runCrosstab(page);
+      const labels = await texts(page, '#ct-result table tbody th');
       for (const h of HOSTILE) expect(labels).toContain(h.name);
-      expect(await page.$$('#crosstab-result img')).toHaveLength(0);
+      expect(await page.$$('#ct-result img')).toHaveLength(0);
+      await page.select('#ct-chart', 'Bar2D');
+      await runCrosstab(page, '#ct-result .echart canvas');
+      await page.mouse.move(300, 700);
+      expect(await page.$$('#ct-result img, #ct-result script')).toHaveLength(0);
       expect(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss)).toBeUndefined();
       await shot(page, '7-hostile-1280');
       expect(realProblems(problems)).toEqual([]);
@@ -353,27 +680,46 @@ describe('GET /console', () => {
 
   it('works on a phone-width screen without horizontal page overflow (390×844)', async () => {
     const { page, problems, close } = await open(390, 844);
+    // Nothing sticks out of the page (a wide table scrolls inside its own box); the culprits named if so.
+    const noOverflow = async () =>
+      expect(
+        await page.evaluate(() => {
+          const width = document.documentElement.clientWidth;
+          return {
+            overflow: Math.max(0, document.documentElement.scrollWidth - width),
+            culprits: Array.from(document.querySelectorAll('body *'))
+              .filter((e) => !e.closest('.table-wrap') && e.getBoundingClientRect().right > width + 0.5)
+              .map((e) => `${e.tagName.toLowerCase()}#${e.id}.${e.className}`),
+          };
+        }),
+      ).toEqual({ overflow: 0, culprits: [] });
     try {
+      await shot(page, '8a-welcome-phone');
       await connect(page, analyst.token);
       await shot(page, '8-indexes-phone');
       await page.click('#tab-search');
       await page.select('#search-index', 'movies');
       await page.click('#search-form button[type=submit]');
       await page.waitForFunction(() => document.querySelectorAll('#search-table tbody tr').length > 0);
-      const overflow = await page.evaluate(
-        () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
-      );
-      expect(overflow).toBeLessThanOrEqual(0);
+      await noOverflow();
       await shot(page, '9-search-phone');
       await page.click('#tab-crosstab');
       await page.select('#ct-index', 'movies');
-      await page.select('#ct-rows', 'MPAA Rating');
-      await page.click('#crosstab-form button[type=submit]');
-      await page.waitForSelector('#crosstab-result table');
-      expect(
-        await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth),
-      ).toBeLessThanOrEqual(0);
+      await addAxis(page, 'ct-rows', 'Major Genre');
+      await addAxis(page, 'ct-columns', 'MPAA Rating');
+      await runCrosstab(page);
+      await noOverflow();
+      expect(await page.$eval('#ct-result .scroller', (s) => s.classList.contains('more-right'))).toBe(true);
       await shot(page, '10-crosstab-phone');
+      await page.select('#ct-chart', 'Pie2D');
+      await runCrosstab(page, '#ct-result .echart canvas');
+      await noOverflow();
+      const sizes = await page.$eval('#ct-result', (card) => [
+        card.clientWidth,
+        card.querySelector('canvas')!.clientWidth,
+      ]);
+      expect(Math.abs(sizes[1] - sizes[0])).toBeLessThanOrEqual(2);
+      await shot(page, '11-chart-phone');
       expect(realProblems(problems)).toEqual([]);
     } finally {
       await close();

@@ -1,4 +1,4 @@
-// Bundles the console into dist/: one script, one stylesheet, one page, nothing from a CDN.
+// Bundles the console into dist/: one script, one stylesheet, one page, and ECharts; nothing from a CDN.
 const fs = require('node:fs');
 const path = require('node:path');
 const esbuild = require('esbuild');
@@ -18,4 +18,7 @@ esbuild.buildSync({
 });
 for (const file of ['index.html', 'console.css'])
   fs.copyFileSync(path.join(__dirname, 'src', file), path.join(out, file));
+// ECharts for interactive charts, from node_modules (the same package the chart workers draw with),
+// served by the gateway beside the console: the page's CSP allows scripts from itself only.
+fs.copyFileSync(require.resolve('echarts/dist/echarts.min.js'), path.join(out, 'echarts.min.js'));
 process.stdout.write(`console built into ${path.relative(process.cwd(), out)}\n`);

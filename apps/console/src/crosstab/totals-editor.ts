@@ -1,0 +1,179 @@
+import type { CrosstabExecuteParams } from '@quarry/client';
+import type { IndexInfo } from '../app-state';
+import { el, fillSelect } from '../dom';
+
+/*
+ * The totals: each an aggregation of a field (or of the records, or distinct values of a dynamic view),
+ * a percentile, or a formula over the other totals by name; each with a name and a "show as".
+ */
+
+export type Total = CrosstabExecuteParams['totals'][number];
+type ShowAs = NonNullable<Total['showAs']>;
+
+const AGGREGATIONS = [
+  'Count',
+  'Sum',
+  'Average',
+  'Min',
+  'Max',
+  'Median',
+  'Percentile',
+  'StdDev',
+  'CountDistinct',
+] as const;
+/** A calculated total is chosen like an aggregation, and then takes a name and a formula. */
+const FORMULA = 'Formula';
+const SHOW_AS: Array<[ShowAs, string]> = [
+  ['value', 'value'],
+  ['percentOfGrandTotal', '% of grand total'],
+  ['percentOfRowTotal', '% of row total'],
+  ['percentOfColumnTotal', '% of column total'],
+  ['runningTotal', 'running total'],
+  ['differenceFromPrevious', 'difference from previous'],
+  ['percentDifferenceFromPrevious', '% difference from previous'],
+];
+
+export class TotalsEditor {
+  private index: IndexInfo | undefined;
+
+  constructor(
+    private readonly root: HTMLElement,
+    /** Called when the totals change (their number names the filter's and the order's choices). */
+    private readonly changed: () => void,
+  ) {}
+
+  private rows(): HTMLElement[] {
+    return Array.from(this.root.querySelectorAll<HTMLElement>('.total'));
+  }
+
+  setIndex(index: IndexInfo | undefined): void {
+    this.index = index;
+    if (this.rows().length === 0) this.add();
+    for (const row of this.rows()) this.fill(row);
+  }
+
+  private fill(row: HTMLElement): void {
+    // Counts take any field; the numeric aggregations are refused on text by the server, with a message.
+    fillSelect(row.querySelector<HTMLSelectElement>('.t-field')!, [
+      ['', '(records)'],
+      ...(this.index?.fields ?? []).map((f): [string, string] => [f.name, `${f.name} (${f.type})`]),
+    ]);
+    fillSelect(row.querySelector<HTMLSelectElement>('.t-view')!, [
+      ['', '(no view)'],
+      ...(this.index?.dynamicViews ?? [])
+        .filter((v) => v !== 'Records')
+        .map((v): [string, string] => [v, `distinct ${v}`]),
+    ]);
+  }
+
+  add(total?: Total): void {
+    const n = this.rows().length + 1;
+    const agg = el(
+      'select',
+      { class: 't-agg', 'aria-label': `Total ${n} aggregation` },
+      ...[...AGGREGATIONS, FORMULA].map((a) => el('option', { value: a }, a)),
+    );
+    const field = el('select', { class: 't-field', 'aria-label': `Total ${n} field` });
+    const percentile = el('input', {
+      class: 't-pct',
+      type: 'number',
+      min: '0',
+      max: '100',
+      step: 'any',
+      placeholder: 'percentile',
+      'aria-label': `Total ${n} percentile`,
+      hidden: '',
+    });
+    const name = el('input', {
+      class: 't-name',
+      type: 'text',
+      placeholder: 'name (optional)',
+      'aria-label': `Total ${n} name`,
+    });
+    const formula = el('input', {
+      class: 't-formula',
+      type: 'text',
+      placeholder: '[Sum (Cost)] / [Count (Records)]',
+      'aria-label': `Total ${n} formula`,
+      hidden: '',
+    });
+    const view = el('select', { class: 't-view', 'aria-label': `Total ${n} dynamic view` });
+    const showAs = el(
+      'select',
+      { class: 't-show', 'aria-label': `Total ${n} show as` },
+      ...SHOW_AS.map(([v, label]) => el('option', { value: v }, label)),
+    );
+    const sync = () => {
+      percentile.hidden = agg.value !== 'Percentile';
+      const isFormula = agg.value === FORMULA;
+      formula.hidden = !isFormula;
+      field.hidden = isFormula;
+      view.hidden = isFormula;
+    };
+    agg.addEventListener('change', sync);
+    const remove = el(
+      'button',
+      { type: 'button', class: 'quiet icon', 'aria-label': `Remove total ${n}`, title: 'Remove' },
+      '×',
+    );
+    const row = el('div', { class: 'total row' }, agg, field, percentile, formula, view, name, showAs, remove);
+    remove.addEventListener('click', () => {
+      if (this.rows().length > 1) {
+        row.remove();
+        this.changed();
+      }
+    });
+    this.root.append(row);
+    this.fill(row);
+    if (total) {
+      agg.value = 'formula' in total && total.formula !== undefined ? FORMULA : (total.aggregationType ?? 'Count');
+      field.value = total.field ?? '';
+      view.value = total.dynamicView ?? '';
+      name.value = total.name ?? '';
+      formula.value = total.formula ?? '';
+      percentile.value = total.percentile !== undefined ? String(total.percentile) : '';
+      showAs.value = total.showAs ?? 'value';
+    }
+    sync();
+    this.changed();
+  }
+
+  load(totals: Total[]): void {
+    this.root.replaceChildren();
+    for (const t of totals) this.add(t);
+    if (totals.length === 0) this.add();
+  }
+
+  /** Each total's label as the server names it when no name is given: `Sum (Worldwide Gross)`. */
+  labels(): string[] {
+    return this.rows().map((row, i) => {
+      const name = row.querySelector<HTMLInputElement>('.t-name')!.value.trim();
+      if (name) return name;
+      const agg = row.querySelector<HTMLSelectElement>('.t-agg')!.value;
+      if (agg === FORMULA) return `Total ${i + 1}`;
+      const view = row.querySelector<HTMLSelectElement>('.t-view')!.value;
+      const field = row.querySelector<HTMLSelectElement>('.t-field')!.value;
+      return `${agg} (${view || field || 'Records'})`;
+    });
+  }
+
+  totals(): Total[] {
+    return this.rows().map((row) => {
+      const aggregationType = row.querySelector<HTMLSelectElement>('.t-agg')!.value;
+      const field = row.querySelector<HTMLSelectElement>('.t-field')!.value;
+      const view = row.querySelector<HTMLSelectElement>('.t-view')!.value;
+      const name = row.querySelector<HTMLInputElement>('.t-name')!.value.trim();
+      const percentile = row.querySelector<HTMLInputElement>('.t-pct')!.value;
+      const showAs = row.querySelector<HTMLSelectElement>('.t-show')!.value as ShowAs;
+      const shown = { ...(name ? { name } : {}), ...(showAs !== 'value' ? { showAs } : {}) };
+      if (aggregationType === FORMULA)
+        return { ...shown, formula: row.querySelector<HTMLInputElement>('.t-formula')!.value };
+      return {
+        aggregationType,
+        ...(view ? { dynamicView: view } : field ? { field } : {}),
+        ...(aggregationType === 'Percentile' && percentile !== '' ? { percentile: Number(percentile) } : {}),
+        ...shown,
+      };
+    });
+  }
+}
