@@ -72,10 +72,12 @@ export async function showSearch(params: QueriesExecuteParams): Promise<void> {
   byId('search-pager').hidden = false;
   byId<HTMLButtonElement>('search-prev').disabled = res.page <= 1;
   byId<HTMLButtonElement>('search-next').disabled = res.page >= res.totalPages;
+  const from = (res.page - 1) * res.pageSize + 1;
+  const sorted = sort ? `, sorted by ${sort.field} ${sort.direction === 'desc' ? 'descending' : 'ascending'}` : '';
   searchPanel.status(
     res.total === 0
       ? `No record of ${res.index} matches ${res.query}.`
-      : `Search on ${res.index}: ${formatNumber(res.records.length)} of ${formatNumber(res.total)} records shown.`,
+      : `Records ${formatNumber(from)}–${formatNumber(from + res.records.length - 1)} of ${formatNumber(res.total)}${sorted}.`,
   );
 }
 
