@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
-import { CHART_TYPE_NAMES } from '@quarry/contract';
+import { CHART_TYPE_NAMES, METHODS } from '@quarry/contract';
 import type { Identity } from './support/identities';
 import { pngFacts } from './support/png';
 import { REPO_ROOT } from './support/quarry-process';
@@ -214,7 +214,7 @@ describe('CROSSTAB.EXECUTE draws every chart type the contract lists (PNG and EC
       expect(asOption.error?.data.detail).toBe(asPng.error?.data.detail);
     });
 
-    it('is saved with the report and runs again from REPORTS.METADATA', async () => {
+    it('is saved with the report and runs again from REPORTS.METADATA and REPORTS.EXECUTE', async () => {
       const saved = await echartsCall('Radar', 1, { saveReport: { name: 'echarts radar' } });
       expect(saved.error).toBeUndefined();
       const guid = (saved.data as unknown as { report: { guid: string } }).report.guid;
@@ -222,6 +222,11 @@ describe('CROSSTAB.EXECUTE draws every chart type the contract lists (PNG and EC
       expect(meta.data!.params).toMatchObject({ chartType: 'Radar', imageFormat: 'echarts' });
       const again = await stack.call<{ data: unknown }>(analyst, 'CROSSTAB.EXECUTE', meta.data!.params);
       expect(again.data!.data).toEqual(saved.data!.data);
+      const run = await stack.call<{ contentType: string; data: unknown }>(analyst, 'REPORTS.EXECUTE', { guid });
+      expect(run.error).toBeUndefined();
+      expect(run.data).toMatchObject({ contentType: 'application/json', chartType: 'Radar' });
+      expect(run.data!.data).toEqual(saved.data!.data);
+      expect(METHODS['REPORTS.EXECUTE'].result.safeParse(run.data).error).toBeUndefined();
     });
   });
 

@@ -796,6 +796,29 @@ export type ReportsExecuteResult =
       indexVersion: number;
     }
   | {
+      contentType: "application/json";
+      /**
+       * imageFormat echarts: the ECharts option the PNG and SVG are drawn from (plain JSON, planned for width × height). Where Quarry prints numbers compactly, a setting names its formatter under quarryFormatter (compact, compactValue), which ECharts ignores; @quarry/client reviveChartOption sets those formatters.
+       */
+      data: {
+        [k: string]: unknown | undefined;
+      };
+      width: number;
+      height: number;
+      chartType: string;
+      /**
+       * The report and the version of it that ran.
+       */
+      report: {
+        guid: string;
+        version: number;
+      };
+      /**
+       * The version of the index (its snapshot) the report ran on; 0 when not known.
+       */
+      indexVersion: number;
+    }
+  | {
       contentType: "image/png" | "image/svg+xml";
       /**
        * PNG as base64, or the SVG document.

@@ -189,7 +189,7 @@ export const METHOD_EXAMPLES: Record<MethodName, MethodExample[]> = {
               },
             ],
             dynamicViews: ['Records', 'States'],
-            updatedAt: '2026-11-25T07:51:07.807Z',
+            updatedAt: '2026-11-25T10:57:25.403Z',
           },
         ],
         nextCursor: null,
@@ -549,7 +549,7 @@ export const METHOD_EXAMPLES: Record<MethodName, MethodExample[]> = {
         folder: 'samples',
         shared: true,
         createdAt: '2026-01-05T09:00:00.000Z',
-        updatedAt: '2026-11-25T09:41:07.782Z',
+        updatedAt: '2026-11-25T10:57:30.557Z',
         method: 'CROSSTAB.EXECUTE',
         params: {
           index: 'movies',
@@ -596,7 +596,7 @@ export const METHOD_EXAMPLES: Record<MethodName, MethodExample[]> = {
       },
       result: {
         guid: '7c9d2e4f-1a3b-4c5d-8e6f-0a1b2c3d4e5f',
-        restorableUntil: '2026-12-25T09:41:07.789Z',
+        restorableUntil: '2026-12-25T10:57:30.561Z',
       },
       meta: {
         requestId: 'example',

@@ -205,7 +205,7 @@ const runRef = z
   .meta({ description: 'The report and the version of it that ran.' });
 const ran = { report: runRef, indexVersion };
 
-const [html, json, csv, xlsx, image] = crosstabExecuteResult.options;
+const [html, json, csv, xlsx, echarts, image] = crosstabExecuteResult.options;
 
 /** What the report's method returns (QUERIES.EXECUTE's or CROSSTAB.EXECUTE's data), and what ran. */
 export const reportsExecuteResult = z
@@ -215,6 +215,7 @@ export const reportsExecuteResult = z
     json.omit({ report: true }).extend(ran),
     csv.omit({ report: true }).extend(ran),
     xlsx.omit({ report: true }).extend(ran),
+    echarts.omit({ report: true }).extend(ran),
     image.omit({ report: true }).extend(ran),
   ])
   .meta({ title: 'ReportsExecuteResult' });
