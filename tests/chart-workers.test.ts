@@ -4,6 +4,7 @@ import { freePort, linesEventually, spawnServe, stopProc, type Proc } from './su
 import { TestRedis } from './support/redis';
 import { startStackWithData, unwrap, type Stack } from './support/stack';
 import { rpcClient } from './support/http';
+import { SMALL_PIE_CHART } from './support/datasets';
 
 /**
  * Separate chart-worker processes on one queue: both take jobs, a SIGKILLed one loses no request, and
@@ -61,18 +62,9 @@ describe('chart workers as separate processes', () => {
 
   it("carries the caller's request id onto the worker's log lines", async () => {
     const requestId = `chart-trace-${Date.now()}`;
-    const res = await rpcClient(stack.quarry.baseUrl, analyst.token).call(
-      'CROSSTAB.EXECUTE',
-      {
-        index: 'movies',
-        rows: ['Major Genre'],
-        totals: [{ aggregationType: 'Count' }],
-        chartType: 'Pie2D',
-        width: 640,
-        height: 480,
-      },
-      { headers: { 'X-Request-Id': requestId } },
-    );
+    const res = await rpcClient(stack.quarry.baseUrl, analyst.token).call('CROSSTAB.EXECUTE', SMALL_PIE_CHART, {
+      headers: { 'X-Request-Id': requestId },
+    });
     expect(unwrap(res).error).toBeUndefined();
     const traced = await linesEventually(
       () => [...workerA.lines, ...workerB.lines].filter((l) => l.includes(`"requestId":"${requestId}"`)),

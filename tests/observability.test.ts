@@ -1,4 +1,5 @@
 import type { Identity } from './support/identities';
+import { SMALL_PIE_CHART } from './support/datasets';
 import { rawRequest } from './support/http';
 import { freePort, makeDataDir, spawnServe, stopProc } from './support/quarry-process';
 import { type Stack, useStackWithAnalyst } from './support/stack';
@@ -35,14 +36,7 @@ describe('/metrics', () => {
     const before = await scrape();
     for (let i = 0; i < 3; i++) await stack.call(analyst, 'QUERIES.EXECUTE', { index: 'movies', pageSize: 1 });
     await stack.call(analyst, 'QUERIES.EXECUTE', { index: 'nope' });
-    await stack.call(analyst, 'CROSSTAB.EXECUTE', {
-      index: 'movies',
-      rows: ['Major Genre'],
-      totals: [{ aggregationType: 'Count' }],
-      chartType: 'Pie2D',
-      width: 640,
-      height: 480,
-    });
+    await stack.call(analyst, 'CROSSTAB.EXECUTE', SMALL_PIE_CHART);
     const after = await scrape();
 
     const delta = (name: string, labels: Record<string, string>) =>

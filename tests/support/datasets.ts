@@ -84,3 +84,13 @@ export function sortRows(rows: Rec[], keys: Array<[string, Dir]>): Rec[] {
 export function page<T>(rows: T[], pageNo: number, size: number): T[] {
   return rows.slice((pageNo - 1) * size, pageNo * size);
 }
+
+/** A small chart of the movies index (one row axis, a count, 640 x 480): CROSSTAB.EXECUTE's params. */
+export const SMALL_PIE_CHART = {
+  index: 'movies',
+  rows: ['Major Genre'],
+  totals: [{ aggregationType: 'Count' }],
+  chartType: 'Pie2D',
+  width: 640,
+  height: 480,
+};

@@ -37,11 +37,12 @@ export function buildProgram(config: () => Config): Command {
     .description('run the targets of QUARRY_TARGET (default all) in the foreground')
     .action(async () => {
       const c = config();
-      const [{ serveCommand }, { createRootLogger }] = await Promise.all([
+      const [{ serveCommand }, { startThreadObservability }] = await Promise.all([
         import('./commands/serve.command.js'),
-        import('@quarry/logger'),
+        import('./runtime/thread-observability.js'),
       ]);
-      await serveCommand(c, createRootLogger(c.logLevel));
+      const { log, tracing } = await startThreadObservability(c);
+      await serveCommand(c, log, tracing);
     });
 
   const user = program.command('user').description('manage users');

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { OTLP_PROTOCOLS, SAMPLERS } from './tracing-settings';
 
 export const TARGETS = ['gateway', 'query', 'crosstab', 'chart', 'chart-worker', 'reports'] as const;
 export type Target = (typeof TARGETS)[number];
@@ -80,6 +81,41 @@ const internalToken = z
 
 const filePath = z.string().min(1);
 
+const otlpProtocol = z.enum(OTLP_PROTOCOLS, {
+  error: (i) =>
+    `"${String(i.input)}" is not offered: Quarry exports traces over OTLP/HTTP, ${OTLP_PROTOCOLS.join(' or ')} ` +
+    "(send them to the collector's HTTP port, 4318 by default)",
+});
+
+/**
+ * OTEL_EXPORTER_OTLP_HEADERS and OTEL_RESOURCE_ATTRIBUTES: `key=value` pairs separated by commas, values
+ * percent-encoded (OpenTelemetry's "Specifying headers via environment variables").
+ */
+const keyValueList = z.string().transform((raw, ctx) => {
+  const out: Record<string, string> = {};
+  for (const [i, item] of raw.split(',').entries()) {
+    if (item.trim() === '') continue;
+    const eq = item.indexOf('=');
+    const key = eq > 0 ? item.slice(0, eq).trim() : '';
+    let value: string | undefined;
+    try {
+      value = eq > 0 ? decodeURIComponent(item.slice(eq + 1).trim()) : undefined;
+    } catch {
+      value = undefined;
+    }
+    if (!key || value === undefined) {
+      // Named by position, not quoted: a header's value is often a collector's API key.
+      ctx.addIssue({
+        code: 'custom',
+        message: `item ${i + 1} is not key=value (pairs separated by commas, values percent-encoded)`,
+      });
+      return z.NEVER;
+    }
+    out[key] = value;
+  }
+  return out;
+});
+
 /** Every environment setting Quarry reads, validated once in main and passed down. */
 export const envShape = {
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
@@ -134,6 +170,23 @@ export const envShape = {
   QUARRY_REPORT_TRASH_DAYS: z.coerce.number().min(0).max(36500).default(30),
   // Fractions allowed: a budget of a few kilobytes is what a test of the budget needs.
   QUARRY_SNAPSHOT_KEEP_MB: z.coerce.number().min(0).max(1048576).default(1024),
+  /*
+   * OpenTelemetry traces, by the specification's own variable names ("Environment Variable Specification"
+   * and "OTLP Exporter Configuration"): on when an endpoint is set, unless OTEL_SDK_DISABLED=true.
+   */
+  OTEL_SDK_DISABLED: z.string().optional(),
+  OTEL_EXPORTER_OTLP_ENDPOINT: url(['http:', 'https:']).optional(),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: url(['http:', 'https:']).optional(),
+  OTEL_EXPORTER_OTLP_PROTOCOL: otlpProtocol.default('http/protobuf'),
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: otlpProtocol.optional(),
+  OTEL_EXPORTER_OTLP_HEADERS: keyValueList.optional(),
+  OTEL_SERVICE_NAME: z.string().min(1).optional(),
+  OTEL_RESOURCE_ATTRIBUTES: keyValueList.optional(),
+  OTEL_TRACES_SAMPLER: z
+    .enum(SAMPLERS, { error: () => `must be one of ${SAMPLERS.join(', ')}` })
+    .default('parentbased_always_on'),
+  OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).default(1),
+  OTEL_BSP_SCHEDULE_DELAY: z.coerce.number().int().min(0).max(600_000).default(5000),
 };
 
 export const envSchema = z.object(envShape);

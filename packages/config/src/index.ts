@@ -17,3 +17,10 @@ export {
   type Target,
 } from './config.schema';
 export type { GrpcTlsFiles } from './config-files';
+export {
+  OTLP_PROTOCOLS,
+  SAMPLERS,
+  type OtlpProtocol,
+  type SamplerName,
+  type TracingSettings,
+} from './tracing-settings';

@@ -6,10 +6,13 @@ import {
   EMPTY_REFUSED,
   envSchema,
   KNOWN_ENV_VARS,
+  TARGETS,
   TLS_VARS,
+  type Env,
   type SearchBackend,
   type Target,
 } from './config.schema';
+import type { TracingSettings } from './tracing-settings';
 
 export type ServiceName = 'query' | 'crosstab' | 'chart' | 'reports';
 
@@ -69,6 +72,8 @@ export interface Config {
    * current and previous versions are kept besides, whatever their size.
    */
   snapshotKeepBytes: number;
+  /** OpenTelemetry traces over OTLP/HTTP; undefined (no endpoint, or OTEL_SDK_DISABLED=true): off. */
+  tracing: TracingSettings | undefined;
 }
 
 export class ConfigError extends Error {
@@ -161,6 +166,36 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     opsPort: e.QUARRY_OPS_PORT,
     reportTrashDays: e.QUARRY_REPORT_TRASH_DAYS,
     snapshotKeepBytes: Math.floor(e.QUARRY_SNAPSHOT_KEEP_MB * 1024 * 1024),
+    tracing: tracingSettings(e),
+  };
+}
+
+/**
+ * The trace export of OTEL_* (OpenTelemetry's "OTLP Exporter Configuration"): the signal's own endpoint
+ * as given, else the base endpoint with v1/traces appended; the signal's protocol before the general one.
+ */
+function tracingSettings(e: Env): TracingSettings | undefined {
+  // Only "true" disables (the specification: any other value, or none, leaves the SDK on).
+  if (e.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return undefined;
+  const base = e.OTEL_EXPORTER_OTLP_ENDPOINT;
+  const url = e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? (base && `${base}${base.endsWith('/') ? '' : '/'}v1/traces`);
+  if (!url) return undefined;
+  const resourceAttributes = e.OTEL_RESOURCE_ATTRIBUTES ?? {};
+  const targets = e.QUARRY_TARGET;
+  return {
+    url,
+    protocol: e.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? e.OTEL_EXPORTER_OTLP_PROTOCOL,
+    headers: e.OTEL_EXPORTER_OTLP_HEADERS ?? {},
+    // A process is named for what it runs (quarry-gateway, quarry-chart-worker), so a trace shows which
+    // deployment each span came from; all-in-one is plain "quarry".
+    serviceName:
+      e.OTEL_SERVICE_NAME ??
+      resourceAttributes['service.name'] ??
+      (targets.length === TARGETS.length ? 'quarry' : `quarry-${targets.join('-')}`),
+    resourceAttributes,
+    sampler: e.OTEL_TRACES_SAMPLER,
+    samplerRatio: e.OTEL_TRACES_SAMPLER_ARG,
+    scheduleDelayMs: e.OTEL_BSP_SCHEDULE_DELAY,
   };
 }
 

@@ -2,14 +2,24 @@ import pino, { type Logger } from 'pino';
 
 export type { Logger } from 'pino';
 
+export interface RootLoggerOptions {
+  /** Fields added to every line as it is written: the active trace's ids when the process traces. */
+  mixin?: () => object;
+}
+
 /**
  * The one root logger of a process. Modules take `root.child({ module })`, requests
  * `child({ requestId })`, so every line of a request carries its id.
  */
-export function createRootLogger(level: string, destination?: pino.DestinationStream): Logger {
+export function createRootLogger(
+  level: string,
+  destination?: pino.DestinationStream,
+  options: RootLoggerOptions = {},
+): Logger {
   return pino(
     {
       level,
+      ...(options.mixin ? { mixin: options.mixin } : {}),
       base: { pid: process.pid },
       timestamp: pino.stdTimeFunctions.isoTime,
       redact: { paths: ['req.headers.authorization', 'token', '*.token'], censor: '[redacted]' },

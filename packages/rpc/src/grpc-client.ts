@@ -1,5 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
-import { AppError } from '@quarry/errors';
+import { AppError, ERROR_TABLE, toAppError } from '@quarry/errors';
+import { injectTraceContext, inSpan, SpanKind, tracingEnabled } from '@quarry/tracing';
 import { fromServiceError } from './grpc-errors';
 import { INTERNAL_TOKEN_HEADER } from './internal-credential';
 import { REQUEST_ID_HEADER } from './request-id';
@@ -31,6 +32,41 @@ export function callUnary<Req, Res>(
   request: Req,
   options: CallOptions,
 ): Promise<Res> {
+  if (!tracingEnabled()) return send(service, channel, method, request, options);
+  const path = method.path.slice(1);
+  const slash = path.indexOf('/');
+  return inSpan(
+    path,
+    {
+      kind: SpanKind.CLIENT,
+      attributes: {
+        'rpc.system': 'grpc',
+        'rpc.service': path.slice(0, slash),
+        'rpc.method': path.slice(slash + 1),
+        'server.address': channel.getTarget(),
+      },
+    },
+    async (span) => {
+      try {
+        const res = await send(service, channel, method, request, options);
+        span?.setAttribute('rpc.grpc.status_code', grpc.status.OK);
+        return res;
+      } catch (err) {
+        // inSpan records the failure itself; the status code is the one the error came back as.
+        span?.setAttribute('rpc.grpc.status_code', ERROR_TABLE[toAppError(err).code].grpc);
+        throw err;
+      }
+    },
+  );
+}
+
+function send<Req, Res>(
+  service: string,
+  channel: grpc.ChannelInterface,
+  method: UnaryMethod<Req, Res>,
+  request: Req,
+  options: CallOptions,
+): Promise<Res> {
   return new Promise((resolve, reject) => {
     let payload: Buffer;
     try {
@@ -42,6 +78,8 @@ export function callUnary<Req, Res>(
     const metadata = new grpc.Metadata();
     metadata.set(REQUEST_ID_HEADER, options.requestId);
     metadata.set(INTERNAL_TOKEN_HEADER, options.internalToken);
+    // The client span's context (W3C traceparent), so the service's span joins this trace.
+    injectTraceContext((key, value) => metadata.set(key, value));
     const call = channel.createCall(method.path, Date.now() + options.deadlineMs, null, null, grpc.propagate.DEFAULTS);
     let response: Res | undefined;
     let parseError: unknown;

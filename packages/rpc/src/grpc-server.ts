@@ -2,6 +2,7 @@ import { FLOW_CONTROL_WINDOW } from './grpc-client';
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from '@quarry/logger';
 import { AppError } from '@quarry/errors';
+import { extractTraceContext, failSpan, inSpan, SpanKind, tracingEnabled, type Span } from '@quarry/tracing';
 import { toServiceError } from './grpc-errors';
 import { REQUEST_ID_HEADER, resolveRequestId } from './request-id';
 
@@ -53,22 +54,54 @@ export function unary<Req, Res>(
       clearTimeout(timer);
       call.off('cancelled', onCancelled);
     };
-    // A handler that throws synchronously is caught like one that rejects.
-    Promise.resolve()
-      .then(() => handler(call.request, ctx))
-      .then(
-        (res) => {
-          settle();
-          callback(null, res);
+    // A handler that throws synchronously is caught like one that rejects. Never rejects itself.
+    const respond = (span?: Span): Promise<void> =>
+      Promise.resolve()
+        .then(() => handler(call.request, ctx))
+        .then(
+          (res) => {
+            settle();
+            span?.setAttribute('rpc.grpc.status_code', grpc.status.OK);
+            callback(null, res);
+          },
+          (err: unknown) => {
+            settle();
+            const status = toServiceError(err);
+            if (span) {
+              failSpan(span, err, SpanKind.SERVER);
+              span.setAttribute('rpc.grpc.status_code', status.code ?? grpc.status.UNKNOWN);
+            }
+            if (status.code === grpc.status.INTERNAL) ctx.log.error({ err }, 'rpc failed');
+            else ctx.log.debug({ code: status.code, detail: status.details }, 'rpc refused');
+            callback(status, null);
+          },
+        );
+    if (!tracingEnabled()) {
+      void respond();
+      return;
+    }
+    // The server span continues the caller's trace (W3C traceparent in the metadata) and is active for
+    // everything the handler does, its log lines and the calls it makes included.
+    const path = call.getPath().slice(1);
+    const slash = path.indexOf('/');
+    const parent = extractTraceContext((key) => {
+      const value = call.metadata.get(key)[0];
+      return typeof value === 'string' ? value : undefined;
+    });
+    void inSpan(
+      path,
+      {
+        kind: SpanKind.SERVER,
+        parent,
+        attributes: {
+          'rpc.system': 'grpc',
+          'rpc.service': path.slice(0, slash),
+          'rpc.method': path.slice(slash + 1),
+          'quarry.request_id': requestId,
         },
-        (err: unknown) => {
-          settle();
-          const status = toServiceError(err);
-          if (status.code === grpc.status.INTERNAL) ctx.log.error({ err }, 'rpc failed');
-          else ctx.log.debug({ code: status.code, detail: status.details }, 'rpc refused');
-          callback(status, null);
-        },
-      );
+      },
+      respond,
+    );
   };
 }
 

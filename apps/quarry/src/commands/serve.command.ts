@@ -1,9 +1,13 @@
 import type { Config } from '@quarry/config';
 import type { Logger } from '@quarry/logger';
+import type { RunningTracing } from '@quarry/tracing';
 import { startTargets } from '../runtime/start-targets';
 
-/** `quarry serve`: the modules of QUARRY_TARGET until SIGTERM/SIGINT, then one graceful stop. */
-export async function serveCommand(config: Config, log: Logger): Promise<void> {
+/**
+ * `quarry serve`: the modules of QUARRY_TARGET until SIGTERM/SIGINT, then one graceful stop; the spans
+ * of the last calls are sent after the modules stopped.
+ */
+export async function serveCommand(config: Config, log: Logger, tracing: RunningTracing): Promise<void> {
   const running = await startTargets(config, log);
   log.info({ targets: config.targets, port: running.port }, 'quarry ready');
   let stopping = false;
@@ -11,17 +15,20 @@ export async function serveCommand(config: Config, log: Logger): Promise<void> {
     if (stopping) return;
     stopping = true;
     log.info({ signal }, 'shutting down');
-    running.stop().then(
-      () => {
-        log.info('stopped');
-        log.flush();
-        setTimeout(() => process.exit(0), 50).unref();
-      },
-      (err: unknown) => {
-        log.error({ err }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
+    running
+      .stop()
+      .then(() => tracing.shutdown().catch((err: unknown) => log.warn({ err }, 'sending the last spans failed')))
+      .then(
+        () => {
+          log.info('stopped');
+          log.flush();
+          setTimeout(() => process.exit(0), 50).unref();
+        },
+        (err: unknown) => {
+          log.error({ err }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));

@@ -1,6 +1,7 @@
 import { Queue, QueueEvents, type Job } from 'bullmq';
 import IORedis from 'ioredis';
 import { AppError } from '@quarry/errors';
+import { inSpan, SpanKind, traceCarrier } from '@quarry/tracing';
 import type { ChartQueue, QueuedRender } from '../ports/chart-queue.port';
 import { renderTimeoutOf, type RenderJob } from '../ports/chart-renderer.port';
 import {
@@ -77,12 +78,28 @@ export class BullMqChartQueue implements ChartQueue {
           QUEUE_FULL_RETRY_AFTER_SECONDS,
         );
       }
-      const data: QueuedRender = { ...job, requestId };
-      added = await this.queue.add('render', data, {
-        attempts: ATTEMPTS,
-        removeOnComplete: KEEP_COMPLETED,
-        removeOnFail: KEEP_FAILED,
-      });
+      // OpenTelemetry's messaging conventions: a producer span for the send, its context in the message.
+      added = await inSpan(
+        `publish ${CHART_QUEUE}`,
+        {
+          kind: SpanKind.PRODUCER,
+          attributes: {
+            'messaging.system': 'bullmq',
+            'messaging.operation.type': 'send',
+            'messaging.destination.name': CHART_QUEUE,
+          },
+        },
+        async (span) => {
+          const data: QueuedRender = { ...job, requestId, ...traceCarrier() };
+          const queued = await this.queue.add('render', data, {
+            attempts: ATTEMPTS,
+            removeOnComplete: KEEP_COMPLETED,
+            removeOnFail: KEEP_FAILED,
+          });
+          if (queued.id) span?.setAttribute('messaging.message.id', queued.id);
+          return queued;
+        },
+      );
     } catch (err) {
       if (err instanceof AppError) throw err;
       throw this.storeFailure(err);

@@ -1,8 +1,14 @@
 import type { RenderJob } from './chart-renderer.port';
 
-/** A render as it sits in the queue; requestId may be absent on jobs queued by an older producer. */
+/**
+ * A render as it sits in the queue; requestId may be absent on jobs queued by an older producer.
+ * `traceparent` and `tracestate` are the W3C trace context of the producer's span, there when it traces,
+ * so the worker's spans join the caller's trace.
+ */
 export interface QueuedRender extends RenderJob {
   requestId?: string;
+  traceparent?: string;
+  tracestate?: string;
 }
 
 /**

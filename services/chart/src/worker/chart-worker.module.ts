@@ -3,6 +3,7 @@ import IORedis from 'ioredis';
 import type { Logger } from '@quarry/logger';
 import type { QuarryMetrics } from '@quarry/metrics';
 import type { QuarryModule } from '@quarry/runtime';
+import { extractTraceContext, inSpan, SpanKind } from '@quarry/tracing';
 import { ChromiumRenderer } from '../adapters/chromium-renderer.adapter';
 import { ThreadSvgRenderer } from '../adapters/thread-svg-renderer.adapter';
 import {
@@ -88,26 +89,54 @@ export class ChartWorkerModule implements QuarryModule {
     this.worker = new Worker(
       CHART_QUEUE,
       async (job) => {
-        const { requestId, ...data } = job.data as QueuedRender;
-        if (!job.id) throw new UnrecoverableError('a chart job without an id has nowhere to put its image');
-        const log = this.log.child({ requestId, jobId: job.id });
-        const t = Date.now();
-        log.info({ attempt: job.attemptsMade + 1 }, 'chart render started');
-        let image: string;
-        try {
-          // SVG needs no browser: ECharts draws it in a thread of this process. PNG goes through Chromium.
-          const draw = async () =>
-            data.format === 'svg' ? this.drawSvg(data) : (await this.renderer.render(data)).toString('base64');
-          image = this.metrics ? await this.metrics.time(this.metrics.chartRender, {}, draw) : await draw();
-        } catch (err) {
-          // Drawing the same chart again fails the same way (or hangs as long): never retried, even
-          // when an older producer queued the job with more attempts.
-          throw new UnrecoverableError(err instanceof Error ? err.message : String(err));
-        }
-        await results.set(resultKey(job.id), image, 'EX', RESULT_TTL_SECONDS);
-        log.info({ ms: Date.now() - t, attempt: job.attemptsMade + 1 }, 'chart rendered');
-        // Nothing returned: a return value would be copied into the events stream (see resultKey).
-        return undefined;
+        const { requestId, traceparent, tracestate, ...data } = job.data as QueuedRender;
+        const jobId = job.id;
+        if (!jobId) throw new UnrecoverableError('a chart job without an id has nowhere to put its image');
+        // The consumer span continues the producer's trace (its W3C context came in the job data).
+        const parent = extractTraceContext((key) =>
+          key === 'traceparent' ? traceparent : key === 'tracestate' ? tracestate : undefined,
+        );
+        const attempt = job.attemptsMade + 1;
+        return inSpan(
+          `process ${CHART_QUEUE}`,
+          {
+            kind: SpanKind.CONSUMER,
+            parent,
+            attributes: {
+              'messaging.system': 'bullmq',
+              'messaging.operation.type': 'process',
+              'messaging.destination.name': CHART_QUEUE,
+              'messaging.message.id': jobId,
+              'quarry.request_id': requestId ?? '',
+              'quarry.chart.attempt': attempt,
+            },
+          },
+          async () => {
+            const log = this.log.child({ requestId, jobId });
+            const t = Date.now();
+            log.info({ attempt }, 'chart render started');
+            let image: string;
+            try {
+              // SVG needs no browser: ECharts draws it in a thread of this process. PNG goes through Chromium.
+              const svg = data.format === 'svg';
+              const draw = () =>
+                inSpan(
+                  svg ? 'echarts svg render' : 'chromium render',
+                  { attributes: { 'quarry.chart.width': data.width, 'quarry.chart.height': data.height } },
+                  async () => (svg ? this.drawSvg(data) : (await this.renderer.render(data)).toString('base64')),
+                );
+              image = this.metrics ? await this.metrics.time(this.metrics.chartRender, {}, draw) : await draw();
+            } catch (err) {
+              // Drawing the same chart again fails the same way (or hangs as long): never retried, even
+              // when an older producer queued the job with more attempts.
+              throw new UnrecoverableError(err instanceof Error ? err.message : String(err));
+            }
+            await results.set(resultKey(jobId), image, 'EX', RESULT_TTL_SECONDS);
+            log.info({ ms: Date.now() - t, attempt }, 'chart rendered');
+            // Nothing returned: a return value would be copied into the events stream (see resultKey).
+            return undefined;
+          },
+        );
       },
       {
         connection: { url: this.config.redisUrl, maxRetriesPerRequest: null, retryStrategy } as never,

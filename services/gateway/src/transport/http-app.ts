@@ -5,6 +5,7 @@ import { API_VERSION, DISCOVER_METHOD, openRpcDocument, type OpenRpcDocument } f
 import type { Logger } from '@quarry/logger';
 import type { QuarryMetrics } from '@quarry/metrics';
 import { REQUEST_ID_HEADER, resolveRequestId } from '@quarry/rpc';
+import { extractTraceContext, failSpan, inSpan, SpanKind, tracingEnabled, type Span } from '@quarry/tracing';
 import type { AuthenticateUseCase } from '../domain/authenticate.use-case';
 import type { CallMethodUseCase } from '../domain/call-method.use-case';
 import { PROTOCOL, readEnvelope, type Envelope, type JsonRpcId, type ProtocolError } from './json-rpc-envelope';
@@ -201,10 +202,34 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
  */
 export function rpcHandler(deps: HttpAppDeps): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
-    handleRpc(deps, req, res).catch((err: unknown) => {
-      deps.log.error({ err }, 'unhandled gateway failure');
-      if (!res.headersSent) sendProtocolError(res, 500, null, PROTOCOL.internal, 'Internal error');
+    const run = (span?: Span) =>
+      handleRpc(deps, req, res, span).catch((err: unknown) => {
+        failSpan(span, err, SpanKind.SERVER);
+        deps.log.error({ err }, 'unhandled gateway failure');
+        if (!res.headersSent) sendProtocolError(res, 500, null, PROTOCOL.internal, 'Internal error');
+      });
+    if (!tracingEnabled()) {
+      void run();
+      return;
+    }
+    // One trace per call: this span is its root (or continues the client's own trace when the request
+    // carries a W3C traceparent), and every gRPC call, service span and chart job hangs below it.
+    const parent = extractTraceContext((key) => {
+      const value = req.headers[key];
+      return typeof value === 'string' ? value : undefined;
     });
+    void inSpan(
+      'POST /api/v1',
+      {
+        kind: SpanKind.SERVER,
+        parent,
+        attributes: { 'rpc.system': 'jsonrpc', 'http.request.method': 'POST', 'url.path': '/api/v1' },
+      },
+      async (span) => {
+        await run(span);
+        span?.setAttribute('http.response.status_code', res.statusCode);
+      },
+    );
   };
 }
 
@@ -293,10 +318,16 @@ async function readDiscover(
     : false;
 }
 
-async function handleRpc(deps: HttpAppDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function handleRpc(
+  deps: HttpAppDeps,
+  req: IncomingMessage,
+  res: ServerResponse,
+  span: Span | undefined,
+): Promise<void> {
   const started = process.hrtime.bigint();
   const requestId = resolveRequestId(req.headers[REQUEST_ID_HEADER]);
   res.setHeader('X-Request-Id', requestId);
+  span?.setAttribute('quarry.request_id', requestId);
   // No child logger per request on the hot path: every line names the request id itself.
   const log = deps.log;
 
@@ -316,14 +347,15 @@ async function handleRpc(deps: HttpAppDeps, req: IncomingMessage, res: ServerRes
     if (discover) {
       if (discover.notification) sendNoContent(res);
       else sendDiscover(req, res, discover.id);
-      record(deps, DISCOVER_METHOD, 'ok', msSince(started));
+      record(deps, DISCOVER_METHOD, 'ok', msSince(started), span);
       return;
     }
     if (discover === undefined) void discardRest(req, deps.bodyLimitBytes, 5000);
     else res.setHeader('Connection', 'close');
     log.info({ requestId, status: app.httpStatus, detail: app.detail }, 'authentication refused');
     sendProblem(res, app);
-    record(deps, '(unauthenticated)', String(app.httpStatus), msSince(started));
+    failSpan(span, app, SpanKind.SERVER);
+    record(deps, '(unauthenticated)', String(app.httpStatus), msSince(started), span);
     return;
   }
 
@@ -331,16 +363,19 @@ async function handleRpc(deps: HttpAppDeps, req: IncomingMessage, res: ServerRes
   if ('aborted' in read) return;
   if (!read.ok) {
     read.send(res);
-    record(deps, read.label, String(read.code), msSince(started));
+    span?.setAttribute('error.type', String(read.code));
+    record(deps, read.label, String(read.code), msSince(started), span);
     return;
   }
   const { envelope } = read;
   if (envelope.method === DISCOVER_METHOD) {
     if (envelope.notification) sendNoContent(res);
     else sendDiscover(req, res, envelope.id);
-    record(deps, DISCOVER_METHOD, 'ok', msSince(started));
+    record(deps, DISCOVER_METHOD, 'ok', msSince(started), span);
     return;
   }
+  if (span && envelope.id !== null && !envelope.notification)
+    span.setAttribute('rpc.jsonrpc.request_id', String(envelope.id));
 
   try {
     const { data, cache } = await deps.callMethod.call(principal, envelope.method, envelope.params, { requestId });
@@ -353,19 +388,21 @@ async function handleRpc(deps: HttpAppDeps, req: IncomingMessage, res: ServerRes
         resultJson(envelope.id, data, cache === undefined ? { requestId } : { requestId, cache }),
       );
     const ms = msSince(started);
-    record(deps, envelope.method, 'ok', ms);
+    record(deps, envelope.method, 'ok', ms, span);
     // Successes are counted in /metrics; a line each would cost ~15 % of throughput (bench/README.md).
     log.debug({ requestId, method: envelope.method, ms }, 'rpc ok');
   } catch (err) {
-    const app = toAppError(err);
+    const app = failSpan(span, err, SpanKind.SERVER);
     if (app.code === 'INTERNAL') {
       log.error({ requestId, err, method: envelope.method }, 'rpc failed');
       if (envelope.notification) sendNoContent(res);
       else sendProtocolError(res, 200, envelope.id, PROTOCOL.internal, `Internal error (request ${requestId})`);
-      record(deps, envelope.method, String(PROTOCOL.internal.code), msSince(started));
+      span?.setAttribute('rpc.jsonrpc.error_code', PROTOCOL.internal.code);
+      record(deps, envelope.method, String(PROTOCOL.internal.code), msSince(started), span);
       return;
     }
-    record(deps, envelope.method, String(app.httpStatus), msSince(started));
+    span?.setAttribute('rpc.jsonrpc.error_code', app.httpStatus);
+    record(deps, envelope.method, String(app.httpStatus), msSince(started), span);
     log.info(
       { requestId, method: envelope.method, code: app.code, detail: app.detail, ms: msSince(started) },
       'rpc refused',
@@ -382,7 +419,12 @@ const children = new WeakMap<
   Map<string, { count: { inc(): void }; duration: { observe(v: number): void } }>
 >();
 
-function record(deps: HttpAppDeps, method: string, code: string, ms: number): void {
+function record(deps: HttpAppDeps, method: string, code: string, ms: number, span: Span | undefined): void {
+  // The span is named for the method once it is known; '(invalid)' and '(unauthenticated)' are not methods.
+  if (span && !method.startsWith('(')) {
+    span.updateName(method);
+    span.setAttribute('rpc.method', method);
+  }
   const m = deps.metrics;
   if (!m) return;
   let perMetrics = children.get(m);
