@@ -6,12 +6,14 @@ const transform = {
     { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } },
   ],
   // @open-rpc/spec and spec-types ship ES modules only; jest on Node 20 needs them as CommonJS.
-  '^.+/node_modules/@open-rpc/spec(-types)?/.+\\.js$': [
+  // OpenTelemetry's OTLP transport loads node:http with import(), which jest's CommonJS sandbox cannot run
+  // without --experimental-vm-modules; compiled, it is a require like any other.
+  '^.+/node_modules/(@open-rpc/spec(-types)?|@opentelemetry/otlp-exporter-base)/.+\\.js$': [
     '@swc/jest',
     { jsc: { parser: { syntax: 'ecmascript' }, target: 'es2022' }, module: { type: 'commonjs' } },
   ],
 };
-const transformIgnorePatterns = ['/node_modules/(?!@open-rpc/spec(-types)?/)'];
+const transformIgnorePatterns = ['/node_modules/(?!@open-rpc/spec(-types)?/|@opentelemetry/otlp-exporter-base/)'];
 const moduleNameMapper = {
   '^@quarry/([a-z-]+)$': ['<rootDir>/packages/$1/src', '<rootDir>/services/$1/src'],
   // Dynamic imports name the emitted .js file (Node's ESM rules); jest reads the .ts beside it.

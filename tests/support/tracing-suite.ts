@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { SMALL_PIE_CHART } from './datasets';
 import { createIdentity, type Identity } from './identities';
 import { rpcClient, type RawResponse } from './http';
-import { KIND, OtlpReceiver, type ReceivedSpan } from './otlp-receiver';
+import { KIND, OtlpReceiver, type ReceivedSpan } from '@quarry/testkit';
 import { pngFacts } from './png';
 import { linesEventually, type Topology } from './quarry-process';
 import { startStackWithData, type Stack } from './stack';

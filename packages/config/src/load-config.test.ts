@@ -445,3 +445,108 @@ describe('QUARRY_CACHE_MB (the result cache bound)', () => {
     expect(() => loadConfig({ QUARRY_CACHE_MB: value })).toThrow(/QUARRY_CACHE_MB/);
   });
 });
+
+describe('OpenTelemetry traces (OTEL_* variables)', () => {
+  const problemsOf = (env: Record<string, string>): string => {
+    try {
+      loadConfig(env);
+    } catch (err) {
+      if (err instanceof ConfigError) return err.problems.join('\n');
+      throw err;
+    }
+    throw new Error('expected a ConfigError');
+  };
+
+  it('is off without an endpoint, and with OTEL_SDK_DISABLED=true even with one', () => {
+    expect(loadConfig({}).tracing).toBeUndefined();
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: '' }).tracing).toBeUndefined();
+    expect(
+      loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SDK_DISABLED: 'TRUE' }).tracing,
+    ).toBeUndefined();
+    // Only "true" disables; anything else leaves tracing on.
+    expect(
+      loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SDK_DISABLED: 'false' }).tracing,
+    ).toBeDefined();
+  });
+
+  it('sends to the base endpoint + v1/traces over http/protobuf by default, as the specification says', () => {
+    const t = loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }).tracing;
+    expect(t).toEqual({
+      url: 'http://collector:4318/v1/traces',
+      protocol: 'http/protobuf',
+      headers: {},
+      serviceName: 'quarry',
+      resourceAttributes: {},
+      sampler: 'parentbased_always_on',
+      samplerRatio: 1,
+      scheduleDelayMs: 5000,
+      timeoutMs: 10000,
+    });
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'https://otel.example/base/' }).tracing?.url).toBe(
+      'https://otel.example/base/v1/traces',
+    );
+  });
+
+  it('takes the traces endpoint and protocol as given, before the general ones', () => {
+    const t = loadConfig({
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://traces:9999/custom/path',
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+      OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json',
+    }).tracing;
+    expect(t).toMatchObject({ url: 'http://traces:9999/custom/path', protocol: 'http/json' });
+  });
+
+  it('refuses gRPC export and unknown protocols, naming what is offered', () => {
+    expect(problemsOf({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4317', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' })).toMatch(
+      /OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" is not offered: Quarry exports traces over OTLP\/HTTP, http\/protobuf or http\/json/,
+    );
+    expect(problemsOf({ OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'thrift' })).toMatch(/OTEL_EXPORTER_OTLP_TRACES_PROTOCOL/);
+    expect(problemsOf({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' })).toMatch(
+      /OTEL_EXPORTER_OTLP_ENDPOINT: must be a URL with scheme http: or https:/,
+    );
+  });
+
+  it('reads headers and resource attributes as percent-encoded key=value pairs', () => {
+    const t = loadConfig({
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318',
+      OTEL_EXPORTER_OTLP_HEADERS: 'api-key=s%3Dcr%2Ct, x-tenant = blue ,',
+      OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment=prod,k8s.pod.name=gateway-0',
+    }).tracing;
+    expect(t?.headers).toEqual({ 'api-key': 's=cr,t', 'x-tenant': 'blue' });
+    expect(t?.resourceAttributes).toEqual({ 'deployment.environment': 'prod', 'k8s.pod.name': 'gateway-0' });
+  });
+
+  it('refuses a malformed pair without quoting it (a header may be an API key)', () => {
+    const problems = problemsOf({
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318',
+      OTEL_EXPORTER_OTLP_HEADERS: 'api-key=fine,secretwithoutequals,bad=%E0%A4%A',
+    });
+    expect(problems).toMatch(/OTEL_EXPORTER_OTLP_HEADERS: item 2 is not key=value/);
+    expect(problems).not.toMatch(/secretwithoutequals/);
+    expect(problemsOf({ OTEL_EXPORTER_OTLP_HEADERS: '=value' })).toMatch(/item 1 is not key=value/);
+    expect(problemsOf({ OTEL_EXPORTER_OTLP_HEADERS: 'k=%E0%A4%A' })).toMatch(/item 1 is not key=value/);
+  });
+
+  it("names the service after the process's targets unless OTEL_SERVICE_NAME or the resource says otherwise", () => {
+    const base = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', QUARRY_INTERNAL_TOKEN: 'k'.repeat(32) };
+    expect(loadConfig({ ...base, QUARRY_TARGET: 'chart-worker' }).tracing?.serviceName).toBe('quarry-chart-worker');
+    expect(loadConfig({ ...base, QUARRY_TARGET: 'query,crosstab' }).tracing?.serviceName).toBe('quarry-query-crosstab');
+    expect(loadConfig({ ...base, OTEL_RESOURCE_ATTRIBUTES: 'service.name=bi' }).tracing?.serviceName).toBe('bi');
+    expect(
+      loadConfig({ ...base, OTEL_RESOURCE_ATTRIBUTES: 'service.name=bi', OTEL_SERVICE_NAME: 'quarry-eu' }).tracing
+        ?.serviceName,
+    ).toBe('quarry-eu');
+  });
+
+  it('takes a sampler by its standard name and a ratio between 0 and 1', () => {
+    const base = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318' };
+    expect(
+      loadConfig({ ...base, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.25' }).tracing,
+    ).toMatchObject({ sampler: 'parentbased_traceidratio', samplerRatio: 0.25 });
+    expect(problemsOf({ OTEL_TRACES_SAMPLER: 'jaeger_remote' })).toMatch(/OTEL_TRACES_SAMPLER: must be one of/);
+    expect(problemsOf({ OTEL_TRACES_SAMPLER_ARG: '2' })).toMatch(/OTEL_TRACES_SAMPLER_ARG/);
+    expect(problemsOf({ OTEL_BSP_SCHEDULE_DELAY: '-1' })).toMatch(/OTEL_BSP_SCHEDULE_DELAY/);
+    expect(problemsOf({ OTEL_EXPORTER_OTLP_TIMEOUT: '0' })).toMatch(/OTEL_EXPORTER_OTLP_TIMEOUT/);
+  });
+});

@@ -196,6 +196,7 @@ function tracingSettings(e: Env): TracingSettings | undefined {
     sampler: e.OTEL_TRACES_SAMPLER,
     samplerRatio: e.OTEL_TRACES_SAMPLER_ARG,
     scheduleDelayMs: e.OTEL_BSP_SCHEDULE_DELAY,
+    timeoutMs: e.OTEL_EXPORTER_OTLP_TIMEOUT,
   };
 }
 

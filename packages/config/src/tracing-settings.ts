@@ -32,4 +32,6 @@ export interface TracingSettings {
   samplerRatio: number;
   /** How long finished spans wait to be sent in one batch (OTEL_BSP_SCHEDULE_DELAY). */
   scheduleDelayMs: number;
+  /** How long one export may take, retries included (OTEL_EXPORTER_OTLP_TIMEOUT). */
+  timeoutMs: number;
 }

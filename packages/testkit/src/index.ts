@@ -1,2 +1,3 @@
 export { dockerAvailability, describeIf, describeWithDocker } from './docker';
 export { makeTlsFixtures, type TlsFixtures } from './tls-fixtures';
+export { KIND, OtlpReceiver, type ReceivedSpan } from './otlp-receiver';

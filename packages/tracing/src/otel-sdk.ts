@@ -42,7 +42,7 @@ function sampler(settings: TracingSettings): Sampler {
 
 /** The exporter of the configured OTLP/HTTP encoding (OTEL_EXPORTER_OTLP_PROTOCOL). */
 export function createExporter(settings: TracingSettings): SpanExporter {
-  const options = { url: settings.url, headers: settings.headers };
+  const options = { url: settings.url, headers: settings.headers, timeoutMillis: settings.timeoutMs };
   return settings.protocol === 'http/json' ? new JsonExporter(options) : new ProtobufExporter(options);
 }
 
