@@ -4,16 +4,19 @@
 // `cache: false` so the result cache hides nothing; beside the same answers written by hand on DuckDB
 // in-process over the same files (what a user would otherwise run), the gateway's floor (GET /healthz, no
 // auth, no service) and 20 concurrent clients searching movies.
-// Usage: npm run build && node bench/latency.bench.js [--runs 30] [--seconds 5]
+// With --otel the server traces every call (OTEL_EXPORTER_OTLP_ENDPOINT at a local sink, http/protobuf):
+// run it beside a run without, under one lock, to see what tracing costs (bench/README.md "Tracing").
+// Usage: npm run build && node bench/latency.bench.js [--runs 30] [--seconds 5] [--otel]
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { DuckDBInstance } = require('@duckdb/node-api');
 const http = require('node:http');
-const { VEGA, cli, startServer, rpc, rpcOverHttp, cpuMsOf, timeIt, fmt } = require('./lib');
+const { VEGA, cli, startServer, startOtlpSink, rpc, rpcOverHttp, cpuMsOf, timeIt, fmt } = require('./lib');
 
 const RUNS = Number(process.argv[process.argv.indexOf('--runs') + 1]) || 30;
 const SECONDS = Number(process.argv[process.argv.indexOf('--seconds') + 1]) || 5;
+const OTEL = process.argv.includes('--otel');
 
 const CASES = [
   {
@@ -88,7 +91,8 @@ async function main() {
   );
   const hand = async (sql) => (await connection.runAndReadAll(sql)).getRowObjectsJS();
 
-  const server = await startServer(env);
+  const sink = OTEL ? await startOtlpSink() : undefined;
+  const server = await startServer(sink ? { ...env, OTEL_EXPORTER_OTLP_ENDPOINT: sink.url } : env);
   try {
     // 20 clients, each with its own kept-alive connection, mixed searches; once over node:http (a load
     // generator's client) and once over fetch, with the CPU each side used per request.
@@ -157,8 +161,14 @@ async function main() {
     console.log(`20 clients over fetch:     ${fmt(viaFetch.rate)} req/s (${perRequest(viaFetch)})`);
     console.log(`gateway floor (GET /healthz): p50 ${fmt(floor.p50)} ms`);
     console.log(`${RUNS} sequential calls each; cores: ${os.cpus().length}; node ${process.version}`);
+    console.log(
+      sink
+        ? `tracing on: every call traced, ${sink.stats.exports} OTLP exports (${fmt(sink.stats.bytes / 1024)} KB) received`
+        : 'tracing off (no OTEL_EXPORTER_OTLP_ENDPOINT)',
+    );
   } finally {
     await server.stop();
+    await sink?.stop();
     connection.closeSync();
     db.closeSync();
   }

@@ -19,8 +19,9 @@ function cli(argv, env) {
   });
 }
 
-function startServer(env) {
-  const child = spawn(process.execPath, [BIN, 'serve'], {
+/** `quarry serve` of this checkout, or of the build whose bin is `bin` (another checkout, to compare). */
+function startServer(env, bin = BIN) {
+  const child = spawn(process.execPath, [bin, 'serve'], {
     env: { ...process.env, ...env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -116,14 +117,14 @@ async function timeIt(n, fn) {
   return { p50: q(0.5), p95: q(0.95) };
 }
 
-/** p50 and p95 of each of two functions, called in turns so that background load hits both alike. */
-async function timePair(n, a, b) {
-  const ms = { a: [], b: [] };
+/**
+ * p50 and p95 of each function of `fns` (an object of named functions), called in turns, n times each,
+ * so that background load hits them alike.
+ */
+async function timeTurns(n, fns) {
+  const ms = Object.fromEntries(Object.keys(fns).map((k) => [k, []]));
   for (let i = 0; i < n; i++) {
-    for (const [k, fn] of [
-      ['a', a],
-      ['b', b],
-    ]) {
+    for (const [k, fn] of Object.entries(fns)) {
       const t = process.hrtime.bigint();
       await fn();
       ms[k].push(Number(process.hrtime.bigint() - t) / 1e6);
@@ -133,9 +134,53 @@ async function timePair(n, a, b) {
     xs.sort((x, y) => x - y);
     return { p50: xs[Math.floor(xs.length / 2)], p95: xs[Math.min(xs.length - 1, Math.floor(xs.length * 0.95))] };
   };
-  return { a: stats(ms.a), b: stats(ms.b) };
+  return Object.fromEntries(Object.entries(ms).map(([k, xs]) => [k, stats(xs)]));
+}
+
+/** p50 and p95 of each of two functions, called in turns so that background load hits both alike. */
+function timePair(n, a, b) {
+  return timeTurns(n, { a, b });
 }
 
 const fmt = (x) => Math.round(x * 100) / 100;
 
-module.exports = { ROOT, BIN, VEGA, cli, startServer, rpc, rpcOverHttp, cpuMsOf, timeIt, timePair, fmt };
+/**
+ * An OTLP/HTTP endpoint that takes every trace export and answers 200 without decoding it (what a
+ * collector does with it is not Quarry's cost): for benches run with tracing on.
+ */
+function startOtlpSink() {
+  const stats = { exports: 0, bytes: 0 };
+  const server = http.createServer((req, res) => {
+    req.on('data', (d) => (stats.bytes += d.length));
+    req.on('end', () => {
+      stats.exports++;
+      res.writeHead(200, { 'content-type': req.headers['content-type'] || 'application/x-protobuf' });
+      res.end();
+    });
+  });
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () =>
+      resolve({
+        url: `http://127.0.0.1:${server.address().port}`,
+        stats,
+        stop: () => new Promise((r) => server.close(r)),
+      }),
+    ),
+  );
+}
+
+module.exports = {
+  ROOT,
+  BIN,
+  VEGA,
+  cli,
+  startServer,
+  startOtlpSink,
+  rpc,
+  rpcOverHttp,
+  cpuMsOf,
+  timeIt,
+  timePair,
+  timeTurns,
+  fmt,
+};

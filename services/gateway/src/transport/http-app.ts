@@ -227,7 +227,8 @@ export function rpcHandler(deps: HttpAppDeps): (req: IncomingMessage, res: Serve
       },
       async (span) => {
         await run(span);
-        span?.setAttribute('http.response.status_code', res.statusCode);
+        // A client that went away before its body was read got no answer at all.
+        if (res.headersSent) span?.setAttribute('http.response.status_code', res.statusCode);
       },
     );
   };
