@@ -1,7 +1,7 @@
 import { format } from 'node:util';
 import { context, diag, DiagLogLevel, propagation, trace, type DiagLogger } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { loggingErrorHandler, setGlobalErrorHandler, W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
@@ -69,6 +69,10 @@ export function registerSdk(
     verbose: () => undefined,
   };
   diag.setLogger(diagLogger, { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true });
+  // A failed export reaches the global error handler, whose default prints the error as JSON, stack and all.
+  setGlobalErrorHandler((err) =>
+    warn(err instanceof Error ? err.message : typeof err === 'string' ? err : format(err)),
+  );
   const provider = new TracerProvider({
     resource: resourceFromAttributes({
       ...settings.resourceAttributes,
@@ -90,6 +94,7 @@ export function registerSdk(
       propagation.disable();
       context.disable();
       diag.disable();
+      setGlobalErrorHandler(loggingErrorHandler());
     },
   };
 }
