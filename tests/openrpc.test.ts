@@ -37,8 +37,12 @@ const post = (body: unknown, headers: Record<string, string> = {}) =>
   });
 
 /** Guids and times change with every run; everything else an example shows must not. */
+// An embed token (TOKENS.EMBED) is new with every call: signed, with its own id and times.
+const JWT = /^eyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+
 function stable(value: unknown): unknown {
-  if (typeof value === 'string') return GUID.test(value) ? '<guid>' : TIME.test(value) ? '<time>' : value;
+  if (typeof value === 'string')
+    return GUID.test(value) ? '<guid>' : TIME.test(value) ? '<time>' : JWT.test(value) ? '<jwt>' : value;
   if (Array.isArray(value)) return value.map(stable);
   if (value && typeof value === 'object')
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, stable(v)]));

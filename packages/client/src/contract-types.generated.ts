@@ -922,6 +922,37 @@ export interface ReportsDeleteResult {
   restorableUntil: string;
 }
 
+/** Issue a short-lived token a browser may use for one report or one index. */
+export interface TokensEmbedParams {
+  /**
+   * The saved report the token may run (REPORTS.EXECUTE), and nothing else. Give guid or index.
+   */
+  guid?: string;
+  /**
+   * The index the token may search and pivot (QUERIES.EXECUTE, CROSSTAB.EXECUTE), and nothing else.
+   */
+  index?: string;
+  /**
+   * A query ANDed into every call the token makes, on top of the creator's own realms: it narrows what the creator may read, never widens it.
+   */
+  realm?: string;
+  /**
+   * How long the token is valid, in seconds (at most a day).
+   */
+  ttlSeconds: number;
+}
+
+export interface TokensEmbedResult {
+  /**
+   * A signed bearer token (JWT) for a browser: Authorization: Bearer <token>. Shown once.
+   */
+  token: string;
+  /**
+   * When it stops working (ISO-8601 UTC).
+   */
+  expiresAt: string;
+}
+
 /** Every method, its params and its result.data. */
 export interface Methods {
   'QUERIES.EXECUTE': { params: QueriesExecuteParams; result: QueriesExecuteResult };
@@ -932,4 +963,5 @@ export interface Methods {
   'REPORTS.EXECUTE': { params: ReportsExecuteParams; result: ReportsExecuteResult };
   'REPORTS.UPDATE': { params: ReportsUpdateParams; result: ReportsUpdateResult };
   'REPORTS.DELETE': { params: ReportsDeleteParams; result: ReportsDeleteResult };
+  'TOKENS.EMBED': { params: TokensEmbedParams; result: TokensEmbedResult };
 }

@@ -152,6 +152,10 @@ export class QuarryClient {
     update: (p: ParamsOf<'REPORTS.UPDATE'>, o?: CallOptions) => this.data('REPORTS.UPDATE', p, o),
     delete: (p: ParamsOf<'REPORTS.DELETE'>, o?: CallOptions) => this.data('REPORTS.DELETE', p, o),
   };
+  readonly tokens = {
+    /** A short-lived token for a browser, limited to one report or one index. */
+    embed: (p: ParamsOf<'TOKENS.EMBED'>, o?: CallOptions) => this.data('TOKENS.EMBED', p, o),
+  };
 
   private readonly endpoint: string;
   private readonly fetchFn: typeof fetch;
@@ -200,7 +204,8 @@ export class QuarryClient {
         return await this.post(method, params, options);
       } catch (err) {
         const retryable =
-          err instanceof QuarryError && (err.code === 'NETWORK_ERROR' || err.code === 'TIMEOUT' || err.code === 503);
+          err instanceof QuarryError &&
+          (err.code === 'NETWORK_ERROR' || err.code === 'TIMEOUT' || err.code === 503 || err.code === 429);
         if (!retryable || attempt >= retries) throw err;
         const backoff = (this.options.retryDelayMs ?? 250) * 2 ** attempt;
         await sleep(err.retryAfterSeconds !== undefined ? err.retryAfterSeconds * 1000 : backoff, options.signal);

@@ -15,4 +15,9 @@ export interface Caller {
   /** Row-level restrictions: `query` is ANDed into every query on `index`; realms of one index are ORed. */
   realms: ReadonlyArray<{ index: string; query: string }>;
   scopes: readonly Scope[];
+  /**
+   * Further restrictions ANDed on top of the realms (and applied to admins too): an embed token's realm.
+   * They only ever narrow what the caller reads.
+   */
+  narrowing?: ReadonlyArray<{ index: string; query: string }>;
 }

@@ -99,3 +99,6 @@ export const CHART_SIZE_MIN = 100;
 export const CHART_SIZE_MAX = 4000;
 export const DEFAULT_CHART_WIDTH = 800;
 export const DEFAULT_CHART_HEIGHT = 600;
+
+/** TOKENS.EMBED: an embed token lives at most a day. */
+export const EMBED_TTL_MAX_SECONDS = 86_400;

@@ -603,4 +603,22 @@ export const METHOD_EXAMPLES: Record<MethodName, MethodExample[]> = {
       },
     },
   ],
+  'TOKENS.EMBED': [
+    {
+      name: 'a token a browser may use for ten minutes to search dramas in movies',
+      params: {
+        index: 'movies',
+        realm: '(Major Genre):Drama',
+        ttlSeconds: 600,
+      },
+      result: {
+        token:
+          'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ0aWQiOiIwYjZmM2MxZS0yYTRkLTRjOGUtOWYxMC0xYTJiM2M0ZDVlNmYiLCJpZHgiOiJtb3ZpZXMiLCJyZWFsbSI6IihNYWpvciBHZW5yZSk6RHJhbWEiLCJpc3MiOiJxdWFycnkiLCJhdWQiOiJxdWFycnktZW1iZWQiLCJzdWIiOiI3YzllNjY3OS03NDI1LTQwZGUtOTQ0Yi1lMDdmYzFmOTBhZTciLCJqdGkiOiI5YjJmNGU4YS0xYzNkLTRlNWYtOGE3Yi02YzVkNGUzZjJhMWIiLCJpYXQiOjE3Njc2MDM2MDAsImV4cCI6MTc2NzYwNDIwMH0.adkxy-Bbban-z_akYDwiX3UjRnjrf69T1cfLgep8Ofs',
+        expiresAt: '2026-01-05T09:10:00.000Z',
+      },
+      meta: {
+        requestId: 'example',
+      },
+    },
+  ],
 };

@@ -11,8 +11,8 @@ export interface MethodError {
 
 export interface MethodContract<P extends z.ZodType = z.ZodType, R extends z.ZodType = z.ZodType> {
   /** The client's group and function: `client.queries.execute(…)`. */
-  group: 'queries' | 'indexes' | 'crosstab' | 'reports';
-  call: 'execute' | 'find' | 'metadata' | 'update' | 'delete';
+  group: 'queries' | 'indexes' | 'crosstab' | 'reports' | 'tokens';
+  call: 'execute' | 'find' | 'metadata' | 'update' | 'delete' | 'embed';
   scope: Scope;
   /** Another scope the method needs besides `scope` (running a report runs a query). */
   alsoNeeds?: Scope;
@@ -193,6 +193,26 @@ export const METHODS = {
       {
         code: 404,
         when: 'No such report, one already deleted, or one the caller does not own (not told apart).',
+      },
+    ],
+  }),
+  'TOKENS.EMBED': method({
+    group: 'tokens',
+    call: 'embed',
+    scope: 'embed:create',
+    saves: false,
+    cached: false,
+    summary: 'Issue a short-lived token a browser may use for one report or one index.',
+    description:
+      "The token (a signed JWT) may only run that report (REPORTS.EXECUTE) or search and pivot that index (QUERIES.EXECUTE, CROSSTAB.EXECUTE, never saving), with the creator's permissions narrowed by realm. It stops working when it expires, or when the token that issued it is revoked or expires, or its user is disabled or removed. An embed token cannot issue another.",
+    params: P.tokensEmbedParams,
+    result: R.tokensEmbedResult,
+    errors: [
+      ...common,
+      { code: 400, when: 'The realm does not parse or names a field the index does not have.' },
+      {
+        code: 404,
+        when: 'The index or report does not exist or the token may not read it (the two are not told apart).',
       },
     ],
   }),

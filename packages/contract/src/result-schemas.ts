@@ -232,6 +232,16 @@ export const reportsDeleteResult = z
   })
   .meta({ title: 'ReportsDeleteResult' });
 
+export const tokensEmbedResult = z
+  .strictObject({
+    token: z.string().meta({
+      description: 'A signed bearer token (JWT) for a browser: Authorization: Bearer <token>. Shown once.',
+    }),
+    expiresAt: z.string().meta({ description: 'When it stops working (ISO-8601 UTC).' }),
+  })
+  .meta({ title: 'TokensEmbedResult' });
+
+export type TokensEmbedResult = z.output<typeof tokensEmbedResult>;
 export type QueriesExecuteResult = z.output<typeof queriesExecuteResult>;
 export type IndexesFindResult = z.output<typeof indexesFindResult>;
 export type CrosstabExecuteResult = z.output<typeof crosstabExecuteResult>;

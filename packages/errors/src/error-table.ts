@@ -10,6 +10,10 @@ export const ERROR_TABLE = {
   NOT_FOUND: { http: 404, title: 'Not Found', grpc: 5 },
   CONFLICT: { http: 409, title: 'Conflict', grpc: 6 },
   PAYLOAD_TOO_LARGE: { http: 413, title: 'Payload Too Large', grpc: 8 },
+  // Answered by the gateway itself, before any service: these never cross gRPC, their statuses only keep
+  // the table one-to-one.
+  REQUEST_TIMEOUT: { http: 408, title: 'Request Timeout', grpc: 11 },
+  RATE_LIMITED: { http: 429, title: 'Too Many Requests', grpc: 10 },
   INTERNAL: { http: 500, title: 'Internal Server Error', grpc: 13 },
   UNAVAILABLE: { http: 503, title: 'Service Unavailable', grpc: 14 },
   TIMEOUT: { http: 504, title: 'Gateway Timeout', grpc: 4 },

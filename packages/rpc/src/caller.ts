@@ -10,6 +10,7 @@ export function callerFromWire(caller: pb.Caller__Output | null): Caller {
     indexes: caller?.indexes ?? [],
     realms: caller?.realms ?? [],
     scopes: (caller?.scopes ?? []).filter(isScope),
+    narrowing: caller?.narrowing ?? [],
   };
 }
 
@@ -22,5 +23,6 @@ export function callerToWire(caller: Caller): pb.Caller {
     indexes: [...caller.indexes],
     realms: [...caller.realms],
     scopes: [...caller.scopes],
+    narrowing: [...(caller.narrowing ?? [])],
   };
 }
