@@ -1,6 +1,7 @@
 import os from 'node:os';
 import { AppError } from '@quarry/errors';
 import type { MetadataAndCatalog } from './open-metadata-store';
+import type { AuditEntry } from './ports/audit-log.port';
 
 /**
  * The behaviour every MetadataStore adapter must show (see the port's comments). Each adapter's
@@ -112,6 +113,90 @@ export function metadataStoreConformance(open: () => Promise<MetadataAndCatalog>
       token: expect.objectContaining({ id: t.id }),
       owner: null,
     });
+  });
+
+  it('finds a credential by token id, with later revocations and owner removal', async () => {
+    const u = await store.createUser(alice);
+    const t = await store.createToken({
+      userId: u.id,
+      hash: '56'.repeat(32),
+      prefix: 'qk_i',
+      scopes: ['embed:create'],
+      expiresAt: null,
+    });
+    expect(await store.findCredentialById(t.id)).toEqual({ token: t, owner: u });
+    expect(await store.findCredentialById('no-such-id')).toBeNull();
+    await store.revokeToken(t.id);
+    expect((await store.findCredentialById(t.id))?.token.revokedAt).not.toBeNull();
+    await store.deleteUser('alice');
+    expect((await store.findCredentialById(t.id))?.owner).toBeNull();
+  });
+
+  const entry = (over: Partial<AuditEntry>): AuditEntry => ({
+    time: '2026-01-02T03:04:05.000Z',
+    userId: 'u1',
+    userName: 'alice',
+    tokenId: 't1',
+    embedId: null,
+    method: 'QUERIES.EXECUTE',
+    index: 'movies',
+    paramsDigest: 'ab'.repeat(32),
+    outcome: 'ok',
+    durationMs: 1.5,
+    returned: 20,
+    requestId: 'r1',
+    ...over,
+  });
+
+  it('appends audit entries and lists them newest first, filtered by user, time and method', async () => {
+    const a = entry({ requestId: 'a' });
+    const b = entry({ requestId: 'b', time: '2026-01-03T00:00:00.000Z', method: 'INDEXES.FIND', index: null });
+    const c = entry({
+      requestId: 'c',
+      time: '2026-01-03T00:00:00.000Z',
+      userId: null,
+      userName: null,
+      tokenId: null,
+      outcome: '401',
+      returned: null,
+      paramsDigest: null,
+    });
+    const d = entry({
+      requestId: 'd',
+      time: '2026-01-04T00:00:00.000Z',
+      userName: 'bob',
+      embedId: 'jti-1',
+      durationMs: 0.25,
+    });
+    await store.appendAudit([a, b]);
+    await store.appendAudit([c, d]);
+    await store.appendAudit([]);
+    const all = await store.listAudit({ limit: 100 });
+    // Same time: the later appended first.
+    expect(all.map((e) => e.requestId)).toEqual(['d', 'c', 'b', 'a']);
+    expect(all[0]).toEqual(d);
+    expect(all[1]).toEqual(c);
+    expect((await store.listAudit({ userName: 'alice', limit: 100 })).map((e) => e.requestId)).toEqual(['b', 'a']);
+    expect((await store.listAudit({ method: 'INDEXES.FIND', limit: 100 })).map((e) => e.requestId)).toEqual(['b']);
+    expect((await store.listAudit({ since: '2026-01-03T00:00:00.000Z', limit: 100 })).map((e) => e.requestId)).toEqual([
+      'd',
+      'c',
+      'b',
+    ]);
+    expect((await store.listAudit({ limit: 2 })).map((e) => e.requestId)).toEqual(['d', 'c']);
+    const listed = await store.listAudit({ limit: 1 });
+    listed[0].method = 'changed';
+    expect((await store.listAudit({ limit: 1 }))[0].method).toBe('QUERIES.EXECUTE');
+  });
+
+  it('purges audit entries older than a time', async () => {
+    await store.appendAudit([
+      entry({ requestId: 'old', time: '2025-01-01T00:00:00.000Z' }),
+      entry({ requestId: 'new', time: '2026-06-01T00:00:00.000Z' }),
+    ]);
+    expect(await store.purgeAudit('2026-01-01T00:00:00.000Z')).toBe(1);
+    expect((await store.listAudit({ limit: 10 })).map((e) => e.requestId)).toEqual(['new']);
+    expect(await store.purgeAudit('2026-01-01T00:00:00.000Z')).toBe(0);
   });
 
   it('refuses a duplicate token hash', async () => {

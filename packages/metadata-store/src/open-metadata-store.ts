@@ -1,9 +1,10 @@
 import path from 'node:path';
+import type { AuditLog } from './ports/audit-log.port';
 import type { IndexCatalog } from './ports/index-catalog.port';
 import type { MetadataStore } from './ports/metadata-store.port';
 
-/** Both adapters serve users, tokens and the index catalog from one store. */
-export type MetadataAndCatalog = MetadataStore & IndexCatalog;
+/** Both adapters serve users, tokens, the index catalog and the audit trail from one store. */
+export type MetadataAndCatalog = MetadataStore & IndexCatalog & AuditLog;
 
 export interface MetadataStoreSettings {
   dataDir: string;

@@ -5,6 +5,15 @@ import type { Credential, NewToken, NewUser, TokenRecord, User, UserStatus } fro
 import type { IndexCatalog, IndexEntry, IndexPublication, LoadLock, LoadLockHolder } from '../ports/index-catalog.port';
 import { holderIsLive, lockHeldMessage } from './lock-holder';
 import type { MetadataStore } from '../ports/metadata-store.port';
+import type { AuditEntry, AuditLog, AuditQuery } from '../ports/audit-log.port';
+
+/** `seq` orders entries of the same millisecond as they were appended. */
+type AuditDoc = AuditEntry & { seq: number };
+
+function toAudit({ seq: _seq, ...rest }: AuditDoc & { _id?: unknown }): AuditEntry {
+  const { _id: _ignored, ...entry } = rest as AuditEntry & { _id?: unknown };
+  return entry;
+}
 
 type UserDoc = Omit<User, 'id'> & { _id: string };
 type TokenDoc = Omit<TokenRecord, 'id'> & { _id: string };
@@ -44,7 +53,9 @@ function isDuplicateKey(err: unknown): boolean {
 }
 
 /** Production metadata on MongoDB: unique indexes enforce what the port promises across processes. */
-export class MongoMetadataStore implements MetadataStore, IndexCatalog {
+export class MongoMetadataStore implements MetadataStore, IndexCatalog, AuditLog {
+  private seq = 0;
+
   private constructor(
     private readonly client: MongoClient,
     private readonly users: Collection<UserDoc>,
@@ -52,6 +63,7 @@ export class MongoMetadataStore implements MetadataStore, IndexCatalog {
     private readonly indexes: Collection<IndexDoc>,
     private readonly locks: Collection<LockDoc>,
     private readonly versions: Collection<IndexVersionDoc>,
+    private readonly audit: Collection<AuditDoc>,
   ) {}
 
   static async connect(url: string, dbName: string): Promise<MongoMetadataStore> {
@@ -64,6 +76,8 @@ export class MongoMetadataStore implements MetadataStore, IndexCatalog {
     await tokens.createIndex({ hash: 1 }, { unique: true });
     const versions = db.collection<IndexVersionDoc>('index_versions');
     await versions.createIndex({ name: 1, version: 1 });
+    const audit = db.collection<AuditDoc>('audit');
+    await audit.createIndex({ time: -1, seq: -1 });
     return new MongoMetadataStore(
       client,
       users,
@@ -71,6 +85,7 @@ export class MongoMetadataStore implements MetadataStore, IndexCatalog {
       db.collection<IndexDoc>('indexes'),
       db.collection<LockDoc>('index_locks'),
       versions,
+      audit,
     );
   }
 
@@ -150,6 +165,40 @@ export class MongoMetadataStore implements MetadataStore, IndexCatalog {
     if (!doc) return null;
     const { owner, ...token } = doc;
     return { token: toToken(token), owner: owner[0] ? toUser(owner[0]) : null };
+  }
+
+  async findCredentialById(id: string): Promise<Credential | null> {
+    const [doc] = await this.tokens
+      .aggregate<TokenDoc & { owner: UserDoc[] }>([
+        { $match: { _id: id } },
+        { $limit: 1 },
+        { $lookup: { from: 'users', localField: 'userId', foreignField: '_id', as: 'owner' } },
+      ])
+      .toArray();
+    if (!doc) return null;
+    const { owner, ...token } = doc;
+    return { token: toToken(token), owner: owner[0] ? toUser(owner[0]) : null };
+  }
+
+  async appendAudit(entries: readonly AuditEntry[]): Promise<void> {
+    if (entries.length === 0) return;
+    // Date.now() and a counter: increasing within this process, and ordered by time across processes.
+    const base = Date.now() * 1000;
+    const docs = entries.map((e) => ({ ...e, seq: base + (this.seq++ % 1000) }));
+    await this.audit.insertMany(docs, { ordered: true });
+  }
+
+  async listAudit(query: AuditQuery): Promise<AuditEntry[]> {
+    const filter: Record<string, unknown> = {};
+    if (query.userName !== undefined) filter.userName = query.userName;
+    if (query.since !== undefined) filter.time = { $gte: query.since };
+    if (query.method !== undefined) filter.method = query.method;
+    const docs = await this.audit.find(filter).sort({ time: -1, seq: -1 }).limit(query.limit).toArray();
+    return docs.map(toAudit);
+  }
+
+  async purgeAudit(before: string): Promise<number> {
+    return (await this.audit.deleteMany({ time: { $lt: before } })).deletedCount;
   }
 
   async listTokens(): Promise<TokenRecord[]> {

@@ -27,6 +27,8 @@ export interface MetadataStore {
    * asks this on every request, so adapters answer it with one store round trip and one freshness check.
    */
   findCredential(hash: string): Promise<Credential | null>;
+  /** The same by token id: an embed token names the API token that issued it. */
+  findCredentialById(id: string): Promise<Credential | null>;
   listTokens(): Promise<TokenRecord[]>;
   /** Revokes by token id; revoking twice keeps the first revocation time. */
   revokeToken(id: string): Promise<TokenRecord>;
