@@ -4,10 +4,18 @@ import { checkQuerySyntax, parseQuery, type ParseOptions } from './parse-query';
 import { and, or, type QueryNode } from './query-node';
 
 /** The part of the caller that decides what it may read. */
-export type Reader = Pick<Caller, 'admin' | 'indexes' | 'realms'>;
+export type Reader = Pick<Caller, 'admin' | 'indexes' | 'realms' | 'narrowing'>;
 
 export function mayRead(reader: Reader, index: string): boolean {
   return reader.admin || reader.indexes.includes('*') || reader.indexes.includes(index);
+}
+
+/** Whether the reader sees only part of the index (realms, or a narrowing such as an embed token's realm). */
+export function isRestricted(reader: Reader, index: string): boolean {
+  return (
+    (!reader.admin && reader.realms.some((r) => r.index === index)) ||
+    (reader.narrowing ?? []).some((r) => r.index === index)
+  );
 }
 
 /** Unknown and unreadable indexes look the same from outside: existence is not leaked. */
@@ -20,7 +28,27 @@ export function indexNotFound(index: string): AppError {
  * is applied to the compiled tree, never to text, so nothing in `query` can escape it.
  */
 export function restrictedQuery(reader: Reader, index: string, query: string, opts: ParseOptions): QueryNode {
-  const user = parseQuery(query, opts);
+  return narrowed(reader, index, realmRestricted(reader, index, parseQuery(query, opts), opts), opts);
+}
+
+/** The narrowing queries of this index (an embed token's realm) ANDed around the tree, for admins too. */
+function narrowed(reader: Reader, index: string, tree: QueryNode, opts: ParseOptions): QueryNode {
+  const narrowing = (reader.narrowing ?? []).filter((r) => r.index === index);
+  if (narrowing.length === 0) return tree;
+  let parsed: QueryNode[];
+  try {
+    parsed = narrowing.map((r) => {
+      checkQuerySyntax(r.query);
+      return parseQuery(r.query, opts);
+    });
+  } catch {
+    // Fail closed, as for realms: a narrowing that cannot be applied must not let everything through.
+    throw AppError.forbidden(`This token's realm for index "${index}" no longer matches its fields`);
+  }
+  return and(...parsed, tree);
+}
+
+function realmRestricted(reader: Reader, index: string, user: QueryNode, opts: ParseOptions): QueryNode {
   if (reader.admin) return user;
   const realms = reader.realms.filter((r) => r.index === index);
   if (realms.length === 0) return user;

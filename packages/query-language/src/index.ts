@@ -9,4 +9,4 @@ export {
   type ParseOptions,
 } from './parse-query';
 export { parseDateValue, MIN_DATE_MS, MAX_DATE_MS, type DateValue, type DatePrecision } from './date-values';
-export { mayRead, indexNotFound, restrictedQuery, type Reader } from './access';
+export { mayRead, isRestricted, indexNotFound, restrictedQuery, type Reader } from './access';

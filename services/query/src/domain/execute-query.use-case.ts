@@ -1,5 +1,5 @@
 import { AppError, quoteInput } from '@quarry/errors';
-import type { IndexCatalog } from '@quarry/metadata-store';
+import type { IndexCatalog, IndexEntry } from '@quarry/metadata-store';
 import { FieldResolver, restrictedQuery, type FieldDef, type Reader } from '@quarry/query-language';
 import type { ResultCache } from '@quarry/result-cache';
 import type { SearchIndex, SearchPage, SortKey } from '../ports/search-index.port';
@@ -90,6 +90,24 @@ export class ExecuteQueryUseCase {
       cache,
       indexVersion: entry.version,
     };
+  }
+
+  /**
+   * How many records of the index this reader may read (INDEXES.FIND for a realm-restricted caller): the
+   * realm's count, never the index's. A realm that no longer fits the index lets it read nothing.
+   */
+  async countReadable(reader: Reader, entry: IndexEntry, opts: ExecuteQueryOptions = {}): Promise<number> {
+    let where;
+    try {
+      where = restrictedQuery(reader, entry.name, '*', { fields: fieldsOf(entry), now: this.now() });
+    } catch (err) {
+      if (err instanceof AppError && err.code === 'FORBIDDEN') return 0;
+      throw err;
+    }
+    const { result } = await this.cachedSearch(opts, ['count', entry.name, entry.version, entry.snapshot, where], () =>
+      this.search.search(entry, { where, sort: [], offset: 0, limit: 0, signal: opts.signal }),
+    );
+    return result.total;
   }
 
   private async cachedSearch(

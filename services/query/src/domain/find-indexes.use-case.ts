@@ -1,7 +1,7 @@
 import { AppError } from '@quarry/errors';
 import type { IndexCatalog, IndexEntry } from '@quarry/metadata-store';
 import type { CursorCodec } from '@quarry/paging';
-import { mayRead, type Reader } from '@quarry/query-language';
+import { isRestricted, mayRead, type Reader } from '@quarry/query-language';
 
 import { DEFAULT_INDEX_LIMIT, MAX_INDEX_LIMIT } from '@quarry/contract';
 
@@ -25,7 +25,13 @@ function summary(e: IndexEntry): IndexSummary {
   };
 }
 
-/** INDEXES.FIND: the readable indexes by name, filtered by text, in signed-cursor pages. */
+/** Counts the records of an index a restricted reader may read (its realms applied). */
+export type CountReadable = (reader: Reader, entry: IndexEntry) => Promise<number>;
+
+/**
+ * INDEXES.FIND: the readable indexes by name, filtered by text, in signed-cursor pages. A caller whose
+ * realms restrict an index sees the count of the records it may read, never the index's own (issue #27).
+ */
 export class FindIndexesUseCase {
   constructor(
     private readonly catalog: IndexCatalog,
@@ -35,6 +41,7 @@ export class FindIndexesUseCase {
   async find(
     reader: Reader,
     input: { searchText: string; cursor: string; limit?: number },
+    countReadable: CountReadable,
   ): Promise<{ indexes: IndexSummary[]; nextCursor: string | null }> {
     const limit = input.limit ?? DEFAULT_INDEX_LIMIT;
     if (!Number.isInteger(limit) || limit < 1 || limit > MAX_INDEX_LIMIT)
@@ -49,8 +56,13 @@ export class FindIndexesUseCase {
     );
     const page = visible.slice(0, limit);
     const more = visible.length > limit;
+    const indexes = await Promise.all(
+      page.map(async (e) =>
+        isRestricted(reader, e.name) ? { ...summary(e), recordCount: await countReadable(reader, e) } : summary(e),
+      ),
+    );
     return {
-      indexes: page.map(summary),
+      indexes,
       nextCursor: more ? this.cursors.encode('indexes', { after: page[page.length - 1].name, s: needle }) : null,
     };
   }

@@ -38,12 +38,17 @@ export function queryHandlers(
         return { ...out, recordsJson: out.recordsJson };
       },
     ),
-    FindIndexes: unary<pb.FindIndexesRequest__Output, pb.FindIndexesResponse>(log, 'FindIndexes', async (req) => {
-      const out = await findIndexes.find(callerFromWire(req.caller), {
-        searchText: req.searchText,
-        cursor: req.cursor,
-        limit: req.limit,
-      });
+    FindIndexes: unary<pb.FindIndexesRequest__Output, pb.FindIndexesResponse>(log, 'FindIndexes', async (req, ctx) => {
+      const out = await findIndexes.find(
+        callerFromWire(req.caller),
+        { searchText: req.searchText, cursor: req.cursor, limit: req.limit },
+        // Only for indexes a realm restricts: a count over the realm, cached like a search.
+        (reader, entry) =>
+          executeQuery.countReadable(reader, entry, {
+            signal: ctx.signal,
+            heavy: (work) => limiter.run(ctx.signal, work),
+          }),
+      );
       return { indexes: out.indexes, nextCursor: out.nextCursor ?? '' };
     }),
   };
