@@ -11,6 +11,15 @@ export interface GatewayConfig {
   serviceAddrs: Record<ServiceName, string>;
   /** The internal credential (and mTLS) every call to a service carries. */
   grpcTrust: GrpcTrust;
+  /** An authenticated call's body must have arrived within this, else 408 (QUARRY_BODY_TIMEOUT_MS). */
+  bodyTimeoutMs: number;
+  /** Browser origins allowed to call /api/v1 (QUARRY_CORS_ORIGINS). */
+  corsOrigins: string[];
+  rateLimit: { perSecond: number; burst: number } | undefined;
+  /** Signs embed tokens; unset: the key file in `dataDir`. */
+  embedSecret: string | undefined;
+  dataDir: string;
+  auditDays: number;
 }
 
 /** `hosted` holds the addresses of services started in this process (their ports are only known then). */
@@ -24,5 +33,11 @@ export function gatewayConfig(config: Config, hosted: Partial<Record<ServiceName
     graceMs: config.shutdownGraceMs,
     serviceAddrs: { query: addr('query'), crosstab: addr('crosstab'), chart: addr('chart'), reports: addr('reports') },
     grpcTrust: { internalToken: config.grpc.internalToken, tls: config.grpc.tls },
+    bodyTimeoutMs: config.http.bodyTimeoutMs,
+    corsOrigins: config.http.corsOrigins,
+    rateLimit: config.rateLimit,
+    embedSecret: config.embedSecret,
+    dataDir: config.dataDir,
+    auditDays: config.auditDays,
   };
 }

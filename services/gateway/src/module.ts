@@ -2,18 +2,20 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '@quarry/logger';
 import type { QuarryMetrics } from '@quarry/metrics';
-import type { MetadataStore } from '@quarry/metadata-store';
+import type { AuditLog, MetadataStore } from '@quarry/metadata-store';
 import type { QuarryModule } from '@quarry/runtime';
 import { GrpcServiceClients } from './adapters/grpc-service-clients.adapter';
+import { JoseEmbedSigner, loadEmbedKey } from './adapters/jose-embed-signer.adapter';
+import { MemoryRateLimiter } from './adapters/memory-rate-limiter.adapter';
 import type { GatewayConfig } from './config';
+import { AuditRecorder } from './domain/audit-recorder';
 import { AuthenticateUseCase } from './domain/authenticate.use-case';
 import { CallMethodUseCase } from './domain/call-method.use-case';
+import { CorsPolicy } from './transport/cors';
 import { createHttpApp, rpcHandler } from './transport/http-app';
 
 export interface GatewayOps {
   metrics: QuarryMetrics;
-  /** The Prometheus text of this whole process. */
-  scrape: () => Promise<{ contentType: string; text: string }>;
   /** Rejects while a store of this process cannot be reached (/readyz). */
   ready: () => Promise<void>;
   /** The built console to serve at /console (the composition root knows where it is). */
@@ -24,11 +26,12 @@ export class GatewayModule implements QuarryModule {
   readonly name = 'gateway';
   private server: Server | undefined;
   private clients: GrpcServiceClients | undefined;
+  private audit: AuditRecorder | undefined;
   private readonly log: Logger;
 
   constructor(
     private readonly config: GatewayConfig,
-    private readonly store: MetadataStore,
+    private readonly store: MetadataStore & AuditLog,
     log: Logger,
     private readonly ops?: GatewayOps,
   ) {
@@ -47,23 +50,36 @@ export class GatewayModule implements QuarryModule {
       this.config.grpcTrust,
       this.log,
     );
+    const c = this.config;
+    const signer = new JoseEmbedSigner(loadEmbedKey(c.embedSecret, c.dataDir));
+    this.audit = new AuditRecorder(this.store, this.log.child({ part: 'audit' }), c.auditDays);
+    this.audit.start();
+    const cors = new CorsPolicy(c.corsOrigins);
     const deps = {
-      authenticate: new AuthenticateUseCase(this.store),
-      callMethod: new CallMethodUseCase(this.clients),
+      authenticate: new AuthenticateUseCase(this.store, signer),
+      callMethod: new CallMethodUseCase(this.clients, signer),
       checkReady: this.ops?.ready ?? (() => this.store.ping()),
       log: this.log,
-      bodyLimitBytes: this.config.bodyLimitBytes,
+      bodyLimitBytes: c.bodyLimitBytes,
+      bodyTimeoutMs: c.bodyTimeoutMs,
       metrics: this.ops?.metrics,
-      scrape: this.ops?.scrape,
       consoleDir: this.ops?.consoleDir,
+      rateLimiter: c.rateLimit && new MemoryRateLimiter(c.rateLimit.perSecond, c.rateLimit.burst),
+      audit: this.audit,
+      cors,
     };
     const app = createHttpApp(deps);
     const rpc = rpcHandler(deps);
     const server = createServer((req, res) => {
-      if (req.method === 'POST' && (req.url === '/api/v1' || req.url?.startsWith('/api/v1?'))) rpc(req, res);
+      const api = req.url === '/api/v1' || req.url?.startsWith('/api/v1?');
+      if (api && req.method === 'POST') rpc(req, res);
+      else if (api && req.method === 'OPTIONS' && cors.enabled) cors.preflight(req, res);
       else app(req, res);
     });
-    server.listen(this.config.port, this.config.host);
+    // Node's own backstop for a request that never completes (the body deadline above is the precise one).
+    server.requestTimeout = c.bodyTimeoutMs + 5000;
+    server.headersTimeout = Math.min(60_000, server.requestTimeout);
+    server.listen(c.port, c.host);
     server.keepAliveTimeout = 65_000;
     await new Promise<void>((resolve, reject) => {
       server.once('listening', resolve);
@@ -91,5 +107,6 @@ export class GatewayModule implements QuarryModule {
     }
     this.server = undefined;
     this.clients?.close();
+    await this.audit?.stop();
   }
 }

@@ -25,7 +25,7 @@ const NOW = Date.parse('2030-01-01T00:00:00Z');
 
 describe('AuthenticateUseCase', () => {
   const run = (header: string | undefined, t: TokenRecord | null = record, u: User | null = user) =>
-    new AuthenticateUseCase(storeWith(t, u), () => NOW).fromHeader(header);
+    new AuthenticateUseCase(storeWith(t, u), undefined, () => NOW).fromHeader(header);
 
   it('resolves the owner and keeps only recognised scopes', async () => {
     const p = await run(`Bearer ${token}`);

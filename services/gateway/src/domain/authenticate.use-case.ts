@@ -1,5 +1,14 @@
 import { AppError } from '@quarry/errors';
-import { digestsEqual, hashToken, isScope, type MetadataStore, type Scope } from '@quarry/metadata-store';
+import {
+  digestsEqual,
+  hashToken,
+  isScope,
+  type Credential,
+  type MetadataStore,
+  type Scope,
+  type User,
+} from '@quarry/metadata-store';
+import { looksLikeEmbedToken, type EmbedClaims, type EmbedSigner } from '../ports/embed-signer.port';
 import type { Principal } from './principal';
 
 /** The detail text of each authentication failure, one per case (clients match on them). */
@@ -14,41 +23,131 @@ export const AUTH_FAILURES = {
 } as const;
 
 const BEARER = /^Bearer(?:\s+(.*))?$/i;
-// Bounded so an absurd header costs nothing to hash.
-const MAX_TOKEN_LENGTH = 512;
+// Bounded so an absurd header costs nothing to hash; an embed token with a long realm stays well below.
+const MAX_TOKEN_LENGTH = 16_384;
+const MAX_API_TOKEN_LENGTH = 512;
+
+/** Who a refused caller was, when the token said so (the audit trail records it). */
+export interface Identified {
+  userId: string;
+  userName: string;
+  tokenId: string;
+  embedId?: string;
+}
+
+export type Authentication = { ok: true; principal: Principal } | { ok: false; error: AppError; who?: Identified };
+
+/** The scopes an embed token's bearer holds: what its kind of grant needs, if its issuer still holds them. */
+const EMBED_SCOPES: { index: readonly Scope[]; report: readonly Scope[] } = {
+  index: ['query:execute'],
+  report: ['reports:read', 'query:execute'],
+};
+
+/** The issuer's permissions narrowed to one index: never admin, never another index, its realm on top. */
+export function narrowToIndex(owner: User, index: string): User {
+  const readable = owner.admin || owner.indexes.includes('*') || owner.indexes.includes(index);
+  return {
+    ...owner,
+    admin: false,
+    indexes: readable ? [index] : [],
+    realms: owner.admin ? [] : owner.realms.filter((r) => r.index === index),
+  };
+}
 
 /**
- * Resolves an Authorization header to a principal, or throws AppError UNAUTHENTICATED / FORBIDDEN with
+ * Resolves an Authorization header to a principal, or to the AppError UNAUTHENTICATED / FORBIDDEN with
  * the documented detail. The store is asked on every request: revocation, expiry and owner changes take
- * effect on the very next call.
+ * effect on the very next call, for embed tokens too (through the token that issued them).
  */
 export class AuthenticateUseCase {
   constructor(
     private readonly store: MetadataStore,
+    private readonly signer?: EmbedSigner,
     private readonly now: () => number = Date.now,
   ) {}
 
   async fromHeader(header: string | undefined): Promise<Principal> {
+    const result = await this.authenticate(header);
+    if (!result.ok) throw result.error;
+    return result.principal;
+  }
+
+  async authenticate(header: string | undefined): Promise<Authentication> {
+    const fail = (detail: string, who?: Identified): Authentication => ({
+      ok: false,
+      error: new AppError('UNAUTHENTICATED', detail),
+      who,
+    });
     const match = header === undefined ? null : BEARER.exec(header.trim());
-    if (!match) throw new AppError('UNAUTHENTICATED', AUTH_FAILURES.headerInvalid);
+    if (!match) return fail(AUTH_FAILURES.headerInvalid);
     const token = (match[1] ?? '').trim();
-    if (token === '') throw new AppError('UNAUTHENTICATED', AUTH_FAILURES.emptyToken);
-    if (token.length > MAX_TOKEN_LENGTH) throw new AppError('UNAUTHENTICATED', AUTH_FAILURES.notFound);
+    if (token === '') return fail(AUTH_FAILURES.emptyToken);
+    if (token.length > MAX_TOKEN_LENGTH) return fail(AUTH_FAILURES.notFound);
+    if (this.signer && looksLikeEmbedToken(token)) return this.fromEmbedToken(token, this.signer);
+    if (token.length > MAX_API_TOKEN_LENGTH) return fail(AUTH_FAILURES.notFound);
 
     const hash = hashToken(token);
     const credential = await this.store.findCredential(hash);
     // The store found it by hash already; the constant-time compare guards adapters that match loosely.
-    if (!credential || !digestsEqual(credential.token.hash, hash))
-      throw new AppError('UNAUTHENTICATED', AUTH_FAILURES.notFound);
+    if (!credential || !digestsEqual(credential.token.hash, hash)) return fail(AUTH_FAILURES.notFound);
+    const live = this.liveCredential(credential);
+    if (!live.ok) return live;
+    const scopes = new Set<Scope>(credential.token.scopes.filter(isScope));
+    if (scopes.size === 0) return { ok: false, error: new AppError('FORBIDDEN', AUTH_FAILURES.noScope), who: live.who };
+    return { ok: true, principal: { user: live.owner, scopes, tokenId: credential.token.id } };
+  }
+
+  /** The credential's token is neither revoked nor expired and its owner is active. */
+  private liveCredential(
+    credential: Credential,
+    embedId?: string,
+  ): { ok: true; owner: User; who: Identified } | { ok: false; error: AppError; who?: Identified } {
     const record = credential.token;
-    if (record.revokedAt !== null) throw new AppError('UNAUTHENTICATED', AUTH_FAILURES.revoked);
-    if (record.expiresAt !== null && Date.parse(record.expiresAt) <= this.now()) {
-      throw new AppError('UNAUTHENTICATED', AUTH_FAILURES.expired);
-    }
     const user = credential.owner;
-    if (!user || user.status !== 'active') throw new AppError('UNAUTHENTICATED', AUTH_FAILURES.ownerUnresolved);
-    const scopes = new Set<Scope>(record.scopes.filter(isScope));
-    if (scopes.size === 0) throw new AppError('FORBIDDEN', AUTH_FAILURES.noScope);
-    return { user, scopes, tokenId: record.id };
+    const who =
+      user === null
+        ? undefined
+        : { userId: user.id, userName: user.name, tokenId: record.id, ...(embedId ? { embedId } : {}) };
+    const fail = (detail: string) => ({ ok: false as const, error: new AppError('UNAUTHENTICATED', detail), who });
+    if (record.revokedAt !== null) return fail(AUTH_FAILURES.revoked);
+    if (record.expiresAt !== null && Date.parse(record.expiresAt) <= this.now()) return fail(AUTH_FAILURES.expired);
+    if (!user || user.status !== 'active') return fail(AUTH_FAILURES.ownerUnresolved);
+    return { ok: true, owner: user, who: who! };
+  }
+
+  /**
+   * An embed token is good while its signature and expiry are, and while the API token that issued it
+   * would still be accepted and still holds embed:create: revoking that token, or disabling or removing
+   * its user, ends every embed token it issued on the next call.
+   */
+  private async fromEmbedToken(token: string, signer: EmbedSigner): Promise<Authentication> {
+    let claims: EmbedClaims;
+    try {
+      claims = await signer.verify(token);
+    } catch (err) {
+      if (err instanceof AppError) return { ok: false, error: err };
+      throw err;
+    }
+    const credential = await this.store.findCredentialById(claims.issuerTokenId);
+    if (!credential || credential.token.userId !== claims.userId)
+      return { ok: false, error: new AppError('UNAUTHENTICATED', AUTH_FAILURES.notFound) };
+    const live = this.liveCredential(credential, claims.id);
+    if (!live.ok) return live;
+    const issuerScopes = new Set(credential.token.scopes);
+    if (!issuerScopes.has('embed:create'))
+      return { ok: false, error: new AppError('UNAUTHENTICATED', AUTH_FAILURES.revoked), who: live.who };
+    const needed = claims.guid === undefined ? EMBED_SCOPES.index : EMBED_SCOPES.report;
+    const scopes = new Set<Scope>(needed.filter((s) => issuerScopes.has(s)));
+    if (scopes.size === 0) return { ok: false, error: new AppError('FORBIDDEN', AUTH_FAILURES.noScope), who: live.who };
+    return {
+      ok: true,
+      principal: {
+        user: narrowToIndex(live.owner, claims.index),
+        scopes,
+        tokenId: credential.token.id,
+        embed: { id: claims.id, index: claims.index, ...(claims.guid === undefined ? {} : { guid: claims.guid }) },
+        narrowing: claims.realm === undefined ? [] : [{ index: claims.index, query: claims.realm }],
+      },
+    };
   }
 }

@@ -1,8 +1,24 @@
 import type { Scope, User } from '@quarry/metadata-store';
 
-/** The authenticated caller: the token's owner and the recognised scopes the token carries. */
+/** What an embed token limits its bearer to (TOKENS.EMBED). */
+export interface EmbedGrant {
+  /** The embed token's id (JWT `jti`): its own rate-limit bucket and audit mark. */
+  id: string;
+  /** The one index it reads. */
+  index: string;
+  /** Set for a report embed: the only report it may run. */
+  guid?: string;
+}
+
+/**
+ * The authenticated caller: the token's owner and the recognised scopes the token carries. For an embed
+ * token, `user` is already narrowed (no admin, that index only) and `narrowing` holds its realm.
+ */
 export interface Principal {
   user: User;
   scopes: ReadonlySet<Scope>;
+  /** The API token that made the call, or that issued the embed token that did. */
   tokenId: string;
+  embed?: EmbedGrant;
+  narrowing?: ReadonlyArray<{ index: string; query: string }>;
 }

@@ -50,6 +50,7 @@ describe('gateway transport on internal faults', () => {
       checkReady: () => flaky.ping(),
       log: silentLogger(),
       bodyLimitBytes: 1_048_576,
+      bodyTimeoutMs: 10_000,
     });
     server = app.listen(0, '127.0.0.1');
     await new Promise((r) => server.once('listening', r));
@@ -108,6 +109,7 @@ describe('token-less requests: rpc.discover is read, nothing else costs more tha
       checkReady: () => sqlite.ping(),
       log: silentLogger(),
       bodyLimitBytes: 1_048_576,
+      bodyTimeoutMs: 10_000,
     });
     server = app.listen(0, '127.0.0.1');
     await new Promise((r) => server.once('listening', r));

@@ -1,13 +1,17 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express from 'express';
-import { ERROR_TABLE, isAppError, toAppError, toJsonRpcBusinessError, type AppError } from '@quarry/errors';
+import { AppError, ERROR_TABLE, isAppError, toJsonRpcBusinessError } from '@quarry/errors';
 import { API_VERSION, DISCOVER_METHOD, openRpcDocument, type OpenRpcDocument } from '@quarry/contract';
 import type { Logger } from '@quarry/logger';
 import type { QuarryMetrics } from '@quarry/metrics';
 import { REQUEST_ID_HEADER, resolveRequestId } from '@quarry/rpc';
 import { extractTraceContext, failSpan, inSpan, SpanKind, tracingEnabled, type Span } from '@quarry/tracing';
-import type { AuthenticateUseCase } from '../domain/authenticate.use-case';
+import type { AuthenticateUseCase, Identified } from '../domain/authenticate.use-case';
+import { paramsDigest, type AuditRecorder } from '../domain/audit-recorder';
 import type { CallMethodUseCase } from '../domain/call-method.use-case';
+import type { Principal } from '../domain/principal';
+import type { RateLimiter } from '../ports/rate-limiter.port';
+import type { CorsPolicy } from './cors';
 import { PROTOCOL, readEnvelope, type Envelope, type JsonRpcId, type ProtocolError } from './json-rpc-envelope';
 import { mountConsole } from './console-static';
 import { discardRest, readBody } from './read-body';
@@ -20,10 +24,16 @@ export interface HttpAppDeps {
   checkReady: () => Promise<void>;
   log: Logger;
   bodyLimitBytes: number;
+  /** An authenticated call's body must have arrived within this (QUARRY_BODY_TIMEOUT_MS). */
+  bodyTimeoutMs: number;
   metrics?: QuarryMetrics;
-  scrape?: () => Promise<{ contentType: string; text: string }>;
   /** The built console's folder (apps/console/dist), served at /console. */
   consoleDir?: string;
+  /** Per-token limits (QUARRY_RATE_LIMIT); none when absent. */
+  rateLimiter?: RateLimiter;
+  /** The audit trail of every call. */
+  audit?: AuditRecorder;
+  cors?: CorsPolicy;
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -62,10 +72,14 @@ function sendProtocolError(
   });
 }
 
-/** RFC 7807 body: authentication failures answer outside the JSON-RPC envelope (docs/api.md "Error codes"). */
+/**
+ * RFC 7807 body: authentication failures, rate limits and slow bodies answer outside the JSON-RPC
+ * envelope (docs/api.md "Error codes").
+ */
 function sendProblem(res: ServerResponse, err: AppError): void {
   const row = ERROR_TABLE[err.code];
   if (row.http === 401) res.setHeader('WWW-Authenticate', 'Bearer realm="quarry", error="invalid_token"');
+  if (err.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(Math.ceil(err.retryAfterSeconds)));
   send(res, row.http, 'application/problem+json', {
     type: 'about:blank',
     title: row.title,
@@ -101,7 +115,7 @@ function isJsonMediaType(header: string | undefined): boolean {
   return params.every((p) => !p.startsWith('charset=') || p === 'charset=utf-8' || p === 'charset="utf-8"');
 }
 
-/** What /healthz, /readyz and /metrics need: the gateway's, or those of a process without a gateway. */
+/** What /healthz, /readyz and /metrics of the ops port need. */
 export interface OpsDeps {
   checkReady: () => Promise<void>;
   log: Logger;
@@ -110,8 +124,15 @@ export interface OpsDeps {
   readyDetails?: boolean;
 }
 
-/** The probes and the Prometheus endpoint, one implementation for the gateway and the ops server. */
-function mountOpsRoutes(app: express.Express, deps: OpsDeps): void {
+/**
+ * The probes, one implementation for the API port and the ops port. On the API port (`details` off) they
+ * say up or down and nothing else: the cause is logged, and the ops port (loopback by default) tells it.
+ */
+function mountProbes(
+  app: express.Express,
+  deps: Pick<OpsDeps, 'checkReady' | 'log' | 'readyDetails'>,
+  details: boolean,
+): void {
   app.get('/healthz', (_req, res) => send(res, 200, JSON_TYPE, { status: 'ok' }));
   app.get('/readyz', async (_req, res) => {
     try {
@@ -119,6 +140,7 @@ function mountOpsRoutes(app: express.Express, deps: OpsDeps): void {
       send(res, 200, JSON_TYPE, { status: 'ready' });
     } catch (err) {
       deps.log.warn({ err }, 'not ready');
+      if (!details) return send(res, 503, JSON_TYPE, { status: 'not ready' });
       const detail = isAppError(err)
         ? err.detail
         : deps.readyDetails && err instanceof Error
@@ -127,7 +149,11 @@ function mountOpsRoutes(app: express.Express, deps: OpsDeps): void {
       send(res, 503, JSON_TYPE, { status: 'not ready', detail });
     }
   });
+}
 
+/** The probes with their causes, and the Prometheus endpoint: the ops port's routes. */
+function mountOpsRoutes(app: express.Express, deps: OpsDeps): void {
+  mountProbes(app, deps, true);
   app.get('/metrics', async (_req, res) => {
     if (!deps.scrape) {
       send(res, 404, 'application/problem+json', {
@@ -163,7 +189,7 @@ function notFound(req: express.Request, res: express.Response): void {
   });
 }
 
-/** QUARRY_OPS_PORT of a process that runs no gateway (Kubernetes probes, Prometheus). */
+/** QUARRY_OPS_PORT (Kubernetes probes, Prometheus): never the API's port, loopback unless configured. */
 export function createOpsApp(deps: OpsDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
@@ -178,7 +204,8 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
   app.disable('x-powered-by');
   app.disable('etag');
 
-  mountOpsRoutes(app, deps);
+  // /metrics is the ops port's alone (issue #27): it tells call counts and timings per method.
+  mountProbes(app, deps, false);
   app.get('/openrpc.json', (req, res) => send(res, 200, JSON_TYPE, discoverDocument(req)));
   mountConsole(app, deps.consoleDir);
   app.post('/api/v1', rpcHandler(deps));
@@ -259,9 +286,25 @@ async function readRequest(deps: HttpAppDeps, req: IncomingMessage): Promise<Req
       send: (res) => sendProtocolError(res, 415, null, PROTOCOL.invalid, 'Content-Type must be application/json'),
     };
   }
-  const read = await readBody(req, deps.bodyLimitBytes);
+  const read = await readBody(req, deps.bodyLimitBytes, deps.bodyTimeoutMs);
   if (!read.ok) {
     if (read.reason === 'aborted') return { ok: false, aborted: true };
+    if (read.reason === 'too-slow') {
+      return {
+        ok: false,
+        label: '(invalid)',
+        code: 408,
+        send: (res) => {
+          // The client is still sending: answer, then cut the connection rather than read the rest.
+          res.setHeader('Connection', 'close');
+          res.on('finish', () => req.socket.destroy());
+          sendProblem(
+            res,
+            new AppError('REQUEST_TIMEOUT', `The request body did not arrive within ${deps.bodyTimeoutMs} ms`),
+          );
+        },
+      };
+    }
     await discardRest(req, 8 * deps.bodyLimitBytes, 5000);
     return {
       ok: false,
@@ -319,6 +362,26 @@ async function readDiscover(
     : false;
 }
 
+/** What the audit trail records of one call, filled in as the call goes. */
+interface CallRecord {
+  time: string;
+  requestId: string;
+  who?: Identified;
+  method: string;
+  index: string | null;
+  paramsDigest: string | null;
+  returned: number | null;
+}
+
+function whoOf(p: Principal): Identified {
+  return {
+    userId: p.user.id,
+    userName: p.user.name,
+    tokenId: p.tokenId,
+    ...(p.embed ? { embedId: p.embed.id } : {}),
+  };
+}
+
 async function handleRpc(
   deps: HttpAppDeps,
   req: IncomingMessage,
@@ -327,17 +390,43 @@ async function handleRpc(
 ): Promise<void> {
   const started = process.hrtime.bigint();
   const requestId = resolveRequestId(req.headers[REQUEST_ID_HEADER]);
-  res.setHeader('X-Request-Id', requestId);
   span?.setAttribute('quarry.request_id', requestId);
+  res.setHeader('X-Request-Id', requestId);
+  deps.cors?.apply(req, res);
   // No child logger per request on the hot path: every line names the request id itself.
   const log = deps.log;
+  const call: CallRecord = {
+    time: new Date().toISOString(),
+    requestId,
+    method: '(unauthenticated)',
+    index: null,
+    paramsDigest: null,
+    returned: null,
+  };
+  const done = (label: string, code: string) => {
+    const ms = msSince(started);
+    record(deps, label, code, ms, span);
+    deps.audit?.record({
+      time: call.time,
+      userId: call.who?.userId ?? null,
+      userName: call.who?.userName ?? null,
+      tokenId: call.who?.tokenId ?? null,
+      embedId: call.who?.embedId ?? null,
+      method: call.method,
+      index: call.index,
+      paramsDigest: call.paramsDigest,
+      outcome: code,
+      durationMs: Math.round(ms * 1000) / 1000,
+      returned: call.returned,
+      requestId,
+    });
+    return ms;
+  };
 
-  let principal;
-  try {
-    principal = await deps.authenticate.fromHeader(req.headers.authorization);
-  } catch (err) {
-    const app = toAppError(err);
-    if (app.code === 'INTERNAL') throw err;
+  const auth = await deps.authenticate.authenticate(req.headers.authorization);
+  if (!auth.ok) {
+    const app = auth.error;
+    call.who = auth.who;
     // rpc.discover needs no token: a small body without one is read, quickly, to see whether it asks for
     // that. Anything else without a token costs no more than before: a 401, the rest drained and dropped.
     const discover =
@@ -348,38 +437,66 @@ async function handleRpc(
     if (discover) {
       if (discover.notification) sendNoContent(res);
       else sendDiscover(req, res, discover.id);
-      record(deps, DISCOVER_METHOD, 'ok', msSince(started), span);
+      call.method = DISCOVER_METHOD;
+      done(DISCOVER_METHOD, 'ok');
       return;
     }
     if (discover === undefined) void discardRest(req, deps.bodyLimitBytes, 5000);
     else res.setHeader('Connection', 'close');
     log.info({ requestId, status: app.httpStatus, detail: app.detail }, 'authentication refused');
-    sendProblem(res, app);
     failSpan(span, app, SpanKind.SERVER);
-    record(deps, '(unauthenticated)', String(app.httpStatus), msSince(started), span);
+    sendProblem(res, app);
+    done('(unauthenticated)', String(app.httpStatus));
     return;
+  }
+  const principal = auth.principal;
+  call.who = whoOf(principal);
+  call.method = '(invalid)';
+
+  // Before the body is read, like the other plain-HTTP refusals: a limited caller costs no parsing.
+  if (deps.rateLimiter) {
+    const taken = await deps.rateLimiter.take(principal.embed ? `embed:${principal.embed.id}` : principal.tokenId);
+    if (!taken.ok) {
+      await discardRest(req, deps.bodyLimitBytes, 1000);
+      call.method = '(rate limited)';
+      sendProblem(
+        res,
+        new AppError('RATE_LIMITED', `Too many requests for this token; retry after ${taken.retryAfterSeconds} s`, {
+          retryAfterSeconds: taken.retryAfterSeconds,
+        }),
+      );
+      done('(rate limited)', '429');
+      return;
+    }
   }
 
   const read = await readRequest(deps, req);
   if ('aborted' in read) return;
   if (!read.ok) {
-    read.send(res);
     span?.setAttribute('error.type', String(read.code));
-    record(deps, read.label, String(read.code), msSince(started), span);
+    read.send(res);
+    done(read.label, String(read.code));
     return;
   }
   const { envelope } = read;
+  if (span && envelope.id !== null && !envelope.notification)
+    span.setAttribute('rpc.jsonrpc.request_id', String(envelope.id));
+  call.method = envelope.method;
+  call.paramsDigest = paramsDigest(envelope.params);
+  if (typeof envelope.params.index === 'string') call.index = envelope.params.index.slice(0, 200);
+  else if (principal.embed) call.index = principal.embed.index;
   if (envelope.method === DISCOVER_METHOD) {
     if (envelope.notification) sendNoContent(res);
     else sendDiscover(req, res, envelope.id);
-    record(deps, DISCOVER_METHOD, 'ok', msSince(started), span);
+    done(DISCOVER_METHOD, 'ok');
     return;
   }
-  if (span && envelope.id !== null && !envelope.notification)
-    span.setAttribute('rpc.jsonrpc.request_id', String(envelope.id));
 
   try {
-    const { data, cache } = await deps.callMethod.call(principal, envelope.method, envelope.params, { requestId });
+    const { data, cache, returned } = await deps.callMethod.call(principal, envelope.method, envelope.params, {
+      requestId,
+    });
+    if (returned !== undefined) call.returned = returned;
     if (envelope.notification) sendNoContent(res);
     else
       sendText(
@@ -388,26 +505,22 @@ async function handleRpc(
         JSON_TYPE,
         resultJson(envelope.id, data, cache === undefined ? { requestId } : { requestId, cache }),
       );
-    const ms = msSince(started);
-    record(deps, envelope.method, 'ok', ms, span);
+    const ms = done(envelope.method, 'ok');
     // Successes are counted in /metrics; a line each would cost ~15 % of throughput (bench/README.md).
     log.debug({ requestId, method: envelope.method, ms }, 'rpc ok');
   } catch (err) {
     const app = failSpan(span, err, SpanKind.SERVER);
     if (app.code === 'INTERNAL') {
       log.error({ requestId, err, method: envelope.method }, 'rpc failed');
+      span?.setAttribute('rpc.jsonrpc.error_code', PROTOCOL.internal.code);
       if (envelope.notification) sendNoContent(res);
       else sendProtocolError(res, 200, envelope.id, PROTOCOL.internal, `Internal error (request ${requestId})`);
-      span?.setAttribute('rpc.jsonrpc.error_code', PROTOCOL.internal.code);
-      record(deps, envelope.method, String(PROTOCOL.internal.code), msSince(started), span);
+      done(envelope.method, String(PROTOCOL.internal.code));
       return;
     }
     span?.setAttribute('rpc.jsonrpc.error_code', app.httpStatus);
-    record(deps, envelope.method, String(app.httpStatus), msSince(started), span);
-    log.info(
-      { requestId, method: envelope.method, code: app.code, detail: app.detail, ms: msSince(started) },
-      'rpc refused',
-    );
+    const ms = done(envelope.method, String(app.httpStatus));
+    log.info({ requestId, method: envelope.method, code: app.code, detail: app.detail, ms }, 'rpc refused');
     if (envelope.notification) return sendNoContent(res);
     if (app.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(Math.ceil(app.retryAfterSeconds)));
     send(res, 200, JSON_TYPE, { jsonrpc: '2.0', id: envelope.id, error: toJsonRpcBusinessError(app) });

@@ -1,0 +1,102 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { errors, jwtVerify, SignJWT } from 'jose';
+import { AppError } from '@quarry/errors';
+import type { EmbedClaims, EmbedSigner } from '../ports/embed-signer.port';
+
+const ALG = 'HS256';
+const ISSUER = 'quarry';
+const AUDIENCE = 'quarry-embed';
+/** The embed token's own claims, apart from the registered ones. */
+interface QuarryClaims {
+  tid?: unknown;
+  idx?: unknown;
+  rep?: unknown;
+  realm?: unknown;
+}
+
+/**
+ * Embed tokens as JWTs (HS256) with jose. Verification pins the algorithm, issuer and audience, so a
+ * token with `alg: none`, another algorithm, another key or another purpose is refused whatever its
+ * header says; expiry is checked with no clock tolerance.
+ */
+export class JoseEmbedSigner implements EmbedSigner {
+  private readonly key: Uint8Array;
+
+  constructor(key: Uint8Array) {
+    if (key.length < 32) throw new Error('the embed signing key must be at least 32 bytes');
+    this.key = key;
+  }
+
+  async sign(
+    claims: Omit<EmbedClaims, 'id' | 'expiresAt'>,
+    ttlSeconds: number,
+  ): Promise<{ token: string; claims: EmbedClaims }> {
+    const id = randomUUID();
+    const now = Math.floor(Date.now() / 1000);
+    const expiresAt = now + ttlSeconds;
+    const token = await new SignJWT({
+      tid: claims.issuerTokenId,
+      idx: claims.index,
+      ...(claims.guid === undefined ? {} : { rep: claims.guid }),
+      ...(claims.realm === undefined ? {} : { realm: claims.realm }),
+    })
+      .setProtectedHeader({ alg: ALG, typ: 'JWT' })
+      .setIssuer(ISSUER)
+      .setAudience(AUDIENCE)
+      .setSubject(claims.userId)
+      .setJti(id)
+      .setIssuedAt(now)
+      .setExpirationTime(expiresAt)
+      .sign(this.key);
+    return { token, claims: { ...claims, id, expiresAt } };
+  }
+
+  async verify(token: string): Promise<EmbedClaims> {
+    let payload;
+    try {
+      ({ payload } = await jwtVerify<QuarryClaims>(token, this.key, {
+        algorithms: [ALG],
+        issuer: ISSUER,
+        audience: AUDIENCE,
+        requiredClaims: ['sub', 'jti', 'exp', 'iat'],
+      }));
+    } catch (err) {
+      if (err instanceof errors.JWTExpired) throw new AppError('UNAUTHENTICATED', 'Token expired');
+      throw new AppError('UNAUTHENTICATED', 'Token not found or invalid');
+    }
+    const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
+    const tid = str(payload.tid);
+    const idx = str(payload.idx);
+    if (!tid || !idx || !payload.sub || !payload.jti || payload.exp === undefined)
+      throw new AppError('UNAUTHENTICATED', 'Token not found or invalid');
+    const guid = str(payload.rep);
+    const realm = str(payload.realm);
+    return {
+      id: payload.jti,
+      issuerTokenId: tid,
+      userId: payload.sub,
+      index: idx,
+      ...(guid === undefined ? {} : { guid }),
+      ...(realm === undefined ? {} : { realm }),
+      expiresAt: payload.exp,
+    };
+  }
+}
+
+/**
+ * The signing key: QUARRY_EMBED_SECRET when configured (every gateway of a split deployment must share
+ * it), else a random key kept in the data directory (0600) and shared by its processes.
+ */
+export function loadEmbedKey(configured: string | undefined, dataDir: string): Uint8Array {
+  if (configured) return new TextEncoder().encode(configured);
+  const file = path.join(dataDir, 'embed.secret');
+  fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  try {
+    fs.writeFileSync(file, randomBytes(32).toString('hex'), { flag: 'wx', mode: 0o600 });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+  return new TextEncoder().encode(fs.readFileSync(file, 'utf8').trim());
+}

@@ -1,0 +1,95 @@
+import { createHash } from 'node:crypto';
+import type { Logger } from '@quarry/logger';
+import type { AuditEntry, AuditLog } from '@quarry/metadata-store';
+
+/** Entries held before a write is forced; and at most this many waiting when the store is slow or down. */
+const BATCH = 1000;
+const MAX_PENDING = 50_000;
+const DAY_MS = 86_400_000;
+
+/** SHA-256 of the params as they arrived: tells identical calls apart from different ones, keeps nothing. */
+export function paramsDigest(params: unknown): string {
+  return createHash('sha256')
+    .update(JSON.stringify(params ?? null))
+    .digest('hex');
+}
+
+/**
+ * The audit trail's writer: calls are queued in memory and written in batches (one transaction each)
+ * every `flushMs` or every BATCH entries, so recording costs a call an array push, not a disk sync.
+ * Entries older than `keepDays` are purged at start and once a day. A store that fails a write keeps
+ * the batch for the next try, up to MAX_PENDING entries (then the oldest are dropped, and said so).
+ */
+export class AuditRecorder {
+  private pending: AuditEntry[] = [];
+  private flushing: Promise<void> | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private purgeTimer: NodeJS.Timeout | undefined;
+  private dropped = 0;
+
+  constructor(
+    private readonly log: AuditLog,
+    private readonly logger: Logger,
+    private readonly keepDays: number,
+    private readonly flushMs = 500,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  start(): void {
+    this.timer = setInterval(() => void this.flush(), this.flushMs);
+    this.timer.unref();
+    void this.purge();
+    this.purgeTimer = setInterval(() => void this.purge(), DAY_MS);
+    this.purgeTimer.unref();
+  }
+
+  record(entry: AuditEntry): void {
+    this.pending.push(entry);
+    if (this.pending.length > MAX_PENDING) {
+      this.dropped += this.pending.length - MAX_PENDING;
+      this.pending.splice(0, this.pending.length - MAX_PENDING);
+    }
+    if (this.pending.length >= BATCH) void this.flush();
+  }
+
+  /** Writes what is queued; concurrent callers share one write. */
+  flush(): Promise<void> {
+    if (this.flushing) return this.flushing;
+    if (this.pending.length === 0) return Promise.resolve();
+    const batch = this.pending;
+    this.pending = [];
+    this.flushing = this.log
+      .appendAudit(batch)
+      .then(() => {
+        if (this.dropped > 0) {
+          this.logger.error({ dropped: this.dropped }, 'audit entries dropped while the store was failing');
+          this.dropped = 0;
+        }
+      })
+      .catch((err: unknown) => {
+        this.logger.warn({ err, entries: batch.length }, 'audit write failed; retrying with the next batch');
+        this.pending = batch.concat(this.pending);
+      })
+      .finally(() => {
+        this.flushing = undefined;
+      });
+    return this.flushing;
+  }
+
+  async purge(): Promise<void> {
+    try {
+      const removed = await this.log.purgeAudit(new Date(this.now() - this.keepDays * DAY_MS).toISOString());
+      if (removed > 0) this.logger.info({ removed, keepDays: this.keepDays }, 'audit entries purged');
+    } catch (err) {
+      this.logger.warn({ err }, 'audit purge failed');
+    }
+  }
+
+  /** Stops the timers and writes everything still queued. */
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    clearInterval(this.purgeTimer);
+    await this.flush();
+    if (this.pending.length > 0) await this.flush();
+  }
+}
