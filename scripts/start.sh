@@ -18,7 +18,7 @@ export PORT="${PORT:-8080}"
 QUARRY_TOKEN=$(bash scripts/sample-data.sh | tail -n 1)
 
 # The address to call: HOST unless it binds every interface.
-case "${HOST:-0.0.0.0}" in
+case "${HOST:-127.0.0.1}" in
   0.0.0.0 | :: | '') URL_HOST=127.0.0.1 ;;
   *:*) URL_HOST="[$HOST]" ;;
   *) URL_HOST=$HOST ;;

@@ -82,9 +82,16 @@ describeWithDocker('docker-compose stack (testcontainers)', () => {
     expect(res.data?.rowCount).toBeGreaterThan(5);
   });
 
-  it('exposes metrics on the gateway', async () => {
-    const m = await rawRequest(baseUrl, { method: 'GET', path: '/metrics' });
-    expect(m.text).toContain('quarry_rpc_requests_total');
+  it('exposes metrics on the ops port of the gateway, inside its container only', async () => {
+    expect((await rawRequest(baseUrl, { method: 'GET', path: '/metrics' })).status).toBe(404);
+    const scrape = await env
+      .getContainer('gateway-1')
+      .exec([
+        'node',
+        '-e',
+        "fetch('http://127.0.0.1:9464/metrics').then(r=>r.text()).then(t=>process.stdout.write(t))",
+      ]);
+    expect(scrape.output).toContain('quarry_rpc_requests_total');
   });
 
   it('renders a chart on the chart workers and saves a report in MongoDB', async () => {

@@ -419,8 +419,8 @@ for (const overlay of ['dev', 'prod'])
         const token = 'quarry-internal-token';
         expect(Object.fromEntries(fromSecrets)).toEqual({
           gateway: {
-            names: ['MONGODB_URL', 'QUARRY_INTERNAL_TOKEN'],
-            secrets: ['quarry-internal-token', 'quarry-mongodb'],
+            names: ['MONGODB_URL', 'QUARRY_EMBED_SECRET', 'QUARRY_INTERNAL_TOKEN'],
+            secrets: ['quarry-embed-secret', 'quarry-internal-token', 'quarry-mongodb'],
           },
           query: {
             names: ['MONGODB_URL', 'QUARRY_CURSOR_SECRET', 'QUARRY_INTERNAL_TOKEN', 'TYPESENSE_API_KEY'],
@@ -443,6 +443,7 @@ for (const overlay of ['dev', 'prod'])
         if (overlay === 'dev')
           expect(secretNames.sort()).toEqual([
             'quarry-cursor-secret',
+            'quarry-embed-secret',
             'quarry-internal-token',
             'quarry-mongodb',
             'quarry-redis',
@@ -546,12 +547,12 @@ for (const overlay of ['dev', 'prod'])
             port,
             allowed: connectionAllowed(policies, prometheus, podOf(d), port),
           }).toEqual({ scrape: d.metadata.name, port, allowed: true });
-          // The gateway's port is its public one; the ops port of the others is for Prometheus alone.
-          if (d.metadata.name !== 'gateway')
-            expect({ d: d.metadata.name, allowed: connectionAllowed(policies, stranger, podOf(d), port) }).toEqual({
-              d: d.metadata.name,
-              allowed: false,
-            });
+          // The ops port, the gateway's included (issue #27: /metrics left the public port), is Prometheus's alone.
+          expect(port).toBe(9464);
+          expect({ d: d.metadata.name, allowed: connectionAllowed(policies, stranger, podOf(d), port) }).toEqual({
+            d: d.metadata.name,
+            allowed: false,
+          });
         }
       });
 

@@ -25,6 +25,8 @@ export const REQUIRED_BY_TARGET: Record<Target | 'loader', string[]> = {
     'QUARRY_CHART_ADDR',
     'QUARRY_REPORTS_ADDR',
     INTERNAL_TOKEN,
+    // The data directory is read-only for the gateway: the embed-token key cannot be made there.
+    'QUARRY_EMBED_SECRET|QUARRY_EMBED_SECRET_FILE',
   ],
   query: [
     'QUARRY_TARGET',

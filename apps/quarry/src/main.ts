@@ -76,7 +76,10 @@ export function buildProgram(config: () => Config): Command {
   token
     .command('create')
     .requiredOption('--user <name>')
-    .requiredOption('--scopes <list>', 'comma list of query:execute, indexes:read, reports:read, reports:write')
+    .requiredOption(
+      '--scopes <list>',
+      'comma list of query:execute, indexes:read, reports:read, reports:write, embed:create',
+    )
     .option('--expires-in <duration>', '90s, 15m, 12h or 30d')
     .option('--allow-unknown-scopes', 'accept scope names Quarry does not know')
     .action((opts) => withStore(config(), async (s) => (await identityCommands()).createToken(s, opts)));
@@ -115,6 +118,18 @@ export function buildProgram(config: () => Config): Command {
     const c = config();
     return withStore(c, async (s) => (await indexCommands()).dropIndex(c, s, name));
   });
+
+  program
+    .command('audit')
+    .description('the calls the API recorded, newest first (kept QUARRY_AUDIT_DAYS days)')
+    .option('--user <name>', "only this user's calls")
+    .option('--since <when>', 'only calls since a duration ago (24h, 7d) or a date (2026-01-31)')
+    .option('--method <name>', 'only calls of this method (QUERIES.EXECUTE, …)')
+    .option('--limit <n>', 'at most this many (default 100)')
+    .option('--json', 'one JSON object per line')
+    .action((opts) =>
+      withStore(config(), async (s) => (await import('./commands/audit.command.js')).readAudit(s, opts)),
+    );
 
   const report = program.command('report').description('manage saved reports');
   report
@@ -159,6 +174,10 @@ export function buildProgram(config: () => Config): Command {
 }
 
 export function main(argv: string[]): void {
+  // Everything this process creates in the data directory (databases, snapshots, keys, rejects) is its
+  // user's alone: files 0600, directories 0700, whatever the shell's umask, for every file the drivers
+  // (SQLite's journal, DuckDB's Parquet, redis-server's) create too (issue #27).
+  process.umask(0o077);
   let cached: Config | undefined;
   const config = () => (cached ??= loadConfig(process.env));
   buildProgram(config)

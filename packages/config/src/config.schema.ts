@@ -21,6 +21,7 @@ export const EMPTY_REFUSED: readonly string[] = [
   'TYPESENSE_URL',
   'TYPESENSE_API_KEY',
   'QUARRY_CURSOR_SECRET',
+  'QUARRY_EMBED_SECRET',
   'QUARRY_SEARCH_BACKEND',
 ];
 
@@ -116,10 +117,37 @@ const keyValueList = z.string().transform((raw, ctx) => {
   return out;
 });
 
+/**
+ * Browser origins allowed to call the API (CORS): exact `scheme://host[:port]` values, comma-separated.
+ * No wildcard: the API answers with the caller's own token, and a page on any origin must not be able to
+ * drive it with a token it was handed.
+ */
+const originList = z
+  .string()
+  .transform((raw) =>
+    raw
+      .split(',')
+      .map((o) => o.trim())
+      .filter(Boolean),
+  )
+  .pipe(
+    z.array(
+      z.string().refine((o) => {
+        try {
+          const u = new URL(o);
+          return (u.protocol === 'http:' || u.protocol === 'https:') && u.origin === o;
+        } catch {
+          return false;
+        }
+      }, 'each origin must be exactly scheme://host[:port] (http or https, no path, no trailing slash, no *)'),
+    ),
+  );
+
 /** Every environment setting Quarry reads, validated once in main and passed down. */
 export const envShape = {
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
-  HOST: z.string().min(1).default('0.0.0.0'),
+  // Loopback unless asked: binding every interface is an explicit choice (the image and manifests make it).
+  HOST: z.string().min(1).default('127.0.0.1'),
   QUARRY_TARGET: targetList.default(() => [...TARGETS]),
   QUARRY_DATA_DIR: z.string().min(1).default('./data'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -153,6 +181,15 @@ export const envShape = {
   QUARRY_GRPC_TLS_CA: filePath.optional(),
   QUARRY_GRPC_LISTEN_HOST: z.string().min(1).optional(),
   QUARRY_OPS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  /** Where the ops port (/metrics, probes) binds: loopback unless the deployment scrapes it from outside. */
+  QUARRY_OPS_HOST: z.string().min(1).default('127.0.0.1'),
+  QUARRY_CORS_ORIGINS: originList.default(() => []),
+  QUARRY_RATE_LIMIT: z.coerce.number().positive().max(1_000_000).optional(),
+  QUARRY_RATE_BURST: z.coerce.number().int().min(0).max(1_000_000).optional(),
+  QUARRY_BODY_TIMEOUT_MS: durationMs.default(10000),
+  QUARRY_EMBED_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+  QUARRY_EMBED_SECRET_FILE: filePath.optional(),
+  QUARRY_AUDIT_DAYS: z.coerce.number().int().min(1).max(36500).default(90),
   QUARRY_GRPC_DEADLINE_MS: durationMs.default(30000),
   QUARRY_SHUTDOWN_GRACE_MS: durationMs.default(10000),
   CHART_RENDER_TIMEOUT_MS: durationMs.default(10000),
@@ -217,6 +254,8 @@ export function crossFieldProblems(env: Record<string, string | undefined>): str
     else if (/^rediss?:\/\/[^/@]*:[^/@]+@/.test(env.REDIS_URL))
       problems.push('REDIS_PASSWORD: REDIS_URL carries a password already; give it in one place');
   }
+  if (env.QUARRY_RATE_BURST !== undefined && env.QUARRY_RATE_LIMIT === undefined)
+    problems.push('QUARRY_RATE_BURST: needs QUARRY_RATE_LIMIT (the rate the burst is above)');
   const tls = TLS_VARS.filter((name) => env[name]);
   if (tls.length > 0 && tls.length < TLS_VARS.length) {
     const missing = TLS_VARS.filter((name) => !env[name]);

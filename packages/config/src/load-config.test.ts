@@ -11,6 +11,13 @@ describe('loadConfig', () => {
     const c = loadConfig({});
     expect(c.targets).toEqual([...TARGETS]);
     expect(c.http.port).toBe(8080);
+    // Issue #27 item 6: loopback unless asked, for the API and the ops port alike.
+    expect(c.http.host).toBe('127.0.0.1');
+    expect(c.opsHost).toBe('127.0.0.1');
+    expect(c.http.corsOrigins).toEqual([]);
+    expect(c.http.bodyTimeoutMs).toBe(10_000);
+    expect(c.rateLimit).toBeUndefined();
+    expect(c.auditDays).toBe(90);
     expect(c.mongo).toBeUndefined();
     expect(c.chart.chromiumPath).toBe('/usr/bin/chromium');
   });
@@ -548,5 +555,71 @@ describe('OpenTelemetry traces (OTEL_* variables)', () => {
     expect(problemsOf({ OTEL_TRACES_SAMPLER_ARG: '2' })).toMatch(/OTEL_TRACES_SAMPLER_ARG/);
     expect(problemsOf({ OTEL_BSP_SCHEDULE_DELAY: '-1' })).toMatch(/OTEL_BSP_SCHEDULE_DELAY/);
     expect(problemsOf({ OTEL_EXPORTER_OTLP_TIMEOUT: '0' })).toMatch(/OTEL_EXPORTER_OTLP_TIMEOUT/);
+
+// Issue #27: the settings of embedding, limits and audit, each refused with a message naming it.
+describe('embedding, limits and audit settings', () => {
+  const problemsOf = (env: Record<string, string>): string[] => {
+    try {
+      loadConfig(env);
+      return [];
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      return err.problems;
+    }
+  };
+
+  it('reads exact browser origins and refuses wildcards, paths and other schemes', () => {
+    expect(
+      loadConfig({ QUARRY_CORS_ORIGINS: 'https://app.example.com, http://127.0.0.1:3000' }).http.corsOrigins,
+    ).toEqual(['https://app.example.com', 'http://127.0.0.1:3000']);
+    for (const bad of [
+      '*',
+      'https://app.example.com/',
+      'https://app.example.com/page',
+      'ftp://x.example',
+      'app.example.com',
+      'null',
+    ])
+      expect({ bad, problems: problemsOf({ QUARRY_CORS_ORIGINS: bad }) }).toEqual({
+        bad,
+        problems: [
+          expect.stringMatching(/^QUARRY_CORS_ORIGINS\.0: each origin must be exactly scheme:\/\/host\[:port\]/),
+        ],
+      });
+  });
+
+  it('reads a rate and a burst, and refuses a burst without a rate', () => {
+    expect(loadConfig({ QUARRY_RATE_LIMIT: '2.5', QUARRY_RATE_BURST: '10' }).rateLimit).toEqual({
+      perSecond: 2.5,
+      burst: 10,
+    });
+    expect(loadConfig({ QUARRY_RATE_LIMIT: '5' }).rateLimit).toEqual({ perSecond: 5, burst: 0 });
+    expect(problemsOf({ QUARRY_RATE_BURST: '10' })).toEqual([
+      'QUARRY_RATE_BURST: needs QUARRY_RATE_LIMIT (the rate the burst is above)',
+    ]);
+    expect(problemsOf({ QUARRY_RATE_LIMIT: '0' })[0]).toMatch(/^QUARRY_RATE_LIMIT:/);
+    expect(problemsOf({ QUARRY_RATE_LIMIT: '5', QUARRY_RATE_BURST: '-1' })[0]).toMatch(/^QUARRY_RATE_BURST:/);
+  });
+
+  it('takes the embed key from the environment or a file, at least 32 characters, never empty', () => {
+    expect(loadConfig({ QUARRY_EMBED_SECRET: 'e'.repeat(32) }).embedSecret).toBe('e'.repeat(32));
+    expect(problemsOf({ QUARRY_EMBED_SECRET: 'short' })).toEqual([
+      'QUARRY_EMBED_SECRET: must be at least 32 characters',
+    ]);
+    expect(problemsOf({ QUARRY_EMBED_SECRET: '' })).toContain(
+      'QUARRY_EMBED_SECRET: is set but empty; give it a value or leave it out',
+    );
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'q-embed-')), 'key');
+    fs.writeFileSync(file, `${'k'.repeat(40)}\n`);
+    expect(loadConfig({ QUARRY_EMBED_SECRET_FILE: file }).embedSecret).toBe('k'.repeat(40));
+  });
+
+  it('bounds the body deadline and the audit retention', () => {
+    expect(loadConfig({ QUARRY_BODY_TIMEOUT_MS: '250', QUARRY_AUDIT_DAYS: '7' })).toMatchObject({
+      http: { bodyTimeoutMs: 250 },
+      auditDays: 7,
+    });
+    expect(problemsOf({ QUARRY_BODY_TIMEOUT_MS: '0' })[0]).toMatch(/^QUARRY_BODY_TIMEOUT_MS:/);
+    expect(problemsOf({ QUARRY_AUDIT_DAYS: '0' })[0]).toMatch(/^QUARRY_AUDIT_DAYS:/);
   });
 });

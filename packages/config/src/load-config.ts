@@ -18,7 +18,20 @@ export type ServiceName = 'query' | 'crosstab' | 'chart' | 'reports';
 
 export interface Config {
   targets: Target[];
-  http: { host: string; port: number };
+  http: {
+    host: string;
+    port: number;
+    /** Browser origins allowed to call /api/v1 (CORS); empty: none. */
+    corsOrigins: string[];
+    /** An authenticated call's body must have arrived within this, else 408 and the connection closes. */
+    bodyTimeoutMs: number;
+  };
+  /** Per token: requests per second and the burst above it; undefined: no limit. */
+  rateLimit: { perSecond: number; burst: number } | undefined;
+  /** Signs embed tokens (TOKENS.EMBED); unset: a key kept in the data directory. */
+  embedSecret: string | undefined;
+  /** How long the audit trail keeps a call. */
+  auditDays: number;
   dataDir: string;
   logLevel: string;
   /** `privateMaxmemory`: the cap of the redis-server started when REDIS_URL is unset. */
@@ -50,8 +63,10 @@ export interface Config {
     tls: GrpcTlsFiles | undefined;
   };
   shutdownGraceMs: number;
-  /** Port of /metrics, /healthz and /readyz in processes without the gateway (unset: none). */
+  /** Port of /metrics, /healthz and /readyz (unset: none; the gateway's port keeps /healthz and /readyz). */
   opsPort: number | undefined;
+  /** The ops port's bind address (loopback by default). */
+  opsHost: string;
   /**
    * Per process: searches and crosstabs run at once, and how many may wait before a 503; `perCaller`
    * also bounds one caller's charts in the chart queue (fair admission, round robin over callers).
@@ -118,7 +133,13 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   const e = parsed.data;
   return {
     targets: e.QUARRY_TARGET,
-    http: { host: e.HOST, port: e.PORT },
+    http: { host: e.HOST, port: e.PORT, corsOrigins: e.QUARRY_CORS_ORIGINS, bodyTimeoutMs: e.QUARRY_BODY_TIMEOUT_MS },
+    rateLimit:
+      e.QUARRY_RATE_LIMIT === undefined
+        ? undefined
+        : { perSecond: e.QUARRY_RATE_LIMIT, burst: e.QUARRY_RATE_BURST ?? 0 },
+    embedSecret: e.QUARRY_EMBED_SECRET,
+    auditDays: e.QUARRY_AUDIT_DAYS,
     dataDir: path.resolve(e.QUARRY_DATA_DIR),
     logLevel: e.LOG_LEVEL,
     redis: {
@@ -164,6 +185,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     resultCacheBytes: e.QUARRY_CACHE_MB * 1024 * 1024,
     memoryIndexBytes: e.QUARRY_MEMORY_INDEX_MB * 1024 * 1024,
     opsPort: e.QUARRY_OPS_PORT,
+    opsHost: e.QUARRY_OPS_HOST,
     reportTrashDays: e.QUARRY_REPORT_TRASH_DAYS,
     snapshotKeepBytes: Math.floor(e.QUARRY_SNAPSHOT_KEEP_MB * 1024 * 1024),
     tracing: tracingSettings(e),
@@ -201,7 +223,12 @@ function tracingSettings(e: Env): TracingSettings | undefined {
 }
 
 /** Secrets that may instead come from a mounted file, named by the same variable with _FILE. */
-const SECRET_FILE_VARS = ['QUARRY_CURSOR_SECRET', 'QUARRY_INTERNAL_TOKEN', 'REDIS_PASSWORD'] as const;
+const SECRET_FILE_VARS = [
+  'QUARRY_CURSOR_SECRET',
+  'QUARRY_INTERNAL_TOKEN',
+  'REDIS_PASSWORD',
+  'QUARRY_EMBED_SECRET',
+] as const;
 
 /** REDIS_URL with REDIS_PASSWORD put in it (crossFieldProblems has made sure it had none). */
 function redisUrlWithPassword(url: string | undefined, password: string | undefined): string | undefined {

@@ -25,6 +25,8 @@ interface ProcessContext {
   withGateway: boolean;
   services?: RunningServices;
   port?: number;
+  gatewayMetrics?: QuarryMetrics;
+  ready?: () => Promise<void>;
 }
 
 async function listen(server: Server, port: number, host: string): Promise<number> {
@@ -71,19 +73,17 @@ const PROCESS_MODULES: ModuleMap<ProcessContext> = {
       const store = await openMetadataStore({ dataDir: ctx.config.dataDir, mongo: ctx.config.mongo });
       const metrics = new QuarryMetrics();
       const services = ctx.services;
+      const ready = async () => {
+        await store.ping();
+        await services?.ready();
+      };
       const gateway = new GatewayModule(
         gatewayConfig(ctx.config, services?.hosted ?? {}),
         instrumentStore(store, 'metadata', metrics),
         ctx.log,
         {
           metrics,
-          // /metrics of this process: the gateway's registry merged with the services thread's.
-          scrape: async () =>
-            mergedMetrics([await metrics.registry.getMetricsAsJSON(), ...(services ? [await services.metrics()] : [])]),
-          ready: async () => {
-            await store.ping();
-            await services?.ready();
-          },
+          ready,
           consoleDir,
         },
       );
@@ -94,6 +94,8 @@ const PROCESS_MODULES: ModuleMap<ProcessContext> = {
         throw err;
       }
       ctx.port = gateway.port;
+      ctx.gatewayMetrics = metrics;
+      ctx.ready = ready;
       return {
         stop: async () => {
           await gateway.stop();
@@ -102,22 +104,30 @@ const PROCESS_MODULES: ModuleMap<ProcessContext> = {
       };
     },
   },
-  // /healthz, /readyz and /metrics for a process without a gateway (Kubernetes probes, Prometheus),
-  // served by the gateway's own handlers.
+  // /healthz, /readyz and /metrics on QUARRY_OPS_PORT (Kubernetes probes, Prometheus), served by the
+  // gateway's own handlers; loopback unless QUARRY_OPS_HOST says otherwise. /metrics is only here: the
+  // API port answers 404 to it (issue #27).
+  // No deps: it serves whichever of services and gateway this process runs, and comes after both (the
+  // map's order breaks ties); a dependency would start the other in a process that does not run it.
   ops: {
-    deps: ['services'],
     start: async (ctx) => {
-      const services = ctx.services!;
+      const services = ctx.services;
+      const gatewayMetrics = ctx.gatewayMetrics;
       const app = createOpsApp({
         log: ctx.log,
-        checkReady: () => services.ready(),
-        scrape: async () => mergedMetrics([await services.metrics()]),
+        checkReady: ctx.ready ?? (async () => services?.ready()),
+        // This process's registries merged: the gateway's and the services thread's.
+        scrape: async () =>
+          mergedMetrics([
+            ...(gatewayMetrics ? [await gatewayMetrics.registry.getMetricsAsJSON()] : []),
+            ...(services ? [await services.metrics()] : []),
+          ]),
         // The ops port is internal: probes and operators get the cause, as the former ops server gave it.
         readyDetails: true,
       });
       const server = createServer(app);
-      const port = await listen(server, ctx.config.opsPort!, ctx.config.http.host);
-      ctx.log.info({ port }, 'ops endpoints listening');
+      const port = await listen(server, ctx.config.opsPort!, ctx.config.opsHost);
+      ctx.log.info({ port, host: ctx.config.opsHost }, 'ops endpoints listening');
       return { stop: () => new Promise<void>((resolve) => server.close(() => resolve())) };
     },
   },
@@ -131,7 +141,7 @@ export function processModules(config: Config): string[] {
   return [
     ...(hasServices ? ['services'] : []),
     ...(withGateway ? ['gateway'] : []),
-    ...(!withGateway && hasServices && config.opsPort !== undefined ? ['ops'] : []),
+    ...(config.opsPort !== undefined && (hasServices || withGateway) ? ['ops'] : []),
   ];
 }
 
