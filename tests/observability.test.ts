@@ -26,7 +26,7 @@ describe('/metrics', () => {
   });
 
   const scrape = async () => {
-    const res = await rawRequest(stack.quarry.baseUrl, { method: 'GET', path: '/metrics' });
+    const res = await rawRequest(stack.quarry.opsUrl, { method: 'GET', path: '/metrics' });
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toContain('text/plain');
     return res.text;
@@ -50,6 +50,23 @@ describe('/metrics', () => {
     expect(delta('quarry_store_operation_seconds_count', { store: 'metadata', op: 'findCredential' })).toBe(5);
     expect(delta('quarry_chart_render_seconds_count', {})).toBe(1);
     expect(after).toContain('quarry_chart_queue_jobs');
+  });
+
+  // Issue #27 item 6: call counts per method are the operator's, not every caller's.
+  it('is not served on the API port, whose probes say up or down and nothing more', async () => {
+    const onApi = await rawRequest(stack.quarry.baseUrl, { method: 'GET', path: '/metrics' });
+    expect(onApi.status).toBe(404);
+    expect(onApi.text).not.toContain('quarry_rpc_requests_total');
+    expect((await rawRequest(stack.quarry.baseUrl, { method: 'GET', path: '/healthz' })).json).toEqual({
+      status: 'ok',
+    });
+    expect((await rawRequest(stack.quarry.baseUrl, { method: 'GET', path: '/readyz' })).json).toEqual({
+      status: 'ready',
+    });
+    // The ops port listens on loopback only (QUARRY_OPS_HOST's default).
+    expect(stack.quarry.logs().some((l) => l.includes('"ops endpoints listening"') && l.includes('"127.0.0.1"'))).toBe(
+      true,
+    );
   });
 });
 

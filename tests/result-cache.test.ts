@@ -54,7 +54,7 @@ function setRealms(stack: Stack, user: string, realms: Array<{ index: string; qu
 }
 
 async function metric(stack: Stack, name: string): Promise<number> {
-  const text = (await rawRequest(stack.quarry.baseUrl, { method: 'GET', path: '/metrics' })).text;
+  const text = (await rawRequest(stack.quarry.opsUrl, { method: 'GET', path: '/metrics' })).text;
   const line = text.split('\n').find((l) => l.startsWith(`${name} `) || l.startsWith(`${name}{`));
   if (!line) throw new Error(`${name} is not in /metrics`);
   return Number(line.slice(line.lastIndexOf(' ') + 1));

@@ -2,7 +2,7 @@ import { createToken, createUser } from '../../apps/quarry/src/commands/identity
 import { sqliteFile, type Realm } from '@quarry/metadata-store';
 import { SqliteMetadataStore } from '@quarry/metadata-store/sqlite';
 
-export const ALL_SCOPES = 'query:execute,indexes:read,reports:read,reports:write';
+export const ALL_SCOPES = 'query:execute,indexes:read,reports:read,reports:write,embed:create';
 
 export interface Identity {
   user: string;

@@ -104,6 +104,8 @@ export async function stopProc(proc: Proc, signal: NodeJS.Signals = 'SIGTERM'): 
 
 export interface RunningQuarry {
   baseUrl: string;
+  /** The gateway process's ops port (/metrics, and probes with their causes), on loopback. */
+  opsUrl: string;
   port: number;
   dataDir: string;
   topology: Topology;
@@ -130,7 +132,8 @@ export async function startQuarry(opts: {
   dataDir: string;
   env?: Record<string, string>;
 }): Promise<RunningQuarry> {
-  const env = { QUARRY_DATA_DIR: opts.dataDir, ...(opts.env ?? {}) };
+  // Every process gets an ops port (a free one): /metrics is only served there.
+  const env = { QUARRY_DATA_DIR: opts.dataDir, QUARRY_OPS_PORT: '0', ...(opts.env ?? {}) };
   const procs: Proc[] = [];
   let redis: TestRedis | undefined;
   let wiring: Record<string, string> | undefined;
@@ -160,8 +163,12 @@ export async function startQuarry(opts: {
       port = gateway.port;
     }
     if (!port) throw new Error('no gateway port reported');
+    const gatewayLines = procs[procs.length - 1].lines;
+    const opsLine = gatewayLines.find((l) => l.includes('"ops endpoints listening"'));
+    const opsPort = opsLine ? (JSON.parse(opsLine) as { port: number }).port : 0;
     return {
       baseUrl: `http://127.0.0.1:${port}`,
+      opsUrl: `http://127.0.0.1:${opsPort}`,
       port,
       dataDir: opts.dataDir,
       topology: opts.topology,
