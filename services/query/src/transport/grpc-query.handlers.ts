@@ -39,14 +39,15 @@ export function queryHandlers(
       },
     ),
     FindIndexes: unary<pb.FindIndexesRequest__Output, pb.FindIndexesResponse>(log, 'FindIndexes', async (req, ctx) => {
+      const caller = callerFromWire(req.caller);
       const out = await findIndexes.find(
-        callerFromWire(req.caller),
+        caller,
         { searchText: req.searchText, cursor: req.cursor, limit: req.limit },
         // Only for indexes a realm restricts: a count over the realm, cached like a search.
         (reader, entry) =>
           executeQuery.countReadable(reader, entry, {
             signal: ctx.signal,
-            heavy: (work) => limiter.run(ctx.signal, work),
+            heavy: (work) => limiter.run(caller.userId, ctx.signal, work),
           }),
       );
       return { indexes: out.indexes, nextCursor: out.nextCursor ?? '' };
