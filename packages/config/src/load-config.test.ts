@@ -555,6 +555,8 @@ describe('OpenTelemetry traces (OTEL_* variables)', () => {
     expect(problemsOf({ OTEL_TRACES_SAMPLER_ARG: '2' })).toMatch(/OTEL_TRACES_SAMPLER_ARG/);
     expect(problemsOf({ OTEL_BSP_SCHEDULE_DELAY: '-1' })).toMatch(/OTEL_BSP_SCHEDULE_DELAY/);
     expect(problemsOf({ OTEL_EXPORTER_OTLP_TIMEOUT: '0' })).toMatch(/OTEL_EXPORTER_OTLP_TIMEOUT/);
+  });
+});
 
 // Issue #27: the settings of embedding, limits and audit, each refused with a message naming it.
 describe('embedding, limits and audit settings', () => {
