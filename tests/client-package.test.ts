@@ -129,7 +129,9 @@ describe('the packed @quarry/client', () => {
     expect(genres.every((g) => g !== null)).toBe(true);
     const sums = genres.map((g) => Number(g![2]));
     expect(sums).toEqual([...sums].sort((a, b) => b - a));
-    expect(lines[4]).toMatch(/^airports \(\d+ records\), movies \(3201 records\)$/);
+    // The echarts line: the option's keys, for the size asked.
+    expect(lines[4]).toMatch(/^Pie2D option for 800×600: .*\bseries\b/);
+    expect(lines[5]).toMatch(/^airports \(\d+ records\), movies \(3201 records\)$/);
     expect(lines).toContain('"Dramas by MPAA rating" runs CROSSTAB.EXECUTE on movies');
     expect(lines.find((l) => l.startsWith('request '))).toMatch(/^request \S+: cache (miss|hit)$/);
     expect(lines.find((l) => l.startsWith('400 '))).toMatch(/^400 Bad Request - \S/);

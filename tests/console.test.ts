@@ -722,7 +722,11 @@ describe('GET /console', () => {
       await addAxis(page, 'ct-columns', 'MPAA Rating');
       await runCrosstab(page);
       await noOverflow();
-      expect(await page.$eval('#ct-result .scroller', (s) => s.classList.contains('more-right'))).toBe(true);
+      // The cue is set by a ResizeObserver once the table is laid out: wait for it rather than race it.
+      await page.waitForFunction(
+        () => document.querySelector('#ct-result .scroller')?.classList.contains('more-right') === true,
+        { timeout: 5000 },
+      );
       await shot(page, '10-crosstab-phone');
       await view(page, 'phone-table', '#ct-result');
       await page.select('#ct-chart', 'Pie2D');
