@@ -225,6 +225,10 @@ export const envShape = {
   OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).default(1),
   OTEL_BSP_SCHEDULE_DELAY: z.coerce.number().int().min(0).max(600_000).default(5000),
   OTEL_EXPORTER_OTLP_TIMEOUT: z.coerce.number().int().min(1).max(600_000).default(10000),
+  // Unset: half the process's memory (its cgroup limit in a container); DuckDB spills past it.
+  QUARRY_DUCKDB_MEMORY_MB: z.coerce.number().int().min(64).max(16777216).optional(),
+  // Unset: a quarter of DuckDB's limit for the small versions read into memory; 0 keeps none open between calls.
+  QUARRY_OPEN_INDEX_MB: z.coerce.number().int().min(0).max(16777216).optional(),
 };
 
 export const envSchema = z.object(envShape);

@@ -78,6 +78,10 @@ export interface Config {
   resultCacheBytes: number;
   /** Per query service: memory for small indexes searched in memory (estimated bytes); 0 keeps every search on the engine. */
   memoryIndexBytes: number;
+  /** DuckDB's memory limit per process (bytes); unset: half the process's memory, cgroup-aware. */
+  duckdbMemoryBytes: number | undefined;
+  /** What the versions read into memory may hold together (bytes); unset: a quarter of DuckDB's limit. */
+  openIndexBytes: number | undefined;
   /** Signs pagination cursors; unset: a key kept in the data directory. */
   cursorSecret: string | undefined;
   /** How long a deleted report stays restorable (days). */
@@ -184,6 +188,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     tableThreads: e.QUARRY_TABLE_THREADS,
     resultCacheBytes: e.QUARRY_CACHE_MB * 1024 * 1024,
     memoryIndexBytes: e.QUARRY_MEMORY_INDEX_MB * 1024 * 1024,
+    duckdbMemoryBytes: e.QUARRY_DUCKDB_MEMORY_MB === undefined ? undefined : e.QUARRY_DUCKDB_MEMORY_MB * 1024 * 1024,
+    openIndexBytes: e.QUARRY_OPEN_INDEX_MB === undefined ? undefined : e.QUARRY_OPEN_INDEX_MB * 1024 * 1024,
     opsPort: e.QUARRY_OPS_PORT,
     opsHost: e.QUARRY_OPS_HOST,
     reportTrashDays: e.QUARRY_REPORT_TRASH_DAYS,

@@ -9,6 +9,7 @@ import { planColumns, type ColumnPlan } from './load/infer-columns';
 import { checkJsonArray, checkJsonLines } from './load/json-check';
 import { RejectLog, type OnError } from './load/load-problems';
 import { ident, literal } from './sql';
+import { ATTACH_MIN_RECORDS, attachableFile, writeAttachable } from './attachable-snapshot';
 
 export { INDEX_NAME } from '@quarry/contract';
 import { INDEX_NAME } from '@quarry/contract';
@@ -41,6 +42,11 @@ export interface BuildRequest {
   append?: { snapshot: string; fields: FieldDef[] };
   /** Called now and then with the fraction done (0..1). */
   onProgress?: (fraction: number) => void;
+  /**
+   * From this many records the version is also written in DuckDB's format for processes to attach
+   * (ATTACH_MIN_RECORDS unless set; 0 always, Infinity never: the tests run both paths).
+   */
+  attachMinRecords?: number;
 }
 
 export interface BuiltSnapshot {
@@ -190,6 +196,7 @@ export async function buildSnapshot(req: BuildRequest): Promise<BuiltSnapshot> {
   const tmp = path.join(dir, `${id}.parquet.tmp`);
   const cleanTmp = path.join(dir, `${id}.clean.tmp`);
   const final = path.join(dir, `${id}.parquet`);
+  const attachTmp = path.join(dir, `${id}.duckdb.tmp`);
   const spill = path.join(req.dataDir, 'tmp');
   fs.mkdirSync(spill, { recursive: true, mode: 0o700 });
   const rejects = new RejectLog(label, onError, maxErrors, onError === 'skip' ? req.rejectsFile : undefined);
@@ -201,6 +208,19 @@ export async function buildSnapshot(req: BuildRequest): Promise<BuiltSnapshot> {
         : { read: 0.45, scan: 0.2, types: 0.05, write: 0.3 };
   const progress = phases(req.onProgress, weights);
   req.onProgress?.(0);
+  /**
+   * A large version's attachable form is written from the finished Parquet file and published before
+   * it, so a catalog entry never names a Parquet file whose attachable form is half written.
+   */
+  const publishAttachable = async (parquet: string, records: number, fields: FieldDef[]) => {
+    if (records < (req.attachMinRecords ?? ATTACH_MIN_RECORDS)) return;
+    try {
+      await writeAttachable(parquet, attachTmp, fields, spill);
+    } catch (err) {
+      throw AppError.invalid(`Loading ${label} failed writing its attachable snapshot: ${duckMessage(err)}`);
+    }
+    publishFile(attachTmp, attachableFile(final));
+  };
 
   const instance = await DuckDBInstance.create(':memory:', {
     preserve_insertion_order: 'true',
@@ -363,11 +383,13 @@ export async function buildSnapshot(req: BuildRequest): Promise<BuiltSnapshot> {
     if (!previous && format === 'parquet' && plans.every((p) => p.expr === ident(p.name))) {
       // Nothing to convert: the source file is the snapshot, copied so the version stays immutable.
       fs.copyFileSync(req.file, tmp);
+      const fields = fieldsOf(plans, req.grains);
+      await publishAttachable(tmp, rowsRead, fields);
       publishFile(tmp, final);
       progress('write')(1);
       ok = true;
       return {
-        fields: fieldsOf(plans, req.grains),
+        fields,
         recordCount: rowsRead,
         snapshot: path.relative(req.dataDir, final),
         rowsRead,
@@ -389,10 +411,12 @@ export async function buildSnapshot(req: BuildRequest): Promise<BuiltSnapshot> {
     } catch (err) {
       throw AppError.invalid(`Loading ${label} failed: ${duckMessage(err)}`);
     }
+    const fields = fieldsOf(plans, req.grains);
+    await publishAttachable(tmp, written, fields);
     publishFile(tmp, final);
     ok = true;
     return {
-      fields: fieldsOf(plans, req.grains),
+      fields,
       recordCount: written,
       snapshot: path.relative(req.dataDir, final),
       rowsRead,
@@ -406,6 +430,9 @@ export async function buildSnapshot(req: BuildRequest): Promise<BuiltSnapshot> {
     instance.closeSync();
     fs.rmSync(tmp, { force: true });
     fs.rmSync(cleanTmp, { force: true });
+    fs.rmSync(attachTmp, { force: true });
+    fs.rmSync(`${attachTmp}.wal`, { force: true });
+    if (!ok) fs.rmSync(attachableFile(final), { force: true });
   }
 }
 
@@ -429,7 +456,8 @@ function readFirstNonBlank(file: string): string {
 export function pruneSnapshots(dataDir: string, name: string, keep: string[]): void {
   const dir = path.join(dataDir, 'indexes', name);
   if (!fs.existsSync(dir)) return;
-  const keepAbs = new Set(keep.map((k) => path.resolve(dataDir, k)));
+  // A version is its Parquet file and, when large, its attachable sibling.
+  const keepAbs = new Set(keep.flatMap((k) => [path.resolve(dataDir, k), path.resolve(dataDir, attachableFile(k))]));
   for (const f of fs.readdirSync(dir)) {
     const abs = path.join(dir, f);
     if (!keepAbs.has(abs)) fs.rmSync(abs, { force: true });

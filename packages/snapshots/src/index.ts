@@ -1,4 +1,10 @@
-export { SnapshotEngine, type SnapshotRef, type LoadedTable, type Row } from './snapshot-engine';
+export {
+  SnapshotEngine,
+  type SnapshotRef,
+  type LoadedTable,
+  type Row,
+  type SnapshotEngineOptions,
+} from './snapshot-engine';
 export { compileWhere, integerBound, type CompiledWhere, type CompileContext } from './compile-duckdb';
 export {
   learnSingleWordFields,
@@ -9,3 +15,5 @@ export {
 export { buildSnapshot, pruneSnapshots, type BuildRequest, type BuiltSnapshot } from './build-snapshot';
 export { ident, literal, recordJsonSql, wordsColumn, wordsExpr } from './sql';
 export { readableIndex, fieldsOf } from './index-access';
+export { processMemoryBytes, defaultDuckDbMemoryBytes, engineOptions } from './memory-budget';
+export { ATTACH_MIN_RECORDS, attachableFile } from './attachable-snapshot';

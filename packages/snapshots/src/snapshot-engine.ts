@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import {
@@ -8,9 +9,10 @@ import {
   type DuckDBValue,
 } from '@duckdb/node-api';
 import { AppError, abortReason } from '@quarry/errors';
+import { attachableFile, factsFromJson, FACTS_TABLE, RECORDS_TABLE, recordsSelect } from './attachable-snapshot';
 import { ConnectionPool } from './connection-pool';
 import { learnSingleWordFields, type SingleWordFields } from './single-word-fields';
-import { ident, literal, wordsColumn, wordsExpr } from './sql';
+import { ident, literal } from './sql';
 
 /** What the engine needs of a catalog entry to find and cache a snapshot. */
 export interface SnapshotRef {
@@ -26,6 +28,29 @@ export interface LoadedTable {
   columnTypes: ReadonlyMap<string, string>;
   /** Text fields whose values are single words: there a word match is an equality (compileWhere). */
   singleWord: SingleWordFields;
+  /**
+   * Keys per field on a crosstab axis, learnt at load (attached versions only): what a crosstab of
+   * every record needs at least, known without a scan.
+   */
+  distinctKeys?: ReadonlyMap<string, number>;
+  /** attached: the version's DuckDB file, read-only; memory: read into this process. */
+  storage: 'attached' | 'memory';
+}
+
+export interface SnapshotEngineOptions {
+  threads?: number;
+  /** DuckDB's memory limit (bytes); past it joins, aggregates and sorts spill to `tempDirectory`. */
+  memoryLimitBytes?: number;
+  /**
+   * Where DuckDB spills: a writable folder on the data volume (the working directory, DuckDB's
+   * default, is read-only in every Deployment). '' turns spilling off.
+   */
+  tempDirectory?: string;
+  /**
+   * Bytes the versions read into memory may hold together (attached ones count nothing: their blocks
+   * are DuckDB's cache, within its memory limit); the least recently used go first. Unset: no bound.
+   */
+  indexBudgetBytes?: number;
 }
 
 export type Row = Record<string, unknown>;
@@ -34,48 +59,147 @@ interface CachedTable {
   name: string;
   version: number;
   table: Promise<LoadedTable>;
+  lastUsed: number;
+  /** Memory a read-in version holds (0 while loading, and for attached ones). */
+  bytes: number;
 }
 
 /**
- * One in-process DuckDB holding the published snapshots that this process has been asked about,
- * loaded from their Parquet files on first use. Tables are keyed by the snapshot file, which is unique
- * per load: a drop followed by a reload of the same name can never be answered from the dropped copy.
- * Query and crosstab share it when they run in one process; several processes each hold their own
- * copy of the same immutable files.
+ * One in-process DuckDB opening the published snapshots that this process has been asked about. A
+ * large version has an attachable DuckDB file written at load, which is attached read-only (every
+ * process serving it shares the same immutable file, and DuckDB reads only the blocks a query needs);
+ * a small one is read from its Parquet file into this process's memory. Tables are keyed by the
+ * snapshot file, which is unique per load: a drop followed by a reload of the same name can never be
+ * answered from the dropped copy. Query and crosstab share it when they run in one process.
  */
 export class SnapshotEngine {
   private instance: Promise<DuckDBInstance> | undefined;
   private readonly tables = new Map<string, CachedTable>();
+  private warming: Promise<void> | undefined;
+  private warmed = false;
   /** Queries borrow long-lived connections with their prepared statements; loads and drops use their own. */
   private readonly pool: ConnectionPool;
 
   constructor(
     private readonly dataDir: string,
-    private readonly options: { threads?: number } = {},
+    private readonly options: SnapshotEngineOptions = {},
   ) {
     // As many idle connections as calls that run at once in practice (heavy calls are capped at 4).
     this.pool = new ConnectionPool(() => this.db(), 8);
   }
 
   private db(): Promise<DuckDBInstance> {
-    this.instance ??= DuckDBInstance.create(':memory:', {
-      threads: String(this.options.threads ?? 2),
-      preserve_insertion_order: 'true',
-    });
+    this.instance ??= this.createInstance();
     return this.instance;
   }
 
-  /** The in-memory table of this snapshot, loading it once. */
+  private async createInstance(): Promise<DuckDBInstance> {
+    const o = this.options;
+    if (o.tempDirectory) fs.mkdirSync(o.tempDirectory, { recursive: true, mode: 0o700 });
+    return DuckDBInstance.create(':memory:', {
+      threads: String(o.threads ?? 2),
+      preserve_insertion_order: 'true',
+      ...(o.memoryLimitBytes ? { memory_limit: `${Math.floor(o.memoryLimitBytes / 1024 / 1024)}MiB` } : {}),
+      ...(o.tempDirectory !== undefined ? { temp_directory: o.tempDirectory } : {}),
+    });
+  }
+
+  /** The table of this snapshot, opening it once. */
   table(ref: SnapshotRef): Promise<LoadedTable> {
     const cached = this.tables.get(ref.snapshot);
-    if (cached) return cached.table;
+    if (cached) {
+      cached.lastUsed = Date.now();
+      return cached.table;
+    }
     const loaded = this.load(ref);
-    this.tables.set(ref.snapshot, { name: ref.name, version: ref.version, table: loaded });
+    const entry: CachedTable = { name: ref.name, version: ref.version, table: loaded, lastUsed: Date.now(), bytes: 0 };
+    this.tables.set(ref.snapshot, entry);
     loaded.then(
-      () => this.retireOlder(ref),
+      async (t) => {
+        this.retireOlder(ref);
+        if (t.storage === 'memory' && this.options.indexBudgetBytes !== undefined) {
+          entry.bytes = await this.heldBytes(t.table).catch(() => 0);
+          this.keepToBudget(ref.snapshot);
+        }
+      },
       () => this.tables.delete(ref.snapshot),
     );
     return loaded;
+  }
+
+  /**
+   * Opens every published version given, one after the other, once per process: a process is ready
+   * (its gRPC readiness and /readyz) only after this, so a rolling update or a scale-up never routes a
+   * first query to a process still opening its indexes (issue #30 item 2). A version that cannot be
+   * opened (a corrupt file) does not hold readiness back: its queries answer the error naming it,
+   * and the other indexes are served.
+   */
+  warm(list: () => Promise<SnapshotRef[]>, onError?: (ref: SnapshotRef, err: unknown) => void): Promise<void> {
+    this.warming ??= (async () => {
+      for (const ref of await list()) await this.table(ref).catch((err: unknown) => onError?.(ref, err));
+      this.warmed = true;
+    })().catch((err: unknown) => {
+      // The catalog could not list them: try again on the next readiness check.
+      this.warming = undefined;
+      throw err;
+    });
+    return this.warming;
+  }
+
+  /**
+   * For a readiness check: starts `warm` on the first call and waits for it at most `waitMs` (a probe
+   * answers in time; opening attached versions takes milliseconds), then rejects until it has opened
+   * every published version (or found it unreadable).
+   */
+  async assertWarm(
+    list: () => Promise<SnapshotRef[]>,
+    log?: { warn(obj: object, msg: string): void },
+    waitMs = 1000,
+  ): Promise<void> {
+    if (this.warmed) return;
+    const warming = this.warm(list, (ref, err) =>
+      log?.warn({ index: ref.name, version: ref.version, err }, 'index cannot be opened'),
+    ).catch(() => undefined);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([warming, new Promise((resolve) => (timer = setTimeout(resolve, waitMs)))]);
+    clearTimeout(timer);
+    if (!this.warmed) throw AppError.unavailable('Opening the published indexes');
+  }
+
+  /** The snapshots open now, as `name@version` (storage); for readiness, tests and diagnostics. */
+  async opened(): Promise<string[]> {
+    const out: string[] = [];
+    for (const c of [...this.tables.values()]) {
+      const t = await c.table.catch(() => undefined);
+      if (t) out.push(`${c.name}@${c.version} (${t.storage})`);
+    }
+    return out;
+  }
+
+  /** Bytes an in-memory version's database holds (its blocks). */
+  private async heldBytes(table: string): Promise<number> {
+    const [row] = await this.all(
+      `SELECT used_blocks * block_size AS bytes FROM pragma_database_size() WHERE database_name = $db`,
+      { db: `${table}_db` },
+    );
+    return Number(row?.bytes ?? 0);
+  }
+
+  /**
+   * Read-in versions over the index budget are let go, least recently used first, never the one just
+   * opened (issue #28 item 2: a crosstab pod used to keep every index it had ever opened). A version
+   * let go is read in again on its next use.
+   */
+  private keepToBudget(keep: string): void {
+    const budget = this.options.indexBudgetBytes ?? Infinity;
+    const used = () => [...this.tables.values()].reduce((n, c) => n + c.bytes, 0);
+    while (used() > budget) {
+      let oldest: [string, CachedTable] | undefined;
+      for (const [key, c] of this.tables)
+        if (key !== keep && c.bytes > 0 && (!oldest || c.lastUsed < oldest[1].lastUsed)) oldest = [key, c];
+      if (!oldest) return;
+      this.drop(oldest[0], oldest[1]);
+    }
   }
 
   /** Forgets every loaded snapshot of an index (it was dropped): memory goes back at once. */
@@ -88,32 +212,47 @@ export class SnapshotEngine {
   private async load(ref: SnapshotRef): Promise<LoadedTable> {
     const table = `snap_${ref.name.replace(/[^A-Za-z0-9_]/g, '_')}_${ref.version}_${Math.random().toString(36).slice(2, 8)}`;
     const file = path.resolve(this.dataDir, ref.snapshot);
-    // Each text field gets its words column here, once per loaded version (see wordsColumn).
-    const words = ref.fields
-      .filter((f) => f.type === 'string')
-      .map((f) => `, ${wordsExpr(ident(f.name))} AS ${wordsColumn(f.name)}`);
-    // Each snapshot lives in its own compressed in-memory database: dictionary, bit-packed and run-length
-    // columns made filtered scans and groupings 2-3x faster than plain rows (bench/README.md) in a
-    // fraction of the memory. Checkpointing that database alone compresses it without waiting for the
-    // queries running on the others. Everyone reads it through a view of the table's name.
+    const attachable = attachableFile(file);
     const store = ident(`${table}_db`);
+    const storage = fs.existsSync(attachable) ? 'attached' : 'memory';
+    let facts: string | undefined;
     await this.withConnection(async (c) => {
+      if (storage === 'attached') {
+        // Read-only: the file is shared by every process serving the version and never changes.
+        await c.run(`ATTACH ${literal(attachable)} AS ${store} (READ_ONLY)`);
+        const [row] = (await c.runAndReadAll(`SELECT facts FROM ${store}.main.${FACTS_TABLE}`)).getRowObjectsJS();
+        facts = String(row.facts);
+        await c.run(`CREATE VIEW ${ident(table)} AS SELECT * FROM ${store}.main.${RECORDS_TABLE}`);
+        return;
+      }
+      // A small version lives in its own compressed in-memory database: dictionary, bit-packed and
+      // run-length columns made filtered scans and groupings 2-3x faster than plain rows
+      // (bench/README.md) in a fraction of the memory. Checkpointing that database alone compresses it
+      // without waiting for the queries running on the others. Everyone reads it through a view.
       await c.run(`ATTACH ':memory:' AS ${store} (COMPRESS)`);
-      // The file's own row numbers are the record order (snapshots keep the source's order).
-      await c.run(
-        `CREATE TABLE ${store}.main.${ident(table)} AS SELECT file_row_number AS __rowid, * EXCLUDE (file_row_number)${words.join('')} FROM read_parquet(${literal(file)}, file_row_number = true)`,
-      );
+      await c.run(`CREATE TABLE ${store}.main.${ident(table)} AS ${recordsSelect(file, ref.fields)}`);
       await c.run(`CHECKPOINT ${store}`);
       await c.run(`CREATE VIEW ${ident(table)} AS SELECT * FROM ${store}.main.${ident(table)}`);
     }).catch(async (err: unknown) => {
-      await this.withConnection((c) => c.run(`DETACH DATABASE IF EXISTS ${store}`)).catch(() => undefined);
-      throw AppError.unavailable(`The snapshot of index "${ref.name}" (version ${ref.version}) cannot be read`, err);
+      await this.withConnection(async (c) => {
+        await c.run(`DROP VIEW IF EXISTS ${ident(table)}`);
+        await c.run(`DETACH DATABASE IF EXISTS ${store}`);
+      }).catch(() => undefined);
+      // A truncated or corrupt file on the shared volume fails this index only; the process serves the others.
+      throw AppError.unavailable(
+        `The snapshot of index "${ref.name}" (version ${ref.version}) cannot be read: ${path.basename(storage === 'attached' ? attachable : file)}`,
+        err,
+      );
     });
     const described = await this.all(`DESCRIBE ${ident(table)}`);
     const columnTypes = new Map(described.map((r) => [String(r.column_name), String(r.column_type)]));
+    if (facts !== undefined) {
+      const { singleWord, distinctKeys } = factsFromJson(facts);
+      return { table, columnTypes, singleWord, distinctKeys, storage };
+    }
     // Only a shortcut: without it every word match takes the substring test, which is always right.
     const singleWord = await learnSingleWordFields((sql) => this.all(sql), table, ref.fields).catch(() => new Map());
-    return { table, columnTypes, singleWord };
+    return { table, columnTypes, singleWord, storage };
   }
 
   /**
@@ -181,6 +320,8 @@ export class SnapshotEngine {
     if (this.instance) (await this.instance).closeSync();
     this.instance = undefined;
     this.tables.clear();
+    // The process's own spill folder (engineOptions): DuckDB removed its files, the folder stays.
+    if (this.options.tempDirectory) fs.rmSync(this.options.tempDirectory, { recursive: true, force: true });
   }
 }
 

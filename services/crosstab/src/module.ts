@@ -35,7 +35,11 @@ export function createCrosstabModule(
     serviceName: 'quarry.v1.CrosstabService',
     definition: loadQuarryProto().quarry.v1.CrosstabService.service,
     implementation: crosstabHandlers(moduleLog, run, deps.limiter),
-    readiness: deps.ping,
+    // Ready once the metadata store answers and every published index is open (issue #30 item 2).
+    readiness: async () => {
+      await deps.ping();
+      await deps.engine.assertWarm(() => deps.catalog.listIndexes(), moduleLog);
+    },
     metrics: deps.metrics,
     onStop: async () => {
       await tables?.close();

@@ -70,6 +70,11 @@ export function createQueryModule(config: QueryServiceConfig, log: Logger, deps:
     readiness: async () => {
       await deps.ping();
       checkSearchBackendMark(config.dataDir, config.searchBackend, 'serve');
+      // On the embedded engine searches run on the snapshots: ready once every published one is open
+      // (issue #30 item 2). Typesense holds its own copy; this process opens none to search.
+      if (config.searchBackend === 'embedded') {
+        await deps.engine.assertWarm(() => deps.catalog.listIndexes(), moduleLog);
+      }
     },
     metrics: deps.metrics,
     onStop: () => search.close(),

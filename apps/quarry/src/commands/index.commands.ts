@@ -9,7 +9,7 @@ import { parseDeclaredType, type DateGrain, type FieldType } from '@quarry/query
 import { createSearchIndex, LOAD_LEASE_MS, LoadIndexUseCase } from '@quarry/query';
 import { openReportStore } from '@quarry/reports';
 import { DuckDbSnapshotBuilder } from '@quarry/query/duckdb';
-import { SnapshotEngine } from '@quarry/snapshots';
+import { engineOptions, SnapshotEngine } from '@quarry/snapshots';
 
 function pairs(list: string[] | undefined, option: string): Array<[string, string]> {
   return (list ?? []).map((text) => {
@@ -147,7 +147,7 @@ export async function loadIndex(
   if (stdin && !format) throw AppError.invalid('Reading standard input (-) needs --format csv, json, jsonl or parquet');
   const source = stdin ? await spoolStdin(config.dataDir, format ?? 'csv') : file;
   const label = stdin ? 'standard input' : path.basename(file);
-  const engine = new SnapshotEngine(config.dataDir);
+  const engine = new SnapshotEngine(config.dataDir, engineOptions(config));
   const size = fs.existsSync(source) ? fs.statSync(source).size : 0;
   const progress = progressReporter(`loading ${name}`, size);
   const started = Date.now();
@@ -197,7 +197,7 @@ export async function loadIndex(
 }
 
 export async function dropIndex(config: Config, catalog: IndexCatalog, name: string): Promise<string> {
-  const engine = new SnapshotEngine(config.dataDir);
+  const engine = new SnapshotEngine(config.dataDir, engineOptions(config));
   try {
     const entry = await new LoadIndexUseCase(
       new DuckDbSnapshotBuilder(config.dataDir),

@@ -9,7 +9,7 @@ import { LruResultCache } from '@quarry/result-cache';
 import { createReportsModule, reportsServiceConfig } from '@quarry/reports';
 import type { GrpcServiceModule } from '@quarry/rpc';
 import { HeavyCallLimiter } from '@quarry/runtime';
-import { SnapshotEngine } from '@quarry/snapshots';
+import { engineOptions, SnapshotEngine } from '@quarry/snapshots';
 import { ModuleRunner, type ModuleMap, type StartedModule } from './module-runner';
 
 /** The services of one process (or of its services thread), as the process sees them. */
@@ -85,7 +85,8 @@ const SERVICE_MODULES: ModuleMap<ServicesContext> = {
   // One DuckDB per process: query and crosstab hosted together share the loaded snapshots.
   'snapshot-engine': {
     start: async (ctx) => {
-      const engine = new SnapshotEngine(ctx.config.dataDir);
+      // A memory limit from the process's budget and a spill folder on the data volume (issue #28 item 2).
+      const engine = new SnapshotEngine(ctx.config.dataDir, engineOptions(ctx.config));
       ctx.engine = engine;
       return { stop: () => engine.close() };
     },

@@ -1,0 +1,100 @@
+import fs from 'node:fs';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { learnSingleWordFields, type SingleWordField, type SingleWordFields } from './single-word-fields';
+import { ident, literal, wordsColumn, wordsExpr } from './sql';
+
+/**
+ * From this many records a published version is also written in DuckDB's own format, which every
+ * process serving it attaches read-only instead of reading the Parquet file into memory: at 30M rows
+ * attaching took 14 ms and the first crosstab 0.56 s with +0.2 GB of memory, where reading in took
+ * 8.2 s and +2.7 GB; Parquet queried in place opened as fast but matched words 5x slower (no words
+ * column), see docs/scaling.md. Below it the read-in costs under 0.2 s and the in-memory table is what
+ * answers (a little faster once warm), so small loads stay a file copy.
+ */
+export const ATTACH_MIN_RECORDS = 500_000;
+
+/** The table of records in an attachable snapshot, and its facts table. */
+export const RECORDS_TABLE = 'records';
+export const FACTS_TABLE = 'quarry_facts';
+
+/** What a load learns once and every process reads back when it attaches the version. */
+export interface SnapshotFacts {
+  singleWord: Array<[string, { values?: Array<[string, string[]]> }]>;
+  /**
+   * Per field not a date: how many keys the field has on a crosstab axis (blank text and null are one
+   * key). A crosstab of every record that needs more is refused without scanning (issue #30 item 3).
+   */
+  distinctKeys: Record<string, number>;
+}
+
+/** The attachable sibling of a Parquet snapshot (`indexes/x/<id>.parquet` → `indexes/x/<id>.duckdb`). */
+export function attachableFile(parquetFile: string): string {
+  return parquetFile.replace(/\.parquet$/, '.duckdb');
+}
+
+/** The SELECT giving a snapshot's records as every reader sees them: record order, then words columns. */
+export function recordsSelect(parquetFile: string, fields: ReadonlyArray<{ name: string; type: string }>): string {
+  // Each text field gets its words column (see wordsColumn); the file's own row numbers are the record order.
+  const words = fields
+    .filter((f) => f.type === 'string')
+    .map((f) => `, ${wordsExpr(ident(f.name))} AS ${wordsColumn(f.name)}`);
+  return `SELECT file_row_number AS __rowid, * EXCLUDE (file_row_number)${words.join('')} FROM read_parquet(${literal(parquetFile)}, file_row_number = true)`;
+}
+
+export function factsFromJson(text: string): { singleWord: SingleWordFields; distinctKeys: Map<string, number> } {
+  const facts = JSON.parse(text) as SnapshotFacts;
+  const singleWord = new Map<string, SingleWordField>(
+    facts.singleWord.map(([name, f]) => [name, f.values ? { values: new Map(f.values) } : {}]),
+  );
+  return { singleWord, distinctKeys: new Map(Object.entries(facts.distinctKeys)) };
+}
+
+/**
+ * Writes the attachable form of a Parquet snapshot to `out` (a temporary name the caller publishes):
+ * the records table compressed and checkpointed, and the facts a reader would otherwise compute on
+ * opening (single-word fields, distinct keys per field). Spills to `spill` past 512 MB.
+ */
+export async function writeAttachable(
+  parquetFile: string,
+  out: string,
+  fields: ReadonlyArray<{ name: string; type: string }>,
+  spill: string,
+): Promise<void> {
+  fs.rmSync(out, { force: true });
+  fs.rmSync(`${out}.wal`, { force: true });
+  const instance = await DuckDBInstance.create(out, {
+    preserve_insertion_order: 'true',
+    memory_limit: '512MB',
+    temp_directory: spill,
+  });
+  const c = await instance.connect();
+  try {
+    await c.run(`CREATE TABLE ${RECORDS_TABLE} AS ${recordsSelect(parquetFile, fields)}`);
+    const all = async (sql: string) => (await c.runAndReadAll(sql)).getRowObjectsJS() as Array<Record<string, unknown>>;
+    const singleWord = await learnSingleWordFields(all, RECORDS_TABLE, fields);
+    const keyed = fields.filter((f) => f.type !== 'date');
+    const distinctKeys: Record<string, number> = {};
+    if (keyed.length > 0) {
+      const counts = keyed.map((f, i) => {
+        const col = ident(f.name);
+        const blank = f.type === 'string' ? `${col} IS NULL OR ${col} = ''` : `${col} IS NULL`;
+        const value = f.type === 'string' ? `nullif(${col}, '')` : col;
+        return `count(DISTINCT ${value}) + (count(*) FILTER (WHERE ${blank}) > 0)::INT AS k${i}`;
+      });
+      const [row] = await all(`SELECT ${counts.join(', ')} FROM ${RECORDS_TABLE}`);
+      keyed.forEach((f, i) => (distinctKeys[f.name] = Number(row[`k${i}`])));
+    }
+    const facts: SnapshotFacts = {
+      singleWord: [...singleWord].map(([name, f]) => [
+        name,
+        f.values ? { values: [...f.values].map(([k, v]) => [k, [...v]]) } : {},
+      ]),
+      distinctKeys,
+    };
+    await c.run(`CREATE TABLE ${FACTS_TABLE} AS SELECT ${literal(JSON.stringify(facts))} AS facts`);
+    await c.run('CHECKPOINT');
+  } finally {
+    c.closeSync();
+    instance.closeSync();
+  }
+}

@@ -1,0 +1,53 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+/** cgroup v2 and v1 files holding the container's memory limit ("max" or a huge number: none). */
+const CGROUP_LIMIT_FILES = ['/sys/fs/cgroup/memory.max', '/sys/fs/cgroup/memory/memory.limit_in_bytes'];
+
+/**
+ * The memory this process may use: the container's cgroup limit when there is one, else the machine's.
+ * DuckDB's own default (80 % of the machine's RAM) ignores the cgroup, so in a pod of 4 GiB on a 64 GiB
+ * node it would plan for 51 GiB and be OOM-killed instead of spilling (issue #28 item 2; DuckDB
+ * "Configuration: memory_limit"; the kernel's cgroup-v2 memory.max).
+ */
+export function processMemoryBytes(readFile: (file: string) => string = (f) => fs.readFileSync(f, 'utf8')): number {
+  const machine = os.totalmem();
+  for (const file of CGROUP_LIMIT_FILES) {
+    let text: string;
+    try {
+      text = readFile(file).trim();
+    } catch {
+      continue;
+    }
+    const limit = Number(text);
+    if (text !== 'max' && Number.isFinite(limit) && limit > 0) return Math.min(limit, machine);
+  }
+  return machine;
+}
+
+/**
+ * DuckDB's share of the process budget when none is configured: half of it, leaving the rest to Node's
+ * heap, the result cache, in-memory search and (in `all`) Chromium; never below DuckDB's working
+ * minimum of 128 MiB.
+ */
+export function defaultDuckDbMemoryBytes(processBytes: number = processMemoryBytes()): number {
+  return Math.max(128 * 1024 * 1024, Math.floor(processBytes / 2));
+}
+
+/** What a process's snapshot engine is given, from its config (issue #28 item 2). */
+export function engineOptions(config: {
+  dataDir: string;
+  duckdbMemoryBytes: number | undefined;
+  openIndexBytes: number | undefined;
+}): { memoryLimitBytes: number; tempDirectory: string; indexBudgetBytes: number } {
+  const memoryLimitBytes = config.duckdbMemoryBytes ?? defaultDuckDbMemoryBytes();
+  return {
+    memoryLimitBytes,
+    // On the data volume (writable in every deployment), one folder per engine: DuckDB names its spill
+    // files per instance only, several processes may share the volume, and the engine removes its own.
+    tempDirectory: path.join(config.dataDir, 'tmp', `duckdb-${process.pid}-${randomBytes(3).toString('hex')}`),
+    indexBudgetBytes: config.openIndexBytes ?? Math.floor(memoryLimitBytes / 4),
+  };
+}
