@@ -82,7 +82,11 @@ const phrases = (...idx: number[]) => idx.map((i) => `p${i}`);
  * One behaviour for every SearchIndex adapter: the same snapshot, the same plans, the same totals and
  * records in the same order. `open` gets a loaded engine and returns the adapter under test.
  */
-export function searchIndexConformance(open: (engine: SnapshotEngine) => Promise<SearchIndex>): void {
+export function searchIndexConformance(
+  open: (engine: SnapshotEngine) => Promise<SearchIndex>,
+  /** How the engine opens the snapshots: read into memory (small) or attached from their DuckDB file (large). */
+  storage: 'memory' | 'attached' = 'memory',
+): void {
   let engine: SnapshotEngine;
   let search: SearchIndex;
   let entry: IndexEntry;
@@ -99,7 +103,14 @@ export function searchIndexConformance(open: (engine: SnapshotEngine) => Promise
   ): Promise<IndexEntry> => {
     const file = path.join(dataDir, `${name}-${version}.json`);
     fs.writeFileSync(file, json);
-    const built = await buildSnapshot({ name, file, dataDir, types: {}, views: [] });
+    const built = await buildSnapshot({
+      name,
+      file,
+      dataDir,
+      types: {},
+      views: [],
+      attachMinRecords: storage === 'attached' ? 0 : Infinity,
+    });
     const e: IndexEntry = {
       name,
       description: '',
@@ -122,6 +133,8 @@ export function searchIndexConformance(open: (engine: SnapshotEngine) => Promise
     search = await open(engine);
     entry = await load('people', JSON.stringify(RECORDS));
     fields = entry.fields as FieldDef[];
+    // The suite runs once per storage: make sure it is the one asked for.
+    expect((await engine.table(entry)).storage).toBe(storage);
   }, 120000);
 
   afterAll(async () => {

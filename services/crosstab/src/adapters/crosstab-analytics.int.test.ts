@@ -88,7 +88,8 @@ function compare(got: JsonTable, want: OracleTable): void {
   sameValues(got.grandTotal, want.grandTotal, 'grand total');
 }
 
-describe('crosstab analytics against a plain-JS oracle', () => {
+// Once per way the engine opens a snapshot: read into memory (small versions) and attached (large ones).
+describe.each(['memory', 'attached'] as const)('crosstab analytics against a plain-JS oracle (%s)', (storage) => {
   let dir: string;
   let engine: SnapshotEngine;
   const data: Record<string, Dataset> = {};
@@ -97,7 +98,14 @@ describe('crosstab analytics against a plain-JS oracle', () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'q-analytics-'));
     engine = new SnapshotEngine(dir);
     const entryOf = async (name: string, file: string, types: Record<string, 'date'>): Promise<IndexEntry> => {
-      const built = await buildSnapshot({ name, file, dataDir: dir, types, views: [] });
+      const built = await buildSnapshot({
+        name,
+        file,
+        dataDir: dir,
+        types,
+        views: [],
+        attachMinRecords: storage === 'attached' ? 0 : Infinity,
+      });
       return {
         name,
         description: '',
@@ -158,6 +166,7 @@ describe('crosstab analytics against a plain-JS oracle', () => {
       text: ['kind'],
       zones: ['UTC', 'America/New_York', 'Asia/Kolkata', 'Pacific/Chatham'],
     };
+    expect((await engine.table(data.events.entry)).storage).toBe(storage);
   }, 120_000);
 
   afterAll(async () => {

@@ -18,6 +18,10 @@ describe('DuckDbSearchIndex conformance: every search in SQL', () => {
   searchIndexConformance(async (engine) => new DuckDbSearchIndex(engine, { inMemoryMaxRecords: 0 }));
 });
 
+describe('DuckDbSearchIndex conformance: every search in SQL on snapshots attached from their DuckDB file', () => {
+  searchIndexConformance(async (engine) => new DuckDbSearchIndex(engine, { inMemoryMaxRecords: 0 }), 'attached');
+});
+
 describe('DuckDbSearchIndex: one statement (small index) and two (large) give the same pages', () => {
   // Real data: movies.json, searched through both paths with random queries, sorts and pages.
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'q-onepass-'));
