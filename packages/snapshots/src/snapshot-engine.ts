@@ -35,6 +35,8 @@ export interface LoadedTable {
   distinctKeys?: ReadonlyMap<string, number>;
   /** attached: the version's DuckDB file, read-only; memory: read into this process. */
   storage: 'attached' | 'memory';
+  /** Memory the version holds in this process (read-in versions; 0 when attached). */
+  heldBytes: number;
 }
 
 export interface SnapshotEngineOptions {
@@ -75,6 +77,11 @@ interface CachedTable {
 export class SnapshotEngine {
   private instance: Promise<DuckDBInstance> | undefined;
   private readonly tables = new Map<string, CachedTable>();
+  /**
+   * Versions are read into memory one at a time: two read-ins at once would peak at twice the memory,
+   * and each one's size is measured as what DuckDB's in-memory tables gained while it was read.
+   */
+  private readIns: Promise<unknown> = Promise.resolve();
   private warming: Promise<void> | undefined;
   private warmed = false;
   /** Queries borrow long-lived connections with their prepared statements; loads and drops use their own. */
@@ -115,12 +122,10 @@ export class SnapshotEngine {
     const entry: CachedTable = { name: ref.name, version: ref.version, table: loaded, lastUsed: Date.now(), bytes: 0 };
     this.tables.set(ref.snapshot, entry);
     loaded.then(
-      async (t) => {
+      (t) => {
         this.retireOlder(ref);
-        if (t.storage === 'memory' && this.options.indexBudgetBytes !== undefined) {
-          entry.bytes = await this.heldBytes(t.table).catch(() => 0);
-          this.keepToBudget(ref.snapshot);
-        }
+        entry.bytes = t.heldBytes;
+        this.keepToBudget(ref.snapshot);
       },
       () => this.tables.delete(ref.snapshot),
     );
@@ -176,13 +181,10 @@ export class SnapshotEngine {
     return out;
   }
 
-  /** Bytes an in-memory version's database holds (its blocks). */
-  private async heldBytes(table: string): Promise<number> {
-    const [row] = await this.all(
-      `SELECT used_blocks * block_size AS bytes FROM pragma_database_size() WHERE database_name = $db`,
-      { db: `${table}_db` },
-    );
-    return Number(row?.bytes ?? 0);
+  /** What DuckDB's in-memory tables hold now, all versions together. */
+  private async inMemoryBytes(): Promise<number> {
+    const [row] = await this.all(`SELECT memory_usage_bytes AS n FROM duckdb_memory() WHERE tag = 'IN_MEMORY_TABLE'`);
+    return Number(row?.n ?? 0);
   }
 
   /**
@@ -216,6 +218,7 @@ export class SnapshotEngine {
     const store = ident(`${table}_db`);
     const storage = fs.existsSync(attachable) ? 'attached' : 'memory';
     let facts: string | undefined;
+    let heldBytes = 0;
     await this.withConnection(async (c) => {
       if (storage === 'attached') {
         // Read-only: the file is shared by every process serving the version and never changes.
@@ -229,10 +232,16 @@ export class SnapshotEngine {
       // run-length columns made filtered scans and groupings 2-3x faster than plain rows
       // (bench/README.md) in a fraction of the memory. Checkpointing that database alone compresses it
       // without waiting for the queries running on the others. Everyone reads it through a view.
-      await c.run(`ATTACH ':memory:' AS ${store} (COMPRESS)`);
-      await c.run(`CREATE TABLE ${store}.main.${ident(table)} AS ${recordsSelect(file, ref.fields)}`);
-      await c.run(`CHECKPOINT ${store}`);
-      await c.run(`CREATE VIEW ${ident(table)} AS SELECT * FROM ${store}.main.${ident(table)}`);
+      const readIn = this.readIns.then(async () => {
+        const before = await this.inMemoryBytes();
+        await c.run(`ATTACH ':memory:' AS ${store} (COMPRESS)`);
+        await c.run(`CREATE TABLE ${store}.main.${ident(table)} AS ${recordsSelect(file, ref.fields)}`);
+        await c.run(`CHECKPOINT ${store}`);
+        await c.run(`CREATE VIEW ${ident(table)} AS SELECT * FROM ${store}.main.${ident(table)}`);
+        heldBytes = Math.max((await this.inMemoryBytes()) - before, 1);
+      });
+      this.readIns = readIn.catch(() => undefined);
+      await readIn;
     }).catch(async (err: unknown) => {
       await this.withConnection(async (c) => {
         await c.run(`DROP VIEW IF EXISTS ${ident(table)}`);
@@ -248,11 +257,11 @@ export class SnapshotEngine {
     const columnTypes = new Map(described.map((r) => [String(r.column_name), String(r.column_type)]));
     if (facts !== undefined) {
       const { singleWord, distinctKeys } = factsFromJson(facts);
-      return { table, columnTypes, singleWord, distinctKeys, storage };
+      return { table, columnTypes, singleWord, distinctKeys, storage, heldBytes };
     }
     // Only a shortcut: without it every word match takes the substring test, which is always right.
     const singleWord = await learnSingleWordFields((sql) => this.all(sql), table, ref.fields).catch(() => new Map());
-    return { table, columnTypes, singleWord, storage };
+    return { table, columnTypes, singleWord, storage, heldBytes };
   }
 
   /**

@@ -1,0 +1,122 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { AppError } from '@quarry/errors';
+import { attachableFile } from './attachable-snapshot';
+import { buildSnapshot } from './build-snapshot';
+import { SnapshotEngine, type SnapshotRef } from './snapshot-engine';
+
+/** Loads `cities` as an index the way the loader does, attachable or not. */
+async function load(dataDir: string, name: string, cities: string[], attach: boolean): Promise<SnapshotRef> {
+  const file = path.join(dataDir, `${name}.json`);
+  fs.writeFileSync(file, JSON.stringify(cities.map((city, i) => ({ city, n: i }))));
+  const built = await buildSnapshot({
+    name,
+    file,
+    dataDir,
+    types: {},
+    views: [],
+    attachMinRecords: attach ? 0 : Infinity,
+  });
+  return { name, version: 1, snapshot: built.snapshot, fields: built.fields };
+}
+
+describe('SnapshotEngine: attached snapshots, readiness and the index budget', () => {
+  let dir: string;
+  const engines: SnapshotEngine[] = [];
+  const engine = (options = {}) => {
+    const e = new SnapshotEngine(dir, options);
+    engines.push(e);
+    return e;
+  };
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'q-attach-'));
+  });
+  afterEach(async () => {
+    for (const e of engines.splice(0)) await e.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  const cities = async (e: SnapshotEngine, ref: SnapshotRef) => {
+    const { table } = await e.table(ref);
+    return (await e.all(`SELECT city FROM "${table}" ORDER BY __rowid`)).map((r) => r.city);
+  };
+
+  it('a large version is written in DuckDB format at load, and two processes attach the one file read-only at once', async () => {
+    const ref = await load(dir, 'towns', ['Oslo', 'San José', 'oslo'], true);
+    expect(fs.existsSync(path.join(dir, attachableFile(ref.snapshot)))).toBe(true);
+    const [a, b] = [engine(), engine()];
+    const [ta, tb] = await Promise.all([a.table(ref), b.table(ref)]);
+    expect([ta.storage, tb.storage]).toEqual(['attached', 'attached']);
+    expect(await cities(a, ref)).toEqual(['Oslo', 'San José', 'oslo']);
+    expect(await cities(b, ref)).toEqual(['Oslo', 'San José', 'oslo']);
+    // What the load learnt comes back with it: single-word values and keys per field (blank merged).
+    expect(ta.singleWord.get('city')).toBeUndefined();
+    expect(ta.distinctKeys?.get('city')).toBe(3);
+    expect(ta.distinctKeys?.get('n')).toBe(3);
+    // Read-only: the shared file cannot be written through it.
+    await expect(a.all(`DELETE FROM "${ta.table}"`)).rejects.toThrow();
+  });
+
+  it('a small version is read into memory; the Parquet file alone is written', async () => {
+    const ref = await load(dir, 'small', ['Bergen'], false);
+    expect(fs.existsSync(path.join(dir, attachableFile(ref.snapshot)))).toBe(false);
+    const e = engine();
+    expect((await e.table(ref)).storage).toBe('memory');
+    expect(await cities(e, ref)).toEqual(['Bergen']);
+  });
+
+  it('a truncated snapshot file answers an error naming it; the other indexes are still served', async () => {
+    const good = await load(dir, 'good', ['Oslo'], true);
+    const bad = await load(dir, 'bad', ['Rome', 'Paris'], true);
+    const file = path.join(dir, attachableFile(bad.snapshot));
+    fs.truncateSync(file, Math.floor(fs.statSync(file).size / 3));
+    const e = engine();
+    const err = await e.table(bad).catch((x: unknown) => x);
+    expect(err).toBeInstanceOf(AppError);
+    expect(err).toMatchObject({ code: 'UNAVAILABLE', message: expect.stringContaining(path.basename(file)) });
+    expect((err as AppError).message).toContain('"bad"');
+    expect(await cities(e, good)).toEqual(['Oslo']);
+    // Asked again, it is tried again (nothing half-open is kept), and still refused.
+    await expect(e.table(bad)).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+  });
+
+  it('is warm only once every published version is open, and an unreadable one does not hold it back', async () => {
+    const refs = [await load(dir, 'w1', ['A'], true), await load(dir, 'w2', ['B'], false)];
+    fs.writeFileSync(path.join(dir, attachableFile(refs[0].snapshot)), 'not a database');
+    const e = engine();
+    let release: () => void = () => undefined;
+    const listed = new Promise<SnapshotRef[]>((resolve) => (release = () => resolve(refs)));
+    const warned: string[] = [];
+    const log = { warn: (obj: object) => warned.push((obj as { index: string }).index) };
+    // The catalog has not answered yet: not warm, and the check does not wait past its bound.
+    await expect(e.assertWarm(() => listed, log, 50)).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+    release();
+    await e.assertWarm(() => listed, log, 5000);
+    expect(await e.opened()).toEqual(['w2@1 (memory)']);
+    expect(warned).toEqual(['w1']);
+  });
+
+  it('lets the least recently used versions read into memory go past the index budget, and reads them in again', async () => {
+    const refs = [
+      await load(dir, 'b1', ['x1'], false),
+      await load(dir, 'b2', ['x2'], false),
+      await load(dir, 'b3', ['x3'], true),
+    ];
+    // One in-memory version fits, not two; attached ones count nothing.
+    const one = (await engine().table(refs[0])).heldBytes;
+    expect(one).toBeGreaterThan(0);
+    const e = engine({ indexBudgetBytes: Math.floor(one * 1.5) });
+    const settle = () => new Promise((r) => setTimeout(r, 100));
+    expect(await cities(e, refs[0])).toEqual(['x1']);
+    await settle();
+    expect(await cities(e, refs[1])).toEqual(['x2']);
+    await settle();
+    expect(await cities(e, refs[2])).toEqual(['x3']);
+    await settle();
+    expect(await e.opened()).toEqual(['b2@1 (memory)', 'b3@1 (attached)']);
+    expect(await cities(e, refs[0])).toEqual(['x1']);
+    await settle();
+    expect(await e.opened()).toEqual(['b3@1 (attached)', 'b1@1 (memory)']);
+  });
+});

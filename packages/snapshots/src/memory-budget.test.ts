@@ -1,0 +1,32 @@
+import os from 'node:os';
+import { defaultDuckDbMemoryBytes, engineOptions, processMemoryBytes } from './memory-budget';
+
+const files = (map: Record<string, string>) => (file: string) => {
+  if (file in map) return map[file];
+  throw Object.assign(new Error('ENOENT'), { code: 'ENOENT' });
+};
+const GiB = 1024 ** 3;
+
+describe('the process memory budget (cgroup-aware)', () => {
+  it('takes the cgroup v2 limit, then v1, then the machine', () => {
+    expect(processMemoryBytes(files({ '/sys/fs/cgroup/memory.max': `${2 * GiB}\n` }))).toBe(2 * GiB);
+    expect(processMemoryBytes(files({ '/sys/fs/cgroup/memory/memory.limit_in_bytes': `${GiB}` }))).toBe(GiB);
+    expect(processMemoryBytes(files({ '/sys/fs/cgroup/memory.max': 'max\n' }))).toBe(os.totalmem());
+    expect(processMemoryBytes(files({}))).toBe(os.totalmem());
+  });
+
+  it('never exceeds the machine (cgroup v1 reports "no limit" as a huge number)', () => {
+    expect(processMemoryBytes(files({ '/sys/fs/cgroup/memory/memory.limit_in_bytes': '9223372036854771712' }))).toBe(
+      os.totalmem(),
+    );
+  });
+
+  it('gives DuckDB half of it, at least 128 MiB, and the open indexes a quarter of that', () => {
+    expect(defaultDuckDbMemoryBytes(4 * GiB)).toBe(2 * GiB);
+    expect(defaultDuckDbMemoryBytes(100 * 1024 * 1024)).toBe(128 * 1024 * 1024);
+    const o = engineOptions({ dataDir: '/data', duckdbMemoryBytes: GiB, openIndexBytes: undefined });
+    expect(o).toMatchObject({ memoryLimitBytes: GiB, indexBudgetBytes: GiB / 4 });
+    expect(o.tempDirectory).toMatch(/^\/data\/tmp\/duckdb-\d+-[0-9a-f]{6}$/);
+    expect(engineOptions({ dataDir: '/data', duckdbMemoryBytes: GiB, openIndexBytes: 0 }).indexBudgetBytes).toBe(0);
+  });
+});
