@@ -21,7 +21,20 @@ import {
 
 /** Aggregations no partial adds up to: every level reads its own records (never a median of medians). */
 const HOLISTIC: ReadonlySet<Aggregation> = new Set(['Median', 'Percentile', 'StdDev']);
-import type { DrillFacts, PivotEngine, PivotKeys, PivotResult } from '../ports/pivot-engine.port';
+import type {
+  DrillFacts,
+  KeysAtLeast,
+  PivotEngine,
+  PivotKeys,
+  PivotResult,
+  PivotRestriction,
+} from '../ports/pivot-engine.port';
+
+/**
+ * Records the key estimate samples: DuckDB's system sampling reads whole vectors, so this many records
+ * cost the same few milliseconds at 3M records as at 120M (bench/scale.bench.js).
+ */
+export const KEY_SAMPLE_RECORDS = 100_000;
 
 const DATE_FORMAT = { day: '%Y-%m-%d', month: '%Y-%m', year: '%Y' } as const;
 
@@ -108,6 +121,32 @@ function axisLabel(a: AxisSpec, key: string): string {
   if (f.type === 'string') return `nullif(${key}, '')`;
   if (isNumeric(f.type)) return `CAST(${key} AS DOUBLE)`;
   return key;
+}
+
+/** SQL true for the records whose key on `a` is one of `values` (as the pivot reports keys). */
+function memberSql(
+  a: AxisSpec,
+  values: readonly AxisValue[],
+  columnTypes: ReadonlyMap<string, string>,
+  timeZone: string,
+) {
+  const key = groupedKey(a, columnTypes, timeZone);
+  const present = values.filter((v): v is string | number | boolean => v !== null && v !== '');
+  const tests: string[] = [];
+  if (a.bin) {
+    // The reported key is the bin's lower bound: back to the bin's index, which the records carry.
+    const { origin, width } = a.bin;
+    const bins = present.map((v) => Math.round((Number(v) - origin) / width));
+    if (bins.length) tests.push(`${key} IN (${bins.map((k) => sqlNumber(k)).join(', ')})`);
+  } else {
+    const label = axisLabel(a, key);
+    const literal = (v: string | number | boolean) =>
+      typeof v === 'string' ? sqlText(v) : typeof v === 'number' ? sqlNumber(v) : v ? 'TRUE' : 'FALSE';
+    if (present.length) tests.push(`${label} IN (${present.map(literal).join(', ')})`);
+    if (present.length < values.length) tests.push(`${label} IS NULL`);
+  }
+  if (a.bin && present.length < values.length) tests.push(`${key} IS NULL`);
+  return tests.length ? `(${tests.join(' OR ')})` : 'false';
 }
 
 /** 12 significant digits: a bin's lower bound without float noise (0.30000000000000004 is 0.3). */
@@ -475,16 +514,68 @@ export class DuckDbPivotEngine implements PivotEngine {
     return row && row.lo !== null && row.hi !== null ? [Number(row.lo), Number(row.hi)] : null;
   }
 
+  async keysAtLeast(
+    entry: IndexEntry,
+    where: QueryNode,
+    spec: CrosstabSpec,
+    signal?: AbortSignal,
+  ): Promise<KeysAtLeast> {
+    const table = await this.engine.table(entry);
+    const w = compileWhere(where, table);
+    const key = (a: AxisSpec, alias: string) => {
+      const k = groupedKey(a, table.columnTypes, spec.timeZone);
+      return `${a.field.type === 'string' && !a.bin && !a.dateGroup ? `nullif(${k}, '')` : k} AS ${alias}`;
+    };
+    const rows = spec.rows.map((_, i) => `__r${i}`);
+    const cols = spec.columns.map((_, i) => `__c${i}`);
+    const distinct = (aliases: string[]) =>
+      aliases.length ? `(SELECT count(*) FROM (SELECT DISTINCT ${aliases.join(', ')} FROM s))` : '1';
+    // Every key a sample holds is a key of the index: a lower bound, in time bounded by the sample.
+    const percent = Math.min(100, (KEY_SAMPLE_RECORDS / Math.max(entry.recordCount, 1)) * 100);
+    const keys = [...spec.rows.map((a, i) => key(a, rows[i])), ...spec.columns.map((a, i) => key(a, cols[i]))];
+    const [row] = await this.engine.all(
+      `WITH s AS MATERIALIZED (SELECT ${keys.length ? keys.join(', ') : '1 AS __one'} FROM ${ident(table.table)} TABLESAMPLE ${percent.toFixed(6)}% (system) WHERE ${w.sql})
+SELECT ${distinct(rows)} AS nr, ${distinct(rows.slice(0, 1))} AS nor, ${distinct(cols)} AS nc, ${distinct(cols.slice(0, 1))} AS noc`,
+      w.params,
+      signal,
+    );
+    const out = {
+      rows: Number(row.nr),
+      outerRows: Number(row.nor),
+      columns: Number(row.nc),
+      outerColumns: Number(row.noc),
+    };
+    // Of every record, the load counted each field's keys exactly (attached versions).
+    const exact = (a: AxisSpec) =>
+      where.kind === 'all' && !a.bin && !a.dateGroup && a.field.type !== 'date'
+        ? (table.distinctKeys?.get(a.field.name) ?? 0)
+        : 0;
+    const most = (axes: AxisSpec[]) => Math.max(0, ...axes.map(exact));
+    if (spec.rows.length) {
+      out.rows = Math.max(out.rows, most(spec.rows));
+      out.outerRows = Math.max(out.outerRows, exact(spec.rows[0]));
+    }
+    if (spec.columns.length) {
+      out.columns = Math.max(out.columns, most(spec.columns));
+      out.outerColumns = Math.max(out.outerColumns, exact(spec.columns[0]));
+    }
+    return out;
+  }
+
   async pivot(
     entry: IndexEntry,
     where: QueryNode,
     spec: CrosstabSpec,
     maxCells: number,
     signal?: AbortSignal,
+    restrict: PivotRestriction = {},
   ): Promise<PivotResult> {
     const table = await this.engine.table(entry);
     const w = compileWhere(where, table);
-    const plan = new PivotPlan(table, spec, w.sql);
+    const member = (axes: AxisSpec[], values: readonly AxisValue[] | undefined) =>
+      values && axes.length ? [memberSql(axes[0], values, table.columnTypes, spec.timeZone)] : [];
+    const restricted = [w.sql, ...member(spec.rows, restrict.rows), ...member(spec.columns, restrict.columns)];
+    const plan = new PivotPlan(table, spec, restricted.join(' AND '));
     const drill = await this.drillFacts(table, spec, w, signal);
     const result = await this.pivotPlan(plan, spec, w, maxCells, signal);
     return { ...result, drill };

@@ -175,11 +175,23 @@ function percent(value: number | null, denominator: number | null | undefined): 
   return (value / denominator) * 100;
 }
 
+/** What rowLimit / columnLimit and the filters did to an outer level when it was chosen before the pivot. */
+export interface OuterCounts {
+  omitted: number;
+  filteredOut: number;
+  outer: number;
+}
+
 /** Assembles the table from the engine's groups: order, limits, subtotals and "show values as". */
 export function buildPivotTable(
   spec: CrosstabSpec,
   groups: GroupRow[],
-  opts: { subtotals?: boolean; drill?: DrillFacts } = {},
+  opts: {
+    subtotals?: boolean;
+    drill?: DrillFacts;
+    /** The outer levels chosen before the pivot (groups hold only the kept values): their counts. */
+    outer?: { rows?: OuterCounts; columns?: OuterCounts };
+  } = {},
 ): PivotTable {
   const R = spec.rows.length;
   const C = spec.columns.length;
@@ -278,12 +290,12 @@ export function buildPivotTable(
     rows: rows.keys,
     columns: columns.keys,
     at: (r, c) => rawAt(r, c).map((v, m) => show(spec.totals[m].showAs, m, v, r, c)),
-    rowsOmitted: rows.omitted,
-    columnsOmitted: columns.omitted,
-    outerRows: rows.outer,
-    outerColumns: columns.outer,
-    rowsFilteredOut: rows.filteredOut,
-    columnsFilteredOut: columns.filteredOut,
+    rowsOmitted: opts.outer?.rows?.omitted ?? rows.omitted,
+    columnsOmitted: opts.outer?.columns?.omitted ?? columns.omitted,
+    outerRows: opts.outer?.rows?.outer ?? rows.outer,
+    outerColumns: opts.outer?.columns?.outer ?? columns.outer,
+    rowsFilteredOut: opts.outer?.rows?.filteredOut ?? rows.filteredOut,
+    columnsFilteredOut: opts.outer?.columns?.filteredOut ?? columns.filteredOut,
     drill: {
       timeZone: spec.timeZone,
       memo: new Map(),

@@ -59,6 +59,7 @@ function fixture(enabled = true) {
     },
     forget: () => undefined,
     fieldRange: async () => null,
+    keysAtLeast: async () => ({ rows: 0, outerRows: 0, columns: 0, outerColumns: 0 }),
   } as unknown as PivotEngine;
   const cache = new MapCache(enabled);
   const useCase = new RunCrosstabUseCase(catalog, engine, cache, () => Date.UTC(2026, 0, 1));

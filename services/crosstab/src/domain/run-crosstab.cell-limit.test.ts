@@ -1,6 +1,6 @@
 import type { IndexCatalog, IndexEntry } from '@quarry/metadata-store';
 import type { QueryNode } from '@quarry/query-language';
-import type { PivotEngine, PivotKeys, PivotResult } from '../ports/pivot-engine.port';
+import type { KeysAtLeast, PivotEngine, PivotKeys, PivotResult } from '../ports/pivot-engine.port';
 import type { ResultCache } from '@quarry/result-cache';
 import type { GroupRow } from './axis-value';
 import { MAX_CELLS, type CrosstabSpec } from './crosstab-spec';
@@ -29,7 +29,12 @@ const noCache: ResultCache = { enabled: false, get: () => undefined, set: () => 
 /** An engine that reports the given key counts, and groups only when under the limit it is told. */
 class CountingEngine implements PivotEngine {
   readonly calls: Array<{ maxCells: number; spec: CrosstabSpec; where: QueryNode }> = [];
-  constructor(private readonly keys: PivotKeys) {}
+  constructor(
+    private readonly keys: PivotKeys,
+    private readonly least: KeysAtLeast = { rows: 0, outerRows: 0, columns: 0, outerColumns: 0 },
+  ) {}
+
+  keysAtLeast = async () => this.least;
 
   async pivot(_entry: IndexEntry, where: QueryNode, spec: CrosstabSpec, maxCells: number): Promise<PivotResult> {
     this.calls.push({ maxCells, spec, where });
@@ -72,6 +77,21 @@ describe('RunCrosstabUseCase and the 100,000-cell limit', () => {
     });
     expect(engine.calls).toHaveLength(1);
     expect(engine.calls[0].maxCells).toBe(MAX_CELLS);
+  });
+
+  it('refuses from the key lower bounds before any pass, with the same code; a limit or a filter changes what they say', async () => {
+    const least = { rows: 60_000, outerRows: 60_000, columns: 2, outerColumns: 2 };
+    const engine = new CountingEngine({ rows: 60_000, columns: 2 }, least);
+    const run = new RunCrosstabUseCase(catalog, engine, noCache);
+    await expect(run.run(admin, request(1), 'html')).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      detail: expect.stringContaining('would have at least 120000 cells (60000 rows x 2 columns x 1 totals)'),
+    });
+    expect(engine.calls).toHaveLength(0);
+    // rowLimit 10 keeps at most 10 outer values: the bound says 20 cells, so the pivots run (this fake
+    // engine then reports its full key counts whatever it is asked, and the pass refuses).
+    await run.run(admin, { ...request(1), rowLimit: 10 }, 'html').catch(() => undefined);
+    expect(engine.calls.length).toBeGreaterThan(0);
   });
 
   it('counts rows × columns × totals: the same keys pass with one total fewer', async () => {
@@ -128,6 +148,7 @@ describe('RunCrosstabUseCase and the 100,000-cell limit', () => {
       }
       forget(): void {}
       fieldRange = async () => null;
+      keysAtLeast = async () => ({ rows: 0, outerRows: 0, columns: 0, outerColumns: 0 });
     }
 
     it('200 x 200 cells (40,000) pass without subtotals and are refused with them (400 x 400 = 160,000)', async () => {
@@ -152,6 +173,7 @@ describe('RunCrosstabUseCase and the 100,000-cell limit', () => {
         pivot: async () => ({ keys: { rows: 1, columns: 1 }, groups: [], tooManyGroups: true }),
         forget: () => undefined,
         fieldRange: async () => null,
+        keysAtLeast: async () => ({ rows: 0, outerRows: 0, columns: 0, outerColumns: 0 }),
       };
       await expect(
         new RunCrosstabUseCase(deepCatalog, engine, noCache).run(admin, ask(true), 'html'),

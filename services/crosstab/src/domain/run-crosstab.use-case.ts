@@ -2,12 +2,20 @@ import { AppError, quoteInput } from '@quarry/errors';
 import type { IndexCatalog, IndexEntry } from '@quarry/metadata-store';
 import { restrictedQuery, type QueryNode, type Reader } from '@quarry/query-language';
 import { fieldsOf, readableIndex } from '@quarry/snapshots/access';
-import type { PivotEngine } from '../ports/pivot-engine.port';
+import type { PivotEngine, PivotResult } from '../ports/pivot-engine.port';
+import type { AxisValue, GroupRow } from './axis-value';
 import type { CachedResult, ResultCache } from '@quarry/result-cache';
 import type { CacheStatus } from '@quarry/contract';
 import { crosstabCells, crosstabSpec, MAX_CELLS, type CrosstabRequestInput, type CrosstabSpec } from './crosstab-spec';
 import type { TableRenderer } from '../ports/table-renderer.port';
 import { subtotalsOverLimit, tableResult, type CrosstabOutput } from './table-result';
+import { buildPivotTable, type OuterCounts } from './pivot-table';
+
+/**
+ * With rowLimit, columnLimit or a filter, the outermost level is chosen first from one pass over it;
+ * it may have this many times the cell limit's keys (each pass holds them as groups, not cells).
+ */
+export const OUTER_KEYS_FACTOR = 10;
 
 export { CROSSTAB_OUTPUTS, type CrosstabOutput } from './table-result';
 
@@ -128,6 +136,123 @@ export class RunCrosstabUseCase {
     }
   }
 
+  /**
+   * A crosstab whose table as drawn cannot fit is refused before any pass over the records, from lower
+   * bounds of its keys (a sample of a fixed size, the per-field counts kept at load): in bounded time
+   * whatever the index size (issue #30 item 3). Never refuses one that would fit: a bound is never
+   * more than the pivot would count.
+   */
+  private async checkEstimate(entry: IndexEntry, where: QueryNode, spec: CrosstabSpec, signal?: AbortSignal) {
+    const least = await this.pivots.keysAtLeast(entry, where, spec, signal);
+    // A filter may leave none of the outer values; a limit keeps at most that many.
+    const drawn = (all: number, outer: number, limit: number | null, filter: unknown) =>
+      filter ? 0 : limit === null ? all : Math.min(limit, outer);
+    const rows = drawn(least.rows, least.outerRows, spec.rowLimit, spec.rowFilter);
+    const columns = spec.columns.length
+      ? drawn(least.columns, least.outerColumns, spec.columnLimit, spec.columnFilter)
+      : 1;
+    const cells = crosstabCells({ rows, columns }, spec);
+    if (cells > MAX_CELLS)
+      throw AppError.invalid(
+        `The crosstab would have at least ${cells} cells (${rows} rows x ${columns} columns x ${spec.totals.length} totals); the limit is ${MAX_CELLS}. Filter the query or use fewer fields.`,
+      );
+  }
+
+  /**
+   * The outer values of one axis that rowLimit / columnLimit and rowFilter / columnFilter keep, from a
+   * pass over that level alone (its values and their totals, ordered as the table orders them).
+   */
+  private async chooseOuter(
+    entry: IndexEntry,
+    where: QueryNode,
+    spec: CrosstabSpec,
+    axis: 'rows' | 'columns',
+    signal?: AbortSignal,
+  ): Promise<{ values: AxisValue[]; counts: OuterCounts; grand: GroupRow | undefined }> {
+    const outerSpec: CrosstabSpec =
+      axis === 'rows'
+        ? { ...spec, rows: spec.rows.slice(0, 1), columns: [], subtotals: false, columnLimit: null, columnFilter: null }
+        : {
+            ...spec,
+            rows: [],
+            columns: spec.columns.slice(0, 1),
+            subtotals: false,
+            rowLimit: null,
+            rowFilter: null,
+          };
+    const most = MAX_CELLS * OUTER_KEYS_FACTOR;
+    const outer = await this.pivots.pivot(entry, where, outerSpec, most, signal);
+    const n = axis === 'rows' ? outer.keys.rows : outer.keys.columns;
+    if (n * spec.totals.length > most)
+      throw AppError.invalid(
+        `The crosstab's outermost ${axis === 'rows' ? 'row' : 'column'} field has ${n} values; with ${spec.totals.length} total(s) at most ${Math.floor(most / spec.totals.length)} can be ranked for ${axis === 'rows' ? 'rowLimit' : 'columnLimit'}. Filter the query.`,
+      );
+    const table = buildPivotTable(outerSpec, outer.groups);
+    const keys = axis === 'rows' ? table.rows : table.columns;
+    return {
+      values: keys.map((k) => k[0]),
+      counts:
+        axis === 'rows'
+          ? { omitted: table.rowsOmitted, filteredOut: table.rowsFilteredOut, outer: table.outerRows }
+          : { omitted: table.columnsOmitted, filteredOut: table.columnsFilteredOut, outer: table.outerColumns },
+      grand: outer.groups.find((g) => g.rowKey.length === 0 && g.columnKey.length === 0),
+    };
+  }
+
+  /**
+   * The pivot of the table as drawn. Without rowLimit, columnLimit or filters it is one pass. With them,
+   * the kept outer values are chosen first, then the cells are read for those alone; the totals over
+   * everything (a row's total across every column, each column's total, the grand total) come from
+   * passes that leave the other axis unrestricted, so no total ever changes with what is shown.
+   */
+  private async pivotAsDrawn(
+    entry: IndexEntry,
+    where: QueryNode,
+    spec: CrosstabSpec,
+    signal?: AbortSignal,
+  ): Promise<PivotResult & { outer?: { rows?: OuterCounts; columns?: OuterCounts } }> {
+    const limitsRows = spec.rows.length > 0 && (spec.rowLimit !== null || spec.rowFilter !== null);
+    const limitsColumns = spec.columns.length > 0 && (spec.columnLimit !== null || spec.columnFilter !== null);
+    if (!limitsRows && !limitsColumns) return this.pivots.pivot(entry, where, spec, MAX_CELLS, signal);
+    const rows = limitsRows ? await this.chooseOuter(entry, where, spec, 'rows', signal) : undefined;
+    const columns = limitsColumns ? await this.chooseOuter(entry, where, spec, 'columns', signal) : undefined;
+    const restrict = { rows: rows?.values, columns: columns?.values };
+    const main = await this.pivots.pivot(entry, where, spec, MAX_CELLS, signal, restrict);
+    const outer = { rows: rows?.counts, columns: columns?.counts };
+    if (main.groups.length === 0) return { ...main, outer };
+    const isRowTotal = (g: GroupRow) => g.rowKey.length > 0 && g.columnKey.length === 0;
+    const isColumnTotal = (g: GroupRow) => g.rowKey.length === 0 && g.columnKey.length > 0;
+    const isGrand = (g: GroupRow) => g.rowKey.length === 0 && g.columnKey.length === 0;
+    let groups = main.groups;
+    // Each row's totals across every column, not only the kept ones.
+    if (columns) {
+      const across = await this.pivots.pivot(
+        entry,
+        where,
+        { ...spec, columns: [], columnLimit: null, columnFilter: null },
+        MAX_CELLS,
+        signal,
+        { rows: rows?.values },
+      );
+      groups = [...groups.filter((g) => !isRowTotal(g)), ...across.groups.filter(isRowTotal)];
+    }
+    // Each column's totals down every row.
+    if (rows) {
+      const down = await this.pivots.pivot(
+        entry,
+        where,
+        { ...spec, rows: [], rowLimit: null, rowFilter: null },
+        MAX_CELLS,
+        signal,
+        { columns: columns?.values },
+      );
+      groups = [...groups.filter((g) => !isColumnTotal(g)), ...down.groups.filter(isColumnTotal)];
+    }
+    const grand = (rows ?? columns)?.grand;
+    groups = [...groups.filter((g) => !isGrand(g)), ...(grand ? [grand] : [])];
+    return { ...main, groups, outer };
+  }
+
   private async compute(
     entry: IndexEntry,
     where: QueryNode,
@@ -136,8 +261,9 @@ export class RunCrosstabUseCase {
     signal?: AbortSignal,
   ): Promise<CachedResult> {
     await this.checkBins(entry, where, spec, signal);
-    // One pass yields the key counts and the groups; over the limit it stops at the counts.
-    const { keys, groups, tooManyGroups, drill } = await this.pivots.pivot(entry, where, spec, MAX_CELLS, signal);
+    await this.checkEstimate(entry, where, spec, signal);
+    const { keys, groups, tooManyGroups, drill, outer } = await this.pivotAsDrawn(entry, where, spec, signal);
+    // The limit counts the table as drawn: after rowLimit, columnLimit and the filters.
     const cells = crosstabCells(keys, spec);
     if (cells > MAX_CELLS) {
       throw AppError.invalid(
@@ -145,7 +271,7 @@ export class RunCrosstabUseCase {
       );
     }
     if (tooManyGroups) throw subtotalsOverLimit();
-    const job = { spec, groups, drill, output, index: entry.name };
+    const job = { spec, groups, drill, outer, output, index: entry.name };
     return this.tables && groups.length >= OFF_LOOP_GROUPS ? this.tables.render(job, signal) : tableResult(job);
   }
 }

@@ -4,7 +4,7 @@ import type { DrillFacts } from '../ports/pivot-engine.port';
 import type { GroupRow } from './axis-value';
 import { toChartGrid } from './crosstab-grid';
 import { MAX_CELLS, type CrosstabSpec } from './crosstab-spec';
-import { buildPivotTable, type PivotTable } from './pivot-table';
+import { buildPivotTable, type OuterCounts, type PivotTable } from './pivot-table';
 import { renderCsv } from './render-csv';
 import { renderHtml } from './render-html';
 import { renderJson } from './render-json';
@@ -28,6 +28,8 @@ export interface TableJob {
   spec: CrosstabSpec;
   groups: GroupRow[];
   drill?: DrillFacts;
+  /** The outer levels chosen before the pivot by rowLimit, columnLimit and the filters: their counts. */
+  outer?: { rows?: OuterCounts; columns?: OuterCounts };
   output: CrosstabOutput;
   index: string;
 }
@@ -38,8 +40,8 @@ export const subtotalsOverLimit = () =>
   );
 
 /** The pivot table built from its groups and rendered, with its counts (the result cache's form). */
-export async function tableResult({ spec, groups, drill, output, index }: TableJob): Promise<CachedResult> {
-  const table = buildPivotTable(spec, groups, { drill });
+export async function tableResult({ spec, groups, drill, outer, output, index }: TableJob): Promise<CachedResult> {
+  const table = buildPivotTable(spec, groups, { drill, outer });
   // Without column fields the Total column is the table's one column.
   const columnCount = spec.columns.length ? table.columns.length : 1;
   // Subtotal rows and columns are shown cells too: the limit holds for the table as drawn.

@@ -1,6 +1,6 @@
 import type { IndexEntry } from '@quarry/metadata-store';
 import type { QueryNode } from '@quarry/query-language';
-import type { GroupRow } from '../domain/axis-value';
+import type { AxisValue, GroupRow } from '../domain/axis-value';
 import type { CrosstabSpec } from '../domain/crosstab-spec';
 
 /** How many row and column keys the pivot has (columns is 1 without column fields: the Total column). */
@@ -30,6 +30,24 @@ export interface DrillFacts {
 }
 
 /**
+ * Outer key values a pivot is restricted to: only records whose outermost row (column) key is one of
+ * these are read. rowLimit, columnLimit and the filters choose them first (run-crosstab.use-case).
+ */
+export interface PivotRestriction {
+  rows?: readonly AxisValue[];
+  columns?: readonly AxisValue[];
+}
+
+/** Keys a crosstab has at least, known without reading every record (a sample, the load's counts). */
+export interface KeysAtLeast {
+  /** Row keys of every level below the outermost, and values of the outermost level. */
+  rows: number;
+  outerRows: number;
+  columns: number;
+  outerColumns: number;
+}
+
+/**
  * Aggregation over a published index version. Adapters must guarantee:
  * - every total of a group is computed from the group's records (an Average's total is the average of
  *   the records, a distinct count's total is distinct over the set), never from other groups' values;
@@ -51,7 +69,13 @@ export interface PivotEngine {
     spec: CrosstabSpec,
     maxCells: number,
     signal?: AbortSignal,
+    restrict?: PivotRestriction,
   ): Promise<PivotResult>;
+  /**
+   * Lower bounds of the key counts, in bounded time whatever the index size (a sample of a fixed number
+   * of records, exact per-field counts kept at load): never more than the pivot would find.
+   */
+  keysAtLeast(entry: IndexEntry, where: QueryNode, spec: CrosstabSpec, signal?: AbortSignal): Promise<KeysAtLeast>;
   /**
    * The smallest and largest value of a numeric field over the filtered records (null when none has
    * one): one aggregate, so a bin width too fine for the cell limit is refused before the pivot runs.

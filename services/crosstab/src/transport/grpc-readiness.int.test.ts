@@ -53,7 +53,7 @@ describe('crosstab readiness waits for the published indexes to be open', () => 
         views: [],
         attachMinRecords: attach ? 0 : Infinity,
       });
-      await store.publishIndex({ name, description: '', fields: built.fields, views: [], ...built });
+      await store.publishIndex({ name, description: '', views: [], ...built });
     }
     let open: () => void = () => undefined;
     const gate = new Promise<void>((resolve) => (open = resolve));
