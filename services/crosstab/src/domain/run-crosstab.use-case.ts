@@ -154,7 +154,7 @@ export class RunCrosstabUseCase {
     const cells = crosstabCells({ rows, columns }, spec);
     if (cells > MAX_CELLS)
       throw AppError.invalid(
-        `The crosstab would have at least ${cells} cells (${rows} rows x ${columns} columns x ${spec.totals.length} totals); the limit is ${MAX_CELLS}. Filter the query or use fewer fields.`,
+        `The crosstab would have ${cells} cells or more (${rows} rows x ${columns} columns x ${spec.totals.length} totals); the limit is ${MAX_CELLS}. Filter the query or use fewer fields.`,
       );
   }
 
@@ -225,7 +225,7 @@ export class RunCrosstabUseCase {
     const isGrand = (g: GroupRow) => g.rowKey.length === 0 && g.columnKey.length === 0;
     let groups = main.groups;
     // Each row's totals across every column, not only the kept ones.
-    if (columns) {
+    if (columns && spec.rows.length) {
       const across = await this.pivots.pivot(
         entry,
         where,
@@ -237,7 +237,7 @@ export class RunCrosstabUseCase {
       groups = [...groups.filter((g) => !isRowTotal(g)), ...across.groups.filter(isRowTotal)];
     }
     // Each column's totals down every row.
-    if (rows) {
+    if (rows && spec.columns.length) {
       const down = await this.pivots.pivot(
         entry,
         where,
