@@ -24,6 +24,11 @@ export interface SnapshotRef {
 
 export interface LoadedTable {
   table: string;
+  /**
+   * The stored table behind the `table` view, as SQL: a sample (TABLESAMPLE ... (system)) must name
+   * it, since through the view DuckDB filtered every record before sampling (220 ms instead of 3 ms at 30M).
+   */
+  stored: string;
   /** DuckDB column types by field name (DATE vs TIMESTAMP matters for output). */
   columnTypes: ReadonlyMap<string, string>;
   /** Text fields whose values are single words: there a word match is an equality (compileWhere). */
@@ -257,11 +262,19 @@ export class SnapshotEngine {
     const columnTypes = new Map(described.map((r) => [String(r.column_name), String(r.column_type)]));
     if (facts !== undefined) {
       const { singleWord, distinctKeys } = factsFromJson(facts);
-      return { table, columnTypes, singleWord, distinctKeys, storage, heldBytes };
+      return {
+        table,
+        stored: `${store}.main.${RECORDS_TABLE}`,
+        columnTypes,
+        singleWord,
+        distinctKeys,
+        storage,
+        heldBytes,
+      };
     }
     // Only a shortcut: without it every word match takes the substring test, which is always right.
     const singleWord = await learnSingleWordFields((sql) => this.all(sql), table, ref.fields).catch(() => new Map());
-    return { table, columnTypes, singleWord, storage, heldBytes };
+    return { table, stored: `${store}.main.${ident(table)}`, columnTypes, singleWord, storage, heldBytes };
   }
 
   /**

@@ -530,6 +530,8 @@ export class DuckDbPivotEngine implements PivotEngine {
     spec: CrosstabSpec,
     signal?: AbortSignal,
   ): Promise<KeysAtLeast> {
+    // A small index is pivoted whole in about the time a sample would take: nothing to estimate.
+    if (entry.recordCount <= KEY_SAMPLE_RECORDS) return { rows: 0, outerRows: 0, columns: 0, outerColumns: 0 };
     const table = await this.engine.table(entry);
     const w = compileWhere(where, table);
     const key = (a: AxisSpec, alias: string) => {
@@ -544,7 +546,7 @@ export class DuckDbPivotEngine implements PivotEngine {
     const percent = Math.min(100, (KEY_SAMPLE_RECORDS / Math.max(entry.recordCount, 1)) * 100);
     const keys = [...spec.rows.map((a, i) => key(a, rows[i])), ...spec.columns.map((a, i) => key(a, cols[i]))];
     const [row] = await this.engine.all(
-      `WITH s AS MATERIALIZED (SELECT ${keys.length ? keys.join(', ') : '1 AS __one'} FROM ${ident(table.table)} TABLESAMPLE ${percent.toFixed(6)}% (system) WHERE ${w.sql})
+      `WITH s AS MATERIALIZED (SELECT ${keys.length ? keys.join(', ') : '1 AS __one'} FROM ${table.stored} TABLESAMPLE ${percent.toFixed(6)}% (system) WHERE ${w.sql})
 SELECT ${distinct(rows)} AS nr, ${distinct(rows.slice(0, 1))} AS nor, ${distinct(cols)} AS nc, ${distinct(cols.slice(0, 1))} AS noc`,
       w.params,
       signal,

@@ -1,0 +1,337 @@
+#!/usr/bin/env node
+// Scale benchmark (issue #30 item 5): flights-3m.parquet copied to 3M and 30M rows (120M with --huge),
+// the dates shifted a year per copy. For each size: load time, the first crosstab after a start, idle,
+// settled and peak memory of the server process, three crosstabs, two searches and 8-client throughput,
+// each beside hand-written DuckDB over the same rows in the same run. The hand-written side is what a
+// DuckDB user would do: CREATE TABLE AS into a DuckDB file, reopened read-only, SQL typed by hand.
+// Heavy: run under `flock /tmp/quarry-heavy.lock`.
+// Usage: npm run build && node bench/scale.bench.js [--sizes 3,30] [--huge] [--runs 5] [--seconds 8]
+const fs = require('node:fs');
+const http = require('node:http');
+const os = require('node:os');
+const path = require('node:path');
+const { spawnSync } = require('node:child_process');
+const { DuckDBInstance } = require('@duckdb/node-api');
+const { VEGA, cli, startServer, rpc, rpcOverHttp, timePair, fmt } = require('./lib');
+
+const arg = (name, fallback) => {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? process.argv[i + 1] : fallback;
+};
+const SIZES = [...arg('--sizes', '3,30').split(',').map(Number), ...(process.argv.includes('--huge') ? [120] : [])];
+const RUNS = Number(arg('--runs', '5'));
+const SECONDS = Number(arg('--seconds', '8'));
+const SOURCE = path.join(VEGA, 'flights-3m.parquet');
+const q = (s) => `'${s.replace(/'/g, "''")}'`;
+
+const BY_MONTH = `GROUPING SETS ((origin, month), (origin), (month), ())`;
+const CROSSTABS = [
+  {
+    name: '(a) origin x month: Count',
+    params: { query: '*', rows: ['origin'], columns: [{ field: 'date' }], totals: [{ aggregationType: 'Count' }] },
+    hand: `SELECT origin, date_trunc('month', "date") AS month, count(*) FROM flights GROUP BY ${BY_MONTH}`,
+  },
+  {
+    name: '(b) origin x month: Sum(delay), Count, distinct destinations',
+    params: {
+      query: '*',
+      rows: ['origin'],
+      columns: [{ field: 'date' }],
+      totals: [
+        { aggregationType: 'Sum', field: 'delay' },
+        { aggregationType: 'Count' },
+        { aggregationType: 'Count', dynamicView: 'Destinations' },
+      ],
+    },
+    hand: `SELECT origin, date_trunc('month', "date") AS month, sum(delay), count(*), count(DISTINCT destination) FROM flights GROUP BY ${BY_MONTH}`,
+  },
+  {
+    name: '(c) delay:[60 TO 120]: origin x month, Average(distance), Max(delay)',
+    params: {
+      query: 'delay:[60 TO 120]',
+      rows: ['origin'],
+      columns: [{ field: 'date' }],
+      totals: [
+        { aggregationType: 'Average', field: 'distance' },
+        { aggregationType: 'Max', field: 'delay' },
+      ],
+    },
+    hand: `SELECT origin, date_trunc('month', "date") AS month, avg(distance), max(delay) FROM flights WHERE delay BETWEEN 60 AND 120 GROUP BY ${BY_MONTH}`,
+  },
+];
+const SEARCHES = [
+  {
+    name: 'origin:SFO, page 1 of 50',
+    params: { query: 'origin:SFO', pageSize: 50 },
+    hand: [
+      `SELECT count(*) AS n FROM flights WHERE origin = 'SFO'`,
+      `SELECT * FROM flights WHERE origin = 'SFO' LIMIT 50`,
+    ],
+  },
+  {
+    name: 'ORD (a word in any text field), page 1 of 50',
+    params: { query: 'ORD', pageSize: 50 },
+    hand: [
+      `SELECT count(*) AS n FROM flights WHERE origin = 'ORD' OR destination = 'ORD'`,
+      `SELECT * FROM flights WHERE origin = 'ORD' OR destination = 'ORD' LIMIT 50`,
+    ],
+  },
+];
+/** Over the cell limit whatever the size: refused from the key estimates, before any full pass. */
+const REFUSED = {
+  query: '*',
+  rows: ['origin', 'destination'],
+  columns: [{ field: 'date', dateGroup: 'day' }],
+  totals: [{ aggregationType: 'Count' }],
+};
+
+/** Resident and peak resident memory of a process (MB), from /proc. */
+function memoryOf(pid) {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (k) => Number(new RegExp(`${k}:\\s+(\\d+)`).exec(status)[1]) / 1024;
+  return { rss: kb('VmRSS'), peak: kb('VmHWM') };
+}
+
+/** DuckDB's reopen, in a fresh process as a restarted pod would: open the file, run the first crosstab. */
+function duckReopen(dbFile, sql) {
+  const script = `
+    const { DuckDBInstance } = require('@duckdb/node-api');
+    (async () => {
+      const base = process.memoryUsage().rss;
+      const t = performance.now();
+      const db = await DuckDBInstance.create(${JSON.stringify(dbFile)}, { access_mode: 'READ_ONLY', threads: '2' });
+      const c = await db.connect();
+      await c.runAndReadAll(${JSON.stringify(sql)});
+      const ms = performance.now() - t;
+      const peak = Number(/VmHWM:\\s+(\\d+)/.exec(require('fs').readFileSync('/proc/self/status', 'utf8'))[1]) * 1024;
+      console.log(JSON.stringify({ ms, grownMb: (process.memoryUsage().rss - base) / 1048576, peakGrownMb: (peak - base) / 1048576 }));
+    })();`;
+  const out = spawnSync(process.execPath, ['-e', script], { cwd: path.join(__dirname, '..'), encoding: 'utf8' });
+  if (out.status !== 0) throw new Error(out.stderr);
+  return JSON.parse(out.stdout.trim().split('\n').pop());
+}
+
+async function readyz(port) {
+  for (;;) {
+    const status = await new Promise((resolve) =>
+      http
+        .get(`http://127.0.0.1:${port}/readyz`, (res) => (res.resume(), resolve(res.statusCode)))
+        .on('error', () => resolve(0)),
+    );
+    if (status === 200) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** Calls per second of `n` clients calling `fn` in loops for `seconds`. */
+async function throughput(n, seconds, fn) {
+  const until = Date.now() + seconds * 1000;
+  let calls = 0;
+  await Promise.all(
+    Array.from({ length: n }, async (_, i) => {
+      while (Date.now() < until) {
+        await fn(i);
+        calls++;
+      }
+    }),
+  );
+  return calls / seconds;
+}
+
+async function runSize(millions, work) {
+  const copies = millions / 3;
+  const rowsOut = [];
+  const file = path.join(work, `flights-${millions}m.parquet`);
+  const gen = await DuckDBInstance.create(':memory:', {
+    preserve_insertion_order: 'true',
+    memory_limit: '2GB',
+    temp_directory: path.join(work, 'gen-tmp'),
+  });
+  const g = await gen.connect();
+  await g.run(
+    `COPY (SELECT "date" + to_years(CAST(k AS INTEGER)) AS "date", delay, distance, origin, destination FROM range(${copies}) r(k), read_parquet(${q(SOURCE)}) ORDER BY k) TO ${q(file)} (FORMAT parquet, COMPRESSION snappy, ROW_GROUP_SIZE 122880)`,
+  );
+  g.closeSync();
+  gen.closeSync();
+
+  const dataDir = path.join(work, `data-${millions}m`);
+  const env = { QUARRY_DATA_DIR: dataDir };
+  let t = performance.now();
+  await cli(['index', 'load', 'flights', file, '--type', 'date=date:month', '--view', 'Destinations=destination'], env);
+  const loadS = (performance.now() - t) / 1000;
+  // The hand-written side's load: CREATE TABLE AS into its own file.
+  const dbFile = path.join(work, `hand-${millions}m.duckdb`);
+  t = performance.now();
+  {
+    const db = await DuckDBInstance.create(dbFile, { threads: '2' });
+    const c = await db.connect();
+    await c.run(`CREATE TABLE flights AS SELECT * FROM read_parquet(${q(file)})`);
+    await c.run('CHECKPOINT');
+    c.closeSync();
+    db.closeSync();
+  }
+  const handLoadS = (performance.now() - t) / 1000;
+  rowsOut.push({
+    size: `${millions}M`,
+    what: 'load (s)',
+    quarry: fmt(loadS),
+    duckdb: fmt(handLoadS),
+    ratio: fmt(loadS / handLoadS),
+  });
+
+  await cli(['user', 'create', 'bench', '--indexes', '*'], env);
+  const token = (await cli(['token', 'create', '--user', 'bench', '--scopes', 'query:execute'], env))
+    .trim()
+    .split('\n')
+    .pop();
+
+  // A start: spawn, ready (every published index open), then the first crosstab.
+  t = performance.now();
+  const server = await startServer({ ...env, QUARRY_CACHE_MB: '0' });
+  await readyz(server.port);
+  const readyMs = performance.now() - t;
+  const idle = memoryOf(server.child.pid);
+  t = performance.now();
+  await rpc(server.port, token, 'CROSSTAB.EXECUTE', { index: 'flights', ...CROSSTABS[0].params });
+  const firstMs = performance.now() - t;
+  const afterFirst = memoryOf(server.child.pid);
+  const reopen = duckReopen(dbFile, CROSSTABS[0].hand);
+  rowsOut.push({
+    size: `${millions}M`,
+    what: `first crosstab (a) after a start, ms (target <= 1.5x DuckDB reopen + 100 = ${fmt(1.5 * reopen.ms + 100)})`,
+    quarry: fmt(firstMs),
+    duckdb: fmt(reopen.ms),
+    ratio: fmt(firstMs / reopen.ms),
+    note: `start to ready ${fmt(readyMs)} ms`,
+  });
+  rowsOut.push({
+    size: `${millions}M`,
+    what: 'memory grown by the first crosstab, MB (per million rows)',
+    quarry: `${fmt(afterFirst.rss - idle.rss)} (${fmt((afterFirst.rss - idle.rss) / millions)})`,
+    duckdb: `${fmt(reopen.grownMb)} (${fmt(reopen.grownMb / millions)})`,
+    note: `idle RSS ${fmt(idle.rss)} MB`,
+  });
+
+  const hand = await DuckDBInstance.create(dbFile, { access_mode: 'READ_ONLY', threads: '2' });
+  const hc = await hand.connect();
+  const run = async (sql) => (await hc.runAndReadAll(sql)).getRowObjectsJS();
+  for (const c of CROSSTABS) {
+    const params = { index: 'flights', ...c.params };
+    const first = await rpc(server.port, token, 'CROSSTAB.EXECUTE', params);
+    const groups = await run(c.hand);
+    const handRows = groups.filter((x) => x.origin !== null && x.month === null).length;
+    if (first.rowCount !== handRows) throw new Error(`${c.name}: ${first.rowCount} rows vs hand-written ${handRows}`);
+    const { a, b } = await timePair(
+      RUNS,
+      () => rpc(server.port, token, 'CROSSTAB.EXECUTE', params),
+      () => run(c.hand),
+    );
+    rowsOut.push({
+      size: `${millions}M`,
+      what: `${c.name}, p50 ms`,
+      quarry: fmt(a.p50),
+      duckdb: fmt(b.p50),
+      ratio: fmt(a.p50 / b.p50),
+    });
+  }
+  for (const s of SEARCHES) {
+    const params = { index: 'flights', ...s.params };
+    const first = await rpc(server.port, token, 'QUERIES.EXECUTE', params);
+    const [count] = await run(s.hand[0]);
+    if (Number(count.n) !== first.total) throw new Error(`${s.name}: ${first.total} vs hand-written ${count.n}`);
+    const { a, b } = await timePair(
+      RUNS * 4,
+      () => rpc(server.port, token, 'QUERIES.EXECUTE', params),
+      async () => {
+        await run(s.hand[0]);
+        await run(s.hand[1]);
+      },
+    );
+    rowsOut.push({
+      size: `${millions}M`,
+      what: `search ${s.name}, p50 ms`,
+      quarry: fmt(a.p50),
+      duckdb: fmt(b.p50),
+      ratio: fmt(a.p50 / b.p50),
+    });
+  }
+  t = performance.now();
+  const refused = await rpc(server.port, token, 'CROSSTAB.EXECUTE', { index: 'flights', ...REFUSED }).catch((e) => e);
+  const refusedMs = performance.now() - t;
+  if (!/cells/.test(String(refused)))
+    throw new Error(`expected a refusal, got ${JSON.stringify(refused).slice(0, 200)}`);
+  const keysSql = `SELECT count(*) FROM (SELECT DISTINCT origin, destination, CAST("date" AS DATE) FROM flights)`;
+  t = performance.now();
+  await run(keysSql);
+  rowsOut.push({
+    size: `${millions}M`,
+    what: 'over the cell limit (origin, destination x day): refusal ms (target < 100) vs counting its keys by hand',
+    quarry: fmt(refusedMs),
+    duckdb: fmt(performance.now() - t),
+  });
+
+  // 8 clients: the filtered crosstab (c) and a search in turns, against 8 DuckDB connections doing the same.
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
+  const e2eRate = await throughput(8, SECONDS, (i) =>
+    i % 2
+      ? rpcOverHttp(agent, server.port, token, 'CROSSTAB.EXECUTE', { index: 'flights', ...CROSSTABS[2].params })
+      : rpcOverHttp(agent, server.port, token, 'QUERIES.EXECUTE', { index: 'flights', ...SEARCHES[0].params }),
+  );
+  const connections = await Promise.all(Array.from({ length: 8 }, () => hand.connect()));
+  const handRate = await throughput(8, SECONDS, async (i) => {
+    const c = connections[i];
+    if (i % 2) await c.runAndReadAll(CROSSTABS[2].hand);
+    else {
+      await c.runAndReadAll(SEARCHES[0].hand[0]);
+      await c.runAndReadAll(SEARCHES[0].hand[1]);
+    }
+  });
+  agent.destroy();
+  rowsOut.push({
+    size: `${millions}M`,
+    what: '8 clients, calls/s (crosstab (c) and search 1 in turns)',
+    quarry: fmt(e2eRate),
+    duckdb: fmt(handRate),
+    ratio: fmt(e2eRate / handRate),
+  });
+  const settled = memoryOf(server.child.pid);
+  rowsOut.push({
+    size: `${millions}M`,
+    what: 'server RSS MB: settled / peak (DuckDB process: peak growth on reopen)',
+    quarry: `${fmt(settled.rss)} / ${fmt(settled.peak)}`,
+    duckdb: fmt(reopen.peakGrownMb),
+  });
+  for (const c of connections) c.closeSync();
+  hc.closeSync();
+  hand.closeSync();
+  await server.stop();
+  fs.rmSync(dataDir, { recursive: true, force: true });
+  fs.rmSync(file, { force: true });
+  fs.rmSync(dbFile, { force: true });
+  return rowsOut;
+}
+
+async function main() {
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-bench-scale-'));
+  const rows = [];
+  try {
+    for (const m of SIZES) {
+      const got = await runSize(m, work);
+      console.table(got);
+      rows.push(...got);
+    }
+  } finally {
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+  console.log('\n| size | measure | Quarry | DuckDB by hand | ratio | note |\n| --- | --- | --- | --- | --- | --- |');
+  for (const r of rows)
+    console.log(`| ${r.size} | ${r.what} | ${r.quarry} | ${r.duckdb} | ${r.ratio ?? ''} | ${r.note ?? ''} |`);
+  console.log(
+    `\n${RUNS} runs per p50 (searches ${RUNS * 4}), in turns; ${SECONDS} s per throughput side; cores: ${os.cpus().length}; node ${process.version}`,
+  );
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
