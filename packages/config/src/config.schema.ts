@@ -229,6 +229,8 @@ export const envShape = {
   QUARRY_DUCKDB_MEMORY_MB: z.coerce.number().int().min(64).max(16777216).optional(),
   // Unset: a quarter of DuckDB's limit for the small versions read into memory; 0 keeps none open between calls.
   QUARRY_OPEN_INDEX_MB: z.coerce.number().int().min(0).max(16777216).optional(),
+  // Unset: <data dir>/tmp when writable, else the system's temporary folder.
+  QUARRY_DUCKDB_TEMP_DIR: z.string().min(1).optional(),
 };
 
 export const envSchema = z.object(envShape);

@@ -82,6 +82,8 @@ export interface Config {
   duckdbMemoryBytes: number | undefined;
   /** What the versions read into memory may hold together (bytes); unset: a quarter of DuckDB's limit. */
   openIndexBytes: number | undefined;
+  /** Where DuckDB spills past its limit; unset: <data dir>/tmp when writable, else the system's temporary folder. */
+  duckdbTempDir: string | undefined;
   /** Signs pagination cursors; unset: a key kept in the data directory. */
   cursorSecret: string | undefined;
   /** How long a deleted report stays restorable (days). */
@@ -190,6 +192,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     memoryIndexBytes: e.QUARRY_MEMORY_INDEX_MB * 1024 * 1024,
     duckdbMemoryBytes: e.QUARRY_DUCKDB_MEMORY_MB === undefined ? undefined : e.QUARRY_DUCKDB_MEMORY_MB * 1024 * 1024,
     openIndexBytes: e.QUARRY_OPEN_INDEX_MB === undefined ? undefined : e.QUARRY_OPEN_INDEX_MB * 1024 * 1024,
+    duckdbTempDir: e.QUARRY_DUCKDB_TEMP_DIR === undefined ? undefined : path.resolve(e.QUARRY_DUCKDB_TEMP_DIR),
     opsPort: e.QUARRY_OPS_PORT,
     opsHost: e.QUARRY_OPS_HOST,
     reportTrashDays: e.QUARRY_REPORT_TRASH_DAYS,

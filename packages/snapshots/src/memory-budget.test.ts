@@ -1,4 +1,6 @@
+import fs from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
 import { defaultDuckDbMemoryBytes, engineOptions, processMemoryBytes } from './memory-budget';
 
 const files = (map: Record<string, string>) => (file: string) => {
@@ -24,9 +26,20 @@ describe('the process memory budget (cgroup-aware)', () => {
   it('gives DuckDB half of it, at least 128 MiB, and the open indexes a quarter of that', () => {
     expect(defaultDuckDbMemoryBytes(4 * GiB)).toBe(2 * GiB);
     expect(defaultDuckDbMemoryBytes(100 * 1024 * 1024)).toBe(128 * 1024 * 1024);
-    const o = engineOptions({ dataDir: '/data', duckdbMemoryBytes: GiB, openIndexBytes: undefined });
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'q-budget-'));
+    const o = engineOptions({ dataDir, duckdbMemoryBytes: GiB, openIndexBytes: undefined });
     expect(o).toMatchObject({ memoryLimitBytes: GiB, indexBudgetBytes: GiB / 4 });
-    expect(o.tempDirectory).toMatch(/^\/data\/tmp\/duckdb-\d+-[0-9a-f]{6}$/);
-    expect(engineOptions({ dataDir: '/data', duckdbMemoryBytes: GiB, openIndexBytes: 0 }).indexBudgetBytes).toBe(0);
+    expect(o.tempDirectory).toMatch(new RegExp(`^${dataDir}/tmp/duckdb-\\d+-[0-9a-f]{6}$`));
+    expect(engineOptions({ dataDir, duckdbMemoryBytes: GiB, openIndexBytes: 0 }).indexBudgetBytes).toBe(0);
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('spills where QUARRY_DUCKDB_TEMP_DIR says, else outside a data directory it cannot write', () => {
+    const set = { dataDir: '/data', duckdbMemoryBytes: GiB, openIndexBytes: undefined };
+    expect(engineOptions({ ...set, duckdbTempDir: '/spill' }).tempDirectory).toMatch(/^\/spill\/duckdb-/);
+    // /proc is never writable: as a read-only snapshot volume.
+    expect(engineOptions({ ...set, dataDir: '/proc/self' }).tempDirectory.startsWith(`${os.tmpdir()}/duckdb-`)).toBe(
+      true,
+    );
   });
 });

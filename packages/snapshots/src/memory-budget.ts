@@ -41,13 +41,32 @@ export function engineOptions(config: {
   dataDir: string;
   duckdbMemoryBytes: number | undefined;
   openIndexBytes: number | undefined;
+  duckdbTempDir?: string | undefined;
 }): { memoryLimitBytes: number; tempDirectory: string; indexBudgetBytes: number } {
   const memoryLimitBytes = config.duckdbMemoryBytes ?? defaultDuckDbMemoryBytes();
   return {
     memoryLimitBytes,
-    // On the data volume (writable in every deployment), one folder per engine: DuckDB names its spill
-    // files per instance only, several processes may share the volume, and the engine removes its own.
-    tempDirectory: path.join(config.dataDir, 'tmp', `duckdb-${process.pid}-${randomBytes(3).toString('hex')}`),
+    // One folder per engine: DuckDB names its spill files per instance only, several processes may share
+    // the volume, and the engine removes its own. Never DuckDB's default (under the working directory,
+    // read-only in every Deployment).
+    tempDirectory: path.join(spillRoot(config), `duckdb-${process.pid}-${randomBytes(3).toString('hex')}`),
     indexBudgetBytes: config.openIndexBytes ?? Math.floor(memoryLimitBytes / 4),
   };
+}
+
+/**
+ * QUARRY_DUCKDB_TEMP_DIR, else the data volume's tmp folder where this process may write (the embedded
+ * `all` process, the loader), else the system's temporary folder (a Deployment mounts the snapshots
+ * read-only; its /tmp is a disk-backed emptyDir).
+ */
+function spillRoot(config: { dataDir: string; duckdbTempDir?: string | undefined }): string {
+  if (config.duckdbTempDir) return config.duckdbTempDir;
+  const onData = path.join(config.dataDir, 'tmp');
+  try {
+    fs.mkdirSync(onData, { recursive: true, mode: 0o700 });
+    fs.accessSync(onData, fs.constants.W_OK);
+    return onData;
+  } catch {
+    return os.tmpdir();
+  }
 }
