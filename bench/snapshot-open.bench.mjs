@@ -1,3 +1,4 @@
+/* global process, console, performance */
 // How a process should open a published version (issue #30 item 1), each way in a fresh process:
 // plain = DuckDB reopening its own file (the baseline), attach = Quarry's DuckDB-format snapshot attached
 // read-only, parquet = the Parquet file queried in place, memory = read into memory (the old way).
