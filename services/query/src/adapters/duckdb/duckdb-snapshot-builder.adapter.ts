@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { buildSnapshot, pruneSnapshots } from '@quarry/snapshots';
+import { attachableFile, buildSnapshot, pruneSnapshots } from '@quarry/snapshots';
 import type { BuiltSnapshotInfo, SnapshotBuildInput, SnapshotBuilder } from '../../ports/snapshot-builder.port';
 
 /** Snapshots as DuckDB files under the data directory (@quarry/snapshots does the building). */
@@ -19,11 +19,15 @@ export class DuckDbSnapshotBuilder implements SnapshotBuilder {
     pruneSnapshots(this.dataDir, name, [...keep]);
   }
 
+  /** A version's bytes: its Parquet file and, for a large one, its attachable DuckDB file beside it. */
   sizeOf(snapshot: string): number {
-    try {
-      return fs.statSync(path.resolve(this.dataDir, snapshot)).size;
-    } catch {
-      return 0;
-    }
+    const size = (file: string) => {
+      try {
+        return fs.statSync(path.resolve(this.dataDir, file)).size;
+      } catch {
+        return 0;
+      }
+    };
+    return size(snapshot) + (size(snapshot) > 0 ? size(attachableFile(snapshot)) : 0);
   }
 }
