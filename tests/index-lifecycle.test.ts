@@ -148,9 +148,13 @@ describe('quarry index load: one load per name at a time, and crashes leave noth
       expect(next.stderr).not.toContain('being loaded');
       expect(next.code).toBe(0);
       expect(await count()).toBe(expected);
-      // The crashed loads' temporary files are gone; only the current and previous snapshots stay.
-      expect(files().filter((f) => f.endsWith('.tmp'))).toEqual([]);
-      expect(files().length).toBeLessThanOrEqual(2);
+      // The crashed loads' temporary files are gone; only the current and previous snapshots stay, each
+      // a Parquet file and (a large version, issue #30) its attachable DuckDB file beside it.
+      expect(files().filter((f) => !/\.(parquet|duckdb)$/.test(f))).toEqual([]);
+      const parquet = files().filter((f) => f.endsWith('.parquet'));
+      expect(parquet.length).toBeLessThanOrEqual(2);
+      for (const f of files().filter((x) => x.endsWith('.duckdb')))
+        expect(parquet).toContain(f.replace(/\.duckdb$/, '.parquet'));
     } finally {
       await quarry.stop();
     }

@@ -37,9 +37,9 @@ describe('the process memory budget (cgroup-aware)', () => {
   it('spills where QUARRY_DUCKDB_TEMP_DIR says, else outside a data directory it cannot write', () => {
     const set = { dataDir: '/data', duckdbMemoryBytes: GiB, openIndexBytes: undefined };
     expect(engineOptions({ ...set, duckdbTempDir: '/spill' }).tempDirectory).toMatch(/^\/spill\/duckdb-/);
-    // /proc is never writable: as a read-only snapshot volume.
-    expect(engineOptions({ ...set, dataDir: '/proc/self' }).tempDirectory.startsWith(`${os.tmpdir()}/duckdb-`)).toBe(
-      true,
-    );
+    // Under a file nothing can be created, even by root: as a read-only snapshot volume.
+    expect(
+      engineOptions({ ...set, dataDir: '/dev/null/data' }).tempDirectory.startsWith(`${os.tmpdir()}/duckdb-`),
+    ).toBe(true);
   });
 });

@@ -63,7 +63,9 @@ function spillRoot(config: { dataDir: string; duckdbTempDir?: string | undefined
   if (config.duckdbTempDir) return config.duckdbTempDir;
   const onData = path.join(config.dataDir, 'tmp');
   try {
-    fs.mkdirSync(onData, { recursive: true, mode: 0o700 });
+    // Not recursive: the data directory exists or nothing here is ours to create (a recursive mkdir under
+    // /proc never returned).
+    if (!fs.existsSync(onData)) fs.mkdirSync(onData, { mode: 0o700 });
     fs.accessSync(onData, fs.constants.W_OK);
     return onData;
   } catch {
