@@ -63,11 +63,11 @@ describe('crosstab readiness waits for the published indexes to be open', () => 
         return store.listIndexes();
       },
     });
-    const module = createCrosstabModule({ listenAddr: '127.0.0.1:0', graceMs: 1000 }, silentLogger(), {
+    const module = createCrosstabModule({ listenAddr: '127.0.0.1:0', graceMs: 1000, tableThreads: 0 }, silentLogger(), {
       catalog,
       engine,
       ping: () => store.ping(),
-      limiter: new HeavyCallLimiter(2, 2),
+      limiter: new HeavyCallLimiter({ maxRunning: 2, perCaller: 2, maxQueued: 2 }),
       cache: new LruResultCache(0),
     });
     await module.start({ internalToken: 'k'.repeat(32), tls: undefined });
