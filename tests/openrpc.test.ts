@@ -180,18 +180,37 @@ interface LiveDocument {
   }>;
 }
 
+/**
+ * Examples that cannot run as written on a bare `npm start`: scheduling needs a destination the operator
+ * configures (QUARRY_SMTP_URL or QUARRY_WEBHOOK_ALLOW), and removing one needs the id a schedule got.
+ * tests/schedules.test.ts makes these calls on a configured server and checks their results.
+ */
+const NEEDS_CONFIGURATION: ReadonlySet<MethodName> = new Set(['REPORTS.SCHEDULE', 'REPORTS.UNSCHEDULE']);
+
 describe('each method’s examples in the document are real calls on what npm start serves', () => {
   type Live = { data: unknown; meta: Record<string, unknown> };
   const live: Partial<Record<MethodName, Live[]>> = {};
   let document: LiveDocument;
   /** Every example of every method, as [method, position]. */
-  const EXAMPLES = METHOD_NAMES.flatMap((name) => METHOD_EXAMPLES[name].map((_, i) => [name, i] as const));
+  const EXAMPLES = METHOD_NAMES.filter((name) => !NEEDS_CONFIGURATION.has(name)).flatMap((name) =>
+    METHOD_EXAMPLES[name].map((_, i) => [name, i] as const),
+  );
+  /** The examples not run here still show a result their schema accepts. */
+  const SHOWN_ONLY = [...NEEDS_CONFIGURATION].flatMap((name) =>
+    METHOD_EXAMPLES[name].map((_, i) => [name, i] as const),
+  );
 
   beforeAll(async () => {
     document = (
       (await (await post({ jsonrpc: '2.0', id: 1, method: 'rpc.discover' })).json()) as { result: LiveDocument }
     ).result;
     for (const m of document.methods) {
+      if (NEEDS_CONFIGURATION.has(m.name)) {
+        process.stderr.write(
+          `openrpc: ${m.name}'s examples are not run here: they need a configured destination or id\n`,
+        );
+        continue;
+      }
       live[m.name] = [];
       for (const example of m.examples) {
         // The params exactly as the document writes them, with the token npm start prints.
@@ -222,6 +241,18 @@ describe('each method’s examples in the document are real calls on what npm st
     expect(METHODS[name].result.safeParse(live[name]![i].data).error).toBeUndefined();
   });
 
+  it.each(SHOWN_ONLY)(
+    '%s example %i (not run here): the shown result validates against the result schema',
+    (name, i) => {
+      const m = document.methods.find((x) => x.name === name)!;
+      const shown = m.examples[i].result.value as { data: unknown };
+      const validate = new Ajv({ allErrors: true, allowUnionTypes: true }).compile(m.result.schema);
+      validate(shown);
+      expect(validate.errors ?? []).toEqual([]);
+      expect(METHODS[name].result.safeParse(shown.data).error).toBeUndefined();
+    },
+  );
+
   it.each(EXAMPLES)('%s example %i: answers what the document shows', (name, i) => {
     const shown = document.methods.find((x) => x.name === name)!.examples[i].result.value;
     expect(stable(live[name]![i])).toEqual(stable(shown));
@@ -234,12 +265,12 @@ function writeExamples(
   let text = fs.readFileSync(EXAMPLES_FILE, 'utf8');
   const start = text.indexOf('export const METHOD_EXAMPLES');
   const entries = METHOD_NAMES.map((name) => {
-    const written = METHOD_EXAMPLES[name].map((e, i) => ({
-      name: e.name,
-      params: e.params,
-      result: live[name]?.[i]?.data,
-      meta: live[name]?.[i]?.meta,
-    }));
+    const written = METHOD_EXAMPLES[name].map((e, i) => {
+      const run = live[name]?.[i];
+      return run
+        ? { name: e.name, params: e.params, result: run.data, meta: run.meta }
+        : { name: e.name, params: e.params, result: e.result, meta: e.meta };
+    });
     return `  ${JSON.stringify(name)}: ${JSON.stringify(written, null, 2).replace(/\n/g, '\n  ')},`;
   });
   text = `${text.slice(0, start)}export const METHOD_EXAMPLES: Record<MethodName, MethodExample[]> = {\n${entries.join('\n')}\n};\n`;

@@ -12,6 +12,7 @@ import { byId, on } from './dom';
 import { indexesPanel, loadIndexes, showWelcome } from './indexes.panel';
 import type { Panel } from './panel';
 import { reportsPanel, startReports } from './reports.panel';
+import { resetSchedules, schedulesPanel, startSchedules } from './schedules.panel';
 import { openSearch, runSearch, searchPanel, startSearch } from './search.panel';
 import { selectTab, startTabs } from './tabs';
 
@@ -22,11 +23,12 @@ import { selectTab, startTabs } from './tabs';
  */
 
 const TOKEN_KEY = 'quarry.console.token';
-const PANELS: Panel[] = [indexesPanel, searchPanel, crosstabPanel, reportsPanel];
+const PANELS: Panel[] = [indexesPanel, searchPanel, crosstabPanel, reportsPanel, schedulesPanel];
 
 async function connect(token: string): Promise<void> {
   app.client = new QuarryClient({ url: location.origin, token });
   for (const p of PANELS) p.reset();
+  resetSchedules();
   disposeChart();
   indexesPanel.status('Connecting…');
   const ok = await loadIndexes({
@@ -72,6 +74,7 @@ function start(): void {
   startTabs();
   startSearch();
   startCrosstab();
+  startSchedules();
   startReports({
     search: async (params) => {
       selectTab('search');
@@ -93,6 +96,7 @@ function start(): void {
     app.indexes = [];
     byId<HTMLInputElement>('token').value = '';
     for (const p of PANELS) p.reset();
+    resetSchedules();
     disposeChart();
     byId('index-list').replaceChildren();
     showWelcome(true);

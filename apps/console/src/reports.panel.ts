@@ -3,6 +3,7 @@ import { app } from './app-state';
 import { byId, el, onSubmit } from './dom';
 import { Panel } from './panel';
 import { showVersions } from './report-versions';
+import { scheduleReport } from './schedules.panel';
 import { onTabShown } from './tabs';
 
 export const reportsPanel = new Panel('reports');
@@ -33,6 +34,12 @@ async function findReports(): Promise<void> {
       'Versions',
     );
     versions.addEventListener('click', () => void showVersions(reportsPanel, r.guid));
+    const schedule = el(
+      'button',
+      { type: 'button', class: 'quiet', 'aria-label': `Schedule deliveries of ${r.name}` },
+      'Schedule',
+    );
+    schedule.addEventListener('click', () => scheduleReport(r.guid));
     return el(
       'tr',
       {},
@@ -41,7 +48,7 @@ async function findReports(): Promise<void> {
       el('td', {}, r.index),
       el('td', {}, r.owner),
       el('td', {}, r.updatedAt.slice(0, 16).replace('T', ' ')),
-      el('td', { class: 'cell-actions' }, open, versions),
+      el('td', { class: 'cell-actions' }, open, versions, schedule),
     );
   });
   byId('reports-result').replaceChildren(

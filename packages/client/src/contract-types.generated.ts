@@ -922,6 +922,140 @@ export interface ReportsDeleteResult {
   restorableUntil: string;
 }
 
+/** Deliver a report on a cron schedule, by signed webhook or e-mail. */
+export interface ReportsScheduleParams {
+  /**
+   * The report to deliver (yours, or shared with you).
+   */
+  guid: string;
+  /**
+   * When to deliver: 5 cron fields (minute hour day month weekday), or 6 with seconds first. Runs closer together than QUARRY_SCHEDULE_MIN_INTERVAL_S (300 by default) are refused.
+   */
+  cron: string;
+  /**
+   * The zone cron is read in (IANA name).
+   */
+  timeZone?: string;
+  /**
+   * The output delivered: html, json, csv or xlsx for a crosstab (json for a search), png or svg for a crosstab saved as a chart.
+   */
+  format: "html" | "json" | "csv" | "xlsx" | "png" | "svg";
+  /**
+   * One destination: a signed webhook ({webhook: {url}}), or e-mail ({email: {to}}).
+   */
+  deliver: {
+    webhook?: {
+      /**
+       * Where each run is POSTed (http or https, no credentials). Its host[:port] must match QUARRY_WEBHOOK_ALLOW.
+       */
+      url: string;
+    };
+    email?: {
+      /**
+       * Recipients of each run, the output attached.
+       *
+       * @minItems 1
+       * @maxItems 20
+       */
+      to: [string, ...string[]];
+    };
+  };
+  /**
+   * Also deliver once at once.
+   */
+  runNow?: boolean;
+}
+
+export interface ReportsScheduleResult {
+  scheduleId: string;
+  /**
+   * The webhook signing secret, shown this once (Quarry-Signature is an HMAC-SHA256 with it); null for e-mail.
+   */
+  secret: string | null;
+}
+
+/** The caller's schedules, with their last delivery attempts. */
+export interface ReportsSchedulesParams {
+  /**
+   * Only this report's schedules.
+   */
+  guid?: string;
+}
+
+export interface ReportsSchedulesResult {
+  schedules: {
+    scheduleId: string;
+    guid: string;
+    cron: string;
+    timeZone: string;
+    format: "html" | "json" | "csv" | "xlsx" | "png" | "svg";
+    deliver:
+      | {
+          webhook: {
+            url: string;
+          };
+        }
+      | {
+          email: {
+            to: string[];
+          };
+        };
+    status: "active" | "stopped";
+    /**
+     * Why deliveries stopped: the report was deleted or became unreadable, or its owner was revoked.
+     */
+    stoppedReason: string | null;
+    createdAt: string;
+    nextRunAt: string | null;
+    /**
+     * The last delivery attempts, newest first (each try recorded).
+     */
+    deliveries: {
+      /**
+       * The scheduled time of the run this attempt belongs to.
+       */
+      runAt: string;
+      /**
+       * 1 for the first try of a run, up to 5.
+       */
+      attempt: number;
+      /**
+       * When the attempt ended.
+       */
+      at: string;
+      /**
+       * delivered; retrying (this try failed, another follows with backoff); failed (the last try failed); stopped (the schedule was stopped, see stoppedReason).
+       */
+      outcome: "delivered" | "retrying" | "failed" | "stopped";
+      /**
+       * The webhook receiver's HTTP status, when it answered.
+       */
+      httpStatus: number | null;
+      /**
+       * Why an attempt failed; empty when delivered.
+       */
+      detail: string;
+      /**
+       * The same for every try of one run (Idempotency-Key header).
+       */
+      idempotencyKey: string;
+    }[];
+  }[];
+}
+
+/** Remove a schedule: no further deliveries. */
+export interface ReportsUnscheduleParams {
+  /**
+   * The id REPORTS.SCHEDULE returned.
+   */
+  scheduleId: string;
+}
+
+export interface ReportsUnscheduleResult {
+  scheduleId: string;
+  removed: true;
+}
+
 /** Issue a short-lived token a browser may use for one report or one index. */
 export interface TokensEmbedParams {
   /**
@@ -963,5 +1097,8 @@ export interface Methods {
   'REPORTS.EXECUTE': { params: ReportsExecuteParams; result: ReportsExecuteResult };
   'REPORTS.UPDATE': { params: ReportsUpdateParams; result: ReportsUpdateResult };
   'REPORTS.DELETE': { params: ReportsDeleteParams; result: ReportsDeleteResult };
+  'REPORTS.SCHEDULE': { params: ReportsScheduleParams; result: ReportsScheduleResult };
+  'REPORTS.SCHEDULES': { params: ReportsSchedulesParams; result: ReportsSchedulesResult };
+  'REPORTS.UNSCHEDULE': { params: ReportsUnscheduleParams; result: ReportsUnscheduleResult };
   'TOKENS.EMBED': { params: TokensEmbedParams; result: TokensEmbedResult };
 }

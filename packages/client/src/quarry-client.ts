@@ -128,7 +128,7 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
 }
 
 /** Methods that change what is stored: never retried. */
-const WRITES: readonly string[] = ['REPORTS.UPDATE', 'REPORTS.DELETE'];
+const WRITES: readonly string[] = ['REPORTS.UPDATE', 'REPORTS.DELETE', 'REPORTS.SCHEDULE', 'REPORTS.UNSCHEDULE'];
 
 /**
  * Quarry's JSON-RPC API with the contract's types: `client.queries.execute({ index: 'movies' })`
@@ -148,6 +148,9 @@ export class QuarryClient {
   readonly reports = {
     find: (p: ParamsOf<'REPORTS.FIND'> = {}, o?: CallOptions) => this.data('REPORTS.FIND', p, o),
     metadata: (p: ParamsOf<'REPORTS.METADATA'>, o?: CallOptions) => this.data('REPORTS.METADATA', p, o),
+    schedule: (p: ParamsOf<'REPORTS.SCHEDULE'>, o?: CallOptions) => this.data('REPORTS.SCHEDULE', p, o),
+    schedules: (p: ParamsOf<'REPORTS.SCHEDULES'> = {}, o?: CallOptions) => this.data('REPORTS.SCHEDULES', p, o),
+    unschedule: (p: ParamsOf<'REPORTS.UNSCHEDULE'>, o?: CallOptions) => this.data('REPORTS.UNSCHEDULE', p, o),
     execute: (p: ParamsOf<'REPORTS.EXECUTE'>, o?: CallOptions) => this.data('REPORTS.EXECUTE', p, o),
     update: (p: ParamsOf<'REPORTS.UPDATE'>, o?: CallOptions) => this.data('REPORTS.UPDATE', p, o),
     delete: (p: ParamsOf<'REPORTS.DELETE'>, o?: CallOptions) => this.data('REPORTS.DELETE', p, o),
@@ -177,8 +180,9 @@ export class QuarryClient {
     params: ParamsOf<M>,
     options: CallOptions = {},
   ): Promise<{ data: ResultOf<M>; meta: ResponseMeta }> {
-    // Every method only reads, but for saving, changing and deleting a report: a retry of a save could save
-    // it twice, of new params make two versions, of a delete answer 404 for a delete that happened.
+    // Every method only reads, but for saving, changing and deleting a report and scheduling: a retry of a save
+    // could save it twice, of new params make two versions, of a delete or an unschedule answer 404 for one that
+    // happened, of a schedule make two.
     const idempotent =
       !('saveReport' in params && params.saveReport !== undefined) && !WRITES.includes(method as string);
     return (await this.withRetries(method, params, options, idempotent)) as { data: ResultOf<M>; meta: ResponseMeta };

@@ -23,6 +23,7 @@ export const EMPTY_REFUSED: readonly string[] = [
   'QUARRY_CURSOR_SECRET',
   'QUARRY_EMBED_SECRET',
   'QUARRY_SEARCH_BACKEND',
+  'QUARRY_WEBHOOK_KEY',
 ];
 
 const hostPort = z.string().regex(/^[A-Za-z0-9.\-[\]:]+:\d{1,5}$/, 'must be HOST:PORT (port 0 picks a free one)');
@@ -204,6 +205,28 @@ export const envShape = {
   QUARRY_CHROMIUM_IDLE_S: z.coerce.number().int().min(0).max(86400).default(300),
   QUARRY_CACHE_MB: z.coerce.number().int().min(0).max(65536).default(256),
   QUARRY_MEMORY_INDEX_MB: z.coerce.number().int().min(0).max(1048576).default(512),
+  // Scheduled deliveries (REPORTS.SCHEDULE).
+  QUARRY_SCHEDULE_MIN_INTERVAL_S: z.coerce.number().int().min(1).max(31_622_400).default(300),
+  QUARRY_SCHEDULES_PER_USER: z.coerce.number().int().min(0).max(100_000).default(50),
+  /** Comma-separated host[:port] patterns (`*` in the host); empty: webhooks are refused. */
+  QUARRY_WEBHOOK_ALLOW: z
+    .string()
+    .refine(
+      (v) =>
+        v
+          .split(',')
+          .map((p) => p.trim())
+          .filter(Boolean)
+          .every((p) => /^(?:[A-Za-z0-9*_-]+(?:\.[A-Za-z0-9*_-]+)*|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/.test(p)),
+      'must be comma-separated host[:port] patterns (`*` allowed in the host), e.g. *.example.com,127.0.0.1:8080',
+    )
+    .default(''),
+  /** Signs webhooks (each schedule's secret is derived from it); unset: a key kept in the data directory. */
+  QUARRY_WEBHOOK_KEY: z.string().min(32, 'must be at least 32 characters').optional(),
+  QUARRY_SMTP_URL: url(['smtp:', 'smtps:']).optional(),
+  QUARRY_SMTP_FROM: z.string().min(3).default('Quarry <quarry@localhost>'),
+  /** The first retry of a failed delivery waits this long, each next one twice as long (5 tries). */
+  QUARRY_DELIVERY_BACKOFF_MS: z.coerce.number().int().min(1).max(3_600_000).default(30_000),
   QUARRY_REPORT_TRASH_DAYS: z.coerce.number().min(0).max(36500).default(30),
   // Fractions allowed: a budget of a few kilobytes is what a test of the budget needs.
   QUARRY_SNAPSHOT_KEEP_MB: z.coerce.number().min(0).max(1048576).default(1024),

@@ -86,6 +86,19 @@ export interface Config {
   duckdbTempDir: string | undefined;
   /** Signs pagination cursors; unset: a key kept in the data directory. */
   cursorSecret: string | undefined;
+  /** Scheduled deliveries of reports (REPORTS.SCHEDULE). */
+  schedules: {
+    minIntervalSeconds: number;
+    perUser: number;
+    /** host[:port] patterns webhooks may reach; empty: webhooks are refused. */
+    webhookAllow: string[];
+    /** Derives each webhook's signing secret; unset: a key kept in the data directory. */
+    webhookKey: string | undefined;
+    smtpUrl: string | undefined;
+    smtpFrom: string;
+    /** The first retry's delay; each next one doubles it. */
+    backoffMs: number;
+  };
   /** How long a deleted report stays restorable (days). */
   reportTrashDays: number;
   /**
@@ -195,6 +208,17 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     duckdbTempDir: e.QUARRY_DUCKDB_TEMP_DIR === undefined ? undefined : path.resolve(e.QUARRY_DUCKDB_TEMP_DIR),
     opsPort: e.QUARRY_OPS_PORT,
     opsHost: e.QUARRY_OPS_HOST,
+    schedules: {
+      minIntervalSeconds: e.QUARRY_SCHEDULE_MIN_INTERVAL_S,
+      perUser: e.QUARRY_SCHEDULES_PER_USER,
+      webhookAllow: e.QUARRY_WEBHOOK_ALLOW.split(',')
+        .map((p) => p.trim())
+        .filter(Boolean),
+      webhookKey: e.QUARRY_WEBHOOK_KEY,
+      smtpUrl: e.QUARRY_SMTP_URL,
+      smtpFrom: e.QUARRY_SMTP_FROM,
+      backoffMs: e.QUARRY_DELIVERY_BACKOFF_MS,
+    },
     reportTrashDays: e.QUARRY_REPORT_TRASH_DAYS,
     snapshotKeepBytes: Math.floor(e.QUARRY_SNAPSHOT_KEEP_MB * 1024 * 1024),
     tracing: tracingSettings(e),

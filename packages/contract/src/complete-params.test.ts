@@ -4,6 +4,7 @@ import {
   completeQueriesExecute,
   completeReportsExecute,
   completeReportsFind,
+  completeReportsSchedule,
 } from './complete-params';
 import { openRpcDocument } from './openrpc-document';
 import { parseParams } from './parse-params';
@@ -14,6 +15,9 @@ import {
   reportsExecuteParams,
   reportsFindParams,
   reportsMetadataParams,
+  reportsScheduleParams,
+  reportsSchedulesParams,
+  reportsUnscheduleParams,
 } from './param-schemas';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -95,6 +99,18 @@ const MINIMAL = {
   ],
   'REPORTS.FIND': [completeReportsFind(parseParams(reportsFindParams, {}))],
   'REPORTS.METADATA': [parseParams(reportsMetadataParams, { guid: 'g' })],
+  'REPORTS.SCHEDULE': [
+    completeReportsSchedule(
+      parseParams(reportsScheduleParams, {
+        guid: 'g',
+        cron: '0 8 * * 1',
+        format: 'csv',
+        deliver: { email: { to: ['a@example.com'] } },
+      }),
+    ),
+  ],
+  'REPORTS.SCHEDULES': [parseParams(reportsSchedulesParams, {})],
+  'REPORTS.UNSCHEDULE': [parseParams(reportsUnscheduleParams, { scheduleId: 's' })],
   'REPORTS.EXECUTE': [completeReportsExecute(parseParams(reportsExecuteParams, { guid: 'g' }))],
 } as const;
 

@@ -7,6 +7,7 @@ import type {
   queriesExecuteParams,
   reportsExecuteParams,
   reportsFindParams,
+  reportsScheduleParams,
   saveReportParam,
 } from './param-schemas';
 
@@ -234,6 +235,30 @@ export function completeReportsFind(p: Sent<typeof reportsFindParams>): Complete
     types: p.types as CompleteReportsFind['types'],
     cursor: p.cursor,
     limit: p.limit ?? L.DEFAULT_REPORT_LIMIT,
+  };
+}
+
+export type ScheduleDelivery = { webhook: { url: string } } | { email: { to: string[] } };
+
+export interface CompleteReportsSchedule {
+  guid: string;
+  cron: string;
+  timeZone: string;
+  format: L.ScheduleFormat;
+  deliver: ScheduleDelivery;
+  runNow: boolean;
+}
+
+/** Blanks around the cron, zone and URL dropped; addresses kept as sent (the mail server reads them). */
+export function completeReportsSchedule(p: Sent<typeof reportsScheduleParams>): CompleteReportsSchedule {
+  const { webhook, email } = p.deliver;
+  return {
+    guid: p.guid.trim(),
+    cron: p.cron.trim().replace(/\s+/g, ' '),
+    timeZone: p.timeZone?.trim() || L.DEFAULT_TIME_ZONE,
+    format: p.format,
+    deliver: webhook ? { webhook: { url: webhook.url.trim() } } : { email: { to: email?.to ?? [] } },
+    runNow: p.runNow ?? false,
   };
 }
 

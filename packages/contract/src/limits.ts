@@ -102,3 +102,15 @@ export const DEFAULT_CHART_HEIGHT = 600;
 
 /** TOKENS.EMBED: an embed token lives at most a day. */
 export const EMBED_TTL_MAX_SECONDS = 86_400;
+
+// Schedules (REPORTS.SCHEDULE): what a delivery can carry, and how much a caller may ask for.
+/** Every output a delivery can carry: a table format, or an image of a report saved as a chart. */
+export const SCHEDULE_FORMATS = ['html', 'json', 'csv', 'xlsx', 'png', 'svg'] as const;
+export type ScheduleFormat = (typeof SCHEDULE_FORMATS)[number];
+export const CRON_MAX = 120;
+export const WEBHOOK_URL_MAX = 2000;
+export const MAX_EMAIL_RECIPIENTS = 20;
+/** RFC 5321's limit on a forward path. */
+export const EMAIL_ADDRESS_MAX = 254;
+/** Delivery attempts each schedule keeps and REPORTS.SCHEDULES lists, newest first. */
+export const SCHEDULE_DELIVERIES_KEPT = 20;

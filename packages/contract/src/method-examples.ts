@@ -603,6 +603,77 @@ export const METHOD_EXAMPLES: Record<MethodName, MethodExample[]> = {
       },
     },
   ],
+  'REPORTS.SCHEDULE': [
+    {
+      name: 'the sample report as CSV every Monday at 08:00 Paris time, by e-mail (needs QUARRY_SMTP_URL)',
+      params: {
+        guid: '5a3e1c2b-7d4f-4e8a-9b6c-0d1e2f3a4b5c',
+        cron: '0 8 * * 1',
+        timeZone: 'Europe/Paris',
+        format: 'csv',
+        deliver: {
+          email: {
+            to: ['analyst@example.com'],
+          },
+        },
+      },
+      result: {
+        scheduleId: 'sch_3kTbq9vV1XwJp2mYdR7nQa',
+        secret: null,
+      },
+      meta: {
+        requestId: 'example',
+      },
+    },
+    {
+      name: 'the sample report as JSON every weekday at 07:30 UTC, to a signed webhook (needs QUARRY_WEBHOOK_ALLOW)',
+      params: {
+        guid: '5a3e1c2b-7d4f-4e8a-9b6c-0d1e2f3a4b5c',
+        cron: '30 7 * * 1-5',
+        timeZone: 'UTC',
+        format: 'json',
+        deliver: {
+          webhook: {
+            url: 'https://hooks.example.com/quarry',
+          },
+        },
+      },
+      result: {
+        scheduleId: 'sch_8Hc2LwPq4ZsN7tVbY1kRfe',
+        secret: 'whsec_q3ZJx0bq8Vd2Yw6hT1mKcN4pR7sA9uE5gL0iO3fWzXk',
+      },
+      meta: {
+        requestId: 'example',
+      },
+    },
+  ],
+  'REPORTS.SCHEDULES': [
+    {
+      name: "the caller's schedules (none yet on what npm start serves)",
+      params: {},
+      result: {
+        schedules: [],
+      },
+      meta: {
+        requestId: 'example',
+      },
+    },
+  ],
+  'REPORTS.UNSCHEDULE': [
+    {
+      name: 'remove the schedule REPORTS.SCHEDULE created',
+      params: {
+        scheduleId: 'sch_3kTbq9vV1XwJp2mYdR7nQa',
+      },
+      result: {
+        scheduleId: 'sch_3kTbq9vV1XwJp2mYdR7nQa',
+        removed: true,
+      },
+      meta: {
+        requestId: 'example',
+      },
+    },
+  ],
   'TOKENS.EMBED': [
     {
       name: 'a token a browser may use for ten minutes to search dramas in movies',

@@ -12,7 +12,7 @@ export interface MethodError {
 export interface MethodContract<P extends z.ZodType = z.ZodType, R extends z.ZodType = z.ZodType> {
   /** The client's group and function: `client.queries.execute(…)`. */
   group: 'queries' | 'indexes' | 'crosstab' | 'reports' | 'tokens';
-  call: 'execute' | 'find' | 'metadata' | 'update' | 'delete' | 'embed';
+  call: 'execute' | 'find' | 'metadata' | 'update' | 'delete' | 'schedule' | 'schedules' | 'unschedule' | 'embed';
   scope: Scope;
   /** Another scope the method needs besides `scope` (running a report runs a query). */
   alsoNeeds?: Scope;
@@ -195,6 +195,50 @@ export const METHODS = {
         when: 'No such report, one already deleted, or one the caller does not own (not told apart).',
       },
     ],
+  }),
+  'REPORTS.SCHEDULE': method({
+    group: 'reports',
+    call: 'schedule',
+    scope: 'reports:write',
+    saves: false,
+    cached: false,
+    summary: 'Deliver a report on a cron schedule, by signed webhook or e-mail.',
+    description:
+      'Each run executes the report with the schedule owner’s permissions at that time (a token revoked, an owner removed, a report deleted or no longer readable stop the schedule, with the reason listed). Webhooks are POSTed JSON {scheduleId, guid, version, runAt, contentType, data} with Quarry-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>"> and an Idempotency-Key stable per run; 5 tries with exponential backoff. Destinations must match QUARRY_WEBHOOK_ALLOW; redirects are not followed; loopback, link-local and private addresses only when a pattern names them. E-mail goes through QUARRY_SMTP_URL with the output attached.',
+    params: P.reportsScheduleParams,
+    result: R.reportsScheduleResult,
+    errors: [
+      ...common,
+      {
+        code: 400,
+        when: 'The cron does not parse or runs too often, the time zone is unknown, the format does not suit the report, the caller has QUARRY_SCHEDULES_PER_USER schedules already, the webhook URL is not allowed (QUARRY_WEBHOOK_ALLOW, a private address) or e-mail is not configured; the detail names the parameter.',
+      },
+      { code: 404, when: 'No such report, or one the caller may not see (the two are not told apart).' },
+    ],
+  }),
+  'REPORTS.SCHEDULES': method({
+    group: 'reports',
+    call: 'schedules',
+    scope: 'reports:read',
+    saves: false,
+    cached: false,
+    summary: "The caller's schedules, with their last delivery attempts.",
+    description: 'Only schedules the caller created; guid narrows them to one report.',
+    params: P.reportsSchedulesParams,
+    result: R.reportsSchedulesResult,
+    errors: common,
+  }),
+  'REPORTS.UNSCHEDULE': method({
+    group: 'reports',
+    call: 'unschedule',
+    scope: 'reports:write',
+    saves: false,
+    cached: false,
+    summary: 'Remove a schedule: no further deliveries.',
+    description: 'Only the schedule’s owner may remove it.',
+    params: P.reportsUnscheduleParams,
+    result: R.reportsUnscheduleResult,
+    errors: [...common, { code: 404, when: 'No such schedule, or another user’s (the two are not told apart).' }],
   }),
   'TOKENS.EMBED': method({
     group: 'tokens',

@@ -9,6 +9,9 @@ import {
   queriesExecuteParams,
   reportsFindParams,
   reportsMetadataParams,
+  reportsScheduleParams,
+  reportsSchedulesParams,
+  reportsUnscheduleParams,
 } from './index';
 
 /** The detail parseParams throws, or a failure if it accepted the params. */
@@ -157,6 +160,18 @@ describe('method params', () => {
       ],
       'REPORTS.FIND': [reportsFindParams, { search: 's', types: ['query'], cursor: 'c' }],
       'REPORTS.METADATA': [reportsMetadataParams, { guid: '00000000-0000-4000-8000-000000000000' }],
+      'REPORTS.SCHEDULE': [
+        reportsScheduleParams,
+        {
+          guid: 'g',
+          cron: '0 8 * * 1',
+          timeZone: 'UTC',
+          format: 'csv',
+          deliver: { webhook: { url: 'https://h.example/x' } },
+        },
+      ],
+      'REPORTS.SCHEDULES': [reportsSchedulesParams, { guid: 'g' }],
+      'REPORTS.UNSCHEDULE': [reportsUnscheduleParams, { scheduleId: 's' }],
     };
 
     function stringPaths(schema: z.ZodType, path: Array<string | number> = []): Array<Array<string | number>> {
@@ -187,7 +202,11 @@ describe('method params', () => {
     ): Record<string, unknown> {
       const copy = structuredClone(base);
       let at: Record<string | number, unknown> = copy;
-      path.slice(0, -1).forEach((k) => (at = at[k] as Record<string | number, unknown>));
+      // A path into an optional object the base leaves out (deliver.email beside deliver.webhook) is made.
+      path.slice(0, -1).forEach((k, i) => {
+        at[k] ??= typeof path[i + 1] === 'number' ? [] : {};
+        at = at[k] as Record<string | number, unknown>;
+      });
       at[path[path.length - 1]] = value;
       return copy;
     }
@@ -235,6 +254,13 @@ describe('method params', () => {
         'REPORTS.FIND types[0]',
         'REPORTS.FIND cursor',
         'REPORTS.METADATA guid',
+        'REPORTS.SCHEDULE guid',
+        'REPORTS.SCHEDULE cron',
+        'REPORTS.SCHEDULE timeZone',
+        'REPORTS.SCHEDULE deliver.webhook.url',
+        'REPORTS.SCHEDULE deliver.email.to[0]',
+        'REPORTS.SCHEDULES guid',
+        'REPORTS.UNSCHEDULE scheduleId',
       ]);
       for (const [schema, base] of Object.values(valid)) expect(() => parseParams(schema, base)).not.toThrow();
     });

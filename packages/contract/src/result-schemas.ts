@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AGGREGATIONS, REPORT_TYPES, SHOW_AS } from './limits';
+import { AGGREGATIONS, REPORT_TYPES, SCHEDULE_FORMATS, SHOW_AS } from './limits';
 
 /*
  * What each method returns in `result.data` (docs/api.md shows them per method). The gateway builds these from the
@@ -200,6 +200,61 @@ export const reportsMetadataResult = reportSummary
   })
   .meta({ title: 'ReportsMetadataResult' });
 
+export const reportsScheduleResult = z
+  .object({
+    scheduleId: z.string(),
+    secret: z.string().nullable().meta({
+      description:
+        'The webhook signing secret, shown this once (Quarry-Signature is an HMAC-SHA256 with it); null for e-mail.',
+    }),
+  })
+  .meta({ title: 'ReportsScheduleResult' });
+
+export const DELIVERY_OUTCOMES = ['delivered', 'retrying', 'failed', 'stopped'] as const;
+
+const delivery = z.object({
+  runAt: z.string().meta({ description: 'The scheduled time of the run this attempt belongs to.' }),
+  attempt: z.number().int().meta({ description: '1 for the first try of a run, up to 5.' }),
+  at: z.string().meta({ description: 'When the attempt ended.' }),
+  outcome: z.enum(DELIVERY_OUTCOMES).meta({
+    description:
+      'delivered; retrying (this try failed, another follows with backoff); failed (the last try failed); stopped (the schedule was stopped, see stoppedReason).',
+  }),
+  httpStatus: z
+    .number()
+    .int()
+    .nullable()
+    .meta({ description: "The webhook receiver's HTTP status, when it answered." }),
+  detail: z.string().meta({ description: 'Why an attempt failed; empty when delivered.' }),
+  idempotencyKey: z.string().meta({ description: 'The same for every try of one run (Idempotency-Key header).' }),
+});
+
+export const scheduleSummary = z.object({
+  scheduleId: z.string(),
+  guid: z.string(),
+  cron: z.string(),
+  timeZone: z.string(),
+  format: z.enum(SCHEDULE_FORMATS),
+  deliver: z.union([
+    z.object({ webhook: z.object({ url: z.string() }) }),
+    z.object({ email: z.object({ to: z.array(z.string()) }) }),
+  ]),
+  status: z.enum(['active', 'stopped']),
+  stoppedReason: z.string().nullable().meta({
+    description: 'Why deliveries stopped: the report was deleted or became unreadable, or its owner was revoked.',
+  }),
+  createdAt: z.string(),
+  nextRunAt: z.string().nullable(),
+  deliveries: z.array(delivery).meta({ description: 'The last delivery attempts, newest first (each try recorded).' }),
+});
+
+export const reportsSchedulesResult = z
+  .object({ schedules: z.array(scheduleSummary) })
+  .meta({ title: 'ReportsSchedulesResult' });
+
+export const reportsUnscheduleResult = z
+  .object({ scheduleId: z.string(), removed: z.literal(true) })
+  .meta({ title: 'ReportsUnscheduleResult' });
 const runRef = z
   .object({ guid: z.string(), version: z.number().int() })
   .meta({ description: 'The report and the version of it that ran.' });
@@ -248,6 +303,11 @@ export type CrosstabExecuteResult = z.output<typeof crosstabExecuteResult>;
 export type CrosstabJsonTable = z.output<typeof crosstabJsonTable>;
 export type ReportsFindResult = z.output<typeof reportsFindResult>;
 export type ReportsMetadataResult = z.output<typeof reportsMetadataResult>;
+export type ReportsScheduleResult = z.output<typeof reportsScheduleResult>;
+export type ReportsSchedulesResult = z.output<typeof reportsSchedulesResult>;
+export type ReportsUnscheduleResult = z.output<typeof reportsUnscheduleResult>;
+export type ScheduleSummary = z.output<typeof scheduleSummary>;
+export type DeliveryRecord = z.output<typeof delivery>;
 export type ReportsExecuteResult = z.output<typeof reportsExecuteResult>;
 export type ReportsUpdateResult = z.output<typeof reportsUpdateResult>;
 export type ReportsDeleteResult = z.output<typeof reportsDeleteResult>;

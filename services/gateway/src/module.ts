@@ -12,6 +12,8 @@ import { AuditRecorder } from './domain/audit-recorder';
 import { AuthenticateUseCase } from './domain/authenticate.use-case';
 import { CallMethodUseCase } from './domain/call-method.use-case';
 import { CorsPolicy } from './transport/cors';
+import { RunScheduledReportUseCase } from './domain/run-scheduled-report.use-case';
+import type { ScheduledReportRunner, SchedulesModule } from './ports/schedules.port';
 import { createHttpApp, rpcHandler } from './transport/http-app';
 
 export interface GatewayOps {
@@ -20,6 +22,8 @@ export interface GatewayOps {
   ready: () => Promise<void>;
   /** The built console to serve at /console (the composition root knows where it is). */
   consoleDir?: string;
+  /** Scheduled deliveries: built with the runner of this gateway's use cases (absent without Redis). */
+  scheduler?: (runner: ScheduledReportRunner) => SchedulesModule;
 }
 
 export class GatewayModule implements QuarryModule {
@@ -27,6 +31,7 @@ export class GatewayModule implements QuarryModule {
   private server: Server | undefined;
   private clients: GrpcServiceClients | undefined;
   private audit: AuditRecorder | undefined;
+  private scheduler: SchedulesModule | undefined;
   private readonly log: Logger;
 
   constructor(
@@ -55,9 +60,17 @@ export class GatewayModule implements QuarryModule {
     this.audit = new AuditRecorder(this.store, this.log.child({ part: 'audit' }), c.auditDays);
     this.audit.start();
     const cors = new CorsPolicy(c.corsOrigins);
+    const authenticate = new AuthenticateUseCase(this.store, signer);
+    const callMethod = new CallMethodUseCase(this.clients, signer);
+    if (this.ops?.scheduler) {
+      const scheduler = this.ops.scheduler(new RunScheduledReportUseCase(authenticate, callMethod));
+      await scheduler.start();
+      this.scheduler = scheduler;
+      callMethod.useSchedules(scheduler);
+    }
     const deps = {
-      authenticate: new AuthenticateUseCase(this.store, signer),
-      callMethod: new CallMethodUseCase(this.clients, signer),
+      authenticate,
+      callMethod,
       checkReady: this.ops?.ready ?? (() => this.store.ping()),
       log: this.log,
       bodyLimitBytes: c.bodyLimitBytes,
@@ -106,6 +119,8 @@ export class GatewayModule implements QuarryModule {
       });
     }
     this.server = undefined;
+    await this.scheduler?.stop();
+    this.scheduler = undefined;
     this.clients?.close();
     await this.audit?.stop();
   }

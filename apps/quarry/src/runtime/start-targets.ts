@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import type { Config, Target } from '@quarry/config';
 import { startPrivateRedis } from '@quarry/chart/redis';
 import { createOpsApp, GatewayModule, gatewayConfig } from '@quarry/gateway';
@@ -7,6 +8,7 @@ import type { Logger } from '@quarry/logger';
 import { instrumentStore, mergedMetrics, QuarryMetrics } from '@quarry/metrics';
 import { openMetadataStore } from '@quarry/metadata-store';
 import { consoleDir } from '@quarry/console';
+import { SchedulerModule, schedulerConfig } from '@quarry/scheduler';
 import { ModuleRunner, type ModuleMap } from './module-runner';
 import { startServiceThread } from './service-thread';
 import { SERVICE_TARGETS, startServices, type RunningServices } from './start-services';
@@ -42,15 +44,19 @@ async function listen(server: Server, port: number, host: string): Promise<numbe
  * Started in dependency order, stopped in reverse, by ModuleRunner alone.
  */
 const PROCESS_MODULES: ModuleMap<ProcessContext> = {
-  // The chart queue needs Redis: REDIS_URL, or a private redis-server when this process hosts both ends.
+  // The chart queue and the schedules need Redis: REDIS_URL, or a private redis-server when this process
+  // hosts both ends of the chart queue, or the gateway (whose scheduler keeps its schedules there).
   'private-redis': {
     start: async (ctx) => {
       const t = ctx.serviceTargets;
-      if (!(t.has('chart') || t.has('chart-worker')) || ctx.config.redis.url) return { stop: async () => undefined };
-      if (!(t.has('chart') && t.has('chart-worker')))
+      const charts = t.has('chart') || t.has('chart-worker');
+      if ((!charts && !ctx.withGateway) || ctx.config.redis.url) return { stop: async () => undefined };
+      if (charts && !(t.has('chart') && t.has('chart-worker')))
         throw new Error('REDIS_URL is required when chart and chart-worker run in different processes');
+      // Persistent (append-only file in the data directory): a restart loses no schedule.
       const redis = await startPrivateRedis(ctx.config.redis.serverPath, {
         maxmemory: ctx.config.redis.privateMaxmemory,
+        dir: path.join(ctx.config.dataDir, 'redis'),
       });
       ctx.config = { ...ctx.config, redis: { ...ctx.config.redis, url: redis.url } };
       ctx.log.info({ port: redis.port, pid: redis.pid }, 'private redis-server started for the chart queue');
@@ -69,6 +75,7 @@ const PROCESS_MODULES: ModuleMap<ProcessContext> = {
     },
   },
   gateway: {
+    deps: ['private-redis'],
     start: async (ctx) => {
       const store = await openMetadataStore({ dataDir: ctx.config.dataDir, mongo: ctx.config.mongo });
       const metrics = new QuarryMetrics();
@@ -77,6 +84,7 @@ const PROCESS_MODULES: ModuleMap<ProcessContext> = {
         await store.ping();
         await services?.ready();
       };
+      const redisUrl = ctx.config.redis.url;
       const gateway = new GatewayModule(
         gatewayConfig(ctx.config, services?.hosted ?? {}),
         instrumentStore(store, 'metadata', metrics),
@@ -85,6 +93,9 @@ const PROCESS_MODULES: ModuleMap<ProcessContext> = {
           metrics,
           ready,
           consoleDir,
+          scheduler: redisUrl
+            ? (runner) => new SchedulerModule(schedulerConfig(ctx.config, redisUrl), runner, ctx.log)
+            : undefined,
         },
       );
       try {

@@ -18,27 +18,28 @@ const SETPRIV = '/usr/bin/setpriv';
 export interface PrivateRedisOptions {
   /** redis-server's own notation (`256mb`, `1gb`, bytes). */
   maxmemory: string;
+  /**
+   * Where it keeps its append-only file: schedules live in this Redis, and a restart (of it or of the
+   * process) must lose none. Unset: no persistence (tests of the chart queue alone).
+   */
+  dir?: string;
 }
 
 /**
- * A redis-server on a free loopback port, without persistence, owned by this process, with a password
+ * A redis-server on a free loopback port, owned by this process (persistent when given a directory), with a password
  * made up for this start: any other local process could otherwise read the queued charts' data or
  * complete a job with an image of its own (issue #27).
  */
-export async function startPrivateRedis(binary: string, { maxmemory }: PrivateRedisOptions): Promise<PrivateRedis> {
+export async function startPrivateRedis(
+  binary: string,
+  { maxmemory, dir }: PrivateRedisOptions,
+): Promise<PrivateRedis> {
   const port = await freePort();
-  const args = [
-    '--port',
-    String(port),
-    '--bind',
-    '127.0.0.1',
-    '--save',
-    '',
-    '--appendonly',
-    'no',
-    '--protected-mode',
-    'yes',
-  ];
+  const persistence = dir
+    ? ['--dir', dir, '--appendonly', 'yes', '--appendfsync', 'everysec', '--save', '']
+    : ['--save', '', '--appendonly', 'no'];
+  if (dir) fs.mkdirSync(dir, { recursive: true });
+  const args = ['--port', String(port), '--bind', '127.0.0.1', ...persistence, '--protected-mode', 'yes'];
   // Capped, and never evicting: a queue that silently lost keys would lose jobs and images, while a
   // full one refuses writes and the chart service answers 503 at once.
   args.push('--maxmemory', maxmemory, '--maxmemory-policy', 'noeviction');

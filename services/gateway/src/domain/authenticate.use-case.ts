@@ -86,7 +86,21 @@ export class AuthenticateUseCase {
     if (this.signer && looksLikeEmbedToken(token)) return this.fromEmbedToken(token, this.signer);
     if (token.length > MAX_API_TOKEN_LENGTH) return fail(AUTH_FAILURES.notFound);
 
-    const hash = hashToken(token);
+    return this.byTokenHash(hashToken(token));
+  }
+
+  /**
+   * The principal of a token known by its hash, with every check of a request: a scheduled delivery runs
+   * as the token that created it, so a revoked or expired token or a removed owner stops it.
+   */
+  async fromTokenHash(hash: string): Promise<Principal> {
+    const result = await this.byTokenHash(hash);
+    if (!result.ok) throw result.error;
+    return result.principal;
+  }
+
+  private async byTokenHash(hash: string): Promise<Authentication> {
+    const fail = (detail: string): Authentication => ({ ok: false, error: new AppError('UNAUTHENTICATED', detail) });
     const credential = await this.store.findCredential(hash);
     // The store found it by hash already; the constant-time compare guards adapters that match loosely.
     if (!credential || !digestsEqual(credential.token.hash, hash)) return fail(AUTH_FAILURES.notFound);
@@ -94,7 +108,10 @@ export class AuthenticateUseCase {
     if (!live.ok) return live;
     const scopes = new Set<Scope>(credential.token.scopes.filter(isScope));
     if (scopes.size === 0) return { ok: false, error: new AppError('FORBIDDEN', AUTH_FAILURES.noScope), who: live.who };
-    return { ok: true, principal: { user: live.owner, scopes, tokenId: credential.token.id } };
+    return {
+      ok: true,
+      principal: { user: live.owner, scopes, tokenId: credential.token.id, tokenHash: credential.token.hash },
+    };
   }
 
   /** The credential's token is neither revoked nor expired and its owner is active. */
@@ -145,6 +162,7 @@ export class AuthenticateUseCase {
         user: narrowToIndex(live.owner, claims.index),
         scopes,
         tokenId: credential.token.id,
+        tokenHash: credential.token.hash,
         embed: { id: claims.id, index: claims.index, ...(claims.guid === undefined ? {} : { guid: claims.guid }) },
         narrowing: claims.realm === undefined ? [] : [{ index: claims.index, query: claims.realm }],
       },

@@ -22,6 +22,7 @@ const principal: Principal = {
   } as Principal['user'],
   scopes: new Set(['query:execute', 'reports:write']) as Principal['scopes'],
   tokenId: 't1',
+  tokenHash: 'h1',
 };
 
 /** Services that answer with the given cache word and remember what they were sent. */

@@ -18,6 +18,7 @@ const principal: Principal = {
   } as Principal['user'],
   scopes: new Set(['query:execute', 'reports:write']) as Principal['scopes'],
   tokenId: 't1',
+  tokenHash: 'h1',
 };
 
 function fakeServices() {

@@ -13,11 +13,16 @@ import {
   reportsExecuteParams,
   reportsFindParams,
   reportsMetadataParams,
+  completeReportsSchedule,
+  reportsScheduleParams,
+  reportsSchedulesParams,
+  reportsUnscheduleParams,
   reportsUpdateParams,
   tokensEmbedParams,
 } from '@quarry/contract';
 import type { z } from 'zod';
 import type { EmbedSigner } from '../ports/embed-signer.port';
+import type { Schedules, ScheduleOwner } from '../ports/schedules.port';
 import type { Caller, RequestTrace, ServiceClients } from '../ports/service-clients.port';
 import { narrowToIndex } from './authenticate.use-case';
 import {
@@ -88,6 +93,10 @@ function checkEmbedGrant(p: Principal, method: MethodName, params: Record<string
     throw AppError.forbidden('This embed token may only run the report it was issued for');
 }
 
+function ownerOf(p: Principal): ScheduleOwner {
+  return { userId: p.user.id, userName: p.user.name, tokenHash: p.tokenHash };
+}
+
 function requireScope(p: Principal, scope: Scope): void {
   if (!p.scopes.has(scope)) throw AppError.forbidden(`Token lacks the required scope "${scope}"`);
 }
@@ -98,6 +107,7 @@ function requireScope(p: Principal, scope: Scope): void {
  * execution succeeded.
  */
 export class CallMethodUseCase {
+  private schedules: Schedules | undefined;
   private readonly execute: ExecuteMethodUseCase;
   /** What scheduled deliveries run reports through too, with the schedule owner as the caller. */
   readonly runReport: RunReportUseCase;
@@ -110,6 +120,17 @@ export class CallMethodUseCase {
     this.execute = new ExecuteMethodUseCase(services);
     this.runReport = new RunReportUseCase(services, this.execute);
     this.updateReport = new UpdateReportUseCase(services, this.execute);
+  }
+
+  /** Scheduled deliveries, once their module runs (it needs this use case to run reports). */
+  useSchedules(schedules: Schedules | undefined): void {
+    this.schedules = schedules;
+  }
+
+  private scheduler(): Schedules {
+    if (!this.schedules)
+      throw AppError.unavailable('Scheduled deliveries are not available: this gateway runs without Redis (REDIS_URL)');
+    return this.schedules;
   }
 
   async call(
@@ -163,6 +184,24 @@ export class CallMethodUseCase {
         );
         return { data: ran.data, cache: ran.cache, returned: returnedOf(ran.data) };
       }
+      case 'REPORTS.SCHEDULE':
+        return {
+          data: await this.scheduler().schedule(
+            ownerOf(principal),
+            completeReportsSchedule(parseParams(reportsScheduleParams, params)),
+          ),
+        };
+      case 'REPORTS.SCHEDULES':
+        return {
+          data: await this.scheduler().list(ownerOf(principal), parseParams(reportsSchedulesParams, params).guid),
+        };
+      case 'REPORTS.UNSCHEDULE':
+        return {
+          data: await this.scheduler().unschedule(
+            ownerOf(principal),
+            parseParams(reportsUnscheduleParams, params).scheduleId,
+          ),
+        };
       case 'TOKENS.EMBED':
         return { data: await this.issueEmbedToken(principal, parseParams(tokensEmbedParams, params), trace) };
     }

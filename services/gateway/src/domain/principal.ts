@@ -19,6 +19,8 @@ export interface Principal {
   scopes: ReadonlySet<Scope>;
   /** The API token that made the call, or that issued the embed token that did. */
   tokenId: string;
+  /** The API token's SHA-256 (as the store keeps it): a schedule runs through it, so revoking it stops them. */
+  tokenHash: string;
   embed?: EmbedGrant;
   narrowing?: ReadonlyArray<{ index: string; query: string }>;
 }

@@ -1,0 +1,81 @@
+import { randomUUID } from 'node:crypto';
+import { AppError } from '@quarry/errors';
+import type { ReportsMetadataResult, ScheduleFormat } from '@quarry/contract';
+import { RawJson } from '../ports/raw-json';
+import type { ScheduledOutput, ScheduledReportRunner, ScheduleOwner } from '../ports/schedules.port';
+import type { AuthenticateUseCase } from './authenticate.use-case';
+import type { CallMethodUseCase } from './call-method.use-case';
+import type { Principal } from './principal';
+
+/**
+ * REPORTS.EXECUTE's params that run the saved report in `format`, or a 400 naming format when the report
+ * has no such output: a search report is JSON, png and svg need a report saved as a chart, and a chart
+ * report's table is what its chart is drawn from.
+ */
+export function executeParams(report: ReportsMetadataResult, format: ScheduleFormat): Record<string, unknown> {
+  const guid = report.guid;
+  if (report.method === 'QUERIES.EXECUTE') {
+    if (format !== 'json') throw AppError.invalid(`format: a search report is delivered as json, not ${format}`);
+    return { guid };
+  }
+  if (format === 'png' || format === 'svg') {
+    if (typeof report.params.chartType !== 'string')
+      throw AppError.invalid(`format: ${format} needs a report saved as a chart (with chartType)`);
+    return { guid, imageFormat: format };
+  }
+  return { guid, format };
+}
+
+/** JSON text the query service produced, parsed for a webhook body or an attachment. */
+function plain(data: unknown): unknown {
+  if (data === null || typeof data !== 'object') return data;
+  return Object.fromEntries(
+    Object.entries(data).map(([k, v]) => [k, v instanceof RawJson ? (JSON.parse(v.text) as unknown) : v]),
+  );
+}
+
+/**
+ * Runs a saved report for a scheduled delivery as the schedule's owner, with the rights that owner's
+ * token has now: every check a request gets (revoked, expired, owner removed, scopes, realms).
+ */
+export class RunScheduledReportUseCase implements ScheduledReportRunner {
+  constructor(
+    private readonly authenticate: AuthenticateUseCase,
+    private readonly callMethod: CallMethodUseCase,
+  ) {}
+
+  private async principal(owner: ScheduleOwner): Promise<Principal> {
+    const p = await this.authenticate.fromTokenHash(owner.tokenHash);
+    if (p.user.id !== owner.userId) throw new AppError('UNAUTHENTICATED', 'Token owner could not be resolved');
+    return p;
+  }
+
+  private async metadata(p: Principal, guid: string, requestId: string): Promise<ReportsMetadataResult> {
+    const { data } = await this.callMethod.call(p, 'REPORTS.METADATA', { guid }, { requestId });
+    return data as ReportsMetadataResult;
+  }
+
+  async check(owner: ScheduleOwner, guid: string, format: ScheduleFormat): Promise<void> {
+    const p = await this.principal(owner);
+    executeParams(await this.metadata(p, guid, `schedule-${randomUUID()}`), format);
+  }
+
+  /** Through REPORTS.EXECUTE as the owner's token would call it: the same scopes, realms and rules. */
+  async run(owner: ScheduleOwner, guid: string, format: ScheduleFormat): Promise<ScheduledOutput> {
+    const requestId = `delivery-${randomUUID()}`;
+    const p = await this.principal(owner);
+    const report = await this.metadata(p, guid, requestId);
+    const { data } = await this.callMethod.call(p, 'REPORTS.EXECUTE', executeParams(report, format), { requestId });
+    const {
+      report: ran,
+      indexVersion: _ran,
+      ...out
+    } = plain(data) as Record<string, unknown> & {
+      report: { version: number };
+      indexVersion: number;
+    };
+    const base = { name: report.name, version: ran.version };
+    if (report.method === 'QUERIES.EXECUTE') return { ...base, contentType: 'application/json', data: out };
+    return { ...base, contentType: String(out.contentType), data: out.data };
+  }
+}

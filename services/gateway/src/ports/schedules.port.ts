@@ -1,0 +1,41 @@
+import type {
+  CompleteReportsSchedule,
+  ReportsScheduleResult,
+  ReportsSchedulesResult,
+  ReportsUnscheduleResult,
+  ScheduleFormat,
+} from '@quarry/contract';
+
+/** Who owns a schedule: the user, and the token a delivery runs through. */
+export interface ScheduleOwner {
+  userId: string;
+  userName: string;
+  tokenHash: string;
+}
+
+/** Scheduled deliveries (REPORTS.SCHEDULE, .SCHEDULES, .UNSCHEDULE), hosted beside the gateway. */
+export interface Schedules {
+  schedule(owner: ScheduleOwner, params: CompleteReportsSchedule): Promise<ReportsScheduleResult>;
+  list(owner: ScheduleOwner, guid: string | undefined): Promise<ReportsSchedulesResult>;
+  unschedule(owner: ScheduleOwner, scheduleId: string): Promise<ReportsUnscheduleResult>;
+}
+
+/** One run of a report as a delivery carries it. */
+export interface ScheduledOutput {
+  name: string;
+  version: number;
+  contentType: string;
+  data: unknown;
+}
+
+/** What the scheduler needs from the gateway: run this report as this user in this format. */
+export interface ScheduledReportRunner {
+  check(owner: ScheduleOwner, guid: string, format: ScheduleFormat): Promise<void>;
+  run(owner: ScheduleOwner, guid: string, format: ScheduleFormat): Promise<ScheduledOutput>;
+}
+
+/** The scheduler as a module the gateway starts once its use cases exist. */
+export interface SchedulesModule extends Schedules {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}

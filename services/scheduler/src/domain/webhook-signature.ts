@@ -1,0 +1,15 @@
+import { createHmac } from 'node:crypto';
+
+/**
+ * Each schedule's signing secret is derived from the deployment's webhook key and the schedule id:
+ * nothing per schedule is stored, and the secret is shown once, at creation.
+ */
+export function webhookSecret(key: Buffer, scheduleId: string): string {
+  return `whsec_${createHmac('sha256', key).update(`webhook:${scheduleId}`).digest('base64url')}`;
+}
+
+/** `Quarry-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">` (the Stripe scheme). */
+export function signatureHeader(secret: string, unixSeconds: number, body: string): string {
+  const v1 = createHmac('sha256', secret).update(`${unixSeconds}.${body}`).digest('hex');
+  return `t=${unixSeconds},v1=${v1}`;
+}

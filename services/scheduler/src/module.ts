@@ -1,0 +1,121 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Worker } from 'bullmq';
+import IORedis from 'ioredis';
+import type {
+  CompleteReportsSchedule,
+  ReportsScheduleResult,
+  ReportsSchedulesResult,
+  ReportsUnscheduleResult,
+} from '@quarry/contract';
+import type { Logger } from '@quarry/logger';
+import { BullMqDeliveryQueue, startDeliveryWorker } from './adapters/bullmq-delivery-queue.adapter';
+import { HttpWebhookSender } from './adapters/http-webhook-sender.adapter';
+import { NodemailerMailer } from './adapters/nodemailer-mailer.adapter';
+import { RedisScheduleStore } from './adapters/redis-schedule-store.adapter';
+import type { SchedulerConfig } from './config';
+import { DeliverReportUseCase } from './domain/deliver-report.use-case';
+import { SchedulesUseCases } from './domain/schedules.use-cases';
+import type { ReportRunner, ScheduleOwner } from './ports/report-runner.port';
+
+/** The deployment's webhook key: configured, or made once and kept in the data directory. */
+function loadWebhookKey(configured: string | undefined, dataDir: string): Buffer {
+  if (configured) return Buffer.from(configured, 'utf8');
+  const file = path.join(dataDir, 'webhook.key');
+  fs.mkdirSync(dataDir, { recursive: true });
+  try {
+    fs.writeFileSync(file, randomBytes(32).toString('hex'), { flag: 'wx', mode: 0o600 });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+  return Buffer.from(fs.readFileSync(file, 'utf8').trim(), 'utf8');
+}
+
+/** What the gateway calls for REPORTS.SCHEDULE, REPORTS.SCHEDULES and REPORTS.UNSCHEDULE. */
+export interface ScheduleService {
+  schedule(owner: ScheduleOwner, params: CompleteReportsSchedule): Promise<ReportsScheduleResult>;
+  list(owner: ScheduleOwner, guid: string | undefined): Promise<ReportsSchedulesResult>;
+  unschedule(owner: ScheduleOwner, scheduleId: string): Promise<ReportsUnscheduleResult>;
+}
+
+/**
+ * Schedules and their delivery worker, on the deployment's Redis. Runs beside the gateway: deliveries run
+ * reports through the gateway's own use case, as their owner.
+ */
+export class SchedulerModule implements ScheduleService {
+  readonly name = 'scheduler';
+  private redis: IORedis | undefined;
+  private queue: BullMqDeliveryQueue | undefined;
+  private worker: Worker | undefined;
+  private mailer: NodemailerMailer | undefined;
+  private schedules: SchedulesUseCases | undefined;
+  private readonly log: Logger;
+
+  constructor(
+    private readonly config: SchedulerConfig,
+    private readonly runner: ReportRunner,
+    log: Logger,
+  ) {
+    this.log = log.child({ module: 'scheduler' });
+  }
+
+  async start(): Promise<void> {
+    const c = this.config;
+    const key = loadWebhookKey(c.webhookKey, c.dataDir);
+    const redis = new IORedis(c.redisUrl, { maxRetriesPerRequest: 2 });
+    redis.on('error', (err) => this.log.warn({ err: err.message }, 'scheduler: Redis error'));
+    this.redis = redis;
+    const store = new RedisScheduleStore(redis);
+    const queue = new BullMqDeliveryQueue(redis, c.backoffMs);
+    this.queue = queue;
+    const webhooks = new HttpWebhookSender(c.webhookAllow);
+    const mailer = new NodemailerMailer(c.smtpUrl, c.smtpFrom);
+    this.mailer = mailer;
+    this.schedules = new SchedulesUseCases({
+      store,
+      queue,
+      runner: this.runner,
+      webhooks,
+      mailer,
+      rules: { minIntervalSeconds: c.minIntervalSeconds, perUser: c.perUser, webhookKey: key },
+    });
+    const deliver = new DeliverReportUseCase({
+      store,
+      queue,
+      runner: this.runner,
+      webhooks,
+      mailer,
+      webhookKey: key,
+      log: this.log,
+    });
+    this.worker = startDeliveryWorker(c.redisUrl, (job) => deliver.deliver(job), this.log, c.concurrency);
+    await this.worker.waitUntilReady();
+    this.log.info({ webhookAllow: c.webhookAllow, email: mailer.configured }, 'scheduler started');
+  }
+
+  private use(): SchedulesUseCases {
+    if (!this.schedules) throw new Error('the scheduler is not started');
+    return this.schedules;
+  }
+
+  schedule(owner: ScheduleOwner, params: CompleteReportsSchedule): Promise<ReportsScheduleResult> {
+    return this.use().schedule(owner, params);
+  }
+
+  list(owner: ScheduleOwner, guid: string | undefined): Promise<ReportsSchedulesResult> {
+    return this.use().list(owner, guid);
+  }
+
+  unschedule(owner: ScheduleOwner, scheduleId: string): Promise<ReportsUnscheduleResult> {
+    return this.use().unschedule(owner, scheduleId);
+  }
+
+  async stop(): Promise<void> {
+    // A delivery under way finishes (or is taken up again by the next worker after its lock expires).
+    await this.worker?.close().catch(() => undefined);
+    await this.queue?.close();
+    this.mailer?.close();
+    this.redis?.disconnect();
+  }
+}

@@ -1,0 +1,30 @@
+import type { ScheduleFormat } from '@quarry/contract';
+
+/** Who a delivery runs as: the schedule's owner, through the token that created it. */
+export interface ScheduleOwner {
+  userId: string;
+  userName: string;
+  tokenHash: string;
+}
+
+/** One run of a report, in the asked format, as REPORTS.EXECUTE's data carries it. */
+export interface ReportOutput {
+  /** The report's name, for the mail subject and the attachment's file name. */
+  name: string;
+  version: number;
+  contentType: string;
+  /** JSON as a value; HTML, CSV and SVG as text; XLSX and PNG as base64. */
+  data: unknown;
+}
+
+/**
+ * "Run this report as this user in this format". Rejects with AppError: UNAUTHENTICATED when the token
+ * is revoked or expired or its owner removed, NOT_FOUND when the report is deleted or no longer
+ * readable, FORBIDDEN when the token lost a scope, INVALID_ARGUMENT when the format no longer suits the
+ * report: the schedule stops with that reason. Any other code is a fault worth retrying.
+ */
+export interface ReportRunner {
+  /** At schedule time: the report is visible to the owner and can be delivered in `format`. */
+  check(owner: ScheduleOwner, guid: string, format: ScheduleFormat): Promise<void>;
+  run(owner: ScheduleOwner, guid: string, format: ScheduleFormat): Promise<ReportOutput>;
+}

@@ -1,0 +1,41 @@
+import type { DeliveryRecord, ScheduleDelivery, ScheduleFormat } from '@quarry/contract';
+
+export type { DeliveryRecord } from '@quarry/contract';
+
+export interface ScheduleRecord {
+  id: string;
+  ownerId: string;
+  ownerName: string;
+  /**
+   * SHA-256 of the token that created the schedule (what the metadata store keeps too, never the token):
+   * each delivery runs with that token's rights as they are then, so revoking it stops the schedule.
+   */
+  tokenHash: string;
+  guid: string;
+  cron: string;
+  timeZone: string;
+  format: ScheduleFormat;
+  deliver: ScheduleDelivery;
+  status: 'active' | 'stopped';
+  stoppedReason: string | null;
+  createdAt: string;
+}
+
+/**
+ * Schedules and their delivery attempts. Every adapter must guarantee:
+ * - insert is atomic with its per-owner limit: two inserts racing at the limit never both succeed;
+ * - a schedule of another owner is never listed by listByOwner;
+ * - recordDelivery keeps the newest SCHEDULE_DELIVERIES_KEPT attempts per schedule;
+ * - remove drops the schedule and its attempts; removing an unknown id answers false.
+ */
+export interface ScheduleStore {
+  /** false when the owner already has `limit` schedules. */
+  insert(schedule: ScheduleRecord, limit: number): Promise<boolean>;
+  get(id: string): Promise<ScheduleRecord | null>;
+  listByOwner(ownerId: string): Promise<ScheduleRecord[]>;
+  stop(id: string, reason: string): Promise<void>;
+  remove(id: string): Promise<boolean>;
+  recordDelivery(id: string, delivery: DeliveryRecord): Promise<void>;
+  /** Newest first. */
+  deliveries(id: string): Promise<DeliveryRecord[]>;
+}
