@@ -165,11 +165,11 @@ describe('GET /console', () => {
       expect(await page.$eval('#tab-search', (n) => n.getAttribute('aria-selected'))).toBe('true');
       expect(await visible(page, '#panel-search')).toBe(true);
       await page.keyboard.press('End');
-      expect(await page.evaluate(() => document.activeElement?.id)).toBe('tab-reports');
+      expect(await page.evaluate(() => document.activeElement?.id)).toBe('tab-schedules');
       await page.keyboard.press('Home');
       expect(await page.evaluate(() => document.activeElement?.id)).toBe('tab-indexes');
       expect(await page.$$eval('[role=tab]', (tabs) => tabs.map((t) => (t as HTMLElement).tabIndex))).toEqual([
-        0, -1, -1, -1,
+        0, -1, -1, -1, -1,
       ]);
       // A search without a token says what is missing, in the search tab only.
       await page.click('#tab-search');

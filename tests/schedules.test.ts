@@ -486,7 +486,7 @@ describe('scheduled deliveries (REPORTS.SCHEDULE, REPORTS.SCHEDULES, REPORTS.UNS
     });
     try {
       const page = await browser.newPage();
-      await page.setViewport({ width: 1280, height: 900 });
+      await page.setViewport({ width: 1280, height: 800 });
       const problems: string[] = [];
       page.on('pageerror', (err) => problems.push(String(err)));
       await page.goto(`${quarry.baseUrl}/console`, { waitUntil: 'networkidle0' });
@@ -529,6 +529,18 @@ describe('scheduled deliveries (REPORTS.SCHEDULE, REPORTS.SCHEDULES, REPORTS.UNS
       expect(row).toContain(`http://127.0.0.1:${port}/console`);
       fs.mkdirSync(SHOTS, { recursive: true });
       await page.screenshot({ path: path.join(SHOTS, 'console-schedules.png'), fullPage: true });
+      // On a phone the form and the list fit the width (the table scrolls inside its own box).
+      await page.setViewport({ width: 390, height: 844 });
+      expect(
+        await page.evaluate(() => {
+          const width = document.documentElement.clientWidth;
+          return Array.from(document.querySelectorAll('body *'))
+            .filter((e) => !e.closest('.table-wrap') && e.getBoundingClientRect().right > width + 0.5)
+            .map((e) => `${e.tagName.toLowerCase()}#${e.id}`);
+        }),
+      ).toEqual([]);
+      await page.screenshot({ path: path.join(SHOTS, 'console-schedules-phone.png'), fullPage: true });
+      await page.setViewport({ width: 1280, height: 800 });
       await page.click('#schedules-table tbody tr button');
       await page.waitForFunction(() => document.querySelectorAll('#schedules-table tbody tr').length === 0);
       expect(await listOf(gina)).toEqual([]);
