@@ -1,11 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import type { Browser, Page } from 'puppeteer-core';
 import { CHART_TYPE_NAMES, METHODS } from '@quarry/contract';
 import type { Identity } from './support/identities';
 import { pngFacts } from './support/png';
 import { REPO_ROOT } from './support/quarry-process';
 import { type Stack, useStackWithAnalyst } from './support/stack';
+import { launchBrowser } from './support/browser';
 
 interface ChartData {
   contentType: string;
@@ -30,7 +31,6 @@ const TOTALS: Record<number, Array<Record<string, string>>> = {
 /** Every chart type the contract lists, each with the number of totals it needs. */
 const CASES = CHART_TYPE_NAMES.map((c) => [c.name, c.minMeasures] as const);
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ECHARTS = require.resolve('echarts/dist/echarts.min.js');
 const CLIENT = path.join(REPO_ROOT, 'packages/client/dist/chart-option.js');
 
@@ -122,11 +122,7 @@ describe('CROSSTAB.EXECUTE draws every chart type the contract lists (PNG and EC
     let browser: Browser;
     let page: Page;
     beforeAll(async () => {
-      browser = await puppeteer.launch({
-        executablePath: CHROMIUM,
-        headless: true,
-        args: ['--no-sandbox', '--disable-gpu'],
-      });
+      browser = await launchBrowser();
       page = await browser.newPage();
       await page.setContent('<!doctype html><html><body style="margin:0"><div id="c"></div></body></html>');
       await page.addScriptTag({ path: ECHARTS });

@@ -1,10 +1,11 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import type { Browser, Page } from 'puppeteer-core';
 import { createIdentity, startStackWithData, type Stack } from './support/stack';
 import { runCli } from './support/quarry-process';
 import type { Identity } from './support/identities';
+import { launchBrowser } from './support/browser';
 
 /*
  * GET /console in real Chromium, as an analyst uses it: the empty page's guidance, token, indexes,
@@ -16,7 +17,6 @@ import type { Identity } from './support/identities';
  * Screenshots go to test-output/console/ (the ones in docs/ are copied from there).
  */
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SHOTS = path.join(__dirname, '..', 'test-output', 'console');
 const HOSTILE = [
   { name: '<script>window.__xss=1</script>', note: 'script tag' },
@@ -42,11 +42,7 @@ beforeAll(async () => {
   analyst = await createIdentity(stack.dataDir, 'console-analyst', { indexes: '*' });
   moviesOnly = await createIdentity(stack.dataDir, 'console-movies', { indexes: 'movies,hostile' });
   fs.mkdirSync(SHOTS, { recursive: true });
-  browser = await puppeteer.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--font-render-hinting=none'],
-  });
+  browser = await launchBrowser();
 }, 120000);
 
 afterAll(async () => {

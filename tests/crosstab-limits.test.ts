@@ -145,4 +145,42 @@ describe('CROSSTAB.EXECUTE: the cell limit counts the table as drawn', () => {
     expect(res.error?.code).toBe(400);
     expect(res.error?.data.detail).toMatch(/would have \d+ cells (or more )?\(.*\); the limit is 100000/);
   });
+
+  // Issue #30, "Bad input and faults": a load while 8 clients query an attached index. Every answer is
+  // exactly the old version's or the new one's (never a mix, never a 5xx), and once the load has
+  // published, every answer is the new one's. The new file adds 1 to every amount: its Sum is 600,000 more.
+  it('a reload while 8 clients query the attached index: no 5xx, each answer one whole version, then only the new one', async () => {
+    const next = path.join(tmp, 'readings-next.parquet');
+    await sql(
+      `COPY (SELECT station, region, amount + 1 AS amount FROM read_parquet('${source}')) TO '${next}' (FORMAT parquet)`,
+    );
+    const [before] = await sql(`SELECT sum(amount) AS s FROM read_parquet('${source}')`);
+    const [after] = await sql(`SELECT sum(amount) AS s FROM read_parquet('${next}')`);
+    const versions = [Number(before.s), Number(after.s)];
+    const byRegion = { ...request, rows: ['region'], columns: [], cache: false };
+    const seen: number[] = [];
+    const problems: string[] = [];
+    let loading = true;
+    const client = async () => {
+      while (loading) {
+        const res = await stack.call<{ data: JsonTable }>(analyst, 'CROSSTAB.EXECUTE', byRegion);
+        if (res.error) problems.push(`${res.error.code} ${res.error.message}`);
+        else seen.push(res.data!.data.grandTotal[0] as number);
+      }
+    };
+    const clients = Array.from({ length: 8 }, client);
+    const load = await runCli(['index', 'load', 'readings', next], stack.env);
+    loading = false;
+    await Promise.all(clients);
+    expect({ code: load.code, stderr: load.code === 0 ? '' : load.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(problems).toEqual([]);
+    expect(seen.length).toBeGreaterThan(8);
+    expect(seen.filter((v) => !versions.includes(v))).toEqual([]);
+    // Published: no client sees the old rows again.
+    const afterLoad = await Promise.all(
+      Array.from({ length: 8 }, () => stack.call<{ data: JsonTable }>(analyst, 'CROSSTAB.EXECUTE', byRegion)),
+    );
+    expect(afterLoad.map((r) => r.data?.data.grandTotal[0])).toEqual(Array(8).fill(versions[1]));
+    expect(afterLoad.map((r) => r.data?.data.grandTotal[1])).toEqual(Array(8).fill(RECORDS));
+  }, 180_000);
 });

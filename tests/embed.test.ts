@@ -2,11 +2,12 @@ import { createHmac } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import puppeteer, { type Browser } from 'puppeteer-core';
+import type { Browser } from 'puppeteer-core';
 import { rawRequest, rpcClient, type RawResponse } from './support/http';
 import { freePort } from './support/quarry-process';
 import { createIdentity, startStackWithData, unwrap, type Stack } from './support/stack';
 import type { Identity } from './support/identities';
+import { launchBrowser } from './support/browser';
 
 /*
  * Issue #27 items 1 and 7, and the audit of embed calls: TOKENS.EMBED through JSON-RPC, every way to break
@@ -15,7 +16,6 @@ import type { Identity } from './support/identities';
  * counts for realm-restricted callers. Screenshots go to test-output/embed/.
  */
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SHOTS = path.join(__dirname, '..', 'test-output', 'embed');
 const DRAMA = '(Major Genre):Drama';
 
@@ -88,11 +88,7 @@ beforeAll(async () => {
   expect(counts.drama).toBeGreaterThan(counts.dramaR);
   expect(counts.dramaR).toBeGreaterThan(0);
   fs.mkdirSync(SHOTS, { recursive: true });
-  browser = await puppeteer.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu'],
-  });
+  browser = await launchBrowser();
 }, 120000);
 
 afterAll(async () => {

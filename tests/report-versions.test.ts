@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import puppeteer from 'puppeteer-core';
 import { createIdentity, type Identity } from './support/identities';
 import { makeDataDir, runCli, startQuarry, type RunningQuarry } from './support/quarry-process';
+import { launchBrowser } from './support/browser';
 
 /*
  * Issue #26: saved reports over time, end to end over JSON-RPC on one all-in-one stack. A small index
@@ -498,11 +498,7 @@ describe('REPORTS.EXECUTE: a saved report run by reference', () => {
     });
     const savedOn = (await ok<Meta>(ann, 'REPORTS.METADATA', { guid: saved.report.guid })).indexVersion;
     await load('sales', ['region,product,amount', 'north,z,42'].join('\n'));
-    const browser = await puppeteer.launch({
-      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--font-render-hinting=none'],
-    });
+    const browser = await launchBrowser();
     try {
       const page = await browser.newPage();
       await page.setViewport({ width: 1280, height: 800 });

@@ -1,15 +1,14 @@
 import { createHmac } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import puppeteer from 'puppeteer-core';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
-import { QuarryClient, QuarryError, type MethodName, type ParamsOf } from '@quarry/client';
 import { METHODS } from '@quarry/contract';
 import { createIdentity, type Identity } from './support/identities';
 import { startQuarry, type RunningQuarry } from './support/quarry-process';
-import { startStackWithData, type RpcResult, type Stack } from './support/stack';
+import { startStackWithData, typedCall, type Stack } from './support/stack';
+import { launchBrowser } from './support/browser';
 
 /*
  * Scheduled deliveries end to end (issue #26 items 3-6): the real server, a real HTTP receiver that checks
@@ -181,19 +180,8 @@ describe('scheduled deliveries (REPORTS.SCHEDULE, REPORTS.SCHEDULES, REPORTS.UNS
     await new Promise<void>((resolve) => smtp?.close(() => resolve()));
   });
 
-  // Through the typed client, on whichever server runs now (the last tests restart it).
-  const call = async <T>(who: Identity, method: string, params: unknown): Promise<RpcResult<T>> => {
-    try {
-      const { data } = await new QuarryClient({ url: quarry.baseUrl, token: who.token }).call(
-        method as MethodName,
-        params as ParamsOf<MethodName>,
-      );
-      return { data: data as T };
-    } catch (err) {
-      if (!(err instanceof QuarryError) || typeof err.code !== 'number') throw err;
-      return { error: { code: err.code, message: err.title, data: { detail: err.detail } } };
-    }
-  };
+  // On whichever server runs now (the last tests restart it).
+  const call = typedCall(() => quarry.baseUrl);
   const schedule = (who: Identity, params: Record<string, unknown>) =>
     call<{ scheduleId: string; secret: string | null }>(who, 'REPORTS.SCHEDULE', {
       guid: sharedGuid,
@@ -479,11 +467,7 @@ describe('scheduled deliveries (REPORTS.SCHEDULE, REPORTS.SCHEDULES, REPORTS.UNS
   });
 
   it('the console creates a schedule for a report, shows the secret once and the last delivery, and removes it', async () => {
-    const browser = await puppeteer.launch({
-      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--font-render-hinting=none'],
-    });
+    const browser = await launchBrowser();
     try {
       const page = await browser.newPage();
       await page.setViewport({ width: 1280, height: 800 });

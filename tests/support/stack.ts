@@ -16,6 +16,25 @@ export function unwrap<T>(res: RawResponse): RpcResult<T> {
   return { data: body.result?.data, error: body.error };
 }
 
+/**
+ * Calls through the typed client (@quarry/client), as an integrator would; protocol tests use raw HTTP.
+ * The address is asked for at each call, so a suite that restarts its server keeps one helper.
+ */
+export function typedCall(baseUrl: () => string) {
+  return async <T>(identity: Identity, method: string, params: unknown): Promise<RpcResult<T>> => {
+    try {
+      const { data } = await new QuarryClient({ url: baseUrl(), token: identity.token }).call(
+        method as MethodName,
+        params as ParamsOf<MethodName>,
+      );
+      return { data: data as T };
+    } catch (err) {
+      if (!(err instanceof QuarryError) || typeof err.code !== 'number') throw err;
+      return { error: { code: err.code, message: err.title, data: { detail: err.detail } } };
+    }
+  };
+}
+
 export interface Stack {
   quarry: RunningQuarry;
   dataDir: string;
@@ -71,19 +90,7 @@ export async function startStackWithData(
     env,
     cli,
     client: (identity) => rpcClient(quarry.baseUrl, identity.token),
-    // Through the typed client (@quarry/client), as an integrator would call; protocol tests use raw HTTP.
-    call: async <T>(identity: Identity, method: string, params: unknown) => {
-      try {
-        const { data } = await new QuarryClient({ url: quarry.baseUrl, token: identity.token }).call(
-          method as MethodName,
-          params as ParamsOf<MethodName>,
-        );
-        return { data: data as T };
-      } catch (err) {
-        if (!(err instanceof QuarryError) || typeof err.code !== 'number') throw err;
-        return { error: { code: err.code, message: err.title, data: { detail: err.detail } } };
-      }
-    },
+    call: typedCall(() => quarry.baseUrl),
   };
 }
 
