@@ -16,6 +16,8 @@ export interface GatewayConfig {
   /** Browser origins allowed to call /api/v1 (QUARRY_CORS_ORIGINS). */
   corsOrigins: string[];
   rateLimit: { perSecond: number; burst: number } | undefined;
+  /** The deployment's Redis (REDIS_URL, or this process's private one): rate limits shared by every replica. */
+  redisUrl: string | undefined;
   /** Signs embed tokens; unset: the key file in `dataDir`. */
   embedSecret: string | undefined;
   dataDir: string;
@@ -36,6 +38,7 @@ export function gatewayConfig(config: Config, hosted: Partial<Record<ServiceName
     bodyTimeoutMs: config.http.bodyTimeoutMs,
     corsOrigins: config.http.corsOrigins,
     rateLimit: config.rateLimit,
+    redisUrl: config.redis.url,
     embedSecret: config.embedSecret,
     dataDir: config.dataDir,
     auditDays: config.auditDays,

@@ -1,12 +1,13 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import IORedis from 'ioredis';
 import type { Logger } from '@quarry/logger';
 import type { QuarryMetrics } from '@quarry/metrics';
 import type { AuditLog, MetadataStore } from '@quarry/metadata-store';
 import type { QuarryModule } from '@quarry/runtime';
 import { GrpcServiceClients } from './adapters/grpc-service-clients.adapter';
 import { JoseEmbedSigner, loadEmbedKey } from './adapters/jose-embed-signer.adapter';
-import { MemoryRateLimiter } from './adapters/memory-rate-limiter.adapter';
+import { FlexibleRateLimiter } from './adapters/flexible-rate-limiter.adapter';
 import type { GatewayConfig } from './config';
 import { AuditRecorder } from './domain/audit-recorder';
 import { AuthenticateUseCase } from './domain/authenticate.use-case';
@@ -32,6 +33,7 @@ export class GatewayModule implements QuarryModule {
   private clients: GrpcServiceClients | undefined;
   private audit: AuditRecorder | undefined;
   private scheduler: SchedulesModule | undefined;
+  private limitsRedis: IORedis | undefined;
   private readonly log: Logger;
 
   constructor(
@@ -68,6 +70,7 @@ export class GatewayModule implements QuarryModule {
       this.scheduler = scheduler;
       callMethod.useSchedules(scheduler);
     }
+    const limitsStore = c.rateLimit ? await this.limitsStore() : undefined;
     const deps = {
       authenticate,
       callMethod,
@@ -77,7 +80,7 @@ export class GatewayModule implements QuarryModule {
       bodyTimeoutMs: c.bodyTimeoutMs,
       metrics: this.ops?.metrics,
       consoleDir: this.ops?.consoleDir,
-      rateLimiter: c.rateLimit && new MemoryRateLimiter(c.rateLimit.perSecond, c.rateLimit.burst),
+      rateLimiter: c.rateLimit && new FlexibleRateLimiter(c.rateLimit.perSecond, c.rateLimit.burst, limitsStore),
       audit: this.audit,
       cors,
     };
@@ -102,6 +105,24 @@ export class GatewayModule implements QuarryModule {
     this.log.info({ port: this.port, services: this.config.serviceAddrs }, 'gateway listening');
   }
 
+  /** With a Redis, the rate limits count there so every gateway replica shares them (issue #27). */
+  private async limitsStore(): Promise<{ redis: IORedis; keyPrefix: string } | undefined> {
+    if (!this.config.redisUrl) return undefined;
+    // Fail fast to the in-memory insurance limiter rather than queueing requests while Redis is away.
+    const redis = new IORedis(this.config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
+    redis.on('error', (err: Error) => this.log.warn({ err: err.message }, 'rate limits: Redis error'));
+    this.limitsRedis = redis;
+    // Not fatal: until it answers, each replica counts in its insurance limiter.
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, 3000);
+      redis.once('ready', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+    return { redis, keyPrefix: 'quarry:rate-limit' };
+  }
+
   /** Stops accepting, lets in-flight requests finish (up to the grace period), then drops idle sockets. */
   async stop(): Promise<void> {
     const server = this.server;
@@ -123,5 +144,7 @@ export class GatewayModule implements QuarryModule {
     this.scheduler = undefined;
     this.clients?.close();
     await this.audit?.stop();
+    this.limitsRedis?.disconnect();
+    this.limitsRedis = undefined;
   }
 }

@@ -1,0 +1,108 @@
+import IORedis from 'ioredis';
+import { FlexibleRateLimiter } from '../services/gateway/src/adapters/flexible-rate-limiter.adapter';
+import { createIdentity } from './support/identities';
+import { rpcClient } from './support/http';
+import {
+  freePort,
+  makeDataDir,
+  spawnServe,
+  stopProc,
+  startQuarry,
+  type Proc,
+  type RunningQuarry,
+} from './support/quarry-process';
+
+/*
+ * Issue #27: rate limits hold across gateway replicas. Two gateway processes of one split deployment share
+ * its Redis and data dir; one token's calls spread over both are admitted once, not once per gateway.
+ */
+
+const RATE = { QUARRY_RATE_LIMIT: '0.5', QUARRY_RATE_BURST: '4' };
+// 1 a window of 2 s at 0.5/s, plus the 4 of the burst: what ONE gateway admits at once.
+const ADMITTED_AT_ONCE = 5;
+
+let quarry: RunningQuarry;
+let second: Proc | undefined;
+let secondUrl: string;
+let dataDir: string;
+const clients: IORedis[] = [];
+
+beforeAll(async () => {
+  dataDir = makeDataDir('quarry-shared-limits-');
+  quarry = await startQuarry({ topology: 'split', dataDir, env: RATE });
+  const started = await spawnServe({
+    QUARRY_DATA_DIR: dataDir,
+    QUARRY_OPS_PORT: '0',
+    ...RATE,
+    ...quarry.wiring,
+    QUARRY_TARGET: 'gateway',
+  });
+  second = started.proc;
+  if (!started.port) throw new Error('second gateway reported no port');
+  secondUrl = `http://127.0.0.1:${started.port}`;
+}, 120000);
+
+afterAll(async () => {
+  for (const c of clients) c.disconnect();
+  if (second) await stopProc(second);
+  await quarry?.stop();
+});
+
+const redis = (url: string) => {
+  const c = new IORedis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: true });
+  c.on('error', () => undefined);
+  clients.push(c);
+  return c;
+};
+
+describe('rate limits shared by two gateways through Redis', () => {
+  it('admits one limit for a token across both gateways, refuses the rest with 429 and Retry-After, and leaves another token alone', async () => {
+    const racer = await createIdentity(dataDir, 'racer');
+    const bystander = await createIdentity(dataDir, 'bystander');
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        rpcClient(i % 2 ? secondUrl : quarry.baseUrl, racer.token).call('INDEXES.FIND', {}, { id: i }),
+      ),
+    );
+    const ok = answers.filter((r) => r.status === 200);
+    const limited = answers.filter((r) => r.status === 429);
+    // Twice ADMITTED_AT_ONCE is what per-process counters would have let through.
+    expect({ ok: ok.length, limited: limited.length }).toEqual({ ok: ADMITTED_AT_ONCE, limited: 40 - ADMITTED_AT_ONCE });
+    for (const r of limited) {
+      expect(r.json).toMatchObject({ status: 429, title: 'Too Many Requests' });
+      expect(Number(r.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    }
+    // Both gateways refuse once the shared allowance is spent, and admit another token.
+    expect((await rpcClient(secondUrl, racer.token).call('INDEXES.FIND', {})).status).toBe(429);
+    expect((await rpcClient(quarry.baseUrl, racer.token).call('INDEXES.FIND', {})).status).toBe(429);
+    expect((await rpcClient(secondUrl, bystander.token).call('INDEXES.FIND', {})).status).toBe(200);
+    expect((await rpcClient(quarry.baseUrl, bystander.token).call('INDEXES.FIND', {})).status).toBe(200);
+  });
+});
+
+describe('FlexibleRateLimiter against a real Redis', () => {
+  it('counts two instances (two replicas) against one allowance per key, apart per key and per prefix', async () => {
+    const url = quarry.wiring!.REDIS_URL;
+    const a = redis(url);
+    const b = redis(url);
+    await Promise.all([a.connect(), b.connect()]);
+    const one = new FlexibleRateLimiter(0.5, 2, { redis: a, keyPrefix: 'test:one' });
+    const two = new FlexibleRateLimiter(0.5, 2, { redis: b, keyPrefix: 'test:one' });
+    const taken = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? one : two).take('k')));
+    expect(taken.filter((t) => t.ok)).toHaveLength(3);
+    const refused = taken.find((t) => !t.ok);
+    expect(refused).toEqual({ ok: false, retryAfterSeconds: expect.any(Number) as number });
+    expect((await one.take('other')).ok).toBe(true);
+    // Another deployment's prefix on the same Redis has its own counters.
+    expect((await new FlexibleRateLimiter(0.5, 2, { redis: a, keyPrefix: 'test:two' }).take('k')).ok).toBe(true);
+    expect(await a.keys('test:one:*')).not.toHaveLength(0);
+  });
+
+  it('falls back to its in-memory insurance limiter, same limits, while Redis cannot be reached', async () => {
+    const down = redis(`redis://127.0.0.1:${await freePort()}`);
+    const limiter = new FlexibleRateLimiter(0.5, 2, { redis: down, keyPrefix: 'test:down' });
+    const taken = await Promise.all(Array.from({ length: 6 }, () => limiter.take('k')));
+    expect(taken.filter((t) => t.ok)).toHaveLength(3);
+    expect(taken.filter((t) => !t.ok)).toHaveLength(3);
+  });
+});
