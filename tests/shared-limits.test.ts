@@ -67,7 +67,10 @@ describe('rate limits shared by two gateways through Redis', () => {
     const ok = answers.filter((r) => r.status === 200);
     const limited = answers.filter((r) => r.status === 429);
     // Twice ADMITTED_AT_ONCE is what per-process counters would have let through.
-    expect({ ok: ok.length, limited: limited.length }).toEqual({ ok: ADMITTED_AT_ONCE, limited: 40 - ADMITTED_AT_ONCE });
+    expect({ ok: ok.length, limited: limited.length }).toEqual({
+      ok: ADMITTED_AT_ONCE,
+      limited: 40 - ADMITTED_AT_ONCE,
+    });
     for (const r of limited) {
       expect(r.json).toMatchObject({ status: 429, title: 'Too Many Requests' });
       expect(Number(r.headers['retry-after'])).toBeGreaterThanOrEqual(1);
