@@ -419,8 +419,8 @@ for (const overlay of ['dev', 'prod'])
         const token = 'quarry-internal-token';
         expect(Object.fromEntries(fromSecrets)).toEqual({
           gateway: {
-            names: ['MONGODB_URL', 'QUARRY_EMBED_SECRET', 'QUARRY_INTERNAL_TOKEN'],
-            secrets: ['quarry-embed-secret', 'quarry-internal-token', 'quarry-mongodb'],
+            names: ['MONGODB_URL', 'QUARRY_EMBED_SECRET', 'QUARRY_INTERNAL_TOKEN', 'REDIS_URL'],
+            secrets: ['quarry-embed-secret', 'quarry-internal-token', 'quarry-mongodb', 'quarry-redis'],
           },
           query: {
             names: ['MONGODB_URL', 'QUARRY_CURSOR_SECRET', 'QUARRY_INTERNAL_TOKEN', 'TYPESENSE_API_KEY'],
