@@ -185,11 +185,32 @@ type PartialKind = 'sum' | 'count' | 'min' | 'max';
 /** A partial as DuckDB returns it: exact integers (BIGINT, HUGEINT) come as bigint. */
 type Acc = bigint | number | null;
 
+const SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
+/**
+ * A partial as the roll-up holds it: a bigint that fits a double exactly becomes a number, because
+ * adding bigints allocates each time and was most of a 100,000-cell roll-up's time and garbage
+ * (DuckDB returns every count and integer sum as a bigint).
+ */
+function intake(v: unknown): Acc {
+  if (typeof v === 'bigint') return v >= -SAFE && v <= SAFE ? Number(v) : v;
+  return v as Acc;
+}
+
 function combine(kind: PartialKind, a: Acc, b: Acc): Acc {
   if (a === null) return b;
   if (b === null) return a;
-  if (kind === 'sum' || kind === 'count')
-    return typeof a === 'bigint' && typeof b === 'bigint' ? a + b : Number(a) + Number(b);
+  if (kind === 'sum' || kind === 'count') {
+    if (typeof a === 'number' && typeof b === 'number') {
+      const sum = a + b;
+      // Integers stay exact: past 2^53 their sum goes on as a bigint.
+      return Number.isSafeInteger(sum) || !Number.isInteger(a) || !Number.isInteger(b) ? sum : BigInt(a) + BigInt(b);
+    }
+    if (typeof a === 'bigint' && typeof b === 'bigint') return a + b;
+    const n = typeof a === 'number' ? a : (b as number);
+    const big = typeof a === 'bigint' ? a : (b as bigint);
+    return Number.isInteger(n) ? big + BigInt(n) : Number(big) + n;
+  }
   const less = a < b;
   return (kind === 'min') === less ? a : b;
 }
@@ -425,38 +446,106 @@ LIMIT ${maxGroups}`;
  * service's other calls run every few milliseconds instead of holding its loop ~200 ms (issue #27).
  */
 const ROLLUP_SLICE = 2000;
+/** Slots of the roll-up's flat group index at most (16 MB); a larger key space is indexed by a Map. */
+const DENSE_GROUP_INDEX = 4_000_000;
+
+/**
+ * The distinct key prefixes of one side (rows or columns), each interned once as a small integer: a
+ * cell's key at every depth is then a node of this tree, and a group is found by numbers, not by texts
+ * made per cell and level (which cost ~3 us a cell and most of the service's garbage; issue #27).
+ */
+class KeyTree {
+  /** The key of each node, from the root (node 0, the empty key). */
+  readonly keys: AxisValue[][] = [[]];
+  readonly parent: number[] = [-1];
+  private readonly children: Array<Map<AxisValue, number> | undefined> = [undefined];
+
+  /** The node under `node` for `value`. Blank text and null are one key upstream; JSON made NaN and ±Infinity null, and so does this. */
+  child(node: number, value: AxisValue): number {
+    const k = typeof value === 'number' && !Number.isFinite(value) ? null : value;
+    let map = this.children[node];
+    if (!map) {
+      map = new Map();
+      this.children[node] = map;
+    }
+    let id = map.get(k);
+    if (id === undefined) {
+      id = this.keys.length;
+      map.set(k, id);
+      this.keys.push([...this.keys[node], value]);
+      this.parent.push(node);
+      this.children.push(undefined);
+    }
+    return id;
+  }
+
+  /** The ancestor `up` levels above `node`. */
+  up(node: number, up: number): number {
+    let n = node;
+    for (let i = 0; i < up; i++) n = this.parent[n];
+    return n;
+  }
+}
 
 async function rollUpInJs(plan: PivotPlan, rows: Row[]): Promise<{ keys: PivotKeys; groups: GroupRow[] }> {
   const kinds = plan.partials.map((p) => p.kind);
   const nRows = plan.rowAliases.length;
   const nCols = plan.colAliases.length;
-  const groupsByKey = new Map<string, { rowKey: AxisValue[]; columnKey: AxisValue[]; acc: Acc[] }>();
+  const rowTree = new KeyTree();
+  const colTree = new KeyTree();
+  // First pass: every cell's full row and column key as a node of its tree.
+  const rowNode = new Int32Array(rows.length);
+  const colNode = new Int32Array(rows.length);
+  for (let at = 0; at < rows.length; at++) {
+    if (at % (4 * ROLLUP_SLICE) === 4 * ROLLUP_SLICE - 1) await yieldToLoop();
+    const row = rows[at];
+    let r = 0;
+    for (let i = 0; i < nRows; i++) r = rowTree.child(r, keyOf(plan.axes[i], row[plan.rowAliases[i]]));
+    let c = 0;
+    for (let i = 0; i < nCols; i++) c = colTree.child(c, keyOf(plan.axes[nRows + i], row[plan.colAliases[i]]));
+    rowNode[at] = r;
+    colNode[at] = c;
+  }
+  // Second pass: each cell's partials into its group at every level; a group is (level, row node,
+  // column node) as one number (levels x nodes x nodes stays far below 2^53 within the cell limit).
+  const NR = rowTree.keys.length;
+  const NC = colTree.keys.length;
+  // Where the key space is small enough (any pivot within the cell limit on two axes), a flat array
+  // finds a group: a Map of 100,000 groups took half of the roll-up's time in lookups.
+  const space = plan.levels.length * NR * NC;
+  const dense = space <= DENSE_GROUP_INDEX ? new Int32Array(space).fill(-1) : undefined;
+  const sparse = dense ? undefined : new Map<number, number>();
+  const aliases = plan.partials.map((p) => p.alias);
+  const found: Array<{ rowKey: AxisValue[]; columnKey: AxisValue[]; acc: Acc[] }> = [];
   let rowKeys = 0;
   let colKeys = 0;
-  let done = 0;
-  for (const row of rows) {
-    if (++done % ROLLUP_SLICE === 0) await yieldToLoop();
-    const rowKey = plan.rowAliases.map((a, i) => keyOf(plan.axes[i], row[a]));
-    const columnKey = plan.colAliases.map((a, i) => keyOf(plan.axes[nRows + i], row[a]));
-    const acc = plan.partials.map((p) => row[p.alias] as Acc);
-    for (const [r, c] of plan.levels) {
-      const rk = rowKey.slice(0, r);
-      const ck = columnKey.slice(0, c);
-      // Keys are JSON texts of the key arrays; blank text and null are one key, so two
-      // pre-aggregated groups may land in one cell.
-      const key = `${r}:${c}:${JSON.stringify(rk)}${JSON.stringify(ck)}`;
-      const seen = groupsByKey.get(key);
-      if (seen) {
-        for (let i = 0; i < seen.acc.length; i++) seen.acc[i] = combine(kinds[i], seen.acc[i], acc[i]);
+  for (let at = 0; at < rows.length; at++) {
+    if (at % ROLLUP_SLICE === ROLLUP_SLICE - 1) await yieldToLoop();
+    const row = rows[at];
+    for (let level = 0; level < plan.levels.length; level++) {
+      const [r, c] = plan.levels[level];
+      const rn = rowTree.up(rowNode[at], nRows - r);
+      const cn = colTree.up(colNode[at], nCols - c);
+      const key = (level * NR + rn) * NC + cn;
+      const seen = dense ? dense[key] : (sparse?.get(key) ?? -1);
+      if (seen >= 0) {
+        const acc = found[seen].acc;
+        for (let i = 0; i < acc.length; i++) acc[i] = combine(kinds[i], acc[i], intake(row[aliases[i]]));
       } else {
-        groupsByKey.set(key, { rowKey: rk, columnKey: ck, acc: [...acc] });
+        if (dense) dense[key] = found.length;
+        else sparse?.set(key, found.length);
+        found.push({
+          rowKey: rowTree.keys[rn],
+          columnKey: colTree.keys[cn],
+          acc: aliases.map((a) => intake(row[a])),
+        });
         if (r === nRows && c === 0) rowKeys++;
         if (r === 0 && c === nCols && nCols > 0) colKeys++;
       }
     }
   }
   const groups: GroupRow[] = [];
-  for (const g of groupsByKey.values()) {
+  for (const g of found) {
     if (groups.length % (4 * ROLLUP_SLICE) === 4 * ROLLUP_SLICE - 1) await yieldToLoop();
     groups.push({ rowKey: g.rowKey, columnKey: g.columnKey, values: plan.totals.map((t) => t.value(g.acc)) });
   }
@@ -465,22 +554,28 @@ async function rollUpInJs(plan: PivotPlan, rows: Row[]): Promise<{ keys: PivotKe
   return { keys: { rows: rowKeys, columns: nCols ? colKeys : 1 }, groups };
 }
 
-/** Each row of the grouping sets statement as a group: GROUPING() says how deep its row and column keys go. */
+/**
+ * Each row of the grouping sets statement as a group: GROUPING() says how deep its row and column keys
+ * go (always a prefix). Keys are interned, so the groups share their key arrays as the JS roll-up's do.
+ */
 function fromGroupingSets(plan: PivotPlan, rows: Row[]): GroupRow[] {
   const aliases = [...plan.rowAliases, ...plan.colAliases];
+  const nRows = plan.rowAliases.length;
   const groupedOut = (gid: number, i: number) => (gid & (1 << (aliases.length - 1 - i))) !== 0;
+  const rowTree = new KeyTree();
+  const colTree = new KeyTree();
   return rows.map((row) => {
     const gid = Number(row.gid);
-    const nRows = plan.rowAliases.length;
-    const rowKey = plan.rowAliases
-      .map((a, i) => ({ a, i }))
-      .filter(({ i }) => !groupedOut(gid, i))
-      .map(({ a, i }) => keyOf(plan.axes[i], row[a]));
-    const columnKey = plan.colAliases
-      .map((a, i) => ({ a, i }))
-      .filter(({ i }) => !groupedOut(gid, nRows + i))
-      .map(({ a, i }) => keyOf(plan.axes[nRows + i], row[a]));
-    return { rowKey, columnKey, values: plan.totals.map((_, i) => toNumber(row[`__t${i}`])) };
+    let r = 0;
+    for (let i = 0; i < nRows && !groupedOut(gid, i); i++) r = rowTree.child(r, keyOf(plan.axes[i], row[aliases[i]]));
+    let c = 0;
+    for (let i = nRows; i < aliases.length && !groupedOut(gid, i); i++)
+      c = colTree.child(c, keyOf(plan.axes[i], row[aliases[i]]));
+    return {
+      rowKey: rowTree.keys[r],
+      columnKey: colTree.keys[c],
+      values: plan.totals.map((_, i) => toNumber(row[`__t${i}`])),
+    };
   });
 }
 

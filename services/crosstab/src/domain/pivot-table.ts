@@ -34,8 +34,22 @@ export interface PivotTable {
 
 const isBlank = (v: AxisValue) => v === null || v === '';
 const norm = (k: readonly AxisValue[]) => k.map((v) => (v === '' ? null : v));
+/**
+ * The text of a key, kept per key array: renderers ask for every (row, column) with the same arrays, and
+ * making the JSON of both keys per cell was most of a 100,000-cell table's time (issue #27).
+ */
+const keyTexts = new WeakMap<readonly AxisValue[], string>();
+const textOf = (key: readonly AxisValue[]): string => {
+  if (key.length === 0) return '[]';
+  let text = keyTexts.get(key);
+  if (text === undefined) {
+    text = JSON.stringify(norm(key));
+    keyTexts.set(key, text);
+  }
+  return text;
+};
 const keyText = (rowKey: readonly AxisValue[], columnKey: readonly AxisValue[]) =>
-  `${JSON.stringify(norm(rowKey))}|${JSON.stringify(norm(columnKey))}`;
+  `${textOf(rowKey)}|${textOf(columnKey)}`;
 /** 12 significant digits: sums of doubles carry float noise that no reader wants to see. */
 const round = (v: number | null) =>
   v === null || !Number.isFinite(v) ? null : Number.isInteger(v) ? v : Number(v.toPrecision(12));
@@ -195,16 +209,23 @@ export function buildPivotTable(
 ): PivotTable {
   const R = spec.rows.length;
   const C = spec.columns.length;
-  const raw = new Map<string, Values>();
+  // By row key, then by column key: a lookup makes no text of its own.
+  const raw = new Map<string, Map<string, Values>>();
   const rowKeys: AxisValue[][] = [];
   const colKeys: AxisValue[][] = [];
   for (const g of groups) {
-    raw.set(keyText(g.rowKey, g.columnKey), applyFormulas(spec, g.values).map(round));
+    const rowText = textOf(g.rowKey);
+    let byColumn = raw.get(rowText);
+    if (!byColumn) {
+      byColumn = new Map();
+      raw.set(rowText, byColumn);
+    }
+    byColumn.set(textOf(g.columnKey), applyFormulas(spec, g.values).map(round));
     if (g.rowKey.length === R && g.columnKey.length === 0) rowKeys.push(g.rowKey);
     if (C > 0 && g.rowKey.length === 0 && g.columnKey.length === C) colKeys.push(g.columnKey);
   }
   const empty: Values = spec.totals.map(() => null);
-  const rawAt = (r: readonly AxisValue[], c: readonly AxisValue[]) => raw.get(keyText(r, c)) ?? empty;
+  const rawAt = (r: readonly AxisValue[], c: readonly AxisValue[]) => raw.get(textOf(r))?.get(textOf(c)) ?? empty;
   const subtotals = opts.subtotals ?? spec.subtotals;
   const rows = arrangeAxis(rowKeys, {
     types: spec.rows.map((a) => a.keyType),
