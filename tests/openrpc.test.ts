@@ -12,7 +12,7 @@ import { createIdentity } from './support/identities';
  * over real HTTP, the typed client against the real server, and each method's documented example run
  * as written, with the demo token, on exactly what `npm start` serves (scripts/sample-data.sh), every live
  * result validated by ajv against the method's result schema from the live document.
- * QUARRY_UPDATE_EXAMPLES=1 rewrites the examples' answers from these calls.
+ * QUARRY_UPDATE_EXAMPLES=1 records the examples' answers from these calls (packages/contract/src/method-example-answers.json).
  */
 
 // Required untyped: its types ship as .ts sources that do not compile under this repo's settings.
@@ -25,7 +25,7 @@ const demo = useDemoStack();
 // What the tests below used from the shared stack: the server, and a caller who may read every index.
 const stack = () => ({ quarry: demo().quarry, dataDir: demo().dataDir });
 const analyst = () => ({ token: demo().token });
-const EXAMPLES_FILE = path.join(__dirname, '../packages/contract/src/method-examples.ts');
+const ANSWERS_FILE = path.join(__dirname, '../packages/contract/src/method-example-answers.json');
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
 
@@ -259,20 +259,18 @@ describe('each method’s examples in the document are real calls on what npm st
   });
 });
 
+/** Records each example's live answer (result.data and result.meta) beside the calls method-examples.ts writes. */
 function writeExamples(
   live: Partial<Record<MethodName, Array<{ data: unknown; meta: Record<string, unknown> }>>>,
 ): void {
-  let text = fs.readFileSync(EXAMPLES_FILE, 'utf8');
-  const start = text.indexOf('export const METHOD_EXAMPLES');
-  const entries = METHOD_NAMES.map((name) => {
-    const written = METHOD_EXAMPLES[name].map((e, i) => {
-      const run = live[name]?.[i];
-      return run
-        ? { name: e.name, params: e.params, result: run.data, meta: run.meta }
-        : { name: e.name, params: e.params, result: e.result, meta: e.meta };
-    });
-    return `  ${JSON.stringify(name)}: ${JSON.stringify(written, null, 2).replace(/\n/g, '\n  ')},`;
-  });
-  text = `${text.slice(0, start)}export const METHOD_EXAMPLES: Record<MethodName, MethodExample[]> = {\n${entries.join('\n')}\n};\n`;
-  fs.writeFileSync(EXAMPLES_FILE, text);
+  const answers = Object.fromEntries(
+    METHOD_NAMES.map((name) => [
+      name,
+      METHOD_EXAMPLES[name].map((e, i) => {
+        const run = live[name]?.[i];
+        return run ? { result: run.data, meta: run.meta } : { result: e.result, meta: e.meta };
+      }),
+    ]),
+  );
+  fs.writeFileSync(ANSWERS_FILE, `${JSON.stringify(answers, null, 2)}\n`);
 }
