@@ -7,6 +7,8 @@ import ANSWERS from './method-example-answers.json';
 
 export interface MethodExample {
   name: string;
+  /** What the call needs beyond what `npm start` configures, and how tests/openrpc.test.ts provides it. */
+  setup?: string;
   params: Record<string, unknown>;
   /** result.data */
   result: unknown;
@@ -17,6 +19,7 @@ export interface MethodExample {
 /** An example as written: what it shows, and the params sent exactly so. */
 export interface ExampleCall<M extends MethodName = MethodName> {
   name: string;
+  setup?: string;
   params: ParamsOf<M>;
 }
 
@@ -36,13 +39,17 @@ const onSampleReport = <M extends 'REPORTS.METADATA' | 'REPORTS.EXECUTE' | 'REPO
   params?: Omit<ParamsOf<M>, 'guid'>,
 ): ExampleCall<M> => ({ name, params: { guid: SAMPLE_REPORT, ...params } as ParamsOf<M> });
 
-/** REPORTS.SCHEDULE of the sample report: when, in which format, and where to. */
+/** REPORTS.SCHEDULE of the sample report: when, in which format, and where to (which the server must allow). */
 const schedule = (
   name: string,
+  setup: string,
   when: Pick<ParamsOf<'REPORTS.SCHEDULE'>, 'cron' | 'timeZone'>,
   format: ParamsOf<'REPORTS.SCHEDULE'>['format'],
   deliver: ParamsOf<'REPORTS.SCHEDULE'>['deliver'],
-): ExampleCall<'REPORTS.SCHEDULE'> => ({ name, params: { guid: SAMPLE_REPORT, ...when, format, deliver } });
+): ExampleCall<'REPORTS.SCHEDULE'> => ({ name, setup, params: { guid: SAMPLE_REPORT, ...when, format, deliver } });
+
+/** The id the first REPORTS.SCHEDULE example got, as recorded: what REPORTS.UNSCHEDULE removes. */
+const FIRST_SCHEDULE = (ANSWERS['REPORTS.SCHEDULE'][0].result as { scheduleId: string }).scheduleId;
 
 /** Each method's examples as called; the first is the one a reader meets first. */
 export const EXAMPLE_CALLS: { [M in MethodName]: Array<ExampleCall<M>> } = {
@@ -86,20 +93,26 @@ export const EXAMPLE_CALLS: { [M in MethodName]: Array<ExampleCall<M>> } = {
   'REPORTS.SCHEDULE': [
     schedule(
       'the sample report as CSV every Monday at 08:00 Paris time, by e-mail (needs QUARRY_SMTP_URL)',
+      'QUARRY_SMTP_URL names an SMTP relay (the test starts one)',
       { cron: '0 8 * * 1', timeZone: 'Europe/Paris' },
       'csv',
       { email: { to: ['analyst@example.com'] } },
     ),
     schedule(
       'the sample report as JSON every weekday at 07:30 UTC, to a signed webhook (needs QUARRY_WEBHOOK_ALLOW)',
+      'QUARRY_WEBHOOK_ALLOW admits the URL (hooks.example.com does not resolve where the test runs: it sends the same path to a local receiver its QUARRY_WEBHOOK_ALLOW names)',
       { cron: '30 7 * * 1-5', timeZone: 'UTC' },
       'json',
       { webhook: { url: 'https://hooks.example.com/quarry' } },
     ),
   ],
-  'REPORTS.SCHEDULES': [{ name: "the caller's schedules (none yet on what npm start serves)", params: {} }],
+  'REPORTS.SCHEDULES': [{ name: "the caller's schedules: the two the REPORTS.SCHEDULE examples made", params: {} }],
   'REPORTS.UNSCHEDULE': [
-    { name: 'remove the schedule REPORTS.SCHEDULE created', params: { scheduleId: 'sch_3kTbq9vV1XwJp2mYdR7nQa' } },
+    {
+      name: 'remove the schedule the first REPORTS.SCHEDULE example made',
+      setup: 'that schedule exists (the test sends the id its REPORTS.SCHEDULE call got)',
+      params: { scheduleId: FIRST_SCHEDULE },
+    },
   ],
   'TOKENS.EMBED': [
     onMovies('a token a browser may use for ten minutes to search dramas in movies', {
@@ -121,7 +134,7 @@ export const METHOD_EXAMPLES = Object.fromEntries(
     calls.map((c, i): MethodExample => {
       // A call not recorded yet shows no result until QUARRY_UPDATE_EXAMPLES=1 records it (the test fails till then).
       const answer = (ANSWERS as Partial<ExampleAnswers>)[method as MethodName]?.[i];
-      return { name: c.name, params: c.params as Record<string, unknown>, ...(answer ?? NOT_RECORDED) };
+      return { ...c, params: c.params as Record<string, unknown>, ...(answer ?? NOT_RECORDED) };
     }),
   ]),
 ) as Record<MethodName, MethodExample[]>;
