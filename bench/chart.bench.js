@@ -4,8 +4,7 @@
 // in-process render of the same chart with a page pool of the same size, in one run; peak RSS of the
 // worker process and its Chromium.
 // Usage: npm run build && node bench/chart.bench.js [--seconds 10]
-const { execFileSync, spawn } = require('node:child_process');
-const fs = require('node:fs');
+const { spawn } = require('node:child_process');
 const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
@@ -19,7 +18,7 @@ const { ChromiumRenderer } = require('../services/chart/dist/chromium');
 const { renderSvg } = require('../services/chart/dist/echarts');
 const { LruResultCache } = require('../packages/result-cache/dist');
 const { silentLogger } = require('../packages/logger/dist');
-const { VEGA, BIN, cli, rpc, timeIt, fmt } = require('./lib');
+const { VEGA, BIN, benchData, rpc, timeIt, fmt, clientLoops, processTree } = require('./lib');
 
 const SECONDS = Number(process.argv[process.argv.indexOf('--seconds') + 1]) || 10;
 const CONCURRENCY = 2; // worker pages
@@ -74,46 +73,14 @@ function spawnLogged(args, env) {
   return { child, waitFor, lines };
 }
 
-/** Proportional set size in MB (shared pages split between Chromium's processes, not counted once each). */
-function pss(pid) {
-  try {
-    const m = /Pss:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'));
-    return m ? Number(m[1]) : 0;
-  } catch {
-    return 0;
-  }
-}
-
 /**
  * Memory in MB of a process and, separately, of all its descendants (Chromium): PSS (shared pages split
  * between Chromium's processes) and plain RSS (summed over the processes, so shared pages count once each).
  */
 function rss(pid) {
-  const table = execFileSync('ps', ['-eo', 'pid=,ppid=,rss='], { encoding: 'utf8' })
-    .trim()
-    .split('\n')
-    .map((l) => l.trim().split(/\s+/).map(Number));
-  const kids = new Set([pid]);
-  let grew = true;
-  while (grew) {
-    grew = false;
-    for (const [p, pp] of table)
-      if (kids.has(pp) && !kids.has(p)) {
-        kids.add(p);
-        grew = true;
-      }
-  }
-  const m = { self: 0, chromium: 0, selfRss: 0, chromiumRss: 0 };
-  for (const [p, , kb] of table) {
-    if (p === pid) {
-      m.self = pss(p) / 1024;
-      m.selfRss = kb / 1024;
-    } else if (kids.has(p)) {
-      m.chromium += pss(p) / 1024;
-      m.chromiumRss += kb / 1024;
-    }
-  }
-  return m;
+  const [self = { pssKb: 0, rssKb: 0 }, ...kids] = processTree(pid);
+  const mb = (k) => kids.reduce((sum, p) => sum + p[k], 0) / 1024;
+  return { self: self.pssKb / 1024, chromium: mb('pssKb'), selfRss: self.rssKb / 1024, chromiumRss: mb('rssKb') };
 }
 
 /** Sum and count of the crosstab service's ExecuteCrosstab histogram on the main process's /metrics (its ops port). */
@@ -132,28 +99,11 @@ async function crosstabSeconds(port) {
 }
 
 async function throughput(fn) {
-  let n = 0;
-  const end = Date.now() + SECONDS * 1000;
-  await Promise.all(
-    Array.from({ length: CLIENTS }, async () => {
-      while (Date.now() < end) {
-        await fn();
-        n++;
-      }
-    }),
-  );
-  return n / SECONDS;
+  return (await clientLoops(CLIENTS, SECONDS, () => fn())) / SECONDS;
 }
 
 async function main() {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-bench-c-'));
-  const env = { QUARRY_DATA_DIR: dataDir };
-  await cli(['index', 'load', 'movies', path.join(VEGA, 'movies.json')], env);
-  await cli(['user', 'create', 'bench', '--indexes', '*'], env);
-  const token = (await cli(['token', 'create', '--user', 'bench', '--scopes', 'query:execute'], env))
-    .trim()
-    .split('\n')
-    .pop();
+  const { dataDir, env, token } = await benchData('c', [['movies', path.join(VEGA, 'movies.json')]]);
 
   const redisPort = await freePort();
   const redis = spawn('redis-server', ['--port', String(redisPort), '--save', '', '--appendonly', 'no'], {

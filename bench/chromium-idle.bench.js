@@ -5,70 +5,21 @@
 // RSS from ps, summed over the process and its descendants (redis-server, Chromium), and PSS from
 // /proc/<pid>/smaps_rollup (shared pages split between Chromium's processes).
 // Usage: npm run build && flock /tmp/quarry-heavy.lock node bench/chromium-idle.bench.js
-const { execFileSync } = require('node:child_process');
-const fs = require('node:fs');
-const os = require('node:os');
 const path = require('node:path');
-const { VEGA, cli, startServer, rpc, fmt } = require('./lib');
+const { VEGA, benchData, startServer, rpc, fmt, processTree, PIE } = require('./lib');
 
 const IDLE_S = 3;
-const PIE = {
-  index: 'movies',
-  query: '*',
-  rows: ['MPAA Rating'],
-  totals: [{ aggregationType: 'Count' }],
-  chartType: 'Pie2D',
-  width: 400,
-  height: 300,
-};
-
-function pssKb(pid) {
-  try {
-    const m = /Pss:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'));
-    return m ? Number(m[1]) : 0;
-  } catch {
-    return 0;
-  }
-}
-
 /** MB of the process tree: RSS summed, PSS summed, and how many of its processes are Chromium's. */
 function tree(pid) {
-  const table = execFileSync('ps', ['-eo', 'pid=,ppid=,rss=,comm='], { encoding: 'utf8' })
-    .trim()
-    .split('\n')
-    .map((l) => l.trim().split(/\s+/));
-  const kids = new Set([pid]);
-  for (let grew = true; grew;) {
-    grew = false;
-    for (const [p, pp] of table)
-      if (kids.has(Number(pp)) && !kids.has(Number(p))) {
-        kids.add(Number(p));
-        grew = true;
-      }
-  }
-  let rss = 0;
-  let pss = 0;
-  let chromium = 0;
-  for (const [p, , kb, comm] of table)
-    if (kids.has(Number(p))) {
-      rss += Number(kb);
-      pss += pssKb(Number(p));
-      if (/chrom/i.test(comm)) chromium++;
-    }
-  return { rssMb: rss / 1024, pssMb: pss / 1024, chromium };
+  const procs = processTree(pid);
+  const mb = (k) => procs.reduce((sum, p) => sum + p[k], 0) / 1024;
+  return { rssMb: mb('rssKb'), pssMb: mb('pssKb'), chromium: procs.filter((p) => /chrom/i.test(p.comm)).length };
 }
 
 const settle = (ms) => new Promise((r) => setTimeout(r, ms));
 
 async function main() {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-bench-idle-'));
-  const env = { QUARRY_DATA_DIR: dataDir };
-  await cli(['index', 'load', 'movies', path.join(VEGA, 'movies.json')], env);
-  await cli(['user', 'create', 'bench', '--indexes', '*'], env);
-  const token = (await cli(['token', 'create', '--user', 'bench', '--scopes', 'query:execute'], env))
-    .trim()
-    .split('\n')
-    .pop();
+  const { env, token } = await benchData('idle', [['movies', path.join(VEGA, 'movies.json')]]);
   const rows = [];
 
   const warm = await startServer({ ...env, QUARRY_CHROMIUM_IDLE_S: '0' });

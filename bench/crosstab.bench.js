@@ -3,25 +3,25 @@
 // the same crosstab written by hand as one GROUPING SETS query on DuckDB over the same data, in one run.
 // The hand-written SQL is what a DuckDB user would type, not the SQL Quarry generates.
 // Usage: npm run build && node bench/crosstab.bench.js [--runs 20]
-const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { DuckDBInstance } = require('@duckdb/node-api');
-const { VEGA, cli, startServer, rpc, timeIt, timePair, fmt } = require('./lib');
+const {
+  VEGA,
+  benchData,
+  startServer,
+  rpc,
+  timeIt,
+  timePair,
+  fmt,
+  FLIGHTS_BY_MONTH: BY_MONTH,
+  FLIGHTS_CROSSTABS,
+} = require('./lib');
 
 const RUNS = Number(process.argv[process.argv.indexOf('--runs') + 1]) || 20;
-const MEASURES = [
-  { aggregationType: 'Sum', field: 'delay' },
-  { aggregationType: 'Count' },
-  { aggregationType: 'Count', dynamicView: 'Destinations' },
-];
-const BY_MONTH = `GROUPING SETS ((origin, month), (origin), (month), ())`;
+const MEASURES = FLIGHTS_CROSSTABS.measures.params.totals;
 const CASES = [
-  {
-    name: 'origin x month: Sum(delay), Count, distinct destinations',
-    params: { query: '*', rows: ['origin'], columns: [{ field: 'date' }], totals: MEASURES },
-    hand: `SELECT origin, date_trunc('month', "date") AS month, sum(delay), count(*), count(DISTINCT destination) FROM flights GROUP BY ${BY_MONTH}`,
-  },
+  FLIGHTS_CROSSTABS.measures,
   {
     name: 'same, flights touching LAX (origin:LAX OR destination:LAX)',
     params: {
@@ -42,31 +42,14 @@ const CASES = [
     },
     hand: `SELECT origin, destination, sum(delay) FROM flights WHERE origin = 'SFO' GROUP BY GROUPING SETS ((origin, destination), (origin), (destination), ())`,
   },
-  {
-    name: 'delay:[60 TO 120]: origin x month, Average(distance), Max(delay)',
-    params: {
-      query: 'delay:[60 TO 120]',
-      rows: ['origin'],
-      columns: [{ field: 'date' }],
-      totals: [
-        { aggregationType: 'Average', field: 'distance' },
-        { aggregationType: 'Max', field: 'delay' },
-      ],
-    },
-    hand: `SELECT origin, date_trunc('month', "date") AS month, avg(distance), max(delay) FROM flights WHERE delay BETWEEN 60 AND 120 GROUP BY ${BY_MONTH}`,
-  },
+  FLIGHTS_CROSSTABS.delayed,
 ];
 
 async function main() {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-bench-x-'));
-  const env = { QUARRY_DATA_DIR: dataDir };
   const file = path.join(VEGA, 'flights-3m.parquet');
-  await cli(['index', 'load', 'flights', file, '--type', 'date=date:month', '--view', 'Destinations=destination'], env);
-  await cli(['user', 'create', 'bench', '--indexes', '*'], env);
-  const token = (await cli(['token', 'create', '--user', 'bench', '--scopes', 'query:execute'], env))
-    .trim()
-    .split('\n')
-    .pop();
+  const { env, token } = await benchData('x', [
+    ['flights', file, '--type', 'date=date:month', '--view', 'Destinations=destination'],
+  ]);
   const server = await startServer(env);
 
   // The hand-written side: the same file loaded as a user would (CREATE TABLE AS) in an in-memory DuckDB

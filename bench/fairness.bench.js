@@ -10,7 +10,7 @@
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { VEGA, cli, startServer, rpc, fmt } = require('./lib');
+const { VEGA, cli, startServer, rpc, fmt, PIE } = require('./lib');
 
 const arg = (name, dflt) => {
   const at = process.argv.indexOf(name);
@@ -29,15 +29,6 @@ const TREEMAP = {
   chartType: 'Treemap',
   width: 4000,
   height: 4000,
-};
-const PIE = {
-  index: 'movies',
-  query: '*',
-  rows: ['MPAA Rating'],
-  totals: [{ aggregationType: 'Count' }],
-  chartType: 'Pie2D',
-  width: 400,
-  height: 300,
 };
 // 480 x 200 = 96,000 cells, every one filled: a 1.2 MB HTML table.
 const WIDE = {

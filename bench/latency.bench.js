@@ -7,12 +7,22 @@
 // With --otel the server traces every call (OTEL_EXPORTER_OTLP_ENDPOINT at a local sink, http/protobuf):
 // run it beside a run without, under one lock, to see what tracing costs (bench/README.md "Tracing").
 // Usage: npm run build && node bench/latency.bench.js [--runs 30] [--seconds 5] [--otel]
-const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { DuckDBInstance } = require('@duckdb/node-api');
 const http = require('node:http');
-const { VEGA, cli, startServer, startOtlpSink, rpc, rpcOverHttp, cpuMsOf, timeIt, fmt } = require('./lib');
+const {
+  VEGA,
+  benchData,
+  startServer,
+  startOtlpSink,
+  rpc,
+  rpcOverHttp,
+  cpuMsOf,
+  timeIt,
+  fmt,
+  clientLoops,
+} = require('./lib');
 
 const RUNS = Number(process.argv[process.argv.indexOf('--runs') + 1]) || 30;
 const SECONDS = Number(process.argv[process.argv.indexOf('--seconds') + 1]) || 5;
@@ -73,15 +83,14 @@ const MIXED = [
 ];
 
 async function main() {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-bench-lat-'));
-  const env = { QUARRY_DATA_DIR: dataDir };
-  await cli(['index', 'load', 'movies', path.join(VEGA, 'movies.json')], env);
-  await cli(['index', 'load', 'birdstrikes', path.join(VEGA, 'birdstrikes.csv')], env);
-  await cli(['user', 'create', 'bench', '--indexes', '*'], env);
-  const token = (await cli(['token', 'create', '--user', 'bench', '--scopes', 'query:execute,indexes:read'], env))
-    .trim()
-    .split('\n')
-    .pop();
+  const { env, token } = await benchData(
+    'lat',
+    [
+      ['movies', path.join(VEGA, 'movies.json')],
+      ['birdstrikes', path.join(VEGA, 'birdstrikes.csv')],
+    ],
+    'query:execute,indexes:read',
+  );
 
   const db = await DuckDBInstance.create(':memory:', { threads: '2' });
   const connection = await db.connect();
@@ -97,19 +106,9 @@ async function main() {
     // 20 clients, each with its own kept-alive connection, mixed searches; once over node:http (a load
     // generator's client) and once over fetch, with the CPU each side used per request.
     const load = async (send, seconds = SECONDS) => {
-      let n = 0;
-      const end = Date.now() + seconds * 1000;
       const server0 = cpuMsOf(server.child.pid);
       const client0 = process.cpuUsage();
-      await Promise.all(
-        Array.from({ length: 20 }, async (_, k) => {
-          let i = k;
-          while (Date.now() < end) {
-            await send({ ...MIXED[i++ % MIXED.length], cache: false });
-            n++;
-          }
-        }),
-      );
+      const n = await clientLoops(20, seconds, (k, i) => send({ ...MIXED[(k + i) % MIXED.length], cache: false }));
       const client = process.cpuUsage(client0);
       return {
         rate: n / seconds,

@@ -1,7 +1,8 @@
 // Helpers shared by the bench scripts: run the built CLI, start the server, time things.
-const { spawn } = require('node:child_process');
+const { execFileSync, spawn } = require('node:child_process');
 const fs = require('node:fs');
 const http = require('node:http');
+const os = require('node:os');
 const path = require('node:path');
 
 const ROOT = path.resolve(__dirname, '..');
@@ -169,11 +170,129 @@ function startOtlpSink() {
   );
 }
 
+/** A user "bench" who may read every index, and a token of it with `scopes`. */
+async function benchToken(env, scopes = 'query:execute') {
+  await cli(['user', 'create', 'bench', '--indexes', '*'], env);
+  return (await cli(['token', 'create', '--user', 'bench', '--scopes', scopes], env)).trim().split('\n').pop();
+}
+
+/**
+ * A fresh data directory (`quarry-bench-<prefix>-…` in the temp dir) with `loads` loaded, each
+ * `[index, file, ...options of quarry index load]`, and a token of the user "bench" with `scopes`.
+ */
+async function benchData(prefix, loads, scopes) {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `quarry-bench-${prefix}-`));
+  const env = { QUARRY_DATA_DIR: dataDir };
+  for (const [name, file, ...options] of loads) await cli(['index', 'load', name, file, ...options], env);
+  return { dataDir, env, token: await benchToken(env, scopes) };
+}
+
+/**
+ * How many calls `clients` concurrent clients make in `seconds`, each calling `fn(client, call)` back to
+ * back (`call` counts that client's calls from 0).
+ */
+async function clientLoops(clients, seconds, fn) {
+  const end = Date.now() + seconds * 1000;
+  let calls = 0;
+  await Promise.all(
+    Array.from({ length: clients }, async (_, client) => {
+      for (let call = 0; Date.now() < end; call++) {
+        await fn(client, call);
+        calls++;
+      }
+    }),
+  );
+  return calls;
+}
+
+/** Proportional set size in kB (shared pages split between the processes sharing them), 0 once gone. */
+function pssKb(pid) {
+  try {
+    const m = /Pss:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'));
+    return m ? Number(m[1]) : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * A process and all its descendants (redis-server, Chromium...), the process first: each with its RSS
+ * (from ps; shared pages count once per process) and PSS in kB (Linux /proc) and its command name.
+ */
+function processTree(pid) {
+  const table = execFileSync('ps', ['-eo', 'pid=,ppid=,rss=,comm='], { encoding: 'utf8' })
+    .trim()
+    .split('\n')
+    .map((l) => {
+      const [p, pp, kb, ...comm] = l.trim().split(/\s+/);
+      return { pid: Number(p), ppid: Number(pp), rssKb: Number(kb), comm: comm.join(' ') };
+    });
+  const tree = new Set([pid]);
+  for (let grew = true; grew;) {
+    grew = false;
+    for (const p of table)
+      if (tree.has(p.ppid) && !tree.has(p.pid)) {
+        tree.add(p.pid);
+        grew = true;
+      }
+  }
+  return table
+    .filter((p) => tree.has(p.pid))
+    .sort((a, b) => (a.pid === pid ? -1 : b.pid === pid ? 1 : 0))
+    .map(({ pid: p, rssKb, comm }) => ({ pid: p, rssKb, pssKb: pssKb(p), comm }));
+}
+
+/** The small chart the chart benches ask for beside heavy work: a 400x300 pie of movies by MPAA rating. */
+const PIE = {
+  index: 'movies',
+  query: '*',
+  rows: ['MPAA Rating'],
+  totals: [{ aggregationType: 'Count' }],
+  chartType: 'Pie2D',
+  width: 400,
+  height: 300,
+};
+
+/** The grouping sets of an origin x month crosstab on flights, as a DuckDB user writes them. */
+const FLIGHTS_BY_MONTH = `GROUPING SETS ((origin, month), (origin), (month), ())`;
+/** Crosstabs on flights-3m.parquet (loaded as `flights`) and the same written by hand on DuckDB. */
+const FLIGHTS_CROSSTABS = {
+  measures: {
+    name: 'origin x month: Sum(delay), Count, distinct destinations',
+    params: {
+      query: '*',
+      rows: ['origin'],
+      columns: [{ field: 'date' }],
+      totals: [
+        { aggregationType: 'Sum', field: 'delay' },
+        { aggregationType: 'Count' },
+        { aggregationType: 'Count', dynamicView: 'Destinations' },
+      ],
+    },
+    hand: `SELECT origin, date_trunc('month', "date") AS month, sum(delay), count(*), count(DISTINCT destination) FROM flights GROUP BY ${FLIGHTS_BY_MONTH}`,
+  },
+  delayed: {
+    name: 'delay:[60 TO 120]: origin x month, Average(distance), Max(delay)',
+    params: {
+      query: 'delay:[60 TO 120]',
+      rows: ['origin'],
+      columns: [{ field: 'date' }],
+      totals: [
+        { aggregationType: 'Average', field: 'distance' },
+        { aggregationType: 'Max', field: 'delay' },
+      ],
+    },
+    hand: `SELECT origin, date_trunc('month', "date") AS month, avg(distance), max(delay) FROM flights WHERE delay BETWEEN 60 AND 120 GROUP BY ${FLIGHTS_BY_MONTH}`,
+  },
+};
+
 module.exports = {
   ROOT,
   BIN,
   VEGA,
   cli,
+  benchToken,
+  benchData,
   startServer,
   startOtlpSink,
   rpc,
@@ -183,4 +302,9 @@ module.exports = {
   timePair,
   timeTurns,
   fmt,
+  clientLoops,
+  processTree,
+  PIE,
+  FLIGHTS_BY_MONTH,
+  FLIGHTS_CROSSTABS,
 };

@@ -12,7 +12,18 @@ const os = require('node:os');
 const path = require('node:path');
 const { spawnSync } = require('node:child_process');
 const { DuckDBInstance } = require('@duckdb/node-api');
-const { VEGA, cli, startServer, rpc, rpcOverHttp, timePair, fmt } = require('./lib');
+const {
+  VEGA,
+  cli,
+  startServer,
+  rpc,
+  rpcOverHttp,
+  timePair,
+  fmt,
+  clientLoops,
+  FLIGHTS_BY_MONTH: BY_MONTH,
+  FLIGHTS_CROSSTABS,
+} = require('./lib');
 
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(name);
@@ -24,40 +35,14 @@ const SECONDS = Number(arg('--seconds', '8'));
 const SOURCE = path.join(VEGA, 'flights-3m.parquet');
 const q = (s) => `'${s.replace(/'/g, "''")}'`;
 
-const BY_MONTH = `GROUPING SETS ((origin, month), (origin), (month), ())`;
 const CROSSTABS = [
   {
     name: '(a) origin x month: Count',
     params: { query: '*', rows: ['origin'], columns: [{ field: 'date' }], totals: [{ aggregationType: 'Count' }] },
     hand: `SELECT origin, date_trunc('month', "date") AS month, count(*) FROM flights GROUP BY ${BY_MONTH}`,
   },
-  {
-    name: '(b) origin x month: Sum(delay), Count, distinct destinations',
-    params: {
-      query: '*',
-      rows: ['origin'],
-      columns: [{ field: 'date' }],
-      totals: [
-        { aggregationType: 'Sum', field: 'delay' },
-        { aggregationType: 'Count' },
-        { aggregationType: 'Count', dynamicView: 'Destinations' },
-      ],
-    },
-    hand: `SELECT origin, date_trunc('month', "date") AS month, sum(delay), count(*), count(DISTINCT destination) FROM flights GROUP BY ${BY_MONTH}`,
-  },
-  {
-    name: '(c) delay:[60 TO 120]: origin x month, Average(distance), Max(delay)',
-    params: {
-      query: 'delay:[60 TO 120]',
-      rows: ['origin'],
-      columns: [{ field: 'date' }],
-      totals: [
-        { aggregationType: 'Average', field: 'distance' },
-        { aggregationType: 'Max', field: 'delay' },
-      ],
-    },
-    hand: `SELECT origin, date_trunc('month', "date") AS month, avg(distance), max(delay) FROM flights WHERE delay BETWEEN 60 AND 120 GROUP BY ${BY_MONTH}`,
-  },
+  { ...FLIGHTS_CROSSTABS.measures, name: `(b) ${FLIGHTS_CROSSTABS.measures.name}` },
+  { ...FLIGHTS_CROSSTABS.delayed, name: `(c) ${FLIGHTS_CROSSTABS.delayed.name}` },
 ];
 const SEARCHES = [
   {
@@ -125,17 +110,7 @@ async function readyz(port) {
 
 /** Calls per second of `n` clients calling `fn` in loops for `seconds`. */
 async function throughput(n, seconds, fn) {
-  const until = Date.now() + seconds * 1000;
-  let calls = 0;
-  await Promise.all(
-    Array.from({ length: n }, async (_, i) => {
-      while (Date.now() < until) {
-        await fn(i);
-        calls++;
-      }
-    }),
-  );
-  return calls / seconds;
+  return (await clientLoops(n, seconds, (i) => fn(i))) / seconds;
 }
 
 async function runSize(millions, work) {

@@ -7,11 +7,21 @@
 // latency.bench.js, cache: false) and of a PNG chart, then 20 clients for a few seconds on each in turn,
 // five rounds, with the server CPU each request took (medians: one noisy round moves nothing).
 // Usage: npm run build && node bench/tracing.bench.js [--runs 100] [--seconds 2] [--before /other/apps/quarry/bin/quarry.js]
-const fs = require('node:fs');
 const http = require('node:http');
 const os = require('node:os');
 const path = require('node:path');
-const { VEGA, cli, startServer, startOtlpSink, rpc, rpcOverHttp, cpuMsOf, timeTurns, fmt } = require('./lib');
+const {
+  VEGA,
+  benchData,
+  startServer,
+  startOtlpSink,
+  rpc,
+  rpcOverHttp,
+  cpuMsOf,
+  timeTurns,
+  fmt,
+  clientLoops,
+} = require('./lib');
 
 const arg = (name) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined);
 const RUNS = Number(arg('--runs')) || 100;
@@ -60,15 +70,14 @@ const MIXED = [
 ];
 
 async function main() {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-bench-trace-'));
-  const env = { QUARRY_DATA_DIR: dataDir };
-  await cli(['index', 'load', 'movies', path.join(VEGA, 'movies.json')], env);
-  await cli(['index', 'load', 'birdstrikes', path.join(VEGA, 'birdstrikes.csv')], env);
-  await cli(['user', 'create', 'bench', '--indexes', '*'], env);
-  const token = (await cli(['token', 'create', '--user', 'bench', '--scopes', 'query:execute,indexes:read'], env))
-    .trim()
-    .split('\n')
-    .pop();
+  const { env, token } = await benchData(
+    'trace',
+    [
+      ['movies', path.join(VEGA, 'movies.json')],
+      ['birdstrikes', path.join(VEGA, 'birdstrikes.csv')],
+    ],
+    'query:execute,indexes:read',
+  );
 
   const sink = await startOtlpSink();
   const traced = { ...env, OTEL_EXPORTER_OTLP_ENDPOINT: sink.url };
@@ -87,20 +96,9 @@ async function main() {
   try {
     const load = async (name, seconds) => {
       const { port, child } = servers[name];
-      let n = 0;
-      const end = Date.now() + seconds * 1000;
       const cpu0 = cpuMsOf(child.pid);
-      await Promise.all(
-        Array.from({ length: 20 }, async (_, k) => {
-          let i = k;
-          while (Date.now() < end) {
-            await rpcOverHttp(agents[name], port, token, 'QUERIES.EXECUTE', {
-              ...MIXED[i++ % MIXED.length],
-              cache: false,
-            });
-            n++;
-          }
-        }),
+      const n = await clientLoops(20, seconds, (k, i) =>
+        rpcOverHttp(agents[name], port, token, 'QUERIES.EXECUTE', { ...MIXED[(k + i) % MIXED.length], cache: false }),
       );
       return { rate: n / seconds, cpuMs: (cpuMsOf(child.pid) - cpu0) / n };
     };

@@ -1,12 +1,19 @@
 #!/usr/bin/env node
 // Writes packages/client/src/contract-types.generated.ts from the contract's OpenRPC document, so the
 // client's types come from the same zod schemas the gateway validates with, and the client itself
-// needs nothing but fetch. `npm run gen:client` (after building the contract); packages/client/src/contract-types.test.ts fails when
+// needs nothing but fetch; with them, the contract's word lists a user interface offers as choices. `npm run gen:client` (after building the contract); packages/client/src/contract-types.test.ts fails when
 // the file is stale.
 const fs = require('node:fs');
 const path = require('node:path');
 const { compile } = require('json-schema-to-typescript');
-const { openRpcDocument, METHOD_NAMES } = require('@quarry/contract');
+const contract = require('@quarry/contract');
+
+const { openRpcDocument, METHOD_NAMES } = contract;
+/** The contract's lists a caller picks from (the console's pickers), as values: the schemas hold them too. */
+const LISTS = {
+  AGGREGATIONS: 'The aggregation types a total takes (CROSSTAB.EXECUTE totals[].aggregationType).',
+  SHOW_AS: 'What a total can show instead of its value (CROSSTAB.EXECUTE totals[].showAs).',
+};
 
 const OUT = path.join(__dirname, '..', 'packages', 'client', 'src', 'contract-types.generated.ts');
 
@@ -52,6 +59,10 @@ async function generate() {
   for (const name of METHOD_NAMES)
     parts.push(`  '${name}': { params: ${typeName(name)}Params; result: ${typeName(name)}Result };`);
   parts.push('}', '');
+  for (const [name, doc] of Object.entries(LISTS)) {
+    parts.push(`/** ${doc} */`);
+    parts.push(`export const ${name} = ${JSON.stringify(contract[name])} as const;`, '');
+  }
   return parts.join('\n');
 }
 

@@ -1,8 +1,10 @@
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { AGGREGATIONS, SHOW_AS } from '@quarry/contract';
 import { useDemoStack } from './support/demo-stack';
 import { REPO_ROOT } from './support/quarry-process';
 
@@ -107,6 +109,12 @@ describe('the packed @quarry/client', () => {
     };
     expect(files).toEqual(expect.arrayContaining([pkg.main, pkg.types]));
     expect(pkg.dependencies).toBeUndefined();
+  });
+
+  it('exports the contract’s word lists as values, as the server validates them', () => {
+    const installed = createRequire(path.join(scratch, 'package.json'))('@quarry/client') as Record<string, unknown>;
+    expect(installed.AGGREGATIONS).toEqual(AGGREGATIONS);
+    expect(installed.SHOW_AS).toEqual(SHOW_AS);
   });
 
   it('type-checks every TypeScript example of the READMEs with tsc, strict, outside the workspace', async () => {

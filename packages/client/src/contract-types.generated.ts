@@ -1102,3 +1102,9 @@ export interface Methods {
   'REPORTS.UNSCHEDULE': { params: ReportsUnscheduleParams; result: ReportsUnscheduleResult };
   'TOKENS.EMBED': { params: TokensEmbedParams; result: TokensEmbedResult };
 }
+
+/** The aggregation types a total takes (CROSSTAB.EXECUTE totals[].aggregationType). */
+export const AGGREGATIONS = ["Sum","Count","Average","Min","Max","Median","Percentile","StdDev","CountDistinct"] as const;
+
+/** What a total can show instead of its value (CROSSTAB.EXECUTE totals[].showAs). */
+export const SHOW_AS = ["value","percentOfGrandTotal","percentOfRowTotal","percentOfColumnTotal","runningTotal","differenceFromPrevious","percentDifferenceFromPrevious"] as const;

@@ -17,3 +17,4 @@ export {
 export { reviveChartOption, type EChartsOptionJson, type ReviveOptions } from './chart-option';
 export { QuarryError, type QuarryTransportCode } from './quarry-error';
 export type * from './contract-types.generated';
+export { AGGREGATIONS, SHOW_AS } from './contract-types.generated';

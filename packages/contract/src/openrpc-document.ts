@@ -90,8 +90,9 @@ function methodObject(name: MethodName): Record<string, Json> {
     'x-scope': m.scope,
     examples: METHOD_EXAMPLES[name].map((example) => ({
       name: example.name,
-      description:
-        'A real call on the data `npm start` serves (scripts/sample-data.sh); tests/openrpc.test.ts runs it as written.',
+      description: example.setup
+        ? `A real call on the data \`npm start\` serves (scripts/sample-data.sh), on a server where ${example.setup}; tests/openrpc.test.ts runs it.`
+        : 'A real call on the data `npm start` serves (scripts/sample-data.sh); tests/openrpc.test.ts runs it as written.',
       params: Object.entries(example.params).map(([k, v]) => ({ name: k, value: v as Json })),
       result: { name: 'result', value: { data: example.result as Json, meta: example.meta as Json } },
     })),

@@ -1,4 +1,4 @@
-import type { CrosstabExecuteParams } from '@quarry/client';
+import { AGGREGATIONS, SHOW_AS, type CrosstabExecuteParams } from '@quarry/client';
 import type { IndexInfo } from '../app-state';
 import { el, fillSelect } from '../dom';
 
@@ -8,30 +8,21 @@ import { el, fillSelect } from '../dom';
  */
 
 export type Total = CrosstabExecuteParams['totals'][number];
-type ShowAs = NonNullable<Total['showAs']>;
+type ShowAs = (typeof SHOW_AS)[number];
 
-const AGGREGATIONS = [
-  'Count',
-  'Sum',
-  'Average',
-  'Min',
-  'Max',
-  'Median',
-  'Percentile',
-  'StdDev',
-  'CountDistinct',
-] as const;
+/** Count first: a new total counts the records until another aggregation is chosen. */
+const AGGREGATION_CHOICES = ['Count', ...AGGREGATIONS.filter((a) => a !== 'Count')];
 /** A calculated total is chosen like an aggregation, and then takes a name and a formula. */
 const FORMULA = 'Formula';
-const SHOW_AS: Array<[ShowAs, string]> = [
-  ['value', 'value'],
-  ['percentOfGrandTotal', '% of grand total'],
-  ['percentOfRowTotal', '% of row total'],
-  ['percentOfColumnTotal', '% of column total'],
-  ['runningTotal', 'running total'],
-  ['differenceFromPrevious', 'difference from previous'],
-  ['percentDifferenceFromPrevious', '% difference from previous'],
-];
+const SHOW_AS_LABELS: Record<ShowAs, string> = {
+  value: 'value',
+  percentOfGrandTotal: '% of grand total',
+  percentOfRowTotal: '% of row total',
+  percentOfColumnTotal: '% of column total',
+  runningTotal: 'running total',
+  differenceFromPrevious: 'difference from previous',
+  percentDifferenceFromPrevious: '% difference from previous',
+};
 
 export class TotalsEditor {
   private index: IndexInfo | undefined;
@@ -71,7 +62,7 @@ export class TotalsEditor {
     const agg = el(
       'select',
       { class: 't-agg', 'aria-label': `Total ${n} aggregation` },
-      ...[...AGGREGATIONS, FORMULA].map((a) => el('option', { value: a }, a)),
+      ...[...AGGREGATION_CHOICES, FORMULA].map((a) => el('option', { value: a }, a)),
     );
     const field = el('select', { class: 't-field', 'aria-label': `Total ${n} field` });
     const percentile = el('input', {
@@ -101,7 +92,7 @@ export class TotalsEditor {
     const showAs = el(
       'select',
       { class: 't-show', 'aria-label': `Total ${n} show as` },
-      ...SHOW_AS.map(([v, label]) => el('option', { value: v }, label)),
+      ...SHOW_AS.map((v) => el('option', { value: v }, SHOW_AS_LABELS[v])),
     );
     const sync = () => {
       percentile.hidden = agg.value !== 'Percentile';
