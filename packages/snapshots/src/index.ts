@@ -18,3 +18,4 @@ export type { DuckDBValue } from '@duckdb/node-api';
 export { readableIndex, fieldsOf } from './index-access';
 export { processMemoryBytes, defaultDuckDbMemoryBytes, engineOptions } from './memory-budget';
 export { ATTACH_MIN_RECORDS, attachableFile } from './attachable-snapshot';
+export { JsTurns } from './js-turns';

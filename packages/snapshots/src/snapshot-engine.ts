@@ -11,6 +11,7 @@ import {
 import { AppError, abortReason } from '@quarry/errors';
 import { attachableFile, factsFromJson, FACTS_TABLE, RECORDS_TABLE, recordsSelect } from './attachable-snapshot';
 import { ConnectionPool } from './connection-pool';
+import { JsTurns } from './js-turns';
 import { learnSingleWordFields, type SingleWordFields } from './single-word-fields';
 import { ident, literal } from './sql';
 
@@ -91,6 +92,8 @@ export class SnapshotEngine {
   private warmed = false;
   /** Queries borrow long-lived connections with their prepared statements; loads and drops use their own. */
   private readonly pool: ConnectionPool;
+  /** Long JS passes over big results take turns on this thread (see JsTurns); pivots' roll-ups join them. */
+  readonly turns = new JsTurns();
 
   constructor(
     private readonly dataDir: string,
@@ -321,19 +324,26 @@ export class SnapshotEngine {
    */
   async all(sql: string, params?: Record<string, DuckDBValue>, signal?: AbortSignal): Promise<Row[]> {
     if (signal?.aborted) throw abortReason(signal);
-    return this.pool.use(async (c, prepare) => {
+    const result = await this.pool.use(async (c, prepare) => {
       const interrupt = () => c.interrupt();
       signal?.addEventListener('abort', interrupt, { once: true });
       try {
         const statement = await prepare(sql);
         if (params && Object.keys(params).length > 0) statement.bind(params);
-        return await rowObjects(await statement.run());
+        return await statement.run();
       } catch (err) {
         if (signal?.aborted) throw abortReason(signal);
         throw err;
       } finally {
         signal?.removeEventListener('abort', interrupt);
       }
+    });
+    // A materialised result needs no connection: a big one waits for its turn with the connection back
+    // in the pool, and a one-chunk one (every search page) is converted at once.
+    if (result.chunkCount <= 1) return rowObjects(result);
+    return this.turns.take(async () => {
+      if (signal?.aborted) throw abortReason(signal);
+      return rowObjects(result);
     });
   }
 

@@ -765,7 +765,7 @@ SELECT ${distinct(rows)} AS nr, ${distinct(rows.slice(0, 1))} AS nor, ${distinct
       // The JS roll-up is synchronous: past JS_ROLLUP_MAX_WORK (cells x levels) it would hold the thread,
       // so many levels (subtotals on deep axes) go to DuckDB, which yields and honours the deadline.
       if (cells.length <= most && cells.length * plan.levels.length <= this.jsRollupMaxWork) {
-        const { keys, groups } = await rollUpInJs(plan, cells);
+        const { keys, groups } = await this.engine.turns.take(() => rollUpInJs(plan, cells));
         return { keys, groups: crosstabCells(keys, spec) > maxCells ? [] : groups };
       }
     }
