@@ -16,9 +16,12 @@ export class ThreadTableRenderer implements TableRenderer {
       filename: threadEntry(__dirname, 'table-render.worker'),
       minThreads: 0,
       maxThreads: threads,
-      // A process that never draws a big table keeps no thread; one that does keeps them a minute.
+      // A thread that draws no table for a minute ends (each holds ~40 MB).
       idleTimeout: 60_000,
     });
+    // One thread is started with the service, its modules loaded: the first big table after a start (a
+    // new pod's first crosstab, issue #30) paid ~250 ms to start it. Unused, it ends after the minute.
+    this.pool.run('warm').catch(() => undefined);
   }
 
   async render(job: TableJob, signal?: AbortSignal): Promise<CachedResult> {
@@ -32,12 +35,18 @@ export class ThreadTableRenderer implements TableRenderer {
         { transferList: packedBuffers(packed), ...(signal ? { signal } : {}) },
       );
       if ('ok' in answer) return answer.ok;
+      if (!('error' in answer)) throw AppError.internal('The table thread answered a table job as a warm-up.');
       const { code, detail } = answer.error;
       throw new AppError(isErrorCode(code) ? code : 'INTERNAL', detail);
     } catch (err) {
       if (signal?.aborted && !(err instanceof AppError)) throw abortReason(signal);
       throw err;
     }
+  }
+
+  /** Threads running now (the warm-up starts one with the service). */
+  get threads(): number {
+    return this.pool.threads.length;
   }
 
   async close(): Promise<void> {

@@ -43,6 +43,10 @@ describe('ThreadTableRenderer', () => {
   const renderer = new ThreadTableRenderer({ threads: 2 });
   afterAll(() => renderer.close());
 
+  it('starts one thread with the service, before any table, and no more until tables ask', () => {
+    expect(renderer.threads).toBe(1);
+  });
+
   it('answers exactly what the table renders to on this thread, in every format', async () => {
     const s = spec(false);
     const g = groups(s, 300, 40);
