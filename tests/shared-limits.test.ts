@@ -14,7 +14,8 @@ import {
 
 /*
  * Issue #27: rate limits hold across gateway replicas. Two gateway processes of one split deployment share
- * its Redis and data dir; one token's calls spread over both are admitted once, not once per gateway.
+ * its Redis and data dir; one token's calls spread over both are admitted once, not once per gateway. A
+ * third gateway on the same Redis with another QUARRY_RATE_LIMIT_PREFIX (another deployment) counts apart.
  */
 
 const RATE = { QUARRY_RATE_LIMIT: '0.5', QUARRY_RATE_BURST: '4' };
@@ -24,27 +25,36 @@ const ADMITTED_AT_ONCE = 5;
 let quarry: RunningQuarry;
 let second: Proc | undefined;
 let secondUrl: string;
+let other: Proc | undefined;
+let otherUrl: string;
+const OTHER_PREFIX = 'staging:rate-limit';
 let dataDir: string;
 const clients: IORedis[] = [];
 
 beforeAll(async () => {
   dataDir = makeDataDir('quarry-shared-limits-');
   quarry = await startQuarry({ topology: 'split', dataDir, env: RATE });
-  const started = await spawnServe({
-    QUARRY_DATA_DIR: dataDir,
-    QUARRY_OPS_PORT: '0',
-    ...RATE,
-    ...quarry.wiring,
-    QUARRY_TARGET: 'gateway',
-  });
-  second = started.proc;
-  if (!started.port) throw new Error('second gateway reported no port');
-  secondUrl = `http://127.0.0.1:${started.port}`;
+  const gateway = async (env: Record<string, string> = {}) => {
+    const started = await spawnServe({
+      QUARRY_DATA_DIR: dataDir,
+      QUARRY_OPS_PORT: '0',
+      ...RATE,
+      ...quarry.wiring,
+      QUARRY_TARGET: 'gateway',
+      ...env,
+    });
+    if (!started.port) throw new Error('gateway reported no port');
+    return { proc: started.proc, url: `http://127.0.0.1:${started.port}` };
+  };
+  [{ proc: second, url: secondUrl }, { proc: other, url: otherUrl }] = await Promise.all([
+    gateway(),
+    gateway({ QUARRY_RATE_LIMIT_PREFIX: OTHER_PREFIX }),
+  ]);
 }, 120000);
 
 afterAll(async () => {
   for (const c of clients) c.disconnect();
-  if (second) await stopProc(second);
+  for (const p of [second, other]) if (p) await stopProc(p);
   await quarry?.stop();
 });
 
@@ -80,6 +90,18 @@ describe('rate limits shared by two gateways through Redis', () => {
     expect((await rpcClient(quarry.baseUrl, racer.token).call('INDEXES.FIND', {})).status).toBe(429);
     expect((await rpcClient(secondUrl, bystander.token).call('INDEXES.FIND', {})).status).toBe(200);
     expect((await rpcClient(quarry.baseUrl, bystander.token).call('INDEXES.FIND', {})).status).toBe(200);
+
+    // Another deployment on the same Redis (its own QUARRY_RATE_LIMIT_PREFIX) has a whole allowance of its own
+    // for the same token: sharing this deployment's spent counters would admit none of these at once.
+    const elsewhere = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => rpcClient(otherUrl, racer.token).call('INDEXES.FIND', {}, { id: i })),
+    );
+    expect(elsewhere.filter((r) => r.status === 200)).toHaveLength(ADMITTED_AT_ONCE);
+    expect(elsewhere.filter((r) => r.status === 429)).toHaveLength(10 - ADMITTED_AT_ONCE);
+    const keys = redis(quarry.wiring!.REDIS_URL);
+    await keys.connect();
+    expect(await keys.keys(`${OTHER_PREFIX}:*`)).not.toHaveLength(0);
+    expect(await keys.keys('quarry:rate-limit:*')).not.toHaveLength(0);
   });
 });
 

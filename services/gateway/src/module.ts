@@ -70,7 +70,7 @@ export class GatewayModule implements QuarryModule {
       this.scheduler = scheduler;
       callMethod.useSchedules(scheduler);
     }
-    const limitsStore = c.rateLimit ? await this.limitsStore() : undefined;
+    const limitsStore = c.rateLimit ? await this.limitsStore(c.rateLimit.keyPrefix) : undefined;
     const deps = {
       authenticate,
       callMethod,
@@ -106,7 +106,7 @@ export class GatewayModule implements QuarryModule {
   }
 
   /** With a Redis, the rate limits count there so every gateway replica shares them (issue #27). */
-  private async limitsStore(): Promise<{ redis: IORedis; keyPrefix: string } | undefined> {
+  private async limitsStore(keyPrefix: string): Promise<{ redis: IORedis; keyPrefix: string } | undefined> {
     if (!this.config.redisUrl) return undefined;
     // Fail fast to the in-memory insurance limiter rather than queueing requests while Redis is away.
     const redis = new IORedis(this.config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
@@ -120,7 +120,7 @@ export class GatewayModule implements QuarryModule {
         resolve();
       });
     });
-    return { redis, keyPrefix: 'quarry:rate-limit' };
+    return { redis, keyPrefix };
   }
 
   /** Stops accepting, lets in-flight requests finish (up to the grace period), then drops idle sockets. */
