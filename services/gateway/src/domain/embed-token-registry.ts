@@ -65,8 +65,9 @@ export class EmbedTokenRegistry {
   /** With `userId`, only that user's (TOKENS.REVOKE_EMBED); NOT_FOUND otherwise, as for an unknown id. */
   async revoke(id: string, userId?: string): Promise<EmbedTokenRecord> {
     const record = await this.store.revokeEmbedToken(id, userId);
+    // Not written into the lookup cache: that would abort lookups under way (lru-cache rejects them as
+    // "replaced"), failing calls that only needed a 401. revokedHere is asked first and after each lookup.
     this.revokedHere.set(id, Date.parse(record.expiresAt));
-    this.revoked.set(id, true);
     return record;
   }
 
