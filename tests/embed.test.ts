@@ -296,7 +296,11 @@ describe('TOKENS.REVOKE_EMBED and quarry token revoke-embed', () => {
     for (const t of [one, sibling, cousin]) expect(totalOf(await searchWith(t.token))).toBe(counts.all);
 
     const revoked = unwrap<{ id: string; revokedAt: string; expiresAt: string }>(await revoke(issuer, { id: one.id }));
-    expect(revoked.data).toEqual({ id: one.id, revokedAt: expect.stringMatching(/Z$/) as string, expiresAt: one.expiresAt });
+    expect(revoked.data).toEqual({
+      id: one.id,
+      revokedAt: expect.stringMatching(/Z$/) as string,
+      expiresAt: one.expiresAt,
+    });
     await expectRevoked(one.token);
     const pivot = await stack.client(bearer(one.token)).call('CROSSTAB.EXECUTE', {
       index: 'movies',

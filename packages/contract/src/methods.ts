@@ -12,7 +12,17 @@ export interface MethodError {
 export interface MethodContract<P extends z.ZodType = z.ZodType, R extends z.ZodType = z.ZodType> {
   /** The client's group and function: `client.queries.execute(…)`. */
   group: 'queries' | 'indexes' | 'crosstab' | 'reports' | 'tokens';
-  call: 'execute' | 'find' | 'metadata' | 'update' | 'delete' | 'schedule' | 'schedules' | 'unschedule' | 'embed' | 'revokeEmbed';
+  call:
+    | 'execute'
+    | 'find'
+    | 'metadata'
+    | 'update'
+    | 'delete'
+    | 'schedule'
+    | 'schedules'
+    | 'unschedule'
+    | 'embed'
+    | 'revokeEmbed';
   scope: Scope;
   /** Another scope the method needs besides `scope` (running a report runs a query). */
   alsoNeeds?: Scope;
