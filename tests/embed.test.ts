@@ -8,6 +8,7 @@ import { freePort } from './support/quarry-process';
 import { createIdentity, startStackWithData, unwrap, type Stack } from './support/stack';
 import type { Identity } from './support/identities';
 import { launchBrowser } from './support/browser';
+import { METHODS } from '@quarry/contract';
 import { paramsDigest } from '../services/gateway/src/domain/audit-recorder';
 
 /*
@@ -301,6 +302,8 @@ describe('TOKENS.REVOKE_EMBED and quarry token revoke-embed', () => {
       revokedAt: expect.stringMatching(/Z$/) as string,
       expiresAt: one.expiresAt,
     });
+    expect(METHODS['TOKENS.REVOKE_EMBED'].result.safeParse(revoked.data).error).toBeUndefined();
+    expect(METHODS['TOKENS.EMBED'].result.safeParse(one).error).toBeUndefined();
     await expectRevoked(one.token);
     const pivot = await stack.client(bearer(one.token)).call('CROSSTAB.EXECUTE', {
       index: 'movies',

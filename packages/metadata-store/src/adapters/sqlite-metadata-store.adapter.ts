@@ -488,8 +488,8 @@ export class SqliteMetadataStore implements MetadataStore, IndexCatalog, AuditLo
       revoked_at: null,
     };
     try {
+      // Embed token rows are not in the credential cache: nothing to clear.
       this.stmts.insertEmbed.run(row);
-      this.wrote();
     } catch (err) {
       if (isUniqueViolation(err) || (err as { code?: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY')
         throw AppError.conflict('An embed token with this id already exists');
@@ -505,7 +505,6 @@ export class SqliteMetadataStore implements MetadataStore, IndexCatalog, AuditLo
 
   async revokeEmbedToken(id: string, userId?: string): Promise<EmbedTokenRecord> {
     const now = new Date().toISOString();
-    this.wrote();
     if (this.stmts.revokeEmbed.run({ id, now, user: userId ?? null }).changes === 0)
       throw AppError.notFound('Embed token not found');
     return toEmbedToken(this.stmts.liveEmbed.get(id, now) as EmbedTokenRow);
