@@ -367,6 +367,42 @@ describe('TOKENS.REVOKE_EMBED and quarry token revoke-embed', () => {
     expect(unknown.stderr).toContain('Embed token not found');
   });
 
+  it('refuses a call authenticated before the revoke whose body only arrives after it', async () => {
+    const target = await issue(issuer);
+    const url = new URL('/api/v1', stack.quarry.baseUrl);
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'QUERIES.EXECUTE', params: { index: 'movies' } });
+    const answer = new Promise<RawResponse>((resolve, reject) => {
+      const req = http.request(
+        {
+          host: url.hostname,
+          port: url.port,
+          path: url.pathname,
+          method: 'POST',
+          agent: false,
+          headers: {
+            'Content-Type': 'application/json',
+            'Content-Length': Buffer.byteLength(body),
+            Authorization: `Bearer ${target.token}`,
+          },
+        },
+        (res) => {
+          let text = '';
+          res.on('data', (d: Buffer) => (text += d.toString()));
+          res.on('end', () =>
+            resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json: JSON.parse(text) as unknown }),
+          );
+        },
+      );
+      req.on('error', reject);
+      // Headers and half the body now (authenticated, still good); the rest once it has been revoked.
+      req.write(body.slice(0, 20));
+      void new Promise((r) => setTimeout(r, 300))
+        .then(() => revoke(issuer, { id: target.id }))
+        .then(() => req.end(body.slice(20)));
+    });
+    expect(problem(await answer)).toEqual({ status: 401, detail: 'Token revoked' });
+  });
+
   it('with 20 callers replaying it while it is revoked, admits none once the revoke call has answered', async () => {
     const target = await issue(issuer);
     const calls: Array<{ sent: number; status: number }> = [];
