@@ -17,10 +17,10 @@ const LISTS = {
 
 const OUT = path.join(__dirname, '..', 'packages', 'client', 'src', 'contract-types.generated.ts');
 
-/** QUERIES.EXECUTE -> QueriesExecute */
+/** QUERIES.EXECUTE -> QueriesExecute, TOKENS.REVOKE_EMBED -> TokensRevokeEmbed */
 const typeName = (method) =>
   method
-    .split('.')
+    .split(/[._]/)
     .map((w) => w[0] + w.slice(1).toLowerCase())
     .join('');
 

@@ -8,6 +8,8 @@ import { freePort } from './support/quarry-process';
 import { createIdentity, startStackWithData, unwrap, type Stack } from './support/stack';
 import type { Identity } from './support/identities';
 import { launchBrowser } from './support/browser';
+import { METHODS } from '@quarry/contract';
+import { paramsDigest } from '../services/gateway/src/domain/audit-recorder';
 
 /*
  * Issue #27 items 1 and 7, and the audit of embed calls: TOKENS.EMBED through JSON-RPC, every way to break
@@ -264,6 +266,193 @@ describe('TOKENS.EMBED', () => {
   });
 });
 
+describe('TOKENS.REVOKE_EMBED and quarry token revoke-embed', () => {
+  let issuer: Identity;
+  let stranger: Identity;
+  beforeAll(async () => {
+    issuer = await createIdentity(stack.dataDir, 'embed-revoker', { indexes: 'movies' });
+    stranger = await createIdentity(stack.dataDir, 'embed-stranger', { indexes: 'movies' });
+  });
+  const issue = async (who: Identity) => {
+    const res = unwrap<{ token: string; id: string; expiresAt: string }>(
+      await stack.client(who).call('TOKENS.EMBED', { index: 'movies', ttlSeconds: 600 }),
+    );
+    if (!res.data) throw new Error(`TOKENS.EMBED failed: ${JSON.stringify(res.error)}`);
+    return res.data;
+  };
+  const revoke = (who: Identity, params: unknown) => stack.client(who).call('TOKENS.REVOKE_EMBED', params);
+  const expectRevoked = async (token: string) => {
+    const res = await searchWith(token);
+    expect(problem(res)).toEqual({ status: 401, detail: 'Token revoked' });
+    expect(res.headers['www-authenticate']).toContain('Bearer');
+  };
+
+  it('ends that one embed token: replayed, it gets the plain 401 of an expired one; its siblings keep working', async () => {
+    const one = await issue(issuer);
+    const sibling = await issue(issuer);
+    // Another API token of the same user: its embed tokens are that user's too.
+    const otherTokenOfIssuer = await createIdentity(stack.dataDir, 'embed-revoker');
+    const cousin = await issue(otherTokenOfIssuer);
+    expect(JSON.parse(Buffer.from(one.token.split('.')[1], 'base64url').toString())).toMatchObject({ jti: one.id });
+    for (const t of [one, sibling, cousin]) expect(totalOf(await searchWith(t.token))).toBe(counts.all);
+
+    const revoked = unwrap<{ id: string; revokedAt: string; expiresAt: string }>(await revoke(issuer, { id: one.id }));
+    expect(revoked.data).toEqual({
+      id: one.id,
+      revokedAt: expect.stringMatching(/Z$/) as string,
+      expiresAt: one.expiresAt,
+    });
+    expect(METHODS['TOKENS.REVOKE_EMBED'].result.safeParse(revoked.data).error).toBeUndefined();
+    expect(METHODS['TOKENS.EMBED'].result.safeParse(one).error).toBeUndefined();
+    await expectRevoked(one.token);
+    const pivot = await stack.client(bearer(one.token)).call('CROSSTAB.EXECUTE', {
+      index: 'movies',
+      rows: ['Major Genre'],
+      totals: [{ aggregationType: 'Count' }],
+      format: 'json',
+    });
+    expect(problem(pivot)).toEqual({ status: 401, detail: 'Token revoked' });
+    expect(totalOf(await searchWith(sibling.token))).toBe(counts.all);
+    expect(totalOf(await searchWith(cousin.token))).toBe(counts.all);
+    // Again: nothing changes, the first revocation time stays.
+    expect(unwrap(await revoke(issuer, { id: one.id })).data).toEqual(revoked.data);
+    // Any token of the issuing user may revoke it.
+    expect(unwrap(await revoke(issuer, { id: cousin.id })).data).toMatchObject({ id: cousin.id });
+    await expectRevoked(cousin.token);
+    expect(totalOf(await searchWith(sibling.token))).toBe(counts.all);
+  });
+
+  it('refuses another user’s id with the very 404 of an unknown one, and bad params, embed tokens and missing scopes', async () => {
+    const theirs = await issue(issuer);
+    const attempt = await revoke(stranger, { id: theirs.id });
+    const unknown = await revoke(stranger, { id: '3f0c9a57-5d8e-4b7a-9c41-2e6f1d0b8a93' });
+    expect(attempt.status).toBe(200);
+    expect(unwrap(attempt).error).toEqual({
+      code: 404,
+      message: 'Not Found',
+      data: expect.objectContaining({ detail: 'Embed token not found' }) as object,
+    });
+    expect(attempt.text).toBe(unknown.text);
+    expect(attempt.headers['content-type']).toBe(unknown.headers['content-type']);
+    expect(totalOf(await searchWith(theirs.token))).toBe(counts.all);
+
+    for (const [params, detail] of [
+      [{}, /id/],
+      [{ id: 5 }, /id/],
+      [{ id: theirs.id, extra: 1 }, /extra/],
+    ] as const) {
+      const res = unwrap(await revoke(issuer, params));
+      expect(res.error).toMatchObject({ code: 400, data: { detail: expect.stringMatching(detail) as string } });
+    }
+    // An embed token may not revoke anything, not even itself; nor may a token without embed:create.
+    expect(unwrap(await revoke(bearer(theirs.token), { id: theirs.id })).error?.code).toBe(403);
+    expect(unwrap(await revoke(noEmbed, { id: theirs.id })).error).toMatchObject({ code: 403 });
+    expect(totalOf(await searchWith(theirs.token))).toBe(counts.all);
+  });
+
+  it('lets an operator revoke any user’s with `quarry token revoke-embed`, seen by the gateway within 2 s', async () => {
+    const theirs = await issue(stranger);
+    expect(totalOf(await searchWith(theirs.token))).toBe(counts.all);
+    const cli = await stack.cli(['token', 'revoke-embed', theirs.id]);
+    expect(cli).toMatchObject({ code: 0 });
+    expect(cli.stdout).toContain(`revoked embed token ${theirs.id} (user embed-stranger`);
+    const started = Date.now();
+    while ((await searchWith(theirs.token)).status === 200 && Date.now() - started < 5000)
+      await new Promise((r) => setTimeout(r, 100));
+    await expectRevoked(theirs.token);
+    // The cache of the gateway lives 2 s; the loop above adds one call and a poll interval at most.
+    expect(Date.now() - started).toBeLessThan(3000);
+    const unknown = await stack.cli(['token', 'revoke-embed', 'no-such-embed-token']);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('Embed token not found');
+  });
+
+  it('refuses a call authenticated before the revoke whose body only arrives after it', async () => {
+    const target = await issue(issuer);
+    const url = new URL('/api/v1', stack.quarry.baseUrl);
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'QUERIES.EXECUTE', params: { index: 'movies' } });
+    const answer = new Promise<RawResponse>((resolve, reject) => {
+      const req = http.request(
+        {
+          host: url.hostname,
+          port: url.port,
+          path: url.pathname,
+          method: 'POST',
+          agent: false,
+          headers: {
+            'Content-Type': 'application/json',
+            'Content-Length': Buffer.byteLength(body),
+            Authorization: `Bearer ${target.token}`,
+          },
+        },
+        (res) => {
+          let text = '';
+          res.on('data', (d: Buffer) => (text += d.toString()));
+          res.on('end', () =>
+            resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json: JSON.parse(text) as unknown }),
+          );
+        },
+      );
+      req.on('error', reject);
+      // Headers and half the body now (authenticated, still good); the rest once it has been revoked.
+      req.write(body.slice(0, 20));
+      void new Promise((r) => setTimeout(r, 300))
+        .then(() => revoke(issuer, { id: target.id }))
+        .then(() => req.end(body.slice(20)));
+    });
+    expect(problem(await answer)).toEqual({ status: 401, detail: 'Token revoked' });
+  });
+
+  it('with 20 callers replaying it while it is revoked, admits none once the revoke call has answered', async () => {
+    const target = await issue(issuer);
+    const calls: Array<{ sent: number; status: number }> = [];
+    let stop = false;
+    let revokedAt = Infinity;
+    const worker = async () => {
+      while (!stop) {
+        const sent = performance.now();
+        const res = await searchWith(target.token, { pageSize: 1 });
+        calls.push({ sent, status: res.status });
+      }
+    };
+    const workers = Array.from({ length: 20 }, worker);
+    while (calls.filter((c) => c.status === 200).length < 40) await new Promise((r) => setTimeout(r, 10));
+    const res = await revoke(issuer, { id: target.id });
+    revokedAt = performance.now();
+    expect(unwrap(res).data).toMatchObject({ id: target.id });
+    await new Promise((r) => setTimeout(r, 400));
+    stop = true;
+    await Promise.all(workers);
+    const after = calls.filter((c) => c.sent > revokedAt);
+    expect(after.length).toBeGreaterThanOrEqual(20);
+    expect(after.filter((c) => c.status !== 401)).toEqual([]);
+    // Every answer is one or the other: admitted before, refused after; nothing fails in between.
+    expect(calls.filter((c) => c.status !== 200 && c.status !== 401)).toEqual([]);
+  });
+
+  it('is in the audit trail: the revoke, the stranger’s attempt, and the refused replay with the embed id', async () => {
+    const audited = await issue(issuer);
+    unwrap(await revoke(stranger, { id: audited.id }));
+    expect(unwrap(await revoke(issuer, { id: audited.id })).data).toBeDefined();
+    await searchWith(audited.token);
+    const digest = paramsDigest({ id: audited.id });
+    const [theirs] = await eventuallyAudit(
+      ['--user', 'embed-stranger', '--method', 'TOKENS.REVOKE_EMBED', '--json'],
+      1,
+      (r) => r.paramsDigest === digest,
+    );
+    expect(theirs).toMatchObject({ outcome: '404', tokenId: stranger.tokenId });
+    const [mine] = await eventuallyAudit(
+      ['--user', 'embed-revoker', '--method', 'TOKENS.REVOKE_EMBED', '--json'],
+      1,
+      (r) => r.paramsDigest === digest,
+    );
+    expect(mine).toMatchObject({ method: 'TOKENS.REVOKE_EMBED', outcome: 'ok', tokenId: issuer.tokenId });
+    const [replay] = await eventuallyAudit(['--user', 'embed-revoker', '--json'], 1, (r) => r.embedId === audited.id);
+    expect(replay).toMatchObject({ method: '(unauthenticated)', outcome: '401', tokenId: issuer.tokenId });
+  });
+});
+
 describe('TOKENS.EMBED for a saved report', () => {
   let guid: string;
   let otherGuid: string;
@@ -494,7 +683,12 @@ describe('the audit trail of embed calls', () => {
 
 type AuditRow = Record<string, unknown> & { embedId: string | null; paramsDigest: string };
 
-async function eventuallyAudit(args: string[], atLeast: number): Promise<AuditRow[]> {
+/** The audit rows `quarry audit` lists (those `match` accepts), once there are `atLeast` of them. */
+async function eventuallyAudit(
+  args: string[],
+  atLeast: number,
+  match: (row: AuditRow) => boolean = () => true,
+): Promise<AuditRow[]> {
   const until = Date.now() + 10_000;
   for (;;) {
     const res = await stack.cli(['audit', ...args]);
@@ -502,7 +696,8 @@ async function eventuallyAudit(args: string[], atLeast: number): Promise<AuditRo
     const rows = res.stdout
       .split('\n')
       .filter(Boolean)
-      .map((l) => JSON.parse(l) as AuditRow);
+      .map((l) => JSON.parse(l) as AuditRow)
+      .filter(match);
     if (rows.length >= atLeast || Date.now() > until) return rows;
     await new Promise((r) => setTimeout(r, 200));
   }

@@ -18,7 +18,7 @@ import { createIdentity } from './support/identities';
  * The schedule examples need what an operator configures: an SMTP relay (QUARRY_SMTP_URL) and webhook hosts
  * (QUARRY_WEBHOOK_ALLOW). The test starts both, locally: hooks.example.com does not resolve here, so a
  * webhook URL is sent as the same path on the local receiver the allowlist names, and the ids a call gets
- * (a scheduleId) are sent where a later example writes the shown one; the server's answers have both put back.
+ * (a scheduleId, an embed token's id) are sent where a later example writes the shown one; the server's answers have both put back.
  * QUARRY_UPDATE_EXAMPLES=1 records the examples' answers from these calls (packages/contract/src/method-example-answers.json).
  */
 
@@ -252,9 +252,13 @@ describe('each method’s examples in the document are real calls on what npm st
         );
         const body = (await res.json()) as { result?: Live; error?: unknown };
         if (!body.result) throw new Error(`${m.name}'s example failed: ${JSON.stringify(body.error)}`);
-        const shownId = (example.result.value as { data?: { scheduleId?: unknown } }).data?.scheduleId;
-        const liveId = (body.result.data as { scheduleId?: unknown }).scheduleId;
-        if (typeof shownId === 'string' && typeof liveId === 'string' && !sent.has(shownId)) sent.set(shownId, liveId);
+        // The ids a later example sends: a schedule's (REPORTS.UNSCHEDULE), an embed token's (TOKENS.REVOKE_EMBED).
+        for (const key of ['scheduleId', 'id']) {
+          const shownId = (example.result.value as { data?: Record<string, unknown> }).data?.[key];
+          const liveId = (body.result.data as Record<string, unknown>)[key];
+          if (typeof shownId === 'string' && typeof liveId === 'string' && !sent.has(shownId))
+            sent.set(shownId, liveId);
+        }
         live[m.name]!.push(swapped(body.result, new Map([...sent].map(([shown, s]) => [s, shown]))) as Live);
       }
     }

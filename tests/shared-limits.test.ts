@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import IORedis from 'ioredis';
 import { FlexibleRateLimiter } from '../services/gateway/src/adapters/flexible-rate-limiter.adapter';
 import { createIdentity } from './support/identities';
@@ -5,6 +7,7 @@ import { rpcClient } from './support/http';
 import {
   freePort,
   makeDataDir,
+  runCli,
   spawnServe,
   stopProc,
   startQuarry,
@@ -14,7 +17,9 @@ import {
 
 /*
  * Issue #27: rate limits hold across gateway replicas. Two gateway processes of one split deployment share
- * its Redis and data dir; one token's calls spread over both are admitted once, not once per gateway.
+ * its Redis and data dir; one token's calls spread over both are admitted once, not once per gateway. A
+ * third gateway on the same Redis with another QUARRY_RATE_LIMIT_PREFIX (another deployment) counts apart.
+ * An embed token revoked through one gateway is refused by the other within its revocation cache.
  */
 
 const RATE = { QUARRY_RATE_LIMIT: '0.5', QUARRY_RATE_BURST: '4' };
@@ -24,27 +29,40 @@ const ADMITTED_AT_ONCE = 5;
 let quarry: RunningQuarry;
 let second: Proc | undefined;
 let secondUrl: string;
+let other: Proc | undefined;
+let otherUrl: string;
+const OTHER_PREFIX = 'staging:rate-limit';
 let dataDir: string;
 const clients: IORedis[] = [];
 
 beforeAll(async () => {
   dataDir = makeDataDir('quarry-shared-limits-');
+  const csv = path.join(dataDir, 'cities.csv');
+  fs.writeFileSync(csv, 'city,population\nParis,2100000\nLyon,520000\n');
+  const load = await runCli(['index', 'load', 'cities', csv], { QUARRY_DATA_DIR: dataDir });
+  if (load.code !== 0) throw new Error(load.stderr);
   quarry = await startQuarry({ topology: 'split', dataDir, env: RATE });
-  const started = await spawnServe({
-    QUARRY_DATA_DIR: dataDir,
-    QUARRY_OPS_PORT: '0',
-    ...RATE,
-    ...quarry.wiring,
-    QUARRY_TARGET: 'gateway',
-  });
-  second = started.proc;
-  if (!started.port) throw new Error('second gateway reported no port');
-  secondUrl = `http://127.0.0.1:${started.port}`;
+  const gateway = async (env: Record<string, string> = {}) => {
+    const started = await spawnServe({
+      QUARRY_DATA_DIR: dataDir,
+      QUARRY_OPS_PORT: '0',
+      ...RATE,
+      ...quarry.wiring,
+      QUARRY_TARGET: 'gateway',
+      ...env,
+    });
+    if (!started.port) throw new Error('gateway reported no port');
+    return { proc: started.proc, url: `http://127.0.0.1:${started.port}` };
+  };
+  [{ proc: second, url: secondUrl }, { proc: other, url: otherUrl }] = await Promise.all([
+    gateway(),
+    gateway({ QUARRY_RATE_LIMIT_PREFIX: OTHER_PREFIX }),
+  ]);
 }, 120000);
 
 afterAll(async () => {
   for (const c of clients) c.disconnect();
-  if (second) await stopProc(second);
+  for (const p of [second, other]) if (p) await stopProc(p);
   await quarry?.stop();
 });
 
@@ -80,6 +98,45 @@ describe('rate limits shared by two gateways through Redis', () => {
     expect((await rpcClient(quarry.baseUrl, racer.token).call('INDEXES.FIND', {})).status).toBe(429);
     expect((await rpcClient(secondUrl, bystander.token).call('INDEXES.FIND', {})).status).toBe(200);
     expect((await rpcClient(quarry.baseUrl, bystander.token).call('INDEXES.FIND', {})).status).toBe(200);
+
+    // Another deployment on the same Redis (its own QUARRY_RATE_LIMIT_PREFIX) has a whole allowance of its own
+    // for the same token: sharing this deployment's spent counters would admit none of these at once.
+    const elsewhere = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => rpcClient(otherUrl, racer.token).call('INDEXES.FIND', {}, { id: i })),
+    );
+    expect(elsewhere.filter((r) => r.status === 200)).toHaveLength(ADMITTED_AT_ONCE);
+    expect(elsewhere.filter((r) => r.status === 429)).toHaveLength(10 - ADMITTED_AT_ONCE);
+    const keys = redis(quarry.wiring!.REDIS_URL);
+    await keys.connect();
+    expect(await keys.keys(`${OTHER_PREFIX}:*`)).not.toHaveLength(0);
+    expect(await keys.keys('quarry:rate-limit:*')).not.toHaveLength(0);
+  });
+});
+
+describe('an embed token revoked through one gateway', () => {
+  it('is refused there at once, and by the other replica within its 2 s revocation cache', async () => {
+    const issuer = await createIdentity(dataDir, 'revoking-issuer');
+    const issued = (await rpcClient(quarry.baseUrl, issuer.token).call('TOKENS.EMBED', {
+      index: 'cities',
+      ttlSeconds: 600,
+    })) as { json: { result: { data: { token: string; id: string } } } };
+    const { token, id } = issued.json.result.data;
+    const search = (url: string) => rpcClient(url, token).call('QUERIES.EXECUTE', { index: 'cities', pageSize: 1 });
+    // Seen (and cached as not revoked) by the other replica first.
+    expect((await search(secondUrl)).status).toBe(200);
+    const revoked = await rpcClient(quarry.baseUrl, issuer.token).call('TOKENS.REVOKE_EMBED', { id });
+    expect(revoked.status).toBe(200);
+    const at = Date.now();
+    expect((await search(quarry.baseUrl)).status).toBe(401);
+    // Until then the replica answers 200 (or 429: this suite's rate limit), never anything else.
+    let last = await search(secondUrl);
+    while (last.status !== 401 && Date.now() - at < 5000) {
+      expect([200, 429]).toContain(last.status);
+      await new Promise((r) => setTimeout(r, 100));
+      last = await search(secondUrl);
+    }
+    expect(last.json).toMatchObject({ status: 401, detail: 'Token revoked' });
+    expect(Date.now() - at).toBeLessThan(2600);
   });
 });
 

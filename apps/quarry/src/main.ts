@@ -87,6 +87,10 @@ export function buildProgram(config: () => Config): Command {
   token
     .command('revoke <idOrToken>')
     .action((id: string) => withStore(config(), async (s) => (await identityCommands()).revokeToken(s, id)));
+  token
+    .command('revoke-embed <id>')
+    .description('revoke one embed token (the id TOKENS.EMBED returned) before it expires; any user’s')
+    .action((id: string) => withStore(config(), async (s) => (await identityCommands()).revokeEmbedToken(s, id)));
 
   const index = program.command('index').description('manage indexes');
   index

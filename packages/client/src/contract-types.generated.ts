@@ -1082,7 +1082,31 @@ export interface TokensEmbedResult {
    */
   token: string;
   /**
+   * The token’s id (its JWT jti): what TOKENS.REVOKE_EMBED and the audit trail name it by.
+   */
+  id: string;
+  /**
    * When it stops working (ISO-8601 UTC).
+   */
+  expiresAt: string;
+}
+
+/** Revoke one embed token before it expires. */
+export interface TokensRevokeEmbedParams {
+  /**
+   * The id TOKENS.EMBED returned with the token.
+   */
+  id: string;
+}
+
+export interface TokensRevokeEmbedResult {
+  id: string;
+  /**
+   * When it was first revoked (ISO-8601 UTC): revoking again keeps it.
+   */
+  revokedAt: string;
+  /**
+   * When it would have stopped working anyway (ISO-8601 UTC).
    */
   expiresAt: string;
 }
@@ -1101,6 +1125,7 @@ export interface Methods {
   'REPORTS.SCHEDULES': { params: ReportsSchedulesParams; result: ReportsSchedulesResult };
   'REPORTS.UNSCHEDULE': { params: ReportsUnscheduleParams; result: ReportsUnscheduleResult };
   'TOKENS.EMBED': { params: TokensEmbedParams; result: TokensEmbedResult };
+  'TOKENS.REVOKE_EMBED': { params: TokensRevokeEmbedParams; result: TokensRevokeEmbedResult };
 }
 
 /** The aggregation types a total takes (CROSSTAB.EXECUTE totals[].aggregationType). */

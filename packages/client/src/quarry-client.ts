@@ -158,6 +158,8 @@ export class QuarryClient {
   readonly tokens = {
     /** A short-lived token for a browser, limited to one report or one index. */
     embed: (p: ParamsOf<'TOKENS.EMBED'>, o?: CallOptions) => this.data('TOKENS.EMBED', p, o),
+    /** Ends one embed token (by the id TOKENS.EMBED returned) before it expires. */
+    revokeEmbed: (p: ParamsOf<'TOKENS.REVOKE_EMBED'>, o?: CallOptions) => this.data('TOKENS.REVOKE_EMBED', p, o),
   };
 
   private readonly endpoint: string;

@@ -187,6 +187,11 @@ export const envShape = {
   QUARRY_CORS_ORIGINS: originList.default(() => []),
   QUARRY_RATE_LIMIT: z.coerce.number().positive().max(1_000_000).optional(),
   QUARRY_RATE_BURST: z.coerce.number().int().min(0).max(1_000_000).optional(),
+  /** Where the shared counters live in Redis: two deployments on one Redis need two prefixes. */
+  QUARRY_RATE_LIMIT_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_.:-]{1,100}$/, 'must be 1 to 100 letters, digits or _ . : -')
+    .default('quarry:rate-limit'),
   QUARRY_BODY_TIMEOUT_MS: durationMs.default(10000),
   QUARRY_EMBED_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
   QUARRY_EMBED_SECRET_FILE: filePath.optional(),

@@ -594,13 +594,28 @@ describe('embedding, limits and audit settings', () => {
     expect(loadConfig({ QUARRY_RATE_LIMIT: '2.5', QUARRY_RATE_BURST: '10' }).rateLimit).toEqual({
       perSecond: 2.5,
       burst: 10,
+      keyPrefix: 'quarry:rate-limit',
     });
-    expect(loadConfig({ QUARRY_RATE_LIMIT: '5' }).rateLimit).toEqual({ perSecond: 5, burst: 0 });
+    expect(loadConfig({ QUARRY_RATE_LIMIT: '5' }).rateLimit).toEqual({
+      perSecond: 5,
+      burst: 0,
+      keyPrefix: 'quarry:rate-limit',
+    });
     expect(problemsOf({ QUARRY_RATE_BURST: '10' })).toEqual([
       'QUARRY_RATE_BURST: needs QUARRY_RATE_LIMIT (the rate the burst is above)',
     ]);
     expect(problemsOf({ QUARRY_RATE_LIMIT: '0' })[0]).toMatch(/^QUARRY_RATE_LIMIT:/);
     expect(problemsOf({ QUARRY_RATE_LIMIT: '5', QUARRY_RATE_BURST: '-1' })[0]).toMatch(/^QUARRY_RATE_BURST:/);
+  });
+
+  it('keys the shared rate-limit counters under QUARRY_RATE_LIMIT_PREFIX, refusing what is not a plain key part', () => {
+    expect(loadConfig({ QUARRY_RATE_LIMIT: '5', QUARRY_RATE_LIMIT_PREFIX: 'staging:rl' }).rateLimit?.keyPrefix).toBe(
+      'staging:rl',
+    );
+    for (const bad of ['a b', 'x*', 'k'.repeat(101), 'quarry\nrate'])
+      expect(problemsOf({ QUARRY_RATE_LIMIT: '5', QUARRY_RATE_LIMIT_PREFIX: bad })).toEqual([
+        'QUARRY_RATE_LIMIT_PREFIX: must be 1 to 100 letters, digits or _ . : -',
+      ]);
   });
 
   it('takes the embed key from the environment or a file, at least 32 characters, never empty', () => {

@@ -27,7 +27,7 @@ export interface Config {
     bodyTimeoutMs: number;
   };
   /** Per token: requests per second and the burst above it; undefined: no limit. */
-  rateLimit: { perSecond: number; burst: number } | undefined;
+  rateLimit: { perSecond: number; burst: number; keyPrefix: string } | undefined;
   /** Signs embed tokens (TOKENS.EMBED); unset: a key kept in the data directory. */
   embedSecret: string | undefined;
   /** How long the audit trail keeps a call. */
@@ -156,7 +156,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     rateLimit:
       e.QUARRY_RATE_LIMIT === undefined
         ? undefined
-        : { perSecond: e.QUARRY_RATE_LIMIT, burst: e.QUARRY_RATE_BURST ?? 0 },
+        : { perSecond: e.QUARRY_RATE_LIMIT, burst: e.QUARRY_RATE_BURST ?? 0, keyPrefix: e.QUARRY_RATE_LIMIT_PREFIX },
     embedSecret: e.QUARRY_EMBED_SECRET,
     auditDays: e.QUARRY_AUDIT_DAYS,
     dataDir: path.resolve(e.QUARRY_DATA_DIR),

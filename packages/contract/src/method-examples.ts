@@ -51,6 +51,9 @@ const schedule = (
 /** The id the first REPORTS.SCHEDULE example got, as recorded: what REPORTS.UNSCHEDULE removes. */
 const FIRST_SCHEDULE = (ANSWERS['REPORTS.SCHEDULE'][0].result as { scheduleId: string }).scheduleId;
 
+/** The id the TOKENS.EMBED example's token got, as recorded: what the TOKENS.REVOKE_EMBED example revokes. */
+const FIRST_EMBED = (ANSWERS['TOKENS.EMBED'][0].result as { id: string }).id;
+
 /** Each method's examples as called; the first is the one a reader meets first. */
 export const EXAMPLE_CALLS: { [M in MethodName]: Array<ExampleCall<M>> } = {
   'QUERIES.EXECUTE': [
@@ -119,6 +122,13 @@ export const EXAMPLE_CALLS: { [M in MethodName]: Array<ExampleCall<M>> } = {
       realm: '(Major Genre):Drama',
       ttlSeconds: 600,
     }),
+  ],
+  'TOKENS.REVOKE_EMBED': [
+    {
+      name: 'revoke the embed token the TOKENS.EMBED example issued, before it expires',
+      setup: 'that embed token exists (the test sends the id its TOKENS.EMBED call got)',
+      params: { id: FIRST_EMBED },
+    },
   ],
 };
 

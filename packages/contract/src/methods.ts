@@ -12,7 +12,17 @@ export interface MethodError {
 export interface MethodContract<P extends z.ZodType = z.ZodType, R extends z.ZodType = z.ZodType> {
   /** The client's group and function: `client.queries.execute(…)`. */
   group: 'queries' | 'indexes' | 'crosstab' | 'reports' | 'tokens';
-  call: 'execute' | 'find' | 'metadata' | 'update' | 'delete' | 'schedule' | 'schedules' | 'unschedule' | 'embed';
+  call:
+    | 'execute'
+    | 'find'
+    | 'metadata'
+    | 'update'
+    | 'delete'
+    | 'schedule'
+    | 'schedules'
+    | 'unschedule'
+    | 'embed'
+    | 'revokeEmbed';
   scope: Scope;
   /** Another scope the method needs besides `scope` (running a report runs a query). */
   alsoNeeds?: Scope;
@@ -248,7 +258,7 @@ export const METHODS = {
     cached: false,
     summary: 'Issue a short-lived token a browser may use for one report or one index.',
     description:
-      "The token (a signed JWT) may only run that report (REPORTS.EXECUTE) or search and pivot that index (QUERIES.EXECUTE, CROSSTAB.EXECUTE, never saving), with the creator's permissions narrowed by realm. It stops working when it expires, or when the token that issued it is revoked or expires, or its user is disabled or removed. An embed token cannot issue another.",
+      "The token (a signed JWT) may only run that report (REPORTS.EXECUTE) or search and pivot that index (QUERIES.EXECUTE, CROSSTAB.EXECUTE, never saving), with the creator's permissions narrowed by realm. It stops working when it expires, when it is revoked (TOKENS.REVOKE_EMBED with the id returned here), or when the token that issued it is revoked or expires, or its user is disabled or removed. An embed token cannot issue another.",
     params: P.tokensEmbedParams,
     result: R.tokensEmbedResult,
     errors: [
@@ -257,6 +267,25 @@ export const METHODS = {
       {
         code: 404,
         when: 'The index or report does not exist or the token may not read it (the two are not told apart).',
+      },
+    ],
+  }),
+  'TOKENS.REVOKE_EMBED': method({
+    group: 'tokens',
+    call: 'revokeEmbed',
+    scope: 'embed:create',
+    saves: false,
+    cached: false,
+    summary: 'Revoke one embed token before it expires.',
+    description:
+      'Only embed tokens issued by the caller’s own user (through any of its tokens). From then on the embed token gets the plain HTTP 401 of an expired one: at once on the gateway that revoked it, within 2 s on the other gateway replicas. Revoking it again changes nothing and answers the same. `quarry token revoke-embed <id>` does the same for an operator, for any user.',
+    params: P.tokensRevokeEmbedParams,
+    result: R.tokensRevokeEmbedResult,
+    errors: [
+      ...common,
+      {
+        code: 404,
+        when: 'No such embed token, one that has expired, or another user’s (the three are not told apart).',
       },
     ],
   }),

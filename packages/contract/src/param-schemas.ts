@@ -653,8 +653,15 @@ export const tokensEmbedParams = z
   })
   .meta({ title: 'TokensEmbedParams' });
 
+export const tokensRevokeEmbedParams = z
+  .strictObject({
+    id: requiredString(L.KEYWORD_MAX).meta({ description: 'The id TOKENS.EMBED returned with the token.' }),
+  })
+  .meta({ title: 'TokensRevokeEmbedParams' });
+
 export type QueriesExecuteParams = z.input<typeof queriesExecuteParams>;
 export type TokensEmbedParams = z.input<typeof tokensEmbedParams>;
+export type TokensRevokeEmbedParams = z.input<typeof tokensRevokeEmbedParams>;
 export type IndexesFindParams = z.input<typeof indexesFindParams>;
 export type CrosstabExecuteParams = z.input<typeof crosstabExecuteParams>;
 export type ReportsFindParams = z.input<typeof reportsFindParams>;

@@ -292,11 +292,23 @@ export const tokensEmbedResult = z
     token: z.string().meta({
       description: 'A signed bearer token (JWT) for a browser: Authorization: Bearer <token>. Shown once.',
     }),
+    id: z.string().meta({
+      description: 'The token’s id (its JWT jti): what TOKENS.REVOKE_EMBED and the audit trail name it by.',
+    }),
     expiresAt: z.string().meta({ description: 'When it stops working (ISO-8601 UTC).' }),
   })
   .meta({ title: 'TokensEmbedResult' });
 
+export const tokensRevokeEmbedResult = z
+  .strictObject({
+    id: z.string(),
+    revokedAt: z.string().meta({ description: 'When it was first revoked (ISO-8601 UTC): revoking again keeps it.' }),
+    expiresAt: z.string().meta({ description: 'When it would have stopped working anyway (ISO-8601 UTC).' }),
+  })
+  .meta({ title: 'TokensRevokeEmbedResult' });
+
 export type TokensEmbedResult = z.output<typeof tokensEmbedResult>;
+export type TokensRevokeEmbedResult = z.output<typeof tokensRevokeEmbedResult>;
 export type QueriesExecuteResult = z.output<typeof queriesExecuteResult>;
 export type IndexesFindResult = z.output<typeof indexesFindResult>;
 export type CrosstabExecuteResult = z.output<typeof crosstabExecuteResult>;

@@ -132,6 +132,63 @@ export function metadataStoreConformance(open: () => Promise<MetadataAndCatalog>
     expect((await store.findCredentialById(t.id))?.owner).toBeNull();
   });
 
+  describe('embed tokens', () => {
+    const soon = () => new Date(Date.now() + 600_000).toISOString();
+    const past = () => new Date(Date.now() - 1000).toISOString();
+    const notFound = async (p: Promise<unknown>) => {
+      const err = await p.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(AppError);
+      return { code: (err as AppError).code, detail: (err as AppError).detail };
+    };
+
+    it('records one, finds it by id, and refuses a duplicate id with CONFLICT', async () => {
+      const rec = await store.recordEmbedToken({ id: 'e1', userId: 'u1', tokenId: 't1', expiresAt: soon() });
+      expect(rec).toMatchObject({ id: 'e1', userId: 'u1', tokenId: 't1', revokedAt: null });
+      expect(Date.parse(rec.createdAt)).not.toBeNaN();
+      expect(await store.findEmbedToken('e1')).toEqual(rec);
+      expect(await store.findEmbedToken('e2')).toBeNull();
+      await expect(
+        store.recordEmbedToken({ id: 'e1', userId: 'u2', tokenId: 't2', expiresAt: soon() }),
+      ).rejects.toMatchObject({ code: 'CONFLICT' });
+      expect((await store.findEmbedToken('e1'))?.userId).toBe('u1');
+    });
+
+    it('revokes only its own user’s, once; another user’s id fails exactly as an unknown or expired one', async () => {
+      await store.recordEmbedToken({ id: 'mine', userId: 'u1', tokenId: 't1', expiresAt: soon() });
+      await store.recordEmbedToken({ id: 'sibling', userId: 'u1', tokenId: 't1', expiresAt: soon() });
+      await store.recordEmbedToken({ id: 'gone', userId: 'u1', tokenId: 't1', expiresAt: past() });
+      const unknown = await notFound(store.revokeEmbedToken('nope', 'u1'));
+      expect(unknown.code).toBe('NOT_FOUND');
+      expect(await notFound(store.revokeEmbedToken('mine', 'u2'))).toEqual(unknown);
+      expect(await notFound(store.revokeEmbedToken('gone', 'u1'))).toEqual(unknown);
+      expect((await store.findEmbedToken('mine'))?.revokedAt).toBeNull();
+      const revoked = await store.revokeEmbedToken('mine', 'u1');
+      expect(revoked.revokedAt).not.toBeNull();
+      expect((await store.findEmbedToken('mine'))?.revokedAt).toBe(revoked.revokedAt);
+      expect((await store.findEmbedToken('sibling'))?.revokedAt).toBeNull();
+      await new Promise((r) => setTimeout(r, 5));
+      expect((await store.revokeEmbedToken('mine', 'u1')).revokedAt).toBe(revoked.revokedAt);
+      // Without a user (the operator's CLI): any user's.
+      expect((await store.revokeEmbedToken('sibling')).revokedAt).not.toBeNull();
+    });
+
+    it('treats an expired one as gone, and purges exactly the expired ones', async () => {
+      await store.recordEmbedToken({ id: 'old', userId: 'u1', tokenId: 't1', expiresAt: past() });
+      await store.recordEmbedToken({ id: 'old-revoked', userId: 'u1', tokenId: 't1', expiresAt: soon() });
+      await store.revokeEmbedToken('old-revoked');
+      await store.recordEmbedToken({ id: 'live', userId: 'u1', tokenId: 't1', expiresAt: soon() });
+      expect(await store.findEmbedToken('old')).toBeNull();
+      expect(await store.purgeEmbedTokens(new Date().toISOString())).toBe(1);
+      // Ten minutes on, the revoked one and the live one have expired too: both go, revoked or not.
+      expect(await store.purgeEmbedTokens(new Date(Date.now() + 601_000).toISOString())).toBe(2);
+      expect(await store.findEmbedToken('live')).toBeNull();
+      expect(await store.purgeEmbedTokens(new Date(Date.now() + 601_000).toISOString())).toBe(0);
+    });
+  });
+
   const entry = (over: Partial<AuditEntry>): AuditEntry => ({
     time: '2026-01-02T03:04:05.000Z',
     userId: 'u1',

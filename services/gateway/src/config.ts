@@ -15,7 +15,8 @@ export interface GatewayConfig {
   bodyTimeoutMs: number;
   /** Browser origins allowed to call /api/v1 (QUARRY_CORS_ORIGINS). */
   corsOrigins: string[];
-  rateLimit: { perSecond: number; burst: number } | undefined;
+  /** `keyPrefix` (QUARRY_RATE_LIMIT_PREFIX) names this deployment's counters in a Redis others may share. */
+  rateLimit: { perSecond: number; burst: number; keyPrefix: string } | undefined;
   /** The deployment's Redis (REDIS_URL, or this process's private one): rate limits shared by every replica. */
   redisUrl: string | undefined;
   /** Signs embed tokens; unset: the key file in `dataDir`. */

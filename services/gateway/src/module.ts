@@ -12,6 +12,7 @@ import type { GatewayConfig } from './config';
 import { AuditRecorder } from './domain/audit-recorder';
 import { AuthenticateUseCase } from './domain/authenticate.use-case';
 import { CallMethodUseCase } from './domain/call-method.use-case';
+import { EmbedTokenRegistry } from './domain/embed-token-registry';
 import { CorsPolicy } from './transport/cors';
 import { RunScheduledReportUseCase } from './domain/run-scheduled-report.use-case';
 import type { ScheduledReportRunner, SchedulesModule } from './ports/schedules.port';
@@ -32,6 +33,7 @@ export class GatewayModule implements QuarryModule {
   private server: Server | undefined;
   private clients: GrpcServiceClients | undefined;
   private audit: AuditRecorder | undefined;
+  private embedTokens: EmbedTokenRegistry | undefined;
   private scheduler: SchedulesModule | undefined;
   private limitsRedis: IORedis | undefined;
   private readonly log: Logger;
@@ -62,15 +64,18 @@ export class GatewayModule implements QuarryModule {
     this.audit = new AuditRecorder(this.store, this.log.child({ part: 'audit' }), c.auditDays);
     this.audit.start();
     const cors = new CorsPolicy(c.corsOrigins);
-    const authenticate = new AuthenticateUseCase(this.store, signer);
-    const callMethod = new CallMethodUseCase(this.clients, signer);
+    const embedTokens = new EmbedTokenRegistry(this.store, this.log.child({ part: 'embed-tokens' }));
+    embedTokens.start();
+    this.embedTokens = embedTokens;
+    const authenticate = new AuthenticateUseCase(this.store, signer, Date.now, embedTokens);
+    const callMethod = new CallMethodUseCase(this.clients, signer, embedTokens);
     if (this.ops?.scheduler) {
       const scheduler = this.ops.scheduler(new RunScheduledReportUseCase(authenticate, callMethod));
       await scheduler.start();
       this.scheduler = scheduler;
       callMethod.useSchedules(scheduler);
     }
-    const limitsStore = c.rateLimit ? await this.limitsStore() : undefined;
+    const limitsStore = c.rateLimit ? await this.limitsStore(c.rateLimit.keyPrefix) : undefined;
     const deps = {
       authenticate,
       callMethod,
@@ -106,7 +111,7 @@ export class GatewayModule implements QuarryModule {
   }
 
   /** With a Redis, the rate limits count there so every gateway replica shares them (issue #27). */
-  private async limitsStore(): Promise<{ redis: IORedis; keyPrefix: string } | undefined> {
+  private async limitsStore(keyPrefix: string): Promise<{ redis: IORedis; keyPrefix: string } | undefined> {
     if (!this.config.redisUrl) return undefined;
     // Fail fast to the in-memory insurance limiter rather than queueing requests while Redis is away.
     const redis = new IORedis(this.config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
@@ -120,7 +125,7 @@ export class GatewayModule implements QuarryModule {
         resolve();
       });
     });
-    return { redis, keyPrefix: 'quarry:rate-limit' };
+    return { redis, keyPrefix };
   }
 
   /** Stops accepting, lets in-flight requests finish (up to the grace period), then drops idle sockets. */
@@ -144,6 +149,7 @@ export class GatewayModule implements QuarryModule {
     this.scheduler = undefined;
     this.clients?.close();
     await this.audit?.stop();
+    this.embedTokens?.stop();
     this.limitsRedis?.disconnect();
     this.limitsRedis = undefined;
   }

@@ -134,3 +134,14 @@ export async function revokeToken(store: MetadataStore, idOrToken: string): Prom
   const revoked = await store.revokeToken(id);
   return `revoked token ${revoked.id} (${revoked.prefix}…)`;
 }
+
+/**
+ * Revokes one embed token (the id TOKENS.EMBED returned, also in `quarry audit`) of any user. The gateways
+ * refuse it within EMBED_REVOCATION_CACHE_MS (2 s): they learn it from the store, not from this process.
+ */
+export async function revokeEmbedToken(store: MetadataStore, id: string): Promise<string> {
+  const revoked = await store.revokeEmbedToken(id.trim());
+  const users = await store.listUsers();
+  const owner = users.find((u) => u.id === revoked.userId)?.name ?? '(deleted user)';
+  return `revoked embed token ${revoked.id} (user ${owner}, would have expired ${revoked.expiresAt})`;
+}

@@ -1,7 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { MongoClient, MongoServerError, type Collection, type Db } from 'mongodb';
 import { AppError } from '@quarry/errors';
-import type { Credential, NewToken, NewUser, TokenRecord, User, UserStatus } from '../domain/identity';
+import type {
+  Credential,
+  EmbedTokenRecord,
+  NewEmbedToken,
+  NewToken,
+  NewUser,
+  TokenRecord,
+  User,
+  UserStatus,
+} from '../domain/identity';
 import type { IndexCatalog, IndexEntry, IndexPublication, LoadLock, LoadLockHolder } from '../ports/index-catalog.port';
 import { holderIsLive, lockHeldMessage } from './lock-holder';
 import type { MetadataStore } from '../ports/metadata-store.port';
@@ -17,6 +26,12 @@ function toAudit({ seq: _seq, ...rest }: AuditDoc & { _id?: unknown }): AuditEnt
 
 type UserDoc = Omit<User, 'id'> & { _id: string };
 type TokenDoc = Omit<TokenRecord, 'id'> & { _id: string };
+/** `expireAt` (the same instant as `expiresAt`) lets MongoDB's TTL monitor purge it on its own as well. */
+type EmbedTokenDoc = Omit<EmbedTokenRecord, 'id'> & { _id: string; expireAt: Date };
+
+function toEmbedToken({ _id, expireAt: _ttl, ...rest }: EmbedTokenDoc): EmbedTokenRecord {
+  return { id: _id, ...rest };
+}
 /** `droppedAt` marks a tombstone: the document keeps its version so the name's versions never repeat. */
 type IndexDoc = IndexEntry & { _id: string; droppedAt?: string | null };
 /** One published version, `_id` "name@version", kept until released (saved reports run on it). */
@@ -64,6 +79,7 @@ export class MongoMetadataStore implements MetadataStore, IndexCatalog, AuditLog
     private readonly locks: Collection<LockDoc>,
     private readonly versions: Collection<IndexVersionDoc>,
     private readonly audit: Collection<AuditDoc>,
+    private readonly embeds: Collection<EmbedTokenDoc>,
   ) {}
 
   static async connect(url: string, dbName: string): Promise<MongoMetadataStore> {
@@ -78,6 +94,8 @@ export class MongoMetadataStore implements MetadataStore, IndexCatalog, AuditLog
     await versions.createIndex({ name: 1, version: 1 });
     const audit = db.collection<AuditDoc>('audit');
     await audit.createIndex({ time: -1, seq: -1 });
+    const embeds = db.collection<EmbedTokenDoc>('embed_tokens');
+    await embeds.createIndex({ expireAt: 1 }, { expireAfterSeconds: 0 });
     return new MongoMetadataStore(
       client,
       users,
@@ -86,6 +104,7 @@ export class MongoMetadataStore implements MetadataStore, IndexCatalog, AuditLog
       db.collection<LockDoc>('index_locks'),
       versions,
       audit,
+      embeds,
     );
   }
 
@@ -199,6 +218,45 @@ export class MongoMetadataStore implements MetadataStore, IndexCatalog, AuditLog
 
   async purgeAudit(before: string): Promise<number> {
     return (await this.audit.deleteMany({ time: { $lt: before } })).deletedCount;
+  }
+
+  async recordEmbedToken(token: NewEmbedToken): Promise<EmbedTokenRecord> {
+    const doc: EmbedTokenDoc = {
+      _id: token.id,
+      userId: token.userId,
+      tokenId: token.tokenId,
+      createdAt: new Date().toISOString(),
+      expiresAt: token.expiresAt,
+      revokedAt: null,
+      expireAt: new Date(token.expiresAt),
+    };
+    try {
+      await this.embeds.insertOne({ ...doc });
+    } catch (err) {
+      if (isDuplicateKey(err)) throw AppError.conflict('An embed token with this id already exists');
+      throw err;
+    }
+    return toEmbedToken(doc);
+  }
+
+  async findEmbedToken(id: string): Promise<EmbedTokenRecord | null> {
+    // The TTL monitor runs once a minute: an expired document may still be there.
+    const doc = await this.embeds.findOne({ _id: id, expiresAt: { $gt: new Date().toISOString() } });
+    return doc ? toEmbedToken(doc) : null;
+  }
+
+  async revokeEmbedToken(id: string, userId?: string): Promise<EmbedTokenRecord> {
+    const now = new Date().toISOString();
+    const mine = { _id: id, expiresAt: { $gt: now }, ...(userId === undefined ? {} : { userId }) };
+    // Only an unrevoked one gets a time, so a second revoke keeps the first.
+    await this.embeds.updateOne({ ...mine, revokedAt: null }, { $set: { revokedAt: now } });
+    const doc = await this.embeds.findOne(mine);
+    if (!doc) throw AppError.notFound('Embed token not found');
+    return toEmbedToken(doc);
+  }
+
+  async purgeEmbedTokens(now: string): Promise<number> {
+    return (await this.embeds.deleteMany({ expiresAt: { $lte: now } })).deletedCount;
   }
 
   async listTokens(): Promise<TokenRecord[]> {

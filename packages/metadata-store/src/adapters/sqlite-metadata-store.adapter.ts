@@ -2,7 +2,17 @@ import { randomUUID } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { openSqlite } from './open-sqlite';
 import { AppError } from '@quarry/errors';
-import type { Credential, NewToken, NewUser, Realm, TokenRecord, User, UserStatus } from '../domain/identity';
+import type {
+  Credential,
+  EmbedTokenRecord,
+  NewEmbedToken,
+  NewToken,
+  NewUser,
+  Realm,
+  TokenRecord,
+  User,
+  UserStatus,
+} from '../domain/identity';
 import type { IndexCatalog, IndexEntry, IndexPublication, LoadLock, LoadLockHolder } from '../ports/index-catalog.port';
 import { holderIsLive, lockHeldMessage } from './lock-holder';
 import type { MetadataStore } from '../ports/metadata-store.port';
@@ -81,6 +91,15 @@ CREATE TABLE IF NOT EXISTS tokens (
   expires_at TEXT,
   revoked_at TEXT
 );
+CREATE TABLE IF NOT EXISTS embed_tokens (
+  id TEXT PRIMARY KEY,
+  user_id TEXT NOT NULL,
+  token_id TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  expires_at TEXT NOT NULL,
+  revoked_at TEXT
+);
+CREATE INDEX IF NOT EXISTS embed_tokens_expiry ON embed_tokens (expires_at);
 CREATE TABLE IF NOT EXISTS indexes (
   name TEXT PRIMARY KEY,
   description TEXT NOT NULL,
@@ -175,6 +194,26 @@ function toUser(row: UserRow): User {
   };
 }
 
+interface EmbedTokenRow {
+  id: string;
+  user_id: string;
+  token_id: string;
+  created_at: string;
+  expires_at: string;
+  revoked_at: string | null;
+}
+
+function toEmbedToken(row: EmbedTokenRow): EmbedTokenRecord {
+  return {
+    id: row.id,
+    userId: row.user_id,
+    tokenId: row.token_id,
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
+    revokedAt: row.revoked_at,
+  };
+}
+
 function toToken(row: TokenRow): TokenRecord {
   return {
     id: row.id,
@@ -233,6 +272,18 @@ export class SqliteMetadataStore implements MetadataStore, IndexCatalog, AuditLo
       tokenById: this.db.prepare<[string], TokenRow>('SELECT * FROM tokens WHERE id = ?'),
       listTokens: this.db.prepare<[], TokenRow>('SELECT * FROM tokens ORDER BY created_at, id'),
       revoke: this.db.prepare('UPDATE tokens SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?'),
+      insertEmbed: this.db.prepare(
+        'INSERT INTO embed_tokens (id, user_id, token_id, created_at, expires_at, revoked_at) VALUES (@id, @user_id, @token_id, @created_at, @expires_at, NULL)',
+      ),
+      liveEmbed: this.db.prepare<[string, string], EmbedTokenRow>(
+        'SELECT * FROM embed_tokens WHERE id = ? AND expires_at > ?',
+      ),
+      // `@user` NULL: any user's (the operator's CLI).
+      revokeEmbed: this.db.prepare(
+        `UPDATE embed_tokens SET revoked_at = COALESCE(revoked_at, @now)
+         WHERE id = @id AND expires_at > @now AND (@user IS NULL OR user_id = @user)`,
+      ),
+      purgeEmbeds: this.db.prepare('DELETE FROM embed_tokens WHERE expires_at <= ?'),
       ping: this.db.prepare('SELECT 1'),
       insertAudit: this.db.prepare(
         `INSERT INTO audit (time, user_id, user_name, token_id, embed_id, method, index_name, params_digest, outcome, duration_ms, returned, request_id)
@@ -425,6 +476,42 @@ export class SqliteMetadataStore implements MetadataStore, IndexCatalog, AuditLo
 
   async purgeAudit(before: string): Promise<number> {
     return this.stmts.purgeAudit.run(before).changes;
+  }
+
+  async recordEmbedToken(token: NewEmbedToken): Promise<EmbedTokenRecord> {
+    const row: EmbedTokenRow = {
+      id: token.id,
+      user_id: token.userId,
+      token_id: token.tokenId,
+      created_at: new Date().toISOString(),
+      expires_at: token.expiresAt,
+      revoked_at: null,
+    };
+    try {
+      // Embed token rows are not in the credential cache: nothing to clear.
+      this.stmts.insertEmbed.run(row);
+    } catch (err) {
+      if (isUniqueViolation(err) || (err as { code?: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY')
+        throw AppError.conflict('An embed token with this id already exists');
+      throw err;
+    }
+    return toEmbedToken(row);
+  }
+
+  async findEmbedToken(id: string): Promise<EmbedTokenRecord | null> {
+    const row = this.stmts.liveEmbed.get(id, new Date().toISOString());
+    return row ? toEmbedToken(row) : null;
+  }
+
+  async revokeEmbedToken(id: string, userId?: string): Promise<EmbedTokenRecord> {
+    const now = new Date().toISOString();
+    if (this.stmts.revokeEmbed.run({ id, now, user: userId ?? null }).changes === 0)
+      throw AppError.notFound('Embed token not found');
+    return toEmbedToken(this.stmts.liveEmbed.get(id, now) as EmbedTokenRow);
+  }
+
+  async purgeEmbedTokens(now: string): Promise<number> {
+    return this.stmts.purgeEmbeds.run(now).changes;
   }
 
   async listTokens(): Promise<TokenRecord[]> {

@@ -40,3 +40,21 @@ export interface Credential {
 }
 
 export type NewToken = Pick<TokenRecord, 'userId' | 'hash' | 'prefix' | 'scopes' | 'expiresAt'>;
+
+/**
+ * An issued embed token (TOKENS.EMBED), kept until it expires so that its user can revoke it by id; the
+ * signed token itself is never stored.
+ */
+export interface EmbedTokenRecord {
+  /** The embed token's id (its JWT `jti`). */
+  id: string;
+  /** The user it was issued by. */
+  userId: string;
+  /** The API token that issued it. */
+  tokenId: string;
+  createdAt: string;
+  expiresAt: string;
+  revokedAt: string | null;
+}
+
+export type NewEmbedToken = Pick<EmbedTokenRecord, 'id' | 'userId' | 'tokenId' | 'expiresAt'>;

@@ -1,4 +1,13 @@
-import type { Credential, NewToken, NewUser, TokenRecord, User, UserStatus } from '../domain/identity';
+import type {
+  Credential,
+  EmbedTokenRecord,
+  NewEmbedToken,
+  NewToken,
+  NewUser,
+  TokenRecord,
+  User,
+  UserStatus,
+} from '../domain/identity';
 
 /**
  * Users and API tokens (the index catalog and reports have their own ports).
@@ -10,7 +19,9 @@ import type { Credential, NewToken, NewUser, TokenRecord, User, UserStatus } fro
  *   refused on the very next request);
  * - operations on a missing user or token reject with AppError NOT_FOUND naming it;
  * - returned objects are copies: mutating them does not change the store;
- * - timestamps are ISO-8601 UTC strings.
+ * - timestamps are ISO-8601 UTC strings;
+ * - an embed token record is kept until its expiry, and is as good as gone from then on (find and revoke
+ *   treat an expired record as missing whether or not it has been purged yet).
  */
 export interface MetadataStore {
   createUser(user: NewUser): Promise<User>;
@@ -32,6 +43,19 @@ export interface MetadataStore {
   listTokens(): Promise<TokenRecord[]>;
   /** Revokes by token id; revoking twice keeps the first revocation time. */
   revokeToken(id: string): Promise<TokenRecord>;
+
+  /** Records an issued embed token; a duplicate id rejects with CONFLICT. */
+  recordEmbedToken(token: NewEmbedToken): Promise<EmbedTokenRecord>;
+  /** The embed token with this id, unless unknown or expired (null). */
+  findEmbedToken(id: string): Promise<EmbedTokenRecord | null>;
+  /**
+   * Revokes an unexpired embed token; with `userId`, only one that user issued. An unknown, expired or
+   * (with `userId`) another user's id rejects with one and the same NOT_FOUND. Revoking twice keeps the
+   * first revocation time.
+   */
+  revokeEmbedToken(id: string, userId?: string): Promise<EmbedTokenRecord>;
+  /** Forgets the embed tokens that expired at or before `now` (ISO-8601) and says how many. */
+  purgeEmbedTokens(now: string): Promise<number>;
 
   /** Rejects when the store cannot be reached. */
   ping(): Promise<void>;

@@ -9,6 +9,7 @@ import {
   type User,
 } from '@quarry/metadata-store';
 import { looksLikeEmbedToken, type EmbedClaims, type EmbedSigner } from '../ports/embed-signer.port';
+import type { EmbedTokenRegistry } from './embed-token-registry';
 import type { Principal } from './principal';
 
 /** The detail text of each authentication failure, one per case (clients match on them). */
@@ -64,7 +65,17 @@ export class AuthenticateUseCase {
     private readonly store: MetadataStore,
     private readonly signer?: EmbedSigner,
     private readonly now: () => number = Date.now,
+    /** Revocations of single embed tokens (TOKENS.REVOKE_EMBED); none without it. */
+    private readonly embedTokens?: EmbedTokenRegistry,
   ) {}
+
+  /**
+   * Whether a principal authenticated a moment ago may still be dispatched: an embed token revoked by this
+   * gateway since (while its body was read) may not. Synchronous, so nothing can slip in between.
+   */
+  stillValid(principal: Principal): boolean {
+    return !principal.embed || !this.embedTokens?.revokedByThisGateway(principal.embed.id);
+  }
 
   async fromHeader(header: string | undefined): Promise<Principal> {
     const result = await this.authenticate(header);
@@ -133,9 +144,9 @@ export class AuthenticateUseCase {
   }
 
   /**
-   * An embed token is good while its signature and expiry are, and while the API token that issued it
-   * would still be accepted and still holds embed:create: revoking that token, or disabling or removing
-   * its user, ends every embed token it issued on the next call.
+   * An embed token is good while its signature and expiry are, while it is not revoked itself, and while
+   * the API token that issued it would still be accepted and still holds embed:create: revoking that
+   * token, or disabling or removing its user, ends every embed token it issued on the next call.
    */
   private async fromEmbedToken(token: string, signer: EmbedSigner): Promise<Authentication> {
     let claims: EmbedClaims;
@@ -145,11 +156,15 @@ export class AuthenticateUseCase {
       if (err instanceof AppError) return { ok: false, error: err };
       throw err;
     }
-    const credential = await this.store.findCredentialById(claims.issuerTokenId);
+    const [credential, revoked] = await Promise.all([
+      this.store.findCredentialById(claims.issuerTokenId),
+      this.embedTokens?.isRevoked(claims.id) ?? false,
+    ]);
     if (!credential || credential.token.userId !== claims.userId)
       return { ok: false, error: new AppError('UNAUTHENTICATED', AUTH_FAILURES.notFound) };
     const live = this.liveCredential(credential, claims.id);
     if (!live.ok) return live;
+    if (revoked) return { ok: false, error: new AppError('UNAUTHENTICATED', AUTH_FAILURES.revoked), who: live.who };
     const issuerScopes = new Set(credential.token.scopes);
     if (!issuerScopes.has('embed:create'))
       return { ok: false, error: new AppError('UNAUTHENTICATED', AUTH_FAILURES.revoked), who: live.who };

@@ -19,12 +19,16 @@ import {
   reportsUnscheduleParams,
   reportsUpdateParams,
   tokensEmbedParams,
+  tokensRevokeEmbedParams,
+  type TokensEmbedResult,
+  type TokensRevokeEmbedResult,
 } from '@quarry/contract';
 import type { z } from 'zod';
 import type { EmbedSigner } from '../ports/embed-signer.port';
 import type { Schedules, ScheduleOwner } from '../ports/schedules.port';
 import type { Caller, RequestTrace, ServiceClients } from '../ports/service-clients.port';
 import { narrowToIndex } from './authenticate.use-case';
+import type { EmbedTokenRegistry } from './embed-token-registry';
 import {
   ExecuteMethodUseCase,
   type Execution,
@@ -116,6 +120,7 @@ export class CallMethodUseCase {
   constructor(
     private readonly services: ServiceClients,
     private readonly signer?: EmbedSigner,
+    private readonly embedTokens?: EmbedTokenRegistry,
   ) {
     this.execute = new ExecuteMethodUseCase(services);
     this.runReport = new RunReportUseCase(services, this.execute);
@@ -204,6 +209,8 @@ export class CallMethodUseCase {
         };
       case 'TOKENS.EMBED':
         return { data: await this.issueEmbedToken(principal, parseParams(tokensEmbedParams, params), trace) };
+      case 'TOKENS.REVOKE_EMBED':
+        return { data: await this.revokeEmbedToken(principal, parseParams(tokensRevokeEmbedParams, params).id) };
     }
   }
 
@@ -211,8 +218,9 @@ export class CallMethodUseCase {
     principal: Principal,
     p: z.output<typeof tokensEmbedParams>,
     trace: RequestTrace,
-  ): Promise<{ token: string; expiresAt: string }> {
-    if (!this.signer) throw AppError.unavailable('Embed tokens are not enabled on this gateway');
+  ): Promise<TokensEmbedResult> {
+    const { signer, embedTokens } = this;
+    if (!signer || !embedTokens) throw AppError.unavailable('Embed tokens are not enabled on this gateway');
     // What the embed token's bearer will need (REPORTS.EXECUTE runs a query too): the issuer must hold it.
     const needed: Scope[] = p.guid === undefined ? ['query:execute'] : ['reports:read', 'query:execute'];
     for (const scope of needed)
@@ -244,7 +252,7 @@ export class CallMethodUseCase {
         throw AppError.invalid(`realm: ${err.detail}`);
       throw err;
     }
-    const { token, claims } = await this.signer.sign(
+    const { token, claims } = await signer.sign(
       {
         issuerTokenId: principal.tokenId,
         userId: principal.user.id,
@@ -254,7 +262,17 @@ export class CallMethodUseCase {
       },
       p.ttlSeconds,
     );
-    return { token, expiresAt: new Date(claims.expiresAt * 1000).toISOString() };
+    const expiresAt = new Date(claims.expiresAt * 1000).toISOString();
+    // Recorded before it is handed out, so that whoever holds it can already be cut off by id.
+    await embedTokens.record({ id: claims.id, userId: claims.userId, tokenId: claims.issuerTokenId, expiresAt });
+    return { token, id: claims.id, expiresAt };
+  }
+
+  /** The caller's own user's embed tokens only: another user's id is as unknown as a made-up one. */
+  private async revokeEmbedToken(principal: Principal, id: string): Promise<TokensRevokeEmbedResult> {
+    if (!this.embedTokens) throw AppError.unavailable('Embed tokens are not enabled on this gateway');
+    const record = await this.embedTokens.revoke(id, principal.user.id);
+    return { id: record.id, revokedAt: record.revokedAt!, expiresAt: record.expiresAt };
   }
 
   private async searchIndex(caller: Caller, p: ParsedQueriesExecute, trace: RequestTrace): Promise<MethodResult> {

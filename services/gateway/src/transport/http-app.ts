@@ -6,7 +6,7 @@ import type { Logger } from '@quarry/logger';
 import type { QuarryMetrics } from '@quarry/metrics';
 import { REQUEST_ID_HEADER, resolveRequestId } from '@quarry/rpc';
 import { extractTraceContext, failSpan, inSpan, SpanKind, tracingEnabled, type Span } from '@quarry/tracing';
-import type { AuthenticateUseCase, Identified } from '../domain/authenticate.use-case';
+import { AUTH_FAILURES, type AuthenticateUseCase, type Identified } from '../domain/authenticate.use-case';
 import { paramsDigest, type AuditRecorder } from '../domain/audit-recorder';
 import type { CallMethodUseCase } from '../domain/call-method.use-case';
 import type { Principal } from '../domain/principal';
@@ -489,6 +489,15 @@ async function handleRpc(
     if (envelope.notification) sendNoContent(res);
     else sendDiscover(req, res, envelope.id);
     done(DISCOVER_METHOD, 'ok');
+    return;
+  }
+
+  // Revoked by this gateway while the body was on its way: refused as it would be now.
+  if (!deps.authenticate.stillValid(principal)) {
+    const revoked = new AppError('UNAUTHENTICATED', AUTH_FAILURES.revoked);
+    failSpan(span, revoked, SpanKind.SERVER);
+    sendProblem(res, revoked);
+    done(envelope.method, '401');
     return;
   }
 
