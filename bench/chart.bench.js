@@ -17,6 +17,7 @@ const { buildChartOption, chartKind } = require('../services/chart/dist');
 const { ChromiumRenderer } = require('../services/chart/dist/chromium');
 const { renderSvg } = require('../services/chart/dist/echarts');
 const { LruResultCache } = require('../packages/result-cache/dist');
+const { completeCrosstabExecute } = require('../packages/contract/dist');
 const { silentLogger } = require('../packages/logger/dist');
 const { VEGA, BIN, benchData, rpc, timeIt, fmt, clientLoops, processTree } = require('./lib');
 
@@ -137,15 +138,15 @@ async function main() {
   // The same chart, drawn directly: grid in process, then the renderer with the same pool size.
   const store = new SqliteMetadataStore(sqliteFile(dataDir));
   const engine = new SnapshotEngine(dataDir);
-  const crosstab = await new RunCrosstabUseCase(store, new DuckDbPivotEngine(engine), new LruResultCache(0)).execute(
+  const crosstab = await new RunCrosstabUseCase(store, new DuckDbPivotEngine(engine), new LruResultCache(0)).run(
     { admin: true, indexes: ['*'], realms: [] },
-    {
+    completeCrosstabExecute({
       index: 'movies',
       query: PARAMS.query,
       rows: PARAMS.rows,
-      columns: [{ field: 'MPAA Rating', reverse: false }],
-      totals: [{ aggregationType: 'Count', field: '', dynamicView: '', name: '' }],
-    },
+      columns: [{ field: 'MPAA Rating' }],
+      totals: [{ aggregationType: 'Count' }],
+    }),
     'grid',
   );
   const grid = JSON.parse(crosstab.payload);

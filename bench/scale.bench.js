@@ -276,6 +276,7 @@ async function runSize(millions, work) {
     quarry: `${fmt(settled.rss)} / ${fmt(settled.peak)}`,
     duckdb: fmt(reopen.peakGrownMb),
   });
+  rowsOut.push(await reloadUnderLoad(millions, server.port, token, env));
   for (const c of connections) c.closeSync();
   hc.closeSync();
   hand.closeSync();
@@ -284,6 +285,111 @@ async function runSize(millions, work) {
   fs.rmSync(file, { force: true });
   fs.rmSync(dbFile, { force: true });
   return rowsOut;
+}
+
+/** One call's HTTP status and answer, whatever the status (a 5xx body may not be JSON-RPC). */
+function callWithStatus(agent, port, token, method, params) {
+  const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
+  return new Promise((resolve) => {
+    const req = http.request(
+      {
+        agent,
+        host: '127.0.0.1',
+        port,
+        path: '/api/v1',
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+          authorization: `Bearer ${token}`,
+        },
+      },
+      (res) => {
+        const chunks = [];
+        res.on('data', (d) => chunks.push(d));
+        res.on('end', () => {
+          let parsed = {};
+          try {
+            parsed = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+          } catch {}
+          resolve({ status: res.statusCode, parsed });
+        });
+      },
+    );
+    req.on('error', (err) => resolve({ status: 0, parsed: { error: { message: err.message } } }));
+    req.end(body);
+  });
+}
+
+/**
+ * Issue #30's fault: a load while 8 clients query the big index. The new version is the 3M source, so
+ * every answer's record count says which version answered: no 5xx, each answer one whole version,
+ * and once the load has published, never the old one again.
+ */
+async function reloadUnderLoad(millions, port, token, env) {
+  const oldCount = millions * 1_000_000;
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
+  const seen = { old: 0, new: 0, other: 0, errors: 0, fiveXx: 0, staleAfterPublish: 0 };
+  const problems = [];
+  let published = false;
+  let stop = false;
+  const clients = Array.from({ length: 8 }, async (_, i) => {
+    while (!stop) {
+      const afterPublish = published;
+      const params =
+        i % 2
+          ? {
+              index: 'flights',
+              query: '*',
+              rows: ['origin'],
+              totals: [{ aggregationType: 'Count' }],
+              format: 'json',
+              cache: false,
+            }
+          : { index: 'flights', query: '*', pageSize: 1, cache: false };
+      const { status, parsed } = await callWithStatus(
+        agent,
+        port,
+        token,
+        i % 2 ? 'CROSSTAB.EXECUTE' : 'QUERIES.EXECUTE',
+        params,
+      );
+      if (status >= 500) seen.fiveXx++;
+      if (parsed.error || status !== 200) {
+        seen.errors++;
+        if (problems.length < 3) problems.push(`${status} ${JSON.stringify(parsed.error ?? parsed).slice(0, 160)}`);
+        continue;
+      }
+      const data = parsed.result.data;
+      const count = i % 2 ? Number(data.data.grandTotal[0]) : data.total;
+      if (count === oldCount) {
+        seen.old++;
+        if (afterPublish) seen.staleAfterPublish++;
+      } else if (count === 3_000_000) seen.new++;
+      else seen.other++;
+    }
+  });
+  await new Promise((r) => setTimeout(r, 1000));
+  const t = performance.now();
+  await cli(
+    ['index', 'load', 'flights', SOURCE, '--type', 'date=date:month', '--view', 'Destinations=destination'],
+    env,
+  );
+  const loadS = (performance.now() - t) / 1000;
+  published = true;
+  await new Promise((r) => setTimeout(r, 2000));
+  stop = true;
+  await Promise.all(clients);
+  agent.destroy();
+  if (problems.length) console.log('reload problems:', problems);
+  const ok = seen.fiveXx === 0 && seen.errors === 0 && seen.other === 0 && seen.staleAfterPublish === 0;
+  return {
+    size: `${millions}M`,
+    what: 'reload to 3M rows while 8 clients query: answers old / new, 5xx, errors, mixed, stale after publish',
+    quarry: `${seen.old} / ${seen.new}, ${seen.fiveXx}, ${seen.errors}, ${seen.other}, ${seen.staleAfterPublish}`,
+    duckdb: '',
+    note: `${ok ? 'held' : 'FAILED'}; the load took ${fmt(loadS)} s`,
+  };
 }
 
 async function main() {
