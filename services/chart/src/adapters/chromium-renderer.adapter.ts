@@ -132,7 +132,18 @@ export class ChromiumRenderer implements ChartRenderer {
     this.idleTimer.unref();
   }
 
+  /** A page counts as live from the moment it is asked for, so pages opened at once never exceed `pages`. */
   private async newSlot(): Promise<Slot> {
+    this.live++;
+    try {
+      return await this.openSlot();
+    } catch (err) {
+      this.live = Math.max(0, this.live - 1);
+      throw err;
+    }
+  }
+
+  private async openSlot(): Promise<Slot> {
     const browser = await this.launch();
     const context = await browser.createBrowserContext();
     const page = await context.newPage();
@@ -146,15 +157,36 @@ export class ChromiumRenderer implements ChartRenderer {
       '<!doctype html><html><head><meta charset="utf-8"></head><body style="margin:0;background:#fff"><div id="chart"></div></body></html>',
     );
     await page.addScriptTag({ content: ECHARTS });
-    this.live++;
     return { context, page };
   }
 
   private acquire(): Promise<Slot> {
     const slot = this.idle.pop();
     if (slot) return Promise.resolve(slot);
-    if (this.live < this.settings.pages) return this.newSlot();
+    if (this.live < this.settings.pages) {
+      const opened = this.newSlot();
+      this.openSpares();
+      return opened;
+    }
     return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  /**
+   * On demand, the first chart opens the other pages too, in the background: a second caller's chart
+   * then finds a page ready instead of paying ~100 ms to open one behind a big render (issue #27).
+   */
+  private openSpares(): void {
+    if (!this.onDemand) return;
+    while (this.live < this.settings.pages) {
+      this.newSlot().then(
+        (spare) => {
+          // An idle close may have let go of the browser it was opened in.
+          if (this.browser && spare.context.browser() === this.browser) this.release(spare);
+          else void spare.context.close().catch(() => undefined);
+        },
+        () => undefined,
+      );
+    }
   }
 
   private release(slot: Slot): void {

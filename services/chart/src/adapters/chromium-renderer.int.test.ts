@@ -142,6 +142,28 @@ describeIf(
         }
       }, 60000);
 
+      it('opens its other pages after the first chart, so a second chart finds one ready, and no more than asked', async () => {
+        const lazy = new ChromiumRenderer(
+          { executablePath: CHROMIUM, pages: 3, renderTimeoutMs: 10000, idleMs: 60000 },
+          silentLogger(),
+        );
+        try {
+          await lazy.start();
+          expect(isPng(await lazy.render(job()), 300, 200)).toBe(true);
+          const state = lazy as unknown as { idle: unknown[]; browser: { browserContexts(): unknown[] } };
+          // The spares open in the background: wait for both, then nothing more.
+          const deadline = Date.now() + 10000;
+          while (state.idle.length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+          expect(state.idle).toHaveLength(3);
+          await Promise.all([lazy.render(job()), lazy.render(job()), lazy.render(job()), lazy.render(job())]);
+          expect(state.idle).toHaveLength(3);
+          // The default context and one per page.
+          expect(state.browser.browserContexts()).toHaveLength(4);
+        } finally {
+          await lazy.close();
+        }
+      }, 60000);
+
       it('draws a chart that arrives while the idle close is under way, on a new browser', async () => {
         const lazy = new ChromiumRenderer(
           { executablePath: CHROMIUM, pages: 1, renderTimeoutMs: 10000, idleMs: 300 },
