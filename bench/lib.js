@@ -66,8 +66,19 @@ async function rpc(port, token, method, params) {
  * lighter than fetch, so on a 2-core machine more of the CPU goes to the server being measured.
  */
 function rpcOverHttp(agent, port, token, method, params) {
+  return callOverHttp(agent, port, token, method, params).then(({ parsed }) => {
+    if (parsed.error) throw new Error(`${method}: ${JSON.stringify(parsed.error)}`);
+    return parsed.result.data;
+  });
+}
+
+/**
+ * The call's HTTP status and parsed body whatever the status ({} when the body is not JSON, as a 5xx
+ * may be); a connection error is status 0.
+ */
+function callOverHttp(agent, port, token, method, params) {
   const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
-  return new Promise((resolve, reject) => {
+  return new Promise((resolve) => {
     const req = http.request(
       {
         agent,
@@ -85,13 +96,17 @@ function rpcOverHttp(agent, port, token, method, params) {
         const chunks = [];
         res.on('data', (d) => chunks.push(d));
         res.on('end', () => {
-          const parsed = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-          if (parsed.error) reject(new Error(`${method}: ${JSON.stringify(parsed.error)}`));
-          else resolve(parsed.result.data);
+          let parsed;
+          try {
+            parsed = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+          } catch {
+            parsed = {};
+          }
+          resolve({ status: res.statusCode, parsed });
         });
       },
     );
-    req.on('error', reject);
+    req.on('error', (err) => resolve({ status: 0, parsed: { error: { message: err.message } } }));
     req.end(body);
   });
 }
@@ -297,6 +312,7 @@ module.exports = {
   startOtlpSink,
   rpc,
   rpcOverHttp,
+  callOverHttp,
   cpuMsOf,
   timeIt,
   timePair,

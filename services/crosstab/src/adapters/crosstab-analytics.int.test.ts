@@ -4,7 +4,8 @@ import path from 'node:path';
 import { parse } from 'csv-parse/sync';
 import type { IndexEntry } from '@quarry/metadata-store';
 import { parseQuery, type FieldDef } from '@quarry/query-language';
-import { buildSnapshot, SnapshotEngine } from '@quarry/snapshots';
+import { SnapshotEngine } from '@quarry/snapshots';
+import { builtEntry } from '@quarry/testkit';
 import { VEGA, type Rec } from '../../../../tests/support/datasets';
 import {
   analyticsOracle,
@@ -97,8 +98,8 @@ describe.each(['memory', 'attached'] as const)('crosstab analytics against a pla
   beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'q-analytics-'));
     engine = new SnapshotEngine(dir);
-    const entryOf = async (name: string, file: string, types: Record<string, 'date'>): Promise<IndexEntry> => {
-      const built = await buildSnapshot({
+    const entryOf = (name: string, file: string, types: Record<string, 'date'>): Promise<IndexEntry> =>
+      builtEntry({
         name,
         file,
         dataDir: dir,
@@ -106,17 +107,6 @@ describe.each(['memory', 'attached'] as const)('crosstab analytics against a pla
         views: [],
         attachMinRecords: storage === 'attached' ? 0 : Infinity,
       });
-      return {
-        name,
-        description: '',
-        fields: built.fields,
-        views: [],
-        recordCount: built.recordCount,
-        version: 1,
-        snapshot: built.snapshot,
-        updatedAt: '',
-      };
-    };
     const birdFile = path.join(VEGA, 'birdstrikes.csv');
     const bird = await entryOf('birdstrikes', birdFile, {});
     const numericBird = (bird.fields as FieldDef[]).filter((f) => f.type === 'integer' || f.type === 'number');

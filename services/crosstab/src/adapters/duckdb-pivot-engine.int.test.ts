@@ -5,7 +5,8 @@ import fc from 'fast-check';
 import type { CrosstabGrid } from '@quarry/contract';
 import type { IndexEntry } from '@quarry/metadata-store';
 import { parseQuery, restrictedQuery, type FieldDef, type Reader } from '@quarry/query-language';
-import { buildSnapshot, SnapshotEngine } from '@quarry/snapshots';
+import { SnapshotEngine } from '@quarry/snapshots';
+import { builtEntry } from '@quarry/testkit';
 import { pivotModel, type Agg, type ModelSpec, type ModelTotal } from '../../../../tests/support/pivot-model';
 import { toChartGrid } from '../domain/crosstab-grid';
 import { buildPivotTable } from '../domain/pivot-table';
@@ -92,7 +93,7 @@ describe('DuckDbPivotEngine: one-scan planner against plain JS', () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'q-pivot-'));
     const file = path.join(dir, 'gaps.json');
     fs.writeFileSync(file, JSON.stringify(RECORDS));
-    const built = await buildSnapshot({
+    entry = await builtEntry({
       name: 'gaps',
       file,
       dataDir: dir,
@@ -100,16 +101,6 @@ describe('DuckDbPivotEngine: one-scan planner against plain JS', () => {
       grains: { at: 'month', since: 'year' },
       views: VIEWS,
     });
-    entry = {
-      name: 'gaps',
-      description: '',
-      fields: built.fields,
-      views: VIEWS,
-      recordCount: built.recordCount,
-      version: 1,
-      snapshot: built.snapshot,
-      updatedAt: '',
-    };
     engine = new SnapshotEngine(dir);
     pivots = new DuckDbPivotEngine(engine);
   }, 60000);
@@ -423,97 +414,67 @@ describe('DuckDbPivotEngine: one-scan planner against plain JS', () => {
   }, 120000);
 });
 
+/**
+ * Sum(v) by r x c over `records`, pivoted both ways: summed in JS (the default) and rolled up in DuckDB,
+ * in a fresh data dir.
+ */
+async function sumByRowAndColumn(label: string, records: Rec[], maxCells: number) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `q-pivot-${label}-`));
+  const engine = new SnapshotEngine(dir);
+  try {
+    const file = path.join(dir, `${label}.json`);
+    fs.writeFileSync(file, JSON.stringify(records));
+    const entry = await builtEntry({ name: label, file, dataDir: dir, types: {}, grains: {}, views: [] });
+    const spec = crosstabSpec(
+      entry,
+      crosstabInput({
+        rows: ['r'],
+        columns: [{ field: 'c', reverse: false }],
+        totals: [{ aggregationType: 'Sum', field: 'v', dynamicView: '', name: 's' }],
+      }),
+    );
+    const where = parseQuery('*', { fields: entry.fields as FieldDef[], now: Date.now() });
+    return {
+      inJs: await new DuckDbPivotEngine(engine).pivot(entry, where, spec, maxCells),
+      inSql: await new DuckDbPivotEngine(engine, 0).pivot(entry, where, spec, maxCells),
+    };
+  } finally {
+    await engine.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 describe('DuckDbPivotEngine: integer totals past 2^53', () => {
   it('sums exactly in the JS roll-up as in DuckDB, where the cells fit a double and the totals do not', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'q-pivot-big-'));
-    const engine = new SnapshotEngine(dir);
-    try {
-      // Six cells of 2^52 + 1 each, exact as doubles; their column and grand totals pass 2^53, where a
-      // sum of doubles rounds (in any order, the values being equal) and a sum of integers does not.
-      const records = Array.from({ length: 6 }, (_, i) => ({ r: `r${i}`, c: 'c0', v: 2 ** 52 + 1 }));
-      const file = path.join(dir, 'big.json');
-      fs.writeFileSync(file, JSON.stringify(records));
-      const built = await buildSnapshot({ name: 'big', file, dataDir: dir, types: {}, grains: {}, views: [] });
-      const entry: IndexEntry = {
-        name: 'big',
-        description: '',
-        fields: built.fields,
-        views: [],
-        recordCount: built.recordCount,
-        version: 1,
-        snapshot: built.snapshot,
-        updatedAt: '',
-      };
-      const spec = crosstabSpec(
-        entry,
-        crosstabInput({
-          rows: ['r'],
-          columns: [{ field: 'c', reverse: false }],
-          totals: [{ aggregationType: 'Sum', field: 'v', dynamicView: '', name: 's' }],
-        }),
-      );
-      const where = parseQuery('*', { fields: entry.fields as FieldDef[], now: Date.now() });
-      const inJs = await new DuckDbPivotEngine(engine).pivot(entry, where, spec, MAX_CELLS);
-      const inSql = await new DuckDbPivotEngine(engine, 0).pivot(entry, where, spec, MAX_CELLS);
-      const exact = (keep: (x: (typeof records)[number]) => boolean) =>
-        Number(records.filter(keep).reduce((s, x) => s + BigInt(x.v), 0n));
-      const value = (groups: typeof inJs.groups, rowKey: string[], columnKey: string[]) =>
-        groups.find((g) => JSON.stringify([g.rowKey, g.columnKey]) === JSON.stringify([rowKey, columnKey]))?.values[0];
-      for (const groups of [inJs.groups, inSql.groups]) {
-        expect(value(groups, [], [])).toBe(exact(() => true));
-        expect(value(groups, ['r1'], [])).toBe(exact((x) => x.r === 'r1'));
-        expect(value(groups, [], ['c0'])).toBe(exact((x) => x.c === 'c0'));
-      }
-      // A double sum of the same values is not exact: the test can tell the difference.
-      expect(records.reduce((s, x) => s + x.v, 0)).not.toBe(exact(() => true));
-    } finally {
-      await engine.close();
-      fs.rmSync(dir, { recursive: true, force: true });
+    // Six cells of 2^52 + 1 each, exact as doubles; their column and grand totals pass 2^53, where a
+    // sum of doubles rounds (in any order, the values being equal) and a sum of integers does not.
+    const records = Array.from({ length: 6 }, (_, i) => ({ r: `r${i}`, c: 'c0', v: 2 ** 52 + 1 }));
+    const { inJs, inSql } = await sumByRowAndColumn('big', records, MAX_CELLS);
+    const exact = (keep: (x: (typeof records)[number]) => boolean) =>
+      Number(records.filter(keep).reduce((s, x) => s + BigInt(x.v), 0n));
+    const value = (groups: typeof inJs.groups, rowKey: string[], columnKey: string[]) =>
+      groups.find((g) => JSON.stringify([g.rowKey, g.columnKey]) === JSON.stringify([rowKey, columnKey]))?.values[0];
+    for (const groups of [inJs.groups, inSql.groups]) {
+      expect(value(groups, [], [])).toBe(exact(() => true));
+      expect(value(groups, ['r1'], [])).toBe(exact((x) => x.r === 'r1'));
+      expect(value(groups, [], ['c0'])).toBe(exact((x) => x.c === 'c0'));
     }
+    // A double sum of the same values is not exact: the test can tell the difference.
+    expect(records.reduce((s, x) => s + x.v, 0)).not.toBe(exact(() => true));
   });
 });
 
 describe('DuckDbPivotEngine: a sparse pivot (few cells over many row and column keys)', () => {
   it('rolls up in JS as in DuckDB when the key space is too large for the flat group index', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'q-pivot-sparse-'));
-    const engine = new SnapshotEngine(dir);
-    try {
-      // 3,000 row keys x 2,000 column keys x 4 levels: 24M slots, over the flat index's 4M; 3,000 cells.
-      const records = Array.from({ length: 3000 }, (_, i) => ({ r: `r${i}`, c: `c${i % 2000}`, v: i }));
-      const file = path.join(dir, 'sparse.json');
-      fs.writeFileSync(file, JSON.stringify(records));
-      const built = await buildSnapshot({ name: 'sparse', file, dataDir: dir, types: {}, grains: {}, views: [] });
-      const entry: IndexEntry = {
-        name: 'sparse',
-        description: '',
-        fields: built.fields,
-        views: [],
-        recordCount: built.recordCount,
-        version: 1,
-        snapshot: built.snapshot,
-        updatedAt: '',
-      };
-      const spec = crosstabSpec(
-        entry,
-        crosstabInput({
-          rows: ['r'],
-          columns: [{ field: 'c', reverse: false }],
-          totals: [{ aggregationType: 'Sum', field: 'v', dynamicView: '', name: 's' }],
-        }),
-      );
-      const where = parseQuery('*', { fields: entry.fields as FieldDef[], now: Date.now() });
-      // A cell limit above the 6M drawn cells, so the groups come back to be compared.
-      const inJs = await new DuckDbPivotEngine(engine).pivot(entry, where, spec, 10_000_000);
-      const inSql = await new DuckDbPivotEngine(engine, 0).pivot(entry, where, spec, 10_000_000);
-      const byKey = (groups: typeof inJs.groups) =>
-        new Map(groups.map((g) => [JSON.stringify([g.rowKey, g.columnKey]), g.values[0]]));
-      expect(inJs.keys).toEqual({ rows: 3000, columns: 2000 });
-      expect(inJs.groups).toHaveLength(3000 + 3000 + 2000 + 1);
-      expect(byKey(inJs.groups)).toEqual(byKey(inSql.groups));
-      expect(byKey(inJs.groups).get(JSON.stringify([[], ['c7']]))).toBe(7 + 2007);
-    } finally {
-      await engine.close();
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
+    // 3,000 row keys x 2,000 column keys x 4 levels: 24M slots, over the flat index's 4M; 3,000 cells.
+    const records = Array.from({ length: 3000 }, (_, i) => ({ r: `r${i}`, c: `c${i % 2000}`, v: i }));
+    // A cell limit above the 6M drawn cells, so the groups come back to be compared.
+    const { inJs, inSql } = await sumByRowAndColumn('sparse', records, 10_000_000);
+    const byKey = (groups: typeof inJs.groups) =>
+      new Map(groups.map((g) => [JSON.stringify([g.rowKey, g.columnKey]), g.values[0]]));
+    expect(inJs.keys).toEqual({ rows: 3000, columns: 2000 });
+    expect(inJs.groups).toHaveLength(3000 + 3000 + 2000 + 1);
+    expect(byKey(inJs.groups)).toEqual(byKey(inSql.groups));
+    expect(byKey(inJs.groups).get(JSON.stringify([[], ['c7']]))).toBe(7 + 2007);
   });
 });

@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import type { IndexEntry } from '@quarry/metadata-store';
 import { parseQuery, type FieldDef } from '@quarry/query-language';
 import { SnapshotEngine } from '@quarry/snapshots';
-import { builtEntry } from '../../test-support/built-entry';
+import { builtEntry } from '@quarry/testkit';
 import type { SortKey } from '../../ports/search-index.port';
 import { searchIndexConformance } from '../../search-index.conformance';
 import { DuckDbSearchIndex, ONE_PASS_MAX_RECORDS } from './duckdb-search-index.adapter';

@@ -6,7 +6,7 @@ import type { IndexEntry } from '@quarry/metadata-store';
 import { parseQuery, type FieldDef, type FieldType, type QueryNode } from '@quarry/query-language';
 import { SnapshotEngine } from '@quarry/snapshots';
 import { createRootLogger } from '@quarry/logger';
-import { builtEntry } from '../../test-support/built-entry';
+import { builtEntry } from '@quarry/testkit';
 import type { SearchPlan, SortKey } from '../../ports/search-index.port';
 import { UnsupportedQuery } from './compile-predicate';
 import { DuckDbSearchIndex, ONE_PASS_MAX_RECORDS } from '../duckdb/duckdb-search-index.adapter';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { IndexEntry } from '@quarry/metadata-store';
 import { parseQuery, type FieldDef } from '@quarry/query-language';
 import { SnapshotEngine } from '@quarry/snapshots';
-import { builtEntry } from '../../test-support/built-entry';
+import { builtEntry } from '@quarry/testkit';
 import { DuckDbSearchIndex } from '../duckdb/duckdb-search-index.adapter';
 import { documentBatches, type DocumentBatch } from './typesense-documents';
 import { slotsOf } from './typesense-filter';

@@ -7,8 +7,7 @@ import { GenericContainer, Wait, type StartedTestContainer } from 'testcontainer
 import type { IndexEntry } from '@quarry/metadata-store';
 import { parseQuery, type FieldDef } from '@quarry/query-language';
 import { buildSnapshot, SnapshotEngine } from '@quarry/snapshots';
-import { describeWithDocker } from '@quarry/testkit';
-import { builtEntry } from '../../test-support/built-entry';
+import { builtEntry, describeWithDocker } from '@quarry/testkit';
 import type { SearchPlan } from '../../ports/search-index.port';
 import { searchIndexConformance } from '../../search-index.conformance';
 import { TypesenseSearchIndex } from './typesense-search-index.adapter';

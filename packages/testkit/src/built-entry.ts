@@ -8,7 +8,7 @@ export async function builtEntry(req: Parameters<typeof buildSnapshot>[0]): Prom
     name: req.name,
     description: '',
     fields: built.fields,
-    views: [],
+    views: req.views,
     recordCount: built.recordCount,
     version: 1,
     snapshot: built.snapshot,
