@@ -191,6 +191,7 @@ async function runSize(millions, work) {
   const hand = await DuckDBInstance.create(dbFile, { access_mode: 'READ_ONLY', threads: '2' });
   const hc = await hand.connect();
   const run = async (sql) => (await hc.runAndReadAll(sql)).getRowObjectsJS();
+  const overLimit = new Set();
   for (const c of CROSSTABS) {
     const params = { index: 'flights', ...c.params };
     const asked = performance.now();
@@ -200,6 +201,7 @@ async function runSize(millions, work) {
       const cells = /would have (\d+) cells/.exec(first.message);
       if (!cells) throw first;
       const refusedMs = performance.now() - asked;
+      overLimit.add(c.name);
       const t0 = performance.now();
       await run(c.hand);
       rowsOut.push({
@@ -263,29 +265,38 @@ async function runSize(millions, work) {
   });
 
   // 8 clients: the filtered crosstab (c) and a search in turns, against 8 DuckDB connections doing the same.
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
-  const e2eRate = await throughput(8, SECONDS, (i) =>
-    i % 2
-      ? rpcOverHttp(agent, server.port, token, 'CROSSTAB.EXECUTE', { index: 'flights', ...CROSSTABS[2].params })
-      : rpcOverHttp(agent, server.port, token, 'QUERIES.EXECUTE', { index: 'flights', ...SEARCHES[0].params }),
-  );
   const connections = await Promise.all(Array.from({ length: 8 }, () => hand.connect()));
-  const handRate = await throughput(8, SECONDS, async (i) => {
-    const c = connections[i];
-    if (i % 2) await c.runAndReadAll(CROSSTABS[2].hand);
-    else {
-      await c.runAndReadAll(SEARCHES[0].hand[0]);
-      await c.runAndReadAll(SEARCHES[0].hand[1]);
-    }
-  });
-  agent.destroy();
-  rowsOut.push({
-    size: `${millions}M`,
-    what: '8 clients, calls/s (crosstab (c) and search 1 in turns)',
-    quarry: fmt(e2eRate),
-    duckdb: fmt(handRate),
-    ratio: fmt(e2eRate / handRate),
-  });
+  if (overLimit.has(CROSSTABS[2].name)) {
+    rowsOut.push({
+      size: `${millions}M`,
+      what: '8 clients, calls/s (crosstab (c) and search 1 in turns)',
+      quarry: 'not run: (c) is over the cell limit at this size',
+      duckdb: '',
+    });
+  } else {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
+    const e2eRate = await throughput(8, SECONDS, (i) =>
+      i % 2
+        ? rpcOverHttp(agent, server.port, token, 'CROSSTAB.EXECUTE', { index: 'flights', ...CROSSTABS[2].params })
+        : rpcOverHttp(agent, server.port, token, 'QUERIES.EXECUTE', { index: 'flights', ...SEARCHES[0].params }),
+    );
+    const handRate = await throughput(8, SECONDS, async (i) => {
+      const c = connections[i];
+      if (i % 2) await c.runAndReadAll(CROSSTABS[2].hand);
+      else {
+        await c.runAndReadAll(SEARCHES[0].hand[0]);
+        await c.runAndReadAll(SEARCHES[0].hand[1]);
+      }
+    });
+    agent.destroy();
+    rowsOut.push({
+      size: `${millions}M`,
+      what: '8 clients, calls/s (crosstab (c) and search 1 in turns)',
+      quarry: fmt(e2eRate),
+      duckdb: fmt(handRate),
+      ratio: fmt(e2eRate / handRate),
+    });
+  }
   const settled = memoryOf(server.child.pid);
   rowsOut.push({
     size: `${millions}M`,

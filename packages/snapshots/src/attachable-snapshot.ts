@@ -21,8 +21,9 @@ export const FACTS_TABLE = 'quarry_facts';
 export interface SnapshotFacts {
   singleWord: Array<[string, { values?: Array<[string, string[]]> }]>;
   /**
-   * Per field not a date: how many keys the field has on a crosstab axis (blank text and null are one
-   * key). A crosstab of every record that needs more is refused without scanning (issue #30 item 3).
+   * Per field: how many keys the field has on a crosstab axis with no grouping of its own (blank text
+   * and null are one key; a date counts the keys of its own grain, a month of a field loaded by month).
+   * A crosstab of every record that needs more is refused without scanning (issue #30 item 3).
    */
   distinctKeys: Record<string, number>;
 }
@@ -57,7 +58,7 @@ export function factsFromJson(text: string): { singleWord: SingleWordFields; dis
 export async function writeAttachable(
   parquetFile: string,
   out: string,
-  fields: ReadonlyArray<{ name: string; type: string }>,
+  fields: ReadonlyArray<{ name: string; type: string; grain?: string }>,
   spill: string,
 ): Promise<void> {
   fs.rmSync(out, { force: true });
@@ -72,13 +73,16 @@ export async function writeAttachable(
     await c.run(`CREATE TABLE ${RECORDS_TABLE} AS ${recordsSelect(parquetFile, fields)}`);
     const all = async (sql: string) => (await c.runAndReadAll(sql)).getRowObjectsJS() as Array<Record<string, unknown>>;
     const singleWord = await learnSingleWordFields(all, RECORDS_TABLE, fields);
-    const keyed = fields.filter((f) => f.type !== 'date');
+    const keyed = fields;
     const distinctKeys: Record<string, number> = {};
     if (keyed.length > 0) {
       const counts = keyed.map((f, i) => {
         const col = ident(f.name);
         const blank = f.type === 'string' ? `${col} IS NULL OR ${col} = ''` : `${col} IS NULL`;
-        const value = f.type === 'string' ? `nullif(${col}, '')` : col;
+        // A date's key is what the crosstab groups it by without a dateGroup: its day, or its grain.
+        const grain = f.grain ?? 'day';
+        const date = grain === 'day' ? `CAST(${col} AS DATE)` : `date_trunc(${literal(grain)}, ${col})`;
+        const value = f.type === 'string' ? `nullif(${col}, '')` : f.type === 'date' ? date : col;
         return `count(DISTINCT ${value}) + (count(*) FILTER (WHERE ${blank}) > 0)::INT AS k${i}`;
       });
       const [row] = await all(`SELECT ${counts.join(', ')} FROM ${RECORDS_TABLE}`);

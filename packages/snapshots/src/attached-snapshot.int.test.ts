@@ -42,6 +42,35 @@ describe('SnapshotEngine: attached snapshots, readiness and the index budget', (
     return (await e.all(`SELECT city FROM "${table}" ORDER BY __rowid`)).map((r) => r.city);
   };
 
+  it('counts the keys of a date field at its own grain at load, blank dates one key', async () => {
+    const file = path.join(dir, 'visits.json');
+    const at = ['2024-01-05 10:00:00', '2024-01-28 23:00:00', '2024-03-01 00:00:00', null, '2023-12-31 12:00:00'];
+    const on = ['2024-01-05', '2024-01-05', '2024-01-06', '2024-02-01', null];
+    fs.writeFileSync(file, JSON.stringify(at.map((a, i) => ({ at: a, on: on[i] }))));
+    const built = await buildSnapshot({
+      name: 'visits',
+      file,
+      dataDir: dir,
+      types: {},
+      grains: { at: 'month' },
+      views: [],
+      attachMinRecords: 0,
+    });
+    expect(built.fields.map((f) => [f.name, f.type, f.grain])).toEqual([
+      ['at', 'date', 'month'],
+      ['on', 'date', undefined],
+    ]);
+    const { distinctKeys } = await engine().table({
+      name: 'visits',
+      version: 1,
+      snapshot: built.snapshot,
+      fields: built.fields,
+    });
+    // at by month: 2023-12, 2024-01, 2024-03 and (blank); on by day: 01-05, 01-06, 02-01 and (blank).
+    expect(distinctKeys?.get('at')).toBe(4);
+    expect(distinctKeys?.get('on')).toBe(4);
+  });
+
   it('a large version is written in DuckDB format at load, and two processes attach the one file read-only at once', async () => {
     const ref = await load(dir, 'towns', ['Oslo', 'San José', 'oslo'], true);
     expect(fs.existsSync(path.join(dir, attachableFile(ref.snapshot)))).toBe(true);

@@ -652,11 +652,9 @@ SELECT ${distinct(rows)} AS nr, ${distinct(rows.slice(0, 1))} AS nor, ${distinct
       columns: Number(row.nc),
       outerColumns: Number(row.noc),
     };
-    // Of every record, the load counted each field's keys exactly (attached versions).
+    // Of every record, the load counted each field's keys exactly (attached versions; a date by its grain).
     const exact = (a: AxisSpec) =>
-      where.kind === 'all' && !a.bin && !a.dateGroup && a.field.type !== 'date'
-        ? (table.distinctKeys?.get(a.field.name) ?? 0)
-        : 0;
+      where.kind === 'all' && !a.bin && !a.dateGroup ? (table.distinctKeys?.get(a.field.name) ?? 0) : 0;
     const most = (axes: AxisSpec[]) => Math.max(0, ...axes.map(exact));
     if (spec.rows.length) {
       out.rows = Math.max(out.rows, most(spec.rows));

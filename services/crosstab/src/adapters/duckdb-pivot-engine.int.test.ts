@@ -478,3 +478,39 @@ describe('DuckDbPivotEngine: a sparse pivot (few cells over many row and column 
     expect(byKey(inJs.groups).get(JSON.stringify([[], ['c7']]))).toBe(7 + 2007);
   });
 });
+
+describe('DuckDbPivotEngine.keysAtLeast on an attached version', () => {
+  it('counts a date axis at its grain from the load, where a sample of blocks misses rare days', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'q-pivot-keys-'));
+    const engine = new SnapshotEngine(dir);
+    try {
+      // 150,000 records on one day, but for 50 records spread one per 3,000 with a day of their own:
+      // a system sample of 100,000 records (whole blocks) sees about two thirds of those days.
+      const records = Array.from({ length: 150_000 }, (_, i) => ({
+        on:
+          i % 3000 === 1500
+            ? new Date(Date.UTC(2024, 0, 1) + ((i - 1500) / 3000) * 86_400_000).toISOString().slice(0, 10)
+            : '2023-06-01',
+        n: i % 7,
+      }));
+      const days = new Set(records.map((r) => r.on));
+      const file = path.join(dir, 'days.json');
+      fs.writeFileSync(file, JSON.stringify(records));
+      const entry = await builtEntry({ name: 'days', file, dataDir: dir, types: {}, views: [], attachMinRecords: 0 });
+      const spec = crosstabSpec(
+        entry,
+        crosstabInput({ rows: ['on'], totals: [{ aggregationType: 'Count', field: '', dynamicView: '', name: 'n' }] }),
+      );
+      const all = parseQuery('*', { fields: entry.fields as FieldDef[], now: Date.now() });
+      expect((await new DuckDbPivotEngine(engine).keysAtLeast(entry, all, spec)).rows).toBe(days.size);
+      // Filtered, only the sample can speak: a lower bound, never more than the keys there are.
+      const some = parseQuery('n:[0 TO 3]', { fields: entry.fields as FieldDef[], now: Date.now() });
+      const least = await new DuckDbPivotEngine(engine).keysAtLeast(entry, some, spec);
+      expect(least.rows).toBeGreaterThan(0);
+      expect(least.rows).toBeLessThan(days.size);
+    } finally {
+      await engine.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
