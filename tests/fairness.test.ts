@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { VEGA } from './support/datasets';
+import { SMALL_PIE_CHART, VEGA } from './support/datasets';
 import { runCli } from './support/quarry-process';
 import { createIdentity, startStackWithData, unwrap, type Stack } from './support/stack';
 import type { Identity } from './support/identities';
@@ -104,4 +104,57 @@ describe('fair admission of heavy crosstabs per caller, through JSON-RPC', () =>
     // small call shares the cores with them); first in first out, it would come after all 24.
     expect(order.indexOf('light')).toBeLessThanOrEqual(6);
   });
+});
+
+/*
+ * The chart queue, end to end: BullMQ's queue is first in first out over everyone, so admission before it
+ * keeps each caller to QUARRY_HEAVY_PER_CALLER renders in it (2 here). One caller sends 6 Treemaps of
+ * 4000 x 4000 at once; a second caller's small pie then enters the queue behind at most the first caller's
+ * 2, and answers before the first caller's last 4 (first in first out, it would answer after all 6).
+ */
+const TREEMAP = {
+  index: 'movies',
+  rows: ['Director'],
+  totals: [{ aggregationType: 'Sum', field: 'Worldwide Gross' }],
+  chartType: 'Treemap',
+  width: 4000,
+  height: 4000,
+  cache: false,
+};
+const LARGE_CHARTS = 6;
+
+describe('fair admission of charts per caller, through JSON-RPC', () => {
+  it('renders a second caller’s small pie before the first caller’s last 4 of 6 large Treemaps', async () => {
+    // Chromium starts on the first chart: start it before the race.
+    const warm = await stack.client(light).call('CROSSTAB.EXECUTE', { ...SMALL_PIE_CHART, cache: false });
+    expect(warm.status).toBe(200);
+    const order: string[] = [];
+    const large = Array.from({ length: LARGE_CHARTS }, (_, i) =>
+      stack
+        .client(heavy)
+        .call('CROSSTAB.EXECUTE', TREEMAP, { id: i })
+        .then((res) => {
+          order.push(`treemap ${res.status} ${unwrap(res).error?.code ?? 'ok'}`);
+          return res;
+        }),
+    );
+    await settle();
+    const pie = await stack.client(light).call('CROSSTAB.EXECUTE', { ...SMALL_PIE_CHART, cache: false });
+    order.push('pie');
+    expect(pie.status).toBe(200);
+    const answers = await Promise.all(large);
+    expect(order).toHaveLength(LARGE_CHARTS + 1);
+    expect(order.filter((o) => o !== 'pie' && o !== 'treemap 200 ok')).toEqual([]);
+    expect(order.indexOf('pie')).toBeLessThanOrEqual(LARGE_CHARTS - 4);
+    // Each answer is the chart asked for: a PNG of its size (the chart service checks it before returning).
+    const sizes = [pie, ...answers].map((res) => {
+      const data = unwrap<{ contentType: string; data: string }>(res).data!;
+      const bytes = Buffer.from(data.data, 'base64');
+      return `${data.contentType} ${bytes.readUInt32BE(16)}x${bytes.readUInt32BE(20)}`;
+    });
+    expect(sizes).toEqual([
+      `image/png ${SMALL_PIE_CHART.width}x${SMALL_PIE_CHART.height}`,
+      ...answers.map(() => 'image/png 4000x4000'),
+    ]);
+  }, 120_000);
 });

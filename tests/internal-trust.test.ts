@@ -1,10 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import * as protoLoader from '@grpc/proto-loader';
-import { protoPath } from 'grpc-health-check';
 import { CLIENT_OPTIONS, grpc, INTERNAL_TOKEN_HEADER, loadQuarryProto, type pb } from '@quarry/rpc';
 import { createIdentity, type Identity } from './support/identities';
 import { linesEventually, spawnServe, stopProc, E2E_INTERNAL_TOKEN, type Proc } from './support/quarry-process';
 import { startStackWithData, type Stack } from './support/stack';
+import { healthClient, healthStatus } from '@quarry/testkit';
 
 const v1 = loadQuarryProto().quarry.v1;
 
@@ -80,10 +79,6 @@ function direct(addr: string, method: Method, request: unknown, credential: stri
   });
 }
 
-type HealthClient = grpc.Client & {
-  check(req: { service: string }, cb: (e: grpc.ServiceError | null, r?: { status: string }) => void): void;
-};
-
 describe('trust between processes (QUARRY_TARGET split into one process per target)', () => {
   let stack: Stack;
   let ana: Identity;
@@ -139,16 +134,9 @@ describe('trust between processes (QUARRY_TARGET split into one process per targ
   });
 
   it('keeps grpc.health.v1 open to probes without a credential', async () => {
-    const def = protoLoader.loadSync(protoPath, { keepCase: true, enums: String, defaults: true });
-    const pkg = grpc.loadPackageDefinition(def) as unknown as {
-      grpc: { health: { v1: { Health: new (a: string, c: grpc.ChannelCredentials) => HealthClient } } };
-    };
-    const health = new pkg.grpc.health.v1.Health(wiring().QUARRY_QUERY_ADDR!, grpc.credentials.createInsecure());
+    const health = healthClient(wiring().QUARRY_QUERY_ADDR!);
     try {
-      const status = await new Promise<string>((resolve, reject) =>
-        health.check({ service: 'quarry.v1.QueryService' }, (e, r) => (e ? reject(e) : resolve(r!.status))),
-      );
-      expect(status).toBe('SERVING');
+      expect(await healthStatus(health, 'quarry.v1.QueryService')).toBe('SERVING');
     } finally {
       health.close();
     }

@@ -70,6 +70,22 @@ describe('/metrics', () => {
   });
 });
 
+describe('the API port of `quarry serve` with HOST unset (issue #27 item 6)', () => {
+  it('binds loopback only: 0.0.0.0 is an explicit choice', async () => {
+    const { proc, port } = await spawnServe(
+      { QUARRY_DATA_DIR: makeDataDir(), QUARRY_TARGET: 'all' },
+      { unset: ['HOST'] },
+    );
+    try {
+      const listening = proc.lines.find((l) => l.includes('"gateway listening"'));
+      expect(listening && (JSON.parse(listening) as { host: string }).host).toBe('127.0.0.1');
+      expect((await rawRequest(`http://127.0.0.1:${port}`, { method: 'GET', path: '/healthz' })).status).toBe(200);
+    } finally {
+      await stopProc(proc);
+    }
+  });
+});
+
 describe('ops endpoints of a process without the gateway', () => {
   it('serves /metrics, /healthz and /readyz on QUARRY_OPS_PORT', async () => {
     const opsPort = await freePort();

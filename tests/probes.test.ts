@@ -1,9 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import * as protoLoader from '@grpc/proto-loader';
-import { protoPath } from 'grpc-health-check';
 import { channelCredentials, grpc, LIVENESS_SERVICE } from '@quarry/rpc';
-import { makeTlsFixtures } from '@quarry/testkit';
+import { healthClient, healthStatus, makeTlsFixtures, type HealthClient } from '@quarry/testkit';
 import { freePort, makeDataDir, spawnServe, stopProc, type Proc } from './support/quarry-process';
 import { TestRedis } from './support/redis';
 
@@ -13,20 +11,7 @@ import { TestRedis } from './support/redis';
  * Redis outage takes the process out of service (readiness) without asking for a restart (liveness),
  * and it comes back by itself.
  */
-type HealthClient = grpc.Client & {
-  check(req: { service: string }, cb: (e: grpc.ServiceError | null, r?: { status: string }) => void): void;
-};
-
-function healthClient(addr: string, creds: grpc.ChannelCredentials): HealthClient {
-  const def = protoLoader.loadSync(protoPath, { keepCase: true, enums: String, defaults: true });
-  const pkg = grpc.loadPackageDefinition(def) as unknown as {
-    grpc: { health: { v1: { Health: new (a: string, c: grpc.ChannelCredentials) => HealthClient } } };
-  };
-  return new pkg.grpc.health.v1.Health(addr, creds);
-}
-
-const grpcCheck = (c: HealthClient, service: string) =>
-  new Promise<string>((resolve, reject) => c.check({ service }, (e, r) => (e ? reject(e) : resolve(r!.status))));
+const grpcCheck = healthStatus;
 
 async function eventually<T>(read: () => Promise<T>, want: T, ms = 15000): Promise<T> {
   const deadline = Date.now() + ms;

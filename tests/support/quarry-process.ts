@@ -51,21 +51,24 @@ export interface Proc {
  * Spawns `quarry serve` and resolves once it logs "quarry ready" (with its gateway port, if any). Unless
  * `env` says otherwise, a process that is not all-in-one gets the run's shared internal credential.
  */
-export function spawnServe(env: Record<string, string>): Promise<{ proc: Proc; port: number | undefined }> {
+export function spawnServe(
+  env: Record<string, string>,
+  opts: { unset?: string[] } = {},
+): Promise<{ proc: Proc; port: number | undefined }> {
   const shared = env.QUARRY_TARGET === 'all' ? {} : { QUARRY_INTERNAL_TOKEN: E2E_INTERNAL_TOKEN };
-  const child = spawn(process.execPath, [QUARRY_BIN, 'serve'], {
+  const childEnv: NodeJS.ProcessEnv = {
+    ...process.env,
+    QUARRY_INTERNAL_TOKEN: '',
+    PORT: '0',
+    HOST: '127.0.0.1',
+    ...shared,
+    ...env,
     // Readiness is read from the info-level "quarry ready" line, so the level is not configurable here.
-    env: {
-      ...process.env,
-      QUARRY_INTERNAL_TOKEN: '',
-      PORT: '0',
-      HOST: '127.0.0.1',
-      ...shared,
-      ...env,
-      LOG_LEVEL: 'info',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+    LOG_LEVEL: 'info',
+  };
+  // For tests of a default: the variable is not set at all, as on a user's machine.
+  for (const name of opts.unset ?? []) delete childEnv[name];
+  const child = spawn(process.execPath, [QUARRY_BIN, 'serve'], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   const proc: Proc = { child, lines: [] };
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {

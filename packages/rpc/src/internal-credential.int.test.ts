@@ -3,10 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import * as grpc from '@grpc/grpc-js';
-import * as protoLoader from '@grpc/proto-loader';
-import { protoPath } from 'grpc-health-check';
 import { createRootLogger } from '@quarry/logger';
-import { makeTlsFixtures } from '@quarry/testkit';
+import { healthClient, healthStatus, makeTlsFixtures } from '@quarry/testkit';
 import { CLIENT_OPTIONS, callUnary } from './grpc-client';
 import { unary } from './grpc-server';
 import {
@@ -27,22 +25,7 @@ const TOKEN = 'the-right-internal-token-of-this-deployment-0123456789';
 /** What a service would hand an admin caller: the test shows a forged admin never gets it. */
 const SECRET_INDEX = 'payroll';
 
-type HealthClient = grpc.Client & {
-  check(req: { service: string }, cb: (e: grpc.ServiceError | null, r?: { status: string }) => void): void;
-};
-
-function healthClient(addr: string, creds: grpc.ChannelCredentials): HealthClient {
-  const def = protoLoader.loadSync(protoPath, { keepCase: true, enums: String, defaults: true });
-  const pkg = grpc.loadPackageDefinition(def) as unknown as {
-    grpc: { health: { v1: { Health: new (a: string, c: grpc.ChannelCredentials) => HealthClient } } };
-  };
-  return new pkg.grpc.health.v1.Health(addr, creds);
-}
-
-const checkHealth = (c: HealthClient, service: string) =>
-  new Promise<string>((resolve, reject) =>
-    c.check({ service }, (err, res) => (err ? reject(err) : resolve(res!.status))),
-  );
+const checkHealth = healthStatus;
 
 /** A stand-in query service that trusts the caller message exactly as services do. */
 function startModule(trust: GrpcTrust | undefined, lines: string[]) {

@@ -2,3 +2,12 @@ export { dockerAvailability, describeIf, describeWithDocker } from './docker';
 export { makeTlsFixtures, type TlsFixtures } from './tls-fixtures';
 export { KIND, OtlpReceiver, type ReceivedSpan } from './otlp-receiver';
 export { builtEntry } from './built-entry';
+export { gatedCatalog } from './gated-catalog';
+export {
+  healthClient,
+  healthStatus,
+  observeWarming,
+  WARM_BEFORE_READY,
+  type HealthClient,
+  type WarmingSeen,
+} from './warm-readiness';

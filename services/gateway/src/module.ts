@@ -107,7 +107,9 @@ export class GatewayModule implements QuarryModule {
       server.once('error', reject);
     });
     this.server = server;
-    this.log.info({ port: this.port, services: this.config.serviceAddrs }, 'gateway listening');
+    const bound = server.address();
+    const host = typeof bound === 'object' && bound ? bound.address : c.host;
+    this.log.info({ port: this.port, host, services: this.config.serviceAddrs }, 'gateway listening');
   }
 
   /** With a Redis, the rate limits count there so every gateway replica shares them (issue #27). */

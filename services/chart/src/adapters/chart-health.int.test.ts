@@ -1,10 +1,8 @@
 import { spawn } from 'node:child_process';
 import net from 'node:net';
-import * as grpc from '@grpc/grpc-js';
-import * as protoLoader from '@grpc/proto-loader';
-import { protoPath } from 'grpc-health-check';
 import { silentLogger } from '@quarry/logger';
 import { LIVENESS_SERVICE } from '@quarry/rpc';
+import { healthClient, healthStatus } from '@quarry/testkit';
 import { createChartModule } from '../module';
 
 const freePort = () =>
@@ -14,10 +12,6 @@ const freePort = () =>
       s.close(() => resolve(port));
     });
   });
-
-type HealthClient = grpc.Client & {
-  check(req: { service: string }, cb: (e: grpc.ServiceError | null, r?: { status: string }) => void): void;
-};
 
 describe('grpc.health.v1 on the chart service', () => {
   // Issue #28 item 1: readiness follows Redis, liveness (what a liveness probe asks) does not.
@@ -36,13 +30,8 @@ describe('grpc.health.v1 on the chart service', () => {
     );
     // Probes carry no credential: health answers them all the same.
     await module.start({ internalToken: 'k'.repeat(32), tls: undefined });
-    const def = protoLoader.loadSync(protoPath, { keepCase: true, enums: String, defaults: true });
-    const pkg = grpc.loadPackageDefinition(def) as unknown as {
-      grpc: { health: { v1: { Health: new (a: string, c: grpc.ChannelCredentials) => HealthClient } } };
-    };
-    const client = new pkg.grpc.health.v1.Health(module.address, grpc.credentials.createInsecure());
-    const check = (service = 'quarry.v1.ChartService') =>
-      new Promise<string>((res, rej) => client.check({ service }, (e, r) => (e ? rej(e) : res(r!.status))));
+    const client = healthClient(module.address);
+    const check = (service = 'quarry.v1.ChartService') => healthStatus(client, service);
     const redis = spawn('redis-server', ['--port', String(port), '--save', '', '--appendonly', 'no'], {
       stdio: 'ignore',
     });

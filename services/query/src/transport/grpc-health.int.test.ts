@@ -1,33 +1,27 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import * as grpc from '@grpc/grpc-js';
-import * as protoLoader from '@grpc/proto-loader';
-import { protoPath } from 'grpc-health-check';
 import { silentLogger } from '@quarry/logger';
 import { LIVENESS_SERVICE } from '@quarry/rpc';
 import { SqliteMetadataStore } from '@quarry/metadata-store/sqlite';
 import { HeavyCallLimiter } from '@quarry/runtime';
 import { SnapshotEngine } from '@quarry/snapshots';
+import { healthClient, healthStatus, observeWarming, WARM_BEFORE_READY } from '@quarry/testkit';
 import { LruResultCache } from '@quarry/result-cache';
 import { createQueryModule } from '../module';
 
-type HealthClient = grpc.Client & {
-  check(req: { service: string }, cb: (err: grpc.ServiceError | null, res?: { status: string }) => void): void;
-};
+const check = healthStatus;
 
-function healthClient(addr: string): HealthClient {
-  const def = protoLoader.loadSync(protoPath, { keepCase: true, enums: String, defaults: true });
-  const pkg = grpc.loadPackageDefinition(def) as unknown as {
-    grpc: { health: { v1: { Health: new (a: string, c: grpc.ChannelCredentials) => HealthClient } } };
-  };
-  return new pkg.grpc.health.v1.Health(addr, grpc.credentials.createInsecure());
-}
-
-const check = (c: HealthClient, service: string) =>
-  new Promise<string>((resolve, reject) =>
-    c.check({ service }, (err, res) => (err ? reject(err) : resolve(res!.status))),
-  );
+/** A query process on the embedded engine over `dir`, on a free loopback port. */
+const embeddedConfig = (dir: string) => ({
+  listenAddr: '127.0.0.1:0',
+  graceMs: 1000,
+  dataDir: dir,
+  cursorSecret: 'x'.repeat(32),
+  searchBackend: 'embedded' as const,
+  typesense: undefined,
+  memoryIndexBytes: 0,
+});
 
 describe('grpc.health.v1 on a service', () => {
   it('is SERVING while its store answers and NOT_SERVING once it does not', async () => {
@@ -35,28 +29,16 @@ describe('grpc.health.v1 on a service', () => {
     const store = new SqliteMetadataStore(path.join(dir, 'quarry.db'));
     const engine = new SnapshotEngine(dir);
     let storeUp = true;
-    const module = createQueryModule(
-      {
-        listenAddr: '127.0.0.1:0',
-        graceMs: 1000,
-        dataDir: dir,
-        cursorSecret: 'x'.repeat(32),
-        searchBackend: 'embedded',
-        typesense: undefined,
-        memoryIndexBytes: 0,
+    const module = createQueryModule(embeddedConfig(dir), silentLogger(), {
+      catalog: store,
+      engine,
+      limiter: new HeavyCallLimiter({ maxRunning: 2, perCaller: 2, maxQueued: 2 }),
+      cache: new LruResultCache(0),
+      ping: async () => {
+        if (!storeUp) throw new Error('store down');
+        await store.ping();
       },
-      silentLogger(),
-      {
-        catalog: store,
-        engine,
-        limiter: new HeavyCallLimiter({ maxRunning: 2, perCaller: 2, maxQueued: 2 }),
-        cache: new LruResultCache(0),
-        ping: async () => {
-          if (!storeUp) throw new Error('store down');
-          await store.ping();
-        },
-      },
-    );
+    });
     // Probes carry no credential: health answers them all the same.
     await module.start({ internalToken: 'k'.repeat(32), tls: undefined });
     const client = healthClient(module.address);
@@ -77,5 +59,14 @@ describe('grpc.health.v1 on a service', () => {
       await engine.close();
       await store.close();
     }
+  }, 20000);
+
+  // Issue #30 item 2, for the query process: on the embedded engine searches run on the snapshots, so a
+  // query pod is ready only once every published version is open. Opening is held at the catalog's listing.
+  it('is NOT_SERVING while the published indexes open and SERVING once every one is open', async () => {
+    const seen = await observeWarming('quarry.v1.QueryService', LIVENESS_SERVICE, (deps, dir) =>
+      createQueryModule(embeddedConfig(dir), silentLogger(), deps),
+    );
+    expect(seen).toEqual(WARM_BEFORE_READY);
   }, 20000);
 });

@@ -1,0 +1,103 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
+import { protoPath } from 'grpc-health-check';
+import path from 'node:path';
+import type { IndexCatalog } from '@quarry/metadata-store';
+import { LruResultCache, type ResultCache } from '@quarry/result-cache';
+import type { GrpcServiceModule } from '@quarry/rpc';
+import { HeavyCallLimiter } from '@quarry/runtime';
+import { SnapshotEngine } from '@quarry/snapshots';
+import { gatedCatalog } from './gated-catalog';
+
+export type HealthClient = grpc.Client & {
+  check(req: { service: string }, cb: (err: grpc.ServiceError | null, res?: { status: string }) => void): void;
+};
+
+/** A grpc.health.v1 client of `addr` (insecure unless credentials are given). */
+export function healthClient(addr: string, creds = grpc.credentials.createInsecure()): HealthClient {
+  const def = protoLoader.loadSync(protoPath, { keepCase: true, enums: String, defaults: true });
+  const pkg = grpc.loadPackageDefinition(def) as unknown as {
+    grpc: { health: { v1: { Health: new (a: string, c: grpc.ChannelCredentials) => HealthClient } } };
+  };
+  return new pkg.grpc.health.v1.Health(addr, creds);
+}
+
+/** The health status `c` reports for `service` ('' for the whole process). */
+export const healthStatus = (c: HealthClient, service: string) =>
+  new Promise<string>((resolve, reject) =>
+    c.check({ service }, (err, res) => (err ? reject(err) : resolve(res!.status))),
+  );
+
+/** What a service serving snapshots is given: the held catalog, its engine, and small limits. */
+function warmingDeps(catalog: IndexCatalog, engine: SnapshotEngine, ping: () => Promise<void>) {
+  const limiter = new HeavyCallLimiter({ maxRunning: 2, perCaller: 2, maxQueued: 2 });
+  const cache: ResultCache = new LruResultCache(0);
+  return { catalog, engine, ping, limiter, cache };
+}
+export type WarmingDeps = ReturnType<typeof warmingDeps>;
+
+export interface WarmingSeen {
+  /** While the catalog's listing is held: health, readiness and what is open. */
+  opening: { health: string; liveness: string; ready: string; opened: string[] };
+  /** After the listing is released and the next health refresh (every 2 s). */
+  opened: { health: string; ready: string; opened: string[] };
+}
+
+/**
+ * What every service serving snapshots must show: not serving (but live) while it opens them, ready once
+ * every published version is open, the large one attached and the small one read into memory.
+ */
+export const WARM_BEFORE_READY: WarmingSeen = {
+  opening: { health: 'NOT_SERVING', liveness: 'SERVING', ready: 'UNAVAILABLE', opened: [] },
+  opened: { health: 'SERVING', ready: 'ready', opened: ['large@1 (attached)', 'small@1 (memory)'] },
+};
+
+/**
+ * Issue #30 item 2, for any service serving snapshots: starts the module `create` makes over a catalog
+ * of two indexes (one attached, one in memory) whose listing is held, and reports what its health and
+ * readiness say while the indexes open and once they are open. The test asserts on what is seen.
+ */
+export async function observeWarming(
+  serviceName: string,
+  livenessName: string,
+  create: (deps: WarmingDeps, dataDir: string) => GrpcServiceModule,
+): Promise<WarmingSeen> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'q-warm-'));
+  const { store, catalog, open } = await gatedCatalog(dir);
+  const engine = new SnapshotEngine(dir);
+  const module = create(
+    warmingDeps(catalog, engine, () => store.ping()),
+    dir,
+  );
+  await module.start({ internalToken: 'k'.repeat(32), tls: undefined });
+  const client = healthClient(module.address);
+  const ready = () =>
+    module.ready().then(
+      () => 'ready',
+      (err: { code?: string }) => String(err.code),
+    );
+  try {
+    const opening = {
+      health: await healthStatus(client, serviceName),
+      liveness: await healthStatus(client, livenessName),
+      ready: await ready(),
+      opened: await engine.opened(),
+    };
+    open();
+    await new Promise((r) => setTimeout(r, 2500));
+    const opened = {
+      health: await healthStatus(client, serviceName),
+      ready: await ready(),
+      opened: (await engine.opened()).sort(),
+    };
+    return { opening, opened };
+  } finally {
+    client.close();
+    await module.stop();
+    await engine.close();
+    await store.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
