@@ -155,11 +155,19 @@ async function runSize(millions, work) {
     ratio: fmt(loadS / handLoadS),
   });
 
-  await cli(['user', 'create', 'bench', '--indexes', '*'], env);
-  const token = (await cli(['token', 'create', '--user', 'bench', '--scopes', 'query:execute'], env))
-    .trim()
-    .split('\n')
-    .pop();
+  // One analyst per client: Quarry admits one heavy call at a time per caller by default
+  // (QUARRY_HEAVY_PER_CALLER=1, issue #27), so 8 clients of one token would be one client's rate.
+  const tokens = [];
+  for (let i = 0; i < 8; i++) {
+    await cli(['user', 'create', `bench${i}`, '--indexes', '*'], env);
+    tokens.push(
+      (await cli(['token', 'create', '--user', `bench${i}`, '--scopes', 'query:execute'], env))
+        .trim()
+        .split('\n')
+        .pop(),
+    );
+  }
+  const token = tokens[0];
 
   // A start: spawn, ready (every published index open), then the first crosstab.
   t = performance.now();
@@ -167,6 +175,8 @@ async function runSize(millions, work) {
   await readyz(server.port);
   const readyMs = performance.now() - t;
   const idle = memoryOf(server.child.pid);
+  // The bench's own first fetch (undici's start, ~90 ms) is not the server's: paid before the clock starts.
+  await (await fetch(`http://127.0.0.1:${server.port}/healthz`)).text();
   t = performance.now();
   await rpc(server.port, token, 'CROSSTAB.EXECUTE', { index: 'flights', ...CROSSTABS[0].params });
   const firstMs = performance.now() - t;
@@ -269,7 +279,7 @@ async function runSize(millions, work) {
   if (overLimit.has(CROSSTABS[2].name)) {
     rowsOut.push({
       size: `${millions}M`,
-      what: '8 clients, calls/s (crosstab (c) and search 1 in turns)',
+      what: '8 clients (8 analysts), calls/s (crosstab (c) and search 1 in turns)',
       quarry: 'not run: (c) is over the cell limit at this size',
       duckdb: '',
     });
@@ -277,8 +287,8 @@ async function runSize(millions, work) {
     const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
     const e2eRate = await throughput(8, SECONDS, (i) =>
       i % 2
-        ? rpcOverHttp(agent, server.port, token, 'CROSSTAB.EXECUTE', { index: 'flights', ...CROSSTABS[2].params })
-        : rpcOverHttp(agent, server.port, token, 'QUERIES.EXECUTE', { index: 'flights', ...SEARCHES[0].params }),
+        ? rpcOverHttp(agent, server.port, tokens[i], 'CROSSTAB.EXECUTE', { index: 'flights', ...CROSSTABS[2].params })
+        : rpcOverHttp(agent, server.port, tokens[i], 'QUERIES.EXECUTE', { index: 'flights', ...SEARCHES[0].params }),
     );
     const handRate = await throughput(8, SECONDS, async (i) => {
       const c = connections[i];
@@ -291,7 +301,7 @@ async function runSize(millions, work) {
     agent.destroy();
     rowsOut.push({
       size: `${millions}M`,
-      what: '8 clients, calls/s (crosstab (c) and search 1 in turns)',
+      what: '8 clients (8 analysts), calls/s (crosstab (c) and search 1 in turns)',
       quarry: fmt(e2eRate),
       duckdb: fmt(handRate),
       ratio: fmt(e2eRate / handRate),

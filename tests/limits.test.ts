@@ -218,6 +218,37 @@ describe('the body deadline (QUARRY_BODY_TIMEOUT_MS)', () => {
 });
 
 describe('quarry audit', () => {
+  // Issue #27 item 8 in one test: a denied call, a rate-limited call and an embed-token call of one user,
+  // each read back from `quarry audit` under that user, with the token or embed token that made it.
+  it('records one user’s denied, rate-limited and embed-token calls, each with that user', async () => {
+    const narrow = await createIdentity(dataDir, 'trio', { scopes: 'indexes:read' });
+    const full = await createIdentity(dataDir, 'trio');
+    const denied = await rpcClient(quarry.baseUrl, narrow.token).call('QUERIES.EXECUTE', { index: 'cities' });
+    expect((denied.json as { error: { code: number } }).error.code).toBe(403);
+    const burst = await Promise.all(Array.from({ length: 10 }, (_, i) => find(narrow, { id: i })));
+    const limitedCount = burst.filter((r) => r.status === 429).length;
+    expect(limitedCount).toBeGreaterThan(0);
+    const issued = await rpcClient(quarry.baseUrl, full.token).call('TOKENS.EMBED', {
+      index: 'cities',
+      ttlSeconds: 60,
+    });
+    const embed = (issued.json as { result: { data: { token: string; id: string } } }).result.data;
+    const embedded = await rpcClient(quarry.baseUrl, embed.token).call('QUERIES.EXECUTE', { index: 'cities' });
+    expect(embedded.status).toBe(200);
+
+    const rows = await auditRows(['--user', 'trio'], (got) => got.some((r) => r.embedId === embed.id));
+    expect(rows.every((r) => r.userName === 'trio')).toBe(true);
+    expect(rows.filter((r) => r.outcome === '403')).toEqual([
+      expect.objectContaining({ method: 'QUERIES.EXECUTE', index: 'cities', tokenId: narrow.tokenId, embedId: null }),
+    ]);
+    const limited = rows.filter((r) => r.outcome === '429');
+    expect(limited).toHaveLength(limitedCount);
+    expect(limited[0]).toMatchObject({ method: '(rate limited)', tokenId: narrow.tokenId });
+    expect(rows.filter((r) => r.embedId === embed.id)).toEqual([
+      expect.objectContaining({ method: 'QUERIES.EXECUTE', index: 'cities', outcome: 'ok', tokenId: full.tokenId }),
+    ]);
+  });
+
   it('lists denied calls with their user, filters by method and time, and prints JSON or a table', async () => {
     const denied = await createIdentity(dataDir, 'denied-user', { scopes: 'indexes:read' });
     const search = await rpcClient(quarry.baseUrl, denied.token).call('QUERIES.EXECUTE', { index: 'cities' });
