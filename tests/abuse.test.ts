@@ -504,7 +504,7 @@ describe('soak: 20 clients for 60 s mixing valid calls, every documented error a
             const o = outcome(res);
             count(`chart ${o.code}`);
             if (o.code === 'ok') {
-              const png = pngFacts(
+              const png = await pngFacts(
                 Buffer.from((res.json as { result: { data: { data: string } } }).result.data.data, 'base64'),
               );
               if (png.width !== 300 || png.height !== 200 || png.inked === 0)

@@ -84,7 +84,7 @@ describe('CROSSTAB.EXECUTE draws every chart type the contract lists (PNG and EC
     const png = Buffer.from(data.data, 'base64');
     expect(png.subarray(0, 8)).toEqual(PNG_SIGNATURE);
     fs.writeFileSync(path.join(OUT, `${type}.png`), png);
-    const facts = pngFacts(png, 40);
+    const facts = await pngFacts(png, 40);
     expect([facts.width, facts.height]).toEqual([width, height]);
     expect(facts.inked).toBeGreaterThan(width * height * 0.01);
     expect(facts.fillColours).toBeGreaterThanOrEqual(1);
@@ -103,7 +103,7 @@ describe('CROSSTAB.EXECUTE draws every chart type the contract lists (PNG and EC
         height: 600,
       });
       expect(res.error).toBeUndefined();
-      const facts = pngFacts(Buffer.from(res.data!.data, 'base64'), 20);
+      const facts = await pngFacts(Buffer.from(res.data!.data, 'base64'), 20);
       expect(facts.fillColours).toBeGreaterThanOrEqual(type === 'Scatter' ? 1 : 2);
     },
   );

@@ -55,7 +55,7 @@ describe('chart workers as separate processes', () => {
   it('both workers take jobs from the one queue', async () => {
     const results = await Promise.all(Array.from({ length: 8 }, () => chart()));
     for (const r of results)
-      expect(pngFacts(Buffer.from(r.data!.data, 'base64'))).toMatchObject({ width: 1600, height: 1200 });
+      expect(await pngFacts(Buffer.from(r.data!.data, 'base64'))).toMatchObject({ width: 1600, height: 1200 });
     expect(rendered(workerA)).toBeGreaterThan(0);
     expect(rendered(workerB)).toBeGreaterThan(0);
   }, 60000);
@@ -92,7 +92,7 @@ describe('chart workers as separate processes', () => {
     const results = await pending;
     for (const r of results) {
       expect(r.error).toBeUndefined();
-      expect(pngFacts(Buffer.from(r.data!.data, 'base64')).width).toBe(3000);
+      expect((await pngFacts(Buffer.from(r.data!.data, 'base64'))).width).toBe(3000);
     }
     // The job that was on the killed worker was finished by the other one.
     expect(workerB.lines.some((l) => l.includes('"chart rendered"') && l.includes(`"jobId":"${killedJob}"`))).toBe(

@@ -71,7 +71,7 @@ describe('CROSSTAB.EXECUTE as PNG charts (headless Chromium behind BullMQ)', () 
       const png = Buffer.from(data.data, 'base64');
       expect(png.subarray(0, 8)).toEqual(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
       fs.writeFileSync(path.join(OUT, `${type}.png`), png);
-      const facts = pngFacts(png, type.startsWith('Line') || type === 'MSLine' ? 40 : 150);
+      const facts = await pngFacts(png, type.startsWith('Line') || type === 'MSLine' ? 40 : 150);
       expect(facts.width).toBe(width);
       expect(facts.height).toBe(height);
       expect(facts.inked).toBeGreaterThan(width * height * 0.02);
@@ -81,7 +81,7 @@ describe('CROSSTAB.EXECUTE as PNG charts (headless Chromium behind BullMQ)', () 
 
   it('defaults to 800x600', async () => {
     const res = await stack.call<ChartData>(analyst, 'CROSSTAB.EXECUTE', { ...base, chartType: 'MSColumn2D' });
-    expect(pngFacts(Buffer.from(res.data!.data, 'base64'))).toMatchObject({ width: 800, height: 600 });
+    expect(await pngFacts(Buffer.from(res.data!.data, 'base64'))).toMatchObject({ width: 800, height: 600 });
   });
 
   describe('validation', () => {

@@ -992,6 +992,35 @@ describe("infra/init-secrets.sh (the loader's first step)", () => {
   });
 });
 
+describe('Chromium in the split deployment (issue #30 item 4)', () => {
+  type Env = Record<string, string>;
+  const compose = parse(fs.readFileSync(path.join(REPO_ROOT, 'docker-compose.yml'), 'utf8')) as {
+    services: Record<string, { environment?: Env }>;
+  };
+  const k8sWorker = parseAllDocuments(fs.readFileSync(path.join(REPO_ROOT, 'k8s', 'base', 'chart-worker.yaml'), 'utf8'))
+    .map((d) => d.toJS() as Doc)
+    .find((d) => d.kind === 'Deployment');
+  const k8sEnv = (doc: Doc | undefined): Env => {
+    const spec = doc?.spec as {
+      template: { spec: { containers: Array<{ env?: Array<{ name: string; value?: string }> }> } };
+    };
+    return Object.fromEntries((spec.template.spec.containers[0].env ?? []).map((e) => [e.name, e.value ?? '']));
+  };
+
+  it('keeps Chromium warm in the chart worker pods of compose and k8s, and nowhere else asks for it', () => {
+    const byTarget = Object.values(compose.services)
+      .map((svc) => svc.environment ?? {})
+      .filter((env) => env.QUARRY_TARGET);
+    const workers = byTarget.filter((env) => env.QUARRY_TARGET === 'chart-worker');
+    expect(workers.length).toBeGreaterThan(0);
+    for (const env of workers) expect(env.QUARRY_CHROMIUM_IDLE_S).toBe('0');
+    // The other targets draw no chart: they neither start Chromium nor set its idle time.
+    for (const env of byTarget.filter((e) => e.QUARRY_TARGET !== 'chart-worker'))
+      expect(env.QUARRY_CHROMIUM_IDLE_S).toBeUndefined();
+    expect(k8sEnv(k8sWorker)).toMatchObject({ QUARRY_TARGET: 'chart-worker', QUARRY_CHROMIUM_IDLE_S: '0' });
+  });
+});
+
 describe('infra/Dockerfile: an init as PID 1 (issue #28 item 6)', () => {
   const dockerfile = fs.readFileSync(path.join(REPO_ROOT, 'infra', 'Dockerfile'), 'utf8');
   const stage = (name: string) => {

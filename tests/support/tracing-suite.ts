@@ -95,7 +95,7 @@ export function tracingSuite(opts: {
     const res = await call('CROSSTAB.EXECUTE', SMALL_PIE_CHART, { 'X-Request-Id': `trace-${Date.now()}` });
     const body = res.json as RpcBody;
     expect(body.error).toBeUndefined();
-    expect(pngFacts(Buffer.from(body.result!.data.data, 'base64'))).toMatchObject({ width: 640, height: 480 });
+    expect(await pngFacts(Buffer.from(body.result!.data.data, 'base64'))).toMatchObject({ width: 640, height: 480 });
     const requestId = body.result!.meta.requestId;
 
     const spans = await traceOf(requestId, (s) =>

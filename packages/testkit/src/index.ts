@@ -11,3 +11,4 @@ export {
   type HealthClient,
   type WarmingSeen,
 } from './warm-readiness';
+export { inspectPng, type PngFacts } from './png-inspector';
