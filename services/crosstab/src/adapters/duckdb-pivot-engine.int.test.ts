@@ -513,4 +513,40 @@ describe('DuckDbPivotEngine.keysAtLeast on an attached version', () => {
       fs.rmSync(dir, { recursive: true, force: true });
     }
   }, 60_000);
+
+  // Issue #30 item 3: a filter that keeps 2.5 % of the records leaves the first sample few of them, and it
+  // says so; the thorough sample (here larger than the index: every record) sees every key, and no more.
+  it('says a selective filter left the sample few records, and a thorough sample sees more keys', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'q-pivot-thorough-'));
+    const engine = new SnapshotEngine(dir);
+    try {
+      const records = Array.from({ length: 300_000 }, (_, i) => ({
+        station: `S${Math.floor(i / 100) % 3000}`,
+        hot: i % 40 === 0 ? 'yes' : 'no',
+      }));
+      const file = path.join(dir, 'hot.json');
+      fs.writeFileSync(file, JSON.stringify(records));
+      const entry = await builtEntry({ name: 'hot', file, dataDir: dir, types: {}, views: [], attachMinRecords: 0 });
+      const spec = crosstabSpec(
+        entry,
+        crosstabInput({
+          rows: ['station'],
+          totals: [{ aggregationType: 'Count', field: '', dynamicView: '', name: '' }],
+        }),
+      );
+      const fields = entry.fields as FieldDef[];
+      const pivots = new DuckDbPivotEngine(engine);
+      const all = await pivots.keysAtLeast(entry, parseQuery('*', { fields, now: Date.now() }), spec);
+      expect(all).toMatchObject({ rows: 3000, moreToSee: false });
+      const hot = parseQuery('hot:yes', { fields, now: Date.now() });
+      const first = await pivots.keysAtLeast(entry, hot, spec);
+      expect(first.moreToSee).toBe(true);
+      expect(first.rows).toBeLessThan(3000);
+      const thorough = await pivots.keysAtLeast(entry, hot, spec, undefined, { thorough: true });
+      expect(thorough).toMatchObject({ rows: 3000, outerRows: 3000, moreToSee: false });
+    } finally {
+      await engine.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

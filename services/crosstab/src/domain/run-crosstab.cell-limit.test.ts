@@ -34,7 +34,21 @@ class CountingEngine implements PivotEngine {
     private readonly least: KeysAtLeast = { rows: 0, outerRows: 0, columns: 0, outerColumns: 0 },
   ) {}
 
-  keysAtLeast = async () => this.least;
+  /** What each estimate was asked: 'first' or 'thorough'. */
+  readonly estimates: string[] = [];
+  /** What a thorough sample sees (by default, what the first one saw). */
+  thorough: KeysAtLeast | undefined;
+
+  keysAtLeast = async (
+    _e: IndexEntry,
+    _w: QueryNode,
+    _s: CrosstabSpec,
+    _sig?: AbortSignal,
+    o?: { thorough?: boolean },
+  ) => {
+    this.estimates.push(o?.thorough ? 'thorough' : 'first');
+    return o?.thorough ? (this.thorough ?? this.least) : this.least;
+  };
 
   async pivot(_entry: IndexEntry, where: QueryNode, spec: CrosstabSpec, maxCells: number): Promise<PivotResult> {
     this.calls.push({ maxCells, spec, where });
@@ -92,6 +106,37 @@ describe('RunCrosstabUseCase and the 100,000-cell limit', () => {
     // engine then reports its full key counts whatever it is asked, and the pass refuses).
     await run.run(admin, { ...request(1), rowLimit: 10 }, 'html').catch(() => undefined);
     expect(engine.calls.length).toBeGreaterThan(0);
+  });
+
+  // Issue #30 item 3 under a selective filter: the first sample kept few records and saw 100 x 100 keys
+  // (20,000 cells of 2 totals, within a tenth of the limit); the thorough sample sees 250 x 250 (125,000).
+  it('asks for a thorough sample when a selective filter’s first sample comes near the limit, and refuses from it', async () => {
+    const seen = { rows: 100, outerRows: 100, columns: 100, outerColumns: 100, moreToSee: true };
+    const engine = new CountingEngine({ rows: 250, columns: 250 }, seen);
+    engine.thorough = { rows: 250, outerRows: 250, columns: 250, outerColumns: 250 };
+    const run = new RunCrosstabUseCase(catalog, engine, noCache);
+    await expect(run.run(admin, request(2), 'html')).rejects.toMatchObject({
+      detail: expect.stringContaining('would have 125000 cells or more (250 rows x 250 columns x 2 totals)'),
+    });
+    expect(engine.estimates).toEqual(['first', 'thorough']);
+    expect(engine.calls).toHaveLength(0);
+  });
+
+  it('asks for no thorough sample when the first saw every record it sampled, or is far from the limit', async () => {
+    // Nothing more to see: the first sample's bound stands and the pass decides.
+    const whole = new CountingEngine(
+      { rows: 100, columns: 100 },
+      { rows: 100, outerRows: 100, columns: 100, outerColumns: 100 },
+    );
+    await new RunCrosstabUseCase(catalog, whole, noCache).run(admin, request(2), 'html');
+    expect(whole.estimates).toEqual(['first']);
+    // More to see, but 20 x 20 x 2 = 800 cells are far from 100,000: not worth a larger sample.
+    const far = new CountingEngine(
+      { rows: 20, columns: 20 },
+      { rows: 20, outerRows: 20, columns: 20, outerColumns: 20, moreToSee: true },
+    );
+    await new RunCrosstabUseCase(catalog, far, noCache).run(admin, request(2), 'html');
+    expect(far.estimates).toEqual(['first']);
   });
 
   it('counts rows × columns × totals: the same keys pass with one total fewer', async () => {

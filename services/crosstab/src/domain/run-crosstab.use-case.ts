@@ -2,7 +2,7 @@ import { AppError, quoteInput } from '@quarry/errors';
 import type { IndexCatalog, IndexEntry } from '@quarry/metadata-store';
 import { restrictedQuery, type QueryNode, type Reader } from '@quarry/query-language';
 import { fieldsOf, readableIndex } from '@quarry/snapshots/access';
-import type { PivotEngine, PivotResult } from '../ports/pivot-engine.port';
+import type { KeysAtLeast, PivotEngine, PivotResult } from '../ports/pivot-engine.port';
 import type { AxisValue, GroupRow } from './axis-value';
 import type { CachedResult, ResultCache } from '@quarry/result-cache';
 import type { CacheStatus } from '@quarry/contract';
@@ -78,6 +78,9 @@ function resultOf(
   };
 }
 
+/** A first estimate within this factor of the cell limit is worth a thorough sample when it could see more. */
+const THOROUGH_WITHIN = 10;
+
 /** CROSSTAB.EXECUTE: permissions and realms, validation, the pivot, and the table in the asked format. */
 export class RunCrosstabUseCase {
   constructor(
@@ -143,15 +146,31 @@ export class RunCrosstabUseCase {
    * more than the pivot would count.
    */
   private async checkEstimate(entry: IndexEntry, where: QueryNode, spec: CrosstabSpec, signal?: AbortSignal) {
-    const least = await this.pivots.keysAtLeast(entry, where, spec, signal);
     // A filter may leave none of the outer values; a limit keeps at most that many.
     const drawn = (all: number, outer: number, limit: number | null, filter: unknown) =>
       filter ? 0 : limit === null ? all : Math.min(limit, outer);
-    const rows = drawn(least.rows, least.outerRows, spec.rowLimit, spec.rowFilter);
-    const columns = spec.columns.length
-      ? drawn(least.columns, least.outerColumns, spec.columnLimit, spec.columnFilter)
-      : 1;
-    const cells = crosstabCells({ rows, columns }, spec);
+    const bound = (least: KeysAtLeast) => {
+      const rows = drawn(least.rows, least.outerRows, spec.rowLimit, spec.rowFilter);
+      const columns = spec.columns.length
+        ? drawn(least.columns, least.outerColumns, spec.columnLimit, spec.columnFilter)
+        : 1;
+      return { rows, columns, cells: crosstabCells({ rows, columns }, spec) };
+    };
+    const first = await this.pivots.keysAtLeast(entry, where, spec, signal);
+    let { rows, columns, cells } = bound(first);
+    // A selective filter leaves the first sample few records: when what it saw already comes within a
+    // tenth of the limit, a larger sample (still bounded, tens of milliseconds) may prove the table too big
+    // before a full pass does (issue #30 item 3: the filtered crosstab over the limit at 120M rows).
+    if (first.moreToSee && cells <= MAX_CELLS && cells * THOROUGH_WITHIN >= MAX_CELLS) {
+      const more = await this.pivots.keysAtLeast(entry, where, spec, signal, { thorough: true });
+      // Both are lower bounds, so the larger of each is one too (two samples may see different keys).
+      ({ rows, columns, cells } = bound({
+        rows: Math.max(first.rows, more.rows),
+        outerRows: Math.max(first.outerRows, more.outerRows),
+        columns: Math.max(first.columns, more.columns),
+        outerColumns: Math.max(first.outerColumns, more.outerColumns),
+      }));
+    }
     if (cells > MAX_CELLS)
       throw AppError.invalid(
         `The crosstab would have ${cells} cells or more (${rows} rows x ${columns} columns x ${spec.totals.length} totals); the limit is ${MAX_CELLS}. Filter the query or use fewer fields.`,

@@ -45,6 +45,11 @@ export interface KeysAtLeast {
   outerRows: number;
   columns: number;
   outerColumns: number;
+  /**
+   * A larger sample could see more keys: the filter kept few of the sampled records. The caller may ask
+   * again with `thorough` when what was seen comes near the cell limit.
+   */
+  moreToSee?: boolean;
 }
 
 /**
@@ -73,9 +78,16 @@ export interface PivotEngine {
   ): Promise<PivotResult>;
   /**
    * Lower bounds of the key counts, in bounded time whatever the index size (a sample of a fixed number
-   * of records, exact per-field counts kept at load): never more than the pivot would find.
+   * of records, exact per-field counts kept at load): never more than the pivot would find. `thorough`
+   * samples a larger fixed number of records, for a filter that keeps few of them.
    */
-  keysAtLeast(entry: IndexEntry, where: QueryNode, spec: CrosstabSpec, signal?: AbortSignal): Promise<KeysAtLeast>;
+  keysAtLeast(
+    entry: IndexEntry,
+    where: QueryNode,
+    spec: CrosstabSpec,
+    signal?: AbortSignal,
+    opts?: { thorough?: boolean },
+  ): Promise<KeysAtLeast>;
   /**
    * The smallest and largest value of a numeric field over the filtered records (null when none has
    * one): one aggregate, so a bin width too fine for the cell limit is refused before the pivot runs.
