@@ -4,12 +4,12 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { protoPath } from 'grpc-health-check';
 import path from 'node:path';
-import type { IndexCatalog } from '@quarry/metadata-store';
+import type { IndexCatalog, IndexEntry } from '@quarry/metadata-store';
+import { SqliteMetadataStore } from '@quarry/metadata-store/sqlite';
 import { LruResultCache, type ResultCache } from '@quarry/result-cache';
 import type { GrpcServiceModule } from '@quarry/rpc';
 import { HeavyCallLimiter } from '@quarry/runtime';
-import { SnapshotEngine } from '@quarry/snapshots';
-import { gatedCatalog } from './gated-catalog';
+import { buildSnapshot, SnapshotEngine } from '@quarry/snapshots';
 
 export type HealthClient = grpc.Client & {
   check(req: { service: string }, cb: (err: grpc.ServiceError | null, res?: { status: string }) => void): void;
@@ -29,6 +29,42 @@ export const healthStatus = (c: HealthClient, service: string) =>
   new Promise<string>((resolve, reject) =>
     c.check({ service }, (err, res) => (err ? reject(err) : resolve(res!.status))),
   );
+
+/**
+ * For readiness tests (issue #30 item 2): a store in `dir` with two published indexes, "large" attached
+ * from its DuckDB file and "small" read into memory, and a view of it whose listing waits for `open()`,
+ * so a process started on it is still opening its indexes until the test says.
+ */
+async function gatedCatalog(
+  dir: string,
+): Promise<{ store: SqliteMetadataStore; catalog: SqliteMetadataStore; open: () => void }> {
+  const store = new SqliteMetadataStore(path.join(dir, 'quarry.db'));
+  const file = path.join(dir, 'towns.json');
+  fs.writeFileSync(file, JSON.stringify([{ town: 'Oslo' }, { town: 'Rome' }]));
+  for (const [name, attach] of [
+    ['large', true],
+    ['small', false],
+  ] as const) {
+    const built = await buildSnapshot({
+      name,
+      file,
+      dataDir: dir,
+      types: {},
+      views: [],
+      attachMinRecords: attach ? 0 : Infinity,
+    });
+    await store.publishIndex({ name, description: '', views: [], ...built });
+  }
+  let open: () => void = () => undefined;
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  const catalog = Object.assign(Object.create(store) as SqliteMetadataStore, {
+    listIndexes: async (): Promise<IndexEntry[]> => {
+      await gate;
+      return store.listIndexes();
+    },
+  });
+  return { store, catalog, open };
+}
 
 /** What a service serving snapshots is given: the held catalog, its engine, and small limits. */
 function warmingDeps(catalog: IndexCatalog, engine: SnapshotEngine, ping: () => Promise<void>) {
