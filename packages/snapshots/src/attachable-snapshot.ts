@@ -13,9 +13,34 @@ import { ident, literal, wordsColumn, wordsExpr } from './sql';
  */
 export const ATTACH_MIN_RECORDS = 500_000;
 
-/** The table of records in an attachable snapshot, and its facts table. */
+/** The table of records in an attachable snapshot, its facts table and its sample of records. */
 export const RECORDS_TABLE = 'records';
 export const FACTS_TABLE = 'quarry_facts';
+export const SAMPLE_TABLE = 'quarry_sample';
+
+/**
+ * Records in the sample an attachable version keeps for the cell-limit estimate (all of them below).
+ * Contiguous, its pages read in about 100 ms the first time and 15 ms after, at 30M rows as at 120M,
+ * where a system sample of as many records spread over the whole table read pages across every column
+ * (up to 2 s the first time at 120M, issue #30 item 3). Its pages take about 33 MB in DuckDB's buffer.
+ */
+export const SAMPLE_MAX_RECORDS = 2_000_000;
+/** Of them, the first level: what every crosstab's estimate reads; the rest only for a selective filter. */
+export const SAMPLE_FIRST_RECORDS = 100_000;
+
+/** The sample's own row numbers, 0 to records - 1. */
+export const SAMPLE_ROW = '__sample_row';
+
+/**
+ * A uniform sample of the records (by a hash of the record's number, so a reload of the same file
+ * keeps the same sample), in two levels: rows numbered (SAMPLE_ROW) 0 to `first` - 1 are a uniform sample of `first` records
+ * and all `records` rows one of `records`; within a level, in record order, which compresses as the
+ * records table does. Each row is a whole record, so every filter runs on it as on the records.
+ */
+export interface SampleFacts {
+  records: number;
+  first: number;
+}
 
 /** What a load learns once and every process reads back when it attaches the version. */
 export interface SnapshotFacts {
@@ -26,6 +51,8 @@ export interface SnapshotFacts {
    * A crosstab of every record that needs more is refused without scanning (issue #30 item 3).
    */
   distinctKeys: Record<string, number>;
+  /** Absent in versions written before the sample existed: the estimate samples the records table. */
+  sample?: SampleFacts;
 }
 
 /** The attachable sibling of a Parquet snapshot (`indexes/x/<id>.parquet` → `indexes/x/<id>.duckdb`). */
@@ -42,18 +69,51 @@ export function recordsSelect(parquetFile: string, fields: ReadonlyArray<{ name:
   return `SELECT file_row_number AS __rowid, * EXCLUDE (file_row_number)${words.join('')} FROM read_parquet(${literal(parquetFile)}, file_row_number = true)`;
 }
 
-export function factsFromJson(text: string): { singleWord: SingleWordFields; distinctKeys: Map<string, number> } {
+export function factsFromJson(text: string): {
+  singleWord: SingleWordFields;
+  distinctKeys: Map<string, number>;
+  sample: SampleFacts | undefined;
+} {
   const facts = JSON.parse(text) as SnapshotFacts;
   const singleWord = new Map<string, SingleWordField>(
     facts.singleWord.map(([name, f]) => [name, f.values ? { values: new Map(f.values) } : {}]),
   );
-  return { singleWord, distinctKeys: new Map(Object.entries(facts.distinctKeys)) };
+  return { singleWord, distinctKeys: new Map(Object.entries(facts.distinctKeys)), sample: facts.sample };
+}
+
+/** `hash(__rowid) < bound` keeps about `fraction` of the records (DuckDB's hash is a UBIGINT). */
+function hashBelow(fraction: number): string {
+  if (fraction >= 1) return 'true';
+  // 2^64 · fraction, exact in integers: 53 bits of the fraction, shifted.
+  const bound = BigInt(Math.floor(fraction * 2 ** 53)) << 11n;
+  return `hash(__rowid) < ${bound}::UBIGINT`;
+}
+
+/** Writes the sample table (SampleFacts) of `recordCount` records; returns what it holds. */
+async function writeSample(
+  run: (sql: string) => Promise<void>,
+  all: (sql: string) => Promise<Array<Record<string, unknown>>>,
+  recordCount: number,
+): Promise<SampleFacts> {
+  const n = Math.max(recordCount, 1);
+  const inSample = hashBelow(SAMPLE_MAX_RECORDS / n);
+  const inFirst = hashBelow(SAMPLE_FIRST_RECORDS / n);
+  // Numbered in order (a field may be called rowid, none __sample_row): `__sample_row < k` reads only
+  // the row groups holding the first k, by their zone maps.
+  await run(
+    `CREATE TABLE ${SAMPLE_TABLE} AS SELECT row_number() OVER (ORDER BY NOT (${inFirst}), __rowid) - 1 AS ${SAMPLE_ROW}, * FROM ${RECORDS_TABLE} WHERE ${inSample} ORDER BY ${SAMPLE_ROW}`,
+  );
+  const [row] = await all(
+    `SELECT count(*) AS records, count(*) FILTER (WHERE ${inFirst}) AS first FROM ${SAMPLE_TABLE}`,
+  );
+  return { records: Number(row.records), first: Number(row.first) };
 }
 
 /**
  * Writes the attachable form of a Parquet snapshot to `out` (a temporary name the caller publishes):
  * the records table compressed and checkpointed, and the facts a reader would otherwise compute on
- * opening (single-word fields, distinct keys per field). Spills to `spill` past 512 MB.
+ * opening (single-word fields, distinct keys per field), and the sample of records the cell-limit
+ * estimate reads (SampleFacts). Spills to `spill` past 512 MB.
  */
 export async function writeAttachable(
   parquetFile: string,
@@ -72,6 +132,8 @@ export async function writeAttachable(
   try {
     await c.run(`CREATE TABLE ${RECORDS_TABLE} AS ${recordsSelect(parquetFile, fields)}`);
     const all = async (sql: string) => (await c.runAndReadAll(sql)).getRowObjectsJS() as Array<Record<string, unknown>>;
+    const [{ n }] = await all(`SELECT count(*) AS n FROM ${RECORDS_TABLE}`);
+    const sample = await writeSample((sql) => c.run(sql).then(() => undefined), all, Number(n));
     const singleWord = await learnSingleWordFields(all, RECORDS_TABLE, fields);
     const keyed = fields;
     const distinctKeys: Record<string, number> = {};
@@ -94,6 +156,7 @@ export async function writeAttachable(
         f.values ? { values: [...f.values].map(([k, v]) => [k, [...v]]) } : {},
       ]),
       distinctKeys,
+      sample,
     };
     await c.run(`CREATE TABLE ${FACTS_TABLE} AS SELECT ${literal(JSON.stringify(facts))} AS facts`);
     await c.run('CHECKPOINT');

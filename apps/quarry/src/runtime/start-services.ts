@@ -42,6 +42,7 @@ interface ServicesContext {
   catalog?: IndexCatalog & { ping(): Promise<void> };
   engine?: SnapshotEngine;
   hosted: Partial<Record<ServiceName, string>>;
+  targets: ReadonlySet<Target>;
 }
 
 function need<T>(value: T | undefined, what: string): T {
@@ -86,7 +87,11 @@ const SERVICE_MODULES: ModuleMap<ServicesContext> = {
   'snapshot-engine': {
     start: async (ctx) => {
       // A memory limit from the process's budget and a spill folder on the data volume (issue #28 item 2).
-      const engine = new SnapshotEngine(ctx.config.dataDir, engineOptions(ctx.config));
+      // Only a crosstab reads a version's sample of records (the cell-limit estimate): its pages are read at open.
+      const engine = new SnapshotEngine(ctx.config.dataDir, {
+        ...engineOptions(ctx.config),
+        warmSamples: ctx.targets.has('crosstab'),
+      });
       ctx.engine = engine;
       return { stop: () => engine.close() };
     },
@@ -147,6 +152,7 @@ export async function startServices(
     limiter: new HeavyCallLimiter(config.heavyCalls),
     cache: new LruResultCache(config.resultCacheBytes, metrics),
     hosted: {},
+    targets,
   };
   const runner = await ModuleRunner.start(
     SERVICE_TARGETS.filter((t) => targets.has(t)),

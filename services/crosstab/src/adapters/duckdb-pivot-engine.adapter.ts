@@ -33,15 +33,15 @@ import type {
 } from '../ports/pivot-engine.port';
 
 /**
- * Records the key estimate samples: DuckDB's system sampling reads whole vectors, so this many records
- * cost the same few milliseconds at 3M records as at 120M (bench/scale.bench.js).
+ * Records the key estimate samples of a version without a stored sample (read into memory, or written
+ * before there was one): DuckDB's system sampling reads whole vectors, so this many records cost the
+ * same few milliseconds at 3M records as at 120M (bench/scale.bench.js).
  */
 export const KEY_SAMPLE_RECORDS = 100_000;
 /**
- * The thorough sample, for a selective filter. DuckDB's system sample reads only the chosen vectors:
- * 4M records of 120M rows (a filter keeping 4 %) take 50-60 ms once their pages are in DuckDB's buffer
- * (up to ~2 s the first time a column is read), against ~500 ms for an exact count of the filtered keys
- * and 1.7 s for the crosstab itself (measured by hand on flights x 40).
+ * The thorough sample of such a version, for a selective filter (4M records of 120M: 50-60 ms once
+ * their pages are in DuckDB's buffer, up to ~2 s the first time a column is read). Attached versions
+ * keep their own sample, contiguous and read at open (LoadedTable.sample).
  */
 export const THOROUGH_SAMPLE_RECORDS = 4_000_000;
 
@@ -587,6 +587,33 @@ function fromGroupingSets(plan: PivotPlan, rows: Row[]): GroupRow[] {
 }
 
 /**
+ * Where the key estimate reads: the version's stored sample (its first level, or all of it when
+ * thorough), else a system sample of the records. `more`: a thorough look would read more records.
+ */
+function sampleSource(
+  table: LoadedTable,
+  recordCount: number,
+  thorough: boolean,
+): { from: { sql: string; where: string; more: boolean }; sampled: number } {
+  const s = table.sample;
+  if (s) {
+    const sampled = thorough ? s.records : s.first;
+    // The row number prunes by the row groups' zone maps: the first level reads only its own pages.
+    return { from: { sql: s.table, where: `${s.row} < ${sampled}`, more: !thorough && s.records > s.first }, sampled };
+  }
+  const sampled = thorough ? THOROUGH_SAMPLE_RECORDS : KEY_SAMPLE_RECORDS;
+  const percent = Math.min(100, (sampled / Math.max(recordCount, 1)) * 100);
+  return {
+    from: {
+      sql: `${table.stored} TABLESAMPLE ${percent.toFixed(6)}% (system)`,
+      where: 'true',
+      more: !thorough && percent < 100,
+    },
+    sampled,
+  };
+}
+
+/**
  * The most (cell, level) additions the JS roll-up may do: the 100,000 cells of the cell limit times the
  * four levels of a pivot without subtotals, the bound that held before subtotals existed (~0.3 s).
  */
@@ -646,11 +673,10 @@ export class DuckDbPivotEngine implements PivotEngine {
     const distinct = (aliases: string[]) =>
       aliases.length ? `(SELECT count(*) FROM (SELECT DISTINCT ${aliases.join(', ')} FROM s))` : '1';
     // Every key a sample holds is a key of the index: a lower bound, in time bounded by the sample.
-    const sampled = opts.thorough ? THOROUGH_SAMPLE_RECORDS : KEY_SAMPLE_RECORDS;
-    const percent = Math.min(100, (sampled / Math.max(entry.recordCount, 1)) * 100);
+    const { from, sampled } = sampleSource(table, entry.recordCount, opts.thorough === true);
     const keys = [...spec.rows.map((a, i) => key(a, rows[i])), ...spec.columns.map((a, i) => key(a, cols[i]))];
     const [row] = await this.engine.all(
-      `WITH s AS MATERIALIZED (SELECT ${keys.length ? keys.join(', ') : '1 AS __one'} FROM ${table.stored} TABLESAMPLE ${percent.toFixed(6)}% (system) WHERE ${w.sql})
+      `WITH s AS MATERIALIZED (SELECT ${keys.length ? keys.join(', ') : '1 AS __one'} FROM ${from.sql} WHERE ${from.where} AND (${w.sql}))
 SELECT ${distinct(rows)} AS nr, ${distinct(rows.slice(0, 1))} AS nor, ${distinct(cols)} AS nc, ${distinct(cols.slice(0, 1))} AS noc, (SELECT count(*) FROM s) AS kept`,
       w.params,
       signal,
@@ -661,7 +687,7 @@ SELECT ${distinct(rows)} AS nr, ${distinct(rows.slice(0, 1))} AS nor, ${distinct
       columns: Number(row.nc),
       outerColumns: Number(row.noc),
       // The filter kept under a quarter of what was sampled, and a larger sample is possible.
-      moreToSee: !opts.thorough && percent < 100 && Number(row.kept) < sampled / 4,
+      moreToSee: from.more && Number(row.kept) < sampled / 4,
     };
     // Of every record, the load counted each field's keys exactly (attached versions; a date by its grain).
     const exact = (a: AxisSpec) =>

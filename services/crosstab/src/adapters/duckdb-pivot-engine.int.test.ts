@@ -5,7 +5,8 @@ import fc from 'fast-check';
 import type { CrosstabGrid } from '@quarry/contract';
 import type { IndexEntry } from '@quarry/metadata-store';
 import { parseQuery, restrictedQuery, type FieldDef, type Reader } from '@quarry/query-language';
-import { SnapshotEngine } from '@quarry/snapshots';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { attachableFile, SnapshotEngine } from '@quarry/snapshots';
 import { builtEntry } from '@quarry/testkit';
 import { pivotModel, type Agg, type ModelSpec, type ModelTotal } from '../../../../tests/support/pivot-model';
 import { toChartGrid } from '../domain/crosstab-grid';
@@ -479,6 +480,23 @@ describe('DuckDbPivotEngine: a sparse pivot (few cells over many row and column 
   });
 });
 
+/** Makes an attached version look as one written before the stored sample existed (issue #30). */
+async function writtenBeforeTheSample(parquetFile: string): Promise<void> {
+  const db = await DuckDBInstance.create(attachableFile(parquetFile));
+  const c = await db.connect();
+  try {
+    const [row] = (await c.runAndReadAll('SELECT facts FROM quarry_facts')).getRowObjectsJS();
+    const facts = JSON.parse(String(row.facts)) as Record<string, unknown>;
+    delete facts.sample;
+    await c.run(`UPDATE quarry_facts SET facts = '${JSON.stringify(facts).replace(/'/g, "''")}'`);
+    await c.run('DROP TABLE quarry_sample');
+    await c.run('CHECKPOINT');
+  } finally {
+    c.closeSync();
+    db.closeSync();
+  }
+}
+
 describe('DuckDbPivotEngine.keysAtLeast on an attached version', () => {
   it('counts a date axis at its grain from the load, where a sample of blocks misses rare days', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'q-pivot-keys-'));
@@ -514,38 +532,90 @@ describe('DuckDbPivotEngine.keysAtLeast on an attached version', () => {
     }
   }, 60_000);
 
+  /** 300,000 records at 3,000 stations, one in 40 of them "hot"; attached, with or without the stored sample. */
+  async function hotStations(dir: string, engine: SnapshotEngine, format: 'stored sample' | 'before the sample') {
+    const records = Array.from({ length: 300_000 }, (_, i) => ({
+      station: `S${Math.floor(i / 100) % 3000}`,
+      hot: i % 40 === 0 ? 'yes' : 'no',
+    }));
+    const file = path.join(dir, 'hot.json');
+    fs.writeFileSync(file, JSON.stringify(records));
+    const entry = await builtEntry({ name: 'hot', file, dataDir: dir, types: {}, views: [], attachMinRecords: 0 });
+    if (format === 'before the sample') await writtenBeforeTheSample(path.join(dir, entry.snapshot));
+    const spec = crosstabSpec(
+      entry,
+      crosstabInput({
+        rows: ['station'],
+        totals: [{ aggregationType: 'Count', field: '', dynamicView: '', name: '' }],
+      }),
+    );
+    const fields = entry.fields as FieldDef[];
+    const query = (q: string) => parseQuery(q, { fields, now: Date.now() });
+    return { entry, spec, query, pivots: new DuckDbPivotEngine(engine) };
+  }
+
   // Issue #30 item 3: a filter that keeps 2.5 % of the records leaves the first sample few of them, and it
   // says so; the thorough sample (here larger than the index: every record) sees every key, and no more.
-  it('says a selective filter left the sample few records, and a thorough sample sees more keys', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'q-pivot-thorough-'));
-    const engine = new SnapshotEngine(dir);
+  // Versions written before the stored sample existed are sampled from their records, with the same answers.
+  it.each(['stored sample', 'before the sample'] as const)(
+    'says a selective filter left the sample few records, and a thorough sample sees more keys (%s)',
+    async (format) => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'q-pivot-thorough-'));
+      const engine = new SnapshotEngine(dir);
+      try {
+        const { entry, spec, query, pivots } = await hotStations(dir, engine, format);
+        expect((await engine.table(entry)).sample !== undefined).toBe(format === 'stored sample');
+        const all = await pivots.keysAtLeast(entry, query('*'), spec);
+        expect(all).toMatchObject({ rows: 3000, moreToSee: false });
+        const first = await pivots.keysAtLeast(entry, query('hot:yes'), spec);
+        expect(first.moreToSee).toBe(true);
+        expect(first.rows).toBeLessThan(3000);
+        const thorough = await pivots.keysAtLeast(entry, query('hot:yes'), spec, undefined, { thorough: true });
+        expect(thorough).toMatchObject({ rows: 3000, outerRows: 3000, moreToSee: false });
+        // An OR filter stays whole beside the sample's own condition (no precedence slip lets other records in).
+        const either = await pivots.keysAtLeast(entry, query('hot:yes OR station:S1'), spec, undefined, {
+          thorough: true,
+        });
+        expect(either.rows).toBe(3000);
+        const none = await pivots.keysAtLeast(entry, query('station:S1 OR station:S2'), spec, undefined, {
+          thorough: true,
+        });
+        expect(none.rows).toBe(2);
+      } finally {
+        await engine.close();
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    },
+    60_000,
+  );
+
+  // What makes the estimate's time independent of the index size: in a crosstab process the sample's pages
+  // are read when the version opens, and the estimate then reads no page of the records, filtered or not.
+  it('reads the stored sample read in at open, and no page of the records', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'q-pivot-warm-sample-'));
+    const warm = new SnapshotEngine(dir, { warmSamples: true });
+    const cold = new SnapshotEngine(dir);
+    const buffered = async (e: SnapshotEngine) =>
+      Number((await e.all(`SELECT memory_usage_bytes AS n FROM duckdb_memory() WHERE tag = 'BASE_TABLE'`))[0].n);
     try {
-      const records = Array.from({ length: 300_000 }, (_, i) => ({
-        station: `S${Math.floor(i / 100) % 3000}`,
-        hot: i % 40 === 0 ? 'yes' : 'no',
-      }));
-      const file = path.join(dir, 'hot.json');
-      fs.writeFileSync(file, JSON.stringify(records));
-      const entry = await builtEntry({ name: 'hot', file, dataDir: dir, types: {}, views: [], attachMinRecords: 0 });
-      const spec = crosstabSpec(
-        entry,
-        crosstabInput({
-          rows: ['station'],
-          totals: [{ aggregationType: 'Count', field: '', dynamicView: '', name: '' }],
-        }),
-      );
-      const fields = entry.fields as FieldDef[];
-      const pivots = new DuckDbPivotEngine(engine);
-      const all = await pivots.keysAtLeast(entry, parseQuery('*', { fields, now: Date.now() }), spec);
-      expect(all).toMatchObject({ rows: 3000, moreToSee: false });
-      const hot = parseQuery('hot:yes', { fields, now: Date.now() });
-      const first = await pivots.keysAtLeast(entry, hot, spec);
-      expect(first.moreToSee).toBe(true);
-      expect(first.rows).toBeLessThan(3000);
-      const thorough = await pivots.keysAtLeast(entry, hot, spec, undefined, { thorough: true });
-      expect(thorough).toMatchObject({ rows: 3000, outerRows: 3000, moreToSee: false });
+      const { entry, spec, query } = await hotStations(dir, warm, 'stored sample');
+      await cold.table(entry);
+      await warm.table(entry);
+      // Opened, the crosstab process holds the sample's pages; the other only what opening read.
+      const atOpen = await buffered(warm);
+      expect(atOpen).toBeGreaterThan((await buffered(cold)) + 1024 * 1024);
+      const pivots = new DuckDbPivotEngine(warm);
+      await pivots.keysAtLeast(entry, query('hot:yes'), spec);
+      await pivots.keysAtLeast(entry, query('hot:yes'), spec, undefined, { thorough: true });
+      await pivots.keysAtLeast(entry, query('*'), spec);
+      expect(await buffered(warm)).toBe(atOpen);
+      // The same estimate reading the records does read their pages (the measure can tell).
+      const pivot = await new DuckDbPivotEngine(warm).pivot(entry, query('hot:yes'), spec, MAX_CELLS);
+      expect(pivot.keys.rows).toBe(3000);
+      expect(await buffered(warm)).toBeGreaterThan(atOpen);
     } finally {
-      await engine.close();
+      await warm.close();
+      await cold.close();
       fs.rmSync(dir, { recursive: true, force: true });
     }
   }, 60_000);

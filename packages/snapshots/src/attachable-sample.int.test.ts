@@ -1,0 +1,116 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import {
+  factsFromJson,
+  FACTS_TABLE,
+  RECORDS_TABLE,
+  SAMPLE_FIRST_RECORDS,
+  SAMPLE_MAX_RECORDS,
+  SAMPLE_ROW,
+  SAMPLE_TABLE,
+  writeAttachable,
+} from './attachable-snapshot';
+
+type Rows = Array<Record<string, unknown>>;
+
+/** Writes `n` records (i = 0..n-1, g = i mod 1000) as Parquet, then their attachable form; opens it read-only. */
+async function attachableOf(dir: string, n: number, name: string) {
+  const parquet = path.join(dir, `${name}.parquet`);
+  const gen = await DuckDBInstance.create(':memory:');
+  const g = await gen.connect();
+  await g.run(
+    `COPY (SELECT range AS i, 'g' || (range % 1000) AS g FROM range(${n})) TO '${parquet}' (FORMAT parquet, ROW_GROUP_SIZE 122880)`,
+  );
+  g.closeSync();
+  gen.closeSync();
+  const out = path.join(dir, `${name}.duckdb`);
+  const fields = [
+    { name: 'i', type: 'number' },
+    { name: 'g', type: 'string' },
+  ];
+  await writeAttachable(parquet, out, fields, path.join(dir, 'spill'));
+  const db = await DuckDBInstance.create(out, { access_mode: 'READ_ONLY' });
+  const c = await db.connect();
+  const all = async (sql: string) => (await c.runAndReadAll(sql)).getRowObjectsJS() as Rows;
+  const [row] = await all(`SELECT facts FROM ${FACTS_TABLE}`);
+  const { sample } = factsFromJson(String(row.facts));
+  return {
+    all,
+    sample: sample!,
+    close: () => {
+      c.closeSync();
+      db.closeSync();
+    },
+  };
+}
+
+// Issue #30 item 3: the cell-limit estimate reads a sample kept with the version, contiguous, so the
+// first read of its pages costs the same at any index size; it must be a uniform sample of real records.
+describe('writeAttachable: the sample of records', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'q-sample-'));
+  });
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('keeps at most SAMPLE_MAX_RECORDS real records, its first level a uniform sample spread over the whole file', async () => {
+    const n = 2_500_000;
+    const v = await attachableOf(dir, n, 'big');
+    try {
+      // A hash picks each record with probability 2M / 2.5M: within 5 standard deviations of the target.
+      expect(Math.abs(v.sample.records - SAMPLE_MAX_RECORDS)).toBeLessThan(5 * Math.sqrt(SAMPLE_MAX_RECORDS * 0.2));
+      expect(Math.abs(v.sample.first - SAMPLE_FIRST_RECORDS)).toBeLessThan(5 * Math.sqrt(SAMPLE_FIRST_RECORDS));
+      const [counts] = await v.all(
+        `SELECT count(*) AS rows, count(DISTINCT ${SAMPLE_ROW}) AS numbers, min(${SAMPLE_ROW}) AS lo, max(${SAMPLE_ROW}) AS hi, count(DISTINCT __rowid) AS records FROM ${SAMPLE_TABLE}`,
+      );
+      expect(counts).toEqual({
+        rows: BigInt(v.sample.records),
+        numbers: BigInt(v.sample.records),
+        lo: 0n,
+        hi: BigInt(v.sample.records - 1),
+        records: BigInt(v.sample.records),
+      });
+      // Every row is the record of its number, unchanged.
+      const [changed] = await v.all(
+        `SELECT count(*) AS n FROM ${SAMPLE_TABLE} s JOIN ${RECORDS_TABLE} r USING (__rowid) WHERE s.i IS DISTINCT FROM r.i OR s.g IS DISTINCT FROM r.g`,
+      );
+      expect(changed.n).toBe(0n);
+      // The first level is no prefix of the file: each tenth of the records holds a tenth of it.
+      const tenths = await v.all(
+        `SELECT floor(i * 10 / ${n}) AS tenth, count(*) AS k FROM ${SAMPLE_TABLE} WHERE ${SAMPLE_ROW} < ${v.sample.first} GROUP BY 1 ORDER BY 1`,
+      );
+      expect(tenths).toHaveLength(10);
+      for (const t of tenths) expect(Math.abs(Number(t.k) - v.sample.first / 10)).toBeLessThan(v.sample.first / 50);
+      // Within a level, in record order (what compresses like the records table).
+      const [unordered] = await v.all(
+        `SELECT count(*) AS n FROM (SELECT ${SAMPLE_ROW} < ${v.sample.first} AS lvl, __rowid - lag(__rowid) OVER (PARTITION BY ${SAMPLE_ROW} < ${v.sample.first} ORDER BY ${SAMPLE_ROW}) AS step FROM ${SAMPLE_TABLE}) WHERE step <= 0`,
+      );
+      expect(unordered.n).toBe(0n);
+    } finally {
+      v.close();
+    }
+  }, 120_000);
+
+  it('keeps every record of a small version, and the same sample when the same file is loaded again', async () => {
+    const a = await attachableOf(dir, 150_000, 'small-a');
+    const b = await attachableOf(dir, 150_000, 'small-b');
+    try {
+      expect(a.sample.records).toBe(150_000);
+      expect(a.sample).toEqual(b.sample);
+      const chosen = async (v: typeof a) =>
+        (await v.all(`SELECT __rowid FROM ${SAMPLE_TABLE} WHERE ${SAMPLE_ROW} < ${v.sample.first} ORDER BY 1`)).map(
+          (r) => r.__rowid,
+        );
+      const first = await chosen(a);
+      expect(first.length).toBe(a.sample.first);
+      expect(first.length).toBeGreaterThan(SAMPLE_FIRST_RECORDS * 0.95);
+      expect(first.length).toBeLessThan(SAMPLE_FIRST_RECORDS * 1.05);
+      expect(await chosen(b)).toEqual(first);
+    } finally {
+      a.close();
+      b.close();
+    }
+  }, 60_000);
+});
