@@ -670,14 +670,15 @@ export class DuckDbPivotEngine implements PivotEngine {
     };
     const rows = spec.rows.map((_, i) => `__r${i}`);
     const cols = spec.columns.map((_, i) => `__c${i}`);
-    const distinct = (aliases: string[]) =>
-      aliases.length ? `(SELECT count(*) FROM (SELECT DISTINCT ${aliases.join(', ')} FROM s))` : '1';
+    // row(...) is never null, so a blank key counts as one key, as the pivot groups it.
+    const distinct = (aliases: string[]) => (aliases.length ? `count(DISTINCT row(${aliases.join(', ')}))` : '1');
     // Every key a sample holds is a key of the index: a lower bound, in time bounded by the sample.
     const { from, sampled } = sampleSource(table, entry.recordCount, opts.thorough === true);
     const keys = [...spec.rows.map((a, i) => key(a, rows[i])), ...spec.columns.map((a, i) => key(a, cols[i]))];
+    // One aggregate over the sampled records (a CTE read four times planned and ran 1.5-2x slower).
     const [row] = await this.engine.all(
-      `WITH s AS MATERIALIZED (SELECT ${keys.length ? keys.join(', ') : '1 AS __one'} FROM ${from.sql} WHERE ${from.where} AND (${w.sql}))
-SELECT ${distinct(rows)} AS nr, ${distinct(rows.slice(0, 1))} AS nor, ${distinct(cols)} AS nc, ${distinct(cols.slice(0, 1))} AS noc, (SELECT count(*) FROM s) AS kept`,
+      `SELECT ${distinct(rows)} AS nr, ${distinct(rows.slice(0, 1))} AS nor, ${distinct(cols)} AS nc, ${distinct(cols.slice(0, 1))} AS noc, count(*) AS kept
+FROM (SELECT ${keys.length ? keys.join(', ') : '1 AS __one'} FROM ${from.sql} WHERE ${from.where} AND (${w.sql}))`,
       w.params,
       signal,
     );

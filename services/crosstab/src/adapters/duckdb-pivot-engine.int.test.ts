@@ -589,6 +589,35 @@ describe('DuckDbPivotEngine.keysAtLeast on an attached version', () => {
     60_000,
   );
 
+  it('counts blank text and null as one key, as the pivot groups them, and never more keys than there are', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'q-pivot-blank-keys-'));
+    const engine = new SnapshotEngine(dir);
+    try {
+      const kinds = ['A', 'B', '', null];
+      const records = Array.from({ length: 150_000 }, (_, i) => ({ station: kinds[i % 4], n: i }));
+      const file = path.join(dir, 'blank.json');
+      fs.writeFileSync(file, JSON.stringify(records));
+      const entry = await builtEntry({ name: 'blank', file, dataDir: dir, types: {}, views: [], attachMinRecords: 0 });
+      const spec = crosstabSpec(
+        entry,
+        crosstabInput({
+          rows: ['station'],
+          totals: [{ aggregationType: 'Count', field: '', dynamicView: '', name: '' }],
+        }),
+      );
+      // A filter, so only the sample speaks (not the load's counts).
+      const where = parseQuery('n:[0 TO 1000000]', { fields: entry.fields as FieldDef[], now: Date.now() });
+      const pivots = new DuckDbPivotEngine(engine);
+      const pivot = await pivots.pivot(entry, where, spec, MAX_CELLS);
+      expect(pivot.keys.rows).toBe(3);
+      for (const thorough of [false, true])
+        expect((await pivots.keysAtLeast(entry, where, spec, undefined, { thorough })).rows).toBe(3);
+    } finally {
+      await engine.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
   // What makes the estimate's time independent of the index size: in a crosstab process the sample's pages
   // are read when the version opens, and the estimate then reads no page of the records, filtered or not.
   it('reads the stored sample read in at open, and no page of the records', async () => {
