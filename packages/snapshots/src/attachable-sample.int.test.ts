@@ -8,7 +8,7 @@ import {
   RECORDS_TABLE,
   SAMPLE_FIRST_RECORDS,
   SAMPLE_MAX_RECORDS,
-  SAMPLE_ROW,
+  SAMPLE_LEVEL,
   SAMPLE_TABLE,
   writeAttachable,
 } from './attachable-snapshot';
@@ -63,15 +63,18 @@ describe('writeAttachable: the sample of records', () => {
       expect(Math.abs(v.sample.records - SAMPLE_MAX_RECORDS)).toBeLessThan(5 * Math.sqrt(SAMPLE_MAX_RECORDS * 0.2));
       expect(Math.abs(v.sample.first - SAMPLE_FIRST_RECORDS)).toBeLessThan(5 * Math.sqrt(SAMPLE_FIRST_RECORDS));
       const [counts] = await v.all(
-        `SELECT count(*) AS rows, count(DISTINCT ${SAMPLE_ROW}) AS numbers, min(${SAMPLE_ROW}) AS lo, max(${SAMPLE_ROW}) AS hi, count(DISTINCT __rowid) AS records FROM ${SAMPLE_TABLE}`,
+        `SELECT count(*) AS rows, count(DISTINCT __rowid) AS records, count(*) FILTER (WHERE ${SAMPLE_LEVEL} = 0) AS first FROM ${SAMPLE_TABLE}`,
       );
       expect(counts).toEqual({
         rows: BigInt(v.sample.records),
-        numbers: BigInt(v.sample.records),
-        lo: 0n,
-        hi: BigInt(v.sample.records - 1),
         records: BigInt(v.sample.records),
+        first: BigInt(v.sample.first),
       });
+      // The first level is written first: it fills the first row group, and no later one holds any of it.
+      const [levels] = await v.all(
+        `SELECT bool_and(${SAMPLE_LEVEL} = 0) FILTER (WHERE rowid < ${v.sample.first}) AS firstAtStart, count(*) FILTER (WHERE rowid >= ${v.sample.first} AND ${SAMPLE_LEVEL} = 0) AS firstLater FROM ${SAMPLE_TABLE}`,
+      );
+      expect(levels).toEqual({ firstAtStart: true, firstLater: 0n });
       // Every row is the record of its number, unchanged.
       const [changed] = await v.all(
         `SELECT count(*) AS n FROM ${SAMPLE_TABLE} s JOIN ${RECORDS_TABLE} r USING (__rowid) WHERE s.i IS DISTINCT FROM r.i OR s.g IS DISTINCT FROM r.g`,
@@ -79,13 +82,13 @@ describe('writeAttachable: the sample of records', () => {
       expect(changed.n).toBe(0n);
       // The first level is no prefix of the file: each tenth of the records holds a tenth of it.
       const tenths = await v.all(
-        `SELECT floor(i * 10 / ${n}) AS tenth, count(*) AS k FROM ${SAMPLE_TABLE} WHERE ${SAMPLE_ROW} < ${v.sample.first} GROUP BY 1 ORDER BY 1`,
+        `SELECT floor(i * 10 / ${n}) AS tenth, count(*) AS k FROM ${SAMPLE_TABLE} WHERE ${SAMPLE_LEVEL} = 0 GROUP BY 1 ORDER BY 1`,
       );
       expect(tenths).toHaveLength(10);
       for (const t of tenths) expect(Math.abs(Number(t.k) - v.sample.first / 10)).toBeLessThan(v.sample.first / 50);
       // Within a level, in record order (what compresses like the records table).
       const [unordered] = await v.all(
-        `SELECT count(*) AS n FROM (SELECT ${SAMPLE_ROW} < ${v.sample.first} AS lvl, __rowid - lag(__rowid) OVER (PARTITION BY ${SAMPLE_ROW} < ${v.sample.first} ORDER BY ${SAMPLE_ROW}) AS step FROM ${SAMPLE_TABLE}) WHERE step <= 0`,
+        `SELECT count(*) AS n FROM (SELECT __rowid - lag(__rowid) OVER (PARTITION BY ${SAMPLE_LEVEL} ORDER BY rowid) AS step FROM ${SAMPLE_TABLE}) WHERE step <= 0`,
       );
       expect(unordered.n).toBe(0n);
     } finally {
@@ -100,9 +103,7 @@ describe('writeAttachable: the sample of records', () => {
       expect(a.sample.records).toBe(150_000);
       expect(a.sample).toEqual(b.sample);
       const chosen = async (v: typeof a) =>
-        (await v.all(`SELECT __rowid FROM ${SAMPLE_TABLE} WHERE ${SAMPLE_ROW} < ${v.sample.first} ORDER BY 1`)).map(
-          (r) => r.__rowid,
-        );
+        (await v.all(`SELECT __rowid FROM ${SAMPLE_TABLE} WHERE ${SAMPLE_LEVEL} = 0 ORDER BY 1`)).map((r) => r.__rowid);
       const first = await chosen(a);
       expect(first.length).toBe(a.sample.first);
       expect(first.length).toBeGreaterThan(SAMPLE_FIRST_RECORDS * 0.95);

@@ -28,14 +28,15 @@ export const SAMPLE_MAX_RECORDS = 2_000_000;
 /** Of them, the first level: what every crosstab's estimate reads; the rest only for a selective filter. */
 export const SAMPLE_FIRST_RECORDS = 100_000;
 
-/** The sample's own row numbers, 0 to records - 1. */
-export const SAMPLE_ROW = '__sample_row';
+/** A sample row's level: 0 for the first, 1 for the rest. */
+export const SAMPLE_LEVEL = '__sample_level';
 
 /**
  * A uniform sample of the records (by a hash of the record's number, so a reload of the same file
- * keeps the same sample), in two levels: rows numbered (SAMPLE_ROW) 0 to `first` - 1 are a uniform sample of `first` records
- * and all `records` rows one of `records`; within a level, in record order, which compresses as the
- * records table does. Each row is a whole record, so every filter runs on it as on the records.
+ * keeps the same sample), in two levels: the rows of level 0 (SAMPLE_LEVEL), written first, are a
+ * uniform sample of `first` records, and all `records` rows one of that many. Within a level the rows
+ * are in record order, which compresses as the records table does. Each row is a whole record, so every
+ * filter runs on it as on the records.
  */
 export interface SampleFacts {
   records: number;
@@ -98,13 +99,16 @@ async function writeSample(
   const n = Math.max(recordCount, 1);
   const inSample = hashBelow(SAMPLE_MAX_RECORDS / n);
   const inFirst = hashBelow(SAMPLE_FIRST_RECORDS / n);
-  // Numbered in order (a field may be called rowid, none __sample_row): `__sample_row < k` reads only
-  // the row groups holding the first k, by their zone maps.
+  // Two filtered scans, appended: no sort. Level 0 fills the first row group(s), so `level = 0` reads
+  // only those through the zone maps.
   await run(
-    `CREATE TABLE ${SAMPLE_TABLE} AS SELECT row_number() OVER (ORDER BY NOT (${inFirst}), __rowid) - 1 AS ${SAMPLE_ROW}, * FROM ${RECORDS_TABLE} WHERE ${inSample} ORDER BY ${SAMPLE_ROW}`,
+    `CREATE TABLE ${SAMPLE_TABLE} AS SELECT 0::UTINYINT AS ${SAMPLE_LEVEL}, * FROM ${RECORDS_TABLE} WHERE ${inFirst}`,
+  );
+  await run(
+    `INSERT INTO ${SAMPLE_TABLE} SELECT 1::UTINYINT, * FROM ${RECORDS_TABLE} WHERE ${inSample} AND NOT (${inFirst})`,
   );
   const [row] = await all(
-    `SELECT count(*) AS records, count(*) FILTER (WHERE ${inFirst}) AS first FROM ${SAMPLE_TABLE}`,
+    `SELECT count(*) AS records, count(*) FILTER (WHERE ${SAMPLE_LEVEL} = 0) AS first FROM ${SAMPLE_TABLE}`,
   );
   return { records: Number(row.records), first: Number(row.first) };
 }

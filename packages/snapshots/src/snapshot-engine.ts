@@ -15,7 +15,7 @@ import {
   FACTS_TABLE,
   RECORDS_TABLE,
   recordsSelect,
-  SAMPLE_ROW,
+  SAMPLE_LEVEL,
   SAMPLE_TABLE,
   type SampleFacts,
 } from './attachable-snapshot';
@@ -49,11 +49,11 @@ export interface LoadedTable {
    */
   distinctKeys?: ReadonlyMap<string, number>;
   /**
-   * The version's sample of records (attached versions written since issue #30; SampleFacts): rows
-   * `__sample_row < first` and `__sample_row < records` of `table` are uniform samples of that many
-   * records.
+   * The version's sample of records (attached versions written since issue #30; SampleFacts): the
+   * rows of `table` where `firstLevel` holds are a uniform sample of `first` records, all its rows one
+   * of `records`.
    */
-  sample?: SampleFacts & { table: string; row: string };
+  sample?: SampleFacts & { table: string; firstLevel: string };
   /** attached: the version's DuckDB file, read-only; memory: read into this process. */
   storage: 'attached' | 'memory';
   /** Memory the version holds in this process (read-in versions; 0 when attached). */
@@ -296,7 +296,9 @@ export class SnapshotEngine {
         columnTypes,
         singleWord,
         distinctKeys,
-        ...(sample ? { sample: { ...sample, table: `${store}.main.${SAMPLE_TABLE}`, row: ident(SAMPLE_ROW) } } : {}),
+        ...(sample
+          ? { sample: { ...sample, table: `${store}.main.${SAMPLE_TABLE}`, firstLevel: `${ident(SAMPLE_LEVEL)} = 0` } }
+          : {}),
         storage,
         heldBytes,
       };

@@ -598,8 +598,11 @@ function sampleSource(
   const s = table.sample;
   if (s) {
     const sampled = thorough ? s.records : s.first;
-    // The row number prunes by the row groups' zone maps: the first level reads only its own pages.
-    return { from: { sql: s.table, where: `${s.row} < ${sampled}`, more: !thorough && s.records > s.first }, sampled };
+    // The level prunes by the row groups' zone maps: the first level reads only its own pages.
+    return {
+      from: { sql: s.table, where: thorough ? 'true' : s.firstLevel, more: !thorough && s.records > s.first },
+      sampled,
+    };
   }
   const sampled = thorough ? THOROUGH_SAMPLE_RECORDS : KEY_SAMPLE_RECORDS;
   const percent = Math.min(100, (sampled / Math.max(recordCount, 1)) * 100);
