@@ -8,6 +8,7 @@ import {
   RECORDS_TABLE,
   SAMPLE_FIRST_RECORDS,
   SAMPLE_MAX_RECORDS,
+  sampleRecords,
   SAMPLE_LEVEL,
   SAMPLE_TABLE,
   writeAttachable,
@@ -55,12 +56,24 @@ describe('writeAttachable: the sample of records', () => {
   });
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  it('keeps at most SAMPLE_MAX_RECORDS real records, its first level a uniform sample spread over the whole file', async () => {
+  it('keeps every record up to 400,000, then a quarter of them, never more than SAMPLE_MAX_RECORDS', () => {
+    expect([150_000, 400_000, 1_000_000, 3_000_000, 8_000_000, 120_000_000].map(sampleRecords)).toEqual([
+      150_000,
+      400_000,
+      400_000,
+      750_000,
+      SAMPLE_MAX_RECORDS,
+      SAMPLE_MAX_RECORDS,
+    ]);
+  });
+
+  it('keeps real records, its first level a uniform sample spread over the whole file', async () => {
     const n = 2_500_000;
     const v = await attachableOf(dir, n, 'big');
     try {
-      // A hash picks each record with probability 2M / 2.5M: within 5 standard deviations of the target.
-      expect(Math.abs(v.sample.records - SAMPLE_MAX_RECORDS)).toBeLessThan(5 * Math.sqrt(SAMPLE_MAX_RECORDS * 0.2));
+      // A hash picks each record with probability 625,000 / 2.5M: within 5 standard deviations of the target.
+      const want = sampleRecords(n);
+      expect(Math.abs(v.sample.records - want)).toBeLessThan(5 * Math.sqrt(want * (1 - want / n)));
       expect(Math.abs(v.sample.first - SAMPLE_FIRST_RECORDS)).toBeLessThan(5 * Math.sqrt(SAMPLE_FIRST_RECORDS));
       const [counts] = await v.all(
         `SELECT count(*) AS rows, count(DISTINCT __rowid) AS records, count(*) FILTER (WHERE ${SAMPLE_LEVEL} = 0) AS first FROM ${SAMPLE_TABLE}`,

@@ -19,14 +19,26 @@ export const FACTS_TABLE = 'quarry_facts';
 export const SAMPLE_TABLE = 'quarry_sample';
 
 /**
- * Records in the sample an attachable version keeps for the cell-limit estimate (all of them below).
- * Contiguous, its pages read in about 100 ms the first time and 15 ms after, at 30M rows as at 120M,
- * where a system sample of as many records spread over the whole table read pages across every column
- * (up to 2 s the first time at 120M, issue #30 item 3). Its pages take about 33 MB in DuckDB's buffer.
+ * Records in the sample an attachable version keeps for the cell-limit estimate, at most. Contiguous,
+ * its pages read in about 100 ms the first time and 15 ms after, at 30M rows as at 120M, where a
+ * system sample of as many records spread over the whole table read pages across every column (up to
+ * 2 s the first time at 120M, issue #30 item 3). Its pages take about 33 MB in DuckDB's buffer.
  */
 export const SAMPLE_MAX_RECORDS = 2_000_000;
 /** Of them, the first level: what every crosstab's estimate reads; the rest only for a selective filter. */
 export const SAMPLE_FIRST_RECORDS = 100_000;
+/** Every record of a version this small is in its sample (the thorough look is then exact). */
+const SAMPLE_ALL_BELOW = 4 * SAMPLE_FIRST_RECORDS;
+
+/**
+ * How many records a version of `recordCount` keeps in its sample: all of them up to 400,000, then a
+ * quarter up to SAMPLE_MAX_RECORDS. Writing the sample costs about what writing as many records does
+ * (2M of 3M records took as long as the 3M), and under ~8M records a full pass, which the estimate
+ * would spare, takes a few hundred milliseconds at most: so a mid-sized version keeps a quarter.
+ */
+export function sampleRecords(recordCount: number): number {
+  return Math.min(recordCount, SAMPLE_MAX_RECORDS, Math.max(Math.ceil(recordCount / 4), SAMPLE_ALL_BELOW));
+}
 
 /** A sample row's level: 0 for the first, 1 for the rest. */
 export const SAMPLE_LEVEL = '__sample_level';
@@ -97,7 +109,7 @@ async function writeSample(
   recordCount: number,
 ): Promise<SampleFacts> {
   const n = Math.max(recordCount, 1);
-  const inSample = hashBelow(SAMPLE_MAX_RECORDS / n);
+  const inSample = hashBelow(sampleRecords(n) / n);
   const inFirst = hashBelow(SAMPLE_FIRST_RECORDS / n);
   // Two filtered scans, appended: no sort. Level 0 fills the first row group(s), so `level = 0` reads
   // only those through the zone maps.
