@@ -31,8 +31,8 @@ export const SAMPLE_FIRST_RECORDS = 100_000;
 const SAMPLE_ALL_BELOW = 4 * SAMPLE_FIRST_RECORDS;
 
 /**
- * How many records a version of `recordCount` keeps in its sample: all of them up to 400,000, then a
- * quarter up to SAMPLE_MAX_RECORDS. Writing the sample costs about what writing as many records does
+ * How many records a version of `recordCount` keeps in its sample: all of them up to 400,000, 400,000
+ * up to 1.6M, then a quarter up to SAMPLE_MAX_RECORDS. Writing the sample costs about what writing as many records does
  * (2M of 3M records took as long as the 3M), and under ~8M records a full pass, which the estimate
  * would spare, takes a few hundred milliseconds at most: so a mid-sized version keeps a quarter.
  */
@@ -45,7 +45,7 @@ export const SAMPLE_LEVEL = '__sample_level';
 
 /**
  * A uniform sample of the records (by a hash of the record's number, so a reload of the same file
- * keeps the same sample), in two levels: the rows of level 0 (SAMPLE_LEVEL), written first, are a
+ * by the same DuckDB keeps the same sample), in two levels: the rows of level 0 (SAMPLE_LEVEL), written first, are a
  * uniform sample of `first` records, and all `records` rows one of that many. Within a level the rows
  * are in record order, which compresses as the records table does. Each row is a whole record, so every
  * filter runs on it as on the records.

@@ -247,6 +247,7 @@ export class SnapshotEngine {
     const store = ident(`${table}_db`);
     const storage = fs.existsSync(attachable) ? 'attached' : 'memory';
     let facts: string | undefined;
+    let sampleReadable = true;
     let heldBytes = 0;
     await this.withConnection(async (c) => {
       if (storage === 'attached') {
@@ -255,8 +256,15 @@ export class SnapshotEngine {
         const [row] = (await c.runAndReadAll(`SELECT facts FROM ${store}.main.${FACTS_TABLE}`)).getRowObjectsJS();
         facts = String(row.facts);
         if (this.options.warmSamples && factsFromJson(facts).sample) {
-          // Every column's pages, so whatever the filter and the axes read is in the buffer.
-          await c.runAndReadAll(`SELECT sum(hash(COLUMNS(*))) FROM ${store}.main.${SAMPLE_TABLE}`);
+          // Every column's pages, so whatever the filter and the axes read is in the buffer. The sample
+          // only speeds up the cell-limit estimate: one that cannot be read leaves the version served,
+          // its estimate sampling the records instead.
+          sampleReadable = await c
+            .runAndReadAll(`SELECT sum(hash(COLUMNS(*))) FROM ${store}.main.${SAMPLE_TABLE}`)
+            .then(
+              () => true,
+              () => false,
+            );
         }
         await c.run(`CREATE VIEW ${ident(table)} AS SELECT * FROM ${store}.main.${RECORDS_TABLE}`);
         return;
@@ -296,7 +304,7 @@ export class SnapshotEngine {
         columnTypes,
         singleWord,
         distinctKeys,
-        ...(sample
+        ...(sample && sampleReadable
           ? { sample: { ...sample, table: `${store}.main.${SAMPLE_TABLE}`, firstLevel: `${ident(SAMPLE_LEVEL)} = 0` } }
           : {}),
         storage,

@@ -480,15 +480,20 @@ describe('DuckDbPivotEngine: a sparse pivot (few cells over many row and column 
   });
 });
 
-/** Makes an attached version look as one written before the stored sample existed (issue #30). */
-async function writtenBeforeTheSample(parquetFile: string): Promise<void> {
+/**
+ * Drops an attached version's sample: as written before the sample existed (issue #30), its facts name
+ * none; or, unreadable, its facts still name the table that is gone.
+ */
+async function withoutTheSample(parquetFile: string, as: 'before the sample' | 'sample unreadable'): Promise<void> {
   const db = await DuckDBInstance.create(attachableFile(parquetFile));
   const c = await db.connect();
   try {
-    const [row] = (await c.runAndReadAll('SELECT facts FROM quarry_facts')).getRowObjectsJS();
-    const facts = JSON.parse(String(row.facts)) as Record<string, unknown>;
-    delete facts.sample;
-    await c.run(`UPDATE quarry_facts SET facts = '${JSON.stringify(facts).replace(/'/g, "''")}'`);
+    if (as === 'before the sample') {
+      const [row] = (await c.runAndReadAll('SELECT facts FROM quarry_facts')).getRowObjectsJS();
+      const facts = JSON.parse(String(row.facts)) as Record<string, unknown>;
+      delete facts.sample;
+      await c.run(`UPDATE quarry_facts SET facts = '${JSON.stringify(facts).replace(/'/g, "''")}'`);
+    }
     await c.run('DROP TABLE quarry_sample');
     await c.run('CHECKPOINT');
   } finally {
@@ -532,8 +537,16 @@ describe('DuckDbPivotEngine.keysAtLeast on an attached version', () => {
     }
   }, 60_000);
 
+  /** What DuckDB's buffer holds of attached tables' pages. */
+  const bufferedBytes = async (e: SnapshotEngine) =>
+    Number((await e.all(`SELECT memory_usage_bytes AS n FROM duckdb_memory() WHERE tag = 'BASE_TABLE'`))[0].n);
+
   /** 300,000 records at 3,000 stations, one in 40 of them "hot"; attached, with or without the stored sample. */
-  async function hotStations(dir: string, engine: SnapshotEngine, format: 'stored sample' | 'before the sample') {
+  async function hotStations(
+    dir: string,
+    engine: SnapshotEngine,
+    format: 'stored sample' | 'before the sample' | 'sample unreadable',
+  ) {
     const records = Array.from({ length: 300_000 }, (_, i) => ({
       station: `S${Math.floor(i / 100) % 3000}`,
       hot: i % 40 === 0 ? 'yes' : 'no',
@@ -541,7 +554,7 @@ describe('DuckDbPivotEngine.keysAtLeast on an attached version', () => {
     const file = path.join(dir, 'hot.json');
     fs.writeFileSync(file, JSON.stringify(records));
     const entry = await builtEntry({ name: 'hot', file, dataDir: dir, types: {}, views: [], attachMinRecords: 0 });
-    if (format === 'before the sample') await writtenBeforeTheSample(path.join(dir, entry.snapshot));
+    if (format !== 'stored sample') await withoutTheSample(path.join(dir, entry.snapshot), format);
     const spec = crosstabSpec(
       entry,
       crosstabInput({
@@ -572,7 +585,7 @@ describe('DuckDbPivotEngine.keysAtLeast on an attached version', () => {
         expect(first.rows).toBeLessThan(3000);
         const thorough = await pivots.keysAtLeast(entry, query('hot:yes'), spec, undefined, { thorough: true });
         expect(thorough).toMatchObject({ rows: 3000, outerRows: 3000, moreToSee: false });
-        // An OR filter stays whole beside the sample's own condition (no precedence slip lets other records in).
+        // An OR filter keeps exactly its own keys on the sample, no more.
         const either = await pivots.keysAtLeast(entry, query('hot:yes OR station:S1'), spec, undefined, {
           thorough: true,
         });
@@ -618,14 +631,53 @@ describe('DuckDbPivotEngine.keysAtLeast on an attached version', () => {
     }
   }, 60_000);
 
+  // The first level is written first and carries its level: reading it skips the rest of the sample's pages.
+  it('reads only the first level’s pages for a first estimate, the whole sample for a thorough one', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'q-pivot-levels-'));
+    const engine = new SnapshotEngine(dir);
+    try {
+      const { entry, spec, query } = await hotStations(dir, engine, 'stored sample');
+      const table = await engine.table(entry);
+      expect(table.sample?.first).toBeLessThan(table.sample!.records / 2);
+      const pivots = new DuckDbPivotEngine(engine);
+      const atOpen = await bufferedBytes(engine);
+      await pivots.keysAtLeast(entry, query('hot:yes'), spec);
+      const first = (await bufferedBytes(engine)) - atOpen;
+      await pivots.keysAtLeast(entry, query('hot:yes'), spec, undefined, { thorough: true });
+      const whole = (await bufferedBytes(engine)) - atOpen;
+      // 100,000 of 300,000 sampled records: about a third of the pages.
+      expect(first).toBeGreaterThan(0);
+      expect(first).toBeLessThan(whole * 0.6);
+    } finally {
+      await engine.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it('serves a version whose sample cannot be read, its estimate sampling the records', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'q-pivot-no-sample-'));
+    const engine = new SnapshotEngine(dir, { warmSamples: true });
+    try {
+      const { entry, spec, query, pivots } = await hotStations(dir, engine, 'sample unreadable');
+      const table = await engine.table(entry);
+      expect(table.sample).toBeUndefined();
+      const [row] = await engine.all(`SELECT count(*) AS n FROM "${table.table}" WHERE station = 'S7'`);
+      expect(Number(row.n)).toBe(100);
+      const thorough = await pivots.keysAtLeast(entry, query('hot:yes'), spec, undefined, { thorough: true });
+      expect(thorough.rows).toBe(3000);
+    } finally {
+      await engine.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
   // What makes the estimate's time independent of the index size: in a crosstab process the sample's pages
   // are read when the version opens, and the estimate then reads no page of the records, filtered or not.
   it('reads the stored sample read in at open, and no page of the records', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'q-pivot-warm-sample-'));
     const warm = new SnapshotEngine(dir, { warmSamples: true });
     const cold = new SnapshotEngine(dir);
-    const buffered = async (e: SnapshotEngine) =>
-      Number((await e.all(`SELECT memory_usage_bytes AS n FROM duckdb_memory() WHERE tag = 'BASE_TABLE'`))[0].n);
+    const buffered = bufferedBytes;
     try {
       const { entry, spec, query } = await hotStations(dir, warm, 'stored sample');
       await cold.table(entry);
@@ -638,7 +690,7 @@ describe('DuckDbPivotEngine.keysAtLeast on an attached version', () => {
       await pivots.keysAtLeast(entry, query('hot:yes'), spec, undefined, { thorough: true });
       await pivots.keysAtLeast(entry, query('*'), spec);
       expect(await buffered(warm)).toBe(atOpen);
-      // The same estimate reading the records does read their pages (the measure can tell).
+      // A pass over the records does read their pages (the measure can tell).
       const pivot = await new DuckDbPivotEngine(warm).pivot(entry, query('hot:yes'), spec, MAX_CELLS);
       expect(pivot.keys.rows).toBe(3000);
       expect(await buffered(warm)).toBeGreaterThan(atOpen);
