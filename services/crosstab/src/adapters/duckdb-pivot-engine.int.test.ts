@@ -6,7 +6,7 @@ import type { CrosstabGrid } from '@quarry/contract';
 import type { IndexEntry } from '@quarry/metadata-store';
 import { parseQuery, restrictedQuery, type FieldDef, type Reader } from '@quarry/query-language';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { attachableFile, SnapshotEngine } from '@quarry/snapshots';
+import { attachableFile, SnapshotEngine, type SnapshotEngineOptions } from '@quarry/snapshots';
 import { builtEntry } from '@quarry/testkit';
 import { pivotModel, type Agg, type ModelSpec, type ModelTotal } from '../../../../tests/support/pivot-model';
 import { toChartGrid } from '../domain/crosstab-grid';
@@ -502,11 +502,25 @@ async function withoutTheSample(parquetFile: string, as: 'before the sample' | '
   }
 }
 
+/** A fresh data folder and snapshot engine for one test; both go when it ends. */
+async function withEngine(
+  label: string,
+  options: SnapshotEngineOptions,
+  test: (dir: string, engine: SnapshotEngine) => Promise<void>,
+): Promise<void> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), label));
+  const engine = new SnapshotEngine(dir, options);
+  try {
+    await test(dir, engine);
+  } finally {
+    await engine.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 describe('DuckDbPivotEngine.keysAtLeast on an attached version', () => {
   it('counts a date axis at its grain from the load, where a sample of blocks misses rare days', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'q-pivot-keys-'));
-    const engine = new SnapshotEngine(dir);
-    try {
+    await withEngine('q-pivot-keys-', {}, async (dir, engine) => {
       // 150,000 records on one day, but for 50 records spread one per 3,000 with a day of their own:
       // a system sample of 100,000 records (whole blocks) sees about two thirds of those days.
       const records = Array.from({ length: 150_000 }, (_, i) => ({
@@ -531,10 +545,7 @@ describe('DuckDbPivotEngine.keysAtLeast on an attached version', () => {
       const least = await new DuckDbPivotEngine(engine).keysAtLeast(entry, some, spec);
       expect(least.rows).toBeGreaterThan(0);
       expect(least.rows).toBeLessThan(days.size);
-    } finally {
-      await engine.close();
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
+    });
   }, 60_000);
 
   /** What DuckDB's buffer holds of attached tables' pages. */
@@ -573,9 +584,7 @@ describe('DuckDbPivotEngine.keysAtLeast on an attached version', () => {
   it.each(['stored sample', 'before the sample'] as const)(
     'says a selective filter left the sample few records, and a thorough sample sees more keys (%s)',
     async (format) => {
-      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'q-pivot-thorough-'));
-      const engine = new SnapshotEngine(dir);
-      try {
+      await withEngine('q-pivot-thorough-', {}, async (dir, engine) => {
         const { entry, spec, query, pivots } = await hotStations(dir, engine, format);
         expect((await engine.table(entry)).sample !== undefined).toBe(format === 'stored sample');
         const all = await pivots.keysAtLeast(entry, query('*'), spec);
@@ -594,18 +603,13 @@ describe('DuckDbPivotEngine.keysAtLeast on an attached version', () => {
           thorough: true,
         });
         expect(none.rows).toBe(2);
-      } finally {
-        await engine.close();
-        fs.rmSync(dir, { recursive: true, force: true });
-      }
+      });
     },
     60_000,
   );
 
   it('counts blank text and null as one key, as the pivot groups them, and never more keys than there are', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'q-pivot-blank-keys-'));
-    const engine = new SnapshotEngine(dir);
-    try {
+    await withEngine('q-pivot-blank-keys-', {}, async (dir, engine) => {
       const kinds = ['A', 'B', '', null];
       const records = Array.from({ length: 150_000 }, (_, i) => ({ station: kinds[i % 4], n: i }));
       const file = path.join(dir, 'blank.json');
@@ -625,17 +629,12 @@ describe('DuckDbPivotEngine.keysAtLeast on an attached version', () => {
       expect(pivot.keys.rows).toBe(3);
       for (const thorough of [false, true])
         expect((await pivots.keysAtLeast(entry, where, spec, undefined, { thorough })).rows).toBe(3);
-    } finally {
-      await engine.close();
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
+    });
   }, 60_000);
 
   // The first level is written first and carries its level: reading it skips the rest of the sample's pages.
   it('reads only the first level’s pages for a first estimate, the whole sample for a thorough one', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'q-pivot-levels-'));
-    const engine = new SnapshotEngine(dir);
-    try {
+    await withEngine('q-pivot-levels-', {}, async (dir, engine) => {
       const { entry, spec, query } = await hotStations(dir, engine, 'stored sample');
       const table = await engine.table(entry);
       expect(table.sample?.first).toBeLessThan(table.sample!.records / 2);
@@ -648,16 +647,11 @@ describe('DuckDbPivotEngine.keysAtLeast on an attached version', () => {
       // 100,000 of 300,000 sampled records: about a third of the pages.
       expect(first).toBeGreaterThan(0);
       expect(first).toBeLessThan(whole * 0.6);
-    } finally {
-      await engine.close();
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
+    });
   }, 60_000);
 
   it('serves a version whose sample cannot be read, its estimate sampling the records', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'q-pivot-no-sample-'));
-    const engine = new SnapshotEngine(dir, { warmSamples: true });
-    try {
+    await withEngine('q-pivot-no-sample-', { warmSamples: true }, async (dir, engine) => {
       const { entry, spec, query, pivots } = await hotStations(dir, engine, 'sample unreadable');
       const table = await engine.table(entry);
       expect(table.sample).toBeUndefined();
@@ -665,10 +659,7 @@ describe('DuckDbPivotEngine.keysAtLeast on an attached version', () => {
       expect(Number(row.n)).toBe(100);
       const thorough = await pivots.keysAtLeast(entry, query('hot:yes'), spec, undefined, { thorough: true });
       expect(thorough.rows).toBe(3000);
-    } finally {
-      await engine.close();
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
+    });
   }, 60_000);
 
   // What makes the estimate's time independent of the index size: in a crosstab process the sample's pages
