@@ -246,7 +246,7 @@ export class SnapshotEngine {
     const attachable = attachableFile(file);
     const store = ident(`${table}_db`);
     const storage = fs.existsSync(attachable) ? 'attached' : 'memory';
-    let facts: string | undefined;
+    let facts: ReturnType<typeof factsFromJson> | undefined;
     let sampleReadable = true;
     let heldBytes = 0;
     await this.withConnection(async (c) => {
@@ -254,8 +254,8 @@ export class SnapshotEngine {
         // Read-only: the file is shared by every process serving the version and never changes.
         await c.run(`ATTACH ${literal(attachable)} AS ${store} (READ_ONLY)`);
         const [row] = (await c.runAndReadAll(`SELECT facts FROM ${store}.main.${FACTS_TABLE}`)).getRowObjectsJS();
-        facts = String(row.facts);
-        if (this.options.warmSamples && factsFromJson(facts).sample) {
+        facts = factsFromJson(String(row.facts));
+        if (this.options.warmSamples && facts.sample) {
           // Every column's pages, so whatever the filter and the axes read is in the buffer. The sample
           // only speeds up the cell-limit estimate: one that cannot be read leaves the version served,
           // its estimate sampling the records instead.
@@ -297,7 +297,7 @@ export class SnapshotEngine {
     const described = await this.all(`DESCRIBE ${ident(table)}`);
     const columnTypes = new Map(described.map((r) => [String(r.column_name), String(r.column_type)]));
     if (facts !== undefined) {
-      const { singleWord, distinctKeys, sample } = factsFromJson(facts);
+      const { singleWord, distinctKeys, sample } = facts;
       return {
         table,
         stored: `${store}.main.${RECORDS_TABLE}`,
