@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Installs from Debian what Quarry's embedded deployment and its tests need, only when missing:
 # redis-server (chart queue), chromium and fonts (chart rendering); with --tests also docker-compose
-# (the tests validate docker-compose.yml with it; no Docker engine is needed for that).
+# (the tests validate docker-compose.yml with it; no Docker engine is needed for that) and shellcheck (npm run lint).
 set -euo pipefail
 need=()
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || need+=(chromium)
 [ -d /usr/share/fonts/truetype/dejavu ] || need+=(fonts-dejavu-core)
-if [ "${1:-}" = "--tests" ]; then command -v docker-compose >/dev/null 2>&1 || need+=(docker-compose); fi
+if [ "${1:-}" = "--tests" ]; then
+  command -v docker-compose >/dev/null 2>&1 || need+=(docker-compose)
+  command -v shellcheck >/dev/null 2>&1 || need+=(shellcheck)
+fi
 if [ ${#need[@]} -gt 0 ]; then
   echo "installing from Debian: ${need[*]}"
   SUDO=""

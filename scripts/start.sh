@@ -17,8 +17,10 @@ export PORT="${PORT:-8080}"
 # Sample data and the demo user (scripts/sample-data.sh prints the token on its last line).
 QUARRY_TOKEN=$(bash scripts/sample-data.sh | tail -n 1)
 
-# The address to call: HOST unless it binds every interface.
-case "${HOST:-127.0.0.1}" in
+# The address to call: HOST unless it binds every interface. HOST gets its default here, once, so no
+# branch below meets it unset (set -u), and the server binds the address the banner names.
+export HOST="${HOST:-127.0.0.1}"
+case "$HOST" in
   0.0.0.0 | :: | '') URL_HOST=127.0.0.1 ;;
   *:*) URL_HOST="[$HOST]" ;;
   *) URL_HOST=$HOST ;;

@@ -24,6 +24,7 @@ mkdir -p test-output
 status=0
 npx jest --ci --json --outputFile=test-output/jest-results.json "$@" || status=$?
 # A closing line CI can read whatever the runner: "N passed, N failed, N skipped".
+# shellcheck disable=SC2016 # the $ below is JavaScript's template, not the shell's
 node -e '
   const r = require("./test-output/jest-results.json");
   console.log(`jest: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests + r.numTodoTests} skipped`);

@@ -16,7 +16,12 @@ export interface QueryText {
 }
 
 export function trimmedQuery(text: string): QueryText {
-  return { text, start: text.length - text.trimStart().length, end: text.trimEnd().length };
+  let end = text.trimEnd().length;
+  // A blank after an odd run of backslashes is escaped: it belongs to the term (`key:=alpha\ `), not the margin.
+  let slashes = 0;
+  while (end - slashes > 0 && text[end - slashes - 1] === '\\') slashes++;
+  if (slashes % 2 === 1 && end < text.length) end++;
+  return { text, start: text.length - text.trimStart().length, end };
 }
 
 interface Open {
