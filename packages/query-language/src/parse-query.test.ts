@@ -19,6 +19,21 @@ describe('parseQuery', () => {
     expect(p('  * ')).toEqual({ kind: 'all' });
   });
 
+  it('reads *:* as everything wherever it stands, not as a field named *', () => {
+    expect(p('* OR *:*')).toEqual({ kind: 'all' });
+    expect(p('*:* AND Year:5')).toEqual(p('Year:5'));
+    expect(p('NOT *:*')).toEqual({ kind: 'none' });
+    expect(() => p('*:foo')).toThrow(/Unknown field "\*"/);
+  });
+
+  it('keeps an escaped blank at the end of the query as part of the value', () => {
+    expect(p('Title:=alpha\\ ')).toEqual({ kind: 'equals', field: 'Title', value: 'alpha ' });
+    expect(p('Year:5 AND Title:=alpha\\ ')).toMatchObject({ kind: 'and', children: [{}, { value: 'alpha ' }] });
+    expect(p('Title:=alpha\\  \t')).toEqual({ kind: 'equals', field: 'Title', value: 'alpha ' });
+    // An even run of backslashes escapes itself: the blank after it is the margin.
+    expect(p('Title:=alpha\\\\ ')).toEqual({ kind: 'equals', field: 'Title', value: 'alpha\\' });
+  });
+
   it('matches bare words in every text field, lower-cased and split into words', () => {
     expect(p('Star')).toEqual({ kind: 'match', fields: ['Title', 'Major Genre'], words: ['star'], prefix: false });
     expect(p('"Star  Wars!"')).toEqual({

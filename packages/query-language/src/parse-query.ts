@@ -48,6 +48,7 @@ export function countClauses(node: QueryNode): number {
     case 'compare':
     case 'exists':
     case 'equals':
+    case 'datePart':
       return 1;
   }
 }

@@ -2,7 +2,18 @@ import { AppError, quoteInput } from '@quarry/errors';
 import { parseDateValue } from './date-values';
 import { unescapeQueryText, type Bound } from './query-lexer';
 import type { FieldRef, QueryAst } from './query-parser';
-import { and, foldCase, not, or, words, type CompareOp, type Literal, type QueryNode } from './query-node';
+import {
+  and,
+  DATE_PARTS,
+  foldCase,
+  not,
+  or,
+  words,
+  type CompareOp,
+  type DatePart,
+  type Literal,
+  type QueryNode,
+} from './query-node';
 import { isNumeric, type FieldDef } from './schema';
 
 /** How the compiler finds fields: FieldResolver for an index, or a stand-in when fields are not known yet. */
@@ -64,6 +75,8 @@ export class QueryCompiler {
         at,
       );
     }
+    // `*:*` is every record wherever it stands (`* OR *:*`, `NOT *:*`), as it is alone, unless a field is named `*`.
+    if (ref.name === '*' && !quoted && raw === '*' && !this.fields.find('*')) return { kind: 'all' };
     const field = this.resolve(ref);
     if (!quoted && raw === '*') return { kind: 'exists', field: field.name, fieldType: field.type };
     if (!quoted && raw.startsWith('=') && raw.length > 1) {
@@ -72,6 +85,7 @@ export class QueryCompiler {
       if (field.type === 'string') return { kind: 'equals', field: field.name, value };
       return this.compare(field, 'eq', value, at);
     }
+    if (!quoted && field.type === 'date' && raw.startsWith('@')) return datePart(field, raw, at);
     const cmp = quoted ? null : COMPARISON.exec(raw);
     if (cmp) {
       const op = ({ '>': 'gt', '>=': 'gte', '<': 'lt', '<=': 'lte' } as const)[cmp[1] as '>' | '>=' | '<' | '<='];
@@ -171,4 +185,41 @@ export class QueryCompiler {
     bound(r.high, r.highInclusive ? 'lte' : 'lt');
     return parts.length ? and(...parts) : { kind: 'exists', field: field.name, fieldType: field.type };
   }
+}
+
+const DATE_PART = /^@([A-Za-z]+)=(\d{1,2}(?:,\d{1,2})*)(?:@(.+))?$/;
+
+/** Zones Intl knows, checked once each. */
+const knownZones = new Map<string, boolean>();
+function isTimeZone(zone: string): boolean {
+  let known = knownZones.get(zone);
+  if (known === undefined) {
+    try {
+      new Intl.DateTimeFormat('en-US', { timeZone: zone });
+      known = true;
+    } catch {
+      known = false;
+    }
+    if (knownZones.size < 1000) knownZones.set(zone, known);
+  }
+  return known;
+}
+
+/** `Field:@dayOfWeek=1,7@Europe/Paris` (the zone optional, UTC by default). */
+function datePart(field: FieldDef, raw: string, at: number): QueryNode {
+  const where = `(position ${at + 1})`;
+  const m = DATE_PART.exec(raw);
+  const partName = m?.[1] ?? '';
+  if (!m || !(partName in DATE_PARTS))
+    throw AppError.invalid(
+      `${quoteInput(raw)} is not a date part ${where}: write ${quoteInput(`${field.name}:@dayOfWeek=1`)} with monthOfYear (1-12), dayOfWeek (1-7, Monday is 1) or hourOfDay (0-23), optionally followed by @ and a time zone`,
+    );
+  const part = partName as DatePart;
+  const [low, high] = DATE_PARTS[part];
+  const values = [...new Set(m[2].split(',').map(Number))].sort((a, b) => a - b);
+  const off = values.find((v) => v < low || v > high);
+  if (off !== undefined) throw AppError.invalid(`${part} is ${low} to ${high}, not ${off} ${where}`);
+  const timeZone = m[3] ?? 'UTC';
+  if (!isTimeZone(timeZone)) throw AppError.invalid(`Unknown time zone ${quoteInput(timeZone)} ${where}`);
+  return { kind: 'datePart', field: field.name, part, values, timeZone };
 }

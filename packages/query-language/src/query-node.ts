@@ -31,7 +31,21 @@ export type QueryNode =
    * `Field:=value` on a text field: the whole stored value is exactly `value`, case and all (what a
    * crosstab groups by, so a drill-through selects exactly a cell's records).
    */
-  | { kind: 'equals'; field: string; value: string };
+  | { kind: 'equals'; field: string; value: string }
+  /**
+   * `Field:@dayOfWeek=1,2` (optionally `@Europe/Paris`): the date's part in that zone's wall clock is one
+   * of `values` (ISO days 1-7 from Monday, months 1-12, hours 0-23). A calendar date (no time of day) is its
+   * own local date in every zone. What a crosstab's repeating date group drills into.
+   */
+  | { kind: 'datePart'; field: string; part: DatePart; values: number[]; timeZone: string };
+
+/** The repeating parts of a date, and the values each may take. */
+export const DATE_PARTS = {
+  monthOfYear: [1, 12],
+  dayOfWeek: [1, 7],
+  hourOfDay: [0, 23],
+} as const satisfies Record<string, readonly [number, number]>;
+export type DatePart = keyof typeof DATE_PARTS;
 
 export function and(...children: QueryNode[]): QueryNode {
   const flat = children.flatMap((c) => (c.kind === 'and' ? c.children : [c])).filter((c) => c.kind !== 'all');

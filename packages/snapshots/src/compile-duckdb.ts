@@ -11,7 +11,11 @@ export interface CompiledWhere {
 /** What the compiler may know of the loaded table (LoadedTable carries it). */
 export interface CompileContext {
   singleWord?: SingleWordFields;
+  /** DuckDB's type of each column: a date part reads a calendar date (DATE) as its own local date. */
+  columnTypes?: ReadonlyMap<string, string>;
 }
+
+const PART_SQL = { monthOfYear: 'month', dayOfWeek: 'isodow', hourOfDay: 'hour' } as const;
 
 /** Beyond this many stored values a prefix tests the words column instead of listing them. */
 const MAX_PREFIX_VALUES = 16;
@@ -133,6 +137,21 @@ export function compileWhere(node: QueryNode, context: CompileContext = {}): Com
         return q.fieldType === 'string' ? `(${ident(q.field)} <> '')` : `(${ident(q.field)} IS NOT NULL)`;
       case 'equals':
         return `(CAST(${ident(q.field)} AS VARCHAR) = ${bind(q.value)})`;
+      case 'datePart': {
+        // The wall clock as the crosstab groups it: timestamps are stored in UTC, DATE is already local.
+        const col = ident(q.field);
+        const type = context.columnTypes?.get(q.field);
+        const zone = () => bind(q.timeZone);
+        const local =
+          type === 'DATE'
+            ? col
+            : type?.startsWith('TIMESTAMP WITH TIME ZONE')
+              ? `timezone(${zone()}, ${col})`
+              : q.timeZone === 'UTC'
+                ? col
+                : `timezone(${zone()}, timezone('UTC', ${col}))`;
+        return `(${PART_SQL[q.part]}(${local}) IN (${q.values.map((v) => String(v)).join(', ')}))`;
+      }
     }
   };
 

@@ -227,6 +227,15 @@ export function searchIndexConformance(
     expect((await run('*', [], 8, 5)).names).toEqual([]);
   });
 
+  it('counts with no page at all (limit 0), filtered or not', async () => {
+    const all = await run('*', [], 0, 0);
+    expect(all.total).toBe(8);
+    expect(all.names).toEqual([]);
+    const some = await run('name:alan', [], 0, 0);
+    expect(some.total).toBe((await run('name:alan')).total);
+    expect(some.total).toBeGreaterThan(0);
+  });
+
   describe('production values', () => {
     let edge: IndexEntry;
     let wide: IndexEntry;

@@ -79,6 +79,22 @@ export function lexForClassification(query: string): Token[] | null {
 
 export const LEGACY_DIFFERENCES: readonly LegacyDifference[] = [
   {
+    name: '*:* inside a larger query',
+    why: 'The old compiler read `*:*` as every record only when it was the whole query; beside anything else (`* OR *:*`, `NOT *:*`) it looked for a field named "*" and refused the query. Now `*:*` is every record wherever it stands.',
+    example: '* OR *:*',
+    applies: (_query, tokens, legacy) =>
+      tokens !== null &&
+      !legacy.ok &&
+      legacy.value.startsWith('Unknown field "*"') &&
+      tokens.some((t) => t.kind === 'field' && t.name === '*'),
+  },
+  {
+    name: 'an escaped blank ending the query',
+    why: 'The old scanner trimmed every trailing blank, the escaped one too, so `Title:=alpha\\ ` (the drill query of the key "alpha ") looked for "alpha\\". Now a blank after an odd run of backslashes is part of the value.',
+    example: 'Title:=alpha\\ ',
+    applies: (query) => /(^|[^\\])(\\\\)*\\\s\s*$/.test(query),
+  },
+  {
     name: 'NOT between two operands',
     why: 'The old compiler read `a NOT b` (and `a && NOT b`, `a AND  NOT b` with two blanks, `a -(b)`, leading `AND NOT a`) as AND without the NOT; only a leading NOT and the exact spellings "AND NOT"/"OR NOT" negated. Now every NOT negates what follows it.',
     example: 'Title:a NOT Title:b',

@@ -8,6 +8,15 @@ import { ident, literal } from '../sql';
  * words among numbers all keep the column text); a sample proposes, one scan of every row confirms.
  */
 
+/** Not a strptime layout: ISO 8601 text read by DuckDB's own TIMESTAMPTZ cast (strptime has no optional parts). */
+const ISO_WITH_ZONE = 'ISO 8601';
+
+/** The instant a text names, in UTC: strptime for a layout, the TIMESTAMPTZ cast for ISO 8601. */
+function readDate(text: string, format: string, tryIt: boolean): string {
+  if (format === ISO_WITH_ZONE) return `timezone('UTC', ${tryIt ? 'TRY_CAST' : 'CAST'}(${text} AS TIMESTAMPTZ))`;
+  return `${tryIt ? 'try_strptime' : 'strptime'}(${text}, ${literal(format)})`;
+}
+
 /** Date layouts tried on text columns, most specific first (strptime syntax). */
 const DATE_FORMATS: Array<{ format: string; hasTime: boolean }> = [
   { format: '%Y-%m-%dT%H:%M:%S', hasTime: true },
@@ -21,6 +30,9 @@ const DATE_FORMATS: Array<{ format: string; hasTime: boolean }> = [
   { format: '%b %d %Y', hasTime: false },
   { format: '%d-%b-%y', hasTime: false },
   { format: '%m/%d/%Y', hasTime: false },
+  // ISO 8601 with a zone (`Z`, `+02:00`) and optional fractions: read as the instant it names, as JSON's
+  // reader types such text, so a CSV and a JSON file of the same values load alike.
+  { format: ISO_WITH_ZONE, hasTime: true },
 ];
 
 /** BIGINT's range: integers beyond it keep their digits as text. */
@@ -85,10 +97,7 @@ async function detectDateFormats(
   if (cols.length === 0) return found;
   const parts = cols.flatMap((col, k) => {
     const v = `nullif(trim(CAST(${ident(col)} AS VARCHAR)), '')`;
-    return [
-      `count(${v}) AS n${k}`,
-      ...formats.map((f, i) => `count(try_strptime(${v}, ${literal(f.format)})) AS c${k}_${i}`),
-    ];
+    return [`count(${v}) AS n${k}`, ...formats.map((f, i) => `count(${readDate(v, f.format, true)}) AS c${k}_${i}`)];
   });
   const [r] = await rows(c, `SELECT ${parts.join(', ')} FROM ${sample}`);
   cols.forEach((col, k) => {
@@ -153,8 +162,8 @@ async function propose(
   const text = plan(name, 'string', asText);
   const sure = (p: ColumnPlan): Chain => [{ plan: p }];
   const datePlan = (fmt: { format: string; hasTime: boolean }) => {
-    const e = `strptime(${blankToNull(asText)}, ${literal(fmt.format)})`;
-    const t = `try_strptime(${blankToNull(asText)}, ${literal(fmt.format)})`;
+    const e = readDate(blankToNull(asText), fmt.format, false);
+    const t = readDate(blankToNull(asText), fmt.format, true);
     return fmt.hasTime ? plan(name, 'date', e, t) : plan(name, 'date', `CAST(${e} AS DATE)`, `CAST(${t} AS DATE)`);
   };
 

@@ -228,7 +228,11 @@ export class ChromiumRenderer implements ChartRenderer {
             const w = window as unknown as {
               echarts: {
                 getInstanceByDom(e: HTMLElement): { dispose(): void } | undefined;
-                init(e: HTMLElement, t: null, o: object): { setOption(o: object): void };
+                init(
+                  e: HTMLElement,
+                  t: null,
+                  o: object,
+                ): { setOption(o: object): void; on(event: 'finished', f: () => void): void };
               };
             };
             w.echarts.getInstanceByDom(el)?.dispose();
@@ -259,7 +263,18 @@ export class ChromiumRenderer implements ChartRenderer {
               }
             };
             revive(option);
-            w.echarts.init(el, null, { renderer: 'canvas', width, height, devicePixelRatio: 1 }).setOption(option);
+            const chart = w.echarts.init(el, null, { renderer: 'canvas', width, height, devicePixelRatio: 1 });
+            // Some series paint their labels a frame after the shapes (a Treemap's names): the screenshot
+            // waits for ECharts to say the frame is finished, and for a second frame at most.
+            return new Promise<void>((resolve) => {
+              let frames = 0;
+              const done = () => {
+                if (++frames === 1) requestAnimationFrame(() => requestAnimationFrame(() => resolve()));
+              };
+              chart.on('finished', done);
+              chart.setOption(option);
+              setTimeout(done, 1000);
+            });
           },
           job.option,
           job.width,

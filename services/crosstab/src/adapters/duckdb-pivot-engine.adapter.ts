@@ -1,4 +1,5 @@
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import { AppError } from '@quarry/errors';
 import type { IndexEntry } from '@quarry/metadata-store';
 import { isNumeric, type FieldDef, type QueryNode } from '@quarry/query-language';
 import {
@@ -6,7 +7,6 @@ import {
   ident,
   listParam,
   type DuckDBValue,
-  type CompiledWhere,
   type LoadedTable,
   type Row,
   type SnapshotEngine,
@@ -166,14 +166,31 @@ function memberSql(
   return { sql: tests.length ? `(${tests.join(' OR ')})` : 'false', params };
 }
 
-/** 12 significant digits: a bin's lower bound without float noise (0.30000000000000004 is 0.3). */
-const round12 = (n: number) => Number(n.toPrecision(12));
-
 /** What the engine reports for a key: for a bin its lower bound (from its index), else the label. */
 function keyOf(a: AxisSpec, v: unknown): AxisValue {
   const value = toAxis(v);
-  if (a.bin && typeof value === 'number') return round12(a.bin.origin + value * a.bin.width);
+  if (a.bin && typeof value === 'number') return binStart(a, a.bin, value);
   return value;
+}
+
+/**
+ * Bin k's lower bound. Its index must be an exact integer whose bounds differ as doubles: a width too
+ * small for the data (1e-300 from -2^53) sends records to an infinite index, or to bins whose two bounds
+ * are one number, which no range (and no drill query) can tell apart.
+ */
+function binStart(a: AxisSpec, bin: { width: number; origin: number }, k: number): number {
+  const low = bin.origin + k * bin.width;
+  const high = bin.origin + (k + 1) * bin.width;
+  if (!Number.isSafeInteger(k) || !Number.isFinite(low) || !Number.isFinite(high) || !(low < high))
+    throw AppError.invalid(
+      `${a.param}.bin: width ${bin.width} from origin ${bin.origin} is too fine for ${JSON.stringify(a.field.name)} (a value falls in bin number ${k}, whose bounds cannot be told apart); use a wider width or an origin nearer the data`,
+    );
+  // Without float noise (0.30000000000000004 is 0.3), unless that would name a neighbouring bin.
+  for (const digits of [15, 16]) {
+    const short = Number(low.toPrecision(digits));
+    if (Math.round((short - bin.origin) / bin.width) === k) return short;
+  }
+  return low;
 }
 
 function toAxis(v: unknown): AxisValue {
@@ -729,46 +746,17 @@ FROM (SELECT ${keys.length ? keys.join(', ') : '1 AS __one'} FROM ${from.sql} WH
       params: Object.assign({}, w.params, ...tests.map((t) => t.params)) as BoundWhere['params'],
     };
     const plan = new PivotPlan(table, spec, restricted.sql);
-    const drill = await this.drillFacts(table, spec, w, signal);
+    const drill = this.drillFacts(table, spec);
     const result = await this.pivotPlan(plan, spec, restricted, maxCells, signal);
     return { ...result, drill };
   }
 
-  /** Which date axes are calendar dates, and the span of every repeating date part (one small statement). */
-  private async drillFacts(
-    table: LoadedTable,
-    spec: CrosstabSpec,
-    w: CompiledWhere,
-    signal?: AbortSignal,
-  ): Promise<DrillFacts> {
-    const axes = [...spec.rows, ...spec.columns];
-    const calendarDates = axes
+  /** Which date axes are calendar dates (DATE columns): each is its own local date in any zone. */
+  private drillFacts(table: LoadedTable, spec: CrosstabSpec): DrillFacts {
+    const calendarDates = [...spec.rows, ...spec.columns]
       .filter((a) => a.field.type === 'date' && table.columnTypes.get(a.field.name) === 'DATE')
       .map((a) => a.field.name);
-    const repeating = axes.filter(
-      (a) => a.dateGroup === 'monthOfYear' || a.dateGroup === 'dayOfWeek' || a.dateGroup === 'hourOfDay',
-    );
-    const spans: Record<string, [number, number]> = {};
-    if (repeating.length === 0) return { calendarDates, spans };
-    const select = repeating.flatMap((a, i) => {
-      const local = localTime(ident(a.field.name), table.columnTypes.get(a.field.name), spec.timeZone);
-      return [
-        `epoch_ms(CAST(min(${local}) AS TIMESTAMP)) AS __lo${i}`,
-        `epoch_ms(CAST(max(${local}) AS TIMESTAMP)) AS __hi${i}`,
-      ];
-    });
-    const [row] = await this.engine.all(
-      `SELECT ${select.join(', ')} FROM ${ident(table.table)} WHERE ${w.sql}`,
-      w.params,
-      signal,
-    );
-    repeating.forEach((a, i) => {
-      const lo = row?.[`__lo${i}`];
-      const hi = row?.[`__hi${i}`];
-      if (lo !== null && lo !== undefined && hi !== null && hi !== undefined)
-        spans[a.field.name] = [Number(lo), Number(hi)];
-    });
-    return { calendarDates, spans };
+    return { calendarDates };
   }
 
   private async pivotPlan(

@@ -13,17 +13,34 @@ export interface GroupRow {
   values: Array<number | null>;
 }
 
-/** Locale-free number text without float noise (12 significant digits at most). */
+/**
+ * Locale-free number text for display: 15 significant digits, every digit a loaded decimal can hold
+ * (±999999999999.99 stays itself), while the float noise of sums (18774.999999999996) does not show.
+ */
 export function formatNumber(n: number | null): string {
   if (n === null || !Number.isFinite(n)) return '';
   if (Number.isInteger(n)) return String(n);
-  return String(Number(n.toPrecision(12)));
+  return String(Number(n.toPrecision(15)));
 }
 
+/** A number as text with every digit the double holds (the shortest text that reads back as the same number). */
+export function exactNumber(n: number | null): string {
+  if (n === null || !Number.isFinite(n)) return '';
+  return String(n);
+}
+
+/** Texts that read as the blank key's label, quoted or not: `(blank)`, `"(blank)"`, `""(blank)""`, … */
+const LOOKS_BLANK = /^("*)\(blank\)\1$/;
+
+/**
+ * A key as a label. The blank key reads (blank); a value that is itself that text gets one more pair of
+ * quotes, so no two keys share a label (the literal "(blank)" reads `"(blank)"`).
+ */
 export function axisLabel(v: AxisValue): string {
   if (v === null || v === '') return BLANK;
   if (typeof v === 'number') return formatNumber(v);
-  return String(v);
+  const text = String(v);
+  return LOOKS_BLANK.test(text) ? `"${text}"` : text;
 }
 
 /** A key as a person reads it: a bin as its interval `[30, 60)`, anything else as its label. */

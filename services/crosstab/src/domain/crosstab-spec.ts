@@ -60,6 +60,8 @@ export interface AxisSpec {
   reverse: boolean;
   dateGroup?: DateGroup;
   bin?: { width: number; origin: number };
+  /** Where the caller wrote it (`rows[0]`, `columns[1]`): errors about its keys name it. */
+  param: string;
   /** How this axis's keys compare: bins are numbers, date groups sortable text. */
   keyType: FieldDef['type'];
   /** As headers show it: the field, and its grouping. */
@@ -95,7 +97,7 @@ export interface CrosstabSpec {
  */
 export type CrosstabRequestInput = Omit<CompletePivot, 'index' | 'query'>;
 
-const binText = (n: number) => String(Number(n.toPrecision(12)));
+const binText = (n: number) => String(Number(n.toPrecision(15)));
 
 function axisName(field: FieldDef, a: CompleteAxis): string {
   if (a.dateGroup) return `${field.name} (${a.dateGroup})`;
@@ -153,6 +155,7 @@ export function crosstabSpec(entry: IndexEntry, input: CrosstabRequestInput): Cr
       ...(a.dateGroup ? { dateGroup: a.dateGroup } : {}),
       ...(a.bin ? { bin: a.bin } : {}),
       keyType: a.dateGroup ? 'string' : a.bin ? 'number' : f.type,
+      param: where,
       name: axisName(f, a),
     };
   };

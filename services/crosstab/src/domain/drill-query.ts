@@ -120,63 +120,15 @@ function groupPeriod(axis: AxisSpec, key: string): [number, number] | null {
   }
 }
 
-/**
- * A repeating date part over more periods than this has no clause: OR-ing them would pass the query
- * language's limits (length, clauses) long before it stopped being useful. Its keys carry no query.
- */
-export const MAX_REPEATING_PERIODS = 64;
-
 export interface DrillContext {
   timeZone: string;
   /** Clauses already written, by axis and value: a key part repeats down the rows. */
   memo?: Map<string, string | null>;
   /** Whether the field's column holds calendar dates (no time of day), which are their own local date. */
   calendarDate: (field: string) => boolean;
-  /**
-   * For date parts that repeat (monthOfYear, dayOfWeek, hourOfDay): the wall-clock span the records
-   * cover, as wall times written as if UTC; the clause lists every period of the key inside it.
-   */
-  span?: (field: string) => [number, number] | null;
 }
 
-/** Periods of a repeating date part inside a span, as wall-clock [start, end) pairs. */
-function repeatingPeriods(axis: AxisSpec, key: string, span: [number, number]): Array<[number, number]> {
-  const out: Array<[number, number]> = [];
-  const n = Number(key);
-  const [from, to] = span;
-  const first = new Date(from);
-  switch (axis.dateGroup) {
-    case 'monthOfYear':
-      for (let y = first.getUTCFullYear(); Date.UTC(y, n - 1, 1) <= to; y++)
-        out.push([Date.UTC(y, n - 1, 1), Date.UTC(y, n, 1)]);
-      break;
-    case 'dayOfWeek': {
-      const day0 = Date.UTC(first.getUTCFullYear(), first.getUTCMonth(), first.getUTCDate());
-      const isoDay = ((new Date(day0).getUTCDay() + 6) % 7) + 1;
-      for (let d = day0 + ((n - isoDay + 7) % 7) * DAY; d <= to; d += 7 * DAY) out.push([d, d + DAY]);
-      break;
-    }
-    case 'hourOfDay': {
-      const day0 = Date.UTC(first.getUTCFullYear(), first.getUTCMonth(), first.getUTCDate());
-      for (let d = day0 + n * 3_600_000; d <= to; d += DAY) out.push([d, d + 3_600_000]);
-      break;
-    }
-  }
-  return out.filter(([, end]) => end > from);
-}
-
-/** Merges touching periods, so a clause never repeats a boundary. */
-function merged(periods: Array<[number, number]>): Array<[number, number]> {
-  const out: Array<[number, number]> = [];
-  for (const p of periods) {
-    const last = out[out.length - 1];
-    if (last && last[1] === p[0]) last[1] = p[1];
-    else out.push([...p]);
-  }
-  return out;
-}
-
-/** One key part of one axis as a clause; null when none can say it (see MAX_REPEATING_PERIODS). */
+/** One key part of one axis as a clause; null when none can say it. */
 export function keyClause(axis: AxisSpec, value: AxisValue, ctx: DrillContext): string | null {
   const id = `${axis.name}\u0000${JSON.stringify(value)}`;
   const known = ctx.memo?.get(id);
@@ -203,11 +155,10 @@ function writeClause(axis: AxisSpec, value: AxisValue, ctx: DrillContext): strin
         : `${f}[${instantText(zonedStart(start, ctx.timeZone))} TO ${instantText(zonedStart(end, ctx.timeZone))}}`;
     const period = groupPeriod(axis, value);
     if (period) return range(period);
-    const span = ctx.span?.(axis.field.name);
-    const periods = span ? merged(repeatingPeriods(axis, value, span)) : [];
-    // No record has that part (the key cannot come back), or too many periods to list.
-    if (periods.length === 0 || periods.length > MAX_REPEATING_PERIODS) return null;
-    return periods.length === 1 ? range(periods[0]) : `(${periods.map(range).join(' OR ')})`;
+    // A repeating part (dayOfWeek, monthOfYear, hourOfDay) however many years it spans: the query
+    // language's date part, in the crosstab's zone (a calendar date is its own local date).
+    const zone = calendar || ctx.timeZone === 'UTC' ? '' : `@${escapeText(ctx.timeZone)}`;
+    return `${f}@${axis.dateGroup}=${Number(value)}${zone}`;
   }
   if (axis.field.type === 'string') return `${f}=${escapeText(String(value))}`;
   if (typeof value === 'number') return `${f}${escapeText(String(value))}`;

@@ -50,9 +50,11 @@ const textOf = (key: readonly AxisValue[]): string => {
 };
 const keyText = (rowKey: readonly AxisValue[], columnKey: readonly AxisValue[]) =>
   `${textOf(rowKey)}|${textOf(columnKey)}`;
-/** 12 significant digits: sums of doubles carry float noise that no reader wants to see. */
-const round = (v: number | null) =>
-  v === null || !Number.isFinite(v) ? null : Number.isInteger(v) ? v : Number(v.toPrecision(12));
+/**
+ * A value as the engine computed it, every digit kept (JSON, XLSX and the client carry it whole; display
+ * rounds for itself): only what is not a number at all (a division by zero's NaN or Infinity) is blank.
+ */
+const finite = (v: number | null) => (v === null || !Number.isFinite(v) ? null : v);
 
 /** Label order of one level: blank last whatever the direction; text case-insensitively, then exactly. */
 export function compareLabels(a: AxisValue, b: AxisValue, type: FieldDef['type']): number {
@@ -220,7 +222,7 @@ export function buildPivotTable(
       byColumn = new Map();
       raw.set(rowText, byColumn);
     }
-    byColumn.set(textOf(g.columnKey), applyFormulas(spec, g.values).map(round));
+    byColumn.set(textOf(g.columnKey), applyFormulas(spec, g.values).map(finite));
     if (g.rowKey.length === R && g.columnKey.length === 0) rowKeys.push(g.rowKey);
     if (C > 0 && g.rowKey.length === 0 && g.columnKey.length === C) colKeys.push(g.columnKey);
   }
@@ -287,22 +289,22 @@ export function buildPivotTable(
       case 'value':
         return value;
       case 'percentOfGrandTotal':
-        return round(percent(value, grand[m]));
+        return finite(percent(value, grand[m]));
       case 'percentOfRowTotal':
-        return round(percent(value, rawAt(r, [])[m]));
+        return finite(percent(value, rawAt(r, [])[m]));
       case 'percentOfColumnTotal':
-        return round(percent(value, rawAt([], c)[m]));
+        return finite(percent(value, rawAt([], c)[m]));
       case 'runningTotal':
-        return round(running(r, c, m));
+        return finite(running(r, c, m));
       case 'differenceFromPrevious': {
         const prev = previous.get(keyText(r, []));
         const before = prev ? rawAt(prev, c)[m] : null;
-        return value === null || before === null ? null : round(value - before);
+        return value === null || before === null ? null : finite(value - before);
       }
       case 'percentDifferenceFromPrevious': {
         const prev = previous.get(keyText(r, []));
         const before = prev ? rawAt(prev, c)[m] : null;
-        return value === null || before === null || before === 0 ? null : round(((value - before) / before) * 100);
+        return value === null || before === null || before === 0 ? null : finite(((value - before) / before) * 100);
       }
     }
   };
@@ -321,7 +323,6 @@ export function buildPivotTable(
       timeZone: spec.timeZone,
       memo: new Map(),
       calendarDate: (field) => opts.drill?.calendarDates.includes(field) ?? false,
-      span: (field) => opts.drill?.spans[field] ?? null,
     },
   };
 }

@@ -1,15 +1,22 @@
 import { stringify } from 'csv-stringify/sync';
-import { axisText, formatNumber, type AxisValue } from './axis-value';
+import { axisText, exactNumber, type AxisValue } from './axis-value';
 import type { AxisSpec } from './crosstab-spec';
 import type { PivotTable } from './pivot-table';
 
 /**
- * A text cell that a spreadsheet would run as a formula (it starts with =, +, -, @, a tab or a carriage
- * return: CSV injection) gets a leading apostrophe, as OWASP advises. A plain number (-5) stays as is.
- * Labels and names come from indexed data, so any record could carry `=HYPERLINK(…)`.
+ * What a spreadsheet may read as the start of a formula: = + - @ (and their full-width forms, which some
+ * locales' spreadsheets fold), ";" (the argument separator of semicolon locales: `;=1+1`), a tab, a
+ * carriage return or a line feed (a cell split there starts a new one).
+ */
+const FORMULA_START = /^[=+\-@;\t\r\n\uFF1D\uFF0B\uFF0D\uFF20\uFF1B]/;
+
+/**
+ * A text cell that a spreadsheet would run as a formula (CSV injection) gets a leading apostrophe, as
+ * OWASP advises. A plain number (-5) stays as is. Labels and names come from indexed data, so any
+ * record could carry `=HYPERLINK(…)`.
  */
 export function safeText(text: string): string {
-  return /^[=+\-@\t\r]/.test(text) && !/^-?\d+(\.\d+)?(e[-+]?\d+)?$/i.test(text) ? `'${text}` : text;
+  return FORMULA_START.test(text) && !/^-?\d+(\.\d+)?(e[-+]?\d+)?$/i.test(text) ? `'${text}` : text;
 }
 
 /** A column's header text: its key parts joined by " / ", a subtotal column as "<value> Total". */
@@ -42,7 +49,7 @@ export function renderCsv(table: PivotTable): string {
     ...table.columns.flatMap((c) => names.map((n) => safeText(`${columnLabel(c, C, spec.columns)} | ${n}`))),
     ...names.map((n) => `Total | ${n}`),
   ];
-  const numbers = (values: Array<number | null>) => values.map(formatNumber);
+  const numbers = (values: Array<number | null>) => values.map(exactNumber);
   const line = (head: string[], rowKey: AxisValue[]) => [
     ...head,
     ...table.columns.flatMap((c) => numbers(table.at(rowKey, c))),

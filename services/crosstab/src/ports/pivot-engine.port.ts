@@ -22,11 +22,6 @@ export interface PivotResult {
 export interface DrillFacts {
   /** Date fields stored as calendar dates (no time of day): each is its own local date in any zone. */
   calendarDates: string[];
-  /**
-   * For axes grouped by a repeating date part (monthOfYear, dayOfWeek, hourOfDay): the wall-clock span
-   * of the filtered records in the crosstab's zone, [first, last] as wall times written as if UTC.
-   */
-  spans: Record<string, [number, number]>;
 }
 
 /**

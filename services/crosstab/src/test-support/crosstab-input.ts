@@ -13,5 +13,5 @@ export function crosstabInput(sent: SentCrosstab): RunCrosstabInput {
 
 /** A field as an axis with no grouping, as crosstabSpec makes it. */
 export function plainAxis(field: FieldDef): AxisSpec {
-  return { field, reverse: false, keyType: field.type, name: field.name };
+  return { field, reverse: false, keyType: field.type, name: field.name, param: 'rows[0]' };
 }

@@ -56,22 +56,26 @@ interface Axes {
 }
 
 function pareto(categoriesIn: string[], series: Series[]): Plotted {
-  // Largest first, with the running share of the total on the right axis.
+  // Largest first, with the running share of the total on the right axis. Negative values (losses,
+  // refunds) count by their size, as a Pareto of contributions must: the line then says so, instead of
+  // staying flat at 0 % over a total that is not positive.
+  const data = series[0].data;
   const order = categoriesIn
     .map((_, i) => i)
-    .filter((i) => finite(series[0].data[i]))
-    .sort((a, b) => (series[0].data[b] ?? 0) - (series[0].data[a] ?? 0));
-  const values = order.map((i) => series[0].data[i] as number);
-  const total = values.reduce((a, v) => a + Math.max(0, v), 0);
+    .filter((i) => finite(data[i]))
+    .sort((a, b) => Math.abs(data[b] ?? 0) - Math.abs(data[a] ?? 0));
+  const values = order.map((i) => data[i] as number);
+  const total = values.reduce((a, v) => a + Math.abs(v), 0);
   let run = 0;
   const cumulative = values.map((v) => {
-    run += Math.max(0, v);
+    run += Math.abs(v);
     return total > 0 ? Math.round((run / total) * 1000) / 10 : 0;
   });
+  const name = values.some((v) => v < 0) ? 'Cumulative % of sizes (|value|)' : 'Cumulative %';
   return {
     categories: order.map((i) => categoriesIn[i]),
     series: [{ ...series[0], data: values }],
-    extra: [{ type: 'line', name: 'Cumulative %', yAxisIndex: 1, data: cumulative, symbolSize: 4 }],
+    extra: [{ type: 'line', name, yAxisIndex: 1, data: cumulative, symbolSize: 4 }],
   };
 }
 

@@ -1,5 +1,18 @@
 import type { ChartKind } from '../chart-types';
-import { PAD, base, finite, noPositive, palette, sizes, tooMany, type Option, type Series, type Title } from './layout';
+import { compactNumber } from '../text-metrics';
+import {
+  PAD,
+  base,
+  finite,
+  lineHeight,
+  noPositive,
+  palette,
+  sizes,
+  tooMany,
+  type Option,
+  type Series,
+  type Title,
+} from './layout';
 
 export function treemap(
   kind: ChartKind,
@@ -12,7 +25,10 @@ export function treemap(
   const fs = sizes(width, height).label;
   const items = categories
     .map((name, i) => ({ name, value: s.data[i] }))
-    .filter((d): d is { name: string; value: number } => finite(d.value) && d.value > 0);
+    .filter((d): d is { name: string; value: number } => finite(d.value) && d.value > 0)
+    // Each rectangle names its key and its value; the value's text is digits and a unit letter, so it is
+    // safe in ECharts' label template, where the key (any text) only ever stands in as {b}.
+    .map((d) => ({ ...d, label: { formatter: `{b}\n${compactNumber(d.value)}` } }));
   if (!items.length) throw noPositive(kind, s.name);
   const box = { left: PAD, top: title.height, right: PAD, bottom: PAD };
   const area = (width - 2 * PAD) * (height - title.height - PAD);
@@ -31,7 +47,14 @@ export function treemap(
         breadcrumb: { show: false },
         colorMappingBy: 'index',
         data: items,
-        label: { show: true, formatter: '{b}', fontSize: fs, overflow: 'truncate', ellipsis: '…' },
+        label: {
+          show: true,
+          formatter: '{b}',
+          fontSize: fs,
+          lineHeight: lineHeight(fs),
+          overflow: 'truncate',
+          ellipsis: '…',
+        },
         upperLabel: { show: false },
         itemStyle: { borderColor: '#fff', borderWidth: 1, gapWidth: 1 },
         levels: [{ colorSaturation: [0.4, 0.7] }],

@@ -25,6 +25,11 @@ export async function searchSql(engine: SnapshotEngine, entry: IndexEntry, plan:
   const from = `FROM ${ident(table)} WHERE ${where.sql}`;
   const projection = recordJsonSql(entry.fields, columnTypes);
   const page = `ORDER BY ${orderBy(plan.sort)} LIMIT ${plan.limit} OFFSET ${plan.offset}`;
+  // A count alone (limit 0): no row could carry the window's count.
+  if (plan.limit === 0) {
+    const [counted] = await engine.all(`SELECT count(*) AS n ${from}`, where.params, plan.signal);
+    return { total: Number(counted.n), recordsJson: '[]' };
+  }
   if (entry.recordCount <= ONE_PASS_MAX_RECORDS) {
     // One statement: the count rides along each row of the page as a window over the filtered rows.
     const rows = await engine.all(

@@ -238,6 +238,9 @@ export function compilePredicate(
       case 'equals':
         // Memory holds text lower-cased: the exact value is SQL's to test.
         throw new UnsupportedQuery('exact text');
+      case 'datePart':
+        // Wall clocks in a zone are DuckDB's to compute (the same functions the crosstab groups by).
+        throw new UnsupportedQuery('a date part');
       case 'exists': {
         const c = column(q.field);
         if (q.fieldType === 'string') {

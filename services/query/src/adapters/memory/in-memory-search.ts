@@ -78,6 +78,7 @@ export function fieldsOf(plan: SearchPlan): Set<string> {
       case 'compare':
       case 'exists':
       case 'equals':
+      case 'datePart':
         fields.add(q.field);
         return;
       default:

@@ -259,6 +259,11 @@ export function toFilterBy(node: QueryNode, slots: FieldSlots, maxOperations = D
         throw AppError.invalid(
           `Exact text (${q.field}:=…) is not supported by the Typesense engine; search words or phrases instead`,
         );
+      case 'datePart':
+        // The collection holds instants, not wall-clock parts in every zone.
+        throw AppError.invalid(
+          `Date parts (${q.field}:@${q.part}=…) are not supported by the Typesense engine; search a date range instead`,
+        );
     }
   };
 
