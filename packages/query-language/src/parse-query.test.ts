@@ -30,6 +30,9 @@ describe('parseQuery', () => {
     expect(p('Title:=alpha\\ ')).toEqual({ kind: 'equals', field: 'Title', value: 'alpha ' });
     expect(p('Year:5 AND Title:=alpha\\ ')).toMatchObject({ kind: 'and', children: [{}, { value: 'alpha ' }] });
     expect(p('Title:=alpha\\  \t')).toEqual({ kind: 'equals', field: 'Title', value: 'alpha ' });
+    // Every blank escapes, so a key holding a line feed or a tab can be written; other spaces are word characters.
+    expect(p('Title:=a\\\tb\\\n')).toEqual({ kind: 'equals', field: 'Title', value: 'a\tb\n' });
+    expect(p('Title:=alpha\u00a0')).toEqual({ kind: 'equals', field: 'Title', value: 'alpha\u00a0' });
     // An even run of backslashes escapes itself: the blank after it is the margin.
     expect(p('Title:=alpha\\\\ ')).toEqual({ kind: 'equals', field: 'Title', value: 'alpha\\' });
   });

@@ -21,7 +21,8 @@ export interface ParseOptions {
 function parseText(query: string): QueryAst | null {
   const q = trimmedQuery(query);
   const body = query.slice(q.start, q.end);
-  if (body === '' || body === '*' || body === '*:*') return null;
+  // Only spaces of any kind (no-break ones too) ask for nothing in particular, as an empty query does.
+  if (body.trim() === '' || body === '*' || body === '*:*') return null;
   scanQuery(q);
   return parseTokens(tokenizeQuery(q), q.end);
 }

@@ -24,8 +24,11 @@ export type Token =
   | { kind: 'range'; low: Bound; high: Bound; lowInclusive: boolean; highInclusive: boolean; at: number };
 
 const OPERATORS: ReadonlySet<string> = new Set<OperatorWord>(['AND', 'OR', 'NOT', '&&', '||']);
-/** What a backslash escapes in a word; before anything else the backslash is an ordinary character. */
-const ESCAPABLE = new Set('+-!(){}[]^"?:\\&|\'/~* ');
+/**
+ * What a backslash escapes in a word; before anything else the backslash is an ordinary character. Every
+ * blank can be escaped, so any text (a key holding a line feed or a tab) can be written as a value.
+ */
+const ESCAPABLE = new Set('+-!(){}[]^"?:\\&|\'/~* \t\r\n\f');
 /** The query language's blanks; other Unicode spaces are part of words, as they always were. */
 const BLANKS = new Set(' \t\r\n\f');
 /** Characters that end a word. A range bound may also hold ":" (2001-01-14T09:30). */
@@ -37,7 +40,7 @@ const SIGNS = new Set('+-!');
 
 const RANGE_SHAPE = 'a range is written [low TO high], with { or } for an exclusive end';
 
-export const unescapeQueryText = (s: string): string => s.replace(/\\(.)/g, '$1');
+export const unescapeQueryText = (s: string): string => s.replace(/\\([\s\S])/g, '$1');
 
 const isDigit = (ch: string | undefined) => ch !== undefined && ch >= '0' && ch <= '9';
 

@@ -15,13 +15,19 @@ export interface QueryText {
   end: number;
 }
 
+/** The query language's blanks (the lexer's): other Unicode spaces are part of words, margins included. */
+const isBlank = (ch: string) => ch === ' ' || ch === '\t' || ch === '\r' || ch === '\n' || ch === '\f';
+
 export function trimmedQuery(text: string): QueryText {
-  let end = text.trimEnd().length;
+  let end = text.length;
+  while (end > 0 && isBlank(text[end - 1])) end--;
   // A blank after an odd run of backslashes is escaped: it belongs to the term (`key:=alpha\ `), not the margin.
   let slashes = 0;
   while (end - slashes > 0 && text[end - slashes - 1] === '\\') slashes++;
   if (slashes % 2 === 1 && end < text.length) end++;
-  return { text, start: text.length - text.trimStart().length, end };
+  let start = 0;
+  while (start < end && isBlank(text[start])) start++;
+  return { text, start, end };
 }
 
 interface Open {

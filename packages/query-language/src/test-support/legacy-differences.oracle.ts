@@ -95,6 +95,12 @@ export const LEGACY_DIFFERENCES: readonly LegacyDifference[] = [
     applies: (query) => /(^|[^\\])(\\\\)*\\\s\s*$/.test(query),
   },
   {
+    name: 'a backslash before a tab, a line feed or a carriage return',
+    why: 'The old lexer escaped only the space, so a backslash before any other blank was a character of its own and the blank split the word: a key holding a tab or a line feed had no query that could name it. Now every blank escapes.',
+    example: 'Title:=a\\\tb',
+    applies: (query) => /\\[\t\r\n\f]/.test(query),
+  },
+  {
     name: 'NOT between two operands',
     why: 'The old compiler read `a NOT b` (and `a && NOT b`, `a AND  NOT b` with two blanks, `a -(b)`, leading `AND NOT a`) as AND without the NOT; only a leading NOT and the exact spellings "AND NOT"/"OR NOT" negated. Now every NOT negates what follows it.',
     example: 'Title:a NOT Title:b',

@@ -431,9 +431,14 @@ FROM (SELECT ${aliases.join(', ')}, GROUPING(${aliases.join(', ')}) AS gid, ${ag
 SELECT ${distinctCount(this.rowAliases)} AS __nr, ${distinctCount(this.colAliases)} AS __nc`;
   }
 
-  /** Without dynamic views the pre-aggregate is the cells themselves: at most `limit` of them come back. */
+  /**
+   * Without dynamic views the pre-aggregate is the cells themselves: at most `limit` of them come back,
+   * in key order. The roll-up adds doubles in the order the cells arrive, and a hash aggregate's order
+   * varies from call to call: in a fixed order the same question gives the same last digit every time.
+   */
   cellsSql(limit: number): string {
-    return `SELECT ${[...this.labelled(), ...this.partials.map((p) => p.alias)].join(', ')} FROM (${this.preAggregate()}) LIMIT ${limit}`;
+    const order = this.axes.length ? ` ORDER BY ${this.axes.map((_, i) => i + 1).join(', ')}` : '';
+    return `SELECT ${[...this.labelled(), ...this.partials.map((p) => p.alias)].join(', ')} FROM (${this.preAggregate()})${order} LIMIT ${limit}`;
   }
 
   /**

@@ -10,7 +10,7 @@ import type { AxisSpec } from './crosstab-spec';
  */
 
 /** What a backslash escapes in the query language (query-lexer.ts ESCAPABLE), plus "=" leading a value. */
-const ESCAPED = /[+\-!(){}[\]^"?:\\&|'/~* =<>]/g;
+const ESCAPED = /[+\-!(){}[\]^"?:\\&|'/~* \t\r\n\f=<>]/g;
 const escapeText = (s: string) => s.replace(ESCAPED, (c) => `\\${c}`);
 
 /** `Field:` as the query language reads any field name. */

@@ -55,7 +55,7 @@ export interface KeysAtLeast {
  * - dates on an axis group by the field's grain, reported as YYYY-MM-DD, YYYY-MM or YYYY; with a
  *   dateGroup, by that part of their wall-clock time in the spec's zone, reported as the contract's
  *   sortable key (2001-Q1, 2001-W05, 07, ...); bins by o + k·w <= x < o + (k+1)·w, reported as the
- *   lower bound (12 significant digits);
+ *   lower bound (15 significant digits, or as many as tell it from its neighbours);
  * - the filter is evaluated once: one pass over the index yields both the key counts and the groups;
  * - when `crosstabCells(keys, spec)` exceeds `maxCells` no group is returned, only the key counts, and
  *   the engine never materialises more than `maxCells / totals` cells on the way: an oversized pivot
