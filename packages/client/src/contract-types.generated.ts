@@ -369,13 +369,13 @@ export type CrosstabExecuteResult =
         }[];
         columns: (string | number | boolean | null)[][];
         /**
-         * Per entry of columns: a query (Quarry query language) selecting exactly the records of that column key; null for a repeating date part (monthOfYear, dayOfWeek, hourOfDay) spanning more than 64 periods.
+         * Per entry of columns: a query (Quarry query language) selecting exactly the records of that column key, whatever it holds (blanks, backslashes, quotes; a repeating date part as Field:@dayOfWeek=n).
          */
         columnQueries: (string | null)[];
         rows: {
           key: (string | number | boolean | null)[];
           /**
-           * Selects exactly the records of this row key: (crosstab query) AND row query AND column query is the cell. Absent for a repeating date part spanning more than 64 periods.
+           * Selects exactly the records of this row key: (crosstab query) AND row query AND column query is the cell.
            */
           query?: string;
           cells: (number | null)[][];
@@ -698,13 +698,13 @@ export type ReportsExecuteResult =
         }[];
         columns: (string | number | boolean | null)[][];
         /**
-         * Per entry of columns: a query (Quarry query language) selecting exactly the records of that column key; null for a repeating date part (monthOfYear, dayOfWeek, hourOfDay) spanning more than 64 periods.
+         * Per entry of columns: a query (Quarry query language) selecting exactly the records of that column key, whatever it holds (blanks, backslashes, quotes; a repeating date part as Field:@dayOfWeek=n).
          */
         columnQueries: (string | null)[];
         rows: {
           key: (string | number | boolean | null)[];
           /**
-           * Selects exactly the records of this row key: (crosstab query) AND row query AND column query is the cell. Absent for a repeating date part spanning more than 64 periods.
+           * Selects exactly the records of this row key: (crosstab query) AND row query AND column query is the cell.
            */
           query?: string;
           cells: (number | null)[][];

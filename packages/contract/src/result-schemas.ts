@@ -84,14 +84,14 @@ export const crosstabJsonTable = z.object({
   columns: z.array(axisKey),
   columnQueries: z.array(z.string().nullable()).meta({
     description:
-      'Per entry of columns: a query (Quarry query language) selecting exactly the records of that column key; null for a repeating date part (monthOfYear, dayOfWeek, hourOfDay) spanning more than 64 periods.',
+      'Per entry of columns: a query (Quarry query language) selecting exactly the records of that column key, whatever it holds (blanks, backslashes, quotes; a repeating date part as Field:@dayOfWeek=n).',
   }),
   rows: z.array(
     z.object({
       key: axisKey,
       query: z.string().optional().meta({
         description:
-          'Selects exactly the records of this row key: (crosstab query) AND row query AND column query is the cell. Absent for a repeating date part spanning more than 64 periods.',
+          'Selects exactly the records of this row key: (crosstab query) AND row query AND column query is the cell.',
       }),
       cells: z.array(measureValues),
       total: measureValues,
