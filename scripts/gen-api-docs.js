@@ -34,7 +34,14 @@ function limitsOf(s) {
   if (s.maxLength !== undefined) out.push(`at most ${s.maxLength} characters`);
   if (s.minItems !== undefined && s.minItems > 0) out.push(`at least ${s.minItems} items`);
   if (s.maxItems !== undefined) out.push(`at most ${s.maxItems} items`);
-  if (s.pattern !== undefined && !s.enum) out.push(`matches ${code(s.pattern)}`);
+  if (s.pattern !== undefined && !s.enum) {
+    // A keyword's pattern spells each word as [aA][bB]…: its words (the schema's examples) read better.
+    const words = Array.isArray(s.examples) && s.examples.length > 1 && s.examples.every((e) => typeof e === 'string');
+    if (words) {
+      const anyCase = s.pattern.startsWith('^\\s*');
+      out.push(`one of ${s.examples.map((e) => code(e)).join(', ')}${anyCase ? ' (any case)' : ''}`);
+    } else out.push(`matches ${code(s.pattern)}`);
+  }
   return out.join(', ');
 }
 

@@ -10,15 +10,15 @@ export QUARRY_DATA_DIR="${QUARRY_DATA_DIR:-./data}"
 quarry() { node apps/quarry/bin/quarry.js "$@"; }
 DATA=node_modules/vega-datasets/data
 
-if ! quarry index list | grep -q '^movies'; then
+if ! quarry index list 2>/dev/null | grep -q '^movies\b'; then
   quarry index load movies "$DATA/movies.json" --view Directors=Director --view Distributors=Distributor \
     --description "Films: US and worldwide gross, budgets, genres and ratings" >&2
 fi
-if ! quarry index list | grep -q '^airports'; then
+if ! quarry index list 2>/dev/null | grep -q '^airports\b'; then
   quarry index load airports "$DATA/airports.csv" --view States=state \
     --description "US airports with their city, state and location" >&2
 fi
-quarry user list | grep -q '^demo' || quarry user create demo --indexes '*' >/dev/null
+quarry user list 2>/dev/null | grep -q '^demo\b' || quarry user create demo --indexes '*' >/dev/null
 quarry report import scripts/sample-reports.jsonl >&2
 quarry token create --user demo --scopes query:execute,indexes:read,reports:read,reports:write,embed:create --expires-in 30d |
   tail -n 1

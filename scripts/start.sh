@@ -44,12 +44,12 @@ Demo token: user "demo", expires in 30 days. Every example in README.md uses the
   export QUARRY_URL=$QUARRY_URL
   export QUARRY_TOKEN=$QUARRY_TOKEN
 
-Try (the three Star Wars films that grossed most worldwide):
+Try (the Toy Story films, by worldwide gross, with their ratings):
 
   curl -s "\$QUARRY_URL/api/v1" \\
     -H 'Content-Type: application/json' \\
     -H "Authorization: Bearer \$QUARRY_TOKEN" \\
-    -d '{"jsonrpc":"2.0","id":1,"method":"QUERIES.EXECUTE","params":{"index":"movies","query":"\"star wars\"","pageSize":3,"sort":[{"field":"Worldwide Gross","direction":"desc"}]}}'
+    -d '{"jsonrpc":"2.0","id":1,"method":"QUERIES.EXECUTE","params":{"index":"movies","query":"\"toy story\"","pageSize":3,"sort":[{"field":"Worldwide Gross","direction":"desc"}]}}'
 
 Or open the console in a browser and paste the token as "API token":
 

@@ -1,3 +1,6 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { makeDataDir, runCli, startQuarry } from './support/quarry-process';
 import { rpcClient } from './support/http';
 
@@ -17,7 +20,45 @@ describe('quarry CLI', () => {
     expect(again.stderr).toContain('User "ana" already exists');
     expect((await runCli(['user', 'create', 'bad name!'], env)).code).toBe(1);
     const list = await runCli(['user', 'list'], env);
+    expect(list.stdout.split('\n')[0]).toBe('name\tstatus\tadmin\tindexes\trealms');
     expect(list.stdout).toMatch(/^ana\tactive\t-\tmovies,airports\tmovies=Major_Genre:Drama$/m);
+  });
+
+  it('names the columns of every list, as audit does', async () => {
+    const heads = {
+      user: 'name\tstatus\tadmin\tindexes\trealms',
+      token: 'id\ttoken\tuser\tstatus\tscopes\texpires',
+    };
+    await runCli(['token', 'create', '--user', 'ana', '--scopes', 'query:execute'], env);
+    for (const [what, head] of Object.entries(heads)) {
+      const out = (await runCli([what, 'list'], env)).stdout.split('\n');
+      expect(out[0]).toBe(head);
+      expect(out.length).toBeGreaterThan(1);
+    }
+  });
+
+  it('refuses to invent a data directory for a command that only reads, and says which one it reads', async () => {
+    const missing = `${env.QUARRY_DATA_DIR}-nowhere`;
+    for (const args of [['user', 'list'], ['token', 'list'], ['index', 'list'], ['report', 'list'], ['audit']]) {
+      const res = await runCli(args, { QUARRY_DATA_DIR: missing });
+      expect({ args, code: res.code, stderr: res.stderr }).toEqual({
+        args,
+        code: 1,
+        stderr: expect.stringContaining(`no Quarry data in ${missing}`),
+      });
+    }
+    expect(fs.existsSync(missing)).toBe(false);
+    // Without QUARRY_DATA_DIR: ./data of where it runs, said on stderr.
+    const cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-cwd-'));
+    const unset = await runCli(['user', 'list'], {}, { cwd, unset: ['QUARRY_DATA_DIR'] });
+    expect(unset.code).toBe(1);
+    expect(unset.stderr).toContain('no Quarry data in ./data (QUARRY_DATA_DIR is not set)');
+    expect(fs.existsSync(path.join(cwd, 'data'))).toBe(false);
+    fs.mkdirSync(path.join(cwd, 'data'));
+    const read = await runCli(['index', 'list'], {}, { cwd, unset: ['QUARRY_DATA_DIR'] });
+    expect(read.stderr).toContain(`reading ${fs.realpathSync(cwd)}/data (QUARRY_DATA_DIR is not set)`);
+    expect(read.stdout.trim()).toBe('no indexes');
+    fs.rmSync(cwd, { recursive: true, force: true });
   });
 
   it('refuses a blank, unparsable or ungranted realm at user create, storing nothing', async () => {
@@ -93,6 +134,8 @@ describe('quarry CLI', () => {
       expect((await runCli(['token', 'revoke', tokenA], env)).code).toBe(0);
       expect((await rpcClient(quarry.baseUrl, tokenA).call('NOPE')).status).toBe(401);
       expect((await runCli(['token', 'revoke', idB], env)).code).toBe(0);
+      const again = await runCli(['token', 'revoke', idB], env);
+      expect(again.stdout).toMatch(new RegExp(`^token ${idB} \\(qk_\\w+…\\) was already revoked, at \\d{4}-`));
       expect((await rpcClient(quarry.baseUrl, lastLine(b.stdout)).call('NOPE')).status).toBe(401);
       const list = await runCli(['token', 'list'], env);
       expect(list.stdout).toContain(`${idB}\t`);

@@ -712,7 +712,7 @@ describeIf(
             .filter(Boolean)
             .map((l) => l.split('\t').slice(0, 2).join(' '))
             .sort(),
-        ).toEqual(['airports v1', 'movies v1']);
+        ).toEqual(['airports v1', 'movies v1', 'name version']);
       } finally {
         fs.rmSync(dataDir, { recursive: true, force: true });
       }

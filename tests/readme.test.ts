@@ -123,5 +123,8 @@ describe('the banner npm start prints', () => {
     expect(values.every((v) => typeof v === 'number')).toBe(true);
     const sorted = [...(values as number[])].sort((a, b) => (direction === 'desc' ? b - a : a - b));
     expect(values).toEqual(sorted);
+    // The first thing a newcomer reads: films whose ratings are filled, not a column of nulls.
+    for (const r of records)
+      for (const f of ['IMDB Rating', 'Rotten Tomatoes Rating']) expect(r[f]).toEqual(expect.any(Number));
   });
 });

@@ -145,7 +145,7 @@ describe('npm start in a fresh copy, environment scrubbed (README: the first com
       expect(fs.existsSync(path.join(clone, 'data'))).toBe(true);
       const { records } = await runPrintedCurl(text);
       expect(records.length).toBeGreaterThan(0);
-      expect(records.every((r) => /star wars/i.test(String(r.Title)))).toBe(true);
+      expect(records.every((r) => /toy story/i.test(String(r.Title)))).toBe(true);
     } finally {
       expect(await ctrlC(started)).toBe(true);
     }

@@ -201,10 +201,14 @@ export async function startQuarry(opts: {
 export function runCli(
   args: string[],
   env: Record<string, string>,
+  opts: { cwd?: string; unset?: string[] } = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
+  for (const name of opts.unset ?? []) delete childEnv[name];
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [QUARRY_BIN, ...args], {
-      env: { ...process.env, ...env },
+      env: childEnv,
+      cwd: opts.cwd,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';

@@ -16,6 +16,21 @@ function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
 }
 
+/**
+ * Before a command that only reads: say which data directory it reads when QUARRY_DATA_DIR is not set,
+ * and refuse one that does not exist instead of creating it empty and answering "no users".
+ */
+function readable(config: Config): Config {
+  if (config.mongo) return config;
+  const shown = config.dataDirDefaulted ? './data (QUARRY_DATA_DIR is not set)' : config.dataDir;
+  if (!fs.existsSync(config.dataDir))
+    throw new Error(
+      `no Quarry data in ${shown}: set QUARRY_DATA_DIR to the folder the server uses (npm start's is ./data in the repository)`,
+    );
+  if (config.dataDirDefaulted) process.stderr.write(`reading ${config.dataDir} (QUARRY_DATA_DIR is not set)\n`);
+  return config;
+}
+
 /** Runs a command against the metadata store the server uses, then closes it. */
 async function withStore(config: Config, fn: (store: MetadataAndCatalog) => Promise<string>): Promise<void> {
   const { openMetadataStore } = await import('@quarry/metadata-store');
@@ -54,7 +69,9 @@ export function buildProgram(config: () => Config): Command {
     .action((name: string, opts) =>
       withStore(config(), async (s) => (await identityCommands()).createUser(s, name, opts)),
     );
-  user.command('list').action(() => withStore(config(), async (s) => (await identityCommands()).listUsers(s)));
+  user
+    .command('list')
+    .action(() => withStore(readable(config()), async (s) => (await identityCommands()).listUsers(s)));
   user
     .command('disable <name>')
     .action((name: string) =>
@@ -83,7 +100,9 @@ export function buildProgram(config: () => Config): Command {
     .option('--expires-in <duration>', '90s, 15m, 12h or 30d')
     .option('--allow-unknown-scopes', 'accept scope names Quarry does not know')
     .action((opts) => withStore(config(), async (s) => (await identityCommands()).createToken(s, opts)));
-  token.command('list').action(() => withStore(config(), async (s) => (await identityCommands()).listTokens(s)));
+  token
+    .command('list')
+    .action(() => withStore(readable(config()), async (s) => (await identityCommands()).listTokens(s)));
   token
     .command('revoke <idOrToken>')
     .action((id: string) => withStore(config(), async (s) => (await identityCommands()).revokeToken(s, id)));
@@ -117,7 +136,9 @@ export function buildProgram(config: () => Config): Command {
     });
   index
     .command('list')
-    .action(() => withStore(config(), async (s) => (await import('./commands/index-list.command.js')).listIndexes(s)));
+    .action(() =>
+      withStore(readable(config()), async (s) => (await import('./commands/index-list.command.js')).listIndexes(s)),
+    );
   index.command('drop <name>').action((name: string) => {
     const c = config();
     return withStore(c, async (s) => (await indexCommands()).dropIndex(c, s, name));
@@ -132,7 +153,7 @@ export function buildProgram(config: () => Config): Command {
     .option('--limit <n>', 'at most this many (default 100)')
     .option('--json', 'one JSON object per line')
     .action((opts) =>
-      withStore(config(), async (s) => (await import('./commands/audit.command.js')).readAudit(s, opts)),
+      withStore(readable(config()), async (s) => (await import('./commands/audit.command.js')).readAudit(s, opts)),
     );
 
   const report = program.command('report').description('manage saved reports');
@@ -141,7 +162,9 @@ export function buildProgram(config: () => Config): Command {
     .option('--user <name>', "only this user's reports")
     .option('--trash', 'the deleted reports `report restore` can bring back')
     .action(async (opts: { user?: string; trash?: boolean }) => {
-      process.stdout.write(`${await (await reportCommands()).listReports(config(), opts.user, opts.trash)}\n`);
+      process.stdout.write(
+        `${await (await reportCommands()).listReports(readable(config()), opts.user, opts.trash)}\n`,
+      );
     });
   report
     .command('delete <guid>')
@@ -162,7 +185,7 @@ export function buildProgram(config: () => Config): Command {
     .option('--out <file>')
     .action(async (opts: { out?: string }) => {
       const out = opts.out ? fs.createWriteStream(opts.out) : process.stdout;
-      const n = await (await reportCommands()).exportReports(config(), out);
+      const n = await (await reportCommands()).exportReports(readable(config()), out);
       if (opts.out) await new Promise((r) => (out as fs.WriteStream).end(r));
       process.stderr.write(`exported ${n} report(s)\n`);
     });

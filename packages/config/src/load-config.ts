@@ -33,6 +33,8 @@ export interface Config {
   /** How long the audit trail keeps a call. */
   auditDays: number;
   dataDir: string;
+  /** QUARRY_DATA_DIR was not set: dataDir is the default ./data, which the CLI says it reads. */
+  dataDirDefaulted: boolean;
   logLevel: string;
   /** `privateMaxmemory`: the cap of the redis-server started when REDIS_URL is unset. */
   redis: { url: string | undefined; serverPath: string; privateMaxmemory: string };
@@ -160,6 +162,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     embedSecret: e.QUARRY_EMBED_SECRET,
     auditDays: e.QUARRY_AUDIT_DAYS,
     dataDir: path.resolve(e.QUARRY_DATA_DIR),
+    dataDirDefaulted: known.QUARRY_DATA_DIR === undefined,
     logLevel: e.LOG_LEVEL,
     redis: {
       url: redisUrlWithPassword(e.REDIS_URL, e.REDIS_PASSWORD),

@@ -72,7 +72,12 @@ const keywordOf = (
     if (iss.code === 'too_big') return `${PARAM} must be at most ${L.KEYWORD_MAX} characters`;
     return `${PARAM} ${refusal(quoteInput(iss.input))}`;
   };
-  return z.string({ error }).max(L.KEYWORD_MAX, { error, abort: true }).regex(pattern, { error });
+  // The words themselves as `examples`: a reader (docs/api.md, a form) lists them instead of the pattern.
+  return z
+    .string({ error })
+    .max(L.KEYWORD_MAX, { error, abort: true })
+    .regex(pattern, { error })
+    .meta({ examples: [...values] });
 };
 
 export const saveReportParam = z

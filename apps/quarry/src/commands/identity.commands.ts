@@ -1,3 +1,4 @@
+import { listing } from './listing';
 import { AppError } from '@quarry/errors';
 import {
   SCOPES,
@@ -40,12 +41,13 @@ export async function createUser(store: MetadataStore, name: string, opts: Creat
 export async function listUsers(store: MetadataStore): Promise<string> {
   const users = await store.listUsers();
   if (users.length === 0) return 'no users';
-  return users
-    .map((u) => {
+  return listing(
+    ['name', 'status', 'admin', 'indexes', 'realms'],
+    users.map((u) => {
       const realms = u.realms.map((r) => `${r.index}=${r.query}`).join(' ; ');
-      return [u.name, u.status, u.admin ? 'admin' : '-', u.indexes.join(',') || '-', realms || '-'].join('\t');
-    })
-    .join('\n');
+      return [u.name, u.status, u.admin ? 'admin' : '-', u.indexes.join(',') || '-', realms || '-'];
+    }),
+  );
 }
 
 export interface CreateTokenOptions {
@@ -109,18 +111,17 @@ export async function listTokens(store: MetadataStore, now = Date.now()): Promis
   const [tokens, users] = await Promise.all([store.listTokens(), store.listUsers()]);
   if (tokens.length === 0) return 'no tokens';
   const names = new Map(users.map((u) => [u.id, u.name]));
-  return tokens
-    .map((t) =>
-      [
-        t.id,
-        `${t.prefix}…`,
-        names.get(t.userId) ?? '(deleted user)',
-        tokenStatus(t, now),
-        t.scopes.join(','),
-        t.expiresAt ?? 'never',
-      ].join('\t'),
-    )
-    .join('\n');
+  return listing(
+    ['id', 'token', 'user', 'status', 'scopes', 'expires'],
+    tokens.map((t) => [
+      t.id,
+      `${t.prefix}…`,
+      names.get(t.userId) ?? '(deleted user)',
+      tokenStatus(t, now),
+      t.scopes.join(','),
+      t.expiresAt ?? 'never',
+    ]),
+  );
 }
 
 /** Accepts the token id, or the clear token itself (looked up by its hash). */
@@ -131,6 +132,8 @@ export async function revokeToken(store: MetadataStore, idOrToken: string): Prom
     if (!record) throw AppError.notFound('No such token');
     id = record.id;
   }
+  const before = (await store.listTokens()).find((t) => t.id === id);
+  if (before?.revokedAt) return `token ${before.id} (${before.prefix}…) was already revoked, at ${before.revokedAt}`;
   const revoked = await store.revokeToken(id);
   return `revoked token ${revoked.id} (${revoked.prefix}…)`;
 }

@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { listing } from './listing';
 import readline from 'node:readline';
 import type { Config } from '@quarry/config';
 import { AppError } from '@quarry/errors';
@@ -33,19 +34,22 @@ async function* allReports(store: ReportStore, ownerName?: string): AsyncGenerat
 
 export async function listReports(config: Config, user?: string, trash = false): Promise<string> {
   return withReports(config, async (store) => {
-    const lines: string[] = [];
+    const lines: string[][] = [];
     if (trash) {
       // Only what can still come back.
       await store.purgeTrash(trashLimit(new Date(), config.reportTrashDays));
-      for (const t of await store.listTrash(user))
-        lines.push(
-          [t.report.guid, t.report.type, t.report.ownerName, `deleted ${t.deletedAt}`, t.report.name].join('\t'),
-        );
-      return lines.length ? lines.join('\n') : 'the trash is empty';
+      const trashed = (await store.listTrash(user)).map((t) => [
+        t.report.guid,
+        t.report.type,
+        t.report.ownerName,
+        `deleted ${t.deletedAt}`,
+        t.report.name,
+      ]);
+      return trashed.length ? listing(['guid', 'type', 'owner', 'deleted', 'name'], trashed) : 'the trash is empty';
     }
     for await (const r of allReports(store, user))
-      lines.push([r.guid, r.type, r.ownerName, r.shared ? 'shared' : 'private', r.createdAt, r.name].join('\t'));
-    return lines.length ? lines.join('\n') : 'no reports';
+      lines.push([r.guid, r.type, r.ownerName, r.shared ? 'shared' : 'private', r.createdAt, r.name]);
+    return lines.length ? listing(['guid', 'type', 'owner', 'sharing', 'created', 'name'], lines) : 'no reports';
   });
 }
 
