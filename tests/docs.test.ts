@@ -38,6 +38,13 @@ describe('docs', () => {
     expect(api).toMatch(/\| `pageSize` \| integer \| {2}\| `50` \| 1 to 1000 \|/);
   });
 
+  it('lists a keyword parameter by its words, never as a case-folded pattern', () => {
+    const api = fs.readFileSync(OUT, 'utf8');
+    expect(api).not.toMatch(/\[[a-z][A-Z]\]\[[a-z][A-Z]\]/);
+    expect(api).toMatch(/\| `chartType` \|[^\n]*one of `Column2D`, `Column3D`,[^\n]*`Scatter` \(any case\)/);
+    expect(api).toMatch(/\| `imageFormat` \|[^\n]*one of `png`, `svg`, `echarts` \|/);
+  });
+
   it.each(markdownFiles())('every relative link in %s resolves inside the repo', (file) => {
     const broken = relativeLinks(file).filter((target) => {
       const resolved = path.resolve(ROOT, path.dirname(file), decodeURIComponent(target));
