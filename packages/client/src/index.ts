@@ -1,5 +1,6 @@
 export {
   QuarryClient,
+  NEVER_RETRIED,
   type QuarryClientOptions,
   type CallOptions,
   type CrosstabMethods,

@@ -128,7 +128,15 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
 }
 
 /** Methods that change what is stored: never retried. */
-const WRITES: readonly string[] = ['REPORTS.UPDATE', 'REPORTS.DELETE', 'REPORTS.SCHEDULE', 'REPORTS.UNSCHEDULE'];
+export const NEVER_RETRIED: readonly MethodName[] = [
+  'REPORTS.UPDATE',
+  'REPORTS.DELETE',
+  'REPORTS.SCHEDULE',
+  'REPORTS.UNSCHEDULE',
+  'TOKENS.EMBED',
+  'TOKENS.REVOKE_EMBED',
+];
+const WRITES: readonly string[] = NEVER_RETRIED;
 
 /**
  * Quarry's JSON-RPC API with the contract's types: `client.queries.execute({ index: 'movies' })`
