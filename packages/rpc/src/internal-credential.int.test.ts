@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import * as grpc from '@grpc/grpc-js';
 import { createRootLogger } from '@quarry/logger';
-import { healthClient, healthStatus, makeTlsFixtures } from '@quarry/testkit';
+import { healthClient, healthStatus, makeTlsFixtures, tlsTarget } from '@quarry/testkit';
 import { CLIENT_OPTIONS, callUnary } from './grpc-client';
 import { unary } from './grpc-server';
 import {
@@ -204,7 +204,7 @@ describe('mTLS between processes (QUARRY_GRPC_TLS_*)', () => {
   const svc = startModule({ internalToken: TOKEN, tls }, []);
   const clients: grpc.Client[] = [];
   const connect = (creds: grpc.ChannelCredentials) => {
-    const c = new grpc.Client(svc.module.address, creds, CLIENT_OPTIONS);
+    const c = new grpc.Client(tlsTarget(svc.module.address), creds, CLIENT_OPTIONS);
     clients.push(c);
     return c;
   };
@@ -247,7 +247,7 @@ describe('mTLS between processes (QUARRY_GRPC_TLS_*)', () => {
   });
 
   it('keeps health reachable over TLS for a client of the deployment', async () => {
-    const health = healthClient(svc.module.address, channelCredentials(tls));
+    const health = healthClient(tlsTarget(svc.module.address), channelCredentials(tls));
     try {
       expect(await checkHealth(health, '')).toBe('SERVING');
     } finally {

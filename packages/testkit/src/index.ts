@@ -1,5 +1,5 @@
 export { dockerAvailability, describeIf, describeWithDocker } from './docker';
-export { makeTlsFixtures, type TlsFixtures } from './tls-fixtures';
+export { makeTlsFixtures, tlsTarget, type TlsFixtures } from './tls-fixtures';
 export { KIND, OtlpReceiver, type ReceivedSpan } from './otlp-receiver';
 export { builtEntry } from './built-entry';
 export {

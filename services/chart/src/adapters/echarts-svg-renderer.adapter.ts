@@ -3,10 +3,13 @@ import { upgradeLegacyFormatters } from '../domain/formatters';
 import { compactNumber, textWidth } from '../domain/text-metrics';
 import type { RenderJob } from '../ports/chart-renderer.port';
 
-// echarts ships ESM types ("type": "module") but a CommonJS build (`require` → dist/echarts.js); this
-// service compiles to CommonJS, so it loads the CommonJS build and borrows the types.
+// echarts ships ESM types ("type": "module") but CommonJS builds; this service compiles to CommonJS, so it
+// loads one and borrows the types. The production build (the one the Chromium page runs too): the
+// development build prints a warning per crowded axis ("The ticks may be not readable") on every render.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const echarts = require('echarts') as typeof import('echarts', { with: { 'resolution-mode': 'import' } });
+const echarts = require('echarts/dist/echarts.min.js') as typeof import('echarts', {
+  with: { 'resolution-mode': 'import' },
+});
 
 // Without a canvas ECharts guesses text widths from Helvetica-like figures, narrower than DejaVu Sans
 // (the font the option names), so a viewer would draw legend entries into each other. It measures with

@@ -6,7 +6,7 @@ import { Writable } from 'node:stream';
 import { AppError } from '@quarry/errors';
 import { createRootLogger, silentLogger } from '@quarry/logger';
 import { GrpcServiceModule, loadQuarryProto, unary, type GrpcTls, type pb } from '@quarry/rpc';
-import { makeTlsFixtures } from '@quarry/testkit';
+import { makeTlsFixtures, tlsTarget } from '@quarry/testkit';
 import { GrpcServiceClients } from './grpc-service-clients.adapter';
 
 const v1 = loadQuarryProto().quarry.v1;
@@ -135,13 +135,13 @@ describe('GrpcServiceClients over mTLS', () => {
 
   it('reaches a TLS service with the configured certificates, and cannot without them', async () => {
     const secure = new GrpcServiceClients(
-      addrs(svc.module.address),
+      addrs(tlsTarget(svc.module.address)),
       3000,
       { internalToken: TOKEN, tls },
       silentLogger(),
     );
     const plain = new GrpcServiceClients(
-      addrs(svc.module.address),
+      addrs(tlsTarget(svc.module.address)),
       3000,
       { internalToken: TOKEN, tls: undefined },
       silentLogger(),

@@ -104,6 +104,9 @@ export class TypesenseSearchIndex implements SearchIndex {
       ],
       apiKey: settings.apiKey,
       connectionTimeoutSeconds: options.timeoutSeconds ?? 10,
+      // The client's own warnings ("Request to Node 0 failed due to ECONNREFUSED") go to the console, not to
+      // Quarry's log; this adapter reports every failure itself, as an AppError with the request id.
+      logLevel: 'error',
     });
     disableClientRetries(this.client);
     this.retry = options.retry ?? DEFAULT_RETRY;
