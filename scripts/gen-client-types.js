@@ -8,7 +8,7 @@ const path = require('node:path');
 const { compile } = require('json-schema-to-typescript');
 const contract = require('@quarry/contract');
 
-const { openRpcDocument, METHOD_NAMES } = contract;
+const { inlinedDocument, openRpcDocument, METHOD_NAMES } = contract;
 /** The contract's lists a caller picks from (the console's pickers), as values: the schemas hold them too. */
 const LISTS = {
   AGGREGATIONS: 'The aggregation types a total takes (CROSSTAB.EXECUTE totals[].aggregationType).',
@@ -25,7 +25,7 @@ const typeName = (method) =>
     .join('');
 
 async function generate() {
-  const doc = openRpcDocument({ serverUrl: 'http://localhost/api/v1', version: '0' });
+  const doc = inlinedDocument(openRpcDocument({ serverUrl: 'http://localhost/api/v1', version: '0' }));
   const options = {
     bannerComment: '',
     maxItems: -1,
@@ -81,7 +81,7 @@ const clientCall = (method) => {
 async function readme() {
   const prettier = require('prettier');
   const { NEVER_RETRIED } = require('@quarry/client');
-  const doc = openRpcDocument({ serverUrl: 'http://localhost/api/v1', version: '0' });
+  const doc = inlinedDocument(openRpcDocument({ serverUrl: 'http://localhost/api/v1', version: '0' }));
   const rows = doc.methods.map((m) => {
     const optional = m.params.every((p) => !p.required);
     const notes = [

@@ -6,7 +6,7 @@ import {
   completeReportsFind,
   completeReportsSchedule,
 } from './complete-params';
-import { openRpcDocument } from './openrpc-document';
+import { inlinedDocument, openRpcDocument } from './openrpc-document';
 import { parseParams } from './parse-params';
 import {
   crosstabExecuteParams,
@@ -115,7 +115,7 @@ const MINIMAL = {
 } as const;
 
 describe('complete params: the defaults the OpenRPC document states are the ones applied', () => {
-  const doc = openRpcDocument({ serverUrl: 'http://localhost/api/v1', version: '0' });
+  const doc = inlinedDocument(openRpcDocument({ serverUrl: 'http://localhost/api/v1', version: '0' }));
 
   it.each(doc.methods.map((m) => [m.name as keyof typeof MINIMAL, m] as const))('%s', (name, method) => {
     const params = method.params as Array<{ name: string; schema: Schema }>;

@@ -9,6 +9,6 @@ export * from './param-schemas';
 export * from './result-schemas';
 export * from './methods';
 export { parseParams, MAX_PARAM_PROBLEMS } from './parse-params';
-export { openRpcDocument, type OpenRpcDocument } from './openrpc-document';
+export { inlinedDocument, openRpcDocument, type OpenRpcDocument } from './openrpc-document';
 export * from './complete-params';
 export * from './formula';

@@ -1,7 +1,7 @@
 import Ajv from 'ajv';
 import fc from 'fast-check';
 import { METHODS, METHOD_NAMES, type MethodName } from './methods';
-import { openRpcDocument } from './openrpc-document';
+import { inlinedDocument, openRpcDocument } from './openrpc-document';
 
 type Schema = { [key: string]: unknown };
 
@@ -14,7 +14,7 @@ const { MethodCallValidator, validateOpenRPCDocument } = require('@open-rpc/sche
   };
 };
 
-const doc = openRpcDocument({ serverUrl: 'http://localhost:8080/api/v1', version: '1.0.0' });
+const doc = inlinedDocument(openRpcDocument({ serverUrl: 'http://localhost:8080/api/v1', version: '1.0.0' }));
 const asOpenRpc: unknown = doc;
 const validator = new MethodCallValidator(asOpenRpc);
 

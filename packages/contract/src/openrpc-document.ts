@@ -3,6 +3,7 @@ import { ERROR_TABLE } from '@quarry/errors';
 import { METHOD_EXAMPLES } from './method-examples';
 import type { CacheStatus } from './result-meta';
 import { METHODS, METHOD_NAMES, type MethodContract, type MethodName } from './methods';
+import { inlineComponents, shareRepeatedShapes, withoutUnionTypes, type Json } from './openrpc-components';
 
 /*
  * The OpenRPC 1.3 document (https://spec.open-rpc.org) of the API, built from the contract alone, so
@@ -10,20 +11,19 @@ import { METHODS, METHOD_NAMES, type MethodContract, type MethodName } from './m
  * uses; refinements that JSON Schema cannot state are in each method's description.
  */
 
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-
 export interface OpenRpcDocument {
   openrpc: '1.3.2';
   info: { title: string; version: string; description: string };
   servers: Array<{ name: string; url: string }>;
   methods: Array<Record<string, Json>>;
+  components: { schemas: { [name: string]: Json } };
 }
 
 function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): { [key: string]: Json } {
   const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { target: 'draft-7', io, unrepresentable: 'any' }) as {
     [key: string]: Json;
   };
-  return rest;
+  return withoutUnionTypes(rest) as { [key: string]: Json };
 }
 
 /** One content descriptor per top-level param: OpenRPC's by-name params. */
@@ -99,6 +99,43 @@ function methodObject(name: MethodName): Record<string, Json> {
   };
 }
 
+/** Every method's params and result with their repeated shapes named once under components/schemas. */
+function sharedShapes(methods: Array<Record<string, Json>>): Pick<OpenRpcDocument, 'methods' | 'components'> {
+  type Descriptor = { name: string; schema: Json };
+  const schemas = new Map<string, Json>();
+  for (const m of methods) {
+    for (const p of m.params as unknown as Descriptor[]) schemas.set(`${String(m.name)} ${p.name}`, p.schema);
+    schemas.set(`${String(m.name)} result`, (m.result as unknown as Descriptor).schema);
+  }
+  const shared = shareRepeatedShapes(schemas);
+  const at = (key: string) => shared.schemas.get(key) ?? null;
+  return {
+    methods: methods.map((m) => ({
+      ...m,
+      params: (m.params as unknown as Descriptor[]).map((p) => ({ ...p, schema: at(`${String(m.name)} ${p.name}`) })),
+      result: { ...(m.result as { [key: string]: Json }), schema: at(`${String(m.name)} result`) },
+    })),
+    components: { schemas: shared.components },
+  };
+}
+
+/**
+ * The document with every `$ref` to its components replaced by the schema it names: for readers that
+ * walk each method's schemas on their own (the API docs, the client's types, tests).
+ */
+export function inlinedDocument(doc: OpenRpcDocument): OpenRpcDocument {
+  const inline = (s: Json) => inlineComponents(s, doc.components.schemas);
+  return {
+    ...doc,
+    methods: doc.methods.map((m) => ({
+      ...m,
+      params: (m.params as Array<{ [key: string]: Json }>).map((p) => ({ ...p, schema: inline(p.schema) })),
+      result: { ...(m.result as { [key: string]: Json }), schema: inline((m.result as { schema: Json }).schema) },
+    })),
+    components: { schemas: {} },
+  };
+}
+
 export function openRpcDocument(opts: { serverUrl: string; version: string }): OpenRpcDocument {
   return {
     openrpc: '1.3.2',
@@ -109,6 +146,6 @@ export function openRpcDocument(opts: { serverUrl: string; version: string }): O
         'Search, crosstab and saved reports over JSON-RPC 2.0 (POST, one request per call, params by name). Every method but rpc.discover needs `Authorization: Bearer <API token>`; a missing or bad token is an HTTP 401 application/problem+json outside the JSON-RPC envelope. Business errors carry the HTTP status as code and { type, detail } as data; protocol errors use -32700, -32600, -32601 and -32603.',
     },
     servers: [{ name: 'Quarry', url: opts.serverUrl }],
-    methods: METHOD_NAMES.map(methodObject),
+    ...sharedShapes(METHOD_NAMES.map(methodObject)),
   };
 }
