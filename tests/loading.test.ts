@@ -50,6 +50,19 @@ afterAll(async () => {
 });
 
 describe('quarry index load', () => {
+  it('says how many lines an unterminated quote kept from being read, with their numbers', async () => {
+    const csv = file('open-quote.csv', 'id,name,n\n1,a,1\n2,b,2\n3,c,3\n4,"d,4\n5,e,5\n6,f,x\n7,g,7,extra\n8,h\n');
+    const strict = await runCli(['index', 'load', 'oq', csv], env);
+    expect(strict.code).toBe(1);
+    expect(strict.stderr).toContain(
+      'open-quote.csv:5, column "name": a quoted value starts here and its closing quote never comes; the 4 lines after it (lines 6-9) are inside that quote and were not read or checked',
+    );
+    const skipped = await runCli(['index', 'load', 'oq', csv, '--on-error', 'skip'], env);
+    expect(skipped.code).toBe(0);
+    expect(skipped.stdout).toContain('rows read: 4 = 3 loaded + 1 rejected');
+    expect(skipped.stdout).toContain('; 4 more lines were not read: inside an unterminated quote');
+  });
+
   it('prints rows read = loaded + rejected', async () => {
     const res = await runCli(['index', 'load', 'kv2', file('kv2.csv', 'k,v\na,1\nb,2\nc,3\n')], env);
     expect(res.code).toBe(0);

@@ -59,6 +59,8 @@ export interface BuiltSnapshot {
   rowsRejected: number;
   /** The rejects file, when rows were skipped. */
   rejectsFile?: string;
+  /** Lines of a CSV inside an unterminated quote: neither read as rows nor checked. */
+  unreadLines?: number;
 }
 
 export type SourceFormat = 'csv' | 'json' | 'jsonl' | 'parquet';
@@ -200,6 +202,7 @@ export async function buildSnapshot(req: BuildRequest): Promise<BuiltSnapshot> {
   const spill = path.join(req.dataDir, 'tmp');
   fs.mkdirSync(spill, { recursive: true, mode: 0o700 });
   const rejects = new RejectLog(label, onError, maxErrors, onError === 'skip' ? req.rejectsFile : undefined);
+  let unreadLines = 0;
   const weights: Record<string, number> =
     format === 'csv'
       ? { scan: 0.45, types: 0.05, write: 0.5 }
@@ -338,11 +341,23 @@ export async function buildSnapshot(req: BuildRequest): Promise<BuiltSnapshot> {
       for (const r of bad) {
         if (lines.has(String(r.line))) continue;
         lines.add(String(r.line));
+        const line = Number(r.line);
+        const text = String(r.csv_line ?? '');
+        let reason = rejectReason(String(r.error_type), String(r.error_message), csvColumns);
+        // An unterminated quote takes every line after it as its value: say how many were never read
+        // as rows, so nobody takes "rows read" for the whole file.
+        const swallowed = /closing quote never comes/.test(reason)
+          ? text.replace(/\r?\n$/, '').split(/\r?\n/).length - 1
+          : 0;
+        if (swallowed > 0) {
+          unreadLines += swallowed;
+          reason += `; the ${swallowed === 1 ? 'line' : `${swallowed} lines`} after it (${swallowed === 1 ? `line ${line + 1}` : `lines ${line + 1}-${line + swallowed}`}) ${swallowed === 1 ? 'is' : 'are'} inside that quote and ${swallowed === 1 ? 'was' : 'were'} not read or checked`;
+        }
         rejects.add({
-          line: Number(r.line),
+          line,
           ...(r.column_name !== null && r.column_name !== undefined ? { column: String(r.column_name) } : {}),
-          reason: rejectReason(String(r.error_type), String(r.error_message), csvColumns),
-          text: String(r.csv_line ?? ''),
+          reason,
+          text,
         });
       }
     }
@@ -422,6 +437,7 @@ export async function buildSnapshot(req: BuildRequest): Promise<BuiltSnapshot> {
       rowsRead,
       rowsRejected: rejects.rejected,
       ...(rejects.rejected > 0 && req.rejectsFile ? { rejectsFile: req.rejectsFile } : {}),
+      ...(unreadLines > 0 ? { unreadLines } : {}),
     };
   } finally {
     if (ok) rejects.close();

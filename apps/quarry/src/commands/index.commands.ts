@@ -183,7 +183,7 @@ export async function loadIndex(
     const loaded = result.rowsRead - result.rowsRejected;
     return [
       `published ${entry.name} version ${entry.version}: ${entry.recordCount} record${entry.recordCount === 1 ? '' : 's'} in ${secs.toFixed(1)} s (${Math.round(loaded / Math.max(secs, 0.001))} rows/s)`,
-      `rows read: ${result.rowsRead} = ${loaded} loaded + ${result.rowsRejected} rejected${result.rejectsFile ? ` (listed in ${result.rejectsFile})` : ''}${opts.append ? `; ${entry.recordCount - loaded} rows kept from the previous version` : ''}`,
+      `rows read: ${result.rowsRead} = ${loaded} loaded + ${result.rowsRejected} rejected${result.rejectsFile ? ` (listed in ${result.rejectsFile})` : ''}${opts.append ? `; ${entry.recordCount - loaded} rows kept from the previous version` : ''}${result.unreadLines ? `; ${result.unreadLines} more line${result.unreadLines === 1 ? ' was' : 's were'} not read: inside an unterminated quote` : ''}`,
       ...(entry.recordCount === 0 ? ['the file holds a header and no rows: the index is empty'] : []),
       `fields: ${entry.fields.map((f) => `${f.name} (${f.type}${f.grain ? `, grouped by ${f.grain}` : ''})`).join(', ')}`,
       `dynamic views: ${['Records', ...entry.views.map((v) => `${v.name} = distinct ${v.field}`)].join(', ')}`,

@@ -25,6 +25,7 @@ export interface LoadResult {
   rowsRead: number;
   rowsRejected: number;
   rejectsFile?: string;
+  unreadLines?: number;
 }
 
 /** How long a load lock lasts without a heartbeat: a loader that hangs frees the name after this. */
@@ -133,6 +134,7 @@ export class LoadIndexUseCase {
       rowsRead: built.rowsRead,
       rowsRejected: built.rowsRejected,
       ...(built.rejectsFile ? { rejectsFile: built.rejectsFile } : {}),
+      ...(built.unreadLines ? { unreadLines: built.unreadLines } : {}),
     };
   }
 

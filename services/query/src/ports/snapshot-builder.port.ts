@@ -36,6 +36,8 @@ export interface BuiltSnapshotInfo {
   rowsRead: number;
   rowsRejected: number;
   rejectsFile?: string;
+  /** Lines of a CSV inside an unterminated quote: neither read as rows nor checked. */
+  unreadLines?: number;
 }
 
 /**
