@@ -63,6 +63,33 @@ describe('quarry index load', () => {
     expect(skipped.stdout).toContain('; 4 more lines were not read: inside an unterminated quote');
   });
 
+  it('says which value made a column text, where, and how to declare its type instead', async () => {
+    const csv = file(
+      'typed.csv',
+      'id,year,day,amount\n1,2001,2020-01-01,1.5\n2,2002,2020-01-02,2\n3,2003,2020-01-03,x\n4,02008,2008-13-45,4\n5,2005,2020-01-05,5\n',
+    );
+    const res = await runCli(['index', 'load', 'typed', csv], env);
+    expect(res.code).toBe(0);
+    expect(res.stdout).toContain('fields: id (integer), year (string), day (string), amount (string)');
+    for (const line of [
+      '"year" is text: record 4 holds "02008", which is not an integer as written; --type "year"=integer loads the column as one',
+      '"day" is text: record 4 holds "2008-13-45", which is not a date as written; --type "day"=date',
+      '"amount" is text: record 3 holds "x", which is not a number as written; --type "amount"=number',
+    ])
+      expect(res.stdout).toContain(line);
+    // Past the sample: the full scan finds it, and names its record.
+    const late = file(
+      'late.csv',
+      ['id,score', ...Array.from({ length: 2999 }, (_, i) => `${i + 1},${i * 3}`), '3000,abc', ''].join('\n'),
+    );
+    const lateRes = await runCli(['index', 'load', 'late', late], env);
+    expect(lateRes.stdout).toContain('"score" is text: record 3000 holds "abc"');
+    // A column whose every value reads says nothing.
+    expect((await runCli(['index', 'load', 'fine', file('fine.csv', 'a,b\n1,x\n2,y\n')], env)).stdout).not.toContain(
+      'is text:',
+    );
+  });
+
   it('prints rows read = loaded + rejected', async () => {
     const res = await runCli(['index', 'load', 'kv2', file('kv2.csv', 'k,v\na,1\nb,2\nc,3\n')], env);
     expect(res.code).toBe(0);

@@ -429,7 +429,9 @@ describe('REPORTS.EXECUTE: a saved report run by reference', () => {
     // Restoring for another user answers as for an unknown guid; for its owner, or any, it comes back.
     const cli = (args: string[], extra: Record<string, string> = {}) => runCli(args, { ...env, ...extra });
     const trash = await cli(['report', 'list', '--trash', '--user', 'ann']);
-    expect(trash.stdout).toMatch(new RegExp(`^${privateGuid}\tquery\tann\tdeleted \\S+\tPrivate sales\n$`));
+    expect(trash.stdout).toMatch(
+      new RegExp(`^guid\ttype\towner\tdeleted\tname\n${privateGuid}\tquery\tann\tdeleted \\S+\tPrivate sales\n$`),
+    );
     expect((await cli(['report', 'list', '--trash', '--user', 'bob'])).stdout).toBe('the trash is empty\n');
     const asBob = await cli(['report', 'restore', privateGuid, '--user', 'bob']);
     const asUnknown = await cli(['report', 'restore', unknownGuid, '--user', 'bob']);

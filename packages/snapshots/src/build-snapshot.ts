@@ -5,7 +5,7 @@ import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { AppError } from '@quarry/errors';
 import { type DateGrain, type FieldDef, type FieldType } from '@quarry/query-language';
 import { readCsvHeader, type SourceEncoding } from './load/csv-header';
-import { planColumns, type ColumnPlan } from './load/infer-columns';
+import { planColumns, type ColumnPlan, type TypeNote } from './load/infer-columns';
 import { checkJsonArray, checkJsonLines } from './load/json-check';
 import { RejectLog, type OnError } from './load/load-problems';
 import { ident, literal } from './sql';
@@ -61,6 +61,8 @@ export interface BuiltSnapshot {
   rejectsFile?: string;
   /** Lines of a CSV inside an unterminated quote: neither read as rows nor checked. */
   unreadLines?: number;
+  /** Columns loaded as text although most values read as another type, each with the first value that did not. */
+  typeNotes?: TypeNote[];
 }
 
 export type SourceFormat = 'csv' | 'json' | 'jsonl' | 'parquet';
@@ -438,6 +440,7 @@ export async function buildSnapshot(req: BuildRequest): Promise<BuiltSnapshot> {
       rowsRejected: rejects.rejected,
       ...(rejects.rejected > 0 && req.rejectsFile ? { rejectsFile: req.rejectsFile } : {}),
       ...(unreadLines > 0 ? { unreadLines } : {}),
+      ...(planned.notes.length ? { typeNotes: planned.notes } : {}),
     };
   } finally {
     if (ok) rejects.close();

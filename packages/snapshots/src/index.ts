@@ -13,6 +13,7 @@ export {
   type SingleWordField,
 } from './single-word-fields';
 export { buildSnapshot, pruneSnapshots, type BuildRequest, type BuiltSnapshot } from './build-snapshot';
+export type { TypeNote } from './load/infer-columns';
 export { ident, listParam, literal, recordJsonSql, wordsColumn, wordsExpr } from './sql';
 export type { DuckDBValue } from '@duckdb/node-api';
 export { readableIndex, fieldsOf } from './index-access';

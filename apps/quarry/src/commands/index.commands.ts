@@ -186,6 +186,10 @@ export async function loadIndex(
       `rows read: ${result.rowsRead} = ${loaded} loaded + ${result.rowsRejected} rejected${result.rejectsFile ? ` (listed in ${result.rejectsFile})` : ''}${opts.append ? `; ${entry.recordCount - loaded} rows kept from the previous version` : ''}${result.unreadLines ? `; ${result.unreadLines} more line${result.unreadLines === 1 ? ' was' : 's were'} not read: inside an unterminated quote` : ''}`,
       ...(entry.recordCount === 0 ? ['the file holds a header and no rows: the index is empty'] : []),
       `fields: ${entry.fields.map((f) => `${f.name} (${f.type}${f.grain ? `, grouped by ${f.grain}` : ''})`).join(', ')}`,
+      ...(result.typeNotes ?? []).map(
+        (n) =>
+          `"${n.column}" is text: record ${n.record} holds ${JSON.stringify(n.value.slice(0, 60))}, which is not ${n.wanted === 'integer' ? 'an integer' : n.wanted === 'number' ? 'a number' : `a ${n.wanted}`} as written; --type ${JSON.stringify(n.column)}=${n.wanted} loads the column as one (a value it cannot read is then a malformed row)`,
+      ),
       `dynamic views: ${['Records', ...entry.views.map((v) => `${v.name} = distinct ${v.field}`)].join(', ')}`,
     ].join('\n');
   } finally {

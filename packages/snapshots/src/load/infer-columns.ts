@@ -55,7 +55,7 @@ export interface ColumnPlan {
  * The types a column may take, most specific first, each with the SQL counting the values it would
  * change over the whole source; the last one (text, or a declared type) has no check.
  */
-type Chain = Array<{ plan: ColumnPlan; badCount?: string }>;
+type Chain = Array<{ plan: ColumnPlan; badWhere?: string }>;
 
 function inferType(duckType: string): FieldType | 'text' {
   const t = duckType.toUpperCase();
@@ -223,7 +223,7 @@ async function propose(
     return [
       {
         plan: plan(name, 'integer', `CAST(${col} AS BIGINT)`),
-        badCount: `count(*) FILTER (WHERE ${col} IS NOT NULL AND TRY_CAST(${col} AS BIGINT) IS NULL)`,
+        badWhere: `${col} IS NOT NULL AND TRY_CAST(${col} AS BIGINT) IS NULL`,
       },
       { plan: text },
     ];
@@ -242,10 +242,7 @@ async function propose(
   const fmt = ctx.dates?.get(name) ?? null;
   if (fmt) {
     const p = datePlan(fmt);
-    return [
-      { plan: p, badCount: `count(*) FILTER (WHERE ${blankToNull(asText)} IS NOT NULL AND ${p.tryExpr} IS NULL)` },
-      { plan: text },
-    ];
+    return [{ plan: p, badWhere: `${blankToNull(asText)} IS NOT NULL AND ${p.tryExpr} IS NULL` }, { plan: text }];
   }
   if (!ctx.numbersFromText) return sure(text);
   const sampled = ctx.sampled?.get(name) ?? [];
@@ -254,14 +251,14 @@ async function propose(
   // Plain decimal notation with at most 15 significant digits: what a double keeps exactly.
   const decimal = {
     plan: plan(name, 'number', `CAST(${v} AS DOUBLE)`),
-    badCount: `count(*) FILTER (WHERE ${v} IS NOT NULL AND NOT (regexp_full_match(${v}, '-?(0|[1-9][0-9]*)([.][0-9]+)?') AND length(ltrim(replace(replace(${v}, '-', ''), '.', ''), '0')) <= ${DOUBLE_DIGITS}))`,
+    badWhere: `${v} IS NOT NULL AND NOT (regexp_full_match(${v}, '-?(0|[1-9][0-9]*)([.][0-9]+)?') AND length(ltrim(replace(replace(${v}, '-', ''), '.', ''), '0')) <= ${DOUBLE_DIGITS})`,
   };
   switch (proposeFromText(sampled)) {
     case 'boolean':
       return [
         {
           plan: plan(name, 'boolean', `CAST(${v} AS BOOLEAN)`),
-          badCount: `count(*) FILTER (WHERE ${v} IS NOT NULL AND lower(${v}) NOT IN ('true', 'false'))`,
+          badWhere: `${v} IS NOT NULL AND lower(${v}) NOT IN ('true', 'false')`,
         },
         { plan: text },
       ];
@@ -271,7 +268,7 @@ async function propose(
       return [
         {
           plan: plan(name, 'integer', `CAST(${v} AS BIGINT)`),
-          badCount: `count(*) FILTER (WHERE ${v} IS NOT NULL AND CAST(${n} AS VARCHAR) IS DISTINCT FROM ${v})`,
+          badWhere: `${v} IS NOT NULL AND CAST(${n} AS VARCHAR) IS DISTINCT FROM ${v}`,
         },
         decimal,
         { plan: text },
@@ -296,7 +293,7 @@ export async function planColumns(
   declared: Record<string, FieldType>,
   /** Runs the first scan (which also counts the rows); reports its progress. */
   scan: (sql: string) => Promise<Array<Record<string, unknown>>>,
-): Promise<{ plans: ColumnPlan[]; rows: number }> {
+): Promise<{ plans: ColumnPlan[]; rows: number; notes: TypeNote[] }> {
   const sampled = new Map<string, string[]>(columns.map((col) => [col.name, []]));
   const list = columns.map((col, k) => `CAST(${ident(col.name)} AS VARCHAR) AS v${k}`).join(', ');
   for (const r of await rows(ctx.c, `SELECT ${list} FROM ${ctx.sample}`)) {
@@ -317,26 +314,89 @@ export async function planColumns(
   const withSample = { ...ctx, dates, sampled };
   const chains: Chain[] = [];
   for (const col of columns) chains.push(await propose(withSample, col.name, col.type, declared[col.name]));
+  const notes: TypeNote[] = [];
+  // Text from the sample already: say so where most sampled values read as numbers or dates.
+  for (const [i, col] of columns.entries()) {
+    const only = chains[i].length === 1 ? chains[i][0].plan : undefined;
+    if (!only || only.type !== 'string' || declared[col.name] || inferType(col.type) !== 'text') continue;
+    const note = await sampleNote(ctx, col.name, sampled.get(col.name) ?? []);
+    if (note) notes.push(note);
+  }
   const at = chains.map(() => 0);
   let counted = -1;
   for (;;) {
     const checks = chains
       .map((chain, i) => {
-        const badCount = chain[at[i]].badCount;
-        return badCount ? `${badCount} AS b${i}` : undefined;
+        const badWhere = chain[at[i]].badWhere;
+        return badWhere ? `count(*) FILTER (WHERE ${badWhere}) AS b${i}` : undefined;
       })
       .filter((x): x is string => x !== undefined);
     if (checks.length === 0 && counted >= 0) break;
     const sql = `SELECT ${['count(*) AS __rows', ...checks].join(', ')} FROM ${source}`;
     const [r] = counted < 0 ? await scan(sql) : await rows(ctx.c, sql);
     if (counted < 0) counted = Number(r.__rows);
-    chains.forEach((chain, i) => {
-      const badCount = chain[at[i]].badCount;
-      if (!badCount) return;
-      if (Number(r[`b${i}`]) > 0) at[i] += 1;
+    for (const [i, chain] of chains.entries()) {
+      const failed = chain[at[i]];
+      if (!failed.badWhere) continue;
+      if (Number(r[`b${i}`]) > 0) {
+        at[i] += 1;
+        // The column ends as text: the first value that kept it from `failed`'s type says why.
+        if (chain[at[i]].plan.type === 'string') {
+          const [first] = await rows(
+            ctx.c,
+            `SELECT __record, CAST(${ident(failed.plan.name)} AS VARCHAR) AS v FROM (SELECT row_number() OVER () AS __record, * FROM ${source}) WHERE ${failed.badWhere} LIMIT 1`,
+          );
+          if (first)
+            notes.push({
+              column: failed.plan.name,
+              wanted: failed.plan.type,
+              record: Number(first.__record),
+              value: String(first.v),
+            });
+        }
+      }
       // Every value reads: the plain conversion cannot fail, so no row needs the forgiving one.
-      else chain[at[i]] = { plan: { ...chain[at[i]].plan, tryExpr: chain[at[i]].plan.expr } };
-    });
+      else chain[at[i]] = { plan: { ...failed.plan, tryExpr: failed.plan.expr } };
+    }
   }
-  return { plans: chains.map((chain, i) => chain[at[i]].plan), rows: counted };
+  return { plans: chains.map((chain, i) => chain[at[i]].plan), rows: counted, notes };
+}
+
+/**
+ * Why a column is text although most of its values read as another type: the first value that does not
+ * (its record, counted from 1), so a loader can say how to declare the type instead.
+ */
+export interface TypeNote {
+  column: string;
+  wanted: FieldType;
+  record: number;
+  value: string;
+}
+
+/** A sampled text column most of whose values are numbers or dates: the first sampled value that is not. */
+async function sampleNote(ctx: PlanContext, name: string, values: string[]): Promise<TypeNote | undefined> {
+  const present = values.map((v, i) => ({ v, record: i + 1 })).filter(({ v }) => v.trim() !== '');
+  if (present.length < 2) return undefined;
+  const firstNot = (test: (v: string) => boolean, wanted: FieldType) => {
+    const hits = present.filter(({ v }) => test(v)).length;
+    const miss = present.find(({ v }) => !test(v));
+    return hits * 2 >= present.length && miss
+      ? { column: name, wanted, record: miss.record, value: miss.v }
+      : undefined;
+  };
+  if (ctx.numbersFromText) {
+    const integer = firstNot((v) => INTEGER_TEXT.test(v), 'integer');
+    if (integer && present.every(({ v }) => !DECIMAL_TEXT.test(v) || INTEGER_TEXT.test(v))) return integer;
+    const decimal = firstNot((v) => DECIMAL_TEXT.test(v), 'number');
+    if (decimal) return decimal;
+  }
+  if (!present.some(({ v }) => /^\d{4}-\d{2}-\d{2}/.test(v))) return undefined;
+  // Dates written as ISO days: which sampled ones no layout reads.
+  const list = present.map(({ v }) => literal(v)).join(', ');
+  const read = await rows(
+    ctx.c,
+    `SELECT v, TRY_CAST(v AS TIMESTAMPTZ) IS NOT NULL OR TRY_CAST(v AS DATE) IS NOT NULL AS ok FROM (SELECT unnest([${list}]) AS v)`,
+  );
+  const ok = new Map(read.map((r) => [String(r.v), r.ok === true]));
+  return firstNot((v) => ok.get(v) === true, 'date');
 }

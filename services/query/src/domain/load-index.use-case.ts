@@ -5,7 +5,12 @@ import type { IndexCatalog, IndexEntry, LoadLock } from '@quarry/metadata-store'
 import type { DateGrain, FieldType } from '@quarry/query-language';
 import { fieldsOf } from '@quarry/snapshots/access';
 import type { SearchIndex } from '../ports/search-index.port';
-import type { SnapshotBuilder, SnapshotRetention, SourceOptions } from '../ports/snapshot-builder.port';
+import type {
+  BuiltSnapshotInfo,
+  SnapshotBuilder,
+  SnapshotRetention,
+  SourceOptions,
+} from '../ports/snapshot-builder.port';
 
 export interface LoadIndexInput extends SourceOptions {
   name: string;
@@ -26,6 +31,7 @@ export interface LoadResult {
   rowsRejected: number;
   rejectsFile?: string;
   unreadLines?: number;
+  typeNotes?: BuiltSnapshotInfo['typeNotes'];
 }
 
 /** How long a load lock lasts without a heartbeat: a loader that hangs frees the name after this. */
@@ -135,6 +141,7 @@ export class LoadIndexUseCase {
       rowsRejected: built.rowsRejected,
       ...(built.rejectsFile ? { rejectsFile: built.rejectsFile } : {}),
       ...(built.unreadLines ? { unreadLines: built.unreadLines } : {}),
+      ...(built.typeNotes ? { typeNotes: built.typeNotes } : {}),
     };
   }
 

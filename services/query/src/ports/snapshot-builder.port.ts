@@ -38,6 +38,8 @@ export interface BuiltSnapshotInfo {
   rejectsFile?: string;
   /** Lines of a CSV inside an unterminated quote: neither read as rows nor checked. */
   unreadLines?: number;
+  /** Columns loaded as text although most values read as another type: the first value that did not. */
+  typeNotes?: Array<{ column: string; wanted: FieldDef['type']; record: number; value: string }>;
 }
 
 /**
