@@ -982,6 +982,12 @@ describe("infra/init-secrets.sh (the loader's first step)", () => {
       QUARRY_CURSOR_SECRET_FILE: cursor,
     });
     expect([config.grpc.internalToken, config.cursorSecret]).toEqual(first.map((t) => t.trim()));
+    // The webhook key: one for every gateway, read from the file (the gateway's /data is read-only).
+    const webhookKey = path.join(dir, 'webhook-key');
+    expect(mode(webhookKey)).toBe(0o600);
+    expect(loadConfig({ QUARRY_TARGET: 'all', QUARRY_WEBHOOK_KEY_FILE: webhookKey }).schedules.webhookKey).toBe(
+      fs.readFileSync(webhookKey, 'utf8').trim(),
+    );
 
     // A restart keeps them; an empty file (an interrupted first start) is made again.
     fs.writeFileSync(cursor, '');

@@ -69,6 +69,8 @@ export interface SnapshotEngineOptions {
    * default, is read-only in every Deployment). '' turns spilling off.
    */
   tempDirectory?: string;
+  /** DuckDB's max_temp_directory_size (bytes); a call that would spill more fails instead. */
+  maxTempBytes?: number | undefined;
   /**
    * Bytes the versions read into memory may hold together (attached ones count nothing: their blocks
    * are DuckDB's cache, within its memory limit); the least recently used go first. Unset: no bound.
@@ -137,6 +139,9 @@ export class SnapshotEngine {
       preserve_insertion_order: 'true',
       ...(o.memoryLimitBytes ? { memory_limit: `${Math.floor(o.memoryLimitBytes / 1024 / 1024)}MiB` } : {}),
       ...(o.tempDirectory !== undefined ? { temp_directory: o.tempDirectory } : {}),
+      ...(o.maxTempBytes !== undefined
+        ? { max_temp_directory_size: `${Math.floor(o.maxTempBytes / 1024 / 1024)}MiB` }
+        : {}),
     });
   }
 
