@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import { parse } from 'yaml';
 import { describeIf } from '@quarry/testkit';
 import { QuarryMetrics } from '@quarry/metrics';
 import { VEGA } from './support/datasets';
@@ -21,7 +22,7 @@ import {
   type Doc,
 } from './support/kustomize';
 import { pngFacts } from './support/png';
-import { freePort, QUARRY_BIN } from './support/quarry-process';
+import { freePort, QUARRY_BIN, REPO_ROOT } from './support/quarry-process';
 import {
   commandLine,
   EndpointsProxy,
@@ -456,7 +457,7 @@ describeIf(
           const c = quarryContainers(d)[0] as ProbedContainer;
           const spec = podSpec(d);
           const env = envs.find((e) => e.doc === d)!.env;
-          expect({ name, startup: c.startupProbe?.httpGet.path }).toEqual({ name, startup: '/healthz' });
+          expect({ name, startup: c.startupProbe?.httpGet?.path }).toEqual({ name, startup: '/healthz' });
           const drain = Number(env.QUARRY_DRAIN_DELAY_MS ?? 0);
           const grace = Number(env.QUARRY_SHUTDOWN_GRACE_MS ?? 10000);
           const deadline = Number(env.QUARRY_GRPC_DEADLINE_MS ?? 30000);
@@ -512,5 +513,247 @@ describeIf(
         expect((job.spec as { ttlSecondsAfterFinished: number }).ttlSecondsAfterFinished).toBe(0);
       });
     }
+  },
+);
+
+type ComposeService = {
+  image?: string;
+  entrypoint?: string[];
+  command?: string[];
+  environment?: Record<string, string>;
+  volumes?: string[];
+  tmpfs?: string[];
+  read_only?: boolean;
+  stop_grace_period?: string;
+  healthcheck?: { test: string[]; interval?: string; retries?: number };
+  deploy?: { replicas?: number };
+};
+
+/** Compose's interpolation: ${NAME}, ${NAME:-default}, ${NAME:?error} (an unset NAME with :? refuses). */
+function interpolate(text: string, vars: Record<string, string>): string {
+  return text.replace(/\$\{([A-Z0-9_]+)(?::([-?])([^}]*))?\}/g, (_all, name: string, op?: string, arg?: string) => {
+    const v = vars[name];
+    if (v !== undefined && v !== '') return v;
+    if (op === '-') return arg ?? '';
+    if (op === '?') throw new Error(`${name}: ${arg}`);
+    return '';
+  });
+}
+
+const seconds = (d: string | undefined, fallback: number) => (d ? Number(/^(\d+)s$/.exec(d)![1]) : fallback);
+
+describeIf(
+  hasRedis,
+  'redis-server is needed to rehearse docker-compose.yml',
+  'the deployment as written: docker-compose.yml started as processes',
+  () => {
+    const composeText = fs.readFileSync(path.join(REPO_ROOT, 'docker-compose.yml'), 'utf8');
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-rehearsal-compose-'));
+    fs.chmodSync(root, 0o755);
+    // The image's user (infra/Dockerfile: node, uid 1000) when this test runs as root.
+    const uid = podUid(1000);
+    const snapshots = podWritable(path.join(root, 'snapshots'), uid);
+    const stores = podWritable(path.join(root, 'stores'), uid);
+    const receiver = new Receiver();
+    const pods: RehearsedPod[] = [];
+    let services: Record<string, ComposeService>;
+    let redis: RehearsalRedis;
+    let gatewayUrl: string;
+    let token: string;
+
+    const mapPaths = (v: string, mounts: Map<string, string>) => {
+      const at = [...mounts.keys()].find((mp) => v === mp || v.startsWith(`${mp}/`));
+      return at ? mounts.get(at)! + v.slice(at.length) : v;
+    };
+
+    beforeAll(async () => {
+      process.stderr.write(`Compose rehearsal stand-ins:\n  ${STAND_INS.join('\n  ')}\n`);
+      // No well-known fallback key: compose refuses to start without one.
+      expect(() => interpolate(composeText, {})).toThrow(/TYPESENSE_API_KEY/);
+      services = (
+        parse(interpolate(composeText, { TYPESENSE_API_KEY: 'rehearsal-typesense-key' }), { merge: true }) as {
+          services: Record<string, ComposeService>;
+        }
+      ).services;
+      await receiver.start();
+      const standIns = (env: Record<string, string>) => {
+        const out = { ...env };
+        for (const n of ['MONGODB_URL', 'TYPESENSE_URL', 'TYPESENSE_API_KEY']) delete out[n];
+        out.QUARRY_SEARCH_BACKEND = 'embedded';
+        return out;
+      };
+
+      // The loader: its entrypoint script (secrets, an admin token, the sample indexes) on the volume.
+      fs.symlinkSync(path.join(stores, 'quarry.db'), path.join(snapshots, 'quarry.db'));
+      const loader = services.loader;
+      const script = fs
+        .readFileSync(path.join(REPO_ROOT, 'infra', 'load-sample.sh'), 'utf8')
+        .replaceAll('/data', snapshots)
+        .replaceAll('/app/init-secrets.sh', path.join(REPO_ROOT, 'infra', 'init-secrets.sh'))
+        .replaceAll('/app/apps/quarry/bin/quarry.js', QUARRY_BIN)
+        .replaceAll('/app/sample/', `${VEGA}/`);
+      expect(loader.entrypoint?.slice(-1)).toEqual(['/app/load-sample.sh']);
+      const loaderTmp = podWritable(path.join(root, 'loader-tmp'), uid);
+      const loaderEnv = Object.fromEntries(
+        Object.entries(standIns(loader.environment!)).map(([k, v]) => [
+          k,
+          mapPaths(v, new Map([['/data', snapshots]])),
+        ]),
+      );
+      delete loaderEnv.REDIS_URL;
+      delete loaderEnv.REDIS_PASSWORD_FILE;
+      const loaded = spawnSync('sh', ['-c', script], {
+        encoding: 'utf8',
+        ...(uid !== undefined ? { uid, gid: uid } : {}),
+        env: { PATH: process.env.PATH, HOME: loaderTmp, TMPDIR: loaderTmp, ...loaderEnv },
+      });
+      expect(loaded.stdout + loaded.stderr).toContain('admin token written');
+      token = fs.readFileSync(path.join(snapshots, 'admin-token.txt'), 'utf8').trim();
+      makeReadOnly(snapshots);
+
+      // Redis with the password the loader made (the redis service reads the same file).
+      redis = new RehearsalRedis(
+        await freePort(),
+        fs.readFileSync(path.join(snapshots, 'secrets', 'redis-password'), 'utf8').trim(),
+      );
+      await redis.start();
+
+      // Every container has its own address in compose; here each port is a free one on loopback.
+      const quarry = Object.entries(services).filter(([name, s]) => name !== 'loader' && s.image?.startsWith('quarry'));
+      const addresses = new Map<string, string>([['redis:6379', `127.0.0.1:${redis.port}`]]);
+      const ownPorts = new Map<string, Map<string, string>>();
+      for (const [name, s] of quarry) {
+        const own = new Map<string, string>();
+        for (const key of ['PORT', 'QUARRY_OPS_PORT']) {
+          const v = s.environment?.[key];
+          if (v) own.set(v, String(await freePort()));
+        }
+        const addr = s.environment?.[`QUARRY_${name.toUpperCase()}_ADDR`];
+        if (addr) addresses.set(addr, `127.0.0.1:${await freePort()}`);
+        ownPorts.set(name, own);
+      }
+      for (const [name, s] of quarry) {
+        const replicas = s.deploy?.replicas ?? 1;
+        for (let i = 0; i < replicas; i++) {
+          const podName = `${name}-${i}`;
+          const mounts = new Map<string, string>();
+          for (const v of s.volumes ?? []) {
+            const [src, target] = v.includes(':') ? v.split(':') : [undefined, v];
+            mounts.set(target, src === 'snapshots' ? snapshots : podWritable(path.join(root, podName, target), uid));
+          }
+          for (const t of s.tmpfs ?? []) {
+            const target = t.split(':')[0];
+            mounts.set(target, podWritable(path.join(root, podName, target), uid));
+          }
+          // A second replica binds ports of its own (compose gives it its own address).
+          const own = new Map(ownPorts.get(name)!);
+          if (i > 0) for (const k of own.keys()) own.set(k, String(await freePort()));
+          const env: Record<string, string> = {};
+          for (const [k, v] of Object.entries(standIns(s.environment ?? {}))) {
+            let value = own.get(v) ?? v;
+            for (const [from, to] of addresses) value = value.replaceAll(from, to);
+            env[k] = mapPaths(value, mounts);
+          }
+          env.PATH = process.env.PATH ?? '/usr/bin:/bin';
+          env.TMPDIR = mounts.get('/tmp') ?? os.tmpdir();
+          env.HOME = env.TMPDIR;
+          if (name === 'gateway') env.QUARRY_WEBHOOK_ALLOW = `127.0.0.1:${receiver.port}`;
+          const check = s.healthcheck!;
+          const plan: PodPlan = {
+            name: podName,
+            argv: commandLine(s.entrypoint ?? imageEntrypoint(), s.command ?? ['serve']),
+            env,
+            ports: new Map(),
+            namedPorts: {},
+            probes: {
+              // Compose's healthcheck gates depends_on and is what a proxy in front would follow: readiness.
+              readiness: {
+                exec: {
+                  command: check.test
+                    .slice(1)
+                    .map((a) => [...own].reduce((x, [from, to]) => x.replaceAll(`:${from}/`, `:${to}/`), a))
+                    .map((a) => (a === 'node' ? process.execPath : a)),
+                },
+                periodSeconds: seconds(check.interval, 30),
+                failureThreshold: check.retries ?? 3,
+              },
+            },
+            uid,
+            terminationGracePeriodSeconds: seconds(s.stop_grace_period, 10),
+          };
+          if (name === 'gateway') gatewayUrl = `http://127.0.0.1:${own.get(s.environment!.PORT)}`;
+          pods.push(new RehearsedPod(plan));
+        }
+      }
+      await Promise.all(pods.map((p) => p.untilReady(45000)));
+    }, 120000);
+
+    afterAll(async () => {
+      await Promise.all(pods.map((p) => p.kill()));
+      await redis?.stop();
+      await receiver.stop();
+    });
+
+    const call = <T>(method: string, params: unknown) =>
+      rpcClient(gatewayUrl, token)
+        .call(method, params)
+        .then((r) => unwrap<T>(r));
+
+    it('starts every Quarry service (two chart workers) as the image user, healthy by its own healthcheck', () => {
+      expect(pods.map((p) => p.plan.name).sort()).toEqual([
+        'chart-0',
+        'chart-worker-0',
+        'chart-worker-1',
+        'crosstab-0',
+        'gateway-0',
+        'query-0',
+        'reports-0',
+      ]);
+      for (const p of pods) expect({ pod: p.plan.name, ready: p.ready }).toEqual({ pod: p.plan.name, ready: true });
+    });
+
+    it('searches, computes a crosstab, draws a PNG and delivers a signed scheduled webhook', async () => {
+      const found = await call<{ total: number }>('QUERIES.EXECUTE', { index: 'movies', query: '"star wars"' });
+      expect(found.data!.total).toBeGreaterThan(0);
+      const png = await call<{ contentType: string; data: string; report: { guid: string } }>('CROSSTAB.EXECUTE', {
+        index: 'movies',
+        rows: ['Major Genre'],
+        totals: [{ aggregationType: 'Count' }],
+        chartType: 'Pie2D',
+        saveReport: { name: 'compose rehearsal' },
+      });
+      expect(png.error).toBeUndefined();
+      expect((await pngFacts(Buffer.from(png.data!.data, 'base64'))).width).toBeGreaterThan(0);
+      const made = await call<{ scheduleId: string; secret: string }>('REPORTS.SCHEDULE', {
+        guid: png.data!.report.guid,
+        cron: '0 8 1 1 *',
+        format: 'json',
+        deliver: { webhook: { url: `http://127.0.0.1:${receiver.port}/compose` } },
+        runNow: true,
+      });
+      expect(made.error).toBeUndefined();
+      // Derived from the loader's webhook-key file, the one every gateway reads.
+      const key = fs.readFileSync(path.join(snapshots, 'secrets', 'webhook-key'), 'utf8').trim();
+      expect(made.data!.secret).toBe(
+        `whsec_${createHmac('sha256', Buffer.from(key)).update(`webhook:${made.data!.scheduleId}`).digest('base64url')}`,
+      );
+      await until('the webhook', () => receiver.got.find((g) => g.path === '/compose'));
+    }, 60000);
+
+    it('stops the gateway on SIGTERM within stop_grace_period, finishing the calls under way', async () => {
+      const gateway = pods.find((p) => p.plan.name === 'gateway-0')!;
+      const inFlight = Array.from({ length: 4 }, () =>
+        call('CROSSTAB.EXECUTE', {
+          index: 'movies',
+          rows: ['Major Genre', 'MPAA Rating'],
+          totals: [{ aggregationType: 'Count' }],
+        }),
+      );
+      await new Promise((r) => setTimeout(r, 50));
+      const ended = await gateway.terminate();
+      for (const r of await Promise.all(inFlight)) expect(r.error).toBeUndefined();
+      expect(ended).toMatchObject({ code: 0, killed: false });
+      expect(gateway.plan.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(50);
+    }, 90000);
   },
 );

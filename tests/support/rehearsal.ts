@@ -17,8 +17,10 @@ import { freePort, POD_UID, QUARRY_BIN, REPO_ROOT } from './quarry-process';
 /** Probe periods run this much faster than written (5 s → 1 s), so the rehearsal takes a minute, not five. */
 export const TIME_SCALE = 0.2;
 
+/** A kubelet probe (httpGet), or a compose healthcheck (exec: a command run beside the process). */
 export interface HttpProbe {
-  httpGet: { path: string; port: number | string };
+  httpGet?: { path: string; port: number | string };
+  exec?: { command: string[] };
   periodSeconds?: number;
   failureThreshold?: number;
   initialDelaySeconds?: number;
@@ -93,9 +95,20 @@ export class RehearsedPod {
   }
 
   private async check(kind: ProbeEvent['probe'], probe: HttpProbe): Promise<boolean> {
+    if (probe.exec) {
+      const [cmd, ...args] = probe.exec.command;
+      const code = await new Promise<number | null>((resolve) => {
+        const c = spawn(cmd, args, { stdio: 'ignore', env: this.plan.env, timeout: 3000 });
+        c.once('exit', (n) => resolve(n));
+        c.once('error', () => resolve(-1));
+      });
+      this.events.push({ at: Date.now() - this.bornAt, probe: kind, ok: code === 0, status: `exit ${code}` });
+      return code === 0;
+    }
+    const get = probe.httpGet!;
     let status: number | string;
     try {
-      const res = await fetch(this.url(probe.httpGet.port, probe.httpGet.path), { signal: AbortSignal.timeout(1000) });
+      const res = await fetch(this.url(get.port, get.path), { signal: AbortSignal.timeout(1000) });
       await res.arrayBuffer();
       status = res.status;
     } catch (err) {
