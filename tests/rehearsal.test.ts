@@ -221,8 +221,13 @@ describeIf(
     }
 
     /** A new pod of a Deployment (a replica, a restart, a rollout's new pod), with free ports of its own. */
-    async function startPod(deployment: string, name: string): Promise<RehearsedPod> {
+    async function startPod(
+      deployment: string,
+      name: string,
+      change?: (env: Record<string, string>) => void,
+    ): Promise<RehearsedPod> {
       const plan = await plans.get(deployment)!(name);
+      change?.(plan.env);
       const pod = new RehearsedPod(plan);
       pods.push(pod);
       return pod;
@@ -380,6 +385,46 @@ describeIf(
       const restarted = await startPod('chart-worker', 'chart-worker-2');
       await restarted.untilReady();
       expect(restarted.wouldRestart).toBe(0);
+    }, 90000);
+
+    it('takes a chart worker whose Chromium cannot start again off the queue and fails its liveness; no chart lost', async () => {
+      // Chromium starts once, then never again (a full /dev/shm, a broken node): the kubelet must restart the pod.
+      const once = path.join(root, 'chromium-once.sh');
+      fs.writeFileSync(
+        once,
+        '#!/bin/sh\nif [ -e "$TMPDIR/started" ]; then echo "chromium cannot start" >&2; exit 1; fi\n' +
+          'touch "$TMPDIR/started"\nexec /usr/bin/chromium "$@"\n',
+        { mode: 0o755 },
+      );
+      const broken = await startPod('chart-worker', 'chart-worker-broken', (env) => {
+        env.CHROMIUM_PATH = once;
+      });
+      await broken.untilReady();
+      // Its Chromium dies (by pid: the children of this pod's process).
+      const children = fs
+        .readdirSync('/proc')
+        .filter((d) => /^\d+$/.test(d))
+        .filter((d) => {
+          try {
+            return fs.readFileSync(`/proc/${d}/stat`, 'utf8').split(') ')[1].split(' ')[1] === String(broken.pid);
+          } catch {
+            return false;
+          }
+        });
+      expect(children.length).toBeGreaterThan(0);
+      for (const pid of children) process.kill(Number(pid), 'SIGKILL');
+      const answers: Array<Awaited<ReturnType<typeof chart>>> = [];
+      await until('the broken worker to stop taking jobs', async () => {
+        answers.push(...(await Promise.all(Array.from({ length: 4 }, () => chart(640, 480)))));
+        return broken.lines.some((l) => l.includes('stops taking jobs')) ? true : undefined;
+      });
+      for (const r of answers) expect(r.error).toBeUndefined();
+      // Not live: the kubelet restarts it, rather than let it fail every job in milliseconds.
+      await until('its liveness to fail', () => (broken.wouldRestart > 0 ? true : undefined), 20000);
+      const failed = broken.events.filter((e) => e.probe === 'liveness' && !e.ok);
+      expect(failed[failed.length - 1].status).toBe(503);
+      expect(broken.lines.filter((l) => l.includes('"chart render failed"'))).toEqual([]);
+      await broken.kill();
     }, 90000);
 
     it('rides out a Redis restart: search goes on, the gateway stays ready, charts and schedules come back', async () => {
