@@ -106,7 +106,7 @@ const STAND_INS = [
 describeIf(
   hasKubectl && hasRedis,
   'kubectl (with kustomize) and redis-server are needed to rehearse the manifests',
-  'the deployment as written: k8s/overlays/dev started as processes (DESIGN.md "Deployment as written")',
+  'the deployment as written: k8s/overlays/dev started as processes',
   () => {
     const docs = kustomize('overlays/dev');
     const root = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-rehearsal-'));
