@@ -166,6 +166,21 @@ describe('a gateway and a chart worker on a read-only data directory', () => {
     expect(procs[procs.length - 1].lines.join('\n')).toContain('QUARRY_WEBHOOK_KEY is not set');
   }, 30000);
 
+  it('starts the all-in-one server with REDIS_URL unreachable: live at once, not ready, naming Redis', async () => {
+    const opsPort = await freePort();
+    const { proc } = await spawnServe({
+      QUARRY_TARGET: 'all',
+      QUARRY_DATA_DIR: makeDataDir('quarry-all-no-redis-'),
+      QUARRY_OPS_PORT: String(opsPort),
+      REDIS_URL: `redis://127.0.0.1:${await freePort()}`,
+    });
+    procs.push(proc);
+    expect((await fetch(`http://127.0.0.1:${opsPort}/healthz`)).status).toBe(200);
+    const ready = await fetch(`http://127.0.0.1:${opsPort}/readyz`);
+    expect(ready.status).toBe(503);
+    expect(((await ready.json()) as { detail: string }).detail).toMatch(/Redis/);
+  }, 30000);
+
   it('starts both with Redis unreachable, names it in /readyz, and serves once it is back', async () => {
     const port = await freePort();
     const later = new TestRedis(port);
