@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { createHmac } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -11,7 +11,6 @@ import { VEGA } from './support/datasets';
 import { rpcClient } from './support/http';
 import { createIdentity, type Identity } from './support/identities';
 import {
-  contents,
   imageEntrypoint,
   kustomize,
   outOfBandSecrets,
@@ -103,388 +102,406 @@ const STAND_INS = [
   `probe periods x${TIME_SCALE}; /dev/shm (a Memory emptyDir) is the host's`,
 ];
 
-describeIf(
-  hasKubectl && hasRedis,
-  'kubectl (with kustomize) and redis-server are needed to rehearse the manifests',
-  'the deployment as written: k8s/overlays/dev started as processes',
-  () => {
-    const docs = kustomize('overlays/dev');
-    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-rehearsal-'));
-    fs.chmodSync(root, 0o755);
-    const deployments = docs.filter((d) => d.kind === 'Deployment' && quarryContainers(d).length > 0);
-    const uid = podUid(podSpec(deployments[0]).securityContext?.runAsUser);
-    const stores = podWritable(path.join(root, 'stores'), uid);
-    const snapshots = podWritable(path.join(root, 'snapshots'), uid);
-    const envs = quarryEnvs(docs, outOfBandSecrets('dev'));
-    const secretOf = (prefix: string) =>
-      contents(docs.find((d) => d.kind === 'Secret' && d.metadata.name.startsWith(prefix))!);
-    const redisPassword = secretOf('quarry-redis-server').REDIS_PASSWORD;
-    const webhookKey = secretOf('quarry-webhook-key').QUARRY_WEBHOOK_KEY;
-    const receiver = new Receiver();
-    let redis: RehearsalRedis;
-    let analyst: Identity;
-    const pods: RehearsedPod[] = [];
-    let gatewayService: EndpointsProxy;
-    let baseUrl: string;
-    let plans: Map<string, (name: string) => Promise<PodPlan>>;
+/**
+ * An overlay's Deployments as processes. `full` runs every scenario; `start` only starts them all, checks
+ * their probes and serves a search, a crosstab and a chart (the prod overlay: same code, its own env).
+ */
+function rehearseOverlay(overlay: 'dev' | 'prod', scenario: 'full' | 'start'): void {
+  describeIf(
+    hasKubectl && hasRedis,
+    'kubectl (with kustomize) and redis-server are needed to rehearse the manifests',
+    `the deployment as written: k8s/overlays/${overlay} started as processes`,
+    () => {
+      const docs = kustomize(`overlays/${overlay}`);
+      const root = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-rehearsal-'));
+      fs.chmodSync(root, 0o755);
+      const deployments = docs.filter((d) => d.kind === 'Deployment' && quarryContainers(d).length > 0);
+      const uid = podUid(podSpec(deployments[0]).securityContext?.runAsUser);
+      const stores = podWritable(path.join(root, 'stores'), uid);
+      const snapshots = podWritable(path.join(root, 'snapshots'), uid);
+      // Prod's Secrets are made out of band: the test makes them, from their examples, one value each.
+      const outOfBand = outOfBandSecrets(overlay);
+      if (overlay === 'prod')
+        outOfBand.set('Secret/quarry-internal-token', { token: randomBytes(32).toString('base64url') });
+      const envs = quarryEnvs(docs, outOfBand);
+      const gatewayEnv = envs.find((e) => e.doc.metadata.name === 'gateway')!.env;
+      // The Redis every pod's REDIS_URL names (dev: the backing-stores StatefulSet; prod: an external one).
+      const redisUrl = new URL(gatewayEnv.REDIS_URL);
+      const redisPassword = decodeURIComponent(redisUrl.password);
+      const webhookKey = gatewayEnv.QUARRY_WEBHOOK_KEY;
+      const receiver = new Receiver();
+      let redis: RehearsalRedis;
+      let analyst: Identity;
+      const pods: RehearsedPod[] = [];
+      let gatewayService: EndpointsProxy;
+      let baseUrl: string;
+      let plans: Map<string, (name: string) => Promise<PodPlan>>;
 
-    const byComponent = (c: string) => pods.filter((p) => p.plan.name.startsWith(`${c}-`) && !p.exit);
+      const byComponent = (c: string) => pods.filter((p) => p.plan.name.startsWith(`${c}-`) && !p.exit);
 
-    /** Every pod's plan, ports allocated first so that each Service name resolves to its pods' host ports. */
-    async function planPods(): Promise<Map<string, (name: string) => Promise<PodPlan>>> {
-      const hostPorts = new Map<string, Map<number, number>>();
-      for (const d of deployments) {
-        const m = new Map<number, number>();
-        for (const p of quarryContainers(d)[0].ports ?? []) m.set(p.containerPort, await freePort());
-        hostPorts.set(d.metadata.name, m);
-      }
-      // Service NAME:PORT -> 127.0.0.1:host port of the pod behind it; Redis is the rehearsal's.
-      const addresses = new Map<string, string>([[`redis:6379`, `127.0.0.1:${redis.port}`]]);
-      for (const s of docs.filter((d) => d.kind === 'Service')) {
-        const spec = s.spec as {
-          selector: Record<string, string>;
-          ports: Array<{ port: number; targetPort?: string | number }>;
-        };
-        const target = deployments.find((d) =>
-          Object.entries(spec.selector).every(([k, v]) => podTemplate(d).metadata.labels[k] === v),
-        );
-        if (!target) continue;
-        const c = quarryContainers(target)[0];
-        for (const p of spec.ports) {
-          const tp = p.targetPort ?? p.port;
-          const cp = typeof tp === 'number' ? tp : c.ports!.find((x) => x.name === tp)!.containerPort;
-          addresses.set(`${s.metadata.name}:${p.port}`, `127.0.0.1:${hostPorts.get(target.metadata.name)!.get(cp)}`);
+      /** Every pod's plan, ports allocated first so that each Service name resolves to its pods' host ports. */
+      async function planPods(): Promise<Map<string, (name: string) => Promise<PodPlan>>> {
+        const hostPorts = new Map<string, Map<number, number>>();
+        for (const d of deployments) {
+          const m = new Map<number, number>();
+          for (const p of quarryContainers(d)[0].ports ?? []) m.set(p.containerPort, await freePort());
+          hostPorts.set(d.metadata.name, m);
         }
-      }
-      const out = new Map<string, (name: string) => Promise<PodPlan>>();
-      for (const d of deployments) {
-        const c = quarryContainers(d)[0] as ProbedContainer;
-        const spec = podSpec(d);
-        const fromManifest = envs.find((e) => e.doc === d)!.env;
-        out.set(d.metadata.name, async (name) => {
-          // Each replica its own ports (the first keeps the ones Services resolve to), its own emptyDirs.
-          let ports = hostPorts.get(d.metadata.name)!;
-          if (!name.endsWith('-0')) {
-            ports = new Map();
-            for (const p of c.ports ?? []) ports.set(p.containerPort, await freePort());
-          }
-          const podDir = path.join(root, 'pods', name);
-          const mounts = new Map<string, string>();
-          for (const m of c.volumeMounts ?? []) {
-            const volume = spec.volumes!.find((v) => v.name === m.name)!;
-            if (m.mountPath === '/dev/shm') continue;
-            if (volume.persistentVolumeClaim?.claimName === 'quarry-snapshots') mounts.set(m.mountPath, snapshots);
-            else if (volume.emptyDir) mounts.set(m.mountPath, podWritable(path.join(podDir, m.name), uid));
-          }
-          if (!mounts.has('/data')) {
-            // Not mounted: /data is a folder of the read-only root filesystem, holding only the MongoDB stand-in.
-            const rootData = path.join(podDir, 'rootfs-data');
-            if (!fs.existsSync(rootData)) {
-              fs.mkdirSync(rootData, { recursive: true });
-              fs.symlinkSync(path.join(stores, 'quarry.db'), path.join(rootData, 'quarry.db'));
-              fs.chmodSync(rootData, 0o555);
-            }
-            mounts.set('/data', rootData);
-          }
-          const env: Record<string, string> = {};
-          for (const [k, v] of Object.entries(fromManifest)) {
-            let value = v;
-            for (const [from, to] of addresses) value = value.replaceAll(from, to);
-            const own = [...(c.ports ?? [])].find((p) => String(p.containerPort) === value);
-            if (own) value = String(ports.get(own.containerPort));
-            const mount = [...mounts.keys()].find((mp) => value === mp || value.startsWith(`${mp}/`));
-            if (mount) value = mounts.get(mount)! + value.slice(mount.length);
-            env[k] = value;
-          }
-          delete env.MONGODB_URL;
-          delete env.TYPESENSE_URL;
-          delete env.TYPESENSE_API_KEY;
-          if (env.QUARRY_SEARCH_BACKEND) env.QUARRY_SEARCH_BACKEND = 'embedded';
-          // What the image's environment gives: PATH, and /tmp as the temporary folder.
-          env.PATH = process.env.PATH ?? '/usr/bin:/bin';
-          env.TMPDIR = mounts.get('/tmp') ?? os.tmpdir();
-          env.HOME = env.TMPDIR;
-          if (d.metadata.name === 'gateway') env.QUARRY_WEBHOOK_ALLOW = `127.0.0.1:${receiver.port}`;
-          return {
-            name,
-            argv: commandLine(c.command ?? imageEntrypoint(), c.args ?? []),
-            env,
-            ports,
-            namedPorts: Object.fromEntries((c.ports ?? []).map((p) => [p.name!, p.containerPort])),
-            probes: { startup: c.startupProbe, readiness: c.readinessProbe, liveness: c.livenessProbe },
-            uid,
-            terminationGracePeriodSeconds: spec.terminationGracePeriodSeconds ?? 30,
+        // Service NAME:PORT -> 127.0.0.1:host port of the pod behind it; Redis is the rehearsal's.
+        const addresses = new Map<string, string>([
+          [`${redisUrl.hostname}:${redisUrl.port || 6379}`, `127.0.0.1:${redis.port}`],
+        ]);
+        for (const s of docs.filter((d) => d.kind === 'Service')) {
+          const spec = s.spec as {
+            selector: Record<string, string>;
+            ports: Array<{ port: number; targetPort?: string | number }>;
           };
-        });
-      }
-      return out;
-    }
-
-    /** A new pod of a Deployment (a replica, a restart, a rollout's new pod), with free ports of its own. */
-    async function startPod(
-      deployment: string,
-      name: string,
-      change?: (env: Record<string, string>) => void,
-    ): Promise<RehearsedPod> {
-      const plan = await plans.get(deployment)!(name);
-      change?.(plan.env);
-      const pod = new RehearsedPod(plan);
-      pods.push(pod);
-      return pod;
-    }
-
-    beforeAll(async () => {
-      process.stderr.write(`Rehearsal stand-ins:\n  ${STAND_INS.join('\n  ')}\n`);
-      await receiver.start();
-      redis = new RehearsalRedis(await freePort(), redisPassword);
-      await redis.start();
-      // The loader Job: its script as written, the image's paths mapped here, writing the snapshot volume.
-      const job = docs.find((d) => d.kind === 'Job' && d.metadata.name === 'quarry-loader')!;
-      const script = podTemplate(job)
-        .spec.containers[0].args![0].replaceAll('/app/apps/quarry/bin/quarry.js', QUARRY_BIN)
-        .replaceAll('/app/sample/', `${VEGA}/`);
-      fs.symlinkSync(path.join(stores, 'quarry.db'), path.join(snapshots, 'quarry.db'));
-      const loaderTmp = podWritable(path.join(root, 'pods', 'loader', 'tmp'), uid);
-      const loaderEnv = { ...envs.find((e) => e.doc === job)!.env };
-      for (const name of ['MONGODB_URL', 'TYPESENSE_URL', 'TYPESENSE_API_KEY']) delete loaderEnv[name];
-      const loaded = spawnSync('sh', ['-c', script], {
-        encoding: 'utf8',
-        ...(uid !== undefined ? { uid, gid: uid } : {}),
-        env: {
-          PATH: process.env.PATH,
-          HOME: loaderTmp,
-          TMPDIR: loaderTmp,
-          ...loaderEnv,
-          QUARRY_SEARCH_BACKEND: 'embedded',
-          QUARRY_DATA_DIR: snapshots,
-          QUARRY_DUCKDB_TEMP_DIR: loaderTmp,
-        },
-      });
-      expect(loaded.stderr + loaded.stdout).toContain('published movies version 1');
-      // From here on the snapshot volume is what every other pod mounts: read-only.
-      makeReadOnly(snapshots);
-      analyst = await createIdentity(stores, 'analyst', { indexes: '*' });
-      if (uid !== undefined) for (const f of fs.readdirSync(stores)) fs.chownSync(path.join(stores, f), uid, uid);
-
-      plans = await planPods();
-      for (const d of deployments) {
-        // Dev runs one replica of each; the chart worker's HPA would add one under load: two here.
-        const replicas = d.metadata.name === 'chart-worker' ? 2 : 1;
-        for (let i = 0; i < replicas; i++) await startPod(d.metadata.name, `${d.metadata.name}-${i}`);
-      }
-      gatewayService = new EndpointsProxy(() => byComponent('gateway'), 'main');
-      baseUrl = await gatewayService.start();
-      await Promise.all(pods.map((p) => p.untilReady(45000)));
-    }, 120000);
-
-    afterAll(async () => {
-      await gatewayService?.stop();
-      await Promise.all(pods.map((p) => p.kill()));
-      await redis?.stop();
-      await receiver.stop();
-    });
-
-    const call = <T>(method: string, params: unknown) =>
-      rpcClient(baseUrl, analyst.token)
-        .call(method, params)
-        .then((r) => unwrap<T>(r));
-    const chart = (width: number, height: number) =>
-      call<{ data: string; contentType: string }>('CROSSTAB.EXECUTE', {
-        index: 'movies',
-        rows: ['Major Genre'],
-        columns: [{ field: 'MPAA Rating' }],
-        totals: [{ aggregationType: 'Count' }],
-        chartType: 'MSColumn2D',
-        width,
-        height,
-      });
-    const rendered = (p: RehearsedPod) => p.lines.filter((l) => l.includes('"chart rendered"')).length;
-
-    it('starts every Deployment as a non-root process on read-only mounts; startup probes pass before liveness counts', () => {
-      expect(pods.map((p) => p.plan.name).sort()).toEqual([
-        'chart-0',
-        'chart-worker-0',
-        'chart-worker-1',
-        'crosstab-0',
-        'gateway-0',
-        'query-0',
-        'reports-0',
-      ]);
-      for (const p of pods) {
-        expect({ pod: p.plan.name, started: p.started, ready: p.ready, restarts: p.wouldRestart }).toEqual({
-          pod: p.plan.name,
-          started: true,
-          ready: true,
-          restarts: 0,
-        });
-        const first = p.events.findIndex((e) => e.probe !== 'startup');
-        expect(p.events.slice(0, first).some((e) => e.probe === 'startup' && e.ok)).toBe(true);
-        if (uid !== undefined) expect(fs.statSync(`/proc/${p.pid}`).uid).toBe(uid);
-      }
-      // The snapshot volume is read-only to the pods' user.
-      expect(fs.statSync(snapshots).mode & 0o222).toBe(0);
-    });
-
-    it('searches, computes a crosstab and draws PNG charts on both chart workers, through the gateway', async () => {
-      const found = await call<{ total: number }>('QUERIES.EXECUTE', { index: 'movies', query: '"star wars"' });
-      expect(found.error).toBeUndefined();
-      expect(found.data!.total).toBeGreaterThan(0);
-      const table = await call<{ contentType: string; rowCount: number }>('CROSSTAB.EXECUTE', {
-        index: 'movies',
-        rows: ['Major Genre'],
-        totals: [{ aggregationType: 'Count' }],
-      });
-      expect(table.data).toMatchObject({ contentType: 'text/html' });
-      const charts = await Promise.all(Array.from({ length: 6 }, () => chart(1200, 800)));
-      for (const c of charts) {
-        expect(c.error).toBeUndefined();
-        expect(await pngFacts(Buffer.from(c.data!.data, 'base64'))).toMatchObject({ width: 1200, height: 800 });
-      }
-      for (const w of byComponent('chart-worker')) expect(rendered(w)).toBeGreaterThan(0);
-    }, 60000);
-
-    it("delivers a scheduled webhook signed with the deployment's one webhook key (its Secret)", async () => {
-      const saved = await call<{ report: { guid: string } }>('CROSSTAB.EXECUTE', {
-        index: 'movies',
-        rows: ['Major Genre'],
-        totals: [{ aggregationType: 'Count' }],
-        format: 'csv',
-        saveReport: { name: 'rehearsal' },
-      });
-      expect(saved.error).toBeUndefined();
-      const made = await call<{ scheduleId: string; secret: string }>('REPORTS.SCHEDULE', {
-        guid: saved.data!.report.guid,
-        cron: '0 8 1 1 *',
-        format: 'json',
-        deliver: { webhook: { url: `http://127.0.0.1:${receiver.port}/rehearsal` } },
-        runNow: true,
-      });
-      expect(made.error).toBeUndefined();
-      // The secret any gateway replica derives from the Secret's key: a key made per pod would differ.
-      const expected = `whsec_${createHmac('sha256', Buffer.from(webhookKey)).update(`webhook:${made.data!.scheduleId}`).digest('base64url')}`;
-      expect(made.data!.secret).toBe(expected);
-      const got = await until('the webhook', () => receiver.got.find((g) => g.path === '/rehearsal'));
-      const m = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(String(got.headers['quarry-signature']))!;
-      expect(createHmac('sha256', expected).update(`${m[1]}.${got.body}`).digest('hex')).toBe(m[2]);
-    }, 60000);
-
-    it('loses no chart when a chart worker is killed mid-render; its restart takes jobs again', async () => {
-      const [victim, survivor] = byComponent('chart-worker');
-      const started = victim.lines.filter((l) => l.includes('"chart render started"')).length;
-      const pending = Promise.all(Array.from({ length: 4 }, () => chart(2400, 1600)));
-      await until('a render on the victim', () =>
-        victim.lines.filter((l) => l.includes('"chart render started"')).length > started ? true : undefined,
-      );
-      await victim.kill();
-      for (const r of await pending) {
-        expect(r.error).toBeUndefined();
-        expect((await pngFacts(Buffer.from(r.data!.data, 'base64'))).width).toBe(2400);
-      }
-      expect(rendered(survivor)).toBeGreaterThan(0);
-      // The kubelet restarts the container: a new process, ready by its probes, serving again.
-      const restarted = await startPod('chart-worker', 'chart-worker-2');
-      await restarted.untilReady();
-      expect(restarted.wouldRestart).toBe(0);
-    }, 90000);
-
-    it('takes a chart worker whose Chromium cannot start again off the queue and fails its liveness; no chart lost', async () => {
-      // Chromium starts once, then never again (a full /dev/shm, a broken node): the kubelet must restart the pod.
-      const once = path.join(root, 'chromium-once.sh');
-      fs.writeFileSync(
-        once,
-        '#!/bin/sh\nif [ -e "$TMPDIR/started" ]; then echo "chromium cannot start" >&2; exit 1; fi\n' +
-          'touch "$TMPDIR/started"\nexec /usr/bin/chromium "$@"\n',
-        { mode: 0o755 },
-      );
-      const broken = await startPod('chart-worker', 'chart-worker-broken', (env) => {
-        env.CHROMIUM_PATH = once;
-      });
-      await broken.untilReady();
-      // Its Chromium dies (by pid: the children of this pod's process).
-      const children = fs
-        .readdirSync('/proc')
-        .filter((d) => /^\d+$/.test(d))
-        .filter((d) => {
-          try {
-            return fs.readFileSync(`/proc/${d}/stat`, 'utf8').split(') ')[1].split(' ')[1] === String(broken.pid);
-          } catch {
-            return false;
+          const target = deployments.find((d) =>
+            Object.entries(spec.selector).every(([k, v]) => podTemplate(d).metadata.labels[k] === v),
+          );
+          if (!target) continue;
+          const c = quarryContainers(target)[0];
+          for (const p of spec.ports) {
+            const tp = p.targetPort ?? p.port;
+            const cp = typeof tp === 'number' ? tp : c.ports!.find((x) => x.name === tp)!.containerPort;
+            addresses.set(`${s.metadata.name}:${p.port}`, `127.0.0.1:${hostPorts.get(target.metadata.name)!.get(cp)}`);
           }
+        }
+        const out = new Map<string, (name: string) => Promise<PodPlan>>();
+        for (const d of deployments) {
+          const c = quarryContainers(d)[0] as ProbedContainer;
+          const spec = podSpec(d);
+          const fromManifest = envs.find((e) => e.doc === d)!.env;
+          out.set(d.metadata.name, async (name) => {
+            // Each replica its own ports (the first keeps the ones Services resolve to), its own emptyDirs.
+            let ports = hostPorts.get(d.metadata.name)!;
+            if (!name.endsWith('-0')) {
+              ports = new Map();
+              for (const p of c.ports ?? []) ports.set(p.containerPort, await freePort());
+            }
+            const podDir = path.join(root, 'pods', name);
+            const mounts = new Map<string, string>();
+            for (const m of c.volumeMounts ?? []) {
+              const volume = spec.volumes!.find((v) => v.name === m.name)!;
+              if (m.mountPath === '/dev/shm') continue;
+              if (volume.persistentVolumeClaim?.claimName === 'quarry-snapshots') mounts.set(m.mountPath, snapshots);
+              else if (volume.emptyDir) mounts.set(m.mountPath, podWritable(path.join(podDir, m.name), uid));
+            }
+            if (!mounts.has('/data')) {
+              // Not mounted: /data is a folder of the read-only root filesystem, holding only the MongoDB stand-in.
+              const rootData = path.join(podDir, 'rootfs-data');
+              if (!fs.existsSync(rootData)) {
+                fs.mkdirSync(rootData, { recursive: true });
+                fs.symlinkSync(path.join(stores, 'quarry.db'), path.join(rootData, 'quarry.db'));
+                fs.chmodSync(rootData, 0o555);
+              }
+              mounts.set('/data', rootData);
+            }
+            const env: Record<string, string> = {};
+            for (const [k, v] of Object.entries(fromManifest)) {
+              let value = v;
+              for (const [from, to] of addresses) value = value.replaceAll(from, to);
+              const own = [...(c.ports ?? [])].find((p) => String(p.containerPort) === value);
+              if (own) value = String(ports.get(own.containerPort));
+              const mount = [...mounts.keys()].find((mp) => value === mp || value.startsWith(`${mp}/`));
+              if (mount) value = mounts.get(mount)! + value.slice(mount.length);
+              env[k] = value;
+            }
+            delete env.MONGODB_URL;
+            delete env.TYPESENSE_URL;
+            delete env.TYPESENSE_API_KEY;
+            if (env.QUARRY_SEARCH_BACKEND) env.QUARRY_SEARCH_BACKEND = 'embedded';
+            // What the image's environment gives: PATH, and /tmp as the temporary folder.
+            env.PATH = process.env.PATH ?? '/usr/bin:/bin';
+            env.TMPDIR = mounts.get('/tmp') ?? os.tmpdir();
+            env.HOME = env.TMPDIR;
+            if (d.metadata.name === 'gateway') env.QUARRY_WEBHOOK_ALLOW = `127.0.0.1:${receiver.port}`;
+            return {
+              name,
+              argv: commandLine(c.command ?? imageEntrypoint(), c.args ?? []),
+              env,
+              ports,
+              namedPorts: Object.fromEntries((c.ports ?? []).map((p) => [p.name!, p.containerPort])),
+              probes: { startup: c.startupProbe, readiness: c.readinessProbe, liveness: c.livenessProbe },
+              uid,
+              terminationGracePeriodSeconds: spec.terminationGracePeriodSeconds ?? 30,
+            };
+          });
+        }
+        return out;
+      }
+
+      /** A new pod of a Deployment (a replica, a restart, a rollout's new pod), with free ports of its own. */
+      async function startPod(
+        deployment: string,
+        name: string,
+        change?: (env: Record<string, string>) => void,
+      ): Promise<RehearsedPod> {
+        const plan = await plans.get(deployment)!(name);
+        change?.(plan.env);
+        const pod = new RehearsedPod(plan);
+        pods.push(pod);
+        return pod;
+      }
+
+      beforeAll(async () => {
+        process.stderr.write(`Rehearsal stand-ins:\n  ${STAND_INS.join('\n  ')}\n`);
+        await receiver.start();
+        redis = new RehearsalRedis(await freePort(), redisPassword);
+        await redis.start();
+        // The loader Job: its script as written, the image's paths mapped here, writing the snapshot volume.
+        const job = docs.find((d) => d.kind === 'Job' && d.metadata.name === 'quarry-loader')!;
+        const script = podTemplate(job)
+          .spec.containers[0].args![0].replaceAll('/app/apps/quarry/bin/quarry.js', QUARRY_BIN)
+          .replaceAll('/app/sample/', `${VEGA}/`);
+        fs.symlinkSync(path.join(stores, 'quarry.db'), path.join(snapshots, 'quarry.db'));
+        const loaderTmp = podWritable(path.join(root, 'pods', 'loader', 'tmp'), uid);
+        const loaderEnv = { ...envs.find((e) => e.doc === job)!.env };
+        for (const name of ['MONGODB_URL', 'TYPESENSE_URL', 'TYPESENSE_API_KEY']) delete loaderEnv[name];
+        const loaded = spawnSync('sh', ['-c', script], {
+          encoding: 'utf8',
+          ...(uid !== undefined ? { uid, gid: uid } : {}),
+          env: {
+            PATH: process.env.PATH,
+            HOME: loaderTmp,
+            TMPDIR: loaderTmp,
+            ...loaderEnv,
+            QUARRY_SEARCH_BACKEND: 'embedded',
+            QUARRY_DATA_DIR: snapshots,
+            QUARRY_DUCKDB_TEMP_DIR: loaderTmp,
+          },
         });
-      expect(children.length).toBeGreaterThan(0);
-      for (const pid of children) process.kill(Number(pid), 'SIGKILL');
-      const answers: Array<Awaited<ReturnType<typeof chart>>> = [];
-      await until('the broken worker to stop taking jobs', async () => {
-        answers.push(...(await Promise.all(Array.from({ length: 4 }, () => chart(640, 480)))));
-        return broken.lines.some((l) => l.includes('stops taking jobs')) ? true : undefined;
+        expect(loaded.stderr + loaded.stdout).toContain('published movies version 1');
+        // From here on the snapshot volume is what every other pod mounts: read-only.
+        makeReadOnly(snapshots);
+        analyst = await createIdentity(stores, 'analyst', { indexes: '*' });
+        if (uid !== undefined) for (const f of fs.readdirSync(stores)) fs.chownSync(path.join(stores, f), uid, uid);
+
+        plans = await planPods();
+        for (const d of deployments) {
+          // Dev runs one replica of each; the chart worker's HPA would add one under load: two here.
+          const replicas = d.metadata.name === 'chart-worker' ? 2 : 1;
+          for (let i = 0; i < replicas; i++) await startPod(d.metadata.name, `${d.metadata.name}-${i}`);
+        }
+        gatewayService = new EndpointsProxy(() => byComponent('gateway'), 'main');
+        baseUrl = await gatewayService.start();
+        await Promise.all(pods.map((p) => p.untilReady(45000)));
+      }, 120000);
+
+      afterAll(async () => {
+        await gatewayService?.stop();
+        await Promise.all(pods.map((p) => p.kill()));
+        await redis?.stop();
+        await receiver.stop();
       });
-      for (const r of answers) expect(r.error).toBeUndefined();
-      // Not live: the kubelet restarts it, rather than let it fail every job in milliseconds.
-      await until('its liveness to fail', () => (broken.wouldRestart > 0 ? true : undefined), 20000);
-      const failed = broken.events.filter((e) => e.probe === 'liveness' && !e.ok);
-      expect(failed[failed.length - 1].status).toBe(503);
-      expect(broken.lines.filter((l) => l.includes('"chart render failed"'))).toEqual([]);
-      await broken.kill();
-    }, 90000);
 
-    it('rides out a Redis restart: search goes on, the gateway stays ready, charts and schedules come back', async () => {
-      await redis.stop();
-      const gateway = byComponent('gateway')[0];
-      const search = await call('QUERIES.EXECUTE', { index: 'movies', pageSize: 1 });
-      expect(search.error).toBeUndefined();
-      const ops = await fetch(gateway.url('metrics', '/readyz'));
-      expect(ops.status).toBe(200);
-      expect(((await ops.json()) as { degraded?: string[] }).degraded?.join(' ')).toMatch(/Redis/);
-      await redis.start();
-      const back = await until(
-        'a chart after the restart',
-        async () => {
-          const r = await chart(800, 600);
-          return r.error ? undefined : r;
-        },
-        30000,
-      );
-      expect(back.data!.contentType).toBe('image/png');
-      // The append-only file kept the schedules: the one made before is still listed.
-      const list = await call<{ schedules: unknown[] }>('REPORTS.SCHEDULES', {});
-      expect(list.data!.schedules).toHaveLength(1);
-      for (const p of pods.filter((x) => !x.exit))
-        expect({ pod: p.plan.name, restarts: p.wouldRestart }).toEqual({ pod: p.plan.name, restarts: 0 });
-    }, 60000);
+      const call = <T>(method: string, params: unknown) =>
+        rpcClient(baseUrl, analyst.token)
+          .call(method, params)
+          .then((r) => unwrap<T>(r));
+      const chart = (width: number, height: number) =>
+        call<{ data: string; contentType: string }>('CROSSTAB.EXECUTE', {
+          index: 'movies',
+          rows: ['Major Genre'],
+          columns: [{ field: 'MPAA Rating' }],
+          totals: [{ aggregationType: 'Count' }],
+          chartType: 'MSColumn2D',
+          width,
+          height,
+        });
+      const rendered = (p: RehearsedPod) => p.lines.filter((l) => l.includes('"chart rendered"')).length;
 
-    it('rolls the gateway with SIGTERM during calls: no call is lost, and the old pod drains within its grace', async () => {
-      const [old] = byComponent('gateway');
-      const fresh = await startPod('gateway', 'gateway-1');
-      await fresh.untilReady();
-      let stop = false;
-      const results: Array<string | undefined> = [];
-      const load = Promise.all(
-        Array.from({ length: 4 }, async () => {
-          while (!stop) {
-            const r = await call<{ total: number }>('CROSSTAB.EXECUTE', {
-              index: 'movies',
-              rows: ['Major Genre', 'MPAA Rating'],
-              totals: [{ aggregationType: 'Count' }],
-            }).catch((err: Error) => ({ error: { message: err.message } }) as const);
-            results.push(r.error ? JSON.stringify(r.error) : undefined);
+      it('starts every Deployment as a non-root process on read-only mounts; startup probes pass before liveness counts', () => {
+        expect(pods.map((p) => p.plan.name).sort()).toEqual([
+          'chart-0',
+          'chart-worker-0',
+          'chart-worker-1',
+          'crosstab-0',
+          'gateway-0',
+          'query-0',
+          'reports-0',
+        ]);
+        for (const p of pods) {
+          expect({ pod: p.plan.name, started: p.started, ready: p.ready, restarts: p.wouldRestart }).toEqual({
+            pod: p.plan.name,
+            started: true,
+            ready: true,
+            restarts: 0,
+          });
+          const first = p.events.findIndex((e) => e.probe !== 'startup');
+          expect(p.events.slice(0, first).some((e) => e.probe === 'startup' && e.ok)).toBe(true);
+          if (uid !== undefined) expect(fs.statSync(`/proc/${p.pid}`).uid).toBe(uid);
+        }
+        // The snapshot volume is read-only to the pods' user.
+        expect(fs.statSync(snapshots).mode & 0o222).toBe(0);
+      });
+
+      it('searches, computes a crosstab and draws PNG charts on both chart workers, through the gateway', async () => {
+        const found = await call<{ total: number }>('QUERIES.EXECUTE', { index: 'movies', query: '"star wars"' });
+        expect(found.error).toBeUndefined();
+        expect(found.data!.total).toBeGreaterThan(0);
+        const table = await call<{ contentType: string; rowCount: number }>('CROSSTAB.EXECUTE', {
+          index: 'movies',
+          rows: ['Major Genre'],
+          totals: [{ aggregationType: 'Count' }],
+        });
+        expect(table.data).toMatchObject({ contentType: 'text/html' });
+        const charts = await Promise.all(Array.from({ length: 6 }, () => chart(1200, 800)));
+        for (const c of charts) {
+          expect(c.error).toBeUndefined();
+          expect(await pngFacts(Buffer.from(c.data!.data, 'base64'))).toMatchObject({ width: 1200, height: 800 });
+        }
+        for (const w of byComponent('chart-worker')) expect(rendered(w)).toBeGreaterThan(0);
+      }, 60000);
+
+      if (scenario === 'full') {
+        it("delivers a scheduled webhook signed with the deployment's one webhook key (its Secret)", async () => {
+          const saved = await call<{ report: { guid: string } }>('CROSSTAB.EXECUTE', {
+            index: 'movies',
+            rows: ['Major Genre'],
+            totals: [{ aggregationType: 'Count' }],
+            format: 'csv',
+            saveReport: { name: 'rehearsal' },
+          });
+          expect(saved.error).toBeUndefined();
+          const made = await call<{ scheduleId: string; secret: string }>('REPORTS.SCHEDULE', {
+            guid: saved.data!.report.guid,
+            cron: '0 8 1 1 *',
+            format: 'json',
+            deliver: { webhook: { url: `http://127.0.0.1:${receiver.port}/rehearsal` } },
+            runNow: true,
+          });
+          expect(made.error).toBeUndefined();
+          // The secret any gateway replica derives from the Secret's key: a key made per pod would differ.
+          const expected = `whsec_${createHmac('sha256', Buffer.from(webhookKey)).update(`webhook:${made.data!.scheduleId}`).digest('base64url')}`;
+          expect(made.data!.secret).toBe(expected);
+          const got = await until('the webhook', () => receiver.got.find((g) => g.path === '/rehearsal'));
+          const m = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(String(got.headers['quarry-signature']))!;
+          expect(createHmac('sha256', expected).update(`${m[1]}.${got.body}`).digest('hex')).toBe(m[2]);
+        }, 60000);
+
+        it('loses no chart when a chart worker is killed mid-render; its restart takes jobs again', async () => {
+          const [victim, survivor] = byComponent('chart-worker');
+          const started = victim.lines.filter((l) => l.includes('"chart render started"')).length;
+          const pending = Promise.all(Array.from({ length: 4 }, () => chart(2400, 1600)));
+          await until('a render on the victim', () =>
+            victim.lines.filter((l) => l.includes('"chart render started"')).length > started ? true : undefined,
+          );
+          await victim.kill();
+          for (const r of await pending) {
+            expect(r.error).toBeUndefined();
+            expect((await pngFacts(Buffer.from(r.data!.data, 'base64'))).width).toBe(2400);
           }
-        }),
-      );
-      await new Promise((r) => setTimeout(r, 500));
-      // Deletion: out of the endpoints (seen by the proxies a second later) and SIGTERM at once.
-      gatewayService.deleting(old);
-      const ended = await old.terminate();
-      stop = true;
-      await load;
-      expect(ended).toMatchObject({ code: 0, killed: false });
-      expect(ended.ms).toBeLessThan(old.plan.terminationGracePeriodSeconds * 1000);
-      // It said not ready while it drained, then stopped.
-      expect(old.events.some((e) => e.probe === 'readiness' && e.status === 503)).toBe(true);
-      expect(results.length).toBeGreaterThan(10);
-      expect(results.filter(Boolean)).toEqual([]);
-    }, 90000);
-  },
-);
+          expect(rendered(survivor)).toBeGreaterThan(0);
+          // The kubelet restarts the container: a new process, ready by its probes, serving again.
+          const restarted = await startPod('chart-worker', 'chart-worker-2');
+          await restarted.untilReady();
+          expect(restarted.wouldRestart).toBe(0);
+        }, 90000);
+
+        it('takes a chart worker whose Chromium cannot start again off the queue and fails its liveness; no chart lost', async () => {
+          // Chromium starts once, then never again (a full /dev/shm, a broken node): the kubelet must restart the pod.
+          const once = path.join(root, 'chromium-once.sh');
+          fs.writeFileSync(
+            once,
+            '#!/bin/sh\nif [ -e "$TMPDIR/started" ]; then echo "chromium cannot start" >&2; exit 1; fi\n' +
+              'touch "$TMPDIR/started"\nexec /usr/bin/chromium "$@"\n',
+            { mode: 0o755 },
+          );
+          const broken = await startPod('chart-worker', 'chart-worker-broken', (env) => {
+            env.CHROMIUM_PATH = once;
+          });
+          await broken.untilReady();
+          // Its Chromium dies (by pid: the children of this pod's process).
+          const children = fs
+            .readdirSync('/proc')
+            .filter((d) => /^\d+$/.test(d))
+            .filter((d) => {
+              try {
+                return fs.readFileSync(`/proc/${d}/stat`, 'utf8').split(') ')[1].split(' ')[1] === String(broken.pid);
+              } catch {
+                return false;
+              }
+            });
+          expect(children.length).toBeGreaterThan(0);
+          for (const pid of children) process.kill(Number(pid), 'SIGKILL');
+          const answers: Array<Awaited<ReturnType<typeof chart>>> = [];
+          await until('the broken worker to stop taking jobs', async () => {
+            answers.push(...(await Promise.all(Array.from({ length: 4 }, () => chart(640, 480)))));
+            return broken.lines.some((l) => l.includes('stops taking jobs')) ? true : undefined;
+          });
+          for (const r of answers) expect(r.error).toBeUndefined();
+          // Not live: the kubelet restarts it, rather than let it fail every job in milliseconds.
+          await until('its liveness to fail', () => (broken.wouldRestart > 0 ? true : undefined), 20000);
+          const failed = broken.events.filter((e) => e.probe === 'liveness' && !e.ok);
+          expect(failed[failed.length - 1].status).toBe(503);
+          expect(broken.lines.filter((l) => l.includes('"chart render failed"'))).toEqual([]);
+          await broken.kill();
+        }, 90000);
+
+        it('rides out a Redis restart: search goes on, the gateway stays ready, charts and schedules come back', async () => {
+          await redis.stop();
+          const gateway = byComponent('gateway')[0];
+          const search = await call('QUERIES.EXECUTE', { index: 'movies', pageSize: 1 });
+          expect(search.error).toBeUndefined();
+          const ops = await fetch(gateway.url('metrics', '/readyz'));
+          expect(ops.status).toBe(200);
+          expect(((await ops.json()) as { degraded?: string[] }).degraded?.join(' ')).toMatch(/Redis/);
+          await redis.start();
+          const back = await until(
+            'a chart after the restart',
+            async () => {
+              const r = await chart(800, 600);
+              return r.error ? undefined : r;
+            },
+            30000,
+          );
+          expect(back.data!.contentType).toBe('image/png');
+          // The append-only file kept the schedules: the one made before is still listed.
+          const list = await call<{ schedules: unknown[] }>('REPORTS.SCHEDULES', {});
+          expect(list.data!.schedules).toHaveLength(1);
+          for (const p of pods.filter((x) => !x.exit))
+            expect({ pod: p.plan.name, restarts: p.wouldRestart }).toEqual({ pod: p.plan.name, restarts: 0 });
+        }, 60000);
+
+        it('rolls the gateway with SIGTERM during calls: no call is lost, and the old pod drains within its grace', async () => {
+          const [old] = byComponent('gateway');
+          const fresh = await startPod('gateway', 'gateway-1');
+          await fresh.untilReady();
+          let stop = false;
+          const results: Array<string | undefined> = [];
+          const load = Promise.all(
+            Array.from({ length: 4 }, async () => {
+              while (!stop) {
+                const r = await call<{ total: number }>('CROSSTAB.EXECUTE', {
+                  index: 'movies',
+                  rows: ['Major Genre', 'MPAA Rating'],
+                  totals: [{ aggregationType: 'Count' }],
+                }).catch((err: Error) => ({ error: { message: err.message } }) as const);
+                results.push(r.error ? JSON.stringify(r.error) : undefined);
+              }
+            }),
+          );
+          await new Promise((r) => setTimeout(r, 500));
+          // Deletion: out of the endpoints (seen by the proxies a second later) and SIGTERM at once.
+          gatewayService.deleting(old);
+          const ended = await old.terminate();
+          stop = true;
+          await load;
+          expect(ended).toMatchObject({ code: 0, killed: false });
+          expect(ended.ms).toBeLessThan(old.plan.terminationGracePeriodSeconds * 1000);
+          // It said not ready while it drained, then stopped.
+          expect(old.events.some((e) => e.probe === 'readiness' && e.status === 503)).toBe(true);
+          expect(results.length).toBeGreaterThan(10);
+          expect(results.filter(Boolean)).toEqual([]);
+        }, 90000);
+      }
+    },
+  );
+}
+
+rehearseOverlay('dev', 'full');
+rehearseOverlay('prod', 'start');
 
 describeIf(
   hasKubectl,
