@@ -1,5 +1,4 @@
 import { execFile, execFileSync, spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -19,47 +18,21 @@ import {
 import { describeIf } from '@quarry/testkit';
 import { VEGA } from './support/datasets';
 import { QUARRY_BIN, REPO_ROOT, runCli } from './support/quarry-process';
-
-type Doc = {
-  apiVersion: string;
-  kind: string;
-  metadata: { name: string; namespace?: string; labels?: Record<string, string> };
-  spec?: Record<string, unknown>;
-  data?: Record<string, string>;
-  stringData?: Record<string, string>;
-};
+import {
+  contents,
+  imageEntrypoint,
+  kustomize,
+  outOfBandSecrets,
+  podTemplate,
+  quarryContainers,
+  quarryEnvs,
+  WORKLOAD_KINDS,
+  type Container,
+  type Doc,
+} from './support/kustomize';
 
 const hasKubectl = spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' }).status === 0;
 const hasCompose = spawnSync('docker-compose', ['version'], { encoding: 'utf8' }).status === 0;
-
-/** A kustomize build of k8s/DIR (an overlay, `overlays/dev`, or the `base`). */
-function kustomize(dir: string): Doc[] {
-  const out = execFileSync('kubectl', ['kustomize', path.join(REPO_ROOT, 'k8s', dir)], { encoding: 'utf8' });
-  return parseAllDocuments(out).map((d) => d.toJS() as Doc);
-}
-
-const PROD_SECRETS_DIR = path.join(REPO_ROOT, 'k8s', 'overlays', 'prod', 'secrets');
-
-/**
- * The Secrets an overlay refers to but does not ship, as the operator creates them out of band: prod's,
- * one per credential, from their documented examples (secrets/NAME.env.example; a blank value, for the
- * operator to fill, gets a random stand-in). The internal token needs no entry: only its reference can be
- * checked (secretValue).
- */
-function outOfBandSecrets(overlay: string): Map<string, Record<string, string>> {
-  if (overlay !== 'prod') return new Map();
-  const out = new Map<string, Record<string, string>>();
-  for (const file of fs.readdirSync(PROD_SECRETS_DIR).filter((f) => f.endsWith('.env.example'))) {
-    const values: Record<string, string> = {};
-    for (const line of fs.readFileSync(path.join(PROD_SECRETS_DIR, file), 'utf8').split('\n')) {
-      if (!line.trim() || line.startsWith('#')) continue;
-      const at = line.indexOf('=');
-      values[line.slice(0, at)] = line.slice(at + 1) || randomBytes(32).toString('base64url');
-    }
-    out.set(`Secret/${file.replace(/\.env\.example$/, '')}`, values);
-  }
-  return out;
-}
 
 /** kubernetes-models class for a document, by apiVersion and kind. */
 function modelFor(doc: Doc): { validate(): void } {
@@ -74,109 +47,12 @@ function modelFor(doc: Doc): { validate(): void } {
   return new Model(doc);
 }
 
-/** The ENTRYPOINT of the images (infra/Dockerfile: the quarry stage, which chart-worker builds on). */
-function imageEntrypoint(): string[] {
-  const dockerfile = fs.readFileSync(path.join(REPO_ROOT, 'infra', 'Dockerfile'), 'utf8');
-  const found = [...dockerfile.matchAll(/^ENTRYPOINT (\[.*\])$/gm)];
-  if (found.length !== 1) throw new Error(`infra/Dockerfile has ${found.length} ENTRYPOINT lines, expected 1`);
-  return JSON.parse(found[0][1]) as string[];
-}
-
-type EnvEntry = { name: string; value?: string; valueFrom?: { secretKeyRef?: { name: string; key: string } } };
-type Container = {
-  name: string;
-  image: string;
-  env?: EnvEntry[];
-  envFrom?: Array<{ configMapRef?: { name: string }; secretRef?: { name: string } }>;
-  ports?: Array<{ name?: string; containerPort: number }>;
-  volumeMounts?: Array<{ name: string; mountPath: string; readOnly?: boolean }>;
-  command?: string[];
-  args?: string[];
-};
-type PodTemplate = {
-  metadata: { labels: Record<string, string>; annotations?: Record<string, string> };
-  spec: {
-    containers: Container[];
-    volumes?: Array<{ name: string; persistentVolumeClaim?: { claimName: string; readOnly?: boolean } }>;
-  };
-};
-
-const WORKLOAD_KINDS = ['Deployment', 'Job', 'StatefulSet'];
-const podTemplate = (d: Doc) => (d.spec as { template: PodTemplate }).template;
-
 /** A pod of a workload, as the NetworkPolicy check sees it: namespace, labels, named ports. */
 function podOf(d: Doc): Endpoint {
   const t = podTemplate(d);
   const ports: Record<string, number> = {};
   for (const c of t.spec.containers) for (const p of c.ports ?? []) if (p.name) ports[p.name] = p.containerPort;
   return { pod: { namespace: d.metadata.namespace ?? '', labels: t.metadata.labels, ports } };
-}
-
-function quarryContainers(d: Doc): Container[] {
-  const podSpec = (d.spec as { template: { spec: { containers: Container[] } } }).template.spec;
-  return podSpec.containers.filter((c) => String(c.image).includes('quarry'));
-}
-
-/**
- * A secretKeyRef's value: the Secret's when the build ships it (dev), else a stand-in, since the Secret
- * is made out of band (prod) and only its reference can be checked here.
- */
-function secretValue(
-  sources: Map<string, Record<string, string>>,
-  ref: { name: string; key: string },
-  where: string,
-): string {
-  const secret = sources.get(`Secret/${ref.name}`);
-  if (!secret) return randomBytes(32).toString('base64url');
-  const value = secret[ref.key];
-  if (value === undefined) throw new Error(`${where} refers to missing key ${ref.key} of Secret/${ref.name}`);
-  return value;
-}
-
-/**
- * The environment each Quarry container of a kustomize build gets (Deployments, and the loader Job),
- * ConfigMaps and Secrets expanded, the out-of-band Secrets included.
- */
-function quarryEnvs(docs: Doc[], outOfBand: Map<string, Record<string, string>>): Array<ContainerEnv & { doc: Doc }> {
-  const sources = new Map(outOfBand);
-  for (const d of docs)
-    if (d.kind === 'ConfigMap' || d.kind === 'Secret') sources.set(`${d.kind}/${d.metadata.name}`, contents(d));
-  const out: Array<ContainerEnv & { doc: Doc }> = [];
-  for (const d of docs.filter((x) => x.kind === 'Deployment' || x.kind === 'Job')) {
-    const where = `${d.kind} ${d.metadata.name}`;
-    for (const c of podTemplate(d).spec.containers) {
-      if (!String(c.image).includes('quarry')) continue;
-      const env: Record<string, string> = {};
-      for (const ref of c.envFrom ?? []) {
-        const key = ref.configMapRef ? `ConfigMap/${ref.configMapRef.name}` : `Secret/${ref.secretRef!.name}`;
-        const src = sources.get(key);
-        if (!src) throw new Error(`${d.metadata.name} refers to missing ${key}`);
-        Object.assign(env, src);
-      }
-      for (const e of c.env ?? []) {
-        const ref = e.valueFrom?.secretKeyRef;
-        env[e.name] = ref ? secretValue(sources, ref, where) : (e.value ?? '');
-      }
-      out.push({
-        doc: d,
-        where,
-        target: d.kind === 'Job' ? 'loader' : (env.QUARRY_TARGET as ContainerEnv['target']),
-        env,
-      });
-    }
-  }
-  return out;
-}
-
-/** A ConfigMap's or Secret's values; a Secret's data is base64 (what kustomize's secretGenerator writes). */
-function contents(d: Doc): Record<string, string> {
-  const data = Object.fromEntries(
-    Object.entries(d.data ?? {}).map(([k, v]) => [
-      k,
-      d.kind === 'Secret' ? Buffer.from(v, 'base64').toString('utf8') : v,
-    ]),
-  );
-  return { ...data, ...(d.stringData ?? {}) };
 }
 
 /** The names of the Secrets a workload reads, through envFrom or secretKeyRef. */
@@ -384,9 +260,11 @@ for (const overlay of ['dev', 'prod'])
           (readOnly ? readers : writers).push(`${d.kind}/${d.metadata.name}`);
         }
         expect(writers).toEqual(['Job/quarry-loader']);
-        expect(readers.sort()).toEqual(
-          ['chart', 'chart-worker', 'crosstab', 'gateway', 'query', 'reports'].map((n) => `Deployment/${n}`),
-        );
+        // Only the pods that read snapshots mount them: a mount nobody reads only ties the pod to the volume.
+        expect(readers.sort()).toEqual(['crosstab', 'query'].map((n) => `Deployment/${n}`));
+        // A named class: no managed cluster's default serves ReadWriteMany, so the claim would stay Pending.
+        const storageClass = (claim.spec as { storageClassName?: string }).storageClassName;
+        if (overlay === 'prod') expect(storageClass).toEqual(expect.stringMatching(/\S/));
         const loader = podTemplate(docs.find((d) => d.kind === 'Job' && d.metadata.name === 'quarry-loader')!).spec
           .containers[0];
         expect([...(loader.command ?? []), ...(loader.args ?? [])].join(' ')).toContain('quarry index load');
@@ -419,8 +297,14 @@ for (const overlay of ['dev', 'prod'])
         const token = 'quarry-internal-token';
         expect(Object.fromEntries(fromSecrets)).toEqual({
           gateway: {
-            names: ['MONGODB_URL', 'QUARRY_EMBED_SECRET', 'QUARRY_INTERNAL_TOKEN', 'REDIS_URL'],
-            secrets: ['quarry-embed-secret', 'quarry-internal-token', 'quarry-mongodb', 'quarry-redis'],
+            names: ['MONGODB_URL', 'QUARRY_EMBED_SECRET', 'QUARRY_INTERNAL_TOKEN', 'QUARRY_WEBHOOK_KEY', 'REDIS_URL'],
+            secrets: [
+              'quarry-embed-secret',
+              'quarry-internal-token',
+              'quarry-mongodb',
+              'quarry-redis',
+              'quarry-webhook-key',
+            ],
           },
           query: {
             names: ['MONGODB_URL', 'QUARRY_CURSOR_SECRET', 'QUARRY_INTERNAL_TOKEN', 'TYPESENSE_API_KEY'],
@@ -450,6 +334,7 @@ for (const overlay of ['dev', 'prod'])
             'quarry-redis-server',
             'quarry-typesense-admin',
             'quarry-typesense-search',
+            'quarry-webhook-key',
           ]);
         if (overlay === 'dev') {
           // Issue #27 item 5: the dev Redis asks for the password its clients' REDIS_URL carries.
@@ -576,8 +461,19 @@ for (const overlay of ['dev', 'prod'])
               at(`DNS ${protocol}`, true),
             );
           // Isolated for egress: an arbitrary port outside, or DNS anywhere but the cluster's, is refused.
-          expect(at('smtp outside', connectionAllowed(policies, pod, { ip: '203.0.113.10' }, 25))).toEqual(
-            at('smtp outside', false),
+          expect(at('port 9999 outside', connectionAllowed(policies, pod, { ip: '203.0.113.10' }, 9999))).toEqual(
+            at('port 9999 outside', false),
+          );
+          // Scheduled deliveries leave from the gateway alone: SMTP submission and webhooks (HTTPS, and the
+          // overlay's own ports: prod's relay takes 587 and its receivers 8443).
+          const delivers = doc.metadata.name === 'gateway';
+          for (const port of [587, 443, 8443])
+            expect(at(`delivery port ${port}`, connectionAllowed(policies, pod, { ip: '203.0.113.10' }, port))).toEqual(
+              at(`delivery port ${port}`, delivers || port === 443),
+            );
+          // The base opens SMTP relay (25) and plain-HTTP webhooks; prod narrows the list to what it uses.
+          expect(at('smtp 25', connectionAllowed(policies, pod, { ip: '203.0.113.10' }, 25))).toEqual(
+            at('smtp 25', delivers && overlay === 'dev'),
           );
           expect(
             at(
@@ -982,6 +878,12 @@ describe("infra/init-secrets.sh (the loader's first step)", () => {
       QUARRY_CURSOR_SECRET_FILE: cursor,
     });
     expect([config.grpc.internalToken, config.cursorSecret]).toEqual(first.map((t) => t.trim()));
+    // The webhook key: one for every gateway, read from the file (the gateway's /data is read-only).
+    const webhookKey = path.join(dir, 'webhook-key');
+    expect(mode(webhookKey)).toBe(0o600);
+    expect(loadConfig({ QUARRY_TARGET: 'all', QUARRY_WEBHOOK_KEY_FILE: webhookKey }).schedules.webhookKey).toBe(
+      fs.readFileSync(webhookKey, 'utf8').trim(),
+    );
 
     // A restart keeps them; an empty file (an interrupted first start) is made again.
     fs.writeFileSync(cursor, '');

@@ -2,7 +2,15 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { channelCredentials, grpc, LIVENESS_SERVICE } from '@quarry/rpc';
 import { healthClient, healthStatus, makeTlsFixtures, type HealthClient } from '@quarry/testkit';
-import { freePort, makeDataDir, spawnServe, stopProc, type Proc } from './support/quarry-process';
+import {
+  freePort,
+  makeDataDir,
+  readOnlyForPod,
+  spawnServe,
+  stopProc,
+  writableForPod,
+  type Proc,
+} from './support/quarry-process';
 import { TestRedis } from './support/redis';
 
 /*
@@ -93,5 +101,107 @@ describe('probes of a service with mTLS on (issue #28 items 1 and 9)', () => {
     expect(await eventually(() => grpcCheck(peer, 'quarry.v1.ChartService'), 'SERVING')).toBe('SERVING');
     expect(proc.child.pid).toBe(pid);
     expect(proc.child.exitCode).toBeNull();
+  }, 60000);
+});
+
+/*
+ * The gateway and a chart worker as the Deployments run them: a non-root process whose data directory
+ * is read-only, with REDIS_URL set. They start and answer their probes whether or not Redis answers,
+ * and /readyz names the store that is away.
+ */
+describe('a gateway and a chart worker on a read-only data directory', () => {
+  const dataDir = makeDataDir('quarry-readonly-');
+  // The embedded metadata store stands in for MongoDB: its file lives on a writable path of its own.
+  const storeDir = writableForPod('quarry-readonly-store-');
+  fs.symlinkSync(path.join(storeDir, 'quarry.db'), path.join(dataDir, 'quarry.db'));
+  const asPod = readOnlyForPod(dataDir);
+  const podTmp = writableForPod('quarry-readonly-tmp-');
+  let redis: TestRedis;
+  const procs: Proc[] = [];
+
+  const start = async (target: 'gateway' | 'chart-worker', redisUrl: string) => {
+    const opsPort = await freePort();
+    const { proc } = await spawnServe(
+      {
+        QUARRY_TARGET: target,
+        QUARRY_DATA_DIR: dataDir,
+        QUARRY_OPS_PORT: String(opsPort),
+        REDIS_URL: redisUrl,
+        QUARRY_EMBED_SECRET: 'an-embed-secret-of-at-least-32-characters',
+        QUARRY_QUERY_ADDR: '127.0.0.1:1',
+        QUARRY_CROSSTAB_ADDR: '127.0.0.1:2',
+        QUARRY_CHART_ADDR: '127.0.0.1:3',
+        QUARRY_REPORTS_ADDR: '127.0.0.1:4',
+        QUARRY_CHROMIUM_IDLE_S: '0',
+        TMPDIR: podTmp,
+        HOME: podTmp,
+      },
+      asPod,
+    );
+    procs.push(proc);
+    return async (route: '/healthz' | '/readyz') => {
+      const res = await fetch(`http://127.0.0.1:${opsPort}${route}`);
+      return {
+        status: res.status,
+        body: (await res.json()) as { status: string; detail?: string; degraded?: string[] },
+      };
+    };
+  };
+
+  beforeAll(async () => {
+    redis = new TestRedis(await freePort());
+    await redis.start();
+  });
+
+  afterAll(async () => {
+    await Promise.all(procs.map((p) => stopProc(p)));
+    await redis?.stop();
+  });
+
+  it('starts the gateway with REDIS_URL and serves, webhooks off without QUARRY_WEBHOOK_KEY', async () => {
+    const probe = await start('gateway', redis.url);
+    expect((await probe('/healthz')).status).toBe(200);
+    expect(await eventually(async () => (await probe('/readyz')).body.degraded, undefined)).toBeUndefined();
+    expect((await probe('/readyz')).status).toBe(200);
+    expect(procs[procs.length - 1].lines.join('\n')).toContain('QUARRY_WEBHOOK_KEY is not set');
+  }, 30000);
+
+  it('starts the all-in-one server with REDIS_URL unreachable: live at once, not ready, naming Redis', async () => {
+    const opsPort = await freePort();
+    const { proc } = await spawnServe({
+      QUARRY_TARGET: 'all',
+      QUARRY_DATA_DIR: makeDataDir('quarry-all-no-redis-'),
+      QUARRY_OPS_PORT: String(opsPort),
+      REDIS_URL: `redis://127.0.0.1:${await freePort()}`,
+    });
+    procs.push(proc);
+    expect((await fetch(`http://127.0.0.1:${opsPort}/healthz`)).status).toBe(200);
+    const ready = await fetch(`http://127.0.0.1:${opsPort}/readyz`);
+    expect(ready.status).toBe(503);
+    expect(((await ready.json()) as { detail: string }).detail).toMatch(/Redis/);
+  }, 30000);
+
+  it('starts both with Redis unreachable, names it in /readyz, and serves once it is back', async () => {
+    const port = await freePort();
+    const later = new TestRedis(port);
+    const gateway = await start('gateway', later.url);
+    const worker = await start('chart-worker', later.url);
+    try {
+      expect((await gateway('/healthz')).status).toBe(200);
+      expect((await worker('/healthz')).status).toBe(200);
+      // The gateway serves what needs no Redis: ready, and says what it lacks.
+      const g = await gateway('/readyz');
+      expect(g.status).toBe(200);
+      expect(g.body.degraded?.join(' ')).toMatch(/Redis \(schedules\) is unreachable/);
+      // A chart worker can do nothing without its queue: not ready, and says why.
+      const w = await worker('/readyz');
+      expect(w.status).toBe(503);
+      expect(w.body.detail).toMatch(/Redis \(chart queue\) is unreachable/);
+      await later.start();
+      expect(await eventually(async () => (await worker('/readyz')).status, 200, 20000)).toBe(200);
+      expect(await eventually(async () => (await gateway('/readyz')).body.degraded, undefined, 20000)).toBeUndefined();
+    } finally {
+      await later.stop();
+    }
   }, 60000);
 });

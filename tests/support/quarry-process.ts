@@ -53,7 +53,7 @@ export interface Proc {
  */
 export function spawnServe(
   env: Record<string, string>,
-  opts: { unset?: string[] } = {},
+  opts: { unset?: string[]; uid?: number; gid?: number } = {},
 ): Promise<{ proc: Proc; port: number | undefined }> {
   const shared = env.QUARRY_TARGET === 'all' ? {} : { QUARRY_INTERNAL_TOKEN: E2E_INTERNAL_TOKEN };
   const childEnv: NodeJS.ProcessEnv = {
@@ -68,7 +68,11 @@ export function spawnServe(
   };
   // For tests of a default: the variable is not set at all, as on a user's machine.
   for (const name of opts.unset ?? []) delete childEnv[name];
-  const child = spawn(process.execPath, [QUARRY_BIN, 'serve'], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [QUARRY_BIN, 'serve'], {
+    env: childEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    ...(opts.uid !== undefined ? { uid: opts.uid, gid: opts.gid ?? opts.uid } : {}),
+  });
   const proc: Proc = { child, lines: [] };
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
@@ -195,6 +199,26 @@ export async function startQuarry(opts: {
     await redis?.stop();
     throw err;
   }
+}
+
+/** The uid a Deployment's securityContext runs as (runAsUser), used when this test runs as root. */
+export const POD_UID = 1000;
+
+/**
+ * A folder as a Deployment's read-only mount is to its non-root process: mode 0555, and when the test
+ * runs as root (whom modes do not stop) the process runs as POD_UID. Returns the spawn options.
+ */
+export function readOnlyForPod(dir: string): { uid?: number; gid?: number } {
+  fs.chmodSync(dir, 0o555);
+  return process.getuid?.() === 0 ? { uid: POD_UID, gid: POD_UID } : {};
+}
+
+/** A folder the pod's process may write (an emptyDir), owned by it when the test runs as root. */
+export function writableForPod(prefix: string): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  fs.chmodSync(dir, 0o755);
+  if (process.getuid?.() === 0) fs.chownSync(dir, POD_UID, POD_UID);
+  return dir;
 }
 
 /** Runs the CLI as an operator would; resolves with its exit code and output. */

@@ -198,6 +198,8 @@ export const envShape = {
   QUARRY_AUDIT_DAYS: z.coerce.number().int().min(1).max(36500).default(90),
   QUARRY_GRPC_DEADLINE_MS: durationMs.default(30000),
   QUARRY_SHUTDOWN_GRACE_MS: durationMs.default(10000),
+  /** After SIGTERM, /readyz answers 503 this long before the process stops taking calls (endpoints update meanwhile). */
+  QUARRY_DRAIN_DELAY_MS: z.coerce.number().int().min(0).max(600_000).default(0),
   CHART_RENDER_TIMEOUT_MS: durationMs.default(10000),
   CHART_WAIT_TIMEOUT_MS: durationMs.default(30000),
   CHART_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
@@ -228,6 +230,7 @@ export const envShape = {
     .default(''),
   /** Signs webhooks (each schedule's secret is derived from it); unset: a key kept in the data directory. */
   QUARRY_WEBHOOK_KEY: z.string().min(32, 'must be at least 32 characters').optional(),
+  QUARRY_WEBHOOK_KEY_FILE: filePath.optional(),
   QUARRY_SMTP_URL: url(['smtp:', 'smtps:']).optional(),
   QUARRY_SMTP_FROM: z.string().min(3).default('Quarry <quarry@localhost>'),
   /** The first retry of a failed delivery waits this long, each next one twice as long (5 tries). */
@@ -259,6 +262,8 @@ export const envShape = {
   QUARRY_OPEN_INDEX_MB: z.coerce.number().int().min(0).max(16777216).optional(),
   // Unset: <data dir>/tmp when writable, else the system's temporary folder.
   QUARRY_DUCKDB_TEMP_DIR: z.string().min(1).optional(),
+  // Unset: DuckDB's own cap (90 % of the free disk), which lets one big sort fill a node's disk.
+  QUARRY_DUCKDB_TEMP_MAX_MB: z.coerce.number().int().min(16).max(16777216).optional(),
 };
 
 export const envSchema = z.object(envShape);

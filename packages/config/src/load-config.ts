@@ -65,6 +65,8 @@ export interface Config {
     tls: GrpcTlsFiles | undefined;
   };
   shutdownGraceMs: number;
+  /** How long /readyz answers 503 after SIGTERM before the process stops taking calls. */
+  drainDelayMs: number;
   /** Port of /metrics, /healthz and /readyz (unset: none; the gateway's port keeps /healthz and /readyz). */
   opsPort: number | undefined;
   /** The ops port's bind address (loopback by default). */
@@ -86,6 +88,8 @@ export interface Config {
   openIndexBytes: number | undefined;
   /** Where DuckDB spills past its limit; unset: <data dir>/tmp when writable, else the system's temporary folder. */
   duckdbTempDir: string | undefined;
+  /** DuckDB's max_temp_directory_size; undefined: DuckDB's own (90 % of the free disk). */
+  duckdbTempMaxBytes: number | undefined;
   /** Signs pagination cursors; unset: a key kept in the data directory. */
   cursorSecret: string | undefined;
   /** Scheduled deliveries of reports (REPORTS.SCHEDULE). */
@@ -197,6 +201,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       tls,
     },
     shutdownGraceMs: e.QUARRY_SHUTDOWN_GRACE_MS,
+    drainDelayMs: e.QUARRY_DRAIN_DELAY_MS,
     cursorSecret: e.QUARRY_CURSOR_SECRET,
     heavyCalls: {
       maxRunning: e.QUARRY_MAX_CONCURRENT_QUERIES,
@@ -209,6 +214,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     duckdbMemoryBytes: e.QUARRY_DUCKDB_MEMORY_MB === undefined ? undefined : e.QUARRY_DUCKDB_MEMORY_MB * 1024 * 1024,
     openIndexBytes: e.QUARRY_OPEN_INDEX_MB === undefined ? undefined : e.QUARRY_OPEN_INDEX_MB * 1024 * 1024,
     duckdbTempDir: e.QUARRY_DUCKDB_TEMP_DIR === undefined ? undefined : path.resolve(e.QUARRY_DUCKDB_TEMP_DIR),
+    duckdbTempMaxBytes:
+      e.QUARRY_DUCKDB_TEMP_MAX_MB === undefined ? undefined : e.QUARRY_DUCKDB_TEMP_MAX_MB * 1024 * 1024,
     opsPort: e.QUARRY_OPS_PORT,
     opsHost: e.QUARRY_OPS_HOST,
     schedules: {
@@ -264,6 +271,7 @@ const SECRET_FILE_VARS = [
   'QUARRY_INTERNAL_TOKEN',
   'REDIS_PASSWORD',
   'QUARRY_EMBED_SECRET',
+  'QUARRY_WEBHOOK_KEY',
 ] as const;
 
 /** REDIS_URL with REDIS_PASSWORD put in it (crossFieldProblems has made sure it had none). */

@@ -42,7 +42,8 @@ export function engineOptions(config: {
   duckdbMemoryBytes: number | undefined;
   openIndexBytes: number | undefined;
   duckdbTempDir?: string | undefined;
-}): { memoryLimitBytes: number; tempDirectory: string; indexBudgetBytes: number } {
+  duckdbTempMaxBytes?: number | undefined;
+}): { memoryLimitBytes: number; tempDirectory: string; maxTempBytes: number | undefined; indexBudgetBytes: number } {
   const memoryLimitBytes = config.duckdbMemoryBytes ?? defaultDuckDbMemoryBytes();
   return {
     memoryLimitBytes,
@@ -50,6 +51,8 @@ export function engineOptions(config: {
     // the volume, and the engine removes its own. Never DuckDB's default (under the working directory,
     // read-only in every Deployment).
     tempDirectory: path.join(spillRoot(config), `duckdb-${process.pid}-${randomBytes(3).toString('hex')}`),
+    // Below the spill volume's size: a sort that needs more fails alone instead of filling the node's disk.
+    maxTempBytes: config.duckdbTempMaxBytes,
     indexBudgetBytes: config.openIndexBytes ?? Math.floor(memoryLimitBytes / 4),
   };
 }

@@ -69,6 +69,8 @@ export interface SnapshotEngineOptions {
    * default, is read-only in every Deployment). '' turns spilling off.
    */
   tempDirectory?: string;
+  /** DuckDB's max_temp_directory_size (bytes); a call that would spill more fails instead. */
+  maxTempBytes?: number | undefined;
   /**
    * Bytes the versions read into memory may hold together (attached ones count nothing: their blocks
    * are DuckDB's cache, within its memory limit); the least recently used go first. Unset: no bound.
@@ -132,12 +134,22 @@ export class SnapshotEngine {
   private async createInstance(): Promise<DuckDBInstance> {
     const o = this.options;
     if (o.tempDirectory) fs.mkdirSync(o.tempDirectory, { recursive: true, mode: 0o700 });
-    return DuckDBInstance.create(':memory:', {
+    const instance = await DuckDBInstance.create(':memory:', {
       threads: String(o.threads ?? 2),
       preserve_insertion_order: 'true',
       ...(o.memoryLimitBytes ? { memory_limit: `${Math.floor(o.memoryLimitBytes / 1024 / 1024)}MiB` } : {}),
       ...(o.tempDirectory !== undefined ? { temp_directory: o.tempDirectory } : {}),
     });
+    if (o.maxTempBytes !== undefined) {
+      // Set once the instance exists: given at creation, DuckDB 1.5 reports the cap but does not enforce it.
+      const c = await instance.connect();
+      try {
+        await c.run(`SET GLOBAL max_temp_directory_size = '${Math.floor(o.maxTempBytes / 1024 / 1024)}MiB'`);
+      } finally {
+        c.closeSync();
+      }
+    }
+    return instance;
   }
 
   /** The table of this snapshot, opening it once. */

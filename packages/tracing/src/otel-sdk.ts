@@ -1,3 +1,6 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { format } from 'node:util';
 import { context, diag, DiagLogLevel, propagation, trace, type DiagLogger } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
@@ -16,6 +19,16 @@ import {
   type SpanExporter,
 } from '@opentelemetry/sdk-trace';
 import type { TracingSettings } from '@quarry/config';
+
+/** The release of this build: the version every package of the workspace carries (this one's, from dist/..). */
+function quarryVersion(): string {
+  try {
+    const pkg = JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'package.json'), 'utf8')) as { version?: string };
+    return pkg.version ?? 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
 
 /*
  * The OpenTelemetry SDK, loaded only when tracing is on (start-tracing.ts imports this file on demand):
@@ -75,6 +88,10 @@ export function registerSdk(
   );
   const provider = new TracerProvider({
     resource: resourceFromAttributes({
+      // Which replica and which build a span came from: without them the spans of two pods of one
+      // Deployment, or of two versions during a rollout, cannot be told apart. OTEL_RESOURCE_ATTRIBUTES wins.
+      'service.instance.id': `${os.hostname()}/${process.pid}`,
+      'service.version': quarryVersion(),
       ...settings.resourceAttributes,
       'service.name': settings.serviceName,
       'process.pid': process.pid,

@@ -1,3 +1,4 @@
+import os from 'node:os';
 import { context, trace } from '@opentelemetry/api';
 import type { TracingSettings } from '@quarry/config';
 import { AppError } from '@quarry/errors';
@@ -114,7 +115,13 @@ describe('tracing on', () => {
         service: 'quarry-unit',
         attributes: { 'quarry.request_id': protocol },
       });
-      expect(byName.outer.resource).toMatchObject({ 'deployment.environment': 'test', 'service.name': 'quarry-unit' });
+      expect(byName.outer.resource).toMatchObject({
+        'deployment.environment': 'test',
+        'service.name': 'quarry-unit',
+        // One replica from another, one release from another.
+        'service.instance.id': `${os.hostname()}/${process.pid}`,
+        'service.version': '0.1.0',
+      });
       for (const name of ['inner', 'refused', 'called', 'crashed'])
         expect(byName[name].parentSpanId).toBe(outerIds.spanId);
       expect(byName.remote.parentSpanId).toBe(byName.inner.spanId);

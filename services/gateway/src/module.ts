@@ -80,6 +80,7 @@ export class GatewayModule implements QuarryModule {
       authenticate,
       callMethod,
       checkReady: this.ops?.ready ?? (() => this.store.ping()),
+      degraded: () => this.degraded(),
       log: this.log,
       bodyLimitBytes: c.bodyLimitBytes,
       bodyTimeoutMs: c.bodyTimeoutMs,
@@ -110,6 +111,24 @@ export class GatewayModule implements QuarryModule {
     const bound = server.address();
     const host = typeof bound === 'object' && bound ? bound.address : c.host;
     this.log.info({ port: this.port, host, services: this.config.serviceAddrs }, 'gateway listening');
+  }
+
+  /**
+   * The optional stores that are away: the gateway serves searches, crosstabs and reports without
+   * Redis (schedules refuse, rate limits count per replica), so Redis does not take it out of the endpoints.
+   */
+  async degraded(): Promise<string[]> {
+    const away: string[] = [];
+    if (this.scheduler?.ready) {
+      try {
+        await this.scheduler.ready();
+      } catch (err) {
+        away.push(err instanceof Error ? err.message : String(err));
+      }
+    }
+    if (this.limitsRedis && this.limitsRedis.status !== 'ready')
+      away.push(`Redis (shared rate limits) is unreachable: connection ${this.limitsRedis.status}`);
+    return away;
   }
 
   /** With a Redis, the rate limits count there so every gateway replica shares them (issue #27). */

@@ -19,15 +19,27 @@ import { DeliverReportUseCase } from './domain/deliver-report.use-case';
 import { SchedulesUseCases } from './domain/schedules.use-cases';
 import type { ReportRunner, ScheduleOwner } from './ports/report-runner.port';
 
-/** The deployment's webhook key: configured, or made once and kept in the data directory. */
-function loadWebhookKey(configured: string | undefined, dataDir: string): Buffer {
+/**
+ * The deployment's webhook key: configured, or made once and kept in a writable data directory (one
+ * process, or replicas sharing a writable volume). A read-only data directory without QUARRY_WEBHOOK_KEY
+ * leaves webhooks off rather than stop the gateway: a key made per replica would sign with a secret
+ * the other replicas do not know.
+ */
+function loadWebhookKey(configured: string | undefined, dataDir: string, log: Logger): Buffer | undefined {
   if (configured) return Buffer.from(configured, 'utf8');
   const file = path.join(dataDir, 'webhook.key');
-  fs.mkdirSync(dataDir, { recursive: true });
   try {
+    fs.mkdirSync(dataDir, { recursive: true });
     fs.writeFileSync(file, randomBytes(32).toString('hex'), { flag: 'wx', mode: 0o600 });
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'EEXIST' && !fs.existsSync(file)) {
+      log.warn(
+        { err: (err as Error).message, dataDir },
+        'webhook schedules are off: QUARRY_WEBHOOK_KEY is not set and the data directory cannot keep a key',
+      );
+      return undefined;
+    }
   }
   return Buffer.from(fs.readFileSync(file, 'utf8').trim(), 'utf8');
 }
@@ -62,7 +74,7 @@ export class SchedulerModule implements ScheduleService {
 
   async start(): Promise<void> {
     const c = this.config;
-    const key = loadWebhookKey(c.webhookKey, c.dataDir);
+    const key = loadWebhookKey(c.webhookKey, c.dataDir, this.log);
     const redis = new IORedis(c.redisUrl, { maxRetriesPerRequest: 2 });
     redis.on('error', (err) => this.log.warn({ err: err.message }, 'scheduler: Redis error'));
     this.redis = redis;
@@ -90,8 +102,24 @@ export class SchedulerModule implements ScheduleService {
       log: this.log,
     });
     this.worker = startDeliveryWorker(c.redisUrl, (job) => deliver.deliver(job), this.log, c.concurrency);
-    await this.worker.waitUntilReady();
-    this.log.info({ webhookAllow: c.webhookAllow, email: mailer.configured }, 'scheduler started');
+    // Not awaited: BullMQ waits for Redis for ever, and a gateway that never listens is restarted in a loop
+    // while Redis is away. The worker connects when Redis answers; until then /readyz says so.
+    this.worker.waitUntilReady().then(
+      () => this.log.info('scheduler connected to Redis'),
+      (err: unknown) => this.log.warn({ err: (err as Error).message }, 'scheduler: Redis connection failed'),
+    );
+    this.log.info(
+      { webhookAllow: c.webhookAllow, email: mailer.configured, webhooks: key !== undefined },
+      'scheduler started',
+    );
+  }
+
+  /** Rejects, naming the store, while the schedules' Redis does not answer. */
+  async ready(): Promise<void> {
+    const redis = this.redis;
+    if (!redis) throw new Error('the scheduler is not started');
+    if (redis.status !== 'ready') throw new Error(`Redis (schedules) is unreachable: connection ${redis.status}`);
+    await redis.ping();
   }
 
   private use(): SchedulesUseCases {

@@ -14,9 +14,12 @@ export async function serveCommand(config: Config, log: Logger, tracing: Running
   const shutdown = (signal: string) => {
     if (stopping) return;
     stopping = true;
-    log.info({ signal }, 'shutting down');
-    running
-      .stop()
+    // Drain: out of the endpoints first (readiness off), then, once they have updated, no new calls; the
+    // calls under way finish within QUARRY_SHUTDOWN_GRACE_MS.
+    running.drain();
+    log.info({ signal, drainDelayMs: config.drainDelayMs }, 'shutting down');
+    new Promise((resolve) => setTimeout(resolve, config.drainDelayMs))
+      .then(() => running.stop())
       .then(() => tracing.shutdown().catch((err: unknown) => log.warn({ err }, 'sending the last spans failed')))
       .then(
         () => {

@@ -4,6 +4,8 @@ import type { Logger } from '@quarry/logger';
 export interface StartedModule {
   stop(): Promise<void>;
   ready?(): Promise<void>;
+  /** Rejects when the module cannot work again without a restart (liveness). */
+  live?(): Promise<void>;
 }
 
 /**
@@ -70,6 +72,11 @@ export class ModuleRunner {
   /** Rejects with the first module that cannot serve. */
   async ready(): Promise<void> {
     for (const { module } of this.started) await module.ready?.();
+  }
+
+  /** Rejects with the first module that needs a restart. */
+  async live(): Promise<void> {
+    for (const { module } of this.started) await module.live?.();
   }
 
   async stop(): Promise<void> {

@@ -17,6 +17,8 @@ export interface RunningServices {
   hosted: Partial<Record<ServiceName, string>>;
   /** Rejects while a module's store is unreachable. */
   ready(): Promise<void>;
+  /** Rejects when a module needs a restart (a chart worker whose Chromium does not launch). */
+  live?(): Promise<void>;
   /** These modules' metrics (their thread's registry). */
   metrics(): Promise<MetricsSnapshot>;
   stop(): Promise<void>;
@@ -133,7 +135,7 @@ const SERVICE_MODULES: ModuleMap<ServicesContext> = {
         ctx.metrics,
       );
       await worker.start();
-      return { stop: () => worker.stop(), ready: worker.ready && (() => worker.ready!()) };
+      return { stop: () => worker.stop(), ready: () => worker.ready(), live: () => worker.live() };
     },
   },
 };
@@ -163,6 +165,7 @@ export async function startServices(
   return {
     hosted: ctx.hosted,
     ready: () => runner.ready(),
+    live: () => runner.live(),
     metrics: () => metrics.registry.getMetricsAsJSON(),
     stop: () => runner.stop(),
   };

@@ -16,6 +16,8 @@ import { SERVICE_TARGETS, startServices, type RunningServices } from './start-se
 export interface RunningProcess {
   /** The gateway's HTTP port when this process runs the gateway. */
   port: number | undefined;
+  /** From now on /readyz answers 503 (draining), while calls are still taken. */
+  drain(): void;
   stop(): Promise<void>;
 }
 
@@ -29,6 +31,12 @@ interface ProcessContext {
   port?: number;
   gatewayMetrics?: QuarryMetrics;
   ready?: () => Promise<void>;
+  degraded?: () => Promise<string[]>;
+  draining: boolean;
+}
+
+function notDraining(ctx: ProcessContext): void {
+  if (ctx.draining) throw new Error('draining: the process is shutting down');
 }
 
 async function listen(server: Server, port: number, host: string): Promise<number> {
@@ -81,6 +89,7 @@ const PROCESS_MODULES: ModuleMap<ProcessContext> = {
       const metrics = new QuarryMetrics();
       const services = ctx.services;
       const ready = async () => {
+        notDraining(ctx);
         await store.ping();
         await services?.ready();
       };
@@ -107,6 +116,7 @@ const PROCESS_MODULES: ModuleMap<ProcessContext> = {
       ctx.port = gateway.port;
       ctx.gatewayMetrics = metrics;
       ctx.ready = ready;
+      ctx.degraded = () => gateway.degraded();
       return {
         stop: async () => {
           await gateway.stop();
@@ -126,7 +136,14 @@ const PROCESS_MODULES: ModuleMap<ProcessContext> = {
       const gatewayMetrics = ctx.gatewayMetrics;
       const app = createOpsApp({
         log: ctx.log,
-        checkReady: ctx.ready ?? (async () => services?.ready()),
+        checkReady:
+          ctx.ready ??
+          (async () => {
+            notDraining(ctx);
+            await services?.ready();
+          }),
+        checkLive: async () => services?.live?.(),
+        degraded: ctx.degraded,
         // This process's registries merged: the gateway's and the services thread's.
         scrape: async () =>
           mergedMetrics([
@@ -163,7 +180,14 @@ export async function startTargets(config: Config, log: Logger): Promise<Running
     log,
     serviceTargets: new Set(SERVICE_TARGETS.filter((t) => targets.has(t))),
     withGateway: targets.has('gateway'),
+    draining: false,
   };
   const runner = await ModuleRunner.start(processModules(config), PROCESS_MODULES, ctx, log);
-  return { port: ctx.port, stop: () => runner.stop() };
+  return {
+    port: ctx.port,
+    drain: () => {
+      ctx.draining = true;
+    },
+    stop: () => runner.stop(),
+  };
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { MongoClient, MongoServerError, type Collection, type Db } from 'mongodb';
+import { MongoClient, MongoServerError, type ClientSession, type Collection, type Db } from 'mongodb';
 import { AppError } from '@quarry/errors';
 import type {
   Credential,
@@ -80,6 +80,8 @@ export class MongoMetadataStore implements MetadataStore, IndexCatalog, AuditLog
     private readonly versions: Collection<IndexVersionDoc>,
     private readonly audit: Collection<AuditDoc>,
     private readonly embeds: Collection<EmbedTokenDoc>,
+    /** A replica set or mongos: a publish's two writes go in one transaction. */
+    private readonly transactions: boolean,
   ) {}
 
   static async connect(url: string, dbName: string): Promise<MongoMetadataStore> {
@@ -96,6 +98,8 @@ export class MongoMetadataStore implements MetadataStore, IndexCatalog, AuditLog
     await audit.createIndex({ time: -1, seq: -1 });
     const embeds = db.collection<EmbedTokenDoc>('embed_tokens');
     await embeds.createIndex({ expireAt: 1 }, { expireAfterSeconds: 0 });
+    // A standalone server has no transactions: there a publish relies on the repair below instead.
+    const hello = (await db.admin().command({ hello: 1 })) as { setName?: string; msg?: string };
     return new MongoMetadataStore(
       client,
       users,
@@ -105,6 +109,7 @@ export class MongoMetadataStore implements MetadataStore, IndexCatalog, AuditLog
       versions,
       audit,
       embeds,
+      hello.setName !== undefined || hello.msg === 'isdbgrid',
     );
   }
 
@@ -272,6 +277,16 @@ export class MongoMetadataStore implements MetadataStore, IndexCatalog, AuditLog
   }
 
   async publishIndex(entry: IndexPublication): Promise<{ entry: IndexEntry; previous: IndexEntry | null }> {
+    if (!this.transactions) return this.publishWrites(entry);
+    // The live pointer and its version document together: a crash between two separate writes left the
+    // live version without the document saved reports and INDEXES.VERSIONS read.
+    return this.client.withSession((session) => session.withTransaction(() => this.publishWrites(entry, session)));
+  }
+
+  private async publishWrites(
+    entry: IndexPublication,
+    session?: ClientSession,
+  ): Promise<{ entry: IndexEntry; previous: IndexEntry | null }> {
     const updatedAt = new Date().toISOString();
     const fields = {
       name: entry.name,
@@ -287,13 +302,25 @@ export class MongoMetadataStore implements MetadataStore, IndexCatalog, AuditLog
     const before = await this.indexes.findOneAndUpdate(
       { _id: entry.name },
       { $set: { ...fields, droppedAt: null }, $inc: { version: 1 } },
-      { upsert: true, returnDocument: 'before' },
+      { upsert: true, returnDocument: 'before', session },
     );
+    // Without a transaction, a publish that crashed after its first write left its version without a
+    // document: the version it replaces gets one now, from the live entry that still describes it.
+    if (before && !before.droppedAt) await this.keepVersion(toIndex(before), session);
     const published: IndexEntry = { ...fields, version: (before?.version ?? 0) + 1 };
-    const { name, version, ...rest } = published;
-    await this.versions.replaceOne({ _id: `${name}@${version}` }, { ...rest, name, version }, { upsert: true });
+    await this.keepVersion(published, session);
     const previous = before && !before.droppedAt ? toIndex(before) : null;
     return { entry: published, previous };
+  }
+
+  /** The version's document, written once: an existing one is never replaced. */
+  private async keepVersion(entry: IndexEntry, session?: ClientSession): Promise<void> {
+    const { name, version, ...rest } = entry;
+    await this.versions.updateOne(
+      { _id: `${name}@${version}` },
+      { $setOnInsert: { ...rest, name, version } },
+      { upsert: true, session },
+    );
   }
 
   async getIndex(name: string): Promise<IndexEntry | null> {
@@ -317,14 +344,18 @@ export class MongoMetadataStore implements MetadataStore, IndexCatalog, AuditLog
   }
 
   async getIndexVersion(name: string, version: number): Promise<IndexEntry | null> {
-    if (!(await this.indexes.findOne({ _id: name, ...LIVE }, { projection: { _id: 1 } }))) return null;
+    const live = await this.indexes.findOne({ _id: name, ...LIVE });
+    if (!live) return null;
     const doc = await this.versions.findOne({ _id: `${name}@${version}` });
-    return doc ? versionEntry(doc) : null;
+    // The live version is described by its index document too (a publish that crashed before its second write).
+    return doc ? versionEntry(doc) : live.version === version ? toIndex(live) : null;
   }
 
   async listIndexVersions(name: string): Promise<IndexEntry[]> {
-    if (!(await this.indexes.findOne({ _id: name, ...LIVE }, { projection: { _id: 1 } }))) return [];
-    return (await this.versions.find({ name }).sort({ version: 1 }).toArray()).map(versionEntry);
+    const live = await this.indexes.findOne({ _id: name, ...LIVE });
+    if (!live) return [];
+    const kept = (await this.versions.find({ name }).sort({ version: 1 }).toArray()).map(versionEntry);
+    return kept.some((v) => v.version === live.version) ? kept : [...kept, toIndex(live)];
   }
 
   async releaseIndexVersions(name: string, versions: readonly number[]): Promise<void> {

@@ -3,7 +3,12 @@ import os from 'node:os';
 import path from 'node:path';
 import puppeteer, { type Browser, type BrowserContext, type Page } from 'puppeteer-core';
 import type { Logger } from '@quarry/logger';
-import { renderTimeoutError, type ChartRenderer, type RenderJob } from '../ports/chart-renderer.port';
+import {
+  RendererUnavailableError,
+  renderTimeoutError,
+  type ChartRenderer,
+  type RenderJob,
+} from '../ports/chart-renderer.port';
 
 const ECHARTS = fs.readFileSync(require.resolve('echarts/dist/echarts.min.js'), 'utf8');
 
@@ -74,24 +79,32 @@ export class ChromiumRenderer implements ChartRenderer {
       const started = Date.now();
       const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-chromium-'));
       this.userDataDir = userDataDir;
-      const browser = await puppeteer.launch({
-        executablePath: this.settings.executablePath,
-        headless: true,
-        // A pipe, not a port: if this process dies, Chromium sees the pipe close and exits too.
-        pipe: true,
-        userDataDir: this.userDataDir,
-        args: [
-          '--no-sandbox',
-          '--disable-gpu',
-          '--disable-dev-shm-usage',
-          '--disable-background-networking',
-          '--disable-component-update',
-          '--disable-sync',
-          '--disable-quic',
-          '--no-first-run',
-          '--font-render-hinting=none',
-        ],
-      });
+      const browser = await puppeteer
+        .launch({
+          executablePath: this.settings.executablePath,
+          headless: true,
+          // A pipe, not a port: if this process dies, Chromium sees the pipe close and exits too.
+          pipe: true,
+          userDataDir: this.userDataDir,
+          args: [
+            '--no-sandbox',
+            '--disable-gpu',
+            '--disable-dev-shm-usage',
+            '--disable-background-networking',
+            '--disable-component-update',
+            '--disable-sync',
+            '--disable-quic',
+            '--no-first-run',
+            '--font-render-hinting=none',
+          ],
+        })
+        .catch((err: unknown) => {
+          fs.rmSync(userDataDir, { recursive: true, force: true });
+          throw new RendererUnavailableError(
+            `Chromium does not launch (${this.settings.executablePath}): ${err instanceof Error ? err.message : String(err)}`,
+            { cause: err },
+          );
+        });
       browser.on('disconnected', () => {
         // An idle close has already let go of this browser, and a newer one may be serving by now.
         if (this.browser !== browser) return;

@@ -26,6 +26,17 @@ export interface SvgRenderer {
   close(): Promise<void>;
 }
 
+/**
+ * The renderer cannot draw anything at all (its browser does not launch): not the chart's fault, so the
+ * job goes back to the queue for another worker, and this one stops taking jobs.
+ */
+export class RendererUnavailableError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'RendererUnavailableError';
+  }
+}
+
 // The reason crosses the queue as plain text (a failed job keeps only its message), so both sides
 // agree on its wording here.
 const RENDER_TIMEOUT = /^render exceeded (\d+) ms$/;

@@ -1,4 +1,4 @@
-import { UnrecoverableError, Worker } from 'bullmq';
+import { UnrecoverableError, WaitingError, Worker } from 'bullmq';
 import IORedis from 'ioredis';
 import type { Logger } from '@quarry/logger';
 import type { QuarryMetrics } from '@quarry/metrics';
@@ -17,7 +17,12 @@ import {
   resultKey,
 } from '../adapters/bullmq-names';
 import type { QueuedRender } from '../ports/chart-queue.port';
-import { renderTimeoutError, type ChartRenderer, type SvgRenderer } from '../ports/chart-renderer.port';
+import {
+  RendererUnavailableError,
+  renderTimeoutError,
+  type ChartRenderer,
+  type SvgRenderer,
+} from '../ports/chart-renderer.port';
 
 export interface ChartWorkerConfig {
   redisUrl: string;
@@ -39,6 +44,8 @@ export class ChartWorkerModule implements QuarryModule {
   readonly name = 'chart-worker';
   private worker: Worker | undefined;
   private results: IORedis | undefined;
+  /** Why this worker cannot draw at all (Chromium does not launch): it takes no more jobs and is not live. */
+  private broken: Error | undefined;
   readonly renderer: ChartRenderer;
   private readonly svg: SvgRenderer;
   private readonly log: Logger;
@@ -88,7 +95,7 @@ export class ChartWorkerModule implements QuarryModule {
     this.results = results;
     this.worker = new Worker(
       CHART_QUEUE,
-      async (job) => {
+      async (job, token) => {
         const { requestId, traceparent, tracestate, ...data } = job.data as QueuedRender;
         const jobId = job.id;
         if (!jobId) throw new UnrecoverableError('a chart job without an id has nowhere to put its image');
@@ -127,6 +134,13 @@ export class ChartWorkerModule implements QuarryModule {
                 );
               image = this.metrics ? await this.metrics.time(this.metrics.chartRender, {}, draw) : await draw();
             } catch (err) {
+              if (err instanceof RendererUnavailableError) {
+                // Another worker can draw it: back to the queue now, and this one stops taking jobs (a
+                // worker that failed each job in milliseconds would drain the queue).
+                await this.stopConsuming(err);
+                await job.moveToWait(token);
+                throw new WaitingError();
+              }
               // Drawing the same chart again fails the same way (or hangs as long): never retried, even
               // when an older producer queued the job with more attempts.
               throw new UnrecoverableError(err instanceof Error ? err.message : String(err));
@@ -156,14 +170,35 @@ export class ChartWorkerModule implements QuarryModule {
         'chart render failed',
       ),
     );
-    await this.worker.waitUntilReady();
+    // Not awaited: BullMQ waits for Redis for ever, and a worker that never answers its probes is
+    // restarted in a loop while Redis is away. It takes jobs once Redis answers; /readyz says so till then.
+    this.worker.waitUntilReady().then(
+      () => this.log.info('chart worker connected to Redis'),
+      (err: unknown) => this.log.warn({ err: (err as Error).message }, 'chart worker: Redis connection failed'),
+    );
     this.log.info({ concurrency: this.config.concurrency, warmMs: Date.now() - started }, 'chart worker ready');
   }
 
-  /** Ready while the worker consumes the queue and the renderer is up. */
+  private async stopConsuming(err: Error): Promise<void> {
+    if (this.broken) return;
+    this.broken = err;
+    this.log.error({ err: err.message }, 'chart worker stops taking jobs: the renderer cannot draw');
+    // Jobs under way on other pages finish or come back the same way; nothing new is taken.
+    await this.worker?.pause(true);
+  }
+
+  /** Ready while the worker consumes the queue, its Redis answers and the renderer is up. */
   async ready(): Promise<void> {
+    if (this.broken) throw this.broken;
     if (!this.worker?.isRunning()) throw new Error('the chart worker is not running');
+    const status = this.results?.status;
+    if (status !== 'ready') throw new Error(`Redis (chart queue) is unreachable: connection ${status ?? 'closed'}`);
     await this.renderer.ready();
+  }
+
+  /** Not live once the renderer cannot launch: a restart is what mends it. */
+  async live(): Promise<void> {
+    if (this.broken) throw this.broken;
   }
 
   async stop(): Promise<void> {

@@ -56,8 +56,8 @@ describe('a crosstab larger than DuckDB memory limit', () => {
 
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  const run = async (tempDirectory: string) => {
-    const engine = new SnapshotEngine(dir, { memoryLimitBytes: LIMIT, tempDirectory, threads: 2 });
+  const run = async (tempDirectory: string, maxTempBytes?: number) => {
+    const engine = new SnapshotEngine(dir, { memoryLimitBytes: LIMIT, tempDirectory, maxTempBytes, threads: 2 });
     try {
       const spec = crosstabSpec(
         entry,
@@ -92,5 +92,10 @@ describe('a crosstab larger than DuckDB memory limit', () => {
 
   it('runs out of memory without one: the crosstab is larger than the limit', async () => {
     await expect(run('')).rejects.toThrow(/Out of Memory/i);
+  }, 120_000);
+
+  it('fails alone, without filling the disk, when it would spill more than QUARRY_DUCKDB_TEMP_MAX_MB', async () => {
+    const spill = path.join(dir, 'tmp', 'capped');
+    await expect(run(spill, 1024 * 1024)).rejects.toThrow(/max_temp_directory_size/);
   }, 120_000);
 });

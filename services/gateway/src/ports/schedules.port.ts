@@ -38,4 +38,6 @@ export interface ScheduledReportRunner {
 export interface SchedulesModule extends Schedules {
   start(): Promise<void>;
   stop(): Promise<void>;
+  /** Rejects, naming the store, while the schedules' store does not answer. */
+  ready?(): Promise<void>;
 }

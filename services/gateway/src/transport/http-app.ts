@@ -22,6 +22,10 @@ export interface HttpAppDeps {
   callMethod: CallMethodUseCase;
   /** Rejects when a store this process needs cannot be reached. */
   checkReady: () => Promise<void>;
+  /** Rejects when this process cannot do its work even after a restart-free wait (liveness). */
+  checkLive?: () => Promise<void>;
+  /** What this process serves without: optional stores that are away (named on the ops port's /readyz). */
+  degraded?: () => Promise<string[]>;
   log: Logger;
   bodyLimitBytes: number;
   /** An authenticated call's body must have arrived within this (QUARRY_BODY_TIMEOUT_MS). */
@@ -118,6 +122,8 @@ function isJsonMediaType(header: string | undefined): boolean {
 /** What /healthz, /readyz and /metrics of the ops port need. */
 export interface OpsDeps {
   checkReady: () => Promise<void>;
+  checkLive?: () => Promise<void>;
+  degraded?: () => Promise<string[]>;
   log: Logger;
   scrape?: () => Promise<{ contentType: string; text: string }>;
   /** Say why /readyz fails in the words of any error (an internal port); else AppError details only. */
@@ -130,23 +136,29 @@ export interface OpsDeps {
  */
 function mountProbes(
   app: express.Express,
-  deps: Pick<OpsDeps, 'checkReady' | 'log' | 'readyDetails'>,
+  deps: Pick<OpsDeps, 'checkReady' | 'checkLive' | 'degraded' | 'log' | 'readyDetails'>,
   details: boolean,
 ): void {
-  app.get('/healthz', (_req, res) => send(res, 200, JSON_TYPE, { status: 'ok' }));
+  const cause = (err: unknown) =>
+    isAppError(err) ? err.detail : deps.readyDetails && err instanceof Error ? err.message : 'a store is unreachable';
+  app.get('/healthz', async (_req, res) => {
+    try {
+      await deps.checkLive?.();
+      send(res, 200, JSON_TYPE, { status: 'ok' });
+    } catch (err) {
+      deps.log.error({ err }, 'not live');
+      send(res, 503, JSON_TYPE, details ? { status: 'not live', detail: cause(err) } : { status: 'not live' });
+    }
+  });
   app.get('/readyz', async (_req, res) => {
     try {
       await deps.checkReady();
-      send(res, 200, JSON_TYPE, { status: 'ready' });
+      const degraded = details ? ((await deps.degraded?.()) ?? []) : [];
+      send(res, 200, JSON_TYPE, degraded.length ? { status: 'ready', degraded } : { status: 'ready' });
     } catch (err) {
       deps.log.warn({ err }, 'not ready');
       if (!details) return send(res, 503, JSON_TYPE, { status: 'not ready' });
-      const detail = isAppError(err)
-        ? err.detail
-        : deps.readyDetails && err instanceof Error
-          ? err.message
-          : 'a store is unreachable';
-      send(res, 503, JSON_TYPE, { status: 'not ready', detail });
+      send(res, 503, JSON_TYPE, { status: 'not ready', detail: cause(err) });
     }
   });
 }

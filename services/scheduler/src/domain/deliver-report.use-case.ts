@@ -7,7 +7,7 @@ import type { ReportOutput, ReportRunner } from '../ports/report-runner.port';
 import type { ScheduleRecord, ScheduleStore } from '../ports/schedule-store.port';
 import type { WebhookSender } from '../ports/webhook-sender.port';
 import { reportFile } from './report-file';
-import { signatureHeader, webhookSecret } from './webhook-signature';
+import { noWebhookKey, signatureHeader, webhookSecret } from './webhook-signature';
 
 /** What the worker does next: nothing (delivered, failed for good, stopped), or try again later. */
 export type DeliveryResult = { next: 'done' } | { next: 'retry'; detail: string };
@@ -26,7 +26,7 @@ export interface DeliverDeps {
   runner: ReportRunner;
   webhooks: WebhookSender;
   mailer: Mailer;
-  webhookKey: Buffer;
+  webhookKey: Buffer | undefined;
   log: Logger;
   now?: () => Date;
 }
@@ -136,9 +136,11 @@ export class DeliverReportUseCase {
       data: output.data,
     });
     const t = Math.floor(this.now().getTime() / 1000);
+    const webhookKey = this.deps.webhookKey;
+    if (!webhookKey) throw noWebhookKey();
     return this.deps.webhooks.send(url, body, {
       'Content-Type': 'application/json',
-      'Quarry-Signature': signatureHeader(webhookSecret(this.deps.webhookKey, schedule.id), t, body),
+      'Quarry-Signature': signatureHeader(webhookSecret(webhookKey, schedule.id), t, body),
       'Idempotency-Key': key,
       'User-Agent': 'Quarry-Webhook/1',
     });

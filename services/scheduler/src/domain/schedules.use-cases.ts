@@ -12,12 +12,13 @@ import type { ReportRunner, ScheduleOwner } from '../ports/report-runner.port';
 import type { ScheduleRecord, ScheduleStore } from '../ports/schedule-store.port';
 import type { WebhookSender } from '../ports/webhook-sender.port';
 import { checkCron } from './cron-rules';
-import { webhookSecret } from './webhook-signature';
+import { noWebhookKey, webhookSecret } from './webhook-signature';
 
 export interface ScheduleRules {
   minIntervalSeconds: number;
   perUser: number;
-  webhookKey: Buffer;
+  /** Absent when none is configured and the data directory cannot keep one: webhook schedules are refused. */
+  webhookKey: Buffer | undefined;
 }
 
 export interface ScheduleDeps {
@@ -56,8 +57,10 @@ export class SchedulesUseCases {
     if (!GUID.test(p.guid)) throw AppError.invalid('guid is not a valid report id');
     const guid = p.guid.toLowerCase();
     checkCron(p.cron, p.timeZone, rules.minIntervalSeconds, this.now());
-    if ('webhook' in p.deliver) await webhooks.vet(p.deliver.webhook.url);
-    else if (!mailer.configured)
+    if ('webhook' in p.deliver) {
+      if (!rules.webhookKey) throw noWebhookKey();
+      await webhooks.vet(p.deliver.webhook.url);
+    } else if (!mailer.configured)
       throw AppError.invalid('deliver.email: e-mail delivery is not configured on this server (QUARRY_SMTP_URL)');
     // The report exists, the owner may read it, and it has this format: checked now, and again each run.
     await runner.check(owner, guid, p.format);
@@ -90,7 +93,7 @@ export class SchedulesUseCases {
     }
     return {
       scheduleId: record.id,
-      secret: 'webhook' in p.deliver ? webhookSecret(rules.webhookKey, record.id) : null,
+      secret: 'webhook' in p.deliver && rules.webhookKey ? webhookSecret(rules.webhookKey, record.id) : null,
     };
   }
 

@@ -1,3 +1,4 @@
+import { AppError } from '@quarry/errors';
 import { createHmac } from 'node:crypto';
 
 /**
@@ -12,4 +13,11 @@ export function webhookSecret(key: Buffer, scheduleId: string): string {
 export function signatureHeader(secret: string, unixSeconds: number, body: string): string {
   const v1 = createHmac('sha256', secret).update(`${unixSeconds}.${body}`).digest('hex');
   return `t=${unixSeconds},v1=${v1}`;
+}
+
+/** Signing needs the deployment's one key: a key made per process would break every other replica's signatures. */
+export function noWebhookKey(): AppError {
+  return AppError.unavailable(
+    'deliver.webhook: webhook delivery is not configured on this server (QUARRY_WEBHOOK_KEY, one key shared by every gateway)',
+  );
 }

@@ -1,0 +1,381 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import readline from 'node:readline';
+import { freePort, POD_UID, QUARRY_BIN, REPO_ROOT } from './quarry-process';
+
+/*
+ * A Deployment's container started as a process, the way the kubelet would start it on one node: its
+ * command, its environment, its ports, its user and its mounts, and its probes polled on their schedule.
+ * What a single machine cannot give is emulated and named where it is done: every pod shares the host's
+ * network (each container port gets a free host port, and Service names resolve to them), a read-only
+ * mount is a folder the pod's non-root user cannot write (chmod), an emptyDir is a fresh folder.
+ */
+
+/** Probe periods run this much faster than written (5 s → 1 s), so the rehearsal takes a minute, not five. */
+export const TIME_SCALE = 0.2;
+
+/** A kubelet probe (httpGet), or a compose healthcheck (exec: a command run beside the process). */
+export interface HttpProbe {
+  httpGet?: { path: string; port: number | string };
+  exec?: { command: string[] };
+  periodSeconds?: number;
+  failureThreshold?: number;
+  initialDelaySeconds?: number;
+}
+
+export interface PodPlan {
+  name: string;
+  /** The full command line: the image's ENTRYPOINT (without its init) and the container's args. */
+  argv: string[];
+  env: Record<string, string>;
+  /** Container port → host port. */
+  ports: Map<number, number>;
+  namedPorts: Record<string, number>;
+  probes: { startup?: HttpProbe; readiness?: HttpProbe; liveness?: HttpProbe };
+  uid: number | undefined;
+  terminationGracePeriodSeconds: number;
+}
+
+export interface ProbeEvent {
+  at: number;
+  probe: 'startup' | 'readiness' | 'liveness';
+  ok: boolean;
+  status: number | string;
+}
+
+/** A running pod: its process, log lines, and the kubelet's view of it. */
+export class RehearsedPod {
+  readonly lines: string[] = [];
+  readonly events: ProbeEvent[] = [];
+  started = false;
+  ready = false;
+  /** Consecutive liveness failures past the threshold: the kubelet would have restarted the container. */
+  wouldRestart = 0;
+  exit: { code: number | null; signal: NodeJS.Signals | null; atMs: number } | undefined;
+  private readonly child: ChildProcess;
+  private timers: NodeJS.Timeout[] = [];
+  private readonly bornAt = Date.now();
+
+  constructor(readonly plan: PodPlan) {
+    this.child = spawn(plan.argv[0], plan.argv.slice(1), {
+      cwd: REPO_ROOT,
+      env: plan.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      ...(plan.uid !== undefined ? { uid: plan.uid, gid: plan.uid } : {}),
+    });
+    const onLine = (line: string) => {
+      this.lines.push(line);
+      if (this.lines.length > 5000) this.lines.shift();
+    };
+    readline.createInterface({ input: this.child.stdout! }).on('line', onLine);
+    readline.createInterface({ input: this.child.stderr! }).on('line', onLine);
+    this.child.once('exit', (code, signal) => {
+      this.exit = { code, signal, atMs: Date.now() };
+      this.stopProbing();
+    });
+    this.startProbing();
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  hostPort(port: number | string): number {
+    const containerPort = typeof port === 'number' ? port : this.plan.namedPorts[port];
+    const host = this.plan.ports.get(containerPort);
+    if (host === undefined) throw new Error(`${this.plan.name} has no container port ${port}`);
+    return host;
+  }
+
+  url(port: number | string, route = ''): string {
+    return `http://127.0.0.1:${this.hostPort(port)}${route}`;
+  }
+
+  private async check(kind: ProbeEvent['probe'], probe: HttpProbe): Promise<boolean> {
+    if (probe.exec) {
+      const [cmd, ...args] = probe.exec.command;
+      const code = await new Promise<number | null>((resolve) => {
+        const c = spawn(cmd, args, { stdio: 'ignore', env: this.plan.env, timeout: 3000 });
+        c.once('exit', (n) => resolve(n));
+        c.once('error', () => resolve(-1));
+      });
+      this.events.push({ at: Date.now() - this.bornAt, probe: kind, ok: code === 0, status: `exit ${code}` });
+      return code === 0;
+    }
+    const get = probe.httpGet!;
+    let status: number | string;
+    try {
+      const res = await fetch(this.url(get.port, get.path), { signal: AbortSignal.timeout(1000) });
+      await res.arrayBuffer();
+      status = res.status;
+    } catch (err) {
+      status = (err as Error).name === 'TimeoutError' ? 'timeout' : 'refused';
+    }
+    // The kubelet's rule: any status from 200 to 399 succeeds.
+    const ok = typeof status === 'number' && status >= 200 && status < 400;
+    this.events.push({ at: Date.now() - this.bornAt, probe: kind, ok, status });
+    return ok;
+  }
+
+  /** The kubelet: startup first (liveness and readiness wait for it), then both on their own periods. */
+  private startProbing(): void {
+    const { startup, readiness, liveness } = this.plan.probes;
+    const every = (probe: HttpProbe, fn: () => Promise<void>) => {
+      let busy = false;
+      const t = setInterval(
+        () => {
+          if (busy || this.exit) return;
+          busy = true;
+          fn().finally(() => (busy = false));
+        },
+        (probe.periodSeconds ?? 10) * 1000 * TIME_SCALE,
+      );
+      this.timers.push(t);
+    };
+    const afterStart = () => {
+      this.started = true;
+      if (readiness) {
+        let fails = 0;
+        every(readiness, async () => {
+          if (await this.check('readiness', readiness)) {
+            fails = 0;
+            this.ready = true;
+          } else if (++fails >= (readiness.failureThreshold ?? 3)) this.ready = false;
+        });
+      } else this.ready = true;
+      if (liveness) {
+        let fails = 0;
+        every(liveness, async () => {
+          if (await this.check('liveness', liveness)) fails = 0;
+          else if (++fails === (liveness.failureThreshold ?? 3)) this.wouldRestart++;
+        });
+      }
+    };
+    if (!startup) return afterStart();
+    let fails = 0;
+    const t = setInterval(
+      () => {
+        if (this.started || this.exit) return;
+        void this.check('startup', startup).then((ok) => {
+          if (this.started) return;
+          if (ok) {
+            clearInterval(t);
+            afterStart();
+          } else if (++fails >= (startup.failureThreshold ?? 3)) {
+            clearInterval(t);
+            this.wouldRestart++;
+          }
+        });
+      },
+      (startup.periodSeconds ?? 10) * 1000 * TIME_SCALE,
+    );
+    this.timers.push(t);
+  }
+
+  private stopProbing(): void {
+    for (const t of this.timers) clearInterval(t);
+    this.timers = [];
+  }
+
+  /**
+   * Pod deletion as the kubelet does it: SIGTERM, then SIGKILL once terminationGracePeriodSeconds have
+   * passed (real seconds: the drain is what is rehearsed). Resolves with how it ended and how long it took.
+   */
+  async terminate(): Promise<{ code: number | null; signal: NodeJS.Signals | null; ms: number; killed: boolean }> {
+    const t = Date.now();
+    if (this.exit) return { code: this.exit.code, signal: this.exit.signal, ms: 0, killed: false };
+    let killed = false;
+    const done = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
+    const timer = setTimeout(() => {
+      killed = true;
+      this.child.kill('SIGKILL');
+    }, this.plan.terminationGracePeriodSeconds * 1000);
+    this.child.kill('SIGTERM');
+    await done;
+    clearTimeout(timer);
+    return { code: this.exit!.code, signal: this.exit!.signal, ms: Date.now() - t, killed };
+  }
+
+  /** A crash (OOM kill, node loss): SIGKILL, no drain. */
+  async kill(): Promise<void> {
+    if (this.exit) return;
+    const done = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
+    this.child.kill('SIGKILL');
+    await done;
+  }
+
+  async untilReady(ms = 30000): Promise<void> {
+    const until = Date.now() + ms;
+    while (!this.ready) {
+      if (this.exit) throw new Error(`${this.plan.name} exited (${this.exit.code}):\n${this.lines.join('\n')}`);
+      if (Date.now() > until)
+        throw new Error(
+          `${this.plan.name} not ready in ${ms} ms; probes: ${JSON.stringify(this.events.slice(-5))}\n${this.lines.slice(-30).join('\n')}`,
+        );
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}
+
+/**
+ * A Service in front of some pods, as kube-proxy and the endpoints controller make one: requests go round
+ * robin to the pods that are ready and not terminating; a pod being deleted leaves the endpoints at once,
+ * and the proxies see that `lagMs` later (the propagation the drain delay has to cover).
+ */
+export class EndpointsProxy {
+  private server: http.Server | undefined;
+  private next = 0;
+  private readonly leaving = new Map<RehearsedPod, number>();
+  port = 0;
+
+  constructor(
+    private readonly pods: () => RehearsedPod[],
+    private readonly targetPort: string | number,
+    private readonly lagMs = 1000,
+  ) {}
+
+  /** The pod is being deleted: out of the endpoints, seen by the proxy after the lag. */
+  deleting(pod: RehearsedPod): void {
+    this.leaving.set(pod, Date.now() + this.lagMs);
+  }
+
+  private endpoints(): RehearsedPod[] {
+    const now = Date.now();
+    return this.pods().filter((p) => p.ready && !p.exit && (this.leaving.get(p) ?? Infinity) > now);
+  }
+
+  async start(): Promise<string> {
+    this.port = await freePort();
+    this.server = http.createServer((req, res) => {
+      const ready = this.endpoints();
+      if (ready.length === 0) {
+        res.writeHead(503).end('no endpoints');
+        return;
+      }
+      const pod = ready[this.next++ % ready.length];
+      const upstream = http.request(
+        {
+          host: '127.0.0.1',
+          port: pod.hostPort(this.targetPort),
+          method: req.method,
+          path: req.url,
+          headers: req.headers,
+        },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        },
+      );
+      upstream.on('error', (err) => {
+        if (!res.headersSent) res.writeHead(502);
+        res.end(`upstream ${pod.plan.name}: ${err.message}`);
+      });
+      req.pipe(upstream);
+    });
+    await new Promise<void>((resolve) => this.server!.listen(this.port, '127.0.0.1', resolve));
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  async stop(): Promise<void> {
+    this.server?.closeAllConnections();
+    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+  }
+}
+
+/** The Redis of the dev overlay (backing-stores.yaml): append-only, with its password; restartable. */
+export class RehearsalRedis {
+  private child: ChildProcess | undefined;
+  readonly dir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-rehearsal-redis-'));
+  constructor(
+    readonly port: number,
+    private readonly password: string,
+  ) {}
+
+  async start(): Promise<void> {
+    const child = spawn(
+      'redis-server',
+      [
+        '--port',
+        String(this.port),
+        '--bind',
+        '127.0.0.1',
+        '--appendonly',
+        'yes',
+        '--requirepass',
+        this.password,
+        '--dir',
+        this.dir,
+        '--save',
+        '',
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    this.child = child;
+    await new Promise<void>((resolve, reject) => {
+      let out = '';
+      const timer = setTimeout(() => reject(new Error(`redis-server did not start: ${out}`)), 10000);
+      child.stdout!.on('data', (d: Buffer) => {
+        out += d.toString();
+        if (out.includes('Ready to accept connections')) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+      child.once('exit', (code) => {
+        clearTimeout(timer);
+        reject(new Error(`redis-server exited ${code}: ${out}`));
+      });
+    });
+    child.stdout!.resume();
+  }
+
+  async stop(): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    await new Promise((r) => {
+      child.once('exit', r);
+      child.kill('SIGTERM');
+    });
+  }
+}
+
+/** A folder as a pod's process sees a read-only mount: it and everything under it unwritable (chmod). */
+export function makeReadOnly(dir: string): void {
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, entry.name);
+    if (entry.isSymbolicLink()) continue;
+    if (entry.isDirectory()) makeReadOnly(p);
+    else fs.chmodSync(p, 0o444);
+  }
+  fs.chmodSync(dir, 0o555);
+}
+
+/** A folder the pod's user owns and writes (an emptyDir, a writable volume). */
+export function podWritable(dir: string, uid: number | undefined): string {
+  fs.mkdirSync(dir, { recursive: true, mode: 0o755 });
+  if (uid !== undefined) fs.chownSync(dir, uid, uid);
+  return dir;
+}
+
+/** The uid a pod's process runs as here: its runAsUser when this test runs as root, else this user. */
+export function podUid(runAsUser: number | undefined): number | undefined {
+  return process.getuid?.() === 0 ? (runAsUser ?? POD_UID) : undefined;
+}
+
+/**
+ * The image's ENTRYPOINT and the container's args as a command line here: the init (tini) is left out,
+ * `node` is this Node and the image's /app is this checkout.
+ */
+export function commandLine(entrypoint: string[], args: string[]): string[] {
+  const withoutInit = entrypoint[0].endsWith('/tini') ? entrypoint.slice(entrypoint.indexOf('--') + 1) : entrypoint;
+  return [...withoutInit, ...args].map((a) =>
+    a === 'node'
+      ? process.execPath
+      : a === 'apps/quarry/bin/quarry.js'
+        ? QUARRY_BIN
+        : a.replace(/^\/app\//, `${REPO_ROOT}/`),
+  );
+}
