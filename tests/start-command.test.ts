@@ -108,13 +108,17 @@ async function runPrintedCurl(text: string): Promise<{ records: Array<Record<str
   expect(command).toMatch(/^ {2}curl /);
   const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', `${exports.join('\n')}\n${command}`], {
     env: scrubbedEnv({}),
+  }).catch((err: Error & { stderr?: string }) => {
+    throw new Error(`the printed curl failed: ${err.message} ${err.stderr ?? ''}\n${text.slice(-2000)}`);
   });
-  const answer = JSON.parse(stdout) as {
-    result?: { data: { records: Array<Record<string, unknown>> } };
-    error?: unknown;
-  };
-  expect(answer.error).toBeUndefined();
-  return answer.result!.data;
+  let answer: { result?: { data: { records: Array<Record<string, unknown>> } }; error?: unknown } = {};
+  try {
+    answer = JSON.parse(stdout) as typeof answer;
+  } catch {
+    throw new Error(`the printed curl answered no JSON: ${JSON.stringify(stdout.slice(0, 500))}\n${text.slice(-2000)}`);
+  }
+  if (!answer.result) throw new Error(`the printed curl answered ${stdout.slice(0, 500)}\n${text.slice(-2000)}`);
+  return answer.result.data;
 }
 
 function portIsFree(port: number): Promise<boolean> {
