@@ -310,7 +310,9 @@ class PivotPlan {
     switch (t.aggregation) {
       case 'Sum': {
         const i = this.partial('sum', `sum(${col})`);
-        return { value: (acc) => num(acc[i]), rollup: `CAST(sum(${alias(i)}) AS DOUBLE)` };
+        // No cast to DOUBLE in SQL: DuckDB's HUGEINT to DOUBLE is not correctly rounded (an integer sum
+        // near 2^54 came back 2 off); the driver's bigint becomes the nearest double in JS.
+        return { value: (acc) => num(acc[i]), rollup: `sum(${alias(i)})` };
       }
       case 'Average': {
         const s = this.partial('sum', `sum(${col})`);
@@ -388,7 +390,7 @@ class PivotPlan {
         case 'CountDistinct':
           return t.field.type === 'string' ? `count(nullif(${v}, ''))` : `count(${v})`;
         case 'Sum':
-          return `CAST(sum(${v}) AS DOUBLE)`;
+          return `sum(${v})`;
         case 'Average':
           return `avg(${num})`;
         case 'Min':
