@@ -60,6 +60,14 @@ export function buildProgram(config: () => Config): Command {
       await serveCommand(c, log, tracing);
     });
 
+  program
+    .command('mcp')
+    .description('MCP over stdio for desktop agents: relays to the server at QUARRY_URL with QUARRY_TOKEN')
+    .action(async () => {
+      const { mcpBridgeSettings, runMcpBridge } = await import('./commands/mcp.command.js');
+      await runMcpBridge(mcpBridgeSettings(process.env));
+    });
+
   const user = program.command('user').description('manage users');
   user
     .command('create <name>')

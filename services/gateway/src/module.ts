@@ -52,6 +52,13 @@ export class GatewayModule implements QuarryModule {
     return (this.server?.address() as AddressInfo).port;
   }
 
+  /** This gateway's JSON-RPC endpoint as it reaches itself: loopback when it binds every interface. */
+  private selfRpcUrl(): string {
+    const bound = this.server?.address() as AddressInfo;
+    const host = ['0.0.0.0', '::', ''].includes(bound.address) ? '127.0.0.1' : bound.address;
+    return `http://${host.includes(':') ? `[${host}]` : host}:${bound.port}/api/v1`;
+  }
+
   async start(): Promise<void> {
     this.clients = new GrpcServiceClients(
       this.config.serviceAddrs,
@@ -89,6 +96,7 @@ export class GatewayModule implements QuarryModule {
       rateLimiter: c.rateLimit && new FlexibleRateLimiter(c.rateLimit.perSecond, c.rateLimit.burst, limitsStore),
       audit: this.audit,
       cors,
+      mcp: { authenticate, log: this.log.child({ part: 'mcp' }), rpcUrl: () => this.selfRpcUrl() },
     };
     const app = createHttpApp(deps);
     const rpc = rpcHandler(deps);

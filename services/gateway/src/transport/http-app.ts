@@ -1,3 +1,4 @@
+import { mcpHandler, type McpDeps } from './mcp-endpoint';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express from 'express';
 import { AppError, ERROR_TABLE, isAppError, toJsonRpcBusinessError } from '@quarry/errors';
@@ -38,6 +39,8 @@ export interface HttpAppDeps {
   /** The audit trail of every call. */
   audit?: AuditRecorder;
   cors?: CorsPolicy;
+  /** MCP at /mcp (Streamable HTTP): the contract's methods as tools, on the same tokens. */
+  mcp?: McpDeps;
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -221,6 +224,7 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
   app.get('/openrpc.json', (req, res) => send(res, 200, JSON_TYPE, discoverDocument(req)));
   mountConsole(app, deps.consoleDir);
   app.post('/api/v1', rpcHandler(deps));
+  if (deps.mcp) app.all('/mcp', mcpHandler(deps.mcp));
 
   app.all('/api/v1', (_req, res) => {
     res.setHeader('Allow', 'POST');
