@@ -163,6 +163,16 @@ describe('MCP', () => {
     expect(entry.fields).toEqual(expect.arrayContaining([{ name: 'Title', type: 'string' }]));
   });
 
+  it('an embed token sees only what it was issued for, and its index', async () => {
+    const embed = await rpc<{ token: string }>(env.analyst(), 'TOKENS.EMBED', { index: 'movies', ttlSeconds: 600 });
+    const client = await connect(embed.token);
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual(['crosstab_execute', 'queries_execute']);
+    const other = (await client.callTool({ name: 'queries_execute', arguments: { index: 'flights' } })) as ToolResult;
+    expect(other.isError).toBe(true);
+    expect(text(other)).toMatch(/^403 Forbidden: This embed token may only read index "movies"/);
+  });
+
   it('its calls are in the audit trail like any JSON-RPC call', async () => {
     const auditor = await createIdentity(env.stack().dataDir, 'mcp-audited', { scopes: 'query:execute,indexes:read' });
     const client = await connect(auditor.token);
@@ -173,5 +183,29 @@ describe('MCP', () => {
       await new Promise((r) => setTimeout(r, 100));
     }
     expect(lines).toMatch(/mcp-audited\t\S+\tQUERIES\.EXECUTE\tmovies\tok/);
+  });
+});
+
+describe('MCP under a rate limit', () => {
+  const env = useStackWithAnalyst({ env: { QUARRY_RATE_LIMIT: '2', QUARRY_RATE_BURST: '2' } });
+
+  it('tool calls draw on the token’s bucket as JSON-RPC calls do: past it, a tool error saying so', async () => {
+    const client = new Client({ name: 'quarry-test', version: '1.0.0' });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${env.stack().quarry.baseUrl}/mcp`), {
+        requestInit: { headers: { Authorization: `Bearer ${env.analyst().token}` } },
+      }),
+    );
+    try {
+      const results = (await Promise.all(
+        Array.from({ length: 12 }, () => client.callTool({ name: 'indexes_find', arguments: {} })),
+      )) as ToolResult[];
+      const limited = results.filter((r) => r.isError);
+      expect(limited.length).toBeGreaterThan(0);
+      expect(results.length - limited.length).toBeGreaterThan(0);
+      for (const r of limited) expect(r.content[0].text).toMatch(/^429 .*Too many requests for this token/);
+    } finally {
+      await client.close();
+    }
   });
 });
