@@ -17,6 +17,8 @@ export interface GatewayConfig {
   corsOrigins: string[];
   /** `keyPrefix` (QUARRY_RATE_LIMIT_PREFIX) names this deployment's counters in a Redis others may share. */
   rateLimit: { perSecond: number; burst: number; keyPrefix: string } | undefined;
+  /** Calls without a valid token, per client address (QUARRY_ANON_RATE_LIMIT). */
+  anonRateLimit: { perSecond: number; burst: number } | undefined;
   /** The deployment's Redis (REDIS_URL, or this process's private one): rate limits shared by every replica. */
   redisUrl: string | undefined;
   /** Signs embed tokens; unset: the key file in `dataDir`. */
@@ -39,6 +41,7 @@ export function gatewayConfig(config: Config, hosted: Partial<Record<ServiceName
     bodyTimeoutMs: config.http.bodyTimeoutMs,
     corsOrigins: config.http.corsOrigins,
     rateLimit: config.rateLimit,
+    anonRateLimit: config.anonRateLimit,
     redisUrl: config.redis.url,
     embedSecret: config.embedSecret,
     dataDir: config.dataDir,

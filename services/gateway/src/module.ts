@@ -86,6 +86,8 @@ export class GatewayModule implements QuarryModule {
       metrics: this.ops?.metrics,
       consoleDir: this.ops?.consoleDir,
       rateLimiter: c.rateLimit && new FlexibleRateLimiter(c.rateLimit.perSecond, c.rateLimit.burst, limitsStore),
+      // Per process: a flood from one address is refused by the replica it reaches, with no Redis round trip.
+      addressLimiter: c.anonRateLimit && new FlexibleRateLimiter(c.anonRateLimit.perSecond, c.anonRateLimit.burst),
       audit: this.audit,
       cors,
     };

@@ -55,12 +55,13 @@ export class SchedulesUseCases {
     const { store, queue, runner, webhooks, mailer, rules } = this.deps;
     if (!GUID.test(p.guid)) throw AppError.invalid('guid is not a valid report id');
     const guid = p.guid.toLowerCase();
-    checkCron(p.cron, p.timeZone, rules.minIntervalSeconds, this.now());
+    // The cheap refusals first (destination, report), then the cron, the one check that costs time.
     if ('webhook' in p.deliver) await webhooks.vet(p.deliver.webhook.url);
     else if (!mailer.configured)
       throw AppError.invalid('deliver.email: e-mail delivery is not configured on this server (QUARRY_SMTP_URL)');
     // The report exists, the owner may read it, and it has this format: checked now, and again each run.
     await runner.check(owner, guid, p.format);
+    checkCron(p.cron, p.timeZone, rules.minIntervalSeconds, this.now());
     const record: ScheduleRecord = {
       id: newScheduleId(),
       ownerId: owner.userId,
