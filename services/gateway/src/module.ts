@@ -70,7 +70,7 @@ export class GatewayModule implements QuarryModule {
     const authenticate = new AuthenticateUseCase(this.store, signer, Date.now, embedTokens);
     const callMethod = new CallMethodUseCase(this.clients, signer, embedTokens);
     if (this.ops?.scheduler) {
-      const scheduler = this.ops.scheduler(new RunScheduledReportUseCase(authenticate, callMethod));
+      const scheduler = this.ops.scheduler(new RunScheduledReportUseCase(authenticate, callMethod, this.audit));
       await scheduler.start();
       this.scheduler = scheduler;
       callMethod.useSchedules(scheduler);

@@ -49,7 +49,7 @@ export async function readAudit(store: AuditLog, opts: AuditOptions, now = Date.
 }
 
 /** What the trail records as the method: the API's methods (any case), rpc.discover, or a refusal before one was read. */
-const PSEUDO_METHODS = ['rpc.discover', '(unauthenticated)', '(rate limited)', '(invalid)'];
+const PSEUDO_METHODS = ['rpc.discover', '(unauthenticated)', '(rate limited)', '(invalid)', '(delivery)'];
 
 function auditedMethod(text: string): string {
   const upper = text.trim().toUpperCase();

@@ -9,13 +9,15 @@ import { AppError } from '@quarry/errors';
 import type { DeliveryQueue } from '../ports/delivery-queue.port';
 import type { Mailer } from '../ports/mailer.port';
 import type { ReportRunner, ScheduleOwner } from '../ports/report-runner.port';
-import type { ScheduleRecord, ScheduleStore } from '../ports/schedule-store.port';
+import type { DailyCaps, ScheduleRecord, ScheduleStore } from '../ports/schedule-store.port';
 import type { WebhookSender } from '../ports/webhook-sender.port';
 import { checkCron } from './cron-rules';
 import { webhookSecret } from './webhook-signature';
 
 export interface ScheduleRules {
   minIntervalSeconds: number;
+  /** Deliveries and e-mail recipients per owner and UTC day. */
+  daily: DailyCaps;
   perUser: number;
   webhookKey: Buffer;
 }
@@ -62,6 +64,19 @@ export class SchedulesUseCases {
     // The report exists, the owner may read it, and it has this format: checked now, and again each run.
     await runner.check(owner, guid, p.format);
     checkCron(p.cron, p.timeZone, rules.minIntervalSeconds, this.now());
+    if ('email' in p.deliver && p.deliver.email.to.length > rules.daily.recipients)
+      throw AppError.invalid(
+        `deliver.email.to: ${p.deliver.email.to.length} addresses, more than one user may reach in a day (QUARRY_RECIPIENTS_PER_DAY is ${rules.daily.recipients})`,
+      );
+    // A runNow is a delivery like a timer's: scheduling, unscheduling and scheduling again must not
+    // deliver one report faster than a cron may.
+    if (p.runNow) {
+      const wait = await store.claimRunNow(owner.userId, guid, rules.minIntervalSeconds);
+      if (wait !== null)
+        throw AppError.invalid(
+          `runNow: this report was delivered at once for you less than ${rules.minIntervalSeconds} s ago (QUARRY_SCHEDULE_MIN_INTERVAL_S); the next may run in ${wait} s`,
+        );
+    }
     const record: ScheduleRecord = {
       id: newScheduleId(),
       ownerId: owner.userId,
