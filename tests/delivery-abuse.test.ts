@@ -168,6 +168,7 @@ describe('deliveries, rate limits and the audit trail under abuse', () => {
         QUARRY_RATE_BURST: '20',
         QUARRY_ANON_RATE_LIMIT: '5',
         QUARRY_ANON_RATE_BURST: '5',
+        QUARRY_EMBED_TOKENS_PER_USER: '6',
         // One try per run: the slow receiver's run is not tried again while the test looks.
         QUARRY_DELIVERY_BACKOFF_MS: '600000',
       },
@@ -285,6 +286,7 @@ describe('deliveries, rate limits and the audit trail under abuse', () => {
   });
 
   it('a receiver trickling its answer holds neither another owner’s delivery nor its own past the deadline', async () => {
+    // Without the deadlines the slow try lasts as long as the receiver likes: this test's own timeout ends it.
     const slow = await userWithReports('slow-sam', 1);
     const other = await userWithReports('quick-quinn', 1);
     const held = await schedule(slow, {
@@ -308,7 +310,7 @@ describe('deliveries, rate limits and the audit trail under abuse', () => {
       return got.length > 0 ? got : undefined;
     });
     expect(d).toMatchObject({ outcome: 'retrying', detail: expect.stringMatching(/headers within 10000 ms/) });
-  });
+  }, 90000);
 
   it('`quarry audit` prints a hostile index name escaped, on its own line, and records it as not a name', async () => {
     const mallory = await createIdentity(stack.dataDir, 'forger-mallory', { indexes: '*' });
@@ -329,7 +331,7 @@ describe('deliveries, rate limits and the audit trail under abuse', () => {
     for (const l of lines) expect(l.split('\t')).toHaveLength(9);
   });
 
-  it('embed tokens draw on their issuer’s rate limit: six of them do not multiply it', async () => {
+  it('embed tokens draw on their issuer’s rate limit: six of them do not multiply it, and a seventh is refused', async () => {
     const ivy = await createIdentity(stack.dataDir, 'embed-ivy', { indexes: '*' });
     const tokens: string[] = [];
     for (let i = 0; i < 6; i++) {
@@ -338,6 +340,12 @@ describe('deliveries, rate limits and the audit trail under abuse', () => {
       );
       tokens.push(res.data!.token);
     }
+    // Six live ones is the cap (QUARRY_EMBED_TOKENS_PER_USER): a seventh is refused until one is revoked.
+    const seventh = unwrap(await stack.client(ivy).call('TOKENS.EMBED', { index: 'movies', ttlSeconds: 600 }));
+    expect(seventh.error).toMatchObject({ code: 400 });
+    expect(seventh.error!.data.detail).toMatch(
+      /^ttlSeconds: you hold 6 live embed tokens .*QUARRY_EMBED_TOKENS_PER_USER/,
+    );
     // The burst the issuer has left refills: wait it out, so the 60 calls start from a full bucket.
     await new Promise((r) => setTimeout(r, 4500));
     const answers = await Promise.all(

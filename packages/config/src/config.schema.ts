@@ -198,6 +198,7 @@ export const envShape = {
   QUARRY_BODY_TIMEOUT_MS: durationMs.default(10000),
   QUARRY_EMBED_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
   QUARRY_EMBED_SECRET_FILE: filePath.optional(),
+  QUARRY_EMBED_TOKENS_PER_USER: z.coerce.number().int().min(1).max(1_000_000).default(100),
   QUARRY_AUDIT_DAYS: z.coerce.number().int().min(1).max(36500).default(90),
   QUARRY_GRPC_DEADLINE_MS: durationMs.default(30000),
   QUARRY_SHUTDOWN_GRACE_MS: durationMs.default(10000),

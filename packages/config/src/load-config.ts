@@ -32,6 +32,8 @@ export interface Config {
   rateLimit: { perSecond: number; burst: number; keyPrefix: string } | undefined;
   /** Signs embed tokens (TOKENS.EMBED); unset: a key kept in the data directory. */
   embedSecret: string | undefined;
+  /** Live (unexpired, unrevoked) embed tokens one user may hold. */
+  embedTokensPerUser: number;
   /** How long the audit trail keeps a call. */
   auditDays: number;
   dataDir: string;
@@ -167,6 +169,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
         ? undefined
         : { perSecond: e.QUARRY_ANON_RATE_LIMIT, burst: e.QUARRY_ANON_RATE_BURST },
     embedSecret: e.QUARRY_EMBED_SECRET,
+    embedTokensPerUser: e.QUARRY_EMBED_TOKENS_PER_USER,
     auditDays: e.QUARRY_AUDIT_DAYS,
     dataDir: path.resolve(e.QUARRY_DATA_DIR),
     logLevel: e.LOG_LEVEL,

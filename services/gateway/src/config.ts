@@ -23,6 +23,8 @@ export interface GatewayConfig {
   redisUrl: string | undefined;
   /** Signs embed tokens; unset: the key file in `dataDir`. */
   embedSecret: string | undefined;
+  /** Live embed tokens one user may hold (QUARRY_EMBED_TOKENS_PER_USER). */
+  embedTokensPerUser: number;
   dataDir: string;
   auditDays: number;
 }
@@ -44,6 +46,7 @@ export function gatewayConfig(config: Config, hosted: Partial<Record<ServiceName
     anonRateLimit: config.anonRateLimit,
     redisUrl: config.redis.url,
     embedSecret: config.embedSecret,
+    embedTokensPerUser: config.embedTokensPerUser,
     dataDir: config.dataDir,
     auditDays: config.auditDays,
   };

@@ -64,7 +64,9 @@ export class GatewayModule implements QuarryModule {
     this.audit = new AuditRecorder(this.store, this.log.child({ part: 'audit' }), c.auditDays);
     this.audit.start();
     const cors = new CorsPolicy(c.corsOrigins);
-    const embedTokens = new EmbedTokenRegistry(this.store, this.log.child({ part: 'embed-tokens' }));
+    const embedTokens = new EmbedTokenRegistry(this.store, this.log.child({ part: 'embed-tokens' }), {
+      livePerUser: c.embedTokensPerUser,
+    });
     embedTokens.start();
     this.embedTokens = embedTokens;
     const authenticate = new AuthenticateUseCase(this.store, signer, Date.now, embedTokens);
