@@ -192,9 +192,13 @@ export const envShape = {
     .string()
     .regex(/^[A-Za-z0-9_.:-]{1,100}$/, 'must be 1 to 100 letters, digits or _ . : -')
     .default('quarry:rate-limit'),
+  /** Calls without a valid token, per client address: requests a second (0: no limit) and the burst above it. */
+  QUARRY_ANON_RATE_LIMIT: z.coerce.number().min(0).max(1_000_000).default(20),
+  QUARRY_ANON_RATE_BURST: z.coerce.number().int().min(0).max(1_000_000).default(40),
   QUARRY_BODY_TIMEOUT_MS: durationMs.default(10000),
   QUARRY_EMBED_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
   QUARRY_EMBED_SECRET_FILE: filePath.optional(),
+  QUARRY_EMBED_TOKENS_PER_USER: z.coerce.number().int().min(1).max(1_000_000).default(100),
   QUARRY_AUDIT_DAYS: z.coerce.number().int().min(1).max(36500).default(90),
   QUARRY_GRPC_DEADLINE_MS: durationMs.default(30000),
   QUARRY_SHUTDOWN_GRACE_MS: durationMs.default(10000),
@@ -215,6 +219,8 @@ export const envShape = {
   // Scheduled deliveries (REPORTS.SCHEDULE).
   QUARRY_SCHEDULE_MIN_INTERVAL_S: z.coerce.number().int().min(1).max(31_622_400).default(300),
   QUARRY_SCHEDULES_PER_USER: z.coerce.number().int().min(0).max(100_000).default(50),
+  QUARRY_DELIVERIES_PER_DAY: z.coerce.number().int().min(0).max(1_000_000).default(200),
+  QUARRY_RECIPIENTS_PER_DAY: z.coerce.number().int().min(0).max(1_000_000).default(200),
   /** Comma-separated host[:port] patterns (`*` in the host); empty: webhooks are refused. */
   QUARRY_WEBHOOK_ALLOW: z
     .string()

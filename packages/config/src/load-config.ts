@@ -26,10 +26,14 @@ export interface Config {
     /** An authenticated call's body must have arrived within this, else 408 and the connection closes. */
     bodyTimeoutMs: number;
   };
+  /** Per client address, calls without a valid token: requests per second and the burst; undefined: no limit. */
+  anonRateLimit: { perSecond: number; burst: number } | undefined;
   /** Per token: requests per second and the burst above it; undefined: no limit. */
   rateLimit: { perSecond: number; burst: number; keyPrefix: string } | undefined;
   /** Signs embed tokens (TOKENS.EMBED); unset: a key kept in the data directory. */
   embedSecret: string | undefined;
+  /** Live (unexpired, unrevoked) embed tokens one user may hold. */
+  embedTokensPerUser: number;
   /** How long the audit trail keeps a call. */
   auditDays: number;
   dataDir: string;
@@ -96,6 +100,9 @@ export interface Config {
   schedules: {
     minIntervalSeconds: number;
     perUser: number;
+    /** Per owner and UTC day: deliveries sent (runs and runNow), and e-mail recipients addressed. */
+    deliveriesPerDay: number;
+    recipientsPerDay: number;
     /** host[:port] patterns webhooks may reach; empty: webhooks are refused. */
     webhookAllow: string[];
     /** Derives each webhook's signing secret; unset: a key kept in the data directory. */
@@ -163,7 +170,12 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       e.QUARRY_RATE_LIMIT === undefined
         ? undefined
         : { perSecond: e.QUARRY_RATE_LIMIT, burst: e.QUARRY_RATE_BURST ?? 0, keyPrefix: e.QUARRY_RATE_LIMIT_PREFIX },
+    anonRateLimit:
+      e.QUARRY_ANON_RATE_LIMIT === 0
+        ? undefined
+        : { perSecond: e.QUARRY_ANON_RATE_LIMIT, burst: e.QUARRY_ANON_RATE_BURST },
     embedSecret: e.QUARRY_EMBED_SECRET,
+    embedTokensPerUser: e.QUARRY_EMBED_TOKENS_PER_USER,
     auditDays: e.QUARRY_AUDIT_DAYS,
     dataDir: path.resolve(e.QUARRY_DATA_DIR),
     dataDirDefaulted: known.QUARRY_DATA_DIR === undefined,
@@ -221,6 +233,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     schedules: {
       minIntervalSeconds: e.QUARRY_SCHEDULE_MIN_INTERVAL_S,
       perUser: e.QUARRY_SCHEDULES_PER_USER,
+      deliveriesPerDay: e.QUARRY_DELIVERIES_PER_DAY,
+      recipientsPerDay: e.QUARRY_RECIPIENTS_PER_DAY,
       webhookAllow: e.QUARRY_WEBHOOK_ALLOW.split(',')
         .map((p) => p.trim())
         .filter(Boolean),

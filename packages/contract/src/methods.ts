@@ -214,14 +214,14 @@ export const METHODS = {
     cached: false,
     summary: 'Deliver a report on a cron schedule, by signed webhook or e-mail.',
     description:
-      'Each run executes the report with the schedule owner’s permissions at that time (a token revoked, an owner removed, a report deleted or no longer readable stop the schedule, with the reason listed). Webhooks are POSTed JSON {scheduleId, guid, version, runAt, contentType, data} with Quarry-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>"> and an Idempotency-Key stable per run; 5 tries with exponential backoff. Destinations must match QUARRY_WEBHOOK_ALLOW; redirects are not followed; loopback, link-local and private addresses only when a pattern names them. E-mail goes through QUARRY_SMTP_URL with the output attached.',
+      'Each run executes the report with the schedule owner’s permissions at that time (a token revoked, an owner removed, a report deleted or no longer readable stop the schedule, with the reason listed). Webhooks are POSTed JSON {scheduleId, guid, version, runAt, contentType, data} with Quarry-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>"> and an Idempotency-Key stable per run; 5 tries with exponential backoff. Destinations must match QUARRY_WEBHOOK_ALLOW (a pattern without a port admits ports 80 and 443 only); redirects are not followed; loopback, link-local and private addresses (IPv4-compatible ::/96, site-local fec0::/10 and 100::/64 included) only when a pattern names them. A try must have the receiver\'s headers within 10 s and end within 30 s; e-mail goes through QUARRY_SMTP_URL with the output attached, each SMTP step within 10 s and the message within 30 s. runNow counts against QUARRY_SCHEDULE_MIN_INTERVAL_S per user and report; each owner has QUARRY_DELIVERIES_PER_DAY deliveries and QUARRY_RECIPIENTS_PER_DAY e-mail recipients per UTC day, and a run past either is not sent and is listed as failed. Every try is in the audit trail as (delivery).',
     params: P.reportsScheduleParams,
     result: R.reportsScheduleResult,
     errors: [
       ...common,
       {
         code: 400,
-        when: 'The cron does not parse or runs too often, the time zone is unknown, the format does not suit the report, the caller has QUARRY_SCHEDULES_PER_USER schedules already, the webhook URL is not allowed (QUARRY_WEBHOOK_ALLOW, a private address) or e-mail is not configured; the detail names the parameter.',
+        when: "The cron does not parse or runs too often, the time zone is unknown, the format does not suit the report, the caller has QUARRY_SCHEDULES_PER_USER schedules already, runNow comes within QUARRY_SCHEDULE_MIN_INTERVAL_S of the caller's last runNow of this report, deliver.email.to has more addresses than QUARRY_RECIPIENTS_PER_DAY, the webhook URL is not allowed (QUARRY_WEBHOOK_ALLOW, a private address) or e-mail is not configured; the detail names the parameter.",
       },
       { code: 404, when: 'No such report, or one the caller may not see (the two are not told apart).' },
     ],
@@ -258,12 +258,15 @@ export const METHODS = {
     cached: false,
     summary: 'Issue a short-lived token a browser may use for one report or one index.',
     description:
-      "The token (a signed JWT) may only run that report (REPORTS.EXECUTE) or search and pivot that index (QUERIES.EXECUTE, CROSSTAB.EXECUTE, never saving), with the creator's permissions narrowed by realm. It stops working when it expires, when it is revoked (TOKENS.REVOKE_EMBED with the id returned here), or when the token that issued it is revoked or expires, or its user is disabled or removed. An embed token cannot issue another.",
+      "The token (a signed JWT) may only run that report (REPORTS.EXECUTE) or search and pivot that index (QUERIES.EXECUTE, CROSSTAB.EXECUTE, never saving), with the creator's permissions narrowed by realm. It stops working when it expires, when it is revoked (TOKENS.REVOKE_EMBED with the id returned here), or when the token that issued it is revoked or expires, or its user is disabled or removed. An embed token cannot issue another. Its calls count against the rate limit of the token that issued it.",
     params: P.tokensEmbedParams,
     result: R.tokensEmbedResult,
     errors: [
       ...common,
-      { code: 400, when: 'The realm does not parse or names a field the index does not have.' },
+      {
+        code: 400,
+        when: 'The realm does not parse or names a field the index does not have, or the user holds QUARRY_EMBED_TOKENS_PER_USER live embed tokens already.',
+      },
       {
         code: 404,
         when: 'The index or report does not exist or the token may not read it (the two are not told apart).',

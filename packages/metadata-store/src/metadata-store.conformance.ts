@@ -180,10 +180,13 @@ export function metadataStoreConformance(open: () => Promise<MetadataAndCatalog>
       await store.recordEmbedToken({ id: 'old-revoked', userId: 'u1', tokenId: 't1', expiresAt: soon() });
       await store.revokeEmbedToken('old-revoked');
       await store.recordEmbedToken({ id: 'live', userId: 'u1', tokenId: 't1', expiresAt: soon() });
+      await store.recordEmbedToken({ id: 'other-user', userId: 'u2', tokenId: 't2', expiresAt: soon() });
       expect(await store.findEmbedToken('old')).toBeNull();
+      // Live: neither expired nor revoked, and the user's own.
+      expect(await store.countLiveEmbedTokens('u1', new Date().toISOString())).toBe(1);
       expect(await store.purgeEmbedTokens(new Date().toISOString())).toBe(1);
-      // Ten minutes on, the revoked one and the live one have expired too: both go, revoked or not.
-      expect(await store.purgeEmbedTokens(new Date(Date.now() + 601_000).toISOString())).toBe(2);
+      // Ten minutes on, the revoked one and the live ones have expired too: all go, revoked or not.
+      expect(await store.purgeEmbedTokens(new Date(Date.now() + 601_000).toISOString())).toBe(3);
       expect(await store.findEmbedToken('live')).toBeNull();
       expect(await store.purgeEmbedTokens(new Date(Date.now() + 601_000).toISOString())).toBe(0);
     });

@@ -17,10 +17,14 @@ export interface GatewayConfig {
   corsOrigins: string[];
   /** `keyPrefix` (QUARRY_RATE_LIMIT_PREFIX) names this deployment's counters in a Redis others may share. */
   rateLimit: { perSecond: number; burst: number; keyPrefix: string } | undefined;
+  /** Calls without a valid token, per client address (QUARRY_ANON_RATE_LIMIT). */
+  anonRateLimit: { perSecond: number; burst: number } | undefined;
   /** The deployment's Redis (REDIS_URL, or this process's private one): rate limits shared by every replica. */
   redisUrl: string | undefined;
   /** Signs embed tokens; unset: the key file in `dataDir`. */
   embedSecret: string | undefined;
+  /** Live embed tokens one user may hold (QUARRY_EMBED_TOKENS_PER_USER). */
+  embedTokensPerUser: number;
   dataDir: string;
   auditDays: number;
 }
@@ -39,8 +43,10 @@ export function gatewayConfig(config: Config, hosted: Partial<Record<ServiceName
     bodyTimeoutMs: config.http.bodyTimeoutMs,
     corsOrigins: config.http.corsOrigins,
     rateLimit: config.rateLimit,
+    anonRateLimit: config.anonRateLimit,
     redisUrl: config.redis.url,
     embedSecret: config.embedSecret,
+    embedTokensPerUser: config.embedTokensPerUser,
     dataDir: config.dataDir,
     auditDays: config.auditDays,
   };

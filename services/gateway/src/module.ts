@@ -71,13 +71,15 @@ export class GatewayModule implements QuarryModule {
     this.audit = new AuditRecorder(this.store, this.log.child({ part: 'audit' }), c.auditDays);
     this.audit.start();
     const cors = new CorsPolicy(c.corsOrigins);
-    const embedTokens = new EmbedTokenRegistry(this.store, this.log.child({ part: 'embed-tokens' }));
+    const embedTokens = new EmbedTokenRegistry(this.store, this.log.child({ part: 'embed-tokens' }), {
+      livePerUser: c.embedTokensPerUser,
+    });
     embedTokens.start();
     this.embedTokens = embedTokens;
     const authenticate = new AuthenticateUseCase(this.store, signer, Date.now, embedTokens);
     const callMethod = new CallMethodUseCase(this.clients, signer, embedTokens);
     if (this.ops?.scheduler) {
-      const scheduler = this.ops.scheduler(new RunScheduledReportUseCase(authenticate, callMethod));
+      const scheduler = this.ops.scheduler(new RunScheduledReportUseCase(authenticate, callMethod, this.audit));
       await scheduler.start();
       this.scheduler = scheduler;
       callMethod.useSchedules(scheduler);
@@ -94,6 +96,8 @@ export class GatewayModule implements QuarryModule {
       metrics: this.ops?.metrics,
       consoleDir: this.ops?.consoleDir,
       rateLimiter: c.rateLimit && new FlexibleRateLimiter(c.rateLimit.perSecond, c.rateLimit.burst, limitsStore),
+      // Per process: a flood from one address is refused by the replica it reaches, with no Redis round trip.
+      addressLimiter: c.anonRateLimit && new FlexibleRateLimiter(c.anonRateLimit.perSecond, c.anonRateLimit.burst),
       audit: this.audit,
       cors,
       mcp: { authenticate, log: this.log.child({ part: 'mcp' }), rpcUrl: () => this.selfRpcUrl() },

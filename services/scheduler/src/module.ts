@@ -90,7 +90,7 @@ export class SchedulerModule implements ScheduleService {
       runner: this.runner,
       webhooks,
       mailer,
-      rules: { minIntervalSeconds: c.minIntervalSeconds, perUser: c.perUser, webhookKey: key },
+      rules: { minIntervalSeconds: c.minIntervalSeconds, perUser: c.perUser, daily: c.daily, webhookKey: key },
     });
     const deliver = new DeliverReportUseCase({
       store,
@@ -99,6 +99,7 @@ export class SchedulerModule implements ScheduleService {
       webhooks,
       mailer,
       webhookKey: key,
+      daily: c.daily,
       log: this.log,
     });
     this.worker = startDeliveryWorker(c.redisUrl, (job) => deliver.deliver(job), this.log, c.concurrency);

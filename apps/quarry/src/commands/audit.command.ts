@@ -49,7 +49,7 @@ export async function readAudit(store: AuditLog, opts: AuditOptions, now = Date.
 }
 
 /** What the trail records as the method: the API's methods (any case), rpc.discover, or a refusal before one was read. */
-const PSEUDO_METHODS = ['rpc.discover', '(unauthenticated)', '(rate limited)', '(invalid)'];
+const PSEUDO_METHODS = ['rpc.discover', '(unauthenticated)', '(rate limited)', '(invalid)', '(delivery)'];
 
 function auditedMethod(text: string): string {
   const upper = text.trim().toUpperCase();
@@ -61,7 +61,25 @@ function auditedMethod(text: string): string {
   );
 }
 
+/**
+ * A field as the table prints it: control characters (ESC, CR, LF, TAB, DEL, C1) written as \xNN or
+ * \uNNNN, so no recorded value can move the cursor, start a line or add a column of its own.
+ */
+export function printable(text: string): string {
+  return text.replace(/[\\\p{Cc}\u2028\u2029]/gu, (c) =>
+    c === '\\'
+      ? '\\\\'
+      : c.charCodeAt(0) <= 0xff
+        ? `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`
+        : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+}
+
 function row(e: AuditEntry): string[] {
+  return rawRow(e).map(printable);
+}
+
+function rawRow(e: AuditEntry): string[] {
   return [
     e.time,
     e.userName ?? '-',

@@ -244,6 +244,10 @@ export class MongoMetadataStore implements MetadataStore, IndexCatalog, AuditLog
     return toEmbedToken(doc);
   }
 
+  async countLiveEmbedTokens(userId: string, now: string): Promise<number> {
+    return this.embeds.countDocuments({ userId, expiresAt: { $gt: now }, revokedAt: null });
+  }
+
   async findEmbedToken(id: string): Promise<EmbedTokenRecord | null> {
     // The TTL monitor runs once a minute: an expired document may still be there.
     const doc = await this.embeds.findOne({ _id: id, expiresAt: { $gt: new Date().toISOString() } });

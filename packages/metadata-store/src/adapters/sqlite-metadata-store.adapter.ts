@@ -284,6 +284,11 @@ export class SqliteMetadataStore implements MetadataStore, IndexCatalog, AuditLo
          WHERE id = @id AND expires_at > @now AND (@user IS NULL OR user_id = @user)`,
       ),
       purgeEmbeds: this.db.prepare('DELETE FROM embed_tokens WHERE expires_at <= ?'),
+      countLiveEmbeds: this.db
+        .prepare<[string, string], number>(
+          'SELECT COUNT(*) FROM embed_tokens WHERE user_id = ? AND expires_at > ? AND revoked_at IS NULL',
+        )
+        .pluck(),
       ping: this.db.prepare('SELECT 1'),
       insertAudit: this.db.prepare(
         `INSERT INTO audit (time, user_id, user_name, token_id, embed_id, method, index_name, params_digest, outcome, duration_ms, returned, request_id)
@@ -508,6 +513,10 @@ export class SqliteMetadataStore implements MetadataStore, IndexCatalog, AuditLo
     if (this.stmts.revokeEmbed.run({ id, now, user: userId ?? null }).changes === 0)
       throw AppError.notFound('Embed token not found');
     return toEmbedToken(this.stmts.liveEmbed.get(id, now) as EmbedTokenRow);
+  }
+
+  async countLiveEmbedTokens(userId: string, now: string): Promise<number> {
+    return this.stmts.countLiveEmbeds.get(userId, now) ?? 0;
   }
 
   async purgeEmbedTokens(now: string): Promise<number> {

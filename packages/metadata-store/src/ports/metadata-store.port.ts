@@ -54,6 +54,8 @@ export interface MetadataStore {
    * first revocation time.
    */
   revokeEmbedToken(id: string, userId?: string): Promise<EmbedTokenRecord>;
+  /** How many embed tokens this user issued that are neither expired at `now` (ISO-8601) nor revoked. */
+  countLiveEmbedTokens(userId: string, now: string): Promise<number>;
   /** Forgets the embed tokens that expired at or before `now` (ISO-8601) and says how many. */
   purgeEmbedTokens(now: string): Promise<number>;
 

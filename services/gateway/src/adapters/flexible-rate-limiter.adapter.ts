@@ -1,4 +1,5 @@
 import type IORedis from 'ioredis';
+import { LRUCache } from 'lru-cache';
 import {
   BurstyRateLimiter,
   RateLimiterMemory,
@@ -44,13 +45,18 @@ export class FlexibleRateLimiter implements RateLimiter {
       burst > 0 ? new BurstyRateLimiter(rate, make('burst', { points: burst, duration: burst / perSecond })) : rate;
   }
 
-  async take(key: string): Promise<{ ok: true } | { ok: false; retryAfterSeconds: number }> {
+  /** Keys refused in their current window: only the first refusal of a window is told as such. */
+  private readonly refusing = new LRUCache<string, true>({ max: 100_000 });
+
+  async take(key: string): Promise<{ ok: true } | { ok: false; retryAfterSeconds: number; firstRefusal: boolean }> {
     try {
       await this.limiter.consume(key);
       return { ok: true };
     } catch (res) {
       if (!(res instanceof RateLimiterRes)) throw res;
-      return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil(res.msBeforeNext / 1000)) };
+      const firstRefusal = !this.refusing.has(key);
+      this.refusing.set(key, true, { ttl: Math.max(1, res.msBeforeNext) });
+      return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil(res.msBeforeNext / 1000)), firstRefusal };
     }
   }
 }

@@ -226,6 +226,7 @@ export class CallMethodUseCase {
     for (const scope of needed)
       if (!principal.scopes.has(scope))
         throw AppError.forbidden(`Token lacks the scope "${scope}" the embed token would need`);
+    await embedTokens.checkRoom(principal.user.id);
     let index: string;
     if (p.guid !== undefined) {
       const report = await this.services.reportMetadata(callerOf(principal), { guid: p.guid }, trace);

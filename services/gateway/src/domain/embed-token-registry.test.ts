@@ -28,6 +28,9 @@ function sharedStore() {
       row.revokedAt ??= new Date().toISOString();
       return { ...row };
     },
+    async countLiveEmbedTokens(userId: string, now: string) {
+      return [...rows.values()].filter((r) => r.userId === userId && r.expiresAt > now && r.revokedAt === null).length;
+    },
     async purgeEmbedTokens(now: string) {
       let n = 0;
       for (const [id, r] of rows) if (r.expiresAt <= now) n += Number(rows.delete(id));

@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import { AppError } from '@quarry/errors';
 import type { EmbedTokenRecord, MetadataStore } from '@quarry/metadata-store';
 import type { Logger } from '@quarry/logger';
 
@@ -6,7 +7,10 @@ import type { Logger } from '@quarry/logger';
 export const EMBED_REVOCATION_CACHE_MS = 2000;
 const HOUR_MS = 3_600_000;
 
-type EmbedStore = Pick<MetadataStore, 'recordEmbedToken' | 'findEmbedToken' | 'revokeEmbedToken' | 'purgeEmbedTokens'>;
+type EmbedStore = Pick<
+  MetadataStore,
+  'recordEmbedToken' | 'findEmbedToken' | 'revokeEmbedToken' | 'purgeEmbedTokens' | 'countLiveEmbedTokens'
+>;
 
 /**
  * The embed tokens issued (TOKENS.EMBED) and revoked (TOKENS.REVOKE_EMBED), kept in the metadata store
@@ -22,12 +26,16 @@ export class EmbedTokenRegistry {
   private readonly revoked: LRUCache<string, boolean>;
   private purgeTimer: NodeJS.Timeout | undefined;
 
+  /** Live (unexpired, unrevoked) embed tokens one user may hold (QUARRY_EMBED_TOKENS_PER_USER). */
+  private readonly livePerUser: number;
+
   constructor(
     private readonly store: EmbedStore,
     private readonly log: Logger,
-    opts: { cacheMs?: number; maxCached?: number } = {},
+    opts: { cacheMs?: number; maxCached?: number; livePerUser?: number } = {},
     private readonly now: () => number = Date.now,
   ) {
+    this.livePerUser = opts.livePerUser ?? Infinity;
     this.revoked = new LRUCache<string, boolean>({
       max: opts.maxCached ?? 100_000,
       ttl: opts.cacheMs ?? EMBED_REVOCATION_CACHE_MS,
@@ -56,6 +64,20 @@ export class EmbedTokenRegistry {
     } catch (err) {
       this.log.warn({ err }, 'embed token purge failed');
     }
+  }
+
+  /**
+   * Refuses (400) a user who holds QUARRY_EMBED_TOKENS_PER_USER live ones already: each embed token is a
+   * handle to its issuer's rights, and an unbounded number of them is unbounded state to keep and check.
+   * Counted before the insert, so two issued at once at the limit may both pass: a bound, not a quota.
+   */
+  async checkRoom(userId: string): Promise<void> {
+    if (!Number.isFinite(this.livePerUser)) return;
+    const live = await this.store.countLiveEmbedTokens(userId, new Date(this.now()).toISOString());
+    if (live >= this.livePerUser)
+      throw AppError.invalid(
+        `ttlSeconds: you hold ${live} live embed tokens, the most one user may (QUARRY_EMBED_TOKENS_PER_USER); revoke one with TOKENS.REVOKE_EMBED or let one expire`,
+      );
   }
 
   record(token: { id: string; userId: string; tokenId: string; expiresAt: string }): Promise<EmbedTokenRecord> {

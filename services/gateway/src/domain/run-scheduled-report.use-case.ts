@@ -2,7 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { AppError } from '@quarry/errors';
 import type { ReportsMetadataResult, ScheduleFormat } from '@quarry/contract';
 import { RawJson } from '../ports/raw-json';
-import type { ScheduledOutput, ScheduledReportRunner, ScheduleOwner } from '../ports/schedules.port';
+import type {
+  ScheduledDeliveryAudit,
+  ScheduledOutput,
+  ScheduledReportRunner,
+  ScheduleOwner,
+} from '../ports/schedules.port';
+import type { AuditRecorder } from './audit-recorder';
 import type { AuthenticateUseCase } from './authenticate.use-case';
 import type { CallMethodUseCase } from './call-method.use-case';
 import type { Principal } from './principal';
@@ -26,6 +32,9 @@ export function executeParams(report: ReportsMetadataResult, format: ScheduleFor
   return { guid, format };
 }
 
+/** What `quarry audit` shows as the method of a scheduled delivery's try. */
+export const DELIVERY_AUDIT_METHOD = '(delivery)';
+
 /** JSON text the query service produced, parsed for a webhook body or an attachment. */
 function plain(data: unknown): unknown {
   if (data === null || typeof data !== 'object') return data;
@@ -42,7 +51,29 @@ export class RunScheduledReportUseCase implements ScheduledReportRunner {
   constructor(
     private readonly authenticate: AuthenticateUseCase,
     private readonly callMethod: CallMethodUseCase,
+    private readonly trail?: AuditRecorder,
   ) {}
+
+  /**
+   * A delivery in the audit trail: method "(delivery)", the owner, the outcome and rows, and in the
+   * request column the schedule, where it went and the report version (`sch_…/host/v3`).
+   */
+  audit(r: ScheduledDeliveryAudit): void {
+    this.trail?.record({
+      time: new Date().toISOString(),
+      userId: r.owner.userId,
+      userName: r.owner.userName,
+      tokenId: null,
+      embedId: null,
+      method: DELIVERY_AUDIT_METHOD,
+      index: null,
+      paramsDigest: null,
+      outcome: r.outcome,
+      durationMs: r.durationMs,
+      returned: r.rows,
+      requestId: `${r.scheduleId}/${r.destination}/${r.version === null ? '-' : `v${r.version}`}`,
+    });
+  }
 
   private async principal(owner: ScheduleOwner): Promise<Principal> {
     const p = await this.authenticate.fromTokenHash(owner.tokenHash);
@@ -65,7 +96,9 @@ export class RunScheduledReportUseCase implements ScheduledReportRunner {
     const requestId = `delivery-${randomUUID()}`;
     const p = await this.principal(owner);
     const report = await this.metadata(p, guid, requestId);
-    const { data } = await this.callMethod.call(p, 'REPORTS.EXECUTE', executeParams(report, format), { requestId });
+    const { data, returned } = await this.callMethod.call(p, 'REPORTS.EXECUTE', executeParams(report, format), {
+      requestId,
+    });
     const {
       report: ran,
       indexVersion: _ran,
@@ -74,7 +107,7 @@ export class RunScheduledReportUseCase implements ScheduledReportRunner {
       report: { version: number };
       indexVersion: number;
     };
-    const base = { name: report.name, version: ran.version };
+    const base = { name: report.name, version: ran.version, rows: returned ?? null };
     if (report.method === 'QUERIES.EXECUTE') return { ...base, contentType: 'application/json', data: out };
     return { ...base, contentType: String(out.contentType), data: out.data };
   }

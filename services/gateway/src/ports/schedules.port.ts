@@ -26,12 +26,26 @@ export interface ScheduledOutput {
   version: number;
   contentType: string;
   data: unknown;
+  /** Records or cells returned, as the audit trail counts them. */
+  rows: number | null;
+}
+
+/** One scheduled delivery's try, as the scheduler reports it for the audit trail. */
+export interface ScheduledDeliveryAudit {
+  scheduleId: string;
+  owner: ScheduleOwner;
+  destination: string;
+  version: number | null;
+  rows: number | null;
+  outcome: string;
+  durationMs: number;
 }
 
 /** What the scheduler needs from the gateway: run this report as this user in this format. */
 export interface ScheduledReportRunner {
   check(owner: ScheduleOwner, guid: string, format: ScheduleFormat): Promise<void>;
   run(owner: ScheduleOwner, guid: string, format: ScheduleFormat): Promise<ScheduledOutput>;
+  audit(record: ScheduledDeliveryAudit): void;
 }
 
 /** The scheduler as a module the gateway starts once its use cases exist. */

@@ -2,7 +2,7 @@ import { mcpHandler, type McpDeps } from './mcp-endpoint';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express from 'express';
 import { AppError, ERROR_TABLE, isAppError, toJsonRpcBusinessError } from '@quarry/errors';
-import { API_VERSION, DISCOVER_METHOD, openRpcDocument, type OpenRpcDocument } from '@quarry/contract';
+import { API_VERSION, DISCOVER_METHOD, INDEX_NAME, openRpcDocument, type OpenRpcDocument } from '@quarry/contract';
 import type { Logger } from '@quarry/logger';
 import type { QuarryMetrics } from '@quarry/metrics';
 import { REQUEST_ID_HEADER, resolveRequestId } from '@quarry/rpc';
@@ -36,6 +36,8 @@ export interface HttpAppDeps {
   consoleDir?: string;
   /** Per-token limits (QUARRY_RATE_LIMIT); none when absent. */
   rateLimiter?: RateLimiter;
+  /** Per client address, for calls without a valid token (QUARRY_ANON_RATE_LIMIT); none when absent. */
+  addressLimiter?: RateLimiter;
   /** The audit trail of every call. */
   audit?: AuditRecorder;
   cors?: CorsPolicy;
@@ -443,6 +445,27 @@ async function handleRpc(
   if (!auth.ok) {
     const app = auth.error;
     call.who = auth.who;
+    // No token to count against: the client's address is. A flood of token-less calls is refused before
+    // its body is read, and is one audit row per address and window, not one per call.
+    if (deps.addressLimiter) {
+      const taken = await deps.addressLimiter.take(`addr:${req.socket.remoteAddress ?? 'unknown'}`);
+      if (!taken.ok) {
+        void discardRest(req, deps.bodyLimitBytes, 1000);
+        res.setHeader('Connection', 'close');
+        sendProblem(
+          res,
+          new AppError(
+            'RATE_LIMITED',
+            `Too many requests without a valid token from this address; retry after ${taken.retryAfterSeconds} s`,
+            { retryAfterSeconds: taken.retryAfterSeconds },
+          ),
+        );
+        call.method = '(rate limited)';
+        if (taken.firstRefusal) done('(rate limited)', '429');
+        else record(deps, '(rate limited)', '429', msSince(started), span);
+        return;
+      }
+    }
     // rpc.discover needs no token: a small body without one is read, quickly, to see whether it asks for
     // that. Anything else without a token costs no more than before: a 401, the rest drained and dropped.
     const discover =
@@ -471,7 +494,9 @@ async function handleRpc(
 
   // Before the body is read, like the other plain-HTTP refusals: a limited caller costs no parsing.
   if (deps.rateLimiter) {
-    const taken = await deps.rateLimiter.take(principal.embed ? `embed:${principal.embed.id}` : principal.tokenId);
+    // An embed token draws on the bucket of the API token that issued it: minting more of them must
+    // not multiply the issuer's allowance.
+    const taken = await deps.rateLimiter.take(principal.tokenId);
     if (!taken.ok) {
       await discardRest(req, deps.bodyLimitBytes, 1000);
       call.method = '(rate limited)';
@@ -499,7 +524,10 @@ async function handleRpc(
     span.setAttribute('rpc.jsonrpc.request_id', String(envelope.id));
   call.method = envelope.method;
   call.paramsDigest = paramsDigest(envelope.params);
-  if (typeof envelope.params.index === 'string') call.index = envelope.params.index.slice(0, 200);
+  // Only a well-formed index name is recorded as one: the params are not validated yet, and a name is
+  // what an operator reads back in `quarry audit`.
+  if (typeof envelope.params.index === 'string')
+    call.index = INDEX_NAME.test(envelope.params.index) ? envelope.params.index : '(invalid name)';
   else if (principal.embed) call.index = principal.embed.index;
   if (envelope.method === DISCOVER_METHOD) {
     if (envelope.notification) sendNoContent(res);

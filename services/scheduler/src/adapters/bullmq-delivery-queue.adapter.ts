@@ -1,4 +1,4 @@
-import { Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
+import { DelayedError, Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type IORedis from 'ioredis';
 import type { Logger } from '@quarry/logger';
 import type { DeliveryJob, DeliveryQueue } from '../ports/delivery-queue.port';
@@ -13,6 +13,8 @@ export const DELIVERY_ATTEMPTS = 5;
  */
 const LOCK_DURATION_MS = 10_000;
 const STALLED_INTERVAL_MS = 5_000;
+/** How soon a job set aside for its owner's turn is taken up again. */
+const OWNER_TURN_MS = 500;
 
 interface DeliveryData {
   scheduleId: string;
@@ -69,8 +71,9 @@ export class BullMqDeliveryQueue implements DeliveryQueue {
 }
 
 /**
- * The delivery worker: one delivery at a time per process, so scheduled runs (background work) hold at
- * most one of the heavy-call slots interactive calls share.
+ * The delivery worker: `concurrency` deliveries at a time per process, at most one per owner, so
+ * scheduled runs (background work) hold a bounded share of the heavy-call slots interactive calls share
+ * and one owner's slow receiver holds one delivery, not everyone's.
  */
 export function startDeliveryWorker(
   redisUrl: string,
@@ -80,7 +83,7 @@ export function startDeliveryWorker(
 ): Worker<DeliveryData> {
   const worker = new Worker<DeliveryData>(
     DELIVERY_QUEUE,
-    async (job: Job<DeliveryData>) => {
+    async (job: Job<DeliveryData>, token?: string) => {
       const runAt = job.data.runAt ?? job.opts.prevMillis ?? job.timestamp;
       const result = await deliver({
         scheduleId: job.data.scheduleId,
@@ -90,6 +93,12 @@ export function startDeliveryWorker(
       });
       // BullMQ retries a thrown job after its backoff; the attempt is recorded already.
       if (result.next === 'retry') throw new Error(result.detail);
+      // The owner has a delivery under way here: this one steps aside (no try counted) so other owners'
+      // jobs take the free slots, and comes back shortly.
+      if (result.next === 'wait') {
+        await job.moveToDelayed(Date.now() + OWNER_TURN_MS, token);
+        throw new DelayedError();
+      }
     },
     {
       connection: { url: redisUrl, maxRetriesPerRequest: null } as never,

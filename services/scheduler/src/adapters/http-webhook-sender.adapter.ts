@@ -8,7 +8,13 @@ import { portOf, WebhookPolicy } from '../domain/webhook-policy';
 import type { WebhookAnswer, WebhookSender } from '../ports/webhook-sender.port';
 
 const PARAM = 'deliver.webhook.url';
-const TIMEOUT_MS = 15_000;
+/**
+ * Deadlines of one try, from its start: the receiver's status line and headers within HEADERS_MS, the
+ * whole exchange within TOTAL_MS. An idle timeout alone let a receiver trickling a byte every few
+ * seconds hold a delivery for minutes.
+ */
+const HEADERS_MS = 10_000;
+const TOTAL_MS = 30_000;
 
 type Vetted = { ok: true; url: URL; address: string; family: 4 | 6 } | { ok: false; detail: string };
 
@@ -84,32 +90,48 @@ export class HttpWebhookSender implements WebhookSender {
     };
     const client = url.protocol === 'https:' ? https : http;
     return new Promise<WebhookAnswer>((resolve) => {
+      let answered = false;
+      const answer = (a: WebhookAnswer) => {
+        if (answered) return;
+        answered = true;
+        clearTimeout(headersTimer);
+        clearTimeout(totalTimer);
+        resolve(a);
+      };
       const req = client.request(
         url,
         {
           method: 'POST',
           lookup: pinned,
           headers: { ...headers, 'Content-Length': String(Buffer.byteLength(body)) },
-          timeout: TIMEOUT_MS,
         },
         (res) => {
-          res.resume();
+          clearTimeout(headersTimer);
           const status = res.statusCode ?? 0;
-          if (status >= 200 && status < 300) return resolve({ ok: true, status });
-          if (status >= 300 && status < 400) {
+          let verdict: WebhookAnswer;
+          if (status >= 200 && status < 300) verdict = { ok: true, status };
+          else if (status >= 300 && status < 400) {
             const to = res.headers.location ?? '(no Location)';
-            return resolve({
+            verdict = {
               ok: false,
               status,
               detail: `the receiver redirected to ${quoteInput(to)}; redirects are not followed`,
               permanent: true,
-            });
-          }
-          resolve({ ok: false, status, detail: `the receiver answered HTTP ${status}`, permanent: false });
+            };
+          } else verdict = { ok: false, status, detail: `the receiver answered HTTP ${status}`, permanent: false };
+          // The answer's body is read to its end (and dropped) within the overall deadline.
+          res.on('end', () => answer(verdict));
+          res.on('error', () => answer(verdict));
+          res.resume();
         },
       );
-      req.on('timeout', () => req.destroy(new Error(`no answer within ${TIMEOUT_MS} ms`)));
-      req.on('error', (err) => resolve({ ok: false, status: null, detail: err.message, permanent: false }));
+      const giveUp = (detail: string) => {
+        answer({ ok: false, status: null, detail, permanent: false });
+        req.destroy();
+      };
+      const headersTimer = setTimeout(() => giveUp(`no answer's headers within ${HEADERS_MS} ms`), HEADERS_MS);
+      const totalTimer = setTimeout(() => giveUp(`the exchange did not finish within ${TOTAL_MS} ms`), TOTAL_MS);
+      req.on('error', (err) => answer({ ok: false, status: null, detail: err.message, permanent: false }));
       req.end(body);
     });
   }

@@ -1,11 +1,30 @@
 import type IORedis from 'ioredis';
 import { SCHEDULE_DELIVERIES_KEPT } from '@quarry/contract';
-import type { DeliveryRecord, ScheduleRecord, ScheduleStore } from '../ports/schedule-store.port';
+import type {
+  DailyCaps,
+  DailyVerdict,
+  DeliveryRecord,
+  ScheduleRecord,
+  ScheduleStore,
+} from '../ports/schedule-store.port';
 
 const PREFIX = 'quarry:schedules';
 const scheduleKey = (id: string) => `${PREFIX}:s:${id}`;
 const ownerKey = (ownerId: string) => `${PREFIX}:owner:${ownerId}`;
 const deliveriesKey = (id: string) => `${PREFIX}:d:${id}`;
+const runNowKey = (ownerId: string, guid: string) => `${PREFIX}:now:${ownerId}:${guid}`;
+const dailyKey = (ownerId: string, day: string) => `${PREFIX}:day:${ownerId}:${day}`;
+
+// Both daily counts are checked and taken together: a delivery either fits both caps or takes nothing.
+const TAKE_DAILY = `
+local d = tonumber(redis.call('HGET', KEYS[1], 'deliveries') or '0')
+local r = tonumber(redis.call('HGET', KEYS[1], 'recipients') or '0')
+if d + 1 > tonumber(ARGV[1]) then return 'deliveries' end
+if r + tonumber(ARGV[3]) > tonumber(ARGV[2]) then return 'recipients' end
+redis.call('HINCRBY', KEYS[1], 'deliveries', 1)
+redis.call('HINCRBY', KEYS[1], 'recipients', tonumber(ARGV[3]))
+redis.call('EXPIRE', KEYS[1], 172800)
+return 'ok'`;
 
 // The count and the insert in one script: two requests racing at the limit cannot both get in.
 const INSERT = `
@@ -68,6 +87,24 @@ export class RedisScheduleStore implements ScheduleStore {
       .lpush(deliveriesKey(id), JSON.stringify(d))
       .ltrim(deliveriesKey(id), 0, SCHEDULE_DELIVERIES_KEPT - 1)
       .exec();
+  }
+
+  async claimRunNow(ownerId: string, guid: string, seconds: number): Promise<number | null> {
+    const key = runNowKey(ownerId, guid);
+    if ((await this.redis.set(key, '1', 'EX', seconds, 'NX')) === 'OK') return null;
+    return Math.max(1, await this.redis.ttl(key));
+  }
+
+  async takeDaily(ownerId: string, day: string, recipients: number, caps: DailyCaps): Promise<DailyVerdict> {
+    const verdict = await this.redis.eval(
+      TAKE_DAILY,
+      1,
+      dailyKey(ownerId, day),
+      caps.deliveries,
+      caps.recipients,
+      recipients,
+    );
+    return verdict === 'deliveries' || verdict === 'recipients' ? verdict : 'ok';
   }
 
   async deliveries(id: string): Promise<DeliveryRecord[]> {

@@ -34,6 +34,12 @@ describe('checkCron', () => {
     expect(detail('*/2 * * * * *', 'UTC', 5)).toMatch(/runs 2 s apart/);
   });
 
+  it('settles a sparse day field from the time fields, without walking months of runs', () => {
+    expect(detail('*/5 * L * *', 'Europe/Paris')).toBe('accepted');
+    expect(detail('*/4 * L * *', 'Europe/Paris')).toMatch(/runs 240 s apart/);
+    expect(detail('0 */5 * L * *', 'Europe/Paris', 300)).toBe('accepted');
+  });
+
   it('judges gaps in the zone asked, across a daylight-saving change', () => {
     // 02:30 does not exist on the night Paris springs forward; the run still comes once a day.
     expect(detail('30 2 * * *', 'Europe/Paris', 3600)).toBe('accepted');

@@ -36,6 +36,7 @@ function setup(run: ReportRunner['run'], answers: WebhookAnswer[]) {
       current = current && { ...current, status: 'stopped', stoppedReason: reason };
     },
     recordDelivery: async (_id: string, d: DeliveryRecord) => void records.unshift(d),
+    takeDaily: async () => 'ok',
   } as unknown as ScheduleStore;
   const webhooks: WebhookSender = {
     vet: async () => undefined,
@@ -49,17 +50,18 @@ function setup(run: ReportRunner['run'], answers: WebhookAnswer[]) {
   const useCase = new DeliverReportUseCase({
     store,
     queue,
-    runner: { check: async () => undefined, run },
+    runner: { check: async () => undefined, run, audit: () => undefined },
     webhooks,
     mailer,
     webhookKey: key,
+    daily: { deliveries: 100, recipients: 100 },
     log: silentLogger(),
     now: () => new Date('2026-03-30T08:00:01Z'),
   });
   return { useCase, records, sent, removed, current: () => current };
 }
 
-const output = async () => ({ name: 'R', version: 3, contentType: 'text/csv', data: 'a,b\r\n' });
+const output = async () => ({ name: 'R', version: 3, contentType: 'text/csv', rows: 1, data: 'a,b\r\n' });
 const job = (attempt: number) => ({
   scheduleId: 'sch_1',
   runAt: Date.parse('2026-03-30T08:00:00Z'),

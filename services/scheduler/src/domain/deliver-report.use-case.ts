@@ -3,14 +3,17 @@ import { AppError } from '@quarry/errors';
 import type { Logger } from '@quarry/logger';
 import type { DeliveryJob, DeliveryQueue } from '../ports/delivery-queue.port';
 import type { Mailer } from '../ports/mailer.port';
-import type { ReportOutput, ReportRunner } from '../ports/report-runner.port';
-import type { ScheduleRecord, ScheduleStore } from '../ports/schedule-store.port';
+import type { DeliveryAuditRecord, ReportOutput, ReportRunner } from '../ports/report-runner.port';
+import type { DailyCaps, ScheduleRecord, ScheduleStore } from '../ports/schedule-store.port';
 import type { WebhookSender } from '../ports/webhook-sender.port';
 import { reportFile } from './report-file';
 import { noWebhookKey, signatureHeader, webhookSecret } from './webhook-signature';
 
-/** What the worker does next: nothing (delivered, failed for good, stopped), or try again later. */
-export type DeliveryResult = { next: 'done' } | { next: 'retry'; detail: string };
+/**
+ * What the worker does next: nothing (delivered, failed for good, stopped), try again later (a failed
+ * try), or take the job up again shortly without counting a try (its owner's turn is not yet).
+ */
+export type DeliveryResult = { next: 'done' } | { next: 'retry'; detail: string } | { next: 'wait' };
 
 /** Codes of a run that no retry can mend: the schedule stops, with the reason recorded. */
 const STOPPING: Record<string, string> = {
@@ -27,8 +30,23 @@ export interface DeliverDeps {
   webhooks: WebhookSender;
   mailer: Mailer;
   webhookKey: Buffer | undefined;
+  /** Deliveries and e-mail recipients per owner and UTC day. */
+  daily: DailyCaps;
   log: Logger;
   now?: () => Date;
+}
+
+/** Where a schedule delivers, as the audit trail names it: never a URL's path or query, nor whole addresses. */
+function destinationOf(schedule: ScheduleRecord): string {
+  if ('webhook' in schedule.deliver) {
+    try {
+      return new URL(schedule.deliver.webhook.url).host;
+    } catch {
+      return '(invalid url)';
+    }
+  }
+  const domains = new Set(schedule.deliver.email.to.map((a) => `@${a.slice(a.lastIndexOf('@') + 1)}`));
+  return `mail ${[...domains].join(',')}`;
 }
 
 /**
@@ -37,20 +55,50 @@ export interface DeliverDeps {
  */
 export class DeliverReportUseCase {
   private readonly now: () => Date;
+  /** Owners with a delivery under way here: one each at a time, so one owner's slow receivers hold one slot. */
+  private readonly busyOwners = new Set<string>();
 
   constructor(private readonly deps: DeliverDeps) {
     this.now = deps.now ?? (() => new Date());
   }
 
   async deliver(job: DeliveryJob): Promise<DeliveryResult> {
-    const { store, runner, log } = this.deps;
-    const schedule = await store.get(job.scheduleId);
+    const schedule = await this.deps.store.get(job.scheduleId);
     // Removed or stopped since the timer fired: nothing to deliver, nothing to retry.
     if (!schedule || schedule.status !== 'active') return { next: 'done' };
+    if (this.busyOwners.has(schedule.ownerId)) return { next: 'wait' };
+    this.busyOwners.add(schedule.ownerId);
+    try {
+      return await this.deliverOne(schedule, job);
+    } finally {
+      this.busyOwners.delete(schedule.ownerId);
+    }
+  }
+
+  private async deliverOne(schedule: ScheduleRecord, job: DeliveryJob): Promise<DeliveryResult> {
+    const { store, runner, log } = this.deps;
     const runAt = new Date(job.runAt);
     const key = `${schedule.id}:${job.runAt}`;
-    const record = (outcome: DeliveryRecord['outcome'], httpStatus: number | null, detail: string) =>
-      store.recordDelivery(schedule.id, {
+    const started = performance.now();
+    const owner = { userId: schedule.ownerId, userName: schedule.ownerName, tokenHash: schedule.tokenHash };
+    let output: ReportOutput | undefined;
+    const record = (
+      outcome: DeliveryRecord['outcome'],
+      httpStatus: number | null,
+      detail: string,
+      audited: DeliveryAuditRecord['outcome'] = outcome,
+    ) => {
+      // Every try is in the audit trail, beside the schedule's own list of its last attempts.
+      runner.audit({
+        scheduleId: schedule.id,
+        owner,
+        destination: destinationOf(schedule),
+        version: output?.version ?? null,
+        rows: output?.rows ?? null,
+        outcome: audited,
+        durationMs: Math.round((performance.now() - started) * 1000) / 1000,
+      });
+      return store.recordDelivery(schedule.id, {
         runAt: runAt.toISOString(),
         attempt: job.attempt,
         at: this.now().toISOString(),
@@ -59,6 +107,7 @@ export class DeliverReportUseCase {
         detail,
         idempotencyKey: key,
       });
+    };
     const final = job.attempt >= job.maxAttempts;
     log.info(
       { scheduleId: schedule.id, runAt: runAt.toISOString(), attempt: job.attempt },
@@ -74,13 +123,10 @@ export class DeliverReportUseCase {
       return { next: 'retry', detail };
     };
 
-    let output: ReportOutput;
+    let ran: ReportOutput;
     try {
-      output = await runner.run(
-        { userId: schedule.ownerId, userName: schedule.ownerName, tokenHash: schedule.tokenHash },
-        schedule.guid,
-        schedule.format,
-      );
+      ran = await runner.run(owner, schedule.guid, schedule.format);
+      output = ran;
     } catch (err) {
       const app = err instanceof AppError ? err : undefined;
       const why = app && STOPPING[app.code];
@@ -99,20 +145,40 @@ export class DeliverReportUseCase {
       );
     }
 
+    // Counted once per run, on its first try: a retry is the same delivery.
+    if (job.attempt === 1) {
+      const recipients = 'email' in schedule.deliver ? schedule.deliver.email.to.length : 1;
+      const verdict = await store.takeDaily(
+        schedule.ownerId,
+        runAt.toISOString().slice(0, 10),
+        recipients,
+        this.deps.daily,
+      );
+      if (verdict !== 'ok') {
+        const detail =
+          verdict === 'deliveries'
+            ? `not sent: the owner's ${this.deps.daily.deliveries} deliveries of the day are used (QUARRY_DELIVERIES_PER_DAY)`
+            : `not sent: the owner's ${this.deps.daily.recipients} e-mail recipients of the day are used (QUARRY_RECIPIENTS_PER_DAY)`;
+        await record('failed', null, detail, 'refused');
+        log.warn({ scheduleId: schedule.id, detail }, 'scheduled delivery over the daily cap');
+        return { next: 'done' };
+      }
+    }
+
     try {
       if ('webhook' in schedule.deliver) {
-        const answer = await this.post(schedule, schedule.deliver.webhook.url, output, runAt, key);
+        const answer = await this.post(schedule, schedule.deliver.webhook.url, ran, runAt, key);
         if (!answer.ok) return failed(answer.status, answer.detail, answer.permanent);
         await record('delivered', answer.status, '');
       } else {
-        const file = reportFile(output, runAt);
+        const file = reportFile(ran, runAt);
         await this.deps.mailer.send({
           to: schedule.deliver.email.to,
-          subject: `${output.name} (${runAt.toISOString().slice(0, 16).replace('T', ' ')} UTC)`,
-          text: `Quarry's scheduled delivery of the report "${output.name}" (version ${output.version}), run at ${runAt.toISOString()}, is attached.\n\nSchedule ${schedule.id}.`,
+          subject: `${ran.name} (${runAt.toISOString().slice(0, 16).replace('T', ' ')} UTC)`,
+          text: `Quarry's scheduled delivery of the report "${ran.name}" (version ${ran.version}), run at ${runAt.toISOString()}, is attached.\n\nSchedule ${schedule.id}.`,
           messageId: `<${key.replace(':', '.')}@quarry>`,
           headers: { 'Idempotency-Key': key, 'X-Quarry-Schedule-Id': schedule.id },
-          attachment: { filename: file.filename, contentType: output.contentType, content: file.content },
+          attachment: { filename: file.filename, contentType: ran.contentType, content: file.content },
         });
         await record('delivered', null, '');
       }

@@ -9,13 +9,15 @@ import { AppError } from '@quarry/errors';
 import type { DeliveryQueue } from '../ports/delivery-queue.port';
 import type { Mailer } from '../ports/mailer.port';
 import type { ReportRunner, ScheduleOwner } from '../ports/report-runner.port';
-import type { ScheduleRecord, ScheduleStore } from '../ports/schedule-store.port';
+import type { DailyCaps, ScheduleRecord, ScheduleStore } from '../ports/schedule-store.port';
 import type { WebhookSender } from '../ports/webhook-sender.port';
 import { checkCron } from './cron-rules';
 import { noWebhookKey, webhookSecret } from './webhook-signature';
 
 export interface ScheduleRules {
   minIntervalSeconds: number;
+  /** Deliveries and e-mail recipients per owner and UTC day. */
+  daily: DailyCaps;
   perUser: number;
   /** Absent when none is configured and the data directory cannot keep one: webhook schedules are refused. */
   webhookKey: Buffer | undefined;
@@ -56,7 +58,7 @@ export class SchedulesUseCases {
     const { store, queue, runner, webhooks, mailer, rules } = this.deps;
     if (!GUID.test(p.guid)) throw AppError.invalid('guid is not a valid report id');
     const guid = p.guid.toLowerCase();
-    checkCron(p.cron, p.timeZone, rules.minIntervalSeconds, this.now());
+    // The cheap refusals first (destination, report), then the cron, the one check that costs time.
     if ('webhook' in p.deliver) {
       if (!rules.webhookKey) throw noWebhookKey();
       await webhooks.vet(p.deliver.webhook.url);
@@ -64,6 +66,20 @@ export class SchedulesUseCases {
       throw AppError.invalid('deliver.email: e-mail delivery is not configured on this server (QUARRY_SMTP_URL)');
     // The report exists, the owner may read it, and it has this format: checked now, and again each run.
     await runner.check(owner, guid, p.format);
+    checkCron(p.cron, p.timeZone, rules.minIntervalSeconds, this.now());
+    if ('email' in p.deliver && p.deliver.email.to.length > rules.daily.recipients)
+      throw AppError.invalid(
+        `deliver.email.to: ${p.deliver.email.to.length} addresses, more than one user may reach in a day (QUARRY_RECIPIENTS_PER_DAY is ${rules.daily.recipients})`,
+      );
+    // A runNow is a delivery like a timer's: scheduling, unscheduling and scheduling again must not
+    // deliver one report faster than a cron may.
+    if (p.runNow) {
+      const wait = await store.claimRunNow(owner.userId, guid, rules.minIntervalSeconds);
+      if (wait !== null)
+        throw AppError.invalid(
+          `runNow: this report was delivered at once for you less than ${rules.minIntervalSeconds} s ago (QUARRY_SCHEDULE_MIN_INTERVAL_S); the next may run in ${wait} s`,
+        );
+    }
     const record: ScheduleRecord = {
       id: newScheduleId(),
       ownerId: owner.userId,

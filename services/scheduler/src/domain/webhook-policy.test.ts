@@ -6,7 +6,7 @@ describe('WebhookPolicy', () => {
 
   it('matches host[:port] patterns, `*` within the host', () => {
     expect(match('https://a.example.com/x')).toEqual({ allowed: true, explicit: false });
-    expect(match('https://a.b.example.com:8443/x')).toEqual({ allowed: true, explicit: false });
+    expect(match('https://a.b.example.com/x')).toEqual({ allowed: true, explicit: false });
     expect(match('https://example.com/x').allowed).toBe(false);
     expect(match('https://evil.com/.example.com').allowed).toBe(false);
     expect(match('https://a.example.com.evil.com/').allowed).toBe(false);
@@ -14,6 +14,10 @@ describe('WebhookPolicy', () => {
     expect(match('http://127.0.0.1:8080/x')).toEqual({ allowed: true, explicit: true });
     expect(match('http://127.0.0.1:8081/x').allowed).toBe(false);
     expect(match('http://127.0.0.1/x').allowed).toBe(false);
+    // A pattern without a port admits 80 and 443 only, never the API's or a database's port.
+    expect(match('http://hooks.internal:443/x').allowed).toBe(true);
+    expect(match('http://hooks.internal:8080/x').allowed).toBe(false);
+    expect(match('https://a.example.com:8443/x').allowed).toBe(false);
     expect(match('http://[::1]:9000/x')).toEqual({ allowed: true, explicit: true });
     expect(match('HTTP://A.EXAMPLE.COM/x').allowed).toBe(true);
   });
@@ -34,6 +38,11 @@ describe('WebhookPolicy', () => {
       '::ffff:10.0.0.1',
       '::ffff:127.0.0.1',
       '::',
+      '::7f00:1',
+      '::a00:1',
+      'fec0::1',
+      'feff::1',
+      '100::1',
     ];
     for (const a of refused) expect({ a, ok: WebhookPolicy.addressAllowed(a, false) }).toEqual({ a, ok: false });
     for (const a of ['93.184.216.34', '2606:2800:220:1:248:1893:25c8:1946', '::ffff:93.184.216.34'])

@@ -13,9 +13,22 @@ export interface DestinationMatch {
 
 interface Pattern {
   host: RegExp;
-  port: number | undefined;
+  /** The ports it admits: the one written, else the web's own two (a bare host never means every port). */
+  ports: readonly number[];
   exact: boolean;
 }
+
+const WEB_PORTS = [80, 443] as const;
+
+/**
+ * IPv6 blocks ipaddr.js calls 'unicast' that are not public: IPv4-compatible addresses (::7f00:1 is
+ * 127.0.0.1 to some stacks), deprecated site-local (fec0::/10, private in effect) and the discard prefix.
+ */
+const NOT_PUBLIC_V6: ReadonlyArray<[string, number]> = [
+  ['::', 96],
+  ['fec0::', 10],
+  ['100::', 64],
+];
 
 function hostOf(url: URL): string {
   // URL keeps IPv6 literals in brackets.
@@ -34,7 +47,11 @@ export class WebhookPolicy {
       const m = /^(\[[^\]]+\]|[^:]+)(?::(\d+))?$/.exec(raw.trim().toLowerCase());
       const host = (m?.[1] ?? raw).replace(/^\[|\]$/g, '');
       const escaped = host.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[a-z0-9._:-]*');
-      return { host: new RegExp(`^${escaped}$`), port: m?.[2] ? Number(m[2]) : undefined, exact: !host.includes('*') };
+      return {
+        host: new RegExp(`^${escaped}$`),
+        ports: m?.[2] ? [Number(m[2])] : WEB_PORTS,
+        exact: !host.includes('*'),
+      };
     });
   }
 
@@ -45,7 +62,7 @@ export class WebhookPolicy {
   match(url: URL): DestinationMatch {
     const host = hostOf(url);
     const port = portOf(url);
-    const hits = this.patterns.filter((p) => p.host.test(host) && (p.port === undefined || p.port === port));
+    const hits = this.patterns.filter((p) => p.host.test(host) && p.ports.includes(port));
     return { allowed: hits.length > 0, explicit: hits.some((p) => p.exact) };
   }
 
@@ -54,6 +71,12 @@ export class WebhookPolicy {
     if (explicit) return true;
     if (!ipaddr.isValid(address)) return false;
     // process() turns ::ffff:10.0.0.1 into 10.0.0.1, so a mapped address is judged as the IPv4 it is.
-    return ipaddr.process(address).range() === 'unicast';
+    const ip = ipaddr.process(address);
+    if (ip.range() !== 'unicast') return false;
+    if (ip.kind() === 'ipv6') {
+      const v6 = ip as ipaddr.IPv6;
+      if (NOT_PUBLIC_V6.some(([net, bits]) => v6.match(ipaddr.IPv6.parse(net), bits))) return false;
+    }
+    return true;
   }
 }

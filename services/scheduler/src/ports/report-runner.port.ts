@@ -15,6 +15,21 @@ export interface ReportOutput {
   contentType: string;
   /** JSON as a value; HTML, CSV and SVG as text; XLSX and PNG as base64. */
   data: unknown;
+  /** Records or cells the run returned, as the audit trail counts them; null when nothing countable. */
+  rows: number | null;
+}
+
+/** One scheduled delivery's try, for the audit trail. */
+export interface DeliveryAuditRecord {
+  scheduleId: string;
+  owner: ScheduleOwner;
+  /** The webhook's host[:port], or the e-mail domains, the output went to. */
+  destination: string;
+  /** The report version delivered; null when the report did not run. */
+  version: number | null;
+  rows: number | null;
+  outcome: 'delivered' | 'retrying' | 'failed' | 'stopped' | 'refused';
+  durationMs: number;
 }
 
 /**
@@ -27,4 +42,6 @@ export interface ReportRunner {
   /** At schedule time: the report is visible to the owner and can be delivered in `format`. */
   check(owner: ScheduleOwner, guid: string, format: ScheduleFormat): Promise<void>;
   run(owner: ScheduleOwner, guid: string, format: ScheduleFormat): Promise<ReportOutput>;
+  /** Records a delivery's try in the deployment's audit trail. */
+  audit(record: DeliveryAuditRecord): void;
 }

@@ -21,6 +21,15 @@ export interface ScheduleRecord {
   createdAt: string;
 }
 
+/** Per owner and UTC day (QUARRY_DELIVERIES_PER_DAY, QUARRY_RECIPIENTS_PER_DAY). */
+export interface DailyCaps {
+  deliveries: number;
+  recipients: number;
+}
+
+/** Taken, or which cap a delivery would pass (nothing is taken then). */
+export type DailyVerdict = 'ok' | 'deliveries' | 'recipients';
+
 /**
  * Schedules and their delivery attempts. Every adapter must guarantee:
  * - insert is atomic with its per-owner limit: two inserts racing at the limit never both succeed;
@@ -38,4 +47,11 @@ export interface ScheduleStore {
   recordDelivery(id: string, delivery: DeliveryRecord): Promise<void>;
   /** Newest first. */
   deliveries(id: string): Promise<DeliveryRecord[]>;
+  /**
+   * A runNow of this owner's report, at most one per `seconds`: null when claimed, else the seconds
+   * until the next may run. Shared by every replica.
+   */
+  claimRunNow(ownerId: string, guid: string, seconds: number): Promise<number | null>;
+  /** One delivery to `recipients` addresses (1 for a webhook) against the owner's caps for `day`. */
+  takeDaily(ownerId: string, day: string, recipients: number, caps: DailyCaps): Promise<DailyVerdict>;
 }
