@@ -290,6 +290,13 @@ export interface CrosstabExecuteParams {
    */
   chartType?: string;
   /**
+   * With chartType only: the totals drawn, by name (as the header shows it, any case) or index into totals, in order; absent, every total. Where a type draws two (MS, Stacked and combination types, Scatter) the second has its own value axis; a type is refused the totals it cannot draw.
+   *
+   * @minItems 1
+   * @maxItems 16
+   */
+  chartTotals?: [number | string, ...(number | string)[]];
+  /**
    * With chartType only: png (base64), svg (the SVG text), or echarts (the ECharts option the image is drawn from, as a JSON object, for clients that draw interactive charts).
    */
   imageFormat?: string;

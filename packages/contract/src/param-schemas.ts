@@ -253,17 +253,20 @@ const axisOrder = z.strictObject(
 
 const chartTypeNames = CHART_TYPE_NAMES.map((c) => c.name);
 
-const chartTotalItem = z.union(
-  [
-    z
-      .number()
-      .int()
-      .min(0)
-      .max(L.MAX_TOTALS - 1),
-    string(L.TOTAL_NAME_MAX),
-  ],
-  { error: `${PARAM} must be a total's name or its index into totals` },
-);
+const chartTotalItem = (() => {
+  const error = `${PARAM} must be a total's name or its index into totals`;
+  return z.union(
+    [
+      z
+        .number({ error })
+        .int({ error })
+        .min(0, { error })
+        .max(L.MAX_TOTALS - 1, { error }),
+      string(L.TOTAL_NAME_MAX),
+    ],
+    { error },
+  );
+})();
 
 /** A total as the table's header and the chart's legend name it, for chartTotals to refer to. */
 export function totalDisplayName(t: {
