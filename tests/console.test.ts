@@ -494,7 +494,8 @@ describe('GET /console', () => {
       expect(shown).toContain('400 Bad Request');
       expect(shown).toContain(api.error!.data.detail);
       expect(await page.$('#ct-result table')).toBeNull();
-      expect(await page.$eval('#ct-result', (n) => n.textContent)).toMatch(/press Run/);
+      // A row field is set: the hint to add one does not come back with the error.
+      expect(await page.$eval('#ct-result', (n) => n.textContent?.trim())).toBe('');
       expect(await page.$eval('#panel-crosstab .status', (n) => n.textContent)).toBe('');
       await shot(page, '6-error-1280');
 
@@ -515,6 +516,58 @@ describe('GET /console', () => {
       await page.$eval('#ct-query', (n) => ((n as HTMLInputElement).value = ''));
       await runCrosstab(page);
       expect(await page.$eval('#panel-crosstab .error', (n) => n.hasAttribute('hidden'))).toBe(true);
+      expect(realProblems(problems)).toEqual([]);
+    } finally {
+      await close();
+    }
+  });
+
+  it('names the controls on screen in an error and opens their section; the empty hint stays away', async () => {
+    const { page, problems, close } = await open(1280, 800);
+    try {
+      await connect(page, analyst.token);
+      await page.click('#tab-crosstab');
+      await page.select('#ct-index', 'movies');
+      // Before any row field, the hint says what to do.
+      expect(await page.$eval('#ct-result', (n) => n.textContent)).toMatch(/press Run/);
+      await addAxis(page, 'ct-rows', 'Title');
+      await page.select('#ct-chart', 'Column2D');
+      await page.select('#ct-image', 'png');
+      expect(await page.$eval('details.more', (n) => (n as HTMLDetailsElement).open)).toBe(false);
+      await page.click('#crosstab-form button[type=submit]');
+      await page.waitForFunction(() => !document.querySelector('#panel-crosstab .error')?.hasAttribute('hidden'));
+      const api = await stack.call(analyst, 'CROSSTAB.EXECUTE', await lastParams(page));
+      // The API speaks of its parameters; the console of its controls, where the analyst finds them.
+      expect(api.error!.data.detail).toMatch(/Use rowLimit: \d+ \(with rowOrder to choose which\)/);
+      const shown = await page.$eval('#panel-crosstab .error', (n) => n.textContent ?? '');
+      expect(shown).toMatch(/Use “Top rows”: \d+ \(with “Order rows by” to choose which\),? (or )?narrow “Records”/);
+      expect(shown).not.toMatch(/rowLimit|rowOrder|the query|width and height/);
+      expect(await page.$eval('details.more', (n) => (n as HTMLDetailsElement).open)).toBe(true);
+      expect(await page.$eval('#ct-row-limit', (n) => n.getAttribute('aria-invalid'))).toBe('true');
+      expect(await page.$eval('#ct-order-by', (n) => n.getAttribute('aria-invalid'))).toBe('true');
+      expect(await visible(page, '#ct-row-limit')).toBe(true);
+      expect(await page.$eval('#ct-result', (n) => n.textContent?.trim())).toBe('');
+      await shot(page, '6b-error-names-controls-1280');
+
+      // 1,000 rows are more than the card draws legibly: the limit it can, in the form's words too.
+      await page.type('#ct-row-limit', '1000');
+      await page.click('#crosstab-form button[type=submit]');
+      await page.waitForFunction(() =>
+        /legibly/.test(document.querySelector('#panel-crosstab .error')?.textContent ?? ''),
+      );
+      const legible = await page.$eval('#panel-crosstab .error', (n) => n.textContent ?? '');
+      expect(legible).toMatch(
+        /can draw at most \d+ categories legibly.*Use “Top rows”: \d+ \(with “Order rows by” to choose which\), narrow “Records”, or use a wider window/,
+      );
+      expect(await page.$eval('#ct-result', (n) => n.textContent?.trim())).toBe('');
+      await shot(page, '6c-error-legible-1280');
+
+      // Doing what it says draws the chart, and the marks go with the error.
+      await page.$eval('#ct-row-limit', (n) => ((n as HTMLInputElement).value = ''));
+      await page.type('#ct-row-limit', '20');
+      await runCrosstab(page, '#ct-result img.chart');
+      expect(await page.$eval('#panel-crosstab .error', (n) => n.hasAttribute('hidden'))).toBe(true);
+      expect(await page.$$('#panel-crosstab [aria-invalid]')).toHaveLength(0);
       expect(realProblems(problems)).toEqual([]);
     } finally {
       await close();

@@ -51,7 +51,10 @@ export function buildChartOption(
 ): Option {
   const categories = grid.rows.map((r) => r.join(' / '));
   if (categories.length > MAX_CATEGORIES)
-    throw AppError.invalid(`The chart would have ${categories.length} categories; the limit is ${MAX_CATEGORIES}`);
+    throw AppError.invalid(
+      `The chart would have ${categories.length} categories; the limit is ${MAX_CATEGORIES}. ` +
+        `Use rowLimit: ${MAX_CATEGORIES} (with rowOrder to choose which) or narrow the query`,
+    );
   if (grid.totals.length < kind.minMeasures)
     throw AppError.invalid(
       `chartType ${kind.name} needs at least ${kind.minMeasures} totals; ${grid.totals.length} given`,
