@@ -286,6 +286,10 @@ export interface CrosstabExecuteParams {
    */
   format?: "html" | "json" | "csv" | "xlsx";
   /**
+   * With an html, csv or xlsx table: "rows" gives each total a row under each row (its name beside it) and each column one cell, so several totals over many columns do not repeat their names under every column.
+   */
+  totalsOn?: "columns" | "rows";
+  /**
    * Draw a chart instead of a table (FusionCharts names, any case).
    */
   chartType?: string;

@@ -112,6 +112,8 @@ export interface CompleteCrosstabExecute {
   rowFilter?: CompleteFilter;
   columnFilter?: CompleteFilter;
   subtotals: boolean;
+  /** How a table lays its totals out (a chart and JSON ignore it). */
+  totalsOn: L.TotalsOn;
   rowOrder: CompleteAxisOrder;
   columnOrder: CompleteAxisOrder;
   /** Absent: every value of the outermost level. */
@@ -230,6 +232,7 @@ export function completeCrosstabExecute(p: Sent<typeof crosstabExecuteParams>): 
       showAs: t.showAs ?? DEFAULT_SHOW_AS,
     })),
     subtotals: p.subtotals ?? false,
+    totalsOn: p.totalsOn ?? 'columns',
     rowOrder: completeOrder(p.rowOrder),
     columnOrder: completeOrder(p.columnOrder),
     ...(p.rowLimit !== undefined ? { rowLimit: p.rowLimit } : {}),

@@ -321,6 +321,11 @@ export const crosstabExecuteParams = z
       default: 'html',
       description: 'The table as HTML, JSON, CSV or an Excel workbook (xlsx, base64); not with chartType.',
     }),
+    totalsOn: oneOf(L.TOTALS_ON).optional().meta({
+      default: 'columns',
+      description:
+        'With an html, csv or xlsx table: "rows" gives each total a row under each row (its name beside it) and each column one cell, so several totals over many columns do not repeat their names under every column.',
+    }),
     chartType: keywordOf(chartTypeNames, (v) => `${v} is not supported; use one of ${chartTypeNames.join(', ')}`)
       .optional()
       .meta({
@@ -408,6 +413,14 @@ export const crosstabExecuteParams = z
         ? chartTypeProblem(p.chartType, p.totals.length)
         : undefined;
     if (chartProblem) ctx.addIssue({ code: 'custom', params: CROSS, path: ['chartType'], message: chartProblem });
+    if (p.totalsOn !== undefined && (p.chartType !== undefined || p.format === 'json')) {
+      ctx.addIssue({
+        code: 'custom',
+        params: CROSS,
+        path: ['totalsOn'],
+        message: `${PARAM} goes with an html, csv or xlsx table (not ${p.chartType !== undefined ? 'chartType' : 'format json, whose cells list every total'})`,
+      });
+    }
     if (p.chartTotals !== undefined && p.chartType === undefined) {
       ctx.addIssue({ code: 'custom', params: CROSS, path: ['chartTotals'], message: `${PARAM} needs chartType` });
     }
