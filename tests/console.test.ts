@@ -708,6 +708,73 @@ describe('GET /console', () => {
     }
   });
 
+  it('manages reports: the open report named with its owner, saving again updates it, rename, share, delete', async () => {
+    const { page, problems, close } = await open(1280, 800);
+    const NAME = 'Console: managed';
+    const status = (panel: string, start: string) =>
+      page.waitForFunction(
+        (sel, s) => document.querySelector(sel)?.textContent?.startsWith(s),
+        {},
+        `#panel-${panel} .status`,
+        start,
+      );
+    try {
+      await connect(page, analyst.token);
+      await page.click('#tab-crosstab');
+      await page.select('#ct-index', 'movies');
+      await addAxis(page, 'ct-rows', 'MPAA Rating');
+      await runCrosstab(page);
+      await page.type('#crosstab-save-name', NAME);
+      await page.click('#crosstab-save button[type=submit]');
+      await status('crosstab', 'Saved report');
+      const guid = String(((await lastParams(page)) as { guid?: string }).guid);
+      const saved = await stack.call<{ owner: string; version: number }>(analyst, 'REPORTS.METADATA', { guid });
+      // The tab says which report it shows and whose it is (the token's user: no call says it otherwise).
+      const line = await page.$eval('#crosstab-loaded', (n) => n.textContent ?? '');
+      expect(line).toContain(`“${NAME}” (version 1, owner ${saved.data!.owner})`);
+      expect(await page.$eval('#crosstab-save button[type=submit]', (n) => n.textContent)).toBe('Update report');
+
+      // Saving again under its name updates it (a new version), where it answered 409 before.
+      await addAxis(page, 'ct-rows', 'Major Genre');
+      await runCrosstab(page);
+      await page.click('#crosstab-save button[type=submit]');
+      await status('crosstab', `Updated report “${NAME}”: version 2.`);
+      const updated = await stack.call<{ version: number; params: { rows: unknown[] } }>(analyst, 'REPORTS.METADATA', {
+        guid,
+      });
+      expect(updated.data).toMatchObject({ version: 2, params: { rows: ['MPAA Rating', 'Major Genre'] } });
+      await view(page, 'report-loaded-1280', '#crosstab-loaded');
+
+      // Another name saves a new report; the taken name is said in words, not as a 409.
+      await page.$eval('#crosstab-save-name', (n) => ((n as HTMLInputElement).value = ''));
+      await page.type('#crosstab-save-name', 'Console: gross by type and genre');
+      expect(await page.$eval('#crosstab-save button[type=submit]', (n) => n.textContent)).toBe('Save as report');
+
+      await page.click('#tab-reports');
+      const button = (label: string) => `#reports-table button[aria-label="${label}"]`;
+      await page.waitForSelector(button(`Rename ${NAME}`));
+      page.once('dialog', (d) => void d.accept(`${NAME} (renamed)`));
+      await page.click(button(`Rename ${NAME}`));
+      await status('reports', `Renamed “${NAME}” to “${NAME} (renamed)”.`);
+      expect(await page.$eval('#crosstab-loaded', (n) => n.textContent ?? '')).toContain(`“${NAME} (renamed)”`);
+
+      await page.click(button(`Share ${NAME} (renamed)`));
+      await status('reports', `“${NAME} (renamed)” is shared`);
+      expect((await stack.call<{ shared: boolean }>(analyst, 'REPORTS.METADATA', { guid })).data!.shared).toBe(true);
+      await shot(page, '5b-reports-managed-1280');
+
+      page.once('dialog', (d) => void d.accept());
+      await page.click(button(`Delete ${NAME} (renamed)`));
+      await status('reports', `Deleted “${NAME} (renamed)”. An operator can restore it until`);
+      expect(await page.$(button(`Delete ${NAME} (renamed)`))).toBeNull();
+      expect((await stack.call(analyst, 'REPORTS.METADATA', { guid })).error?.code).toBe(404);
+      expect(await page.$eval('#crosstab-loaded', (n) => (n as HTMLElement).hidden)).toBe(true);
+      expect(realProblems(problems)).toEqual([]);
+    } finally {
+      await close();
+    }
+  });
+
   it('shows hostile record values as text, and runs none of them', async () => {
     const { page, problems, close } = await open(1280, 800);
     try {

@@ -114,11 +114,11 @@ export class Panel {
     this.clearResults();
   }
 
-  /** One JSON-RPC call, shown as curl; undefined (and the error shown here) when it fails. */
+  /** One JSON-RPC call, shown as curl; undefined (and the error shown here) when it fails, unless `rethrow`. */
   async call<M extends MethodName>(
     method: M,
     params: ParamsOf<M>,
-    opts: { keep?: boolean } = {},
+    opts: { keep?: boolean; rethrow?: boolean } = {},
   ): Promise<ResultOf<M> | undefined> {
     showCurl(method, params);
     if (!app.client) {
@@ -130,6 +130,11 @@ export class Panel {
     try {
       return (await app.client.call(method, params)).data;
     } catch (err) {
+      // The caller words this failure itself (a name already taken).
+      if (opts.rethrow) {
+        this.status('');
+        throw err;
+      }
       this.fail(err, opts.keep);
       return undefined;
     }

@@ -2,7 +2,7 @@ import type { CrosstabExecuteParams, ResultOf } from '@quarry/client';
 import { indexNamed } from '../app-state';
 import { byId, el, fillSelect, on, onSubmit } from '../dom';
 import { Panel } from '../panel';
-import { saveAsReport } from '../save-report';
+import { followSaveName, saveAsReport } from '../save-report';
 import { scrollingTable } from '../table-scroll';
 import { AxisPicker } from './axis-picker';
 import { chartSize, disposeChart, drawChart } from './chart-view';
@@ -233,6 +233,7 @@ export function startCrosstab(): void {
     }
     void show(p);
   });
+  followSaveName('crosstab');
   onSubmit(
     'crosstab-save',
     () => void saveAsReport(crosstabPanel, 'crosstab', last && { method: 'CROSSTAB.EXECUTE', params: last }),
