@@ -494,7 +494,8 @@ describe('GET /console', () => {
       expect(shown).toContain('400 Bad Request');
       expect(shown).toContain(api.error!.data.detail);
       expect(await page.$('#ct-result table')).toBeNull();
-      expect(await page.$eval('#ct-result', (n) => n.textContent)).toMatch(/press Run/);
+      // A row field is set: the hint to add one does not come back with the error.
+      expect(await page.$eval('#ct-result', (n) => n.textContent?.trim())).toBe('');
       expect(await page.$eval('#panel-crosstab .status', (n) => n.textContent)).toBe('');
       await shot(page, '6-error-1280');
 
@@ -515,6 +516,58 @@ describe('GET /console', () => {
       await page.$eval('#ct-query', (n) => ((n as HTMLInputElement).value = ''));
       await runCrosstab(page);
       expect(await page.$eval('#panel-crosstab .error', (n) => n.hasAttribute('hidden'))).toBe(true);
+      expect(realProblems(problems)).toEqual([]);
+    } finally {
+      await close();
+    }
+  });
+
+  it('names the controls on screen in an error and opens their section; the empty hint stays away', async () => {
+    const { page, problems, close } = await open(1280, 800);
+    try {
+      await connect(page, analyst.token);
+      await page.click('#tab-crosstab');
+      await page.select('#ct-index', 'movies');
+      // Before any row field, the hint says what to do.
+      expect(await page.$eval('#ct-result', (n) => n.textContent)).toMatch(/press Run/);
+      await addAxis(page, 'ct-rows', 'Title');
+      await page.select('#ct-chart', 'Column2D');
+      await page.select('#ct-image', 'png');
+      expect(await page.$eval('details.more', (n) => (n as HTMLDetailsElement).open)).toBe(false);
+      await page.click('#crosstab-form button[type=submit]');
+      await page.waitForFunction(() => !document.querySelector('#panel-crosstab .error')?.hasAttribute('hidden'));
+      const api = await stack.call(analyst, 'CROSSTAB.EXECUTE', await lastParams(page));
+      // The API speaks of its parameters; the console of its controls, where the analyst finds them.
+      expect(api.error!.data.detail).toMatch(/Use rowLimit: \d+ \(with rowOrder to choose which\)/);
+      const shown = await page.$eval('#panel-crosstab .error', (n) => n.textContent ?? '');
+      expect(shown).toMatch(/Use “Top rows”: \d+ \(with “Order rows by” to choose which\),? (or )?narrow “Records”/);
+      expect(shown).not.toMatch(/rowLimit|rowOrder|the query|width and height/);
+      expect(await page.$eval('details.more', (n) => (n as HTMLDetailsElement).open)).toBe(true);
+      expect(await page.$eval('#ct-row-limit', (n) => n.getAttribute('aria-invalid'))).toBe('true');
+      expect(await page.$eval('#ct-order-by', (n) => n.getAttribute('aria-invalid'))).toBe('true');
+      expect(await visible(page, '#ct-row-limit')).toBe(true);
+      expect(await page.$eval('#ct-result', (n) => n.textContent?.trim())).toBe('');
+      await shot(page, '6b-error-names-controls-1280');
+
+      // 1,000 rows are more than the card draws legibly: the limit it can, in the form's words too.
+      await page.type('#ct-row-limit', '1000');
+      await page.click('#crosstab-form button[type=submit]');
+      await page.waitForFunction(() =>
+        /legibly/.test(document.querySelector('#panel-crosstab .error')?.textContent ?? ''),
+      );
+      const legible = await page.$eval('#panel-crosstab .error', (n) => n.textContent ?? '');
+      expect(legible).toMatch(
+        /can draw at most \d+ categories legibly.*Use “Top rows”: \d+ \(with “Order rows by” to choose which\), narrow “Records”, or use a wider window/,
+      );
+      expect(await page.$eval('#ct-result', (n) => n.textContent?.trim())).toBe('');
+      await shot(page, '6c-error-legible-1280');
+
+      // Doing what it says draws the chart, and the marks go with the error.
+      await page.$eval('#ct-row-limit', (n) => ((n as HTMLInputElement).value = ''));
+      await page.type('#ct-row-limit', '20');
+      await runCrosstab(page, '#ct-result img.chart');
+      expect(await page.$eval('#panel-crosstab .error', (n) => n.hasAttribute('hidden'))).toBe(true);
+      expect(await page.$$('#panel-crosstab [aria-invalid]')).toHaveLength(0);
       expect(realProblems(problems)).toEqual([]);
     } finally {
       await close();
@@ -649,6 +702,73 @@ describe('GET /console', () => {
       expect(await texts(page, '#ct-rows .a-name')).toEqual(['Creative Type', 'Major Genre']);
       const reopened = await page.$$eval('#ct-result table tr', (trs) => trs[trs.length - 1].textContent ?? '');
       expect(reopened).toBe(lastRow);
+      expect(realProblems(problems)).toEqual([]);
+    } finally {
+      await close();
+    }
+  });
+
+  it('manages reports: the open report named with its owner, saving again updates it, rename, share, delete', async () => {
+    const { page, problems, close } = await open(1280, 800);
+    const NAME = 'Console: managed';
+    const status = (panel: string, start: string) =>
+      page.waitForFunction(
+        (sel, s) => document.querySelector(sel)?.textContent?.startsWith(s),
+        {},
+        `#panel-${panel} .status`,
+        start,
+      );
+    try {
+      await connect(page, analyst.token);
+      await page.click('#tab-crosstab');
+      await page.select('#ct-index', 'movies');
+      await addAxis(page, 'ct-rows', 'MPAA Rating');
+      await runCrosstab(page);
+      await page.type('#crosstab-save-name', NAME);
+      await page.click('#crosstab-save button[type=submit]');
+      await status('crosstab', 'Saved report');
+      const guid = String(((await lastParams(page)) as { guid?: string }).guid);
+      const saved = await stack.call<{ owner: string; version: number }>(analyst, 'REPORTS.METADATA', { guid });
+      // The tab says which report it shows and whose it is (the token's user: no call says it otherwise).
+      const line = await page.$eval('#crosstab-loaded', (n) => n.textContent ?? '');
+      expect(line).toContain(`“${NAME}” (version 1, owner ${saved.data!.owner})`);
+      expect(await page.$eval('#crosstab-save button[type=submit]', (n) => n.textContent)).toBe('Update report');
+
+      // Saving again under its name updates it (a new version), where it answered 409 before.
+      await addAxis(page, 'ct-rows', 'Major Genre');
+      await runCrosstab(page);
+      await page.click('#crosstab-save button[type=submit]');
+      await status('crosstab', `Updated report “${NAME}”: version 2.`);
+      const updated = await stack.call<{ version: number; params: { rows: unknown[] } }>(analyst, 'REPORTS.METADATA', {
+        guid,
+      });
+      expect(updated.data).toMatchObject({ version: 2, params: { rows: ['MPAA Rating', 'Major Genre'] } });
+      await view(page, 'report-loaded-1280', '#crosstab-loaded');
+
+      // Another name saves a new report; the taken name is said in words, not as a 409.
+      await page.$eval('#crosstab-save-name', (n) => ((n as HTMLInputElement).value = ''));
+      await page.type('#crosstab-save-name', 'Console: gross by type and genre');
+      expect(await page.$eval('#crosstab-save button[type=submit]', (n) => n.textContent)).toBe('Save as report');
+
+      await page.click('#tab-reports');
+      const button = (label: string) => `#reports-table button[aria-label="${label}"]`;
+      await page.waitForSelector(button(`Rename ${NAME}`));
+      page.once('dialog', (d) => void d.accept(`${NAME} (renamed)`));
+      await page.click(button(`Rename ${NAME}`));
+      await status('reports', `Renamed “${NAME}” to “${NAME} (renamed)”.`);
+      expect(await page.$eval('#crosstab-loaded', (n) => n.textContent ?? '')).toContain(`“${NAME} (renamed)”`);
+
+      await page.click(button(`Share ${NAME} (renamed)`));
+      await status('reports', `“${NAME} (renamed)” is shared`);
+      expect((await stack.call<{ shared: boolean }>(analyst, 'REPORTS.METADATA', { guid })).data!.shared).toBe(true);
+      await shot(page, '5b-reports-managed-1280');
+
+      page.once('dialog', (d) => void d.accept());
+      await page.click(button(`Delete ${NAME} (renamed)`));
+      await status('reports', `Deleted “${NAME} (renamed)”. An operator can restore it until`);
+      expect(await page.$(button(`Delete ${NAME} (renamed)`))).toBeNull();
+      expect((await stack.call(analyst, 'REPORTS.METADATA', { guid })).error?.code).toBe(404);
+      expect(await page.$eval('#crosstab-loaded', (n) => (n as HTMLElement).hidden)).toBe(true);
       expect(realProblems(problems)).toEqual([]);
     } finally {
       await close();

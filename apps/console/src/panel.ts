@@ -3,6 +3,17 @@ import { app } from './app-state';
 import { showCurl } from './curl';
 import { el } from './dom';
 
+/** How a panel speaks of its own form, set by the panel that knows the form. */
+export interface PanelOptions {
+  /**
+   * An error's detail in the words of the controls on screen (the API's parameter names replaced by
+   * their labels), with those controls: their section is opened and they are marked invalid.
+   */
+  explain?: (detail: string) => { detail: string; controls: HTMLElement[] };
+  /** Whether a cleared result area shows its first content (what to do next): not once that is done. */
+  hintWanted?: () => boolean;
+}
+
 /**
  * One tab's section: its own status line, error box and result area, so that what one tab did never
  * shows on another, and an error never sits under the previous answer. Every panel module makes one
@@ -14,6 +25,9 @@ export class Panel {
   private readonly errorBox: HTMLElement;
   /** Each result area's first content (what to do), put back whenever the area is cleared. */
   private readonly initial = new Map<HTMLElement, Node[]>();
+  /** The controls the last error named, unmarked when the error goes. */
+  private marked: HTMLElement[] = [];
+  private readonly options: PanelOptions = {};
 
   constructor(readonly name: string) {
     const section = document.getElementById(`panel-${name}`);
@@ -43,7 +57,9 @@ export class Panel {
    * only goes with one (`data-with-result`): after an error a stale table is never read as the new one.
    */
   clearResults(): void {
-    for (const [area, nodes] of this.initial) area.replaceChildren(...nodes.map((n) => n.cloneNode(true)));
+    const hint = this.options.hintWanted?.() ?? true;
+    for (const [area, nodes] of this.initial)
+      area.replaceChildren(...(hint ? nodes.map((n) => n.cloneNode(true)) : []));
     for (const part of Array.from(this.section.querySelectorAll<HTMLElement>('[data-with-result]'))) part.hidden = true;
   }
 
@@ -51,8 +67,11 @@ export class Panel {
   fail(err: unknown, keep = false): void {
     const box = this.errorBox;
     box.replaceChildren();
+    this.unmark();
     if (err instanceof QuarryError) {
-      box.append(el('strong', {}, `${err.code} ${err.title}`), ' ', err.detail);
+      const said = this.options.explain?.(err.detail) ?? { detail: err.detail, controls: [] };
+      box.append(el('strong', {}, `${err.code} ${err.title}`), ' ', said.detail);
+      this.mark(said.controls);
       if (err.requestId) box.append(el('small', {}, ` (request ${err.requestId})`));
     } else {
       box.append(el('strong', {}, 'Request failed'), ' ', err instanceof Error ? err.message : String(err));
@@ -62,7 +81,28 @@ export class Panel {
     this.status('');
   }
 
+  /** Sets how this panel speaks of its form (the panel module calls it once its form is built). */
+  configure(options: PanelOptions): void {
+    Object.assign(this.options, options);
+  }
+
+  /** The named controls marked invalid, each collapsed section holding one opened so it is seen. */
+  private mark(controls: HTMLElement[]): void {
+    for (const c of controls) {
+      c.setAttribute('aria-invalid', 'true');
+      const section = c.closest('details');
+      if (section) section.open = true;
+    }
+    this.marked = controls;
+  }
+
+  private unmark(): void {
+    for (const c of this.marked) c.removeAttribute('aria-invalid');
+    this.marked = [];
+  }
+
   clearError(): void {
+    this.unmark();
     this.errorBox.hidden = true;
     this.errorBox.replaceChildren();
   }
@@ -74,11 +114,11 @@ export class Panel {
     this.clearResults();
   }
 
-  /** One JSON-RPC call, shown as curl; undefined (and the error shown here) when it fails. */
+  /** One JSON-RPC call, shown as curl; undefined (and the error shown here) when it fails, unless `rethrow`. */
   async call<M extends MethodName>(
     method: M,
     params: ParamsOf<M>,
-    opts: { keep?: boolean } = {},
+    opts: { keep?: boolean; rethrow?: boolean } = {},
   ): Promise<ResultOf<M> | undefined> {
     showCurl(method, params);
     if (!app.client) {
@@ -90,6 +130,11 @@ export class Panel {
     try {
       return (await app.client.call(method, params)).data;
     } catch (err) {
+      // The caller words this failure itself (a name already taken).
+      if (opts.rethrow) {
+        this.status('');
+        throw err;
+      }
       this.fail(err, opts.keep);
       return undefined;
     }

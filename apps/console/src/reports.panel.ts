@@ -3,6 +3,7 @@ import { app } from './app-state';
 import { byId, el, onSubmit } from './dom';
 import { Panel } from './panel';
 import { showVersions } from './report-versions';
+import { loadedReport, showLoaded } from './save-report';
 import { scheduleReport } from './schedules.panel';
 import { onTabShown } from './tabs';
 
@@ -40,6 +41,16 @@ async function findReports(): Promise<void> {
       'Schedule',
     );
     schedule.addEventListener('click', () => scheduleReport(r.guid));
+    const rename = el('button', { type: 'button', class: 'quiet', 'aria-label': `Rename ${r.name}` }, 'Rename');
+    rename.addEventListener('click', () => void renameReport(r));
+    const share = el(
+      'button',
+      { type: 'button', class: 'quiet', 'aria-label': `${r.shared ? 'Stop sharing' : 'Share'} ${r.name}` },
+      r.shared ? 'Unshare' : 'Share',
+    );
+    share.addEventListener('click', () => void changeReport(r, { shared: !r.shared }));
+    const remove = el('button', { type: 'button', class: 'quiet danger', 'aria-label': `Delete ${r.name}` }, 'Delete');
+    remove.addEventListener('click', () => void deleteReport(r));
     return el(
       'tr',
       {},
@@ -48,7 +59,7 @@ async function findReports(): Promise<void> {
       el('td', {}, r.index),
       el('td', {}, r.owner),
       el('td', {}, r.updatedAt.slice(0, 16).replace('T', ' ')),
-      el('td', { class: 'cell-actions' }, open, versions, schedule),
+      el('td', { class: 'cell-actions' }, open, versions, schedule, rename, share, remove),
     );
   });
   byId('reports-result').replaceChildren(
@@ -73,8 +84,47 @@ async function openReport(guid: string): Promise<void> {
   const meta = await reportsPanel.call('REPORTS.METADATA', { guid }, { keep: true });
   if (!meta) return;
   reportsPanel.status('');
-  if (meta.method === 'QUERIES.EXECUTE') await openers.search(meta.params as unknown as QueriesExecuteParams);
-  else await openers.crosstab(meta.params as unknown as CrosstabExecuteParams);
+  if (meta.method === 'QUERIES.EXECUTE') {
+    showLoaded('search', meta);
+    await openers.search(meta.params as unknown as QueriesExecuteParams);
+  } else {
+    showLoaded('crosstab', meta);
+    await openers.crosstab(meta.params as unknown as CrosstabExecuteParams);
+  }
+}
+
+type Summary = { guid: string; name: string; shared: boolean };
+const KINDS = ['search', 'crosstab'] as const;
+
+/** A change of name or sharing (no new version), then the list again; a tab showing the report follows. */
+async function changeReport(r: Summary, change: { name?: string; shared?: boolean }): Promise<void> {
+  const res = await reportsPanel.call('REPORTS.UPDATE', { guid: r.guid, ...change }, { keep: true });
+  if (!res) return;
+  for (const kind of KINDS) if (loadedReport(kind)?.guid === r.guid) showLoaded(kind, res);
+  await findReports();
+  reportsPanel.status(
+    change.name !== undefined
+      ? `Renamed “${r.name}” to “${res.name}”.`
+      : `“${res.name}” is ${res.shared ? 'shared with every user who may read its index' : 'no longer shared'}.`,
+  );
+}
+
+async function renameReport(r: Summary): Promise<void> {
+  const name = window.prompt(`New name for “${r.name}”`, r.name)?.trim();
+  if (!name || name === r.name) return;
+  await changeReport(r, { name });
+}
+
+async function deleteReport(r: Summary): Promise<void> {
+  if (!window.confirm(`Delete “${r.name}”? It goes to the trash, from which an operator can restore it.`)) return;
+  const res = await reportsPanel.call('REPORTS.DELETE', { guid: r.guid }, { keep: true });
+  if (!res) return;
+  for (const kind of KINDS) if (loadedReport(kind)?.guid === r.guid) showLoaded(kind, undefined);
+  await findReports();
+  // The API restores nothing: an operator does, with the CLI, until the trash is emptied.
+  reportsPanel.status(
+    `Deleted “${r.name}”. An operator can restore it until ${res.restorableUntil.slice(0, 10)} with: quarry report restore ${r.guid}`,
+  );
 }
 
 export function startReports(o: ReportOpeners): void {

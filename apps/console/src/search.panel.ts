@@ -3,7 +3,7 @@ import type { Field } from './app-state';
 import { byId, el, on, onSubmit } from './dom';
 import { formatNumber, isNumericType } from './number-format';
 import { Panel } from './panel';
-import { saveAsReport } from './save-report';
+import { followSaveName, saveAsReport } from './save-report';
 import { scrollingTable } from './table-scroll';
 
 export const searchPanel = new Panel('search');
@@ -112,6 +112,7 @@ export function startSearch(): void {
   onSubmit('search-form', () => runSearch(1));
   on('search-prev', 'click', () => runSearch(Math.max(1, (current?.page ?? 1) - 1)));
   on('search-next', 'click', () => runSearch((current?.page ?? 1) + 1));
+  followSaveName('search');
   onSubmit(
     'search-save',
     () => void saveAsReport(searchPanel, 'search', current && { method: 'QUERIES.EXECUTE', params: current }),

@@ -286,9 +286,20 @@ export interface CrosstabExecuteParams {
    */
   format?: "html" | "json" | "csv" | "xlsx";
   /**
+   * With an html, csv or xlsx table: "rows" gives each total a row under each row (its name beside it) and each column one cell, so several totals over many columns do not repeat their names under every column.
+   */
+  totalsOn?: "columns" | "rows";
+  /**
    * Draw a chart instead of a table (FusionCharts names, any case).
    */
   chartType?: string;
+  /**
+   * With chartType only: the totals drawn, by name (as the header shows it, any case) or index into totals, in order; absent, every total. Where a type draws two (MS, Stacked and combination types, Scatter) the second has its own value axis; a type is refused the totals it cannot draw.
+   *
+   * @minItems 1
+   * @maxItems 16
+   */
+  chartTotals?: [number | string, ...(number | string)[]];
   /**
    * With chartType only: png (base64), svg (the SVG text), or echarts (the ECharts option the image is drawn from, as a JSON object, for clients that draw interactive charts).
    */

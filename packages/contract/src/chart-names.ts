@@ -10,11 +10,21 @@ export interface ChartTypeName {
   name: string;
   /** Totals (measures) the type needs: a Scatter plots two of them against each other. */
   minMeasures: number;
+  /**
+   * Totals the type can draw legibly: one for a single series, a heatmap's colour or a slice's size; two
+   * where a second total gets its own value axis. More is refused rather than dropped from the image.
+   */
+  maxMeasures: number;
   /** What the measures are used for, for the 400 when too few are given. */
   measuresUse?: string;
 }
 
-const t = (name: string, minMeasures = 1, measuresUse?: string): ChartTypeName => ({ name, minMeasures, measuresUse });
+const t = (name: string, minMeasures = 1, measuresUse?: string): ChartTypeName => ({
+  name,
+  minMeasures,
+  maxMeasures: /^(MS|Stacked)|^Scatter$/.test(name) ? 2 : minMeasures,
+  measuresUse,
+});
 
 export const CHART_TYPE_NAMES: readonly ChartTypeName[] = [
   t('Column2D'),
@@ -75,6 +85,17 @@ export function chartTypeProblem(name: string, measures: number): string | undef
   if (measures >= hit.minMeasures) return undefined;
   const use = hit.measuresUse ? ` (${hit.measuresUse})` : '';
   return `chartType ${hit.name} needs at least ${hit.minMeasures} totals${use}; ${measures} given`;
+}
+
+/**
+ * Why this chart cannot draw so many totals, or undefined: said of chartTotals, the parameter that picks
+ * the ones drawn (every total when it is absent).
+ */
+export function chartTotalsProblem(name: string, drawn: number): string | undefined {
+  const hit = findChartType(name);
+  if (!hit || drawn <= hit.maxMeasures) return undefined;
+  const what = hit.maxMeasures === 1 ? '1 total' : `${hit.maxMeasures} totals (the second on its own axis)`;
+  return `chartType ${hit.name} draws at most ${what}; ${drawn} would be drawn: name the ones to draw in chartTotals`;
 }
 
 export function imageFormatProblem(format: string): string | undefined {

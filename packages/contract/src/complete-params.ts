@@ -10,6 +10,7 @@ import type {
   reportsScheduleParams,
   saveReportParam,
 } from './param-schemas';
+import { resolveChartTotals } from './param-schemas';
 
 /*
  * Every default of the API applied in one place, after validation. The schemas state each default to
@@ -88,7 +89,15 @@ export interface CompleteFilter {
 /** A crosstab is drawn as a table or as a chart, never both; each carries its own defaults. */
 export type CrosstabOutput =
   | { kind: 'table'; format: L.CrosstabFormat }
-  | { kind: 'chart'; chartType: string; imageFormat: ImageFormat; width: number; height: number };
+  | {
+      kind: 'chart';
+      chartType: string;
+      /** Indexes into totals, in the order drawn: chartTotals resolved, or every total. */
+      chartTotals: number[];
+      imageFormat: ImageFormat;
+      width: number;
+      height: number;
+    };
 
 export interface CompleteCrosstabExecute {
   index: string;
@@ -103,6 +112,8 @@ export interface CompleteCrosstabExecute {
   rowFilter?: CompleteFilter;
   columnFilter?: CompleteFilter;
   subtotals: boolean;
+  /** How a table lays its totals out (a chart and JSON ignore it). */
+  totalsOn: L.TotalsOn;
   rowOrder: CompleteAxisOrder;
   columnOrder: CompleteAxisOrder;
   /** Absent: every value of the outermost level. */
@@ -194,6 +205,8 @@ export function completeCrosstabExecute(p: Sent<typeof crosstabExecuteParams>): 
       ? {
           kind: 'chart',
           chartType: p.chartType,
+          // Every name and index was checked to name a total by the schema.
+          chartTotals: p.chartTotals ? resolveChartTotals(p.chartTotals, p.totals) : p.totals.map((_, i) => i),
           // Checked against IMAGE_FORMATS (exact spelling) by the schema.
           imageFormat: (p.imageFormat ?? 'png') as ImageFormat,
           width: p.width ?? L.DEFAULT_CHART_WIDTH,
@@ -219,6 +232,7 @@ export function completeCrosstabExecute(p: Sent<typeof crosstabExecuteParams>): 
       showAs: t.showAs ?? DEFAULT_SHOW_AS,
     })),
     subtotals: p.subtotals ?? false,
+    totalsOn: p.totalsOn ?? 'columns',
     rowOrder: completeOrder(p.rowOrder),
     columnOrder: completeOrder(p.columnOrder),
     ...(p.rowLimit !== undefined ? { rowLimit: p.rowLimit } : {}),

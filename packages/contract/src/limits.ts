@@ -75,6 +75,9 @@ export const SHOW_AS = [
 ] as const;
 export type ShowAs = (typeof SHOW_AS)[number];
 export const CROSSTAB_FORMATS = ['html', 'json', 'csv', 'xlsx'] as const;
+/** Where a table puts its totals: a column per total under each column, or a row per total under each row. */
+export const TOTALS_ON = ['columns', 'rows'] as const;
+export type TotalsOn = (typeof TOTALS_ON)[number];
 export type CrosstabFormat = (typeof CROSSTAB_FORMATS)[number];
 export const SORT_DIRECTIONS = ['asc', 'desc'] as const;
 /** How a date axis groups its values; each key is a sortable string (docs/api.md, CROSSTAB.EXECUTE). */

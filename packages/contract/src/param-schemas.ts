@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { CHART_TYPE_NAMES, chartTypeProblem, findChartType, IMAGE_FORMATS } from './chart-names';
+import { CHART_TYPE_NAMES, chartTotalsProblem, chartTypeProblem, findChartType, IMAGE_FORMATS } from './chart-names';
 import { quoteInput, quoteList } from '@quarry/errors';
 import * as L from './limits';
-import { FORMULA_MAX_LENGTH, resolveFormulas } from './formula';
+import { defaultTotalName, FORMULA_MAX_LENGTH, resolveFormulas } from './formula';
 
 /*
  * The JSON shapes of each method's params (docs/api.md, generated from these schemas). The contract owns types, ranges
@@ -258,6 +258,49 @@ const axisOrder = z.strictObject(
 
 const chartTypeNames = CHART_TYPE_NAMES.map((c) => c.name);
 
+const chartTotalItem = (() => {
+  const error = `${PARAM} must be a total's name or its index into totals`;
+  return z.union(
+    [
+      z
+        .number({ error })
+        .int({ error })
+        .min(0, { error })
+        .max(L.MAX_TOTALS - 1, { error }),
+      string(L.TOTAL_NAME_MAX),
+    ],
+    { error },
+  );
+})();
+
+/** A total as the table's header and the chart's legend name it, for chartTotals to refer to. */
+export function totalDisplayName(t: {
+  name?: string;
+  aggregationType?: string;
+  field?: string;
+  dynamicView?: string;
+  percentile?: number;
+}): string {
+  if (t.name) return t.name;
+  const sent = t.aggregationType?.trim().toLowerCase();
+  const aggregationType = L.AGGREGATIONS.find((a) => a.toLowerCase() === sent) ?? t.aggregationType;
+  return defaultTotalName({ ...t, aggregationType });
+}
+
+/**
+ * The indexes into totals that chartTotals names, in its order; -1 for a name or index that names none.
+ * Names match trimmed and in any case, as the header shows them.
+ */
+export function resolveChartTotals(
+  chartTotals: ReadonlyArray<string | number>,
+  totals: ReadonlyArray<Parameters<typeof totalDisplayName>[0]>,
+): number[] {
+  const names = totals.map((t) => totalDisplayName(t).trim().toLowerCase());
+  return chartTotals.map((c) =>
+    typeof c === 'number' ? (c < totals.length ? c : -1) : names.indexOf(c.trim().toLowerCase()),
+  );
+}
+
 export const crosstabExecuteParams = z
   .strictObject({
     index: requiredString(L.INDEX_NAME_MAX),
@@ -283,11 +326,23 @@ export const crosstabExecuteParams = z
       default: 'html',
       description: 'The table as HTML, JSON, CSV or an Excel workbook (xlsx, base64); not with chartType.',
     }),
+    totalsOn: oneOf(L.TOTALS_ON).optional().meta({
+      default: 'columns',
+      description:
+        'With an html, csv or xlsx table: "rows" gives each total a row under each row (its name beside it) and each column one cell, so several totals over many columns do not repeat their names under every column.',
+    }),
     chartType: keywordOf(chartTypeNames, (v) => `${v} is not supported; use one of ${chartTypeNames.join(', ')}`)
       .optional()
       .meta({
         description: 'Draw a chart instead of a table (FusionCharts names, any case).',
         examples: chartTypeNames,
+      }),
+    chartTotals: arrayOf(chartTotalItem, L.MAX_TOTALS)
+      .min(1, { error: `${PARAM} must name at least one total` })
+      .optional()
+      .meta({
+        description:
+          'With chartType only: the totals drawn, by name (as the header shows it, any case) or index into totals, in order; absent, every total. Where a type draws two (MS, Stacked and combination types, Scatter) the second has its own value axis; a type is refused the totals it cannot draw.',
       }),
     imageFormat: keywordOf(IMAGE_FORMATS, (v) => `${v} is not supported; use one of ${IMAGE_FORMATS.join(', ')}`, {
       exact: true,
@@ -363,6 +418,42 @@ export const crosstabExecuteParams = z
         ? chartTypeProblem(p.chartType, p.totals.length)
         : undefined;
     if (chartProblem) ctx.addIssue({ code: 'custom', params: CROSS, path: ['chartType'], message: chartProblem });
+    if (p.totalsOn !== undefined && (p.chartType !== undefined || p.format === 'json')) {
+      ctx.addIssue({
+        code: 'custom',
+        params: CROSS,
+        path: ['totalsOn'],
+        message: `${PARAM} goes with an html, csv or xlsx table (not ${p.chartType !== undefined ? 'chartType' : 'format json, whose cells list every total'})`,
+      });
+    }
+    if (p.chartTotals !== undefined && p.chartType === undefined) {
+      ctx.addIssue({ code: 'custom', params: CROSS, path: ['chartTotals'], message: `${PARAM} needs chartType` });
+    }
+    if (p.chartType !== undefined && findChartType(p.chartType) && !chartProblem) {
+      const picked = p.chartTotals ? resolveChartTotals(p.chartTotals, p.totals) : p.totals.map((_, i) => i);
+      picked.forEach((at, i) => {
+        const sent = p.chartTotals?.[i];
+        if (at >= 0 || sent === undefined) return;
+        const names = p.totals.map((t) => JSON.stringify(totalDisplayName(t))).join(', ');
+        ctx.addIssue({
+          code: 'custom',
+          params: CROSS,
+          path: ['chartTotals', i],
+          message:
+            typeof sent === 'number'
+              ? `${PARAM} must be an index into totals, from 0 to ${p.totals.length - 1}`
+              : `${PARAM} ${quoteInput(sent)} names no total; the totals are ${names}`,
+        });
+      });
+      if (new Set(picked).size < picked.length && picked.every((at) => at >= 0))
+        ctx.addIssue({ code: 'custom', params: CROSS, path: ['chartTotals'], message: `${PARAM} names a total twice` });
+      const tooMany = chartTotalsProblem(p.chartType, picked.length);
+      if (tooMany) ctx.addIssue({ code: 'custom', params: CROSS, path: ['chartTotals'], message: tooMany });
+      else {
+        const tooFew = chartTypeProblem(p.chartType, picked.length);
+        if (tooFew) ctx.addIssue({ code: 'custom', params: CROSS, path: ['chartTotals'], message: tooFew });
+      }
+    }
     if (p.imageFormat !== undefined && p.chartType === undefined) {
       ctx.addIssue({ code: 'custom', params: CROSS, path: ['imageFormat'], message: `${PARAM} needs chartType` });
     }

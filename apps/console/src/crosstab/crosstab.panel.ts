@@ -2,7 +2,7 @@ import type { CrosstabExecuteParams, ResultOf } from '@quarry/client';
 import { indexNamed } from '../app-state';
 import { byId, el, fillSelect, on, onSubmit } from '../dom';
 import { Panel } from '../panel';
-import { saveAsReport } from '../save-report';
+import { followSaveName, saveAsReport } from '../save-report';
 import { scrollingTable } from '../table-scroll';
 import { AxisPicker } from './axis-picker';
 import { chartSize, disposeChart, drawChart } from './chart-view';
@@ -169,10 +169,53 @@ export async function openCrosstab(p: CrosstabExecuteParams): Promise<void> {
   await show(p);
 }
 
+/**
+ * The API's parameter names in an error, as the form labels them: [pattern, label, control id]. The
+ * patterns take a path below the name (`rowOrder.measure`, `totals[1].field`); bare English words
+ * (rows, query, format) are left alone, since a detail uses them as words too.
+ */
+const CONTROLS: ReadonlyArray<[RegExp, string, string]> = [
+  [/\browLimit\b/g, 'Top rows', 'ct-row-limit'],
+  [/\browOrder(\.\w+)?\b/g, 'Order rows by', 'ct-order-by'],
+  [/\browFilter(\.\w+)?\b/g, 'Keep rows whose', 'ct-filter-measure'],
+  [/\btimeZone\b/g, 'Time zone', 'ct-time-zone'],
+  [/\bchartType\b/g, 'Show as', 'ct-chart'],
+  [/\bimageFormat\b/g, 'Chart', 'ct-image'],
+  [/\brows\[\d+\](\.\w+)?/g, 'Rows', 'ct-rows'],
+  [/\bcolumns\[\d+\](\.\w+)?/g, 'Columns', 'ct-columns'],
+  [/\btotals\[\d+\](\.\w+)?/g, 'Totals', 'ct-totals'],
+];
+
+/**
+ * An error's detail in the words of this form. What the form has no control for is said as what to do
+ * on screen: the chart's size is its card's (a wider window), and columns are cut by choosing fewer.
+ */
+export function explainCrosstabError(detail: string): { detail: string; controls: HTMLElement[] } {
+  const named = new Set<string>();
+  let text = detail
+    .replace(/use a larger width and height/g, 'use a wider window')
+    .replace(/narrow the query/g, () => {
+      named.add('ct-query');
+      return 'narrow “Records”';
+    })
+    .replace(/Use columnLimit: (\d+) \(with columnOrder to choose which\)/g, (_, n: string) => {
+      named.add('ct-columns');
+      return `Use at most ${n} values in “Columns” (narrow “Records” to choose which)`;
+    });
+  for (const [pattern, label, id] of CONTROLS)
+    text = text.replace(pattern, () => {
+      named.add(id);
+      return `“${label}”`;
+    });
+  const controls = [...named].map((id) => document.getElementById(id)).filter((c): c is HTMLElement => c !== null);
+  return { detail: text, controls };
+}
+
 export function startCrosstab(): void {
   rows = new AxisPicker(byId('ct-rows'), 'row');
   columns = new AxisPicker(byId('ct-columns'), 'column');
   totals = new TotalsEditor(byId('ct-totals'), totalsChanged);
+  crosstabPanel.configure({ explain: explainCrosstabError, hintWanted: () => rows.items().length === 0 });
   on('ct-index', 'change', () => {
     rows.clear();
     columns.clear();
@@ -190,6 +233,7 @@ export function startCrosstab(): void {
     }
     void show(p);
   });
+  followSaveName('crosstab');
   onSubmit(
     'crosstab-save',
     () => void saveAsReport(crosstabPanel, 'crosstab', last && { method: 'CROSSTAB.EXECUTE', params: last }),

@@ -2,14 +2,28 @@ import { AppError } from '@quarry/errors';
 import { trickyGrids } from '../test-support/chart-grids.fixtures';
 import { buildChartOption, OTHER_SHARE } from './chart-option/build-chart-option';
 import { chartKind } from './chart-types';
+import type { ChartGrid } from './chart-grid';
+import { findChartType } from '@quarry/contract';
 import { reviveChartOption } from '@quarry/client';
 import { COMPACT, COMPACT_VALUE, upgradeLegacyFormatters } from './formatters';
 import { compactNumber, fitText, textWidth, truncateText } from './text-metrics';
 
 type O = Record<string, any>; // reading an ECharts option back
 const grids = trickyGrids();
-const build = (grid: keyof typeof grids, type: string, w = 800, h = 600) =>
-  buildChartOption(grids[grid], chartKind(type, grids[grid].totals.length), w, h, 'movies') as O;
+/** The grid with its first `n` totals, as the gateway hands it when chartTotals picks them. */
+const firstTotals = (g: ChartGrid, n: number): ChartGrid =>
+  n >= g.totals.length
+    ? g
+    : {
+        ...g,
+        totals: g.totals.slice(0, n),
+        cells: g.cells.map((row) => row.map((cell) => cell.slice(0, n))),
+        rowTotals: g.rowTotals.map((t) => t.slice(0, n)),
+      };
+const build = (grid: keyof typeof grids, type: string, w = 800, h = 600) => {
+  const g = firstTotals(grids[grid], findChartType(type)?.maxMeasures ?? 1);
+  return buildChartOption(g, chartKind(type, g.totals.length), w, h, 'movies') as O;
+};
 
 describe('text metrics and compact numbers', () => {
   it.each([
@@ -174,5 +188,46 @@ describe('buildChartOption', () => {
 
   it('a single category draws', () => {
     expect(build('single', 'MSColumn2D').xAxis.data).toEqual(['Musical']);
+  });
+
+  describe('two totals', () => {
+    it.each(['MSColumn2D', 'StackedColumn2D', 'MSLine', 'MSArea', 'MSCombi2D'])(
+      '%s: the second total on its own right axis, one legend entry per column',
+      (type) => {
+        const o = build('moneyTwoByRating', type);
+        const g = grids.moneyTwoByRating;
+        expect(o.yAxis).toHaveLength(2);
+        expect(o.yAxis[0].name).toBe(g.totals[0]);
+        expect(o.yAxis[1].name).toMatch(new RegExp(`^${g.totals[1]}`));
+        const onRight = (o.series as O[]).filter((s) => s.yAxisIndex === 1);
+        expect(onRight).toHaveLength(g.columns.length);
+        const stacked = type.startsWith('Stacked');
+        expect(onRight[0].data).toEqual(g.cells.map((row) => (stacked ? (row[0][1] ?? 0) : row[0][1])));
+        expect(o.legend.data).toEqual(g.columns.map((c) => c.join(' / ')));
+        // The two series of a column share its colour.
+        const [a, b] = (o.series as O[]).filter((s) => s.name === o.legend.data[0]);
+        expect(a.itemStyle.color).toBe(b.itemStyle.color);
+        if (stacked) expect(new Set((o.series as O[]).map((s) => s.stack)).size).toBe(2);
+      },
+    );
+
+    it('MSBar2D: the second value axis along the top', () => {
+      const o = build('moneyTwoByRating', 'MSBar2D');
+      expect(o.xAxis).toHaveLength(2);
+      expect(o.xAxis[1].position).toBe('top');
+      expect((o.series as O[]).filter((s) => s.xAxisIndex === 1)).toHaveLength(grids.moneyTwoByRating.columns.length);
+    });
+
+    it.each(['Heatmap', 'Pie2D', 'Column2D', 'Treemap', 'Radar'])(
+      '%s refuses a second total, naming chartTotals',
+      (type) => {
+        expect(() => chartKind(type, 2)).toThrow(/draws at most 1 total; 2 would be drawn.*chartTotals/);
+      },
+    );
+
+    it('no type draws three totals', () => {
+      expect(() => chartKind('MSColumn2D', 3)).toThrow(/draws at most 2 totals.*chartTotals/);
+      expect(() => chartKind('Scatter', 3)).toThrow(/chartTotals/);
+    });
   });
 });

@@ -1,5 +1,5 @@
 import { AppError } from '@quarry/errors';
-import { CHART_TYPE_NAMES, chartTypeProblem, findChartType } from '@quarry/contract';
+import { CHART_TYPE_NAMES, chartTotalsProblem, chartTypeProblem, findChartType } from '@quarry/contract';
 
 export type ChartFamily =
   | 'column'
@@ -89,9 +89,9 @@ export const CHART_KINDS: readonly ChartKind[] = CHART_TYPE_NAMES.map((c) => {
   };
 });
 
-/** The kind for a name and the number of totals it is given, or a 400 (unknown name, or fewer totals than it draws). */
+/** The kind for a name and the number of totals it is given, or a 400 (unknown name, or fewer or more totals than it draws). */
 export function chartKind(name: string, measures: number): ChartKind {
-  const problem = chartTypeProblem(name, measures);
+  const problem = chartTypeProblem(name, measures) ?? chartTotalsProblem(name, measures);
   if (problem) throw AppError.invalid(problem);
   const hit = findChartType(name);
   const kind = hit && CHART_KINDS.find((k) => k.name === hit.name);

@@ -105,6 +105,8 @@ export function trickyGrids(): Record<string, ChartGrid> {
     money: gridOf(rated, 'Major Genre', 'MPAA Rating', [gross]),
     // Two measures of very different sizes, for combinations, scatter and dual axes.
     moneyTwo: gridOf(rated, 'Major Genre', undefined, [gross, count]),
+    // The same by rating: columns × two totals of different sizes, each total wanting its own axis.
+    moneyTwoByRating: gridOf(rated, 'Major Genre', 'MPAA Rating', [gross, count]),
     // 57 states and territories: far more categories than a pie legend row holds.
     states: gridOf(airports(), 'state', undefined, [count]),
     // Long names ("Twentieth Century Fox", "Lionsgate/Summit", …) and big money.

@@ -16,6 +16,7 @@ function spec(subtotals = false): CrosstabSpec {
       { aggregation: 'Sum', field: { name: 'v', type: 'number' } as FieldDef, name: 'Sum of v', showAs: 'value' },
     ],
     formulaOrder: [],
+    totalsOn: 'columns',
     timeZone: 'UTC',
     rowFilter: null,
     columnFilter: null,

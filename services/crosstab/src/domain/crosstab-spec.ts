@@ -16,6 +16,7 @@ import {
   type FilterOp,
   type FormulaNode,
   type ShowAs,
+  type TotalsOn,
 } from '@quarry/contract';
 
 export type { Aggregation, DateGroup, ShowAs } from '@quarry/contract';
@@ -84,6 +85,8 @@ export interface CrosstabSpec {
   rowFilter: FilterSpec | null;
   columnFilter: FilterSpec | null;
   subtotals: boolean;
+  /** Where a table (html, csv, xlsx) puts its totals. */
+  totalsOn: TotalsOn;
   rowOrder: AxisOrder;
   columnOrder: AxisOrder;
   /** null: every value of the outermost level. */
@@ -187,6 +190,7 @@ export function crosstabSpec(entry: IndexEntry, input: CrosstabRequestInput): Cr
     rowFilter: input.rowFilter ?? null,
     columnFilter: input.columnFilter ?? null,
     subtotals: input.subtotals,
+    totalsOn: input.totalsOn,
     rowOrder: input.rowOrder,
     columnOrder: input.columnOrder,
     rowLimit: input.rowLimit ?? null,

@@ -35,6 +35,7 @@ function spec(over: Partial<CrosstabSpec> = {}): CrosstabSpec {
       { aggregation: 'Sum', field: { name: 'n', type: 'number' } as FieldDef, name: '-Sum, "n"', showAs: 'value' },
     ],
     formulaOrder: [],
+    totalsOn: 'columns',
     timeZone: 'UTC',
     rowFilter: null,
     columnFilter: null,

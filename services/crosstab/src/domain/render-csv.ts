@@ -44,6 +44,7 @@ export function renderCsv(table: PivotTable): string {
   const R = spec.rows.length;
   const C = spec.columns.length;
   const names = spec.totals.map((t) => t.name);
+  if (spec.totalsOn === 'rows') return renderCsvTotalsOnRows(table);
   const header = [
     ...spec.rows.map((f) => safeText(f.name)),
     ...table.columns.flatMap((c) => names.map((n) => safeText(`${columnLabel(c, C, spec.columns)} | ${n}`))),
@@ -60,6 +61,39 @@ export function renderCsv(table: PivotTable): string {
     ...table.rows.map((key) => line(rowCells(key, R, spec.rows), key)),
     line(['Total', ...Array.from({ length: R - 1 }, () => '')], []),
   ];
+  return csvText(records);
+}
+
+/**
+ * totalsOn rows: a line per total under each row, the total's name in a column of its own after the
+ * row fields, and one cell per column; the last lines are the Total of each total.
+ */
+function renderCsvTotalsOnRows(table: PivotTable): string {
+  const { spec } = table;
+  const R = spec.rows.length;
+  const C = spec.columns.length;
+  const names = spec.totals.map((t) => safeText(t.name));
+  const header = [
+    ...spec.rows.map((f) => safeText(f.name)),
+    'Totals',
+    ...table.columns.map((c) => columnLabel(c, C, spec.columns)),
+    'Total',
+  ];
+  const lines = (head: string[], rowKey: AxisValue[]) =>
+    names.map((name, t) => [
+      ...head,
+      name,
+      ...table.columns.map((c) => exactNumber(table.at(rowKey, c)[t])),
+      exactNumber(table.at(rowKey, [])[t]),
+    ]);
+  return csvText([
+    header,
+    ...table.rows.flatMap((key) => lines(rowCells(key, R, spec.rows), key)),
+    ...lines(['Total', ...Array.from({ length: R - 1 }, () => '')], []),
+  ]);
+}
+
+function csvText(records: string[][]): string {
   // csv-stringify quotes a value holding the whole record delimiter (CRLF) but not a lone CR or LF,
   // which every reader takes as the end of a line: RFC 4180 quotes any value with a CR or LF in it.
   return stringify(records, { record_delimiter: '\r\n', quoted_match: /[\r\n]/ });

@@ -3,6 +3,7 @@ import { escape } from 'html-escaper';
 import { formatNumber } from './axis-value';
 import { PERCENT_SHOWN } from './crosstab-spec';
 import type { PivotTable } from './pivot-table';
+import type { AxisValue } from './axis-value';
 
 /**
  * Every data cell is a number: one rule right-aligns them all (tabular figures line digits up). It is
@@ -35,6 +36,7 @@ function caption(table: PivotTable): string {
  */
 export function renderHtml(table: PivotTable): string {
   const { spec } = table;
+  if (spec.totalsOn === 'rows') return renderHtmlTotalsOnRows(table);
   const t = spec.totals.length;
   const rowLevels = spec.rows.length;
   const colLevels = spec.columns.length;
@@ -100,5 +102,80 @@ export function renderHtml(table: PivotTable): string {
   for (const c of table.columns) out.push(cell(table.at([], c)));
   out.push(cell(table.at([], [])));
   out.push('</tr>', '</tfoot>', '</table>');
+  return out.join('');
+}
+
+/**
+ * totalsOn rows: each row is a group of one row per total, the total's name in a header cell of its own
+ * (after the row fields), so each column has one cell per row and the totals' names are not repeated
+ * under every column. The Total row is a group in the footer the same way.
+ */
+function renderHtmlTotalsOnRows(table: PivotTable): string {
+  const { spec } = table;
+  const T = spec.totals.length;
+  const rowLevels = spec.rows.length;
+  const colLevels = spec.columns.length;
+  const headerRows = Math.max(1, colLevels);
+  const percent = spec.totals.map((x) => PERCENT_SHOWN.has(x.showAs));
+  const td = (v: number | null, t: number) =>
+    `<td>${v === null ? '' : percent[t] ? formatPercent(v) : formatNumber(v)}</td>`;
+  const limited =
+    (spec.rowLimit !== null && table.rowsOmitted > 0) || (spec.columnLimit !== null && table.columnsOmitted > 0);
+  const out: string[] = [STYLE, '<table class="quarry-crosstab">'];
+  if (colLevels || limited) out.push(`<caption>${escape(caption(table))}</caption>`);
+  out.push('<thead>');
+  for (let row = 0; row < headerRows; row++) {
+    out.push('<tr>');
+    if (row === 0) {
+      for (const f of spec.rows) out.push(`<th scope="col" rowspan="${headerRows}">${escape(f.name)}</th>`);
+      out.push(`<th scope="col" rowspan="${headerRows}">Totals</th>`);
+    }
+    if (colLevels) {
+      const leaf = row === colLevels - 1;
+      const runs = headerSpans(table.columns, row, colLevels, spec.columns);
+      table.columns.forEach((key, i) => {
+        const run = runs.get(i);
+        if (run) out.push(`<th scope="${leaf ? 'col' : 'colgroup'}" colspan="${run[0]}">${escape(run[1])}</th>`);
+        if (key.length < colLevels && key.length === row + 1)
+          out.push(
+            `<th scope="col" class="${SUBTOTAL}" rowspan="${colLevels - row}">${escape(subtotalLabel(key, spec.columns))}</th>`,
+          );
+      });
+    }
+    if (row === 0) out.push(`<th scope="col" rowspan="${headerRows}">Total</th>`);
+    out.push('</tr>');
+  }
+  out.push('</thead>', '<tbody>');
+  const rowRuns = spec.rows.map((_, level) => headerSpans(table.rows, level, rowLevels, spec.rows));
+  const group = (key: AxisValue[], heads: (t: number) => string) =>
+    spec.totals.forEach((x, t) => {
+      out.push(key.length > 0 && key.length < rowLevels ? `<tr class="${SUBTOTAL}">` : '<tr>');
+      out.push(heads(t), `<th scope="row">${escape(x.name)}</th>`);
+      for (const c of table.columns) out.push(td(table.at(key, c)[t], t));
+      out.push(td(table.at(key, [])[t], t), '</tr>');
+    });
+  table.rows.forEach((key, r) => {
+    const subtotal = key.length < rowLevels;
+    group(key, (t) => {
+      if (t > 0) return '';
+      const heads: string[] = [];
+      rowRuns.forEach((runs, level) => {
+        const run = runs.get(r);
+        if (run) heads.push(`<th scope="rowgroup" rowspan="${run[0] * T}">${escape(run[1])}</th>`);
+        if (subtotal && level === key.length - 1) {
+          const span = rowLevels - level;
+          heads.push(
+            `<th scope="rowgroup" rowspan="${T}"${span > 1 ? ` colspan="${span}"` : ''}>${escape(subtotalLabel(key, spec.rows))}</th>`,
+          );
+        }
+      });
+      return heads.join('');
+    });
+  });
+  out.push('</tbody>', '<tfoot>');
+  group([], (t) =>
+    t > 0 ? '' : `<th scope="rowgroup" rowspan="${T}"${rowLevels > 1 ? ` colspan="${rowLevels}"` : ''}>Total</th>`,
+  );
+  out.push('</tfoot>', '</table>');
   return out.join('');
 }

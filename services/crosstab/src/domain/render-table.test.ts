@@ -57,6 +57,7 @@ function spec(rows: string[], columns: string[], over: Partial<CrosstabSpec> = {
     columns: columns.map((c) => plainAxis(field(c))),
     totals: [SUM],
     formulaOrder: [],
+    totalsOn: 'columns',
     timeZone: 'UTC',
     rowFilter: null,
     columnFilter: null,

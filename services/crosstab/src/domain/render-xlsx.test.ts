@@ -56,6 +56,7 @@ function spec(rows: string[], columns: string[], totals: TotalSpec[]): CrosstabS
     columns: columns.map((c) => plainAxis(field(c))),
     totals,
     formulaOrder: [],
+    totalsOn: 'columns',
     timeZone: 'UTC',
     rowFilter: null,
     columnFilter: null,

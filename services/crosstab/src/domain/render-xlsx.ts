@@ -2,6 +2,7 @@ import { headerSpans, subtotalLabel } from './header-spans';
 import ExcelJS from 'exceljs';
 import { PERCENT_SHOWN } from './crosstab-spec';
 import type { PivotTable } from './pivot-table';
+import type { AxisValue } from './axis-value';
 
 /** Characters Excel refuses in a sheet name, and its length limit. */
 const SHEET_NAME_BAD = /[[\]:*?/\\]/g;
@@ -44,6 +45,7 @@ function numberFormats(table: PivotTable): string[] {
  */
 export async function renderXlsx(table: PivotTable, index: string): Promise<Buffer> {
   const { spec } = table;
+  if (spec.totalsOn === 'rows') return renderXlsxTotalsOnRows(table, index);
   const t = spec.totals.length;
   const R = spec.rows.length;
   const C = spec.columns.length;
@@ -135,5 +137,93 @@ export async function renderXlsx(table: PivotTable, index: string): Promise<Buff
   numbers(last, firstValueColumn + table.columns.length * t, table.at([], []), true);
 
   for (let c = 1; c <= R; c++) sheet.getColumn(c).width = 18;
+  return Buffer.from(await book.xlsx.writeBuffer());
+}
+
+/**
+ * totalsOn rows, laid out as the HTML table is then: a row per total under each row (its name in a
+ * column after the row fields), one cell per column, the column headers without the totals' names.
+ */
+async function renderXlsxTotalsOnRows(table: PivotTable, index: string): Promise<Buffer> {
+  const { spec } = table;
+  const T = spec.totals.length;
+  const R = spec.rows.length;
+  const C = spec.columns.length;
+  const headerRows = Math.max(1, C);
+  const formats = numberFormats(table);
+  const percent = spec.totals.map((x) => PERCENT_SHOWN.has(x.showAs));
+  const book = new ExcelJS.Workbook();
+  const sheet = book.addWorksheet(sheetName(index), {
+    views: [{ state: 'frozen', xSplit: R + 1, ySplit: headerRows }],
+  });
+  const bold = { bold: true };
+  const text = (r: number, c: number, value: string, strong = false) => {
+    const cell = sheet.getCell(r, c);
+    cell.value = value;
+    if (strong) cell.font = bold;
+  };
+  const merge = (r1: number, c1: number, r2: number, c2: number) => {
+    if (r2 > r1 || c2 > c1) sheet.mergeCells(r1, c1, r2, c2);
+  };
+  const firstValueColumn = R + 2;
+  [...spec.rows.map((f) => f.name), 'Totals'].forEach((name, i) => {
+    text(1, i + 1, name, true);
+    merge(1, i + 1, headerRows, i + 1);
+  });
+  for (let level = 0; level < C; level++) {
+    const runs = headerSpans(table.columns, level, C, spec.columns);
+    table.columns.forEach((key, j) => {
+      const run = runs.get(j);
+      if (run) {
+        text(level + 1, firstValueColumn + j, run[1], true);
+        merge(level + 1, firstValueColumn + j, level + 1, firstValueColumn + j + run[0] - 1);
+      }
+      if (key.length < C && key.length === level + 1) {
+        text(level + 1, firstValueColumn + j, subtotalLabel(key, spec.columns), true);
+        merge(level + 1, firstValueColumn + j, C, firstValueColumn + j);
+      }
+    });
+  }
+  const totalColumn = firstValueColumn + table.columns.length;
+  text(1, totalColumn, 'Total', true);
+  merge(1, totalColumn, headerRows, totalColumn);
+
+  /** The rows of one key from `first`: one per total, its name, then a cell per column and the Total. */
+  const group = (first: number, key: AxisValue[], strong: boolean) =>
+    spec.totals.forEach((x, m) => {
+      const row = first + m;
+      text(row, R + 1, x.name, strong);
+      [...table.columns, []].forEach((c, j) => {
+        const cell = sheet.getCell(row, firstValueColumn + j);
+        const v = table.at(key, c)[m];
+        if (v !== null) {
+          cell.value = percent[m] ? v / 100 : v;
+          cell.numFmt = formats[m];
+        }
+        if (strong) cell.font = bold;
+      });
+    });
+  const rowRuns = spec.rows.map((_, level) => headerSpans(table.rows, level, R, spec.rows));
+  table.rows.forEach((key, i) => {
+    const first = headerRows + 1 + i * T;
+    const subtotal = key.length < R;
+    rowRuns.forEach((runs, level) => {
+      const run = runs.get(i);
+      if (run) {
+        text(first, level + 1, run[1], subtotal);
+        merge(first, level + 1, first + run[0] * T - 1, level + 1);
+      }
+      if (subtotal && level === key.length - 1) {
+        text(first, level + 1, subtotalLabel(key, spec.rows), true);
+        merge(first, level + 1, first + T - 1, R);
+      }
+    });
+    group(first, key, subtotal);
+  });
+  const last = headerRows + 1 + table.rows.length * T;
+  text(last, 1, 'Total', true);
+  merge(last, 1, last + T - 1, R);
+  group(last, [], true);
+  for (let c = 1; c <= R + 1; c++) sheet.getColumn(c).width = 18;
   return Buffer.from(await book.xlsx.writeBuffer());
 }

@@ -14,6 +14,7 @@ function wire(over: Partial<pb.CrosstabRequest__Output> = {}): pb.CrosstabReques
     output: 'html',
     bypassCache: false,
     subtotals: false,
+    totalsOn: '',
     rowOrder: null,
     columnOrder: null,
     rowAxes: [],
@@ -40,12 +41,13 @@ describe('crosstabInputFromWire', () => {
       rows: ['Genre'],
       totals: [{ aggregationType: 'count' }],
     });
-    const { rows, columns, totals, subtotals, rowOrder, columnOrder, timeZone } = fromContract;
+    const { rows, columns, totals, subtotals, totalsOn, rowOrder, columnOrder, timeZone } = fromContract;
     expect(crosstabInputFromWire(wire())).toEqual({
       rows,
       columns,
       totals,
       subtotals,
+      totalsOn,
       rowOrder,
       columnOrder,
       timeZone,

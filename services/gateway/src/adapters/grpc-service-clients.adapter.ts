@@ -216,6 +216,7 @@ export class GrpcServiceClients implements ServiceClients {
         rowFilter: req.rowFilter ?? null,
         columnFilter: req.columnFilter ?? null,
         subtotals: req.subtotals,
+        totalsOn: req.totalsOn,
         rowOrder: req.rowOrder ?? null,
         columnOrder: req.columnOrder ?? null,
         rowLimit: req.rowLimit,

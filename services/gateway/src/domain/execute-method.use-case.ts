@@ -1,4 +1,4 @@
-import type { crosstabExecuteParams, queriesExecuteParams, CacheStatus } from '@quarry/contract';
+import type { crosstabExecuteParams, queriesExecuteParams, CacheStatus, CrosstabGrid } from '@quarry/contract';
 import { completeCrosstabExecute, completeQueriesExecute } from '@quarry/contract';
 import type { z } from 'zod';
 import type { AxisOrderRequest, Caller, RequestTrace, ServiceClients } from '../ports/service-clients.port';
@@ -88,6 +88,7 @@ export class ExecuteMethodUseCase {
         rowFilter: complete.rowFilter,
         columnFilter: complete.columnFilter,
         subtotals: complete.subtotals,
+        totalsOn: complete.totalsOn,
         rowOrder: complete.rowOrder,
         columnOrder: complete.columnOrder,
         rowLimit: complete.rowLimit,
@@ -105,7 +106,7 @@ export class ExecuteMethodUseCase {
         ...(await this.services.renderChart(
           caller,
           {
-            grid: table.grid,
+            grid: withTotals(table.grid, output.chartTotals, complete.totals.length),
             chartType: output.chartType,
             width: output.width,
             height: output.height,
@@ -155,6 +156,7 @@ export class ExecuteMethodUseCase {
         rowFilter: p.rowFilter,
         columnFilter: p.columnFilter,
         subtotals: p.subtotals,
+        totalsOn: p.totalsOn,
         rowOrder: orderWithDefaults(p.rowOrder),
         columnOrder: orderWithDefaults(p.columnOrder),
         rowLimit: p.rowLimit,
@@ -162,9 +164,34 @@ export class ExecuteMethodUseCase {
         format: p.format,
       }),
       ...(output.kind === 'chart'
-        ? { chartType: output.chartType, width: output.width, height: output.height, imageFormat: output.imageFormat }
+        ? {
+            chartType: output.chartType,
+            ...defined({ chartTotals: p.chartTotals }),
+            width: output.width,
+            height: output.height,
+            imageFormat: output.imageFormat,
+          }
         : {}),
     };
     return { data, cache, indexVersion, index: p.index, executable };
   }
+}
+
+/**
+ * The grid with only the totals a chart draws, in the order drawn: the chart service draws every total
+ * it is handed, so the choice is made once, here.
+ */
+function withTotals(gridJson: string, picked: readonly number[], totals: number): string {
+  // Every total in order (the usual case) needs no second parse of a grid that may be large.
+  if (picked.length === totals && picked.every((t, i) => t === i)) return gridJson;
+  const grid = JSON.parse(gridJson) as CrosstabGrid;
+  const pick = <T>(values: readonly T[]): T[] => picked.map((t) => values[t]);
+  return JSON.stringify({
+    ...grid,
+    totals: pick(grid.totals),
+    cells: grid.cells.map((row) => row.map(pick)),
+    rowTotals: grid.rowTotals.map(pick),
+    columnTotals: grid.columnTotals.map(pick),
+    grandTotals: pick(grid.grandTotals),
+  } satisfies CrosstabGrid);
 }

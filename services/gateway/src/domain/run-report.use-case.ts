@@ -19,7 +19,7 @@ export interface ReportRun {
 }
 
 /** Keys a run may not take from the saved params when the caller overrides the output. */
-const CHART_KEYS = ['chartType', 'imageFormat', 'width', 'height'] as const;
+const CHART_KEYS = ['chartType', 'chartTotals', 'imageFormat', 'width', 'height'] as const;
 
 /**
  * Runs a saved report for a caller, with that caller's own permissions and realms: who may see the

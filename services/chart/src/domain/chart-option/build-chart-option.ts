@@ -24,8 +24,10 @@ function seriesOf(grid: ChartGrid, kind: ChartKind): Series[] {
   grid.totals.forEach((total, t) =>
     grid.columns.forEach((col, c) => {
       const label = col.join(' / ');
+      // Two totals on two axes: one legend entry (and colour) per column, the axis telling the totals apart.
+      const twoAxes = grid.totals.length === 2 && kind.family !== 'radar';
       out.push({
-        name: grid.totals.length > 1 ? `${label} · ${total}` : label,
+        name: grid.totals.length > 1 && !twoAxes ? `${label} · ${total}` : label,
         measure: t,
         data: grid.cells.map((row) => row[c][t]),
       });
@@ -49,7 +51,10 @@ export function buildChartOption(
 ): Option {
   const categories = grid.rows.map((r) => r.join(' / '));
   if (categories.length > MAX_CATEGORIES)
-    throw AppError.invalid(`The chart would have ${categories.length} categories; the limit is ${MAX_CATEGORIES}`);
+    throw AppError.invalid(
+      `The chart would have ${categories.length} categories; the limit is ${MAX_CATEGORIES}. ` +
+        `Use rowLimit: ${MAX_CATEGORIES} (with rowOrder to choose which) or narrow the query`,
+    );
   if (grid.totals.length < kind.minMeasures)
     throw AppError.invalid(
       `chartType ${kind.name} needs at least ${kind.minMeasures} totals; ${grid.totals.length} given`,

@@ -96,8 +96,8 @@ function primaryValues(kind: ChartKind, categories: string[], series: Series[], 
   if (kind.stacked) {
     // A stack reaches the sum of its layers: the axis labels must be as wide as that.
     return categories.flatMap((_, i) => {
-      const pos = series.reduce((a, s) => a + Math.max(0, s.data[i] ?? 0), 0);
-      const neg = series.reduce((a, s) => a + Math.min(0, s.data[i] ?? 0), 0);
+      const pos = primary.reduce((a, s) => a + Math.max(0, s.data[i] ?? 0), 0);
+      const neg = primary.reduce((a, s) => a + Math.min(0, s.data[i] ?? 0), 0);
       return [pos, neg];
     });
   }
@@ -115,24 +115,49 @@ function axisNames(
   // Axis names repeat the title; a small image keeps the room for its plot instead.
   const named = width >= 300 && height >= 300;
   const valueName = named && (dual || grid.totals.length === 1 || !kind.multiSeries) ? grid.totals[0] : '';
-  const value2Name = !named ? '' : kind.family === 'pareto' ? 'Cumulative %' : secondary.length ? grid.totals[1] : '';
+  // Where one legend entry stands for a column under both totals, the second axis names how its total looks.
+  const look =
+    grid.columnFields.length && kind.family !== 'combiDY' ? (drawnAsLine(kind) ? ' (dashed)' : ' (pale)') : '';
+  const value2Name = !named
+    ? ''
+    : kind.family === 'pareto'
+      ? 'Cumulative %'
+      : secondary.length
+        ? `${grid.totals[1]}${look}`
+        : '';
   const catName = named ? grid.rowFields.join(' / ') : '';
   return { valueName, value2Name, catName };
 }
 
 function horizontalAxes(p: AxisPlan): Axes {
-  const { kind, categories, width, height, title, fs, vWidth, valueName, catName } = p;
+  const { kind, categories, width, height, title, fs, vWidth, v2Width, valueName, value2Name, catName } = p;
   const nameH = lineHeight(fs);
   const cap = Math.min(p.maxCat, Math.floor(width * 0.3));
   const left = PAD + (catName ? nameH + 6 : 0) + cap + 8;
-  const right = PAD + p.legendRight + Math.ceil(vWidth / 2);
+  const right = PAD + p.legendRight + Math.ceil(Math.max(vWidth, v2Width) / 2);
   const bottom = PAD + p.legendBottom + (valueName ? nameH + 6 : 0) + lineHeight(fs) + 8;
-  const plotH = height - title.height - bottom;
+  // A second value axis runs along the top, its labels and name above the plot.
+  const top2 = v2Width ? lineHeight(fs) + 8 + (value2Name ? nameH + 6 : 0) : 0;
+  const plotH = height - title.height - top2 - bottom;
   const plotW = width - left - right;
   const limit = Math.floor(plotH / (p.perCategory + 1));
   if (categories.length > limit) throw tooMany(kind, 'categories', categories.length, limit, width, height, 'rowLimit');
+  const valueAxes = [
+    valueAxis(fitText(valueName, plotW, fs, MIN_FONT).text, fs, vWidth, 8 + lineHeight(fs) + 6, {
+      splitNumber: ticks(plotW, fs, vWidth, false),
+    }),
+  ];
+  if (v2Width)
+    valueAxes.push(
+      valueAxis(fitText(value2Name, plotW, fs, MIN_FONT).text, fs, v2Width, 8 + lineHeight(fs) + 6, {
+        position: 'top',
+        splitNumber: ticks(plotW, fs, v2Width, false),
+        splitLine: { show: false },
+        alignTicks: false,
+      }),
+    );
   return {
-    gridBox: { left, right, top: title.height + Math.ceil(fs / 2), bottom },
+    gridBox: { left, right, top: title.height + Math.ceil(fs / 2) + top2, bottom },
     categoryAxis: {
       type: 'category',
       data: categories,
@@ -144,11 +169,7 @@ function horizontalAxes(p: AxisPlan): Axes {
       // Horizontal bars read top-down in row order, like the table.
       inverse: true,
     },
-    valueAxes: [
-      valueAxis(fitText(valueName, plotW, fs, MIN_FONT).text, fs, vWidth, 8 + lineHeight(fs) + 6, {
-        splitNumber: ticks(plotW, fs, vWidth, false),
-      }),
-    ],
+    valueAxes,
   };
 }
 
@@ -215,7 +236,12 @@ function verticalAxes(p: AxisPlan): Axes {
   };
 }
 
-function drawer(kind: ChartKind, categories: string[]) {
+/** Lines stay lines for a second total (dashed); bars and areas turn pale. */
+function drawnAsLine(kind: ChartKind): boolean {
+  return kind.family === 'line';
+}
+
+function drawer(kind: ChartKind, categories: string[], twoAxes: boolean, colours: string[], names: string[]) {
   return (s: Series, i: number): Option => {
     const asBar =
       kind.family === 'column' ||
@@ -224,16 +250,26 @@ function drawer(kind: ChartKind, categories: string[]) {
       ((kind.family === 'combi' || kind.family === 'combiDY') &&
         s.measure === 0 &&
         (kind.family === 'combiDY' || i === 0));
+    const onSecond = (kind.family === 'combiDY' || twoAxes) && s.measure !== 0;
+    const second = twoAxes && s.measure !== 0 && kind.family !== 'combiDY';
+    // A column under both totals keeps one colour (its legend entry toggles both).
+    const colour = twoAxes ? colours[names.indexOf(s.name) % colours.length] : undefined;
+    const opacity = second && !drawnAsLine(kind) ? 0.45 : undefined;
     return {
       type: asBar ? 'bar' : 'line',
       name: s.name,
-      yAxisIndex: kind.family === 'combiDY' && s.measure !== 0 ? 1 : undefined,
+      ...(kind.family === 'bar' ? { xAxisIndex: onSecond ? 1 : undefined } : { yAxisIndex: onSecond ? 1 : undefined }),
       // In a stack a missing cell is nothing on top of the others, not a hole in every layer above it;
       // elsewhere it is a gap.
       data: kind.stacked ? s.data.map((v) => v ?? 0) : s.data,
-      stack: kind.stacked ? 'total' : undefined,
+      // Each total stacks on its own axis: a count piled on a median means nothing.
+      stack: kind.stacked ? `total ${s.measure}` : undefined,
       smooth: kind.smooth || undefined,
-      areaStyle: kind.family === 'area' ? { opacity: kind.stacked ? 0.85 : 0.6 } : undefined,
+      itemStyle: colour || opacity ? { color: colour, opacity } : undefined,
+      lineStyle:
+        colour || second ? { color: colour, type: second && drawnAsLine(kind) ? 'dashed' : undefined } : undefined,
+      areaStyle:
+        kind.family === 'area' ? { opacity: second ? 0.25 : kind.stacked ? 0.85 : 0.6, color: colour } : undefined,
       showSymbol: !asBar && categories.length <= 50,
       connectNulls: false,
       barMaxWidth: 60,
@@ -274,20 +310,23 @@ export function cartesian(
 ): Option {
   const fs = sizes(width, height).label;
   const horizontal = kind.family === 'bar';
-  const dual = kind.family === 'combiDY' || kind.family === 'pareto';
+  // Two totals on a multi-series type: the second on its own value axis, its scale (a median beside a
+  // count) its own.
+  const twoAxes = kind.multiSeries && kind.family !== 'combiDY' && grid.totals.length === 2;
+  const dual = kind.family === 'combiDY' || kind.family === 'pareto' || twoAxes;
   const { categories, series, extra } = plotted(kind, categoriesIn, seriesIn);
 
-  const names = [...series.map((s) => s.name), ...extra.map((s) => String(s.name))];
+  const names = [...new Set([...series.map((s) => s.name), ...extra.map((s) => String(s.name))])];
   const legend = seriesLegend(kind, names, width, height, height - title.height - PAD, fs);
 
   const primary = dual ? series.filter((s) => s.measure === 0) : series;
-  const secondary = kind.family === 'combiDY' ? series.filter((s) => s.measure !== 0) : [];
+  const secondary = kind.family === 'combiDY' || twoAxes ? series.filter((s) => s.measure !== 0) : [];
   const vWidth = valueLabelWidth(primaryValues(kind, categories, series, primary), fs);
   const v2Width =
     kind.family === 'pareto'
       ? textWidth('100%', fs) + 6
       : secondary.length
-        ? valueLabelWidth(valuesOf(secondary), fs)
+        ? valueLabelWidth(primaryValues(kind, categories, secondary, secondary), fs)
         : 0;
   const plan: AxisPlan = {
     kind,
@@ -305,20 +344,25 @@ export function cartesian(
     perCategory:
       kind.family === 'column' || kind.family === 'bar' || kind.family === 'combi'
         ? kind.stacked
-          ? 1
-          : primary.length
+          ? twoAxes
+            ? 2
+            : 1
+          : series.length
         : 1,
   };
   const { gridBox, categoryAxis, valueAxes } = horizontal ? horizontalAxes(plan) : verticalAxes(plan);
+  const colours = palette(names.length);
 
   const seriesOut =
-    kind.family === 'waterfall' ? waterfallSeries(series[0]) : [...series.map(drawer(kind, categories)), ...extra];
+    kind.family === 'waterfall'
+      ? waterfallSeries(series[0])
+      : [...series.map(drawer(kind, categories, twoAxes, colours, names)), ...extra];
 
   return {
-    ...base(title, palette(names.length)),
+    ...base(title, colours),
     legend: legend ? { ...legend.option, data: names } : undefined,
     grid: { ...gridBox, containLabel: false },
-    xAxis: horizontal ? valueAxes[0] : { ...categoryAxis, boundaryGap: true },
+    xAxis: horizontal ? (valueAxes.length > 1 ? valueAxes : valueAxes[0]) : { ...categoryAxis, boundaryGap: true },
     yAxis: horizontal ? { ...categoryAxis, boundaryGap: true } : valueAxes.length > 1 ? valueAxes : valueAxes[0],
     series: seriesOut,
   };
