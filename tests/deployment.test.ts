@@ -636,6 +636,8 @@ describeIf(
     beforeAll(() => {
       const out = execFileSync('docker-compose', ['-f', path.join(REPO_ROOT, 'docker-compose.yml'), 'config'], {
         encoding: 'utf8',
+        // What `docker compose up` needs from its user (the compose file refuses a well-known key).
+        env: { ...process.env, TYPESENSE_API_KEY: 'compose-config-check-key' },
       });
       services = (parse(out) as { services: typeof services }).services;
     });
@@ -730,6 +732,8 @@ describeIf(
     it("runs infra/typesense-health.sh, mounted read-only into the container, on Typesense's port", () => {
       const out = execFileSync('docker-compose', ['-f', path.join(REPO_ROOT, 'docker-compose.yml'), 'config'], {
         encoding: 'utf8',
+        // What `docker compose up` needs from its user (the compose file refuses a well-known key).
+        env: { ...process.env, TYPESENSE_API_KEY: 'compose-config-check-key' },
       });
       const typesense = (
         parse(out) as {

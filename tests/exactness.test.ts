@@ -363,6 +363,7 @@ describe('charts say what each mark is', () => {
           { aggregationType: 'Sum', field: 'US Gross' },
         ],
         chartType: 'Pareto2D',
+        chartTotals: ['Loss'],
         imageFormat: 'echarts',
       })
     ).data;
