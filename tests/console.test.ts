@@ -568,6 +568,15 @@ describe('GET /console', () => {
       await runCrosstab(page, '#ct-result img.chart');
       expect(await page.$eval('#panel-crosstab .error', (n) => n.hasAttribute('hidden'))).toBe(true);
       expect(await page.$$('#panel-crosstab [aria-invalid]')).toHaveLength(0);
+
+      // A pie of two totals is refused (not drawn from the first): the form's way to pick is its Totals.
+      await page.click('#ct-add-total');
+      await page.select('#ct-chart', 'Pie2D');
+      await page.click('#crosstab-form button[type=submit]');
+      await page.waitForFunction(() => !document.querySelector('#panel-crosstab .error')?.hasAttribute('hidden'));
+      const pie = await page.$eval('#panel-crosstab .error', (n) => n.textContent ?? '');
+      expect(pie).toMatch(/“Show as” Pie2D draws at most 1 total; 2 would be drawn: keep only those in “Totals”/);
+      expect(await page.$eval('#ct-totals', (n) => n.getAttribute('aria-invalid'))).toBe('true');
       expect(realProblems(problems)).toEqual([]);
     } finally {
       await close();

@@ -194,6 +194,11 @@ export function explainCrosstabError(detail: string): { detail: string; controls
   const named = new Set<string>();
   let text = detail
     .replace(/use a larger width and height/g, 'use a wider window')
+    // The form draws every total it lists: fewer totals there is its way to pick them.
+    .replace(/name the ones to draw in chartTotals/g, () => {
+      named.add('ct-totals');
+      return 'keep only those in “Totals”';
+    })
     .replace(/narrow the query/g, () => {
       named.add('ct-query');
       return 'narrow “Records”';
