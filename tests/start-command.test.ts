@@ -80,7 +80,10 @@ async function banner(started: Started): Promise<string> {
   throw new Error(`no banner in ${BANNER_TIMEOUT_MS / 1000} s:\n${started.output().slice(-3000)}`);
 }
 
-/** Ctrl-C, as the banner says; true when everything stopped by itself within 15 s. */
+/**
+ * Ctrl-C, as the banner says; true when everything stopped by itself in time: the server lets calls in
+ * flight finish for up to QUARRY_SHUTDOWN_GRACE_MS (10 s) before its modules stop.
+ */
 async function ctrlC(started: Started): Promise<boolean> {
   const signal = (s: NodeJS.Signals) => {
     try {
@@ -93,8 +96,11 @@ async function ctrlC(started: Started): Promise<boolean> {
   let forced = false;
   const timer = setTimeout(() => {
     forced = true;
+    process.stderr.write(
+      `npm start did not stop 45 s after Ctrl-C; its last output:\n${started.output().slice(-2000)}\n`,
+    );
     signal('SIGKILL');
-  }, 15_000);
+  }, 45_000);
   await started.exited;
   clearTimeout(timer);
   return !forced;
