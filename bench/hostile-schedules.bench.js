@@ -121,7 +121,7 @@ async function main() {
     const busyHealth = await probe.stop();
 
     const row = (label, q) =>
-      `${label.padEnd(34)} n=${String(q.n).padStart(4)}  p50 ${fmt(q.p50).padStart(8)} ms  p99 ${fmt(q.p99).padStart(8)} ms  max ${fmt(q.max).padStart(8)} ms`;
+      `${label.padEnd(34)} n=${String(q.n).padStart(4)}  p50 ${String(fmt(q.p50)).padStart(8)} ms  p99 ${String(fmt(q.p99)).padStart(8)} ms  max ${String(fmt(q.max)).padStart(8)} ms`;
     console.log(`hostile schedules: ${HOSTILE} x REPORTS.SCHEDULE {cron: "*/5 * L * *", timeZone: "Europe/Paris"}`);
     console.log(row('/healthz, idle', quantiles(idleHealth)));
     console.log(row('/healthz, while scheduling', quantiles(busyHealth)));
