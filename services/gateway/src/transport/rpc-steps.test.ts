@@ -6,6 +6,10 @@ import type { Principal } from '../domain/principal';
 import { isJsonMediaType, parseEnvelope } from './read-request';
 import { answerError, answerResult } from './rpc-answers';
 import { RpcCallRecord } from './rpc-call-record';
+import { refusedAsRevoked, refusedByRateLimit } from './rpc-refusals';
+import type { AuthenticateUseCase } from '../domain/authenticate.use-case';
+import type { IncomingMessage } from 'node:http';
+import type { RateLimiter } from '../ports/rate-limiter.port';
 
 /** A response that keeps what was written to it. */
 function fakeResponse() {
@@ -131,5 +135,55 @@ describe('answering (serialisation and error mapping)', () => {
       },
     });
     expect(rows[0]).toMatchObject({ outcome: '-32603' });
+  });
+});
+
+describe('the plain-HTTP refusals', () => {
+  const endedRequest = {
+    readableEnded: true,
+    on: () => undefined,
+    resume: () => undefined,
+  } as unknown as IncomingMessage;
+
+  it('lets a call within its token limit go on, and refuses one over it with 429 and Retry-After', async () => {
+    const admit: RateLimiter = { take: async () => ({ ok: true }) };
+    const refuse: RateLimiter = { take: async () => ({ ok: false, retryAfterSeconds: 0.4, firstRefusal: true }) };
+    const deps = { bodyLimitBytes: 1024 };
+    const first = fakeResponse();
+    expect(
+      await refusedByRateLimit(
+        { ...deps, rateLimiter: admit },
+        endedRequest,
+        first.res,
+        recordedCall().call,
+        principal,
+      ),
+    ).toBe(false);
+    expect(first.out.status).toBe(0);
+    const { res, out } = fakeResponse();
+    const { call, rows } = recordedCall();
+    expect(await refusedByRateLimit({ ...deps, rateLimiter: refuse }, endedRequest, res, call, principal)).toBe(true);
+    expect([out.status, out.headers['retry-after'], out.headers['content-type']]).toEqual([
+      429,
+      '1',
+      'application/problem+json',
+    ]);
+    expect(JSON.parse(out.body)).toMatchObject({
+      status: 429,
+      detail: 'Too many requests for this token; retry after 0.4 s',
+    });
+    expect(rows[0]).toMatchObject({ method: '(rate limited)', outcome: '429' });
+  });
+
+  it('refuses a token revoked while its body was read with the 401 of a revoked token', () => {
+    const { res, out } = fakeResponse();
+    const { call, rows } = recordedCall();
+    const authenticate = { stillValid: () => false } as unknown as AuthenticateUseCase;
+    expect(refusedAsRevoked(authenticate, res, call, principal, 'INDEXES.FIND')).toBe(true);
+    expect(out.status).toBe(401);
+    expect(out.headers['www-authenticate']).toBe('Bearer realm="quarry", error="invalid_token"');
+    expect(rows[0]).toMatchObject({ outcome: '401' });
+    const live = { stillValid: () => true } as unknown as AuthenticateUseCase;
+    expect(refusedAsRevoked(live, fakeResponse().res, recordedCall().call, principal, 'INDEXES.FIND')).toBe(false);
   });
 });
