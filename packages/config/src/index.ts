@@ -24,3 +24,12 @@ export {
   type SamplerName,
   type TracingSettings,
 } from './tracing-settings';
+export {
+  DATA_DIR_KEYS,
+  KeyFileError,
+  loadDataDirKey,
+  MIN_KEY_CHARS,
+  requireDataDirKey,
+  type DataDirKey,
+  type DataDirKeySpec,
+} from './data-dir-key';
