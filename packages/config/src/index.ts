@@ -9,6 +9,8 @@ export {
 } from './load-config';
 export {
   envSchema,
+  envShape,
+  SETTING_GROUPS,
   EMPTY_REFUSED,
   KNOWN_ENV_VARS,
   SEARCH_BACKENDS,
@@ -33,3 +35,6 @@ export {
   type DataDirKey,
   type DataDirKeySpec,
 } from './data-dir-key';
+export { settingDocs, type Reader, type SettingDoc } from './setting';
+export { settingDoc, settingsTables } from './settings-table';
+export { pickConfig } from './pick-config';
