@@ -12,7 +12,7 @@ import { pivotModel, type Agg, type ModelSpec, type ModelTotal } from '../../../
 import { toChartGrid } from '../domain/crosstab-grid';
 import { buildPivotTable } from '../domain/pivot-table';
 import { crosstabSpec, MAX_CELLS, type CrosstabRequestInput } from '../domain/crosstab-spec';
-import { crosstabInput } from '../test-support/crosstab-input';
+import { crosstabInput } from '../../test-support/crosstab-input';
 import { DuckDbPivotEngine } from './duckdb-pivot-engine.adapter';
 
 type Rec = Record<string, unknown>;

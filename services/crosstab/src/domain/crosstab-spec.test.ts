@@ -1,5 +1,5 @@
 import type { IndexEntry } from '@quarry/metadata-store';
-import { crosstabInput } from '../test-support/crosstab-input';
+import { crosstabInput } from '../../test-support/crosstab-input';
 import { crosstabSpec, type CrosstabRequestInput } from './crosstab-spec';
 
 const entry: IndexEntry = {

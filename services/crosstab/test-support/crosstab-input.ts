@@ -1,7 +1,7 @@
 import { completeCrosstabExecute } from '@quarry/contract';
 import type { FieldDef } from '@quarry/query-language';
-import type { AxisSpec } from '../domain/crosstab-spec';
-import type { RunCrosstabInput } from '../domain/run-crosstab.use-case';
+import type { AxisSpec } from '../src/domain/crosstab-spec';
+import type { RunCrosstabInput } from '../src/domain/run-crosstab.use-case';
 
 /** A CROSSTAB.EXECUTE request as a caller sends it (validated; `index` optional here). */
 export type SentCrosstab = Omit<Parameters<typeof completeCrosstabExecute>[0], 'index'> & { index?: string };
