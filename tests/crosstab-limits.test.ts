@@ -21,7 +21,7 @@ interface JsonTable {
 }
 
 /**
- * Issue #30 item 3 through JSON-RPC, on an index large enough to be attached from its DuckDB file:
+ * Through JSON-RPC, on an index large enough to be attached from its DuckDB file:
  * 60,000 stations x 5 regions x 2 totals is 600,000 cells, over the 100,000-cell limit, but the table
  * drawn with rowLimit 5 is 5 x 5 x 2. It used to be refused; now it answers, and every number is the one
  * a hand-written DuckDB query over the source file gives. The table without a limit is still refused,

@@ -155,7 +155,7 @@ for (const overlay of ['dev', 'prod'])
         }
       });
 
-      // Issue #28 items 1 and 9: liveness asks "does the process work", readiness "can it serve now", and
+      // Liveness asks "does the process work", readiness "can it serve now", and
       // both reach it over plain HTTP, which needs no client certificate when the gRPC ports use mTLS.
       it('probes every Quarry container over HTTP: readiness on /readyz, liveness on /healthz, on a port it serves them on', () => {
         for (const d of docs.filter((x) => x.kind === 'Deployment' && quarryContainers(x).length > 0)) {
@@ -199,7 +199,7 @@ for (const overlay of ['dev', 'prod'])
       });
 
       it('gives every gRPC party QUARRY_INTERNAL_TOKEN from a Secret, and ships a value for it only in dev', () => {
-        // The chart worker speaks no gRPC: it gets no internal credential (issue #28 item 5).
+        // The chart worker speaks no gRPC: it gets no internal credential.
         const deployments = docs.filter(
           (d) => d.kind === 'Deployment' && quarryContainers(d).length > 0 && d.metadata.name !== 'chart-worker',
         );
@@ -270,7 +270,7 @@ for (const overlay of ['dev', 'prod'])
         expect([...(loader.command ?? []), ...(loader.args ?? [])].join(' ')).toContain('quarry index load');
       });
 
-      // Issue #28 item 5: one Secret per credential, and each workload reads only those it uses.
+      // One Secret per credential, and each workload reads only those it uses.
       it('hands each workload only the credentials it uses: the chart worker Redis alone, the query pods a search-only Typesense key', () => {
         const fromSecrets = new Map<string, { names: string[]; secrets: string[] }>();
         const sources = new Map(outOfBand);
@@ -337,7 +337,7 @@ for (const overlay of ['dev', 'prod'])
             'quarry-webhook-key',
           ]);
         if (overlay === 'dev') {
-          // Issue #27 item 5: the dev Redis asks for the password its clients' REDIS_URL carries.
+          // The dev Redis asks for the password its clients' REDIS_URL carries.
           const redis = docs.find((d) => d.kind === 'StatefulSet' && d.metadata.name === 'redis')!;
           type Container = {
             args: string[];
@@ -361,7 +361,7 @@ for (const overlay of ['dev', 'prod'])
         }
       });
 
-      // Issue #28 item 6: an init reaps Chromium's orphans. The image's ENTRYPOINT is tini (infra/Dockerfile,
+      // An init reaps Chromium's orphans. The image's ENTRYPOINT is tini (infra/Dockerfile,
       // checked below); a container that replaces it must start tini itself.
       it('runs every Quarry container under the init of the image', () => {
         const entrypoint = imageEntrypoint();
@@ -432,7 +432,7 @@ for (const overlay of ['dev', 'prod'])
             port,
             allowed: connectionAllowed(policies, prometheus, podOf(d), port),
           }).toEqual({ scrape: d.metadata.name, port, allowed: true });
-          // The ops port, the gateway's included (issue #27: /metrics left the public port), is Prometheus's alone.
+          // The ops port, the gateway's included (/metrics left the public port), is Prometheus's alone.
           expect(port).toBe(9464);
           expect({ d: d.metadata.name, allowed: connectionAllowed(policies, stranger, podOf(d), port) }).toEqual({
             d: d.metadata.name,
@@ -481,7 +481,7 @@ for (const overlay of ['dev', 'prod'])
               connectionAllowed(policies, pod, { pod: { namespace: 'default', labels: {} } }, 53, 'UDP'),
             ),
           ).toEqual(at('DNS elsewhere', false));
-          // Each pod has the addresses of the stores it uses (its Secrets, issue #28 item 5), and reaches them.
+          // Each pod has the addresses of the stores it uses (its Secrets), and reaches them.
           for (const name of ['TYPESENSE_URL', 'MONGODB_URL', 'REDIS_URL']) {
             if (env[name] === undefined) continue;
             const url = new URL(env[name]);
@@ -669,7 +669,7 @@ describeIf(
       expect(containers.flatMap(envProblems)).toEqual([]);
     });
 
-    // Issue #28 items 1 and 9: every long-running Quarry container reports readiness over plain HTTP
+    // Every long-running Quarry container reports readiness over plain HTTP
     // (/readyz, on the port the process serves it on), and the gateway waits for the services to be ready.
     it('checks the readiness of every Quarry process over HTTP on the port it serves /readyz on', () => {
       const quarry = Object.entries(services).filter(
@@ -689,7 +689,7 @@ describeIf(
         expect({ svc, condition: gateway.depends_on[svc]?.condition }).toEqual({ svc, condition: 'service_healthy' });
     });
 
-    it('runs every Quarry container under the init of the image (issue #28 item 6)', () => {
+    it('runs every Quarry container under the init of the image', () => {
       const quarry = Object.entries(services).filter(([, s]) => String(s.image).startsWith('quarry'));
       for (const [name, s] of quarry)
         expect({ name, first: (s.entrypoint ?? imageEntrypoint()).slice(0, 3) }).toEqual({
@@ -898,7 +898,7 @@ describe("infra/init-secrets.sh (the loader's first step)", () => {
   });
 });
 
-describe('Chromium in the split deployment (issue #30 item 4)', () => {
+describe('Chromium in the split deployment', () => {
   type Env = Record<string, string>;
   const compose = parse(fs.readFileSync(path.join(REPO_ROOT, 'docker-compose.yml'), 'utf8')) as {
     services: Record<string, { environment?: Env }>;
@@ -927,7 +927,7 @@ describe('Chromium in the split deployment (issue #30 item 4)', () => {
   });
 });
 
-describe('infra/Dockerfile: an init as PID 1 (issue #28 item 6)', () => {
+describe('infra/Dockerfile: an init as PID 1', () => {
   const dockerfile = fs.readFileSync(path.join(REPO_ROOT, 'infra', 'Dockerfile'), 'utf8');
   const stage = (name: string) => {
     const start = dockerfile.search(new RegExp(`^FROM \\S+ AS ${name}$`, 'm'));

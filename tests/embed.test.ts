@@ -12,7 +12,7 @@ import { METHODS } from '@quarry/contract';
 import { paramsDigest } from '../services/gateway/src/domain/audit-recorder';
 
 /*
- * Issue #27 items 1 and 7, and the audit of embed calls: TOKENS.EMBED through JSON-RPC, every way to break
+ * And the audit of embed calls: TOKENS.EMBED through JSON-RPC, every way to break
  * an embed token (forged, tampered, alg none, expired, revoked issuer, removed user, another index or
  * method, a widening realm), CORS from a page served on another origin in headless Chromium, and INDEXES.FIND
  * counts for realm-restricted callers. Screenshots go to test-output/embed/.
@@ -647,7 +647,7 @@ describe('CORS (QUARRY_CORS_ORIGINS) from headless Chromium', () => {
   });
 });
 
-describe('INDEXES.FIND for a realm-restricted caller (issue #27 item 7)', () => {
+describe('INDEXES.FIND for a realm-restricted caller', () => {
   it('tells the count of the records it may read, never the index’s', async () => {
     const find = async (who: Identity) =>
       unwrap<{ indexes: Array<{ name: string; recordCount: number }> }>(

@@ -5,7 +5,7 @@ import { createIdentity, startStackWithData, unwrap, type Stack } from './suppor
 import type { Identity } from './support/identities';
 
 /*
- * Issue #27 item 3, end to end through JSON-RPC: fair admission of heavy work per caller. One caller opens
+ * End to end through JSON-RPC: fair admission of heavy work per caller. One caller opens
  * 12 connections, each asking for a slow crosstab (1,079 distances × delay bins of flights-200k, an HTML
  * table, cache off); a second caller then asks for a small one. With 3 heavy calls at a time and
  * QUARRY_HEAVY_PER_CALLER=2, the first caller runs 2 and queues 10, so the second caller's call starts at

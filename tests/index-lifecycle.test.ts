@@ -149,7 +149,7 @@ describe('quarry index load: one load per name at a time, and crashes leave noth
       expect(next.code).toBe(0);
       expect(await count()).toBe(expected);
       // The crashed loads' temporary files are gone; only the current and previous snapshots stay, each
-      // a Parquet file and (a large version, issue #30) its attachable DuckDB file beside it.
+      // a Parquet file and (a large version) its attachable DuckDB file beside it.
       expect(files().filter((f) => !/\.(parquet|duckdb)$/.test(f))).toEqual([]);
       const parquet = files().filter((f) => f.endsWith('.parquet'));
       expect(parquet.length).toBeLessThanOrEqual(2);

@@ -8,7 +8,7 @@ import { rawRequest, rpcClient } from './support/http';
 import { makeDataDir, runCli, startQuarry, type RunningQuarry } from './support/quarry-process';
 
 /*
- * Issue #27 items 2, 4 and 6 and the audit trail, through HTTP against the real server: per-token rate
+ * 4 and 6 and the audit trail, through HTTP against the real server: per-token rate
  * limits under concurrent requests on many connections, the body deadline against a client that sends
  * slowly, the audit of refused and limited calls read back with `quarry audit`, its purge, and the data
  * directory's file modes.
@@ -218,7 +218,7 @@ describe('the body deadline (QUARRY_BODY_TIMEOUT_MS)', () => {
 });
 
 describe('quarry audit', () => {
-  // Issue #27 item 8 in one test: a denied call, a rate-limited call and an embed-token call of one user,
+  // In one test: a denied call, a rate-limited call and an embed-token call of one user,
   // each read back from `quarry audit` under that user, with the token or embed token that made it.
   it('records one user’s denied, rate-limited and embed-token calls, each with that user', async () => {
     const narrow = await createIdentity(dataDir, 'trio', { scopes: 'indexes:read' });
@@ -322,7 +322,7 @@ describe('quarry audit', () => {
   });
 });
 
-describe('the data directory (issue #27 item 6)', () => {
+describe('the data directory', () => {
   it('holds files readable by their owner only (0600) in directories of their owner only (0700)', () => {
     const seen: string[] = [];
     const walk = (dir: string) => {

@@ -52,7 +52,7 @@ describe('/metrics', () => {
     expect(after).toContain('quarry_chart_queue_jobs');
   });
 
-  // Issue #27 item 6: call counts per method are the operator's, not every caller's.
+  // Call counts per method are the operator's, not every caller's.
   it('is not served on the API port, whose probes say up or down and nothing more', async () => {
     const onApi = await rawRequest(stack.quarry.baseUrl, { method: 'GET', path: '/metrics' });
     expect(onApi.status).toBe(404);
@@ -70,7 +70,7 @@ describe('/metrics', () => {
   });
 });
 
-describe('the API port of `quarry serve` with HOST unset (issue #27 item 6)', () => {
+describe('the API port of `quarry serve` with HOST unset', () => {
   it('binds loopback only: 0.0.0.0 is an explicit choice', async () => {
     const { proc, port } = await spawnServe(
       { QUARRY_DATA_DIR: makeDataDir(), QUARRY_TARGET: 'all' },

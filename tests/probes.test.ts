@@ -14,7 +14,7 @@ import {
 import { TestRedis } from './support/redis';
 
 /*
- * Issue #28 items 1 and 9, on a real `quarry serve` process (the chart service, whose store is Redis)
+ * On a real `quarry serve` process (the chart service, whose store is Redis)
  * with mTLS between processes on: the probes Kubernetes and compose use need no client certificate, a
  * Redis outage takes the process out of service (readiness) without asking for a restart (liveness),
  * and it comes back by itself.
@@ -31,7 +31,7 @@ async function eventually<T>(read: () => Promise<T>, want: T, ms = 15000): Promi
   return got;
 }
 
-describe('probes of a service with mTLS on (issue #28 items 1 and 9)', () => {
+describe('probes of a service with mTLS on', () => {
   const dataDir = makeDataDir('quarry-probes-');
   const tlsDir = fs.mkdtempSync(path.join(dataDir, 'tls-'));
   const files = makeTlsFixtures(tlsDir);

@@ -5,7 +5,7 @@ import { makeDataDir, runCli, startQuarry, type RunningQuarry } from './support/
 import { launchBrowser } from './support/browser';
 
 /*
- * Issue #26: saved reports over time, end to end over JSON-RPC on one all-in-one stack. A small index
+ * Saved reports over time, end to end over JSON-RPC on one all-in-one stack. A small index
  * whose numbers are known by heart is loaded, reports are saved on it, the index is reloaded with other
  * numbers under the running server, and every answer is checked against the numbers of the right load.
  */

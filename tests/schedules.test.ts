@@ -11,7 +11,7 @@ import { startStackWithData, typedCall, type Stack } from './support/stack';
 import { launchBrowser } from './support/browser';
 
 /*
- * Scheduled deliveries end to end (issue #26 items 3-6): the real server, a real HTTP receiver that checks
+ * Scheduled deliveries end to end: the real server, a real HTTP receiver that checks
  * every signature, a real SMTP server (smtp-server), and the server killed and restarted on its data.
  */
 

@@ -12,7 +12,7 @@ import {
 } from './support/quarry-process';
 
 /*
- * Issue #28 item 7, with the built CLI and server on the embedded side (no Typesense runs here; none is
+ * With the built CLI and server on the embedded side (no Typesense runs here; none is
  * needed to show that a process configured for it is refused before it touches anything).
  */
 const RECORDS = JSON.stringify([{ name: 'Ada' }, { name: 'Alan' }]);
@@ -39,7 +39,7 @@ function serveUntilExit(env: Record<string, string>, ms = 15000) {
   });
 }
 
-describe('the search backend as an explicit setting (issue #28 item 7)', () => {
+describe('the search backend as an explicit setting', () => {
   const dataDir = makeDataDir('quarry-backend-');
   const file = path.join(dataDir, 'people.json');
   fs.writeFileSync(file, RECORDS);

@@ -16,7 +16,7 @@ import {
 } from './support/quarry-process';
 
 /*
- * Issue #27: rate limits hold across gateway replicas. Two gateway processes of one split deployment share
+ * Rate limits hold across gateway replicas. Two gateway processes of one split deployment share
  * its Redis and data dir; one token's calls spread over both are admitted once, not once per gateway. A
  * third gateway on the same Redis with another QUARRY_RATE_LIMIT_PREFIX (another deployment) counts apart.
  * An embed token revoked through one gateway is refused by the other within its revocation cache.

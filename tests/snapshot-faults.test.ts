@@ -65,7 +65,7 @@ describe('a truncated or corrupt snapshot file, found when the server starts', (
   it('serves all three indexes while their files are whole', async () => {
     expect(filesOf('readings', '.duckdb')).toHaveLength(1);
     expect(filesOf('movies', '.duckdb')).toHaveLength(0);
-    // Issue #27 item 6 for the attached file too: the owner's only, in a directory of the owner's only.
+    // For the attached file too: the owner's only, in a directory of the owner's only.
     const mode = (p: string) => (fs.statSync(p).mode & 0o777).toString(8);
     for (const f of [...filesOf('readings', '.duckdb'), ...filesOf('readings', '.parquet')])
       expect(mode(f)).toBe('600');

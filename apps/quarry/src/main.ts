@@ -211,7 +211,7 @@ export function buildProgram(config: () => Config): Command {
 export function main(argv: string[]): void {
   // Everything this process creates in the data directory (databases, snapshots, keys, rejects) is its
   // user's alone: files 0600, directories 0700, whatever the shell's umask, for every file the drivers
-  // (SQLite's journal, DuckDB's Parquet, redis-server's) create too (issue #27).
+  // (SQLite's journal, DuckDB's Parquet, redis-server's) create too.
   process.umask(0o077);
   let cached: Config | undefined;
   const config = () => (cached ??= loadConfig(process.env));

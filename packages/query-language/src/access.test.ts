@@ -45,7 +45,7 @@ describe('restrictedQuery', () => {
   });
 });
 
-// Issue #27: an embed token's realm (narrowing) is ANDed on top of the realms, for admins too.
+// An embed token's realm (narrowing) is ANDed on top of the realms, for admins too.
 describe('restrictedQuery with a narrowing', () => {
   const drama = { kind: 'match', fields: ['Genre'], words: ['drama'], prefix: false };
   const comedy = { kind: 'match', fields: ['Genre'], words: ['comedy'], prefix: false };

@@ -27,7 +27,7 @@ const HEALTH_INTERVAL_MS = 2000;
  * The grpc.health.v1 service name that answers "this process works" (liveness), SERVING from start to
  * stop whatever the stores say. '' and the service's own name answer "it can serve now" (readiness),
  * NOT_SERVING while a store this service needs fails its ping. A liveness probe on readiness restarts
- * every pod of a service during a store outage that no restart can fix (issue #28 item 1; Kubernetes,
+ * every pod of a service during a store outage that no restart can fix (Kubernetes,
  * "Configure Liveness, Readiness and Startup Probes": liveness restarts the container, readiness only
  * takes it out of the Service's endpoints).
  */
@@ -62,7 +62,7 @@ function instrument(
  * `address` is known once started (port 0 resolves then). Every call of the service must carry the
  * internal credential; health stays open, since probes carry no secret and it reveals nothing. With mTLS
  * on, a probe without a client certificate cannot reach this port at all: Kubernetes probes the ops
- * port's /healthz and /readyz instead, which say the same over plain HTTP (issue #28 item 9).
+ * port's /healthz and /readyz instead, which say the same over plain HTTP.
  */
 export class GrpcServiceModule implements QuarryModule {
   private server: grpc.Server | undefined;

@@ -31,7 +31,7 @@ export const healthStatus = (c: HealthClient, service: string) =>
   );
 
 /**
- * For readiness tests (issue #30 item 2): a store in `dir` with two published indexes, "large" attached
+ * For readiness tests: a store in `dir` with two published indexes, "large" attached
  * from its DuckDB file and "small" read into memory, and a view of it whose listing waits for `open()`,
  * so a process started on it is still opening its indexes until the test says.
  */
@@ -91,7 +91,7 @@ export const WARM_BEFORE_READY: WarmingSeen = {
 };
 
 /**
- * Issue #30 item 2, for any service serving snapshots: starts the module `create` makes over a catalog
+ * Starts the module `create` makes over a catalog
  * of two indexes (one attached, one in memory) whose listing is held, and reports what its health and
  * readiness say while the indexes open and once they are open. The test asserts on what is seen.
  */

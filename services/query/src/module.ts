@@ -18,7 +18,7 @@ import type { SearchIndex } from './ports/search-index.port';
 import { queryHandlers } from './transport/grpc-query.handlers';
 
 /**
- * The engine QUARRY_SEARCH_BACKEND names, and no other (issue #28 item 7): Typesense (production) or
+ * The engine QUARRY_SEARCH_BACKEND names, and no other: Typesense (production) or
  * DuckDB over the snapshot (embedded). Refuses, with what to set, Typesense without its settings and a
  * backend other than the one the data directory's indexes were loaded into (search-backend-mark.ts).
  */
@@ -69,12 +69,12 @@ export function createQueryModule(config: QueryServiceConfig, log: Logger, deps:
     implementation: queryHandlers(moduleLog, executeQuery, findIndexes, deps.limiter),
     // Not ready either once a loader marked the data directory for the other backend after this
     // process started (it checked the mark at start, when there may have been none): it would search
-    // data that is not there. A restart would not help, so liveness is untouched (issue #28 items 1, 7).
+    // data that is not there. A restart would not help, so liveness is untouched.
     readiness: async () => {
       await deps.ping();
       checkSearchBackendMark(config.dataDir, config.searchBackend, 'serve');
-      // On the embedded engine searches run on the snapshots: ready once every published one is open
-      // (issue #30 item 2). Typesense holds its own copy; this process opens none to search.
+      // On the embedded engine searches run on the snapshots: ready once every published one is open.
+      // Typesense holds its own copy; this process opens none to search.
       if (config.searchBackend === 'embedded') {
         await deps.engine.assertWarm(() => deps.catalog.listIndexes(), moduleLog);
       }

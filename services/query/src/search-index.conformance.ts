@@ -20,7 +20,7 @@ const RECORDS = [
 const names = (...idx: number[]) => idx.map((i) => RECORDS[i].name);
 
 /*
- * Values that broke the Typesense adapter on production data (Quarry issue 17): many words behind one
+ * Values that broke the Typesense adapter on production data: many words behind one
  * prefix, punctuation and accents in text, integers beyond 2^53 and at the int64 ends, doubles a
  * float32 cannot hold, -0, fractional bounds on integers, booleans and sub-millisecond timestamps in
  * sorts, words Typesense's tokenizer would merge (`_`, accents) or cut (over 100 bytes). Written as
@@ -62,7 +62,7 @@ const WIDE_RECORDS = [0, 1, 2].map((r) => {
 });
 
 /**
- * Phrases of three or more words (issue #28 item 3): Typesense once tested every adjacent pair anywhere
+ * Phrases of three or more words: Typesense once tested every adjacent pair anywhere
  * in the field, so p1 ("new york" and "york city" apart) and p3 (the pairs out of order) matched
  * "new york city", and NOT of the phrase dropped them. The negative cases are the point here.
  */

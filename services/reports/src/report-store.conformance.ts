@@ -177,7 +177,7 @@ export function reportStoreConformance(open: () => Promise<ReportStore>): void {
     });
   });
 
-  // Issue #28 item 10: every adapter finds by word prefixes (MongoDB now through an index of the words);
+  // Every adapter finds by word prefixes (MongoDB now through an index of the words);
   // the negative cases are what an index of whole words or a substring match would get wrong.
   it('finds a report by the starts of its words, every query word in the name or the description', async () => {
     await store.insert(report({ name: 'Portfolio review', description: 'Quarterly café report' }));
@@ -218,7 +218,7 @@ export function reportStoreConformance(open: () => Promise<ReportStore>): void {
     await expect(store.delete(saved.guid)).rejects.toMatchObject({ code: 'NOT_FOUND' });
   });
 
-  // Issue #26: versions, the trash, and the index versions reports were saved on.
+  // Versions, the trash, and the index versions reports were saved on.
   describe('versions and the trash', () => {
     const params = (n: number) => JSON.stringify({ index: 'movies', query: `q${n}` });
 

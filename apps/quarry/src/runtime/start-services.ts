@@ -88,7 +88,7 @@ const SERVICE_MODULES: ModuleMap<ServicesContext> = {
   // One DuckDB per process: query and crosstab hosted together share the loaded snapshots.
   'snapshot-engine': {
     start: async (ctx) => {
-      // A memory limit from the process's budget and a spill folder on the data volume (issue #28 item 2).
+      // A memory limit from the process's budget and a spill folder on the data volume.
       // Only a crosstab reads a version's sample of records (the cell-limit estimate): its pages are read at open.
       const engine = new SnapshotEngine(ctx.config.dataDir, {
         ...engineOptions(ctx.config),

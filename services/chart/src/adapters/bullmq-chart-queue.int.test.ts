@@ -368,7 +368,7 @@ describe('BullMqChartQueue against a real redis-server', () => {
     },
   );
 
-  // Issue #28 item 8: an SVG drawn on the worker's own loop for longer than the 5 s lock stopped BullMQ
+  // An SVG drawn on the worker's own loop for longer than the 5 s lock stopped BullMQ
   // renewing it (every 2.5 s, from that loop); the job was taken for stalled and drawn again.
   it("draws a slow SVG (7 s of one thread's CPU) once, without the job stalling or running again", async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-slow-svg-'));

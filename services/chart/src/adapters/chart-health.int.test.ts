@@ -14,7 +14,7 @@ const freePort = () =>
   });
 
 describe('grpc.health.v1 on the chart service', () => {
-  // Issue #28 item 1: readiness follows Redis, liveness (what a liveness probe asks) does not.
+  // Readiness follows Redis, liveness (what a liveness probe asks) does not.
   it('is NOT_SERVING while Redis is stopped and SERVING once it runs, and live all along', async () => {
     const port = await freePort();
     const module = createChartModule(

@@ -24,7 +24,7 @@ export interface ChromiumSettings {
   /**
    * 0 (the default): Chromium is launched with its pages by start() and kept. Otherwise it is launched
    * by the first render and closed after this long without one (QUARRY_CHROMIUM_IDLE_S): it holds
-   * hundreds of MB resident whether or not a chart is ever drawn (issue #30).
+   * hundreds of MB resident whether or not a chart is ever drawn.
    */
   idleMs?: number;
 }
@@ -186,7 +186,7 @@ export class ChromiumRenderer implements ChartRenderer {
 
   /**
    * On demand, the first chart opens the other pages too, in the background: a second caller's chart
-   * then finds a page ready instead of paying ~100 ms to open one behind a big render (issue #27).
+   * then finds a page ready instead of paying ~100 ms to open one behind a big render.
    */
   private openSpares(): void {
     if (!this.onDemand) return;

@@ -28,7 +28,7 @@ export interface PrivateRedisOptions {
 /**
  * A redis-server on a free loopback port, owned by this process (persistent when given a directory), with a password
  * made up for this start: any other local process could otherwise read the queued charts' data or
- * complete a job with an image of its own (issue #27).
+ * complete a job with an image of its own.
  */
 export async function startPrivateRedis(
   binary: string,

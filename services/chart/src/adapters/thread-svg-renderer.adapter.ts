@@ -9,7 +9,7 @@ export interface ThreadSvgSettings {
 }
 
 /**
- * ECharts' server-side SVG renderer in a piscina thread pool (issue #28 item 8): drawn on the worker's
+ * ECharts' server-side SVG renderer in a piscina thread pool: drawn on the worker's
  * own event loop, a big SVG held it past BullMQ's 5 s lock (renewed from that loop every 2.5 s), so the
  * job was taken for stalled and drawn again.
  */

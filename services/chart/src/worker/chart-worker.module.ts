@@ -74,7 +74,7 @@ export class ChartWorkerModule implements QuarryModule {
   }
 
   /**
-   * SVG in a pool thread (issue #28 item 8): drawn on this loop, a big one kept BullMQ from renewing the
+   * SVG in a pool thread: drawn on this loop, a big one kept BullMQ from renewing the
    * job's lock, and the job ran again as stalled. Cut off like a PNG render after renderTimeoutMs.
    */
   private async drawSvg(job: QueuedRender): Promise<string> {

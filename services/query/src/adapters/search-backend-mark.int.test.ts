@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { checkSearchBackendMark, SEARCH_BACKEND_MARK } from './search-backend-mark';
 
-describe('the search backend mark of a data directory (issue #28 item 7)', () => {
+describe('the search backend mark of a data directory', () => {
   const fresh = () => fs.mkdtempSync(path.join(os.tmpdir(), 'q-mark-'));
 
   it('is written by the first load only, and any backend may serve an unmarked directory', () => {

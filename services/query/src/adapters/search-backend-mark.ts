@@ -25,8 +25,8 @@ function readMark(dataDir: string): string | undefined {
 }
 
 /**
- * Refuses a process whose search backend is not the one the data directory's indexes were loaded into
- * (issue #28 item 7). The catalog and the snapshots are shared by the loader and every query process;
+ * Refuses a process whose search backend is not the one the data directory's indexes were loaded into.
+ * The catalog and the snapshots are shared by the loader and every query process;
  * a load run with the embedded engine publishes versions Typesense never received (every search then
  * answers UNAVAILABLE), and a query process on the other engine searches data that is not there. The
  * first load writes the mark (the loader is the one writer of the data volume); every later load,

@@ -30,7 +30,7 @@ export type CountReadable = (reader: Reader, entry: IndexEntry) => Promise<numbe
 
 /**
  * INDEXES.FIND: the readable indexes by name, filtered by text, in signed-cursor pages. A caller whose
- * realms restrict an index sees the count of the records it may read, never the index's own (issue #27).
+ * realms restrict an index sees the count of the records it may read, never the index's own.
  */
 export class FindIndexesUseCase {
   constructor(

@@ -48,7 +48,7 @@ describe('grpc.health.v1 on a service', () => {
       storeUp = false;
       await new Promise((r) => setTimeout(r, 2500));
       expect(await check(client, '')).toBe('NOT_SERVING');
-      // Issue #28 item 1: the process still works; a liveness probe must not restart it.
+      // The process still works; a liveness probe must not restart it.
       expect(await check(client, LIVENESS_SERVICE)).toBe('SERVING');
       storeUp = true;
       await new Promise((r) => setTimeout(r, 2500));
@@ -61,7 +61,7 @@ describe('grpc.health.v1 on a service', () => {
     }
   }, 20000);
 
-  // Issue #30 item 2, for the query process: on the embedded engine searches run on the snapshots, so a
+  // On the embedded engine searches run on the snapshots, so a
   // query pod is ready only once every published version is open. Opening is held at the catalog's listing.
   it('is NOT_SERVING while the published indexes open and SERVING once every one is open', async () => {
     const seen = await observeWarming('quarry.v1.QueryService', LIVENESS_SERVICE, (deps, dir) =>

@@ -15,7 +15,7 @@ import type {
 
 /**
  * `searchText` is the former search field (one string), dropped from documents as they are upgraded.
- * `versions` holds every version's params (issue #26); `deletedAt` marks a report in the trash.
+ * `versions` holds every version's params; `deletedAt` marks a report in the trash.
  */
 type ReportDoc = Omit<ReportRecord, 'guid'> & {
   _id: string;
@@ -51,7 +51,7 @@ function isDuplicate(err: unknown): err is MongoServerError {
 const escapeRegex = (w: string) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /**
- * One query word: a prefix of a word of the name or description (issue #28 item 10). It was an
+ * One query word: a prefix of a word of the name or description. It was an
  * unanchored $regex on one string of all the words, which no index can serve: a collection scan per
  * search. Now the words are an array with a multikey index, and an anchored, case-sensitive regex is a
  * prefix expression that MongoDB turns into index bounds ["word", "wore") ("$regex: Index Use",

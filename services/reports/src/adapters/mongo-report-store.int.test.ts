@@ -23,7 +23,7 @@ describeWithDocker('MongoReportStore conformance (testcontainers mongo:7)', () =
 
   reportStoreConformance(() => MongoReportStore.connect(url, `reports_${process.pid}_${db++}`));
 
-  // Issue #28 item 10: a word is looked up in the index of the words, never by a collection scan.
+  // A word is looked up in the index of the words, never by a collection scan.
   describe('word search', () => {
     const stages = (plan: unknown): string[] => {
       if (typeof plan !== 'object' || plan === null) return [];

@@ -74,7 +74,7 @@ CREATE TABLE IF NOT EXISTS report_versions (
 );
 `;
 
-/** Columns added by issue #26 to a reports table made before it; existing reports are version 1. */
+/** Columns report versions added to a reports table made before them; existing reports are version 1. */
 const ADDED_COLUMNS: Record<string, string> = {
   version: 'INTEGER NOT NULL DEFAULT 1',
   index_version: 'INTEGER NOT NULL DEFAULT 0',

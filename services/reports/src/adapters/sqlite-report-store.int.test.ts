@@ -12,7 +12,7 @@ describe('SqliteReportStore conformance', () => {
   );
 });
 
-describe('SqliteReportStore across processes (issue #26)', () => {
+describe('SqliteReportStore across processes', () => {
   it('loses no version when four processes update one report at once', async () => {
     const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'q-reports-race-')), 'quarry.db');
     const store = new SqliteReportStore(file);

@@ -133,7 +133,7 @@ export const RUN_MIN_WORDS = 3;
 
 /**
  * The tokens of every run of RUN_MIN_WORDS or more words that ends the value: from each word to the
- * last (issue #28 item 3). A phrase of three or more words is in the value exactly when one run is the
+ * last. A phrase of three or more words is in the value exactly when one run is the
  * phrase or starts with the phrase and PAIR_SEPARATOR, which a Typesense prefix filter can test as long
  * as the pattern fits in what a token keeps (see runPatterns). Adjacent pairs alone could not: a record
  * holding "new york" and "york city" apart held every pair of "new york city".

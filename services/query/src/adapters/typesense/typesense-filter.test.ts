@@ -69,7 +69,7 @@ describe('Typesense filter translation', () => {
     expect(filter('city:new-yo*').filterBy).toBe('__b:=[2z8newz0yo*]');
   });
 
-  // Issue #28 item 3: pairs anywhere in the field matched "new york ... york city"; runs are exact.
+  // Pairs anywhere in the field matched "new york ... york city"; runs are exact.
   it('matches longer phrases by a run that is the phrase or goes on after it, and negates that exactly', () => {
     expect(filter('city:"new york city"').filterBy).toBe('(__r:=[2z8newz0yorkz0city] || __r:=[2z8newz0yorkz0cityz0*])');
     expect(filter('NOT city:"new york city"').filterBy).toBe(
@@ -206,7 +206,7 @@ function evaluate(filterBy: string, doc: Record<string, unknown>): boolean {
   return expr();
 }
 
-describe('Typesense phrase translation against documents (issue #28 item 3)', () => {
+describe('Typesense phrase translation against documents', () => {
   const fields: FieldDef[] = [
     { name: 'note', type: 'string' },
     { name: 'place', type: 'string' },

@@ -204,7 +204,7 @@ function match(slots: FieldSlot[], words: string[], prefix: boolean, negate: boo
       negate,
     );
   }
-  // Longer phrases (issue #28 item 3): a run of the field that is the phrase, or starts with it and goes
+  // Longer phrases: a run of the field that is the phrase, or starts with it and goes
   // on with another word; exact, so NOT keeps a record that holds the phrase's pairs only apart.
   const patterns = slots.map((s) => runPatterns(s.slot, words, prefix));
   const whole = patterns.flatMap((p) => (p.whole === undefined ? [] : [p.whole]));

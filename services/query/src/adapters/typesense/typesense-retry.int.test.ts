@@ -9,7 +9,7 @@ import { SnapshotEngine } from '@quarry/snapshots';
 import { TypesenseSearchIndex } from './typesense-search-index.adapter';
 
 /*
- * Issue #28 item 4, with the real typesense-js client over real sockets: a local HTTP server plays
+ * With the real typesense-js client over real sockets: a local HTTP server plays
  * Typesense (no Typesense is needed to see how often the client sends a request).
  */
 const entry: IndexEntry = {
@@ -55,7 +55,7 @@ const close = (server: http.Server) =>
     server.close(() => resolve());
   });
 
-describe('Typesense requests sent again (issue #28 item 4)', () => {
+describe('Typesense requests sent again', () => {
   let engine: SnapshotEngine;
   beforeAll(() => {
     engine = new SnapshotEngine(fs.mkdtempSync(path.join(os.tmpdir(), 'q-ts-retry-')));

@@ -17,7 +17,7 @@ function failing(errors: Error[]) {
 
 const fast = { retries: 2, intervalMs: 1 };
 
-describe('Typesense retry policy (issue #28 item 4)', () => {
+describe('Typesense retry policy', () => {
   it.each([
     ['ECONNREFUSED', refused(), true],
     ['ENOTFOUND', Object.assign(new Error('getaddrinfo'), { code: 'ENOTFOUND' }), true],

@@ -1,5 +1,5 @@
 /**
- * When a Typesense request may be sent again (issue #28 item 4). typesense-js retries every failure,
+ * When a Typesense request may be sent again. typesense-js retries every failure,
  * timeouts and 5xx included (src/Typesense/ApiCall.ts, performRequest: the catch block around the axios
  * call sleeps `retryIntervalSeconds` and tries again up to `numRetries` times). A search that timed out
  * is still running in Typesense, so sending it again only doubles the load of the moment that made it

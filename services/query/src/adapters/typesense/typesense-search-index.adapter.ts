@@ -45,7 +45,7 @@ export interface TypesenseSearchOptions {
 }
 
 /**
- * The client would retry timeouts and 5xx too, while the first request still runs (issue #28 item 4):
+ * The client would retry timeouts and 5xx too, while the first request still runs:
  * every call goes through TypesenseSearchIndex.call instead, which retries connection errors only. Its
  * own retries cannot be turned off by option: typesense-js 2.1 reads `numRetries: 0` as unset and makes
  * it 3 (Configuration: `(…numRetries…) || 3`), so the count is set on the ApiCall every request of the
