@@ -29,13 +29,13 @@ const SERVICE_METHODS = [
     service: 'query',
     addr: 'QUARRY_QUERY_ADDR',
     method: v1.QueryService.service.ExecuteQuery,
-    request: { caller: forgedAdmin, index: 'flights', query: '*' },
+    request: { caller: forgedAdmin, paramsJson: JSON.stringify({ index: 'flights', query: '*' }) },
   },
   {
     service: 'crosstab',
     addr: 'QUARRY_CROSSTAB_ADDR',
     method: v1.CrosstabService.service.ExecuteCrosstab,
-    request: { caller: forgedAdmin, index: 'flights' },
+    request: { caller: forgedAdmin, paramsJson: JSON.stringify({ index: 'flights' }), output: 'html' },
   },
   {
     service: 'chart',

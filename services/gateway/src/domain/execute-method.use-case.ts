@@ -1,9 +1,13 @@
 import type { crosstabExecuteParams, queriesExecuteParams, CacheStatus, CrosstabGrid } from '@quarry/contract';
 import { completeCrosstabExecute, completeQueriesExecute } from '@quarry/contract';
 import type { z } from 'zod';
-import type { AxisOrderRequest, Caller, RequestTrace, ServiceClients } from '../ports/service-clients.port';
-
-const XLSX_CONTENT_TYPE = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
+import {
+  RawJson,
+  type AxisOrderRequest,
+  type Caller,
+  type RequestTrace,
+  type ServiceClients,
+} from '../ports/service-clients.port';
 
 /** The params as the contract's schemas parsed them (z.output; the contract's *Params types are what is sent). */
 export type ParsedQueriesExecute = z.output<typeof queriesExecuteParams>;
@@ -79,20 +83,7 @@ export class ExecuteMethodUseCase {
     const { table, cache, indexVersion } = await this.services.pivot(
       caller,
       {
-        index: complete.index,
-        query: complete.query,
-        rows: complete.rows,
-        columns: complete.columns,
-        totals: complete.totals,
-        timeZone: complete.timeZone,
-        rowFilter: complete.rowFilter,
-        columnFilter: complete.columnFilter,
-        subtotals: complete.subtotals,
-        totalsOn: complete.totalsOn,
-        rowOrder: complete.rowOrder,
-        columnOrder: complete.columnOrder,
-        rowLimit: complete.rowLimit,
-        columnLimit: complete.columnLimit,
+        ...complete,
         output: output.kind === 'chart' ? 'grid' : output.format,
         bypassCache: !complete.cache,
         ...(asOfVersion !== undefined ? { asOfVersion } : {}),
@@ -106,7 +97,7 @@ export class ExecuteMethodUseCase {
         ...(await this.services.renderChart(
           caller,
           {
-            grid: withTotals(table.grid, output.chartTotals, complete.totals.length),
+            grid: withTotals(table.body, output.chartTotals, complete.totals.length),
             chartType: output.chartType,
             width: output.width,
             height: output.height,
@@ -126,11 +117,9 @@ export class ExecuteMethodUseCase {
           : {}),
       };
       const counts = { rowCount: table.rowCount, columnCount: table.columnCount };
-      if (p.format === 'json')
-        data = { contentType: 'application/json', data: JSON.parse(table.body) as unknown, ...counts };
-      else if (p.format === 'csv') data = { contentType: 'text/csv', data: table.body, ...counts, ...omitted };
-      else if (p.format === 'xlsx') data = { contentType: XLSX_CONTENT_TYPE, data: table.body, ...counts, ...omitted };
-      else data = { contentType: 'text/html', data: table.body, ...counts, ...omitted };
+      // The JSON table goes out as the service wrote it: never parsed and written again here.
+      if (p.format === 'json') data = { contentType: table.contentType, data: new RawJson(table.body), ...counts };
+      else data = { contentType: table.contentType, data: table.body, ...counts, ...omitted };
     }
     // The saved params are the executable ones with their defaults filled in. `cache` is not one: it says
     // how to run one call, not what the report is, and a report must never pin itself to "no cache".

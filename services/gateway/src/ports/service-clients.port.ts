@@ -4,6 +4,7 @@ import type {
   Caller,
   CompleteAxisOrder,
   CompletePivot,
+  CompleteSearch,
   CrosstabFormat,
   ImageFormat,
   IndexesFindResult,
@@ -26,13 +27,8 @@ export interface RequestTrace {
 export type { Caller } from '@quarry/contract';
 export { RawJson } from './raw-json';
 
-export interface SearchRequest {
-  index: string;
-  query: string;
-  /** Complete, as the contract's defaults left them: the service applies none of its own. */
-  page: number;
-  pageSize: number;
-  sort: ReadonlyArray<{ field: string; direction: 'asc' | 'desc' }>;
+/** A search as the contract completed it: the service applies no default of its own. */
+export interface SearchRequest extends CompleteSearch {
   bypassCache: boolean;
   /** A kept earlier version of the index (a saved report's snapshot) instead of the current one. */
   asOfVersion?: number;
@@ -59,10 +55,13 @@ export interface PivotRequest extends CompletePivot {
 }
 
 export interface PivotAnswer {
-  /** The table in the asked format (HTML, CSV, or JSON text; an XLSX file as base64); empty for `grid`. */
+  /** The media type the crosstab service named: the table's format, or JSON for `grid`. */
+  contentType: string;
+  /**
+   * The table as text (HTML, CSV, the JSON table), the workbook as base64, or for `grid` the chart's input
+   * as JSON text, passed to renderChart as is.
+   */
   body: string;
-  /** The chart's input, passed to renderChart as is; empty unless `grid` was asked. */
-  grid: string;
   rowCount: number;
   columnCount: number;
   rowsOmitted: number;
