@@ -123,17 +123,8 @@ export class ExecuteMethodUseCase {
     }
     // The saved params are the executable ones with their defaults filled in. `cache` is not one: it says
     // how to run one call, not what the report is, and a report must never pin itself to "no cache".
-    const totals = p.totals.map((t) =>
-      defined({
-        aggregationType: t.aggregationType,
-        field: t.field,
-        dynamicView: t.dynamicView,
-        name: t.name,
-        showAs: t.showAs,
-        percentile: t.percentile,
-        formula: t.formula,
-      }),
-    );
+    // Each total as sent: the schema's strict object holds its own keys only, in its order.
+    const totals = p.totals.map((t) => defined(t));
     const executable: Record<string, unknown> = {
       index: p.index,
       query: complete.query,
