@@ -1,5 +1,5 @@
 import { completeCrosstabExecute, completeQueriesExecute } from './complete-params';
-import { pivotParamsCodec, searchParamsCodec } from './internal-wire';
+import { indexesFindParamsCodec, pivotParamsCodec, reportsFindParamsCodec, searchParamsCodec } from './internal-wire';
 import { SHOW_AS } from './limits';
 import { parseParams } from './parse-params';
 import { crosstabExecuteParams, queriesExecuteParams } from './param-schemas';
@@ -106,5 +106,20 @@ describe('searchParamsCodec', () => {
 
   it('refuses what the schema refuses', () => {
     expect(detailOf(() => searchParamsCodec.decode(JSON.stringify({ index: 'movies', page: 0 })))).toMatch(/^page /);
+  });
+});
+
+describe('the find codecs', () => {
+  it('carry the completed INDEXES.FIND and REPORTS.FIND params, absent values absent', () => {
+    const indexes = { searchText: 'mov', limit: 20 };
+    expect(indexesFindParamsCodec.decode(indexesFindParamsCodec.encode(indexes))).toEqual(indexes);
+    const reports = { types: ['crosstab' as const], limit: 5 };
+    expect(reportsFindParamsCodec.decode(reportsFindParamsCodec.encode(reports))).toEqual(reports);
+  });
+
+  it('refuse what the schema refuses, with its message', () => {
+    expect(detailOf(() => reportsFindParamsCodec.decode('{"types":["chart"]}'))).toBe(
+      'types may hold only query and crosstab, got "chart"',
+    );
   });
 });

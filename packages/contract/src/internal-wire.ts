@@ -2,13 +2,17 @@ import { AppError } from '@quarry/errors';
 import type { z } from 'zod';
 import {
   completeCrosstabExecute,
+  completeIndexesFind,
   completeQueriesExecute,
+  completeReportsFind,
   type CompleteCrosstabExecute,
+  type CompleteIndexesFind,
   type CompletePivot,
   type CompleteQueriesExecute,
+  type CompleteReportsFind,
 } from './complete-params';
 import { parseParams } from './parse-params';
-import { crosstabExecuteParams, queriesExecuteParams } from './param-schemas';
+import { crosstabExecuteParams, indexesFindParams, queriesExecuteParams, reportsFindParams } from './param-schemas';
 
 /*
  * How the gateway hands a method's completed params to the service that runs it: one JSON payload,
@@ -75,4 +79,20 @@ export const searchParamsCodec: ParamsCodec<CompleteSearch> = codec(
   queriesExecuteParams,
   completeQueriesExecute,
   searchOf,
+);
+
+const whole = <T>(params: T): T => params;
+
+/** INDEXES.FIND, from the gateway to the query service. */
+export const indexesFindParamsCodec: ParamsCodec<CompleteIndexesFind> = codec(
+  indexesFindParams,
+  completeIndexesFind,
+  whole,
+);
+
+/** REPORTS.FIND, from the gateway to the reports service. */
+export const reportsFindParamsCodec: ParamsCodec<CompleteReportsFind> = codec(
+  reportsFindParams,
+  completeReportsFind,
+  whole,
 );

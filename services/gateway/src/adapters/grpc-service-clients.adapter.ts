@@ -13,7 +13,14 @@ import {
   type pb,
   type UnaryMethod,
 } from '@quarry/rpc';
-import { pivotParamsCodec, searchParamsCodec } from '@quarry/contract';
+import {
+  indexesFindParamsCodec,
+  pivotParamsCodec,
+  reportsFindParamsCodec,
+  searchParamsCodec,
+  type CompleteIndexesFind,
+  type CompleteReportsFind,
+} from '@quarry/contract';
 import type {
   CacheStatus,
   IndexesFindResult,
@@ -26,7 +33,6 @@ import type {
   Caller,
   ChartImage,
   ChartRequest,
-  IndexSearch,
   PivotAnswer,
   PivotRequest,
   ReportToSave,
@@ -170,11 +176,11 @@ export class GrpcServiceClients implements ServiceClients {
     return { page, cache: cacheStatus(res.cache), indexVersion: res.indexVersion };
   }
 
-  async findIndexes(caller: Caller, req: IndexSearch, trace: RequestTrace): Promise<IndexesFindResult> {
+  async findIndexes(caller: Caller, req: CompleteIndexesFind, trace: RequestTrace): Promise<IndexesFindResult> {
     const res = await this.call(
       'query',
       this.v1.QueryService.service.FindIndexes,
-      { caller: callerToWire(caller), searchText: req.searchText ?? '', cursor: req.cursor ?? '', limit: req.limit },
+      { caller: callerToWire(caller), paramsJson: indexesFindParamsCodec.encode(req) },
       trace,
     );
     return {
@@ -258,21 +264,11 @@ export class GrpcServiceClients implements ServiceClients {
     return { guid: res.guid };
   }
 
-  async findReports(
-    caller: Caller,
-    req: { search?: string; types?: readonly string[]; cursor?: string; limit?: number },
-    trace: RequestTrace,
-  ): Promise<ReportsFindResult> {
+  async findReports(caller: Caller, req: CompleteReportsFind, trace: RequestTrace): Promise<ReportsFindResult> {
     const res = await this.call(
       'reports',
       this.v1.ReportsService.service.FindReports,
-      {
-        caller: callerToWire(caller),
-        search: req.search ?? '',
-        types: [...(req.types ?? [])],
-        cursor: req.cursor ?? '',
-        limit: req.limit,
-      },
+      { caller: callerToWire(caller), paramsJson: reportsFindParamsCodec.encode(req) },
       trace,
     );
     return { reports: res.reports.map(toReportSummary), nextCursor: res.nextCursor === '' ? null : res.nextCursor };

@@ -3,7 +3,9 @@ import type {
   CacheStatus,
   Caller,
   CompleteAxisOrder,
+  CompleteIndexesFind,
   CompletePivot,
+  CompleteReportsFind,
   CompleteSearch,
   CrosstabFormat,
   ImageFormat,
@@ -36,12 +38,6 @@ export interface SearchRequest extends CompleteSearch {
 
 /** The contract's result; its records stay the query service's JSON text (RawJson). */
 export type SearchPage = Omit<QueriesExecuteResult, 'report' | 'records'> & { records: RawJson };
-
-export interface IndexSearch {
-  searchText?: string;
-  cursor?: string;
-  limit?: number;
-}
 
 export type AxisOrderRequest = CompleteAxisOrder;
 
@@ -117,7 +113,7 @@ export interface ServiceClients {
     req: SearchRequest,
     trace: RequestTrace,
   ): Promise<{ page: SearchPage; cache?: CacheStatus; indexVersion: number }>;
-  findIndexes(caller: Caller, req: IndexSearch, trace: RequestTrace): Promise<IndexesFindResult>;
+  findIndexes(caller: Caller, req: CompleteIndexesFind, trace: RequestTrace): Promise<IndexesFindResult>;
   pivot(
     caller: Caller,
     req: PivotRequest,
@@ -125,11 +121,7 @@ export interface ServiceClients {
   ): Promise<{ table: PivotAnswer; cache?: CacheStatus; indexVersion: number }>;
   renderChart(caller: Caller, req: ChartRequest, trace: RequestTrace): Promise<ChartImage>;
   saveReport(caller: Caller, report: ReportToSave, trace: RequestTrace): Promise<{ guid: string }>;
-  findReports(
-    caller: Caller,
-    req: { search?: string; types?: readonly string[]; cursor?: string; limit?: number },
-    trace: RequestTrace,
-  ): Promise<ReportsFindResult>;
+  findReports(caller: Caller, req: CompleteReportsFind, trace: RequestTrace): Promise<ReportsFindResult>;
   /** A report version the caller may see (the latest when no version is given). */
   reportMetadata(
     caller: Caller,

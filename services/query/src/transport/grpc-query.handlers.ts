@@ -1,4 +1,4 @@
-import { searchParamsCodec } from '@quarry/contract';
+import { indexesFindParamsCodec, searchParamsCodec } from '@quarry/contract';
 import type { Logger } from '@quarry/logger';
 import { callerFromWire, unary, type pb } from '@quarry/rpc';
 import type { HeavyCallLimiter } from '@quarry/runtime';
@@ -32,7 +32,7 @@ export function queryHandlers(
       const caller = callerFromWire(req.caller);
       const out = await findIndexes.find(
         caller,
-        { searchText: req.searchText, cursor: req.cursor, limit: req.limit },
+        indexesFindParamsCodec.decode(req.paramsJson),
         // Only for indexes a realm restricts: a count over the realm, cached like a search.
         (reader, entry) =>
           executeQuery.countReadable(reader, entry, {
