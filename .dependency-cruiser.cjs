@@ -93,7 +93,9 @@ module.exports = {
   options: {
     doNotFollow: { path: 'node_modules' },
     exclude: { path: ['(^|/)dist/', '\\.d\\.ts$'] },
-    includeOnly: { path: ['^(apps|services|packages)/[^/]+/src/', '^tests/', '^node_modules/', '^(node:)?[a-z_/]+$'] },
+    includeOnly: {
+      path: ['^(apps|services|packages)/[^/]+/(src|test-support)/', '^tests/', '^node_modules/', '^(node:)?[a-z_/]+$'],
+    },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.tests.json' },
     enhancedResolveOptions: {

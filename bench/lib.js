@@ -9,9 +9,10 @@ const ROOT = path.resolve(__dirname, '..');
 const BIN = path.join(ROOT, 'apps', 'quarry', 'bin', 'quarry.js');
 const VEGA = path.join(ROOT, 'node_modules', 'vega-datasets', 'data');
 
-function cli(argv, env) {
+/** The CLI of this checkout, or of the build whose bin is `bin`. */
+function cli(argv, env, bin = BIN) {
   return new Promise((resolve, reject) => {
-    const c = spawn(process.execPath, [BIN, ...argv], { env: { ...process.env, ...env } });
+    const c = spawn(process.execPath, [bin, ...argv], { env: { ...process.env, ...env } });
     let out = '';
     let err = '';
     c.stdout.on('data', (d) => (out += d));
@@ -186,20 +187,21 @@ function startOtlpSink() {
 }
 
 /** A user "bench" who may read every index, and a token of it with `scopes`. */
-async function benchToken(env, scopes = 'query:execute') {
-  await cli(['user', 'create', 'bench', '--indexes', '*'], env);
-  return (await cli(['token', 'create', '--user', 'bench', '--scopes', scopes], env)).trim().split('\n').pop();
+async function benchToken(env, scopes = 'query:execute', bin = BIN) {
+  await cli(['user', 'create', 'bench', '--indexes', '*'], env, bin);
+  return (await cli(['token', 'create', '--user', 'bench', '--scopes', scopes], env, bin)).trim().split('\n').pop();
 }
 
 /**
  * A fresh data directory (`quarry-bench-<prefix>-…` in the temp dir) with `loads` loaded, each
- * `[index, file, ...options of quarry index load]`, and a token of the user "bench" with `scopes`.
+ * `[index, file, ...options of quarry index load]`, and a token of the user "bench" with `scopes`;
+ * made by the CLI of `bin` when given (another checkout keeps its own data directory).
  */
-async function benchData(prefix, loads, scopes) {
+async function benchData(prefix, loads, scopes, bin = BIN) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `quarry-bench-${prefix}-`));
   const env = { QUARRY_DATA_DIR: dataDir };
-  for (const [name, file, ...options] of loads) await cli(['index', 'load', name, file, ...options], env);
-  return { dataDir, env, token: await benchToken(env, scopes) };
+  for (const [name, file, ...options] of loads) await cli(['index', 'load', name, file, ...options], env, bin);
+  return { dataDir, env, token: await benchToken(env, scopes, bin) };
 }
 
 /**

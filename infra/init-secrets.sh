@@ -3,7 +3,7 @@
 # (0600): the internal credential every gRPC call carries (QUARRY_INTERNAL_TOKEN_FILE), the key that
 # signs cursors (QUARRY_CURSOR_SECRET_FILE), the key that signs embed tokens (QUARRY_EMBED_SECRET_FILE,
 # the gateway's), the key that signs webhooks (QUARRY_WEBHOOK_KEY_FILE, one for every gateway) and the chart queue's Redis password (REDIS_PASSWORD_FILE; the redis container reads it
-# at start, issue #27 item 5). Existing ones are kept: a new key on every start would
+# at start). Existing ones are kept: a new key on every start would
 # void every cursor handed out, and processes started apart would stop trusting each other.
 set -eu
 dir="${1:?usage: init-secrets.sh DIR}"

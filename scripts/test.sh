@@ -22,7 +22,9 @@ lint_status=0
 npm run --silent lint || lint_status=$?
 mkdir -p test-output
 status=0
-npx jest --ci --json --outputFile=test-output/jest-results.json "$@" || status=$?
+# Two workers on two cores: e2e suites mostly wait on the servers they start, so a second worker nearly
+# halves the run; QUARRY_TEST_WORKERS=1 runs one file at a time.
+npx jest --ci --maxWorkers="${QUARRY_TEST_WORKERS:-2}" --json --outputFile=test-output/jest-results.json "$@" || status=$?
 # A closing line CI can read whatever the runner: "N passed, N failed, N skipped".
 # shellcheck disable=SC2016 # the $ below is JavaScript's template, not the shell's
 node -e '

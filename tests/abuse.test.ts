@@ -526,15 +526,6 @@ describe('soak: 20 clients for 60 s mixing valid calls, every documented error a
     clearInterval(sampler);
 
     const total = [...counts.values()].reduce((a, b) => a + b, 0);
-    process.stderr.write(
-      `soak: ${total} calls in ${SOAK_MS / 1000} s by ${CLIENTS} clients; RSS samples (MB): ${rss.map((r) => Math.round(r.kb / 1024)).join(' ')}\n`,
-    );
-    process.stderr.write(
-      `soak outcomes: ${[...counts]
-        .sort()
-        .map(([k, v]) => `${k}=${v}`)
-        .join(', ')}\n`,
-    );
     expect(failures.slice(0, 20)).toEqual([]);
     expect(total).toBeGreaterThan(1000);
     expect(stack.quarry.alive()).toBe(true);

@@ -172,7 +172,12 @@ describe('graceful shutdown', () => {
       const dataDir = makeDataDir();
       const quarry = await startQuarry({ topology, dataDir });
       const codes = await quarry.stop();
-      expect(codes.every((c) => c === 0)).toBe(true);
+      // On failure: which process did not exit 0 (null: killed after the harness's 15 s wait), and its log.
+      expect({ topology, codes, lastLines: codes.every((c) => c === 0) ? [] : quarry.logs().slice(-15) }).toEqual({
+        topology,
+        codes: codes.map(() => 0),
+        lastLines: [],
+      });
       expect(quarry.logs().some((l) => l.includes('"msg":"stopped"'))).toBe(true);
     }
   });

@@ -8,6 +8,11 @@ import path from 'node:path';
 const ROOT = path.join(__dirname, '..');
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { renderApiDocs, OUT } = require('../scripts/gen-api-docs.js') as { renderApiDocs: () => string; OUT: string };
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { renderReadme, README } = require('../scripts/gen-config-docs.js') as {
+  renderReadme: (text: string) => string;
+  README: string;
+};
 
 function markdownFiles(): string[] {
   const docs = fs
@@ -28,6 +33,19 @@ function relativeLinks(file: string): string[] {
 describe('docs', () => {
   it('docs/api.md is what scripts/gen-api-docs.js writes from the contract (npm run gen:api-docs)', () => {
     expect(fs.readFileSync(OUT, 'utf8')).toBe(renderApiDocs());
+  });
+
+  it("README.md's settings tables are what scripts/gen-config-docs.js writes from packages/config", () => {
+    const readme = fs.readFileSync(README, 'utf8');
+    const rendered = renderReadme(readme);
+    if (rendered !== readme) {
+      const [now, want] = [readme.split('\n'), rendered.split('\n')];
+      const at = now.findIndex((line, i) => line !== want[i]);
+      throw new Error(
+        `README.md's settings differ from packages/config/src/settings (line ${at + 1}); run npm run gen:config-docs ` +
+          `(after building packages/config) and commit README.md.\n  README:    ${now[at]}\n  generated: ${want[at]}`,
+      );
+    }
   });
 
   it('documents every method of the contract with its params and an example', () => {

@@ -72,18 +72,18 @@ describe('quarry index load', () => {
     expect(res.code).toBe(0);
     expect(res.stdout).toContain('fields: id (integer), year (string), day (string), amount (string)');
     for (const line of [
-      '"year" is text: record 4 holds "02008", which is not an integer as written; --type "year"=integer loads the column as one',
-      '"day" is text: record 4 holds "2008-13-45", which is not a date as written; --type "day"=date',
-      '"amount" is text: record 3 holds "x", which is not a number as written; --type "amount"=number',
+      '"year" is text: line 5 holds "02008", which is not an integer as written; --type "year"=integer loads the column as one',
+      '"day" is text: line 5 holds "2008-13-45", which is not a date as written; --type "day"=date',
+      '"amount" is text: line 4 holds "x", which is not a number as written; --type "amount"=number',
     ])
       expect(res.stdout).toContain(line);
-    // Past the sample: the full scan finds it, and names its record.
+    // Past the sample: the full scan finds it, and names its line.
     const late = file(
       'late.csv',
       ['id,score', ...Array.from({ length: 2999 }, (_, i) => `${i + 1},${i * 3}`), '3000,abc', ''].join('\n'),
     );
     const lateRes = await runCli(['index', 'load', 'late', late], env);
-    expect(lateRes.stdout).toContain('"score" is text: record 3000 holds "abc"');
+    expect(lateRes.stdout).toContain('"score" is text: line 3001 holds "abc"');
     // A column whose every value reads says nothing.
     expect((await runCli(['index', 'load', 'fine', file('fine.csv', 'a,b\n1,x\n2,y\n')], env)).stdout).not.toContain(
       'is text:',

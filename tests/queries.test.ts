@@ -372,7 +372,7 @@ describe('index loading, catalog and permissions', () => {
     expect((await q(admin, { index: 'gadgets', query: 'added:<FIRST_DAY_OF_YEAR-1YEARS' })).data?.total).toBe(0);
   });
 
-  it('keeps the published version when a load fails, naming the record and column', async () => {
+  it('keeps the published version when a load fails, naming the line and column', async () => {
     const bad = await stack.cli([
       'index',
       'load',
@@ -382,7 +382,7 @@ describe('index loading, catalog and permissions', () => {
       'price=integer',
     ]);
     expect(bad.code).toBe(1);
-    expect(bad.stderr).toContain('record 3, column "price": cannot read "abc" as integer');
+    expect(bad.stderr).toContain('gadgets-bad.csv:4, column "price": cannot read "abc" as integer');
     expect((await q(admin, { index: 'gadgets' })).data?.total).toBe(4);
   });
 

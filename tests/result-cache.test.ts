@@ -266,17 +266,14 @@ describe('the result cache over JSON-RPC (QUARRY_CACHE_MB=1)', () => {
       expect([miss.cache, hit.cache]).toEqual(['miss', 'hit']);
       expect(hit.dataJson).toBe(miss.dataJson);
     }
-    console.log(
-      `crosstab over flights-20k, median of 7: miss ${median(missMs).toFixed(1)} ms, hit ${median(hitMs).toFixed(1)} ms`,
+    // Quiet unless it fails: then the figures are the message.
+    expect({ hitFasterThanMiss: median(hitMs) < median(missMs), missMs: median(missMs), hitMs: median(hitMs) }).toEqual(
+      expect.objectContaining({ hitFasterThanMiss: true }),
     );
-    expect(median(hitMs)).toBeLessThan(median(missMs));
   });
 
   it(`stays within ${CACHE_MB} MiB over 10,000 distinct calls, and keeps answering correctly`, async () => {
     const client = rpcClient(stack.quarry.baseUrl, analyst.token);
-    const pid = stack.quarry.pids()[0];
-    const rss = () => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024;
-    const rssBefore = rss();
     let next = 0;
     let bad = 0;
     let peakBytes = 0;
@@ -293,9 +290,6 @@ describe('the result cache over JSON-RPC (QUARRY_CACHE_MB=1)', () => {
     expect(bad).toBe(0);
     const bytes = await metric(stack, 'quarry_result_cache_bytes');
     const entries = await metric(stack, 'quarry_result_cache_entries');
-    console.log(
-      `after 10,000 distinct calls: cache ${bytes} bytes in ${entries} entries (peak seen ${peakBytes}); RSS ${rssBefore.toFixed(0)} -> ${rss().toFixed(0)} MiB`,
-    );
     expect(Math.max(bytes, peakBytes)).toBeLessThanOrEqual(CACHE_MB * 1024 * 1024);
     expect(bytes).toBeGreaterThan(CACHE_MB * 1024 * 1024 * 0.9);
     expect(entries).toBeGreaterThan(100);

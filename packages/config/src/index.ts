@@ -9,6 +9,8 @@ export {
 } from './load-config';
 export {
   envSchema,
+  envShape,
+  SETTING_GROUPS,
   EMPTY_REFUSED,
   KNOWN_ENV_VARS,
   SEARCH_BACKENDS,
@@ -24,3 +26,15 @@ export {
   type SamplerName,
   type TracingSettings,
 } from './tracing-settings';
+export {
+  DATA_DIR_KEYS,
+  KeyFileError,
+  loadDataDirKey,
+  MIN_KEY_CHARS,
+  requireDataDirKey,
+  type DataDirKey,
+  type DataDirKeySpec,
+} from './data-dir-key';
+export { settingDocs, type Reader, type SettingDoc } from './setting';
+export { settingDoc, settingsTables } from './settings-table';
+export { pickConfig } from './pick-config';

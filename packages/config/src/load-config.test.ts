@@ -11,7 +11,7 @@ describe('loadConfig', () => {
     const c = loadConfig({});
     expect(c.targets).toEqual([...TARGETS]);
     expect(c.http.port).toBe(8080);
-    // Issue #27 item 6: loopback unless asked, for the API and the ops port alike.
+    // Loopback unless asked, for the API and the ops port alike: binding every interface is a choice.
     expect(c.http.host).toBe('127.0.0.1');
     expect(c.opsHost).toBe('127.0.0.1');
     expect(c.http.corsOrigins).toEqual([]);
@@ -22,7 +22,7 @@ describe('loadConfig', () => {
     expect(c.chart.chromiumPath).toBe('/usr/bin/chromium');
   });
 
-  it('keeps deleted reports 30 days and 1024 MiB of snapshots for saved reports unless told otherwise (issue #26)', () => {
+  it('keeps deleted reports 30 days and 1024 MiB of snapshots for saved reports unless told otherwise', () => {
     expect(loadConfig({})).toMatchObject({ reportTrashDays: 30, snapshotKeepBytes: 1024 * 1024 * 1024 });
     expect(loadConfig({ QUARRY_REPORT_TRASH_DAYS: '7', QUARRY_SNAPSHOT_KEEP_MB: '0.5' })).toMatchObject({
       reportTrashDays: 7,
@@ -71,7 +71,7 @@ describe('loadConfig', () => {
   });
 });
 
-// Issue #28 item 7: the search backend is a setting of its own, and empty values are refused where
+// The search backend is a setting of its own, and empty values are refused where
 // k8s/overlays/prod/secrets/*.env.example promise it ("an empty value is not accepted").
 describe('the search backend and empty values', () => {
   const problemsOf = (env: Record<string, string>): string[] => {
@@ -558,7 +558,7 @@ describe('OpenTelemetry traces (OTEL_* variables)', () => {
   });
 });
 
-// Issue #27: the settings of embedding, limits and audit, each refused with a message naming it.
+// The settings of embedding, limits and audit, each refused with a message naming it.
 describe('embedding, limits and audit settings', () => {
   const problemsOf = (env: Record<string, string>): string[] => {
     try {

@@ -9,119 +9,17 @@ import {
   TARGETS,
   TLS_VARS,
   type Env,
-  type SearchBackend,
-  type Target,
 } from './config.schema';
 import type { TracingSettings } from './tracing-settings';
 
 export type ServiceName = 'query' | 'crosstab' | 'chart' | 'reports';
 
-export interface Config {
-  targets: Target[];
-  http: {
-    host: string;
-    port: number;
-    /** Browser origins allowed to call /api/v1 (CORS); empty: none. */
-    corsOrigins: string[];
-    /** An authenticated call's body must have arrived within this, else 408 and the connection closes. */
-    bodyTimeoutMs: number;
-  };
-  /** Per client address, calls without a valid token: requests per second and the burst; undefined: no limit. */
-  anonRateLimit: { perSecond: number; burst: number } | undefined;
-  /** Per token: requests per second and the burst above it; undefined: no limit. */
-  rateLimit: { perSecond: number; burst: number; keyPrefix: string } | undefined;
-  /** Signs embed tokens (TOKENS.EMBED); unset: a key kept in the data directory. */
-  embedSecret: string | undefined;
-  /** Live (unexpired, unrevoked) embed tokens one user may hold. */
-  embedTokensPerUser: number;
-  /** How long the audit trail keeps a call. */
-  auditDays: number;
-  dataDir: string;
-  /** QUARRY_DATA_DIR was not set: dataDir is the default ./data, which the CLI says it reads. */
-  dataDirDefaulted: boolean;
-  logLevel: string;
-  /** `privateMaxmemory`: the cap of the redis-server started when REDIS_URL is unset. */
-  redis: { url: string | undefined; serverPath: string; privateMaxmemory: string };
-  mongo: { url: string; db: string } | undefined;
-  /** The one engine that searches (QUARRY_SEARCH_BACKEND); `typesense` is set exactly when it is Typesense. */
-  searchBackend: SearchBackend;
-  typesense: { url: string; apiKey: string } | undefined;
-  chart: {
-    chromiumPath: string;
-    renderTimeoutMs: number;
-    waitTimeoutMs: number;
-    workerConcurrency: number;
-    queueMaxWaiting: number;
-    /** Chromium closes after this long without a chart and starts again on the next; 0 keeps it warm from start-up. */
-    chromiumIdleMs: number;
-  };
-  /** Where each gRPC service listens (when it runs here) or is reached (when it runs elsewhere). */
-  grpc: {
-    addrs: Record<ServiceName, string | undefined>;
-    listenHost: string | undefined;
-    deadlineMs: number;
-    /**
-     * Every gRPC call carries it and services refuse calls without it (docs/architecture.md "Trust between
-     * processes"). Shared by the deployment's processes; made up at start when all run in this one.
-     */
-    internalToken: string;
-    /** mTLS between the processes when configured: PEM text read once at start. */
-    tls: GrpcTlsFiles | undefined;
-  };
-  shutdownGraceMs: number;
-  /** How long /readyz answers 503 after SIGTERM before the process stops taking calls. */
-  drainDelayMs: number;
-  /** Port of /metrics, /healthz and /readyz (unset: none; the gateway's port keeps /healthz and /readyz). */
-  opsPort: number | undefined;
-  /** The ops port's bind address (loopback by default). */
-  opsHost: string;
-  /**
-   * Per process: searches and crosstabs run at once, and how many may wait before a 503; `perCaller`
-   * also bounds one caller's charts in the chart queue (fair admission, round robin over callers).
-   */
-  heavyCalls: { maxRunning: number; maxQueued: number; perCaller: number };
-  /** Threads that build and render big tables (unset: as many as heavy calls run, at most the cores; 0: on the event loop). */
-  tableThreads: number | undefined;
-  /** Per process: the bound of the query and crosstab result cache in bytes; 0 turns it off. */
-  resultCacheBytes: number;
-  /** Per query service: memory for small indexes searched in memory (estimated bytes); 0 keeps every search on the engine. */
-  memoryIndexBytes: number;
-  /** DuckDB's memory limit per process (bytes); unset: half the process's memory, cgroup-aware. */
-  duckdbMemoryBytes: number | undefined;
-  /** What the versions read into memory may hold together (bytes); unset: a quarter of DuckDB's limit. */
-  openIndexBytes: number | undefined;
-  /** Where DuckDB spills past its limit; unset: <data dir>/tmp when writable, else the system's temporary folder. */
-  duckdbTempDir: string | undefined;
-  /** DuckDB's max_temp_directory_size; undefined: DuckDB's own (90 % of the free disk). */
-  duckdbTempMaxBytes: number | undefined;
-  /** Signs pagination cursors; unset: a key kept in the data directory. */
-  cursorSecret: string | undefined;
-  /** Scheduled deliveries of reports (REPORTS.SCHEDULE). */
-  schedules: {
-    minIntervalSeconds: number;
-    perUser: number;
-    /** Per owner and UTC day: deliveries sent (runs and runNow), and e-mail recipients addressed. */
-    deliveriesPerDay: number;
-    recipientsPerDay: number;
-    /** host[:port] patterns webhooks may reach; empty: webhooks are refused. */
-    webhookAllow: string[];
-    /** Derives each webhook's signing secret; unset: a key kept in the data directory. */
-    webhookKey: string | undefined;
-    smtpUrl: string | undefined;
-    smtpFrom: string;
-    /** The first retry's delay; each next one doubles it. */
-    backoffMs: number;
-  };
-  /** How long a deleted report stays restorable (days). */
-  reportTrashDays: number;
-  /**
-   * Bytes of earlier index snapshots kept because saved reports were saved on them (asOf "saved"); the
-   * current and previous versions are kept besides, whatever their size.
-   */
-  snapshotKeepBytes: number;
-  /** OpenTelemetry traces over OTLP/HTTP; undefined (no endpoint, or OTEL_SDK_DISABLED=true): off. */
-  tracing: TracingSettings | undefined;
-}
+/**
+ * The settings as the modules read them: grouped, in their units (bytes, milliseconds), paths resolved.
+ * Its type is what configFromEnv makes of the schema's output; what each setting means is documented
+ * beside its rule in settings/.
+ */
+export type Config = ReturnType<typeof configFromEnv>;
 
 export class ConfigError extends Error {
   readonly problems: string[];
@@ -162,14 +60,20 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     else tls = loaded.tls;
   }
   if (!parsed.success || problems.length > 0) throw new ConfigError(problems);
-  const e = parsed.data;
+  return configFromEnv(parsed.data, known, tls);
+}
+
+/** Where each setting goes in Config; the one place that names them besides the schema. */
+function configFromEnv(e: Env, known: Record<string, string | undefined>, tls: GrpcTlsFiles | undefined) {
   return {
     targets: e.QUARRY_TARGET,
     http: { host: e.HOST, port: e.PORT, corsOrigins: e.QUARRY_CORS_ORIGINS, bodyTimeoutMs: e.QUARRY_BODY_TIMEOUT_MS },
+    /** Per token; undefined: no limit. */
     rateLimit:
       e.QUARRY_RATE_LIMIT === undefined
         ? undefined
         : { perSecond: e.QUARRY_RATE_LIMIT, burst: e.QUARRY_RATE_BURST ?? 0, keyPrefix: e.QUARRY_RATE_LIMIT_PREFIX },
+    /** Per client address, calls without a valid token; undefined: no limit. */
     anonRateLimit:
       e.QUARRY_ANON_RATE_LIMIT === 0
         ? undefined
@@ -178,8 +82,10 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     embedTokensPerUser: e.QUARRY_EMBED_TOKENS_PER_USER,
     auditDays: e.QUARRY_AUDIT_DAYS,
     dataDir: path.resolve(e.QUARRY_DATA_DIR),
+    /** QUARRY_DATA_DIR was not set: dataDir is the default ./data, which the CLI says it reads. */
     dataDirDefaulted: known.QUARRY_DATA_DIR === undefined,
     logLevel: e.LOG_LEVEL,
+    /** `privateMaxmemory`: the cap of the redis-server started when REDIS_URL is unset. */
     redis: {
       url: redisUrlWithPassword(e.REDIS_URL, e.REDIS_PASSWORD),
       serverPath: e.REDIS_SERVER_PATH,
@@ -187,6 +93,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     },
     mongo: e.MONGODB_URL ? { url: e.MONGODB_URL, db: e.MONGODB_DB } : undefined,
     searchBackend: e.QUARRY_SEARCH_BACKEND,
+    /** Set exactly when the search backend is Typesense. */
     typesense:
       e.QUARRY_SEARCH_BACKEND === 'typesense' && e.TYPESENSE_URL && e.TYPESENSE_API_KEY
         ? { url: e.TYPESENSE_URL, apiKey: e.TYPESENSE_API_KEY }
@@ -199,6 +106,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       queueMaxWaiting: e.CHART_QUEUE_MAX_WAITING,
       chromiumIdleMs: e.QUARRY_CHROMIUM_IDLE_S * 1000,
     },
+    /** Where each gRPC service listens (when it runs here) or is reached (when it runs elsewhere). */
     grpc: {
       addrs: {
         query: e.QUARRY_QUERY_ADDR,
@@ -210,6 +118,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       deadlineMs: e.QUARRY_GRPC_DEADLINE_MS,
       // Unset is allowed only when no other process needs it (crossFieldProblems): a fresh one each start.
       internalToken: e.QUARRY_INTERNAL_TOKEN ?? randomBytes(32).toString('base64url'),
+      /** mTLS between the processes when configured: PEM text read once at start. */
       tls,
     },
     shutdownGraceMs: e.QUARRY_SHUTDOWN_GRACE_MS,
@@ -245,6 +154,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     },
     reportTrashDays: e.QUARRY_REPORT_TRASH_DAYS,
     snapshotKeepBytes: Math.floor(e.QUARRY_SNAPSHOT_KEEP_MB * 1024 * 1024),
+    /** OpenTelemetry traces over OTLP/HTTP; undefined (no endpoint, or OTEL_SDK_DISABLED=true): off. */
     tracing: tracingSettings(e),
   };
 }

@@ -1,6 +1,4 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import fs from 'node:fs';
-import path from 'node:path';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import { AppError } from '@quarry/errors';
 
 /**
@@ -44,20 +42,4 @@ export class CursorCodec {
     }
     return state;
   }
-}
-
-/**
- * The signing key: QUARRY_CURSOR_SECRET when configured (needed when processes on several machines
- * serve one deployment), else a random key kept in the data directory and shared by its processes.
- */
-export function loadCursorSecret(configured: string | undefined, dataDir: string): Buffer {
-  if (configured) return Buffer.from(configured, 'utf8');
-  const file = path.join(dataDir, 'cursor.secret');
-  fs.mkdirSync(dataDir, { recursive: true });
-  try {
-    fs.writeFileSync(file, randomBytes(32).toString('hex'), { flag: 'wx', mode: 0o600 });
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-  }
-  return Buffer.from(fs.readFileSync(file, 'utf8').trim(), 'utf8');
 }

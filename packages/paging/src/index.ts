@@ -1,1 +1,1 @@
-export { CursorCodec, loadCursorSecret } from './cursor-codec';
+export { CursorCodec } from './cursor-codec';

@@ -6,8 +6,8 @@ import {
   legacyDifferenceOf,
   lexForClassification,
   type Outcome,
-} from './test-support/legacy-differences.oracle';
-import { legacyParseQuery } from './test-support/legacy-lucene-parser.oracle';
+} from '../test-support/legacy-differences.oracle';
+import { legacyParseQuery } from '../test-support/legacy-lucene-parser.oracle';
 import { parseQuery } from './parse-query';
 import type { FieldDef } from './schema';
 

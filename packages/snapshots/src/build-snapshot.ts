@@ -8,6 +8,7 @@ import { readCsvHeader, type SourceEncoding } from './load/csv-header';
 import { planColumns, type ColumnPlan, type TypeNote } from './load/infer-columns';
 import { checkJsonArray, checkJsonLines } from './load/json-check';
 import { RejectLog, type OnError } from './load/load-problems';
+import { findLines } from './load/record-lines';
 import { ident, literal } from './sql';
 import { ATTACH_MIN_RECORDS, attachableFile, writeAttachable } from './attachable-snapshot';
 
@@ -61,8 +62,11 @@ export interface BuiltSnapshot {
   rejectsFile?: string;
   /** Lines of a CSV inside an unterminated quote: neither read as rows nor checked. */
   unreadLines?: number;
-  /** Columns loaded as text although most values read as another type, each with the first value that did not. */
-  typeNotes?: TypeNote[];
+  /**
+   * Columns loaded as text although most values read as another type, each with the first value that
+   * did not: at its `line` in a CSV or JSON Lines file, else by its `record`.
+   */
+  typeNotes?: Array<Omit<TypeNote, 'record'> & { line?: number; record?: number }>;
 }
 
 export type SourceFormat = 'csv' | 'json' | 'jsonl' | 'parquet';
@@ -243,6 +247,9 @@ export async function buildSnapshot(req: BuildRequest): Promise<BuiltSnapshot> {
     /** Rows the JSON check read (good or not); CSV and Parquet count theirs in the first scan. */
     let checkedRows: number | undefined;
     let csvColumns = 0;
+    let jsonLayout: 'array' | 'lines' | undefined;
+    /** CSV rows DuckDB rejected, by its line number, with the lines each took. */
+    const csvRejected = new Map<number, number>();
     let columns: Array<{ name: string; type: string }>;
     if (format === 'csv') {
       if (size === 0) throw AppError.invalid(`${label} is empty: a CSV file needs a header line`);
@@ -272,6 +279,7 @@ export async function buildSnapshot(req: BuildRequest): Promise<BuiltSnapshot> {
           ? checkJsonArray(req.file, label, rejects, cleanTmp, onBytes)
           : await checkJsonLines(req.file, label, rejects, cleanTmp, onBytes);
       checkedRows = check.rows;
+      jsonLayout = format === 'json' && firstChar === '[' ? 'array' : 'lines';
       source = `read_json(${literal(path.resolve(check.clean))}, format = ${literal(check.layout)}, records = true, sample_size = -1, maximum_object_size = 67108864)`;
       try {
         columns = (await rows(c, `DESCRIBE SELECT * FROM ${source}`)).map((r) => ({
@@ -339,30 +347,52 @@ export async function buildSnapshot(req: BuildRequest): Promise<BuiltSnapshot> {
         `SELECT line, column_name, error_type, csv_line, error_message FROM reject_errors ORDER BY line, column_idx`,
       );
       // The sample's scan and the full one may both have met a row: one reject per line.
-      const lines = new Set<string>();
-      for (const r of bad) {
-        if (lines.has(String(r.line))) continue;
-        lines.add(String(r.line));
-        const line = Number(r.line);
-        const text = String(r.csv_line ?? '');
-        let reason = rejectReason(String(r.error_type), String(r.error_message), csvColumns);
-        // An unterminated quote takes every line after it as its value: say how many were never read
-        // as rows, so nobody takes "rows read" for the whole file.
-        const swallowed = /closing quote never comes/.test(reason)
-          ? text.replace(/\r?\n$/, '').split(/\r?\n/).length - 1
-          : 0;
-        if (swallowed > 0) {
-          unreadLines += swallowed;
-          reason += `; the ${swallowed === 1 ? 'line' : `${swallowed} lines`} after it (${swallowed === 1 ? `line ${line + 1}` : `lines ${line + 1}-${line + swallowed}`}) ${swallowed === 1 ? 'is' : 'are'} inside that quote and ${swallowed === 1 ? 'was' : 'were'} not read or checked`;
+      const seen = new Set<number>();
+      const found = bad
+        .filter((r) => !seen.has(Number(r.line)) && seen.add(Number(r.line)))
+        .map((r) => {
+          const text = String(r.csv_line ?? '');
+          const reason = rejectReason(String(r.error_type), String(r.error_message), csvColumns);
+          // An unterminated quote takes every line after it as its value.
+          const swallowed = /closing quote never comes/.test(reason)
+            ? text.replace(/\r?\n$/, '').split(/\r?\n/).length - 1
+            : 0;
+          csvRejected.set(Number(r.line), swallowed + 1);
+          return { unit: Number(r.line), column: r.column_name, reason, text, swallowed };
+        });
+      // DuckDB numbers a row by records and blank lines: name it by the line an editor shows.
+      const lines = found.length
+        ? findLines(req.file, 'csv', { units: found.map((r) => r.unit) }, csvRejected).units
+        : undefined;
+      for (const r of found) {
+        const line = lines?.get(r.unit) ?? r.unit;
+        let reason = r.reason;
+        // Say how many lines were never read as rows, so nobody takes "rows read" for the whole file.
+        if (r.swallowed > 0) {
+          unreadLines += r.swallowed;
+          const n = r.swallowed;
+          reason += `; the ${n === 1 ? 'line' : `${n} lines`} after it (${n === 1 ? `line ${line + 1}` : `lines ${line + 1}-${line + n}`}) ${n === 1 ? 'is' : 'are'} inside that quote and ${n === 1 ? 'was' : 'were'} not read or checked`;
         }
         rejects.add({
           line,
-          ...(r.column_name !== null && r.column_name !== undefined ? { column: String(r.column_name) } : {}),
+          ...(r.column !== null && r.column !== undefined ? { column: String(r.column) } : {}),
           reason,
-          text,
+          text: r.text,
         });
       }
     }
+    // A row of a file with lines is named by its line, whichever check refused it (the type checks
+    // only know its position among the rows the reader kept).
+    const lineKind = format === 'csv' ? 'csv' : format !== 'parquet' && jsonLayout !== 'array' ? 'jsonl' : undefined;
+    const linesOf = (records: number[]) =>
+      lineKind && records.length > 0
+        ? findLines(req.file, lineKind, { records }, lineKind === 'csv' ? csvRejected : rejects.rejectedLines).records
+        : undefined;
+    const noteLines = linesOf(planned.notes.map((n) => n.record));
+    const typeNotes = planned.notes.map((n) => {
+      const line = noteLines?.get(n.record);
+      return line !== undefined ? { column: n.column, wanted: n.wanted, line, value: n.value } : n;
+    });
     const rowsRead = checkedRows ?? planned.rows + rejects.rejected;
 
     // Values a declared type cannot read: malformed rows (the first fails a strict load).
@@ -376,11 +406,14 @@ export async function buildSnapshot(req: BuildRequest): Promise<BuiltSnapshot> {
         `SELECT __row, ${fallible.map((p, i) => `${readable(p)} AS ok${i}, CAST(${ident(p.name)} AS VARCHAR) AS v${i}`).join(', ')}
          FROM (SELECT row_number() OVER () AS __row, * FROM src) WHERE NOT (${rowOk}) ORDER BY __row LIMIT ${Math.min(maxErrors - rejects.rejected + 1, 1_000_000)}`,
       );
+      const lines = linesOf(unreadable.map((r) => Number(r.__row)));
       for (const r of unreadable) {
         const i = fallible.findIndex((_, k) => r[`ok${k}`] === false);
         const p = fallible[i];
+        const record = Number(r.__row);
+        const line = lines?.get(record);
         rejects.add({
-          record: Number(r.__row),
+          ...(line !== undefined ? { line } : { record }),
           column: p.name,
           reason: `cannot read ${JSON.stringify(String(r[`v${i}`]).slice(0, 80))} as ${p.type}`,
           text: String(r[`v${i}`]),
@@ -440,7 +473,7 @@ export async function buildSnapshot(req: BuildRequest): Promise<BuiltSnapshot> {
       rowsRejected: rejects.rejected,
       ...(rejects.rejected > 0 && req.rejectsFile ? { rejectsFile: req.rejectsFile } : {}),
       ...(unreadLines > 0 ? { unreadLines } : {}),
-      ...(planned.notes.length ? { typeNotes: planned.notes } : {}),
+      ...(typeNotes.length ? { typeNotes } : {}),
     };
   } finally {
     if (ok) rejects.close();

@@ -3,20 +3,13 @@ import type { AddressInfo } from 'node:net';
 import IORedis from 'ioredis';
 import type { Logger } from '@quarry/logger';
 import type { QuarryMetrics } from '@quarry/metrics';
-import type { AuditLog, MetadataStore } from '@quarry/metadata-store';
 import type { QuarryModule } from '@quarry/runtime';
-import { GrpcServiceClients } from './adapters/grpc-service-clients.adapter';
-import { JoseEmbedSigner, loadEmbedKey } from './adapters/jose-embed-signer.adapter';
 import { FlexibleRateLimiter } from './adapters/flexible-rate-limiter.adapter';
 import type { GatewayConfig } from './config';
-import { AuditRecorder } from './domain/audit-recorder';
-import { AuthenticateUseCase } from './domain/authenticate.use-case';
-import { CallMethodUseCase } from './domain/call-method.use-case';
-import { EmbedTokenRegistry } from './domain/embed-token-registry';
+import type { GatewayCallsModule } from './gateway-calls.module';
 import { CorsPolicy } from './transport/cors';
-import { RunScheduledReportUseCase } from './domain/run-scheduled-report.use-case';
-import type { ScheduledReportRunner, SchedulesModule } from './ports/schedules.port';
-import { createHttpApp, rpcHandler } from './transport/http-app';
+import { createHttpApp, type HttpAppDeps } from './transport/http-app';
+import { rpcHandler } from './transport/rpc-endpoint';
 
 export interface GatewayOps {
   metrics: QuarryMetrics;
@@ -24,23 +17,21 @@ export interface GatewayOps {
   ready: () => Promise<void>;
   /** The built console to serve at /console (the composition root knows where it is). */
   consoleDir?: string;
-  /** Scheduled deliveries: built with the runner of this gateway's use cases (absent without Redis). */
-  scheduler?: (runner: ScheduledReportRunner) => SchedulesModule;
 }
 
+/**
+ * The gateway's HTTP server: JSON-RPC, MCP, the OpenRPC document, the console and the API port's probes,
+ * over the use cases of a started GatewayCallsModule (the scheduler module starts between the two).
+ */
 export class GatewayModule implements QuarryModule {
   readonly name = 'gateway';
   private server: Server | undefined;
-  private clients: GrpcServiceClients | undefined;
-  private audit: AuditRecorder | undefined;
-  private embedTokens: EmbedTokenRegistry | undefined;
-  private scheduler: SchedulesModule | undefined;
   private limitsRedis: IORedis | undefined;
   private readonly log: Logger;
 
   constructor(
     private readonly config: GatewayConfig,
-    private readonly store: MetadataStore & AuditLog,
+    private readonly calls: GatewayCallsModule,
     log: Logger,
     private readonly ops?: GatewayOps,
   ) {
@@ -60,35 +51,14 @@ export class GatewayModule implements QuarryModule {
   }
 
   async start(): Promise<void> {
-    this.clients = new GrpcServiceClients(
-      this.config.serviceAddrs,
-      this.config.grpcDeadlineMs,
-      this.config.grpcTrust,
-      this.log,
-    );
     const c = this.config;
-    const signer = new JoseEmbedSigner(loadEmbedKey(c.embedSecret, c.dataDir));
-    this.audit = new AuditRecorder(this.store, this.log.child({ part: 'audit' }), c.auditDays);
-    this.audit.start();
+    const { authenticate, dispatch, audit } = this.calls.calls;
     const cors = new CorsPolicy(c.corsOrigins);
-    const embedTokens = new EmbedTokenRegistry(this.store, this.log.child({ part: 'embed-tokens' }), {
-      livePerUser: c.embedTokensPerUser,
-    });
-    embedTokens.start();
-    this.embedTokens = embedTokens;
-    const authenticate = new AuthenticateUseCase(this.store, signer, Date.now, embedTokens);
-    const callMethod = new CallMethodUseCase(this.clients, signer, embedTokens);
-    if (this.ops?.scheduler) {
-      const scheduler = this.ops.scheduler(new RunScheduledReportUseCase(authenticate, callMethod, this.audit));
-      await scheduler.start();
-      this.scheduler = scheduler;
-      callMethod.useSchedules(scheduler);
-    }
     const limitsStore = c.rateLimit ? await this.limitsStore(c.rateLimit.keyPrefix) : undefined;
-    const deps = {
+    const deps: HttpAppDeps = {
       authenticate,
-      callMethod,
-      checkReady: this.ops?.ready ?? (() => this.store.ping()),
+      dispatch,
+      checkReady: this.ops?.ready ?? (() => this.calls.store.ping()),
       degraded: () => this.degraded(),
       log: this.log,
       bodyLimitBytes: c.bodyLimitBytes,
@@ -98,7 +68,7 @@ export class GatewayModule implements QuarryModule {
       rateLimiter: c.rateLimit && new FlexibleRateLimiter(c.rateLimit.perSecond, c.rateLimit.burst, limitsStore),
       // Per process: a flood from one address is refused by the replica it reaches, with no Redis round trip.
       addressLimiter: c.anonRateLimit && new FlexibleRateLimiter(c.anonRateLimit.perSecond, c.anonRateLimit.burst),
-      audit: this.audit,
+      audit,
       cors,
       mcp: { authenticate, log: this.log.child({ part: 'mcp' }), rpcUrl: () => this.selfRpcUrl() },
     };
@@ -122,7 +92,7 @@ export class GatewayModule implements QuarryModule {
     this.server = server;
     const bound = server.address();
     const host = typeof bound === 'object' && bound ? bound.address : c.host;
-    this.log.info({ port: this.port, host, services: this.config.serviceAddrs }, 'gateway listening');
+    this.log.info({ port: this.port, host, services: c.serviceAddrs }, 'gateway listening');
   }
 
   /**
@@ -131,19 +101,17 @@ export class GatewayModule implements QuarryModule {
    */
   async degraded(): Promise<string[]> {
     const away: string[] = [];
-    if (this.scheduler?.ready) {
-      try {
-        await this.scheduler.ready();
-      } catch (err) {
-        away.push(err instanceof Error ? err.message : String(err));
-      }
+    try {
+      await this.calls.schedulesReady();
+    } catch (err) {
+      away.push(err instanceof Error ? err.message : String(err));
     }
     if (this.limitsRedis && this.limitsRedis.status !== 'ready')
       away.push(`Redis (shared rate limits) is unreachable: connection ${this.limitsRedis.status}`);
     return away;
   }
 
-  /** With a Redis, the rate limits count there so every gateway replica shares them (issue #27). */
+  /** With a Redis, the rate limits count there so every gateway replica shares them. */
   private async limitsStore(keyPrefix: string): Promise<{ redis: IORedis; keyPrefix: string } | undefined> {
     if (!this.config.redisUrl) return undefined;
     // Fail fast to the in-memory insurance limiter rather than queueing requests while Redis is away.
@@ -161,7 +129,10 @@ export class GatewayModule implements QuarryModule {
     return { redis, keyPrefix };
   }
 
-  /** Stops accepting, lets in-flight requests finish (up to the grace period), then drops idle sockets. */
+  /**
+   * Stops accepting, lets in-flight requests finish (up to the grace period), then drops idle sockets; the
+   * scheduler and the calls module stop after this, in the module map's reverse order.
+   */
   async stop(): Promise<void> {
     const server = this.server;
     if (server) {
@@ -178,11 +149,6 @@ export class GatewayModule implements QuarryModule {
       });
     }
     this.server = undefined;
-    await this.scheduler?.stop();
-    this.scheduler = undefined;
-    this.clients?.close();
-    await this.audit?.stop();
-    this.embedTokens?.stop();
     this.limitsRedis?.disconnect();
     this.limitsRedis = undefined;
   }

@@ -2,7 +2,8 @@ import { AppError } from '@quarry/errors';
 import type { Logger } from '@quarry/logger';
 import type { QuarryMetrics } from '@quarry/metrics';
 import type { IndexCatalog } from '@quarry/metadata-store';
-import { CursorCodec, loadCursorSecret } from '@quarry/paging';
+import { CursorCodec } from '@quarry/paging';
+import { DATA_DIR_KEYS, requireDataDirKey } from '@quarry/config';
 import { GrpcServiceModule, loadQuarryProto } from '@quarry/rpc';
 import type { HeavyCallLimiter } from '@quarry/runtime';
 import type { SnapshotEngine } from '@quarry/snapshots';
@@ -53,7 +54,9 @@ export interface ServiceDeps {
 export function createQueryModule(config: QueryServiceConfig, log: Logger, deps: ServiceDeps): GrpcServiceModule {
   const moduleLog = log.child({ module: 'query' });
   const search = createSearchIndex(config, deps.engine, 'serve', moduleLog);
-  const cursors = new CursorCodec(loadCursorSecret(config.cursorSecret, config.dataDir));
+  const cursors = new CursorCodec(
+    requireDataDirKey({ ...DATA_DIR_KEYS.cursor, configured: config.cursorSecret, dataDir: config.dataDir }),
+  );
   const executeQuery = new ExecuteQueryUseCase(deps.catalog, search, deps.cache);
   const findIndexes = new FindIndexesUseCase(deps.catalog, cursors);
   return new GrpcServiceModule({

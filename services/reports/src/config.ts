@@ -1,22 +1,13 @@
-import { serviceListenAddr, type Config } from '@quarry/config';
+import { pickConfig, serviceListenAddr, type Config } from '@quarry/config';
 
-export interface ReportsServiceConfig {
-  listenAddr: string;
-  graceMs: number;
-  dataDir: string;
-  mongo: { url: string; db: string } | undefined;
-  cursorSecret: string | undefined;
-  /** QUARRY_REPORT_TRASH_DAYS: how long a deleted report can be restored. */
-  trashDays: number;
-}
-
-export function reportsServiceConfig(config: Config): ReportsServiceConfig {
+export function reportsServiceConfig(config: Config) {
   return {
     listenAddr: serviceListenAddr(config, 'reports'),
     graceMs: config.shutdownGraceMs,
-    dataDir: config.dataDir,
-    mongo: config.mongo,
-    cursorSecret: config.cursorSecret,
+    ...pickConfig(config, 'dataDir', 'mongo', 'cursorSecret'),
+    /** How long a deleted report can be restored (QUARRY_REPORT_TRASH_DAYS). */
     trashDays: config.reportTrashDays,
   };
 }
+
+export type ReportsServiceConfig = ReturnType<typeof reportsServiceConfig>;

@@ -1,6 +1,7 @@
 import type { Logger } from '@quarry/logger';
 import { instrumentStore, type QuarryMetrics } from '@quarry/metrics';
-import { CursorCodec, loadCursorSecret } from '@quarry/paging';
+import { CursorCodec } from '@quarry/paging';
+import { DATA_DIR_KEYS, requireDataDirKey } from '@quarry/config';
 import { GrpcServiceModule, loadQuarryProto } from '@quarry/rpc';
 import type { ReportsServiceConfig } from './config';
 import {
@@ -24,7 +25,9 @@ export async function createReportsModule(
   const store = metrics ? instrumentStore(opened, 'reports', metrics) : opened;
   // What stayed in the trash past QUARRY_REPORT_TRASH_DAYS goes at start too, not only at the next delete.
   await store.purgeTrash(trashLimit(new Date(), config.trashDays));
-  const cursors = new CursorCodec(loadCursorSecret(config.cursorSecret, config.dataDir));
+  const cursors = new CursorCodec(
+    requireDataDirKey({ ...DATA_DIR_KEYS.cursor, configured: config.cursorSecret, dataDir: config.dataDir }),
+  );
   const handlers = reportsHandlers(moduleLog, {
     save: new SaveReportUseCase(store),
     find: new FindReportsUseCase(store, cursors),

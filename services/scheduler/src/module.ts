@@ -1,6 +1,3 @@
-import { randomBytes } from 'node:crypto';
-import fs from 'node:fs';
-import path from 'node:path';
 import type { Worker } from 'bullmq';
 import IORedis from 'ioredis';
 import type {
@@ -9,6 +6,7 @@ import type {
   ReportsSchedulesResult,
   ReportsUnscheduleResult,
 } from '@quarry/contract';
+import { DATA_DIR_KEYS, loadDataDirKey } from '@quarry/config';
 import type { Logger } from '@quarry/logger';
 import { BullMqDeliveryQueue, startDeliveryWorker } from './adapters/bullmq-delivery-queue.adapter';
 import { HttpWebhookSender } from './adapters/http-webhook-sender.adapter';
@@ -26,22 +24,14 @@ import type { ReportRunner, ScheduleOwner } from './ports/report-runner.port';
  * the other replicas do not know.
  */
 function loadWebhookKey(configured: string | undefined, dataDir: string, log: Logger): Buffer | undefined {
-  if (configured) return Buffer.from(configured, 'utf8');
-  const file = path.join(dataDir, 'webhook.key');
-  try {
-    fs.mkdirSync(dataDir, { recursive: true });
-    fs.writeFileSync(file, randomBytes(32).toString('hex'), { flag: 'wx', mode: 0o600 });
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code !== 'EEXIST' && !fs.existsSync(file)) {
-      log.warn(
-        { err: (err as Error).message, dataDir },
-        'webhook schedules are off: QUARRY_WEBHOOK_KEY is not set and the data directory cannot keep a key',
-      );
-      return undefined;
-    }
+  const loaded = loadDataDirKey({ ...DATA_DIR_KEYS.webhook, configured, dataDir });
+  if (loaded.key === undefined) {
+    log.warn(
+      { err: loaded.reason, dataDir },
+      'webhook schedules are off: QUARRY_WEBHOOK_KEY is not set and the data directory cannot keep a key',
+    );
   }
-  return Buffer.from(fs.readFileSync(file, 'utf8').trim(), 'utf8');
+  return loaded.key;
 }
 
 /** What the gateway calls for REPORTS.SCHEDULE, REPORTS.SCHEDULES and REPORTS.UNSCHEDULE. */

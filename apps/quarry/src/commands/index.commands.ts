@@ -188,7 +188,7 @@ export async function loadIndex(
       `fields: ${entry.fields.map((f) => `${f.name} (${f.type}${f.grain ? `, grouped by ${f.grain}` : ''})`).join(', ')}`,
       ...(result.typeNotes ?? []).map(
         (n) =>
-          `"${n.column}" is text: record ${n.record} holds ${JSON.stringify(n.value.slice(0, 60))}, which is not ${n.wanted === 'integer' ? 'an integer' : n.wanted === 'number' ? 'a number' : `a ${n.wanted}`} as written; --type ${JSON.stringify(n.column)}=${n.wanted} loads the column as one (a value it cannot read is then a malformed row)`,
+          `"${n.column}" is text: ${n.line !== undefined ? `line ${n.line}` : `record ${n.record}`} holds ${JSON.stringify(n.value.slice(0, 60))}, which is not ${n.wanted === 'integer' ? 'an integer' : n.wanted === 'number' ? 'a number' : `a ${n.wanted}`} as written; --type ${JSON.stringify(n.column)}=${n.wanted} loads the column as one (a value it cannot read is then a malformed row)`,
       ),
       `dynamic views: ${['Records', ...entry.views.map((v) => `${v.name} = distinct ${v.field}`)].join(', ')}`,
     ].join('\n');

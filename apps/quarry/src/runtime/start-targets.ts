@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { Config, Target } from '@quarry/config';
 import { startPrivateRedis } from '@quarry/chart/redis';
-import { createOpsApp, GatewayModule, gatewayConfig } from '@quarry/gateway';
+import { createOpsApp, GatewayCallsModule, GatewayModule, gatewayConfig } from '@quarry/gateway';
 import type { Logger } from '@quarry/logger';
 import { instrumentStore, mergedMetrics, QuarryMetrics } from '@quarry/metrics';
 import { openMetadataStore } from '@quarry/metadata-store';
@@ -28,11 +28,20 @@ interface ProcessContext {
   serviceTargets: ReadonlySet<Target>;
   withGateway: boolean;
   services?: RunningServices;
+  /** The gateway's use cases, which the scheduler's deliveries and the gateway's HTTP server share. */
+  gatewayCalls?: GatewayCallsModule;
+  /** The gateway's metadata store as opened (readiness pings it, uncounted by its metrics). */
+  gatewayStore?: { ping(): Promise<void> };
   port?: number;
   gatewayMetrics?: QuarryMetrics;
   ready?: () => Promise<void>;
   degraded?: () => Promise<string[]>;
   draining: boolean;
+}
+
+function need<T>(value: T | undefined, what: string): T {
+  if (value === undefined) throw new Error(`${what} is not running (a module map dependency is missing)`);
+  return value;
 }
 
 function notDraining(ctx: ProcessContext): void {
@@ -82,52 +91,83 @@ const PROCESS_MODULES: ModuleMap<ProcessContext> = {
       return { stop: () => services.stop(), ready: () => services.ready() };
     },
   },
-  gateway: {
+  // The gateway in three steps, so that scheduled deliveries start after the use cases they run reports
+  // through and before the HTTP server takes calls, and stop after that server has drained.
+  'gateway-calls': {
     deps: ['private-redis'],
     start: async (ctx) => {
       const store = await openMetadataStore({ dataDir: ctx.config.dataDir, mongo: ctx.config.mongo });
       const metrics = new QuarryMetrics();
+      const calls = new GatewayCallsModule(
+        gatewayConfig(ctx.config, ctx.services?.hosted ?? {}),
+        instrumentStore(store, 'metadata', metrics),
+        ctx.log,
+      );
+      try {
+        await calls.start();
+      } catch (err) {
+        await store.close();
+        throw err;
+      }
+      ctx.gatewayCalls = calls;
+      ctx.gatewayStore = store;
+      ctx.gatewayMetrics = metrics;
+      return {
+        stop: async () => {
+          await calls.stop();
+          await store.close();
+        },
+      };
+    },
+  },
+  // Scheduled deliveries (REPORTS.SCHEDULE), on the process's Redis: without one, those methods answer 503.
+  scheduler: {
+    deps: ['gateway-calls'],
+    start: async (ctx) => {
+      const calls = need(ctx.gatewayCalls, 'the gateway calls module');
+      const redisUrl = ctx.config.redis.url;
+      if (!redisUrl) return { stop: async () => undefined };
+      const scheduler = new SchedulerModule(
+        schedulerConfig(ctx.config, redisUrl),
+        calls.scheduledReportRunner,
+        ctx.log,
+      );
+      await scheduler.start();
+      calls.useSchedules(scheduler);
+      return {
+        stop: async () => {
+          calls.useSchedules(undefined);
+          await scheduler.stop();
+        },
+      };
+    },
+  },
+  gateway: {
+    deps: ['gateway-calls', 'scheduler'],
+    start: async (ctx) => {
+      const calls = need(ctx.gatewayCalls, 'the gateway calls module');
+      const store = need(ctx.gatewayStore, 'the metadata store');
       const services = ctx.services;
       const ready = async () => {
         notDraining(ctx);
         await store.ping();
         await services?.ready();
       };
-      const redisUrl = ctx.config.redis.url;
-      const gateway = new GatewayModule(
-        gatewayConfig(ctx.config, services?.hosted ?? {}),
-        instrumentStore(store, 'metadata', metrics),
-        ctx.log,
-        {
-          metrics,
-          ready,
-          consoleDir,
-          scheduler: redisUrl
-            ? (runner) => new SchedulerModule(schedulerConfig(ctx.config, redisUrl), runner, ctx.log)
-            : undefined,
-        },
-      );
-      try {
-        await gateway.start();
-      } catch (err) {
-        await store.close();
-        throw err;
-      }
+      const gateway = new GatewayModule(gatewayConfig(ctx.config, services?.hosted ?? {}), calls, ctx.log, {
+        metrics: need(ctx.gatewayMetrics, 'the gateway metrics'),
+        ready,
+        consoleDir,
+      });
+      await gateway.start();
       ctx.port = gateway.port;
-      ctx.gatewayMetrics = metrics;
       ctx.ready = ready;
       ctx.degraded = () => gateway.degraded();
-      return {
-        stop: async () => {
-          await gateway.stop();
-          await store.close();
-        },
-      };
+      return { stop: () => gateway.stop() };
     },
   },
   // /healthz, /readyz and /metrics on QUARRY_OPS_PORT (Kubernetes probes, Prometheus), served by the
   // gateway's own handlers; loopback unless QUARRY_OPS_HOST says otherwise. /metrics is only here: the
-  // API port answers 404 to it (issue #27).
+  // API port answers 404 to it.
   // No deps: it serves whichever of services and gateway this process runs, and comes after both (the
   // map's order breaks ties); a dependency would start the other in a process that does not run it.
   ops: {
@@ -168,7 +208,7 @@ export function processModules(config: Config): string[] {
   const withGateway = targets.has('gateway');
   return [
     ...(hasServices ? ['services'] : []),
-    ...(withGateway ? ['gateway'] : []),
+    ...(withGateway ? ['gateway-calls', 'scheduler', 'gateway'] : []),
     ...(config.opsPort !== undefined && (hasServices || withGateway) ? ['ops'] : []),
   ];
 }

@@ -3,9 +3,11 @@ import path from 'node:path';
 import { AppError } from '@quarry/errors';
 
 /**
- * One row a load could not take, in Quarry's words: where it is (`line` in the file when it can be
- * known, else `record`, its position among the records), which column when it can be known, why, and
- * the raw text. A rejects file holds one of these per line.
+ * One row a load could not take, in Quarry's words: where it is, which column when it can be known, why,
+ * and the raw text. A rejects file holds one of these per line. A CSV or JSON Lines row is always named
+ * by `line` (the line of the file it starts on, whichever check refused it); `record` (its position
+ * among the records, from 1) names a row only where the file has no lines to point at (Parquet, or an
+ * element of a JSON array, which also gives the `line` it starts on).
  */
 export interface RejectedRow {
   line?: number;
@@ -39,6 +41,7 @@ export class RejectLog {
   private count = 0;
   private first: RejectedRow | undefined;
   private fd: number | undefined;
+  private readonly lines = new Map<number, number>();
 
   constructor(
     private readonly file: string,
@@ -52,8 +55,14 @@ export class RejectLog {
     return this.count;
   }
 
+  /** The lines rejected rows start on (each taking one line: how JSON Lines are checked). */
+  get rejectedLines(): ReadonlyMap<number, number> {
+    return this.lines;
+  }
+
   add(r: RejectedRow): void {
     this.count += 1;
+    if (r.line !== undefined && r.record === undefined) this.lines.set(r.line, 1);
     this.first ??= r;
     if (this.onError === 'fail') throw this.failure();
     if (this.count > this.maxErrors) throw this.failure();

@@ -138,7 +138,7 @@ describe('a malformed file is refused, naming where and why, and leaves nothing 
       'a value its declared type cannot read',
       'typed.csv',
       'a,b\n1,x\n2,y\n3,zz\n',
-      /^typed\.csv, record 1, column "b": cannot read "x" as integer/,
+      /^typed\.csv:2, column "b": cannot read "x" as integer/,
       { types: { b: 'integer' } },
     ],
   ];
@@ -251,6 +251,15 @@ describe('types never change a value', () => {
   });
 });
 
+/** A rejects file's entries, one JSON object per line. */
+function rejectsListed(file: string): Array<{ line?: number; record?: number; text: string }> {
+  return fs
+    .readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { line?: number; record?: number; text: string });
+}
+
 describe('--on-error skip', () => {
   it('publishes the good rows and lists each rejected one with its line, reason and text', async () => {
     const rejectsFile = path.join(dataDir, 'rejects', 't-v1.jsonl');
@@ -296,11 +305,66 @@ describe('--on-error skip', () => {
     });
     expect(built.recordCount).toBe(2);
     expect(JSON.parse(fs.readFileSync(rejectsFile, 'utf8'))).toEqual({
-      record: 2,
+      line: 3,
       column: 'b',
       reason: 'cannot read "x" as integer',
       text: 'x',
     });
+  });
+
+  it('names every rejected CSV row by its line, after blank lines, multi-line values and rejected rows', async () => {
+    const rejectsFile = path.join(dataDir, 'rejects', 't-v1.jsonl');
+    const csv = [
+      'a,b', // 1
+      '1,"two', // 2: a value over three lines
+      'lines',
+      'more"',
+      '', // 5: blank
+      'x,3', // 6: a type reject
+      '4,5,6', // 7: too many fields
+      '"q,""r', // 8: quoted, with a line feed and an escaped quote inside
+      '""s",7',
+      '',
+      '', // 11
+      'y,8', // 12: a type reject
+      '9,"', // 13: an unterminated quote takes the rest
+      'z,10',
+    ].join('\n');
+    const built = await build(write('where.csv', csv), {
+      onError: 'skip',
+      rejectsFile,
+      types: { a: 'integer' },
+    });
+    const listed = rejectsListed(rejectsFile);
+    expect(listed.map((r) => [r.line, r.record, r.text.split('\n')[0]])).toEqual([
+      [7, undefined, '4,5,6'],
+      [13, undefined, '9,"'],
+      [6, undefined, 'x'],
+      [8, undefined, 'q,"r'],
+      [12, undefined, 'y'],
+    ]);
+    expect(built.recordCount).toBe(1);
+  });
+
+  it('names a JSON Lines row a declared type cannot read by its line', async () => {
+    const rejectsFile = path.join(dataDir, 'rejects', 't-v1.jsonl');
+    await build(write('t.jsonl', '{"n":1}\n\n[1]\n{"n":"x"}\n  \n{"n":2}\n{"n":"y"}\n'), {
+      onError: 'skip',
+      rejectsFile,
+      types: { n: 'integer' },
+    });
+    const listed = rejectsListed(rejectsFile);
+    expect(listed.map((r) => [r.line, r.record])).toEqual([
+      [3, undefined],
+      [4, undefined],
+      [7, undefined],
+    ]);
+  });
+
+  it('says on which line the value that made a column text is', async () => {
+    const rows = ['y', '"1', '2"', ...Array.from({ length: 20 }, (_, i) => String(2000 + i)), '02008', '2021'];
+    const built = await build(write('years.csv', rows.join('\n')));
+    expect(built.typeNotes).toEqual([{ column: 'y', wanted: 'integer', line: 2, value: '1\n2' }]);
   });
 
   it('--max-errors stops a load that rejects more, publishing nothing', async () => {
@@ -342,7 +406,7 @@ describe('other sources', () => {
     ).rejects.toThrow(/--append needs the fields of the published version; a3\.csv lacks "n" and has "m" it does not/);
     await expect(
       build(write('a4.csv', 'k,n\nd,x\n'), { append: { snapshot: first.snapshot, fields: first.fields } }),
-    ).rejects.toThrow(/a4\.csv, record 1, column "n": cannot read "x" as integer/);
+    ).rejects.toThrow(/a4\.csv:2, column "n": cannot read "x" as integer/);
   });
 
   it('reports progress from 0 to 1 in steps, never backwards', async () => {

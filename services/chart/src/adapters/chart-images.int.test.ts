@@ -3,7 +3,7 @@ import path from 'node:path';
 import { silentLogger } from '@quarry/logger';
 import { describeIf, inspectPng } from '@quarry/testkit';
 import { AppError } from '@quarry/errors';
-import { trickyGrids } from '../test-support/chart-grids.fixtures';
+import { trickyGrids } from '../../test-support/chart-grids.fixtures';
 import { buildChartOption } from '../domain/chart-option/build-chart-option';
 import { CHART_KINDS } from '../domain/chart-types';
 import { ChromiumRenderer } from './chromium-renderer.adapter';

@@ -23,13 +23,24 @@ const grid = {
   rowTotals: [[3], [7], [11]],
 };
 
+/** Chromium processes this test process started (another test file's browsers running beside it are not ours). */
 function chromiumProcesses(): number {
-  try {
-    return execFileSync('pgrep', ['-f', 'quarry-chromium-'], { encoding: 'utf8' }).trim().split('\n').filter(Boolean)
-      .length;
-  } catch {
-    return 0;
+  const table = execFileSync('ps', ['-eo', 'pid=,ppid=,args='], { encoding: 'utf8' })
+    .trim()
+    .split('\n')
+    .map((l) => /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(l))
+    .filter((m): m is RegExpExecArray => m !== null)
+    .map((m) => ({ pid: Number(m[1]), ppid: Number(m[2]), args: m[3] }));
+  const ours = new Set([process.pid]);
+  for (let grew = true; grew;) {
+    grew = false;
+    for (const p of table)
+      if (ours.has(p.ppid) && !ours.has(p.pid)) {
+        ours.add(p.pid);
+        grew = true;
+      }
   }
+  return table.filter((p) => ours.has(p.pid) && p.args.includes('quarry-chromium-')).length;
 }
 
 describeIf(

@@ -1,10 +1,10 @@
 import { AppError } from '@quarry/errors';
 import { chartTotalsProblem } from '@quarry/contract';
-import { trickyGrids } from '../test-support/chart-grids.fixtures';
+import { trickyGrids } from '../../test-support/chart-grids.fixtures';
 import { buildChartOption } from '../domain/chart-option/build-chart-option';
 import { CHART_KINDS, type ChartKind } from '../domain/chart-types';
 import type { ChartGrid } from '../domain/chart-grid';
-import { bounds, overlap, textBoxes } from '../test-support/svg-layout.fixtures';
+import { bounds, overlap, textBoxes } from '../../test-support/svg-layout.fixtures';
 import { renderSvg } from './echarts-svg-renderer.adapter';
 
 /*

@@ -1,5 +1,5 @@
 import { AppError } from '@quarry/errors';
-import { trickyGrids } from '../test-support/chart-grids.fixtures';
+import { trickyGrids } from '../../test-support/chart-grids.fixtures';
 import { buildChartOption, OTHER_SHARE } from './chart-option/build-chart-option';
 import { chartKind } from './chart-types';
 import type { ChartGrid } from './chart-grid';

@@ -18,7 +18,7 @@ import {
 import { crosstabSpec, MAX_CELLS } from '../domain/crosstab-spec';
 import { buildPivotTable } from '../domain/pivot-table';
 import { renderJson } from '../domain/render-json';
-import { crosstabInput, type SentCrosstab } from '../test-support/crosstab-input';
+import { crosstabInput, type SentCrosstab } from '../../test-support/crosstab-input';
 import { DuckDbPivotEngine } from './duckdb-pivot-engine.adapter';
 
 /*

@@ -13,7 +13,7 @@ import { toChartGrid } from '../domain/crosstab-grid';
 import { buildPivotTable } from '../domain/pivot-table';
 import type { CompletePivot } from '@quarry/contract';
 import { crosstabSpec, MAX_CELLS } from '../domain/crosstab-spec';
-import { crosstabInput } from '../test-support/crosstab-input';
+import { crosstabInput } from '../../test-support/crosstab-input';
 import { DuckDbPivotEngine } from './duckdb-pivot-engine.adapter';
 
 type Rec = Record<string, unknown>;

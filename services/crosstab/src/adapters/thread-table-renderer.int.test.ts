@@ -3,7 +3,7 @@ import type { FieldDef } from '@quarry/query-language';
 import type { AxisValue, GroupRow } from '../domain/axis-value';
 import { pivotLevels, type CrosstabSpec } from '../domain/crosstab-spec';
 import { tableResult, type TableJob } from '../domain/table-result';
-import { plainAxis } from '../test-support/crosstab-input';
+import { plainAxis } from '../../test-support/crosstab-input';
 import { ThreadTableRenderer } from './thread-table-renderer.adapter';
 
 const field = (name: string): FieldDef => ({ name, type: 'string' }) as FieldDef;

@@ -1,5 +1,5 @@
 import type { IndexEntry } from '@quarry/metadata-store';
-import { crosstabInput } from '../test-support/crosstab-input';
+import { crosstabInput } from '../../test-support/crosstab-input';
 import type { CompletePivot } from '@quarry/contract';
 import { crosstabSpec } from './crosstab-spec';
 

@@ -1,5 +1,5 @@
 import { parse } from 'csv-parse/sync';
-import { plainAxis } from '../test-support/crosstab-input';
+import { plainAxis } from '../../test-support/crosstab-input';
 import type { FieldDef } from '@quarry/query-language';
 import type { AxisValue, GroupRow } from './axis-value';
 import type { CrosstabSpec } from './crosstab-spec';

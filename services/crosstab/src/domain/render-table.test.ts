@@ -1,4 +1,4 @@
-import { plainAxis } from '../test-support/crosstab-input';
+import { plainAxis } from '../../test-support/crosstab-input';
 import { parse } from 'csv-parse/sync';
 import { parseFragment, type DefaultTreeAdapterMap } from 'parse5';
 import type { FieldDef } from '@quarry/query-language';

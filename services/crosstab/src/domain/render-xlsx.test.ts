@@ -1,5 +1,5 @@
 import ExcelJS from 'exceljs';
-import { plainAxis } from '../test-support/crosstab-input';
+import { plainAxis } from '../../test-support/crosstab-input';
 import * as XLSX from 'xlsx';
 import type { FieldDef } from '@quarry/query-language';
 import type { AxisValue, GroupRow } from './axis-value';

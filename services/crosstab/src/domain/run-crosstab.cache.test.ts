@@ -4,7 +4,7 @@ import type { CachedResult, CacheKey, ResultCache } from '@quarry/result-cache';
 import type { PivotEngine } from '../ports/pivot-engine.port';
 import type { GroupRow } from './axis-value';
 import type { CrosstabSpec } from './crosstab-spec';
-import { crosstabInput, type SentCrosstab } from '../test-support/crosstab-input';
+import { crosstabInput, type SentCrosstab } from '../../test-support/crosstab-input';
 import { RunCrosstabUseCase, type RunCrosstabOptions } from './run-crosstab.use-case';
 
 const movies = (version: number): IndexEntry => ({

@@ -4,7 +4,7 @@ import type { KeysAtLeast, PivotEngine, PivotKeys, PivotResult } from '../ports/
 import type { ResultCache } from '@quarry/result-cache';
 import type { GroupRow } from './axis-value';
 import { MAX_CELLS, type CrosstabSpec } from './crosstab-spec';
-import { crosstabInput } from '../test-support/crosstab-input';
+import { crosstabInput } from '../../test-support/crosstab-input';
 import { RunCrosstabUseCase } from './run-crosstab.use-case';
 
 const entry: IndexEntry = {

@@ -1,7 +1,6 @@
-import { randomBytes, randomUUID } from 'node:crypto';
-import fs from 'node:fs';
-import path from 'node:path';
+import { randomUUID } from 'node:crypto';
 import { errors, jwtVerify, SignJWT } from 'jose';
+import { DATA_DIR_KEYS, requireDataDirKey } from '@quarry/config';
 import { AppError } from '@quarry/errors';
 import type { EmbedClaims, EmbedSigner } from '../ports/embed-signer.port';
 
@@ -90,13 +89,5 @@ export class JoseEmbedSigner implements EmbedSigner {
  * it), else a random key kept in the data directory (0600) and shared by its processes.
  */
 export function loadEmbedKey(configured: string | undefined, dataDir: string): Uint8Array {
-  if (configured) return new TextEncoder().encode(configured);
-  const file = path.join(dataDir, 'embed.secret');
-  fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  try {
-    fs.writeFileSync(file, randomBytes(32).toString('hex'), { flag: 'wx', mode: 0o600 });
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-  }
-  return new TextEncoder().encode(fs.readFileSync(file, 'utf8').trim());
+  return new Uint8Array(requireDataDirKey({ ...DATA_DIR_KEYS.embed, configured, dataDir }));
 }

@@ -1,4 +1,5 @@
 import type { Scope, User } from '@quarry/metadata-store';
+import type { Caller } from '@quarry/contract';
 
 /** What an embed token limits its bearer to (TOKENS.EMBED). */
 export interface EmbedGrant {
@@ -23,4 +24,17 @@ export interface Principal {
   tokenHash: string;
   embed?: EmbedGrant;
   narrowing?: ReadonlyArray<{ index: string; query: string }>;
+}
+
+/** The principal as the services see a caller: who, with which rights, narrowed how. */
+export function callerOf(p: Principal): Caller {
+  return {
+    userId: p.user.id,
+    userName: p.user.name,
+    admin: p.user.admin,
+    indexes: p.user.indexes,
+    realms: p.user.realms,
+    scopes: [...p.scopes],
+    ...(p.narrowing && p.narrowing.length > 0 ? { narrowing: p.narrowing } : {}),
+  };
 }

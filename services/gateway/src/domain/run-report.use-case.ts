@@ -1,14 +1,9 @@
 import { AppError } from '@quarry/errors';
-import {
-  crosstabExecuteParams,
-  parseParams,
-  queriesExecuteParams,
-  type CacheStatus,
-  type CompleteReportsExecute,
-  type ReportsMetadataResult,
-} from '@quarry/contract';
+import type { CacheStatus, CompleteReportsExecute, ReportsMetadataResult } from '@quarry/contract';
 import type { Caller, RequestTrace, ServiceClients } from '../ports/service-clients.port';
-import type { ExecuteMethodUseCase } from './execute-method.use-case';
+import { readParams } from './method-params';
+import type { RunCrosstabUseCase } from './run-crosstab.use-case';
+import type { RunSearchUseCase } from './run-search.use-case';
 
 /** REPORTS.EXECUTE's answer: the method's data, which report version ran, and on which index version. */
 export interface ReportRun {
@@ -31,7 +26,8 @@ const CHART_KEYS = ['chartType', 'chartTotals', 'imageFormat', 'width', 'height'
 export class RunReportUseCase {
   constructor(
     private readonly services: ServiceClients,
-    private readonly execute: ExecuteMethodUseCase,
+    private readonly search: RunSearchUseCase,
+    private readonly crosstab: RunCrosstabUseCase,
   ) {}
 
   async run(caller: Caller, input: CompleteReportsExecute, trace: RequestTrace): Promise<ReportRun> {
@@ -49,7 +45,7 @@ export class RunReportUseCase {
         );
       if (input.page !== undefined) params.page = input.page;
       if (input.pageSize !== undefined) params.pageSize = input.pageSize;
-      const ran = await this.execute.query(caller, parseParams(queriesExecuteParams, params), trace, asOfVersion);
+      const ran = await this.search.run(caller, readParams('QUERIES.EXECUTE', params), trace, asOfVersion);
       return this.answer(ran.data, ran.cache, metadata, ran.indexVersion);
     }
     if (input.page !== undefined || input.pageSize !== undefined)
@@ -65,7 +61,7 @@ export class RunReportUseCase {
         throw AppError.invalid('imageFormat goes with chart reports; this crosstab report is a table (use format)');
       params.imageFormat = input.imageFormat;
     }
-    const ran = await this.execute.crosstab(caller, parseParams(crosstabExecuteParams, params), trace, asOfVersion);
+    const ran = await this.crosstab.run(caller, readParams('CROSSTAB.EXECUTE', params), trace, asOfVersion);
     return this.answer(ran.data, ran.cache, metadata, ran.indexVersion);
   }
 

@@ -10,7 +10,7 @@ import type {
 } from '../ports/schedules.port';
 import type { AuditRecorder } from './audit-recorder';
 import type { AuthenticateUseCase } from './authenticate.use-case';
-import type { CallMethodUseCase } from './call-method.use-case';
+import type { DispatchMethodUseCase } from './dispatch-method.use-case';
 import type { Principal } from './principal';
 
 /**
@@ -50,7 +50,7 @@ function plain(data: unknown): unknown {
 export class RunScheduledReportUseCase implements ScheduledReportRunner {
   constructor(
     private readonly authenticate: AuthenticateUseCase,
-    private readonly callMethod: CallMethodUseCase,
+    private readonly dispatch: DispatchMethodUseCase,
     private readonly trail?: AuditRecorder,
   ) {}
 
@@ -82,7 +82,7 @@ export class RunScheduledReportUseCase implements ScheduledReportRunner {
   }
 
   private async metadata(p: Principal, guid: string, requestId: string): Promise<ReportsMetadataResult> {
-    const { data } = await this.callMethod.call(p, 'REPORTS.METADATA', { guid }, { requestId });
+    const { data } = await this.dispatch.call(p, 'REPORTS.METADATA', { guid }, { requestId });
     return data as ReportsMetadataResult;
   }
 
@@ -96,7 +96,7 @@ export class RunScheduledReportUseCase implements ScheduledReportRunner {
     const requestId = `delivery-${randomUUID()}`;
     const p = await this.principal(owner);
     const report = await this.metadata(p, guid, requestId);
-    const { data, returned } = await this.callMethod.call(p, 'REPORTS.EXECUTE', executeParams(report, format), {
+    const { data, returned } = await this.dispatch.call(p, 'REPORTS.EXECUTE', executeParams(report, format), {
       requestId,
     });
     const {

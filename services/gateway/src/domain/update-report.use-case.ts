@@ -1,14 +1,10 @@
 import { AppError, quoteInput } from '@quarry/errors';
-import {
-  crosstabExecuteParams,
-  parseParams,
-  queriesExecuteParams,
-  reportsUpdateParams,
-  type ReportsUpdateResult,
-} from '@quarry/contract';
-import type { z } from 'zod';
+import type { ReportsUpdateResult } from '@quarry/contract';
 import type { Caller, RequestTrace, ServiceClients } from '../ports/service-clients.port';
-import type { ExecuteMethodUseCase, Execution } from './execute-method.use-case';
+import type { Execution } from './execution';
+import { readParams, type SentParams } from './method-params';
+import type { RunCrosstabUseCase } from './run-crosstab.use-case';
+import type { RunSearchUseCase } from './run-search.use-case';
 
 /** Params that say how to run one call or what to save, never what a report is. */
 const NOT_EXECUTABLE = ['saveReport', 'cache'] as const;
@@ -21,14 +17,11 @@ const NOT_EXECUTABLE = ['saveReport', 'cache'] as const;
 export class UpdateReportUseCase {
   constructor(
     private readonly services: ServiceClients,
-    private readonly execute: ExecuteMethodUseCase,
+    private readonly search: RunSearchUseCase,
+    private readonly crosstab: RunCrosstabUseCase,
   ) {}
 
-  async update(
-    caller: Caller,
-    p: z.output<typeof reportsUpdateParams>,
-    trace: RequestTrace,
-  ): Promise<ReportsUpdateResult> {
+  async update(caller: Caller, p: SentParams<'REPORTS.UPDATE'>, trace: RequestTrace): Promise<ReportsUpdateResult> {
     let params: { json: string; index: string; indexVersion: number } | undefined;
     if (p.params !== undefined) {
       if (!caller.scopes.includes('query:execute'))
@@ -70,7 +63,7 @@ export class UpdateReportUseCase {
       );
     const withIndex = { ...params, index };
     return method === 'QUERIES.EXECUTE'
-      ? this.execute.query(caller, parseParams(queriesExecuteParams, withIndex, 'params'), trace)
-      : this.execute.crosstab(caller, parseParams(crosstabExecuteParams, withIndex, 'params'), trace);
+      ? this.search.run(caller, readParams('QUERIES.EXECUTE', withIndex, 'params'), trace)
+      : this.crosstab.run(caller, readParams('CROSSTAB.EXECUTE', withIndex, 'params'), trace);
   }
 }

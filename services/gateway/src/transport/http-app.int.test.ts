@@ -7,7 +7,8 @@ import { silentLogger } from '@quarry/logger';
 import { generateTokenValue, hashToken, type MetadataStore } from '@quarry/metadata-store';
 import { SqliteMetadataStore } from '@quarry/metadata-store/sqlite';
 import { AuthenticateUseCase } from '../domain/authenticate.use-case';
-import { CallMethodUseCase } from '../domain/call-method.use-case';
+import { DispatchMethodUseCase } from '../domain/dispatch-method.use-case';
+import { createMethodHandlers } from '../domain/handlers/method-handlers';
 import type { ServiceClients } from '../ports/service-clients.port';
 import { createHttpApp } from './http-app';
 
@@ -46,7 +47,7 @@ describe('gateway transport on internal faults', () => {
     });
     const app = createHttpApp({
       authenticate: new AuthenticateUseCase(flaky),
-      callMethod: new CallMethodUseCase(brokenServices),
+      dispatch: new DispatchMethodUseCase(createMethodHandlers({ services: brokenServices })),
       checkReady: () => flaky.ping(),
       log: silentLogger(),
       bodyLimitBytes: 1_048_576,
@@ -105,7 +106,7 @@ describe('token-less requests: rpc.discover is read, nothing else costs more tha
     const sqlite = new SqliteMetadataStore(path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'q-gw-')), 'quarry.db'));
     const app = createHttpApp({
       authenticate: new AuthenticateUseCase(sqlite),
-      callMethod: new CallMethodUseCase(brokenServices),
+      dispatch: new DispatchMethodUseCase(createMethodHandlers({ services: brokenServices })),
       checkReady: () => sqlite.ping(),
       log: silentLogger(),
       bodyLimitBytes: 1_048_576,

@@ -1,5 +1,4 @@
-import { DISCOVER_METHOD } from '@quarry/contract';
-import { isMethodName, type MethodName } from '../domain/method-catalogue';
+import { DISCOVER_METHOD, isMethodName, type MethodName } from '@quarry/contract';
 
 export type JsonRpcId = string | number | null;
 

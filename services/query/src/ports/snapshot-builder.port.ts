@@ -38,8 +38,11 @@ export interface BuiltSnapshotInfo {
   rejectsFile?: string;
   /** Lines of a CSV inside an unterminated quote: neither read as rows nor checked. */
   unreadLines?: number;
-  /** Columns loaded as text although most values read as another type: the first value that did not. */
-  typeNotes?: Array<{ column: string; wanted: FieldDef['type']; record: number; value: string }>;
+  /**
+   * Columns loaded as text although most values read as another type: the first value that did not, at
+   * its `line` in a CSV or JSON Lines file, else by its `record` (from 1).
+   */
+  typeNotes?: Array<{ column: string; wanted: FieldDef['type']; line?: number; record?: number; value: string }>;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { AppError } from '@quarry/errors';
 import type { ChartRequest, ReportToSave, ServiceClients } from '../ports/service-clients.port';
-import { CallMethodUseCase } from './call-method.use-case';
+import { DispatchMethodUseCase } from './dispatch-method.use-case';
+import { createMethodHandlers } from './handlers/method-handlers';
 import type { Principal } from './principal';
 
 // Chart params are refused before the crosstab runs: a pivot over millions of records must not be
@@ -61,7 +62,7 @@ const base = { index: 'movies', rows: ['Major Genre'], totals: [{ aggregationTyp
 
 async function refused(params: Record<string, unknown>): Promise<{ err: AppError; calls: string[] }> {
   const f = fakeServices();
-  const err = await new CallMethodUseCase(f.services)
+  const err = await new DispatchMethodUseCase(createMethodHandlers({ services: f.services }))
     .call(principal, 'CROSSTAB.EXECUTE', { ...base, ...params }, { requestId: 'r' })
     .then(
       () => undefined,
@@ -114,7 +115,7 @@ describe('CROSSTAB.EXECUTE chart params in the gateway', () => {
   it('svg travels to the chart service, comes back as text and is kept in the saved report', async () => {
     const f = fakeServices();
     const out = (
-      await new CallMethodUseCase(f.services).call(
+      await new DispatchMethodUseCase(createMethodHandlers({ services: f.services })).call(
         principal,
         'CROSSTAB.EXECUTE',
         { ...base, chartType: 'pie2d', imageFormat: 'svg', saveReport: { name: 'r' } },
@@ -129,7 +130,7 @@ describe('CROSSTAB.EXECUTE chart params in the gateway', () => {
   it('png stays the default and is saved as such', async () => {
     const f = fakeServices();
     const out = (
-      await new CallMethodUseCase(f.services).call(
+      await new DispatchMethodUseCase(createMethodHandlers({ services: f.services })).call(
         principal,
         'CROSSTAB.EXECUTE',
         { ...base, chartType: 'Pie2D', saveReport: { name: 'r' } },

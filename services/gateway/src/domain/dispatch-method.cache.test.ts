@@ -7,7 +7,8 @@ import {
   type SearchRequest,
   type ServiceClients,
 } from '../ports/service-clients.port';
-import { CallMethodUseCase } from './call-method.use-case';
+import { DispatchMethodUseCase } from './dispatch-method.use-case';
+import { createMethodHandlers } from './handlers/method-handlers';
 import type { Principal } from './principal';
 
 const principal: Principal = {
@@ -77,7 +78,7 @@ function fakeServices(cache: string) {
       return { guid: 'g1' };
     },
   };
-  return { use: new CallMethodUseCase(services as ServiceClients), sent };
+  return { use: new DispatchMethodUseCase(createMethodHandlers({ services: services as ServiceClients })), sent };
 }
 
 const crosstab = { index: 'movies', rows: ['Genre'], totals: [{ aggregationType: 'Count' }] };

@@ -6,9 +6,9 @@
  * and parseDateValue's new 'out-of-range' result is refused like a non-date.
  */
 import { AppError } from '@quarry/errors';
-import { parseDateValue } from '../date-values';
-import { and, foldCase, not, or, words, type CompareOp, type Literal, type QueryNode } from '../query-node';
-import { FieldResolver, isNumeric, type FieldDef } from '../schema';
+import { parseDateValue } from '../src/date-values';
+import { and, foldCase, not, or, words, type CompareOp, type Literal, type QueryNode } from '../src/query-node';
+import { FieldResolver, isNumeric, type FieldDef } from '../src/schema';
 
 // eslint-disable-next-line @typescript-eslint/no-namespace
 namespace lucene {

@@ -1,6 +1,4 @@
-import type { crosstabExecuteParams, queriesExecuteParams, CacheStatus, CrosstabGrid } from '@quarry/contract';
-import { completeCrosstabExecute, completeQueriesExecute } from '@quarry/contract';
-import type { z } from 'zod';
+import type { CrosstabGrid } from '@quarry/contract';
 import {
   RawJson,
   type AxisOrderRequest,
@@ -8,24 +6,11 @@ import {
   type RequestTrace,
   type ServiceClients,
 } from '../ports/service-clients.port';
-
-/** The params as the contract's schemas parsed them (z.output; the contract's *Params types are what is sent). */
-export type ParsedQueriesExecute = z.output<typeof queriesExecuteParams>;
-export type ParsedCrosstabExecute = z.output<typeof crosstabExecuteParams>;
-
-/** What one execution answered, and what a report saved from it records. */
-export interface Execution {
-  data: Record<string, unknown>;
-  cache?: CacheStatus;
-  /** The index version (snapshot) it ran on. */
-  indexVersion: number;
-  index: string;
-  /** The executable params with their defaults filled in (without saveReport and cache). */
-  executable: Record<string, unknown>;
-}
+import type { Execution } from './execution';
+import type { ReadParams, SentParams } from './method-params';
 
 /** rowOrder / columnOrder with measure and direction filled in (absent stays absent). */
-function orderWithDefaults(o: ParsedCrosstabExecute['rowOrder']): AxisOrderRequest | undefined {
+function orderWithDefaults(o: SentParams<'CROSSTAB.EXECUTE'>['rowOrder']): AxisOrderRequest | undefined {
   return o && { by: o.by, measure: o.measure ?? 0, direction: o.direction ?? 'asc' };
 }
 
@@ -35,50 +20,21 @@ function defined<T extends Record<string, unknown>>(o: T): Partial<T> {
 }
 
 /**
- * Runs QUERIES.EXECUTE and CROSSTAB.EXECUTE for a caller (the token's user, or a saved report's runner),
- * on the current index or on a kept earlier version of it. Scopes are the caller's business: this runs
- * what it is given with the caller's permissions and realms, nobody else's.
+ * Runs CROSSTAB.EXECUTE for a caller (the token's user, or a saved report's runner), on the current index
+ * or on a kept earlier version of it: the pivot, then the chart when one is asked for. Scopes are the
+ * caller's business: this runs what it is given with the caller's permissions and realms, nobody else's.
  */
-export class ExecuteMethodUseCase {
+export class RunCrosstabUseCase {
   constructor(private readonly services: ServiceClients) {}
 
-  async query(caller: Caller, p: ParsedQueriesExecute, trace: RequestTrace, asOfVersion?: number): Promise<Execution> {
-    // The service gets every default applied (the contract's); the saved report keeps what was sent.
-    const complete = completeQueriesExecute(p);
-    const sort = (p.sort ?? []).map((s) => ({ field: s.field, direction: s.direction }));
-    const { page, cache, indexVersion } = await this.services.search(
-      caller,
-      {
-        index: complete.index,
-        query: complete.query,
-        page: complete.page,
-        pageSize: complete.pageSize,
-        sort: complete.sort,
-        bypassCache: !complete.cache,
-        ...(asOfVersion !== undefined ? { asOfVersion } : {}),
-      },
-      trace,
-    );
-    // Without `cache`, as for a crosstab: it is not an executable param.
-    const executable = {
-      index: page.index,
-      query: page.query,
-      page: page.page,
-      pageSize: page.pageSize,
-      sort: sort.map((s) => ({ field: s.field, direction: (s.direction ?? 'asc').toLowerCase() })),
-    };
-    return { data: { ...page }, cache, indexVersion, index: page.index, executable };
-  }
-
-  async crosstab(
+  async run(
     caller: Caller,
-    p: ParsedCrosstabExecute,
+    { sent: p, complete }: ReadParams<'CROSSTAB.EXECUTE'>,
     trace: RequestTrace,
     asOfVersion?: number,
   ): Promise<Execution> {
     // chartType, imageFormat and their combination were checked by the contract, before the pivot runs.
     // The services get every default applied (the contract's); the saved report keeps what was sent.
-    const complete = completeCrosstabExecute(p);
     const output = complete.output;
     const { table, cache, indexVersion } = await this.services.pivot(
       caller,

@@ -1,4 +1,4 @@
-import { textWidth } from '../domain/text-metrics';
+import { textWidth } from '../src/domain/text-metrics';
 
 /*
  * Text boxes read back from an ECharts SVG, for the legibility tests. A box is the text's extent from its

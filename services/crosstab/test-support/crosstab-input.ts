@@ -1,6 +1,6 @@
 import { completeCrosstabExecute, type CompletePivot } from '@quarry/contract';
 import type { FieldDef } from '@quarry/query-language';
-import type { AxisSpec } from '../domain/crosstab-spec';
+import type { AxisSpec } from '../src/domain/crosstab-spec';
 
 /** A CROSSTAB.EXECUTE request as a caller sends it (validated; `index` optional here). */
 export type SentCrosstab = Omit<Parameters<typeof completeCrosstabExecute>[0], 'index'> & { index?: string };

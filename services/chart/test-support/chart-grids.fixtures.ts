@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { ChartGrid } from '../domain/chart-grid';
+import type { ChartGrid } from '../src/domain/chart-grid';
 
 /*
  * Crosstab grids computed in plain JS from vega-datasets: the data that broke the first charts (money
@@ -8,7 +8,7 @@ import type { ChartGrid } from '../domain/chart-grid';
  */
 
 // vega-datasets is a root dev dependency (its package exports hide package.json from require.resolve).
-const VEGA = path.resolve(__dirname, '..', '..', '..', '..', 'node_modules', 'vega-datasets', 'data');
+const VEGA = path.resolve(__dirname, '..', '..', '..', 'node_modules', 'vega-datasets', 'data');
 type Rec = Record<string, unknown>;
 
 const json = (file: string): Rec[] => JSON.parse(fs.readFileSync(path.join(VEGA, file), 'utf8')) as Rec[];

@@ -4,8 +4,8 @@
  * what changed; `applies` recognises the construct in a query, so the equivalence test can require that
  * every query on which the two disagree shows one of them, and nothing else.
  */
-import { tokenizeQuery, type Token } from '../query-lexer';
-import { scanQuery, trimmedQuery } from '../query-scanner';
+import { tokenizeQuery, type Token } from '../src/query-lexer';
+import { scanQuery, trimmedQuery } from '../src/query-scanner';
 
 export interface Outcome {
   ok: boolean;

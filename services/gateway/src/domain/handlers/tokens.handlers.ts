@@ -1,0 +1,95 @@
+import { AppError } from '@quarry/errors';
+import type { TokensEmbedResult, TokensRevokeEmbedResult } from '@quarry/contract';
+import type { Scope } from '@quarry/metadata-store';
+import type { EmbedSigner } from '../../ports/embed-signer.port';
+import type { RequestTrace, ServiceClients } from '../../ports/service-clients.port';
+import { narrowToIndex } from '../authenticate.use-case';
+import type { EmbedTokenRegistry } from '../embed-token-registry';
+import type { SentParams } from '../method-params';
+import { callerOf, type Principal } from '../principal';
+import type { MethodHandlers } from './method-handler';
+
+export interface TokensHandlerDeps {
+  services: ServiceClients;
+  signer?: EmbedSigner;
+  embedTokens?: EmbedTokenRegistry;
+}
+
+/** TOKENS.EMBED and TOKENS.REVOKE_EMBED: embed tokens, issued and revoked by this gateway. */
+export function tokensHandlers(deps: TokensHandlerDeps): Pick<MethodHandlers, 'TOKENS.EMBED' | 'TOKENS.REVOKE_EMBED'> {
+  return {
+    'TOKENS.EMBED': {
+      handle: async ({ principal, sent, trace }) => ({ data: await issueEmbedToken(deps, principal, sent, trace) }),
+    },
+    'TOKENS.REVOKE_EMBED': {
+      handle: async ({ principal, sent }) => ({ data: await revokeEmbedToken(deps, principal, sent.id) }),
+    },
+  };
+}
+
+async function issueEmbedToken(
+  deps: TokensHandlerDeps,
+  principal: Principal,
+  p: SentParams<'TOKENS.EMBED'>,
+  trace: RequestTrace,
+): Promise<TokensEmbedResult> {
+  const { signer, embedTokens } = deps;
+  if (!signer || !embedTokens) throw AppError.unavailable('Embed tokens are not enabled on this gateway');
+  // What the embed token's bearer will need (REPORTS.EXECUTE runs a query too): the issuer must hold it.
+  const needed: Scope[] = p.guid === undefined ? ['query:execute'] : ['reports:read', 'query:execute'];
+  for (const scope of needed)
+    if (!principal.scopes.has(scope))
+      throw AppError.forbidden(`Token lacks the scope "${scope}" the embed token would need`);
+  await embedTokens.checkRoom(principal.user.id);
+  let index: string;
+  if (p.guid !== undefined) {
+    const report = await deps.services.reportMetadata(callerOf(principal), { guid: p.guid }, trace);
+    index = report.index;
+    // Visible to the narrowed permissions the embed token will have, or the token would be useless.
+    await deps.services.reportMetadata(
+      callerOf({ ...principal, user: narrowToIndex(principal.user, index) }),
+      { guid: p.guid },
+      trace,
+    );
+  } else {
+    index = p.index!;
+  }
+  const narrowed = callerOf({ ...principal, user: narrowToIndex(principal.user, index) });
+  // One record is enough to prove the index is readable (else 404) and the realm fits it (else 400).
+  try {
+    await deps.services.search(
+      narrowed,
+      { index, query: p.realm ?? '*', page: 1, pageSize: 1, sort: [], bypassCache: false },
+      trace,
+    );
+  } catch (err) {
+    if (err instanceof AppError && err.code === 'INVALID_ARGUMENT' && p.realm !== undefined)
+      throw AppError.invalid(`realm: ${err.detail}`);
+    throw err;
+  }
+  const { token, claims } = await signer.sign(
+    {
+      issuerTokenId: principal.tokenId,
+      userId: principal.user.id,
+      index,
+      ...(p.guid === undefined ? {} : { guid: p.guid }),
+      ...(p.realm === undefined ? {} : { realm: p.realm }),
+    },
+    p.ttlSeconds,
+  );
+  const expiresAt = new Date(claims.expiresAt * 1000).toISOString();
+  // Recorded before it is handed out, so that whoever holds it can already be cut off by id.
+  await embedTokens.record({ id: claims.id, userId: claims.userId, tokenId: claims.issuerTokenId, expiresAt });
+  return { token, id: claims.id, expiresAt };
+}
+
+/** The caller's own user's embed tokens only: another user's id is as unknown as a made-up one. */
+async function revokeEmbedToken(
+  deps: TokensHandlerDeps,
+  principal: Principal,
+  id: string,
+): Promise<TokensRevokeEmbedResult> {
+  if (!deps.embedTokens) throw AppError.unavailable('Embed tokens are not enabled on this gateway');
+  const record = await deps.embedTokens.revoke(id, principal.user.id);
+  return { id: record.id, revokedAt: record.revokedAt!, expiresAt: record.expiresAt };
+}
