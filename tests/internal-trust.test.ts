@@ -23,19 +23,19 @@ const SERVICE_METHODS = [
     service: 'query',
     addr: 'QUARRY_QUERY_ADDR',
     method: v1.QueryService.service.FindIndexes,
-    request: { caller: forgedAdmin, limit: 100 },
+    request: { caller: forgedAdmin, paramsJson: JSON.stringify({ limit: 100 }) },
   },
   {
     service: 'query',
     addr: 'QUARRY_QUERY_ADDR',
     method: v1.QueryService.service.ExecuteQuery,
-    request: { caller: forgedAdmin, index: 'flights', query: '*' },
+    request: { caller: forgedAdmin, paramsJson: JSON.stringify({ index: 'flights', query: '*' }) },
   },
   {
     service: 'crosstab',
     addr: 'QUARRY_CROSSTAB_ADDR',
     method: v1.CrosstabService.service.ExecuteCrosstab,
-    request: { caller: forgedAdmin, index: 'flights' },
+    request: { caller: forgedAdmin, paramsJson: JSON.stringify({ index: 'flights' }), output: 'html' },
   },
   {
     service: 'chart',
@@ -127,7 +127,7 @@ describe('trust between processes (QUARRY_TARGET split into one process per targ
     const res = (await direct(
       wiring().QUARRY_QUERY_ADDR!,
       find,
-      { caller: forgedAdmin, limit: 100 },
+      { caller: forgedAdmin, paramsJson: JSON.stringify({ limit: 100 }) },
       E2E_INTERNAL_TOKEN,
     )) as pb.FindIndexesResponse__Output;
     expect(res.indexes.map((i) => i.name).sort()).toEqual(['flights', 'movies']);

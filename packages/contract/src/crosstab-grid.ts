@@ -1,6 +1,6 @@
 /**
- * The computed crosstab as it travels from the crosstab service to the chart service (JSON in
- * CrosstabResponse.grid_json and RenderChartRequest.grid_json): part of the contract, like proto/.
+ * The computed crosstab as it travels from the crosstab service to the chart service (JSON in the
+ * CrosstabResponse content of output "grid" and RenderChartRequest.grid_json): part of the contract, like proto/.
  */
 export interface CrosstabGrid {
   rowFields: string[];

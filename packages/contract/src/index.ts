@@ -12,3 +12,4 @@ export { parseParams, MAX_PARAM_PROBLEMS } from './parse-params';
 export { inlinedDocument, openRpcDocument, type OpenRpcDocument } from './openrpc-document';
 export * from './complete-params';
 export * from './formula';
+export * from './internal-wire';

@@ -11,10 +11,12 @@ export const ENTRY_OVERHEAD_BYTES = 256;
 
 /**
  * An entry's bytes as counted against the bound. V8 keeps a string in one or two bytes per UTF-16
- * unit, so counting two never under-counts, and it costs no pass over a megabyte payload.
+ * unit, so counting two never under-counts, and it costs no pass over a megabyte payload; a file's
+ * bytes count as they are.
  */
 export function entryBytes(value: CachedResult): number {
-  return ENTRY_OVERHEAD_BYTES + 2 * value.payload.length + 8 * value.counts.length;
+  const payload = typeof value.payload === 'string' ? 2 * value.payload.length : value.payload.byteLength;
+  return ENTRY_OVERHEAD_BYTES + payload + 8 * value.counts.length;
 }
 
 /**

@@ -1,6 +1,6 @@
-/** A cached engine answer: its serialized payload and the few numbers that go with it. */
+/** A cached engine answer: its serialized payload (text, or a file's bytes) and the few numbers that go with it. */
 export interface CachedResult {
-  readonly payload: string;
+  readonly payload: string | Uint8Array;
   readonly counts: readonly number[];
 }
 
@@ -13,7 +13,7 @@ export type CacheKey = readonly unknown[];
 
 /**
  * Results of searches and crosstabs, shared by the services of one process. Adapters must guarantee:
- * - memory stays within the configured bound, each entry counted by the bytes of its strings;
+ * - memory stays within the configured bound, each entry counted by the bytes of its strings and files;
  * - the least recently used entries go first;
  * - two different keys never share an entry;
  * - a disabled cache (size 0) stores nothing and `enabled` is false.

@@ -22,10 +22,10 @@ describe('callUnary on a real grpc-js server', () => {
     server.addService(v1.QueryService.service, {
       FindIndexes: unary<FindIndexesRequest, unknown>(log, 'FindIndexes', async (req, ctx) => {
         seenRequestIds.push(ctx.requestId);
-        if (req.cursor === 'missing') throw AppError.notFound('Cursor "missing" not found');
-        if (req.cursor === 'slow') await new Promise((r) => setTimeout(r, 500));
+        if (req.paramsJson === 'missing') throw AppError.notFound('Cursor "missing" not found');
+        if (req.paramsJson === 'slow') await new Promise((r) => setTimeout(r, 500));
         return {
-          indexes: [{ name: `n${req.limit}`, description: 'd', fields: [], dynamicViews: [], recordCount: 3 }],
+          indexes: [{ name: `n${req.paramsJson}`, description: 'd', fields: [], dynamicViews: [], recordCount: 3 }],
           nextCursor: 'next',
         };
       }),
@@ -47,26 +47,26 @@ describe('callUnary on a real grpc-js server', () => {
     callUnary('query', client.getChannel(), method, req, { requestId: 'req-abc.1', deadlineMs, internalToken: TOKEN });
 
   it('returns the decoded response and carries the request id', async () => {
-    const res = await call({ limit: 7 });
+    const res = await call({ paramsJson: '7' });
     expect(res.indexes.map((i) => [i.name, i.recordCount])).toEqual([['n7', 3]]);
     expect(res.nextCursor).toBe('next');
     expect(seenRequestIds.at(-1)).toBe('req-abc.1');
   });
 
   it('keeps many concurrent calls apart', async () => {
-    const res = await Promise.all(Array.from({ length: 50 }, (_, i) => call({ limit: i })));
+    const res = await Promise.all(Array.from({ length: 50 }, (_, i) => call({ paramsJson: String(i) })));
     expect(res.map((r) => r.indexes[0]?.name)).toEqual(Array.from({ length: 50 }, (_, i) => `n${i}`));
   });
 
   it("passes the service's own error code and detail through", async () => {
-    await expect(call({ cursor: 'missing' })).rejects.toMatchObject({
+    await expect(call({ paramsJson: 'missing' })).rejects.toMatchObject({
       code: 'NOT_FOUND',
       detail: 'Cursor "missing" not found',
     });
   });
 
   it('says TIMEOUT naming the service when the deadline passes', async () => {
-    await expect(call({ cursor: 'slow' }, 50)).rejects.toMatchObject({
+    await expect(call({ paramsJson: 'slow' }, 50)).rejects.toMatchObject({
       code: 'TIMEOUT',
       detail: 'The query service did not answer in time',
     });
@@ -94,7 +94,7 @@ describe('callUnary on a real grpc-js server', () => {
         throw new Error('bad bytes');
       },
     };
-    await expect(call({ limit: 1 }, 2000, broken)).rejects.toMatchObject({ code: 'INTERNAL' });
+    await expect(call({ paramsJson: '1' }, 2000, broken)).rejects.toMatchObject({ code: 'INTERNAL' });
   });
 
   it('turns a request it cannot serialise into INTERNAL without sending it', async () => {
@@ -105,7 +105,7 @@ describe('callUnary on a real grpc-js server', () => {
         throw new Error('cannot encode');
       },
     };
-    await expect(call({ limit: 1 }, 2000, broken)).rejects.toMatchObject({ code: 'INTERNAL' });
+    await expect(call({ paramsJson: '1' }, 2000, broken)).rejects.toMatchObject({ code: 'INTERNAL' });
     expect(seenRequestIds.length).toBe(before);
   });
 });

@@ -17,7 +17,7 @@ describe('unary(): the call deadline reaches the handler', () => {
   beforeAll(async () => {
     server.addService(v1.QueryService.service, {
       FindIndexes: unary<FindIndexesRequest, unknown>(silentLogger(), 'FindIndexes', (req, ctx) => {
-        if (req.cursor === 'throw-sync') throw new Error('a handler bug, thrown before any promise');
+        if (req.paramsJson === 'throw-sync') throw new Error('a handler bug, thrown before any promise');
         // Work that only ends when told to: what a DuckDB query does with its interrupt.
         return new Promise((_, reject) => {
           const started = Date.now();
@@ -53,7 +53,7 @@ describe('unary(): the call deadline reaches the handler', () => {
   });
 
   it('turns a handler that throws synchronously into INTERNAL instead of a crash', async () => {
-    await expect(call({ cursor: 'throw-sync' }, 2000)).rejects.toMatchObject({ code: 'INTERNAL' });
+    await expect(call({ paramsJson: 'throw-sync' }, 2000)).rejects.toMatchObject({ code: 'INTERNAL' });
     // The server still serves.
     await expect(call({}, 100)).rejects.toMatchObject({ code: 'TIMEOUT' });
   });
@@ -66,7 +66,7 @@ describe('error details that would not fit in a trailer', () => {
     server.addService(v1.QueryService.service, {
       FindIndexes: unary<FindIndexesRequest, unknown>(silentLogger(), 'FindIndexes', async (req) => {
         // A message quoting a huge user string, as one did before details were cut at the source.
-        throw AppError.invalid(`sort[0].field: unknown field "${req.cursor}"`);
+        throw AppError.invalid(`sort[0].field: unknown field "${req.paramsJson}"`);
       }),
     });
     const addr = await bindGrpcServer(server, '127.0.0.1:0');
@@ -83,7 +83,7 @@ describe('error details that would not fit in a trailer', () => {
       'query',
       client.getChannel(),
       FIND,
-      { cursor: 'F'.repeat(900_000) },
+      { paramsJson: 'F'.repeat(900_000) },
       { requestId: 'r', deadlineMs: 5000, internalToken: 'k'.repeat(32) },
     ).catch((e: unknown) => e);
     expect(err).toMatchObject({

@@ -23,4 +23,3 @@ export {
 export type * as pb from './generated/index';
 export { GrpcServiceModule, LIVENESS_SERVICE, type GrpcServiceOptions } from './module';
 export { callerFromWire, callerToWire } from './caller';
-export { wireWord } from './wire-word';

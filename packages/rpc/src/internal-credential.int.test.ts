@@ -85,7 +85,7 @@ function rawCall(client: grpc.Client, metadata: grpc.Metadata, req: FindIndexesR
 
 const forgedAdmin: FindIndexesRequest = {
   caller: { userId: 'u', userName: 'mallory', admin: true, indexes: ['*'], realms: [], scopes: ['indexes:read'] },
-  limit: 10,
+  paramsJson: JSON.stringify({ limit: 10 }),
 };
 
 describe('the internal credential on a real gRPC service (plaintext loopback)', () => {

@@ -1,13 +1,12 @@
-import { completeCrosstabExecute } from '@quarry/contract';
+import { completeCrosstabExecute, type CompletePivot } from '@quarry/contract';
 import type { FieldDef } from '@quarry/query-language';
 import type { AxisSpec } from '../src/domain/crosstab-spec';
-import type { RunCrosstabInput } from '../src/domain/run-crosstab.use-case';
 
 /** A CROSSTAB.EXECUTE request as a caller sends it (validated; `index` optional here). */
 export type SentCrosstab = Omit<Parameters<typeof completeCrosstabExecute>[0], 'index'> & { index?: string };
 
 /** A crosstab request as the gateway hands it on: completed by the contract, as in production. */
-export function crosstabInput(sent: SentCrosstab): RunCrosstabInput {
+export function crosstabInput(sent: SentCrosstab): CompletePivot {
   return completeCrosstabExecute({ index: 'test', ...sent });
 }
 

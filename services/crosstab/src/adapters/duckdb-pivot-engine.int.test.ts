@@ -11,7 +11,8 @@ import { builtEntry } from '@quarry/testkit';
 import { pivotModel, type Agg, type ModelSpec, type ModelTotal } from '../../../../tests/support/pivot-model';
 import { toChartGrid } from '../domain/crosstab-grid';
 import { buildPivotTable } from '../domain/pivot-table';
-import { crosstabSpec, MAX_CELLS, type CrosstabRequestInput } from '../domain/crosstab-spec';
+import type { CompletePivot } from '@quarry/contract';
+import { crosstabSpec, MAX_CELLS } from '../domain/crosstab-spec';
 import { crosstabInput } from '../../test-support/crosstab-input';
 import { DuckDbPivotEngine } from './duckdb-pivot-engine.adapter';
 
@@ -171,7 +172,7 @@ describe('DuckDbPivotEngine: one-scan planner against plain JS', () => {
     totals: ModelTotal[];
   }
 
-  const input = (c: Case): CrosstabRequestInput =>
+  const input = (c: Case): CompletePivot =>
     crosstabInput({
       rows: c.rows,
       columns: (c.columns ?? []).map((x) => ({ field: x.field, reverse: x.reverse ?? false })),

@@ -1,6 +1,7 @@
 import type { IndexEntry } from '@quarry/metadata-store';
 import { crosstabInput } from '../../test-support/crosstab-input';
-import { crosstabSpec, type CrosstabRequestInput } from './crosstab-spec';
+import type { CompletePivot } from '@quarry/contract';
+import { crosstabSpec } from './crosstab-spec';
 
 const entry: IndexEntry = {
   name: 'movies',
@@ -19,7 +20,7 @@ const entry: IndexEntry = {
 const base = crosstabInput({ rows: ['Title'], totals: [{ aggregationType: 'Count' }] });
 const huge = `h${'x'.repeat(900 * 1024)}`;
 
-function detailOf(input: CrosstabRequestInput): string {
+function detailOf(input: CompletePivot): string {
   try {
     crosstabSpec(entry, input);
   } catch (err) {
@@ -31,7 +32,7 @@ function detailOf(input: CrosstabRequestInput): string {
 describe('crosstabSpec quotes what the caller sent, cut to 100 characters', () => {
   const cut = `"h${'x'.repeat(99)}…" (${huge.length} characters)`;
 
-  it.each<[string, CrosstabRequestInput, string]>([
+  it.each<[string, CompletePivot, string]>([
     ['a row field', { ...base, rows: [{ field: huge, reverse: false }] }, `rows[0]: unknown field ${cut}`],
     [
       'a column field',

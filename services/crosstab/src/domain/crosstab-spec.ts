@@ -12,6 +12,7 @@ import {
   type CompleteAxis,
   type CompleteAxisOrder,
   type CompletePivot,
+  type CompleteTotal,
   type DateGroup,
   type FilterOp,
   type FormulaNode,
@@ -94,12 +95,6 @@ export interface CrosstabSpec {
   columnLimit: number | null;
 }
 
-/**
- * The request as the contract completed it: every default applied and every rule the contract knows
- * checked (words, ranges, measure indexes), so only what the index can tell is left to check here.
- */
-export type CrosstabRequestInput = Omit<CompletePivot, 'index' | 'query'>;
-
 const binText = (n: number) => String(Number(n.toPrecision(15)));
 
 function axisName(field: FieldDef, a: CompleteAxis): string {
@@ -134,8 +129,11 @@ export function pivotLevels(
   return [...levels.values()];
 }
 
-/** Checks a request against what only the index can tell (its fields and views); the contract checked the rest and applied the defaults. */
-export function crosstabSpec(entry: IndexEntry, input: CrosstabRequestInput): CrosstabSpec {
+/**
+ * Checks a request as the contract completed it (every default applied, every rule the contract knows
+ * checked: words, ranges, measure indexes) against what only the index can tell: its fields and views.
+ */
+export function crosstabSpec(entry: IndexEntry, input: CompletePivot): CrosstabSpec {
   const fields = new FieldResolver(entry.fields as FieldDef[]);
   const field = (name: string, where: string) => {
     const f = fields.find(name);
@@ -197,7 +195,7 @@ export function crosstabSpec(entry: IndexEntry, input: CrosstabRequestInput): Cr
     columnLimit: input.columnLimit ?? null,
   };
 
-  function total(t: CrosstabRequestInput['totals'][number], i: number): Omit<TotalSpec, 'showAs'> {
+  function total(t: CompleteTotal, i: number): Omit<TotalSpec, 'showAs'> {
     const aggregation = t.aggregationType;
     // A calculated total: the formula is attached once every total has its name.
     if (aggregation === undefined) return { name: t.name ?? `Total ${i + 1}` };

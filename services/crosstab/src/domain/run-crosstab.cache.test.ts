@@ -110,7 +110,7 @@ describe('RunCrosstabUseCase with the result cache', () => {
     expect([html.cache, grid.cache]).toEqual(['miss', 'miss']);
     expect([html.output, grid.output]).toEqual(['html', 'grid']);
     expect(html.payload).toContain('<table');
-    expect(JSON.parse(grid.payload)).toMatchObject({ rowFields: ['Genre'], totals: ['Count (Records)'] });
+    expect(JSON.parse(grid.payload as string)).toMatchObject({ rowFields: ['Genre'], totals: ['Count (Records)'] });
     const gridAgain = await f.run({}, analyst, 'grid');
     expect(gridAgain).toEqual({ ...grid, cache: 'hit' });
   });

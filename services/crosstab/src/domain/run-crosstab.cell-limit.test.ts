@@ -152,7 +152,7 @@ describe('RunCrosstabUseCase and the 100,000-cell limit', () => {
     const run = new RunCrosstabUseCase(catalog, new CountingEngine({ rows: 1, columns: 1 }), noCache);
     const grid = await run.run(admin, request(1), 'grid');
     expect(grid.output).toBe('grid');
-    expect(JSON.parse(grid.payload)).toMatchObject({ rows: [['SFO']], grandTotals: [1] });
+    expect(JSON.parse(grid.payload as string)).toMatchObject({ rows: [['SFO']], grandTotals: [1] });
   });
 
   describe('with subtotals, the limit holds for the table as drawn', () => {

@@ -5,10 +5,10 @@ import { fieldsOf, readableIndex } from '@quarry/snapshots/access';
 import type { KeysAtLeast, PivotEngine, PivotResult } from '../ports/pivot-engine.port';
 import type { AxisValue, GroupRow } from './axis-value';
 import type { CachedResult, ResultCache } from '@quarry/result-cache';
-import type { CacheStatus } from '@quarry/contract';
-import { crosstabCells, crosstabSpec, MAX_CELLS, type CrosstabRequestInput, type CrosstabSpec } from './crosstab-spec';
+import type { CacheStatus, CompletePivot } from '@quarry/contract';
+import { crosstabCells, crosstabSpec, MAX_CELLS, type CrosstabSpec } from './crosstab-spec';
 import type { TableRenderer } from '../ports/table-renderer.port';
-import { subtotalsOverLimit, tableResult, type CrosstabOutput } from './table-result';
+import { CONTENT_TYPES, subtotalsOverLimit, tableResult, type CrosstabOutput } from './table-result';
 import { buildPivotTable, type OuterCounts } from './pivot-table';
 
 /**
@@ -25,17 +25,12 @@ export { CROSSTAB_OUTPUTS, type CrosstabOutput } from './table-result';
  */
 export const OFF_LOOP_GROUPS = 5000;
 
-export interface RunCrosstabInput extends CrosstabRequestInput {
-  index: string;
-  query: string;
-  /** Run on this published version (a saved report's snapshot) instead of the current one. */
-  asOfVersion?: number;
-}
-
 export interface CrosstabResult {
   output: CrosstabOutput;
-  /** The HTML table, the JSON table, the CSV text, the XLSX file as base64, or the chart grid as JSON, as `output` says. */
-  payload: string;
+  /** The media type of the payload, as the API's results name it. */
+  contentType: string;
+  /** The HTML table, the JSON table, the CSV text, the XLSX file's bytes, or the chart grid as JSON, as `output` says. */
+  payload: string | Uint8Array;
   rowCount: number;
   columnCount: number;
   /** Values of the outermost row (column) level left out by rowLimit (columnLimit). */
@@ -52,6 +47,8 @@ export interface RunCrosstabOptions {
   signal?: AbortSignal;
   /** false: neither read nor write the result cache for this call (the `cache` param). */
   cache?: boolean;
+  /** Run on this published version (a saved report's snapshot) instead of the current one. */
+  asOfVersion?: number;
   /** Runs the pivot under the process's cap on heavy calls; a cache hit does not take a slot. */
   heavy?: <T>(work: () => Promise<T>) => Promise<T>;
 }
@@ -66,6 +63,7 @@ function resultOf(
     value.counts;
   return {
     output,
+    contentType: CONTENT_TYPES[output],
     payload: value.payload,
     rowCount,
     columnCount,
@@ -93,13 +91,13 @@ export class RunCrosstabUseCase {
 
   async run(
     reader: Reader,
-    input: RunCrosstabInput,
+    input: CompletePivot,
     output: CrosstabOutput,
     opts: RunCrosstabOptions = {},
   ): Promise<CrosstabResult> {
     const entry = await readableIndex(this.catalog, reader, input.index, {
       onUnpublished: (gone) => this.pivots.forget(gone),
-      version: input.asOfVersion,
+      version: opts.asOfVersion,
     });
     const asked = crosstabSpec(entry, input);
     // A chart draws the cells; subtotal bars or slices would count every record twice.

@@ -14,13 +14,25 @@ import { renderXlsx } from './render-xlsx';
 export const CROSSTAB_OUTPUTS = ['html', 'json', 'csv', 'xlsx', 'grid'] as const;
 export type CrosstabOutput = (typeof CROSSTAB_OUTPUTS)[number];
 
-/** Each output as text; the workbook's bytes as base64 (the form the result cache keeps and the API returns). */
-const RENDER: Record<CrosstabOutput, (table: PivotTable, index: string) => string | Promise<string>> = {
+/**
+ * Each output as text, the workbook as its bytes: the forms the result cache keeps and the wire carries,
+ * so nothing is re-encoded before the gateway writes the answer.
+ */
+const RENDER: Record<CrosstabOutput, (table: PivotTable, index: string) => string | Promise<Uint8Array>> = {
   html: renderHtml,
   json: renderJson,
   csv: renderCsv,
-  xlsx: async (table, index) => (await renderXlsx(table, index)).toString('base64'),
+  xlsx: renderXlsx,
   grid: (table) => JSON.stringify(toChartGrid(table)),
+};
+
+/** The media type of each output, as the API's results name them. */
+export const CONTENT_TYPES: Record<CrosstabOutput, string> = {
+  html: 'text/html',
+  json: 'application/json',
+  csv: 'text/csv',
+  xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+  grid: 'application/json',
 };
 
 /** What turns a pivot's groups into the table in one format: plain data, so it can cross to a thread. */

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
+import { indexesFindParamsCodec } from '@quarry/contract';
 import { AppError } from '@quarry/errors';
 import { createRootLogger, silentLogger } from '@quarry/logger';
 import { GrpcServiceModule, loadQuarryProto, unary, type GrpcTls, type pb } from '@quarry/rpc';
@@ -35,7 +36,8 @@ function queryService(tls: GrpcTls | undefined) {
         log,
         'FindIndexes',
         async (req) => {
-          if (req.cursor === 'gone') throw AppError.notFound('Cursor "gone" not found');
+          if (indexesFindParamsCodec.decode(req.paramsJson).cursor === 'gone')
+            throw AppError.notFound('Cursor "gone" not found');
           return {
             indexes: [{ name: 'movies', description: '', recordCount: 1, fields: [], dynamicViews: [], updatedAt: '' }],
             nextCursor: '',
@@ -80,7 +82,9 @@ describe('GrpcServiceClients and the internal credential', () => {
       const res = await clients.findIndexes(caller, { limit: 5 }, { requestId: 'r1' });
       expect(res.indexes.map((i) => i.name)).toEqual(['movies']);
       // Other refusals of a service still pass through unchanged.
-      await expect(clients.findIndexes(caller, { cursor: 'gone' }, { requestId: 'r2' })).rejects.toMatchObject({
+      await expect(
+        clients.findIndexes(caller, { cursor: 'gone', limit: 20 }, { requestId: 'r2' }),
+      ).rejects.toMatchObject({
         code: 'NOT_FOUND',
         detail: 'Cursor "gone" not found',
       });
@@ -98,7 +102,7 @@ describe('GrpcServiceClients and the internal credential', () => {
       log,
     );
     try {
-      const err = await clients.findIndexes(caller, {}, { requestId: 'req-7' }).catch((e: unknown) => e);
+      const err = await clients.findIndexes(caller, { limit: 20 }, { requestId: 'req-7' }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(AppError);
       expect(err).toMatchObject({
         code: 'UNAVAILABLE',
@@ -147,8 +151,8 @@ describe('GrpcServiceClients over mTLS', () => {
       silentLogger(),
     );
     try {
-      expect((await secure.findIndexes(caller, {}, { requestId: 'r' })).indexes).toHaveLength(1);
-      await expect(plain.findIndexes(caller, {}, { requestId: 'r' })).rejects.toMatchObject({
+      expect((await secure.findIndexes(caller, { limit: 20 }, { requestId: 'r' })).indexes).toHaveLength(1);
+      await expect(plain.findIndexes(caller, { limit: 20 }, { requestId: 'r' })).rejects.toMatchObject({
         code: 'UNAVAILABLE',
         detail: 'The query service is unavailable; try again shortly',
       });

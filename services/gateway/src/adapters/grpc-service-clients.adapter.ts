@@ -13,9 +13,16 @@ import {
   type pb,
   type UnaryMethod,
 } from '@quarry/rpc';
+import {
+  indexesFindParamsCodec,
+  pivotParamsCodec,
+  reportsFindParamsCodec,
+  searchParamsCodec,
+  type CompleteIndexesFind,
+  type CompleteReportsFind,
+} from '@quarry/contract';
 import type {
   CacheStatus,
-  CompleteAxis,
   IndexesFindResult,
   ReportsDeleteResult,
   ReportsFindResult,
@@ -26,7 +33,6 @@ import type {
   Caller,
   ChartImage,
   ChartRequest,
-  IndexSearch,
   PivotAnswer,
   PivotRequest,
   ReportToSave,
@@ -72,20 +78,25 @@ function toMetadata(res: pb.ReportMetadata__Output): ReportsMetadataResult {
   };
 }
 
-/**
- * The services over gRPC: the one place that knows the wire (protobuf shapes, JSON carried as text,
- * absence as has_* flags and empty strings). One long-lived channel per service; grpc-js reconnects by itself when a service restarts. Each
- * resolves its address through DNS and spreads calls over every pod the name returns (round_robin,
- * CLIENT_OPTIONS), which a headless Service makes all of the service's ready pods.
- */
-function axisToWire(a: CompleteAxis): pb.ColumnItem {
+/** Media types the JSON answer carries as text; any other (a workbook) goes as base64, encoded once, here. */
+const TEXT_TYPE = /^(text\/|application\/json$|image\/svg\+xml$)/;
+
+/** A service's content as the JSON answer carries it. */
+function contentText(content: pb.Content__Output | null): { contentType: string; body: string } {
+  if (!content) throw AppError.internal('the service answered without its content');
+  const body = Buffer.from(content.body.buffer, content.body.byteOffset, content.body.byteLength);
   return {
-    field: a.field,
-    reverse: a.reverse,
-    dateGroup: a.dateGroup ?? '',
-    ...(a.bin ? { binWidth: a.bin.width, binOrigin: a.bin.origin } : {}),
+    contentType: content.contentType,
+    body: body.toString(TEXT_TYPE.test(content.contentType) ? 'utf8' : 'base64'),
   };
 }
+
+/**
+ * The services over gRPC: the one place that knows the wire (the contract's completed params as one JSON
+ * payload, content as bytes). One long-lived channel per service; grpc-js reconnects by itself when a
+ * service restarts. Each resolves its address through DNS and spreads calls over every pod the name
+ * returns (round_robin, CLIENT_OPTIONS), which a headless Service makes all of the service's ready pods.
+ */
 
 export class GrpcServiceClients implements ServiceClients {
   private readonly clients: Record<ServiceName, grpc.Client>;
@@ -140,21 +151,15 @@ export class GrpcServiceClients implements ServiceClients {
   }
 
   async search(caller: Caller, req: SearchRequest, trace: RequestTrace) {
+    const { bypassCache, asOfVersion, ...params } = req;
     const res = await this.call(
       'query',
       this.v1.QueryService.service.ExecuteQuery,
       {
         caller: callerToWire(caller),
-        index: req.index,
-        query: req.query,
-        page: req.page,
-        pageSize: req.pageSize,
-        // For query services of the previous release (see query.proto).
-        hasPage: req.page !== undefined,
-        hasPageSize: req.pageSize !== undefined,
-        sort: req.sort.map((s) => ({ field: s.field, direction: s.direction ?? '' })),
-        bypassCache: req.bypassCache,
-        ...(req.asOfVersion !== undefined ? { asOfVersion: req.asOfVersion } : {}),
+        paramsJson: searchParamsCodec.encode(params),
+        bypassCache,
+        ...(asOfVersion !== undefined ? { asOfVersion } : {}),
       },
       trace,
     );
@@ -171,11 +176,11 @@ export class GrpcServiceClients implements ServiceClients {
     return { page, cache: cacheStatus(res.cache), indexVersion: res.indexVersion };
   }
 
-  async findIndexes(caller: Caller, req: IndexSearch, trace: RequestTrace): Promise<IndexesFindResult> {
+  async findIndexes(caller: Caller, req: CompleteIndexesFind, trace: RequestTrace): Promise<IndexesFindResult> {
     const res = await this.call(
       'query',
       this.v1.QueryService.service.FindIndexes,
-      { caller: callerToWire(caller), searchText: req.searchText ?? '', cursor: req.cursor ?? '', limit: req.limit },
+      { caller: callerToWire(caller), paramsJson: indexesFindParamsCodec.encode(req) },
       trace,
     );
     return {
@@ -192,47 +197,21 @@ export class GrpcServiceClients implements ServiceClients {
   }
 
   async pivot(caller: Caller, req: PivotRequest, trace: RequestTrace) {
+    const { output, bypassCache, asOfVersion, ...params } = req;
     const res = await this.call(
       'crosstab',
       this.v1.CrosstabService.service.ExecuteCrosstab,
       {
         caller: callerToWire(caller),
-        index: req.index,
-        query: req.query,
-        // `rows` names the axes for a crosstab service from before axes; `rowAxes` carries them whole.
-        rows: req.rows.map((r) => r.field),
-        rowAxes: req.rows.map(axisToWire),
-        columns: req.columns.map(axisToWire),
-        totals: req.totals.map((t) => ({
-          aggregationType: t.aggregationType ?? '',
-          field: t.field ?? '',
-          dynamicView: t.dynamicView ?? '',
-          name: t.name ?? '',
-          showAs: t.showAs,
-          ...(t.percentile !== undefined ? { percentile: t.percentile } : {}),
-          formula: t.formula ?? '',
-        })),
-        timeZone: req.timeZone,
-        rowFilter: req.rowFilter ?? null,
-        columnFilter: req.columnFilter ?? null,
-        subtotals: req.subtotals,
-        totalsOn: req.totalsOn,
-        rowOrder: req.rowOrder ?? null,
-        columnOrder: req.columnOrder ?? null,
-        rowLimit: req.rowLimit,
-        columnLimit: req.columnLimit,
-        output: req.output,
-        bypassCache: req.bypassCache,
-        ...(req.asOfVersion !== undefined ? { asOfVersion: req.asOfVersion } : {}),
+        paramsJson: pivotParamsCodec.encode(params),
+        output,
+        bypassCache,
+        ...(asOfVersion !== undefined ? { asOfVersion } : {}),
       },
       trace,
     );
     const table: PivotAnswer = {
-      // HTML travels in its own field (the service's original one); JSON and CSV in `data`; the
-      // workbook as bytes, returned as base64.
-      body:
-        req.output === 'html' ? res.html : req.output === 'xlsx' ? Buffer.from(res.xlsx).toString('base64') : res.data,
-      grid: res.gridJson,
+      ...contentText(res.content),
       rowCount: res.rowCount,
       columnCount: res.columnCount,
       rowsOmitted: res.rowsOmitted,
@@ -285,21 +264,11 @@ export class GrpcServiceClients implements ServiceClients {
     return { guid: res.guid };
   }
 
-  async findReports(
-    caller: Caller,
-    req: { search?: string; types?: readonly string[]; cursor?: string; limit?: number },
-    trace: RequestTrace,
-  ): Promise<ReportsFindResult> {
+  async findReports(caller: Caller, req: CompleteReportsFind, trace: RequestTrace): Promise<ReportsFindResult> {
     const res = await this.call(
       'reports',
       this.v1.ReportsService.service.FindReports,
-      {
-        caller: callerToWire(caller),
-        search: req.search ?? '',
-        types: [...(req.types ?? [])],
-        cursor: req.cursor ?? '',
-        limit: req.limit,
-      },
+      { caller: callerToWire(caller), paramsJson: reportsFindParamsCodec.encode(req) },
       trace,
     );
     return { reports: res.reports.map(toReportSummary), nextCursor: res.nextCursor === '' ? null : res.nextCursor };

@@ -53,8 +53,8 @@ function fakeServices(cache: string) {
       sent.crosstab = req;
       return {
         table: {
+          contentType: 'text/html',
           body: '<table></table>',
-          grid: '{}',
           rowCount: 0,
           columnCount: 0,
           rowsOmitted: 0,

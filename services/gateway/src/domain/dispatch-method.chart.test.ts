@@ -31,8 +31,8 @@ function fakeServices() {
       calls.push('crosstab');
       return {
         table: {
-          body: '',
-          grid: '{}',
+          contentType: 'application/json',
+          body: '{}',
           rowCount: 0,
           columnCount: 0,
           rowsOmitted: 0,

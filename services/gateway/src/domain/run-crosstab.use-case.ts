@@ -1,9 +1,13 @@
 import type { CrosstabGrid } from '@quarry/contract';
-import type { AxisOrderRequest, Caller, RequestTrace, ServiceClients } from '../ports/service-clients.port';
+import {
+  RawJson,
+  type AxisOrderRequest,
+  type Caller,
+  type RequestTrace,
+  type ServiceClients,
+} from '../ports/service-clients.port';
 import type { Execution } from './execution';
 import type { ReadParams, SentParams } from './method-params';
-
-const XLSX_CONTENT_TYPE = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
 
 /** rowOrder / columnOrder with measure and direction filled in (absent stays absent). */
 function orderWithDefaults(o: SentParams<'CROSSTAB.EXECUTE'>['rowOrder']): AxisOrderRequest | undefined {
@@ -35,20 +39,7 @@ export class RunCrosstabUseCase {
     const { table, cache, indexVersion } = await this.services.pivot(
       caller,
       {
-        index: complete.index,
-        query: complete.query,
-        rows: complete.rows,
-        columns: complete.columns,
-        totals: complete.totals,
-        timeZone: complete.timeZone,
-        rowFilter: complete.rowFilter,
-        columnFilter: complete.columnFilter,
-        subtotals: complete.subtotals,
-        totalsOn: complete.totalsOn,
-        rowOrder: complete.rowOrder,
-        columnOrder: complete.columnOrder,
-        rowLimit: complete.rowLimit,
-        columnLimit: complete.columnLimit,
+        ...complete,
         output: output.kind === 'chart' ? 'grid' : output.format,
         bypassCache: !complete.cache,
         ...(asOfVersion !== undefined ? { asOfVersion } : {}),
@@ -62,7 +53,7 @@ export class RunCrosstabUseCase {
         ...(await this.services.renderChart(
           caller,
           {
-            grid: withTotals(table.grid, output.chartTotals, complete.totals.length),
+            grid: withTotals(table.body, output.chartTotals, complete.totals.length),
             chartType: output.chartType,
             width: output.width,
             height: output.height,
@@ -82,25 +73,14 @@ export class RunCrosstabUseCase {
           : {}),
       };
       const counts = { rowCount: table.rowCount, columnCount: table.columnCount };
-      if (p.format === 'json')
-        data = { contentType: 'application/json', data: JSON.parse(table.body) as unknown, ...counts };
-      else if (p.format === 'csv') data = { contentType: 'text/csv', data: table.body, ...counts, ...omitted };
-      else if (p.format === 'xlsx') data = { contentType: XLSX_CONTENT_TYPE, data: table.body, ...counts, ...omitted };
-      else data = { contentType: 'text/html', data: table.body, ...counts, ...omitted };
+      // The JSON table goes out as the service wrote it: never parsed and written again here.
+      if (p.format === 'json') data = { contentType: table.contentType, data: new RawJson(table.body), ...counts };
+      else data = { contentType: table.contentType, data: table.body, ...counts, ...omitted };
     }
     // The saved params are the executable ones with their defaults filled in. `cache` is not one: it says
     // how to run one call, not what the report is, and a report must never pin itself to "no cache".
-    const totals = p.totals.map((t) =>
-      defined({
-        aggregationType: t.aggregationType,
-        field: t.field,
-        dynamicView: t.dynamicView,
-        name: t.name,
-        showAs: t.showAs,
-        percentile: t.percentile,
-        formula: t.formula,
-      }),
-    );
+    // Each total as sent: the schema's strict object holds its own keys only, in its order.
+    const totals = p.totals.map((t) => defined(t));
     const executable: Record<string, unknown> = {
       index: p.index,
       query: complete.query,

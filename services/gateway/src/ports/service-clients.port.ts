@@ -3,7 +3,10 @@ import type {
   CacheStatus,
   Caller,
   CompleteAxisOrder,
+  CompleteIndexesFind,
   CompletePivot,
+  CompleteReportsFind,
+  CompleteSearch,
   CrosstabFormat,
   ImageFormat,
   IndexesFindResult,
@@ -26,13 +29,8 @@ export interface RequestTrace {
 export type { Caller } from '@quarry/contract';
 export { RawJson } from './raw-json';
 
-export interface SearchRequest {
-  index: string;
-  query: string;
-  /** Complete, as the contract's defaults left them: the service applies none of its own. */
-  page: number;
-  pageSize: number;
-  sort: ReadonlyArray<{ field: string; direction: 'asc' | 'desc' }>;
+/** A search as the contract completed it: the service applies no default of its own. */
+export interface SearchRequest extends CompleteSearch {
   bypassCache: boolean;
   /** A kept earlier version of the index (a saved report's snapshot) instead of the current one. */
   asOfVersion?: number;
@@ -40,12 +38,6 @@ export interface SearchRequest {
 
 /** The contract's result; its records stay the query service's JSON text (RawJson). */
 export type SearchPage = Omit<QueriesExecuteResult, 'report' | 'records'> & { records: RawJson };
-
-export interface IndexSearch {
-  searchText?: string;
-  cursor?: string;
-  limit?: number;
-}
 
 export type AxisOrderRequest = CompleteAxisOrder;
 
@@ -59,10 +51,13 @@ export interface PivotRequest extends CompletePivot {
 }
 
 export interface PivotAnswer {
-  /** The table in the asked format (HTML, CSV, or JSON text; an XLSX file as base64); empty for `grid`. */
+  /** The media type the crosstab service named: the table's format, or JSON for `grid`. */
+  contentType: string;
+  /**
+   * The table as text (HTML, CSV, the JSON table), the workbook as base64, or for `grid` the chart's input
+   * as JSON text, passed to renderChart as is.
+   */
   body: string;
-  /** The chart's input, passed to renderChart as is; empty unless `grid` was asked. */
-  grid: string;
   rowCount: number;
   columnCount: number;
   rowsOmitted: number;
@@ -118,7 +113,7 @@ export interface ServiceClients {
     req: SearchRequest,
     trace: RequestTrace,
   ): Promise<{ page: SearchPage; cache?: CacheStatus; indexVersion: number }>;
-  findIndexes(caller: Caller, req: IndexSearch, trace: RequestTrace): Promise<IndexesFindResult>;
+  findIndexes(caller: Caller, req: CompleteIndexesFind, trace: RequestTrace): Promise<IndexesFindResult>;
   pivot(
     caller: Caller,
     req: PivotRequest,
@@ -126,11 +121,7 @@ export interface ServiceClients {
   ): Promise<{ table: PivotAnswer; cache?: CacheStatus; indexVersion: number }>;
   renderChart(caller: Caller, req: ChartRequest, trace: RequestTrace): Promise<ChartImage>;
   saveReport(caller: Caller, report: ReportToSave, trace: RequestTrace): Promise<{ guid: string }>;
-  findReports(
-    caller: Caller,
-    req: { search?: string; types?: readonly string[]; cursor?: string; limit?: number },
-    trace: RequestTrace,
-  ): Promise<ReportsFindResult>;
+  findReports(caller: Caller, req: CompleteReportsFind, trace: RequestTrace): Promise<ReportsFindResult>;
   /** A report version the caller may see (the latest when no version is given). */
   reportMetadata(
     caller: Caller,

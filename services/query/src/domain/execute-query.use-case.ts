@@ -5,18 +5,10 @@ import type { ResultCache } from '@quarry/result-cache';
 import type { SearchIndex, SearchPage, SortKey } from '../ports/search-index.port';
 import { fieldsOf, readableIndex } from '@quarry/snapshots/access';
 
-import type { CacheStatus } from '@quarry/contract';
+import type { CacheStatus, CompleteSearch } from '@quarry/contract';
 
-export interface ExecuteQueryInput {
-  index: string;
-  query: string;
-  /** Complete values: the contract applied its defaults and limits before the call reached the service. */
-  page: number;
-  pageSize: number;
-  sort: Array<{ field: string; direction: 'asc' | 'desc' }>;
-  /** Run on this published version (a saved report's snapshot) instead of the current one. */
-  asOfVersion?: number;
-}
+/** A search as the contract completed it: its defaults and limits applied before the call reached the service. */
+export type ExecuteQueryInput = CompleteSearch;
 
 export interface ExecuteQueryOutput {
   index: string;
@@ -36,6 +28,8 @@ export interface ExecuteQueryOptions {
   signal?: AbortSignal;
   /** false: neither read nor write the result cache for this call (the `cache` param). */
   cache?: boolean;
+  /** Run on this published version (a saved report's snapshot) instead of the current one. */
+  asOfVersion?: number;
   /** Runs the engine call under the process's cap on heavy calls; a cache hit does not take a slot. */
   heavy?: <T>(work: () => Promise<T>) => Promise<T>;
 }
@@ -65,7 +59,7 @@ export class ExecuteQueryUseCase {
     const { page, pageSize } = input;
     const entry = await readableIndex(this.catalog, reader, input.index, {
       onUnpublished: (gone) => this.search.forget(gone),
-      version: input.asOfVersion,
+      version: opts.asOfVersion,
     });
     const fields = fieldsOf(entry);
     const where = restrictedQuery(reader, entry.name, input.query, { fields, now: this.now() });
@@ -117,7 +111,9 @@ export class ExecuteQueryUseCase {
   ): Promise<{ result: SearchPage; cache: CacheStatus }> {
     const use = opts.cache !== false && this.cache.enabled;
     const found = use ? this.cache.get(key) : undefined;
-    if (found) return { result: { total: found.counts[0], recordsJson: found.payload }, cache: 'hit' };
+    // A search's entries hold JSON text; only a crosstab's workbook is kept as bytes.
+    if (found && typeof found.payload === 'string')
+      return { result: { total: found.counts[0], recordsJson: found.payload }, cache: 'hit' };
     const result = await (opts.heavy ? opts.heavy(search) : search());
     if (!use) return { result, cache: 'bypass' };
     this.cache.set(key, { payload: result.recordsJson, counts: [result.total] });

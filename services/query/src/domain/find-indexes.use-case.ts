@@ -40,13 +40,13 @@ export class FindIndexesUseCase {
 
   async find(
     reader: Reader,
-    input: { searchText: string; cursor: string; limit?: number },
+    input: { searchText?: string; cursor?: string; limit?: number },
     countReadable: CountReadable,
   ): Promise<{ indexes: IndexSummary[]; nextCursor: string | null }> {
     const limit = input.limit ?? DEFAULT_INDEX_LIMIT;
     if (!Number.isInteger(limit) || limit < 1 || limit > MAX_INDEX_LIMIT)
       throw AppError.invalid(`limit must be an integer between 1 and ${MAX_INDEX_LIMIT}`);
-    const needle = input.searchText.trim().toLowerCase();
+    const needle = (input.searchText ?? '').trim().toLowerCase();
     const after = input.cursor ? String(this.cursors.decode('indexes', input.cursor, { s: needle }).after) : null;
     const visible = (await this.catalog.listIndexes()).filter(
       (e) =>

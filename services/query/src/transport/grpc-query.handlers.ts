@@ -1,4 +1,4 @@
-import { completeDirection, DEFAULT_PAGE, DEFAULT_PAGE_SIZE } from '@quarry/contract';
+import { indexesFindParamsCodec, searchParamsCodec } from '@quarry/contract';
 import type { Logger } from '@quarry/logger';
 import { callerFromWire, unary, type pb } from '@quarry/rpc';
 import type { HeavyCallLimiter } from '@quarry/runtime';
@@ -17,24 +17,14 @@ export function queryHandlers(
       'ExecuteQuery',
       async (req, ctx) => {
         const caller = callerFromWire(req.caller);
-        const out = await executeQuery.searchIndex(
-          caller,
-          {
-            index: req.index,
-            query: req.query,
-            // The gateway sends complete values; a peer from before that rule (a rolling update) is
-            // completed with the contract's own defaults, never the service's.
-            page: req.page ?? DEFAULT_PAGE,
-            pageSize: req.pageSize ?? DEFAULT_PAGE_SIZE,
-            sort: req.sort.map((s) => ({ field: s.field, direction: completeDirection(s.direction) })),
-            ...(req.asOfVersion !== undefined ? { asOfVersion: req.asOfVersion } : {}),
-          },
-          {
-            signal: ctx.signal,
-            cache: !req.bypassCache,
-            heavy: (work) => limiter.run(caller.userId, ctx.signal, work),
-          },
-        );
+        // The params as the gateway's contract completed them, checked by the same schema: nothing is
+        // filled in here.
+        const out = await executeQuery.searchIndex(caller, searchParamsCodec.decode(req.paramsJson), {
+          signal: ctx.signal,
+          cache: !req.bypassCache,
+          heavy: (work) => limiter.run(caller.userId, ctx.signal, work),
+          ...(req.asOfVersion !== undefined ? { asOfVersion: req.asOfVersion } : {}),
+        });
         return { ...out, recordsJson: out.recordsJson };
       },
     ),
@@ -42,7 +32,7 @@ export function queryHandlers(
       const caller = callerFromWire(req.caller);
       const out = await findIndexes.find(
         caller,
-        { searchText: req.searchText, cursor: req.cursor, limit: req.limit },
+        indexesFindParamsCodec.decode(req.paramsJson),
         // Only for indexes a realm restricts: a count over the realm, cached like a search.
         (reader, entry) =>
           executeQuery.countReadable(reader, entry, {

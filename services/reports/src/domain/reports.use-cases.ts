@@ -160,15 +160,15 @@ export class FindReportsUseCase {
 
   async find(
     viewer: Viewer,
-    input: { search: string; types: string[]; cursor: string; limit?: number },
+    input: { search?: string; types?: readonly string[]; cursor?: string; limit?: number },
   ): Promise<{ reports: ReportSummary[]; nextCursor: string | null }> {
     const limit = input.limit ?? DEFAULT_REPORT_LIMIT;
     if (!Number.isInteger(limit) || limit < 1 || limit > MAX_REPORT_LIMIT)
       throw AppError.invalid(`limit must be an integer between 1 and ${MAX_REPORT_LIMIT}`);
-    const bad = input.types.filter((t) => !(REPORT_TYPES as readonly string[]).includes(t));
+    const bad = (input.types ?? []).filter((t) => !(REPORT_TYPES as readonly string[]).includes(t));
     if (bad.length) throw AppError.invalid(`types may hold only query and crosstab, got ${quoteList(bad)}`);
-    const types = [...new Set(input.types)].sort() as ReportType[];
-    const ws = words(input.search);
+    const types = [...new Set(input.types ?? [])].sort() as ReportType[];
+    const ws = words(input.search ?? '');
     const bound = { s: ws, t: types };
     const beforeSeq = input.cursor ? Number(this.cursors.decode('reports', input.cursor, bound).before) : undefined;
     const who = reportViewer(viewer);

@@ -1,3 +1,4 @@
+import { reportsFindParamsCodec } from '@quarry/contract';
 import type { Logger } from '@quarry/logger';
 import { callerFromWire, unary, type pb } from '@quarry/rpc';
 import type {
@@ -44,12 +45,7 @@ export function reportsHandlers(log: Logger, uc: ReportsUseCases): pb.ReportsSer
       }),
     ),
     FindReports: unary<pb.FindReportsRequest__Output, pb.FindReportsResponse>(log, 'FindReports', async (req) => {
-      const out = await uc.find.find(callerFromWire(req.caller), {
-        search: req.search,
-        types: req.types,
-        cursor: req.cursor,
-        limit: req.limit,
-      });
+      const out = await uc.find.find(callerFromWire(req.caller), reportsFindParamsCodec.decode(req.paramsJson));
       return { reports: out.reports, nextCursor: out.nextCursor ?? '' };
     }),
     GetReportMetadata: unary<pb.GetReportMetadataRequest__Output, pb.ReportMetadata>(
