@@ -1,13 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import {
-  DuckDBInstance,
-  JSDuckDBValueConverter,
-  type DuckDBConnection,
-  type DuckDBMaterializedResult,
-  type DuckDBValue,
-} from '@duckdb/node-api';
+import { type DuckDBConnection, type DuckDBInstance, type DuckDBValue } from '@duckdb/node-api';
 import { AppError, abortReason } from '@quarry/errors';
 import {
   attachableFile,
@@ -17,74 +10,16 @@ import {
   recordsSelect,
   SAMPLE_LEVEL,
   SAMPLE_TABLE,
-  type SampleFacts,
 } from './attachable-snapshot';
 import { ConnectionPool } from './connection-pool';
+import { createEngineInstance } from './engine-instance';
 import { JsTurns } from './js-turns';
-import { learnSingleWordFields, type SingleWordFields } from './single-word-fields';
+import { rowObjects } from './row-objects';
+import { learnSingleWordFields } from './single-word-fields';
+import type { LoadedTable, Row, SnapshotEngineOptions, SnapshotRef } from './snapshot-types';
 import { ident, literal } from './sql';
 
-/** What the engine needs of a catalog entry to find and cache a snapshot. */
-export interface SnapshotRef {
-  name: string;
-  version: number;
-  snapshot: string;
-  fields: ReadonlyArray<{ name: string; type: string }>;
-}
-
-export interface LoadedTable {
-  table: string;
-  /**
-   * The stored table behind the `table` view, as SQL: a sample (TABLESAMPLE ... (system)) must name
-   * it, since through the view DuckDB filtered every record before sampling (220 ms instead of 3 ms at 30M).
-   */
-  stored: string;
-  /** DuckDB column types by field name (DATE vs TIMESTAMP matters for output). */
-  columnTypes: ReadonlyMap<string, string>;
-  /** Text fields whose values are single words: there a word match is an equality (compileWhere). */
-  singleWord: SingleWordFields;
-  /**
-   * Keys per field on a crosstab axis, learnt at load (attached versions only): what a crosstab of
-   * every record needs at least, known without a scan.
-   */
-  distinctKeys?: ReadonlyMap<string, number>;
-  /**
-   * The version's sample of records (attached versions written since issue #30; SampleFacts): the
-   * rows of `table` where `firstLevel` holds are a uniform sample of `first` records, all its rows one
-   * of `records`.
-   */
-  sample?: SampleFacts & { table: string; firstLevel: string };
-  /** attached: the version's DuckDB file, read-only; memory: read into this process. */
-  storage: 'attached' | 'memory';
-  /** Memory the version holds in this process (read-in versions; 0 when attached). */
-  heldBytes: number;
-}
-
-export interface SnapshotEngineOptions {
-  threads?: number;
-  /** DuckDB's memory limit (bytes); past it joins, aggregates and sorts spill to `tempDirectory`. */
-  memoryLimitBytes?: number;
-  /**
-   * Where DuckDB spills: a writable folder on the data volume (the working directory, DuckDB's
-   * default, is read-only in every Deployment). '' turns spilling off.
-   */
-  tempDirectory?: string;
-  /** DuckDB's max_temp_directory_size (bytes); a call that would spill more fails instead. */
-  maxTempBytes?: number | undefined;
-  /**
-   * Bytes the versions read into memory may hold together (attached ones count nothing: their blocks
-   * are DuckDB's cache, within its memory limit); the least recently used go first. Unset: no bound.
-   */
-  indexBudgetBytes?: number;
-  /**
-   * Read each attached version's sample of records into DuckDB's buffer when it opens (about 33 MB,
-   * 0.2 s at most): the cell-limit estimate then never waits for a first read of its pages. For the
-   * processes that run crosstabs; a search never reads the sample.
-   */
-  warmSamples?: boolean;
-}
-
-export type Row = Record<string, unknown>;
+export type { LoadedTable, Row, SnapshotEngineOptions, SnapshotRef } from './snapshot-types';
 
 interface CachedTable {
   name: string;
@@ -127,29 +62,8 @@ export class SnapshotEngine {
   }
 
   private db(): Promise<DuckDBInstance> {
-    this.instance ??= this.createInstance();
+    this.instance ??= createEngineInstance(this.options);
     return this.instance;
-  }
-
-  private async createInstance(): Promise<DuckDBInstance> {
-    const o = this.options;
-    if (o.tempDirectory) fs.mkdirSync(o.tempDirectory, { recursive: true, mode: 0o700 });
-    const instance = await DuckDBInstance.create(':memory:', {
-      threads: String(o.threads ?? 2),
-      preserve_insertion_order: 'true',
-      ...(o.memoryLimitBytes ? { memory_limit: `${Math.floor(o.memoryLimitBytes / 1024 / 1024)}MiB` } : {}),
-      ...(o.tempDirectory !== undefined ? { temp_directory: o.tempDirectory } : {}),
-    });
-    if (o.maxTempBytes !== undefined) {
-      // Set once the instance exists: given at creation, DuckDB 1.5 reports the cap but does not enforce it.
-      const c = await instance.connect();
-      try {
-        await c.run(`SET GLOBAL max_temp_directory_size = '${Math.floor(o.maxTempBytes / 1024 / 1024)}MiB'`);
-      } finally {
-        c.closeSync();
-      }
-    }
-    return instance;
   }
 
   /** The table of this snapshot, opening it once. */
@@ -176,7 +90,7 @@ export class SnapshotEngine {
   /**
    * Opens every published version given, one after the other, once per process: a process is ready
    * (its gRPC readiness and /readyz) only after this, so a rolling update or a scale-up never routes a
-   * first query to a process still opening its indexes (issue #30 item 2). A version that cannot be
+   * first query to a process still opening its indexes. A version that cannot be
    * opened (a corrupt file) does not hold readiness back: its queries answer the error naming it,
    * and the other indexes are served.
    */
@@ -230,7 +144,7 @@ export class SnapshotEngine {
 
   /**
    * Read-in versions over the index budget are let go, least recently used first, never the one just
-   * opened (issue #28 item 2: a crosstab pod used to keep every index it had ever opened). A version
+   * opened (else a crosstab process would keep every index it had ever opened). A version
    * let go is read in again on its next use.
    */
   private keepToBudget(keep: string): void {
@@ -403,26 +317,4 @@ export class SnapshotEngine {
     // The process's own spill folder (engineOptions): DuckDB removed its files, the folder stays.
     if (this.options.tempDirectory) fs.rmSync(this.options.tempDirectory, { recursive: true, force: true });
   }
-}
-
-/**
- * The rows as plain JS objects, as DuckDB's getRowObjectsJS() makes them, one chunk (2,048 rows) at a
- * time with a turn of the event loop between chunks: converting a 100,000-row pivot at once held the
- * service's loop ~50 ms, and every other call on it waited (issue #27, bench/fairness.bench.js).
- */
-async function rowObjects(result: DuckDBMaterializedResult): Promise<Row[]> {
-  const names = result.deduplicatedColumnNames();
-  const rows: Row[] = [];
-  for (let i = 0; i < result.chunkCount; i++) {
-    if (i > 0) await yieldToLoop();
-    const chunk = result.getChunk(i);
-    for (let r = 0; r < chunk.rowCount; r++) {
-      const row: Row = {};
-      chunk.visitRowValues(r, (value, _r, column, type) => {
-        row[names[column]] = JSDuckDBValueConverter(value, type, JSDuckDBValueConverter);
-      });
-      rows.push(row);
-    }
-  }
-  return rows;
 }

@@ -1,0 +1,204 @@
+import { z } from 'zod';
+import { CHART_TYPE_NAMES } from '../chart-names';
+import { defaultTotalName, FORMULA_MAX_LENGTH, resolveFormulas } from '../formula';
+import * as L from '../limits';
+import { keywordOf, oneOf, optionalBoolean, optionalString, PARAM, requiredString, string } from './param-builders';
+
+/** The parts of a crosstab's params: axes, totals, filters and orders, and the rules within totals. */
+
+export const binParam = z
+  .strictObject(
+    {
+      width: z
+        .number({ error: `${PARAM} must be a number greater than 0` })
+        .gt(0, { error: `${PARAM} must be a number greater than 0` })
+        .max(Number.MAX_SAFE_INTEGER, { error: `${PARAM} must be at most ${Number.MAX_SAFE_INTEGER}` }),
+      origin: z
+        .number({ error: `${PARAM} must be a number` })
+        .min(-Number.MAX_SAFE_INTEGER, { error: `${PARAM} must be at least ${-Number.MAX_SAFE_INTEGER}` })
+        .max(Number.MAX_SAFE_INTEGER, { error: `${PARAM} must be at most ${Number.MAX_SAFE_INTEGER}` })
+        .optional()
+        .meta({ default: 0 }),
+    },
+    { error: `${PARAM} must be an object with width and origin` },
+  )
+  .meta({ description: 'Numeric bins [origin + k·width, origin + (k+1)·width); the key is the lower bound.' });
+
+/** An axis of a crosstab: a field, optionally grouped by a date part or in numeric bins. */
+export const axisItem = z.strictObject(
+  {
+    field: requiredString(L.FIELD_NAME_MAX),
+    reverse: optionalBoolean().meta({ default: false }),
+    dateGroup: oneOf(L.DATE_GROUPS)
+      .optional()
+      .meta({ description: 'On a date field: group by year, quarter, month, ISO week, day, hour or a part of them.' }),
+    bin: binParam.optional(),
+  },
+  { error: `${PARAM} must be an object with field, reverse, dateGroup or bin` },
+);
+export const columnItem = axisItem;
+
+/**
+ * A row axis: a field name, as always, or an axis object. The branch is chosen by the value's type, so a
+ * wrong object gets that object's own messages, not a union's "invalid input".
+ */
+export const rowItem = z.union([string(L.FIELD_NAME_MAX, 'a field name'), axisItem], {
+  error: (iss) => {
+    const input: unknown = iss.input;
+    // An object is an axis: its own problems, each at its own path below this item.
+    const asAxis = (iss as { errors?: Array<Array<{ message: string; path: PropertyKey[] }>> }).errors?.[1];
+    if (typeof input === 'object' && input !== null && !Array.isArray(input) && asAxis?.length) {
+      const below = (path: PropertyKey[]) =>
+        path.map((k) => (typeof k === 'number' ? `[${k}]` : `.${String(k)}`)).join('');
+      return asAxis.map((e) => e.message.split(PARAM).join(`${PARAM}${below(e.path)}`)).join('; ');
+    }
+    return `${PARAM} must be a field name or an object with field, reverse, dateGroup or bin`;
+  },
+});
+
+export const filterParam = z
+  .strictObject(
+    {
+      measure: z
+        .number({ error: `${PARAM} must be an index into totals` })
+        .int({ error: `${PARAM} must be an index into totals` })
+        .min(0, { error: `${PARAM} must be an index into totals` })
+        .max(L.MAX_TOTALS - 1, { error: `${PARAM} must be an index into totals` }),
+      op: oneOf(L.FILTER_OPS),
+      value: z.number({ error: `${PARAM} must be a number` }),
+    },
+    { error: `${PARAM} must be an object with measure, op and value` },
+  )
+  .meta({
+    description:
+      'Keeps the outermost groups whose total of the measure passes (`op` against `value`); totals still cover every record.',
+  });
+
+export const totalItem = z.strictObject(
+  {
+    aggregationType: keywordOf(L.AGGREGATIONS, (v) => `${v} is not one of ${L.AGGREGATIONS.join(', ')}`)
+      .optional()
+      .meta({ description: 'How the total is computed; a calculated total gives formula instead.' }),
+    field: optionalString(L.FIELD_NAME_MAX).meta({ description: 'A numeric field (any field for Count).' }),
+    dynamicView: optionalString(L.FIELD_NAME_MAX).meta({
+      description: 'With Count: the number of distinct values of the view.',
+    }),
+    name: optionalString(L.TOTAL_NAME_MAX),
+    showAs: oneOf(L.SHOW_AS).optional().meta({ default: 'value' }),
+    percentile: z
+      .number({ error: `${PARAM} must be a number between 0 and 100 (exclusive)` })
+      .gt(0, { error: `${PARAM} must be a number between 0 and 100 (exclusive)` })
+      .lt(100, { error: `${PARAM} must be a number between 0 and 100 (exclusive)` })
+      .optional()
+      .meta({ description: 'With Percentile: which one, continuous (as quantile_cont and PERCENTILE.INC).' }),
+    formula: string(FORMULA_MAX_LENGTH).optional().meta({
+      description:
+        'A calculated total: other totals by name in brackets, numbers, + - * / and parentheses ("[Cost] / [Strikes]"); needs name.',
+    }),
+  },
+  { error: `${PARAM} must be an object with aggregationType and field or dynamicView, or name and formula` },
+);
+
+const measureIndex = () => {
+  const error = `${PARAM} must be an index into totals`;
+  return z
+    .number({ error })
+    .int({ error })
+    .min(0, { error })
+    .max(L.MAX_TOTALS - 1, { error })
+    .optional()
+    .meta({ default: 0 });
+};
+
+export const axisOrder = z.strictObject(
+  {
+    by: oneOf(['label', 'value']),
+    measure: measureIndex(),
+    direction: oneOf(L.SORT_DIRECTIONS).optional().meta({ default: 'asc' }),
+  },
+  { error: `${PARAM} must be an object with by ("label" or "value"), measure and direction` },
+);
+
+export const chartTypeNames = CHART_TYPE_NAMES.map((c) => c.name);
+
+export const chartTotalItem = (() => {
+  const error = `${PARAM} must be a total's name or its index into totals`;
+  return z.union(
+    [
+      z
+        .number({ error })
+        .int({ error })
+        .min(0, { error })
+        .max(L.MAX_TOTALS - 1, { error }),
+      string(L.TOTAL_NAME_MAX),
+    ],
+    { error },
+  );
+})();
+
+/** A total as the table's header and the chart's legend name it, for chartTotals to refer to. */
+export function totalDisplayName(t: {
+  name?: string;
+  aggregationType?: string;
+  field?: string;
+  dynamicView?: string;
+  percentile?: number;
+}): string {
+  if (t.name) return t.name;
+  const sent = t.aggregationType?.trim().toLowerCase();
+  const aggregationType = L.AGGREGATIONS.find((a) => a.toLowerCase() === sent) ?? t.aggregationType;
+  return defaultTotalName({ ...t, aggregationType });
+}
+
+/**
+ * The indexes into totals that chartTotals names, in its order; -1 for a name or index that names none.
+ * Names match trimmed and in any case, as the header shows them.
+ */
+export function resolveChartTotals(
+  chartTotals: ReadonlyArray<string | number>,
+  totals: ReadonlyArray<Parameters<typeof totalDisplayName>[0]>,
+): number[] {
+  const names = totals.map((t) => totalDisplayName(t).trim().toLowerCase());
+  return chartTotals.map((c) =>
+    typeof c === 'number' ? (c < totals.length ? c : -1) : names.indexOf(c.trim().toLowerCase()),
+  );
+}
+
+type SentTotal = z.output<typeof totalItem>;
+
+/**
+ * Rules within a total that JSON Schema cannot state (which keys go together), and its formula: each
+ * problem with its path, before any scan.
+ */
+export function totalProblems(totals: readonly SentTotal[]): Array<[PropertyKey[], string]> {
+  const out: Array<[PropertyKey[], string]> = [];
+  const agg = (t: SentTotal) => t.aggregationType?.trim().toLowerCase();
+  totals.forEach((t, i) => {
+    const at = (key: string): PropertyKey[] => ['totals', i, key];
+    if (t.formula !== undefined) {
+      if (t.aggregationType !== undefined || t.field || t.dynamicView || t.percentile !== undefined)
+        out.push([at('formula'), `${PARAM}: a calculated total takes name and formula only (and showAs)`]);
+      if (!t.name || t.name.trim() === '')
+        out.push([at('name'), `${PARAM} is required with a formula (other totals refer to it by name)`]);
+      return;
+    }
+    if (t.aggregationType === undefined) {
+      out.push([at('aggregationType'), `${PARAM} is required (or give name and formula)`]);
+      return;
+    }
+    const a = agg(t);
+    if (a === 'percentile' && t.percentile === undefined)
+      out.push([at('percentile'), `${PARAM} is required with Percentile (between 0 and 100)`]);
+    if (a !== 'percentile' && t.percentile !== undefined)
+      out.push([at('percentile'), `${PARAM} goes with Percentile only`]);
+    if ((a === 'countdistinct' || a === 'median' || a === 'percentile' || a === 'stddev') && !t.field)
+      out.push([at('field'), `${PARAM} is required with ${t.aggregationType.trim()}`]);
+  });
+  const withFormulas = totals.map((t) => ({ ...t, aggregationType: t.aggregationType?.trim() }));
+  for (const problem of resolveFormulas(withFormulas).problems) {
+    const path: PropertyKey[] = ['totals', problem.total, 'formula'];
+    if (!out.some(([p, m]) => p.join('.') === path.join('.') && m.endsWith(problem.message)))
+      out.push([path, `${PARAM}: ${problem.message}`]);
+  }
+  return out;
+}

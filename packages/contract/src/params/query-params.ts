@@ -1,0 +1,42 @@
+import { z } from 'zod';
+import * as L from '../limits';
+import { arrayOf, intInRange, keywordOf, optionalString, PARAM, requiredString } from './param-builders';
+import { cacheParam, saveReportParam } from './shared-params';
+
+const sortItem = z.strictObject(
+  {
+    field: requiredString(L.FIELD_NAME_MAX),
+    direction: keywordOf(L.SORT_DIRECTIONS, (v) => `must be "asc" or "desc", got ${v}`, { blankMeansDefault: true })
+      .optional()
+      .meta({ default: 'asc' }),
+  },
+  { error: `${PARAM} must be an object with field and direction` },
+);
+
+export const queriesExecuteParams = z
+  .strictObject({
+    index: requiredString(L.INDEX_NAME_MAX).meta({ description: 'The index to search.' }),
+    query: optionalString(L.QUERY_MAX_LENGTH).meta({
+      description:
+        'Query text in Quarry\'s query language (README "Query language"); empty or absent matches every record.',
+      default: '*',
+    }),
+    page: intInRange(1, L.INT32_MAX).meta({ default: L.DEFAULT_PAGE }),
+    pageSize: intInRange(1, L.MAX_PAGE_SIZE).meta({ default: L.DEFAULT_PAGE_SIZE }),
+    sort: arrayOf(sortItem, L.MAX_SORT_KEYS)
+      .optional()
+      .meta({ description: 'Sort keys, most significant first; ties keep load order.' }),
+    cache: cacheParam,
+    saveReport: saveReportParam.optional(),
+  })
+  .meta({ title: 'QueriesExecuteParams' });
+
+export const indexesFindParams = z
+  .strictObject({
+    searchText: optionalString(L.SEARCH_TEXT_MAX).meta({
+      description: 'Words matched against index names and descriptions.',
+    }),
+    cursor: optionalString(L.CURSOR_MAX).meta({ description: 'nextCursor of the previous page.' }),
+    limit: intInRange(1, L.MAX_INDEX_LIMIT).meta({ default: L.DEFAULT_INDEX_LIMIT }),
+  })
+  .meta({ title: 'IndexesFindParams' });

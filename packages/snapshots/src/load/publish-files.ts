@@ -1,0 +1,46 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { FieldDef } from '@quarry/query-language';
+import { AppError } from '@quarry/errors';
+import { attachableFile, writeAttachable } from '../attachable-snapshot';
+import { duckMessage } from './duck-run';
+
+/**
+ * Moves a finished file into place so that it survives a power cut once the catalog names it: the
+ * data is flushed before the rename, and the folder (which records the new name) after it.
+ */
+export function publishFile(tmp: string, final: string): void {
+  const fd = fs.openSync(tmp, 'r+');
+  try {
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+  fs.chmodSync(tmp, 0o600);
+  fs.renameSync(tmp, final);
+  const dir = fs.openSync(path.dirname(final), 'r');
+  try {
+    fs.fsyncSync(dir);
+  } finally {
+    fs.closeSync(dir);
+  }
+}
+
+/**
+ * A large version's attachable form is written from the finished Parquet file and published before
+ * it, so a catalog entry never names a Parquet file whose attachable form is half written.
+ */
+export async function publishAttachable(
+  parquet: string,
+  records: number,
+  fields: FieldDef[],
+  at: { minRecords: number; tmp: string; final: string; spill: string; label: string },
+): Promise<void> {
+  if (records < at.minRecords) return;
+  try {
+    await writeAttachable(parquet, at.tmp, fields, at.spill);
+  } catch (err) {
+    throw AppError.invalid(`Loading ${at.label} failed writing its attachable snapshot: ${duckMessage(err)}`);
+  }
+  publishFile(at.tmp, attachableFile(at.final));
+}

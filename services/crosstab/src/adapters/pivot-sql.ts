@@ -1,0 +1,125 @@
+import { isNumeric } from '@quarry/query-language';
+import { ident, listParam, type DuckDBValue } from '@quarry/snapshots';
+import type { AxisValue } from '../domain/axis-value';
+import type { AxisSpec } from '../domain/crosstab-spec';
+
+const DATE_FORMAT = { day: '%Y-%m-%d', month: '%Y-%m', year: '%Y' } as const;
+
+const sqlText = (s: string) => `'${s.replace(/'/g, "''")}'`;
+/** A double as SQL: the shortest text that reads back as the same double. */
+const sqlNumber = (n: number) => `CAST(${JSON.stringify(n)} AS DOUBLE)`;
+
+/**
+ * A date field's values as wall-clock time in the crosstab's zone. Timestamps are stored in UTC; a
+ * DATE has no time of day and is its own local date.
+ */
+function localTime(col: string, columnType: string | undefined, timeZone: string): string {
+  if (columnType === 'DATE') return col;
+  if (columnType?.startsWith('TIMESTAMP WITH TIME ZONE')) return `timezone(${sqlText(timeZone)}, ${col})`;
+  if (timeZone === 'UTC') return col;
+  return `timezone(${sqlText(timeZone)}, timezone('UTC', ${col}))`;
+}
+
+const lpad = (sql: string, n: number) => `lpad(CAST(${sql} AS VARCHAR), ${n}, '0')`;
+
+/**
+ * An axis value as the pre-aggregate groups it: the stored value; for dates the start of its day, month
+ * or year, or of its date group; for bins the bin's index. No row is formatted as text: `axisLabel`
+ * formats once per group.
+ */
+export function groupedKey(a: AxisSpec, columnTypes: ReadonlyMap<string, string>, timeZone: string): string {
+  const f = a.field;
+  const col = ident(f.name);
+  if (a.bin) {
+    // floor((x - o) / w), corrected so that o + k·w <= x < o + (k+1)·w holds exactly in doubles: the
+    // drill-through range of bin k is written with those two bounds and must select the same records.
+    const x = `CAST(${col} AS DOUBLE)`;
+    const o = sqlNumber(a.bin.origin);
+    const w = sqlNumber(a.bin.width);
+    const k = `floor((${x} - ${o}) / ${w})`;
+    return `(${k} + CASE WHEN ${x} < ${o} + ${k} * ${w} THEN -1 WHEN ${x} >= ${o} + (${k} + 1) * ${w} THEN 1 ELSE 0 END)`;
+  }
+  if (f.type !== 'date') return col;
+  const type = columnTypes.get(f.name);
+  if (a.dateGroup) {
+    const local = localTime(col, type, timeZone);
+    switch (a.dateGroup) {
+      case 'monthOfYear':
+        return `month(${local})`;
+      case 'dayOfWeek':
+        return `isodow(${local})`;
+      case 'hourOfDay':
+        return `hour(${local})`;
+      default:
+        return `date_trunc('${a.dateGroup}', ${local})`;
+    }
+  }
+  const grain = f.grain ?? 'day';
+  if (grain !== 'day') return `date_trunc('${grain}', ${col})`;
+  return type === 'DATE' ? col : `CAST(${col} AS DATE)`;
+}
+
+/** The value reported for a grouped key: blank text merged with null, numbers as doubles, dates as text. */
+export function axisLabel(a: AxisSpec, key: string): string {
+  const f = a.field;
+  if (a.bin) return `CAST(${key} AS DOUBLE)`;
+  switch (a.dateGroup) {
+    case undefined:
+      break;
+    case 'year':
+      return `strftime(${key}, '%Y')`;
+    case 'quarter':
+      return `strftime(${key}, '%Y') || '-Q' || quarter(${key})`;
+    case 'month':
+      return `strftime(${key}, '%Y-%m')`;
+    case 'week':
+      return `${lpad(`isoyear(${key})`, 4)} || '-W' || ${lpad(`week(${key})`, 2)}`;
+    case 'day':
+      return `strftime(${key}, '%Y-%m-%d')`;
+    case 'hour':
+      return `strftime(${key}, '%Y-%m-%dT%H')`;
+    case 'monthOfYear':
+    case 'hourOfDay':
+      return lpad(key, 2);
+    case 'dayOfWeek':
+      return `CAST(${key} AS VARCHAR)`;
+  }
+  if (f.type === 'date') return `strftime(${key}, '${DATE_FORMAT[f.grain ?? 'day']}')`;
+  if (f.type === 'string') return `nullif(${key}, '')`;
+  if (isNumeric(f.type)) return `CAST(${key} AS DOUBLE)`;
+  return key;
+}
+
+/** A filter and its bound parameters (compileWhere's, and lists of kept outer keys). */
+export interface BoundWhere {
+  sql: string;
+  params: Record<string, DuckDBValue>;
+}
+
+/**
+ * SQL true for the records whose key on `a` is one of `values` (as the pivot reports keys), with the
+ * values bound as one list parameter `$name`: a semi-join on a hash of them, 0.16 s for 24,000 kept
+ * values over 600,000 records where the same values written as an IN list took 19 s.
+ */
+export function memberSql(
+  a: AxisSpec,
+  values: readonly AxisValue[],
+  columnTypes: ReadonlyMap<string, string>,
+  timeZone: string,
+  name: string,
+): { sql: string; params: Record<string, DuckDBValue> } {
+  const key = groupedKey(a, columnTypes, timeZone);
+  const present = values.filter((v): v is string | number | boolean => v !== null && v !== '');
+  // The reported key of a bin is its lower bound: back to the bin's index, which the records carry.
+  const bin = a.bin;
+  const tested = bin ? key : axisLabel(a, key);
+  const listed = bin ? present.map((v) => Math.round((Number(v) - bin.origin) / bin.width)) : present;
+  const tests: string[] = [];
+  const params: Record<string, DuckDBValue> = {};
+  if (listed.length) {
+    tests.push(`${tested} IN (SELECT unnest($${name}))`);
+    params[name] = listParam(listed);
+  }
+  if (present.length < values.length) tests.push(`${tested} IS NULL`);
+  return { sql: tests.length ? `(${tests.join(' OR ')})` : 'false', params };
+}
