@@ -5,6 +5,16 @@ import { HOLISTIC, type Acc, type PartialKind } from './pivot-partials';
 import { axisLabel, groupedKey } from './pivot-sql';
 
 /**
+ * How a column's values are added up. Integers: DuckDB's sum, exact in HUGEINT. Doubles: Kahan-Babuska
+ * summation (fsum), because a plain sum of doubles depends on the order DuckDB's threads add them
+ * in, and the same crosstab asked twice gave two answers in the last digit; the compensated sum's error
+ * does not grow with the number of values, so the order no longer shows but on pathological inputs.
+ */
+function sumOf(field: { type: string }): 'sum' | 'fsum' {
+  return field.type === 'number' ? 'fsum' : 'sum';
+}
+
+/**
  * What the pivot needs from each filtered record, shared by both ways of finishing it: the grouped keys,
  * the fields of dynamic views (distinct counts), and partial aggregates from which every total follows
  * (Sum, Count, Min and Max of the partials; Average as their sum over their count).
@@ -72,19 +82,20 @@ export class PivotPlan {
       return { value: (acc) => Number(acc[i] ?? 0), rollup: `coalesce(sum(${alias(i)}), 0)` };
     }
     const col = ident(t.field.name);
+    const sum = sumOf(t.field);
     switch (t.aggregation) {
       case 'Sum': {
-        const i = this.partial('sum', `sum(${col})`);
+        const i = this.partial('sum', `${sum}(${col})`);
         // No cast to DOUBLE in SQL: DuckDB's HUGEINT to DOUBLE is not correctly rounded (an integer sum
         // near 2^54 came back 2 off); the driver's bigint becomes the nearest double in JS.
-        return { value: (acc) => num(acc[i]), rollup: `sum(${alias(i)})` };
+        return { value: (acc) => num(acc[i]), rollup: `${sum}(${alias(i)})` };
       }
       case 'Average': {
-        const s = this.partial('sum', `sum(${col})`);
+        const s = this.partial('sum', `${sum}(${col})`);
         const n = this.partial('count', `count(${col})`);
         return {
           value: (acc) => (Number(acc[n] ?? 0) > 0 ? Number(acc[s]) / Number(acc[n]) : null),
-          rollup: `CAST(sum(${alias(s)}) AS DOUBLE) / nullif(sum(${alias(n)}), 0)`,
+          rollup: `CAST(${sum}(${alias(s)}) AS DOUBLE) / nullif(sum(${alias(n)}), 0)`,
         };
       }
       case 'Min':
@@ -148,16 +159,17 @@ export class PivotPlan {
       if (!t.field) return 'count(*)';
       const v = column(t.field);
       // No cast to DOUBLE per record: quantile_cont, avg and stddev_samp of integers are doubles already,
-      // and the cast cost a median 60 ms on 3M records (bench/crosstab-analytics.bench.js).
+      // and a cast of every record is what a scan can least afford.
       const num = v;
       switch (t.aggregation) {
         case 'Count':
         case 'CountDistinct':
           return t.field.type === 'string' ? `count(nullif(${v}, ''))` : `count(${v})`;
         case 'Sum':
-          return `sum(${v})`;
+          return `${sumOf(t.field)}(${v})`;
         case 'Average':
-          return `avg(${num})`;
+          // Compensated sum over count, as the roll-up path divides (favg rounds differently).
+          return t.field.type === 'number' ? `fsum(${num}) / nullif(count(${num}), 0)` : `avg(${num})`;
         case 'Min':
           return `CAST(min(${v}) AS DOUBLE)`;
         case 'Max':
