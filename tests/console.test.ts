@@ -179,6 +179,21 @@ describe('GET /console', () => {
       await page.waitForFunction(() => document.querySelectorAll('#index-list .card').length > 0);
       expect(await visible(page, '#welcome')).toBe(false);
       expect(await page.$eval('#panel-indexes .status', (n) => n.textContent)).toMatch(/readable indexes/);
+      // Who the token belongs to, beside it.
+      await page.waitForFunction(() => !document.querySelector('#whoami')?.hasAttribute('hidden'));
+      expect(await page.$eval('#whoami', (n) => n.textContent)).toBe(
+        'Signed in as console-analyst · reads every index · embed:create, indexes:read, query:execute, reports:read, reports:write',
+      );
+      await shot(page, '0-signed-in-1280');
+      await page.click('#forget');
+      expect(await page.$eval('#whoami', (n) => n.hasAttribute('hidden'))).toBe(true);
+      // Another token, another user: the line follows the token, not the page.
+      await page.type('#token', moviesOnly.token);
+      await page.keyboard.press('Enter');
+      await page.waitForFunction(() => /console-movies/.test(document.querySelector('#whoami')?.textContent ?? ''));
+      expect(await page.$eval('#whoami', (n) => n.textContent)).toMatch(
+        /^Signed in as console-movies · reads movies, hostile · /,
+      );
       expect(realProblems(problems)).toEqual([]);
     } finally {
       await close();

@@ -74,7 +74,10 @@ const post = (body: unknown, headers: Record<string, string> = {}) =>
 const JWT = /^eyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 // A webhook's signing secret (REPORTS.SCHEDULE) is derived from the schedule's id and the server's key.
 const SECRET = /^whsec_[A-Za-z0-9_-]{43}$/;
+// The head of an API token (TOKENS.WHOAMI): the demo token is made anew for every stack.
+const TOKEN_PREFIX = /^qk_[A-Za-z0-9_-]{6}$/;
 const MASKS: Array<[RegExp, string]> = [
+  [TOKEN_PREFIX, '<token prefix>'],
   [GUID, '<guid>'],
   [TIME, '<time>'],
   [JWT, '<jwt>'],

@@ -46,11 +46,31 @@ async function connect(token: string): Promise<void> {
   });
   refreshCrosstabFields();
   showWelcome(!ok);
+  await showWhoami(ok);
   // Kept for this tab only once the server took it; a refused token is not retried on reload.
   if (ok) sessionStorage.setItem(TOKEN_KEY, token);
   else {
     sessionStorage.removeItem(TOKEN_KEY);
     app.client = undefined;
+  }
+}
+
+/** "Signed in as …" beside the token: whose reports the tabs show, and what the token may do. */
+async function showWhoami(connected: boolean): Promise<void> {
+  const el = byId('whoami');
+  el.hidden = true;
+  el.replaceChildren();
+  if (!connected || !app.client) return;
+  try {
+    const me = await app.client.tokens.whoami();
+    const name = document.createElement('strong');
+    name.textContent = me.user;
+    const reads = me.admin || me.indexes.includes('*') ? 'every index' : me.indexes.join(', ') || 'no index';
+    el.append('Signed in as ', name, ` · reads ${reads} · ${me.scopes.join(', ')}`);
+    el.title = me.token.expiresAt ? `This token expires ${me.token.expiresAt}` : 'This token does not expire';
+    el.hidden = false;
+  } catch {
+    // A server older than TOKENS.WHOAMI: the console works without the line.
   }
 }
 
@@ -99,6 +119,7 @@ function start(): void {
     resetSchedules();
     disposeChart();
     byId('index-list').replaceChildren();
+    void showWhoami(false);
     showWelcome(true);
     indexesPanel.status('Token forgotten.');
   });

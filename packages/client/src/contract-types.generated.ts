@@ -1122,6 +1122,52 @@ export interface TokensRevokeEmbedResult {
   expiresAt: string;
 }
 
+/** Who the token belongs to, and what it may do. */
+export interface TokensWhoamiParams {}
+
+export interface TokensWhoamiResult {
+  /**
+   * The name of the user the token belongs to.
+   */
+  user: string;
+  /**
+   * Whether the user reads every index without realms.
+   */
+  admin: boolean;
+  /**
+   * The indexes the user may read (`*`: every index); an admin reads them all.
+   */
+  indexes: string[];
+  /**
+   * Queries ANDed into every call of the user on that index: what the user sees of it.
+   */
+  realms: {
+    index: string;
+    query: string;
+  }[];
+  /**
+   * What this token may do.
+   */
+  scopes: string[];
+  /**
+   * The token that made the call.
+   */
+  token: {
+    /**
+     * The token’s id, as `quarry token list` shows it.
+     */
+    id: string;
+    /**
+     * The first characters of the token, to tell tokens apart.
+     */
+    prefix: string;
+    /**
+     * When the token stops working (ISO-8601 UTC); null: it does not expire.
+     */
+    expiresAt: string | null;
+  };
+}
+
 /** Every method, its params and its result.data. */
 export interface Methods {
   'QUERIES.EXECUTE': { params: QueriesExecuteParams; result: QueriesExecuteResult };
@@ -1137,6 +1183,7 @@ export interface Methods {
   'REPORTS.UNSCHEDULE': { params: ReportsUnscheduleParams; result: ReportsUnscheduleResult };
   'TOKENS.EMBED': { params: TokensEmbedParams; result: TokensEmbedResult };
   'TOKENS.REVOKE_EMBED': { params: TokensRevokeEmbedParams; result: TokensRevokeEmbedResult };
+  'TOKENS.WHOAMI': { params: TokensWhoamiParams; result: TokensWhoamiResult };
 }
 
 /** The aggregation types a total takes (CROSSTAB.EXECUTE totals[].aggregationType). */

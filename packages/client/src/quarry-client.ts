@@ -168,6 +168,8 @@ export class QuarryClient {
     embed: (p: ParamsOf<'TOKENS.EMBED'>, o?: CallOptions) => this.data('TOKENS.EMBED', p, o),
     /** Ends one embed token (by the id TOKENS.EMBED returned) before it expires. */
     revokeEmbed: (p: ParamsOf<'TOKENS.REVOKE_EMBED'>, o?: CallOptions) => this.data('TOKENS.REVOKE_EMBED', p, o),
+    /** Who the token belongs to: its user, what the user may read, the token's scopes and expiry. */
+    whoami: (p: ParamsOf<'TOKENS.WHOAMI'> = {}, o?: CallOptions) => this.data('TOKENS.WHOAMI', p, o),
   };
 
   private readonly endpoint: string;

@@ -130,6 +130,7 @@ export const EXAMPLE_CALLS: { [M in MethodName]: Array<ExampleCall<M>> } = {
       params: { id: FIRST_EMBED },
     },
   ],
+  'TOKENS.WHOAMI': [{ name: 'who the sample token belongs to, and what it may do', params: {} }],
 };
 
 /** What each example answered, in the order of EXAMPLE_CALLS. */

@@ -22,8 +22,10 @@ export interface MethodContract<P extends z.ZodType = z.ZodType, R extends z.Zod
     | 'schedules'
     | 'unschedule'
     | 'embed'
-    | 'revokeEmbed';
-  scope: Scope;
+    | 'revokeEmbed'
+    | 'whoami';
+  /** The scope the method needs; null: any valid API token may call it. */
+  scope: Scope | null;
   /** Another scope the method needs besides `scope` (running a report runs a query). */
   alsoNeeds?: Scope;
   /** Needs reports:write too when saveReport is given. */
@@ -291,6 +293,19 @@ export const METHODS = {
         when: 'No such embed token, one that has expired, or another user’s (the three are not told apart).',
       },
     ],
+  }),
+  'TOKENS.WHOAMI': method({
+    group: 'tokens',
+    call: 'whoami',
+    scope: null,
+    saves: false,
+    cached: false,
+    summary: 'Who the token belongs to, and what it may do.',
+    description:
+      'The user the token belongs to, the indexes and realms that bound what the user reads, and the token’s own scopes and expiry: what a console shows as "signed in as", and what to check first when a call is refused or a total looks filtered. Embed tokens may not call it.',
+    params: P.tokensWhoamiParams,
+    result: R.tokensWhoamiResult,
+    errors: [...common.filter((e) => e.code !== 403), { code: 403, when: 'The caller is an embed token.' }],
   }),
 } as const;
 

@@ -77,7 +77,7 @@ function methodObject(name: MethodName): Record<string, Json> {
   return {
     name,
     summary: m.summary,
-    description: `${m.description} Needs the ${m.scope} scope${m.alsoNeeds ? ` and the ${m.alsoNeeds} scope` : ''}${m.saves ? ' (and reports:write with saveReport)' : ''}.`,
+    description: `${m.description} ${m.scope === null ? 'Needs no scope: any API token may call it' : `Needs the ${m.scope} scope`}${m.alsoNeeds ? ` and the ${m.alsoNeeds} scope` : ''}${m.saves ? ' (and reports:write with saveReport)' : ''}.`,
     tags: [{ name: m.group }],
     paramStructure: 'by-name',
     params: paramDescriptors(m.params),
@@ -87,7 +87,7 @@ function methodObject(name: MethodName): Record<string, Json> {
       schema: jsonSchema(resultSchema(m), 'output'),
     },
     errors: errorObjects(m),
-    'x-scope': m.scope,
+    ...(m.scope !== null ? { 'x-scope': m.scope } : {}),
     examples: METHOD_EXAMPLES[name].map((example) => ({
       name: example.name,
       description: example.setup

@@ -10,7 +10,7 @@ import type {
 } from './params/report-params';
 import type { reportsScheduleParams, reportsSchedulesParams, reportsUnscheduleParams } from './params/schedule-params';
 import type { saveReportParam } from './params/shared-params';
-import type { tokensEmbedParams, tokensRevokeEmbedParams } from './params/token-params';
+import type { tokensEmbedParams, tokensRevokeEmbedParams, tokensWhoamiParams } from './params/token-params';
 
 /*
  * The JSON shapes of each method's params (docs/api.md, generated from these schemas). The contract owns types, ranges
@@ -37,11 +37,12 @@ export {
   reportsUpdateParams,
 } from './params/report-params';
 export { reportsScheduleParams, reportsSchedulesParams, reportsUnscheduleParams } from './params/schedule-params';
-export { tokensEmbedParams, tokensRevokeEmbedParams } from './params/token-params';
+export { tokensEmbedParams, tokensRevokeEmbedParams, tokensWhoamiParams } from './params/token-params';
 
 export type QueriesExecuteParams = z.input<typeof queriesExecuteParams>;
 export type TokensEmbedParams = z.input<typeof tokensEmbedParams>;
 export type TokensRevokeEmbedParams = z.input<typeof tokensRevokeEmbedParams>;
+export type TokensWhoamiParams = z.input<typeof tokensWhoamiParams>;
 export type IndexesFindParams = z.input<typeof indexesFindParams>;
 export type CrosstabExecuteParams = z.input<typeof crosstabExecuteParams>;
 export type ReportsFindParams = z.input<typeof reportsFindParams>;

@@ -307,7 +307,32 @@ export const tokensRevokeEmbedResult = z
   })
   .meta({ title: 'TokensRevokeEmbedResult' });
 
+export const tokensWhoamiResult = z
+  .strictObject({
+    user: z.string().meta({ description: 'The name of the user the token belongs to.' }),
+    admin: z.boolean().meta({ description: 'Whether the user reads every index without realms.' }),
+    indexes: z
+      .array(z.string())
+      .meta({ description: 'The indexes the user may read (`*`: every index); an admin reads them all.' }),
+    realms: z
+      .array(z.strictObject({ index: z.string(), query: z.string() }))
+      .meta({ description: 'Queries ANDed into every call of the user on that index: what the user sees of it.' }),
+    scopes: z.array(z.string()).meta({ description: 'What this token may do.' }),
+    token: z
+      .strictObject({
+        id: z.string().meta({ description: 'The token’s id, as `quarry token list` shows it.' }),
+        prefix: z.string().meta({ description: 'The first characters of the token, to tell tokens apart.' }),
+        expiresAt: z
+          .string()
+          .nullable()
+          .meta({ description: 'When the token stops working (ISO-8601 UTC); null: it does not expire.' }),
+      })
+      .meta({ description: 'The token that made the call.' }),
+  })
+  .meta({ title: 'TokensWhoamiResult' });
+
 export type TokensEmbedResult = z.output<typeof tokensEmbedResult>;
+export type TokensWhoamiResult = z.output<typeof tokensWhoamiResult>;
 export type TokensRevokeEmbedResult = z.output<typeof tokensRevokeEmbedResult>;
 export type QueriesExecuteResult = z.output<typeof queriesExecuteResult>;
 export type IndexesFindResult = z.output<typeof indexesFindResult>;

@@ -37,3 +37,5 @@ export const tokensRevokeEmbedParams = z
     id: requiredString(L.KEYWORD_MAX).meta({ description: 'The id TOKENS.EMBED returned with the token.' }),
   })
   .meta({ title: 'TokensRevokeEmbedParams' });
+
+export const tokensWhoamiParams = z.strictObject({}).meta({ title: 'TokensWhoamiParams' });

@@ -121,7 +121,13 @@ export class AuthenticateUseCase {
     if (scopes.size === 0) return { ok: false, error: new AppError('FORBIDDEN', AUTH_FAILURES.noScope), who: live.who };
     return {
       ok: true,
-      principal: { user: live.owner, scopes, tokenId: credential.token.id, tokenHash: credential.token.hash },
+      principal: {
+        user: live.owner,
+        scopes,
+        tokenId: credential.token.id,
+        tokenHash: credential.token.hash,
+        token: { prefix: credential.token.prefix, expiresAt: credential.token.expiresAt },
+      },
     };
   }
 

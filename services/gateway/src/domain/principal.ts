@@ -22,6 +22,8 @@ export interface Principal {
   tokenId: string;
   /** The API token's SHA-256 (as the store keeps it): a schedule runs through it, so revoking it stops them. */
   tokenHash: string;
+  /** The API token's non-secret head and expiry, as the store had them on this call. */
+  token?: { prefix: string; expiresAt: string | null };
   embed?: EmbedGrant;
   narrowing?: ReadonlyArray<{ index: string; query: string }>;
 }

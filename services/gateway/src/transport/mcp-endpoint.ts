@@ -187,7 +187,8 @@ export function mcpHandler(deps: McpDeps): (req: IncomingMessage, res: ServerRes
       const allowed = new Set(
         METHOD_NAMES.filter((m) => {
           const c = METHODS[m] as { scope: string; alsoNeeds?: string };
-          const scoped = scopes.has(c.scope as never) && (!c.alsoNeeds || scopes.has(c.alsoNeeds as never));
+          const scoped =
+            (c.scope === null || scopes.has(c.scope as never)) && (!c.alsoNeeds || scopes.has(c.alsoNeeds as never));
           return scoped && (!embedded || embedded.includes(m));
         }),
       );

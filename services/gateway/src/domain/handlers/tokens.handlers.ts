@@ -1,5 +1,5 @@
 import { AppError } from '@quarry/errors';
-import type { TokensEmbedResult, TokensRevokeEmbedResult } from '@quarry/contract';
+import type { TokensEmbedResult, TokensRevokeEmbedResult, TokensWhoamiResult } from '@quarry/contract';
 import type { Scope } from '@quarry/metadata-store';
 import type { EmbedSigner } from '../../ports/embed-signer.port';
 import type { RequestTrace, ServiceClients } from '../../ports/service-clients.port';
@@ -15,9 +15,15 @@ export interface TokensHandlerDeps {
   embedTokens?: EmbedTokenRegistry;
 }
 
-/** TOKENS.EMBED and TOKENS.REVOKE_EMBED: embed tokens, issued and revoked by this gateway. */
-export function tokensHandlers(deps: TokensHandlerDeps): Pick<MethodHandlers, 'TOKENS.EMBED' | 'TOKENS.REVOKE_EMBED'> {
+/**
+ * TOKENS.EMBED and TOKENS.REVOKE_EMBED: embed tokens, issued and revoked by this gateway; TOKENS.WHOAMI:
+ * the caller as authentication resolved it.
+ */
+export function tokensHandlers(
+  deps: TokensHandlerDeps,
+): Pick<MethodHandlers, 'TOKENS.EMBED' | 'TOKENS.REVOKE_EMBED' | 'TOKENS.WHOAMI'> {
   return {
+    'TOKENS.WHOAMI': { handle: ({ principal }) => Promise.resolve({ data: whoami(principal) }) },
     'TOKENS.EMBED': {
       handle: async ({ principal, sent, trace }) => ({ data: await issueEmbedToken(deps, principal, sent, trace) }),
     },
@@ -92,4 +98,21 @@ async function revokeEmbedToken(
   if (!deps.embedTokens) throw AppError.unavailable('Embed tokens are not enabled on this gateway');
   const record = await deps.embedTokens.revoke(id, principal.user.id);
   return { id: record.id, revokedAt: record.revokedAt!, expiresAt: record.expiresAt };
+}
+
+/** Read off the principal: the store was asked for the token and its owner on this very call. */
+function whoami(principal: Principal): TokensWhoamiResult {
+  const { user } = principal;
+  return {
+    user: user.name,
+    admin: user.admin,
+    indexes: [...user.indexes],
+    realms: user.realms.map((r) => ({ index: r.index, query: r.query })),
+    scopes: [...principal.scopes].sort(),
+    token: {
+      id: principal.tokenId,
+      prefix: principal.token?.prefix ?? '',
+      expiresAt: principal.token?.expiresAt ?? null,
+    },
+  };
 }
