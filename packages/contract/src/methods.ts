@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import * as P from './param-schemas';
 import * as R from './result-schemas';
+import * as X from './export-params';
 import type { Scope } from './scopes';
 
 /** When a business error (JSON-RPC code = HTTP status) happens, per method. */
@@ -11,7 +12,7 @@ export interface MethodError {
 
 export interface MethodContract<P extends z.ZodType = z.ZodType, R extends z.ZodType = z.ZodType> {
   /** The client's group and function: `client.queries.execute(…)`. */
-  group: 'queries' | 'indexes' | 'crosstab' | 'reports' | 'tokens';
+  group: 'queries' | 'indexes' | 'crosstab' | 'reports' | 'tokens' | 'exports';
   call:
     | 'execute'
     | 'find'
@@ -22,7 +23,9 @@ export interface MethodContract<P extends z.ZodType = z.ZodType, R extends z.Zod
     | 'schedules'
     | 'unschedule'
     | 'embed'
-    | 'revokeEmbed';
+    | 'revokeEmbed'
+    | 'start'
+    | 'status';
   scope: Scope;
   /** Another scope the method needs besides `scope` (running a report runs a query). */
   alsoNeeds?: Scope;
@@ -291,6 +294,39 @@ export const METHODS = {
         when: 'No such embed token, one that has expired, or another user’s (the three are not told apart).',
       },
     ],
+  }),
+  'EXPORTS.START': method({
+    group: 'exports',
+    call: 'start',
+    scope: 'query:execute',
+    saves: false,
+    cached: false,
+    summary: 'Export the whole answer of a search, a crosstab or a saved report to a file, in the background.',
+    description:
+      'Checks the method’s params and counts the records, then queues the export and answers at once with its id. A search exports every matching record in its sort, with the caller’s realms, as the search would. At most two of a user’s exports run at a time; more wait queued. Ask EXPORTS.STATUS for progress and download the file at GET /exports/<exportId> with the same user’s token until it expires (QUARRY_EXPORT_TTL_S).',
+    params: X.exportsStartParams,
+    result: X.exportsStartResult,
+    errors: [
+      ...common,
+      ...onIndex,
+      {
+        code: 400,
+        when: 'The export would hold more records than QUARRY_EXPORT_MAX_ROWS, or the format does not fit the method.',
+      },
+      { code: 403, when: 'A report export and the token lacks reports:read.' },
+    ],
+  }),
+  'EXPORTS.STATUS': method({
+    group: 'exports',
+    call: 'status',
+    scope: 'query:execute',
+    saves: false,
+    cached: false,
+    summary: 'An export’s state and progress.',
+    description: 'Only the export’s creator sees it; any gateway answers.',
+    params: X.exportsStatusParams,
+    result: X.exportsStatusResult,
+    errors: [...common, { code: 404, when: 'No such export, one that expired, or another user’s (not told apart).' }],
   }),
 } as const;
 

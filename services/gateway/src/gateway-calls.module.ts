@@ -1,7 +1,12 @@
 import type { Logger } from '@quarry/logger';
 import type { AuditLog, MetadataStore } from '@quarry/metadata-store';
 import type { QuarryModule } from '@quarry/runtime';
+import { hostname } from 'node:os';
+import { FsExportStore } from './adapters/fs-export-store.adapter';
+import { GrpcSearchExports } from './adapters/grpc-search-exports.adapter';
 import { GrpcServiceClients } from './adapters/grpc-service-clients.adapter';
+import { ExportStatusUseCase } from './domain/export-status.use-case';
+import { StartExportUseCase } from './domain/start-export.use-case';
 import { JoseEmbedSigner, loadEmbedKey } from './adapters/jose-embed-signer.adapter';
 import type { GatewayConfig } from './config';
 import { AuditRecorder } from './domain/audit-recorder';
@@ -17,6 +22,7 @@ export interface GatewayCalls {
   authenticate: AuthenticateUseCase;
   dispatch: DispatchMethodUseCase;
   audit: AuditRecorder;
+  exports?: { start: StartExportUseCase; status: ExportStatusUseCase };
 }
 
 /**
@@ -35,6 +41,9 @@ export class GatewayCallsModule implements QuarryModule {
   /** Scheduled deliveries, once their module runs (absent without Redis). */
   private scheduler: SchedulesModule | undefined;
   private readonly log: Logger;
+  private searchExports: GrpcSearchExports | undefined;
+  private exports: { start: StartExportUseCase; status: ExportStatusUseCase } | undefined;
+  private sweeper: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly config: GatewayConfig,
@@ -58,10 +67,16 @@ export class GatewayCallsModule implements QuarryModule {
     this.embedTokens = embedTokens;
     const authenticate = new AuthenticateUseCase(this.store, signer, Date.now, embedTokens);
     const dispatch = new DispatchMethodUseCase(
-      createMethodHandlers({ services: this.clients, signer, embedTokens, schedules: () => this.scheduler }),
+      createMethodHandlers({
+        services: this.clients,
+        signer,
+        embedTokens,
+        schedules: () => this.scheduler,
+        exports: await this.startExports(),
+      }),
     );
     this.runner = new RunScheduledReportUseCase(authenticate, dispatch, audit);
-    this.started = { authenticate, dispatch, audit };
+    this.started = { authenticate, dispatch, audit, exports: this.exports };
   }
 
   /** The use cases the HTTP module serves. */
@@ -86,7 +101,36 @@ export class GatewayCallsModule implements QuarryModule {
     await this.scheduler?.ready?.();
   }
 
+  /**
+   * Exports: files under the data dir, written by the query service. At start the exports this host left
+   * unfinished fail (their partial files go); then expired files are swept every minute.
+   */
+  private async startExports() {
+    const c = this.config;
+    const store = new FsExportStore(c.dataDir);
+    this.searchExports = new GrpcSearchExports(c.serviceAddrs.query, c.grpcTrust, c.grpcDeadlineMs, 6 * 3600_000);
+    const owner = hostname();
+    const status = new ExportStatusUseCase(store, owner);
+    const start = new StartExportUseCase(
+      store,
+      this.searchExports,
+      { maxRows: c.exportMaxRows, ttlMs: c.exportTtlS * 1000, perUser: 2 },
+      owner,
+    );
+    // An expired export's record stays as long again, so its download says 410 rather than 404.
+    const keepRecordsMs = c.exportTtlS * 1000;
+    await status.sweep(true, keepRecordsMs);
+    this.sweeper = setInterval(() => {
+      status.sweep(false, keepRecordsMs).catch((err: unknown) => this.log.warn({ err }, 'exports: sweep failed'));
+    }, 60_000);
+    this.sweeper.unref();
+    this.exports = { start, status };
+    return this.exports;
+  }
+
   async stop(): Promise<void> {
+    if (this.sweeper) clearInterval(this.sweeper);
+    this.searchExports?.close();
     this.scheduler = undefined;
     this.clients?.close();
     await this.audit?.stop();

@@ -35,6 +35,8 @@ const COMPLETE = {
   'REPORTS.UNSCHEDULE': asSent<SentParams<'REPORTS.UNSCHEDULE'>>,
   'TOKENS.EMBED': asSent<SentParams<'TOKENS.EMBED'>>,
   'TOKENS.REVOKE_EMBED': asSent<SentParams<'TOKENS.REVOKE_EMBED'>>,
+  'EXPORTS.START': asSent<SentParams<'EXPORTS.START'>>,
+  'EXPORTS.STATUS': asSent<SentParams<'EXPORTS.STATUS'>>,
 } satisfies { readonly [M in MethodName]: (p: SentParams<M>) => unknown };
 
 /** A method's params with every default of the contract applied. */
