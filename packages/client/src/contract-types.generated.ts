@@ -1122,6 +1122,59 @@ export interface TokensRevokeEmbedResult {
   expiresAt: string;
 }
 
+/** Export every record a search matches to a file, in the background. */
+export interface ExportsStartParams {
+  /**
+   * The method whose whole answer is exported.
+   */
+  method: "QUERIES.EXECUTE" | "CROSSTAB.EXECUTE" | "REPORTS.EXECUTE";
+  /**
+   * That method’s params, checked as that method checks them. A search exports every matching record in its sort: `page` and `pageSize` are ignored.
+   */
+  params: {
+    [k: string]: unknown | undefined;
+  };
+  /**
+   * csv (text a spreadsheet would run as a formula gets a leading apostrophe), jsonl (one JSON object a line) or parquet; xlsx is refused until it is built.
+   */
+  format: "csv" | "jsonl" | "parquet" | "xlsx";
+}
+
+export interface ExportsStartResult {
+  /**
+   * Ask EXPORTS.STATUS with it; download at GET /exports/<exportId>.
+   */
+  exportId: string;
+}
+
+/** An export’s state and progress. */
+export interface ExportsStatusParams {
+  /**
+   * The id EXPORTS.START returned.
+   */
+  exportId: string;
+}
+
+export interface ExportsStatusResult {
+  state: "queued" | "running" | "done" | "failed";
+  /**
+   * Records (or table rows) written so far.
+   */
+  rowsWritten: number;
+  /**
+   * The file’s size so far.
+   */
+  bytes: number;
+  /**
+   * Why it failed (state "failed").
+   */
+  error?: string;
+  /**
+   * When the file is deleted (ISO-8601 UTC; state "done"); after it, the download is a 410.
+   */
+  expiresAt?: string;
+}
+
 /** Every method, its params and its result.data. */
 export interface Methods {
   'QUERIES.EXECUTE': { params: QueriesExecuteParams; result: QueriesExecuteResult };
@@ -1137,6 +1190,8 @@ export interface Methods {
   'REPORTS.UNSCHEDULE': { params: ReportsUnscheduleParams; result: ReportsUnscheduleResult };
   'TOKENS.EMBED': { params: TokensEmbedParams; result: TokensEmbedResult };
   'TOKENS.REVOKE_EMBED': { params: TokensRevokeEmbedParams; result: TokensRevokeEmbedResult };
+  'EXPORTS.START': { params: ExportsStartParams; result: ExportsStartResult };
+  'EXPORTS.STATUS': { params: ExportsStatusParams; result: ExportsStatusResult };
 }
 
 /** The aggregation types a total takes (CROSSTAB.EXECUTE totals[].aggregationType). */

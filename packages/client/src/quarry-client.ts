@@ -134,6 +134,7 @@ export const NEVER_RETRIED: readonly MethodName[] = [
   'REPORTS.SCHEDULE',
   'REPORTS.UNSCHEDULE',
   'TOKENS.EMBED',
+  'EXPORTS.START',
   'TOKENS.REVOKE_EMBED',
 ];
 const WRITES: readonly string[] = NEVER_RETRIED;
@@ -168,6 +169,12 @@ export class QuarryClient {
     embed: (p: ParamsOf<'TOKENS.EMBED'>, o?: CallOptions) => this.data('TOKENS.EMBED', p, o),
     /** Ends one embed token (by the id TOKENS.EMBED returned) before it expires. */
     revokeEmbed: (p: ParamsOf<'TOKENS.REVOKE_EMBED'>, o?: CallOptions) => this.data('TOKENS.REVOKE_EMBED', p, o),
+  };
+  readonly exports = {
+    /** Starts a background export of a search's every record; download it at GET /exports/<exportId>. */
+    start: (p: ParamsOf<'EXPORTS.START'>, o?: CallOptions) => this.data('EXPORTS.START', p, o),
+    /** An export's state and progress. */
+    status: (p: ParamsOf<'EXPORTS.STATUS'>, o?: CallOptions) => this.data('EXPORTS.STATUS', p, o),
   };
 
   private readonly endpoint: string;

@@ -30,7 +30,7 @@ export const exportsStartParams = z
     }),
     format: oneOf(EXPORT_FORMATS).meta({
       description:
-        'csv, jsonl (one JSON object a line), parquet or xlsx (a new sheet every 1,048,575 records). A crosstab exports its table as csv or xlsx, or its cells as jsonl.',
+        'csv (text a spreadsheet would run as a formula gets a leading apostrophe), jsonl (one JSON object a line) or parquet; xlsx is refused until it is built.',
     }),
   })
   .meta({ title: 'ExportsStartParams' });
