@@ -48,7 +48,11 @@ export class DuckDbSearchExporter implements SearchExporter {
       return col;
     };
     const projection = entry.fields.map((f) => `${column(f.name)} AS ${ident(f.name)}`).join(', ');
-    const select = `SELECT ${projection} FROM ${ident(table)} WHERE ${compiled.sql} ORDER BY ${orderBy(plan.sort)}`;
+    // Sorted on the stored columns, then formatted: formatting first would carry every row's text through
+    // the sort. DuckDB keeps a subquery's order through a projection (insertion order is preserved).
+    const stored = entry.fields.map((f) => ident(f.name)).join(', ');
+    const sorted = `SELECT ${stored} FROM ${ident(table)} WHERE ${compiled.sql} ORDER BY ${orderBy(plan.sort)}`;
+    const select = `SELECT ${projection} FROM (${sorted}) AS sorted`;
     let rows;
     try {
       rows = await this.engine.all(
