@@ -194,6 +194,98 @@ describe('EXPORTS.START, EXPORTS.STATUS and GET /exports/<id>', () => {
     expect(lines.map((r) => r.Title)).toEqual(expected.map((r) => r.Title));
   }, 60000);
 
+  const genres = {
+    index: 'movies',
+    query: '*',
+    rows: ['Major Genre'],
+    columns: [{ field: 'MPAA Rating' }],
+    totals: [{ aggregationType: 'Sum', field: 'Worldwide Gross' }, { aggregationType: 'Count' }],
+    subtotals: true,
+  };
+
+  async function crosstabData<T>(who: Identity, params: Record<string, unknown>): Promise<T> {
+    const body = (await call(who, 'CROSSTAB.EXECUTE', params)).json as { result: { data: T } };
+    return body.result.data;
+  }
+
+  it('a crosstab exports the table CROSSTAB.EXECUTE renders: CSV and XLSX as rendered, JSON Lines of its rows', async () => {
+    const csv = await start(analyst, { method: 'CROSSTAB.EXECUTE', params: genres, format: 'csv' });
+    const xlsx = await start(analyst, { method: 'CROSSTAB.EXECUTE', params: genres, format: 'xlsx' });
+    const jsonl = await start(analyst, { method: 'CROSSTAB.EXECUTE', params: genres, format: 'jsonl' });
+    const rendered = await crosstabData<{ data: string; rowCount: number }>(analyst, { ...genres, format: 'csv' });
+    expect(await finished(analyst, csv)).toMatchObject({ state: 'done', rowsWritten: rendered.rowCount });
+    expect((await download(analyst, csv)).text).toBe(rendered.data);
+    expect((await finished(analyst, xlsx)).state).toBe('done');
+    const book = await download(analyst, xlsx);
+    expect(book.headers['content-type']).toBe('application/vnd.openxmlformats-officedocument.spreadsheetml.sheet');
+    expect(book.headers['content-disposition']).toBe(`attachment; filename="export-${xlsx}.xlsx"`);
+    const json = await crosstabData<{ data: { rows: unknown[]; grandTotal: unknown } }>(analyst, {
+      ...genres,
+      format: 'json',
+    });
+    expect((await finished(analyst, jsonl)).state).toBe('done');
+    const lines = (await download(analyst, jsonl)).text
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.slice(0, -1)).toEqual(json.data.rows);
+    expect(lines.at(-1)).toMatchObject({ key: null, grandTotal: json.data.grandTotal });
+    // The export's format says how it is written: a crosstab format or chart in params is refused, as is parquet.
+    for (const bad of [
+      { method: 'CROSSTAB.EXECUTE', params: { ...genres, format: 'html' }, format: 'csv' },
+      { method: 'CROSSTAB.EXECUTE', params: { ...genres, chartType: 'Pie2D' }, format: 'csv' },
+      { method: 'CROSSTAB.EXECUTE', params: genres, format: 'parquet' },
+      { method: 'CROSSTAB.EXECUTE', params: { ...genres, saveReport: { name: 'x' } }, format: 'csv' },
+    ]) {
+      const res = (await call(analyst, 'EXPORTS.START', bad)).json as { error: { code: number } };
+      expect(res.error.code).toBe(400);
+    }
+  }, 60000);
+
+  it('a saved report exports what its method and params give, and needs reports:read', async () => {
+    const saved = (
+      await call(analyst, 'QUERIES.EXECUTE', {
+        ...dramas,
+        pageSize: 5,
+        saveReport: { name: 'Dramas by gross' },
+      })
+    ).json as { result: { data: { report: { guid: string } } } };
+    const guid = saved.result.data.report.guid;
+    const id = await start(analyst, { method: 'REPORTS.EXECUTE', params: { guid }, format: 'jsonl' });
+    const expected = await searchAll(analyst, dramas);
+    expect(await finished(analyst, id)).toMatchObject({ state: 'done', rowsWritten: expected.length });
+    const lines = (await download(analyst, id)).text
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.map((r) => r.Title)).toEqual(expected.map((r) => r.Title));
+    const table = (await call(analyst, 'CROSSTAB.EXECUTE', { ...genres, saveReport: { name: 'Genres' } })).json as {
+      result: { data: { report: { guid: string } } };
+    };
+    const tableId = await start(analyst, {
+      method: 'REPORTS.EXECUTE',
+      params: { guid: table.result.data.report.guid },
+      format: 'csv',
+    });
+    expect((await finished(analyst, tableId)).state).toBe('done');
+    expect((await download(analyst, tableId)).text).toBe(
+      (await crosstabData<{ data: string }>(analyst, { ...genres, format: 'csv' })).data,
+    );
+    const noReports = await createIdentity(stack.dataDir, 'analyst', { scopes: 'query:execute' });
+    const refused = (
+      await call(noReports, 'EXPORTS.START', { method: 'REPORTS.EXECUTE', params: { guid }, format: 'csv' })
+    ).json as { error: { code: number } };
+    expect(refused.error.code).toBe(403);
+    const unknown = (
+      await call(analyst, 'EXPORTS.START', {
+        method: 'REPORTS.EXECUTE',
+        params: { guid: '00000000-0000-4000-8000-000000000000' },
+        format: 'csv',
+      })
+    ).json as { error: { code: number } };
+    expect(unknown.error.code).toBe(404);
+  }, 60000);
+
   it('another user’s export is a 404 exactly like an unknown id, for STATUS and the download', async () => {
     const id = await start(analyst, { method: 'QUERIES.EXECUTE', params: dramas, format: 'csv' });
     await finished(analyst, id);

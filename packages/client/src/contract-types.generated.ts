@@ -1122,20 +1122,20 @@ export interface TokensRevokeEmbedResult {
   expiresAt: string;
 }
 
-/** Export every record a search matches to a file, in the background. */
+/** Export the whole answer of a search, a crosstab or a saved report to a file, in the background. */
 export interface ExportsStartParams {
   /**
    * The method whose whole answer is exported.
    */
   method: "QUERIES.EXECUTE" | "CROSSTAB.EXECUTE" | "REPORTS.EXECUTE";
   /**
-   * That method’s params, checked as that method checks them. A search exports every matching record in its sort: `page` and `pageSize` are ignored.
+   * That method’s params, checked as that method checks them, without saveReport (and for a crosstab without format or chartType: `format` says how it is written). A search exports every matching record in its sort: `page` and `pageSize` are ignored.
    */
   params: {
     [k: string]: unknown | undefined;
   };
   /**
-   * csv (text a spreadsheet would run as a formula gets a leading apostrophe), jsonl (one JSON object a line) or parquet; xlsx is refused until it is built.
+   * A search: csv (text a spreadsheet would run as a formula gets a leading apostrophe), jsonl (one record a line) or parquet. A crosstab: csv or xlsx (its table as CROSSTAB.EXECUTE renders it) or jsonl (one row of cells a line, then a line of the column and grand totals).
    */
   format: "csv" | "jsonl" | "parquet" | "xlsx";
 }

@@ -26,11 +26,11 @@ export const exportsStartParams = z
     method: oneOf(EXPORT_METHODS).meta({ description: 'The method whose whole answer is exported.' }),
     params: z.record(z.string(), z.unknown(), { error: `${PARAM} must be an object` }).meta({
       description:
-        'That method’s params, checked as that method checks them. A search exports every matching record in its sort: `page` and `pageSize` are ignored.',
+        'That method’s params, checked as that method checks them, without saveReport (and for a crosstab without format or chartType: `format` says how it is written). A search exports every matching record in its sort: `page` and `pageSize` are ignored.',
     }),
     format: oneOf(EXPORT_FORMATS).meta({
       description:
-        'csv (text a spreadsheet would run as a formula gets a leading apostrophe), jsonl (one JSON object a line) or parquet; xlsx is refused until it is built.',
+        'A search: csv (text a spreadsheet would run as a formula gets a leading apostrophe), jsonl (one record a line) or parquet. A crosstab: csv or xlsx (its table as CROSSTAB.EXECUTE renders it) or jsonl (one row of cells a line, then a line of the column and grand totals).',
     }),
   })
   .meta({ title: 'ExportsStartParams' });

@@ -6,6 +6,7 @@ import { FsExportStore } from './adapters/fs-export-store.adapter';
 import { GrpcSearchExports } from './adapters/grpc-search-exports.adapter';
 import { GrpcServiceClients } from './adapters/grpc-service-clients.adapter';
 import { ExportStatusUseCase } from './domain/export-status.use-case';
+import { RunCrosstabUseCase } from './domain/run-crosstab.use-case';
 import { StartExportUseCase } from './domain/start-export.use-case';
 import { JoseEmbedSigner, loadEmbedKey } from './adapters/jose-embed-signer.adapter';
 import type { GatewayConfig } from './config';
@@ -114,6 +115,8 @@ export class GatewayCallsModule implements QuarryModule {
     const start = new StartExportUseCase(
       store,
       this.searchExports,
+      this.clients!,
+      new RunCrosstabUseCase(this.clients!),
       { maxRows: c.exportMaxRows, ttlMs: c.exportTtlS * 1000, perUser: 2 },
       owner,
     );

@@ -1,4 +1,6 @@
-import { createReadStream, mkdirSync } from 'node:fs';
+import { createReadStream, createWriteStream, mkdirSync } from 'node:fs';
+import { pipeline } from 'node:stream/promises';
+import { Readable } from 'node:stream';
 import { chmod, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { ExportFormat } from '@quarry/contract';
@@ -62,6 +64,10 @@ export class FsExportStore implements ExportStore {
     } catch {
       return 0;
     }
+  }
+
+  async writeFile(id: string, format: ExportFormat, pieces: Iterable<string | Uint8Array>): Promise<void> {
+    await pipeline(Readable.from(pieces), createWriteStream(this.filePath(id, format), { mode: 0o600 }));
   }
 
   async seal(id: string, format: ExportFormat): Promise<void> {

@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import type { ExportFormat, ExportMethod } from '@quarry/contract';
+import type { CrosstabJsonTable, ExportFormat, ExportMethod } from '@quarry/contract';
 import { AppError } from '@quarry/errors';
 import type { ExportStore } from '../ports/export-store.port';
 import type { SearchExportRequest, SearchExports } from '../ports/search-exports.port';
-import type { Caller, RequestTrace } from '../ports/service-clients.port';
+import type { Caller, RequestTrace, ServiceClients } from '../ports/service-clients.port';
 import { readParams } from './method-params';
+import type { RunCrosstabUseCase } from './run-crosstab.use-case';
 
 export interface ExportLimits {
   /** QUARRY_EXPORT_MAX_ROWS */
@@ -15,17 +16,25 @@ export interface ExportLimits {
   perUser: number;
 }
 
+/** What an export's job does once its turn comes: writes the export's file, resolves with the rows written. */
+type Produce = (id: string, format: ExportFormat) => Promise<number>;
+
 interface Job {
   id: string;
-  caller: Caller;
-  req: SearchExportRequest;
-  format: 'csv' | 'jsonl' | 'parquet';
-  trace: RequestTrace;
+  userId: string;
+  format: ExportFormat;
+  produce: Produce;
 }
 
+/** The crosstab's own outputs: its CSV and XLSX tables, and its JSON table's rows as JSON Lines. */
+const CROSSTAB_FORMAT = { csv: 'csv', xlsx: 'xlsx', jsonl: 'json' } as const;
+const CHART_KEYS = ['chartType', 'chartTotals', 'imageFormat', 'width', 'height'] as const;
+
 /**
- * EXPORTS.START: checks the method's params and the count before any work, records the export as
- * queued, and runs it in the background, at most `perUser` of a user's at a time.
+ * EXPORTS.START: checks the method's params (and a search's count) before any work, records the export as
+ * queued, and runs it in the background, at most `perUser` of a user's at a time. A search is written by
+ * the query service's engine straight to the file; a crosstab, bounded by its own limits, is the table
+ * the crosstab renders, written as it answered.
  */
 export class StartExportUseCase {
   private readonly running = new Map<string, number>();
@@ -35,6 +44,8 @@ export class StartExportUseCase {
   constructor(
     private readonly store: ExportStore,
     private readonly searches: SearchExports,
+    private readonly services: ServiceClients,
+    private readonly crosstab: RunCrosstabUseCase,
     private readonly limits: ExportLimits,
     private readonly owner: string,
     private readonly now: () => number = Date.now,
@@ -45,21 +56,7 @@ export class StartExportUseCase {
     input: { method: ExportMethod; params: Record<string, unknown>; format: ExportFormat },
     trace: RequestTrace,
   ): Promise<{ exportId: string }> {
-    if (input.method !== 'QUERIES.EXECUTE')
-      throw AppError.invalid(`method: exports of ${input.method} are not available on this server yet`);
-    if (input.format === 'xlsx')
-      throw AppError.invalid('format: "xlsx" exports are not available on this server yet; use csv, jsonl or parquet');
-    const { complete } = readParams('QUERIES.EXECUTE', input.params, 'params');
-    const req: SearchExportRequest = {
-      index: complete.index,
-      query: complete.query,
-      sort: complete.sort.map((s) => ({ field: s.field, direction: s.direction })),
-    };
-    const count = await this.searches.count(caller, req, trace);
-    if (count > this.limits.maxRows)
-      throw AppError.invalid(
-        `The export would hold ${count} records, more than QUARRY_EXPORT_MAX_ROWS (${this.limits.maxRows}); narrow the query`,
-      );
+    const produce = await this.plan(caller, input, trace);
     const id = randomBytes(16).toString('hex');
     await this.store.create({
       id,
@@ -72,7 +69,7 @@ export class StartExportUseCase {
       createdAt: new Date(this.now()).toISOString(),
       owner: this.owner,
     });
-    this.enqueue({ id, caller, req, format: input.format, trace });
+    this.enqueue({ id, userId: caller.userId, format: input.format, produce });
     return { exportId: id };
   }
 
@@ -81,8 +78,105 @@ export class StartExportUseCase {
     while (this.inFlight.size) await Promise.allSettled([...this.inFlight]);
   }
 
+  /** Everything a caller can get wrong is refused here, before the export is recorded. */
+  private async plan(
+    caller: Caller,
+    input: { method: ExportMethod; params: Record<string, unknown>; format: ExportFormat },
+    trace: RequestTrace,
+  ): Promise<Produce> {
+    if (input.params.saveReport !== undefined)
+      throw AppError.invalid('params.saveReport: an export saves no report; save it with the method itself');
+    if (input.method === 'QUERIES.EXECUTE') {
+      const { complete } = readParams('QUERIES.EXECUTE', input.params, 'params');
+      return this.planSearch(
+        caller,
+        { index: complete.index, query: complete.query, sort: complete.sort },
+        input.format,
+        trace,
+      );
+    }
+    if (input.method === 'CROSSTAB.EXECUTE')
+      return this.planCrosstab(caller, input.params, 'params', input.format, trace);
+    const { complete } = readParams('REPORTS.EXECUTE', input.params, 'params');
+    const metadata = await this.services.reportMetadata(
+      caller,
+      { guid: complete.guid, ...(complete.version !== undefined ? { version: complete.version } : {}) },
+      trace,
+    );
+    let asOfVersion: number | undefined;
+    if (complete.asOf === 'saved') {
+      if (metadata.indexVersion <= 0)
+        throw AppError.notFound(
+          `Version ${metadata.version} of report ${metadata.guid} was saved before Quarry recorded index versions: it can only run with asOf "latest"`,
+        );
+      asOfVersion = metadata.indexVersion;
+    }
+    const saved = { ...metadata.params };
+    if (metadata.method === 'QUERIES.EXECUTE') {
+      const { complete: q } = readParams('QUERIES.EXECUTE', saved);
+      return this.planSearch(
+        caller,
+        { index: q.index, query: q.query, sort: q.sort, asOfVersion },
+        input.format,
+        trace,
+      );
+    }
+    // A chart report exports its table.
+    for (const k of CHART_KEYS) delete saved[k];
+    return this.planCrosstab(caller, saved, undefined, input.format, trace, asOfVersion);
+  }
+
+  private async planSearch(
+    caller: Caller,
+    req: SearchExportRequest,
+    format: ExportFormat,
+    trace: RequestTrace,
+  ): Promise<Produce> {
+    if (format === 'xlsx')
+      throw AppError.invalid('format: a search is exported as csv, jsonl or parquet; xlsx is not available yet');
+    const count = await this.searches.count(caller, req, trace);
+    if (count > this.limits.maxRows)
+      throw AppError.invalid(
+        `The export would hold ${count} records, more than QUARRY_EXPORT_MAX_ROWS (${this.limits.maxRows}); narrow the query`,
+      );
+    return (id) => this.searches.write(caller, req, format, this.store.filePath(id, format), trace);
+  }
+
+  private planCrosstab(
+    caller: Caller,
+    params: Record<string, unknown>,
+    at: string | undefined,
+    format: ExportFormat,
+    trace: RequestTrace,
+    asOfVersion?: number,
+  ): Produce {
+    if (format === 'parquet')
+      throw AppError.invalid('format: a crosstab is exported as csv, xlsx or jsonl (its cells)');
+    if (params.format !== undefined || params.chartType !== undefined)
+      throw AppError.invalid(
+        `${at ? `${at}.` : ''}format: the export's format says how the table is written; give neither format nor chartType`,
+      );
+    const read = readParams('CROSSTAB.EXECUTE', { ...params, format: CROSSTAB_FORMAT[format] }, at);
+    return async (id) => {
+      const ran = await this.crosstab.run(caller, read, trace, asOfVersion);
+      const data = ran.data as { data: unknown; rowCount: number };
+      if (format === 'jsonl') {
+        const table = data.data as CrosstabJsonTable;
+        const lines = function* () {
+          for (const row of table.rows) yield `${JSON.stringify(row)}\n`;
+          yield `${JSON.stringify({ key: null, columnTotals: table.columnTotals, grandTotal: table.grandTotal })}\n`;
+        };
+        await this.store.writeFile(id, format, lines());
+        return table.rows.length;
+      }
+      const body = String(data.data);
+      await this.store.writeFile(id, format, [format === 'xlsx' ? Buffer.from(body, 'base64') : body]);
+      return data.rowCount;
+    };
+  }
+
   private enqueue(job: Job): void {
-    const user = job.caller.userId;
+    const user = job.userId;
     if ((this.running.get(user) ?? 0) >= this.limits.perUser) {
       this.waiting.set(user, [...(this.waiting.get(user) ?? []), job]);
       return;
@@ -101,7 +195,7 @@ export class StartExportUseCase {
     const { id, format } = job;
     try {
       await this.store.update(id, { state: 'running' });
-      const rows = await this.searches.write(job.caller, job.req, format, this.store.filePath(id, format), job.trace);
+      const rows = await job.produce(id, format);
       await this.store.seal(id, format);
       const bytes = await this.store.fileSize(id, format);
       await this.store.update(id, {

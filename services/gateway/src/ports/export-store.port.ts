@@ -29,6 +29,8 @@ export interface ExportStore {
   /** The file's path, for a writer (an engine) to create; the store makes sure its folder exists. */
   filePath(id: string, format: ExportFormat): string;
   fileSize(id: string, format: ExportFormat): Promise<number>;
+  /** Writes the file from these pieces, in order (an answer already bounded in size: a crosstab's). */
+  writeFile(id: string, format: ExportFormat, pieces: Iterable<string | Uint8Array>): Promise<void>;
   /** Restricts the written file to this process's user. */
   seal(id: string, format: ExportFormat): Promise<void>;
   openFile(id: string, format: ExportFormat): NodeJS.ReadableStream;
