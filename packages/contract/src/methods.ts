@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import * as P from './param-schemas';
 import * as R from './result-schemas';
-import * as X from './export-params';
+import * as X from './params/export-params';
 import type { Scope } from './scopes';
 
 /** When a business error (JSON-RPC code = HTTP status) happens, per method. */

@@ -8,6 +8,7 @@ import {
   loadQuarryProto,
   type GrpcTrust,
 } from '@quarry/rpc';
+import { searchParamsCodec } from '@quarry/contract';
 import type { SearchExportRequest, SearchExports } from '../ports/search-exports.port';
 import type { Caller, RequestTrace } from '../ports/service-clients.port';
 
@@ -55,9 +56,7 @@ export class GrpcSearchExports implements SearchExports {
       this.method,
       {
         caller: callerToWire(caller),
-        index: req.index,
-        query: req.query,
-        sort: req.sort.map((s) => ({ field: s.field, direction: s.direction })),
+        paramsJson: searchParamsCodec.encode(req.search),
         ...(req.asOfVersion !== undefined ? { asOfVersion: req.asOfVersion } : {}),
         ...extra,
       },

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { CrosstabJsonTable, ExportFormat, ExportMethod } from '@quarry/contract';
 import { AppError } from '@quarry/errors';
 import type { ExportStore } from '../ports/export-store.port';
+import { RawJson } from '../ports/raw-json';
 import type { SearchExportRequest, SearchExports } from '../ports/search-exports.port';
 import type { Caller, RequestTrace, ServiceClients } from '../ports/service-clients.port';
 import { readParams } from './method-params';
@@ -88,12 +89,7 @@ export class StartExportUseCase {
       throw AppError.invalid('params.saveReport: an export saves no report; save it with the method itself');
     if (input.method === 'QUERIES.EXECUTE') {
       const { complete } = readParams('QUERIES.EXECUTE', input.params, 'params');
-      return this.planSearch(
-        caller,
-        { index: complete.index, query: complete.query, sort: complete.sort },
-        input.format,
-        trace,
-      );
+      return this.planSearch(caller, { search: complete }, input.format, trace);
     }
     if (input.method === 'CROSSTAB.EXECUTE')
       return this.planCrosstab(caller, input.params, 'params', input.format, trace);
@@ -114,12 +110,7 @@ export class StartExportUseCase {
     const saved = { ...metadata.params };
     if (metadata.method === 'QUERIES.EXECUTE') {
       const { complete: q } = readParams('QUERIES.EXECUTE', saved);
-      return this.planSearch(
-        caller,
-        { index: q.index, query: q.query, sort: q.sort, asOfVersion },
-        input.format,
-        trace,
-      );
+      return this.planSearch(caller, { search: q, asOfVersion }, input.format, trace);
     }
     // A chart report exports its table.
     for (const k of CHART_KEYS) delete saved[k];
@@ -161,7 +152,9 @@ export class StartExportUseCase {
       const ran = await this.crosstab.run(caller, read, trace, asOfVersion);
       const data = ran.data as { data: unknown; rowCount: number };
       if (format === 'jsonl') {
-        const table = data.data as CrosstabJsonTable;
+        // The crosstab service's JSON text, carried through the gateway unparsed.
+        const raw = data.data;
+        const table = JSON.parse(raw instanceof RawJson ? raw.text : JSON.stringify(raw)) as CrosstabJsonTable;
         const lines = function* () {
           for (const row of table.rows) yield `${JSON.stringify(row)}\n`;
           yield `${JSON.stringify({ key: null, columnTotals: table.columnTotals, grandTotal: table.grandTotal })}\n`;

@@ -1,9 +1,10 @@
+import type { CompleteSearch } from '@quarry/contract';
 import type { Caller, RequestTrace } from './service-clients.port';
 
 export interface SearchExportRequest {
-  index: string;
-  query: string;
-  sort: ReadonlyArray<{ field: string; direction: 'asc' | 'desc' }>;
+  /** The search as the contract completed it; its page is not used. */
+  search: CompleteSearch;
+  /** A kept earlier version of the index (a saved report's snapshot) instead of the current one. */
   asOfVersion?: number;
 }
 

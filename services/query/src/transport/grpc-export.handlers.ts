@@ -1,4 +1,4 @@
-import { completeDirection } from '@quarry/contract';
+import { searchParamsCodec } from '@quarry/contract';
 import { AppError } from '@quarry/errors';
 import type { Logger } from '@quarry/logger';
 import { callerFromWire, unary, type pb } from '@quarry/rpc';
@@ -20,10 +20,12 @@ export function exportHandlers(
       'ExportSearch',
       async (req, ctx) => {
         const caller = callerFromWire(req.caller);
+        // The params as the gateway's contract completed them, checked by the same schema.
+        const { index, query, sort } = searchParamsCodec.decode(req.paramsJson);
         const input = {
-          index: req.index,
-          query: req.query,
-          sort: req.sort.map((s) => ({ field: s.field, direction: completeDirection(s.direction) })),
+          index,
+          query,
+          sort,
           ...(req.asOfVersion !== undefined ? { asOfVersion: req.asOfVersion } : {}),
         };
         const opts = {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { PARAM } from './param-schemas';
+import { oneOf, PARAM } from './param-builders';
 
 /** What an export may run: a search, a crosstab, or a saved report. */
 export const EXPORT_METHODS = ['QUERIES.EXECUTE', 'CROSSTAB.EXECUTE', 'REPORTS.EXECUTE'] as const;
@@ -17,9 +17,6 @@ export type ExportState = (typeof EXPORT_STATES)[number];
  * it comes near a file name.
  */
 export const EXPORT_ID_PATTERN = /^[0-9a-f]{32}$/;
-
-const oneOf = <const T extends readonly [string, ...string[]]>(values: T) =>
-  z.enum(values, { error: `${PARAM} must be one of ${values.map((v) => `"${v}"`).join(', ')}` });
 
 export const exportsStartParams = z
   .strictObject({
