@@ -6,7 +6,9 @@ import { parse } from 'csv-parse/sync';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { rawRequest, rpcClient, type RawResponse } from './support/http';
 import { createIdentity, type Identity } from './support/identities';
-import { runCli, startQuarry, type RunningQuarry } from './support/quarry-process';
+import { REPO_ROOT, runCli, startQuarry, type RunningQuarry } from './support/quarry-process';
+
+const VEGA = path.join(REPO_ROOT, 'node_modules', 'vega-datasets', 'data');
 import { startStackWithData, type Stack } from './support/stack';
 
 /** Labels a record could carry that break CSV lines or run as spreadsheet formulas. */
@@ -85,6 +87,9 @@ describe('EXPORTS.START, EXPORTS.STATUS and GET /exports/<id>', () => {
       extra: async (env) => {
         const r = await runCli(['index', 'load', 'hostile', path.join(tmp, 'hostile.json')], env);
         if (r.code !== 0) throw new Error(r.stderr);
+        // Big enough for an export to be caught in the middle.
+        const big = await runCli(['index', 'load', 'flights3m', path.join(VEGA, 'flights-3m.parquet')], env);
+        if (big.code !== 0) throw new Error(big.stderr);
       },
     });
     quarry = stack.quarry;
@@ -437,6 +442,35 @@ describe('EXPORTS.START, EXPORTS.STATUS and GET /exports/<id>', () => {
       }),
     );
     fs.writeFileSync(path.join(exportsDir(), `${id}.csv`), 'Title,Year\n"half');
+    quarry = await startQuarry({
+      topology: 'all',
+      dataDir: stack.dataDir,
+      env: { QUARRY_EXPORT_MAX_ROWS: String(MAX_ROWS) },
+    });
+    const s = await status(analyst, id);
+    expect(s.state).toBe('failed');
+    expect(s.error).toMatch(/server stopped before it finished/);
+    expect(fs.existsSync(path.join(exportsDir(), `${id}.csv`))).toBe(false);
+    expect((await download(analyst, id)).status).toBe(409);
+  }, 120000);
+
+  it('a server killed while an export runs fails it clearly on restart, and no partial file is ever served', async () => {
+    await quarry.stop();
+    quarry = await startQuarry({
+      topology: 'all',
+      dataDir: stack.dataDir,
+      env: { QUARRY_EXPORT_MAX_ROWS: '10000000' },
+    });
+    const id = await start(analyst, {
+      method: 'QUERIES.EXECUTE',
+      params: { index: 'flights3m', query: '*', sort: [{ field: 'delay', direction: 'desc' }] },
+      format: 'csv',
+    });
+    while ((await status(analyst, id)).state === 'queued') await new Promise((r) => setTimeout(r, 5));
+    await quarry.kill();
+    // What the crash left: the record says running.
+    const left = JSON.parse(fs.readFileSync(path.join(exportsDir(), `${id}.json`), 'utf8')) as { state: string };
+    expect(left.state).toBe('running');
     quarry = await startQuarry({
       topology: 'all',
       dataDir: stack.dataDir,
