@@ -18,6 +18,9 @@ import { createMethodHandlers } from './domain/handlers/method-handlers';
 import { RunScheduledReportUseCase } from './domain/run-scheduled-report.use-case';
 import type { ScheduledReportRunner, SchedulesModule } from './ports/schedules.port';
 
+/** The longest one export may write before it fails as timed out. */
+const EXPORT_DEADLINE_MS = 6 * 3600_000;
+
 /** What the gateway's HTTP module takes from its calls module once it has started. */
 export interface GatewayCalls {
   authenticate: AuthenticateUseCase;
@@ -108,8 +111,16 @@ export class GatewayCallsModule implements QuarryModule {
    */
   private async startExports() {
     const c = this.config;
-    const store = new FsExportStore(c.dataDir);
-    this.searchExports = new GrpcSearchExports(c.serviceAddrs.query, c.grpcTrust, c.grpcDeadlineMs, 6 * 3600_000);
+    let store: FsExportStore;
+    try {
+      store = new FsExportStore(c.dataDir);
+    } catch (err) {
+      // A gateway on a read-only data dir serves everything else; EXPORTS.* answer 503.
+      this.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'exports: no writable exports folder');
+      return undefined;
+    }
+    // An export is background work that may take minutes: the interactive deadline is for its count only.
+    this.searchExports = new GrpcSearchExports(c.serviceAddrs.query, c.grpcTrust, c.grpcDeadlineMs, EXPORT_DEADLINE_MS);
     const owner = hostname();
     const status = new ExportStatusUseCase(store, owner);
     const start = new StartExportUseCase(
@@ -122,7 +133,7 @@ export class GatewayCallsModule implements QuarryModule {
     );
     // An expired export's record stays as long again, so its download says 410 rather than 404.
     const keepRecordsMs = c.exportTtlS * 1000;
-    await status.sweep(true, keepRecordsMs);
+    await status.sweep(true, keepRecordsMs).catch((err: unknown) => this.log.warn({ err }, 'exports: sweep failed'));
     this.sweeper = setInterval(() => {
       status.sweep(false, keepRecordsMs).catch((err: unknown) => this.log.warn({ err }, 'exports: sweep failed'));
     }, 60_000);
