@@ -277,13 +277,16 @@ describe('each method’s examples in the document are real calls on what npm st
         );
         const body = (await res.json()) as { result?: Live; error?: unknown };
         if (!body.result) throw new Error(`${m.name}'s example failed: ${JSON.stringify(body.error)}`);
-        // The ids a later example sends: a schedule's (REPORTS.UNSCHEDULE), an embed token's (TOKENS.REVOKE_EMBED).
-        for (const key of ['scheduleId', 'id']) {
+        // The ids a later example sends: a schedule's (REPORTS.UNSCHEDULE), an embed token's (TOKENS.REVOKE_EMBED),
+        // an export's (EXPORTS.STATUS).
+        for (const key of ['scheduleId', 'id', 'exportId']) {
           const shownId = (example.result.value as { data?: Record<string, unknown> }).data?.[key];
           const liveId = (body.result.data as Record<string, unknown>)[key];
           if (typeof shownId === 'string' && typeof liveId === 'string' && !sent.has(shownId))
             sent.set(shownId, liveId);
         }
+        // The EXPORTS.STATUS example shows the export done: wait for it, so its answer is the same every run.
+        if (m.name === 'EXPORTS.START') await exportDone((body.result.data as { exportId: string }).exportId);
         live[m.name]!.push(swapped(body.result, new Map([...sent].map(([shown, s]) => [s, shown]))) as Live);
       }
     }
@@ -311,6 +314,20 @@ describe('each method’s examples in the document are real calls on what npm st
     expect(stable(live[name]![i])).toEqual(stable(shown));
   });
 });
+
+/** Resolves once the export is no longer queued or running. */
+async function exportDone(exportId: string): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    const res = await post(
+      { jsonrpc: '2.0', id: 1, method: 'EXPORTS.STATUS', params: { exportId } },
+      { Authorization: `Bearer ${analyst().token}` },
+    );
+    const { result } = (await res.json()) as { result?: { data: { state: string } } };
+    if (result && result.data.state !== 'queued' && result.data.state !== 'running') return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`export ${exportId} did not finish`);
+}
 
 /** Records each example's live answer (result.data and result.meta) beside the calls method-examples.ts writes. */
 function writeExamples(

@@ -1168,6 +1168,59 @@ export interface TokensWhoamiResult {
   };
 }
 
+/** Export the whole answer of a search, a crosstab or a saved report to a file, in the background. */
+export interface ExportsStartParams {
+  /**
+   * The method whose whole answer is exported.
+   */
+  method: "QUERIES.EXECUTE" | "CROSSTAB.EXECUTE" | "REPORTS.EXECUTE";
+  /**
+   * That method’s params, checked as that method checks them, without saveReport (and for a crosstab without format or chartType: `format` says how it is written). A search exports every matching record in its sort: `page` and `pageSize` are ignored.
+   */
+  params: {
+    [k: string]: unknown | undefined;
+  };
+  /**
+   * A search: csv (text a spreadsheet would run as a formula gets a leading apostrophe), jsonl (one record a line) or parquet. A crosstab: csv or xlsx (its table as CROSSTAB.EXECUTE renders it) or jsonl (one row of cells a line, then a line of the column and grand totals).
+   */
+  format: "csv" | "jsonl" | "parquet" | "xlsx";
+}
+
+export interface ExportsStartResult {
+  /**
+   * Ask EXPORTS.STATUS with it; download at GET /exports/<exportId>.
+   */
+  exportId: string;
+}
+
+/** An export’s state and progress. */
+export interface ExportsStatusParams {
+  /**
+   * The id EXPORTS.START returned.
+   */
+  exportId: string;
+}
+
+export interface ExportsStatusResult {
+  state: "queued" | "running" | "done" | "failed";
+  /**
+   * Records (or table rows) written so far.
+   */
+  rowsWritten: number;
+  /**
+   * The file’s size so far.
+   */
+  bytes: number;
+  /**
+   * Why it failed (state "failed").
+   */
+  error?: string;
+  /**
+   * When the file is deleted (ISO-8601 UTC; state "done"); after it, the download is a 410.
+   */
+  expiresAt?: string;
+}
+
 /** Every method, its params and its result.data. */
 export interface Methods {
   'QUERIES.EXECUTE': { params: QueriesExecuteParams; result: QueriesExecuteResult };
@@ -1184,6 +1237,8 @@ export interface Methods {
   'TOKENS.EMBED': { params: TokensEmbedParams; result: TokensEmbedResult };
   'TOKENS.REVOKE_EMBED': { params: TokensRevokeEmbedParams; result: TokensRevokeEmbedResult };
   'TOKENS.WHOAMI': { params: TokensWhoamiParams; result: TokensWhoamiResult };
+  'EXPORTS.START': { params: ExportsStartParams; result: ExportsStartResult };
+  'EXPORTS.STATUS': { params: ExportsStatusParams; result: ExportsStatusResult };
 }
 
 /** The aggregation types a total takes (CROSSTAB.EXECUTE totals[].aggregationType). */

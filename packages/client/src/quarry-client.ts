@@ -134,6 +134,7 @@ export const NEVER_RETRIED: readonly MethodName[] = [
   'REPORTS.SCHEDULE',
   'REPORTS.UNSCHEDULE',
   'TOKENS.EMBED',
+  'EXPORTS.START',
   'TOKENS.REVOKE_EMBED',
 ];
 const WRITES: readonly string[] = NEVER_RETRIED;
@@ -170,6 +171,12 @@ export class QuarryClient {
     revokeEmbed: (p: ParamsOf<'TOKENS.REVOKE_EMBED'>, o?: CallOptions) => this.data('TOKENS.REVOKE_EMBED', p, o),
     /** Who the token belongs to: its user, what the user may read, the token's scopes and expiry. */
     whoami: (p: ParamsOf<'TOKENS.WHOAMI'> = {}, o?: CallOptions) => this.data('TOKENS.WHOAMI', p, o),
+  };
+  readonly exports = {
+    /** Starts a background export of a search's every record; download it at GET /exports/<exportId>. */
+    start: (p: ParamsOf<'EXPORTS.START'>, o?: CallOptions) => this.data('EXPORTS.START', p, o),
+    /** An export's state and progress. */
+    status: (p: ParamsOf<'EXPORTS.STATUS'>, o?: CallOptions) => this.data('EXPORTS.STATUS', p, o),
   };
 
   private readonly endpoint: string;

@@ -81,6 +81,8 @@ function configFromEnv(e: Env, known: Record<string, string | undefined>, tls: G
     embedSecret: e.QUARRY_EMBED_SECRET,
     embedTokensPerUser: e.QUARRY_EMBED_TOKENS_PER_USER,
     auditDays: e.QUARRY_AUDIT_DAYS,
+    exportTtlS: e.QUARRY_EXPORT_TTL_S,
+    exportMaxRows: e.QUARRY_EXPORT_MAX_ROWS,
     dataDir: path.resolve(e.QUARRY_DATA_DIR),
     /** QUARRY_DATA_DIR was not set: dataDir is the default ./data, which the CLI says it reads. */
     dataDirDefaulted: known.QUARRY_DATA_DIR === undefined,

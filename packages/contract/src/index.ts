@@ -8,6 +8,7 @@ export * from './chart-formatters';
 export * from './param-schemas';
 export * from './result-schemas';
 export * from './methods';
+export * from './params/export-params';
 export { parseParams, MAX_PARAM_PROBLEMS } from './parse-params';
 export { inlinedDocument, openRpcDocument, type OpenRpcDocument } from './openrpc-document';
 export * from './complete-params';

@@ -54,6 +54,13 @@ const FIRST_SCHEDULE = (ANSWERS['REPORTS.SCHEDULE'][0].result as { scheduleId: s
 /** The id the TOKENS.EMBED example's token got, as recorded: what the TOKENS.REVOKE_EMBED example revokes. */
 const FIRST_EMBED = (ANSWERS['TOKENS.EMBED'][0].result as { id: string }).id;
 
+/** The id the EXPORTS.START example's export got, as recorded: what the EXPORTS.STATUS example asks after. */
+const FIRST_EXPORT =
+  (
+    (ANSWERS as Partial<Record<string, Array<{ result: unknown }>>>)['EXPORTS.START']?.[0]?.result as
+      { exportId: string } | undefined
+  )?.exportId ?? '00000000000000000000000000000000';
+
 /** Each method's examples as called; the first is the one a reader meets first. */
 export const EXAMPLE_CALLS: { [M in MethodName]: Array<ExampleCall<M>> } = {
   'QUERIES.EXECUTE': [
@@ -131,6 +138,27 @@ export const EXAMPLE_CALLS: { [M in MethodName]: Array<ExampleCall<M>> } = {
     },
   ],
   'TOKENS.WHOAMI': [{ name: 'who the sample token belongs to, and what it may do', params: {} }],
+  'EXPORTS.START': [
+    {
+      name: 'every drama in movies as CSV, the highest-grossing first',
+      params: {
+        method: 'QUERIES.EXECUTE',
+        params: {
+          index: 'movies',
+          query: '(Major Genre):Drama',
+          sort: [{ field: 'Worldwide Gross', direction: 'desc' }],
+        },
+        format: 'csv',
+      },
+    },
+  ],
+  'EXPORTS.STATUS': [
+    {
+      name: 'how the EXPORTS.START example’s export is doing',
+      setup: 'that export exists (the test sends the id its EXPORTS.START call got, once it is done)',
+      params: { exportId: FIRST_EXPORT },
+    },
+  ],
 };
 
 /** What each example answered, in the order of EXAMPLE_CALLS. */

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import * as P from './param-schemas';
 import * as R from './result-schemas';
+import * as X from './params/export-params';
 import type { Scope } from './scopes';
 
 /** When a business error (JSON-RPC code = HTTP status) happens, per method. */
@@ -11,7 +12,7 @@ export interface MethodError {
 
 export interface MethodContract<P extends z.ZodType = z.ZodType, R extends z.ZodType = z.ZodType> {
   /** The client's group and function: `client.queries.execute(…)`. */
-  group: 'queries' | 'indexes' | 'crosstab' | 'reports' | 'tokens';
+  group: 'queries' | 'indexes' | 'crosstab' | 'reports' | 'tokens' | 'exports';
   call:
     | 'execute'
     | 'find'
@@ -23,7 +24,9 @@ export interface MethodContract<P extends z.ZodType = z.ZodType, R extends z.Zod
     | 'unschedule'
     | 'embed'
     | 'revokeEmbed'
-    | 'whoami';
+    | 'whoami'
+    | 'start'
+    | 'status';
   /** The scope the method needs; null: any valid API token may call it. */
   scope: Scope | null;
   /** Another scope the method needs besides `scope` (running a report runs a query). */
@@ -306,6 +309,39 @@ export const METHODS = {
     params: P.tokensWhoamiParams,
     result: R.tokensWhoamiResult,
     errors: [...common.filter((e) => e.code !== 403), { code: 403, when: 'The caller is an embed token.' }],
+  }),
+  'EXPORTS.START': method({
+    group: 'exports',
+    call: 'start',
+    scope: 'query:execute',
+    saves: false,
+    cached: false,
+    summary: 'Export the whole answer of a search, a crosstab or a saved report to a file, in the background.',
+    description:
+      'Checks the method’s params and counts the records, then queues the export and answers at once with its id. A search exports every matching record in its sort, with the caller’s realms, as the search would. A crosstab exports the table it renders (csv, xlsx) or its rows of cells (jsonl); a saved report exports what its method and params give, as the caller (asOf and version as REPORTS.EXECUTE takes them). A search’s xlsx is refused with 400 until it is built. At most two of a user’s exports run at a time; more wait queued. Ask EXPORTS.STATUS for progress and download the file at GET /exports/<exportId> with the same user’s token until it expires (QUARRY_EXPORT_TTL_S).',
+    params: X.exportsStartParams,
+    result: X.exportsStartResult,
+    errors: [
+      ...common,
+      ...onIndex,
+      {
+        code: 400,
+        when: 'The export would hold more records than QUARRY_EXPORT_MAX_ROWS, the format does not fit the method (parquet for a crosstab, xlsx for a search), or the params carry saveReport, format or chartType.',
+      },
+      { code: 403, when: 'A report export and the token lacks reports:read.' },
+    ],
+  }),
+  'EXPORTS.STATUS': method({
+    group: 'exports',
+    call: 'status',
+    scope: 'query:execute',
+    saves: false,
+    cached: false,
+    summary: 'An export’s state and progress.',
+    description: 'Only the export’s creator sees it; any gateway answers.',
+    params: X.exportsStatusParams,
+    result: X.exportsStatusResult,
+    errors: [...common, { code: 404, when: 'No such export, one that expired, or another user’s (not told apart).' }],
   }),
 } as const;
 

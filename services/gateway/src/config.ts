@@ -25,7 +25,17 @@ export function gatewayConfig(config: Config, hosted: Partial<Record<ServiceName
     corsOrigins: config.http.corsOrigins,
     /** The deployment's Redis (REDIS_URL, or this process's private one): rate limits shared by every replica. */
     redisUrl: config.redis.url,
-    ...pickConfig(config, 'rateLimit', 'anonRateLimit', 'embedSecret', 'embedTokensPerUser', 'dataDir', 'auditDays'),
+    ...pickConfig(
+      config,
+      'rateLimit',
+      'anonRateLimit',
+      'embedSecret',
+      'embedTokensPerUser',
+      'dataDir',
+      'auditDays',
+      'exportTtlS',
+      'exportMaxRows',
+    ),
   };
 }
 

@@ -1,7 +1,13 @@
 import type { Logger } from '@quarry/logger';
 import type { AuditLog, MetadataStore } from '@quarry/metadata-store';
 import type { QuarryModule } from '@quarry/runtime';
+import { hostname } from 'node:os';
+import { FsExportStore } from './adapters/fs-export-store.adapter';
+import { GrpcSearchExports } from './adapters/grpc-search-exports.adapter';
 import { GrpcServiceClients } from './adapters/grpc-service-clients.adapter';
+import { ExportStatusUseCase } from './domain/export-status.use-case';
+import { RunCrosstabUseCase } from './domain/run-crosstab.use-case';
+import { StartExportUseCase } from './domain/start-export.use-case';
 import { JoseEmbedSigner, loadEmbedKey } from './adapters/jose-embed-signer.adapter';
 import type { GatewayConfig } from './config';
 import { AuditRecorder } from './domain/audit-recorder';
@@ -12,11 +18,15 @@ import { createMethodHandlers } from './domain/handlers/method-handlers';
 import { RunScheduledReportUseCase } from './domain/run-scheduled-report.use-case';
 import type { ScheduledReportRunner, SchedulesModule } from './ports/schedules.port';
 
+/** The longest one export may write before it fails as timed out. */
+const EXPORT_DEADLINE_MS = 6 * 3600_000;
+
 /** What the gateway's HTTP module takes from its calls module once it has started. */
 export interface GatewayCalls {
   authenticate: AuthenticateUseCase;
   dispatch: DispatchMethodUseCase;
   audit: AuditRecorder;
+  exports?: { start: StartExportUseCase; status: ExportStatusUseCase };
 }
 
 /**
@@ -35,6 +45,9 @@ export class GatewayCallsModule implements QuarryModule {
   /** Scheduled deliveries, once their module runs (absent without Redis). */
   private scheduler: SchedulesModule | undefined;
   private readonly log: Logger;
+  private searchExports: GrpcSearchExports | undefined;
+  private exports: { start: StartExportUseCase; status: ExportStatusUseCase } | undefined;
+  private sweeper: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly config: GatewayConfig,
@@ -58,10 +71,16 @@ export class GatewayCallsModule implements QuarryModule {
     this.embedTokens = embedTokens;
     const authenticate = new AuthenticateUseCase(this.store, signer, Date.now, embedTokens);
     const dispatch = new DispatchMethodUseCase(
-      createMethodHandlers({ services: this.clients, signer, embedTokens, schedules: () => this.scheduler }),
+      createMethodHandlers({
+        services: this.clients,
+        signer,
+        embedTokens,
+        schedules: () => this.scheduler,
+        exports: await this.startExports(),
+      }),
     );
     this.runner = new RunScheduledReportUseCase(authenticate, dispatch, audit);
-    this.started = { authenticate, dispatch, audit };
+    this.started = { authenticate, dispatch, audit, exports: this.exports };
   }
 
   /** The use cases the HTTP module serves. */
@@ -86,7 +105,46 @@ export class GatewayCallsModule implements QuarryModule {
     await this.scheduler?.ready?.();
   }
 
+  /**
+   * Exports: files under the data dir, written by the query service. At start the exports this host left
+   * unfinished fail (their partial files go); then expired files are swept every minute.
+   */
+  private async startExports() {
+    const c = this.config;
+    let store: FsExportStore;
+    try {
+      store = new FsExportStore(c.dataDir);
+    } catch (err) {
+      // A gateway on a read-only data dir serves everything else; EXPORTS.* answer 503.
+      this.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'exports: no writable exports folder');
+      return undefined;
+    }
+    // An export is background work that may take minutes: the interactive deadline is for its count only.
+    this.searchExports = new GrpcSearchExports(c.serviceAddrs.query, c.grpcTrust, c.grpcDeadlineMs, EXPORT_DEADLINE_MS);
+    const owner = hostname();
+    const status = new ExportStatusUseCase(store, owner);
+    const start = new StartExportUseCase(
+      store,
+      this.searchExports,
+      this.clients!,
+      new RunCrosstabUseCase(this.clients!),
+      { maxRows: c.exportMaxRows, ttlMs: c.exportTtlS * 1000, perUser: 2 },
+      owner,
+    );
+    // An expired export's record stays as long again, so its download says 410 rather than 404.
+    const keepRecordsMs = c.exportTtlS * 1000;
+    await status.sweep(true, keepRecordsMs).catch((err: unknown) => this.log.warn({ err }, 'exports: sweep failed'));
+    this.sweeper = setInterval(() => {
+      status.sweep(false, keepRecordsMs).catch((err: unknown) => this.log.warn({ err }, 'exports: sweep failed'));
+    }, 60_000);
+    this.sweeper.unref();
+    this.exports = { start, status };
+    return this.exports;
+  }
+
   async stop(): Promise<void> {
+    if (this.sweeper) clearInterval(this.sweeper);
+    this.searchExports?.close();
     this.scheduler = undefined;
     this.clients?.close();
     await this.audit?.stop();

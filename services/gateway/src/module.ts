@@ -52,7 +52,7 @@ export class GatewayModule implements QuarryModule {
 
   async start(): Promise<void> {
     const c = this.config;
-    const { authenticate, dispatch, audit } = this.calls.calls;
+    const { authenticate, dispatch, audit, exports } = this.calls.calls;
     const cors = new CorsPolicy(c.corsOrigins);
     const limitsStore = c.rateLimit ? await this.limitsStore(c.rateLimit.keyPrefix) : undefined;
     const deps: HttpAppDeps = {
@@ -69,6 +69,7 @@ export class GatewayModule implements QuarryModule {
       // Per process: a flood from one address is refused by the replica it reaches, with no Redis round trip.
       addressLimiter: c.anonRateLimit && new FlexibleRateLimiter(c.anonRateLimit.perSecond, c.anonRateLimit.burst),
       audit,
+      exports: () => exports?.status,
       cors,
       mcp: { authenticate, log: this.log.child({ part: 'mcp' }), rpcUrl: () => this.selfRpcUrl() },
     };

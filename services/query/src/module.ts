@@ -8,6 +8,9 @@ import { GrpcServiceModule, loadQuarryProto } from '@quarry/rpc';
 import type { HeavyCallLimiter } from '@quarry/runtime';
 import type { SnapshotEngine } from '@quarry/snapshots';
 import { DuckDbSearchIndex } from './adapters/duckdb/duckdb-search-index.adapter';
+import { DuckDbSearchExporter } from './adapters/duckdb/duckdb-search-exporter.adapter';
+import { ExportSearchUseCase } from './domain/export-search.use-case';
+import { exportHandlers } from './transport/grpc-export.handlers';
 import { checkSearchBackendMark, type SearchBackendUse } from './adapters/search-backend-mark';
 import { TypesenseSearchIndex } from './adapters/typesense/typesense-search-index.adapter';
 import type { QueryServiceConfig } from './config';
@@ -66,7 +69,15 @@ export function createQueryModule(config: QueryServiceConfig, log: Logger, deps:
     graceMs: config.graceMs,
     serviceName: 'quarry.v1.QueryService',
     definition: loadQuarryProto().quarry.v1.QueryService.service,
-    implementation: queryHandlers(moduleLog, executeQuery, findIndexes, deps.limiter),
+    implementation: {
+      ...queryHandlers(moduleLog, executeQuery, findIndexes, deps.limiter),
+      // Exports write with DuckDB whatever the search backend: the snapshot is always there.
+      ...exportHandlers(
+        moduleLog,
+        new ExportSearchUseCase(deps.catalog, new DuckDbSearchExporter(deps.engine)),
+        deps.limiter,
+      ),
+    },
     // Not ready either once a loader marked the data directory for the other backend after this
     // process started (it checked the mark at start, when there may have been none): it would search
     // data that is not there. A restart would not help, so liveness is untouched.

@@ -80,4 +80,12 @@ export const gatewaySettings = settingGroup("The gateway's HTTP API", {
     doc: 'how long the audit trail keeps a call (purged at start and daily)',
     readBy: ['gateway'],
   }),
+  QUARRY_EXPORT_TTL_S: setting(z.coerce.number().int().min(1).max(31_536_000).default(86_400), {
+    doc: "how long an export's file may be downloaded (`EXPORTS.START`); then a sweep deletes it",
+    readBy: ['gateway'],
+  }),
+  QUARRY_EXPORT_MAX_ROWS: setting(z.coerce.number().int().min(1).max(1_000_000_000).default(10_000_000), {
+    doc: 'the most records one export may hold; a larger one is a 400 before any work',
+    readBy: ['gateway'],
+  }),
 });

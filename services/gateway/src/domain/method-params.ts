@@ -36,6 +36,8 @@ const COMPLETE = {
   'TOKENS.EMBED': asSent<SentParams<'TOKENS.EMBED'>>,
   'TOKENS.REVOKE_EMBED': asSent<SentParams<'TOKENS.REVOKE_EMBED'>>,
   'TOKENS.WHOAMI': asSent<SentParams<'TOKENS.WHOAMI'>>,
+  'EXPORTS.START': asSent<SentParams<'EXPORTS.START'>>,
+  'EXPORTS.STATUS': asSent<SentParams<'EXPORTS.STATUS'>>,
 } satisfies { readonly [M in MethodName]: (p: SentParams<M>) => unknown };
 
 /** A method's params with every default of the contract applied. */

@@ -1,4 +1,6 @@
 import express from 'express';
+import type { ExportStatusUseCase } from '../domain/export-status.use-case';
+import { exportDownloadHandler } from './export-download';
 import { mcpHandler, type McpDeps } from './mcp-endpoint';
 import { mountConsole } from './console-static';
 import { JSON_TYPE, send, sendHttpProblem } from './http-responses';
@@ -11,6 +13,8 @@ export interface HttpAppDeps extends RpcEndpointDeps, ProbeDeps {
   consoleDir?: string;
   /** MCP at /mcp (Streamable HTTP): the contract's methods as tools, on the same tokens. */
   mcp?: McpDeps;
+  /** Exports' downloads at GET /exports/<id>; absent, they answer 503. */
+  exports?: () => ExportStatusUseCase | undefined;
 }
 
 /**
@@ -28,6 +32,10 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
   mountConsole(app, deps.consoleDir);
   app.post('/api/v1', rpcHandler(deps));
   if (deps.mcp) app.all('/mcp', mcpHandler(deps.mcp));
+  app.get(
+    '/exports/:id',
+    exportDownloadHandler({ authenticate: deps.authenticate, exports: deps.exports ?? (() => undefined) }),
+  );
 
   app.all('/api/v1', (_req, res) => {
     res.setHeader('Allow', 'POST');

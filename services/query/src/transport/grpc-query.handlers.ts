@@ -10,7 +10,7 @@ export function queryHandlers(
   executeQuery: ExecuteQueryUseCase,
   findIndexes: FindIndexesUseCase,
   limiter: HeavyCallLimiter,
-): pb.QueryServiceHandlers {
+): Omit<pb.QueryServiceHandlers, 'ExportSearch'> {
   return {
     ExecuteQuery: unary<pb.ExecuteQueryRequest__Output, pb.ExecuteQueryResponse>(
       log,

@@ -8,13 +8,14 @@ import { RunReportUseCase } from '../run-report.use-case';
 import { RunSearchUseCase } from '../run-search.use-case';
 import { UpdateReportUseCase } from '../update-report.use-case';
 import { executeHandlers } from './execute.handlers';
+import { exportsHandlers, type ExportsHandlerDeps } from './exports.handlers';
 import { indexesHandlers } from './indexes.handlers';
 import type { MethodHandlers } from './method-handler';
 import { reportsHandlers } from './reports.handlers';
 import { schedulesHandlers } from './schedules.handlers';
 import { tokensHandlers } from './tokens.handlers';
 
-export interface MethodHandlerDeps {
+export interface MethodHandlerDeps extends ExportsHandlerDeps {
   services: ServiceClients;
   /** Embed tokens (TOKENS.EMBED, TOKENS.REVOKE_EMBED): both, or those methods answer 503. */
   signer?: EmbedSigner;
@@ -38,6 +39,7 @@ export function createMethodHandlers(deps: MethodHandlerDeps): MethodHandlers {
     }),
     ...schedulesHandlers({ schedules: deps.schedules ?? (() => undefined) }),
     ...tokensHandlers(deps),
+    ...exportsHandlers(deps),
   };
 }
 

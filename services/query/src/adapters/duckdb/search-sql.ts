@@ -9,7 +9,7 @@ import type { SearchPage, SearchPlan, SortKey } from '../../ports/search-index.p
  */
 export const ONE_PASS_MAX_RECORDS = 100_000;
 
-function orderBy(sort: SortKey[]): string {
+export function orderBy(sort: SortKey[]): string {
   const keys = sort.map((s) => {
     const col = s.type === 'string' ? `lower(${ident(s.field)})` : ident(s.field);
     return `${col} ${s.direction === 'desc' ? 'DESC' : 'ASC'} NULLS LAST`;

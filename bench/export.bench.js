@@ -1,0 +1,98 @@
+#!/usr/bin/env node
+// Export benchmark on flights-3m.parquet (3,000,000 rows): EXPORTS.START of every record sorted by delay,
+// as CSV and as Parquet, timed from the call to the done status, beside DuckDB's own
+// `COPY (SELECT * FROM read_parquet(...) ORDER BY delay) TO ...` of the same file in the same run, with the
+// server's RSS (the whole process tree) sampled while each export runs.
+// Usage: npm run build && node bench/export.bench.js [--runs 3]
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { DuckDBInstance } = require('@duckdb/node-api');
+const { literal } = require('../packages/snapshots/dist');
+const { VEGA, startServer, rpc, benchData, processTree, fmt } = require('./lib');
+
+const RUNS = Number(process.argv[process.argv.indexOf('--runs') + 1]) || 3;
+const FILE = path.join(VEGA, 'flights-3m.parquet');
+const ROWS = 3_000_000;
+
+const rssKbOf = (pid) => processTree(pid).reduce((sum, p) => sum + p.rssKb, 0);
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+async function exportOnce(server, token, format) {
+  const before = rssKbOf(server.child.pid);
+  let peak = before;
+  const sampler = setInterval(() => (peak = Math.max(peak, rssKbOf(server.child.pid))), 50);
+  const t = process.hrtime.bigint();
+  const { exportId } = await rpc(server.port, token, 'EXPORTS.START', {
+    method: 'QUERIES.EXECUTE',
+    params: { index: 'flights', query: '*', sort: [{ field: 'delay', direction: 'asc' }] },
+    format,
+  });
+  let status;
+  for (;;) {
+    status = await rpc(server.port, token, 'EXPORTS.STATUS', { exportId });
+    if (status.state === 'done' || status.state === 'failed') break;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const secs = Number(process.hrtime.bigint() - t) / 1e9;
+  clearInterval(sampler);
+  if (status.state !== 'done') throw new Error(`export failed: ${status.error}`);
+  if (status.rowsWritten !== ROWS) throw new Error(`exported ${status.rowsWritten} rows, not ${ROWS}`);
+  return { secs, bytes: status.bytes, growthMb: (peak - before) / 1024 };
+}
+
+async function duckdbOnce(dir, format) {
+  const db = await DuckDBInstance.create(':memory:');
+  const c = await db.connect();
+  const out = path.join(dir, `direct.${format}`);
+  const options = format === 'csv' ? '(FORMAT csv, HEADER true)' : '(FORMAT parquet, COMPRESSION zstd)';
+  const t = process.hrtime.bigint();
+  await c.run(`COPY (SELECT * FROM read_parquet(${literal(FILE)}) ORDER BY delay) TO ${literal(out)} ${options}`);
+  const secs = Number(process.hrtime.bigint() - t) / 1e9;
+  const bytes = fs.statSync(out).size;
+  c.closeSync();
+  fs.rmSync(out);
+  return { secs, bytes };
+}
+
+async function main() {
+  const { dataDir, env, token } = await benchData('export', [['flights', FILE]], 'query:execute');
+  const server = await startServer({ ...env, QUARRY_EXPORT_MAX_ROWS: String(ROWS) });
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-bench-export-direct-'));
+  try {
+    // One export first, unmeasured: the first search of a version opens its snapshot.
+    await exportOnce(server, token, 'csv');
+    for (const [format, target] of [
+      ['csv', 2],
+      ['parquet', 1.5],
+    ]) {
+      const quarry = [];
+      const direct = [];
+      // Turn about, so neither side always runs on a warmer machine.
+      for (let i = 0; i < RUNS; i++) {
+        quarry.push(await exportOnce(server, token, format));
+        direct.push(await duckdbOnce(scratch, format));
+      }
+      const q = median(quarry.map((r) => r.secs));
+      const d = median(direct.map((r) => r.secs));
+      const growth = Math.max(...quarry.map((r) => r.growthMb));
+      console.log(
+        `${format}: Quarry ${fmt(q)} s (${fmt(quarry[0].bytes / 1e6)} MB) vs DuckDB COPY ${fmt(d)} s ` +
+          `(${fmt(direct[0].bytes / 1e6)} MB): ${fmt(q / d)}x (target <= ${target}x); ` +
+          `server RSS growth during the export, max of ${RUNS}: ${Math.round(growth)} MB (target <= 400 MB)`,
+      );
+      console.log(
+        `  runs: Quarry ${quarry.map((r) => fmt(r.secs)).join(', ')} s; DuckDB ${direct.map((r) => fmt(r.secs)).join(', ')} s`,
+      );
+    }
+  } finally {
+    await server.stop();
+    fs.rmSync(scratch, { recursive: true, force: true });
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

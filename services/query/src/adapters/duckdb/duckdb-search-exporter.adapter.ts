@@ -1,0 +1,79 @@
+import type { IndexEntry } from '@quarry/metadata-store';
+import type { QueryNode } from '@quarry/query-language';
+import { AppError } from '@quarry/errors';
+import { compileWhere, ident, literal, type SnapshotEngine } from '@quarry/snapshots';
+import type { SearchExporter, SearchExportPlan } from '../../ports/search-exporter.port';
+import { orderBy } from './search-sql';
+
+/**
+ * The characters a spreadsheet reads as the start of a formula (the crosstab CSV's guard): such a text
+ * cell is written with a leading apostrophe, unless it is a plain number.
+ */
+const FORMULA_START_SQL = `'^[=+\\-@;\\t\\r\\n\uFF1D\uFF0B\uFF0D\uFF20\uFF1B]'`;
+const PLAIN_NUMBER_SQL = `'^-?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?$'`;
+
+const COPY_OPTIONS = {
+  csv: '(FORMAT csv, HEADER true)',
+  jsonl: '(FORMAT json)',
+  parquet: '(FORMAT parquet, COMPRESSION zstd)',
+} as const;
+
+/** Searches written by DuckDB's COPY on the snapshot's table: DuckDB streams the rows to the file. */
+export class DuckDbSearchExporter implements SearchExporter {
+  constructor(private readonly engine: SnapshotEngine) {}
+
+  async count(entry: IndexEntry, where: QueryNode, signal?: AbortSignal): Promise<number> {
+    const loaded = await this.engine.table(entry);
+    const compiled = compileWhere(where, loaded);
+    const [row] = await this.engine.all(
+      `SELECT count(*) AS n FROM ${ident(loaded.table)} WHERE ${compiled.sql}`,
+      compiled.params,
+      signal,
+    );
+    return Number(row.n);
+  }
+
+  async write(entry: IndexEntry, plan: SearchExportPlan): Promise<number> {
+    const loaded = await this.engine.table(entry);
+    const { table, columnTypes } = loaded;
+    const compiled = compileWhere(plan.where, loaded);
+    const column = (name: string): string => {
+      const col = ident(name);
+      const type = columnTypes.get(name);
+      if (plan.format === 'parquet') return col;
+      if (type === 'DATE') return `strftime(${col}, '%Y-%m-%d')`;
+      if (type?.startsWith('TIMESTAMP')) return `strftime(${col}, '%Y-%m-%dT%H:%M:%S')`;
+      if (plan.format === 'csv' && type === 'VARCHAR')
+        return `CASE WHEN regexp_matches(${col}, ${FORMULA_START_SQL}) AND NOT regexp_matches(${col}, ${PLAIN_NUMBER_SQL}) THEN '''' || ${col} ELSE ${col} END`;
+      return col;
+    };
+    const projection = entry.fields.map((f) => `${column(f.name)} AS ${ident(f.name)}`).join(', ');
+    // Sorted on the stored columns, then formatted: formatting first would carry every row's text through
+    // the sort. DuckDB keeps a subquery's order through a projection (insertion order is preserved).
+    const stored = entry.fields.map((f) => ident(f.name)).join(', ');
+    const sorted = `SELECT ${stored} FROM ${ident(table)} WHERE ${compiled.sql} ORDER BY ${orderBy(plan.sort)}`;
+    const select = `SELECT ${projection} FROM (${sorted}) AS sorted`;
+    let rows;
+    try {
+      rows = await this.engine.all(
+        `COPY (${select}) TO ${literal(plan.path)} ${COPY_OPTIONS[plan.format]}`,
+        compiled.params,
+        plan.signal,
+      );
+    } catch (err) {
+      throw writeFailure(err) ?? err;
+    }
+    return Number(rows[0]?.Count ?? 0);
+  }
+}
+
+/**
+ * A file that could not be written (a full disk, a folder gone unwritable) is the operator's to fix: its
+ * cause is told, the server's path is not.
+ */
+function writeFailure(err: unknown): AppError | undefined {
+  const message = err instanceof Error ? err.message : String(err);
+  if (!/^IO Error/.test(message)) return undefined;
+  const cause = message.slice(message.lastIndexOf(': ') + 2) || 'an I/O error';
+  return AppError.unavailable(`The export file could not be written: ${cause}`, err);
+}

@@ -1,0 +1,62 @@
+import { AppError, quoteInput } from '@quarry/errors';
+import type { IndexCatalog } from '@quarry/metadata-store';
+import { FieldResolver, restrictedQuery, type Reader } from '@quarry/query-language';
+import { fieldsOf, readableIndex } from '@quarry/snapshots/access';
+import type { SearchExporter, SearchExportFormat } from '../ports/search-exporter.port';
+import type { SortKey } from '../ports/search-index.port';
+
+export interface ExportSearchInput {
+  index: string;
+  query: string;
+  sort: Array<{ field: string; direction: 'asc' | 'desc' }>;
+  asOfVersion?: number;
+}
+
+export interface ExportSearchOptions {
+  signal?: AbortSignal;
+  /** Runs the engine call under the process's cap on heavy calls. */
+  heavy?: <T>(work: () => Promise<T>) => Promise<T>;
+}
+
+/**
+ * A search's every matching record, for an export: the same index access, realms and sort as
+ * QUERIES.EXECUTE, without a page. `count` is what the gateway checks against its row limit first.
+ */
+export class ExportSearchUseCase {
+  constructor(
+    private readonly catalog: IndexCatalog,
+    private readonly exporter: SearchExporter,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async count(reader: Reader, input: ExportSearchInput, opts: ExportSearchOptions = {}): Promise<number> {
+    const { entry, where } = await this.plan(reader, input);
+    const run = () => this.exporter.count(entry, where, opts.signal);
+    return opts.heavy ? opts.heavy(run) : run();
+  }
+
+  async write(
+    reader: Reader,
+    input: ExportSearchInput,
+    format: SearchExportFormat,
+    path: string,
+    opts: ExportSearchOptions = {},
+  ): Promise<number> {
+    const { entry, where, sort } = await this.plan(reader, input);
+    const run = () => this.exporter.write(entry, { where, sort, format, path, signal: opts.signal });
+    return opts.heavy ? opts.heavy(run) : run();
+  }
+
+  private async plan(reader: Reader, input: ExportSearchInput) {
+    const entry = await readableIndex(this.catalog, reader, input.index, { version: input.asOfVersion });
+    const fields = fieldsOf(entry);
+    const where = restrictedQuery(reader, entry.name, input.query, { fields, now: this.now() });
+    const resolver = new FieldResolver(fields);
+    const sort: SortKey[] = input.sort.map((s, i) => {
+      const field = resolver.find(s.field);
+      if (!field) throw AppError.invalid(`sort[${i}].field: unknown field ${quoteInput(s.field)}`);
+      return { field: field.name, type: field.type, direction: s.direction };
+    });
+    return { entry, where, sort };
+  }
+}
