@@ -326,7 +326,7 @@ export function metadataStoreConformance(open: () => Promise<MetadataAndCatalog>
   });
 
   const holder = (id: string, pid = process.pid) => ({ id, host: os.hostname(), pid });
-  // Issue #26: a saved report runs on the version it was saved on while its snapshot is kept.
+  // A saved report runs on the version it was saved on while its snapshot is kept.
   it('keeps every published version readable until released, and none after a drop', async () => {
     const v1 = (await store.publishIndex(movies)).entry;
     const v2 = (await store.publishIndex({ ...movies, recordCount: 7, snapshot: 'indexes/movies/b.parquet' })).entry;

@@ -5,9 +5,9 @@ export const ERROR_CODE_METADATA = 'quarry-error-code';
 export const RETRY_AFTER_METADATA = 'quarry-retry-after';
 
 /**
- * Status details travel in an HTTP/2 trailer; one of about 75 KB or more is never delivered and the
- * call hangs until its deadline (a 900 KB field name echoed in an error once cost a 30 s 504). Details
- * are cut well below that, whatever a message quotes.
+ * Status details travel in an HTTP/2 trailer; a trailer past the peer's header limit is never delivered
+ * and the call hangs until its deadline (a huge field name echoed in an error once turned a 400 into a
+ * 504). Details are cut well below that limit, whatever a message quotes.
  */
 export const MAX_DETAIL_BYTES = 8 * 1024;
 

@@ -47,7 +47,7 @@ async function attachableOf(dir: string, n: number, name: string) {
   };
 }
 
-// Issue #30 item 3: the cell-limit estimate reads a sample kept with the version, contiguous, so the
+// The cell-limit estimate reads a sample kept with the version, contiguous, so the
 // first read of its pages costs the same at any index size; it must be a uniform sample of real records.
 describe('writeAttachable: the sample of records', () => {
   let dir: string;

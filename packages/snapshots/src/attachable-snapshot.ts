@@ -5,11 +5,11 @@ import { ident, literal, wordsColumn, wordsExpr } from './sql';
 
 /**
  * From this many records a published version is also written in DuckDB's own format, which every
- * process serving it attaches read-only instead of reading the Parquet file into memory: at 30M rows
- * attaching took 14 ms and the first crosstab 0.56 s with +0.2 GB of memory, where reading in took
- * 8.2 s and +2.7 GB; Parquet queried in place opened as fast but matched words 5x slower (no words
- * column), see docs/scaling.md. Below it the read-in costs under 0.2 s and the in-memory table is what
- * answers (a little faster once warm), so small loads stay a file copy.
+ * process serving it attaches read-only instead of reading the Parquet file into memory: attaching is
+ * near instant and costs little memory where reading a big version in takes seconds and gigabytes;
+ * Parquet queried in place opens as fast but matches words far slower (no words column); the figures
+ * are in docs/scaling.md. Below it the read-in is quick and the in-memory table is what answers (a
+ * little faster once warm), so small loads stay a file copy.
  */
 export const ATTACH_MIN_RECORDS = 500_000;
 
@@ -20,9 +20,9 @@ export const SAMPLE_TABLE = 'quarry_sample';
 
 /**
  * Records in the sample an attachable version keeps for the cell-limit estimate, at most. Contiguous,
- * its pages read in about 100 ms the first time and 15 ms after, at 30M rows as at 120M, where a
- * system sample of as many records spread over the whole table read pages across every column (up to
- * 2 s the first time at 120M, issue #30 item 3). Its pages take about 33 MB in DuckDB's buffer.
+ * its pages read in quickly whatever the table's size, where a system sample of as many records spread
+ * over the whole table reads pages across every column (seconds the first time on a big version). Its
+ * pages take a few tens of MB in DuckDB's buffer.
  */
 export const SAMPLE_MAX_RECORDS = 2_000_000;
 /** Of them, the first level: what every crosstab's estimate reads; the rest only for a selective filter. */
@@ -61,7 +61,7 @@ export interface SnapshotFacts {
   /**
    * Per field: how many keys the field has on a crosstab axis with no grouping of its own (blank text
    * and null are one key; a date counts the keys of its own grain, a month of a field loaded by month).
-   * A crosstab of every record that needs more is refused without scanning (issue #30 item 3).
+   * A crosstab of every record that needs more is refused without scanning.
    */
   distinctKeys: Record<string, number>;
   /** Absent in versions written before the sample existed: the estimate samples the records table. */

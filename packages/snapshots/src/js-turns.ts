@@ -2,7 +2,7 @@
  * Long JS passes over big results (turning a DuckDB result into rows, a pivot's roll-up) take turns on
  * the thread, one at a time, first come first served. Each pass already yields between slices, but
  * four interleaved passes made every other call on the thread wait for four slices per turn of the
- * loop; one at a time it waits for one (issue #27: INDEXES.FIND p99 under 8 big crosstabs). The work is
+ * loop; one at a time it waits for one (INDEXES.FIND p99 under 8 big crosstabs). The work is
  * the same, so throughput is too. Small passes never queue: they do not take a turn.
  */
 export class JsTurns {

@@ -9,7 +9,7 @@ const CGROUP_LIMIT_FILES = ['/sys/fs/cgroup/memory.max', '/sys/fs/cgroup/memory/
 /**
  * The memory this process may use: the container's cgroup limit when there is one, else the machine's.
  * DuckDB's own default (80 % of the machine's RAM) ignores the cgroup, so in a pod of 4 GiB on a 64 GiB
- * node it would plan for 51 GiB and be OOM-killed instead of spilling (issue #28 item 2; DuckDB
+ * node it would plan for 51 GiB and be OOM-killed instead of spilling (DuckDB
  * "Configuration: memory_limit"; the kernel's cgroup-v2 memory.max).
  */
 export function processMemoryBytes(readFile: (file: string) => string = (f) => fs.readFileSync(f, 'utf8')): number {
@@ -36,7 +36,7 @@ export function defaultDuckDbMemoryBytes(processBytes: number = processMemoryByt
   return Math.max(128 * 1024 * 1024, Math.floor(processBytes / 2));
 }
 
-/** What a process's snapshot engine is given, from its config (issue #28 item 2). */
+/** What a process's snapshot engine is given, from its config. */
 export function engineOptions(config: {
   dataDir: string;
   duckdbMemoryBytes: number | undefined;

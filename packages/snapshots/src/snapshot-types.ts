@@ -54,8 +54,8 @@ export interface SnapshotEngineOptions {
    */
   indexBudgetBytes?: number;
   /**
-   * Read each attached version's sample of records into DuckDB's buffer when it opens (about 33 MB,
-   * 0.2 s at most): the cell-limit estimate then never waits for a first read of its pages. For the
+   * Read each attached version's sample of records into DuckDB's buffer when it opens (a small, bounded
+   * cost): the cell-limit estimate then never waits for a first read of its pages. For the
    * processes that run crosstabs; a search never reads the sample.
    */
   warmSamples?: boolean;

@@ -12,8 +12,8 @@ export interface PngFacts {
 }
 
 /*
- * pngjs decodes 10-20x slower inside jest's module sandbox than in plain Node (a 1600x1000 chart: ~800 ms
- * against ~60 ms), which made the chart gallery test take minutes. The decoding and the pixel counts run
+ * pngjs decodes an order of magnitude slower inside jest's module sandbox than in plain Node, which made
+ * the chart gallery test take minutes. The decoding and the pixel counts run
  * in one worker thread of plain Node instead, loaded from this source text, outside the sandbox.
  */
 const WORKER_SOURCE = `

@@ -35,7 +35,7 @@ export function createCrosstabModule(
     serviceName: 'quarry.v1.CrosstabService',
     definition: loadQuarryProto().quarry.v1.CrosstabService.service,
     implementation: crosstabHandlers(moduleLog, run, deps.limiter),
-    // Ready once the metadata store answers and every published index is open (issue #30 item 2).
+    // Ready once the metadata store answers and every published index is open.
     readiness: async () => {
       await deps.ping();
       await deps.engine.assertWarm(() => deps.catalog.listIndexes(), moduleLog);

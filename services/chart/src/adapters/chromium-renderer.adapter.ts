@@ -186,7 +186,7 @@ export class ChromiumRenderer implements ChartRenderer {
 
   /**
    * On demand, the first chart opens the other pages too, in the background: a second caller's chart
-   * then finds a page ready instead of paying ~100 ms to open one behind a big render.
+   * then finds a page ready instead of waiting to open one behind a big render.
    */
   private openSpares(): void {
     if (!this.onDemand) return;

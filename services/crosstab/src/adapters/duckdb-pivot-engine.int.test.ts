@@ -482,7 +482,7 @@ describe('DuckDbPivotEngine: a sparse pivot (few cells over many row and column 
 });
 
 /**
- * Drops an attached version's sample: as written before the sample existed (issue #30), its facts name
+ * Drops an attached version's sample: as written before the sample existed, its facts name
  * none; or, unreadable, its facts still name the table that is gone.
  */
 async function withoutTheSample(parquetFile: string, as: 'before the sample' | 'sample unreadable'): Promise<void> {
@@ -579,7 +579,7 @@ describe('DuckDbPivotEngine.keysAtLeast on an attached version', () => {
     return { entry, spec, query, pivots: new DuckDbPivotEngine(engine) };
   }
 
-  // Issue #30 item 3: a filter that keeps 2.5 % of the records leaves the first sample few of them, and it
+  // A filter that keeps 2.5 % of the records leaves the first sample few of them, and it
   // says so; the thorough sample (here larger than the index: every record) sees every key, and no more.
   // Versions written before the stored sample existed are sampled from their records, with the same answers.
   it.each(['stored sample', 'before the sample'] as const)(

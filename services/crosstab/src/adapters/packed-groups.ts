@@ -4,8 +4,8 @@ import type { AxisValue, GroupRow } from '../domain/axis-value';
 /**
  * A pivot's groups as a few flat arrays, the form in which a big table goes to a render thread: the
  * typed arrays are moved, not copied, and each distinct key array is cloned once. Cloning the groups as
- * objects cost the crosstab service's loop ~70 ms and most of its garbage per 100,000-cell table
- * (issue #27, bench/fairness.bench.js).
+ * objects held the crosstab service's loop and made most of its garbage for a big table
+ * (bench/fairness.bench.js measures it).
  */
 export interface PackedGroups {
   /** Each distinct key array once (the groups of one pivot share them: see KeyTree). */

@@ -12,8 +12,8 @@ import { groupedKey } from './pivot-sql';
  */
 export const KEY_SAMPLE_RECORDS = 100_000;
 /**
- * The thorough sample of such a version, for a selective filter (4M records of 120M: 50-60 ms once
- * their pages are in DuckDB's buffer, up to ~2 s the first time a column is read). Attached versions
+ * The thorough sample of such a version, for a selective filter (quick once its pages are in DuckDB's
+ * buffer, slow the first time a column is read). Attached versions
  * keep their own sample, contiguous and read at open (LoadedTable.sample).
  */
 export const THOROUGH_SAMPLE_RECORDS = 4_000_000;

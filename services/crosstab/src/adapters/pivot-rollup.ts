@@ -12,7 +12,7 @@ import type { PivotPlan } from './pivot-plan';
 
 /**
  * The most (cell, level) additions the JS roll-up may do: the 100,000 cells of the cell limit times the
- * four levels of a pivot without subtotals, the bound that held before subtotals existed (~0.3 s).
+ * four levels of a pivot without subtotals, the bound that held before subtotals existed.
  */
 export const JS_ROLLUP_MAX_WORK = 400_000;
 

@@ -14,7 +14,7 @@ const GROUPS = 40;
 const LIMIT = 64 * 1024 * 1024;
 
 /**
- * Issue #28 item 2: with a memory limit smaller than a crosstab needs, the crosstab completes by
+ * With a memory limit smaller than a crosstab needs, the crosstab completes by
  * spilling to the engine's temporary folder. The distinct count of 2M unique ids per group materialises
  * 2M (group, id) pairs, well over 64 MB; without a temporary folder the same crosstab runs out of memory,
  * which shows it is larger than the limit.

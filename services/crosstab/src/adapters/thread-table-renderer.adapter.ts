@@ -7,7 +7,7 @@ import type { TableRenderer } from '../ports/table-renderer.port';
 import { packGroups, packedBuffers } from './packed-groups';
 import type { TableAnswer, TableTask } from './table-render.worker';
 
-/** A piscina pool of threads that build and render tables (issue #27: big HTML tables off the event loop). */
+/** A piscina pool of threads that build and render tables (big HTML tables off the event loop). */
 export class ThreadTableRenderer implements TableRenderer {
   private readonly pool: Piscina<TableTask, TableAnswer>;
 
@@ -16,11 +16,11 @@ export class ThreadTableRenderer implements TableRenderer {
       filename: threadEntry(__dirname, 'table-render.worker'),
       minThreads: 0,
       maxThreads: threads,
-      // A thread that draws no table for a minute ends (each holds ~40 MB).
+      // A thread that draws no table for a minute ends (each holds tens of MB).
       idleTimeout: 60_000,
     });
     // One thread is started with the service, its modules loaded: the first big table after a start (a
-    // new pod's first crosstab, issue #30) paid ~250 ms to start it. Unused, it ends after the minute.
+    // new pod's first crosstab) paid for starting it. Unused, it ends after the minute.
     this.pool.run('warm').catch(() => undefined);
   }
 

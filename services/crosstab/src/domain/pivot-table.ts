@@ -36,7 +36,7 @@ const isBlank = (v: AxisValue) => v === null || v === '';
 const norm = (k: readonly AxisValue[]) => k.map((v) => (v === '' ? null : v));
 /**
  * The text of a key, kept per key array: renderers ask for every (row, column) with the same arrays, and
- * making the JSON of both keys per cell was most of a 100,000-cell table's time (issue #27).
+ * making the JSON of both keys per cell was most of a 100,000-cell table's time.
  */
 const keyTexts = new WeakMap<readonly AxisValue[], string>();
 const textOf = (key: readonly AxisValue[]): string => {

@@ -108,7 +108,7 @@ describe('RunCrosstabUseCase and the 100,000-cell limit', () => {
     expect(engine.calls.length).toBeGreaterThan(0);
   });
 
-  // Issue #30 item 3 under a selective filter: the first sample kept few records and saw 100 x 100 keys
+  // Under a selective filter: the first sample kept few records and saw 100 x 100 keys
   // (20,000 cells of 2 totals, within a tenth of the limit); the thorough sample sees 250 x 250 (125,000).
   it('asks for a thorough sample when a selective filter’s first sample comes near the limit, and refuses from it', async () => {
     const seen = { rows: 100, outerRows: 100, columns: 100, outerColumns: 100, moreToSee: true };

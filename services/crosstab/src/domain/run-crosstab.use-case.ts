@@ -21,7 +21,7 @@ export { CROSSTAB_OUTPUTS, type CrosstabOutput } from './table-result';
 
 /**
  * Tables built from at least this many groups are built and rendered off the event loop (when a renderer
- * is given): about 10 ms of work on the loop; below it the trip to a thread costs more than it saves.
+ * is given): past it the loop would be held long enough to delay other calls; below it the trip to a thread costs more than it saves.
  */
 export const OFF_LOOP_GROUPS = 5000;
 
@@ -140,7 +140,7 @@ export class RunCrosstabUseCase {
   /**
    * A crosstab whose table as drawn cannot fit is refused before any pass over the records, from lower
    * bounds of its keys (a sample of a fixed size, the per-field counts kept at load): in bounded time
-   * whatever the index size (issue #30 item 3). Never refuses one that would fit: a bound is never
+   * whatever the index size. Never refuses one that would fit: a bound is never
    * more than the pivot would count.
    */
   private async checkEstimate(entry: IndexEntry, where: QueryNode, spec: CrosstabSpec, signal?: AbortSignal) {
@@ -158,7 +158,7 @@ export class RunCrosstabUseCase {
     let { rows, columns, cells } = bound(first);
     // A selective filter leaves the first sample few records: when what it saw already comes within a
     // tenth of the limit, a larger sample (still bounded, tens of milliseconds) may prove the table too big
-    // before a full pass does (issue #30 item 3: the filtered crosstab over the limit at 120M rows).
+    // before a full pass does (the filtered crosstab over the limit at 120M rows).
     if (first.moreToSee && cells <= MAX_CELLS && cells * THOROUGH_WITHIN >= MAX_CELLS) {
       const more = await this.pivots.keysAtLeast(entry, where, spec, signal, { thorough: true });
       // Both are lower bounds, so the larger of each is one too (two samples may see different keys).

@@ -4,7 +4,7 @@ import { observeWarming, WARM_BEFORE_READY } from '@quarry/testkit';
 import { createCrosstabModule } from '../module';
 
 /**
- * Issue #30 item 2: a crosstab process is ready (gRPC health, and /readyz, which asks the same
+ * A crosstab process is ready (gRPC health, and /readyz, which asks the same
  * readiness) only once the indexes it serves are open, so a rolling update never routes a first
  * crosstab to a process still opening them. Opening is held here at the catalog's listing; liveness
  * stays SERVING, as a process still opening its indexes must not be restarted.

@@ -20,7 +20,7 @@ export const IN_MEMORY_MAX_RECORDS = 100_000;
 export const IN_MEMORY_BUDGET_BYTES = 512 * 1024 * 1024;
 /**
  * A search in memory cannot be interrupted and holds the thread: beyond this many units of work (leaf
- * tests, leaves × records, ~30 ms; and the records a word match reads) it goes to SQL, which runs on
+ * tests, leaves × records; and the records a word match reads) it goes to SQL, which runs on
  * DuckDB's threads and stops at the deadline.
  */
 export const IN_MEMORY_MAX_WORK = 10_000_000;
