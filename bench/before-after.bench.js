@@ -64,12 +64,12 @@ const CASES = [
   { name: '  the same, JSON', method: 'CROSSTAB.EXECUTE', params: { ...BIRDS, format: 'json' } },
   { name: '  the same, XLSX', method: 'CROSSTAB.EXECUTE', params: { ...BIRDS, format: 'xlsx' } },
   {
-    name: '  the same, showAs percentOfRow with subtotals',
+    name: '  the same, showAs percentOfRowTotal with subtotals',
     method: 'CROSSTAB.EXECUTE',
     params: {
       ...BIRDS,
-      rows: ['Origin State', 'Flight Phase'],
-      totals: [{ aggregationType: 'Sum', field: 'Cost Total $', showAs: 'percentOfRow' }],
+      rows: ['Origin State', 'Phase of flight'],
+      totals: [{ aggregationType: 'Sum', field: 'Cost Total $', showAs: 'percentOfRowTotal' }],
     },
   },
   ...Object.values(FLIGHTS_CROSSTABS).map((c) => ({

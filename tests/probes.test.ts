@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { channelCredentials, grpc, LIVENESS_SERVICE } from '@quarry/rpc';
-import { healthClient, healthStatus, makeTlsFixtures, type HealthClient } from '@quarry/testkit';
+import { healthClient, healthStatus, makeTlsFixtures, tlsTarget, type HealthClient } from '@quarry/testkit';
 import {
   freePort,
   makeDataDir,
@@ -42,7 +42,7 @@ describe('probes of a service with mTLS on', () => {
   let chartAddr: string;
   const clients: HealthClient[] = [];
   const connect = (creds: grpc.ChannelCredentials) => {
-    const c = healthClient(chartAddr, creds);
+    const c = healthClient(tlsTarget(chartAddr), creds);
     clients.push(c);
     return c;
   };
