@@ -362,10 +362,7 @@ export async function planColumns(
   return { plans: chains.map((chain, i) => chain[at[i]].plan), rows: counted, notes };
 }
 
-/**
- * Why a column is text although most of its values read as another type: the first value that does not
- * (its record, counted from 1), so a loader can say how to declare the type instead.
- */
+/** Why a column is text: the first value (at its record, from 1) not of the type most values read as. */
 export interface TypeNote {
   column: string;
   wanted: FieldType;
