@@ -1,17 +1,7 @@
 import type { CrosstabGrid } from '@quarry/contract';
 import { axisText } from './axis-value';
-import type { ShowAs } from './crosstab-spec';
+import { displayOf } from './crosstab-spec';
 import type { PivotTable } from './pivot-table';
-
-const SHOWN_AS: Record<ShowAs, string> = {
-  value: '',
-  percentOfGrandTotal: ' (% of grand total)',
-  percentOfRowTotal: ' (% of row total)',
-  percentOfColumnTotal: ' (% of column total)',
-  runningTotal: ' (running total)',
-  differenceFromPrevious: ' (difference from previous)',
-  percentDifferenceFromPrevious: ' (% difference from previous)',
-};
 
 /**
  * The grid the chart service draws: the table's rows and columns as labels (subtotals are not drawn).
@@ -23,7 +13,7 @@ export function toChartGrid(table: PivotTable): CrosstabGrid {
   return {
     rowFields: spec.rows.map((a) => a.name),
     columnFields: spec.columns.map((a) => a.name),
-    totals: spec.totals.map((t) => `${t.name}${SHOWN_AS[t.showAs]}`),
+    totals: spec.totals.map((t) => displayOf(t).label),
     rows: table.rows.map((r) => r.map((v, i) => axisText(spec.rows[i], v))),
     columns: columns.map((c) => c.map((v, i) => axisText(spec.columns[i], v))),
     cells: table.rows.map((r) => columns.map((c) => table.at(r, c))),

@@ -24,12 +24,37 @@ export type { Aggregation, DateGroup, ShowAs } from '@quarry/contract';
 export const MAX_CELLS = MAX_CROSSTAB_CELLS;
 
 /** showAs modes whose values are percentages (HTML prints them with a % sign; XLSX as fractions). */
-export const PERCENT_SHOWN: ReadonlySet<ShowAs> = new Set([
+const PERCENT_SHOWN: ReadonlySet<ShowAs> = new Set([
   'percentOfGrandTotal',
   'percentOfRowTotal',
   'percentOfColumnTotal',
   'percentDifferenceFromPrevious',
 ]);
+
+/** What a chart's legend adds to a total's name for what its values show. */
+const SHOWN_AS: Record<ShowAs, string> = {
+  value: '',
+  percentOfGrandTotal: ' (% of grand total)',
+  percentOfRowTotal: ' (% of row total)',
+  percentOfColumnTotal: ' (% of column total)',
+  runningTotal: ' (running total)',
+  differenceFromPrevious: ' (difference from previous)',
+  percentDifferenceFromPrevious: ' (% difference from previous)',
+};
+
+/**
+ * How a total's values are shown, the one thing renderers ask of it: whether they are percentages (a %
+ * sign in HTML, fractions in a percent format in XLSX), and the label a chart gives the series. A new
+ * way of showing or formatting a total is decided here, not in each renderer.
+ */
+export interface TotalDisplay {
+  percent: boolean;
+  label: string;
+}
+
+export function displayOf(t: Pick<TotalSpec, 'name' | 'showAs'>): TotalDisplay {
+  return { percent: PERCENT_SHOWN.has(t.showAs), label: `${t.name}${SHOWN_AS[t.showAs]}` };
+}
 
 /** rowOrder / columnOrder: siblings at every level ordered by label, or by a measure's total at that level. */
 export type AxisOrder = CompleteAxisOrder;

@@ -1,7 +1,7 @@
 import { headerSpans, subtotalLabel } from './header-spans';
 import { escape } from 'html-escaper';
 import { formatNumber } from './axis-value';
-import { PERCENT_SHOWN } from './crosstab-spec';
+import { displayOf } from './crosstab-spec';
 import type { PivotTable } from './pivot-table';
 import type { AxisValue } from './axis-value';
 
@@ -32,7 +32,7 @@ function caption(table: PivotTable): string {
  * The crosstab as one accessible `<table>`: a header row per column level (plus one naming the totals
  * when there are several), row headers nested with rowspans, subtotal rows and columns marked with a
  * class and headed "<value> Total", a Total column and a Total row. Every text is HTML-escaped; numbers
- * are right-aligned (STYLE) in a locale-free format, percentages (showAs) with a % sign.
+ * are right-aligned (STYLE) in a locale-free format, percentages with a % sign.
  */
 export function renderHtml(table: PivotTable): string {
   const { spec } = table;
@@ -42,7 +42,7 @@ export function renderHtml(table: PivotTable): string {
   const colLevels = spec.columns.length;
   const nameRow = t > 1 || colLevels === 0;
   const headerRows = colLevels + (nameRow ? 1 : 0);
-  const percent = spec.totals.map((x) => PERCENT_SHOWN.has(x.showAs));
+  const percent = spec.totals.map((x) => displayOf(x).percent);
   const cell = (values: Array<number | null>) =>
     values.map((v, m) => `<td>${v === null ? '' : percent[m] ? formatPercent(v) : formatNumber(v)}</td>`).join('');
   const limited =
@@ -116,7 +116,7 @@ function renderHtmlTotalsOnRows(table: PivotTable): string {
   const rowLevels = spec.rows.length;
   const colLevels = spec.columns.length;
   const headerRows = Math.max(1, colLevels);
-  const percent = spec.totals.map((x) => PERCENT_SHOWN.has(x.showAs));
+  const percent = spec.totals.map((x) => displayOf(x).percent);
   const td = (v: number | null, t: number) =>
     `<td>${v === null ? '' : percent[t] ? formatPercent(v) : formatNumber(v)}</td>`;
   const limited =

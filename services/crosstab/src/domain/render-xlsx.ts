@@ -1,6 +1,6 @@
 import { headerSpans, subtotalLabel } from './header-spans';
 import ExcelJS from 'exceljs';
-import { PERCENT_SHOWN } from './crosstab-spec';
+import { displayOf } from './crosstab-spec';
 import type { PivotTable } from './pivot-table';
 import type { AxisValue } from './axis-value';
 
@@ -23,13 +23,13 @@ export function sheetName(index: string): string {
   return name;
 }
 
-/** The display format of a measure: percentages (showAs) as `0.0%` of a fraction, counts without decimals. */
+/** The display format of a measure: percentages as `0.0%` of a fraction, counts without decimals. */
 function numberFormats(table: PivotTable): string[] {
   const { spec } = table;
   const keys = [...table.rows, []];
   const columns = [...table.columns, []];
   return spec.totals.map((t, m) => {
-    if (PERCENT_SHOWN.has(t.showAs)) return '0.0%';
+    if (displayOf(t).percent) return '0.0%';
     const whole = keys.every((r) => columns.every((c) => Number.isInteger(table.at(r, c)[m] ?? 0)));
     return whole ? '#,##0' : '#,##0.00';
   });
@@ -52,7 +52,7 @@ export async function renderXlsx(table: PivotTable, index: string): Promise<Buff
   const nameRow = t > 1 || C === 0;
   const headerRows = C + (nameRow ? 1 : 0);
   const formats = numberFormats(table);
-  const percent = spec.totals.map((x) => PERCENT_SHOWN.has(x.showAs));
+  const percent = spec.totals.map((x) => displayOf(x).percent);
   const book = new ExcelJS.Workbook();
   const sheet = book.addWorksheet(sheetName(index), {
     views: [{ state: 'frozen', xSplit: R, ySplit: headerRows }],
@@ -151,7 +151,7 @@ async function renderXlsxTotalsOnRows(table: PivotTable, index: string): Promise
   const C = spec.columns.length;
   const headerRows = Math.max(1, C);
   const formats = numberFormats(table);
-  const percent = spec.totals.map((x) => PERCENT_SHOWN.has(x.showAs));
+  const percent = spec.totals.map((x) => displayOf(x).percent);
   const book = new ExcelJS.Workbook();
   const sheet = book.addWorksheet(sheetName(index), {
     views: [{ state: 'frozen', xSplit: R + 1, ySplit: headerRows }],
