@@ -761,6 +761,9 @@ describe('GET /console', () => {
       // Saving again under its name updates it (a new version), where it answered 409 before.
       await addAxis(page, 'ct-rows', 'Major Genre');
       await runCrosstab(page);
+      // The previous table is still there while the new one runs: wait for the genres, since a save
+      // records the crosstab the tab shows.
+      await page.waitForFunction(() => document.querySelector('#ct-result table')?.textContent?.includes('Comedy'));
       await page.click('#crosstab-save button[type=submit]');
       await status('crosstab', `Updated report “${NAME}”: version 2.`);
       const updated = await stack.call<{ version: number; params: { rows: unknown[] } }>(analyst, 'REPORTS.METADATA', {

@@ -226,7 +226,7 @@ export function runCli(
   args: string[],
   env: Record<string, string>,
   opts: { cwd?: string; unset?: string[] } = {},
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
+): Promise<{ code: number | null; signal?: NodeJS.Signals | null; stdout: string; stderr: string }> {
   const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
   for (const name of opts.unset ?? []) delete childEnv[name];
   return new Promise((resolve) => {
@@ -239,6 +239,7 @@ export function runCli(
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+    // 'close', not 'exit': the last of stderr can arrive after the process has exited.
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
   });
 }

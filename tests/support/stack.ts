@@ -80,7 +80,7 @@ export async function startStackWithData(
     ],
   ]) {
     const res = await cli(args);
-    if (res.code !== 0) throw new Error(`${args.join(' ')} failed: ${res.stderr}`);
+    if (res.code !== 0) throw new Error(`${args.join(' ')} failed (exit ${res.code ?? res.signal}): ${res.stderr}`);
   }
   if (opts.extra) await opts.extra(env);
   const quarry = await startQuarry({ topology: opts.topology ?? 'all', dataDir, env: opts.env });
