@@ -7,8 +7,8 @@ import { axisLabel, groupedKey } from './pivot-sql';
 /**
  * How a column's values are added up. Integers: DuckDB's sum, exact in HUGEINT. Doubles: Kahan-Babuska
  * summation (fsum), because a plain sum of doubles depends on the order DuckDB's threads add them
- * in, and the same crosstab asked twice gave two answers in the last digit; the compensated sum's error
- * does not grow with the number of values, so the order no longer shows but on pathological inputs.
+ * in; the compensated sum's error does not grow with the number of values, so it is nearer the exact
+ * sum and the order shows far less often (two calls can still differ in the last bit now and then).
  */
 function sumOf(field: { type: string }): 'sum' | 'fsum' {
   return field.type === 'number' ? 'fsum' : 'sum';
