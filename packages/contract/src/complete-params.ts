@@ -11,6 +11,9 @@ import type {
   saveReportParam,
 } from './param-schemas';
 import { resolveChartTotals } from './param-schemas';
+import { type CompleteTotal, completeTotal } from './params/crosstab-parts';
+
+export type { CompleteTotal } from './params/crosstab-parts';
 
 /*
  * Every default of the API applied in one place, after validation. The schemas state each default to
@@ -55,21 +58,6 @@ export interface CompleteAxisOrder {
   /** Index into totals. */
   measure: number;
   direction: SortDirection;
-}
-
-/**
- * A total: an aggregation (`aggregationType`, with `field`, `dynamicView` or `percentile` as it needs)
- * or a calculated total (`name` and `formula`, no aggregation).
- */
-export interface CompleteTotal {
-  /** As the contract spells it (`Sum`), whatever case was sent; absent for a calculated total. */
-  aggregationType?: L.Aggregation;
-  field?: string;
-  dynamicView?: string;
-  name?: string;
-  showAs: L.ShowAs;
-  percentile?: number;
-  formula?: string;
 }
 
 export interface CompleteAxis {
@@ -136,8 +124,6 @@ export interface CompleteReportsFind {
 }
 
 const DEFAULT_QUERY = '*';
-/** What a total shows when showAs is absent. */
-export const DEFAULT_SHOW_AS: L.ShowAs = 'value';
 export const DEFAULT_AXIS_ORDER: CompleteAxisOrder = { by: 'label', measure: 0, direction: 'asc' };
 
 /** The query as it runs: blank means every record, which `*` says. */
@@ -173,14 +159,6 @@ function completeAxis(a: {
     ...(a.dateGroup ? { dateGroup: a.dateGroup } : {}),
     ...(a.bin ? { bin: { width: a.bin.width, origin: a.bin.origin ?? 0 } } : {}),
   };
-}
-
-/** `sum` → `Sum`: the schema accepts any case and blanks around, services see one spelling. */
-function aggregationOf(sent: string): L.Aggregation {
-  const found = L.AGGREGATIONS.find((a) => a.toLowerCase() === sent.trim().toLowerCase());
-  // The schema's pattern admitted only these words; a miss would be a contract bug, not a caller's.
-  if (!found) throw new Error(`aggregationType ${JSON.stringify(sent)} passed validation but names no aggregation`);
-  return found;
 }
 
 export function completeQueriesExecute(p: Sent<typeof queriesExecuteParams>): CompleteQueriesExecute {
@@ -221,16 +199,7 @@ export function completeCrosstabExecute(p: Sent<typeof crosstabExecuteParams>): 
     timeZone: p.timeZone ?? L.DEFAULT_TIME_ZONE,
     ...(p.rowFilter ? { rowFilter: p.rowFilter } : {}),
     ...(p.columnFilter ? { columnFilter: p.columnFilter } : {}),
-    totals: p.totals.map((t) => ({
-      ...(t.aggregationType !== undefined ? { aggregationType: aggregationOf(t.aggregationType) } : {}),
-      ...(t.percentile !== undefined ? { percentile: t.percentile } : {}),
-      ...(t.formula !== undefined ? { formula: t.formula } : {}),
-      // Blank is absent, as it always was on the wire.
-      ...(t.field ? { field: t.field } : {}),
-      ...(t.dynamicView ? { dynamicView: t.dynamicView } : {}),
-      ...(t.name ? { name: t.name } : {}),
-      showAs: t.showAs ?? DEFAULT_SHOW_AS,
-    })),
+    totals: p.totals.map(completeTotal),
     subtotals: p.subtotals ?? false,
     totalsOn: p.totalsOn ?? 'columns',
     rowOrder: completeOrder(p.rowOrder),

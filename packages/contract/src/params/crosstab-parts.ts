@@ -74,6 +74,8 @@ export const filterParam = z
       'Keeps the outermost groups whose total of the measure passes (`op` against `value`); totals still cover every record.',
   });
 
+const DEFAULT_SHOW_AS: L.ShowAs = 'value';
+
 export const totalItem = z.strictObject(
   {
     aggregationType: keywordOf(L.AGGREGATIONS, (v) => `${v} is not one of ${L.AGGREGATIONS.join(', ')}`)
@@ -84,7 +86,7 @@ export const totalItem = z.strictObject(
       description: 'With Count: the number of distinct values of the view.',
     }),
     name: optionalString(L.TOTAL_NAME_MAX),
-    showAs: oneOf(L.SHOW_AS).optional().meta({ default: 'value' }),
+    showAs: oneOf(L.SHOW_AS).optional().meta({ default: DEFAULT_SHOW_AS }),
     percentile: z
       .number({ error: `${PARAM} must be a number between 0 and 100 (exclusive)` })
       .gt(0, { error: `${PARAM} must be a number between 0 and 100 (exclusive)` })
@@ -165,6 +167,43 @@ export function resolveChartTotals(
 }
 
 type SentTotal = z.output<typeof totalItem>;
+
+/**
+ * A total as services run it: an aggregation (`aggregationType`, with `field`, `dynamicView` or
+ * `percentile` as it needs) or a calculated total (`name` and `formula`, no aggregation). Completed here,
+ * beside its schema, so a new option of a total is stated and defaulted in one file.
+ */
+export interface CompleteTotal {
+  /** As the contract spells it (`Sum`), whatever case was sent; absent for a calculated total. */
+  aggregationType?: L.Aggregation;
+  field?: string;
+  dynamicView?: string;
+  name?: string;
+  showAs: L.ShowAs;
+  percentile?: number;
+  formula?: string;
+}
+
+export function completeTotal(t: SentTotal): CompleteTotal {
+  return {
+    ...(t.aggregationType !== undefined ? { aggregationType: aggregationOf(t.aggregationType) } : {}),
+    ...(t.percentile !== undefined ? { percentile: t.percentile } : {}),
+    ...(t.formula !== undefined ? { formula: t.formula } : {}),
+    // Blank is absent, as it always was on the wire.
+    ...(t.field ? { field: t.field } : {}),
+    ...(t.dynamicView ? { dynamicView: t.dynamicView } : {}),
+    ...(t.name ? { name: t.name } : {}),
+    showAs: t.showAs ?? DEFAULT_SHOW_AS,
+  };
+}
+
+/** `sum` → `Sum`: the schema accepts any case and blanks around, services see one spelling. */
+function aggregationOf(sent: string): L.Aggregation {
+  const found = L.AGGREGATIONS.find((a) => a.toLowerCase() === sent.trim().toLowerCase());
+  // The schema's pattern admitted only these words; a miss would be a contract bug, not a caller's.
+  if (!found) throw new Error(`aggregationType ${JSON.stringify(sent)} passed validation but names no aggregation`);
+  return found;
+}
 
 /**
  * Rules within a total that JSON Schema cannot state (which keys go together), and its formula: each
