@@ -216,6 +216,35 @@ describe('renderXlsx, read back with SheetJS (values, merges, formats) and excel
   });
 
   it.each([
+    ['totals on columns', 'columns' as const],
+    ['totals on rows', 'rows' as const],
+  ])('%s: subtotal groups are outline groups that fold into their subtotal; none without subtotals', async (_n, on) => {
+    const s = { ...spec(['a', 'b'], ['x', 'y'], [SUM, COUNT]), totalsOn: on };
+    const table = buildPivotTable(s, groupsFor(s));
+    const { second } = await read(await renderXlsx(table, 'm'));
+    const T = on === 'rows' ? 2 : 1;
+    const headerRows = on === 'rows' ? 2 : 3;
+    const levels = table.rows.flatMap((key) => Array<number>(T).fill(key.length < 2 ? 0 : 1));
+    const read_ = levels.map((_, i) => second.getRow(headerRows + 1 + i).outlineLevel ?? 0);
+    expect(read_).toEqual(levels);
+    expect(levels.filter((l) => l === 0).length).toBe(A.length * T);
+    // The Total row is outside every group.
+    expect(second.getRow(headerRows + 1 + levels.length).outlineLevel ?? 0).toBe(0);
+    const perColumn = on === 'rows' ? 1 : 2;
+    const firstValueColumn = on === 'rows' ? 4 : 3;
+    const columnLevels = table.columns.flatMap((key) => Array<number>(perColumn).fill(key.length < 2 ? 0 : 1));
+    expect(columnLevels.map((_, j) => second.getColumn(firstValueColumn + j).outlineLevel ?? 0)).toEqual(columnLevels);
+    expect(second.properties.outlineLevelRow).toBe(1);
+    expect(second.properties.outlineLevelCol).toBe(1);
+
+    const flat = { ...s, subtotals: false };
+    const plain = (await read(await renderXlsx(buildPivotTable(flat, groupsFor(flat)), 'm'))).second;
+    const all: number[] = [];
+    plain.eachRow((row) => all.push(row.outlineLevel ?? 0));
+    expect(all.every((l) => l === 0)).toBe(true);
+  });
+
+  it.each([
     ['movies', 'movies'],
     ['a/b:c*d?e[f]g\\h', 'a_b_c_d_e_f_g_h'],
     ["'quoted'", 'quoted'],

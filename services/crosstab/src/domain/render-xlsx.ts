@@ -23,6 +23,24 @@ export function sheetName(index: string): string {
   return name;
 }
 
+/** Excel shows at most seven outline levels. */
+const OUTLINE_MAX = 7;
+
+/**
+ * The outline level of a row or column of `key` when subtotals are on: detail at the innermost level,
+ * each subtotal one level out, so Excel's +/- buttons fold a group into its subtotal (which follows it).
+ */
+function outlineOf(key: readonly AxisValue[], depth: number): number {
+  return Math.min(OUTLINE_MAX, key.length < depth ? key.length - 1 : depth - 1);
+}
+
+/** Folds subtotal groups: rows (and columns) get outline levels, summaries below and to the right. */
+function outline(sheet: ExcelJS.Worksheet, levels: { rows: number; columns: number }): void {
+  sheet.properties.outlineLevelRow = Math.min(OUTLINE_MAX, levels.rows);
+  sheet.properties.outlineLevelCol = Math.min(OUTLINE_MAX, levels.columns);
+  sheet.properties.outlineProperties = { summaryBelow: true, summaryRight: true };
+}
+
 /** The display format of a measure: percentages as `0.0%` of a fraction, counts without decimals. */
 function numberFormats(table: PivotTable): string[] {
   const { spec } = table;
@@ -39,7 +57,8 @@ function numberFormats(table: PivotTable): string[] {
  * The crosstab as an Excel workbook (format xlsx): one sheet named after the index, laid out as the
  * HTML table is (renderHtml): the row fields' names, nested column headers merged over their columns,
  * a row of total names when there are several, row labels merged down their groups, subtotal rows and
- * the Total row in bold, the header rows and row-label columns frozen. Numbers are number cells with a
+ * the Total row in bold, the header rows and row-label columns frozen, subtotal groups as outline groups
+ * (Excel folds a group into its subtotal row or column). Numbers are number cells with a
  * display format per measure; every label is a string cell (exceljs writes a string as text, never as
  * a formula, so `=1+1` from the data stays text). Returns the file's bytes.
  */
@@ -129,7 +148,15 @@ export async function renderXlsx(table: PivotTable, index: string): Promise<Buff
     });
     table.columns.forEach((c, j) => numbers(row, firstValueColumn + j * t, table.at(key, c), subtotal));
     numbers(row, firstValueColumn + table.columns.length * t, table.at(key, []), subtotal);
+    if (spec.subtotals && R > 1) sheet.getRow(row).outlineLevel = outlineOf(key, R);
   });
+  if (spec.subtotals) {
+    if (C > 1)
+      table.columns.forEach((key, j) => {
+        for (let m = 0; m < t; m++) sheet.getColumn(firstValueColumn + j * t + m).outlineLevel = outlineOf(key, C);
+      });
+    outline(sheet, { rows: Math.max(0, R - 1), columns: Math.max(0, C - 1) });
+  }
   const last = headerRows + table.rows.length + 1;
   text(last, 1, 'Total', true);
   merge(last, 1, last, R);
@@ -219,7 +246,13 @@ async function renderXlsxTotalsOnRows(table: PivotTable, index: string): Promise
       }
     });
     group(first, key, subtotal);
+    if (spec.subtotals && R > 1) for (let m = 0; m < T; m++) sheet.getRow(first + m).outlineLevel = outlineOf(key, R);
   });
+  if (spec.subtotals) {
+    if (C > 1)
+      table.columns.forEach((key, j) => (sheet.getColumn(firstValueColumn + j).outlineLevel = outlineOf(key, C)));
+    outline(sheet, { rows: Math.max(0, R - 1), columns: Math.max(0, C - 1) });
+  }
   const last = headerRows + 1 + table.rows.length * T;
   text(last, 1, 'Total', true);
   merge(last, 1, last + T - 1, R);
