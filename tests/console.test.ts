@@ -682,6 +682,56 @@ describe('GET /console', () => {
     }
   });
 
+  it('formats a total and colours its cells: money as the server writes it, the scale painted under the CSP', async () => {
+    const { page, problems, close } = await open(1280, 800);
+    try {
+      await connect(page, analyst.token);
+      await page.click('#tab-crosstab');
+      await page.select('#ct-index', 'movies');
+      await addAxis(page, 'ct-rows', 'MPAA Rating');
+      await page.select('.total .t-agg', 'Sum');
+      await page.select('.total .t-field', 'Worldwide Gross');
+      await page.select('.total .t-format', 'currency');
+      await page.click('.total .t-currency', { count: 3 });
+      await page.type('.total .t-currency', 'eur');
+      await page.click('.total .t-scale');
+      await runCrosstab(page);
+      const sent = await lastParams(page);
+      expect(sent.totals).toEqual([
+        {
+          aggregationType: 'Sum',
+          field: 'Worldwide Gross',
+          format: { style: 'currency', currency: 'EUR' },
+          colorScale: { from: '#f7fbff', to: '#08519c' },
+        },
+      ]);
+      const api = await stack.call<{ data: { rows: Array<{ key: string[]; total: number[] }> } }>(
+        analyst,
+        'CROSSTAB.EXECUTE',
+        { ...sent, format: 'json' },
+      );
+      expect(api.error).toBeUndefined();
+      const euro = new Intl.NumberFormat('en-US', { style: 'currency', currency: 'EUR' });
+      const cells = await page.$$eval('#ct-result tbody td', (tds) =>
+        tds.map((td) => ({
+          text: td.textContent,
+          bg: getComputedStyle(td).backgroundColor,
+          fg: getComputedStyle(td).color,
+        })),
+      );
+      expect(cells.map((c) => c.text)).toEqual(api.data!.data.rows.map((r) => euro.format(r.total[0])));
+      // The highest total darkest (the scale's end colour), and every cell painted with readable text.
+      const top = api.data!.data.rows.reduce((a, b, i, all) => (b.total[0] > all[a].total[0] ? i : a), 0);
+      expect(cells[top].bg).toBe('rgb(8, 81, 156)');
+      expect(cells[top].fg).toBe('rgb(255, 255, 255)');
+      expect(new Set(cells.map((c) => c.bg)).size).toBeGreaterThan(2);
+      await shot(page, '3d-crosstab-formats-1280');
+      expect(realProblems(problems)).toEqual([]);
+    } finally {
+      await close();
+    }
+  });
+
   it('saves a crosstab as a report and re-opens it: the form as saved, the same table', async () => {
     const { page, problems, close } = await open(1280, 800);
     try {

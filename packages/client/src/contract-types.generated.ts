@@ -212,6 +212,40 @@ export interface CrosstabExecuteParams {
        * A calculated total: other totals by name in brackets, numbers, + - * / and parentheses ("[Cost] / [Strikes]"); needs name.
        */
       formula?: string;
+      /**
+       * How the total's numbers are written (Intl.NumberFormat options, en-US) in HTML, XLSX (as an Excel number format; cells stay numbers), PDF and charts; JSON keeps raw numbers. With style percent a value of 0.25 reads 25% (a total shown as a percentage of something is already out of 100 and reads as such).
+       */
+      format?: {
+        style?: "decimal" | "percent" | "currency" | "unit";
+        /**
+         * With style currency: the ISO 4217 code.
+         */
+        currency?: string;
+        /**
+         * With style unit: a unit Intl.NumberFormat knows (kilometer, liter-per-kilometer, …).
+         */
+        unit?: string;
+        minimumFractionDigits?: number;
+        maximumFractionDigits?: number;
+        notation?: "standard" | "compact";
+      };
+      /**
+       * @maxItems 10
+       */
+      highlight?: {
+        when: {
+          op: ">" | ">=" | "<" | "<=" | "=" | "!=";
+          value: number;
+        };
+        color: string;
+      }[];
+      /**
+       * Colours each body cell between from (the total's lowest shown value) and to (its highest).
+       */
+      colorScale?: {
+        from: string;
+        to: string;
+      };
     },
     ...{
       /**
@@ -243,6 +277,40 @@ export interface CrosstabExecuteParams {
        * A calculated total: other totals by name in brackets, numbers, + - * / and parentheses ("[Cost] / [Strikes]"); needs name.
        */
       formula?: string;
+      /**
+       * How the total's numbers are written (Intl.NumberFormat options, en-US) in HTML, XLSX (as an Excel number format; cells stay numbers), PDF and charts; JSON keeps raw numbers. With style percent a value of 0.25 reads 25% (a total shown as a percentage of something is already out of 100 and reads as such).
+       */
+      format?: {
+        style?: "decimal" | "percent" | "currency" | "unit";
+        /**
+         * With style currency: the ISO 4217 code.
+         */
+        currency?: string;
+        /**
+         * With style unit: a unit Intl.NumberFormat knows (kilometer, liter-per-kilometer, …).
+         */
+        unit?: string;
+        minimumFractionDigits?: number;
+        maximumFractionDigits?: number;
+        notation?: "standard" | "compact";
+      };
+      /**
+       * @maxItems 10
+       */
+      highlight?: {
+        when: {
+          op: ">" | ">=" | "<" | "<=" | "=" | "!=";
+          value: number;
+        };
+        color: string;
+      }[];
+      /**
+       * Colours each body cell between from (the total's lowest shown value) and to (its highest).
+       */
+      colorScale?: {
+        from: string;
+        to: string;
+      };
     }[]
   ];
   subtotals?: boolean;
@@ -377,6 +445,40 @@ export type CrosstabExecuteResult =
             | "runningTotal"
             | "differenceFromPrevious"
             | "percentDifferenceFromPrevious";
+          /**
+           * How the total's numbers are written (Intl.NumberFormat options, en-US) in HTML, XLSX (as an Excel number format; cells stay numbers), PDF and charts; JSON keeps raw numbers. With style percent a value of 0.25 reads 25% (a total shown as a percentage of something is already out of 100 and reads as such).
+           */
+          format?: {
+            style?: "decimal" | "percent" | "currency" | "unit";
+            /**
+             * With style currency: the ISO 4217 code.
+             */
+            currency?: string;
+            /**
+             * With style unit: a unit Intl.NumberFormat knows (kilometer, liter-per-kilometer, …).
+             */
+            unit?: string;
+            minimumFractionDigits?: number;
+            maximumFractionDigits?: number;
+            notation?: "standard" | "compact";
+          };
+          /**
+           * @maxItems 10
+           */
+          highlight?: {
+            when: {
+              op: ">" | ">=" | "<" | "<=" | "=" | "!=";
+              value: number;
+            };
+            color: string;
+          }[];
+          /**
+           * Colours each body cell between from (the total's lowest shown value) and to (its highest).
+           */
+          colorScale?: {
+            from: string;
+            to: string;
+          };
         }[];
         columns: (string | number | boolean | null)[][];
         /**
@@ -706,6 +808,40 @@ export type ReportsExecuteResult =
             | "runningTotal"
             | "differenceFromPrevious"
             | "percentDifferenceFromPrevious";
+          /**
+           * How the total's numbers are written (Intl.NumberFormat options, en-US) in HTML, XLSX (as an Excel number format; cells stay numbers), PDF and charts; JSON keeps raw numbers. With style percent a value of 0.25 reads 25% (a total shown as a percentage of something is already out of 100 and reads as such).
+           */
+          format?: {
+            style?: "decimal" | "percent" | "currency" | "unit";
+            /**
+             * With style currency: the ISO 4217 code.
+             */
+            currency?: string;
+            /**
+             * With style unit: a unit Intl.NumberFormat knows (kilometer, liter-per-kilometer, …).
+             */
+            unit?: string;
+            minimumFractionDigits?: number;
+            maximumFractionDigits?: number;
+            notation?: "standard" | "compact";
+          };
+          /**
+           * @maxItems 10
+           */
+          highlight?: {
+            when: {
+              op: ">" | ">=" | "<" | "<=" | "=" | "!=";
+              value: number;
+            };
+            color: string;
+          }[];
+          /**
+           * Colours each body cell between from (the total's lowest shown value) and to (its highest).
+           */
+          colorScale?: {
+            from: string;
+            to: string;
+          };
         }[];
         columns: (string | number | boolean | null)[][];
         /**

@@ -9,6 +9,14 @@ export * from './param-schemas';
 export * from './result-schemas';
 export * from './methods';
 export * from './params/export-params';
+export {
+  FORMAT_LOCALE,
+  intlOptions,
+  type ColorScale,
+  type Highlight,
+  type TotalFormat,
+  type TotalLook,
+} from './params/total-look';
 export { parseParams, MAX_PARAM_PROBLEMS } from './parse-params';
 export { inlinedDocument, openRpcDocument, type OpenRpcDocument } from './openrpc-document';
 export * from './complete-params';

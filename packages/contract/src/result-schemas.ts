@@ -1,3 +1,4 @@
+import { totalLookParams } from './params/total-look';
 import { z } from 'zod';
 import { AGGREGATIONS, REPORT_TYPES, SCHEDULE_FORMATS, SHOW_AS } from './limits';
 
@@ -79,6 +80,7 @@ export const crosstabJsonTable = z.object({
       percentile: z.number().optional(),
       formula: z.string().optional(),
       showAs: z.enum(SHOW_AS),
+      ...totalLookParams,
     }),
   ),
   columns: z.array(axisKey),

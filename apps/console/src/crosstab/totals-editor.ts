@@ -24,6 +24,30 @@ const SHOW_AS_LABELS: Record<ShowAs, string> = {
   percentDifferenceFromPrevious: '% difference from previous',
 };
 
+type Look = Pick<Total, 'format' | 'highlight' | 'colorScale'>;
+type Format = NonNullable<Total['format']>;
+
+/** Number formats offered by name; a saved total's other format is kept as it is ("as saved"). */
+const FORMATS: Array<[string, string, Format | undefined]> = [
+  ['', 'plain numbers', undefined],
+  ['whole', '1,235', { maximumFractionDigits: 0 }],
+  ['two', '1,234.57', { minimumFractionDigits: 2, maximumFractionDigits: 2 }],
+  ['compact', '1.2K', { notation: 'compact', maximumFractionDigits: 1 }],
+  ['percent', '12.5% (of 1)', { style: 'percent', maximumFractionDigits: 1 }],
+  ['currency', 'money', { style: 'currency', currency: 'USD' }],
+];
+const AS_SAVED = 'saved';
+const SCALE = { from: '#f7fbff', to: '#08519c' };
+
+/** The preset a format is, or AS_SAVED; a currency preset matches any currency (its code has a box). */
+function presetOf(format: Format | undefined): string {
+  if (!format) return '';
+  if (format.style === 'currency' && Object.keys(format).every((k) => k === 'style' || k === 'currency'))
+    return 'currency';
+  const same = FORMATS.find(([, , f]) => f && JSON.stringify(f) === JSON.stringify(format));
+  return same ? same[0] : AS_SAVED;
+}
+
 export class TotalsEditor {
   private index: IndexInfo | undefined;
 
@@ -94,7 +118,30 @@ export class TotalsEditor {
       { class: 't-show', 'aria-label': `Total ${n} show as` },
       ...SHOW_AS.map((v) => el('option', { value: v }, SHOW_AS_LABELS[v])),
     );
+    const format = el(
+      'select',
+      { class: 't-format', 'aria-label': `Total ${n} number format` },
+      ...FORMATS.map(([v, label]) => el('option', { value: v }, label)),
+    );
+    const currency = el('input', {
+      class: 't-currency',
+      type: 'text',
+      maxlength: '3',
+      size: '4',
+      value: 'USD',
+      placeholder: 'EUR',
+      'aria-label': `Total ${n} currency (ISO code)`,
+      hidden: '',
+    });
+    const scale = el('input', { class: 't-scale', type: 'checkbox', 'aria-label': `Total ${n} colour scale` });
+    const scaleLabel = el(
+      'label',
+      { class: 'inline', title: 'Colour cells from pale (lowest) to dark (highest)' },
+      scale,
+      'scale',
+    );
     const sync = () => {
+      currency.hidden = format.value !== 'currency';
       percentile.hidden = agg.value !== 'Percentile';
       const isFormula = agg.value === FORMULA;
       formula.hidden = !isFormula;
@@ -102,12 +149,27 @@ export class TotalsEditor {
       view.hidden = isFormula;
     };
     agg.addEventListener('change', sync);
+    format.addEventListener('change', sync);
     const remove = el(
       'button',
       { type: 'button', class: 'quiet icon', 'aria-label': `Remove total ${n}`, title: 'Remove' },
       '×',
     );
-    const row = el('div', { class: 'total row' }, agg, field, percentile, formula, view, name, showAs, remove);
+    const row = el(
+      'div',
+      { class: 'total row' },
+      agg,
+      field,
+      percentile,
+      formula,
+      view,
+      name,
+      showAs,
+      format,
+      currency,
+      scaleLabel,
+      remove,
+    );
     remove.addEventListener('click', () => {
       if (this.rows().length > 1) {
         row.remove();
@@ -124,6 +186,17 @@ export class TotalsEditor {
       formula.value = total.formula ?? '';
       percentile.value = total.percentile !== undefined ? String(total.percentile) : '';
       showAs.value = total.showAs ?? 'value';
+      // What the form has no control for (highlight rules, a format of its own) is kept as saved.
+      const preset = presetOf(total.format);
+      if (preset === AS_SAVED) format.append(el('option', { value: AS_SAVED }, 'as saved'));
+      format.value = preset;
+      if (total.format?.currency) currency.value = total.format.currency;
+      scale.checked = total.colorScale !== undefined;
+      row.dataset.look = JSON.stringify({
+        format: total.format,
+        highlight: total.highlight,
+        colorScale: total.colorScale,
+      });
     }
     sync();
     this.changed();
@@ -148,6 +221,25 @@ export class TotalsEditor {
     });
   }
 
+  /** The total's format and colours from the controls, and what it was saved with that they do not show. */
+  private look(row: HTMLElement): Look {
+    const saved = (row.dataset.look ? JSON.parse(row.dataset.look) : {}) as Look;
+    const preset = row.querySelector<HTMLSelectElement>('.t-format')!.value;
+    const code = row.querySelector<HTMLInputElement>('.t-currency')!.value.trim().toUpperCase();
+    const format =
+      preset === AS_SAVED
+        ? saved.format
+        : preset === 'currency'
+          ? { style: 'currency' as const, currency: code }
+          : FORMATS.find(([v]) => v === preset)?.[2];
+    const scaled = row.querySelector<HTMLInputElement>('.t-scale')!.checked;
+    return {
+      ...(format ? { format } : {}),
+      ...(saved.highlight ? { highlight: saved.highlight } : {}),
+      ...(scaled ? { colorScale: saved.colorScale ?? SCALE } : {}),
+    };
+  }
+
   totals(): Total[] {
     return this.rows().map((row) => {
       const aggregationType = row.querySelector<HTMLSelectElement>('.t-agg')!.value;
@@ -156,7 +248,7 @@ export class TotalsEditor {
       const name = row.querySelector<HTMLInputElement>('.t-name')!.value.trim();
       const percentile = row.querySelector<HTMLInputElement>('.t-pct')!.value;
       const showAs = row.querySelector<HTMLSelectElement>('.t-show')!.value as ShowAs;
-      const shown = { ...(name ? { name } : {}), ...(showAs !== 'value' ? { showAs } : {}) };
+      const shown = { ...(name ? { name } : {}), ...(showAs !== 'value' ? { showAs } : {}), ...this.look(row) };
       if (aggregationType === FORMULA)
         return { ...shown, formula: row.querySelector<HTMLInputElement>('.t-formula')!.value };
       return {

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { CHART_TYPE_NAMES } from '../chart-names';
 import { defaultTotalName, FORMULA_MAX_LENGTH, resolveFormulas } from '../formula';
 import * as L from '../limits';
+import { lookProblems, totalLookParams, type TotalLook } from './total-look';
 import { keywordOf, oneOf, optionalBoolean, optionalString, PARAM, requiredString, string } from './param-builders';
 
 /** The parts of a crosstab's params: axes, totals, filters and orders, and the rules within totals. */
@@ -97,6 +98,7 @@ export const totalItem = z.strictObject(
       description:
         'A calculated total: other totals by name in brackets, numbers, + - * / and parentheses ("[Cost] / [Strikes]"); needs name.',
     }),
+    ...totalLookParams,
   },
   { error: `${PARAM} must be an object with aggregationType and field or dynamicView, or name and formula` },
 );
@@ -173,7 +175,7 @@ type SentTotal = z.output<typeof totalItem>;
  * `percentile` as it needs) or a calculated total (`name` and `formula`, no aggregation). Completed here,
  * beside its schema, so a new option of a total is stated and defaulted in one file.
  */
-export interface CompleteTotal {
+export interface CompleteTotal extends TotalLook {
   /** As the contract spells it (`Sum`), whatever case was sent; absent for a calculated total. */
   aggregationType?: L.Aggregation;
   field?: string;
@@ -194,6 +196,9 @@ export function completeTotal(t: SentTotal): CompleteTotal {
     ...(t.dynamicView ? { dynamicView: t.dynamicView } : {}),
     ...(t.name ? { name: t.name } : {}),
     showAs: t.showAs ?? DEFAULT_SHOW_AS,
+    ...(t.format !== undefined ? { format: { style: 'decimal', notation: 'standard', ...t.format } } : {}),
+    ...(t.highlight !== undefined ? { highlight: t.highlight } : {}),
+    ...(t.colorScale !== undefined ? { colorScale: t.colorScale } : {}),
   };
 }
 
@@ -214,6 +219,7 @@ export function totalProblems(totals: readonly SentTotal[]): Array<[PropertyKey[
   const agg = (t: SentTotal) => t.aggregationType?.trim().toLowerCase();
   totals.forEach((t, i) => {
     const at = (key: string): PropertyKey[] => ['totals', i, key];
+    for (const [key, message] of lookProblems(t)) out.push([['totals', i, ...key.split('.')], message]);
     if (t.formula !== undefined) {
       if (t.aggregationType !== undefined || t.field || t.dynamicView || t.percentile !== undefined)
         out.push([at('formula'), `${PARAM}: a calculated total takes name and formula only (and showAs)`]);

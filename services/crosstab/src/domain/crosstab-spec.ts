@@ -17,6 +17,7 @@ import {
   type FilterOp,
   type FormulaNode,
   type ShowAs,
+  type TotalLook,
   type TotalsOn,
 } from '@quarry/contract';
 
@@ -52,6 +53,24 @@ export interface TotalDisplay {
   label: string;
 }
 
+/** A total's format and colours; a percentage cannot be written as money or a unit. */
+function lookOf(t: CompleteTotal, i: number): Pick<TotalSpec, 'look'> {
+  const { format, highlight, colorScale } = t;
+  if (!format && !highlight && !colorScale) return {};
+  const style = format?.style;
+  if (PERCENT_SHOWN.has(t.showAs) && (style === 'currency' || style === 'unit'))
+    throw AppError.invalid(
+      `totals[${i}].format.style: ${style} cannot write a total shown as a percentage (showAs ${t.showAs}); use percent or decimal`,
+    );
+  return {
+    look: {
+      ...(format ? { format } : {}),
+      ...(highlight ? { highlight } : {}),
+      ...(colorScale ? { colorScale } : {}),
+    },
+  };
+}
+
 export function displayOf(t: Pick<TotalSpec, 'name' | 'showAs'>): TotalDisplay {
   return { percent: PERCENT_SHOWN.has(t.showAs), label: `${t.name}${SHOWN_AS[t.showAs]}` };
 }
@@ -79,6 +98,8 @@ export interface TotalSpec {
   formula?: { text: string; node: FormulaNode; refs: Map<string, number> };
   name: string;
   showAs: ShowAs;
+  /** Its number format and cell colours, when it has any: renderers only, no value changes. */
+  look?: TotalLook;
 }
 
 /** A row or column axis: a field, optionally grouped by a date part or in numeric bins. */
@@ -190,7 +211,7 @@ export function crosstabSpec(entry: IndexEntry, input: CompletePivot): CrosstabS
   const columns = input.columns.map((c, i) => axis(c, `columns[${i}]`, `columns[${i}].field`));
   const views = ['Records', ...entry.views.map((v) => v.name)];
 
-  const totals = input.totals.map((t, i): TotalSpec => ({ ...total(t, i), showAs: t.showAs }));
+  const totals = input.totals.map((t, i): TotalSpec => ({ ...total(t, i), showAs: t.showAs, ...lookOf(t, i) }));
   // The contract resolved the formulas already (names, cycles); here they are resolved against the
   // names as the index spells them, which the contract's default names match case-insensitively.
   const resolved = resolveFormulas(
@@ -220,7 +241,7 @@ export function crosstabSpec(entry: IndexEntry, input: CompletePivot): CrosstabS
     columnLimit: input.columnLimit ?? null,
   };
 
-  function total(t: CompleteTotal, i: number): Omit<TotalSpec, 'showAs'> {
+  function total(t: CompleteTotal, i: number): Omit<TotalSpec, 'showAs' | 'look'> {
     const aggregation = t.aggregationType;
     // A calculated total: the formula is attached once every total has its name.
     if (aggregation === undefined) return { name: t.name ?? `Total ${i + 1}` };

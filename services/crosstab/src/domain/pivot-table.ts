@@ -148,7 +148,7 @@ function arrangeAxis(
 }
 
 /** A group's total against a filter; an empty total passes none. */
-function passes(total: number | null, f: FilterSpec): boolean {
+export function passes(total: number | null, f: Pick<FilterSpec, 'op' | 'value'>): boolean {
   if (total === null) return false;
   switch (f.op) {
     case '>':

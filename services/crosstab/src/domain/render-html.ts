@@ -1,7 +1,6 @@
 import { headerSpans, subtotalLabel } from './header-spans';
 import { escape } from 'html-escaper';
-import { formatNumber } from './axis-value';
-import { displayOf } from './crosstab-spec';
+import { cellColorer, textFormatter } from './total-look';
 import type { PivotTable } from './pivot-table';
 import type { AxisValue } from './axis-value';
 
@@ -13,8 +12,20 @@ import type { AxisValue } from './axis-value';
 const STYLE = '<style>table.quarry-crosstab td{text-align:right;font-variant-numeric:tabular-nums}</style>';
 const SUBTOTAL = 'quarry-subtotal';
 
-/** A share as a reader takes it in: two decimals at most (12.5%, 33.33%); JSON and CSV keep every digit. */
-const formatPercent = (v: number) => `${formatNumber(Number(v.toFixed(2)))}%`;
+/**
+ * A value cell: the total's format (or the plain locale-free number), its colours inline when a rule
+ * colours it.
+ */
+function valueCells(table: PivotTable): (row: AxisValue[], column: AxisValue[], m: number) => string {
+  const text = table.spec.totals.map(textFormatter);
+  const colors = cellColorer(table);
+  return (row, column, m) => {
+    const v = table.at(row, column)[m];
+    if (v === null) return '<td></td>';
+    const c = colors(m, row, column, v);
+    return `<td${c ? ` style="background:${c.background};color:${c.text}"` : ''}>${escape(text[m](v))}</td>`;
+  };
+}
 
 function caption(table: PivotTable): string {
   const { spec } = table;
@@ -32,7 +43,8 @@ function caption(table: PivotTable): string {
  * The crosstab as one accessible `<table>`: a header row per column level (plus one naming the totals
  * when there are several), row headers nested with rowspans, subtotal rows and columns marked with a
  * class and headed "<value> Total", a Total column and a Total row. Every text is HTML-escaped; numbers
- * are right-aligned (STYLE) in a locale-free format, percentages with a % sign.
+ * are right-aligned (STYLE) in a locale-free format, percentages with a % sign, unless a total's format
+ * says otherwise; highlight rules and colour scales colour cells inline.
  */
 export function renderHtml(table: PivotTable): string {
   const { spec } = table;
@@ -42,9 +54,8 @@ export function renderHtml(table: PivotTable): string {
   const colLevels = spec.columns.length;
   const nameRow = t > 1 || colLevels === 0;
   const headerRows = colLevels + (nameRow ? 1 : 0);
-  const percent = spec.totals.map((x) => displayOf(x).percent);
-  const cell = (values: Array<number | null>) =>
-    values.map((v, m) => `<td>${v === null ? '' : percent[m] ? formatPercent(v) : formatNumber(v)}</td>`).join('');
+  const value = valueCells(table);
+  const cell = (row: AxisValue[], column: AxisValue[]) => spec.totals.map((_, m) => value(row, column, m)).join('');
   const limited =
     (spec.rowLimit !== null && table.rowsOmitted > 0) || (spec.columnLimit !== null && table.columnsOmitted > 0);
   const out: string[] = [STYLE, '<table class="quarry-crosstab">'];
@@ -93,14 +104,14 @@ export function renderHtml(table: PivotTable): string {
         );
       }
     });
-    for (const c of table.columns) out.push(cell(table.at(key, c)));
-    out.push(cell(table.at(key, [])));
+    for (const c of table.columns) out.push(cell(key, c));
+    out.push(cell(key, []));
     out.push('</tr>');
   });
   out.push('</tbody>', '<tfoot>', '<tr>');
   out.push(`<th scope="row"${rowLevels > 1 ? ` colspan="${rowLevels}"` : ''}>Total</th>`);
-  for (const c of table.columns) out.push(cell(table.at([], c)));
-  out.push(cell(table.at([], [])));
+  for (const c of table.columns) out.push(cell([], c));
+  out.push(cell([], []));
   out.push('</tr>', '</tfoot>', '</table>');
   return out.join('');
 }
@@ -116,9 +127,7 @@ function renderHtmlTotalsOnRows(table: PivotTable): string {
   const rowLevels = spec.rows.length;
   const colLevels = spec.columns.length;
   const headerRows = Math.max(1, colLevels);
-  const percent = spec.totals.map((x) => displayOf(x).percent);
-  const td = (v: number | null, t: number) =>
-    `<td>${v === null ? '' : percent[t] ? formatPercent(v) : formatNumber(v)}</td>`;
+  const value = valueCells(table);
   const limited =
     (spec.rowLimit !== null && table.rowsOmitted > 0) || (spec.columnLimit !== null && table.columnsOmitted > 0);
   const out: string[] = [STYLE, '<table class="quarry-crosstab">'];
@@ -151,8 +160,8 @@ function renderHtmlTotalsOnRows(table: PivotTable): string {
     spec.totals.forEach((x, t) => {
       out.push(key.length > 0 && key.length < rowLevels ? `<tr class="${SUBTOTAL}">` : '<tr>');
       out.push(heads(t), `<th scope="row">${escape(x.name)}</th>`);
-      for (const c of table.columns) out.push(td(table.at(key, c)[t], t));
-      out.push(td(table.at(key, [])[t], t), '</tr>');
+      for (const c of table.columns) out.push(value(key, c, t));
+      out.push(value(key, [], t), '</tr>');
     });
   table.rows.forEach((key, r) => {
     const subtotal = key.length < rowLevels;

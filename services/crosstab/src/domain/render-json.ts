@@ -27,6 +27,7 @@ export function renderJson(table: PivotTable): string {
       ...(t.percentile !== undefined ? { percentile: t.percentile } : {}),
       ...(t.formula ? { formula: t.formula.text } : {}),
       showAs: t.showAs,
+      ...t.look,
     })),
     columns: table.columns.map(jsonKey),
     columnQueries: table.columns.map((c) => keyQuery(spec.columns, c, table.drill)),

@@ -1,6 +1,7 @@
 import { headerSpans, subtotalLabel } from './header-spans';
 import ExcelJS from 'exceljs';
 import { displayOf } from './crosstab-spec';
+import { cellColorer, excelFormat, type CellColors } from './total-look';
 import type { PivotTable } from './pivot-table';
 import type { AxisValue } from './axis-value';
 
@@ -47,10 +48,23 @@ function numberFormats(table: PivotTable): string[] {
   const keys = [...table.rows, []];
   const columns = [...table.columns, []];
   return spec.totals.map((t, m) => {
+    if (t.look?.format) return excelFormat(t.look.format, displayOf(t).percent);
     if (displayOf(t).percent) return '0.0%';
     const whole = keys.every((r) => columns.every((c) => Number.isInteger(table.at(r, c)[m] ?? 0)));
     return whole ? '#,##0' : '#,##0.00';
   });
+}
+
+const argb = (hex: string) => `FF${hex.slice(1).toUpperCase()}`;
+
+/** A rule's colours on a cell: a solid fill, and the text colour that reads on it. */
+function paint(cell: ExcelJS.Cell, colors: CellColors | undefined, bold: boolean): void {
+  if (!colors) {
+    if (bold) cell.font = { bold: true };
+    return;
+  }
+  cell.fill = { type: 'pattern', pattern: 'solid', fgColor: { argb: argb(colors.background) } };
+  cell.font = { bold, color: { argb: argb(colors.text) } };
 }
 
 /**
@@ -86,14 +100,15 @@ export async function renderXlsx(table: PivotTable, index: string): Promise<Buff
   const merge = (r1: number, c1: number, r2: number, c2: number) => {
     if (r2 > r1 || c2 > c1) sheet.mergeCells(r1, c1, r2, c2);
   };
-  const numbers = (r: number, firstColumn: number, values: Array<number | null>, strong: boolean) => {
-    values.forEach((v, m) => {
+  const colors = cellColorer(table);
+  const numbers = (r: number, firstColumn: number, row: AxisValue[], column: AxisValue[], strong: boolean) => {
+    table.at(row, column).forEach((v, m) => {
       const cell = sheet.getCell(r, firstColumn + m);
       if (v !== null) {
         cell.value = percent[m] ? v / 100 : v;
         cell.numFmt = formats[m];
       }
-      if (strong) cell.font = bold;
+      paint(cell, colors(m, row, column, v), strong);
     });
   };
 
@@ -146,8 +161,8 @@ export async function renderXlsx(table: PivotTable, index: string): Promise<Buff
         merge(row, level + 1, row, R);
       }
     });
-    table.columns.forEach((c, j) => numbers(row, firstValueColumn + j * t, table.at(key, c), subtotal));
-    numbers(row, firstValueColumn + table.columns.length * t, table.at(key, []), subtotal);
+    table.columns.forEach((c, j) => numbers(row, firstValueColumn + j * t, key, c, subtotal));
+    numbers(row, firstValueColumn + table.columns.length * t, key, [], subtotal);
     if (spec.subtotals && R > 1) sheet.getRow(row).outlineLevel = outlineOf(key, R);
   });
   if (spec.subtotals) {
@@ -160,8 +175,8 @@ export async function renderXlsx(table: PivotTable, index: string): Promise<Buff
   const last = headerRows + table.rows.length + 1;
   text(last, 1, 'Total', true);
   merge(last, 1, last, R);
-  table.columns.forEach((c, j) => numbers(last, firstValueColumn + j * t, table.at([], c), true));
-  numbers(last, firstValueColumn + table.columns.length * t, table.at([], []), true);
+  table.columns.forEach((c, j) => numbers(last, firstValueColumn + j * t, [], c, true));
+  numbers(last, firstValueColumn + table.columns.length * t, [], [], true);
 
   for (let c = 1; c <= R; c++) sheet.getColumn(c).width = 18;
   return Buffer.from(await book.xlsx.writeBuffer());
@@ -193,6 +208,7 @@ async function renderXlsxTotalsOnRows(table: PivotTable, index: string): Promise
     if (r2 > r1 || c2 > c1) sheet.mergeCells(r1, c1, r2, c2);
   };
   const firstValueColumn = R + 2;
+  const colors = cellColorer(table);
   [...spec.rows.map((f) => f.name), 'Totals'].forEach((name, i) => {
     text(1, i + 1, name, true);
     merge(1, i + 1, headerRows, i + 1);
@@ -227,7 +243,7 @@ async function renderXlsxTotalsOnRows(table: PivotTable, index: string): Promise
           cell.value = percent[m] ? v / 100 : v;
           cell.numFmt = formats[m];
         }
-        if (strong) cell.font = bold;
+        paint(cell, colors(m, key, c, v), strong);
       });
     });
   const rowRuns = spec.rows.map((_, level) => headerSpans(table.rows, level, R, spec.rows));
