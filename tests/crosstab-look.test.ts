@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import ExcelJS from 'exceljs';
+import { reviveChartOption } from '@quarry/client';
 import * as XLSX from 'xlsx';
 import { attr, parseTable } from './support/html-table';
 import { runCli } from './support/quarry-process';
@@ -177,6 +178,32 @@ describe('CROSSTAB.EXECUTE totals with format, highlight and colorScale', () => 
       sumOf((r) => r.region === 'North' && r.product === 'bolts'),
       9,
     );
+  });
+
+  it("charts write a total's axis in its format, compactly; the PNG draws", async () => {
+    const params = {
+      index: 'sales',
+      rows: ['region'],
+      totals: [{ aggregationType: 'Sum', field: 'amount', format: { style: 'currency', currency: 'EUR' } }],
+      chartType: 'Column2D',
+    };
+    const { data: option } = await crosstab<{ data: Record<string, Record<string, unknown>> }>({
+      ...params,
+      imageFormat: 'echarts',
+    });
+    const revived = reviveChartOption(option) as unknown as { yAxis: { axisLabel: { formatter(v: number): string } } };
+    const compactEuro = new Intl.NumberFormat('en-US', {
+      style: 'currency',
+      currency: 'EUR',
+      notation: 'compact',
+      maximumSignificantDigits: 3,
+    });
+    for (const v of [0, 2500, GRAND]) expect(revived.yAxis.axisLabel.formatter(v)).toBe(compactEuro.format(v));
+    const { data: png } = await crosstab<{ data: string }>(params);
+    const bytes = Buffer.from(png, 'base64');
+    expect(bytes.subarray(1, 4).toString()).toBe('PNG');
+    fs.mkdirSync('test-output/charts', { recursive: true });
+    fs.writeFileSync('test-output/charts/formatted-axis.png', bytes);
   });
 
   it.each([

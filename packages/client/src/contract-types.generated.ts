@@ -567,7 +567,7 @@ export type CrosstabExecuteResult =
   | {
       contentType: "application/json";
       /**
-       * imageFormat echarts: the ECharts option the PNG and SVG are drawn from (plain JSON, planned for width × height). Where Quarry prints numbers compactly, a setting names its formatter under quarryFormatter (compact, compactValue), which ECharts ignores; @quarry/client reviveChartOption sets those formatters.
+       * imageFormat echarts: the ECharts option the PNG and SVG are drawn from (plain JSON, planned for width × height). Where Quarry prints numbers compactly or in a total’s format, a setting names its formatter under quarryFormatter (compact, compactValue; number and numberValue with quarryNumberFormat, Intl options, and quarryScale), which ECharts ignores; @quarry/client reviveChartOption sets those formatters.
        */
       data: {
         [k: string]: unknown | undefined;
@@ -945,7 +945,7 @@ export type ReportsExecuteResult =
   | {
       contentType: "application/json";
       /**
-       * imageFormat echarts: the ECharts option the PNG and SVG are drawn from (plain JSON, planned for width × height). Where Quarry prints numbers compactly, a setting names its formatter under quarryFormatter (compact, compactValue), which ECharts ignores; @quarry/client reviveChartOption sets those formatters.
+       * imageFormat echarts: the ECharts option the PNG and SVG are drawn from (plain JSON, planned for width × height). Where Quarry prints numbers compactly or in a total’s format, a setting names its formatter under quarryFormatter (compact, compactValue; number and numberValue with quarryNumberFormat, Intl options, and quarryScale), which ECharts ignores; @quarry/client reviveChartOption sets those formatters.
        */
       data: {
         [k: string]: unknown | undefined;

@@ -318,6 +318,21 @@ describe('reviveChartOption', () => {
     expect(named).toEqual(Object.keys(CHART_FORMATTERS).map(() => 'function'));
   });
 
+  it("writes a total's format: Intl options beside the name, the scale applied first, of an item's last number", () => {
+    const o = reviveChartOption({
+      axis: {
+        quarryFormatter: 'number',
+        quarryNumberFormat: { style: 'currency', currency: 'EUR', notation: 'compact' },
+      },
+      label: { quarryFormatter: 'numberValue', quarryNumberFormat: { style: 'percent' }, quarryScale: 0.01 },
+      odd: { quarryFormatter: 'number', quarryNumberFormat: { style: 'unit', unit: 'furlong' } },
+    }) as unknown as Record<'axis' | 'label' | 'odd', { formatter: (v: unknown) => string }>;
+    expect(o.axis.formatter(2_500_000)).toBe('€2.5M');
+    expect(o.label.formatter({ value: [1, 2, 12.5] })).toBe('13%');
+    // Options this runtime refuses: compact numbers, not a crash.
+    expect(o.odd.formatter(1234)).toBe('1.23K');
+  });
+
   it('takes another compact function', () => {
     const o = reviveChartOption({ a: { quarryFormatter: 'compact' } }, { compact: (v) => `<${v}>` }) as unknown as {
       a: { formatter: (v: number) => string };

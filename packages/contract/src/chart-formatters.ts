@@ -12,6 +12,13 @@ export const CHART_FORMATTERS = {
   compact:
     "the number in compact notation with at most three significant digits (Intl.NumberFormat('en', { notation: 'compact', maximumSignificantDigits: 3 }))",
   compactValue: 'as compact, of the last number of the data item’s value (a series label’s formatter gets the item)',
+  number:
+    "a total's format: Intl.NumberFormat('en-US', quarryNumberFormat) of the number times quarryScale (1 when absent)",
+  numberValue: 'as number, of the last number of the data item’s value',
 } as const;
+
+/** Beside `quarryFormatter: "number"` or `"numberValue"`: the Intl options, and the factor applied first. */
+export const QUARRY_NUMBER_FORMAT_KEY = 'quarryNumberFormat';
+export const QUARRY_SCALE_KEY = 'quarryScale';
 
 export type ChartFormatterName = keyof typeof CHART_FORMATTERS;

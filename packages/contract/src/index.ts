@@ -1,7 +1,7 @@
 export * from './limits';
 export * from './scopes';
 export type { Caller } from './caller';
-export type { CrosstabGrid } from './crosstab-grid';
+export type { ChartNumberFormat, CrosstabGrid } from './crosstab-grid';
 export type { CacheStatus } from './result-meta';
 export * from './chart-names';
 export * from './chart-formatters';

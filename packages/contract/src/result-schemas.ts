@@ -141,7 +141,7 @@ export const crosstabExecuteResult = z
       contentType: z.literal('application/json'),
       data: z.record(z.string(), z.unknown()).meta({
         description:
-          'imageFormat echarts: the ECharts option the PNG and SVG are drawn from (plain JSON, planned for width × height). Where Quarry prints numbers compactly, a setting names its formatter under quarryFormatter (compact, compactValue), which ECharts ignores; @quarry/client reviveChartOption sets those formatters.',
+          'imageFormat echarts: the ECharts option the PNG and SVG are drawn from (plain JSON, planned for width × height). Where Quarry prints numbers compactly or in a total’s format, a setting names its formatter under quarryFormatter (compact, compactValue; number and numberValue with quarryNumberFormat, Intl options, and quarryScale), which ECharts ignores; @quarry/client reviveChartOption sets those formatters.',
       }),
       width: z.number().int(),
       height: z.number().int(),

@@ -266,12 +266,28 @@ export class ChromiumRenderer implements ChartRenderer {
               'quarry:compact': 'compact',
               'quarry:compactValue': 'compactValue',
             };
+            // A total's format: Intl options and a scale beside the name ("number", "numberValue").
+            const numberFormatter = (o: Record<string, unknown>, ofItem: boolean) => {
+              const scale = typeof o.quarryScale === 'number' ? o.quarryScale : 1;
+              let intl = compactFormat;
+              try {
+                intl = new Intl.NumberFormat('en-US', (o.quarryNumberFormat ?? {}) as Intl.NumberFormatOptions);
+              } catch {
+                // Options this Chromium does not know: compact numbers still read right.
+              }
+              return (x: unknown) => {
+                const v = ofItem ? valueOf(x) : Number(x);
+                return Number.isFinite(v) ? intl.format(v * scale) : '';
+              };
+            };
             const revive = (node: unknown): void => {
               if (Array.isArray(node)) node.forEach(revive);
               else if (node && typeof node === 'object') {
                 const o = node as Record<string, unknown>;
                 const named = o.quarryFormatter ?? (typeof o.formatter === 'string' ? legacy[o.formatter] : undefined);
-                if (typeof named === 'string' && functions[named]) o.formatter = functions[named];
+                if (named === 'number' || named === 'numberValue')
+                  o.formatter = numberFormatter(o, named === 'numberValue');
+                else if (typeof named === 'string' && functions[named]) o.formatter = functions[named];
                 for (const v of Object.values(o)) revive(v);
               }
             };

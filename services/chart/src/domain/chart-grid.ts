@@ -3,7 +3,7 @@ import type { CrosstabGrid } from '@quarry/contract';
 /** The parts of the crosstab grid (see CrosstabGrid in @quarry/contract) that a chart draws from. */
 export type ChartGrid = Pick<
   CrosstabGrid,
-  'rowFields' | 'columnFields' | 'totals' | 'rows' | 'columns' | 'cells' | 'rowTotals'
+  'rowFields' | 'columnFields' | 'totals' | 'rows' | 'columns' | 'cells' | 'rowTotals' | 'numberFormats'
 >;
 
 export function parseGrid(json: string): ChartGrid {

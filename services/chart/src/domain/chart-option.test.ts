@@ -6,6 +6,7 @@ import type { ChartGrid } from './chart-grid';
 import { findChartType } from '@quarry/contract';
 import { reviveChartOption } from '@quarry/client';
 import { COMPACT, COMPACT_VALUE, upgradeLegacyFormatters } from './formatters';
+import { axisNumbers, PLAIN_NUMBERS } from './axis-numbers';
 import { compactNumber, fitText, textWidth, truncateText } from './text-metrics';
 
 type O = Record<string, any>; // reading an ECharts option back
@@ -75,6 +76,32 @@ describe('buildChartOption', () => {
     expect(o.yAxis.axisLabel.formatter).toBeUndefined();
     expect(o.yAxis.nameGap).toBeGreaterThan(o.yAxis.axisLabel.width);
     expect(o.grid.left).toBeGreaterThanOrEqual(o.yAxis.nameGap + 10);
+  });
+
+  it("a total's format writes its axis compactly in its own unit, a second total's axis in its own; labels measured so", () => {
+    const euro = { options: { style: 'currency' as const, currency: 'EUR', maximumFractionDigits: 0 }, scale: 1 };
+    const g: ChartGrid = { ...grids.moneyTwo, numberFormats: [euro, null] };
+    const o = buildChartOption(g, chartKind('MSCombiDY2D', 2), 800, 600, 'movies') as O;
+    expect(o.yAxis[0].axisLabel).toMatchObject({
+      quarryFormatter: 'number',
+      quarryNumberFormat: { style: 'currency', currency: 'EUR', notation: 'compact', maximumSignificantDigits: 3 },
+      quarryScale: 1,
+    });
+    expect(o.yAxis[1].axisLabel.quarryFormatter).toBe('compact');
+    const revived = reviveChartOption(o) as O;
+    expect(revived.yAxis[0].axisLabel.formatter(33_200_000_000)).toBe('€33.2B');
+    // Wider labels than plain compact numbers get a wider axis.
+    const plain = buildChartOption(grids.moneyTwo, chartKind('MSCombiDY2D', 2), 800, 600, 'movies') as O;
+    expect(o.yAxis[0].axisLabel.width).toBeGreaterThan(plain.yAxis[0].axisLabel.width);
+
+    // A percentage (out of 100) in percent style: the scale turns 25 into 25%.
+    const share: ChartGrid = { ...grids.money, numberFormats: [{ options: { style: 'percent' }, scale: 0.01 }] };
+    const heat = reviveChartOption(buildChartOption(share, chartKind('Heatmap', 1), 800, 600, 'm')) as O;
+    expect(heat.series[0].label.formatter({ value: [0, 0, 25] })).toBe('25%');
+    // Totals with different formats on one axis: plain compact numbers; the same format: that format.
+    const mixed: ChartGrid = { ...grids.moneyTwo, numberFormats: [euro, { options: { style: 'percent' }, scale: 1 }] };
+    expect(axisNumbers(mixed, [0, 1])).toBe(PLAIN_NUMBERS);
+    expect(axisNumbers({ ...mixed, numberFormats: [euro, euro] }, [0, 1]).formatter.quarryFormatter).toBe('number');
   });
 
   it('legends are plain (never paged) and hold every series', () => {

@@ -1,4 +1,4 @@
-import type { CrosstabGrid } from '@quarry/contract';
+import { intlOptions, type CrosstabGrid } from '@quarry/contract';
 import { axisText } from './axis-value';
 import { displayOf } from './crosstab-spec';
 import type { PivotTable } from './pivot-table';
@@ -20,5 +20,20 @@ export function toChartGrid(table: PivotTable): CrosstabGrid {
     rowTotals: table.rows.map((r) => table.at(r, [])),
     columnTotals: columns.map((c) => table.at([], c)),
     grandTotals: table.at([], []),
+    ...numberFormats(table),
+  };
+}
+
+/** The totals' formats as charts apply them, when any total has one (a grid without them is unchanged). */
+function numberFormats(table: PivotTable): Pick<CrosstabGrid, 'numberFormats'> {
+  const { totals } = table.spec;
+  if (!totals.some((t) => t.look?.format)) return {};
+  return {
+    numberFormats: totals.map((t) => {
+      const format = t.look?.format;
+      if (!format) return null;
+      const percent = displayOf(t).percent;
+      return { options: intlOptions(percent ? { ...format, style: 'percent' } : format), scale: percent ? 0.01 : 1 };
+    }),
   };
 }

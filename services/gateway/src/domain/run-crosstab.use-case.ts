@@ -129,5 +129,6 @@ function withTotals(gridJson: string, picked: readonly number[], totals: number)
     rowTotals: grid.rowTotals.map(pick),
     columnTotals: grid.columnTotals.map(pick),
     grandTotals: pick(grid.grandTotals),
+    ...(grid.numberFormats ? { numberFormats: pick(grid.numberFormats) } : {}),
   } satisfies CrosstabGrid);
 }

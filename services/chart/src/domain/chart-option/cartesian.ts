@@ -1,3 +1,4 @@
+import { axisNumbers, type AxisNumbers } from '../axis-numbers';
 import type { ChartGrid } from '../chart-grid';
 import type { ChartKind } from '../chart-types';
 import { fitText, textWidth } from '../text-metrics';
@@ -37,6 +38,8 @@ interface AxisPlan {
   title: Title;
   fs: number;
   vWidth: number;
+  numbers: AxisNumbers;
+  numbers2: AxisNumbers;
   /** 0 when there is no second value axis. */
   v2Width: number;
   valueName: string;
@@ -143,18 +146,30 @@ function horizontalAxes(p: AxisPlan): Axes {
   const limit = Math.floor(plotH / (p.perCategory + 1));
   if (categories.length > limit) throw tooMany(kind, 'categories', categories.length, limit, width, height, 'rowLimit');
   const valueAxes = [
-    valueAxis(fitText(valueName, plotW, fs, MIN_FONT).text, fs, vWidth, 8 + lineHeight(fs) + 6, {
-      splitNumber: ticks(plotW, fs, vWidth, false),
-    }),
+    valueAxis(
+      fitText(valueName, plotW, fs, MIN_FONT).text,
+      fs,
+      vWidth,
+      8 + lineHeight(fs) + 6,
+      { splitNumber: ticks(plotW, fs, vWidth, false) },
+      p.numbers,
+    ),
   ];
   if (v2Width)
     valueAxes.push(
-      valueAxis(fitText(value2Name, plotW, fs, MIN_FONT).text, fs, v2Width, 8 + lineHeight(fs) + 6, {
-        position: 'top',
-        splitNumber: ticks(plotW, fs, v2Width, false),
-        splitLine: { show: false },
-        alignTicks: false,
-      }),
+      valueAxis(
+        fitText(value2Name, plotW, fs, MIN_FONT).text,
+        fs,
+        v2Width,
+        8 + lineHeight(fs) + 6,
+        {
+          position: 'top',
+          splitNumber: ticks(plotW, fs, v2Width, false),
+          splitLine: { show: false },
+          alignTicks: false,
+        },
+        p.numbers2,
+      ),
     );
   return {
     gridBox: { left, right, top: title.height + Math.ceil(fs / 2) + top2, bottom },
@@ -192,7 +207,14 @@ function verticalAxes(p: AxisPlan): Axes {
   const plotH = height - title.height - Math.ceil(fs / 2) - bottom;
   const split = ticks(plotH, fs, vWidth, true);
   const valueAxes = [
-    valueAxis(fitText(valueName, plotH, fs, MIN_FONT).text, fs, vWidth, vWidth + 8 + 6, { splitNumber: split }),
+    valueAxis(
+      fitText(valueName, plotH, fs, MIN_FONT).text,
+      fs,
+      vWidth,
+      vWidth + 8 + 6,
+      { splitNumber: split },
+      p.numbers,
+    ),
   ];
   if (v2Width) {
     valueAxes.push(
@@ -207,11 +229,14 @@ function verticalAxes(p: AxisPlan): Axes {
             }),
             axisLabel: { formatter: '{value}%', fontSize: fs },
           }
-        : valueAxis(fitText(value2Name, plotH, fs, MIN_FONT).text, fs, v2Width, v2Width + 8 + 6, {
-            splitNumber: split,
-            splitLine: { show: false },
-            alignTicks: false,
-          }),
+        : valueAxis(
+            fitText(value2Name, plotH, fs, MIN_FONT).text,
+            fs,
+            v2Width,
+            v2Width + 8 + 6,
+            { splitNumber: split, splitLine: { show: false }, alignTicks: false },
+            p.numbers2,
+          ),
     );
   }
   return {
@@ -321,12 +346,14 @@ export function cartesian(
 
   const primary = dual ? series.filter((s) => s.measure === 0) : series;
   const secondary = kind.family === 'combiDY' || twoAxes ? series.filter((s) => s.measure !== 0) : [];
-  const vWidth = valueLabelWidth(primaryValues(kind, categories, series, primary), fs);
+  const numbers = axisNumbers(grid, [...new Set(primary.map((s) => s.measure))]);
+  const numbers2 = axisNumbers(grid, [...new Set(secondary.map((s) => s.measure))]);
+  const vWidth = valueLabelWidth(primaryValues(kind, categories, series, primary), fs, numbers);
   const v2Width =
     kind.family === 'pareto'
       ? textWidth('100%', fs) + 6
       : secondary.length
-        ? valueLabelWidth(primaryValues(kind, categories, secondary, secondary), fs)
+        ? valueLabelWidth(primaryValues(kind, categories, secondary, secondary), fs, numbers2)
         : 0;
   const plan: AxisPlan = {
     kind,
@@ -337,6 +364,8 @@ export function cartesian(
     fs,
     vWidth,
     v2Width,
+    numbers,
+    numbers2,
     ...axisNames(grid, kind, width, height, dual, secondary),
     legendBottom: legend?.side === 'bottom' ? legend.size : 0,
     legendRight: legend?.side === 'right' ? legend.size : 0,

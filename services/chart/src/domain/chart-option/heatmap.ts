@@ -1,7 +1,7 @@
 import type { ChartGrid } from '../chart-grid';
 import type { ChartKind } from '../chart-types';
-import { COMPACT_VALUE } from '../formatters';
-import { compactNumber, textWidth } from '../text-metrics';
+import { axisNumbers } from '../axis-numbers';
+import { textWidth } from '../text-metrics';
 import { PAD, SIN45, base, finite, lineHeight, palette, sizes, tooMany, type Option, type Title } from './layout';
 
 export function heatmap(
@@ -13,6 +13,7 @@ export function heatmap(
   title: Title,
 ): Option {
   const fs = sizes(width, height).label;
+  const numbers = axisNumbers(grid, [0]);
   const cols = grid.columnFields.length ? grid.columns.map((c) => c.join(' / ')) : [grid.totals[0]];
   const values: number[] = [];
   const data: Array<[number, number, number | null]> = [];
@@ -72,11 +73,11 @@ export function heatmap(
       orient: 'horizontal',
       left: 'center',
       bottom: PAD,
-      itemHeight: Math.max(60, Math.min(300, width - 2 * PAD - 2 * textWidth(compactNumber(max), fs) - 40)),
+      itemHeight: Math.max(60, Math.min(300, width - 2 * PAD - 2 * textWidth(numbers.text(max), fs) - 40)),
       itemWidth: 14,
       textStyle: { fontSize: fs },
       // The two ends of the scale, written out: a continuous visualMap shows no numbers otherwise.
-      text: [compactNumber(max), compactNumber(min)],
+      text: [numbers.text(max), numbers.text(min)],
       inRange: { color: ['#e0f3f8', '#91bfdb', '#4575b4', '#313695'] },
     },
     series: [
@@ -86,7 +87,7 @@ export function heatmap(
         data,
         label: {
           show: band >= 44 && cellH >= fs + 4,
-          ...COMPACT_VALUE,
+          ...numbers.itemFormatter,
           fontSize: fs,
           color: '#fff',
           textBorderColor: '#333',

@@ -1,8 +1,8 @@
 import { AppError } from '@quarry/errors';
 import type { ChartGrid } from '../chart-grid';
 import type { ChartKind } from '../chart-types';
-import { COMPACT } from '../formatters';
-import { compactNumber, fitText, textWidth } from '../text-metrics';
+import { PLAIN_NUMBERS, type AxisNumbers } from '../axis-numbers';
+import { fitText, textWidth } from '../text-metrics';
 
 /** Blank margin kept along every edge of the image: nothing is drawn closer than this. */
 export const PAD = 10;
@@ -111,11 +111,11 @@ export function noPositive(kind: ChartKind, measure: string): AppError {
 }
 
 /** The widest compact tick label an axis over these values can show, with room for one more digit. */
-export function valueLabelWidth(values: number[], fontSize: number): number {
+export function valueLabelWidth(values: number[], fontSize: number, numbers: AxisNumbers = PLAIN_NUMBERS): number {
   const lo = Math.min(0, ...values);
   const hi = Math.max(0, ...values);
   const samples = [lo, hi, lo * 1.25, hi * 1.25, (hi - lo) / 7];
-  return Math.max(...samples.map((v) => textWidth(compactNumber(v), fontSize))) + Math.ceil(fontSize * 0.7);
+  return Math.max(...samples.map((v) => textWidth(numbers.text(v), fontSize))) + Math.ceil(fontSize * 0.7);
 }
 
 /** Ticks far enough apart for their labels: a line of text plus as much again vertically, a label and a half across. */
@@ -129,6 +129,7 @@ export function valueAxis(
   labelWidth: number,
   nameGap: number,
   extra: Option = {},
+  numbers: AxisNumbers = PLAIN_NUMBERS,
 ): Option {
   return {
     type: 'value',
@@ -136,7 +137,7 @@ export function valueAxis(
     nameLocation: 'middle',
     nameGap,
     nameTextStyle: { fontSize, color: '#333' },
-    axisLabel: { ...COMPACT, fontSize, width: labelWidth, overflow: 'truncate', hideOverlap: true },
+    axisLabel: { ...numbers.formatter, fontSize, width: labelWidth, overflow: 'truncate', hideOverlap: true },
     splitLine: { lineStyle: { color: '#e6e6e6' } },
     ...extra,
   };
