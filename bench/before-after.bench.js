@@ -23,6 +23,7 @@ const {
   fmt,
   clientLoops,
   FLIGHTS_CROSSTABS,
+  PIE_PNG_CALL,
 } = require('./lib');
 
 const arg = (name) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined);
@@ -78,20 +79,7 @@ const CASES = [
     params: { index: 'flights', ...c.params, cache: false },
     runs: 10,
   })),
-  {
-    name: 'movies: Pie2D chart, PNG 640x480',
-    method: 'CROSSTAB.EXECUTE',
-    params: {
-      index: 'movies',
-      rows: ['Major Genre'],
-      totals: [{ aggregationType: 'Count' }],
-      chartType: 'Pie2D',
-      width: 640,
-      height: 480,
-      cache: false,
-    },
-    runs: 20,
-  },
+  PIE_PNG_CALL,
   { name: 'REPORTS.FIND', method: 'REPORTS.FIND', params: {} },
 ];
 const MIXED = [

@@ -6,9 +6,8 @@
 // seen (BullMQ's `wait`, sampled every 100 ms: what quarry_chart_queue_jobs{state="waiting"} exports).
 // Usage: npm run build && node bench/chart-workers.bench.js [--seconds 10] [--workers 1,2,4]
 const { spawn, execFileSync } = require('node:child_process');
-const net = require('node:net');
 const os = require('node:os');
-const { VEGA, BIN, benchData, cli, rpc } = require('./lib');
+const { VEGA, BIN, benchData, cli, rpc, freePort } = require('./lib');
 const path = require('node:path');
 
 const arg = (name, fallback) => {
@@ -32,14 +31,6 @@ const children = new Set();
 process.on('exit', () => {
   for (const c of children) c.kill('SIGKILL');
 });
-
-const freePort = () =>
-  new Promise((res) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const p = s.address().port;
-      s.close(() => res(p));
-    });
-  });
 
 function serve(env, ready) {
   const child = spawn(process.execPath, [BIN, 'serve'], {

@@ -5,7 +5,6 @@
 // worker process and its Chromium.
 // Usage: npm run build && node bench/chart.bench.js [--seconds 10]
 const { spawn } = require('node:child_process');
-const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
 const { sqliteFile } = require('../packages/metadata-store/dist');
@@ -19,7 +18,7 @@ const { renderSvg } = require('../services/chart/dist/echarts');
 const { LruResultCache } = require('../packages/result-cache/dist');
 const { completeCrosstabExecute } = require('../packages/contract/dist');
 const { silentLogger } = require('../packages/logger/dist');
-const { VEGA, BIN, benchData, rpc, timeIt, fmt, clientLoops, processTree } = require('./lib');
+const { VEGA, BIN, benchData, rpc, timeIt, fmt, clientLoops, processTree, freePort } = require('./lib');
 
 const SECONDS = Number(process.argv[process.argv.indexOf('--seconds') + 1]) || 10;
 const CONCURRENCY = 2; // worker pages
@@ -34,14 +33,6 @@ const PARAMS = {
   width: 800,
   height: 600,
 };
-
-const freePort = () =>
-  new Promise((res) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const p = s.address().port;
-      s.close(() => res(p));
-    });
-  });
 
 function spawnLogged(args, env) {
   const child = spawn(process.execPath, [BIN, ...args], {

@@ -2,6 +2,7 @@
 const { execFileSync, spawn } = require('node:child_process');
 const fs = require('node:fs');
 const http = require('node:http');
+const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
 
@@ -270,6 +271,31 @@ const PIE = {
   height: 300,
 };
 
+/** The everyday chart the before/after benches time: a 640x480 PNG pie of movies by genre, uncached. */
+const PIE_PNG_CALL = {
+  name: 'movies: Pie2D chart, PNG 640x480',
+  method: 'CROSSTAB.EXECUTE',
+  params: {
+    index: 'movies',
+    rows: ['Major Genre'],
+    totals: [{ aggregationType: 'Count' }],
+    chartType: 'Pie2D',
+    width: 640,
+    height: 480,
+    cache: false,
+  },
+  runs: 20,
+};
+
+/** A TCP port nothing listens on now (for a private redis-server or an ops port). */
+const freePort = () =>
+  new Promise((res) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const p = s.address().port;
+      s.close(() => res(p));
+    });
+  });
+
 /** The grouping sets of an origin x month crosstab on flights, as a DuckDB user writes them. */
 const FLIGHTS_BY_MONTH = `GROUPING SETS ((origin, month), (origin), (month), ())`;
 /** Crosstabs on flights-3m.parquet (loaded as `flights`) and the same written by hand on DuckDB. */
@@ -304,6 +330,8 @@ const FLIGHTS_CROSSTABS = {
 };
 
 module.exports = {
+  PIE_PNG_CALL,
+  freePort,
   ROOT,
   BIN,
   VEGA,

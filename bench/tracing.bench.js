@@ -21,6 +21,7 @@ const {
   timeTurns,
   fmt,
   clientLoops,
+  PIE_PNG_CALL,
 } = require('./lib');
 
 const arg = (name) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined);
@@ -47,20 +48,7 @@ const CASES = [
       cache: false,
     },
   },
-  {
-    name: 'movies: Pie2D chart, PNG 640x480',
-    method: 'CROSSTAB.EXECUTE',
-    params: {
-      index: 'movies',
-      rows: ['Major Genre'],
-      totals: [{ aggregationType: 'Count' }],
-      chartType: 'Pie2D',
-      width: 640,
-      height: 480,
-      cache: false,
-    },
-    runs: 20,
-  },
+  PIE_PNG_CALL,
 ];
 
 const MIXED = [
