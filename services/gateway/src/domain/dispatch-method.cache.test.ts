@@ -9,22 +9,9 @@ import {
 } from '../ports/service-clients.port';
 import { DispatchMethodUseCase } from './dispatch-method.use-case';
 import { createMethodHandlers } from './handlers/method-handlers';
-import type { Principal } from './principal';
+import { principalWith } from '../../test-support/principal';
 
-const principal: Principal = {
-  user: {
-    id: 'u1',
-    name: 'ana',
-    status: 'active',
-    admin: false,
-    indexes: ['*'],
-    realms: [],
-    createdAt: '2024-01-01T00:00:00Z',
-  } as Principal['user'],
-  scopes: new Set(['query:execute', 'reports:write']) as Principal['scopes'],
-  tokenId: 't1',
-  tokenHash: 'h1',
-};
+const principal = principalWith(['query:execute', 'reports:write']);
 
 /** Services that answer with the given cache word and remember what they were sent. */
 function fakeServices(cache: string) {

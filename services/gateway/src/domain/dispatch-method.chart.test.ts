@@ -2,25 +2,12 @@ import { AppError } from '@quarry/errors';
 import type { ChartRequest, ReportToSave, ServiceClients } from '../ports/service-clients.port';
 import { DispatchMethodUseCase } from './dispatch-method.use-case';
 import { createMethodHandlers } from './handlers/method-handlers';
-import type { Principal } from './principal';
+import { principalWith } from '../../test-support/principal';
 
 // Chart params are refused before the crosstab runs: a pivot over millions of records must not be
 // computed only to learn that the chart name was misspelt.
 
-const principal: Principal = {
-  user: {
-    id: 'u1',
-    name: 'ana',
-    status: 'active',
-    admin: false,
-    indexes: ['*'],
-    realms: [],
-    createdAt: '2024-01-01T00:00:00Z',
-  } as Principal['user'],
-  scopes: new Set(['query:execute', 'reports:write']) as Principal['scopes'],
-  tokenId: 't1',
-  tokenHash: 'h1',
-};
+const principal = principalWith(['query:execute', 'reports:write']);
 
 function fakeServices() {
   const calls: string[] = [];

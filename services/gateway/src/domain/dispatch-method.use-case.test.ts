@@ -5,25 +5,7 @@ import type { ServiceClients } from '../ports/service-clients.port';
 import { DispatchMethodUseCase } from './dispatch-method.use-case';
 import type { MethodCall, MethodHandlers } from './handlers/method-handler';
 import { checkEveryMethodHandled, createMethodHandlers } from './handlers/method-handlers';
-import type { Principal } from './principal';
-
-function principalWith(scopes: string[], embed?: Principal['embed']): Principal {
-  return {
-    user: {
-      id: 'u1',
-      name: 'ana',
-      status: 'active',
-      admin: false,
-      indexes: ['*'],
-      realms: [],
-      createdAt: '2024-01-01T00:00:00Z',
-    } as Principal['user'],
-    scopes: new Set(scopes) as Principal['scopes'],
-    tokenId: 't1',
-    tokenHash: 'h1',
-    ...(embed ? { embed } : {}),
-  };
-}
+import { principalWith } from '../../test-support/principal';
 
 /** Every handler records the call it got; nothing reaches a service. */
 function recordingHandlers(): { handlers: MethodHandlers; calls: Array<MethodCall<MethodName>> } {
