@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream, mkdirSync } from 'node:fs';
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
@@ -120,7 +121,8 @@ export class FsExportStore implements ExportStore {
 
   private async write(record: ExportRecord): Promise<void> {
     const target = this.named(record.id, 'json');
-    const temp = `${target}.${process.pid}.tmp`;
+    // Its own temporary name: two writers of one record at once (a sweep and a STATUS) never share one.
+    const temp = `${target}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
     await writeFile(temp, JSON.stringify(record), { mode: 0o600 });
     await rename(temp, target);
   }
