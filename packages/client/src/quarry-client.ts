@@ -53,6 +53,17 @@ export interface ResponseMeta {
   cache?: 'hit' | 'miss' | 'bypass';
 }
 
+/** A done export's file, as `exports.download` answers it. */
+export interface ExportDownload {
+  /** The file's bytes as they arrive. */
+  body: ReadableStream<Uint8Array>;
+  /** From Content-Disposition: `export-<exportId>.<format>`. */
+  fileName: string;
+  contentType: string;
+  /** Content-Length, when the server said. */
+  bytes: number | undefined;
+}
+
 /** `client.crosstab`: `format` ("json", "csv", "xlsx", "html"), or `chartType` and `imageFormat`, narrow the result type. */
 export interface CrosstabMethods {
   execute(
@@ -177,6 +188,13 @@ export class QuarryClient {
     start: (p: ParamsOf<'EXPORTS.START'>, o?: CallOptions) => this.data('EXPORTS.START', p, o),
     /** An export's state and progress. */
     status: (p: ParamsOf<'EXPORTS.STATUS'>, o?: CallOptions) => this.data('EXPORTS.STATUS', p, o),
+    /**
+     * A done export's file as a stream (a web ReadableStream, in Node and browsers alike; Node's
+     * `Readable.fromWeb` makes it a Node stream): nothing is buffered beyond what the reader has not read
+     * yet. `timeoutMs` bounds the wait for the answer's headers, not the transfer; `signal` aborts both.
+     * Rejects with a QuarryError: 404 (unknown, or another user's), 409 (not done yet), 410 (expired).
+     */
+    download: (p: ParamsOf<'EXPORTS.STATUS'>, o?: CallOptions) => this.download(p.exportId, o ?? {}),
   };
 
   private readonly endpoint: string;
@@ -218,6 +236,47 @@ export class QuarryClient {
     options?: CallOptions,
   ): Promise<ResultOf<M>> {
     return (await this.call(method, params, options)).data;
+  }
+
+  private async download(exportId: string, options: CallOptions): Promise<ExportDownload> {
+    const url = `${this.endpoint.slice(0, -'/api/v1'.length)}/exports/${encodeURIComponent(exportId)}`;
+    const headers: Record<string, string> = {};
+    if (this.options.token !== undefined) headers.Authorization = `Bearer ${this.options.token}`;
+    const timeoutMs = options.timeoutMs ?? this.options.timeoutMs ?? 60_000;
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, timeoutMs);
+    // Kept for the transfer: the caller's abort ends the stream too.
+    const onAbort = () => controller.abort(options.signal?.reason);
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    let res: Response;
+    try {
+      if (options.signal?.aborted) throw options.signal.reason;
+      res = await this.fetchFn(url, { method: 'GET', headers, signal: controller.signal });
+    } catch (err) {
+      options.signal?.removeEventListener('abort', onAbort);
+      if (options.signal?.aborted) throw transportError('ABORTED', 'The download was aborted', options.signal.reason);
+      if (timedOut) throw transportError('TIMEOUT', `No answer within ${timeoutMs} ms`, err);
+      throw transportError('NETWORK_ERROR', `Could not reach ${url}: ${reason(err)}`, err);
+    } finally {
+      clearTimeout(timer);
+    }
+    if (res.status !== 200 || !res.body) {
+      options.signal?.removeEventListener('abort', onAbort);
+      // The problem's JSON (404, 409, 410, 401), read as a call's error is.
+      return this.read(res, await res.text()) as never;
+    }
+    const disposition = /filename="([^"]+)"/.exec(res.headers.get('content-disposition') ?? '');
+    const length = res.headers.get('content-length');
+    return {
+      body: res.body,
+      fileName: disposition?.[1] ?? `export-${exportId}`,
+      contentType: res.headers.get('content-type') ?? 'application/octet-stream',
+      bytes: length === null ? undefined : Number(length),
+    };
   }
 
   private async withRetries(method: string, params: object, options: CallOptions, idempotent: boolean) {
