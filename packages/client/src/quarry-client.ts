@@ -138,6 +138,36 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   });
 }
 
+/**
+ * One controller for the caller's signal and the time limit of a request to `target`, so each failure
+ * keeps its own code: ABORTED, TIMEOUT or NETWORK_ERROR.
+ */
+function limits(options: CallOptions, timeoutMs: number, target: string) {
+  const controller = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort();
+  }, timeoutMs);
+  const onAbort = () => controller.abort(options.signal?.reason);
+  options.signal?.addEventListener('abort', onAbort, { once: true });
+  return {
+    signal: controller.signal,
+    /** The answer has come: the time limit no longer applies. */
+    answered: () => clearTimeout(timer),
+    /** Neither the time limit nor the caller's signal applies any more. */
+    release: () => {
+      clearTimeout(timer);
+      options.signal?.removeEventListener('abort', onAbort);
+    },
+    failed: (err: unknown): QuarryError => {
+      if (options.signal?.aborted) return transportError('ABORTED', 'The call was aborted', options.signal.reason);
+      if (timedOut) return transportError('TIMEOUT', `No answer within ${timeoutMs} ms`, err);
+      return transportError('NETWORK_ERROR', `Could not reach ${target}: ${reason(err)}`, err);
+    },
+  };
+}
+
 /** Methods that change what is stored: never retried. */
 export const NEVER_RETRIED: readonly MethodName[] = [
   'REPORTS.UPDATE',
@@ -242,30 +272,19 @@ export class QuarryClient {
     const url = `${this.endpoint.slice(0, -'/api/v1'.length)}/exports/${encodeURIComponent(exportId)}`;
     const headers: Record<string, string> = {};
     if (this.options.token !== undefined) headers.Authorization = `Bearer ${this.options.token}`;
-    const timeoutMs = options.timeoutMs ?? this.options.timeoutMs ?? 60_000;
-    const controller = new AbortController();
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort();
-    }, timeoutMs);
-    // Kept for the transfer: the caller's abort ends the stream too.
-    const onAbort = () => controller.abort(options.signal?.reason);
-    options.signal?.addEventListener('abort', onAbort, { once: true });
+    const limit = limits(options, options.timeoutMs ?? this.options.timeoutMs ?? 60_000, url);
     let res: Response;
     try {
       if (options.signal?.aborted) throw options.signal.reason;
-      res = await this.fetchFn(url, { method: 'GET', headers, signal: controller.signal });
+      res = await this.fetchFn(url, { method: 'GET', headers, signal: limit.signal });
     } catch (err) {
-      options.signal?.removeEventListener('abort', onAbort);
-      if (options.signal?.aborted) throw transportError('ABORTED', 'The download was aborted', options.signal.reason);
-      if (timedOut) throw transportError('TIMEOUT', `No answer within ${timeoutMs} ms`, err);
-      throw transportError('NETWORK_ERROR', `Could not reach ${url}: ${reason(err)}`, err);
-    } finally {
-      clearTimeout(timer);
+      limit.release();
+      throw limit.failed(err);
     }
+    // The time limit is for the answer; the caller's signal stays on for the transfer.
+    limit.answered();
     if (res.status !== 200 || !res.body) {
-      options.signal?.removeEventListener('abort', onAbort);
+      limit.release();
       // The problem's JSON (404, 409, 410, 401), read as a call's error is.
       return this.read(res, await res.text()) as never;
     }
@@ -299,21 +318,7 @@ export class QuarryClient {
     const id = this.nextId++;
     const headers: Record<string, string> = { 'Content-Type': 'application/json', Accept: 'application/json' };
     if (this.options.token !== undefined) headers.Authorization = `Bearer ${this.options.token}`;
-    const timeoutMs = options.timeoutMs ?? this.options.timeoutMs ?? 60_000;
-    // One controller for the caller's signal and the time limit, so each failure keeps its own code.
-    const controller = new AbortController();
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort();
-    }, timeoutMs);
-    const onAbort = () => controller.abort();
-    options.signal?.addEventListener('abort', onAbort, { once: true });
-    const failed = (err: unknown): QuarryError => {
-      if (options.signal?.aborted) return transportError('ABORTED', 'The call was aborted', options.signal.reason);
-      if (timedOut) return transportError('TIMEOUT', `No answer within ${timeoutMs} ms`, err);
-      return transportError('NETWORK_ERROR', `Could not reach ${this.endpoint}: ${reason(err)}`, err);
-    };
+    const limit = limits(options, options.timeoutMs ?? this.options.timeoutMs ?? 60_000, this.endpoint);
     let res: Response;
     let text: string;
     try {
@@ -322,14 +327,13 @@ export class QuarryClient {
         method: 'POST',
         headers,
         body: JSON.stringify({ jsonrpc: '2.0', id, method, params }),
-        signal: controller.signal,
+        signal: limit.signal,
       });
       text = await res.text();
     } catch (err) {
-      throw failed(err);
+      throw limit.failed(err);
     } finally {
-      clearTimeout(timer);
-      options.signal?.removeEventListener('abort', onAbort);
+      limit.release();
     }
     return this.read(res, text);
   }
