@@ -66,9 +66,15 @@ export class BullMqExportJobs implements ExportJobs {
   }
 
   async status(exportId: string): Promise<ExportJobStatus> {
-    const job = await this.queue.getJob(exportId);
+    let job;
+    let state;
+    try {
+      job = await this.queue.getJob(exportId);
+      state = await job?.getState();
+    } catch (err) {
+      throw AppError.unavailable('The export queue (Redis) is unreachable; ask again shortly', err);
+    }
     if (!job) return { state: 'missing', error: 'its job is no longer in the queue; start it again' };
-    const state = await job.getState();
     if (state === 'active') return { state: 'running' };
     if (state === 'completed') return { state: 'done' };
     if (state === 'failed') {

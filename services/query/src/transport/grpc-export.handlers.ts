@@ -39,7 +39,9 @@ export function exportHandlers(
         const format = FORMATS.find((f) => f === req.format);
         if (!format) throw AppError.invalid(`format: not a search export format`);
         if (!path.isAbsolute(req.path) || path.dirname(path.normalize(req.path)) !== exportDir)
-          throw AppError.invalid('path: not a file of the exports folder');
+          throw AppError.invalid(
+            "path: not a file of this query service's exports folder (QUARRY_EXPORT_DIR must name the same volume, at the same path, on the gateway and the query service)",
+          );
         // Not under the heavy-call cap: an export may run for minutes, and the gateway already lets each user
         // run only a few at a time.
         return { rows: await exportSearch.write(caller, input, format, req.path, { signal: ctx.signal }) };
