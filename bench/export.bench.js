@@ -3,29 +3,35 @@
 // as CSV and as Parquet, timed from the call to the done status, beside DuckDB's own
 // `COPY (SELECT * FROM read_parquet(...) ORDER BY delay) TO ...` of the same file in the same run, with the
 // server's RSS (the whole process tree) sampled while each export runs.
-// Usage: npm run build && node bench/export.bench.js [--runs 3]
+// With --ten-million: the scale bench's data (flights-3m copied with its dates a year later per copy) cut at
+// 10,000,000 rows, exported as CSV in record order and sorted by delay, each beside the same export of the
+// 3M rows, to show the server's memory does not grow with the rows.
+// --duckdb-mb N: the query service's DuckDB memory limit (QUARRY_DUCKDB_MEMORY_MB), which bounds what DuckDB
+// keeps of the table and its sort (past it, the sort spills to disk).
+// Usage: npm run build && node bench/export.bench.js [--runs 3] [--ten-million] [--duckdb-mb 512]
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { DuckDBInstance } = require('@duckdb/node-api');
 const { literal } = require('../packages/snapshots/dist');
-const { VEGA, startServer, rpc, benchData, processTree, fmt } = require('./lib');
+const { VEGA, cli, startServer, rpc, benchData, processTree, fmt } = require('./lib');
 
 const RUNS = Number(process.argv[process.argv.indexOf('--runs') + 1]) || 3;
 const FILE = path.join(VEGA, 'flights-3m.parquet');
 const ROWS = 3_000_000;
+const TEN_MILLION = 10_000_000;
 
 const rssKbOf = (pid) => processTree(pid).reduce((sum, p) => sum + p.rssKb, 0);
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-async function exportOnce(server, token, format) {
+async function exportOnce(server, token, format, { index = 'flights', rows = ROWS, sorted = true } = {}) {
   const before = rssKbOf(server.child.pid);
   let peak = before;
   const sampler = setInterval(() => (peak = Math.max(peak, rssKbOf(server.child.pid))), 50);
   const t = process.hrtime.bigint();
   const { exportId } = await rpc(server.port, token, 'EXPORTS.START', {
     method: 'QUERIES.EXECUTE',
-    params: { index: 'flights', query: '*', sort: [{ field: 'delay', direction: 'asc' }] },
+    params: { index, query: '*', ...(sorted ? { sort: [{ field: 'delay', direction: 'asc' }] } : {}) },
     format,
   });
   let status;
@@ -37,7 +43,7 @@ async function exportOnce(server, token, format) {
   const secs = Number(process.hrtime.bigint() - t) / 1e9;
   clearInterval(sampler);
   if (status.state !== 'done') throw new Error(`export failed: ${status.error}`);
-  if (status.rowsWritten !== ROWS) throw new Error(`exported ${status.rowsWritten} rows, not ${ROWS}`);
+  if (status.rowsWritten !== rows) throw new Error(`exported ${status.rowsWritten} rows, not ${rows}`);
   return { secs, bytes: status.bytes, growthMb: (peak - before) / 1024 };
 }
 
@@ -55,9 +61,45 @@ async function duckdbOnce(dir, format) {
   return { secs, bytes };
 }
 
+/** The scale bench's rows: flights-3m four times, a year later each time, cut at ten million. */
+async function tenMillion(dir) {
+  const file = path.join(dir, 'flights-10m.parquet');
+  const gen = await DuckDBInstance.create(':memory:', { memory_limit: '2GB', temp_directory: path.join(dir, 'tmp') });
+  const g = await gen.connect();
+  await g.run(
+    `COPY (SELECT "date" + to_years(CAST(k AS INTEGER)) AS "date", delay, distance, origin, destination FROM range(4) r(k), read_parquet(${literal(FILE)}) ORDER BY k LIMIT ${TEN_MILLION}) TO ${literal(file)} (FORMAT parquet, COMPRESSION snappy, ROW_GROUP_SIZE 122880)`,
+  );
+  g.closeSync();
+  gen.closeSync();
+  return file;
+}
+
+async function scale(server, token, env, scratch) {
+  await cli(['index', 'load', 'flights10m', await tenMillion(scratch)], env);
+  console.log('3M against 10M rows, CSV (server RSS growth, the whole process tree, max of the runs):');
+  for (const sorted of [false, true]) {
+    const small = [];
+    const big = [];
+    for (let i = 0; i < RUNS; i++) {
+      small.push(await exportOnce(server, token, 'csv', { sorted }));
+      big.push(await exportOnce(server, token, 'csv', { index: 'flights10m', rows: TEN_MILLION, sorted }));
+    }
+    const growth = (xs) => Math.round(Math.max(...xs.map((r) => r.growthMb)));
+    console.log(
+      `  ${sorted ? 'sorted by delay' : 'record order   '}: 3M ${fmt(median(small.map((r) => r.secs)))} s, ${growth(small)} MB; ` +
+        `10M ${fmt(median(big.map((r) => r.secs)))} s (${fmt(big[0].bytes / 1e6)} MB), ${growth(big)} MB`,
+    );
+  }
+}
+
 async function main() {
   const { dataDir, env, token } = await benchData('export', [['flights', FILE]], 'query:execute');
-  const server = await startServer({ ...env, QUARRY_EXPORT_MAX_ROWS: String(ROWS) });
+  const duckdbMb = process.argv.indexOf('--duckdb-mb');
+  const server = await startServer({
+    ...env,
+    QUARRY_EXPORT_MAX_ROWS: String(TEN_MILLION),
+    ...(duckdbMb > 0 ? { QUARRY_DUCKDB_MEMORY_MB: process.argv[duckdbMb + 1] } : {}),
+  });
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-bench-export-direct-'));
   try {
     // One export first, unmeasured: the first search of a version opens its snapshot.
@@ -85,6 +127,7 @@ async function main() {
         `  runs: Quarry ${quarry.map((r) => fmt(r.secs)).join(', ')} s; DuckDB ${direct.map((r) => fmt(r.secs)).join(', ')} s`,
       );
     }
+    if (process.argv.includes('--ten-million')) await scale(server, token, env, scratch);
   } finally {
     await server.stop();
     fs.rmSync(scratch, { recursive: true, force: true });

@@ -1,12 +1,14 @@
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { rawRequest, rpcClient, type RawResponse } from './support/http';
+import { Readable } from 'node:stream';
+import { QuarryClient, QuarryError } from '@quarry/client';
+import { countCsv, exportCalls } from './support/exports';
+import { rawRequest, type RawResponse } from './support/http';
 import { createIdentity, type Identity } from './support/identities';
-import { REPO_ROOT, runCli, startQuarry, type RunningQuarry } from './support/quarry-process';
+import { REPO_ROOT, runCli, type RunningQuarry } from './support/quarry-process';
 
 const VEGA = path.join(REPO_ROOT, 'node_modules', 'vega-datasets', 'data');
 import { startStackWithData, type Stack } from './support/stack';
@@ -17,14 +19,6 @@ const defused = (label: string) => (/^[=+\-@\t\r]/.test(label) && !/^-?\d+$/.tes
 
 const MAX_ROWS = 5000;
 
-interface Status {
-  state: string;
-  rowsWritten: number;
-  bytes: number;
-  error?: string;
-  expiresAt?: string;
-}
-
 describe('EXPORTS.START, EXPORTS.STATUS and GET /exports/<id>', () => {
   let stack: Stack;
   let quarry: RunningQuarry;
@@ -33,36 +27,7 @@ describe('EXPORTS.START, EXPORTS.STATUS and GET /exports/<id>', () => {
   let comedyOnly: Identity;
   let tmp: string;
 
-  const call = (who: Identity, method: string, params: unknown) =>
-    rpcClient(quarry.baseUrl, who.token).call(method, params);
-  const download = (who: Identity, id: string) =>
-    rawRequest(quarry.baseUrl, {
-      method: 'GET',
-      path: `/exports/${id}`,
-      headers: { Authorization: `Bearer ${who.token}` },
-    });
-
-  async function start(who: Identity, params: Record<string, unknown>): Promise<string> {
-    const res = await call(who, 'EXPORTS.START', params);
-    const body = res.json as { result?: { data: { exportId: string } }; error?: unknown };
-    if (!body.result) throw new Error(JSON.stringify(body.error));
-    return body.result.data.exportId;
-  }
-
-  async function status(who: Identity, exportId: string): Promise<Status> {
-    const body = (await call(who, 'EXPORTS.STATUS', { exportId })).json as { result?: { data: Status } };
-    if (!body.result) throw new Error(JSON.stringify(body));
-    return body.result.data;
-  }
-
-  async function finished(who: Identity, exportId: string): Promise<Status> {
-    for (let i = 0; i < 600; i++) {
-      const s = await status(who, exportId);
-      if (s.state === 'done' || s.state === 'failed') return s;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new Error('the export did not finish');
-  }
+  const { call, download, start, finished } = exportCalls(() => quarry.baseUrl);
 
   async function searchAll(who: Identity, params: Record<string, unknown>): Promise<Array<Record<string, unknown>>> {
     const body = (await call(who, 'QUERIES.EXECUTE', { ...params, pageSize: 1000, page: 1 })).json as {
@@ -378,108 +343,44 @@ describe('EXPORTS.START, EXPORTS.STATUS and GET /exports/<id>', () => {
     expect(unknownIndex.error.code).toBe(404);
   }, 60000);
 
-  it('a full disk fails the export with a clear error and removes the partial file', async () => {
-    await quarry.stop();
-    let mounted = false;
-    try {
-      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=96k', 'tmpfs', exportsDir()]);
-      mounted = true;
-    } catch {
-      // Without the right to mount, nothing here can fill a disk: the case is not run.
-    }
-    try {
-      quarry = await startQuarry({
-        topology: 'all',
-        dataDir: stack.dataDir,
-        env: { QUARRY_EXPORT_MAX_ROWS: String(MAX_ROWS) },
-      });
-      if (!mounted) return;
-      const id = await start(analyst, {
-        method: 'QUERIES.EXECUTE',
-        params: { index: 'movies', query: '*' },
-        format: 'csv',
-      });
-      const s = await finished(analyst, id);
-      expect(s.state).toBe('failed');
-      expect(s.error).toBe('The export failed: The export file could not be written: No space left on device');
-      expect(fs.existsSync(path.join(exportsDir(), `${id}.csv`))).toBe(false);
-      expect((await download(analyst, id)).status).toBe(409);
-    } finally {
-      await quarry.stop();
-      if (mounted) execFileSync('umount', [exportsDir()]);
-      quarry = await startQuarry({
-        topology: 'all',
-        dataDir: stack.dataDir,
-        env: { QUARRY_EXPORT_MAX_ROWS: String(MAX_ROWS) },
-      });
-    }
-  }, 120000);
-
-  it('an export the server was killed in the middle of fails clearly on restart; its partial file is never served', async () => {
-    // What a SIGKILL mid-export leaves: the record says running, half a file lies beside it.
-    const id = 'feedfacefeedfacefeedfacefeedface';
-    const mine = await start(analyst, {
-      method: 'QUERIES.EXECUTE',
-      params: { index: 'hostile', query: '*' },
-      format: 'csv',
-    });
-    await finished(analyst, mine);
-    const userId = (JSON.parse(fs.readFileSync(path.join(exportsDir(), `${mine}.json`), 'utf8')) as { userId: string })
-      .userId;
-    await quarry.kill();
-    fs.writeFileSync(
-      path.join(exportsDir(), `${id}.json`),
-      JSON.stringify({
-        id,
-        userId,
-        method: 'QUERIES.EXECUTE',
-        format: 'csv',
-        state: 'running',
-        rowsWritten: 0,
-        bytes: 0,
-        createdAt: new Date().toISOString(),
-        owner: os.hostname(),
-      }),
+  it('the client starts an export, follows it and downloads it as a stream it reads piece by piece', async () => {
+    const client = new QuarryClient({ url: quarry.baseUrl, token: analyst.token });
+    const movies = { index: 'movies', query: '*', sort: [{ field: 'Title', direction: 'desc' as const }] };
+    const total = (await client.queries.execute({ ...movies, pageSize: 1 })).total;
+    expect(total).toBeGreaterThan(3000);
+    const { exportId } = await client.exports.start({ method: 'QUERIES.EXECUTE', params: movies, format: 'csv' });
+    // Not done yet (or just done): a download before it is done is a 409, told as a QuarryError.
+    const early = await client.exports.download({ exportId }).then(
+      (d) => d.body.cancel().then(() => 'done already'),
+      (err: unknown) => err,
     );
-    fs.writeFileSync(path.join(exportsDir(), `${id}.csv`), 'Title,Year\n"half');
-    quarry = await startQuarry({
-      topology: 'all',
-      dataDir: stack.dataDir,
-      env: { QUARRY_EXPORT_MAX_ROWS: String(MAX_ROWS) },
+    if (early !== 'done already') expect(early).toMatchObject({ code: 409 });
+    let s = await client.exports.status({ exportId });
+    while (s.state === 'queued' || s.state === 'running') {
+      await new Promise((r) => setTimeout(r, 50));
+      s = await client.exports.status({ exportId });
+    }
+    expect(s).toMatchObject({ state: 'done', rowsWritten: total });
+    const file = await client.exports.download({ exportId });
+    expect(file).toMatchObject({ fileName: `export-${exportId}.csv`, bytes: s.bytes });
+    expect(file.contentType).toMatch(/^text\/csv/);
+    // Read as it arrives: many pieces, none of them the whole file, the records all there.
+    const sizes: number[] = [];
+    const counted = countCsv(
+      Readable.fromWeb(file.body as never).on('data', (chunk: Buffer) => sizes.push(chunk.length)),
+    );
+    expect(await counted).toBe(total);
+    expect(sizes.reduce((a, b) => a + b, 0)).toBe(s.bytes);
+    expect(sizes.length).toBeGreaterThan(4);
+    expect(Math.max(...sizes)).toBeLessThan(s.bytes / 4);
+    // Another user's export, an unknown one and an aborted download are QuarryErrors.
+    const stranger = new QuarryClient({ url: quarry.baseUrl, token: other.token });
+    await expect(stranger.exports.download({ exportId })).rejects.toMatchObject({ code: 404 });
+    await expect(client.exports.download({ exportId: '0'.repeat(32) })).rejects.toBeInstanceOf(QuarryError);
+    const abort = new AbortController();
+    abort.abort();
+    await expect(client.exports.download({ exportId }, { signal: abort.signal })).rejects.toMatchObject({
+      code: 'ABORTED',
     });
-    const s = await status(analyst, id);
-    expect(s.state).toBe('failed');
-    expect(s.error).toMatch(/server stopped before it finished/);
-    expect(fs.existsSync(path.join(exportsDir(), `${id}.csv`))).toBe(false);
-    expect((await download(analyst, id)).status).toBe(409);
-  }, 120000);
-
-  it('a server killed while an export runs fails it clearly on restart, and no partial file is ever served', async () => {
-    await quarry.stop();
-    quarry = await startQuarry({
-      topology: 'all',
-      dataDir: stack.dataDir,
-      env: { QUARRY_EXPORT_MAX_ROWS: '10000000' },
-    });
-    const id = await start(analyst, {
-      method: 'QUERIES.EXECUTE',
-      params: { index: 'flights3m', query: '*', sort: [{ field: 'delay', direction: 'desc' }] },
-      format: 'csv',
-    });
-    while ((await status(analyst, id)).state === 'queued') await new Promise((r) => setTimeout(r, 5));
-    await quarry.kill();
-    // What the crash left: the record says running.
-    const left = JSON.parse(fs.readFileSync(path.join(exportsDir(), `${id}.json`), 'utf8')) as { state: string };
-    expect(left.state).toBe('running');
-    quarry = await startQuarry({
-      topology: 'all',
-      dataDir: stack.dataDir,
-      env: { QUARRY_EXPORT_MAX_ROWS: String(MAX_ROWS) },
-    });
-    const s = await status(analyst, id);
-    expect(s.state).toBe('failed');
-    expect(s.error).toMatch(/server stopped before it finished/);
-    expect(fs.existsSync(path.join(exportsDir(), `${id}.csv`))).toBe(false);
-    expect((await download(analyst, id)).status).toBe(409);
-  }, 120000);
+  }, 60000);
 });

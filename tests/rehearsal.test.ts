@@ -93,6 +93,35 @@ async function until<T>(what: string, read: () => Promise<T | undefined> | T | u
   }
 }
 
+/**
+ * A search export through the gateway: started, followed to done, downloaded; its records counted against
+ * the index's total and its file found on the shared exports volume (the query pod wrote it, the gateway
+ * published and served it).
+ */
+async function exportThroughGateway(baseUrl: string, token: string, exportsVolume: string): Promise<void> {
+  const rpc = rpcClient(baseUrl, token);
+  const params = { index: 'movies', query: '*', sort: [{ field: 'Title' }] };
+  const total = unwrap<{ total: number }>(await rpc.call('QUERIES.EXECUTE', { ...params, pageSize: 1 })).data!.total;
+  const started = unwrap<{ exportId: string }>(
+    await rpc.call('EXPORTS.START', { method: 'QUERIES.EXECUTE', params, format: 'jsonl' }),
+  );
+  expect(started.error).toBeUndefined();
+  const id = started.data!.exportId;
+  const status = await until('the export', async () => {
+    const s = unwrap<{ state: string; rowsWritten: number; bytes: number; error?: string }>(
+      await rpc.call('EXPORTS.STATUS', { exportId: id }),
+    ).data!;
+    return s.state === 'done' || s.state === 'failed' ? s : undefined;
+  });
+  expect(status).toMatchObject({ state: 'done', rowsWritten: total });
+  const res = await fetch(`${baseUrl}/exports/${id}`, { headers: { Authorization: `Bearer ${token}` } });
+  expect(res.status).toBe(200);
+  const lines = (await res.text()).split('\n').filter(Boolean);
+  expect(lines).toHaveLength(total);
+  expect(total).toBeGreaterThan(1000);
+  expect(fs.readdirSync(exportsVolume)).toContain(`${id}.jsonl`);
+}
+
 /** What no single machine can rehearse, said once per run. */
 const STAND_INS = [
   'MongoDB -> the embedded SQLite store, one file on a writable path of its own shared by every pod (MONGODB_URL dropped)',
@@ -119,6 +148,8 @@ function rehearseOverlay(overlay: 'dev' | 'prod', scenario: 'full' | 'start'): v
       const uid = podUid(podSpec(deployments[0]).securityContext?.runAsUser);
       const stores = podWritable(path.join(root, 'stores'), uid);
       const snapshots = podWritable(path.join(root, 'snapshots'), uid);
+      // The exports claim: one folder every pod that mounts it shares, read-write.
+      const exportsVolume = podWritable(path.join(root, 'exports'), uid);
       // Prod's Secrets are made out of band: the test makes them, from their examples, one value each.
       const outOfBand = outOfBandSecrets(overlay);
       if (overlay === 'prod')
@@ -185,6 +216,8 @@ function rehearseOverlay(overlay: 'dev' | 'prod', scenario: 'full' | 'start'): v
               const volume = spec.volumes!.find((v) => v.name === m.name)!;
               if (m.mountPath === '/dev/shm') continue;
               if (volume.persistentVolumeClaim?.claimName === 'quarry-snapshots') mounts.set(m.mountPath, snapshots);
+              else if (volume.persistentVolumeClaim?.claimName === 'quarry-exports')
+                mounts.set(m.mountPath, exportsVolume);
               else if (volume.emptyDir) mounts.set(m.mountPath, podWritable(path.join(podDir, m.name), uid));
             }
             if (!mounts.has('/data')) {
@@ -352,6 +385,10 @@ function rehearseOverlay(overlay: 'dev' | 'prod', scenario: 'full' | 'start'): v
           expect(await pngFacts(Buffer.from(c.data!.data, 'base64'))).toMatchObject({ width: 1200, height: 800 });
         }
         for (const w of byComponent('chart-worker')) expect(rendered(w)).toBeGreaterThan(0);
+      }, 60000);
+
+      it('exports a search through the gateway: written by the query pod on the shared exports volume, downloaded whole', async () => {
+        await exportThroughGateway(baseUrl, analyst.token, exportsVolume);
       }, 60000);
 
       if (scenario === 'full') {
@@ -616,6 +653,12 @@ describeIf(
     const uid = podUid(1000);
     const snapshots = podWritable(path.join(root, 'snapshots'), uid);
     const stores = podWritable(path.join(root, 'stores'), uid);
+    // The named volumes other than the snapshots (exports): one folder each, shared by the services mounting it.
+    const named = new Map<string, string>();
+    const namedVolume = (name: string) => {
+      if (!named.has(name)) named.set(name, podWritable(path.join(root, 'volumes', name), uid));
+      return named.get(name)!;
+    };
     const receiver = new Receiver();
     const pods: RehearsedPod[] = [];
     let services: Record<string, ComposeService>;
@@ -701,7 +744,14 @@ describeIf(
           const mounts = new Map<string, string>();
           for (const v of s.volumes ?? []) {
             const [src, target] = v.includes(':') ? v.split(':') : [undefined, v];
-            mounts.set(target, src === 'snapshots' ? snapshots : podWritable(path.join(root, podName, target), uid));
+            mounts.set(
+              target,
+              src === 'snapshots'
+                ? snapshots
+                : src && !src.startsWith('.') && !src.startsWith('/')
+                  ? namedVolume(src)
+                  : podWritable(path.join(root, podName, target), uid),
+            );
           }
           for (const t of s.tmpfs ?? []) {
             const target = t.split(':')[0];
@@ -800,6 +850,10 @@ describeIf(
         `whsec_${createHmac('sha256', Buffer.from(key)).update(`webhook:${made.data!.scheduleId}`).digest('base64url')}`,
       );
       await until('the webhook', () => receiver.got.find((g) => g.path === '/compose'));
+    }, 60000);
+
+    it('exports a search through the gateway onto the exports volume the query container writes', async () => {
+      await exportThroughGateway(gatewayUrl, token, namedVolume('exports'));
     }, 60000);
 
     it('stops the gateway on SIGTERM within stop_grace_period, finishing the calls under way', async () => {

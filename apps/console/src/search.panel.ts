@@ -1,6 +1,7 @@
 import type { QueriesExecuteParams } from '@quarry/client';
 import type { Field } from './app-state';
 import { byId, el, on, onSubmit } from './dom';
+import { showExportControl, startExportControl } from './export-control';
 import { formatNumber, isNumericType } from './number-format';
 import { Panel } from './panel';
 import { followSaveName, saveAsReport } from './save-report';
@@ -70,6 +71,7 @@ export async function showSearch(params: QueriesExecuteParams): Promise<void> {
     ? `page ${formatNumber(res.page)} of ${formatNumber(res.totalPages)}`
     : 'no records';
   byId('search-pager').hidden = false;
+  showExportControl('search');
   byId<HTMLButtonElement>('search-prev').disabled = res.page <= 1;
   byId<HTMLButtonElement>('search-next').disabled = res.page >= res.totalPages;
   const from = (res.page - 1) * res.pageSize + 1;
@@ -112,6 +114,7 @@ export function startSearch(): void {
   onSubmit('search-form', () => runSearch(1));
   on('search-prev', 'click', () => runSearch(Math.max(1, (current?.page ?? 1) - 1)));
   on('search-next', 'click', () => runSearch((current?.page ?? 1) + 1));
+  startExportControl('search', searchPanel, () => current && { method: 'QUERIES.EXECUTE', params: current });
   followSaveName('search');
   onSubmit(
     'search-save',

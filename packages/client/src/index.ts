@@ -11,6 +11,7 @@ export {
   type CrosstabChartResult,
   type CrosstabEChartsResult,
   type ResponseMeta,
+  type ExportDownload,
   type MethodName,
   type ParamsOf,
   type ResultOf,

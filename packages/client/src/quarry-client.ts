@@ -53,6 +53,17 @@ export interface ResponseMeta {
   cache?: 'hit' | 'miss' | 'bypass';
 }
 
+/** A done export's file, as `exports.download` answers it. */
+export interface ExportDownload {
+  /** The file's bytes as they arrive. */
+  body: ReadableStream<Uint8Array>;
+  /** From Content-Disposition: `export-<exportId>.<format>`. */
+  fileName: string;
+  contentType: string;
+  /** Content-Length, when the server said. */
+  bytes: number | undefined;
+}
+
 /** `client.crosstab`: `format` ("json", "csv", "xlsx", "html"), or `chartType` and `imageFormat`, narrow the result type. */
 export interface CrosstabMethods {
   execute(
@@ -127,6 +138,36 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   });
 }
 
+/**
+ * One controller for the caller's signal and the time limit of a request to `target`, so each failure
+ * keeps its own code: ABORTED, TIMEOUT or NETWORK_ERROR.
+ */
+function limits(options: CallOptions, timeoutMs: number, target: string) {
+  const controller = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort();
+  }, timeoutMs);
+  const onAbort = () => controller.abort(options.signal?.reason);
+  options.signal?.addEventListener('abort', onAbort, { once: true });
+  return {
+    signal: controller.signal,
+    /** The answer has come: the time limit no longer applies. */
+    answered: () => clearTimeout(timer),
+    /** Neither the time limit nor the caller's signal applies any more. */
+    release: () => {
+      clearTimeout(timer);
+      options.signal?.removeEventListener('abort', onAbort);
+    },
+    failed: (err: unknown): QuarryError => {
+      if (options.signal?.aborted) return transportError('ABORTED', 'The call was aborted', options.signal.reason);
+      if (timedOut) return transportError('TIMEOUT', `No answer within ${timeoutMs} ms`, err);
+      return transportError('NETWORK_ERROR', `Could not reach ${target}: ${reason(err)}`, err);
+    },
+  };
+}
+
 /** Methods that change what is stored: never retried. */
 export const NEVER_RETRIED: readonly MethodName[] = [
   'REPORTS.UPDATE',
@@ -177,6 +218,13 @@ export class QuarryClient {
     start: (p: ParamsOf<'EXPORTS.START'>, o?: CallOptions) => this.data('EXPORTS.START', p, o),
     /** An export's state and progress. */
     status: (p: ParamsOf<'EXPORTS.STATUS'>, o?: CallOptions) => this.data('EXPORTS.STATUS', p, o),
+    /**
+     * A done export's file as a stream (a web ReadableStream, in Node and browsers alike; Node's
+     * `Readable.fromWeb` makes it a Node stream): nothing is buffered beyond what the reader has not read
+     * yet. `timeoutMs` bounds the wait for the answer's headers, not the transfer; `signal` aborts both.
+     * Rejects with a QuarryError: 404 (unknown, or another user's), 409 (not done yet), 410 (expired).
+     */
+    download: (p: ParamsOf<'EXPORTS.STATUS'>, o?: CallOptions) => this.download(p.exportId, o ?? {}),
   };
 
   private readonly endpoint: string;
@@ -220,6 +268,36 @@ export class QuarryClient {
     return (await this.call(method, params, options)).data;
   }
 
+  private async download(exportId: string, options: CallOptions): Promise<ExportDownload> {
+    const url = `${this.endpoint.slice(0, -'/api/v1'.length)}/exports/${encodeURIComponent(exportId)}`;
+    const headers: Record<string, string> = {};
+    if (this.options.token !== undefined) headers.Authorization = `Bearer ${this.options.token}`;
+    const limit = limits(options, options.timeoutMs ?? this.options.timeoutMs ?? 60_000, url);
+    let res: Response;
+    try {
+      if (options.signal?.aborted) throw options.signal.reason;
+      res = await this.fetchFn(url, { method: 'GET', headers, signal: limit.signal });
+    } catch (err) {
+      limit.release();
+      throw limit.failed(err);
+    }
+    // The time limit is for the answer; the caller's signal stays on for the transfer.
+    limit.answered();
+    if (res.status !== 200 || !res.body) {
+      limit.release();
+      // The problem's JSON (404, 409, 410, 401), read as a call's error is.
+      return this.read(res, await res.text()) as never;
+    }
+    const disposition = /filename="([^"]+)"/.exec(res.headers.get('content-disposition') ?? '');
+    const length = res.headers.get('content-length');
+    return {
+      body: res.body,
+      fileName: disposition?.[1] ?? `export-${exportId}`,
+      contentType: res.headers.get('content-type') ?? 'application/octet-stream',
+      bytes: length === null ? undefined : Number(length),
+    };
+  }
+
   private async withRetries(method: string, params: object, options: CallOptions, idempotent: boolean) {
     const retries = idempotent ? Math.max(0, Math.floor(options.retries ?? this.options.retries ?? 0)) : 0;
     for (let attempt = 0; ; attempt++) {
@@ -240,21 +318,7 @@ export class QuarryClient {
     const id = this.nextId++;
     const headers: Record<string, string> = { 'Content-Type': 'application/json', Accept: 'application/json' };
     if (this.options.token !== undefined) headers.Authorization = `Bearer ${this.options.token}`;
-    const timeoutMs = options.timeoutMs ?? this.options.timeoutMs ?? 60_000;
-    // One controller for the caller's signal and the time limit, so each failure keeps its own code.
-    const controller = new AbortController();
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort();
-    }, timeoutMs);
-    const onAbort = () => controller.abort();
-    options.signal?.addEventListener('abort', onAbort, { once: true });
-    const failed = (err: unknown): QuarryError => {
-      if (options.signal?.aborted) return transportError('ABORTED', 'The call was aborted', options.signal.reason);
-      if (timedOut) return transportError('TIMEOUT', `No answer within ${timeoutMs} ms`, err);
-      return transportError('NETWORK_ERROR', `Could not reach ${this.endpoint}: ${reason(err)}`, err);
-    };
+    const limit = limits(options, options.timeoutMs ?? this.options.timeoutMs ?? 60_000, this.endpoint);
     let res: Response;
     let text: string;
     try {
@@ -263,14 +327,13 @@ export class QuarryClient {
         method: 'POST',
         headers,
         body: JSON.stringify({ jsonrpc: '2.0', id, method, params }),
-        signal: controller.signal,
+        signal: limit.signal,
       });
       text = await res.text();
     } catch (err) {
-      throw failed(err);
+      throw limit.failed(err);
     } finally {
-      clearTimeout(timer);
-      options.signal?.removeEventListener('abort', onAbort);
+      limit.release();
     }
     return this.read(res, text);
   }

@@ -83,6 +83,9 @@ function configFromEnv(e: Env, known: Record<string, string | undefined>, tls: G
     auditDays: e.QUARRY_AUDIT_DAYS,
     exportTtlS: e.QUARRY_EXPORT_TTL_S,
     exportMaxRows: e.QUARRY_EXPORT_MAX_ROWS,
+    exportDir: path.resolve(e.QUARRY_EXPORT_DIR ?? path.join(e.QUARRY_DATA_DIR, 'exports')),
+    exportConcurrency: e.QUARRY_EXPORT_CONCURRENCY,
+    exportMinFreeBytes: e.QUARRY_EXPORT_MIN_FREE_MB * 1_048_576,
     dataDir: path.resolve(e.QUARRY_DATA_DIR),
     /** QUARRY_DATA_DIR was not set: dataDir is the default ./data, which the CLI says it reads. */
     dataDirDefaulted: known.QUARRY_DATA_DIR === undefined,

@@ -10,6 +10,8 @@ export interface CallOptions {
   deadlineMs: number;
   /** The deployment's internal credential: services refuse a call without it. */
   internalToken: string;
+  /** Cancels the call (the service's handler sees its own signal abort). */
+  signal?: AbortSignal;
 }
 
 /** What a unary call needs of a generated method definition (`Service.service.Method`). */
@@ -104,6 +106,12 @@ function send<Req, Res>(
         else resolve(response);
       },
     });
+    const signal = options.signal;
+    if (signal) {
+      const cancel = () => call.cancelWithStatus(grpc.status.CANCELLED, 'Cancelled by the caller');
+      if (signal.aborted) cancel();
+      else signal.addEventListener('abort', cancel, { once: true });
+    }
     call.startRead();
     call.sendMessageWithContext({}, payload);
     call.halfClose();

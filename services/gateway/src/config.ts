@@ -35,6 +35,9 @@ export function gatewayConfig(config: Config, hosted: Partial<Record<ServiceName
       'auditDays',
       'exportTtlS',
       'exportMaxRows',
+      'exportDir',
+      'exportConcurrency',
+      'exportMinFreeBytes',
     ),
   };
 }

@@ -1,7 +1,7 @@
 import type { Logger } from '@quarry/logger';
 import type { AuditLog, MetadataStore } from '@quarry/metadata-store';
 import type { QuarryModule } from '@quarry/runtime';
-import { hostname } from 'node:os';
+import { BullMqExportJobs } from './adapters/bullmq-export-jobs.adapter';
 import { FsExportStore } from './adapters/fs-export-store.adapter';
 import { GrpcSearchExports } from './adapters/grpc-search-exports.adapter';
 import { GrpcServiceClients } from './adapters/grpc-service-clients.adapter';
@@ -46,6 +46,7 @@ export class GatewayCallsModule implements QuarryModule {
   private scheduler: SchedulesModule | undefined;
   private readonly log: Logger;
   private searchExports: GrpcSearchExports | undefined;
+  private exportJobs: BullMqExportJobs | undefined;
   private exports: { start: StartExportUseCase; status: ExportStatusUseCase } | undefined;
   private sweeper: NodeJS.Timeout | undefined;
 
@@ -106,37 +107,50 @@ export class GatewayCallsModule implements QuarryModule {
   }
 
   /**
-   * Exports: files under the data dir, written by the query service. At start the exports this host left
-   * unfinished fail (their partial files go); then expired files are swept every minute.
+   * Exports: jobs on the deployment's Redis, run by this process's worker (and every other gateway's), files
+   * on the exports volume written by the query service. Expired files are swept every minute, and records
+   * whose jobs died with their runs are failed.
    */
   private async startExports() {
     const c = this.config;
+    if (!c.redisUrl) {
+      this.log.warn('exports: no Redis for their jobs; EXPORTS.* answer 503');
+      return undefined;
+    }
     let store: FsExportStore;
     try {
-      store = new FsExportStore(c.dataDir);
+      store = new FsExportStore(c.exportDir);
     } catch (err) {
-      // A gateway on a read-only data dir serves everything else; EXPORTS.* answer 503.
+      // A gateway without a writable exports volume serves everything else; EXPORTS.* answer 503.
       this.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'exports: no writable exports folder');
       return undefined;
     }
+    // An expired export's record stays as long again, so its download says 410 rather than 404.
+    const keepRecordsMs = c.exportTtlS * 1000;
+    const jobs = new BullMqExportJobs(c.redisUrl, 2 * c.exportTtlS, this.log);
+    this.exportJobs = jobs;
     // An export is background work that may take minutes: the interactive deadline is for its count only.
     this.searchExports = new GrpcSearchExports(c.serviceAddrs.query, c.grpcTrust, c.grpcDeadlineMs, EXPORT_DEADLINE_MS);
-    const owner = hostname();
-    const status = new ExportStatusUseCase(store, owner);
+    const status = new ExportStatusUseCase(store, jobs);
     const start = new StartExportUseCase(
       store,
+      jobs,
       this.searchExports,
       this.clients!,
       new RunCrosstabUseCase(this.clients!),
-      { maxRows: c.exportMaxRows, ttlMs: c.exportTtlS * 1000, perUser: 2 },
-      owner,
+      {
+        maxRows: c.exportMaxRows,
+        ttlMs: c.exportTtlS * 1000,
+        perUser: 2,
+        minFreeBytes: c.exportMinFreeBytes,
+        progressMs: 500,
+      },
     );
-    // An expired export's record stays as long again, so its download says 410 rather than 404.
-    const keepRecordsMs = c.exportTtlS * 1000;
-    await status.sweep(true, keepRecordsMs).catch((err: unknown) => this.log.warn({ err }, 'exports: sweep failed'));
-    this.sweeper = setInterval(() => {
-      status.sweep(false, keepRecordsMs).catch((err: unknown) => this.log.warn({ err }, 'exports: sweep failed'));
-    }, 60_000);
+    jobs.work((job, run) => start.run(job, run), c.exportConcurrency);
+    const sweep = () =>
+      status.sweep(keepRecordsMs).catch((err: unknown) => this.log.warn({ err }, 'exports: sweep failed'));
+    void sweep();
+    this.sweeper = setInterval(() => void sweep(), 60_000);
     this.sweeper.unref();
     this.exports = { start, status };
     return this.exports;
@@ -144,6 +158,8 @@ export class GatewayCallsModule implements QuarryModule {
 
   async stop(): Promise<void> {
     if (this.sweeper) clearInterval(this.sweeper);
+    // Runs under way go back to the queue, for this process after a restart or another gateway.
+    await this.exportJobs?.close();
     this.searchExports?.close();
     this.scheduler = undefined;
     this.clients?.close();

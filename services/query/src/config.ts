@@ -4,7 +4,7 @@ export function queryServiceConfig(config: Config) {
   return {
     listenAddr: serviceListenAddr(config, 'query'),
     graceMs: config.shutdownGraceMs,
-    ...pickConfig(config, 'dataDir', 'cursorSecret', 'searchBackend', 'typesense', 'memoryIndexBytes'),
+    ...pickConfig(config, 'dataDir', 'cursorSecret', 'searchBackend', 'typesense', 'memoryIndexBytes', 'exportDir'),
   };
 }
 

@@ -76,6 +76,7 @@ export function createQueryModule(config: QueryServiceConfig, log: Logger, deps:
         moduleLog,
         new ExportSearchUseCase(deps.catalog, new DuckDbSearchExporter(deps.engine)),
         deps.limiter,
+        config.exportDir,
       ),
     },
     // Not ready either once a loader marked the data directory for the other backend after this

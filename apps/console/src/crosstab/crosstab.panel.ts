@@ -2,6 +2,7 @@ import type { CrosstabExecuteParams, ResultOf } from '@quarry/client';
 import { indexNamed } from '../app-state';
 import { byId, el, fillSelect, on, onSubmit } from '../dom';
 import { Panel } from '../panel';
+import { showExportControl, startExportControl } from '../export-control';
 import { followSaveName, saveAsReport } from '../save-report';
 import { scrollingTable } from '../table-scroll';
 import { AxisPicker } from './axis-picker';
@@ -144,6 +145,7 @@ async function show(p: CrosstabExecuteParams): Promise<void> {
   if (!res) return;
   last = p;
   crosstabPanel.status(await renderCrosstab(byId('ct-result'), res, p));
+  showExportControl('crosstab');
 }
 
 /** A saved crosstab: its choices back in the form, then run as saved. */
@@ -238,6 +240,7 @@ export function startCrosstab(): void {
     }
     void show(p);
   });
+  startExportControl('crosstab', crosstabPanel, () => last && { method: 'CROSSTAB.EXECUTE', params: last });
   followSaveName('crosstab');
   onSubmit(
     'crosstab-save',

@@ -88,4 +88,23 @@ export const gatewaySettings = settingGroup("The gateway's HTTP API", {
     doc: 'the most records one export may hold; a larger one is a 400 before any work',
     readBy: ['gateway'],
   }),
+  QUARRY_EXPORT_DIR: setting(z.string().min(1).optional(), {
+    doc:
+      'where export files are written and served from: a volume the gateway and the query service share at ' +
+      'the same path (k8s: the `quarry-exports` ReadWriteMany claim; compose: the `exports` volume)',
+    default: '`QUARRY_DATA_DIR/exports`',
+    readBy: ['gateway', 'query'],
+  }),
+  QUARRY_EXPORT_CONCURRENCY: setting(z.coerce.number().int().min(1).max(64).default(2), {
+    doc:
+      "exports one gateway process runs at once (BullMQ jobs on the deployment's Redis; more wait queued), " +
+      "at most two of them one user's",
+    readBy: ['gateway'],
+  }),
+  QUARRY_EXPORT_MIN_FREE_MB: setting(z.coerce.number().int().min(0).max(1_000_000_000).default(64), {
+    doc:
+      'an export running while its volume has less free space than this fails with a clear error and its ' +
+      'partial file is removed, before the disk is full for everything else',
+    readBy: ['gateway'],
+  }),
 });

@@ -1,24 +1,27 @@
+import { randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream, mkdirSync } from 'node:fs';
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
-import { chmod, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, open, readdir, readFile, rename, rm, stat, statfs, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { ExportFormat } from '@quarry/contract';
 import { EXPORT_ID_PATTERN } from '@quarry/contract';
 import { AppError } from '@quarry/errors';
-import type { ExportRecord, ExportStore } from '../ports/export-store.port';
+import type { ExportRecord, ExportStore, PartialFileWatch, WrittenSoFar } from '../ports/export-store.port';
+import { RecordCounter } from './record-counter';
 
 const EXTENSIONS: Record<ExportFormat, string> = { csv: 'csv', jsonl: 'jsonl', parquet: 'parquet', xlsx: 'xlsx' };
+const RUN_PATTERN = /^[0-9a-f]{1,32}$/;
+const READ_CHUNK = 1 << 20;
 
 /**
- * Exports under `<data dir>/exports/`: `<id>.json` the record, `<id>.<ext>` the file, both mode 0600.
- * A record is replaced by a rename, so a reader on another gateway never sees half of one.
+ * Exports in one folder (QUARRY_EXPORT_DIR, a volume every gateway and query service shares): `<id>.json`
+ * the record, `<id>.<run>.part` a run's file while it is written, `<id>.<ext>` the finished file, all mode
+ * 0600. A record is replaced by a rename, so a reader on another gateway never sees half of one, and a
+ * finished file appears by a rename, so a download never sees half of one.
  */
 export class FsExportStore implements ExportStore {
-  private readonly dir: string;
-
-  constructor(dataDir: string) {
-    this.dir = path.join(dataDir, 'exports');
+  constructor(private readonly dir: string) {
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });
   }
 
@@ -54,38 +57,72 @@ export class FsExportStore implements ExportStore {
     return records.filter((r): r is ExportRecord => r !== undefined);
   }
 
-  filePath(id: string, format: ExportFormat): string {
-    return this.named(id, EXTENSIONS[format]);
+  partialPath(id: string, run: string): string {
+    if (!RUN_PATTERN.test(run)) throw new Error('an export run is named in hex');
+    return this.named(id, `${run}.part`);
   }
 
-  async fileSize(id: string, format: ExportFormat): Promise<number> {
-    try {
-      return (await stat(this.filePath(id, format))).size;
-    } catch {
-      return 0;
-    }
+  async writePartial(id: string, run: string, pieces: Iterable<string | Uint8Array>): Promise<void> {
+    await pipeline(Readable.from(pieces), createWriteStream(this.partialPath(id, run), { mode: 0o600 }));
   }
 
-  async writeFile(id: string, format: ExportFormat, pieces: Iterable<string | Uint8Array>): Promise<void> {
-    await pipeline(Readable.from(pieces), createWriteStream(this.filePath(id, format), { mode: 0o600 }));
+  watch(id: string, run: string, format: ExportFormat): PartialFileWatch {
+    const file = this.partialPath(id, run);
+    const counter = format === 'csv' || format === 'jsonl' ? new RecordCounter(format) : undefined;
+    let offset = 0;
+    const buffer = Buffer.alloc(READ_CHUNK);
+    return {
+      read: async (): Promise<WrittenSoFar> => {
+        let handle;
+        try {
+          handle = await open(file, 'r');
+        } catch {
+          return { bytes: offset, rows: counter?.records };
+        }
+        try {
+          if (!counter) return { bytes: (await handle.stat()).size, rows: undefined };
+          for (;;) {
+            const { bytesRead } = await handle.read(buffer, 0, READ_CHUNK, offset);
+            if (bytesRead === 0) break;
+            counter.feed(buffer.subarray(0, bytesRead));
+            offset += bytesRead;
+          }
+          return { bytes: offset, rows: counter.records };
+        } finally {
+          await handle.close();
+        }
+      },
+    };
   }
 
-  async seal(id: string, format: ExportFormat): Promise<void> {
-    await chmod(this.filePath(id, format), 0o600);
+  async publish(id: string, run: string, format: ExportFormat): Promise<number> {
+    const target = this.named(id, EXTENSIONS[format]);
+    const partial = this.partialPath(id, run);
+    await chmod(partial, 0o600);
+    await rename(partial, target);
+    return (await stat(target)).size;
+  }
+
+  async freeBytes(): Promise<number> {
+    const fs = await statfs(this.dir);
+    return fs.bavail * fs.bsize;
   }
 
   openFile(id: string, format: ExportFormat): NodeJS.ReadableStream {
-    return createReadStream(this.filePath(id, format));
+    return createReadStream(this.named(id, EXTENSIONS[format]));
   }
 
   async remove(id: string, format: ExportFormat, record: boolean): Promise<void> {
-    await rm(this.filePath(id, format), { force: true });
+    await rm(this.named(id, EXTENSIONS[format]), { force: true });
+    const partials = (await readdir(this.dir)).filter((n) => n.startsWith(`${id}.`) && n.endsWith('.part'));
+    await Promise.all(partials.map((n) => rm(path.join(this.dir, n), { force: true })));
     if (record) await rm(this.named(id, 'json'), { force: true });
   }
 
   private async write(record: ExportRecord): Promise<void> {
     const target = this.named(record.id, 'json');
-    const temp = `${target}.${process.pid}.tmp`;
+    // Its own temporary name: two writers of one record at once (a sweep and a STATUS) never share one.
+    const temp = `${target}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
     await writeFile(temp, JSON.stringify(record), { mode: 0o600 });
     await rename(temp, target);
   }

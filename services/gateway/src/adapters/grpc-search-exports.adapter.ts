@@ -37,7 +37,7 @@ export class GrpcSearchExports implements SearchExports {
     req: SearchExportRequest,
     format: 'csv' | 'jsonl' | 'parquet',
     path: string,
-    trace: RequestTrace,
+    trace: RequestTrace & { signal?: AbortSignal },
   ): Promise<number> {
     const res = await this.send(caller, req, { format, path }, trace, this.writeDeadlineMs);
     return res.rows;
@@ -47,7 +47,7 @@ export class GrpcSearchExports implements SearchExports {
     caller: Caller,
     req: SearchExportRequest,
     extra: { countOnly?: boolean; format?: string; path?: string },
-    trace: RequestTrace,
+    trace: RequestTrace & { signal?: AbortSignal },
     deadlineMs: number,
   ) {
     return callUnary(
@@ -60,7 +60,12 @@ export class GrpcSearchExports implements SearchExports {
         ...(req.asOfVersion !== undefined ? { asOfVersion: req.asOfVersion } : {}),
         ...extra,
       },
-      { requestId: trace.requestId, deadlineMs, internalToken: this.trust.internalToken },
+      {
+        requestId: trace.requestId,
+        deadlineMs,
+        internalToken: this.trust.internalToken,
+        ...(trace.signal ? { signal: trace.signal } : {}),
+      },
     );
   }
 

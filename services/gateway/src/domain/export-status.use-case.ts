@@ -1,6 +1,10 @@
 import { EXPORT_ID_PATTERN, type ExportsStatusResult } from '@quarry/contract';
 import { AppError } from '@quarry/errors';
+import type { ExportJobs } from '../ports/export-jobs.port';
 import type { ExportRecord, ExportStore } from '../ports/export-store.port';
+
+/** A record younger than this whose job is not found yet is being started, not lost. */
+const STARTING_MS = 60_000;
 
 /** What a download finds: the file, or why not (the transport maps `gone` to 410, `missing` to 404). */
 export type ExportFile =
@@ -16,7 +20,7 @@ export type ExportFile =
 export class ExportStatusUseCase {
   constructor(
     private readonly store: ExportStore,
-    private readonly owner: string,
+    private readonly jobs: ExportJobs,
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -31,21 +35,22 @@ export class ExportStatusUseCase {
   }
 
   async status(userId: string, id: string): Promise<ExportsStatusResult> {
-    const record = await this.own(userId, id);
-    if (!record || this.expired(record)) throw AppError.notFound('No such export');
-    const bytes = record.state === 'done' ? record.bytes : await this.store.fileSize(record.id, record.format);
+    const owned = await this.own(userId, id);
+    if (!owned || this.expired(owned)) throw AppError.notFound('No such export');
+    const record = await this.reconcile(owned);
     return {
       state: record.state,
       rowsWritten: record.rowsWritten,
-      bytes,
+      bytes: record.bytes,
       ...(record.error !== undefined ? { error: record.error } : {}),
       ...(record.expiresAt !== undefined ? { expiresAt: record.expiresAt } : {}),
     };
   }
 
   async file(userId: string, id: string): Promise<ExportFile> {
-    const record = await this.own(userId, id);
-    if (!record) return { kind: 'missing' };
+    const owned = await this.own(userId, id);
+    if (!owned) return { kind: 'missing' };
+    const record = await this.reconcile(owned);
     if (this.expired(record)) return { kind: 'gone' };
     if (record.state !== 'done') return { kind: 'not-ready', state: record.state };
     return {
@@ -57,19 +62,31 @@ export class ExportStatusUseCase {
   }
 
   /**
-   * Deletes expired files (their records stay a while, so a download says 410 rather than 404), and
-   * fails the exports this process left unfinished when it stopped: their partial files go.
+   * A record still queued or running whose job the queue has failed (its run died twice) or lost (Redis
+   * was emptied) is failed, its partial file removed: the record never says running for ever.
    */
-  async sweep(restarted: boolean, keepRecordsMs: number): Promise<void> {
+  private async reconcile(record: ExportRecord): Promise<ExportRecord> {
+    if (record.state !== 'queued' && record.state !== 'running') return record;
+    const job = await this.jobs.status(record.id);
+    if (job.state !== 'failed' && job.state !== 'missing') return record;
+    if (job.state === 'missing' && Date.parse(record.createdAt) + STARTING_MS > this.now()) return record;
+    // Read again: the run may have settled the record meanwhile, with its own words.
+    const latest = (await this.store.get(record.id)) ?? record;
+    if (latest.state !== 'queued' && latest.state !== 'running') return latest;
+    await this.store.remove(record.id, record.format, false);
+    return this.store.update(record.id, { state: 'failed', error: `The export failed: ${job.error}` });
+  }
+
+  /**
+   * Deletes expired files (their records stay a while, so a download says 410 rather than 404), and
+   * settles the exports whose jobs are gone.
+   */
+  async sweep(keepRecordsMs: number): Promise<void> {
     for (const record of await this.store.list()) {
-      if (restarted && record.owner === this.owner && (record.state === 'queued' || record.state === 'running')) {
-        await this.store.remove(record.id, record.format, false);
-        await this.store.update(record.id, {
-          state: 'failed',
-          error: 'The export failed: the server stopped before it finished; start it again',
-        });
-      } else if (this.expired(record)) {
+      if (this.expired(record)) {
         await this.store.remove(record.id, record.format, Date.parse(record.expiresAt!) + keepRecordsMs <= this.now());
+      } else {
+        await this.reconcile(record);
       }
     }
   }

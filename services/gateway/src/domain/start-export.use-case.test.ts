@@ -1,13 +1,18 @@
 import type { ExportFormat } from '@quarry/contract';
-import type { ExportRecord, ExportStore } from '../ports/export-store.port';
+import { ExportFailed, type ExportJob, type ExportJobs, type ExportJobStatus } from '../ports/export-jobs.port';
+import type { ExportRecord, ExportStore, WrittenSoFar } from '../ports/export-store.port';
 import type { SearchExports } from '../ports/search-exports.port';
 import type { Caller, ServiceClients } from '../ports/service-clients.port';
+import { ExportStatusUseCase } from './export-status.use-case';
 import type { RunCrosstabUseCase } from './run-crosstab.use-case';
 import { StartExportUseCase } from './start-export.use-case';
 
 class MemoryExportStore implements ExportStore {
   readonly records = new Map<string, ExportRecord>();
   readonly removed: string[] = [];
+  readonly published: string[] = [];
+  free = 1 << 30;
+  sofar: WrittenSoFar = { bytes: 0, rows: 0 };
   async create(record: ExportRecord) {
     this.records.set(record.id, record);
   }
@@ -22,20 +27,39 @@ class MemoryExportStore implements ExportStore {
   async list() {
     return [...this.records.values()];
   }
-  filePath(id: string, format: ExportFormat) {
-    return `/exports/${id}.${format}`;
+  partialPath(id: string, run: string) {
+    return `/exports/${id}.${run}.part`;
   }
-  async fileSize() {
+  async writePartial() {}
+  watch() {
+    return { read: async () => this.sofar };
+  }
+  async publish(id: string, run: string, format: ExportFormat) {
+    this.published.push(`${id}.${run}.${format}`);
     return 42;
   }
-  async writeFile() {}
-  async seal() {}
+  async freeBytes() {
+    return this.free;
+  }
   openFile(): NodeJS.ReadableStream {
     throw new Error('not here');
   }
   async remove(id: string) {
     this.removed.push(id);
   }
+}
+
+class MemoryJobs implements ExportJobs {
+  readonly added: ExportJob[] = [];
+  states = new Map<string, ExportJobStatus>();
+  async add(job: ExportJob) {
+    this.added.push(job);
+  }
+  async status(id: string): Promise<ExportJobStatus> {
+    return this.states.get(id) ?? { state: 'queued' };
+  }
+  work() {}
+  async close() {}
 }
 
 const caller = (userId: string): Caller => ({
@@ -47,69 +71,129 @@ const caller = (userId: string): Caller => ({
   scopes: ['query:execute'],
 });
 
+const NOW = Date.parse('2026-01-01T00:00:00Z');
+
 function setUp(count = 10) {
   const store = new MemoryExportStore();
-  const pending: Array<{ resolve: (rows: number) => void; reject: (err: Error) => void }> = [];
+  const jobs = new MemoryJobs();
+  const pending: Array<{ resolve: (rows: number) => void; reject: (err: Error) => void; signal?: AbortSignal }> = [];
   const searches: SearchExports = {
     count: async () => count,
-    write: () => new Promise<number>((resolve, reject) => pending.push({ resolve, reject })),
+    write: (_c, _r, _f, _p, trace) =>
+      new Promise<number>((resolve, reject) => pending.push({ resolve, reject, signal: trace.signal })),
   };
   const start = new StartExportUseCase(
     store,
+    jobs,
     searches,
     {} as ServiceClients,
     {} as RunCrosstabUseCase,
-    { maxRows: 100, ttlMs: 60_000, perUser: 2 },
-    'host-a',
-    () => Date.parse('2026-01-01T00:00:00Z'),
+    { maxRows: 100, ttlMs: 60_000, perUser: 2, minFreeBytes: 1000, progressMs: 5 },
+    () => NOW,
   );
-  return { store, pending, start };
+  return { store, jobs, pending, start };
 }
 
 const search = { method: 'QUERIES.EXECUTE' as const, params: { index: 'movies', query: '*' }, format: 'csv' as const };
 const trace = { requestId: 't' };
-const settle = () => new Promise((r) => setImmediate(r));
+const settle = () => new Promise((r) => setTimeout(r, 20));
+const runOf = (n: number) => ({ run: n.toString(16), signal: new AbortController().signal });
 
 describe('StartExportUseCase', () => {
-  it('runs at most two of a user’s exports at once; the others wait queued, and other users are not held up', async () => {
-    const { store, pending, start } = setUp();
-    const a = [];
-    for (let i = 0; i < 3; i++) a.push((await start.start(caller('a'), search, trace)).exportId);
-    const b = (await start.start(caller('b'), search, trace)).exportId;
+  it('records the export queued and adds its job, the caller and params in it', async () => {
+    const { store, jobs, start } = setUp();
+    const { exportId } = await start.start(caller('a'), search, trace);
+    expect(store.records.get(exportId)).toMatchObject({ state: 'queued', userId: 'a', rowsWritten: 0 });
+    expect(jobs.added).toEqual([{ exportId, caller: caller('a'), ...search, requestId: 't' }]);
+  });
+
+  it('runs at most two of a user’s exports at once in a process; a third waits its turn, other users do not', async () => {
+    const { store, jobs, pending, start } = setUp();
+    for (let i = 0; i < 3; i++) await start.start(caller('a'), search, trace);
+    await start.start(caller('b'), search, trace);
+    const [a1, a2, a3, b1] = jobs.added;
+    const r1 = start.run(a1, runOf(1));
+    const r2 = start.run(a2, runOf(2));
     await settle();
-    const state = (id: string) => store.records.get(id)!.state;
-    expect(a.map(state)).toEqual(['running', 'running', 'queued']);
-    expect(state(b)).toBe('running');
+    expect(await start.run(a3, runOf(3))).toBe('wait');
+    expect(store.records.get(a3.exportId)!.state).toBe('queued');
+    const rb = start.run(b1, runOf(4));
+    await settle();
     expect(pending).toHaveLength(3);
+    expect(store.records.get(b1.exportId)!.state).toBe('running');
     pending[0].resolve(10);
-    await settle();
-    await settle();
-    expect(a.map(state)).toEqual(['done', 'running', 'running']);
-    expect(store.records.get(a[0])).toMatchObject({
+    expect(await r1).toBe('done');
+    expect(store.records.get(a1.exportId)).toMatchObject({
+      state: 'done',
       rowsWritten: 10,
       bytes: 42,
       expiresAt: '2026-01-01T00:01:00.000Z',
     });
+    expect(store.published).toEqual([`${a1.exportId}.1.csv`]);
+    const r3 = start.run(a3, runOf(3));
+    await settle();
+    expect(pending).toHaveLength(4);
     for (const p of pending.slice(1)) p.resolve(10);
-    await settle();
-    await settle();
-    pending.at(-1)!.resolve(10);
-    await start.drain();
-    expect([...a, b].map(state)).toEqual(['done', 'done', 'done', 'done']);
+    expect(await Promise.all([r2, r3, rb])).toEqual(['done', 'done', 'done']);
   });
 
-  it('a failed write removes the partial file and says why', async () => {
-    const { store, pending, start } = setUp();
-    const { exportId } = await start.start(caller('a'), search, trace);
+  it('says how far a running export got, before it ends', async () => {
+    const { store, jobs, pending, start } = setUp();
+    await start.start(caller('a'), search, trace);
+    const run = start.run(jobs.added[0], runOf(1));
+    store.sofar = { bytes: 1234, rows: 17 };
+    await settle();
+    expect(store.records.get(jobs.added[0].exportId)).toMatchObject({ state: 'running', rowsWritten: 17, bytes: 1234 });
+    pending[0].resolve(20);
+    await run;
+  });
+
+  it('a failed write removes the partial file and says why, as the export’s own failure', async () => {
+    const { store, jobs, pending, start } = setUp();
+    await start.start(caller('a'), search, trace);
+    const run = start.run(jobs.added[0], runOf(1));
     await settle();
     pending[0].reject(new Error('boom'));
-    await start.drain();
-    expect(store.records.get(exportId)).toMatchObject({ state: 'failed', error: 'The export failed: boom' });
-    expect(store.removed).toEqual([exportId]);
+    await expect(run).rejects.toBeInstanceOf(ExportFailed);
+    expect(store.records.get(jobs.added[0].exportId)).toMatchObject({
+      state: 'failed',
+      error: 'The export failed: boom',
+    });
+    expect(store.removed).toContain(jobs.added[0].exportId);
+    expect(store.published).toEqual([]);
+  });
+
+  it('a volume running out of space stops the write, fails the export naming the setting, and removes the file', async () => {
+    const { store, jobs, pending, start } = setUp();
+    await start.start(caller('a'), search, trace);
+    const run = start.run(jobs.added[0], runOf(1));
+    await settle();
+    store.free = 999;
+    await settle();
+    expect(pending[0].signal?.aborted).toBe(true);
+    pending[0].reject(new Error('cancelled'));
+    await expect(run).rejects.toBeInstanceOf(ExportFailed);
+    expect(store.records.get(jobs.added[0].exportId)!.error).toMatch(
+      /^The export failed: the exports volume has 0 MB free, less than QUARRY_EXPORT_MIN_FREE_MB \(0\)/,
+    );
+    expect(store.published).toEqual([]);
+  });
+
+  it('a process stopping hands the run back queued (not failed) for another run', async () => {
+    const { store, jobs, pending, start } = setUp();
+    await start.start(caller('a'), search, trace);
+    const stopping = new AbortController();
+    const run = start.run(jobs.added[0], { run: 'a', signal: stopping.signal });
+    await settle();
+    stopping.abort(new Error('stopping'));
+    expect(pending[0].signal?.aborted).toBe(true);
+    pending[0].reject(new Error('cancelled'));
+    await expect(run).rejects.not.toBeInstanceOf(ExportFailed);
+    expect(store.records.get(jobs.added[0].exportId)).toMatchObject({ state: 'queued', rowsWritten: 0 });
   });
 
   it('refuses, before recording anything, an export over the row limit, a search as xlsx and a saveReport', async () => {
-    const { store, start } = setUp(101);
+    const { store, jobs, start } = setUp(101);
     await expect(start.start(caller('a'), search, trace)).rejects.toMatchObject({
       code: 'INVALID_ARGUMENT',
       detail: expect.stringContaining('QUARRY_EXPORT_MAX_ROWS (100)') as unknown,
@@ -121,6 +205,31 @@ describe('StartExportUseCase', () => {
     await expect(
       small.start.start(caller('a'), { ...search, params: { ...search.params, saveReport: { name: 'x' } } }, trace),
     ).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
-    expect(store.records.size + small.store.records.size).toBe(0);
+    expect(store.records.size + small.store.records.size + jobs.added.length + small.jobs.added.length).toBe(0);
+  });
+});
+
+describe('ExportStatusUseCase', () => {
+  it('fails a running record whose job the queue failed or lost, and removes its partial file', async () => {
+    const { store, jobs, start } = setUp();
+    const status = new ExportStatusUseCase(store, jobs, () => NOW + 120_000);
+    const a = (await start.start(caller('a'), search, trace)).exportId;
+    const b = (await start.start(caller('a'), search, trace)).exportId;
+    await store.update(a, { state: 'running' });
+    jobs.states.set(a, { state: 'failed', error: 'it died twice' });
+    jobs.states.set(b, { state: 'missing', error: 'gone' });
+    expect(await status.status('a', a)).toMatchObject({ state: 'failed', error: 'The export failed: it died twice' });
+    expect(await status.status('a', b)).toMatchObject({ state: 'failed', error: 'The export failed: gone' });
+    expect(store.removed).toEqual([a, b]);
+    // Another user learns nothing.
+    await expect(status.status('b', a)).rejects.toMatchObject({ code: 'NOT_FOUND' });
+  });
+
+  it('a record just created whose job is not seen yet stays queued', async () => {
+    const { store, jobs, start } = setUp();
+    const status = new ExportStatusUseCase(store, jobs, () => NOW + 1000);
+    const a = (await start.start(caller('a'), search, trace)).exportId;
+    jobs.states.set(a, { state: 'missing', error: 'gone' });
+    expect((await status.status('a', a)).state).toBe('queued');
   });
 });

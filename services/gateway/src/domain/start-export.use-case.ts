@@ -1,6 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import type { CrosstabJsonTable, ExportFormat, ExportMethod } from '@quarry/contract';
 import { AppError } from '@quarry/errors';
+import {
+  ExportFailed,
+  type ExportJob,
+  type ExportJobs,
+  type ExportRun,
+  type ExportRunOutcome,
+} from '../ports/export-jobs.port';
 import type { ExportStore } from '../ports/export-store.port';
 import { RawJson } from '../ports/raw-json';
 import type { SearchExportRequest, SearchExports } from '../ports/search-exports.port';
@@ -13,19 +20,18 @@ export interface ExportLimits {
   maxRows: number;
   /** QUARRY_EXPORT_TTL_S, in ms */
   ttlMs: number;
-  /** Exports of one user that run at once; more wait queued. */
+  /** Exports of one user that run at once in this process; more wait queued. */
   perUser: number;
+  /** QUARRY_EXPORT_MIN_FREE_MB, in bytes: below it a running export fails before the disk is full. */
+  minFreeBytes: number;
+  /** How often a running export's record says how far it got. */
+  progressMs: number;
 }
 
-/** What an export's job does once its turn comes: writes the export's file, resolves with the rows written. */
-type Produce = (id: string, format: ExportFormat) => Promise<number>;
+/** What an export's run does: writes the run's partial file, resolves with the rows written. */
+type Produce = (id: string, run: string, signal: AbortSignal) => Promise<number>;
 
-interface Job {
-  id: string;
-  userId: string;
-  format: ExportFormat;
-  produce: Produce;
-}
+type ExportInput = { method: ExportMethod; params: Record<string, unknown>; format: ExportFormat };
 
 /** The crosstab's own outputs: its CSV and XLSX tables, and its JSON table's rows as JSON Lines. */
 const CROSSTAB_FORMAT = { csv: 'csv', xlsx: 'xlsx', jsonl: 'json' } as const;
@@ -33,31 +39,26 @@ const CHART_KEYS = ['chartType', 'chartTotals', 'imageFormat', 'width', 'height'
 
 /**
  * EXPORTS.START: checks the method's params (and a search's count) before any work, records the export as
- * queued, and runs it in the background, at most `perUser` of a user's at a time. A search is written by
- * the query service's engine straight to the file; a crosstab, bounded by its own limits, is the table
- * the crosstab renders, written as it answered.
+ * queued and adds its job to the deployment's queue. `run` is the job's run, on whichever gateway's worker
+ * takes it: at most `perUser` of a user's at a time per process. A search is written by the query service's
+ * engine straight to the run's partial file; a crosstab, bounded by its own limits, is the table the
+ * crosstab renders, written as it answered. Only a finished file is published where downloads read it.
  */
 export class StartExportUseCase {
   private readonly running = new Map<string, number>();
-  private readonly waiting = new Map<string, Job[]>();
-  private readonly inFlight = new Set<Promise<void>>();
 
   constructor(
     private readonly store: ExportStore,
+    private readonly jobs: ExportJobs,
     private readonly searches: SearchExports,
     private readonly services: ServiceClients,
     private readonly crosstab: RunCrosstabUseCase,
     private readonly limits: ExportLimits,
-    private readonly owner: string,
     private readonly now: () => number = Date.now,
   ) {}
 
-  async start(
-    caller: Caller,
-    input: { method: ExportMethod; params: Record<string, unknown>; format: ExportFormat },
-    trace: RequestTrace,
-  ): Promise<{ exportId: string }> {
-    const produce = await this.plan(caller, input, trace);
+  async start(caller: Caller, input: ExportInput, trace: RequestTrace): Promise<{ exportId: string }> {
+    await this.plan(caller, input, trace);
     const id = randomBytes(16).toString('hex');
     await this.store.create({
       id,
@@ -68,23 +69,110 @@ export class StartExportUseCase {
       rowsWritten: 0,
       bytes: 0,
       createdAt: new Date(this.now()).toISOString(),
-      owner: this.owner,
     });
-    this.enqueue({ id, userId: caller.userId, format: input.format, produce });
+    try {
+      await this.jobs.add({ exportId: id, caller, ...input, requestId: trace.requestId });
+    } catch (err) {
+      await this.store.remove(id, input.format, true).catch(() => undefined);
+      throw err;
+    }
     return { exportId: id };
   }
 
-  /** Resolves once every export this process started has finished (a stop, the tests). */
-  async drain(): Promise<void> {
-    while (this.inFlight.size) await Promise.allSettled([...this.inFlight]);
+  /** One run of an export's job. Throws ExportFailed for the export's own failure, anything else to hand it back. */
+  async run(job: ExportJob, { run, signal }: ExportRun): Promise<ExportRunOutcome> {
+    const { exportId: id, format, caller } = job;
+    const record = await this.store.get(id);
+    // Gone (expired and swept) or already settled: nothing to run.
+    if (!record || record.state === 'done' || record.state === 'failed') return 'done';
+    const user = caller.userId;
+    if ((this.running.get(user) ?? 0) >= this.limits.perUser) return 'wait';
+    this.running.set(user, (this.running.get(user) ?? 0) + 1);
+    const stop = new AbortController();
+    const onStop = () => stop.abort(signal.reason);
+    signal.addEventListener('abort', onStop, { once: true });
+    let progress: Promise<void> | undefined;
+    try {
+      // Whatever an earlier run of this export left goes first.
+      await this.store.remove(id, format, false);
+      await this.store.update(id, { state: 'running', rowsWritten: 0, bytes: 0 });
+      const produce = await this.plan(caller, job, { requestId: job.requestId });
+      progress = this.follow(id, run, format, stop);
+      const rows = await produce(id, run, stop.signal);
+      stop.abort();
+      await progress;
+      const bytes = await this.store.publish(id, run, format);
+      await this.store.update(id, {
+        state: 'done',
+        rowsWritten: rows,
+        bytes,
+        expiresAt: new Date(this.now() + this.limits.ttlMs).toISOString(),
+      });
+      return 'done';
+    } catch (err) {
+      stop.abort();
+      await progress;
+      // A partial file is never served: it goes.
+      await this.store.remove(id, format, false).catch(() => undefined);
+      if (signal.aborted) {
+        // This process is stopping: the job goes back to the queue and runs again.
+        await this.store.update(id, { state: 'queued', rowsWritten: 0, bytes: 0 }).catch(() => undefined);
+        throw err;
+      }
+      const cause = stop.signal.reason instanceof ExportFailed ? stop.signal.reason : err;
+      const detail = cause instanceof AppError ? cause.detail : cause instanceof Error ? cause.message : String(cause);
+      const error = `The export failed: ${detail}`;
+      await this.store.update(id, { state: 'failed', error }).catch(() => undefined);
+      throw new ExportFailed(error);
+    } finally {
+      signal.removeEventListener('abort', onStop);
+      this.running.set(user, (this.running.get(user) ?? 1) - 1);
+    }
+  }
+
+  /**
+   * Until `stop` aborts: how far the run's file got, into the record, and the volume's free space, which
+   * stops the run (with its reason) before the disk is full.
+   */
+  private async follow(id: string, run: string, format: ExportFormat, stop: AbortController): Promise<void> {
+    const watch = this.store.watch(id, run, format);
+    const tick = () =>
+      new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(t);
+          stop.signal.removeEventListener('abort', done);
+          resolve();
+        };
+        const t = setTimeout(done, this.limits.progressMs);
+        stop.signal.addEventListener('abort', done, { once: true });
+      });
+    while (!stop.signal.aborted) {
+      await tick();
+      if (stop.signal.aborted) return;
+      try {
+        const free = await this.store.freeBytes();
+        if (free < this.limits.minFreeBytes) {
+          stop.abort(
+            new ExportFailed(
+              `the exports volume has ${Math.floor(free / 1_048_576)} MB free, less than QUARRY_EXPORT_MIN_FREE_MB (${Math.floor(this.limits.minFreeBytes / 1_048_576)}); the partial file was removed`,
+            ),
+          );
+          return;
+        }
+        const sofar = await watch.read();
+        if (stop.signal.aborted) return;
+        await this.store.update(id, {
+          bytes: sofar.bytes,
+          ...(sofar.rows !== undefined ? { rowsWritten: sofar.rows } : {}),
+        });
+      } catch {
+        // Progress is a courtesy: the run's own outcome says whether it worked.
+      }
+    }
   }
 
   /** Everything a caller can get wrong is refused here, before the export is recorded. */
-  private async plan(
-    caller: Caller,
-    input: { method: ExportMethod; params: Record<string, unknown>; format: ExportFormat },
-    trace: RequestTrace,
-  ): Promise<Produce> {
+  private async plan(caller: Caller, input: ExportInput, trace: RequestTrace): Promise<Produce> {
     if (input.params.saveReport !== undefined)
       throw AppError.invalid('params.saveReport: an export saves no report; save it with the method itself');
     if (input.method === 'QUERIES.EXECUTE') {
@@ -130,7 +218,8 @@ export class StartExportUseCase {
       throw AppError.invalid(
         `The export would hold ${count} records, more than QUARRY_EXPORT_MAX_ROWS (${this.limits.maxRows}); narrow the query`,
       );
-    return (id) => this.searches.write(caller, req, format, this.store.filePath(id, format), trace);
+    return (id, run, signal) =>
+      this.searches.write(caller, req, format, this.store.partialPath(id, run), { ...trace, signal });
   }
 
   private planCrosstab(
@@ -148,7 +237,7 @@ export class StartExportUseCase {
         `${at ? `${at}.` : ''}format: the export's format says how the table is written; give neither format nor chartType`,
       );
     const read = readParams('CROSSTAB.EXECUTE', { ...params, format: CROSSTAB_FORMAT[format] }, at);
-    return async (id) => {
+    return async (id, run) => {
       const ran = await this.crosstab.run(caller, read, trace, asOfVersion);
       const data = ran.data as { data: unknown; rowCount: number };
       if (format === 'jsonl') {
@@ -159,49 +248,12 @@ export class StartExportUseCase {
           for (const row of table.rows) yield `${JSON.stringify(row)}\n`;
           yield `${JSON.stringify({ key: null, columnTotals: table.columnTotals, grandTotal: table.grandTotal })}\n`;
         };
-        await this.store.writeFile(id, format, lines());
+        await this.store.writePartial(id, run, lines());
         return table.rows.length;
       }
       const body = String(data.data);
-      await this.store.writeFile(id, format, [format === 'xlsx' ? Buffer.from(body, 'base64') : body]);
+      await this.store.writePartial(id, run, [format === 'xlsx' ? Buffer.from(body, 'base64') : body]);
       return data.rowCount;
     };
-  }
-
-  private enqueue(job: Job): void {
-    const user = job.userId;
-    if ((this.running.get(user) ?? 0) >= this.limits.perUser) {
-      this.waiting.set(user, [...(this.waiting.get(user) ?? []), job]);
-      return;
-    }
-    this.running.set(user, (this.running.get(user) ?? 0) + 1);
-    const done = this.run(job).finally(() => {
-      this.inFlight.delete(done);
-      this.running.set(user, (this.running.get(user) ?? 1) - 1);
-      const next = this.waiting.get(user)?.shift();
-      if (next) this.enqueue(next);
-    });
-    this.inFlight.add(done);
-  }
-
-  private async run(job: Job): Promise<void> {
-    const { id, format } = job;
-    try {
-      await this.store.update(id, { state: 'running' });
-      const rows = await job.produce(id, format);
-      await this.store.seal(id, format);
-      const bytes = await this.store.fileSize(id, format);
-      await this.store.update(id, {
-        state: 'done',
-        rowsWritten: rows,
-        bytes,
-        expiresAt: new Date(this.now() + this.limits.ttlMs).toISOString(),
-      });
-    } catch (err) {
-      // A partial file is never served: it goes, and the record says why.
-      await this.store.remove(id, format, false).catch(() => undefined);
-      const detail = err instanceof AppError ? err.detail : err instanceof Error ? err.message : String(err);
-      await this.store.update(id, { state: 'failed', error: `The export failed: ${detail}` }).catch(() => undefined);
-    }
   }
 }

@@ -13,27 +13,40 @@ export interface ExportRecord {
   createdAt: string;
   /** Set when done: the file is deleted after it. */
   expiresAt?: string;
-  /** The process running it (`host:pid`): a restart finds the exports it left unfinished by it. */
-  owner: string;
+}
+
+/** What a file being written holds so far. */
+export interface WrittenSoFar {
+  bytes: number;
+  /** Whole records so far; undefined where the format cannot tell before it is finished (Parquet). */
+  rows: number | undefined;
+}
+
+/** Reads a file being written, from where it last stopped: each call costs only what was added since. */
+export interface PartialFileWatch {
+  read(): Promise<WrittenSoFar>;
 }
 
 /**
  * Where exports' records and files live. Ids reaching it are the server's own (the use cases check their
- * form first); files are readable by this process's user only.
+ * form first); files are readable by this process's user only. A run writes its own partial file, which no
+ * download ever reads; only `publish` puts a finished one where downloads find it.
  */
 export interface ExportStore {
   create(record: ExportRecord): Promise<void>;
   get(id: string): Promise<ExportRecord | undefined>;
   update(id: string, patch: Partial<ExportRecord>): Promise<ExportRecord>;
   list(): Promise<ExportRecord[]>;
-  /** The file's path, for a writer (an engine) to create; the store makes sure its folder exists. */
-  filePath(id: string, format: ExportFormat): string;
-  fileSize(id: string, format: ExportFormat): Promise<number>;
-  /** Writes the file from these pieces, in order (an answer already bounded in size: a crosstab's). */
-  writeFile(id: string, format: ExportFormat, pieces: Iterable<string | Uint8Array>): Promise<void>;
-  /** Restricts the written file to this process's user. */
-  seal(id: string, format: ExportFormat): Promise<void>;
+  /** The partial file of one run (`run`: hex) for a writer (an engine) to create; the folder exists. */
+  partialPath(id: string, run: string): string;
+  /** Writes a run's partial file from these pieces, in order (an answer already bounded in size). */
+  writePartial(id: string, run: string, pieces: Iterable<string | Uint8Array>): Promise<void>;
+  watch(id: string, run: string, format: ExportFormat): PartialFileWatch;
+  /** Moves a run's finished file where downloads read it, this process's user's alone; resolves with its size. */
+  publish(id: string, run: string, format: ExportFormat): Promise<number>;
+  /** Free space on the exports' volume. */
+  freeBytes(): Promise<number>;
   openFile(id: string, format: ExportFormat): NodeJS.ReadableStream;
-  /** Removes the file (a partial one included); the record too with `record`. */
+  /** Removes the export's file and every partial one; the record too with `record`. */
   remove(id: string, format: ExportFormat, record: boolean): Promise<void>;
 }

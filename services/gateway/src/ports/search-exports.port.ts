@@ -20,6 +20,7 @@ export interface SearchExports {
     req: SearchExportRequest,
     format: 'csv' | 'jsonl' | 'parquet',
     path: string,
-    trace: RequestTrace,
+    /** `signal` cancels the write (the engine stops; the caller removes the file). */
+    trace: RequestTrace & { signal?: AbortSignal },
   ): Promise<number>;
 }

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { searchParamsCodec } from '@quarry/contract';
 import { AppError } from '@quarry/errors';
 import type { Logger } from '@quarry/logger';
@@ -13,6 +14,8 @@ export function exportHandlers(
   log: Logger,
   exportSearch: ExportSearchUseCase,
   limiter: HeavyCallLimiter,
+  /** QUARRY_EXPORT_DIR: the only folder a file is written to, whatever a caller names. */
+  exportDir: string,
 ): Pick<pb.QueryServiceHandlers, 'ExportSearch'> {
   return {
     ExportSearch: unary<pb.ExportSearchRequest__Output, pb.ExportSearchResponse>(
@@ -35,7 +38,10 @@ export function exportHandlers(
         if (req.countOnly) return { rows: await exportSearch.count(caller, input, opts) };
         const format = FORMATS.find((f) => f === req.format);
         if (!format) throw AppError.invalid(`format: not a search export format`);
-        if (!req.path.startsWith('/')) throw AppError.invalid('path: must be absolute');
+        if (!path.isAbsolute(req.path) || path.dirname(path.normalize(req.path)) !== exportDir)
+          throw AppError.invalid(
+            "path: not a file of this query service's exports folder (QUARRY_EXPORT_DIR must name the same volume, at the same path, on the gateway and the query service)",
+          );
         // Not under the heavy-call cap: an export may run for minutes, and the gateway already lets each user
         // run only a few at a time.
         return { rows: await exportSearch.write(caller, input, format, req.path, { signal: ctx.signal }) };

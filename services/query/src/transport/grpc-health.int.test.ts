@@ -21,6 +21,7 @@ const embeddedConfig = (dir: string) => ({
   searchBackend: 'embedded' as const,
   typesense: undefined,
   memoryIndexBytes: 0,
+  exportDir: '/nonexistent/exports',
 });
 
 describe('grpc.health.v1 on a service', () => {

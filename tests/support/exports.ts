@@ -1,0 +1,59 @@
+import { Readable } from 'node:stream';
+import { parse as parseStream } from 'csv-parse';
+import { rawRequest, rpcClient } from './http';
+import type { Identity } from './identities';
+
+export interface ExportStatus {
+  state: string;
+  rowsWritten: number;
+  bytes: number;
+  error?: string;
+  expiresAt?: string;
+}
+
+/** EXPORTS.START, EXPORTS.STATUS and GET /exports/<id> over HTTP, against whichever server `baseUrl` names now. */
+export function exportCalls(baseUrl: () => string) {
+  const call = (who: Identity, method: string, params: unknown) => rpcClient(baseUrl(), who.token).call(method, params);
+  const download = (who: Identity, id: string) =>
+    rawRequest(baseUrl(), { method: 'GET', path: `/exports/${id}`, headers: { Authorization: `Bearer ${who.token}` } });
+
+  async function start(who: Identity, params: Record<string, unknown>): Promise<string> {
+    const res = await call(who, 'EXPORTS.START', params);
+    const body = res.json as { result?: { data: { exportId: string } }; error?: unknown };
+    if (!body.result) throw new Error(JSON.stringify(body.error));
+    return body.result.data.exportId;
+  }
+
+  async function status(who: Identity, exportId: string): Promise<ExportStatus> {
+    const body = (await call(who, 'EXPORTS.STATUS', { exportId })).json as { result?: { data: ExportStatus } };
+    if (!body.result) throw new Error(JSON.stringify(body));
+    return body.result.data;
+  }
+
+  async function finished(who: Identity, exportId: string, timeoutMs = 60_000): Promise<ExportStatus> {
+    for (let i = 0; i < timeoutMs / 100; i++) {
+      const s = await status(who, exportId);
+      if (s.state === 'done' || s.state === 'failed') return s;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error('the export did not finish');
+  }
+
+  /** The records of a downloaded CSV, counted by a streaming parser: a file of millions is never held whole. */
+  async function countCsvRecords(who: Identity, id: string): Promise<number> {
+    const res = await fetch(new URL(`/exports/${id}`, baseUrl()), {
+      headers: { Authorization: `Bearer ${who.token}` },
+    });
+    if (res.status !== 200) throw new Error(`download: HTTP ${res.status}`);
+    return countCsv(Readable.fromWeb(res.body as never));
+  }
+
+  return { call, download, start, status, finished, countCsvRecords };
+}
+
+/** The records of a CSV stream (with its header), parsed as they come. */
+export async function countCsv(stream: NodeJS.ReadableStream): Promise<number> {
+  let n = 0;
+  for await (const row of stream.pipe(parseStream({ columns: true }))) if (row) n++;
+  return n;
+}
