@@ -1,5 +1,7 @@
 import fs from 'node:fs';
 import { DuckDBInstance } from '@duckdb/node-api';
+import type { RollupDef } from '@quarry/metadata-store';
+import { rollupTableName, rollupTableSql, type BuiltRollup } from './rollup-tables';
 import { learnSingleWordFields, type SingleWordField, type SingleWordFields } from './single-word-fields';
 import { ident, literal, wordsColumn, wordsExpr } from './sql';
 
@@ -66,6 +68,8 @@ export interface SnapshotFacts {
   distinctKeys: Record<string, number>;
   /** Absent in versions written before the sample existed: the estimate samples the records table. */
   sample?: SampleFacts;
+  /** The rollups built into this version (rollup-tables). */
+  rollups?: BuiltRollup[];
 }
 
 /** The attachable sibling of a Parquet snapshot (`indexes/x/<id>.parquet` → `indexes/x/<id>.duckdb`). */
@@ -86,12 +90,18 @@ export function factsFromJson(text: string): {
   singleWord: SingleWordFields;
   distinctKeys: Map<string, number>;
   sample: SampleFacts | undefined;
+  rollups: BuiltRollup[];
 } {
   const facts = JSON.parse(text) as SnapshotFacts;
   const singleWord = new Map<string, SingleWordField>(
     facts.singleWord.map(([name, f]) => [name, f.values ? { values: new Map(f.values) } : {}]),
   );
-  return { singleWord, distinctKeys: new Map(Object.entries(facts.distinctKeys)), sample: facts.sample };
+  return {
+    singleWord,
+    distinctKeys: new Map(Object.entries(facts.distinctKeys)),
+    sample: facts.sample,
+    rollups: facts.rollups ?? [],
+  };
 }
 
 /** `hash(__rowid) < bound` keeps about `fraction` of the records (DuckDB's hash is a UBIGINT). */
@@ -123,6 +133,30 @@ async function writeSample(
   return { records: Number(row.records), first: Number(row.first) };
 }
 
+/** Builds each rollup's table from the records table; a rollup that fails fails the whole write. */
+async function writeRollups(
+  c: { run(sql: string): Promise<unknown> },
+  all: (sql: string) => Promise<Array<Record<string, unknown>>>,
+  fields: ReadonlyArray<{ name: string; type: string; grain?: string }>,
+  rollups: readonly RollupDef[],
+): Promise<BuiltRollup[]> {
+  if (rollups.length === 0) return [];
+  const described = await all(`DESCRIBE ${RECORDS_TABLE}`);
+  const types = new Map(described.map((r) => [String(r.column_name), String(r.column_type)]));
+  const built: BuiltRollup[] = [];
+  for (const [i, def] of rollups.entries()) {
+    const table = rollupTableName(i);
+    const { sql, grains } = rollupTableSql(def, table, RECORDS_TABLE, fields, types);
+    try {
+      await c.run(sql);
+    } catch (err) {
+      throw new Error(`rollup "${def.name}": ${err instanceof Error ? err.message : String(err)}`);
+    }
+    built.push({ def, table, grains });
+  }
+  return built;
+}
+
 /**
  * Writes the attachable form of a Parquet snapshot to `out` (a temporary name the caller publishes):
  * the records table compressed and checkpointed, and the facts a reader would otherwise compute on
@@ -134,6 +168,7 @@ export async function writeAttachable(
   out: string,
   fields: ReadonlyArray<{ name: string; type: string; grain?: string }>,
   spill: string,
+  rollups: readonly RollupDef[] = [],
 ): Promise<void> {
   fs.rmSync(out, { force: true });
   fs.rmSync(`${out}.wal`, { force: true });
@@ -167,6 +202,7 @@ export async function writeAttachable(
       const [row] = await all(`SELECT ${counts.join(', ')} FROM ${RECORDS_TABLE}`);
       keyed.forEach((f, i) => (distinctKeys[f.name] = Number(row[`k${i}`])));
     }
+    const built = await writeRollups(c, all, fields, rollups);
     const facts: SnapshotFacts = {
       singleWord: [...singleWord].map(([name, f]) => [
         name,
@@ -174,6 +210,7 @@ export async function writeAttachable(
       ]),
       distinctKeys,
       sample,
+      ...(built.length ? { rollups: built } : {}),
     };
     await c.run(`CREATE TABLE ${FACTS_TABLE} AS SELECT ${literal(JSON.stringify(facts))} AS facts`);
     await c.run('CHECKPOINT');

@@ -3,6 +3,7 @@ import { ident, type LoadedTable } from '@quarry/snapshots';
 import { pivotLevels, type AxisSpec, type CrosstabSpec, type TotalSpec } from '../domain/crosstab-spec';
 import { HOLISTIC, type Acc, type PartialKind } from './pivot-partials';
 import { axisLabel, groupedKey } from './pivot-sql';
+import type { RollupSource } from './rollup-match';
 
 /**
  * How a column's values are added up. Integers: DuckDB's sum, exact in HUGEINT. Doubles: Kahan-Babuska
@@ -34,6 +35,8 @@ export class PivotPlan {
     private readonly table: LoadedTable,
     readonly spec: CrosstabSpec,
     private readonly where: string,
+    /** A rollup the pre-aggregate reads instead of the records (rollup-match). */
+    private readonly source?: RollupSource,
   ) {
     this.axes = [...spec.rows, ...spec.columns];
     this.rowAliases = spec.rows.map((_, i) => `__r${i}`);
@@ -120,8 +123,9 @@ export class PivotPlan {
       ...this.axes.map((a, i) => `${groupedKey(a, this.table.columnTypes, this.spec.timeZone)} AS ${aliases[i]}`),
       ...this.distinct.map((d) => `${ident(d.field.name)} AS ${d.alias}`),
     ];
-    const select = [...grain, ...this.partials.map((p) => `${p.sql} AS ${p.alias}`)];
-    return `SELECT ${select.join(', ')} FROM ${ident(this.table.table)} WHERE ${this.where} GROUP BY ${grain.map((_, i) => i + 1).join(', ')}`;
+    const partial = (sql: string) => this.source?.partials.get(sql) ?? sql;
+    const select = [...grain, ...this.partials.map((p) => `${partial(p.sql)} AS ${p.alias}`)];
+    return `SELECT ${select.join(', ')} FROM ${this.source?.table ?? ident(this.table.table)} WHERE ${this.where} GROUP BY ${grain.map((_, i) => i + 1).join(', ')}`;
   }
 
   private labelled(): string[] {
