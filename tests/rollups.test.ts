@@ -164,6 +164,25 @@ describe('rollups through the CLI and JSON-RPC', () => {
     expect(again.stderr).toMatch(/has no rollup "om"/);
   }, 60_000);
 
+  it('suggests the rollup the crosstabs in the audit trail would use', async () => {
+    await crosstab({
+      rows: ['dest'],
+      columns: [{ field: 'day', dateGroup: 'quarter' }],
+      totals: [{ aggregationType: 'Count' }],
+    });
+    // The audit trail is written in batches (every half second).
+    await new Promise((r) => setTimeout(r, 1500));
+    const suggested = await runCli(['index', 'rollup', 'suggest', 'flights'], env);
+    expect(suggested.code).toBe(0);
+    const lines = suggested.stdout.trim().split('\n');
+    // Origin x month was asked most (the median one is no rollup's), dest x quarter once.
+    expect(lines[0]).toMatch(/^# \d+ of \d+ crosstab calls$/);
+    expect(lines[1]).toBe(
+      'quarry index rollup add flights --rows origin --columns day:month --totals average:dist,count,countDistinct:dest,sum:delay',
+    );
+    expect(lines).toContain('quarry index rollup add flights --rows dest --columns day:quarter --totals count');
+  }, 30_000);
+
   it('a load without a field a rollup reads drops the rollup and says so', async () => {
     expect(
       (

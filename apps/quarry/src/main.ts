@@ -171,6 +171,10 @@ export function buildProgram(config: () => Config): Command {
     .action((name: string) =>
       withStore(readable(config()), async (s) => (await rollupCommands()).listRollups(s, name)),
     );
+  rollup
+    .command('suggest <index>')
+    .description('propose rollups from the crosstabs of the index in the audit trail')
+    .action((name: string) => withStore(readable(config()), async (s) => (await rollupCommands()).suggest(s, name)));
   rollup.command('drop <index> <rollup>').action((name: string, r: string) => {
     const c = config();
     return withStore(c, async (s) => (await rollupCommands()).dropRollup(c, s, name, r));

@@ -1,7 +1,7 @@
 export * from './domain/identity';
 export * from './domain/api-token';
 export type { MetadataStore } from './ports/metadata-store.port';
-export type { AuditEntry, AuditLog, AuditQuery } from './ports/audit-log.port';
+export type { AuditEntry, AuditLog, AuditQuery, CrosstabShape } from './ports/audit-log.port';
 export type {
   IndexCatalog,
   IndexEntry,

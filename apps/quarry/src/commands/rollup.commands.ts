@@ -4,7 +4,9 @@ import type { IndexCatalog, IndexEntry, RollupDef } from '@quarry/metadata-store
 import { createSearchIndex, LoadIndexUseCase } from '@quarry/query';
 import { DuckDbSnapshotBuilder } from '@quarry/query/duckdb';
 import { engineOptions, SnapshotEngine } from '@quarry/snapshots';
+import type { AuditLog } from '@quarry/metadata-store';
 import { describeRollup, parseRollup, type RollupOptions } from './parse-rollup';
+import { suggestRollups } from './suggest-rollups';
 
 async function changeRollups(
   config: Config,
@@ -55,4 +57,11 @@ export async function listRollups(catalog: IndexCatalog, name: string): Promise<
   if (!entry) throw AppError.notFound(`Index "${name}" not found`);
   const rollups = entry.rollups ?? [];
   return rollups.length ? rollups.map(describeRollup).join('\n') : `index ${name} has no rollups`;
+}
+
+/** `quarry index rollup suggest`: rollups proposed from the crosstabs in the audit trail. */
+export async function suggest(store: IndexCatalog & AuditLog, name: string): Promise<string> {
+  const entry = await store.getIndex(name);
+  if (!entry) throw AppError.notFound(`Index "${name}" not found`);
+  return suggestRollups(store, entry);
 }
