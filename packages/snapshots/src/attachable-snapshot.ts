@@ -150,7 +150,7 @@ async function writeRollups(
     try {
       await c.run(sql);
     } catch (err) {
-      throw new Error(`rollup "${def.name}": ${err instanceof Error ? err.message : String(err)}`);
+      throw new Error(`rollup "${def.name}": ${err instanceof Error ? err.message : String(err)}`, { cause: err });
     }
     built.push({ def, table, grains });
   }

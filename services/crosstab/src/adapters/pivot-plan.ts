@@ -3,7 +3,6 @@ import { ident, type LoadedTable } from '@quarry/snapshots';
 import { pivotLevels, type AxisSpec, type CrosstabSpec, type TotalSpec } from '../domain/crosstab-spec';
 import { HOLISTIC, type Acc, type PartialKind } from './pivot-partials';
 import { axisLabel, groupedKey } from './pivot-sql';
-import type { RollupSource } from './rollup-match';
 
 /**
  * How a column's values are added up. Integers: DuckDB's sum, exact in HUGEINT. Doubles: Kahan-Babuska
@@ -13,6 +12,15 @@ import type { RollupSource } from './rollup-match';
  */
 function sumOf(field: { type: string }): 'sum' | 'fsum' {
   return field.type === 'number' ? 'fsum' : 'sum';
+}
+
+/** Where a pivot's pre-aggregate reads: a rollup's table, each partial aggregate re-added from its columns. */
+export interface RollupSource {
+  name: string;
+  /** The rollup's table, as SQL. */
+  table: string;
+  /** The SQL of each partial the plan needs over the records, as the same partial over the rollup. */
+  partials: ReadonlyMap<string, string>;
 }
 
 /**

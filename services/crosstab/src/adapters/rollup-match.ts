@@ -12,16 +12,7 @@ import {
   type LoadedTable,
 } from '@quarry/snapshots';
 import type { AxisSpec, CrosstabSpec } from '../domain/crosstab-spec';
-import type { PivotPlan } from './pivot-plan';
-
-/** Where a pivot's pre-aggregate reads: a rollup's table, each partial aggregate re-added from its columns. */
-export interface RollupSource {
-  name: string;
-  /** The rollup's table, as SQL. */
-  table: string;
-  /** The SQL of each partial the plan needs over the records, as the same partial over the rollup. */
-  partials: ReadonlyMap<string, string>;
-}
+import type { PivotPlan, RollupSource } from './pivot-plan';
 
 /** Date grains each stored grain can be truncated further to (a week is within no month). */
 const COARSER: Record<string, readonly string[]> = {
