@@ -14,7 +14,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { DuckDBInstance } = require('@duckdb/node-api');
-const { VEGA, cli, benchToken, startServer, fmt, FLIGHTS_CROSSTABS, FLIGHTS_BY_MONTH } = require('./lib');
+const { VEGA, cli, copyFlights, benchToken, startServer, fmt, FLIGHTS_CROSSTABS, FLIGHTS_BY_MONTH } = require('./lib');
 
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(name);
@@ -93,17 +93,7 @@ async function runSize(millions, work) {
   let file = SOURCE;
   if (millions !== 3) {
     file = path.join(work, `flights-${millions}m.parquet`);
-    const gen = await DuckDBInstance.create(':memory:', {
-      preserve_insertion_order: 'true',
-      memory_limit: '2GB',
-      temp_directory: path.join(work, 'gen-tmp'),
-    });
-    const g = await gen.connect();
-    await g.run(
-      `COPY (SELECT "date" + to_years(CAST(k AS INTEGER)) AS "date", delay, distance, origin, destination FROM range(${millions / 3}) r(k), read_parquet(${q(SOURCE)}) ORDER BY k) TO ${q(file)} (FORMAT parquet, COMPRESSION snappy, ROW_GROUP_SIZE 122880)`,
-    );
-    g.closeSync();
-    gen.closeSync();
+    await copyFlights(millions, file, work);
   }
   const env = { QUARRY_DATA_DIR: path.join(work, `data-${millions}`) };
   const load = ['index', 'load', 'flights', file, '--type', 'date=date:month', '--view', 'Destinations=destination'];

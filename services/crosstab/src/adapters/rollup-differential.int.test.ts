@@ -6,6 +6,7 @@ import type { Reader } from '@quarry/query-language';
 import type { ResultCache } from '@quarry/result-cache';
 import { SnapshotEngine } from '@quarry/snapshots';
 import { builtEntry } from '@quarry/testkit';
+import { mulberry32 } from '../../../../tests/support/seeded-random';
 import { crosstabInput, type SentCrosstab } from '../../test-support/crosstab-input';
 import { RunCrosstabUseCase } from '../domain/run-crosstab.use-case';
 import { DuckDbPivotEngine } from './duckdb-pivot-engine.adapter';
@@ -17,17 +18,6 @@ import { DuckDbPivotEngine } from './duckdb-pivot-engine.adapter';
  * rollup answered; the others (a median, a filter on a field the rollup lacks, a time zone a
  * truncated date cannot answer) must scan.
  */
-
-function mulberry32(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 type Rec = Record<string, unknown>;
 
