@@ -329,10 +329,31 @@ const FLIGHTS_CROSSTABS = {
   },
 };
 
+/**
+ * flights-3m.parquet copied to `millions` (a multiple of 3) million rows at `file`, the dates shifted a
+ * year per copy, in copy order; DuckDB spills to `work`/gen-tmp.
+ */
+async function copyFlights(millions, file, work) {
+  const { DuckDBInstance } = require('@duckdb/node-api');
+  const q = (s) => `'${s.replace(/'/g, "''")}'`;
+  const gen = await DuckDBInstance.create(':memory:', {
+    preserve_insertion_order: 'true',
+    memory_limit: '2GB',
+    temp_directory: path.join(work, 'gen-tmp'),
+  });
+  const g = await gen.connect();
+  await g.run(
+    `COPY (SELECT "date" + to_years(CAST(k AS INTEGER)) AS "date", delay, distance, origin, destination FROM range(${millions / 3}) r(k), read_parquet(${q(path.join(VEGA, 'flights-3m.parquet'))}) ORDER BY k) TO ${q(file)} (FORMAT parquet, COMPRESSION snappy, ROW_GROUP_SIZE 122880)`,
+  );
+  g.closeSync();
+  gen.closeSync();
+}
+
 module.exports = {
   PIE_PNG_CALL,
   freePort,
   ROOT,
+  copyFlights,
   BIN,
   VEGA,
   cli,

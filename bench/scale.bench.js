@@ -15,6 +15,7 @@ const { DuckDBInstance } = require('@duckdb/node-api');
 const {
   VEGA,
   cli,
+  copyFlights,
   startServer,
   rpc,
   rpcOverHttp,
@@ -137,20 +138,9 @@ async function throughput(n, seconds, fn) {
 }
 
 async function runSize(millions, work) {
-  const copies = millions / 3;
   const rowsOut = [];
   const file = path.join(work, `flights-${millions}m.parquet`);
-  const gen = await DuckDBInstance.create(':memory:', {
-    preserve_insertion_order: 'true',
-    memory_limit: '2GB',
-    temp_directory: path.join(work, 'gen-tmp'),
-  });
-  const g = await gen.connect();
-  await g.run(
-    `COPY (SELECT "date" + to_years(CAST(k AS INTEGER)) AS "date", delay, distance, origin, destination FROM range(${copies}) r(k), read_parquet(${q(SOURCE)}) ORDER BY k) TO ${q(file)} (FORMAT parquet, COMPRESSION snappy, ROW_GROUP_SIZE 122880)`,
-  );
-  g.closeSync();
-  gen.closeSync();
+  await copyFlights(millions, file, work);
 
   const dataDir = path.join(work, `data-${millions}m`);
   const env = { QUARRY_DATA_DIR: dataDir };

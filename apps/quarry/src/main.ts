@@ -151,6 +151,34 @@ export function buildProgram(config: () => Config): Command {
     const c = config();
     return withStore(c, async (s) => (await indexCommands()).dropIndex(c, s, name));
   });
+  const rollup = index
+    .command('rollup')
+    .description('pre-aggregations of an index that answer the crosstabs they cover');
+  const rollupCommands = () => import('./commands/rollup.commands.js');
+  rollup
+    .command('add <index>')
+    .description('add a rollup, built at once and at every later load')
+    .requiredOption('--rows <fields>', 'the fields it groups by, comma-separated')
+    .option('--columns <fields>', 'more fields, a date with its grain (date:month), comma-separated')
+    .requiredOption('--totals <list>', 'count, sum:field, countDistinct:field, min:field, max:field, average:field')
+    .option('--name <name>', 'its name (default: from its fields)')
+    .action((name: string, opts) => {
+      const c = config();
+      return withStore(c, async (s) => (await rollupCommands()).addRollup(c, s, name, opts));
+    });
+  rollup
+    .command('list <index>')
+    .action((name: string) =>
+      withStore(readable(config()), async (s) => (await rollupCommands()).listRollups(s, name)),
+    );
+  rollup
+    .command('suggest <index>')
+    .description('propose rollups from the crosstabs of the index in the audit trail')
+    .action((name: string) => withStore(readable(config()), async (s) => (await rollupCommands()).suggest(s, name)));
+  rollup.command('drop <index> <rollup>').action((name: string, r: string) => {
+    const c = config();
+    return withStore(c, async (s) => (await rollupCommands()).dropRollup(c, s, name, r));
+  });
 
   program
     .command('audit')

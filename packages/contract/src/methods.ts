@@ -35,6 +35,8 @@ export interface MethodContract<P extends z.ZodType = z.ZodType, R extends z.Zod
   saves: boolean;
   /** Served through the result cache: `result.meta.cache` says how it answered. */
   cached: boolean;
+  /** May be answered from a rollup: `result.meta.servedBy` names it. */
+  rollups?: true;
   summary: string;
   description: string;
   params: P;
@@ -97,6 +99,7 @@ export const METHODS = {
     scope: 'query:execute',
     saves: true,
     cached: true,
+    rollups: true,
     summary: 'Pivot an index: a table (HTML, JSON, CSV, XLSX) or a chart (PNG, SVG).',
     description:
       'Groups the matching records by rows and columns and computes each total. Across parameters: rowOrder.measure and columnOrder.measure index into totals; format goes with tables and imageFormat with chartType, never both; a chart type may need two totals (MSCombiDY2D, Scatter). The table as drawn may have at most 100,000 cells.',

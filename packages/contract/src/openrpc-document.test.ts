@@ -243,9 +243,11 @@ describe('the OpenRPC document', () => {
     expect(result.schema).toMatchObject({ type: 'object', required: ['data', 'meta'], additionalProperties: false });
     const meta = (result.schema.properties as { meta: Schema }).meta;
     expect(meta).toMatchObject({ required: ['requestId'], additionalProperties: false });
-    expect(Object.keys(meta.properties as Schema)).toEqual(
-      METHODS[name].cached ? ['requestId', 'cache'] : ['requestId'],
-    );
+    expect(Object.keys(meta.properties as Schema)).toEqual([
+      'requestId',
+      ...(METHODS[name].cached ? ['cache'] : []),
+      ...(METHODS[name].rollups ? ['servedBy'] : []),
+    ]);
   });
 
   it.each(METHOD_NAMES)('%s: every example result validates against its result schema (ajv)', (name) => {

@@ -57,6 +57,14 @@ export function resultSchema(m: MethodContract): z.ZodType {
               .meta({ description: 'How the result cache answered (bypass: cache: false was given).' }),
           }
         : {}),
+      ...(m.rollups
+        ? {
+            servedBy: z.string().optional().meta({
+              description:
+                'The rollup the crosstab was answered from (`quarry index rollup add`); absent when it scanned the records.',
+            }),
+          }
+        : {}),
     })
     .meta({ description: 'About the call, not its answer.' });
   return z.strictObject({ data: m.result, meta });

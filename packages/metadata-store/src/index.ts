@@ -1,8 +1,16 @@
 export * from './domain/identity';
 export * from './domain/api-token';
 export type { MetadataStore } from './ports/metadata-store.port';
-export type { AuditEntry, AuditLog, AuditQuery } from './ports/audit-log.port';
-export type { IndexCatalog, IndexEntry, IndexPublication, LoadLock, LoadLockHolder } from './ports/index-catalog.port';
+export type { AuditEntry, AuditLog, AuditQuery, CrosstabShape } from './ports/audit-log.port';
+export type {
+  IndexCatalog,
+  IndexEntry,
+  IndexPublication,
+  LoadLock,
+  LoadLockHolder,
+  RollupDef,
+  RollupTotal,
+} from './ports/index-catalog.port';
 export {
   openMetadataStore,
   sqliteFile,

@@ -2,6 +2,8 @@
 export interface CachedResult {
   readonly payload: string | Uint8Array;
   readonly counts: readonly number[];
+  /** The rollup a crosstab was answered from, when one was (meta.servedBy). */
+  readonly servedBy?: string;
 }
 
 /**

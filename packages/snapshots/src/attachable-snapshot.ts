@@ -1,5 +1,7 @@
 import fs from 'node:fs';
 import { DuckDBInstance } from '@duckdb/node-api';
+import type { RollupDef } from '@quarry/metadata-store';
+import { rollupTableName, rollupTableSql, type BuiltRollup } from './rollup-tables';
 import { learnSingleWordFields, type SingleWordField, type SingleWordFields } from './single-word-fields';
 import { ident, literal, wordsColumn, wordsExpr } from './sql';
 
@@ -66,6 +68,8 @@ export interface SnapshotFacts {
   distinctKeys: Record<string, number>;
   /** Absent in versions written before the sample existed: the estimate samples the records table. */
   sample?: SampleFacts;
+  /** The rollups built into this version (rollup-tables). */
+  rollups?: BuiltRollup[];
 }
 
 /** The attachable sibling of a Parquet snapshot (`indexes/x/<id>.parquet` → `indexes/x/<id>.duckdb`). */
@@ -86,12 +90,18 @@ export function factsFromJson(text: string): {
   singleWord: SingleWordFields;
   distinctKeys: Map<string, number>;
   sample: SampleFacts | undefined;
+  rollups: BuiltRollup[];
 } {
   const facts = JSON.parse(text) as SnapshotFacts;
   const singleWord = new Map<string, SingleWordField>(
     facts.singleWord.map(([name, f]) => [name, f.values ? { values: new Map(f.values) } : {}]),
   );
-  return { singleWord, distinctKeys: new Map(Object.entries(facts.distinctKeys)), sample: facts.sample };
+  return {
+    singleWord,
+    distinctKeys: new Map(Object.entries(facts.distinctKeys)),
+    sample: facts.sample,
+    rollups: facts.rollups ?? [],
+  };
 }
 
 /** `hash(__rowid) < bound` keeps about `fraction` of the records (DuckDB's hash is a UBIGINT). */
@@ -111,18 +121,40 @@ async function writeSample(
   const n = Math.max(recordCount, 1);
   const inSample = hashBelow(sampleRecords(n) / n);
   const inFirst = hashBelow(SAMPLE_FIRST_RECORDS / n);
-  // Two filtered scans, appended: no sort. Level 0 fills the first row group(s), so `level = 0` reads
-  // only those through the zone maps.
+  // One filtered scan, sorted by level then record number (the records table is not stored in record
+  // order; the sample keeps it, which compresses as the source did). Level 0 fills the first row
+  // group(s), so `level = 0` reads only those through the zone maps.
   await run(
-    `CREATE TABLE ${SAMPLE_TABLE} AS SELECT 0::UTINYINT AS ${SAMPLE_LEVEL}, * FROM ${RECORDS_TABLE} WHERE ${inFirst}`,
-  );
-  await run(
-    `INSERT INTO ${SAMPLE_TABLE} SELECT 1::UTINYINT, * FROM ${RECORDS_TABLE} WHERE ${inSample} AND NOT (${inFirst})`,
+    `CREATE TABLE ${SAMPLE_TABLE} AS SELECT (NOT (${inFirst}))::UTINYINT AS ${SAMPLE_LEVEL}, * FROM ${RECORDS_TABLE} WHERE ${inSample} ORDER BY 1, __rowid`,
   );
   const [row] = await all(
     `SELECT count(*) AS records, count(*) FILTER (WHERE ${SAMPLE_LEVEL} = 0) AS first FROM ${SAMPLE_TABLE}`,
   );
   return { records: Number(row.records), first: Number(row.first) };
+}
+
+/** Builds each rollup's table from the records table; a rollup that fails fails the whole write. */
+async function writeRollups(
+  c: { run(sql: string): Promise<unknown> },
+  all: (sql: string) => Promise<Array<Record<string, unknown>>>,
+  fields: ReadonlyArray<{ name: string; type: string; grain?: string }>,
+  rollups: readonly RollupDef[],
+): Promise<BuiltRollup[]> {
+  if (rollups.length === 0) return [];
+  const described = await all(`DESCRIBE ${RECORDS_TABLE}`);
+  const types = new Map(described.map((r) => [String(r.column_name), String(r.column_type)]));
+  const built: BuiltRollup[] = [];
+  for (const [i, def] of rollups.entries()) {
+    const table = rollupTableName(i);
+    const { sql, grains } = rollupTableSql(def, table, RECORDS_TABLE, fields, types);
+    try {
+      await c.run(sql);
+    } catch (err) {
+      throw new Error(`rollup "${def.name}": ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    }
+    built.push({ def, table, grains });
+  }
+  return built;
 }
 
 /**
@@ -136,11 +168,15 @@ export async function writeAttachable(
   out: string,
   fields: ReadonlyArray<{ name: string; type: string; grain?: string }>,
   spill: string,
+  rollups: readonly RollupDef[] = [],
 ): Promise<void> {
   fs.rmSync(out, { force: true });
   fs.rmSync(`${out}.wal`, { force: true });
   const instance = await DuckDBInstance.create(out, {
-    preserve_insertion_order: 'true',
+    // Every reader orders by __rowid (the record order is a column), so the rows need not be stored in
+    // it: writing them in whatever order DuckDB's threads finish skips the ordered merge, the larger
+    // part of the write, and the row groups stay runs of consecutive records (tight zone maps).
+    preserve_insertion_order: 'false',
     memory_limit: '512MB',
     temp_directory: spill,
   });
@@ -166,6 +202,7 @@ export async function writeAttachable(
       const [row] = await all(`SELECT ${counts.join(', ')} FROM ${RECORDS_TABLE}`);
       keyed.forEach((f, i) => (distinctKeys[f.name] = Number(row[`k${i}`])));
     }
+    const built = await writeRollups(c, all, fields, rollups);
     const facts: SnapshotFacts = {
       singleWord: [...singleWord].map(([name, f]) => [
         name,
@@ -173,6 +210,7 @@ export async function writeAttachable(
       ]),
       distinctKeys,
       sample,
+      ...(built.length ? { rollups: built } : {}),
     };
     await c.run(`CREATE TABLE ${FACTS_TABLE} AS SELECT ${literal(JSON.stringify(facts))} AS facts`);
     await c.run('CHECKPOINT');

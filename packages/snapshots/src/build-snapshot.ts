@@ -4,6 +4,7 @@ import path from 'node:path';
 import { AppError } from '@quarry/errors';
 import { type DateGrain, type FieldDef, type FieldType } from '@quarry/query-language';
 import { INDEX_NAME } from '@quarry/contract';
+import type { RollupDef } from '@quarry/metadata-store';
 import { ATTACH_MIN_RECORDS, attachableFile } from './attachable-snapshot';
 import type { SourceEncoding } from './load/csv-header';
 import { checkColumns } from './load/check-columns';
@@ -16,6 +17,7 @@ import { findLines } from './load/record-lines';
 import { formatOf, readSource, type SourceFormat } from './load/read-source';
 import { rejectUnreadable } from './load/unreadable-values';
 import { writeParquet } from './load/write-parquet';
+import { rollupFields } from './rollup-tables';
 import { ident } from './sql';
 
 export { INDEX_NAME } from '@quarry/contract';
@@ -54,6 +56,8 @@ export interface BuildRequest {
    * (ATTACH_MIN_RECORDS unless set; 0 always, Infinity never: the tests run both paths).
    */
   attachMinRecords?: number;
+  /** Rollups to build inside the version's DuckDB file; one on a field the load no longer has is dropped. */
+  rollups?: RollupDef[];
 }
 
 export interface BuiltSnapshot {
@@ -73,6 +77,31 @@ export interface BuiltSnapshot {
    * did not: at its `line` in a CSV or JSON Lines file, else by its `record`.
    */
   typeNotes?: Array<Omit<TypeNote, 'record'> & { line?: number; record?: number }>;
+  /** The rollups built (those asked for, less the dropped ones). */
+  rollups?: RollupDef[];
+  /** Rollups not built because a field they read is not in this version (or no longer a number), each with those fields. */
+  droppedRollups?: Array<{ name: string; missing: string[] }>;
+}
+
+/** The rollups whose fields the version has, and the others with the fields they miss. */
+function keptRollups(rollups: RollupDef[] | undefined, fields: FieldDef[]) {
+  const have = new Set(fields.map((f) => f.name));
+  const numeric = new Set(fields.filter((f) => f.type === 'integer' || f.type === 'number').map((f) => f.name));
+  const kept: RollupDef[] = [];
+  const dropped: Array<{ name: string; missing: string[] }> = [];
+  for (const r of rollups ?? []) {
+    // A field that is no longer a number cannot be summed: the rollup goes as if the field had.
+    const unsummable = r.totals.filter((t) => t.field && t.kind !== 'countDistinct' && !numeric.has(t.field));
+    const missing = [
+      ...new Set([...rollupFields(r).filter((f) => !have.has(f)), ...unsummable.map((t) => t.field as string)]),
+    ];
+    if (missing.length) dropped.push({ name: r.name, missing });
+    else kept.push(r);
+  }
+  return {
+    ...(rollups?.length ? { rollups: kept } : {}),
+    ...(dropped.length ? { droppedRollups: dropped } : {}),
+  };
 }
 
 function fieldsOf(plans: ColumnPlan[], grains: BuildRequest['grains']): FieldDef[] {
@@ -177,11 +206,13 @@ export async function buildSnapshot(req: BuildRequest): Promise<BuiltSnapshot> {
       // Nothing to convert: the source file is the snapshot, copied so the version stays immutable.
       fs.copyFileSync(req.file, tmp);
       const fields = fieldsOf(plans, req.grains);
-      await publishAttachable(tmp, rowsRead, fields, attachAt);
+      const rollups = keptRollups(req.rollups, fields);
+      await publishAttachable(tmp, rowsRead, fields, { ...attachAt, rollups: rollups.rollups });
       publishFile(tmp, final);
       progress('write')(1);
       ok = true;
       return {
+        ...rollups,
         fields,
         recordCount: rowsRead,
         snapshot: path.relative(req.dataDir, final),
@@ -191,10 +222,12 @@ export async function buildSnapshot(req: BuildRequest): Promise<BuiltSnapshot> {
     }
     const written = await writeParquet(c, { plans, fallible, rowOk, previous, tmp, label }, progress('write'));
     const fields = fieldsOf(plans, req.grains);
-    await publishAttachable(tmp, written, fields, attachAt);
+    const rollups = keptRollups(req.rollups, fields);
+    await publishAttachable(tmp, written, fields, { ...attachAt, rollups: rollups.rollups });
     publishFile(tmp, final);
     ok = true;
     return {
+      ...rollups,
       fields,
       recordCount: written,
       snapshot: path.relative(req.dataDir, final),

@@ -20,3 +20,14 @@ export { readableIndex, fieldsOf } from './index-access';
 export { processMemoryBytes, defaultDuckDbMemoryBytes, engineOptions } from './memory-budget';
 export { ATTACH_MIN_RECORDS, attachableFile } from './attachable-snapshot';
 export { JsTurns } from './js-turns';
+export { rebuildWithRollups } from './rebuild-rollups';
+export {
+  ROLLUP_COUNT,
+  rollupCountColumn,
+  rollupFields,
+  rollupKeyFields,
+  rollupMaxColumn,
+  rollupMinColumn,
+  rollupSumColumn,
+  type BuiltRollup,
+} from './rollup-tables';

@@ -223,7 +223,7 @@ export class SnapshotEngine {
     const described = await this.all(`DESCRIBE ${ident(table)}`);
     const columnTypes = new Map(described.map((r) => [String(r.column_name), String(r.column_type)]));
     if (facts !== undefined) {
-      const { singleWord, distinctKeys, sample } = facts;
+      const { singleWord, distinctKeys, sample, rollups } = facts;
       return {
         table,
         stored: `${store}.main.${RECORDS_TABLE}`,
@@ -232,6 +232,9 @@ export class SnapshotEngine {
         distinctKeys,
         ...(sample && sampleReadable
           ? { sample: { ...sample, table: `${store}.main.${SAMPLE_TABLE}`, firstLevel: `${ident(SAMPLE_LEVEL)} = 0` } }
+          : {}),
+        ...(rollups.length
+          ? { rollups: rollups.map((r) => ({ ...r, stored: `${store}.main.${ident(r.table)}` })) }
           : {}),
         storage,
         heldBytes,

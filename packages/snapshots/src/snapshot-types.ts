@@ -1,4 +1,5 @@
 import type { SampleFacts } from './attachable-snapshot';
+import type { BuiltRollup } from './rollup-tables';
 import type { SingleWordFields } from './single-word-fields';
 
 /** What the engine needs of a catalog entry to find and cache a snapshot. */
@@ -31,6 +32,8 @@ export interface LoadedTable {
    * of `records`.
    */
   sample?: SampleFacts & { table: string; firstLevel: string };
+  /** The rollups built into the version's DuckDB file, each table named as SQL (attached versions only). */
+  rollups?: ReadonlyArray<BuiltRollup & { stored: string }>;
   /** attached: the version's DuckDB file, read-only; memory: read into this process. */
   storage: 'attached' | 'memory';
   /** Memory the version holds in this process (read-in versions; 0 when attached). */

@@ -191,6 +191,11 @@ export async function loadIndex(
           `"${n.column}" is text: ${n.line !== undefined ? `line ${n.line}` : `record ${n.record}`} holds ${JSON.stringify(n.value.slice(0, 60))}, which is not ${n.wanted === 'integer' ? 'an integer' : n.wanted === 'number' ? 'a number' : `a ${n.wanted}`} as written; --type ${JSON.stringify(n.column)}=${n.wanted} loads the column as one (a value it cannot read is then a malformed row)`,
       ),
       `dynamic views: ${['Records', ...entry.views.map((v) => `${v.name} = distinct ${v.field}`)].join(', ')}`,
+      ...(entry.rollups?.length ? [`rollups built: ${entry.rollups.map((r) => r.name).join(', ')}`] : []),
+      ...(result.droppedRollups ?? []).map(
+        (d) =>
+          `rollup ${d.name} dropped: ${d.missing.map((f) => JSON.stringify(f)).join(', ')} ${d.missing.length === 1 ? 'is' : 'are'} no longer ${d.missing.length === 1 ? 'a field' : 'fields'} of the index it can read`,
+      ),
     ].join('\n');
   } finally {
     progress.stop();

@@ -45,12 +45,18 @@ export class MongoIndexCatalog implements IndexCatalog {
       recordCount: entry.recordCount,
       snapshot: entry.snapshot,
       updatedAt,
+      ...(entry.rollups?.length ? { rollups: entry.rollups } : {}),
     };
     // One atomic update: $inc hands concurrent publishers distinct versions, and the new entry is the
     // one this update wrote (from the document before it), not a second read a concurrent publish could change.
     const before = await this.indexes.findOneAndUpdate(
       { _id: entry.name },
-      { $set: { ...fields, droppedAt: null }, $inc: { version: 1 } },
+      // A publish without rollups clears the previous version's.
+      {
+        $set: { ...fields, droppedAt: null },
+        ...(fields.rollups ? {} : { $unset: { rollups: '' as const } }),
+        $inc: { version: 1 },
+      },
       { upsert: true, returnDocument: 'before', session },
     );
     // Without a transaction, a publish that crashed after its first write left its version without a

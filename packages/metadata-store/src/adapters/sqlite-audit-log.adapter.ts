@@ -14,6 +14,7 @@ interface AuditRow {
   duration_ms: number;
   returned: number | null;
   request_id: string;
+  shape: string | null;
 }
 
 function toAudit(r: AuditRow): AuditEntry {
@@ -30,6 +31,7 @@ function toAudit(r: AuditRow): AuditEntry {
     durationMs: r.duration_ms,
     returned: r.returned,
     requestId: r.request_id,
+    ...(r.shape ? { shape: r.shape } : {}),
   };
 }
 
@@ -41,8 +43,8 @@ export class SqliteAuditLog implements AuditLog {
   constructor(private readonly db: Database.Database) {
     this.stmts = {
       insertAudit: this.db.prepare(
-        `INSERT INTO audit (time, user_id, user_name, token_id, embed_id, method, index_name, params_digest, outcome, duration_ms, returned, request_id)
-       VALUES (@time, @user_id, @user_name, @token_id, @embed_id, @method, @index_name, @params_digest, @outcome, @duration_ms, @returned, @request_id)`,
+        `INSERT INTO audit (time, user_id, user_name, token_id, embed_id, method, index_name, params_digest, outcome, duration_ms, returned, request_id, shape)
+       VALUES (@time, @user_id, @user_name, @token_id, @embed_id, @method, @index_name, @params_digest, @outcome, @duration_ms, @returned, @request_id, @shape)`,
       ),
       purgeAudit: this.db.prepare('DELETE FROM audit WHERE time < ?'),
     };
@@ -62,6 +64,7 @@ export class SqliteAuditLog implements AuditLog {
           duration_ms: e.durationMs,
           returned: e.returned,
           request_id: e.requestId,
+          shape: e.shape ?? null,
         });
     });
   }

@@ -21,6 +21,7 @@ interface IndexRow {
   version: number;
   snapshot: string;
   updated_at: string;
+  rollups: string | null;
   /** Set when dropped: the row stays as a tombstone so the name's versions never repeat. */
   dropped_at: string | null;
 }
@@ -35,6 +36,7 @@ function toIndex(row: IndexRow): IndexEntry {
     version: row.version,
     snapshot: row.snapshot,
     updatedAt: row.updated_at,
+    ...(row.rollups ? { rollups: JSON.parse(row.rollups) as IndexEntry['rollups'] } : {}),
   };
 }
 
@@ -48,16 +50,16 @@ export class SqliteIndexCatalog implements IndexCatalog {
       indexByName: this.db.prepare<[string], IndexRow>('SELECT * FROM indexes WHERE name = ? AND dropped_at IS NULL'),
       listIndexes: this.db.prepare<[], IndexRow>('SELECT * FROM indexes WHERE dropped_at IS NULL ORDER BY name'),
       upsertIndex: this.db.prepare(
-        `INSERT INTO indexes (name, description, fields, views, record_count, version, snapshot, updated_at, dropped_at)
-       VALUES (@name, @description, @fields, @views, @record_count, @version, @snapshot, @updated_at, NULL)
+        `INSERT INTO indexes (name, description, fields, views, record_count, version, snapshot, updated_at, rollups, dropped_at)
+       VALUES (@name, @description, @fields, @views, @record_count, @version, @snapshot, @updated_at, @rollups, NULL)
        ON CONFLICT(name) DO UPDATE SET description = excluded.description, fields = excluded.fields, views = excluded.views,
          record_count = excluded.record_count, version = excluded.version, snapshot = excluded.snapshot, updated_at = excluded.updated_at,
-         dropped_at = NULL`,
+         rollups = excluded.rollups, dropped_at = NULL`,
       ),
       tombstoneIndex: this.db.prepare('UPDATE indexes SET dropped_at = ? WHERE name = ? AND dropped_at IS NULL'),
       insertVersion: this.db.prepare(
-        `INSERT OR REPLACE INTO index_versions (name, version, description, fields, views, record_count, snapshot, updated_at)
-       VALUES (@name, @version, @description, @fields, @views, @record_count, @snapshot, @updated_at)`,
+        `INSERT OR REPLACE INTO index_versions (name, version, description, fields, views, record_count, snapshot, updated_at, rollups)
+       VALUES (@name, @version, @description, @fields, @views, @record_count, @snapshot, @updated_at, @rollups)`,
       ),
       versionRow: this.db.prepare<[string, number], Omit<IndexRow, 'dropped_at'>>(
         `SELECT v.* FROM index_versions v JOIN indexes i ON i.name = v.name AND i.dropped_at IS NULL
@@ -95,6 +97,7 @@ export class SqliteIndexCatalog implements IndexCatalog {
         version: (stored?.version ?? 0) + 1,
         snapshot: entry.snapshot,
         updated_at: new Date().toISOString(),
+        rollups: entry.rollups?.length ? JSON.stringify(entry.rollups) : null,
         dropped_at: null,
       };
       this.stmts.upsertIndex.run(row);

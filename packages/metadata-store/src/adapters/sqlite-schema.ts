@@ -86,5 +86,14 @@ export function migrateSqlite(db: Database.Database): void {
     db.exec(SCHEMA);
     const columns = db.prepare<[], { name: string }>("SELECT name FROM pragma_table_info('indexes')").all();
     if (!columns.some((c) => c.name === 'dropped_at')) db.exec('ALTER TABLE indexes ADD COLUMN dropped_at TEXT');
+    // Rollups (JSON), on the live entry and on each kept version: null in files written before them.
+    if (!columns.some((c) => c.name === 'rollups')) db.exec('ALTER TABLE indexes ADD COLUMN rollups TEXT');
+    const auditColumns = db.prepare<[], { name: string }>("SELECT name FROM pragma_table_info('audit')").all();
+    if (!auditColumns.some((c) => c.name === 'shape')) db.exec('ALTER TABLE audit ADD COLUMN shape TEXT');
+    const versionColumns = db
+      .prepare<[], { name: string }>("SELECT name FROM pragma_table_info('index_versions')")
+      .all();
+    if (!versionColumns.some((c) => c.name === 'rollups'))
+      db.exec('ALTER TABLE index_versions ADD COLUMN rollups TEXT');
   }).immediate();
 }

@@ -19,6 +19,18 @@ export interface AuditEntry {
   /** Records (searches), cells (crosstabs) or items (listings) returned; null when nothing countable was. */
   returned: number | null;
   requestId: string;
+  /**
+   * CROSSTAB.EXECUTE only: the crosstab's shape as JSON (CrosstabShape: its axes and totals by field
+   * name, never its query or any value), what `quarry index rollup suggest` proposes rollups from.
+   */
+  shape?: string | null;
+}
+
+/** What the audit trail keeps of a crosstab's params (AuditEntry.shape). */
+export interface CrosstabShape {
+  rows: Array<{ field: string; dateGroup?: string }>;
+  columns: Array<{ field: string; dateGroup?: string }>;
+  totals: Array<{ aggregation: string; field?: string }>;
 }
 
 export interface AuditQuery {

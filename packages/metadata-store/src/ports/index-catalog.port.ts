@@ -11,6 +11,25 @@ export interface IndexEntry {
   /** The snapshot file of this version, relative to the data directory. */
   snapshot: string;
   updatedAt: string;
+  /** Rollups kept for this index, each built inside this version's DuckDB file (see RollupDef). */
+  rollups?: RollupDef[];
+}
+
+/** What a rollup totals: a Count of records, or an aggregation of one field. */
+export interface RollupTotal {
+  kind: 'count' | 'sum' | 'countDistinct' | 'min' | 'max' | 'average';
+  field?: string;
+}
+
+/**
+ * A rollup: the records pre-aggregated by some fields (a date at a grain), built at every load inside
+ * the version's DuckDB file, from which the crosstabs it covers are answered instead of a scan.
+ */
+export interface RollupDef {
+  name: string;
+  rows: string[];
+  columns: Array<{ field: string; grain?: string }>;
+  totals: RollupTotal[];
 }
 
 export type IndexPublication = Omit<IndexEntry, 'version' | 'updatedAt'>;

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import type { RollupDef } from '@quarry/metadata-store';
 import type { FieldDef } from '@quarry/query-language';
 import { AppError } from '@quarry/errors';
 import { attachableFile, writeAttachable } from '../attachable-snapshot';
@@ -34,11 +35,12 @@ export async function publishAttachable(
   parquet: string,
   records: number,
   fields: FieldDef[],
-  at: { minRecords: number; tmp: string; final: string; spill: string; label: string },
+  at: { minRecords: number; tmp: string; final: string; spill: string; label: string; rollups?: RollupDef[] },
 ): Promise<void> {
-  if (records < at.minRecords) return;
+  // Rollups live in the DuckDB file: an index with any has one at every size.
+  if (records < at.minRecords && !at.rollups?.length) return;
   try {
-    await writeAttachable(parquet, at.tmp, fields, at.spill);
+    await writeAttachable(parquet, at.tmp, fields, at.spill, at.rollups);
   } catch (err) {
     throw AppError.invalid(`Loading ${at.label} failed writing its attachable snapshot: ${duckMessage(err)}`);
   }

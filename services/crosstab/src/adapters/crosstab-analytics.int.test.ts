@@ -7,6 +7,7 @@ import { parseQuery, type FieldDef } from '@quarry/query-language';
 import { SnapshotEngine } from '@quarry/snapshots';
 import { builtEntry } from '@quarry/testkit';
 import { VEGA, type Rec } from '../../../../tests/support/datasets';
+import { mulberry32 } from '../../../../tests/support/seeded-random';
 import {
   analyticsOracle,
   type OracleAgg,
@@ -26,17 +27,6 @@ import { DuckDbPivotEngine } from './duckdb-pivot-engine.adapter';
  * aggregation, formulas, filters, showAs, subtotals) on real and generated records, each compared cell
  * by cell, subtotal and total with an oracle written in plain JS from the contract's words.
  */
-
-function mulberry32(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Timestamps that cross midnight in most zones, text with blanks and case variants, numbers with gaps. */
 function events(n: number): Rec[] {

@@ -8,6 +8,7 @@ import { estimateKeys } from './pivot-key-estimate';
 import { PivotPlan } from './pivot-plan';
 import { fromGroupingSets, JS_ROLLUP_MAX_WORK, rollUpInJs } from './pivot-rollup';
 import { memberSql, type BoundWhere } from './pivot-sql';
+import { matchRollup } from './rollup-match';
 
 export { KEY_SAMPLE_RECORDS, THOROUGH_SAMPLE_RECORDS } from './pivot-key-estimate';
 export { JS_ROLLUP_MAX_WORK } from './pivot-rollup';
@@ -76,10 +77,13 @@ export class DuckDbPivotEngine implements PivotEngine {
       sql: [w.sql, ...tests.map((t) => t.sql)].join(' AND '),
       params: Object.assign({}, w.params, ...tests.map((t) => t.params)) as BoundWhere['params'],
     };
-    const plan = new PivotPlan(table, spec, restricted.sql);
+    const scan = new PivotPlan(table, spec, restricted.sql);
+    // A rollup covering the crosstab is read in place of the records, by the same SQL.
+    const rollup = matchRollup(entry, table, spec, where, scan);
+    const plan = rollup ? new PivotPlan(table, spec, restricted.sql, rollup) : scan;
     const drill = this.drillFacts(table, spec);
     const result = await this.pivotPlan(plan, spec, restricted, maxCells, signal);
-    return { ...result, drill };
+    return { ...result, drill, ...(rollup ? { servedBy: rollup.name } : {}) };
   }
 
   /** Which date axes are calendar dates (DATE columns): each is its own local date in any zone. */

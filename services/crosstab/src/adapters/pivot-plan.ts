@@ -14,6 +14,15 @@ function sumOf(field: { type: string }): 'sum' | 'fsum' {
   return field.type === 'number' ? 'fsum' : 'sum';
 }
 
+/** Where a pivot's pre-aggregate reads: a rollup's table, each partial aggregate re-added from its columns. */
+export interface RollupSource {
+  name: string;
+  /** The rollup's table, as SQL. */
+  table: string;
+  /** The SQL of each partial the plan needs over the records, as the same partial over the rollup. */
+  partials: ReadonlyMap<string, string>;
+}
+
 /**
  * What the pivot needs from each filtered record, shared by both ways of finishing it: the grouped keys,
  * the fields of dynamic views (distinct counts), and partial aggregates from which every total follows
@@ -34,6 +43,8 @@ export class PivotPlan {
     private readonly table: LoadedTable,
     readonly spec: CrosstabSpec,
     private readonly where: string,
+    /** A rollup the pre-aggregate reads instead of the records (rollup-match). */
+    private readonly source?: RollupSource,
   ) {
     this.axes = [...spec.rows, ...spec.columns];
     this.rowAliases = spec.rows.map((_, i) => `__r${i}`);
@@ -120,8 +131,9 @@ export class PivotPlan {
       ...this.axes.map((a, i) => `${groupedKey(a, this.table.columnTypes, this.spec.timeZone)} AS ${aliases[i]}`),
       ...this.distinct.map((d) => `${ident(d.field.name)} AS ${d.alias}`),
     ];
-    const select = [...grain, ...this.partials.map((p) => `${p.sql} AS ${p.alias}`)];
-    return `SELECT ${select.join(', ')} FROM ${ident(this.table.table)} WHERE ${this.where} GROUP BY ${grain.map((_, i) => i + 1).join(', ')}`;
+    const partial = (sql: string) => this.source?.partials.get(sql) ?? sql;
+    const select = [...grain, ...this.partials.map((p) => `${partial(p.sql)} AS ${p.alias}`)];
+    return `SELECT ${select.join(', ')} FROM ${this.source?.table ?? ident(this.table.table)} WHERE ${this.where} GROUP BY ${grain.map((_, i) => i + 1).join(', ')}`;
   }
 
   private labelled(): string[] {

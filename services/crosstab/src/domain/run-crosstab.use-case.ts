@@ -41,6 +41,8 @@ export interface CrosstabResult {
   cache: CacheStatus;
   /** The version of the index the pivot ran on. */
   indexVersion: number;
+  /** The rollup that answered instead of a scan of the records. */
+  servedBy?: string;
 }
 
 export interface RunCrosstabOptions {
@@ -73,6 +75,7 @@ function resultOf(
     columnsFilteredOut,
     cache,
     indexVersion,
+    ...(value.servedBy ? { servedBy: value.servedBy } : {}),
   };
 }
 
@@ -279,7 +282,7 @@ export class RunCrosstabUseCase {
   ): Promise<CachedResult> {
     await this.checkBins(entry, where, spec, signal);
     await this.checkEstimate(entry, where, spec, signal);
-    const { keys, groups, tooManyGroups, drill, outer } = await this.pivotAsDrawn(entry, where, spec, signal);
+    const { keys, groups, tooManyGroups, drill, outer, servedBy } = await this.pivotAsDrawn(entry, where, spec, signal);
     // The limit counts the table as drawn: after rowLimit, columnLimit and the filters.
     const cells = crosstabCells(keys, spec);
     if (cells > MAX_CELLS) {
@@ -289,6 +292,9 @@ export class RunCrosstabUseCase {
     }
     if (tooManyGroups) throw subtotalsOverLimit();
     const job = { spec, groups, drill, outer, output, index: entry.name };
-    return this.tables && groups.length >= OFF_LOOP_GROUPS ? this.tables.render(job, signal) : tableResult(job);
+    const table = await (this.tables && groups.length >= OFF_LOOP_GROUPS
+      ? this.tables.render(job, signal)
+      : tableResult(job));
+    return servedBy ? { ...table, servedBy } : table;
   }
 }

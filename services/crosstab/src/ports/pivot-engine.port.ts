@@ -17,6 +17,8 @@ export interface PivotResult {
   tooManyGroups?: true;
   /** What drill-through queries need to know of the stored columns (see DrillFacts). */
   drill?: DrillFacts;
+  /** The rollup the pivot was answered from; absent when it scanned the records. */
+  servedBy?: string;
 }
 
 export interface DrillFacts {

@@ -40,6 +40,7 @@ export function crosstabHandlers(
           columnsFilteredOut: res.columnsFilteredOut,
           cache: res.cache,
           indexVersion: res.indexVersion,
+          servedBy: res.servedBy ?? '',
         };
       },
     ),

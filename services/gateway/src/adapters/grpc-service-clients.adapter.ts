@@ -219,7 +219,12 @@ export class GrpcServiceClients implements ServiceClients {
       rowsFilteredOut: res.rowsFilteredOut,
       columnsFilteredOut: res.columnsFilteredOut,
     };
-    return { table, cache: cacheStatus(res.cache), indexVersion: res.indexVersion };
+    return {
+      table,
+      cache: cacheStatus(res.cache),
+      indexVersion: res.indexVersion,
+      ...(res.servedBy ? { servedBy: res.servedBy } : {}),
+    };
   }
 
   async renderChart(caller: Caller, req: ChartRequest, trace: RequestTrace): Promise<ChartImage> {

@@ -4,6 +4,8 @@ import type { CacheStatus } from '@quarry/contract';
 export interface Execution {
   data: Record<string, unknown>;
   cache?: CacheStatus;
+  /** The rollup a crosstab was answered from (meta.servedBy). */
+  servedBy?: string;
   /** The index version (snapshot) it ran on. */
   indexVersion: number;
   index: string;

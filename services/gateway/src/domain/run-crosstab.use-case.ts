@@ -36,7 +36,7 @@ export class RunCrosstabUseCase {
     // chartType, imageFormat and their combination were checked by the contract, before the pivot runs.
     // The services get every default applied (the contract's); the saved report keeps what was sent.
     const output = complete.output;
-    const { table, cache, indexVersion } = await this.services.pivot(
+    const { table, cache, indexVersion, servedBy } = await this.services.pivot(
       caller,
       {
         ...complete,
@@ -109,7 +109,7 @@ export class RunCrosstabUseCase {
           }
         : {}),
     };
-    return { data, cache, indexVersion, index: p.index, executable };
+    return { data, cache, indexVersion, index: p.index, executable, ...(servedBy ? { servedBy } : {}) };
   }
 }
 

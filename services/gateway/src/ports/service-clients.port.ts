@@ -118,7 +118,7 @@ export interface ServiceClients {
     caller: Caller,
     req: PivotRequest,
     trace: RequestTrace,
-  ): Promise<{ table: PivotAnswer; cache?: CacheStatus; indexVersion: number }>;
+  ): Promise<{ table: PivotAnswer; cache?: CacheStatus; indexVersion: number; servedBy?: string }>;
   renderChart(caller: Caller, req: ChartRequest, trace: RequestTrace): Promise<ChartImage>;
   saveReport(caller: Caller, report: ReportToSave, trace: RequestTrace): Promise<{ guid: string }>;
   findReports(caller: Caller, req: CompleteReportsFind, trace: RequestTrace): Promise<ReportsFindResult>;

@@ -21,7 +21,7 @@ export function answerResult(
   res: ServerResponse,
   call: RpcCallRecord,
   request: Answering,
-  { data, cache, returned }: MethodResult,
+  { data, cache, returned, servedBy }: MethodResult,
 ): void {
   const { requestId } = call;
   if (returned !== undefined) call.returned = returned;
@@ -31,7 +31,11 @@ export function answerResult(
       res,
       200,
       JSON_TYPE,
-      resultJson(request.id, data, cache === undefined ? { requestId } : { requestId, cache }),
+      resultJson(request.id, data, {
+        requestId,
+        ...(cache === undefined ? {} : { cache }),
+        ...(servedBy === undefined ? {} : { servedBy }),
+      }),
     );
   const ms = call.finish(request.method, 'ok');
   // Successes are counted in /metrics; a line each would cost too much of the throughput (bench/README.md).

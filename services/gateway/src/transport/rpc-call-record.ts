@@ -2,6 +2,7 @@ import { INDEX_NAME } from '@quarry/contract';
 import type { QuarryMetrics } from '@quarry/metrics';
 import type { Span } from '@quarry/tracing';
 import { paramsDigest, type AuditRecorder } from '../domain/audit-recorder';
+import { crosstabShape } from '../domain/crosstab-shape';
 import type { Identified } from '../domain/authenticate.use-case';
 import type { Principal } from '../domain/principal';
 import { countCall } from './rpc-metrics';
@@ -28,6 +29,7 @@ export class RpcCallRecord {
   index: string | null = null;
   paramsDigest: string | null = null;
   returned: number | null = null;
+  shape: string | null = null;
 
   constructor(
     private readonly started: bigint,
@@ -51,6 +53,7 @@ export class RpcCallRecord {
   describe(method: string, params: Record<string, unknown>, principal: Principal): void {
     this.method = method;
     this.paramsDigest = paramsDigest(params);
+    if (method === 'CROSSTAB.EXECUTE') this.shape = crosstabShape(params);
     // Only a well-formed index name is recorded as one: the params are not validated yet, and a name is
     // what an operator reads back in `quarry audit`.
     if (typeof params.index === 'string') this.index = INDEX_NAME.test(params.index) ? params.index : '(invalid name)';
@@ -79,6 +82,7 @@ export class RpcCallRecord {
       durationMs: Math.round(ms * 1000) / 1000,
       returned: this.returned,
       requestId: this.requestId,
+      ...(this.shape ? { shape: this.shape } : {}),
     });
     return ms;
   }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { AppError } from '@quarry/errors';
 import os from 'node:os';
-import type { IndexCatalog, IndexEntry, LoadLock } from '@quarry/metadata-store';
+import type { IndexCatalog, IndexEntry, LoadLock, RollupDef } from '@quarry/metadata-store';
 import type { DateGrain, FieldType } from '@quarry/query-language';
 import { fieldsOf } from '@quarry/snapshots/access';
 import type { SearchIndex } from '../ports/search-index.port';
@@ -32,6 +32,8 @@ export interface LoadResult {
   rejectsFile?: string;
   unreadLines?: number;
   typeNotes?: BuiltSnapshotInfo['typeNotes'];
+  /** Rollups of the index this load dropped: a field they read is gone. */
+  droppedRollups?: BuiltSnapshotInfo['droppedRollups'];
 }
 
 /** How long a load lock lasts without a heartbeat: a loader that hangs frees the name after this. */
@@ -105,6 +107,7 @@ export class LoadIndexUseCase {
       dateFormat: input.dateFormat,
       rejectsFile: this.snapshots.rejectsFile(input.name, version),
       ...(input.append && current ? { append: { snapshot: current.snapshot, fields: fieldsOf(current) } } : {}),
+      ...(current?.rollups?.length ? { rollups: current.rollups } : {}),
     });
     const candidate: IndexEntry = {
       name: input.name,
@@ -115,7 +118,22 @@ export class LoadIndexUseCase {
       snapshot: built.snapshot,
       version,
       updatedAt: new Date().toISOString(),
+      ...(built.rollups?.length ? { rollups: built.rollups } : {}),
     };
+    const { entry } = await this.publish(candidate, stillHeld);
+    return {
+      entry,
+      rowsRead: built.rowsRead,
+      rowsRejected: built.rowsRejected,
+      ...(built.rejectsFile ? { rejectsFile: built.rejectsFile } : {}),
+      ...(built.unreadLines ? { unreadLines: built.unreadLines } : {}),
+      ...(built.typeNotes ? { typeNotes: built.typeNotes } : {}),
+      ...(built.droppedRollups ? { droppedRollups: built.droppedRollups } : {}),
+    };
+  }
+
+  /** Makes a built candidate searchable, publishes it, then retires and prunes what it replaces. */
+  private async publish(candidate: IndexEntry, stillHeld: () => void) {
     await this.search.prepare(candidate);
     stillHeld();
     const { entry, previous } = await this.catalog.publishIndex({
@@ -125,6 +143,7 @@ export class LoadIndexUseCase {
       views: candidate.views,
       recordCount: candidate.recordCount,
       snapshot: candidate.snapshot,
+      ...(candidate.rollups?.length ? { rollups: candidate.rollups } : {}),
     });
     // Keep the previous version: a process may still be loading it; older ones go unless saved reports run
     // on them, and so do the temporary files of loads that crashed (only this lock's holder may touch the folder).
@@ -135,14 +154,37 @@ export class LoadIndexUseCase {
       ...(previous ? [previous.snapshot] : []),
       ...kept.map((k) => k.snapshot),
     ]);
-    return {
-      entry,
-      rowsRead: built.rowsRead,
-      rowsRejected: built.rowsRejected,
-      ...(built.rejectsFile ? { rejectsFile: built.rejectsFile } : {}),
-      ...(built.unreadLines ? { unreadLines: built.unreadLines } : {}),
-      ...(built.typeNotes ? { typeNotes: built.typeNotes } : {}),
-    };
+    return { entry, previous, kept };
+  }
+
+  /**
+   * Publishes the current version's records again with the rollups `change` returns built in (each is
+   * built at once; one that fails publishes nothing). Dropping the last ones keeps the snapshot as is.
+   */
+  changeRollups(name: string, change: (current: IndexEntry) => RollupDef[]): Promise<IndexEntry> {
+    return this.locked(name, async (stillHeld) => {
+      const current = await this.catalog.getIndex(name);
+      if (!current) throw AppError.notFound(`Index "${name}" not found`);
+      const rollups = change(current);
+      const kept = current.rollups ?? [];
+      // A drop needs no build: the version's file keeps the dropped table, which nothing matches any more.
+      const dropOnly = rollups.every((r) => kept.some((k) => k.name === r.name));
+      const snapshot = dropOnly
+        ? current.snapshot
+        : await this.snapshots.withRollups(current.snapshot, fieldsOf(current), rollups);
+      const { version: _v, updatedAt: _u, rollups: _r, ...rest } = current;
+      const { entry } = await this.publish(
+        {
+          ...rest,
+          snapshot,
+          version: current.version + 1,
+          updatedAt: new Date().toISOString(),
+          ...(rollups.length ? { rollups } : {}),
+        },
+        stillHeld,
+      );
+      return entry;
+    });
   }
 
   /**

@@ -1,3 +1,4 @@
+import type { RollupDef } from '@quarry/metadata-store';
 import type { FieldDef, DateGrain, FieldType } from '@quarry/query-language';
 
 /** How a load reads its source: every option of `quarry index load` that shapes the rows. */
@@ -25,6 +26,8 @@ export interface SnapshotBuildInput extends SourceOptions {
   /** Append to this published version (same fields). */
   append?: { snapshot: string; fields: FieldDef[] };
   onProgress?: (fraction: number) => void;
+  /** Rollups to build with the version; one reading a field the version lacks is dropped (droppedRollups). */
+  rollups?: RollupDef[];
 }
 
 export interface BuiltSnapshotInfo {
@@ -43,6 +46,10 @@ export interface BuiltSnapshotInfo {
    * its `line` in a CSV or JSON Lines file, else by its `record` (from 1).
    */
   typeNotes?: Array<{ column: string; wanted: FieldDef['type']; line?: number; record?: number; value: string }>;
+  /** The rollups built. */
+  rollups?: RollupDef[];
+  /** Rollups not built: a field they read is gone (or no longer a number). */
+  droppedRollups?: Array<{ name: string; missing: string[] }>;
 }
 
 /**
@@ -60,6 +67,8 @@ export interface SnapshotBuilder {
   prune(name: string, keep: readonly string[]): void;
   /** Bytes of a snapshot file (relative to the data directory); 0 when it is gone. */
   sizeOf(snapshot: string): number;
+  /** A published snapshot's records under a new snapshot with exactly `rollups` built; returns it. */
+  withRollups(snapshot: string, fields: FieldDef[], rollups: RollupDef[]): Promise<string>;
 }
 
 /**

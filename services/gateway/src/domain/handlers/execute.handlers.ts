@@ -48,7 +48,8 @@ async function answer(
   trace: RequestTrace,
 ): Promise<MethodResult> {
   const returned = returnedOf(ran.data);
-  if (!save) return { data: ran.data, cache: ran.cache, returned };
+  const servedBy = ran.servedBy ? { servedBy: ran.servedBy } : {};
+  if (!save) return { data: ran.data, cache: ran.cache, returned, ...servedBy };
   const report = await services.saveReport(
     caller,
     {
@@ -64,5 +65,5 @@ async function answer(
     },
     trace,
   );
-  return { data: { ...ran.data, report }, cache: ran.cache, returned };
+  return { data: { ...ran.data, report }, cache: ran.cache, returned, ...servedBy };
 }

@@ -1,6 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { attachableFile, buildSnapshot, pruneSnapshots } from '@quarry/snapshots';
+import type { RollupDef } from '@quarry/metadata-store';
+import type { FieldDef } from '@quarry/query-language';
+import { attachableFile, buildSnapshot, pruneSnapshots, rebuildWithRollups } from '@quarry/snapshots';
 import type { BuiltSnapshotInfo, SnapshotBuildInput, SnapshotBuilder } from '../../ports/snapshot-builder.port';
 
 /** Snapshots as DuckDB files under the data directory (@quarry/snapshots does the building). */
@@ -29,5 +31,9 @@ export class DuckDbSnapshotBuilder implements SnapshotBuilder {
       }
     };
     return size(snapshot) + (size(snapshot) > 0 ? size(attachableFile(snapshot)) : 0);
+  }
+
+  withRollups(snapshot: string, fields: FieldDef[], rollups: RollupDef[]): Promise<string> {
+    return rebuildWithRollups(this.dataDir, snapshot, fields, rollups);
   }
 }

@@ -1,0 +1,180 @@
+#!/usr/bin/env node
+// Rollups: flights-3m.parquet (and copies of it at 30M rows with --sizes 3,30, the dates shifted a year
+// per copy as bench/scale.bench.js makes them), each size in one run:
+// - load: `quarry index load` without a rollup, then again with one (origin x month: Count, Sum(delay),
+//   distinct destinations) beside DuckDB's own CREATE TABLE AS from the Parquet file into a fresh file;
+// - the covered crosstab (origin x month, the three totals, subtotals) through CROSSTAB.EXECUTE with
+//   cache: false, answered from the rollup (meta.servedBy checked), the first call after a start and the
+//   p50 of the following ones, beside the same crosstab by hand on DuckDB over its own table (one
+//   GROUPING SETS query, first call after reopening the file, then p50), and beside Quarry's scan (the
+//   rollup dropped).
+// Heavy: run under `flock /tmp/quarry-heavy.lock`.
+// Usage: npm run build && node bench/rollups.bench.js [--sizes 3,30] [--runs 9]
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { DuckDBInstance } = require('@duckdb/node-api');
+const { VEGA, cli, copyFlights, benchToken, startServer, fmt, FLIGHTS_CROSSTABS, FLIGHTS_BY_MONTH } = require('./lib');
+
+const arg = (name, fallback) => {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? process.argv[i + 1] : fallback;
+};
+const SIZES = arg('--sizes', '3').split(',').map(Number);
+const RUNS = Number(arg('--runs', '9'));
+const SOURCE = path.join(VEGA, 'flights-3m.parquet');
+const q = (s) => `'${s.replace(/'/g, "''")}'`;
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const PARAMS = { ...FLIGHTS_CROSSTABS.measures.params, subtotals: true, cache: false };
+const HAND = FLIGHTS_CROSSTABS.measures.hand.replace(/GROUP BY .*$/, `GROUP BY ${FLIGHTS_BY_MONTH}`);
+
+async function call(port, token, params) {
+  const res = await fetch(`http://127.0.0.1:${port}/api/v1`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'CROSSTAB.EXECUTE',
+      params: { index: 'flights', ...params },
+    }),
+  });
+  const body = await res.json();
+  if (body.error) throw new Error(JSON.stringify(body.error));
+  return body.result.meta;
+}
+
+/** First call after a fresh start, then the p50 of RUNS more; checks who answered. */
+async function served(env, token, expectServedBy) {
+  const server = await startServer(env);
+  try {
+    const t = performance.now();
+    const meta = await call(server.port, token, PARAMS);
+    const first = performance.now() - t;
+    if ((meta.servedBy ?? null) !== expectServedBy)
+      throw new Error(`servedBy ${meta.servedBy} (expected ${expectServedBy})`);
+    const ms = [];
+    for (let i = 0; i < RUNS; i++) {
+      const s = performance.now();
+      await call(server.port, token, PARAMS);
+      ms.push(performance.now() - s);
+    }
+    return { first, p50: median(ms) };
+  } finally {
+    server.child.kill('SIGTERM');
+    await new Promise((r) => server.child.once('exit', r));
+  }
+}
+
+async function byHand(dbFile) {
+  const t = performance.now();
+  const db = await DuckDBInstance.create(dbFile, { access_mode: 'READ_ONLY', threads: '2' });
+  const c = await db.connect();
+  await c.runAndReadAll(HAND);
+  const first = performance.now() - t;
+  const ms = [];
+  for (let i = 0; i < RUNS; i++) {
+    const s = performance.now();
+    await c.runAndReadAll(HAND);
+    ms.push(performance.now() - s);
+  }
+  c.closeSync();
+  db.closeSync();
+  return { first, p50: median(ms) };
+}
+
+async function timed(fn) {
+  const t = performance.now();
+  await fn();
+  return performance.now() - t;
+}
+
+async function runSize(millions, work) {
+  let file = SOURCE;
+  if (millions !== 3) {
+    file = path.join(work, `flights-${millions}m.parquet`);
+    await copyFlights(millions, file, work);
+  }
+  const env = { QUARRY_DATA_DIR: path.join(work, `data-${millions}`) };
+  const load = ['index', 'load', 'flights', file, '--type', 'date=date:month', '--view', 'Destinations=destination'];
+  const dbFile = path.join(work, `hand-${millions}.duckdb`);
+  const handLoad = await timed(async () => {
+    const db = await DuckDBInstance.create(dbFile);
+    const c = await db.connect();
+    await c.run(`CREATE TABLE flights AS SELECT * FROM read_parquet(${q(file)})`);
+    c.closeSync();
+    db.closeSync();
+  });
+  const plainLoad = await timed(() => cli(load, env));
+  const addMs = await timed(() =>
+    cli(
+      [
+        'index',
+        'rollup',
+        'add',
+        'flights',
+        '--rows',
+        'origin',
+        '--columns',
+        'date:month',
+        '--totals',
+        'count,sum:delay,countDistinct:destination',
+        '--name',
+        'om',
+      ],
+      env,
+    ),
+  );
+  const rollupLoad = await timed(() => cli(load, env));
+  const token = await benchToken(env);
+  const fromRollup = await served(env, token, 'om');
+  const hand = await byHand(dbFile);
+  await cli(['index', 'rollup', 'drop', 'flights', 'om'], env);
+  const scan = await served(env, token, null);
+  return {
+    load: {
+      rows: `${millions}M`,
+      'DuckDB CREATE TABLE ms': fmt(handLoad),
+      'quarry index load ms': fmt(plainLoad),
+      'ratio (target <= 2)': fmt(plainLoad / handLoad),
+      'load with the rollup ms': fmt(rollupLoad),
+      'rollup adds': `${fmt(((rollupLoad - plainLoad) / plainLoad) * 100)} %`,
+      'rollup add (CLI) ms': fmt(addMs),
+    },
+    crosstab: {
+      rows: `${millions}M`,
+      'DuckDB by hand first ms': fmt(hand.first),
+      'DuckDB by hand p50 ms': fmt(hand.p50),
+      'rollup first ms': fmt(fromRollup.first),
+      'rollup p50 ms': fmt(fromRollup.p50),
+      'p50 ratio (target <= 0.1)': fmt(fromRollup.p50 / hand.p50),
+      'first ratio': fmt(fromRollup.first / hand.first),
+      'scan first ms': fmt(scan.first),
+      'scan p50 ms': fmt(scan.p50),
+    },
+  };
+}
+
+async function main() {
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-bench-rollups-'));
+  try {
+    const loads = [];
+    const crosstabs = [];
+    for (const m of SIZES) {
+      const r = await runSize(m, work);
+      loads.push(r.load);
+      crosstabs.push(r.crosstab);
+    }
+    console.table(loads);
+    console.table(crosstabs);
+    console.log(`crosstab: ${HAND}`);
+    console.log(`${RUNS} calls after the first; cores: ${os.cpus().length}; node ${process.version}`);
+  } finally {
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

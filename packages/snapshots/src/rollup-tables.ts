@@ -1,0 +1,95 @@
+import type { RollupDef } from '@quarry/metadata-store';
+import { ident, literal, wordsColumn } from './sql';
+
+/**
+ * Rollups as stored in a version's DuckDB file: one table per rollup, the records grouped by the
+ * rollup's fields (a date truncated to its grain, in the column's own type) and by every field it
+ * counts distinct values of (so a distinct count over any set of its groups stays exact), with one
+ * partial aggregate per total: what a scan's pre-aggregate computes per record, added up per group.
+ */
+
+/** A rollup built into a version: its definition, its table and each date field's stored grain. */
+export interface BuiltRollup {
+  def: RollupDef;
+  table: string;
+  /** Date fields on the rollup's axes and the grain they were truncated to (the field's own when not given). */
+  grains: Record<string, string>;
+}
+
+/** Columns of a rollup table beside its fields. */
+export const ROLLUP_COUNT = '__n';
+export const rollupSumColumn = (field: string) => ident(`__sum:${field}`);
+export const rollupCountColumn = (field: string) => ident(`__count:${field}`);
+export const rollupMinColumn = (field: string) => ident(`__min:${field}`);
+export const rollupMaxColumn = (field: string) => ident(`__max:${field}`);
+
+/** The fields a rollup groups by: its rows and columns, then the fields it counts distinct values of. */
+export function rollupKeyFields(def: RollupDef): string[] {
+  const keys = [...def.rows, ...def.columns.map((c) => c.field)];
+  for (const t of def.totals) if (t.kind === 'countDistinct' && t.field && !keys.includes(t.field)) keys.push(t.field);
+  return keys;
+}
+
+/** Every field a rollup reads; a load that no longer has one of them drops the rollup. */
+export function rollupFields(def: RollupDef): string[] {
+  return [...new Set([...rollupKeyFields(def), ...def.totals.flatMap((t) => (t.field ? [t.field] : []))])];
+}
+
+type Field = { name: string; type: string; grain?: string };
+
+/**
+ * The statement creating a rollup's table from `records` (a table with the snapshot's columns and words
+ * columns, whose DuckDB types are `columnTypes`).
+ */
+export function rollupTableSql(
+  def: RollupDef,
+  table: string,
+  records: string,
+  fields: readonly Field[],
+  columnTypes: ReadonlyMap<string, string>,
+): { sql: string; grains: Record<string, string> } {
+  const byName = new Map(fields.map((f) => [f.name, f]));
+  const grains: Record<string, string> = {};
+  const keys: string[] = [];
+  const axes = new Set([...def.rows, ...def.columns.map((c) => c.field)]);
+  for (const name of rollupKeyFields(def)) {
+    const f = byName.get(name);
+    if (!f) throw new Error(`rollup "${def.name}": no field "${name}"`);
+    const col = ident(name);
+    // A date only counted distinct is kept whole: its distinct values are the records'.
+    if (f.type === 'date' && axes.has(name)) {
+      const grain = def.columns.find((c) => c.field === name)?.grain ?? f.grain ?? 'day';
+      grains[name] = grain;
+      // The column keeps its type, so a crosstab's date SQL reads the rollup as it reads the records.
+      keys.push(`CAST(date_trunc(${literal(grain)}, ${col}) AS ${columnTypes.get(name) ?? 'TIMESTAMP'}) AS ${col}`);
+    } else keys.push(col);
+    // A word match on the field reads the words column: kept beside the value it derives from.
+    if (f.type === 'string') keys.push(wordsColumn(name));
+  }
+  const measures = [`count(*) AS ${ROLLUP_COUNT}`];
+  const add = (sql: string) => {
+    if (!measures.includes(sql)) measures.push(sql);
+  };
+  for (const t of def.totals) {
+    if (!t.field || t.kind === 'countDistinct') continue;
+    const f = byName.get(t.field);
+    if (!f) throw new Error(`rollup "${def.name}": no field "${t.field}"`);
+    const col = ident(t.field);
+    const count = f.type === 'string' ? `count(nullif(${col}, ''))` : `count(${col})`;
+    add(`${count} AS ${rollupCountColumn(t.field)}`);
+    if (t.kind === 'sum' || t.kind === 'average')
+      add(`${f.type === 'number' ? 'fsum' : 'sum'}(${col}) AS ${rollupSumColumn(t.field)}`);
+    if (t.kind === 'min') add(`min(${col}) AS ${rollupMinColumn(t.field)}`);
+    if (t.kind === 'max') add(`max(${col}) AS ${rollupMaxColumn(t.field)}`);
+  }
+  const groupBy = keys.length ? ` GROUP BY ${keys.map((_, i) => i + 1).join(', ')}` : '';
+  return {
+    sql: `CREATE TABLE ${ident(table)} AS SELECT ${[...keys, ...measures].join(', ')} FROM ${records}${groupBy}`,
+    grains,
+  };
+}
+
+/** The table name of a version's i-th rollup. */
+export function rollupTableName(i: number): string {
+  return `quarry_rollup_${i}`;
+}

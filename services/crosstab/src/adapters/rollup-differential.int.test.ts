@@ -1,0 +1,245 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { IndexCatalog, IndexEntry, RollupDef } from '@quarry/metadata-store';
+import type { Reader } from '@quarry/query-language';
+import type { ResultCache } from '@quarry/result-cache';
+import { SnapshotEngine } from '@quarry/snapshots';
+import { builtEntry } from '@quarry/testkit';
+import { mulberry32 } from '../../../../tests/support/seeded-random';
+import { crosstabInput, type SentCrosstab } from '../../test-support/crosstab-input';
+import { RunCrosstabUseCase } from '../domain/run-crosstab.use-case';
+import { DuckDbPivotEngine } from './duckdb-pivot-engine.adapter';
+
+/*
+ * A differential test: seeded random crosstabs (subtotals, showAs, rowLimit and filters, value order,
+ * date groups, realms, filters) over the same version, once with its rollups and once without, the
+ * JSON tables (cells, totals, drill queries) compared value by value. Covered ones must say which
+ * rollup answered; the others (a median, a filter on a field the rollup lacks, a time zone a
+ * truncated date cannot answer) must scan.
+ */
+
+type Rec = Record<string, unknown>;
+
+function records(n: number): Rec[] {
+  const rnd = mulberry32(44);
+  const pick = <T>(xs: T[]): T => xs[Math.floor(rnd() * xs.length)];
+  const start = Date.UTC(2023, 0, 1);
+  return Array.from({ length: n }, () => {
+    const ms = start + Math.floor(rnd() * 700) * 86_400_000 + pick([0, 1, 22, 23]) * 3_600_000 + 15 * 60_000;
+    return {
+      at: rnd() < 0.05 ? null : new Date(ms).toISOString().slice(0, 19).replace('T', ' '),
+      day: rnd() < 0.05 ? null : new Date(ms).toISOString().slice(0, 10),
+      kind: pick(['alpha', 'Alpha', 'beta', 'gamma delta', '', null]),
+      region: pick(['North', 'South', 'East', 'West', null]),
+      code: pick(['SFO', 'LAX', 'ord', 'Ord', 'JFK', '', null]),
+      amount: rnd() < 0.1 ? null : Math.round((rnd() * 400 - 100) * 1000) / 1000,
+      qty: rnd() < 0.1 ? null : Math.floor(rnd() * 90) - 10,
+    };
+  });
+}
+
+const ROLLUPS: RollupDef[] = [
+  {
+    name: 'by_kind_region_month',
+    rows: ['kind', 'region'],
+    columns: [{ field: 'at', grain: 'month' }],
+    totals: [
+      { kind: 'count' },
+      { kind: 'sum', field: 'amount' },
+      { kind: 'sum', field: 'qty' },
+      { kind: 'average', field: 'amount' },
+      { kind: 'min', field: 'qty' },
+      { kind: 'max', field: 'amount' },
+      { kind: 'countDistinct', field: 'code' },
+    ],
+  },
+  {
+    name: 'by_region_day',
+    rows: ['region'],
+    columns: [{ field: 'day' }],
+    totals: [{ kind: 'count' }, { kind: 'sum', field: 'qty' }, { kind: 'average', field: 'qty' }],
+  },
+];
+
+const close = (a: unknown, b: unknown) =>
+  typeof a === 'number' && typeof b === 'number'
+    ? Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(a), Math.abs(b))
+    : a === b;
+
+/** Equal JSON, numbers to 9 digits (a compensated sum of partial sums may differ in the last bits). */
+function sameJson(got: unknown, want: unknown, at: string): void {
+  if (Array.isArray(want)) {
+    if (!Array.isArray(got) || got.length !== want.length)
+      throw new Error(`${at}: ${JSON.stringify(got)} vs ${JSON.stringify(want)}`);
+    want.forEach((w, i) => sameJson(got[i], w, `${at}[${i}]`));
+    return;
+  }
+  if (want !== null && typeof want === 'object') {
+    if (got === null || typeof got !== 'object') throw new Error(`${at}: ${JSON.stringify(got)} vs an object`);
+    const keys = Object.keys(want).sort();
+    expect(Object.keys(got).sort()).toEqual(keys);
+    for (const k of keys) sameJson((got as Rec)[k], (want as Rec)[k], `${at}.${k}`);
+    return;
+  }
+  if (!close(got, want)) throw new Error(`${at}: got ${JSON.stringify(got)}, want ${JSON.stringify(want)}`);
+}
+
+const SHOW_AS = ['value', 'percentOfGrandTotal', 'percentOfRowTotal', 'percentOfColumnTotal', 'runningTotal'] as const;
+
+/** A random crosstab over the rollups' fields, sometimes with something no rollup covers. */
+function randomCrosstab(rnd: () => number): { sent: SentCrosstab; realm?: string } {
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)];
+  const onDay = rnd() < 0.3;
+  const rows = onDay ? ['region'] : pick([['kind'], ['region'], ['kind', 'region'], ['region', 'kind']]);
+  const columns = onDay
+    ? pick([[{ field: 'day' }], [{ field: 'day', dateGroup: 'month' }], [{ field: 'day', dateGroup: 'dayOfWeek' }], []])
+    : pick([
+        [{ field: 'at', dateGroup: 'month' }],
+        [{ field: 'at', dateGroup: 'quarter' }],
+        [{ field: 'at', dateGroup: 'year' }],
+        [{ field: 'at', dateGroup: 'monthOfYear' }],
+        [{ field: 'at', dateGroup: 'day' }],
+        [],
+      ]);
+  const totals = onDay
+    ? [
+        { aggregationType: 'Count' },
+        { aggregationType: 'Sum', field: 'qty' },
+        { aggregationType: 'Average', field: 'qty' },
+      ]
+    : [
+        { aggregationType: 'Count' },
+        { aggregationType: 'Sum', field: 'amount' },
+        { aggregationType: 'Sum', field: 'qty' },
+        { aggregationType: 'Average', field: 'amount' },
+        { aggregationType: 'Min', field: 'qty' },
+        { aggregationType: 'Max', field: 'amount' },
+        { aggregationType: 'CountDistinct', field: 'code' },
+        { aggregationType: 'Median', field: 'amount' },
+      ];
+  const chosen = totals
+    .filter(() => rnd() < 0.45)
+    .slice(0, 3)
+    .map((t) => ({ ...t, showAs: pick(SHOW_AS) }));
+  if (chosen.length === 0) chosen.push({ ...totals[0], showAs: 'value' });
+  const queries = onDay
+    ? ['*', 'region:north', 'NOT region:east', 'qty:>10']
+    : ['*', 'kind:alpha', 'region:north OR kind:beta', 'code:sfo', 'kind:delta', 'qty:>10'];
+  const sent: SentCrosstab = {
+    rows,
+    ...(columns.length ? { columns } : {}),
+    totals: chosen,
+    query: pick(queries),
+    subtotals: rnd() < 0.5,
+    format: 'json',
+    timeZone: rnd() < 0.8 ? 'UTC' : 'Asia/Tokyo',
+  } as SentCrosstab;
+  if (rnd() < 0.3) Object.assign(sent, { rowLimit: 2, rowOrder: { by: 'value', measure: 0, direction: 'desc' } });
+  if (rnd() < 0.2) Object.assign(sent, { rowFilter: { measure: 0, op: '>', value: 50 } });
+  const realm = rnd() < 0.2 ? pick(['region:south OR region:west', 'qty:<50']) : undefined;
+  return { sent, ...(realm ? { realm } : {}) };
+}
+
+const noCache: ResultCache = { enabled: false, get: () => undefined, set: () => undefined };
+
+describe('crosstabs answered from rollups equal their scans', () => {
+  let dir: string;
+  let engine: SnapshotEngine;
+  let withRollups: IndexEntry;
+  let plain: IndexEntry;
+
+  beforeAll(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'q-rollups-'));
+    engine = new SnapshotEngine(dir);
+    const file = path.join(dir, 'events.json');
+    fs.writeFileSync(file, JSON.stringify(records(6000)));
+    withRollups = {
+      ...(await builtEntry({
+        name: 'events',
+        file,
+        dataDir: dir,
+        types: { day: 'date' },
+        views: [],
+        rollups: ROLLUPS,
+      })),
+      rollups: ROLLUPS,
+    };
+    // The same snapshot: the catalog entry without rollups is what a scan reads.
+    plain = { ...withRollups, rollups: undefined };
+  }, 120_000);
+
+  afterAll(async () => {
+    await engine.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  const run = (entry: IndexEntry, sent: SentCrosstab, realm?: string) => {
+    const catalog = { getIndex: async () => entry } as unknown as IndexCatalog;
+    const reader: Reader = { admin: false, indexes: ['*'], realms: realm ? [{ index: 'events', query: realm }] : [] };
+    return new RunCrosstabUseCase(catalog, new DuckDbPivotEngine(engine), noCache).run(
+      reader,
+      crosstabInput({ index: 'events', ...sent }),
+      'json',
+    );
+  };
+
+  it('every random crosstab: the same table, from a rollup where one covers it', async () => {
+    const rnd = mulberry32(2026);
+    let served = 0;
+    const cases = 120;
+    for (let i = 0; i < cases; i++) {
+      const { sent, realm } = randomCrosstab(rnd);
+      const scan = await run(plain, sent, realm);
+      const fromRollup = await run(withRollups, sent, realm);
+      expect(scan.servedBy).toBeUndefined();
+      const at = `case ${i} ${JSON.stringify({ sent, realm, servedBy: fromRollup.servedBy })}`;
+      sameJson(JSON.parse(String(fromRollup.payload)), JSON.parse(String(scan.payload)), at);
+      const uncoverable =
+        sent.query === 'qty:>10' ||
+        realm === 'qty:<50' ||
+        sent.totals.some((t) => 'aggregationType' in t && t.aggregationType === 'Median') ||
+        (sent.timeZone !== 'UTC' && JSON.stringify(sent.columns ?? []).includes('"at"'));
+      if (uncoverable) expect({ at, servedBy: fromRollup.servedBy }).toEqual({ at, servedBy: undefined });
+      if (fromRollup.servedBy) served++;
+    }
+    // Most random crosstabs are covered: the comparison is not of scans with scans.
+    expect(served).toBeGreaterThan(cases / 3);
+  }, 300_000);
+
+  it('names the rollup that answered, the smaller one when two cover a crosstab', async () => {
+    const byRegion = await run(withRollups, {
+      rows: ['region'],
+      totals: [{ aggregationType: 'Count' }],
+      format: 'json',
+    });
+    expect(byRegion.servedBy).toBe('by_region_day');
+    const byKind = await run(withRollups, {
+      rows: ['kind'],
+      columns: [{ field: 'at', dateGroup: 'year' }],
+      totals: [{ aggregationType: 'CountDistinct', field: 'code' }],
+      format: 'json',
+    });
+    expect(byKind.servedBy).toBe('by_kind_region_month');
+    // Days of a rollup kept by month cannot be told apart: the records are scanned.
+    const byDay = await run(withRollups, {
+      rows: ['kind'],
+      columns: [{ field: 'at', dateGroup: 'day' }],
+      totals: [{ aggregationType: 'Count' }],
+      format: 'json',
+    });
+    expect(byDay.servedBy).toBeUndefined();
+  });
+
+  it('a rollup dropped from the catalog is no longer matched, though its table is still in the file', async () => {
+    const dropped: IndexEntry = { ...withRollups, rollups: ROLLUPS.filter((r) => r.name !== 'by_region_day') };
+    const r = await run(dropped, { rows: ['region'], totals: [{ aggregationType: 'Count' }], format: 'json' });
+    expect(r.servedBy).toBe('by_kind_region_month');
+    const none = await run(
+      { ...withRollups, rollups: [] },
+      { rows: ['region'], totals: [{ aggregationType: 'Count' }], format: 'json' },
+    );
+    expect(none.servedBy).toBeUndefined();
+    sameJson(JSON.parse(String(r.payload)), JSON.parse(String(none.payload)), 'dropped');
+  });
+});
