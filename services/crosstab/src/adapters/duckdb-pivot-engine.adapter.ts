@@ -3,7 +3,14 @@ import type { QueryNode } from '@quarry/query-language';
 import { compileWhere, ident, type LoadedTable, type Row, type SnapshotEngine } from '@quarry/snapshots';
 import type { AxisValue } from '../domain/axis-value';
 import { crosstabCells, type AxisSpec, type CrosstabSpec } from '../domain/crosstab-spec';
-import type { DrillFacts, KeysAtLeast, PivotEngine, PivotResult, PivotRestriction } from '../ports/pivot-engine.port';
+import type {
+  DrillFacts,
+  KeysAtLeast,
+  OuterExclusion,
+  PivotEngine,
+  PivotResult,
+  PivotRestriction,
+} from '../ports/pivot-engine.port';
 import { estimateKeys } from './pivot-key-estimate';
 import { PivotPlan } from './pivot-plan';
 import { fromGroupingSets, JS_ROLLUP_MAX_WORK, rollUpInJs } from './pivot-rollup';
@@ -68,9 +75,17 @@ export class DuckDbPivotEngine implements PivotEngine {
     const w = compileWhere(where, table);
     const member = (axes: AxisSpec[], values: readonly AxisValue[] | undefined, name: string) =>
       values && axes.length ? [memberSql(axes[0], values, table.columnTypes, spec.timeZone, name)] : [];
+    // NOT of a membership that is null for a blank key not listed: coalesce keeps that record.
+    const notMember = (x: OuterExclusion | undefined, name: string) => {
+      if (!x) return [];
+      const m = memberSql(x.axis, x.values, table.columnTypes, spec.timeZone, name);
+      return [{ sql: `NOT coalesce(${m.sql}, false)`, params: m.params }];
+    };
     const tests = [
       ...member(spec.rows, restrict.rows, '__kept_rows'),
       ...member(spec.columns, restrict.columns, '__kept_columns'),
+      ...notMember(restrict.notRows, '__other_rows'),
+      ...notMember(restrict.notColumns, '__other_columns'),
     ];
     const restricted: BoundWhere = {
       sql: [w.sql, ...tests.map((t) => t.sql)].join(' AND '),

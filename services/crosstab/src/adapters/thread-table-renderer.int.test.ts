@@ -25,6 +25,8 @@ function spec(subtotals = false): CrosstabSpec {
     columnOrder: { by: 'label', measure: 0, direction: 'asc' },
     rowLimit: null,
     columnLimit: null,
+    otherRow: false,
+    otherColumn: false,
   };
 }
 

@@ -44,6 +44,8 @@ function spec(over: Partial<CrosstabSpec> = {}): CrosstabSpec {
     columnOrder: { by: 'label', measure: 0, direction: 'asc' },
     rowLimit: null,
     columnLimit: null,
+    otherRow: false,
+    otherColumn: false,
     ...over,
   };
 }

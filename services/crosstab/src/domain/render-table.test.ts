@@ -66,6 +66,8 @@ function spec(rows: string[], columns: string[], over: Partial<CrosstabSpec> = {
     columnOrder: { by: 'label', measure: 0, direction: 'asc' },
     rowLimit: null,
     columnLimit: null,
+    otherRow: false,
+    otherColumn: false,
     ...over,
   };
 }

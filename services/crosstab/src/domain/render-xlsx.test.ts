@@ -65,6 +65,8 @@ function spec(rows: string[], columns: string[], totals: TotalSpec[]): CrosstabS
     columnOrder: { by: 'label', measure: 0, direction: 'asc' },
     rowLimit: null,
     columnLimit: null,
+    otherRow: false,
+    otherColumn: false,
   };
 }
 
