@@ -137,6 +137,12 @@ export interface CrosstabExecuteParams {
             width: number;
             origin?: number;
           };
+          /**
+           * A manual order of this axis's keys (e.g. ["Critical", "High", "Medium", "Low"]): listed keys first in this order, keys not listed after them in the default order; a listed value that does not occur is absent. rowLimit / columnLimit keep the first keys in this order. reverse reverses the listed order (unlisted keys still follow).
+           *
+           * @maxItems 1000
+           */
+          order?: (string | number | boolean | null)[];
         }
     ),
     ...(
@@ -156,6 +162,12 @@ export interface CrosstabExecuteParams {
             width: number;
             origin?: number;
           };
+          /**
+           * A manual order of this axis's keys (e.g. ["Critical", "High", "Medium", "Low"]): listed keys first in this order, keys not listed after them in the default order; a listed value that does not occur is absent. rowLimit / columnLimit keep the first keys in this order. reverse reverses the listed order (unlisted keys still follow).
+           *
+           * @maxItems 1000
+           */
+          order?: (string | number | boolean | null)[];
         }
     )[]
   ];
@@ -176,6 +188,12 @@ export interface CrosstabExecuteParams {
       width: number;
       origin?: number;
     };
+    /**
+     * A manual order of this axis's keys (e.g. ["Critical", "High", "Medium", "Low"]): listed keys first in this order, keys not listed after them in the default order; a listed value that does not occur is absent. rowLimit / columnLimit keep the first keys in this order. reverse reverses the listed order (unlisted keys still follow).
+     *
+     * @maxItems 1000
+     */
+    order?: (string | number | boolean | null)[];
   }[];
   /**
    * @minItems 1
@@ -196,6 +214,9 @@ export interface CrosstabExecuteParams {
        */
       dynamicView?: string;
       name?: string;
+      /**
+       * How values are shown: percentOfParentRow / percentOfParentColumn are shares of the enclosing subtotal group along that axis (of the Total at the outermost level); rankInColumn / rankInRow rank siblings 1 = largest, ties sharing the rank as Excel RANK.EQ does; movingAverage averages the key and the window - 1 before it along the row order.
+       */
       showAs?:
         | "value"
         | "percentOfGrandTotal"
@@ -203,7 +224,16 @@ export interface CrosstabExecuteParams {
         | "percentOfColumnTotal"
         | "runningTotal"
         | "differenceFromPrevious"
-        | "percentDifferenceFromPrevious";
+        | "percentDifferenceFromPrevious"
+        | "percentOfParentRow"
+        | "percentOfParentColumn"
+        | "rankInColumn"
+        | "rankInRow"
+        | "movingAverage";
+      /**
+       * With showAs movingAverage (required there): how many rows it averages.
+       */
+      window?: number;
       /**
        * With Percentile: which one, continuous (as quantile_cont and PERCENTILE.INC).
        */
@@ -212,40 +242,6 @@ export interface CrosstabExecuteParams {
        * A calculated total: other totals by name in brackets, numbers, + - * / and parentheses ("[Cost] / [Strikes]"); needs name.
        */
       formula?: string;
-      /**
-       * How the total's numbers are written (Intl.NumberFormat options, en-US) in HTML, XLSX (as an Excel number format; cells stay numbers), PDF and charts; JSON keeps raw numbers. With style percent a value of 0.25 reads 25% (a total shown as a percentage of something is already out of 100 and reads as such).
-       */
-      format?: {
-        style?: "decimal" | "percent" | "currency" | "unit";
-        /**
-         * With style currency: the ISO 4217 code.
-         */
-        currency?: string;
-        /**
-         * With style unit: a unit Intl.NumberFormat knows (kilometer, liter-per-kilometer, …).
-         */
-        unit?: string;
-        minimumFractionDigits?: number;
-        maximumFractionDigits?: number;
-        notation?: "standard" | "compact";
-      };
-      /**
-       * @maxItems 10
-       */
-      highlight?: {
-        when: {
-          op: ">" | ">=" | "<" | "<=" | "=" | "!=";
-          value: number;
-        };
-        color: string;
-      }[];
-      /**
-       * Colours each body cell between from (the total's lowest shown value) and to (its highest).
-       */
-      colorScale?: {
-        from: string;
-        to: string;
-      };
     },
     ...{
       /**
@@ -261,6 +257,9 @@ export interface CrosstabExecuteParams {
        */
       dynamicView?: string;
       name?: string;
+      /**
+       * How values are shown: percentOfParentRow / percentOfParentColumn are shares of the enclosing subtotal group along that axis (of the Total at the outermost level); rankInColumn / rankInRow rank siblings 1 = largest, ties sharing the rank as Excel RANK.EQ does; movingAverage averages the key and the window - 1 before it along the row order.
+       */
       showAs?:
         | "value"
         | "percentOfGrandTotal"
@@ -268,7 +267,16 @@ export interface CrosstabExecuteParams {
         | "percentOfColumnTotal"
         | "runningTotal"
         | "differenceFromPrevious"
-        | "percentDifferenceFromPrevious";
+        | "percentDifferenceFromPrevious"
+        | "percentOfParentRow"
+        | "percentOfParentColumn"
+        | "rankInColumn"
+        | "rankInRow"
+        | "movingAverage";
+      /**
+       * With showAs movingAverage (required there): how many rows it averages.
+       */
+      window?: number;
       /**
        * With Percentile: which one, continuous (as quantile_cont and PERCENTILE.INC).
        */
@@ -277,40 +285,6 @@ export interface CrosstabExecuteParams {
        * A calculated total: other totals by name in brackets, numbers, + - * / and parentheses ("[Cost] / [Strikes]"); needs name.
        */
       formula?: string;
-      /**
-       * How the total's numbers are written (Intl.NumberFormat options, en-US) in HTML, XLSX (as an Excel number format; cells stay numbers), PDF and charts; JSON keeps raw numbers. With style percent a value of 0.25 reads 25% (a total shown as a percentage of something is already out of 100 and reads as such).
-       */
-      format?: {
-        style?: "decimal" | "percent" | "currency" | "unit";
-        /**
-         * With style currency: the ISO 4217 code.
-         */
-        currency?: string;
-        /**
-         * With style unit: a unit Intl.NumberFormat knows (kilometer, liter-per-kilometer, …).
-         */
-        unit?: string;
-        minimumFractionDigits?: number;
-        maximumFractionDigits?: number;
-        notation?: "standard" | "compact";
-      };
-      /**
-       * @maxItems 10
-       */
-      highlight?: {
-        when: {
-          op: ">" | ">=" | "<" | "<=" | "=" | "!=";
-          value: number;
-        };
-        color: string;
-      }[];
-      /**
-       * Colours each body cell between from (the total's lowest shown value) and to (its highest).
-       */
-      colorScale?: {
-        from: string;
-        to: string;
-      };
     }[]
   ];
   subtotals?: boolean;
@@ -345,6 +319,14 @@ export interface CrosstabExecuteParams {
     op: ">" | ">=" | "<" | "<=" | "=" | "!=";
     value: number;
   };
+  /**
+   * With rowLimit: one more row, "Other (N)", over the records of the N outermost row values not shown (left out by rowLimit or rowFilter), every total computed from those records.
+   */
+  otherRow?: boolean;
+  /**
+   * With columnLimit: an "Other (N)" column, as otherRow does for rows.
+   */
+  otherColumn?: boolean;
   /**
    * The zone dateGroup keys are computed in (IANA name).
    */
@@ -444,41 +426,12 @@ export type CrosstabExecuteResult =
             | "percentOfColumnTotal"
             | "runningTotal"
             | "differenceFromPrevious"
-            | "percentDifferenceFromPrevious";
-          /**
-           * How the total's numbers are written (Intl.NumberFormat options, en-US) in HTML, XLSX (as an Excel number format; cells stay numbers), PDF and charts; JSON keeps raw numbers. With style percent a value of 0.25 reads 25% (a total shown as a percentage of something is already out of 100 and reads as such).
-           */
-          format?: {
-            style?: "decimal" | "percent" | "currency" | "unit";
-            /**
-             * With style currency: the ISO 4217 code.
-             */
-            currency?: string;
-            /**
-             * With style unit: a unit Intl.NumberFormat knows (kilometer, liter-per-kilometer, …).
-             */
-            unit?: string;
-            minimumFractionDigits?: number;
-            maximumFractionDigits?: number;
-            notation?: "standard" | "compact";
-          };
-          /**
-           * @maxItems 10
-           */
-          highlight?: {
-            when: {
-              op: ">" | ">=" | "<" | "<=" | "=" | "!=";
-              value: number;
-            };
-            color: string;
-          }[];
-          /**
-           * Colours each body cell between from (the total's lowest shown value) and to (its highest).
-           */
-          colorScale?: {
-            from: string;
-            to: string;
-          };
+            | "percentDifferenceFromPrevious"
+            | "percentOfParentRow"
+            | "percentOfParentColumn"
+            | "rankInColumn"
+            | "rankInRow"
+            | "movingAverage";
         }[];
         columns: (string | number | boolean | null)[][];
         /**
@@ -497,7 +450,15 @@ export type CrosstabExecuteResult =
            */
           total: (number | null)[];
           subtotal?: true;
+          /**
+           * The "Other (N)" row (otherRow): its key is [], N the outermost row values it stands for; its query selects exactly their records.
+           */
+          other?: number;
         }[];
+        /**
+         * With otherColumn: the last entry of columns (key []) is "Other (N)", over the records of the N outermost column values not shown.
+         */
+        otherColumn?: number;
         columnTotals: (number | null)[][];
         /**
          * One value per measure; null where no record falls.
@@ -567,7 +528,7 @@ export type CrosstabExecuteResult =
   | {
       contentType: "application/json";
       /**
-       * imageFormat echarts: the ECharts option the PNG and SVG are drawn from (plain JSON, planned for width × height). Where Quarry prints numbers compactly or in a total’s format, a setting names its formatter under quarryFormatter (compact, compactValue; number and numberValue with quarryNumberFormat, Intl options, and quarryScale), which ECharts ignores; @quarry/client reviveChartOption sets those formatters.
+       * imageFormat echarts: the ECharts option the PNG and SVG are drawn from (plain JSON, planned for width × height). Where Quarry prints numbers compactly, a setting names its formatter under quarryFormatter (compact, compactValue), which ECharts ignores; @quarry/client reviveChartOption sets those formatters.
        */
       data: {
         [k: string]: unknown | undefined;
@@ -807,41 +768,12 @@ export type ReportsExecuteResult =
             | "percentOfColumnTotal"
             | "runningTotal"
             | "differenceFromPrevious"
-            | "percentDifferenceFromPrevious";
-          /**
-           * How the total's numbers are written (Intl.NumberFormat options, en-US) in HTML, XLSX (as an Excel number format; cells stay numbers), PDF and charts; JSON keeps raw numbers. With style percent a value of 0.25 reads 25% (a total shown as a percentage of something is already out of 100 and reads as such).
-           */
-          format?: {
-            style?: "decimal" | "percent" | "currency" | "unit";
-            /**
-             * With style currency: the ISO 4217 code.
-             */
-            currency?: string;
-            /**
-             * With style unit: a unit Intl.NumberFormat knows (kilometer, liter-per-kilometer, …).
-             */
-            unit?: string;
-            minimumFractionDigits?: number;
-            maximumFractionDigits?: number;
-            notation?: "standard" | "compact";
-          };
-          /**
-           * @maxItems 10
-           */
-          highlight?: {
-            when: {
-              op: ">" | ">=" | "<" | "<=" | "=" | "!=";
-              value: number;
-            };
-            color: string;
-          }[];
-          /**
-           * Colours each body cell between from (the total's lowest shown value) and to (its highest).
-           */
-          colorScale?: {
-            from: string;
-            to: string;
-          };
+            | "percentDifferenceFromPrevious"
+            | "percentOfParentRow"
+            | "percentOfParentColumn"
+            | "rankInColumn"
+            | "rankInRow"
+            | "movingAverage";
         }[];
         columns: (string | number | boolean | null)[][];
         /**
@@ -860,7 +792,15 @@ export type ReportsExecuteResult =
            */
           total: (number | null)[];
           subtotal?: true;
+          /**
+           * The "Other (N)" row (otherRow): its key is [], N the outermost row values it stands for; its query selects exactly their records.
+           */
+          other?: number;
         }[];
+        /**
+         * With otherColumn: the last entry of columns (key []) is "Other (N)", over the records of the N outermost column values not shown.
+         */
+        otherColumn?: number;
         columnTotals: (number | null)[][];
         /**
          * One value per measure; null where no record falls.
@@ -945,7 +885,7 @@ export type ReportsExecuteResult =
   | {
       contentType: "application/json";
       /**
-       * imageFormat echarts: the ECharts option the PNG and SVG are drawn from (plain JSON, planned for width × height). Where Quarry prints numbers compactly or in a total’s format, a setting names its formatter under quarryFormatter (compact, compactValue; number and numberValue with quarryNumberFormat, Intl options, and quarryScale), which ECharts ignores; @quarry/client reviveChartOption sets those formatters.
+       * imageFormat echarts: the ECharts option the PNG and SVG are drawn from (plain JSON, planned for width × height). Where Quarry prints numbers compactly, a setting names its formatter under quarryFormatter (compact, compactValue), which ECharts ignores; @quarry/client reviveChartOption sets those formatters.
        */
       data: {
         [k: string]: unknown | undefined;
@@ -1381,4 +1321,4 @@ export interface Methods {
 export const AGGREGATIONS = ["Sum","Count","Average","Min","Max","Median","Percentile","StdDev","CountDistinct"] as const;
 
 /** What a total can show instead of its value (CROSSTAB.EXECUTE totals[].showAs). */
-export const SHOW_AS = ["value","percentOfGrandTotal","percentOfRowTotal","percentOfColumnTotal","runningTotal","differenceFromPrevious","percentDifferenceFromPrevious"] as const;
+export const SHOW_AS = ["value","percentOfGrandTotal","percentOfRowTotal","percentOfColumnTotal","runningTotal","differenceFromPrevious","percentDifferenceFromPrevious","percentOfParentRow","percentOfParentColumn","rankInColumn","rankInRow","movingAverage"] as const;
