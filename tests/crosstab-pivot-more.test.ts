@@ -114,7 +114,12 @@ describe('CROSSTAB.EXECUTE: Other (N), parent shares, ranks, moving averages and
 
   afterAll(async () => {
     if (process.env.QUARRY_PRINT_ERRORS)
-      console.log(stack?.quarry.logs().filter((l) => /error|Error/.test(l)).join('\n'));
+      console.log(
+        stack?.quarry
+          .logs()
+          .filter((l) => /error|Error/.test(l))
+          .join('\n'),
+      );
     await stack?.quarry.stop();
     duck?.closeSync();
     fs.rmSync(tmp, { recursive: true, force: true });
@@ -159,6 +164,18 @@ describe('CROSSTAB.EXECUTE: Other (N), parent shares, ranks, moving averages and
     ).map((r) => ({ team: (r.team ?? null) as string | null, n: Number(r.n) }));
 
   const byCount = { by: 'value', measure: 0, direction: 'desc' };
+  /** Two row levels with subtotals, the top two teams and regions, and both Others. */
+  const SUBTOTALED = {
+    rows: ['team', { field: 'priority' }],
+    columns: [{ field: 'region' }],
+    rowOrder: byCount,
+    columnOrder: byCount,
+    rowLimit: 2,
+    columnLimit: 2,
+    otherRow: true,
+    otherColumn: true,
+    subtotals: true,
+  };
 
   it('otherRow: every aggregation of the Other row is computed from the omitted records, and its query selects them', async () => {
     const got = await json({
@@ -211,19 +228,29 @@ describe('CROSSTAB.EXECUTE: Other (N), parent shares, ranks, moving averages and
     expectClose(got.rows[3].total, valuesOf(total), 'Other/total');
   });
 
-  it('otherRow and otherColumn with subtotals: the corner, the subtotal rows and the Total row are exact; CSV and HTML agree', async () => {
-    const params = {
-      rows: ['team', { field: 'priority' }],
-      columns: [{ field: 'region' }],
-      totals: [TOTALS[0], TOTALS[2], TOTALS[3]],
+  it('otherRow on a bin axis: the Other row counts the records of the bins not kept, blanks included', async () => {
+    const got = await json({
+      rows: [{ field: 'hours', bin: { width: 25 } }],
+      totals: [TOTALS[0], TOTALS[2]],
       rowOrder: byCount,
-      columnOrder: byCount,
       rowLimit: 2,
-      columnLimit: 2,
       otherRow: true,
-      otherColumn: true,
-      subtotals: true,
-    };
+    });
+    const bins = await sql(
+      `SELECT floor(hours / 25) * 25 AS bin, count(*) AS n FROM t GROUP BY 1 ORDER BY n DESC, bin IS NULL, bin`,
+    );
+    const kept = bins.slice(0, 2).map((b) => Number(b.bin));
+    expect(got.rows.slice(0, 2).map((r) => r.key)).toEqual(kept.map((k) => [k]));
+    expect(got.rows[2].other).toBe(bins.length - 2);
+    const [other] = await sql(
+      `SELECT ${AGGREGATES} FROM t WHERE hours IS NULL OR floor(hours / 25) * 25 NOT IN (${kept.join(', ')})`,
+    );
+    expectClose(got.rows[2].total, [valuesOf(other)[0], valuesOf(other)[2]], 'Other bins');
+    expect(await count(got.rows[2].query!)).toBe(got.rows[2].total[0]);
+  });
+
+  it('otherRow and otherColumn with subtotals: the corner, the subtotal rows and the Total row are exact; CSV and HTML agree', async () => {
+    const params = { ...SUBTOTALED, totals: [TOTALS[0], TOTALS[2], TOTALS[3]] };
     const got = await json(params);
     const ranked = await teamsByCount();
     const keptTeams = ranked.slice(0, 2).map((r) => r.team);
@@ -300,7 +327,17 @@ describe('CROSSTAB.EXECUTE: Other (N), parent shares, ranks, moving averages and
     expect(svg).toContain(`Other (${ranked.length - 5})`);
     const png = await crosstab<string>({ ...params, chartType: 'Column2D', width: 800, height: 500 });
     expect(Buffer.from(png, 'base64').subarray(1, 4).toString()).toBe('PNG');
-    if (process.env.QUARRY_KEEP_CHART) fs.writeFileSync(process.env.QUARRY_KEEP_CHART, Buffer.from(png, 'base64'));
+    // QUARRY_KEEP_DIR=<dir> keeps what a person sees, to look at: the chart, and the table with both Others.
+    const keep = process.env.QUARRY_KEEP_DIR;
+    if (keep) {
+      fs.writeFileSync(path.join(keep, 'other-chart.png'), Buffer.from(png, 'base64'));
+      const both = { ...SUBTOTALED, totals: [TOTALS[0], TOTALS[2]] };
+      fs.writeFileSync(path.join(keep, 'other.html'), await crosstab<string>({ ...both, format: 'html' }));
+      fs.writeFileSync(
+        path.join(keep, 'other.xlsx'),
+        Buffer.from(await crosstab<string>({ ...both, format: 'xlsx' }), 'base64'),
+      );
+    }
   });
 
   it('percentOfParentRow and percentOfParentColumn: shares of the enclosing group, of the Total at the outermost level', async () => {

@@ -14,7 +14,7 @@ import type {
 import { estimateKeys } from './pivot-key-estimate';
 import { PivotPlan } from './pivot-plan';
 import { fromGroupingSets, JS_ROLLUP_MAX_WORK, rollUpInJs } from './pivot-rollup';
-import { memberSql, type BoundWhere } from './pivot-sql';
+import { memberSql, notMemberSql, type BoundWhere } from './pivot-sql';
 
 export { KEY_SAMPLE_RECORDS, THOROUGH_SAMPLE_RECORDS } from './pivot-key-estimate';
 export { JS_ROLLUP_MAX_WORK } from './pivot-rollup';
@@ -75,12 +75,8 @@ export class DuckDbPivotEngine implements PivotEngine {
     const w = compileWhere(where, table);
     const member = (axes: AxisSpec[], values: readonly AxisValue[] | undefined, name: string) =>
       values && axes.length ? [memberSql(axes[0], values, table.columnTypes, spec.timeZone, name)] : [];
-    // NOT of a membership that is null for a blank key not listed: coalesce keeps that record.
-    const notMember = (x: OuterExclusion | undefined, name: string) => {
-      if (!x) return [];
-      const m = memberSql(x.axis, x.values, table.columnTypes, spec.timeZone, name);
-      return [{ sql: `NOT coalesce(${m.sql}, false)`, params: m.params }];
-    };
+    const notMember = (x: OuterExclusion | undefined, name: string) =>
+      x ? [notMemberSql(x.axis, x.values, table.columnTypes, spec.timeZone, name)] : [];
     const tests = [
       ...member(spec.rows, restrict.rows, '__kept_rows'),
       ...member(spec.columns, restrict.columns, '__kept_columns'),
