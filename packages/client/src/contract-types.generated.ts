@@ -215,7 +215,7 @@ export interface CrosstabExecuteParams {
       dynamicView?: string;
       name?: string;
       /**
-       * How values are shown: percentOfParentRow / percentOfParentColumn are shares of the enclosing subtotal group along that axis (of the Total at the outermost level); rankInColumn / rankInRow rank siblings 1 = largest, ties sharing the rank as Excel RANK.EQ does; movingAverage averages the key and the window - 1 before it along the row order.
+       * How values are shown: percentOfParentRow / percentOfParentColumn are shares of the enclosing subtotal group along that axis (of the Total at the outermost level); rankInColumn / rankInRow rank siblings 1 = largest, ties sharing the rank as Excel RANK.EQ does; movingAverage averages the non-empty values of the row and the window - 1 rows before it within its group (fewer at the start). The Other row (column) takes no part in ranks or the row order: it shows those modes empty.
        */
       showAs?:
         | "value"
@@ -258,7 +258,7 @@ export interface CrosstabExecuteParams {
       dynamicView?: string;
       name?: string;
       /**
-       * How values are shown: percentOfParentRow / percentOfParentColumn are shares of the enclosing subtotal group along that axis (of the Total at the outermost level); rankInColumn / rankInRow rank siblings 1 = largest, ties sharing the rank as Excel RANK.EQ does; movingAverage averages the key and the window - 1 before it along the row order.
+       * How values are shown: percentOfParentRow / percentOfParentColumn are shares of the enclosing subtotal group along that axis (of the Total at the outermost level); rankInColumn / rankInRow rank siblings 1 = largest, ties sharing the rank as Excel RANK.EQ does; movingAverage averages the non-empty values of the row and the window - 1 rows before it within its group (fewer at the start). The Other row (column) takes no part in ranks or the row order: it shows those modes empty.
        */
       showAs?:
         | "value"
@@ -320,7 +320,7 @@ export interface CrosstabExecuteParams {
     value: number;
   };
   /**
-   * With rowLimit: one more row, "Other (N)", over the records of the N outermost row values not shown (left out by rowLimit or rowFilter), every total computed from those records.
+   * With rowLimit: a last row, "Other (N)", over the records of the N outermost row values not shown (left out by rowLimit or rowFilter), every total (distinct counts and medians too) computed from those records; absent when nothing was left out. In JSON its key is [] and it says other: N; its query selects exactly those records.
    */
   otherRow?: boolean;
   /**

@@ -51,7 +51,7 @@ export const crosstabExecuteParams = z
     otherRow: optionalBoolean().meta({
       default: false,
       description:
-        'With rowLimit: one more row, "Other (N)", over the records of the N outermost row values not shown (left out by rowLimit or rowFilter), every total computed from those records.',
+        'With rowLimit: a last row, "Other (N)", over the records of the N outermost row values not shown (left out by rowLimit or rowFilter), every total (distinct counts and medians too) computed from those records; absent when nothing was left out. In JSON its key is [] and it says other: N; its query selects exactly those records.',
     }),
     otherColumn: optionalBoolean().meta({
       default: false,
