@@ -4,11 +4,7 @@
 // turns (target: at most 1.3x); the Other row checked once against the same answer written by hand on
 // DuckDB. Ranks and moving averages are computed from the cells already read: beside plain values.
 // Usage: npm run build && node bench/pivot-other.bench.js [--runs 20]
-const fs = require('node:fs');
-const os = require('node:os');
-const path = require('node:path');
-const { DuckDBInstance } = require('@duckdb/node-api');
-const { VEGA, cli, startServer, rpc, timePair, fmt } = require('./lib');
+const { flightsCrosstabBench, timePair, fmt } = require('./lib');
 
 const RUNS = Number(process.argv[process.argv.indexOf('--runs') + 1]) || 20;
 const TOP = { rowOrder: { by: 'value', measure: 0, direction: 'desc' }, rowLimit: 10 };
@@ -61,22 +57,7 @@ const CASES = [
 ];
 
 async function main() {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-bench-other-'));
-  const env = { QUARRY_DATA_DIR: dataDir };
-  const file = path.join(VEGA, 'flights-3m.parquet');
-  await cli(['index', 'load', 'flights', file], env);
-  await cli(['user', 'create', 'bench', '--indexes', '*'], env);
-  const token = (await cli(['token', 'create', '--user', 'bench', '--scopes', 'query:execute'], env))
-    .trim()
-    .split('\n')
-    .pop();
-  const server = await startServer(env);
-  const db = await DuckDBInstance.create(':memory:', { threads: '2' });
-  const connection = await db.connect();
-  await connection.run(`CREATE TABLE flights AS SELECT * FROM read_parquet('${file.replace(/'/g, "''")}')`);
-  const hand = async (sql) => (await connection.runAndReadAll(sql)).getRowObjectsJS();
-  const call = (params) =>
-    rpc(server.port, token, 'CROSSTAB.EXECUTE', { index: 'flights', format: 'json', cache: false, ...params });
+  const { call, hand, close } = await flightsCrosstabBench('other');
 
   // The Other row once against DuckDB: its count and its median over the origins not kept.
   const checked = await call({ ...CASES[1].params, otherRow: true });
@@ -112,9 +93,7 @@ async function main() {
     });
   }
   console.table(rows);
-  await server.stop();
-  connection.closeSync?.();
-  fs.rmSync(dataDir, { recursive: true, force: true });
+  await close();
 }
 
 main().catch((err) => {

@@ -1,4 +1,4 @@
-import { plainAxis } from '../../test-support/crosstab-input';
+import { plainAxis, specWith } from '../../test-support/crosstab-input';
 import type { FieldDef } from '@quarry/query-language';
 import type { AxisValue, GroupRow } from './axis-value';
 import type { CrosstabSpec, ShowAs, TotalSpec } from './crosstab-spec';
@@ -36,24 +36,12 @@ const sum = (showAs: ShowAs, window?: number): TotalSpec => ({
 });
 
 function spec(rows: string[], columns: string[], over: Partial<CrosstabSpec> = {}): CrosstabSpec {
-  return {
+  return specWith({
     rows: rows.map((r) => plainAxis(field(r))),
     columns: columns.map((c) => plainAxis(field(c))),
     totals: [sum('value')],
-    formulaOrder: [],
-    totalsOn: 'columns',
-    timeZone: 'UTC',
-    rowFilter: null,
-    columnFilter: null,
-    subtotals: false,
-    rowOrder: { by: 'label', measure: 0, direction: 'asc' },
-    columnOrder: { by: 'label', measure: 0, direction: 'asc' },
-    rowLimit: null,
-    columnLimit: null,
-    otherRow: false,
-    otherColumn: false,
     ...over,
-  };
+  });
 }
 
 function groupsFor(s: CrosstabSpec, records = RECORDS): GroupRow[] {
