@@ -242,6 +242,40 @@ export interface CrosstabExecuteParams {
        * A calculated total: other totals by name in brackets, numbers, + - * / and parentheses ("[Cost] / [Strikes]"); needs name.
        */
       formula?: string;
+      /**
+       * How the total's numbers are written (Intl.NumberFormat options, en-US) in HTML, XLSX (as an Excel number format; cells stay numbers), PDF and charts; JSON keeps raw numbers. With style percent a value of 0.25 reads 25% (a total shown as a percentage of something is already out of 100 and reads as such).
+       */
+      format?: {
+        style?: "decimal" | "percent" | "currency" | "unit";
+        /**
+         * With style currency: the ISO 4217 code.
+         */
+        currency?: string;
+        /**
+         * With style unit: a unit Intl.NumberFormat knows (kilometer, liter-per-kilometer, …).
+         */
+        unit?: string;
+        minimumFractionDigits?: number;
+        maximumFractionDigits?: number;
+        notation?: "standard" | "compact";
+      };
+      /**
+       * @maxItems 10
+       */
+      highlight?: {
+        when: {
+          op: ">" | ">=" | "<" | "<=" | "=" | "!=";
+          value: number;
+        };
+        color: string;
+      }[];
+      /**
+       * Colours each body cell between from (the total's lowest shown value) and to (its highest).
+       */
+      colorScale?: {
+        from: string;
+        to: string;
+      };
     },
     ...{
       /**
@@ -285,6 +319,40 @@ export interface CrosstabExecuteParams {
        * A calculated total: other totals by name in brackets, numbers, + - * / and parentheses ("[Cost] / [Strikes]"); needs name.
        */
       formula?: string;
+      /**
+       * How the total's numbers are written (Intl.NumberFormat options, en-US) in HTML, XLSX (as an Excel number format; cells stay numbers), PDF and charts; JSON keeps raw numbers. With style percent a value of 0.25 reads 25% (a total shown as a percentage of something is already out of 100 and reads as such).
+       */
+      format?: {
+        style?: "decimal" | "percent" | "currency" | "unit";
+        /**
+         * With style currency: the ISO 4217 code.
+         */
+        currency?: string;
+        /**
+         * With style unit: a unit Intl.NumberFormat knows (kilometer, liter-per-kilometer, …).
+         */
+        unit?: string;
+        minimumFractionDigits?: number;
+        maximumFractionDigits?: number;
+        notation?: "standard" | "compact";
+      };
+      /**
+       * @maxItems 10
+       */
+      highlight?: {
+        when: {
+          op: ">" | ">=" | "<" | "<=" | "=" | "!=";
+          value: number;
+        };
+        color: string;
+      }[];
+      /**
+       * Colours each body cell between from (the total's lowest shown value) and to (its highest).
+       */
+      colorScale?: {
+        from: string;
+        to: string;
+      };
     }[]
   ];
   subtotals?: boolean;
@@ -432,6 +500,40 @@ export type CrosstabExecuteResult =
             | "rankInColumn"
             | "rankInRow"
             | "movingAverage";
+          /**
+           * How the total's numbers are written (Intl.NumberFormat options, en-US) in HTML, XLSX (as an Excel number format; cells stay numbers), PDF and charts; JSON keeps raw numbers. With style percent a value of 0.25 reads 25% (a total shown as a percentage of something is already out of 100 and reads as such).
+           */
+          format?: {
+            style?: "decimal" | "percent" | "currency" | "unit";
+            /**
+             * With style currency: the ISO 4217 code.
+             */
+            currency?: string;
+            /**
+             * With style unit: a unit Intl.NumberFormat knows (kilometer, liter-per-kilometer, …).
+             */
+            unit?: string;
+            minimumFractionDigits?: number;
+            maximumFractionDigits?: number;
+            notation?: "standard" | "compact";
+          };
+          /**
+           * @maxItems 10
+           */
+          highlight?: {
+            when: {
+              op: ">" | ">=" | "<" | "<=" | "=" | "!=";
+              value: number;
+            };
+            color: string;
+          }[];
+          /**
+           * Colours each body cell between from (the total's lowest shown value) and to (its highest).
+           */
+          colorScale?: {
+            from: string;
+            to: string;
+          };
         }[];
         columns: (string | number | boolean | null)[][];
         /**
@@ -528,7 +630,7 @@ export type CrosstabExecuteResult =
   | {
       contentType: "application/json";
       /**
-       * imageFormat echarts: the ECharts option the PNG and SVG are drawn from (plain JSON, planned for width × height). Where Quarry prints numbers compactly, a setting names its formatter under quarryFormatter (compact, compactValue), which ECharts ignores; @quarry/client reviveChartOption sets those formatters.
+       * imageFormat echarts: the ECharts option the PNG and SVG are drawn from (plain JSON, planned for width × height). Where Quarry prints numbers compactly or in a total’s format, a setting names its formatter under quarryFormatter (compact, compactValue; number and numberValue with quarryNumberFormat, Intl options, and quarryScale), which ECharts ignores; @quarry/client reviveChartOption sets those formatters.
        */
       data: {
         [k: string]: unknown | undefined;
@@ -774,6 +876,40 @@ export type ReportsExecuteResult =
             | "rankInColumn"
             | "rankInRow"
             | "movingAverage";
+          /**
+           * How the total's numbers are written (Intl.NumberFormat options, en-US) in HTML, XLSX (as an Excel number format; cells stay numbers), PDF and charts; JSON keeps raw numbers. With style percent a value of 0.25 reads 25% (a total shown as a percentage of something is already out of 100 and reads as such).
+           */
+          format?: {
+            style?: "decimal" | "percent" | "currency" | "unit";
+            /**
+             * With style currency: the ISO 4217 code.
+             */
+            currency?: string;
+            /**
+             * With style unit: a unit Intl.NumberFormat knows (kilometer, liter-per-kilometer, …).
+             */
+            unit?: string;
+            minimumFractionDigits?: number;
+            maximumFractionDigits?: number;
+            notation?: "standard" | "compact";
+          };
+          /**
+           * @maxItems 10
+           */
+          highlight?: {
+            when: {
+              op: ">" | ">=" | "<" | "<=" | "=" | "!=";
+              value: number;
+            };
+            color: string;
+          }[];
+          /**
+           * Colours each body cell between from (the total's lowest shown value) and to (its highest).
+           */
+          colorScale?: {
+            from: string;
+            to: string;
+          };
         }[];
         columns: (string | number | boolean | null)[][];
         /**
@@ -885,7 +1021,7 @@ export type ReportsExecuteResult =
   | {
       contentType: "application/json";
       /**
-       * imageFormat echarts: the ECharts option the PNG and SVG are drawn from (plain JSON, planned for width × height). Where Quarry prints numbers compactly, a setting names its formatter under quarryFormatter (compact, compactValue), which ECharts ignores; @quarry/client reviveChartOption sets those formatters.
+       * imageFormat echarts: the ECharts option the PNG and SVG are drawn from (plain JSON, planned for width × height). Where Quarry prints numbers compactly or in a total’s format, a setting names its formatter under quarryFormatter (compact, compactValue; number and numberValue with quarryNumberFormat, Intl options, and quarryScale), which ECharts ignores; @quarry/client reviveChartOption sets those formatters.
        */
       data: {
         [k: string]: unknown | undefined;
