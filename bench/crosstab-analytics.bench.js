@@ -5,11 +5,7 @@
 // user wanting the table would write it), and a calculated total against the same crosstab without it
 // (a formula must cost no second scan).
 // Usage: npm run build && node bench/crosstab-analytics.bench.js [--runs 20]
-const fs = require('node:fs');
-const os = require('node:os');
-const path = require('node:path');
-const { DuckDBInstance } = require('@duckdb/node-api');
-const { VEGA, cli, startServer, rpc, timePair, fmt } = require('./lib');
+const { flightsCrosstabBench, timePair, fmt } = require('./lib');
 
 const RUNS = Number(process.argv[process.argv.indexOf('--runs') + 1]) || 20;
 
@@ -33,22 +29,7 @@ const CASES = [
 ];
 
 async function main() {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-bench-xa-'));
-  const env = { QUARRY_DATA_DIR: dataDir };
-  const file = path.join(VEGA, 'flights-3m.parquet');
-  await cli(['index', 'load', 'flights', file], env);
-  await cli(['user', 'create', 'bench', '--indexes', '*'], env);
-  const token = (await cli(['token', 'create', '--user', 'bench', '--scopes', 'query:execute'], env))
-    .trim()
-    .split('\n')
-    .pop();
-  const server = await startServer(env);
-  const db = await DuckDBInstance.create(':memory:', { threads: '2' });
-  const connection = await db.connect();
-  await connection.run(`CREATE TABLE flights AS SELECT * FROM read_parquet('${file.replace(/'/g, "''")}')`);
-  const hand = async (sql) => (await connection.runAndReadAll(sql)).getRowObjectsJS();
-  const call = (params) =>
-    rpc(server.port, token, 'CROSSTAB.EXECUTE', { index: 'flights', format: 'json', cache: false, ...params });
+  const { call, hand, close } = await flightsCrosstabBench('xa');
 
   const rows = [];
   for (const c of CASES) {
@@ -114,9 +95,7 @@ async function main() {
     ok: withIt.p50 < without.p50 * 1.5 ? 'yes' : 'NO',
   });
   console.table(rows);
-  await server.stop();
-  connection.closeSync?.();
-  fs.rmSync(dataDir, { recursive: true, force: true });
+  await close();
 }
 
 main().catch((err) => {

@@ -160,6 +160,30 @@ function timePair(n, a, b) {
   return timeTurns(n, { a, b });
 }
 
+/**
+ * flights-3m.parquet loaded as "flights" and served, beside the same records in an in-memory DuckDB with
+ * two threads: `call` is CROSSTAB.EXECUTE end to end (json, no result cache), `hand` runs SQL on DuckDB.
+ */
+async function flightsCrosstabBench(prefix) {
+  const { DuckDBInstance } = require('@duckdb/node-api');
+  const file = path.join(VEGA, 'flights-3m.parquet');
+  const { dataDir, env, token } = await benchData(prefix, [['flights', file]]);
+  const server = await startServer(env);
+  const db = await DuckDBInstance.create(':memory:', { threads: '2' });
+  const connection = await db.connect();
+  await connection.run(`CREATE TABLE flights AS SELECT * FROM read_parquet('${file.replace(/'/g, "''")}')`);
+  return {
+    hand: async (sql) => (await connection.runAndReadAll(sql)).getRowObjectsJS(),
+    call: (params) =>
+      rpc(server.port, token, 'CROSSTAB.EXECUTE', { index: 'flights', format: 'json', cache: false, ...params }),
+    close: async () => {
+      await server.stop();
+      connection.closeSync?.();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
 const fmt = (x) => Math.round(x * 100) / 100;
 
 /**
@@ -368,6 +392,7 @@ module.exports = {
   timeIt,
   timePair,
   timeTurns,
+  flightsCrosstabBench,
   fmt,
   clientLoops,
   processTree,

@@ -16,7 +16,7 @@ const {
   wordsColumn,
   wordsExpr,
 } = require('../packages/snapshots/dist');
-const { VEGA, cli, startServer, rpc, timeIt, fmt } = require('./lib');
+const { VEGA, cli, startServer, rpc, timeIt, fmt, benchToken } = require('./lib');
 
 const RUNS = Number(process.argv[process.argv.indexOf('--runs') + 1]) || 50;
 const FILE = path.join(VEGA, 'flights-3m.parquet');
@@ -76,11 +76,7 @@ async function main() {
     ),
   };
 
-  await cli(['user', 'create', 'bench', '--indexes', '*'], env);
-  const token = (await cli(['token', 'create', '--user', 'bench', '--scopes', 'query:execute'], env))
-    .trim()
-    .split('\n')
-    .pop();
+  const token = await benchToken(env);
   const server = await startServer(env);
 
   // `cache: false` keeps the result cache out of the measurement, where this build knows the param.

@@ -798,6 +798,81 @@ describe('CROSSTAB.EXECUTE against DuckDB by hand, differential, on generated ad
     for (const shape of shapes) await differential(shape);
   });
 
+  it('Other (N) rows and columns over adversarial text keys: every total against SQL over the keys not kept, and their drill queries', async () => {
+    const measures = [COUNT, sumExact('q'), average('amt'), distinctText('g'), maxOf('amt')];
+    const got = await crosstab('adv', {
+      rows: ['k'],
+      columns: [{ field: 'g' }],
+      totals: measures.map((m) => m.total),
+      rowLimit: 6,
+      columnLimit: 2,
+      otherRow: true,
+      otherColumn: true,
+    });
+    const literal = (v: KeyPart) => `'${String(v).replace(/'/g, "''")}'`;
+    // Records whose key is none of those shown (a blank key is kept only when shown).
+    const notShown = (col: string, kept: KeyPart[]) => {
+      const listed = kept.filter((v) => v !== null);
+      const member = `${listed.length ? `coalesce(${blank(col)} IN (${listed.map(literal).join(', ')}), false)` : 'false'}${kept.includes(null) ? ` OR ${blank(col)} IS NULL` : ''}`;
+      return `NOT (${member})`;
+    };
+    const other = got.rows[got.rows.length - 1] as JsonRow & { other?: number };
+    const keptRows = got.rows.slice(0, -1).map((r) => r.key[0]);
+    const keptColumns = got.columns.slice(0, -1).map((c) => c[0]);
+    expect(other.key).toEqual([]);
+    expect(other.other).toBeGreaterThan(0);
+    expect(got.columns[got.columns.length - 1]).toEqual([]);
+    const aggregate = async (where: string) => {
+      const [r] = await sql(
+        `SELECT ${measures.map((m, i) => `${m.sql} AS m${i}, ${m.scale ?? 'NULL'} AS s${i}`).join(', ')} FROM adv WHERE ${where}`,
+      );
+      const num = (v: unknown, m?: Measure) =>
+        v === null || v === undefined ? null : m?.kind === 'bigint' ? Number(BigInt(String(v))) : Number(v);
+      return { want: measures.map((m, i) => num(r[`m${i}`], m)), scale: measures.map((_, i) => num(r[`s${i}`])) };
+    };
+    const problems: string[] = [];
+    const compare = async (where: string, values: Array<number | null>, label: string) => {
+      const { want, scale } = await aggregate(where);
+      measures.forEach((m, i) => {
+        // No record at all: an empty cell, a count of 0 aside.
+        const w = want[0] === 0 && i > 0 ? null : want[i];
+        if (!agrees(m, values[i], w, scale[i]))
+          problems.push(
+            `${label} ${JSON.stringify(m.total)}: got ${JSON.stringify(values[i])}, DuckDB ${JSON.stringify(w)}`,
+          );
+      });
+    };
+    const rowsOut = notShown('k', keptRows);
+    const columnsOut = notShown('g', keptColumns);
+    await compare(rowsOut, other.total, 'Other row total');
+    await compare(`${rowsOut} AND ${columnsOut}`, other.cells[other.cells.length - 1], 'Other x Other');
+    await compare(columnsOut, got.columnTotals[got.columnTotals.length - 1], 'Total x Other column');
+    for (const [j, c] of keptColumns.entries())
+      await compare(
+        `${rowsOut} AND ${c === null ? `${blank('g')} IS NULL` : `${blank('g')} = ${literal(c)}`}`,
+        other.cells[j],
+        `Other x ${JSON.stringify(c)}`,
+      );
+    for (const row of got.rows.slice(0, -1))
+      await compare(
+        `${row.key[0] === null ? `${blank('k')} IS NULL` : `${blank('k')} = ${literal(row.key[0])}`} AND ${columnsOut}`,
+        row.cells[row.cells.length - 1],
+        `${JSON.stringify(row.key)} x Other`,
+      );
+    expect(problems).toEqual([]);
+    // The drill queries of the Other row and column, and of their corner, count exactly their records.
+    const otherColumnQuery = got.columnQueries[got.columnQueries.length - 1]!;
+    expect([
+      await count('adv', other.query!),
+      await count('adv', otherColumnQuery),
+      await count('adv', `(${other.query!}) AND (${otherColumnQuery})`),
+    ]).toEqual([
+      other.total[0],
+      got.columnTotals[got.columnTotals.length - 1][0],
+      other.cells[other.cells.length - 1][0],
+    ]);
+  });
+
   it('compared what it set out to compare', () => {
     // A differential that silently compared nothing would pass: the counts are part of the test.
     expect(stats.shapes).toBeGreaterThan(30);

@@ -137,6 +137,12 @@ export interface CrosstabExecuteParams {
             width: number;
             origin?: number;
           };
+          /**
+           * A manual order of this axis's keys (e.g. ["Critical", "High", "Medium", "Low"]): listed keys first in this order, keys not listed after them in the default order; a listed value that does not occur is absent. rowLimit / columnLimit keep the first keys in this order. reverse reverses the listed order (unlisted keys still follow).
+           *
+           * @maxItems 1000
+           */
+          order?: (string | number | boolean | null)[];
         }
     ),
     ...(
@@ -156,6 +162,12 @@ export interface CrosstabExecuteParams {
             width: number;
             origin?: number;
           };
+          /**
+           * A manual order of this axis's keys (e.g. ["Critical", "High", "Medium", "Low"]): listed keys first in this order, keys not listed after them in the default order; a listed value that does not occur is absent. rowLimit / columnLimit keep the first keys in this order. reverse reverses the listed order (unlisted keys still follow).
+           *
+           * @maxItems 1000
+           */
+          order?: (string | number | boolean | null)[];
         }
     )[]
   ];
@@ -176,6 +188,12 @@ export interface CrosstabExecuteParams {
       width: number;
       origin?: number;
     };
+    /**
+     * A manual order of this axis's keys (e.g. ["Critical", "High", "Medium", "Low"]): listed keys first in this order, keys not listed after them in the default order; a listed value that does not occur is absent. rowLimit / columnLimit keep the first keys in this order. reverse reverses the listed order (unlisted keys still follow).
+     *
+     * @maxItems 1000
+     */
+    order?: (string | number | boolean | null)[];
   }[];
   /**
    * @minItems 1
@@ -196,6 +214,9 @@ export interface CrosstabExecuteParams {
        */
       dynamicView?: string;
       name?: string;
+      /**
+       * How values are shown: percentOfParentRow / percentOfParentColumn are shares of the enclosing subtotal group along that axis (of the Total at the outermost level); rankInColumn / rankInRow rank siblings 1 = largest, ties sharing the rank as Excel RANK.EQ does; movingAverage averages the non-empty values of the row and the window - 1 rows before it within its group (fewer at the start). The Other row (column) takes no part in ranks or the row order: it shows those modes empty.
+       */
       showAs?:
         | "value"
         | "percentOfGrandTotal"
@@ -203,7 +224,16 @@ export interface CrosstabExecuteParams {
         | "percentOfColumnTotal"
         | "runningTotal"
         | "differenceFromPrevious"
-        | "percentDifferenceFromPrevious";
+        | "percentDifferenceFromPrevious"
+        | "percentOfParentRow"
+        | "percentOfParentColumn"
+        | "rankInColumn"
+        | "rankInRow"
+        | "movingAverage";
+      /**
+       * With showAs movingAverage (required there): how many rows it averages.
+       */
+      window?: number;
       /**
        * With Percentile: which one, continuous (as quantile_cont and PERCENTILE.INC).
        */
@@ -261,6 +291,9 @@ export interface CrosstabExecuteParams {
        */
       dynamicView?: string;
       name?: string;
+      /**
+       * How values are shown: percentOfParentRow / percentOfParentColumn are shares of the enclosing subtotal group along that axis (of the Total at the outermost level); rankInColumn / rankInRow rank siblings 1 = largest, ties sharing the rank as Excel RANK.EQ does; movingAverage averages the non-empty values of the row and the window - 1 rows before it within its group (fewer at the start). The Other row (column) takes no part in ranks or the row order: it shows those modes empty.
+       */
       showAs?:
         | "value"
         | "percentOfGrandTotal"
@@ -268,7 +301,16 @@ export interface CrosstabExecuteParams {
         | "percentOfColumnTotal"
         | "runningTotal"
         | "differenceFromPrevious"
-        | "percentDifferenceFromPrevious";
+        | "percentDifferenceFromPrevious"
+        | "percentOfParentRow"
+        | "percentOfParentColumn"
+        | "rankInColumn"
+        | "rankInRow"
+        | "movingAverage";
+      /**
+       * With showAs movingAverage (required there): how many rows it averages.
+       */
+      window?: number;
       /**
        * With Percentile: which one, continuous (as quantile_cont and PERCENTILE.INC).
        */
@@ -345,6 +387,14 @@ export interface CrosstabExecuteParams {
     op: ">" | ">=" | "<" | "<=" | "=" | "!=";
     value: number;
   };
+  /**
+   * With rowLimit: a last row, "Other (N)", over the records of the N outermost row values not shown (left out by rowLimit or rowFilter), every total (distinct counts and medians too) computed from those records; absent when nothing was left out. In JSON its key is [] and it says other: N; its query selects exactly those records.
+   */
+  otherRow?: boolean;
+  /**
+   * With columnLimit: an "Other (N)" column, as otherRow does for rows.
+   */
+  otherColumn?: boolean;
   /**
    * The zone dateGroup keys are computed in (IANA name).
    */
@@ -444,7 +494,12 @@ export type CrosstabExecuteResult =
             | "percentOfColumnTotal"
             | "runningTotal"
             | "differenceFromPrevious"
-            | "percentDifferenceFromPrevious";
+            | "percentDifferenceFromPrevious"
+            | "percentOfParentRow"
+            | "percentOfParentColumn"
+            | "rankInColumn"
+            | "rankInRow"
+            | "movingAverage";
           /**
            * How the total's numbers are written (Intl.NumberFormat options, en-US) in HTML, XLSX (as an Excel number format; cells stay numbers), PDF and charts; JSON keeps raw numbers. With style percent a value of 0.25 reads 25% (a total shown as a percentage of something is already out of 100 and reads as such).
            */
@@ -497,7 +552,15 @@ export type CrosstabExecuteResult =
            */
           total: (number | null)[];
           subtotal?: true;
+          /**
+           * The "Other (N)" row (otherRow): its key is [], N the outermost row values it stands for; its query selects exactly their records.
+           */
+          other?: number;
         }[];
+        /**
+         * With otherColumn: the last entry of columns (key []) is "Other (N)", over the records of the N outermost column values not shown.
+         */
+        otherColumn?: number;
         columnTotals: (number | null)[][];
         /**
          * One value per measure; null where no record falls.
@@ -807,7 +870,12 @@ export type ReportsExecuteResult =
             | "percentOfColumnTotal"
             | "runningTotal"
             | "differenceFromPrevious"
-            | "percentDifferenceFromPrevious";
+            | "percentDifferenceFromPrevious"
+            | "percentOfParentRow"
+            | "percentOfParentColumn"
+            | "rankInColumn"
+            | "rankInRow"
+            | "movingAverage";
           /**
            * How the total's numbers are written (Intl.NumberFormat options, en-US) in HTML, XLSX (as an Excel number format; cells stay numbers), PDF and charts; JSON keeps raw numbers. With style percent a value of 0.25 reads 25% (a total shown as a percentage of something is already out of 100 and reads as such).
            */
@@ -860,7 +928,15 @@ export type ReportsExecuteResult =
            */
           total: (number | null)[];
           subtotal?: true;
+          /**
+           * The "Other (N)" row (otherRow): its key is [], N the outermost row values it stands for; its query selects exactly their records.
+           */
+          other?: number;
         }[];
+        /**
+         * With otherColumn: the last entry of columns (key []) is "Other (N)", over the records of the N outermost column values not shown.
+         */
+        otherColumn?: number;
         columnTotals: (number | null)[][];
         /**
          * One value per measure; null where no record falls.
@@ -1381,4 +1457,4 @@ export interface Methods {
 export const AGGREGATIONS = ["Sum","Count","Average","Min","Max","Median","Percentile","StdDev","CountDistinct"] as const;
 
 /** What a total can show instead of its value (CROSSTAB.EXECUTE totals[].showAs). */
-export const SHOW_AS = ["value","percentOfGrandTotal","percentOfRowTotal","percentOfColumnTotal","runningTotal","differenceFromPrevious","percentDifferenceFromPrevious"] as const;
+export const SHOW_AS = ["value","percentOfGrandTotal","percentOfRowTotal","percentOfColumnTotal","runningTotal","differenceFromPrevious","percentDifferenceFromPrevious","percentOfParentRow","percentOfParentColumn","rankInColumn","rankInRow","movingAverage"] as const;

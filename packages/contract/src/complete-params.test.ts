@@ -173,4 +173,24 @@ describe('complete params: the defaults the OpenRPC document states are the ones
     expect(c.rowOrder).toEqual({ by: 'label', measure: 0, direction: 'asc' });
     expect(c.output).toEqual({ kind: 'table', format: 'html' });
   });
+
+  it('carries Other, a moving average window and a manual order through; an empty order is no order', () => {
+    const c = completeCrosstabExecute(
+      parseParams(crosstabExecuteParams, {
+        index: 'm',
+        rows: [
+          { field: 'sev', order: ['Critical', 'High', null, 3, true] },
+          { field: 'b', order: [] },
+        ],
+        columns: [{ field: 'c' }],
+        totals: [{ aggregationType: 'Count', showAs: 'movingAverage', window: 4 }],
+        rowLimit: 2,
+        otherRow: true,
+      }),
+    );
+    expect(c.rows[0].order).toEqual(['Critical', 'High', null, 3, true]);
+    expect(c.rows[1]).not.toHaveProperty('order');
+    expect(c.totals[0]).toMatchObject({ showAs: 'movingAverage', window: 4 });
+    expect([c.otherRow, c.otherColumn]).toEqual([true, false]);
+  });
 });

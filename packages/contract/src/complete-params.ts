@@ -65,6 +65,8 @@ export interface CompleteAxis {
   reverse: boolean;
   dateGroup?: L.DateGroup;
   bin?: { width: number; origin: number };
+  /** A manual order of its keys (as JSON gives them): listed first, in this order. */
+  order?: Array<string | number | boolean | null>;
 }
 
 export interface CompleteFilter {
@@ -107,6 +109,9 @@ export interface CompleteCrosstabExecute {
   /** Absent: every value of the outermost level. */
   rowLimit?: number;
   columnLimit?: number;
+  /** An "Other (N)" row (column) over the outer values not shown; only with rowLimit (columnLimit). */
+  otherRow: boolean;
+  otherColumn: boolean;
   output: CrosstabOutput;
   cache: boolean;
   saveReport?: CompleteSaveReport;
@@ -152,12 +157,14 @@ function completeAxis(a: {
   reverse?: boolean;
   dateGroup?: L.DateGroup;
   bin?: { width: number; origin?: number };
+  order?: Array<string | number | boolean | null>;
 }): CompleteAxis {
   return {
     field: a.field,
     reverse: a.reverse ?? false,
     ...(a.dateGroup ? { dateGroup: a.dateGroup } : {}),
     ...(a.bin ? { bin: { width: a.bin.width, origin: a.bin.origin ?? 0 } } : {}),
+    ...(a.order?.length ? { order: a.order } : {}),
   };
 }
 
@@ -206,6 +213,8 @@ export function completeCrosstabExecute(p: Sent<typeof crosstabExecuteParams>): 
     columnOrder: completeOrder(p.columnOrder),
     ...(p.rowLimit !== undefined ? { rowLimit: p.rowLimit } : {}),
     ...(p.columnLimit !== undefined ? { columnLimit: p.columnLimit } : {}),
+    otherRow: p.otherRow ?? false,
+    otherColumn: p.otherColumn ?? false,
     output,
     cache: p.cache ?? true,
     ...(p.saveReport ? { saveReport: completeSave(p.saveReport) } : {}),

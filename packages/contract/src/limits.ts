@@ -72,7 +72,18 @@ export const SHOW_AS = [
   'runningTotal',
   'differenceFromPrevious',
   'percentDifferenceFromPrevious',
+  'percentOfParentRow',
+  'percentOfParentColumn',
+  'rankInColumn',
+  'rankInRow',
+  'movingAverage',
 ] as const;
+/** movingAverage's `window`: how many keys (the key and those before it along the axis) it averages. */
+export const MOVING_AVERAGE_WINDOW_MIN = 2;
+export const MOVING_AVERAGE_WINDOW_MAX = 100;
+/** An axis's manual `order`: at most this many values, each a key as JSON gives it. */
+export const AXIS_ORDER_MAX = 1000;
+export const AXIS_ORDER_VALUE_MAX = 1000;
 export type ShowAs = (typeof SHOW_AS)[number];
 export const CROSSTAB_FORMATS = ['html', 'json', 'csv', 'xlsx'] as const;
 /** Where a table puts its totals: a column per total under each column, or a row per total under each row. */

@@ -102,7 +102,7 @@ export const METHODS = {
     rollups: true,
     summary: 'Pivot an index: a table (HTML, JSON, CSV, XLSX) or a chart (PNG, SVG).',
     description:
-      'Groups the matching records by rows and columns and computes each total. Across parameters: rowOrder.measure and columnOrder.measure index into totals; format goes with tables and imageFormat with chartType, never both; a chart type may need two totals (MSCombiDY2D, Scatter). The table as drawn may have at most 100,000 cells.',
+      'Groups the matching records by rows and columns and computes each total. Across parameters: rowOrder.measure and columnOrder.measure index into totals; format goes with tables and imageFormat with chartType, never both; a chart type may need two totals (MSCombiDY2D, Scatter); otherRow needs rowLimit and otherColumn columnLimit; a total’s window goes with showAs movingAverage, which requires it; an axis’s order lists each key once. The table as drawn may have at most 100,000 cells.',
     params: P.crosstabExecuteParams,
     result: R.crosstabExecuteResult,
     errors: [

@@ -71,7 +71,7 @@ describe('method params', () => {
     );
     expect(
       detailOf(crosstabExecuteParams, { index: 'a', rows: ['r', 7], totals: [{ aggregationType: 'Count' }] }),
-    ).toBe('rows[1] must be a field name or an object with field, reverse, dateGroup or bin');
+    ).toBe('rows[1] must be a field name or an object with field, reverse, dateGroup, bin or order');
     expect(detailOf(crosstabExecuteParams, { index: 'a', rows: ['r'], totals: [{}] })).toBe(
       'totals[0].aggregationType is required (or give name and formula)',
     );
@@ -249,6 +249,7 @@ describe('method params', () => {
           'query',
           'rows[0]',
           'columns[0].field',
+          'columns[0].order[0]',
           'totals[0].aggregationType',
           'totals[0].field',
           'totals[0].dynamicView',

@@ -98,8 +98,16 @@ export const crosstabJsonTable = z.object({
       cells: z.array(measureValues),
       total: measureValues,
       subtotal: z.literal(true).optional(),
+      other: z.number().int().optional().meta({
+        description:
+          'The "Other (N)" row (otherRow): its key is [], N the outermost row values it stands for; its query selects exactly their records.',
+      }),
     }),
   ),
+  otherColumn: z.number().int().optional().meta({
+    description:
+      'With otherColumn: the last entry of columns (key []) is "Other (N)", over the records of the N outermost column values not shown.',
+  }),
   columnTotals: z.array(measureValues),
   grandTotal: measureValues,
   rowsOmitted: z.number().int(),

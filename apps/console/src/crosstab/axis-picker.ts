@@ -94,6 +94,15 @@ export class AxisPicker {
     const reverse = el('input', { class: 'a-reverse', type: 'checkbox', 'aria-label': `Reverse the order of ${name}` });
     reverse.checked = item.reverse === true;
     options.push(el('label', { class: 'inline check' }, reverse, 'Z→A'));
+    // A manual order of the keys, as a person lists them: "Critical, High, Medium, Low".
+    const order = el('input', {
+      class: 'a-order',
+      type: 'text',
+      placeholder: 'order: A, B, …',
+      'aria-label': `Order of ${name}'s values, comma-separated (the rest follow)`,
+    });
+    if (item.order) order.value = item.order.map((v) => (v === null ? '' : String(v))).join(', ');
+    options.push(order);
     const button = (cls: string, text: string, label: string, act: () => void) => {
       const b = el('button', { type: 'button', class: `quiet icon ${cls}`, 'aria-label': label, title: label }, text);
       b.addEventListener('click', act);
@@ -143,11 +152,18 @@ export class AxisPicker {
       const dateGroup = li.querySelector<HTMLSelectElement>('.a-date')?.value;
       const bin = Number(li.querySelector<HTMLInputElement>('.a-bin')?.value ?? '');
       const reverse = li.querySelector<HTMLInputElement>('.a-reverse')!.checked;
+      const numeric = bin > 0 || isNumericType(this.fields.find((f) => f.name === field)?.type);
+      const order = (li.querySelector<HTMLInputElement>('.a-order')?.value ?? '')
+        .split(',')
+        .map((v) => v.trim())
+        .filter((v) => v !== '')
+        .map((v) => (numeric && Number.isFinite(Number(v)) ? Number(v) : v));
       return {
         field,
         ...(dateGroup ? { dateGroup: dateGroup as DateGroup } : {}),
         ...(bin > 0 ? { bin: { width: bin } } : {}),
         ...(reverse ? { reverse: true } : {}),
+        ...(order.length ? { order } : {}),
       };
     });
   }

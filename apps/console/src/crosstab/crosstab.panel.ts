@@ -87,6 +87,8 @@ function params(): CrosstabExecuteParams | string {
     ...(byId<HTMLInputElement>('ct-subtotals').checked ? { subtotals: true } : {}),
     ...order,
     ...(limit >= 1 ? { rowLimit: limit } : {}),
+    // The rest of the values in one row; without a limit nothing is left out.
+    ...(limit >= 1 && byId<HTMLInputElement>('ct-other-row').checked ? { otherRow: true } : {}),
     ...(chart
       ? {
           chartType: chart,
@@ -159,6 +161,7 @@ export async function openCrosstab(p: CrosstabExecuteParams): Promise<void> {
   totals.load(p.totals);
   byId<HTMLInputElement>('ct-subtotals').checked = p.subtotals === true;
   byId<HTMLInputElement>('ct-row-limit').value = p.rowLimit ? String(p.rowLimit) : '';
+  byId<HTMLInputElement>('ct-other-row').checked = p.otherRow === true;
   byId<HTMLInputElement>('ct-time-zone').value = p.timeZone ?? '';
   byId<HTMLSelectElement>('ct-order-by').value = p.rowOrder?.by === 'value' ? String(p.rowOrder.measure ?? 0) : 'label';
   byId<HTMLSelectElement>('ct-order-dir').value = p.rowOrder?.direction ?? 'asc';
@@ -178,6 +181,7 @@ export async function openCrosstab(p: CrosstabExecuteParams): Promise<void> {
  */
 const CONTROLS: ReadonlyArray<[RegExp, string, string]> = [
   [/\browLimit\b/g, 'Top rows', 'ct-row-limit'],
+  [/\botherRow\b/g, 'Other row', 'ct-other-row'],
   [/\browOrder(\.\w+)?\b/g, 'Order rows by', 'ct-order-by'],
   [/\browFilter(\.\w+)?\b/g, 'Keep rows whose', 'ct-filter-measure'],
   [/\btimeZone\b/g, 'Time zone', 'ct-time-zone'],

@@ -22,7 +22,14 @@ const SHOW_AS_LABELS: Record<ShowAs, string> = {
   runningTotal: 'running total',
   differenceFromPrevious: 'difference from previous',
   percentDifferenceFromPrevious: '% difference from previous',
+  percentOfParentRow: '% of parent row',
+  percentOfParentColumn: '% of parent column',
+  rankInColumn: 'rank in column',
+  rankInRow: 'rank in row',
+  movingAverage: 'moving average',
 };
+/** A moving average's window when none was typed: three rows. */
+const DEFAULT_WINDOW = 3;
 
 type Look = Pick<Total, 'format' | 'highlight' | 'colorScale'>;
 type Format = NonNullable<Total['format']>;
@@ -140,9 +147,20 @@ export class TotalsEditor {
       scale,
       'scale',
     );
+    const window = el('input', {
+      class: 't-window',
+      type: 'number',
+      min: '2',
+      max: '100',
+      step: '1',
+      placeholder: `window (${DEFAULT_WINDOW})`,
+      'aria-label': `Total ${n} moving average window`,
+      hidden: '',
+    });
     const sync = () => {
       currency.hidden = format.value !== 'currency';
       percentile.hidden = agg.value !== 'Percentile';
+      window.hidden = showAs.value !== 'movingAverage';
       const isFormula = agg.value === FORMULA;
       formula.hidden = !isFormula;
       field.hidden = isFormula;
@@ -150,6 +168,7 @@ export class TotalsEditor {
     };
     agg.addEventListener('change', sync);
     format.addEventListener('change', sync);
+    showAs.addEventListener('change', sync);
     const remove = el(
       'button',
       { type: 'button', class: 'quiet icon', 'aria-label': `Remove total ${n}`, title: 'Remove' },
@@ -165,6 +184,7 @@ export class TotalsEditor {
       view,
       name,
       showAs,
+      window,
       format,
       currency,
       scaleLabel,
@@ -186,6 +206,7 @@ export class TotalsEditor {
       formula.value = total.formula ?? '';
       percentile.value = total.percentile !== undefined ? String(total.percentile) : '';
       showAs.value = total.showAs ?? 'value';
+      window.value = total.window !== undefined ? String(total.window) : '';
       // What the form has no control for (highlight rules, a format of its own) is kept as saved.
       const preset = presetOf(total.format);
       if (preset === AS_SAVED) format.append(el('option', { value: AS_SAVED }, 'as saved'));
@@ -248,7 +269,13 @@ export class TotalsEditor {
       const name = row.querySelector<HTMLInputElement>('.t-name')!.value.trim();
       const percentile = row.querySelector<HTMLInputElement>('.t-pct')!.value;
       const showAs = row.querySelector<HTMLSelectElement>('.t-show')!.value as ShowAs;
-      const shown = { ...(name ? { name } : {}), ...(showAs !== 'value' ? { showAs } : {}), ...this.look(row) };
+      const window = row.querySelector<HTMLInputElement>('.t-window')!.value;
+      const shown = {
+        ...(name ? { name } : {}),
+        ...(showAs !== 'value' ? { showAs } : {}),
+        ...(showAs === 'movingAverage' ? { window: window === '' ? DEFAULT_WINDOW : Number(window) } : {}),
+        ...this.look(row),
+      };
       if (aggregationType === FORMULA)
         return { ...shown, formula: row.querySelector<HTMLInputElement>('.t-formula')!.value };
       return {

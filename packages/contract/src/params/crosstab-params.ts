@@ -21,6 +21,7 @@ import {
   chartTypeNames,
   columnItem,
   filterParam,
+  orderValueText,
   resolveChartTotals,
   rowItem,
   totalDisplayName,
@@ -47,6 +48,15 @@ export const crosstabExecuteParams = z
     columnLimit: intInRange(1, L.AXIS_LIMIT_MAX),
     rowFilter: filterParam.optional(),
     columnFilter: filterParam.optional(),
+    otherRow: optionalBoolean().meta({
+      default: false,
+      description:
+        'With rowLimit: a last row, "Other (N)", over the records of the N outermost row values not shown (left out by rowLimit or rowFilter), every total (distinct counts and medians too) computed from those records; absent when nothing was left out. In JSON its key is [] and it says other: N; its query selects exactly those records.',
+    }),
+    otherColumn: optionalBoolean().meta({
+      default: false,
+      description: 'With columnLimit: an "Other (N)" column, as otherRow does for rows.',
+    }),
     timeZone: string(L.TIME_ZONE_MAX, 'an IANA time zone name')
       .optional()
       .meta({ default: L.DEFAULT_TIME_ZONE, description: 'The zone dateGroup keys are computed in (IANA name).' }),
@@ -112,6 +122,34 @@ export const crosstabExecuteParams = z
         params: CROSS,
         path: ['timeZone'],
         message: `${PARAM} ${quoteInput(p.timeZone)} is not a known IANA time zone (like "UTC" or "Europe/Paris")`,
+      });
+    }
+    if (p.otherRow && p.rowLimit === undefined)
+      ctx.addIssue({ code: 'custom', params: CROSS, path: ['otherRow'], message: `${PARAM} needs rowLimit` });
+    if (p.otherColumn && (p.columnLimit === undefined || !p.columns?.length))
+      ctx.addIssue({
+        code: 'custom',
+        params: CROSS,
+        path: ['otherColumn'],
+        message: `${PARAM} needs columns and columnLimit`,
+      });
+    const axes = [
+      ...p.rows.map((r, i) => ({ a: r, path: ['rows', i] })),
+      ...(p.columns ?? []).map((c, i) => ({ a: c, path: ['columns', i] })),
+    ];
+    for (const { a, path } of axes) {
+      if (typeof a !== 'object' || !a.order) continue;
+      const seen = new Map<string, number>();
+      a.order.forEach((v, j) => {
+        const first = seen.get(orderValueText(v));
+        if (first !== undefined)
+          ctx.addIssue({
+            code: 'custom',
+            params: CROSS,
+            path: [...path, 'order', j],
+            message: `${PARAM} repeats ${JSON.stringify(v)} (already at order[${first}])`,
+          });
+        else seen.set(orderValueText(v), j);
       });
     }
     p.rows.forEach((r, i) => {

@@ -3,7 +3,17 @@ import { CHART_TYPE_NAMES } from '../chart-names';
 import { defaultTotalName, FORMULA_MAX_LENGTH, resolveFormulas } from '../formula';
 import * as L from '../limits';
 import { lookProblems, totalLookParams, type TotalLook } from './total-look';
-import { keywordOf, oneOf, optionalBoolean, optionalString, PARAM, requiredString, string } from './param-builders';
+import {
+  arrayOf,
+  intInRange,
+  keywordOf,
+  oneOf,
+  optionalBoolean,
+  optionalString,
+  PARAM,
+  requiredString,
+  string,
+} from './param-builders';
 
 /** The parts of a crosstab's params: axes, totals, filters and orders, and the rules within totals. */
 
@@ -25,6 +35,23 @@ export const binParam = z
   )
   .meta({ description: 'Numeric bins [origin + k·width, origin + (k+1)·width); the key is the lower bound.' });
 
+/**
+ * A manual order of an axis's keys, each as JSON gives the key (text, a number, a boolean, null for
+ * blank). Checked for duplicates in crosstab-params' rules (a JSON Schema cannot compare items by value).
+ */
+export const axisOrderValues = arrayOf(
+  z.union([string(L.AXIS_ORDER_VALUE_MAX), z.number(), z.boolean(), z.null()], {
+    error: `${PARAM} must be a key: text, a number, a boolean or null (blank)`,
+  }),
+  L.AXIS_ORDER_MAX,
+).meta({
+  description:
+    'A manual order of this axis\'s keys (e.g. ["Critical", "High", "Medium", "Low"]): listed keys first in this order, keys not listed after them in the default order; a listed value that does not occur is absent. rowLimit / columnLimit keep the first keys in this order. reverse reverses the listed order (unlisted keys still follow).',
+});
+
+/** Values equal as keys (a bin's 30 and "30" are the same key): duplicates in a manual order. */
+export const orderValueText = (v: string | number | boolean | null) => (v === null ? '\u0000' : String(v));
+
 /** An axis of a crosstab: a field, optionally grouped by a date part or in numeric bins. */
 export const axisItem = z.strictObject(
   {
@@ -34,8 +61,9 @@ export const axisItem = z.strictObject(
       .optional()
       .meta({ description: 'On a date field: group by year, quarter, month, ISO week, day, hour or a part of them.' }),
     bin: binParam.optional(),
+    order: axisOrderValues.optional(),
   },
-  { error: `${PARAM} must be an object with field, reverse, dateGroup or bin` },
+  { error: `${PARAM} must be an object with field, reverse, dateGroup, bin or order` },
 );
 export const columnItem = axisItem;
 
@@ -53,7 +81,7 @@ export const rowItem = z.union([string(L.FIELD_NAME_MAX, 'a field name'), axisIt
         path.map((k) => (typeof k === 'number' ? `[${k}]` : `.${String(k)}`)).join('');
       return asAxis.map((e) => e.message.split(PARAM).join(`${PARAM}${below(e.path)}`)).join('; ');
     }
-    return `${PARAM} must be a field name or an object with field, reverse, dateGroup or bin`;
+    return `${PARAM} must be a field name or an object with field, reverse, dateGroup, bin or order`;
   },
 });
 
@@ -87,7 +115,14 @@ export const totalItem = z.strictObject(
       description: 'With Count: the number of distinct values of the view.',
     }),
     name: optionalString(L.TOTAL_NAME_MAX),
-    showAs: oneOf(L.SHOW_AS).optional().meta({ default: DEFAULT_SHOW_AS }),
+    showAs: oneOf(L.SHOW_AS).optional().meta({
+      default: DEFAULT_SHOW_AS,
+      description:
+        'How values are shown: percentOfParentRow / percentOfParentColumn are shares of the enclosing subtotal group along that axis (of the Total at the outermost level); rankInColumn / rankInRow rank siblings 1 = largest, ties sharing the rank as Excel RANK.EQ does; movingAverage averages the non-empty values of the row and the window - 1 rows before it within its group (fewer at the start). The Other row (column) takes no part in ranks or the row order: it shows those modes empty.',
+    }),
+    window: intInRange(L.MOVING_AVERAGE_WINDOW_MIN, L.MOVING_AVERAGE_WINDOW_MAX).meta({
+      description: 'With showAs movingAverage (required there): how many rows it averages.',
+    }),
     percentile: z
       .number({ error: `${PARAM} must be a number between 0 and 100 (exclusive)` })
       .gt(0, { error: `${PARAM} must be a number between 0 and 100 (exclusive)` })
@@ -182,6 +217,8 @@ export interface CompleteTotal extends TotalLook {
   dynamicView?: string;
   name?: string;
   showAs: L.ShowAs;
+  /** With showAs movingAverage. */
+  window?: number;
   percentile?: number;
   formula?: string;
 }
@@ -199,6 +236,7 @@ export function completeTotal(t: SentTotal): CompleteTotal {
     ...(t.format !== undefined ? { format: { style: 'decimal', notation: 'standard', ...t.format } } : {}),
     ...(t.highlight !== undefined ? { highlight: t.highlight } : {}),
     ...(t.colorScale !== undefined ? { colorScale: t.colorScale } : {}),
+    ...(t.window !== undefined ? { window: t.window } : {}),
   };
 }
 
@@ -220,6 +258,13 @@ export function totalProblems(totals: readonly SentTotal[]): Array<[PropertyKey[
   totals.forEach((t, i) => {
     const at = (key: string): PropertyKey[] => ['totals', i, key];
     for (const [key, message] of lookProblems(t)) out.push([['totals', i, ...key.split('.')], message]);
+    if (t.showAs === 'movingAverage' && t.window === undefined)
+      out.push([
+        at('window'),
+        `${PARAM} is required with showAs movingAverage (from ${L.MOVING_AVERAGE_WINDOW_MIN} to ${L.MOVING_AVERAGE_WINDOW_MAX})`,
+      ]);
+    if (t.showAs !== 'movingAverage' && t.window !== undefined)
+      out.push([at('window'), `${PARAM} goes with showAs movingAverage only`]);
     if (t.formula !== undefined) {
       if (t.aggregationType !== undefined || t.field || t.dynamicView || t.percentile !== undefined)
         out.push([at('formula'), `${PARAM}: a calculated total takes name and formula only (and showAs)`]);

@@ -3,11 +3,18 @@ import type { QueryNode } from '@quarry/query-language';
 import { compileWhere, ident, type LoadedTable, type Row, type SnapshotEngine } from '@quarry/snapshots';
 import type { AxisValue } from '../domain/axis-value';
 import { crosstabCells, type AxisSpec, type CrosstabSpec } from '../domain/crosstab-spec';
-import type { DrillFacts, KeysAtLeast, PivotEngine, PivotResult, PivotRestriction } from '../ports/pivot-engine.port';
+import type {
+  DrillFacts,
+  KeysAtLeast,
+  OuterExclusion,
+  PivotEngine,
+  PivotResult,
+  PivotRestriction,
+} from '../ports/pivot-engine.port';
 import { estimateKeys } from './pivot-key-estimate';
 import { PivotPlan } from './pivot-plan';
 import { fromGroupingSets, JS_ROLLUP_MAX_WORK, rollUpInJs } from './pivot-rollup';
-import { memberSql, type BoundWhere } from './pivot-sql';
+import { memberSql, notMemberSql, type BoundWhere } from './pivot-sql';
 import { matchRollup } from './rollup-match';
 
 export { KEY_SAMPLE_RECORDS, THOROUGH_SAMPLE_RECORDS } from './pivot-key-estimate';
@@ -69,9 +76,13 @@ export class DuckDbPivotEngine implements PivotEngine {
     const w = compileWhere(where, table);
     const member = (axes: AxisSpec[], values: readonly AxisValue[] | undefined, name: string) =>
       values && axes.length ? [memberSql(axes[0], values, table.columnTypes, spec.timeZone, name)] : [];
+    const notMember = (x: OuterExclusion | undefined, name: string) =>
+      x ? [notMemberSql(x.axis, x.values, table.columnTypes, spec.timeZone, name)] : [];
     const tests = [
       ...member(spec.rows, restrict.rows, '__kept_rows'),
       ...member(spec.columns, restrict.columns, '__kept_columns'),
+      ...notMember(restrict.notRows, '__other_rows'),
+      ...notMember(restrict.notColumns, '__other_columns'),
     ];
     const restricted: BoundWhere = {
       sql: [w.sql, ...tests.map((t) => t.sql)].join(' AND '),

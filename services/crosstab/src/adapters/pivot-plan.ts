@@ -23,6 +23,12 @@ export interface RollupSource {
   partials: ReadonlyMap<string, string>;
 }
 
+/** The grouping id and GROUP BY of a pivot's levels; without any axis, one group (gid 0) of every record. */
+function grouping(aliases: string[], sets: string): { gid: string; groupBy: string } {
+  if (aliases.length === 0) return { gid: '0 AS gid', groupBy: '' };
+  return { gid: `GROUPING(${aliases.join(', ')}) AS gid`, groupBy: `GROUP BY GROUPING SETS (${sets})` };
+}
+
 /**
  * What the pivot needs from each filtered record, shared by both ways of finishing it: the grouped keys,
  * the fields of dynamic views (distinct counts), and partial aggregates from which every total follows
@@ -133,7 +139,9 @@ export class PivotPlan {
     ];
     const partial = (sql: string) => this.source?.partials.get(sql) ?? sql;
     const select = [...grain, ...this.partials.map((p) => `${partial(p.sql)} AS ${p.alias}`)];
-    return `SELECT ${select.join(', ')} FROM ${this.source?.table ?? ident(this.table.table)} WHERE ${this.where} GROUP BY ${grain.map((_, i) => i + 1).join(', ')}`;
+    // No axis (an Other pass of a crosstab whose only row axis is left out): one group of every record.
+    const groupBy = grain.length ? ` GROUP BY ${grain.map((_, i) => i + 1).join(', ')}` : '';
+    return `SELECT ${select.join(', ')} FROM ${this.source?.table ?? ident(this.table.table)} WHERE ${this.where}${groupBy}`;
   }
 
   private labelled(): string[] {
@@ -202,10 +210,11 @@ export class PivotPlan {
     // One pass, streamed: the keys are counted from the groups that come back (at most maxGroups), as a
     // hand-written GROUPING SETS query would run; materialising the records first cost 2.5x (bench).
     const source = `SELECT ${[...keys, ...carried].join(', ')} FROM ${ident(this.table.table)} WHERE ${this.where}`;
+    const g = grouping(aliases, sets);
     return `SELECT ${[...labelled, 'gid', ...aggregates.map((_, i) => `__t${i}`)].join(', ')}
-FROM (SELECT ${aliases.join(', ')}, GROUPING(${aliases.join(', ')}) AS gid, ${aggregates.map((sql, i) => `${sql} AS __t${i}`).join(', ')}
+FROM (SELECT ${[...aliases, g.gid, ...aggregates.map((sql, i) => `${sql} AS __t${i}`)].join(', ')}
   FROM (${source})
-  GROUP BY GROUPING SETS (${sets})
+  ${g.groupBy}
   LIMIT ${maxGroups})`;
   }
 
@@ -247,12 +256,13 @@ SELECT ${distinctCount(this.rowAliases)} AS __nr, ${distinctCount(this.colAliase
       .map(([r, c]) => `(${[...this.rowAliases.slice(0, r), ...this.colAliases.slice(0, c)].join(', ')})`)
       .join(', ');
     const carried = [...this.distinct.map((d) => d.alias), ...this.partials.map((p) => p.alias)];
+    const g = grouping(aliases, sets);
     return `WITH p AS MATERIALIZED (${this.preAggregate()}),
   x AS (SELECT ${[...this.labelled(), ...carried].join(', ')} FROM p),
   k AS MATERIALIZED (SELECT ${distinctCount(this.rowAliases)} AS nr, ${distinctCount(this.colAliases)} AS nc)
-SELECT ${aliases.join(', ')}, GROUPING(${aliases.join(', ')}) AS gid, ${this.totals.map((t, i) => `${t.rollup} AS __t${i}`).join(', ')}, (SELECT nr FROM k) AS __nr, (SELECT nc FROM k) AS __nc
+SELECT ${[...aliases, g.gid, ...this.totals.map((t, i) => `${t.rollup} AS __t${i}`)].join(', ')}, (SELECT nr FROM k) AS __nr, (SELECT nc FROM k) AS __nc
 FROM x WHERE (SELECT nr * greatest(nc, 1) FROM k) * ${this.spec.totals.length} <= $max_cells
-GROUP BY GROUPING SETS (${sets})
+${g.groupBy}
 LIMIT ${maxGroups}`;
   }
 }

@@ -3,29 +3,20 @@ import type { FieldDef } from '@quarry/query-language';
 import type { AxisValue, GroupRow } from '../domain/axis-value';
 import { pivotLevels, type CrosstabSpec } from '../domain/crosstab-spec';
 import { tableResult, type TableJob } from '../domain/table-result';
-import { plainAxis } from '../../test-support/crosstab-input';
+import { plainAxis, specWith } from '../../test-support/crosstab-input';
 import { ThreadTableRenderer } from './thread-table-renderer.adapter';
 
 const field = (name: string): FieldDef => ({ name, type: 'string' }) as FieldDef;
 
 function spec(subtotals = false): CrosstabSpec {
-  return {
+  return specWith({
     rows: [plainAxis(field('r'))],
     columns: [plainAxis(field('c'))],
     totals: [
       { aggregation: 'Sum', field: { name: 'v', type: 'number' } as FieldDef, name: 'Sum of v', showAs: 'value' },
     ],
-    formulaOrder: [],
-    totalsOn: 'columns',
-    timeZone: 'UTC',
-    rowFilter: null,
-    columnFilter: null,
     subtotals,
-    rowOrder: { by: 'label', measure: 0, direction: 'asc' },
-    columnOrder: { by: 'label', measure: 0, direction: 'asc' },
-    rowLimit: null,
-    columnLimit: null,
-  };
+  });
 }
 
 /** Every group of an R x C pivot (cells, row and column totals, the grand total), values made up. */

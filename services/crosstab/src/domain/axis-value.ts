@@ -11,6 +11,9 @@ export interface GroupRow {
   rowKey: AxisValue[];
   columnKey: AxisValue[];
   values: Array<number | null>;
+  /** The group is of the Other row (column): its rowKey (columnKey) is [] and stands for every omitted value. */
+  rowOther?: true;
+  columnOther?: true;
 }
 
 /**

@@ -30,6 +30,8 @@ const PERCENT_SHOWN: ReadonlySet<ShowAs> = new Set([
   'percentOfRowTotal',
   'percentOfColumnTotal',
   'percentDifferenceFromPrevious',
+  'percentOfParentRow',
+  'percentOfParentColumn',
 ]);
 
 /** What a chart's legend adds to a total's name for what its values show. */
@@ -41,6 +43,11 @@ const SHOWN_AS: Record<ShowAs, string> = {
   runningTotal: ' (running total)',
   differenceFromPrevious: ' (difference from previous)',
   percentDifferenceFromPrevious: ' (% difference from previous)',
+  percentOfParentRow: ' (% of parent row)',
+  percentOfParentColumn: ' (% of parent column)',
+  rankInColumn: ' (rank in column)',
+  rankInRow: ' (rank in row)',
+  movingAverage: ' (moving average)',
 };
 
 /**
@@ -71,8 +78,9 @@ function lookOf(t: CompleteTotal, i: number): Pick<TotalSpec, 'look'> {
   };
 }
 
-export function displayOf(t: Pick<TotalSpec, 'name' | 'showAs'>): TotalDisplay {
-  return { percent: PERCENT_SHOWN.has(t.showAs), label: `${t.name}${SHOWN_AS[t.showAs]}` };
+export function displayOf(t: Pick<TotalSpec, 'name' | 'showAs' | 'window'>): TotalDisplay {
+  const shown = t.showAs === 'movingAverage' ? ` (moving average of ${t.window ?? 0})` : SHOWN_AS[t.showAs];
+  return { percent: PERCENT_SHOWN.has(t.showAs), label: `${t.name}${shown}` };
 }
 
 /** rowOrder / columnOrder: siblings at every level ordered by label, or by a measure's total at that level. */
@@ -100,6 +108,8 @@ export interface TotalSpec {
   showAs: ShowAs;
   /** Its number format and cell colours, when it has any: renderers only, no value changes. */
   look?: TotalLook;
+  /** With movingAverage: how many rows it averages. */
+  window?: number;
 }
 
 /** A row or column axis: a field, optionally grouped by a date part or in numeric bins. */
@@ -114,6 +124,8 @@ export interface AxisSpec {
   keyType: FieldDef['type'];
   /** As headers show it: the field, and its grouping. */
   name: string;
+  /** A manual order of its keys (as JSON gives them): these first, in this order. */
+  order?: ReadonlyArray<string | number | boolean | null>;
 }
 
 export interface FilterSpec {
@@ -139,6 +151,9 @@ export interface CrosstabSpec {
   /** null: every value of the outermost level. */
   rowLimit: number | null;
   columnLimit: number | null;
+  /** An "Other (N)" row (column) over the outermost values not shown; only with a limit. */
+  otherRow: boolean;
+  otherColumn: boolean;
 }
 
 const binText = (n: number) => String(Number(n.toPrecision(15)));
@@ -159,13 +174,16 @@ export function pivotLevels(
   spec: Pick<
     CrosstabSpec,
     'rows' | 'columns' | 'subtotals' | 'rowOrder' | 'columnOrder' | 'rowFilter' | 'columnFilter'
-  >,
+  > & { totals?: ReadonlyArray<Pick<TotalSpec, 'showAs'>> },
 ): Array<[number, number]> {
   const R = spec.rows.length;
   const C = spec.columns.length;
   const outer = (n: number) => Array.from({ length: Math.max(n - 1, 0) }, (_, i) => i + 1);
-  const rowDepths = [R, ...(spec.subtotals ? outer(R) : []), 0];
-  const colDepths = [...(C ? [C] : []), ...(spec.subtotals ? outer(C) : []), 0];
+  // A share of the parent group reads the enclosing subtotals along its axis, shown or not.
+  const parentRows = spec.totals?.some((t) => t.showAs === 'percentOfParentRow') ?? false;
+  const parentColumns = spec.totals?.some((t) => t.showAs === 'percentOfParentColumn') ?? false;
+  const rowDepths = [R, ...(spec.subtotals || parentRows ? outer(R) : []), 0];
+  const colDepths = [...(C ? [C] : []), ...(spec.subtotals || parentColumns ? outer(C) : []), 0];
   const levels = new Map<string, [number, number]>();
   const add = (r: number, c: number) => levels.set(`${r}:${c}`, [r, c]);
   for (const r of rowDepths) for (const c of colDepths) add(r, c);
@@ -204,6 +222,7 @@ export function crosstabSpec(entry: IndexEntry, input: CompletePivot): CrosstabS
       keyType: a.dateGroup ? 'string' : a.bin ? 'number' : f.type,
       param: where,
       name: axisName(f, a),
+      ...(a.order ? { order: a.order } : {}),
     };
   };
   // A row sent as a field name is named by its index, as it always was.
@@ -211,7 +230,12 @@ export function crosstabSpec(entry: IndexEntry, input: CompletePivot): CrosstabS
   const columns = input.columns.map((c, i) => axis(c, `columns[${i}]`, `columns[${i}].field`));
   const views = ['Records', ...entry.views.map((v) => v.name)];
 
-  const totals = input.totals.map((t, i): TotalSpec => ({ ...total(t, i), showAs: t.showAs, ...lookOf(t, i) }));
+  const totals = input.totals.map((t, i): TotalSpec => ({
+    ...total(t, i),
+    showAs: t.showAs,
+    ...(t.window !== undefined ? { window: t.window } : {}),
+    ...lookOf(t, i),
+  }));
   // The contract resolved the formulas already (names, cycles); here they are resolved against the
   // names as the index spells them, which the contract's default names match case-insensitively.
   const resolved = resolveFormulas(
@@ -239,6 +263,9 @@ export function crosstabSpec(entry: IndexEntry, input: CompletePivot): CrosstabS
     columnOrder: input.columnOrder,
     rowLimit: input.rowLimit ?? null,
     columnLimit: input.columnLimit ?? null,
+    // Without a limit nothing is left out, so there is no Other.
+    otherRow: input.otherRow && input.rowLimit !== undefined,
+    otherColumn: input.otherColumn && input.columnLimit !== undefined && columns.length > 0,
   };
 
   function total(t: CompleteTotal, i: number): Omit<TotalSpec, 'showAs' | 'look'> {

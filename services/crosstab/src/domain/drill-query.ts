@@ -1,5 +1,6 @@
 import type { AxisValue } from './axis-value';
 import type { AxisSpec } from './crosstab-spec';
+import { otherOf } from './other-key';
 
 /*
  * Drill-through: for each key of a crosstab, a query in Quarry's own language that selects exactly the
@@ -170,6 +171,13 @@ function writeClause(axis: AxisSpec, value: AxisValue, ctx: DrillContext): strin
 /** A whole key (a row's or a column's, or a subtotal's shorter one) as one query; null if a part has none. */
 export function keyQuery(axes: readonly AxisSpec[], key: readonly AxisValue[], ctx: DrillContext): string | null {
   if (key.length === 0) return '*';
+  const other = otherOf(key);
+  if (other) {
+    // Every record whose outermost key is none of those shown: the same complement the engine read.
+    if (other.kept.length === 0) return '*';
+    const kept = other.kept.map((v) => keyClause(axes[0], v, ctx));
+    return kept.every((c): c is string => c !== null) ? `NOT (${kept.join(' OR ')})` : null;
+  }
   const clauses = key.map((v, i) => keyClause(axes[i], v, ctx));
   return clauses.every((c): c is string => c !== null) ? clauses.join(' AND ') : null;
 }

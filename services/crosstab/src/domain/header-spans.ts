@@ -1,5 +1,6 @@
 import { axisText, type AxisValue } from './axis-value';
 import type { AxisSpec } from './crosstab-spec';
+import { otherOf } from './other-key';
 
 /**
  * Runs of consecutive keys that share a header at `level`: start → [length, label], as every table
@@ -31,6 +32,6 @@ export function headerSpans(
   return out;
 }
 
-/** A subtotal's header: its own key part, labelled by its axis, and "Total". */
+/** A subtotal's header: its own key part, labelled by its axis, and "Total"; the Other key's own label. */
 export const subtotalLabel = (key: AxisValue[], axes: readonly AxisSpec[]) =>
-  `${axisText(axes[key.length - 1], key[key.length - 1])} Total`;
+  otherOf(key) ? String(key[0]) : `${axisText(axes[key.length - 1], key[key.length - 1])} Total`;

@@ -2,8 +2,10 @@ import { evaluateFormula } from '@quarry/contract';
 import type { FieldDef } from '@quarry/query-language';
 import type { AxisValue, GroupRow } from './axis-value';
 import type { DrillFacts } from '../ports/pivot-engine.port';
-import type { AxisOrder, CrosstabSpec, FilterSpec, ShowAs } from './crosstab-spec';
+import type { AxisOrder, CrosstabSpec, FilterSpec } from './crosstab-spec';
 import type { DrillContext } from './drill-query';
+import { otherKey } from './other-key';
+import { shownValues } from './shown-values';
 
 export type Values = Array<number | null>;
 
@@ -48,8 +50,8 @@ const textOf = (key: readonly AxisValue[]): string => {
   }
   return text;
 };
-const keyText = (rowKey: readonly AxisValue[], columnKey: readonly AxisValue[]) =>
-  `${textOf(rowKey)}|${textOf(columnKey)}`;
+/** The Other row's (column's) text: a real key's text is a JSON array, so none can read the same. */
+const OTHER_TEXT = 'other';
 /**
  * A value as the engine computed it, every digit kept (JSON, XLSX and the client carry it whole; display
  * rounds for itself): only what is not a number at all (a division by zero's NaN or Infinity) is blank.
@@ -70,6 +72,8 @@ export function compareLabels(a: AxisValue, b: AxisValue, type: FieldDef['type']
 interface AxisPlan {
   types: Array<FieldDef['type']>;
   reverse: boolean[];
+  /** Per level: a manual order of its keys, listed first. */
+  manual: Array<ReadonlyArray<string | number | boolean | null> | undefined>;
   order: AxisOrder;
   limit: number | null;
   filter: FilterSpec | null;
@@ -121,6 +125,8 @@ function arrangeAxis(
       });
       ordered = withMeasure.map((x) => x.c);
     }
+    const manual = plan.manual[level];
+    if (manual) ordered = manualFirst(ordered, manual, plan.reverse[level]);
     if (level === 0) {
       const filter = plan.filter;
       if (filter) {
@@ -145,6 +151,31 @@ function arrangeAxis(
   };
   walk([], keys, 0);
   return { keys: out, omitted, outer, filteredOut };
+}
+
+/** A key as a manual order lists it: blank is null, anything else its text (a bin's 30 and "30" alike). */
+const manualText = (v: AxisValue | undefined) => (v === null || v === undefined || v === '' ? '\u0000' : String(v));
+
+/**
+ * The listed keys first, in the list's order (reversed by the axis's reverse), then the others in the
+ * order they had: the default order. A listed value no key has is simply absent.
+ */
+function manualFirst<T extends { value: AxisValue }>(
+  ordered: T[],
+  manual: ReadonlyArray<string | number | boolean | null>,
+  reverse: boolean,
+): T[] {
+  const list = reverse ? [...manual].reverse() : manual;
+  const rank = new Map<string, number>();
+  list.forEach((v, i) => rank.set(manualText(v), i));
+  const listed: Array<{ c: T; at: number }> = [];
+  const rest: T[] = [];
+  for (const c of ordered) {
+    const at = rank.get(manualText(c.value));
+    if (at === undefined) rest.push(c);
+    else listed.push({ c, at });
+  }
+  return [...listed.sort((a, b) => a.at - b.at).map((x) => x.c), ...rest];
 }
 
 /** A group's total against a filter; an empty total passes none. */
@@ -185,12 +216,6 @@ function applyFormulas(spec: CrosstabSpec, values: Values): Values {
   return out;
 }
 
-/** percent of `denominator`, or empty where either side is empty or the denominator is 0. */
-function percent(value: number | null, denominator: number | null | undefined): number | null {
-  if (value === null || denominator === null || denominator === undefined || denominator === 0) return null;
-  return (value / denominator) * 100;
-}
-
 /** What rowLimit / columnLimit and the filters did to an outer level when it was chosen before the pivot. */
 export interface OuterCounts {
   omitted: number;
@@ -216,13 +241,14 @@ export function buildPivotTable(
   const rowKeys: AxisValue[][] = [];
   const colKeys: AxisValue[][] = [];
   for (const g of groups) {
-    const rowText = textOf(g.rowKey);
+    const rowText = g.rowOther ? OTHER_TEXT : textOf(g.rowKey);
     let byColumn = raw.get(rowText);
     if (!byColumn) {
       byColumn = new Map();
       raw.set(rowText, byColumn);
     }
-    byColumn.set(textOf(g.columnKey), applyFormulas(spec, g.values).map(finite));
+    byColumn.set(g.columnOther ? OTHER_TEXT : textOf(g.columnKey), applyFormulas(spec, g.values).map(finite));
+    if (g.rowOther || g.columnOther) continue;
     if (g.rowKey.length === R && g.columnKey.length === 0) rowKeys.push(g.rowKey);
     if (C > 0 && g.rowKey.length === 0 && g.columnKey.length === C) colKeys.push(g.columnKey);
   }
@@ -232,6 +258,7 @@ export function buildPivotTable(
   const rows = arrangeAxis(rowKeys, {
     types: spec.rows.map((a) => a.keyType),
     reverse: spec.rows.map((a) => a.reverse),
+    manual: spec.rows.map((a) => a.order),
     order: spec.rowOrder,
     limit: spec.rowLimit,
     filter: spec.rowFilter,
@@ -241,84 +268,48 @@ export function buildPivotTable(
   const columns = arrangeAxis(colKeys, {
     types: spec.columns.map((a) => a.keyType),
     reverse: spec.columns.map((a) => a.reverse),
+    manual: spec.columns.map((a) => a.order),
     order: spec.columnOrder,
     limit: spec.columnLimit,
     filter: spec.columnFilter,
     subtotals,
     total: (k) => rawAt([], k),
   });
-  const grand = rawAt([], []);
-  // "Previous" is the row above in row order within the same outer group: the sibling before it (same
-  // depth, same outer keys). The first of its group has none.
-  const previous = new Map<string, AxisValue[]>();
-  const lastOf = new Map<string, AxisValue[]>();
-  for (const key of rows.keys) {
-    const group = `${key.length}:${JSON.stringify(norm(key.slice(0, -1)))}`;
-    const prev = lastOf.get(group);
-    if (prev) previous.set(keyText(key, []), prev);
-    lastOf.set(group, key);
-  }
-  const runs = new Map<string, number | null>();
-  /** The running total down the rows of the group up to this row, empty while nothing was summed. */
-  const running = (r: readonly AxisValue[], c: readonly AxisValue[], m: number): number | null => {
-    const chain: Array<readonly AxisValue[]> = [];
-    let sum: number | null = null;
-    for (let k: readonly AxisValue[] | undefined = r; k; k = previous.get(keyText(k, []))) {
-      const known = runs.get(`${m}|${keyText(k, c)}`);
-      if (known !== undefined) {
-        sum = known;
-        break;
-      }
-      chain.push(k);
-    }
-    for (const k of chain.reverse()) {
-      const v = rawAt(k, c)[m];
-      sum = v === null ? sum : (sum ?? 0) + v;
-      runs.set(`${m}|${keyText(k, c)}`, sum);
-    }
-    return sum;
+  // The Other row (column) last, when rowLimit (columnLimit) or the filter left values out and its groups came.
+  const withOther = (keys: AxisValue[][], wanted: boolean, counts: OuterCounts, seen: boolean): AxisValue[][] => {
+    const count = counts.omitted + counts.filteredOut;
+    if (!wanted || !seen || count === 0) return keys;
+    const kept = [...new Map(keys.map((k) => [textOf([k[0]]), k[0]])).values()];
+    const key = otherKey({ count, kept });
+    keyTexts.set(key, OTHER_TEXT);
+    return [...keys, key];
   };
-  const show = (
-    mode: ShowAs,
-    m: number,
-    value: number | null,
-    r: readonly AxisValue[],
-    c: readonly AxisValue[],
-  ): number | null => {
-    switch (mode) {
-      case 'value':
-        return value;
-      case 'percentOfGrandTotal':
-        return finite(percent(value, grand[m]));
-      case 'percentOfRowTotal':
-        return finite(percent(value, rawAt(r, [])[m]));
-      case 'percentOfColumnTotal':
-        return finite(percent(value, rawAt([], c)[m]));
-      case 'runningTotal':
-        return finite(running(r, c, m));
-      case 'differenceFromPrevious': {
-        const prev = previous.get(keyText(r, []));
-        const before = prev ? rawAt(prev, c)[m] : null;
-        return value === null || before === null ? null : finite(value - before);
-      }
-      case 'percentDifferenceFromPrevious': {
-        const prev = previous.get(keyText(r, []));
-        const before = prev ? rawAt(prev, c)[m] : null;
-        return value === null || before === null || before === 0 ? null : finite(((value - before) / before) * 100);
-      }
-    }
-  };
+  const rowCounts = opts.outer?.rows ?? rows;
+  const columnCounts = opts.outer?.columns ?? columns;
+  const shownRows = withOther(
+    rows.keys,
+    spec.otherRow,
+    rowCounts,
+    groups.some((g) => g.rowOther),
+  );
+  const shownColumns = withOther(
+    columns.keys,
+    spec.otherColumn,
+    columnCounts,
+    groups.some((g) => g.columnOther),
+  );
+  const show = shownValues({ totals: spec.totals, rawAt, rows: shownRows, columns: shownColumns, textOf });
   return {
     spec,
-    rows: rows.keys,
-    columns: columns.keys,
+    rows: shownRows,
+    columns: shownColumns,
     at: (r, c) => rawAt(r, c).map((v, m) => show(spec.totals[m].showAs, m, v, r, c)),
-    rowsOmitted: opts.outer?.rows?.omitted ?? rows.omitted,
-    columnsOmitted: opts.outer?.columns?.omitted ?? columns.omitted,
-    outerRows: opts.outer?.rows?.outer ?? rows.outer,
-    outerColumns: opts.outer?.columns?.outer ?? columns.outer,
-    rowsFilteredOut: opts.outer?.rows?.filteredOut ?? rows.filteredOut,
-    columnsFilteredOut: opts.outer?.columns?.filteredOut ?? columns.filteredOut,
+    rowsOmitted: rowCounts.omitted,
+    columnsOmitted: columnCounts.omitted,
+    outerRows: rowCounts.outer,
+    outerColumns: columnCounts.outer,
+    rowsFilteredOut: rowCounts.filteredOut,
+    columnsFilteredOut: columnCounts.filteredOut,
     drill: {
       timeZone: spec.timeZone,
       memo: new Map(),

@@ -1,5 +1,5 @@
 import { parse } from 'csv-parse/sync';
-import { plainAxis } from '../../test-support/crosstab-input';
+import { plainAxis, specWith } from '../../test-support/crosstab-input';
 import type { FieldDef } from '@quarry/query-language';
 import type { AxisValue, GroupRow } from './axis-value';
 import type { CrosstabSpec } from './crosstab-spec';
@@ -28,24 +28,14 @@ const HOSTILE: string[] = [
 const defused = (label: string) => (/^[=+\-@\t\r]/.test(label) ? `'${label}` : label);
 
 function spec(over: Partial<CrosstabSpec> = {}): CrosstabSpec {
-  return {
+  return specWith({
     rows: [plainAxis(text('=cmd|"/c calc"!A1'))],
     columns: [plainAxis(text('col'))],
     totals: [
       { aggregation: 'Sum', field: { name: 'n', type: 'number' } as FieldDef, name: '-Sum, "n"', showAs: 'value' },
     ],
-    formulaOrder: [],
-    totalsOn: 'columns',
-    timeZone: 'UTC',
-    rowFilter: null,
-    columnFilter: null,
-    subtotals: false,
-    rowOrder: { by: 'label', measure: 0, direction: 'asc' },
-    columnOrder: { by: 'label', measure: 0, direction: 'asc' },
-    rowLimit: null,
-    columnLimit: null,
     ...over,
-  };
+  });
 }
 
 /** Each hostile label is a row key and a column key; cell values are negative numbers and fractions. */

@@ -1,4 +1,5 @@
 import { stringify } from 'csv-stringify/sync';
+import { otherOf } from './other-key';
 import { axisText, exactNumber, type AxisValue } from './axis-value';
 import type { AxisSpec } from './crosstab-spec';
 import type { PivotTable } from './pivot-table';
@@ -22,14 +23,14 @@ export function safeText(text: string): string {
 /** A column's header text: its key parts joined by " / ", a subtotal column as "<value> Total". */
 function columnLabel(key: AxisValue[], depth: number, axes: readonly AxisSpec[]): string {
   const parts = key.map((v, i) => safeText(axisText(axes[i], v)));
-  if (key.length < depth) parts[parts.length - 1] = `${parts[parts.length - 1]} Total`;
+  if (key.length < depth && !otherOf(key)) parts[parts.length - 1] = `${parts[parts.length - 1]} Total`;
   return parts.join(' / ');
 }
 
 /** Row header cells: one per row field; a subtotal row reads "<value> Total" at its own level, blank after. */
 function rowCells(key: AxisValue[], depth: number, axes: readonly AxisSpec[]): string[] {
   const cells = key.map((v, i) => safeText(axisText(axes[i], v)));
-  if (key.length < depth) cells[cells.length - 1] = `${cells[cells.length - 1]} Total`;
+  if (key.length < depth && !otherOf(key)) cells[cells.length - 1] = `${cells[cells.length - 1]} Total`;
   while (cells.length < depth) cells.push('');
   return cells;
 }

@@ -2,6 +2,7 @@ import { headerSpans, subtotalLabel } from './header-spans';
 import { escape } from 'html-escaper';
 import { cellColorer, textFormatter } from './total-look';
 import type { PivotTable } from './pivot-table';
+import { otherOf } from './other-key';
 import type { AxisValue } from './axis-value';
 
 /**
@@ -11,6 +12,8 @@ import type { AxisValue } from './axis-value';
  */
 const STYLE = '<style>table.quarry-crosstab td{text-align:right;font-variant-numeric:tabular-nums}</style>';
 const SUBTOTAL = 'quarry-subtotal';
+/** The "Other (N)" row: not a subtotal of what is above it, but of the values left out. */
+const OTHER = 'quarry-other';
 
 /**
  * A value cell: the total's format (or the plain locale-free number), its colours inline when a rule
@@ -93,7 +96,7 @@ export function renderHtml(table: PivotTable): string {
   const rowRuns = spec.rows.map((_, level) => headerSpans(table.rows, level, rowLevels, spec.rows));
   table.rows.forEach((key, r) => {
     const subtotal = key.length < rowLevels;
-    out.push(subtotal ? `<tr class="${SUBTOTAL}">` : '<tr>');
+    out.push(otherOf(key) ? `<tr class="${OTHER}">` : subtotal ? `<tr class="${SUBTOTAL}">` : '<tr>');
     rowRuns.forEach((runs, level) => {
       const run = runs.get(r);
       if (run) out.push(`<th scope="row"${run[0] > 1 ? ` rowspan="${run[0]}"` : ''}>${escape(run[1])}</th>`);

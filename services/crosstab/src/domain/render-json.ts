@@ -1,11 +1,12 @@
 import type { AxisValue } from './axis-value';
 import { keyQuery } from './drill-query';
+import { otherOf } from './other-key';
 import type { PivotTable } from './pivot-table';
 
 const optionalQuery = (query: string | null) => (query === null ? {} : { query });
 
-/** Keys as JSON values: blank text is null like a missing value. */
-const jsonKey = (key: AxisValue[]) => key.map((v) => (v === '' ? null : v));
+/** Keys as JSON values: blank text is null like a missing value; the Other key is [] (its row says `other`). */
+const jsonKey = (key: AxisValue[]) => (otherOf(key) ? [] : key.map((v) => (v === '' ? null : v)));
 
 /**
  * The table as data (format json, docs/api.md CROSSTAB.EXECUTE): keys as JSON values, numbers as
@@ -15,6 +16,8 @@ const jsonKey = (key: AxisValue[]) => key.map((v) => (v === '' ? null : v));
 export function renderJson(table: PivotTable): string {
   const { spec } = table;
   const R = spec.rows.length;
+  const last = table.columns[table.columns.length - 1];
+  const otherColumn = last && otherOf(last);
   return JSON.stringify({
     rowFields: spec.rows.map((a) => a.name),
     columnFields: spec.columns.map((a) => a.name),
@@ -36,8 +39,10 @@ export function renderJson(table: PivotTable): string {
       ...optionalQuery(keyQuery(spec.rows, key, table.drill)),
       cells: table.columns.map((c) => table.at(key, c)),
       total: table.at(key, []),
-      ...(key.length < R ? { subtotal: true } : {}),
+      ...(key.length < R && !otherOf(key) ? { subtotal: true } : {}),
+      ...(otherOf(key) ? { other: otherOf(key)?.count } : {}),
     })),
+    ...(otherColumn ? { otherColumn: otherColumn.count } : {}),
     columnTotals: table.columns.map((c) => table.at([], c)),
     grandTotal: table.at([], []),
     rowsOmitted: table.rowsOmitted,

@@ -1,4 +1,4 @@
-import { plainAxis } from '../../test-support/crosstab-input';
+import { plainAxis, specWith } from '../../test-support/crosstab-input';
 import { parse } from 'csv-parse/sync';
 import { parseFragment, type DefaultTreeAdapterMap } from 'parse5';
 import type { FieldDef } from '@quarry/query-language';
@@ -52,22 +52,13 @@ const SUM: TotalSpec = {
 };
 
 function spec(rows: string[], columns: string[], over: Partial<CrosstabSpec> = {}): CrosstabSpec {
-  return {
+  return specWith({
     rows: rows.map((r) => plainAxis(field(r))),
     columns: columns.map((c) => plainAxis(field(c))),
     totals: [SUM],
-    formulaOrder: [],
-    totalsOn: 'columns',
-    timeZone: 'UTC',
-    rowFilter: null,
-    columnFilter: null,
     subtotals: true,
-    rowOrder: { by: 'label', measure: 0, direction: 'asc' },
-    columnOrder: { by: 'label', measure: 0, direction: 'asc' },
-    rowLimit: null,
-    columnLimit: null,
     ...over,
-  };
+  });
 }
 
 function elements(node: Node, tag: string): Element[] {

@@ -1,5 +1,5 @@
 import ExcelJS from 'exceljs';
-import { plainAxis } from '../../test-support/crosstab-input';
+import { plainAxis, specWith } from '../../test-support/crosstab-input';
 import * as XLSX from 'xlsx';
 import type { FieldDef } from '@quarry/query-language';
 import type { AxisValue, GroupRow } from './axis-value';
@@ -51,21 +51,12 @@ const COUNT: TotalSpec = { aggregation: 'Count', name: 'Count', showAs: 'value' 
 const SHARE: TotalSpec = { ...SUM, name: 'Share', showAs: 'percentOfGrandTotal' };
 
 function spec(rows: string[], columns: string[], totals: TotalSpec[]): CrosstabSpec {
-  return {
+  return specWith({
     rows: rows.map((r) => plainAxis(field(r))),
     columns: columns.map((c) => plainAxis(field(c))),
     totals,
-    formulaOrder: [],
-    totalsOn: 'columns',
-    timeZone: 'UTC',
-    rowFilter: null,
-    columnFilter: null,
     subtotals: true,
-    rowOrder: { by: 'label', measure: 0, direction: 'asc' },
-    columnOrder: { by: 'label', measure: 0, direction: 'asc' },
-    rowLimit: null,
-    columnLimit: null,
-  };
+  });
 }
 
 const label = (v: AxisValue) => String(v);

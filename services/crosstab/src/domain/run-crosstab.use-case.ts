@@ -2,7 +2,7 @@ import { AppError, quoteInput } from '@quarry/errors';
 import type { IndexCatalog, IndexEntry } from '@quarry/metadata-store';
 import { restrictedQuery, type QueryNode, type Reader } from '@quarry/query-language';
 import { fieldsOf, readableIndex } from '@quarry/snapshots/access';
-import type { KeysAtLeast, PivotEngine, PivotResult } from '../ports/pivot-engine.port';
+import type { KeysAtLeast, PivotEngine, PivotRestriction, PivotResult } from '../ports/pivot-engine.port';
 import type { AxisValue, GroupRow } from './axis-value';
 import type { CachedResult, ResultCache } from '@quarry/result-cache';
 import type { CacheStatus, CompletePivot } from '@quarry/contract';
@@ -77,6 +77,13 @@ function resultOf(
     indexVersion,
     ...(value.servedBy ? { servedBy: value.servedBy } : {}),
   };
+}
+
+/** The outer values rowLimit / columnLimit and the filters keep, their counts, and the grand total. */
+interface ChosenOuter {
+  values: AxisValue[];
+  counts: OuterCounts;
+  grand: GroupRow | undefined;
 }
 
 /** A first estimate within this factor of the cell limit is worth a thorough sample when it could see more. */
@@ -188,7 +195,7 @@ export class RunCrosstabUseCase {
     spec: CrosstabSpec,
     axis: 'rows' | 'columns',
     signal?: AbortSignal,
-  ): Promise<{ values: AxisValue[]; counts: OuterCounts; grand: GroupRow | undefined }> {
+  ): Promise<ChosenOuter> {
     const outerSpec: CrosstabSpec =
       axis === 'rows'
         ? { ...spec, rows: spec.rows.slice(0, 1), columns: [], subtotals: false, columnLimit: null, columnFilter: null }
@@ -270,7 +277,54 @@ export class RunCrosstabUseCase {
     }
     const grand = (rows ?? columns)?.grand;
     groups = [...groups.filter((g) => !isGrand(g)), ...(grand ? [grand] : [])];
-    return { ...main, groups, outer };
+    const other = await this.otherGroups(entry, where, spec, rows, columns, signal);
+    return { ...main, groups: [...groups, ...other], outer };
+  }
+
+  /**
+   * The Other row's and column's groups (otherRow, otherColumn), each read from the records whose
+   * outermost key is none of those kept, with that axis left out of the pivot: every total (a distinct
+   * count, a median) is exact over those records, never a sum of cells. The Other row's cells are
+   * restricted to the kept columns as every row's are; its total, like every row total, is not.
+   */
+  private async otherGroups(
+    entry: IndexEntry,
+    where: QueryNode,
+    spec: CrosstabSpec,
+    rows: ChosenOuter | undefined,
+    columns: ChosenOuter | undefined,
+    signal?: AbortSignal,
+  ): Promise<GroupRow[]> {
+    const leftOut = (c: ChosenOuter | undefined) => c !== undefined && c.counts.omitted + c.counts.filteredOut > 0;
+    const otherRow = spec.otherRow && leftOut(rows);
+    const otherColumn = spec.otherColumn && leftOut(columns);
+    if (!otherRow && !otherColumn) return [];
+    const notRows = otherRow && rows ? { axis: spec.rows[0], values: rows.values } : undefined;
+    const notColumns = otherColumn && columns ? { axis: spec.columns[0], values: columns.values } : undefined;
+    const noRows = { rows: [], rowLimit: null, rowFilter: null };
+    const noColumns = { columns: [], columnLimit: null, columnFilter: null };
+    const pass = async (over: Partial<CrosstabSpec>, restrict: PivotRestriction, mark: Partial<GroupRow>) => {
+      const found = await this.pivots.pivot(entry, where, { ...spec, ...over }, MAX_CELLS, signal, restrict);
+      return found.groups.map((g) => ({ ...g, ...mark }));
+    };
+    const isGrand = (g: GroupRow) => g.rowKey.length === 0 && g.columnKey.length === 0;
+    const out: GroupRow[] = [];
+    if (notRows) {
+      // The Other row across the kept columns, then its total across every column.
+      const cells = await pass(noRows, { columns: columns?.values, notRows }, { rowOther: true });
+      out.push(...(columns ? cells.filter((g) => !isGrand(g)) : cells));
+      if (columns) out.push(...(await pass({ ...noRows, ...noColumns }, { notRows }, { rowOther: true })));
+    }
+    if (notColumns) {
+      const cells = await pass(noColumns, { rows: rows?.values, notColumns }, { columnOther: true });
+      out.push(...(rows ? cells.filter((g) => !isGrand(g)) : cells));
+      if (rows) out.push(...(await pass({ ...noRows, ...noColumns }, { notColumns }, { columnOther: true })));
+    }
+    if (notRows && notColumns)
+      out.push(
+        ...(await pass({ ...noRows, ...noColumns }, { notRows, notColumns }, { rowOther: true, columnOther: true })),
+      );
+    return out;
   }
 
   private async compute(

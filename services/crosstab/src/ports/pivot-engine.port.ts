@@ -1,7 +1,7 @@
 import type { IndexEntry } from '@quarry/metadata-store';
 import type { QueryNode } from '@quarry/query-language';
 import type { AxisValue, GroupRow } from '../domain/axis-value';
-import type { CrosstabSpec } from '../domain/crosstab-spec';
+import type { AxisSpec, CrosstabSpec } from '../domain/crosstab-spec';
 
 /** How many row and column keys the pivot has (columns is 1 without column fields: the Total column). */
 export interface PivotKeys {
@@ -33,6 +33,17 @@ export interface DrillFacts {
 export interface PivotRestriction {
   rows?: readonly AxisValue[];
   columns?: readonly AxisValue[];
+  /**
+   * Only records whose key on `axis` (the crosstab's outermost row or column axis, which the spec of an
+   * "Other" pass leaves out) is none of `values`; a blank key is one of them only when null is listed.
+   */
+  notRows?: OuterExclusion;
+  notColumns?: OuterExclusion;
+}
+
+export interface OuterExclusion {
+  axis: AxisSpec;
+  values: readonly AxisValue[];
 }
 
 /** Keys a crosstab has at least, known without reading every record (a sample, the load's counts). */
