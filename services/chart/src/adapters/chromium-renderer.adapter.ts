@@ -9,6 +9,7 @@ import {
   type ChartRenderer,
   type RenderJob,
 } from '../ports/chart-renderer.port';
+import { printChart, printTable } from './chromium-print';
 
 const ECHARTS = fs.readFileSync(require.resolve('echarts/dist/echarts.min.js'), 'utf8');
 
@@ -232,9 +233,10 @@ export class ChromiumRenderer implements ChartRenderer {
     let timer: NodeJS.Timeout | undefined;
     try {
       const work = (async () => {
+        if (job.format === 'pdf' && job.table) return printTable(slot.context, job.table);
         await slot.page.setViewport({ width: job.width, height: job.height, deviceScaleFactor: 1 });
         await slot.page.evaluate(
-          (option, width, height) => {
+          (option, width, height, renderer) => {
             const el = document.getElementById('chart') as HTMLDivElement;
             el.style.width = `${width}px`;
             el.style.height = `${height}px`;
@@ -276,7 +278,7 @@ export class ChromiumRenderer implements ChartRenderer {
               }
             };
             revive(option);
-            const chart = w.echarts.init(el, null, { renderer: 'canvas', width, height, devicePixelRatio: 1 });
+            const chart = w.echarts.init(el, null, { renderer, width, height, devicePixelRatio: 1 });
             // Some series paint their labels a frame after the shapes (a Treemap's names): the screenshot
             // waits for ECharts to say the frame is finished, and for a second frame at most.
             return new Promise<void>((resolve) => {
@@ -292,7 +294,10 @@ export class ChromiumRenderer implements ChartRenderer {
           job.option,
           job.width,
           job.height,
+          // Printed, the chart stays vector (SVG shapes and text in the PDF), as sharp at any zoom.
+          job.format === 'pdf' ? 'svg' : 'canvas',
         );
+        if (job.format === 'pdf') return printChart(slot.page, job.width, job.height);
         const png = await slot.page.screenshot({
           type: 'png',
           clip: { x: 0, y: 0, width: job.width, height: job.height },
