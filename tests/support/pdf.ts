@@ -31,7 +31,8 @@ function parseObjects(pdf: Buffer): Map<number, PdfObject> {
     if (at < 0) objects.set(Number(m[1]), { dict: body });
     else {
       const dict = body.slice(0, at + 2);
-      const dataStart = start + body.indexOf('stream', at) + 'stream'.length + (body[body.indexOf('stream', at) + 6] === '\r' ? 2 : 1);
+      const dataStart =
+        start + body.indexOf('stream', at) + 'stream'.length + (body[body.indexOf('stream', at) + 6] === '\r' ? 2 : 1);
       const length = /\/Length (\d+)(?! \d+ R)/.exec(dict);
       const dataEnd = length ? dataStart + Number(length[1]) : text.lastIndexOf('endstream', end);
       let data = pdf.subarray(dataStart, dataEnd);
@@ -88,15 +89,19 @@ const hexText = (hex: string) => {
 
 function toUnicode(cmap: string): Font {
   const map = new Map<number, string>();
-  const range = /<([0-9A-Fa-f]+)>\s*<([0-9A-Fa-f]+)>/.exec(/begincodespacerange([\s\S]*?)endcodespacerange/.exec(cmap)?.[1] ?? '');
+  const range = /<([0-9A-Fa-f]+)>\s*<([0-9A-Fa-f]+)>/.exec(
+    /begincodespacerange([\s\S]*?)endcodespacerange/.exec(cmap)?.[1] ?? '',
+  );
   const bytes = range ? range[1].length / 2 : 1;
   for (const block of cmap.matchAll(/beginbfchar([\s\S]*?)endbfchar/g))
-    for (const m of block[1].matchAll(/<([0-9A-Fa-f]+)>\s*<([0-9A-Fa-f]+)>/g)) map.set(parseInt(m[1], 16), hexText(m[2]));
+    for (const m of block[1].matchAll(/<([0-9A-Fa-f]+)>\s*<([0-9A-Fa-f]+)>/g))
+      map.set(parseInt(m[1], 16), hexText(m[2]));
   for (const block of cmap.matchAll(/beginbfrange([\s\S]*?)endbfrange/g))
     for (const m of block[1].matchAll(/<([0-9A-Fa-f]+)>\s*<([0-9A-Fa-f]+)>\s*(<[0-9A-Fa-f]+>|\[[^\]]*\])/g)) {
       const lo = parseInt(m[1], 16);
       const hi = parseInt(m[2], 16);
-      if (m[3].startsWith('[')) [...m[3].matchAll(/<([0-9A-Fa-f]+)>/g)].forEach((d, i) => map.set(lo + i, hexText(d[1])));
+      if (m[3].startsWith('['))
+        [...m[3].matchAll(/<([0-9A-Fa-f]+)>/g)].forEach((d, i) => map.set(lo + i, hexText(d[1])));
       else {
         const base = parseInt(m[3].slice(1, -1), 16);
         for (let c = lo; c <= hi; c++) map.set(c, String.fromCharCode(base + c - lo));
@@ -122,7 +127,12 @@ function literal(s: string): Buffer {
   return Buffer.from(unescaped, 'latin1');
 }
 
-function contentText(objects: Map<number, PdfObject>, content: string, resources: string | undefined, depth = 0): string {
+function contentText(
+  objects: Map<number, PdfObject>,
+  content: string,
+  resources: string | undefined,
+  depth = 0,
+): string {
   const fonts = named(objects, resources, 'Font');
   const xobjects = named(objects, resources, 'XObject');
   const cache = new Map<string, Font | undefined>();
@@ -137,7 +147,8 @@ function contentText(objects: Map<number, PdfObject>, content: string, resources
   };
   let font: Font | undefined;
   let out = '';
-  const token = /\/([^\s/<>[\]()]+)\s+[-\d.]+\s+Tf|(\[(?:[^\]\\]|\\.)*\])\s*TJ|<([0-9A-Fa-f\s]*)>\s*Tj|\(((?:[^)\\]|\\.)*)\)\s*Tj|\/([^\s/<>[\]()]+)\s+Do/g;
+  const token =
+    /\/([^\s/<>[\]()]+)\s+[-\d.]+\s+Tf|(\[(?:[^\]\\]|\\.)*\])\s*TJ|<([0-9A-Fa-f\s]*)>\s*Tj|\(((?:[^)\\]|\\.)*)\)\s*Tj|\/([^\s/<>[\]()]+)\s+Do/g;
   for (const m of content.matchAll(token)) {
     if (m[1]) font = fontOf(m[1]);
     else if (m[2]) {
@@ -148,7 +159,12 @@ function contentText(objects: Map<number, PdfObject>, content: string, resources
     else if (m[5] && depth < 8) {
       const x = objects.get(xobjects.get(m[5]) ?? -1);
       if (x?.stream && /\/Subtype\s*\/Form/.test(x.dict))
-        out += contentText(objects, x.stream.toString('latin1'), subDict(objects, x.dict, 'Resources') ?? resources, depth + 1);
+        out += contentText(
+          objects,
+          x.stream.toString('latin1'),
+          subDict(objects, x.dict, 'Resources') ?? resources,
+          depth + 1,
+        );
     }
   }
   return out;

@@ -12,14 +12,16 @@ const MIN_SCALE = 0.1;
 
 /**
  * The table laid out for paper: the header rows as a table-header-group, so Chromium repeats them atop
- * every page; no row cut across a page break; hairline borders and a light header that print in grey.
+ * every page, the Total row once at the end (repeated, it would read as each page's total); no row cut
+ * across a page break; no ligatures (a name searched in the PDF is found as typed); hairline borders and a
+ * light header that print in grey.
  */
 const PRINT_STYLE = `<style>
 html,body{margin:0;background:#fff;color:#000}
-body{font:8pt "DejaVu Sans",Arial,sans-serif}
+body{font:8pt "DejaVu Sans",Arial,sans-serif;font-variant-ligatures:none}
 table.quarry-crosstab{border-collapse:collapse}
 table.quarry-crosstab thead{display:table-header-group}
-table.quarry-crosstab tfoot{display:table-footer-group}
+table.quarry-crosstab tfoot{display:table-row-group}
 table.quarry-crosstab tr{break-inside:avoid;page-break-inside:avoid}
 table.quarry-crosstab th,table.quarry-crosstab td{border:0.5pt solid #888;padding:1.5pt 4pt;white-space:nowrap}
 table.quarry-crosstab th{background:#e8e8e8;text-align:left;font-weight:bold;vertical-align:top}
@@ -85,8 +87,22 @@ export async function printTable(context: BrowserContext, table: TablePrint): Pr
   }
 }
 
+/** The chart's heading as the option states it (ECharts takes one title object or a list). */
+function chartTitle(option: Record<string, unknown>): string {
+  const t = option.title;
+  const first = (Array.isArray(t) ? t[0] : t) as { text?: unknown } | undefined;
+  return typeof first?.text === 'string' ? first.text : 'chart';
+}
+
 /** The chart already drawn in `page` (as SVG), printed on one page of exactly its size. */
-export async function printChart(page: Page, width: number, height: number): Promise<Buffer> {
+export async function printChart(
+  page: Page,
+  { option, width, height }: { option: Record<string, unknown>; width: number; height: number },
+): Promise<Buffer> {
+  // The PDF's own title (what a viewer's window shows) is the page's.
+  await page.evaluate((title) => {
+    document.title = title;
+  }, chartTitle(option));
   const pdf = await page.pdf({
     width: `${width}px`,
     height: `${height}px`,

@@ -297,7 +297,7 @@ export class ChromiumRenderer implements ChartRenderer {
           // Printed, the chart stays vector (SVG shapes and text in the PDF), as sharp at any zoom.
           job.format === 'pdf' ? 'svg' : 'canvas',
         );
-        if (job.format === 'pdf') return printChart(slot.page, job.width, job.height);
+        if (job.format === 'pdf') return printChart(slot.page, job);
         const png = await slot.page.screenshot({
           type: 'png',
           clip: { x: 0, y: 0, width: job.width, height: job.height },

@@ -66,5 +66,6 @@ export function checkPdf(base64: string): void {
   if (base64.length < 16 || base64.length % 4 !== 0 || !BASE64.test(base64)) throw refuse('no PDF (not base64 of one)');
   if (!PDF_HEADER.test(Buffer.from(base64.slice(0, 12), 'base64').toString('latin1')))
     throw refuse('no PDF (its first bytes are not a PDF header)');
-  if (!PDF_END.test(Buffer.from(base64.slice(-16), 'base64').toString('latin1'))) throw refuse('a PDF cut short (no %%EOF)');
+  if (!PDF_END.test(Buffer.from(base64.slice(-16), 'base64').toString('latin1')))
+    throw refuse('a PDF cut short (no %%EOF)');
 }
