@@ -83,6 +83,13 @@ function configFromEnv(e: Env, known: Record<string, string | undefined>, tls: G
     auditDays: e.QUARRY_AUDIT_DAYS,
     exportTtlS: e.QUARRY_EXPORT_TTL_S,
     exportMaxRows: e.QUARRY_EXPORT_MAX_ROWS,
+    /** Deliveries over attachmentMaxBytes go as signed links (schedules). */
+    deliveryLinks: {
+      attachmentMaxBytes: e.QUARRY_ATTACHMENT_MAX_BYTES,
+      ttlS: e.QUARRY_SIGNED_LINK_TTL_S,
+      publicUrl: e.QUARRY_PUBLIC_URL,
+      key: e.QUARRY_LINK_KEY,
+    },
     dataDir: path.resolve(e.QUARRY_DATA_DIR),
     /** QUARRY_DATA_DIR was not set: dataDir is the default ./data, which the CLI says it reads. */
     dataDirDefaulted: known.QUARRY_DATA_DIR === undefined,
@@ -198,6 +205,7 @@ const SECRET_FILE_VARS = [
   'REDIS_PASSWORD',
   'QUARRY_EMBED_SECRET',
   'QUARRY_WEBHOOK_KEY',
+  'QUARRY_LINK_KEY',
 ] as const;
 
 /** REDIS_URL with REDIS_PASSWORD put in it (crossFieldProblems has made sure it had none). */

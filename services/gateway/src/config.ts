@@ -35,6 +35,7 @@ export function gatewayConfig(config: Config, hosted: Partial<Record<ServiceName
       'auditDays',
       'exportTtlS',
       'exportMaxRows',
+      'deliveryLinks',
     ),
   };
 }
