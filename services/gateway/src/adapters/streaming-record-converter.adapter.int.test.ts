@@ -59,6 +59,16 @@ describe('StreamingRecordConverter', () => {
     });
   });
 
+  it('columns past Z are named AA, AB, … (each cell referenced where it belongs)', async () => {
+    const wide = Array.from({ length: 30 }, (_, i) => `f${i}`);
+    const record = Object.fromEntries(wide.map((f, i) => [f, i % 3 === 0 ? null : i]));
+    const out = path.join(dir, 'w.xlsx');
+    await new StreamingRecordConverter().toXlsx(write('w.jsonl', [record]), out, wide, 'w');
+    expect(sheets(out)).toEqual({ w: [wide, wide.map((f) => record[f])] });
+    const book = XLSX.read(fs.readFileSync(out), { type: 'buffer' });
+    expect(book.Sheets.w.AD2?.v).toBe(29);
+  });
+
   it('an empty search is one sheet with its header', async () => {
     const out = path.join(dir, 'c.xlsx');
     await new StreamingRecordConverter().toXlsx(write('c.jsonl', []), out, ['a', 'b'], 'x/y:z');

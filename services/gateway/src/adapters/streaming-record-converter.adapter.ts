@@ -110,16 +110,26 @@ function xmlText(s: string): string {
     .replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c] ?? c);
 }
 
-/** A cell as OOXML writes it (ECMA-376 Part 1, 18.3.1.4): numbers and booleans typed, text inline. */
-function cell(v: unknown): string {
-  if (v === null || v === undefined) return '<c/>';
-  if (typeof v === 'number') return Number.isFinite(v) ? `<c><v>${v}</v></c>` : '<c/>';
-  if (typeof v === 'boolean') return `<c t="b"><v>${v ? 1 : 0}</v></c>`;
-  const text = typeof v === 'string' ? v : JSON.stringify(v);
-  return `<c t="inlineStr"><is><t xml:space="preserve">${xmlText(text)}</t></is></c>`;
+/** A column's letters (A, …, Z, AA, …), from 0. */
+function columnName(i: number): string {
+  let name = '';
+  for (let n = i + 1; n > 0; n = Math.floor((n - 1) / 26)) name = String.fromCharCode(65 + ((n - 1) % 26)) + name;
+  return name;
 }
 
-const row = (values: readonly unknown[]) => `<row>${values.map(cell).join('')}</row>`;
+/** A cell as OOXML writes it (ECMA-376 Part 1, 18.3.1.4): numbers and booleans typed, text inline; none when empty. */
+function cell(ref: string, v: unknown): string {
+  if (v === null || v === undefined) return '';
+  if (typeof v === 'number') return Number.isFinite(v) ? `<c r="${ref}"><v>${v}</v></c>` : '';
+  if (typeof v === 'boolean') return `<c r="${ref}" t="b"><v>${v ? 1 : 0}</v></c>`;
+  const text = typeof v === 'string' ? v : JSON.stringify(v);
+  return `<c r="${ref}" t="inlineStr"><is><t xml:space="preserve">${xmlText(text)}</t></is></c>`;
+}
+
+/** A row numbered from 1, its cells with their references (readers such as ExcelJS want both). */
+function row(n: number, columns: readonly string[], values: readonly unknown[]): string {
+  return `<row r="${n}">${values.map((v, i) => cell(`${columns[i]}${n}`, v)).join('')}</row>`;
+}
 
 const SHEET_HEAD =
   '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetViews><sheetView workbookViewId="0"><pane ySplit="1" topLeftCell="A2" activePane="bottomLeft" state="frozen"/></sheetView></sheetViews><sheetData>';
@@ -185,14 +195,19 @@ export class StreamingRecordConverter implements RecordFileConverter {
     // One line ahead, so a sheet is begun only for records still to come (an empty search: one header).
     let pending = await nextLine();
     const sheetRows = this.sheetRows;
+    const columns = fields.map((_, i) => columnName(i));
     while (pending !== undefined || sheets.length === 0) {
       sheets.push(sheetName(base, sheets.length + 1));
       const sheet = async function* () {
         yield SHEET_HEAD;
-        yield row(fields);
-        for (let n = 1; n < sheetRows && pending !== undefined; n++) {
+        yield row(1, columns, fields);
+        for (let n = 2; n <= sheetRows && pending !== undefined; n++) {
           const record = JSON.parse(pending) as Record<string, unknown>;
-          yield row(fields.map((f) => record[f]));
+          yield row(
+            n,
+            columns,
+            fields.map((f) => record[f]),
+          );
           pending = await nextLine();
         }
         yield SHEET_TAIL;
