@@ -78,8 +78,7 @@ export interface ChartRequest {
 }
 
 export type ChartImage =
-  | ChartOutput<'image/png' | 'image/svg+xml' | 'application/pdf', string>
-  | ChartOutput<'application/json', RawJson>;
+  ChartOutput<'image/png' | 'image/svg+xml' | 'application/pdf', string> | ChartOutput<'application/json', RawJson>;
 
 /** A crosstab's HTML table to print on A4, with what heads each page. */
 export interface TablePrintRequest {
