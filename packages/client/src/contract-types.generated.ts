@@ -111,7 +111,7 @@ export interface IndexesFindResult {
   nextCursor: string | null;
 }
 
-/** Pivot an index: a table (HTML, JSON, CSV, XLSX) or a chart (PNG, SVG). */
+/** Pivot an index: a table (HTML, JSON, CSV, XLSX, PDF) or a chart (PNG, SVG, PDF). */
 export interface CrosstabExecuteParams {
   index: string;
   query?: string;
@@ -282,9 +282,9 @@ export interface CrosstabExecuteParams {
    */
   timeZone?: string;
   /**
-   * The table as HTML, JSON, CSV or an Excel workbook (xlsx, base64); not with chartType.
+   * The table as HTML, JSON, CSV, an Excel workbook (xlsx, base64) or a PDF for paper (pdf, base64: A4, landscape when the table is wide, header rows repeated on every page, page numbers). With chartType only pdf, the chart as a PDF page (then without imageFormat).
    */
-  format?: "html" | "json" | "csv" | "xlsx";
+  format?: "html" | "json" | "csv" | "xlsx" | "pdf";
   /**
    * With an html, csv or xlsx table: "rows" gives each total a row under each row (its name beside it) and each column one cell, so several totals over many columns do not repeat their names under every column.
    */
@@ -301,7 +301,7 @@ export interface CrosstabExecuteParams {
    */
   chartTotals?: [number | string, ...(number | string)[]];
   /**
-   * With chartType only: png (base64), svg (the SVG text), or echarts (the ECharts option the image is drawn from, as a JSON object, for clients that draw interactive charts).
+   * With chartType only: png (base64), svg (the SVG text), or echarts (the ECharts option the image is drawn from, as a JSON object, for clients that draw interactive charts). For a PDF of the chart, format pdf instead.
    */
   imageFormat?: string;
   width?: number;
@@ -463,6 +463,31 @@ export type CrosstabExecuteResult =
       };
     }
   | {
+      contentType: "application/pdf";
+      /**
+       * The table printed as a .pdf file, base64: A4, landscape when wide, the header rows on every page, the index and query atop each page and "Page N of M" at its foot.
+       */
+      data: string;
+      rowCount: number;
+      columnCount: number;
+      /**
+       * Outermost row values cut by rowLimit (present when a limit was given).
+       */
+      rowsOmitted?: number;
+      columnsOmitted?: number;
+      /**
+       * Outermost row groups rowFilter left out (present when a filter was given).
+       */
+      rowsFilteredOut?: number;
+      columnsFilteredOut?: number;
+      /**
+       * Present when saveReport was given.
+       */
+      report?: {
+        guid: string;
+      };
+    }
+  | {
       contentType: "application/json";
       /**
        * imageFormat echarts: the ECharts option the PNG and SVG are drawn from (plain JSON, planned for width × height). Where Quarry prints numbers compactly, a setting names its formatter under quarryFormatter (compact, compactValue), which ECharts ignores; @quarry/client reviveChartOption sets those formatters.
@@ -481,9 +506,9 @@ export type CrosstabExecuteResult =
       };
     }
   | {
-      contentType: "image/png" | "image/svg+xml";
+      contentType: "image/png" | "image/svg+xml" | "application/pdf";
       /**
-       * PNG as base64, or the SVG document.
+       * PNG as base64, the SVG document, or (format pdf) a one-page .pdf of the chart as base64.
        */
       data: string;
       width: number;
@@ -605,7 +630,7 @@ export interface ReportsExecuteParams {
   /**
    * A crosstab report: the table in this format (a chart report is then drawn as a table).
    */
-  format?: "html" | "json" | "csv" | "xlsx";
+  format?: "html" | "json" | "csv" | "xlsx" | "pdf";
   /**
    * A chart report: png or svg instead of the saved one.
    */
@@ -807,16 +832,23 @@ export type ReportsExecuteResult =
       indexVersion: number;
     }
   | {
-      contentType: "application/json";
+      contentType: "application/pdf";
       /**
-       * imageFormat echarts: the ECharts option the PNG and SVG are drawn from (plain JSON, planned for width × height). Where Quarry prints numbers compactly, a setting names its formatter under quarryFormatter (compact, compactValue), which ECharts ignores; @quarry/client reviveChartOption sets those formatters.
+       * The table printed as a .pdf file, base64: A4, landscape when wide, the header rows on every page, the index and query atop each page and "Page N of M" at its foot.
        */
-      data: {
-        [k: string]: unknown | undefined;
-      };
-      width: number;
-      height: number;
-      chartType: string;
+      data: string;
+      rowCount: number;
+      columnCount: number;
+      /**
+       * Outermost row values cut by rowLimit (present when a limit was given).
+       */
+      rowsOmitted?: number;
+      columnsOmitted?: number;
+      /**
+       * Outermost row groups rowFilter left out (present when a filter was given).
+       */
+      rowsFilteredOut?: number;
+      columnsFilteredOut?: number;
       /**
        * The report and the version of it that ran.
        */
@@ -830,11 +862,13 @@ export type ReportsExecuteResult =
       indexVersion: number;
     }
   | {
-      contentType: "image/png" | "image/svg+xml";
+      contentType: "application/json";
       /**
-       * PNG as base64, or the SVG document.
+       * imageFormat echarts: the ECharts option the PNG and SVG are drawn from (plain JSON, planned for width × height). Where Quarry prints numbers compactly, a setting names its formatter under quarryFormatter (compact, compactValue), which ECharts ignores; @quarry/client reviveChartOption sets those formatters.
        */
-      data: string;
+      data: {
+        [k: string]: unknown | undefined;
+      };
       width: number;
       height: number;
       chartType: string;
@@ -948,9 +982,9 @@ export interface ReportsScheduleParams {
    */
   timeZone?: string;
   /**
-   * The output delivered: html, json, csv or xlsx for a crosstab (json for a search), png or svg for a crosstab saved as a chart.
+   * The output delivered. A crosstab: html, json, csv, xlsx or pdf (its table), png or svg when saved as a chart. A search: every matching record in its sort (not one page), up to QUARRY_EXPORT_MAX_ROWS, as csv, xlsx, parquet, jsonl or json. An output over QUARRY_ATTACHMENT_MAX_BYTES (10 MB) goes as a signed link that expires after QUARRY_SIGNED_LINK_TTL_S instead: the webhook body carries {url, expiresAt, bytes} in place of data, the e-mail the link in its text.
    */
-  format: "html" | "json" | "csv" | "xlsx" | "png" | "svg";
+  format: "html" | "json" | "csv" | "xlsx" | "pdf" | "png" | "svg" | "parquet" | "jsonl";
   /**
    * One destination: a signed webhook ({webhook: {url}}), or e-mail ({email: {to}}).
    */
@@ -999,7 +1033,7 @@ export interface ReportsSchedulesResult {
     guid: string;
     cron: string;
     timeZone: string;
-    format: "html" | "json" | "csv" | "xlsx" | "png" | "svg";
+    format: "html" | "json" | "csv" | "xlsx" | "pdf" | "png" | "svg" | "parquet" | "jsonl";
     deliver:
       | {
           webhook: {
