@@ -506,9 +506,25 @@ export type CrosstabExecuteResult =
       };
     }
   | {
-      contentType: "image/png" | "image/svg+xml" | "application/pdf";
+      contentType: "image/png" | "image/svg+xml";
       /**
-       * PNG as base64, the SVG document, or (format pdf) a one-page .pdf of the chart as base64.
+       * PNG as base64, or the SVG document.
+       */
+      data: string;
+      width: number;
+      height: number;
+      chartType: string;
+      /**
+       * Present when saveReport was given.
+       */
+      report?: {
+        guid: string;
+      };
+    }
+  | {
+      contentType: "application/pdf";
+      /**
+       * format pdf with chartType: the chart on one page of its size, a .pdf as base64.
        */
       data: string;
       width: number;

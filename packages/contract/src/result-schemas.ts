@@ -157,10 +157,18 @@ export const crosstabExecuteResult = z
       report: reportRef.optional(),
     }),
     z.object({
-      contentType: z.enum(['image/png', 'image/svg+xml', 'application/pdf']),
+      contentType: z.enum(['image/png', 'image/svg+xml']),
+      data: z.string().meta({ description: 'PNG as base64, or the SVG document.' }),
+      width: z.number().int(),
+      height: z.number().int(),
+      chartType: z.string(),
+      report: reportRef.optional(),
+    }),
+    z.object({
+      contentType: z.literal('application/pdf'),
       data: z
         .string()
-        .meta({ description: 'PNG as base64, the SVG document, or (format pdf) a one-page .pdf of the chart as base64.' }),
+        .meta({ description: 'format pdf with chartType: the chart on one page of its size, a .pdf as base64.' }),
       width: z.number().int(),
       height: z.number().int(),
       chartType: z.string(),

@@ -86,6 +86,8 @@ describe('DeliveryOutputs', () => {
     await expect(
       out.search(caller, saved, ['Title'], { name: 'R', index: 'movies' }, 'xlsx', { requestId: 'r' }),
     ).rejects.toThrow('query is away');
+    // The staged JSON Lines were written, then removed with the workbook's reservation.
+    expect(writes).toEqual(['jsonl']);
     expect(kept.size).toBe(0);
   });
 
