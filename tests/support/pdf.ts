@@ -57,8 +57,10 @@ function subDict(objects: Map<number, PdfObject>, dict: string, key: string): st
   if (!rest.startsWith('<<')) return objects.get(Number(/^(\d+)/.exec(rest)?.[1]))?.dict;
   let depth = 0;
   for (let i = 0; i < rest.length - 1; i++) {
-    if (rest.startsWith('<<', i)) (depth++, i++);
-    else if (rest.startsWith('>>', i)) {
+    if (rest.startsWith('<<', i)) {
+      depth++;
+      i++;
+    } else if (rest.startsWith('>>', i)) {
       depth--;
       i++;
       if (depth === 0) return rest.slice(0, i + 1);

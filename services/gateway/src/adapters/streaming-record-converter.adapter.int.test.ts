@@ -37,7 +37,7 @@ describe('StreamingRecordConverter', () => {
       const v = (r as Record<string, unknown>)[f];
       if (v === undefined || v === null) return null;
       if (Array.isArray(v)) return JSON.stringify(v);
-      return typeof v === 'string' ? v.replace(/\u0001/g, '') : v;
+      return typeof v === 'string' ? v.split('\u0001').join('') : v;
     }),
   );
 

@@ -104,10 +104,13 @@ class ZipWriter {
 
 /** XML text: escaped, without the control characters XML 1.0 cannot hold, cut to a cell's limit. */
 function xmlText(s: string): string {
-  return s
-    .slice(0, CELL_TEXT_MAX)
-    .replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g, '')
-    .replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c] ?? c);
+  return (
+    s
+      .slice(0, CELL_TEXT_MAX)
+      // eslint-disable-next-line no-control-regex -- these are the characters XML 1.0 forbids
+      .replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g, '')
+      .replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c] ?? c)
+  );
 }
 
 /** A column's letters (A, …, Z, AA, …), from 0. */
