@@ -2,13 +2,12 @@ import { createHmac } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { AddressInfo } from 'node:net';
 import { parse } from 'csv-parse/sync';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { SMTPServer } from 'smtp-server';
+import type { SMTPServer } from 'smtp-server';
 import * as XLSX from 'xlsx';
 import { VEGA } from './support/datasets';
-import { eventually, mimeParts, Receiver } from './support/deliveries';
+import { eventually, mimeParts, Receiver, startSmtp } from './support/deliveries';
 import { createIdentity, type Identity } from './support/identities';
 import { readPdf } from './support/pdf';
 import { startStackWithData, type Stack } from './support/stack';
@@ -54,25 +53,15 @@ describe('scheduled deliveries in every export format, large ones as signed link
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-delivery-'));
     movies = JSON.parse(fs.readFileSync(path.join(VEGA, 'movies.json'), 'utf8')) as Movie[];
     port = await receiver.start();
-    smtp = new SMTPServer({
-      authOptional: true,
-      disabledCommands: ['STARTTLS'],
-      onData(stream, session, callback) {
-        let raw = '';
-        stream.on('data', (c: Buffer) => (raw += c.toString('latin1')));
-        stream.on('end', () => {
-          mails.push({ to: session.envelope.rcptTo.map((r) => r.address), raw });
-          callback();
-        });
-      },
-    });
-    await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
+    const started = await startSmtp(mails);
+    smtp = started.server;
+    const smtpPort = started.port;
     stack = await startStackWithData({
       env: {
         QUARRY_SCHEDULE_MIN_INTERVAL_S: '1',
         QUARRY_SCHEDULES_PER_USER: '40',
         QUARRY_WEBHOOK_ALLOW: `127.0.0.1:${port}`,
-        QUARRY_SMTP_URL: `smtp://127.0.0.1:${(smtp.server.address() as AddressInfo).port}`,
+        QUARRY_SMTP_URL: `smtp://127.0.0.1:${smtpPort}`,
         QUARRY_DELIVERY_BACKOFF_MS: '200',
         QUARRY_ATTACHMENT_MAX_BYTES: String(ATTACHMENT_MAX),
         QUARRY_EXPORT_MAX_ROWS: String(MAX_ROWS),

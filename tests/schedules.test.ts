@@ -1,14 +1,13 @@
 import { createHmac } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { AddressInfo } from 'node:net';
-import { SMTPServer } from 'smtp-server';
+import type { SMTPServer } from 'smtp-server';
 import { METHODS } from '@quarry/contract';
 import { createIdentity, type Identity } from './support/identities';
 import { startQuarry, type RunningQuarry } from './support/quarry-process';
 import { startStackWithData, typedCall, type Stack } from './support/stack';
 import { launchBrowser } from './support/browser';
-import { eventually, mimeParts, Receiver, type Received } from './support/deliveries';
+import { eventually, mimeParts, Receiver, startSmtp, type Received } from './support/deliveries';
 
 /*
  * Scheduled deliveries end to end: the real server, a real HTTP receiver that checks
@@ -72,20 +71,9 @@ describe('scheduled deliveries (REPORTS.SCHEDULE, REPORTS.SCHEDULES, REPORTS.UNS
   beforeAll(async () => {
     port = await receiver.start();
     otherPort = await elsewhere.start();
-    smtp = new SMTPServer({
-      authOptional: true,
-      disabledCommands: ['STARTTLS'],
-      onData(stream, session, callback) {
-        let raw = '';
-        stream.on('data', (c: Buffer) => (raw += c.toString('latin1')));
-        stream.on('end', () => {
-          mails.push({ to: session.envelope.rcptTo.map((r) => r.address), raw });
-          callback();
-        });
-      },
-    });
-    await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
-    const smtpPort = (smtp.server.address() as AddressInfo).port;
+    const started = await startSmtp(mails);
+    smtp = started.server;
+    const smtpPort = started.port;
     env = {
       QUARRY_SCHEDULE_MIN_INTERVAL_S: '2',
       QUARRY_SCHEDULES_PER_USER: '6',

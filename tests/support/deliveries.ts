@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { SMTPServer } from 'smtp-server';
 
 /*
  * What the delivery suites share: a webhook receiver, a poll, and a MIME reader for the mails an SMTP
@@ -64,4 +65,24 @@ export function mimeParts(raw: string): Array<{ headers: string; body: string }>
       const at = part.indexOf('\r\n\r\n');
       return { headers: part.slice(0, at), body: part.slice(at + 4) };
     });
+}
+
+/** An SMTP server on a free loopback port that keeps each message it takes (raw, latin1) in `mails`. */
+export async function startSmtp(
+  mails: Array<{ to: string[]; raw: string }>,
+): Promise<{ server: SMTPServer; port: number }> {
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS'],
+    onData(stream, session, callback) {
+      let raw = '';
+      stream.on('data', (c: Buffer) => (raw += c.toString('latin1')));
+      stream.on('end', () => {
+        mails.push({ to: session.envelope.rcptTo.map((r) => r.address), raw });
+        callback();
+      });
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, port: (server.server.address() as AddressInfo).port };
 }

@@ -38,8 +38,8 @@ function headerTemplate(table: TablePrint): string {
 
 const FOOTER_TEMPLATE = `<div style='${TEMPLATE_STYLE};text-align:center'>Page <span class="pageNumber"></span> of <span class="totalPages"></span></div>`;
 
-/** A page of its own that loads nothing from anywhere: the table's HTML is the whole document. */
-async function blankPage(context: BrowserContext): Promise<Page> {
+/** A page that loads nothing from anywhere: what it shows is only what it is given (charts and tables alike). */
+export async function blankPage(context: BrowserContext): Promise<Page> {
   const page = await context.newPage();
   await page.setRequestInterception(true);
   page.on('request', (req) => {

@@ -9,7 +9,7 @@ import {
   type ChartRenderer,
   type RenderJob,
 } from '../ports/chart-renderer.port';
-import { printChart, printTable } from './chromium-print';
+import { blankPage, printChart, printTable } from './chromium-print';
 
 const ECHARTS = fs.readFileSync(require.resolve('echarts/dist/echarts.min.js'), 'utf8');
 
@@ -160,13 +160,7 @@ export class ChromiumRenderer implements ChartRenderer {
   private async openSlot(): Promise<Slot> {
     const browser = await this.launch();
     const context = await browser.createBrowserContext();
-    const page = await context.newPage();
-    await page.setRequestInterception(true);
-    page.on('request', (req) => {
-      const url = req.url();
-      if (url.startsWith('about:') || url.startsWith('data:')) void req.continue();
-      else void req.abort('blockedbyclient');
-    });
+    const page = await blankPage(context);
     await page.setContent(
       '<!doctype html><html><head><meta charset="utf-8"></head><body style="margin:0;background:#fff"><div id="chart"></div></body></html>',
     );
