@@ -1,14 +1,13 @@
 import { createHmac } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { SMTPServer } from 'smtp-server';
+import type { SMTPServer } from 'smtp-server';
 import { METHODS } from '@quarry/contract';
 import { createIdentity, type Identity } from './support/identities';
 import { startQuarry, type RunningQuarry } from './support/quarry-process';
 import { startStackWithData, typedCall, type Stack } from './support/stack';
 import { launchBrowser } from './support/browser';
+import { eventually, mimeParts, Receiver, startSmtp, type Received } from './support/deliveries';
 
 /*
  * Scheduled deliveries end to end: the real server, a real HTTP receiver that checks
@@ -38,43 +37,6 @@ interface Schedule {
   deliveries: Delivery[];
 }
 
-interface Received {
-  path: string;
-  headers: http.IncomingHttpHeaders;
-  body: string;
-}
-
-/** A webhook receiver: records each request; `answer` decides the status (or holds the request). */
-class Receiver {
-  readonly got: Received[] = [];
-  answer: (r: Received, n: number) => number | 'hold' = () => 200;
-  private readonly server = http.createServer((req, res) => {
-    let body = '';
-    req.on('data', (c: Buffer) => (body += c.toString('utf8')));
-    req.on('end', () => {
-      const r = { path: req.url ?? '', headers: req.headers, body };
-      this.got.push(r);
-      const status = this.answer(r, this.got.filter((g) => g.path === r.path).length);
-      if (status === 'hold') return;
-      if (status >= 300 && status < 400)
-        res.writeHead(status, { Location: 'http://169.254.169.254/latest/meta-data/' });
-      else res.writeHead(status);
-      res.end();
-    });
-  });
-  async start(): Promise<number> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    return (this.server.address() as AddressInfo).port;
-  }
-  at(path: string): Received[] {
-    return this.got.filter((g) => g.path === path);
-  }
-  stop(): Promise<void> {
-    this.server.closeAllConnections();
-    return new Promise((resolve) => this.server.close(() => resolve()));
-  }
-}
-
 /** Verifies Quarry-Signature as a receiver would: HMAC-SHA256 of "<t>.<body>" with the secret. */
 function signatureValid(r: Received, secret: string): boolean {
   const header = String(r.headers['quarry-signature'] ?? '');
@@ -82,29 +44,6 @@ function signatureValid(r: Received, secret: string): boolean {
   if (!m) return false;
   const expected = createHmac('sha256', secret).update(`${m[1]}.${r.body}`).digest('hex');
   return expected === m[2] && Math.abs(Date.now() / 1000 - Number(m[1])) < 300;
-}
-
-async function eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
-/** A MIME message's parts (one level, as nodemailer writes a text body with one attachment). */
-function mimeParts(raw: string): Array<{ headers: string; body: string }> {
-  const boundary = /boundary="?([^";\r\n]+)"?/i.exec(raw)?.[1];
-  if (!boundary) throw new Error('no multipart boundary');
-  return raw
-    .split(`--${boundary}`)
-    .slice(1, -1)
-    .map((part) => {
-      const at = part.indexOf('\r\n\r\n');
-      return { headers: part.slice(0, at), body: part.slice(at + 4) };
-    });
 }
 
 describe('scheduled deliveries (REPORTS.SCHEDULE, REPORTS.SCHEDULES, REPORTS.UNSCHEDULE)', () => {
@@ -132,20 +71,9 @@ describe('scheduled deliveries (REPORTS.SCHEDULE, REPORTS.SCHEDULES, REPORTS.UNS
   beforeAll(async () => {
     port = await receiver.start();
     otherPort = await elsewhere.start();
-    smtp = new SMTPServer({
-      authOptional: true,
-      disabledCommands: ['STARTTLS'],
-      onData(stream, session, callback) {
-        let raw = '';
-        stream.on('data', (c: Buffer) => (raw += c.toString('latin1')));
-        stream.on('end', () => {
-          mails.push({ to: session.envelope.rcptTo.map((r) => r.address), raw });
-          callback();
-        });
-      },
-    });
-    await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
-    const smtpPort = (smtp.server.address() as AddressInfo).port;
+    const started = await startSmtp(mails);
+    smtp = started.server;
+    const smtpPort = started.port;
     env = {
       QUARRY_SCHEDULE_MIN_INTERVAL_S: '2',
       QUARRY_SCHEDULES_PER_USER: '6',
@@ -207,7 +135,8 @@ describe('scheduled deliveries (REPORTS.SCHEDULE, REPORTS.SCHEDULES, REPORTS.UNS
       [{ cron: '61 * * * *' }, /^cron "61 \* \* \* \*" does not parse/],
       [{ cron: '* * * * * *' }, /^cron .* runs 1 s apart .* at most every 2 s \(QUARRY_SCHEDULE_MIN_INTERVAL_S\)/],
       [{ timeZone: 'Mars/Olympus' }, /^timeZone "Mars\/Olympus" is not a known IANA time zone/],
-      [{ format: 'pdf' }, /^format must be one of/],
+      [{ format: 'tiff' }, /^format must be one of/],
+      [{ format: 'parquet' }, /^format: parquet is for search reports/],
       [{ format: 'png' }, /^format: png needs a report saved as a chart/],
       [
         { deliver: { webhook: { url: `http://user:pw@127.0.0.1:${port}/x` } } },

@@ -111,7 +111,7 @@ export interface IndexesFindResult {
   nextCursor: string | null;
 }
 
-/** Pivot an index: a table (HTML, JSON, CSV, XLSX) or a chart (PNG, SVG). */
+/** Pivot an index: a table (HTML, JSON, CSV, XLSX, PDF) or a chart (PNG, SVG, PDF). */
 export interface CrosstabExecuteParams {
   index: string;
   query?: string;
@@ -400,9 +400,9 @@ export interface CrosstabExecuteParams {
    */
   timeZone?: string;
   /**
-   * The table as HTML, JSON, CSV or an Excel workbook (xlsx, base64); not with chartType.
+   * The table as HTML, JSON, CSV, an Excel workbook (xlsx, base64) or a PDF for paper (pdf, base64: A4, landscape when the table is wide, header rows repeated on every page, page numbers). With chartType only pdf, the chart as a PDF page (then without imageFormat).
    */
-  format?: "html" | "json" | "csv" | "xlsx";
+  format?: "html" | "json" | "csv" | "xlsx" | "pdf";
   /**
    * With an html, csv or xlsx table: "rows" gives each total a row under each row (its name beside it) and each column one cell, so several totals over many columns do not repeat their names under every column.
    */
@@ -419,7 +419,7 @@ export interface CrosstabExecuteParams {
    */
   chartTotals?: [number | string, ...(number | string)[]];
   /**
-   * With chartType only: png (base64), svg (the SVG text), or echarts (the ECharts option the image is drawn from, as a JSON object, for clients that draw interactive charts).
+   * With chartType only: png (base64), svg (the SVG text), or echarts (the ECharts option the image is drawn from, as a JSON object, for clients that draw interactive charts). For a PDF of the chart, format pdf instead.
    */
   imageFormat?: string;
   width?: number;
@@ -628,6 +628,31 @@ export type CrosstabExecuteResult =
       };
     }
   | {
+      contentType: "application/pdf";
+      /**
+       * The table printed as a .pdf file, base64: A4, landscape when wide, the header rows on every page, the index and query atop each page and "Page N of M" at its foot.
+       */
+      data: string;
+      rowCount: number;
+      columnCount: number;
+      /**
+       * Outermost row values cut by rowLimit (present when a limit was given).
+       */
+      rowsOmitted?: number;
+      columnsOmitted?: number;
+      /**
+       * Outermost row groups rowFilter left out (present when a filter was given).
+       */
+      rowsFilteredOut?: number;
+      columnsFilteredOut?: number;
+      /**
+       * Present when saveReport was given.
+       */
+      report?: {
+        guid: string;
+      };
+    }
+  | {
       contentType: "application/json";
       /**
        * imageFormat echarts: the ECharts option the PNG and SVG are drawn from (plain JSON, planned for width × height). Where Quarry prints numbers compactly or in a total’s format, a setting names its formatter under quarryFormatter (compact, compactValue; number and numberValue with quarryNumberFormat, Intl options, and quarryScale), which ECharts ignores; @quarry/client reviveChartOption sets those formatters.
@@ -649,6 +674,22 @@ export type CrosstabExecuteResult =
       contentType: "image/png" | "image/svg+xml";
       /**
        * PNG as base64, or the SVG document.
+       */
+      data: string;
+      width: number;
+      height: number;
+      chartType: string;
+      /**
+       * Present when saveReport was given.
+       */
+      report?: {
+        guid: string;
+      };
+    }
+  | {
+      contentType: "application/pdf";
+      /**
+       * format pdf with chartType: the chart on one page of its size, a .pdf as base64.
        */
       data: string;
       width: number;
@@ -770,7 +811,7 @@ export interface ReportsExecuteParams {
   /**
    * A crosstab report: the table in this format (a chart report is then drawn as a table).
    */
-  format?: "html" | "json" | "csv" | "xlsx";
+  format?: "html" | "json" | "csv" | "xlsx" | "pdf";
   /**
    * A chart report: png or svg instead of the saved one.
    */
@@ -1019,16 +1060,23 @@ export type ReportsExecuteResult =
       indexVersion: number;
     }
   | {
-      contentType: "application/json";
+      contentType: "application/pdf";
       /**
-       * imageFormat echarts: the ECharts option the PNG and SVG are drawn from (plain JSON, planned for width × height). Where Quarry prints numbers compactly or in a total’s format, a setting names its formatter under quarryFormatter (compact, compactValue; number and numberValue with quarryNumberFormat, Intl options, and quarryScale), which ECharts ignores; @quarry/client reviveChartOption sets those formatters.
+       * The table printed as a .pdf file, base64: A4, landscape when wide, the header rows on every page, the index and query atop each page and "Page N of M" at its foot.
        */
-      data: {
-        [k: string]: unknown | undefined;
-      };
-      width: number;
-      height: number;
-      chartType: string;
+      data: string;
+      rowCount: number;
+      columnCount: number;
+      /**
+       * Outermost row values cut by rowLimit (present when a limit was given).
+       */
+      rowsOmitted?: number;
+      columnsOmitted?: number;
+      /**
+       * Outermost row groups rowFilter left out (present when a filter was given).
+       */
+      rowsFilteredOut?: number;
+      columnsFilteredOut?: number;
       /**
        * The report and the version of it that ran.
        */
@@ -1042,11 +1090,13 @@ export type ReportsExecuteResult =
       indexVersion: number;
     }
   | {
-      contentType: "image/png" | "image/svg+xml";
+      contentType: "application/json";
       /**
-       * PNG as base64, or the SVG document.
+       * imageFormat echarts: the ECharts option the PNG and SVG are drawn from (plain JSON, planned for width × height). Where Quarry prints numbers compactly or in a total’s format, a setting names its formatter under quarryFormatter (compact, compactValue; number and numberValue with quarryNumberFormat, Intl options, and quarryScale), which ECharts ignores; @quarry/client reviveChartOption sets those formatters.
        */
-      data: string;
+      data: {
+        [k: string]: unknown | undefined;
+      };
       width: number;
       height: number;
       chartType: string;
@@ -1160,9 +1210,9 @@ export interface ReportsScheduleParams {
    */
   timeZone?: string;
   /**
-   * The output delivered: html, json, csv or xlsx for a crosstab (json for a search), png or svg for a crosstab saved as a chart.
+   * The output delivered. A crosstab: html, json, csv, xlsx or pdf (its table), png or svg when saved as a chart. A search: every matching record in its sort (not one page), up to QUARRY_EXPORT_MAX_ROWS, as csv, xlsx, parquet, jsonl or json. An output over QUARRY_ATTACHMENT_MAX_BYTES (10 MB) goes as a signed link that expires after QUARRY_SIGNED_LINK_TTL_S instead: the webhook body carries {url, expiresAt, bytes} in place of data, the e-mail the link in its text.
    */
-  format: "html" | "json" | "csv" | "xlsx" | "png" | "svg";
+  format: "html" | "json" | "csv" | "xlsx" | "pdf" | "png" | "svg" | "parquet" | "jsonl";
   /**
    * One destination: a signed webhook ({webhook: {url}}), or e-mail ({email: {to}}).
    */
@@ -1211,7 +1261,7 @@ export interface ReportsSchedulesResult {
     guid: string;
     cron: string;
     timeZone: string;
-    format: "html" | "json" | "csv" | "xlsx" | "png" | "svg";
+    format: "html" | "json" | "csv" | "xlsx" | "pdf" | "png" | "svg" | "parquet" | "jsonl";
     deliver:
       | {
           webhook: {

@@ -9,6 +9,8 @@ export {
   type CrosstabCsvResult,
   type CrosstabXlsxResult,
   type CrosstabChartResult,
+  type CrosstabPdfResult,
+  type CrosstabChartPdfResult,
   type CrosstabEChartsResult,
   type ResponseMeta,
   type ExportDownload,

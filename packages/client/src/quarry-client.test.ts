@@ -2,11 +2,13 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
   QuarryClient,
+  type CrosstabChartPdfResult,
   type CrosstabChartResult,
   type CrosstabCsvResult,
   type CrosstabEChartsResult,
   type CrosstabHtmlResult,
   type CrosstabJsonResult,
+  type CrosstabPdfResult,
 } from './quarry-client';
 import type { CrosstabExecuteParams } from './contract-types.generated';
 import { QuarryError } from './quarry-error';
@@ -285,8 +287,16 @@ describe('QuarryClient result types', () => {
         client.crosstab.execute({ ...base, chartType: 'Column2D', imageFormat: 'echarts' }),
       // @ts-expect-error an image is not an ECharts option
       notOption: (): Promise<CrosstabEChartsResult> => client.crosstab.execute({ ...base, chartType: 'Pie2D' }),
+      pdf: (): Promise<CrosstabPdfResult> => client.crosstab.execute({ ...base, format: 'pdf' }),
+      chartPdf: (): Promise<CrosstabChartPdfResult> =>
+        client.crosstab.execute({ ...base, chartType: 'Pie2D', format: 'pdf' }),
+      notImage: (): Promise<CrosstabChartResult> =>
+        // @ts-expect-error a printed chart is not a PNG or an SVG
+        client.crosstab.execute({ ...base, chartType: 'Pie2D', format: 'pdf' }),
+      // @ts-expect-error a printed table is not the chart's one page
+      notChartPdf: (): Promise<CrosstabChartPdfResult> => client.crosstab.execute({ ...base, format: 'pdf' }),
     };
-    expect(Object.keys(typed)).toHaveLength(8);
+    expect(Object.keys(typed)).toHaveLength(12);
   });
 });
 

@@ -15,6 +15,12 @@ export type CrosstabXlsxResult = Extract<
   { contentType: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet' }
 >;
 export type CrosstabChartResult = Extract<CrosstabExecuteResult, { contentType: 'image/png' | 'image/svg+xml' }>;
+/** `format: 'pdf'`: the table printed on A4 (base64); with `chartType`, the chart on one page (CrosstabChartPdfResult). */
+export type CrosstabPdfResult = Extract<CrosstabExecuteResult, { contentType: 'application/pdf'; rowCount: number }>;
+export type CrosstabChartPdfResult = Extract<
+  CrosstabExecuteResult,
+  { contentType: 'application/pdf'; chartType: string }
+>;
 /** `imageFormat: 'echarts'`: `data` is the ECharts option the image is drawn from (see reviveChartOption). */
 export type CrosstabEChartsResult = Extract<
   CrosstabExecuteResult,
@@ -64,19 +70,30 @@ export interface ExportDownload {
   bytes: number | undefined;
 }
 
-/** `client.crosstab`: `format` ("json", "csv", "xlsx", "html"), or `chartType` and `imageFormat`, narrow the result type. */
+/**
+ * `client.crosstab`: `format` ("json", "csv", "xlsx", "pdf", "html"), or `chartType` and `imageFormat` (or
+ * format "pdf"), narrow the result type.
+ */
 export interface CrosstabMethods {
+  execute(
+    params: CrosstabExecuteParams & { chartType: string; format: 'pdf'; imageFormat?: undefined },
+    options?: CallOptions,
+  ): Promise<CrosstabChartPdfResult>;
   execute(
     params: CrosstabExecuteParams & { chartType: string; imageFormat: 'echarts' },
     options?: CallOptions,
   ): Promise<CrosstabEChartsResult>;
   execute(
-    params: CrosstabExecuteParams & { chartType: string; imageFormat?: 'png' | 'svg' },
+    params: CrosstabExecuteParams & { chartType: string; imageFormat?: 'png' | 'svg'; format?: undefined },
     options?: CallOptions,
   ): Promise<CrosstabChartResult>;
   execute(params: CrosstabExecuteParams & { format: 'json' }, options?: CallOptions): Promise<CrosstabJsonResult>;
   execute(params: CrosstabExecuteParams & { format: 'csv' }, options?: CallOptions): Promise<CrosstabCsvResult>;
   execute(params: CrosstabExecuteParams & { format: 'xlsx' }, options?: CallOptions): Promise<CrosstabXlsxResult>;
+  execute(
+    params: CrosstabExecuteParams & { format: 'pdf'; chartType?: undefined },
+    options?: CallOptions,
+  ): Promise<CrosstabPdfResult>;
   execute(
     params: CrosstabExecuteParams & { format?: 'html'; chartType?: undefined },
     options?: CallOptions,

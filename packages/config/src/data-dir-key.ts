@@ -29,6 +29,8 @@ export const DATA_DIR_KEYS = {
   embed: { variable: 'QUARRY_EMBED_SECRET', file: 'embed.secret', dirMode: 0o700 },
   /** Derives each schedule's webhook signing secret (scheduler, beside the gateway). */
   webhook: { variable: 'QUARRY_WEBHOOK_KEY', file: 'webhook.key' },
+  /** Signs the links a delivery sends in place of a large attachment (gateway). */
+  link: { variable: 'QUARRY_LINK_KEY', file: 'link.key' },
 } as const satisfies Record<string, Omit<DataDirKeySpec, 'configured' | 'dataDir'>>;
 
 export type DataDirKey =

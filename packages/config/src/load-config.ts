@@ -86,6 +86,13 @@ function configFromEnv(e: Env, known: Record<string, string | undefined>, tls: G
     exportDir: path.resolve(e.QUARRY_EXPORT_DIR ?? path.join(e.QUARRY_DATA_DIR, 'exports')),
     exportConcurrency: e.QUARRY_EXPORT_CONCURRENCY,
     exportMinFreeBytes: e.QUARRY_EXPORT_MIN_FREE_MB * 1_048_576,
+    /** Deliveries over attachmentMaxBytes go as signed links (schedules). */
+    deliveryLinks: {
+      attachmentMaxBytes: e.QUARRY_ATTACHMENT_MAX_BYTES,
+      ttlS: e.QUARRY_SIGNED_LINK_TTL_S,
+      publicUrl: e.QUARRY_PUBLIC_URL,
+      key: e.QUARRY_LINK_KEY,
+    },
     dataDir: path.resolve(e.QUARRY_DATA_DIR),
     /** QUARRY_DATA_DIR was not set: dataDir is the default ./data, which the CLI says it reads. */
     dataDirDefaulted: known.QUARRY_DATA_DIR === undefined,
@@ -201,6 +208,7 @@ const SECRET_FILE_VARS = [
   'REDIS_PASSWORD',
   'QUARRY_EMBED_SECRET',
   'QUARRY_WEBHOOK_KEY',
+  'QUARRY_LINK_KEY',
 ] as const;
 
 /** REDIS_URL with REDIS_PASSWORD put in it (crossFieldProblems has made sure it had none). */

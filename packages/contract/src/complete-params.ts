@@ -84,7 +84,8 @@ export type CrosstabOutput =
       chartType: string;
       /** Indexes into totals, in the order drawn: chartTotals resolved, or every total. */
       chartTotals: number[];
-      imageFormat: ImageFormat;
+      /** An image, or the chart printed as PDF (format pdf with chartType). */
+      imageFormat: ImageFormat | 'pdf';
       width: number;
       height: number;
     };
@@ -193,7 +194,7 @@ export function completeCrosstabExecute(p: Sent<typeof crosstabExecuteParams>): 
           // Every name and index was checked to name a total by the schema.
           chartTotals: p.chartTotals ? resolveChartTotals(p.chartTotals, p.totals) : p.totals.map((_, i) => i),
           // Checked against IMAGE_FORMATS (exact spelling) by the schema.
-          imageFormat: (p.imageFormat ?? 'png') as ImageFormat,
+          imageFormat: p.format === 'pdf' ? 'pdf' : ((p.imageFormat ?? 'png') as ImageFormat),
           width: p.width ?? L.DEFAULT_CHART_WIDTH,
           height: p.height ?? L.DEFAULT_CHART_HEIGHT,
         }

@@ -85,7 +85,13 @@ export const MOVING_AVERAGE_WINDOW_MAX = 100;
 export const AXIS_ORDER_MAX = 1000;
 export const AXIS_ORDER_VALUE_MAX = 1000;
 export type ShowAs = (typeof SHOW_AS)[number];
-export const CROSSTAB_FORMATS = ['html', 'json', 'csv', 'xlsx'] as const;
+export const CROSSTAB_FORMATS = ['html', 'json', 'csv', 'xlsx', 'pdf'] as const;
+/**
+ * A table printed as PDF: at most this many cells (rows × columns of the table as drawn). Past it the
+ * file runs to hundreds of pages nobody prints, and Chromium's layout time grows with it; xlsx or an
+ * export carries such a table.
+ */
+export const PDF_MAX_CELLS = 20_000;
 /** Where a table puts its totals: a column per total under each column, or a row per total under each row. */
 export const TOTALS_ON = ['columns', 'rows'] as const;
 export type TotalsOn = (typeof TOTALS_ON)[number];
@@ -118,8 +124,11 @@ export const DEFAULT_CHART_HEIGHT = 600;
 export const EMBED_TTL_MAX_SECONDS = 86_400;
 
 // Schedules (REPORTS.SCHEDULE): what a delivery can carry, and how much a caller may ask for.
-/** Every output a delivery can carry: a table format, or an image of a report saved as a chart. */
-export const SCHEDULE_FORMATS = ['html', 'json', 'csv', 'xlsx', 'png', 'svg'] as const;
+/**
+ * Every output a delivery can carry: a crosstab's table format (pdf included) or an image of a report saved
+ * as a chart; a search's every matching record as csv, xlsx, parquet, jsonl or json.
+ */
+export const SCHEDULE_FORMATS = ['html', 'json', 'csv', 'xlsx', 'pdf', 'png', 'svg', 'parquet', 'jsonl'] as const;
 export type ScheduleFormat = (typeof SCHEDULE_FORMATS)[number];
 export const CRON_MAX = 120;
 export const WEBHOOK_URL_MAX = 2000;

@@ -100,9 +100,9 @@ export const METHODS = {
     saves: true,
     cached: true,
     rollups: true,
-    summary: 'Pivot an index: a table (HTML, JSON, CSV, XLSX) or a chart (PNG, SVG).',
+    summary: 'Pivot an index: a table (HTML, JSON, CSV, XLSX, PDF) or a chart (PNG, SVG, PDF).',
     description:
-      'Groups the matching records by rows and columns and computes each total. Across parameters: rowOrder.measure and columnOrder.measure index into totals; format goes with tables and imageFormat with chartType, never both; a chart type may need two totals (MSCombiDY2D, Scatter); otherRow needs rowLimit and otherColumn columnLimit; a total’s window goes with showAs movingAverage, which requires it; an axis’s order lists each key once. The table as drawn may have at most 100,000 cells.',
+      'Groups the matching records by rows and columns and computes each total. Across parameters: rowOrder.measure and columnOrder.measure index into totals; format goes with tables and imageFormat with chartType, never both, except format pdf, which with chartType prints the chart (without imageFormat); a chart type may need two totals (MSCombiDY2D, Scatter); otherRow needs rowLimit and otherColumn columnLimit; a total’s window goes with showAs movingAverage, which requires it; an axis’s order lists each key once. The table as drawn may have at most 100,000 cells, and as a PDF at most 20,000 (format pdf: a 400 naming format otherwise, before it is printed).',
     params: P.crosstabExecuteParams,
     result: R.crosstabExecuteResult,
     errors: [
@@ -110,7 +110,7 @@ export const METHODS = {
       ...onIndex,
       {
         code: 400,
-        when: 'The crosstab would exceed 100,000 cells, or a chart type cannot draw that many categories legibly (the detail suggests rowLimit).',
+        when: 'The crosstab would exceed 100,000 cells (20,000 as a PDF), or a chart type cannot draw that many categories legibly (the detail suggests rowLimit).',
       },
       ...saving,
     ],

@@ -146,6 +146,16 @@ export const crosstabExecuteResult = z
       report: reportRef.optional(),
     }),
     z.object({
+      contentType: z.literal('application/pdf'),
+      data: z.string().meta({
+        description:
+          'The table printed as a .pdf file, base64: A4, landscape when wide, the header rows on every page, the index and query atop each page and "Page N of M" at its foot.',
+      }),
+      ...counts,
+      ...omitted,
+      report: reportRef.optional(),
+    }),
+    z.object({
       contentType: z.literal('application/json'),
       data: z.record(z.string(), z.unknown()).meta({
         description:
@@ -159,6 +169,16 @@ export const crosstabExecuteResult = z
     z.object({
       contentType: z.enum(['image/png', 'image/svg+xml']),
       data: z.string().meta({ description: 'PNG as base64, or the SVG document.' }),
+      width: z.number().int(),
+      height: z.number().int(),
+      chartType: z.string(),
+      report: reportRef.optional(),
+    }),
+    z.object({
+      contentType: z.literal('application/pdf'),
+      data: z
+        .string()
+        .meta({ description: 'format pdf with chartType: the chart on one page of its size, a .pdf as base64.' }),
       width: z.number().int(),
       height: z.number().int(),
       chartType: z.string(),

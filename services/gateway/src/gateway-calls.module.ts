@@ -2,6 +2,12 @@ import type { Logger } from '@quarry/logger';
 import type { AuditLog, MetadataStore } from '@quarry/metadata-store';
 import type { QuarryModule } from '@quarry/runtime';
 import { BullMqExportJobs } from './adapters/bullmq-export-jobs.adapter';
+import { DATA_DIR_KEYS, loadDataDirKey } from '@quarry/config';
+import { FsDeliveryFiles } from './adapters/fs-delivery-files.adapter';
+import { StreamingRecordConverter } from './adapters/streaming-record-converter.adapter';
+import { DeliveryOutputs } from './domain/delivery-outputs';
+import { SignedLinks } from './domain/signed-links';
+import type { DeliveryFiles } from './ports/delivery-files.port';
 import { FsExportStore } from './adapters/fs-export-store.adapter';
 import { GrpcSearchExports } from './adapters/grpc-search-exports.adapter';
 import { GrpcServiceClients } from './adapters/grpc-service-clients.adapter';
@@ -27,6 +33,8 @@ export interface GatewayCalls {
   dispatch: DispatchMethodUseCase;
   audit: AuditRecorder;
   exports?: { start: StartExportUseCase; status: ExportStatusUseCase };
+  /** Deliveries' signed links and their files; absent when this gateway can keep no such file. */
+  signedLinks?: { links: SignedLinks; files: DeliveryFiles };
 }
 
 /**
@@ -49,6 +57,10 @@ export class GatewayCallsModule implements QuarryModule {
   private exportJobs: BullMqExportJobs | undefined;
   private exports: { start: StartExportUseCase; status: ExportStatusUseCase } | undefined;
   private sweeper: NodeJS.Timeout | undefined;
+  private deliverySearches: GrpcSearchExports | undefined;
+  private deliverySweeper: NodeJS.Timeout | undefined;
+  /** The HTTP server's address once it listens: signed links start with it when QUARRY_PUBLIC_URL is unset. */
+  private boundUrl: string | undefined;
 
   constructor(
     private readonly config: GatewayConfig,
@@ -80,8 +92,60 @@ export class GatewayCallsModule implements QuarryModule {
         exports: await this.startExports(),
       }),
     );
-    this.runner = new RunScheduledReportUseCase(authenticate, dispatch, audit);
-    this.started = { authenticate, dispatch, audit, exports: this.exports };
+    const deliveries = this.startDeliveries();
+    this.runner = new RunScheduledReportUseCase(authenticate, dispatch, audit, deliveries?.outputs);
+    this.started = { authenticate, dispatch, audit, exports: this.exports, signedLinks: deliveries?.signed };
+  }
+
+  /** Called by the HTTP module once it listens, so links name the port it got. */
+  useBoundUrl(url: string): void {
+    this.boundUrl = url;
+  }
+
+  /**
+   * What scheduled deliveries write: a search's records (by the query service, into the exports' folder)
+   * and outputs too large to attach, behind links signed with the data dir's link key (QUARRY_LINK_KEY).
+   */
+  private startDeliveries() {
+    const c = this.config;
+    let files: FsDeliveryFiles;
+    try {
+      files = new FsDeliveryFiles(c.exportDir);
+    } catch (err) {
+      this.log.warn(
+        { err: err instanceof Error ? err.message : String(err) },
+        'deliveries: no writable exports folder',
+      );
+      return undefined;
+    }
+    const loaded = loadDataDirKey({ ...DATA_DIR_KEYS.link, configured: c.deliveryLinks.key, dataDir: c.dataDir });
+    if (!loaded.key)
+      this.log.warn({ reason: loaded.reason }, 'deliveries: outputs over the attachment bound cannot be linked');
+    const publicUrl = () =>
+      c.deliveryLinks.publicUrl ??
+      this.boundUrl ??
+      `http://${['0.0.0.0', '::', ''].includes(c.host) ? '127.0.0.1' : c.host}:${c.port}`;
+    const links = loaded.key ? new SignedLinks(loaded.key, publicUrl) : undefined;
+    this.deliverySearches = new GrpcSearchExports(
+      c.serviceAddrs.query,
+      c.grpcTrust,
+      c.grpcDeadlineMs,
+      EXPORT_DEADLINE_MS,
+    );
+    const outputs = new DeliveryOutputs({
+      files,
+      converter: new StreamingRecordConverter(),
+      searches: this.deliverySearches,
+      links,
+      maxRows: c.exportMaxRows,
+      attachmentMaxBytes: c.deliveryLinks.attachmentMaxBytes,
+      linkTtlS: c.deliveryLinks.ttlS,
+    });
+    const sweep = () => outputs.sweep().catch((err: unknown) => this.log.warn({ err }, 'deliveries: sweep failed'));
+    void sweep();
+    this.deliverySweeper = setInterval(sweep, 60_000);
+    this.deliverySweeper.unref();
+    return { outputs, signed: links && { links, files } };
   }
 
   /** The use cases the HTTP module serves. */
@@ -160,6 +224,8 @@ export class GatewayCallsModule implements QuarryModule {
     if (this.sweeper) clearInterval(this.sweeper);
     // Runs under way go back to the queue, for this process after a restart or another gateway.
     await this.exportJobs?.close();
+    if (this.deliverySweeper) clearInterval(this.deliverySweeper);
+    this.deliverySearches?.close();
     this.searchExports?.close();
     this.scheduler = undefined;
     this.clients?.close();

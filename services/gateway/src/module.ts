@@ -52,7 +52,7 @@ export class GatewayModule implements QuarryModule {
 
   async start(): Promise<void> {
     const c = this.config;
-    const { authenticate, dispatch, audit, exports } = this.calls.calls;
+    const { authenticate, dispatch, audit, exports, signedLinks } = this.calls.calls;
     const cors = new CorsPolicy(c.corsOrigins);
     const limitsStore = c.rateLimit ? await this.limitsStore(c.rateLimit.keyPrefix) : undefined;
     const deps: HttpAppDeps = {
@@ -70,6 +70,7 @@ export class GatewayModule implements QuarryModule {
       addressLimiter: c.anonRateLimit && new FlexibleRateLimiter(c.anonRateLimit.perSecond, c.anonRateLimit.burst),
       audit,
       exports: () => exports?.status,
+      signedLinks: () => signedLinks,
       cors,
       mcp: { authenticate, log: this.log.child({ part: 'mcp' }), rpcUrl: () => this.selfRpcUrl() },
     };
@@ -91,6 +92,8 @@ export class GatewayModule implements QuarryModule {
       server.once('error', reject);
     });
     this.server = server;
+    // Links a delivery sends name the port this server got (PORT=0 picks one), unless QUARRY_PUBLIC_URL is set.
+    this.calls.useBoundUrl(this.selfRpcUrl().replace(/\/api\/v1$/, ''));
     const bound = server.address();
     const host = typeof bound === 'object' && bound ? bound.address : c.host;
     this.log.info({ port: this.port, host, services: c.serviceAddrs }, 'gateway listening');

@@ -66,6 +66,32 @@ export const scheduleSettings = settingGroup('Scheduled deliveries (REPORTS.SCHE
   QUARRY_SMTP_FROM: partOf('QUARRY_SMTP_URL', z.string().min(3).default('Quarry <quarry@localhost>'), {
     readBy: ['scheduler'],
   }),
+  QUARRY_ATTACHMENT_MAX_BYTES: setting(z.coerce.number().int().min(1024).max(1_073_741_824).default(10_485_760), {
+    doc:
+      'a delivery whose output is larger than this (10 MB) carries a signed link to the file instead: the ' +
+      'webhook body has `link: {url, expiresAt, bytes}` in place of `data`, the e-mail the link in its text',
+    readBy: ['gateway'],
+  }),
+  QUARRY_SIGNED_LINK_TTL_S: setting(z.coerce.number().int().min(1).max(2_678_400).default(604_800), {
+    doc:
+      "how long a delivery's signed link downloads its file (`GET /exports/signed/<token>`, no bearer token: " +
+      'the link is the credential); then it answers 410 and a sweep deletes the file',
+    readBy: ['gateway'],
+  }),
+  QUARRY_PUBLIC_URL: setting(url(['http:', 'https:']).optional(), {
+    doc: "the gateway's address as the recipients of a delivery reach it: signed links start with it",
+    default: '`http://HOST:PORT` (`127.0.0.1` for a wildcard HOST)',
+    readBy: ['gateway'],
+  }),
+  // Signs delivery links; unset, a key kept in the data directory (data-dir-key.ts).
+  QUARRY_LINK_KEY: setting(z.string().min(32, 'must be at least 32 characters').optional(), {
+    doc:
+      "HMAC key (≥ 32 chars) that signs deliveries' links; one value for every gateway of a deployment, as a " +
+      'link may be followed to any of them',
+    default: 'a key in the data dir (`link.key`) when it is writable; else large outputs fail to deliver',
+    readBy: ['gateway'],
+  }),
+  QUARRY_LINK_KEY_FILE: partOf('QUARRY_LINK_KEY', filePath.optional(), { readBy: ['gateway'] }),
   QUARRY_DELIVERY_BACKOFF_MS: setting(z.coerce.number().int().min(1).max(3_600_000).default(30_000), {
     doc: 'a failed delivery is tried again after this, then twice as long each time, 5 tries in all',
     readBy: ['scheduler'],

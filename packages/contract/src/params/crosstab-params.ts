@@ -62,7 +62,8 @@ export const crosstabExecuteParams = z
       .meta({ default: L.DEFAULT_TIME_ZONE, description: 'The zone dateGroup keys are computed in (IANA name).' }),
     format: oneOf(L.CROSSTAB_FORMATS).optional().meta({
       default: 'html',
-      description: 'The table as HTML, JSON, CSV or an Excel workbook (xlsx, base64); not with chartType.',
+      description:
+        'The table as HTML, JSON, CSV, an Excel workbook (xlsx, base64) or a PDF for paper (pdf, base64: A4, landscape when the table is wide, header rows repeated on every page, page numbers). With chartType only pdf, the chart as a PDF page (then without imageFormat).',
     }),
     totalsOn: oneOf(L.TOTALS_ON).optional().meta({
       default: 'columns',
@@ -89,7 +90,7 @@ export const crosstabExecuteParams = z
       .meta({
         default: 'png',
         description:
-          'With chartType only: png (base64), svg (the SVG text), or echarts (the ECharts option the image is drawn from, as a JSON object, for clients that draw interactive charts).',
+          'With chartType only: png (base64), svg (the SVG text), or echarts (the ECharts option the image is drawn from, as a JSON object, for clients that draw interactive charts). For a PDF of the chart, format pdf instead.',
       }),
     width: intInRange(L.CHART_SIZE_MIN, L.CHART_SIZE_MAX).meta({ default: L.DEFAULT_CHART_WIDTH }),
     height: intInRange(L.CHART_SIZE_MIN, L.CHART_SIZE_MAX).meta({ default: L.DEFAULT_CHART_HEIGHT }),
@@ -170,12 +171,22 @@ export const crosstabExecuteParams = z
           message: `${PARAM}: give dateGroup or bin, not both`,
         });
     });
-    if (p.format !== undefined && p.chartType !== undefined) {
+    // With chartType, format says only "pdf" (the chart printed); imageFormat picks among the images. The
+    // two name one output each, so both together contradict each other.
+    if (p.format !== undefined && p.format !== 'pdf' && p.chartType !== undefined) {
       ctx.addIssue({
         code: 'custom',
         params: CROSS,
         path: ['format'],
-        message: `${PARAM} is for tables; a chart (chartType) takes imageFormat instead`,
+        message: `${PARAM} is for tables; a chart (chartType) takes imageFormat instead, or format pdf`,
+      });
+    }
+    if (p.format === 'pdf' && p.chartType !== undefined && p.imageFormat !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        params: CROSS,
+        path: ['imageFormat'],
+        message: `${PARAM} names an image; format pdf prints the chart as PDF: give one of them, not both`,
       });
     }
     // A known chart type that needs more totals (MSCombiDY2D, Scatter); an unknown one is refused above.

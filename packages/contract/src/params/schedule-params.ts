@@ -79,7 +79,7 @@ export const reportsScheduleParams = z
       .meta({ default: L.DEFAULT_TIME_ZONE, description: 'The zone cron is read in (IANA name).' }),
     format: oneOf(L.SCHEDULE_FORMATS).meta({
       description:
-        'The output delivered: html, json, csv or xlsx for a crosstab (json for a search), png or svg for a crosstab saved as a chart.',
+        'The output delivered. A crosstab: html, json, csv, xlsx or pdf (its table), png or svg when saved as a chart. A search: every matching record in its sort (not one page), up to QUARRY_EXPORT_MAX_ROWS, as csv, xlsx, parquet, jsonl or json. An output over QUARRY_ATTACHMENT_MAX_BYTES (10 MB) goes as a signed link that expires after QUARRY_SIGNED_LINK_TTL_S instead: the webhook body carries {url, expiresAt, bytes} in place of data, the e-mail the link in its text.',
     }),
     // One object with two optional keys rather than a union, so a mistake inside either is named exactly.
     deliver: z

@@ -9,6 +9,7 @@ import {
   type ChartRenderer,
   type RenderJob,
 } from '../ports/chart-renderer.port';
+import { blankPage, printChart, printTable } from './chromium-print';
 
 const ECHARTS = fs.readFileSync(require.resolve('echarts/dist/echarts.min.js'), 'utf8');
 
@@ -159,13 +160,7 @@ export class ChromiumRenderer implements ChartRenderer {
   private async openSlot(): Promise<Slot> {
     const browser = await this.launch();
     const context = await browser.createBrowserContext();
-    const page = await context.newPage();
-    await page.setRequestInterception(true);
-    page.on('request', (req) => {
-      const url = req.url();
-      if (url.startsWith('about:') || url.startsWith('data:')) void req.continue();
-      else void req.abort('blockedbyclient');
-    });
+    const page = await blankPage(context);
     await page.setContent(
       '<!doctype html><html><head><meta charset="utf-8"></head><body style="margin:0;background:#fff"><div id="chart"></div></body></html>',
     );
@@ -232,9 +227,10 @@ export class ChromiumRenderer implements ChartRenderer {
     let timer: NodeJS.Timeout | undefined;
     try {
       const work = (async () => {
+        if (job.format === 'pdf' && job.table) return printTable(slot.context, job.table);
         await slot.page.setViewport({ width: job.width, height: job.height, deviceScaleFactor: 1 });
         await slot.page.evaluate(
-          (option, width, height) => {
+          (option, width, height, renderer) => {
             const el = document.getElementById('chart') as HTMLDivElement;
             el.style.width = `${width}px`;
             el.style.height = `${height}px`;
@@ -292,7 +288,7 @@ export class ChromiumRenderer implements ChartRenderer {
               }
             };
             revive(option);
-            const chart = w.echarts.init(el, null, { renderer: 'canvas', width, height, devicePixelRatio: 1 });
+            const chart = w.echarts.init(el, null, { renderer, width, height, devicePixelRatio: 1 });
             // Some series paint their labels a frame after the shapes (a Treemap's names): the screenshot
             // waits for ECharts to say the frame is finished, and for a second frame at most.
             return new Promise<void>((resolve) => {
@@ -308,7 +304,10 @@ export class ChromiumRenderer implements ChartRenderer {
           job.option,
           job.width,
           job.height,
+          // Printed, the chart stays vector (SVG shapes and text in the PDF), as sharp at any zoom.
+          job.format === 'pdf' ? 'svg' : 'canvas',
         );
+        if (job.format === 'pdf') return printChart(slot.page, job);
         const png = await slot.page.screenshot({
           type: 'png',
           clip: { x: 0, y: 0, width: job.width, height: job.height },

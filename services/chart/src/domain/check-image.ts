@@ -56,3 +56,16 @@ export function checkSvg(text: string, width: number, height: number): void {
   if (w !== String(width) || h !== String(height))
     throw refuse(`an SVG of ${w ?? '?'}x${h ?? '?'} where ${width}x${height} were asked`);
 }
+
+// PDF (ISO 32000-1 §7.5.2, §7.5.5): a header "%PDF-1.x" first, "%%EOF" at the end (a line break may follow).
+const PDF_HEADER = /^%PDF-\d\.\d/;
+const PDF_END = /%%EOF\s*$/;
+
+/** The print as base64 is a whole PDF file: its header first, its end-of-file marker last. */
+export function checkPdf(base64: string): void {
+  if (base64.length < 16 || base64.length % 4 !== 0 || !BASE64.test(base64)) throw refuse('no PDF (not base64 of one)');
+  if (!PDF_HEADER.test(Buffer.from(base64.slice(0, 12), 'base64').toString('latin1')))
+    throw refuse('no PDF (its first bytes are not a PDF header)');
+  if (!PDF_END.test(Buffer.from(base64.slice(-16), 'base64').toString('latin1')))
+    throw refuse('a PDF cut short (no %%EOF)');
+}

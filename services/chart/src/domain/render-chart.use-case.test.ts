@@ -155,3 +155,48 @@ describe('imageFormat "echarts" answers the option a worker would draw, without 
     expect((err as AppError).message).toContain('use one of png, svg, echarts');
   });
 });
+
+describe('RenderChartUseCase prints PDFs through the same queue', () => {
+  const PDF = Buffer.from('%PDF-1.4\n1 0 obj\n<<>>\nendobj\ntrailer\n<<>>\n%%EOF\n').toString('base64');
+  const answering = (answer: string): ChartQueue & { jobs: RenderJob[] } => {
+    const jobs: RenderJob[] = [];
+    return {
+      jobs,
+      render: (job) => {
+        jobs.push(job);
+        return Promise.resolve(answer);
+      },
+      close: () => Promise.resolve(),
+    };
+  };
+
+  it('a table goes to the queue as a pdf job carrying its HTML and running head', async () => {
+    const queue = answering(PDF);
+    const table = { html: '<table></table>', title: 'movies', subtitle: 'genre:Drama' };
+    await expect(new RenderChartUseCase(queue, 1000).printTable(table, 'r1')).resolves.toBe(PDF);
+    expect(queue.jobs).toEqual([expect.objectContaining({ format: 'pdf', table })]);
+  });
+
+  it('a chart with imageFormat pdf is queued as pdf and answered in pdfBase64 only', async () => {
+    const queue = answering(PDF);
+    const out = await new RenderChartUseCase(queue, 1000).render(
+      { ...input('Column2D', ['Count']), imageFormat: 'pdf' },
+      'r1',
+    );
+    expect(out).toMatchObject({ pdfBase64: PDF, pngBase64: '', svg: '', optionJson: '' });
+    expect(queue.jobs[0]).toMatchObject({ format: 'pdf', width: 640, height: 480 });
+  });
+
+  it.each([
+    ['a PNG', pngOf(640, 480), /no PDF \(its first bytes are not a PDF header\)/],
+    ['a PDF cut short', PDF.slice(0, 24), /a PDF cut short/],
+    ['text that is not base64', '%PDF-1.4 nonsense!', /not base64/],
+  ])('a worker answering %s is refused, its bytes never returned', async (_what, answer, detail) => {
+    const err = await new RenderChartUseCase(answering(answer), 1000)
+      .printTable({ html: '', title: '', subtitle: '' }, 'r1')
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(AppError);
+    expect((err as AppError).code).toBe('INTERNAL');
+    expect((err as AppError).detail).toMatch(detail);
+  });
+});

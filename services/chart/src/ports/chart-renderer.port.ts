@@ -2,12 +2,22 @@ export interface RenderJob {
   option: Record<string, unknown>;
   width: number;
   height: number;
-  /** "png" when absent (jobs from an older producer). */
-  format?: 'png' | 'svg';
+  /** "png" when absent (jobs from an older producer); "pdf" prints the chart, or `table` when given. */
+  format?: 'png' | 'svg' | 'pdf';
+  /** With format "pdf": a crosstab's HTML table to print for paper instead of a chart (option is then empty). */
+  table?: TablePrint;
+}
+
+/** A table printed on A4: its HTML (the crosstab service's), and what heads every page. */
+export interface TablePrint {
+  html: string;
+  title: string;
+  subtitle: string;
 }
 
 /**
- * Draws a chart. Adapters must guarantee: a PNG of exactly width x height pixels; a render that hangs
+ * Draws a chart, or prints one or a table. Adapters must guarantee: a PNG of exactly width x height pixels; a
+ * PDF of one width x height page for a chart, of A4 pages for a table; a render that hangs
  * is cut off after the configured timeout and rejects with renderTimeoutError; a crashed browser is
  * replaced for the next call; nothing (pages, contexts, processes) accumulates across calls.
  */

@@ -18,5 +18,11 @@ export function chartHandlers(log: Logger, render: RenderChartUseCase): pb.Chart
         { caller: callerFromWire(req.caller).userId, signal: ctx.signal },
       ),
     ),
+    PrintTable: unary<pb.PrintTableRequest__Output, pb.PrintTableResponse>(log, 'PrintTable', async (req, ctx) => ({
+      pdfBase64: await render.printTable({ html: req.html, title: req.title, subtitle: req.subtitle }, ctx.requestId, {
+        caller: callerFromWire(req.caller).userId,
+        signal: ctx.signal,
+      }),
+    })),
   };
 }

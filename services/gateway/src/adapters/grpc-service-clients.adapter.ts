@@ -33,6 +33,7 @@ import type {
   Caller,
   ChartImage,
   ChartRequest,
+  TablePrintRequest,
   PivotAnswer,
   PivotRequest,
   ReportToSave,
@@ -246,9 +247,20 @@ export class GrpcServiceClients implements ServiceClients {
     if (req.imageFormat === 'echarts')
       // The chart service's JSON goes out as it came: never parsed and written again here.
       return { contentType: 'application/json', data: new RawJson(res.optionJson), ...drawn };
+    if (req.imageFormat === 'pdf') return { contentType: 'application/pdf', data: res.pdfBase64, ...drawn };
     return req.imageFormat === 'svg'
       ? { contentType: 'image/svg+xml', data: res.svg, ...drawn }
       : { contentType: 'image/png', data: res.pngBase64, ...drawn };
+  }
+
+  async printTable(caller: Caller, req: TablePrintRequest, trace: RequestTrace): Promise<string> {
+    const res = await this.call(
+      'chart',
+      this.v1.ChartService.service.PrintTable,
+      { html: req.html, title: req.title, subtitle: req.subtitle, caller: callerToWire(caller) },
+      trace,
+    );
+    return res.pdfBase64;
   }
 
   async saveReport(caller: Caller, report: ReportToSave, trace: RequestTrace): Promise<{ guid: string }> {

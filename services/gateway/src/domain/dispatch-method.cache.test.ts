@@ -60,6 +60,7 @@ function fakeServices(cache: string) {
       height: req.height,
       chartType: 'Pie2D',
     }),
+    printTable: async () => Buffer.from('%PDF-1.4\n%%EOF\n').toString('base64'),
     saveReport: async (_caller, report) => {
       sent.saved = report;
       return { guid: 'g1' };

@@ -37,6 +37,7 @@ function fakeServices() {
         ? { contentType: 'image/svg+xml', data: '<svg/>', width: req.width, height: req.height, chartType: 'Pie2D' }
         : { contentType: 'image/png', data: 'iVBOR', width: req.width, height: req.height, chartType: 'Pie2D' };
     },
+    printTable: async () => Buffer.from('%PDF-1.4\n%%EOF\n').toString('base64'),
     saveReport: async (_caller, report) => {
       saved = report;
       return { guid: 'g1' };

@@ -1,4 +1,5 @@
-import type { CrosstabGrid } from '@quarry/contract';
+import { PDF_MAX_CELLS, type CrosstabGrid } from '@quarry/contract';
+import { AppError } from '@quarry/errors';
 import {
   RawJson,
   type AxisOrderRequest,
@@ -40,7 +41,8 @@ export class RunCrosstabUseCase {
       caller,
       {
         ...complete,
-        output: output.kind === 'chart' ? 'grid' : output.format,
+        // A PDF prints the table the crosstab service draws as HTML.
+        output: output.kind === 'chart' ? 'grid' : output.format === 'pdf' ? 'html' : output.format,
         bypassCache: !complete.cache,
         ...(asOfVersion !== undefined ? { asOfVersion } : {}),
       },
@@ -75,7 +77,20 @@ export class RunCrosstabUseCase {
       const counts = { rowCount: table.rowCount, columnCount: table.columnCount };
       // The JSON table goes out as the service wrote it: never parsed and written again here.
       if (p.format === 'json') data = { contentType: table.contentType, data: new RawJson(table.body), ...counts };
-      else data = { contentType: table.contentType, data: table.body, ...counts, ...omitted };
+      else if (p.format === 'pdf') {
+        // Refused before Chromium spends its time on it.
+        const cells = table.rowCount * table.columnCount * complete.totals.length;
+        if (cells > PDF_MAX_CELLS)
+          throw AppError.invalid(
+            `format: a PDF holds at most ${PDF_MAX_CELLS} cells; this table has ${cells} (${table.rowCount} rows × ${table.columnCount} columns × ${complete.totals.length} totals). Narrow it with rowLimit or columnLimit, or ask for xlsx`,
+          );
+        const pdf = await this.services.printTable(
+          caller,
+          { html: table.body, title: complete.index, subtitle: complete.query },
+          trace,
+        );
+        data = { contentType: 'application/pdf', data: pdf, ...counts, ...omitted };
+      } else data = { contentType: table.contentType, data: table.body, ...counts, ...omitted };
     }
     // The saved params are the executable ones with their defaults filled in. `cache` is not one: it says
     // how to run one call, not what the report is, and a report must never pin itself to "no cache".
@@ -105,7 +120,8 @@ export class RunCrosstabUseCase {
             ...defined({ chartTotals: p.chartTotals }),
             width: output.width,
             height: output.height,
-            imageFormat: output.imageFormat,
+            // A printed chart is saved as format pdf (above), which takes no imageFormat.
+            ...(output.imageFormat === 'pdf' ? {} : { imageFormat: output.imageFormat }),
           }
         : {}),
     };

@@ -11,19 +11,28 @@ import type {
 import type { AuditRecorder } from './audit-recorder';
 import type { AuthenticateUseCase } from './authenticate.use-case';
 import type { DispatchMethodUseCase } from './dispatch-method.use-case';
-import type { Principal } from './principal';
+import { SEARCH_DELIVERY_FORMATS, type DeliveryOutputs } from './delivery-outputs';
+import { callerOf, type Principal } from './principal';
 
 /**
  * REPORTS.EXECUTE's params that run the saved report in `format`, or a 400 naming format when the report
- * has no such output: a search report is JSON, png and svg need a report saved as a chart, and a chart
- * report's table is what its chart is drawn from.
+ * has no such output: a search report is its records (csv, xlsx, parquet, jsonl, json), png and svg need a
+ * report saved as a chart, and a chart report's table is what its chart is drawn from. A search runs for
+ * one record here: its checks and fields; the delivery's records are the export writer's.
  */
 export function executeParams(report: ReportsMetadataResult, format: ScheduleFormat): Record<string, unknown> {
   const guid = report.guid;
   if (report.method === 'QUERIES.EXECUTE') {
-    if (format !== 'json') throw AppError.invalid(`format: a search report is delivered as json, not ${format}`);
-    return { guid };
+    if (!(SEARCH_DELIVERY_FORMATS as readonly string[]).includes(format))
+      throw AppError.invalid(
+        `format: a search report is delivered as ${SEARCH_DELIVERY_FORMATS.join(', ')}, not ${format}`,
+      );
+    return { guid, pageSize: 1 };
   }
+  if (format === 'parquet' || format === 'jsonl')
+    throw AppError.invalid(
+      `format: ${format} is for search reports; a crosstab report is delivered as html, csv, xlsx, json, pdf, png or svg`,
+    );
   if (format === 'png' || format === 'svg') {
     if (typeof report.params.chartType !== 'string')
       throw AppError.invalid(`format: ${format} needs a report saved as a chart (with chartType)`);
@@ -52,6 +61,8 @@ export class RunScheduledReportUseCase implements ScheduledReportRunner {
     private readonly authenticate: AuthenticateUseCase,
     private readonly dispatch: DispatchMethodUseCase,
     private readonly trail?: AuditRecorder,
+    /** Absent (no exports folder): search reports cannot be delivered, and outputs are never linked. */
+    private readonly outputs?: DeliveryOutputs,
   ) {}
 
   /**
@@ -108,7 +119,22 @@ export class RunScheduledReportUseCase implements ScheduledReportRunner {
       indexVersion: number;
     };
     const base = { name: report.name, version: ran.version, rows: returned ?? null };
-    if (report.method === 'QUERIES.EXECUTE') return { ...base, contentType: 'application/json', data: out };
-    return { ...base, contentType: String(out.contentType), data: out.data };
+    if (report.method === 'QUERIES.EXECUTE') {
+      if (!this.outputs)
+        throw AppError.unavailable('Search deliveries need the exports folder, which this gateway lacks');
+      const fields = (out.fields as Array<{ name: string }>).map((f) => f.name);
+      const { rows, ...delivered } = await this.outputs.search(
+        callerOf(p),
+        report.params,
+        fields,
+        { name: report.name, index: report.index },
+        format,
+        { requestId },
+      );
+      return { ...base, rows, ...delivered };
+    }
+    const contentType = String(out.contentType);
+    if (!this.outputs) return { ...base, contentType, data: out.data };
+    return { ...base, ...(await this.outputs.bounded(report.name, format, contentType, out.data)) };
   }
 }

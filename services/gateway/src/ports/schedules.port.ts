@@ -25,7 +25,10 @@ export interface ScheduledOutput {
   name: string;
   version: number;
   contentType: string;
+  /** Null when the output goes as a link. */
   data: unknown;
+  /** An output over QUARRY_ATTACHMENT_MAX_BYTES: a signed link to its file instead of the data. */
+  link?: { url: string; expiresAt: string; bytes: number };
   /** Records or cells returned, as the audit trail counts them. */
   rows: number | null;
 }

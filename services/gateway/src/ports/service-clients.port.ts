@@ -73,13 +73,24 @@ export interface ChartRequest {
   width: number;
   height: number;
   title: string;
-  imageFormat: ImageFormat;
+  /** An image, or "pdf": the chart printed on one page of width × height. */
+  imageFormat: ImageFormat | 'pdf';
 }
 
-export type ChartImage = ChartOutput<'image/png' | 'image/svg+xml', string> | ChartOutput<'application/json', RawJson>;
+export type ChartImage =
+  ChartOutput<'image/png' | 'image/svg+xml' | 'application/pdf', string> | ChartOutput<'application/json', RawJson>;
+
+/** A crosstab's HTML table to print on A4, with what heads each page. */
+export interface TablePrintRequest {
+  html: string;
+  /** The index's name. */
+  title: string;
+  /** The query. */
+  subtitle: string;
+}
 
 interface ChartOutput<C extends string, D> {
-  /** PNG as base64, the SVG text, or the ECharts option (imageFormat echarts). */
+  /** PNG or PDF as base64, the SVG text, or the ECharts option (imageFormat echarts). */
   contentType: C;
   data: D;
   width: number;
@@ -120,6 +131,8 @@ export interface ServiceClients {
     trace: RequestTrace,
   ): Promise<{ table: PivotAnswer; cache?: CacheStatus; indexVersion: number; servedBy?: string }>;
   renderChart(caller: Caller, req: ChartRequest, trace: RequestTrace): Promise<ChartImage>;
+  /** The table printed by the chart workers' Chromium: the PDF, base64-encoded. */
+  printTable(caller: Caller, req: TablePrintRequest, trace: RequestTrace): Promise<string>;
   saveReport(caller: Caller, report: ReportToSave, trace: RequestTrace): Promise<{ guid: string }>;
   findReports(caller: Caller, req: CompleteReportsFind, trace: RequestTrace): Promise<ReportsFindResult>;
   /** A report version the caller may see (the latest when no version is given). */

@@ -7,6 +7,7 @@ import { JSON_TYPE, send, sendHttpProblem } from './http-responses';
 import { discoverDocument } from './openrpc-discover';
 import { mountProbes, notFound, type ProbeDeps } from './probes';
 import { rpcHandler, type RpcEndpointDeps } from './rpc-endpoint';
+import { signedDownloadHandler, type SignedDownloadDeps } from './signed-download';
 
 export interface HttpAppDeps extends RpcEndpointDeps, ProbeDeps {
   /** The built console's folder (apps/console/dist), served at /console. */
@@ -15,6 +16,8 @@ export interface HttpAppDeps extends RpcEndpointDeps, ProbeDeps {
   mcp?: McpDeps;
   /** Exports' downloads at GET /exports/<id>; absent, they answer 503. */
   exports?: () => ExportStatusUseCase | undefined;
+  /** Deliveries' signed links at GET /exports/signed/<token>; absent, they answer 404. */
+  signedLinks?: SignedDownloadDeps['links'];
 }
 
 /**
@@ -32,6 +35,7 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
   mountConsole(app, deps.consoleDir);
   app.post('/api/v1', rpcHandler(deps));
   if (deps.mcp) app.all('/mcp', mcpHandler(deps.mcp));
+  app.get('/exports/signed/:token', signedDownloadHandler({ links: deps.signedLinks ?? (() => undefined) }));
   app.get(
     '/exports/:id',
     exportDownloadHandler({ authenticate: deps.authenticate, exports: deps.exports ?? (() => undefined) }),

@@ -45,9 +45,9 @@ export class NodemailerMailer implements Mailer {
       text: m.text,
       messageId: m.messageId,
       headers: m.headers,
-      attachments: [
-        { filename: m.attachment.filename, contentType: m.attachment.contentType, content: m.attachment.content },
-      ],
+      attachments: m.attachment
+        ? [{ filename: m.attachment.filename, contentType: m.attachment.contentType, content: m.attachment.content }]
+        : [],
     });
     try {
       await Promise.race([sending, deadline]);

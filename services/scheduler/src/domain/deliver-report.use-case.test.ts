@@ -25,8 +25,13 @@ const schedule: ScheduleRecord = {
   createdAt: '2026-01-01T00:00:00.000Z',
 };
 
-function setup(run: ReportRunner['run'], answers: WebhookAnswer[]) {
-  let current: ScheduleRecord | null = { ...schedule };
+function setup(
+  run: ReportRunner['run'],
+  answers: WebhookAnswer[],
+  mailer: Mailer = { configured: false, send: async () => undefined },
+  deliver: ScheduleRecord['deliver'] = schedule.deliver,
+) {
+  let current: ScheduleRecord | null = { ...schedule, deliver };
   const records: DeliveryRecord[] = [];
   const sent: Array<{ body: string; headers: Record<string, string> }> = [];
   const removed: string[] = [];
@@ -46,7 +51,6 @@ function setup(run: ReportRunner['run'], answers: WebhookAnswer[]) {
     },
   };
   const queue = { remove: async (id: string) => void removed.push(id) } as unknown as DeliveryQueue;
-  const mailer: Mailer = { configured: false, send: async () => undefined };
   const useCase = new DeliverReportUseCase({
     store,
     queue,
@@ -131,5 +135,34 @@ describe('DeliverReportUseCase', () => {
       detail: 'running the report failed: crosstab unreachable',
     });
     expect(s.current()?.status).toBe('active');
+  });
+});
+
+describe('DeliverReportUseCase with an output sent as a link', () => {
+  const link = {
+    url: 'https://quarry.example.com/exports/signed/abc.def',
+    expiresAt: '2026-04-06T08:00:01.000Z',
+    bytes: 12_345_678,
+  };
+  const linked = async () => ({ name: 'Big', version: 2, contentType: 'text/csv', rows: 9, data: null, link });
+
+  it('a webhook carries the link in place of the data', async () => {
+    const s = setup(linked, []);
+    expect(await s.useCase.deliver(job(1))).toEqual({ next: 'done' });
+    const body = JSON.parse(s.sent[0].body) as Record<string, unknown>;
+    expect(body).toMatchObject({ contentType: 'text/csv', link });
+    expect(body).not.toHaveProperty('data');
+  });
+
+  it('an e-mail has the link in its text and nothing attached', async () => {
+    const mails: Array<Parameters<Mailer['send']>[0]> = [];
+    const mailer: Mailer = { configured: true, send: async (m) => void mails.push(m) };
+    const s = setup(linked, [], mailer, { email: { to: ['ann@example.com'] } });
+    expect(await s.useCase.deliver(job(1))).toEqual({ next: 'done' });
+    expect(mails).toHaveLength(1);
+    expect(mails[0].attachment).toBeUndefined();
+    expect(mails[0].text).toContain(
+      `is ${link.bytes} bytes, too large to attach. Download it until ${link.expiresAt}:\n\n${link.url}`,
+    );
   });
 });

@@ -171,14 +171,21 @@ export class DeliverReportUseCase {
         if (!answer.ok) return failed(answer.status, answer.detail, answer.permanent);
         await record('delivered', answer.status, '');
       } else {
-        const file = reportFile(ran, runAt);
+        const what = `Quarry's scheduled delivery of the report "${ran.name}" (version ${ran.version}), run at ${runAt.toISOString()}`;
+        // Too large to attach: the signed link instead, which needs no sign-in and works until it expires.
+        const body = ran.link
+          ? `${what}, is ${ran.link.bytes} bytes, too large to attach. Download it until ${ran.link.expiresAt}:\n\n${ran.link.url}`
+          : `${what}, is attached.`;
+        const file = ran.link ? undefined : reportFile(ran, runAt);
         await this.deps.mailer.send({
           to: schedule.deliver.email.to,
           subject: `${ran.name} (${runAt.toISOString().slice(0, 16).replace('T', ' ')} UTC)`,
-          text: `Quarry's scheduled delivery of the report "${ran.name}" (version ${ran.version}), run at ${runAt.toISOString()}, is attached.\n\nSchedule ${schedule.id}.`,
+          text: `${body}\n\nSchedule ${schedule.id}.`,
           messageId: `<${key.replace(':', '.')}@quarry>`,
           headers: { 'Idempotency-Key': key, 'X-Quarry-Schedule-Id': schedule.id },
-          attachment: { filename: file.filename, contentType: ran.contentType, content: file.content },
+          ...(file
+            ? { attachment: { filename: file.filename, contentType: ran.contentType, content: file.content } }
+            : {}),
         });
         await record('delivered', null, '');
       }
@@ -199,7 +206,8 @@ export class DeliverReportUseCase {
       version: output.version,
       runAt: runAt.toISOString(),
       contentType: output.contentType,
-      data: output.data,
+      // Too large to carry: where to download it instead (no bearer token; it expires).
+      ...(output.link ? { link: output.link } : { data: output.data }),
     });
     const t = Math.floor(this.now().getTime() / 1000);
     const webhookKey = this.deps.webhookKey;

@@ -7,9 +7,17 @@ const EXTENSIONS: Record<string, string> = {
   'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet': 'xlsx',
   'image/png': 'png',
   'image/svg+xml': 'svg',
+  'application/pdf': 'pdf',
+  'application/vnd.apache.parquet': 'parquet',
+  'application/jsonl': 'jsonl',
 };
 
-const BASE64_TYPES = new Set(['image/png', 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet']);
+const BASE64_TYPES = new Set([
+  'image/png',
+  'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+  'application/pdf',
+  'application/vnd.apache.parquet',
+]);
 
 /** The output as the file a person opens: the bytes the API's base64 or text stands for. */
 export function reportFile(output: ReportOutput, runAt: Date): { filename: string; content: Buffer } {

@@ -13,8 +13,10 @@ export interface ReportOutput {
   name: string;
   version: number;
   contentType: string;
-  /** JSON as a value; HTML, CSV and SVG as text; XLSX and PNG as base64. */
+  /** JSON as a value; HTML, CSV, JSON Lines and SVG as text; XLSX, Parquet, PDF and PNG as base64; null with a link. */
   data: unknown;
+  /** An output over QUARRY_ATTACHMENT_MAX_BYTES: a signed link to its file, sent instead of the data. */
+  link?: { url: string; expiresAt: string; bytes: number };
   /** Records or cells the run returned, as the audit trail counts them; null when nothing countable. */
   rows: number | null;
 }
