@@ -25,7 +25,7 @@ const ROLLUP_SLICE = 2000;
 const DENSE_GROUP_INDEX = 4_000_000;
 
 /** What the engine reports for a key: for a bin its lower bound (from its index), else the label. */
-function keyOf(a: AxisSpec, v: unknown): AxisValue {
+export function keyOf(a: AxisSpec, v: unknown): AxisValue {
   const value = toAxis(v);
   if (a.bin && typeof value === 'number') return binStart(a, a.bin, value);
   return value;
