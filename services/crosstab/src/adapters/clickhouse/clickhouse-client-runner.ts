@@ -1,9 +1,12 @@
 import fs from 'node:fs';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
-import { abortReason } from '@quarry/errors';
+import { abortReason, AppError } from '@quarry/errors';
 import type { IndexEntry } from '@quarry/metadata-store';
 import { chIdent, type ClickHouseParam } from './compile-clickhouse';
 import type { ClickHouseRow, ClickHouseRunner, ClickHouseSource } from './clickhouse-runner';
+
+/** Socket errors that mean the server is away, not that the statement failed. */
+const UNREACHABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH']);
 
 export interface ClickHouseServer {
   url: string;
@@ -60,6 +63,10 @@ export class ClickHouseClientRunner implements ClickHouseRunner {
       return await result.json<ClickHouseRow>();
     } catch (err) {
       if (signal?.aborted) throw abortReason(signal);
+      const code = (err as { code?: unknown }).code;
+      if (typeof code === 'string' && UNREACHABLE.has(code))
+        // The host alone: the URL carries the password.
+        throw AppError.unavailable(`ClickHouse at ${new URL(this.server.url).host} does not answer (${code})`, err);
       throw err;
     }
   }
