@@ -30,6 +30,9 @@ export function chGroupedKey(a: AxisSpec, columnTypes: ReadonlyMap<string, strin
     const k = `floor((${x} - ${o}) / ${w})`;
     return `(${k} + multiIf(${x} < ${o} + ${k} * ${w}, -1, ${x} >= ${o} + (${k} + 1) * ${w}, 1, 0))`;
   }
+  // Integers group as the doubles they are reported as: two past 2^53 that one double stands for are one
+  // key, as the DuckDB adapter's roll-up makes them (else two rows would carry the same key).
+  if (f.type === 'integer') return `toFloat64(${col})`;
   if (f.type !== 'date') return col;
   const calendar = isCalendarDate(columnTypes.get(f.name));
   if (a.dateGroup) {
