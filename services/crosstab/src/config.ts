@@ -24,4 +24,6 @@ export function crosstabServiceConfig(config: Config) {
 }
 
 /** `pivot` unset: DuckDB (tests that build the module by hand). */
-export type CrosstabServiceConfig = Omit<ReturnType<typeof crosstabServiceConfig>, 'pivot'> & { pivot?: PivotEngineConfig };
+export type CrosstabServiceConfig = Omit<ReturnType<typeof crosstabServiceConfig>, 'pivot'> & {
+  pivot?: PivotEngineConfig;
+};

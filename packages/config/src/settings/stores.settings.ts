@@ -34,17 +34,26 @@ export const storeSettings = settingGroup('Stores and search', {
       doc:
         'the crosstab engine: `duckdb` (over the snapshots) or `clickhouse` (a ClickHouse server or cluster at ' +
         '`CLICKHOUSE_URL`, else ClickHouse in-process through the optional `chdb` package over the snapshots)',
-      readBy: ['crosstab'],
+      readBy: ['crosstab', 'CLI'],
     },
   ),
   CLICKHOUSE_URL: setting(url(['http:', 'https:']).optional(), {
     doc:
       'the ClickHouse server or cluster of `QUARRY_PIVOT_ENGINE=clickhouse` (HTTP interface; user and password ' +
-      'in the URL); unset: chDB in-process',
-    readBy: ['crosstab'],
+      'in the URL); unset: chDB in-process. `quarry index load` copies each version into it before publishing, and drops the versions it prunes',
+    readBy: ['crosstab', 'CLI'],
   }),
-  CLICKHOUSE_DATABASE: partOf('CLICKHOUSE_URL', z.string().regex(/^\w+$/).default('quarry'), { readBy: ['crosstab'] }),
-  CLICKHOUSE_CLUSTER: partOf('CLICKHOUSE_URL', z.string().regex(/^[\w.-]+$/).optional(), { readBy: ['crosstab'] }),
+  CLICKHOUSE_DATABASE: partOf('CLICKHOUSE_URL', z.string().regex(/^\w+$/).default('quarry'), {
+    readBy: ['crosstab', 'CLI'],
+  }),
+  CLICKHOUSE_CLUSTER: partOf(
+    'CLICKHOUSE_URL',
+    z
+      .string()
+      .regex(/^[\w.-]+$/)
+      .optional(),
+    { readBy: ['crosstab', 'CLI'] },
+  ),
   REDIS_URL: setting(url(['redis:', 'rediss:']).optional(), {
     doc:
       'chart queue, schedules and shared rate limits Redis (unset: a private `redis-server` when chart and ' +

@@ -136,6 +136,22 @@ export class ClickHouseClientRunner implements ClickHouseRunner {
       await this.client.command({ query: `DROP TABLE IF EXISTS ${chIdent(`${name}_local`)}${this.onCluster()} SYNC` });
   }
 
+  /** Drops every version table of an index but those of `keep` (after a publish: current, previous, saved-report versions). */
+  async dropVersionsExcept(name: string, keep: readonly number[]): Promise<void> {
+    const prefix = versionTable({ name, version: 0 }).replace(/0$/, '');
+    const tables = await this.rows(
+      'SELECT name FROM system.tables WHERE database = currentDatabase() AND startsWith(name, {prefix:String})',
+      { prefix },
+      {},
+    );
+    const versions = new Set(
+      tables
+        .map((t) => /^(\d+)(_local)?$/.exec(String(t.name).slice(prefix.length))?.[1])
+        .filter((v) => v !== undefined),
+    );
+    for (const v of versions) if (!keep.includes(Number(v))) await this.dropVersion({ name, version: Number(v) });
+  }
+
   forget(name: string): void {
     const prefix = `v_${Buffer.from(name).toString('hex')}_`;
     for (const key of this.types.keys()) if (key.startsWith(prefix)) this.types.delete(key);
