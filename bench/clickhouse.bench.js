@@ -10,7 +10,18 @@ const os = require('node:os');
 const path = require('node:path');
 const { createRequire } = require('node:module');
 const { DuckDBInstance } = require('@duckdb/node-api');
-const { ROOT, VEGA, cli, startServer, rpc, timeTurns, fmt, FLIGHTS_BY_MONTH, FLIGHTS_CROSSTABS } = require('./lib');
+const {
+  ROOT,
+  cli,
+  startServer,
+  rpc,
+  timeTurns,
+  fmt,
+  FLIGHTS_BY_MONTH,
+  FLIGHTS_CROSSTABS,
+  writeFlights,
+  writeDuckDbFlights,
+} = require('./lib');
 
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(name);
@@ -18,7 +29,6 @@ const arg = (name, fallback) => {
 };
 const SIZES = arg('--sizes', '3,30').split(',').map(Number);
 const RUNS = Number(arg('--runs', '5'));
-const SOURCE = path.join(VEGA, 'flights-3m.parquet');
 const q = (s) => `'${s.replace(/'/g, "''")}'`;
 const chdb = createRequire(path.join(ROOT, '.engines/chdb/package.json'))('chdb');
 
@@ -50,14 +60,7 @@ const CROSSTABS = [
 
 async function runSize(millions, work) {
   const file = path.join(work, `flights-${millions}m.parquet`);
-  const gen = await DuckDBInstance.create(':memory:', { preserve_insertion_order: 'true', memory_limit: '2GB' });
-  const g = await gen.connect();
-  // As scale.bench.js: copies of flights-3m, each a year later.
-  await g.run(
-    `COPY (SELECT "date" + to_years(CAST(k AS INTEGER)) AS "date", delay, distance, origin, destination FROM range(${millions / 3}) r(k), read_parquet(${q(SOURCE)}) ORDER BY k) TO ${q(file)} (FORMAT parquet, COMPRESSION snappy, ROW_GROUP_SIZE 122880)`,
-  );
-  g.closeSync();
-  gen.closeSync();
+  await writeFlights(millions, file, path.join(work, 'gen-tmp'));
   const dataDir = path.join(work, `data-${millions}m`);
   const env = { QUARRY_DATA_DIR: dataDir };
   await cli(['index', 'load', 'flights', file, '--type', 'date=date:month', '--view', 'Destinations=destination'], env);
@@ -70,14 +73,7 @@ async function runSize(millions, work) {
   const from = `file(${q(path.join(dataDir, 'indexes', 'flights', snapshot))}, Parquet)`;
 
   const dbFile = path.join(work, `hand-${millions}m.duckdb`);
-  {
-    const db = await DuckDBInstance.create(dbFile, { threads: '2' });
-    const c = await db.connect();
-    await c.run(`CREATE TABLE flights AS SELECT * FROM read_parquet(${q(file)})`);
-    await c.run('CHECKPOINT');
-    c.closeSync();
-    db.closeSync();
-  }
+  await writeDuckDbFlights(dbFile, file);
   const hand = await DuckDBInstance.create(dbFile, { access_mode: 'READ_ONLY', threads: '2' });
   const hc = await hand.connect();
   const servers = {

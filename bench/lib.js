@@ -303,7 +303,40 @@ const FLIGHTS_CROSSTABS = {
   },
 };
 
+/**
+ * flights-3m.parquet repeated `millions / 3` times, each copy a year later, written to `file` in record
+ * order (the big indexes of scale.bench.js and clickhouse.bench.js).
+ */
+async function writeFlights(millions, file, tempDirectory) {
+  const { DuckDBInstance } = require('@duckdb/node-api');
+  const q = (s) => `'${s.replace(/'/g, "''")}'`;
+  const gen = await DuckDBInstance.create(':memory:', {
+    preserve_insertion_order: 'true',
+    memory_limit: '2GB',
+    temp_directory: tempDirectory,
+  });
+  const g = await gen.connect();
+  await g.run(
+    `COPY (SELECT "date" + to_years(CAST(k AS INTEGER)) AS "date", delay, distance, origin, destination FROM range(${millions / 3}) r(k), read_parquet(${q(path.join(VEGA, 'flights-3m.parquet'))}) ORDER BY k) TO ${q(file)} (FORMAT parquet, COMPRESSION snappy, ROW_GROUP_SIZE 122880)`,
+  );
+  g.closeSync();
+  gen.closeSync();
+}
+
+/** The hand-written side's load: CREATE TABLE flights AS the Parquet file, into DuckDB file `dbFile`. */
+async function writeDuckDbFlights(dbFile, file) {
+  const { DuckDBInstance } = require('@duckdb/node-api');
+  const db = await DuckDBInstance.create(dbFile, { threads: '2' });
+  const c = await db.connect();
+  await c.run(`CREATE TABLE flights AS SELECT * FROM read_parquet('${file.replace(/'/g, "''")}')`);
+  await c.run('CHECKPOINT');
+  c.closeSync();
+  db.closeSync();
+}
+
 module.exports = {
+  writeFlights,
+  writeDuckDbFlights,
   ROOT,
   BIN,
   VEGA,

@@ -24,6 +24,8 @@ const {
   clientLoops,
   FLIGHTS_BY_MONTH: BY_MONTH,
   FLIGHTS_CROSSTABS,
+  writeFlights,
+  writeDuckDbFlights,
 } = require('./lib');
 
 const arg = (name, fallback) => {
@@ -137,20 +139,9 @@ async function throughput(n, seconds, fn) {
 }
 
 async function runSize(millions, work) {
-  const copies = millions / 3;
   const rowsOut = [];
   const file = path.join(work, `flights-${millions}m.parquet`);
-  const gen = await DuckDBInstance.create(':memory:', {
-    preserve_insertion_order: 'true',
-    memory_limit: '2GB',
-    temp_directory: path.join(work, 'gen-tmp'),
-  });
-  const g = await gen.connect();
-  await g.run(
-    `COPY (SELECT "date" + to_years(CAST(k AS INTEGER)) AS "date", delay, distance, origin, destination FROM range(${copies}) r(k), read_parquet(${q(SOURCE)}) ORDER BY k) TO ${q(file)} (FORMAT parquet, COMPRESSION snappy, ROW_GROUP_SIZE 122880)`,
-  );
-  g.closeSync();
-  gen.closeSync();
+  await writeFlights(millions, file, path.join(work, 'gen-tmp'));
 
   const dataDir = path.join(work, `data-${millions}m`);
   const env = { QUARRY_DATA_DIR: dataDir };
@@ -160,14 +151,7 @@ async function runSize(millions, work) {
   // The hand-written side's load: CREATE TABLE AS into its own file.
   const dbFile = path.join(work, `hand-${millions}m.duckdb`);
   t = performance.now();
-  {
-    const db = await DuckDBInstance.create(dbFile, { threads: '2' });
-    const c = await db.connect();
-    await c.run(`CREATE TABLE flights AS SELECT * FROM read_parquet(${q(file)})`);
-    await c.run('CHECKPOINT');
-    c.closeSync();
-    db.closeSync();
-  }
+  await writeDuckDbFlights(dbFile, file);
   const handLoadS = (performance.now() - t) / 1000;
   rowsOut.push({
     size: `${millions}M`,

@@ -10,7 +10,7 @@ import type { ModelTotal } from '../../../../tests/support/pivot-model';
 import { crosstabSpec, MAX_CELLS } from '../domain/crosstab-spec';
 import { crosstabInput } from '../../test-support/crosstab-input';
 import { DuckDbPivotEngine } from './duckdb-pivot-engine.adapter';
-import { pivotEngineConformance, RECORDS, VIEWS, type Rec } from './pivot-engine.conformance';
+import { gapsIndex, pivotEngineConformance, RECORDS, VIEWS, type Rec } from './pivot-engine.conformance';
 
 pivotEngineConformance('DuckDbPivotEngine', async (dir) => {
   const engine = new SnapshotEngine(dir);
@@ -24,17 +24,7 @@ describe('DuckDbPivotEngine: one-scan planner, its two roll-ups', () => {
   let entry: IndexEntry;
 
   beforeAll(async () => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'q-pivot-'));
-    const file = path.join(dir, 'gaps.json');
-    fs.writeFileSync(file, JSON.stringify(RECORDS));
-    entry = await builtEntry({
-      name: 'gaps',
-      file,
-      dataDir: dir,
-      types: {},
-      grains: { at: 'month', since: 'year' },
-      views: VIEWS,
-    });
+    ({ dir, entry } = await gapsIndex());
     engine = new SnapshotEngine(dir);
     pivots = new DuckDbPivotEngine(engine);
   }, 60000);

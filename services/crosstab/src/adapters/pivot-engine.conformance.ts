@@ -83,6 +83,22 @@ export function gridCells(grid: CrosstabGrid, model: ModelSpec) {
   return { rows: [...grid.rows.map((r) => r.join(' | ')), 'Total'], columns, cells };
 }
 
+/** The records above loaded as index `gaps` in a fresh data folder (the caller removes it). */
+export async function gapsIndex(): Promise<{ dir: string; entry: IndexEntry }> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'q-pivot-'));
+  const file = path.join(dir, 'gaps.json');
+  fs.writeFileSync(file, JSON.stringify(RECORDS));
+  const entry = await builtEntry({
+    name: 'gaps',
+    file,
+    dataDir: dir,
+    types: {},
+    grains: { at: 'month', since: 'year' },
+    views: VIEWS,
+  });
+  return { dir, entry };
+}
+
 /** An engine over a data folder holding the conformance index; `close` releases what it holds. */
 export interface OpenedPivotEngine {
   pivots: PivotEngine;
@@ -105,17 +121,7 @@ export function pivotEngineConformance(
     let entry: IndexEntry;
 
     beforeAll(async () => {
-      dir = fs.mkdtempSync(path.join(os.tmpdir(), 'q-pivot-'));
-      const file = path.join(dir, 'gaps.json');
-      fs.writeFileSync(file, JSON.stringify(RECORDS));
-      entry = await builtEntry({
-        name: 'gaps',
-        file,
-        dataDir: dir,
-        types: {},
-        grains: { at: 'month', since: 'year' },
-        views: VIEWS,
-      });
+      ({ dir, entry } = await gapsIndex());
       opened = await open(dir, entry);
       pivots = opened.pivots;
     }, 120000);

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
+import { DATE_GROUPS } from '@quarry/contract';
 import type { IndexEntry } from '@quarry/metadata-store';
 import { parseQuery, type FieldDef } from '@quarry/query-language';
 import { SnapshotEngine } from '@quarry/snapshots';
@@ -164,17 +165,6 @@ describe('DuckDB and ClickHouse adapters, differential, on adversarial records',
     });
   });
 
-  const DATE_GROUPS = [
-    'year',
-    'quarter',
-    'month',
-    'week',
-    'day',
-    'hour',
-    'monthOfYear',
-    'dayOfWeek',
-    'hourOfDay',
-  ] as const;
   const ZONES = ['UTC', 'America/New_York', 'Europe/Paris', 'Australia/Lord_Howe', 'Asia/Kathmandu'];
   const axis = fc.oneof(
     // `big` as a plain axis has its own test below: DuckDB's median path keeps 2^62 and 2^62 + 1 apart.
