@@ -58,7 +58,7 @@ describe('withClickHouseCopies', () => {
 
   it('copies a version after it is searchable and before the publish; keeps current, previous and saved ones', async () => {
     const { calls, search, engine, copies } = fakes();
-    const server = { url: 'http://ch:8123', database: 'quarry' };
+    const server = { url: 'http://ch:8123', database: 'quarry', cluster: undefined };
     const got = await withClickHouseCopies(
       search,
       config({ pivotEngine: 'clickhouse', clickhouse: server }),
@@ -90,7 +90,10 @@ describe('withClickHouseCopies', () => {
     };
     const got = await withClickHouseCopies(
       search,
-      config({ pivotEngine: 'clickhouse', clickhouse: { url: 'http://ch:8123', database: 'quarry' } }),
+      config({
+        pivotEngine: 'clickhouse',
+        clickhouse: { url: 'http://ch:8123', database: 'quarry', cluster: undefined },
+      }),
       engine,
       async () => copies,
     );

@@ -1,4 +1,4 @@
-import { parseQuery, type FieldDef } from '@quarry/query-language';
+import { parseQuery, type FieldDef, type QueryNode } from '@quarry/query-language';
 import { chIdent, chLiteral, compileClickHouse } from './compile-clickhouse';
 
 const FIELDS: FieldDef[] = [
@@ -46,13 +46,13 @@ describe('compileClickHouse', () => {
   });
 
   it('a date part reads the wall clock in its zone, the zone a parameter; NOT makes null false', () => {
-    const node = {
+    const node: QueryNode = {
       kind: 'datePart',
       field: 'at',
       part: 'dayOfWeek',
       values: [1, 7],
       timeZone: 'Europe/Paris',
-    } as const;
+    };
     const w = compileClickHouse(node, TYPES);
     expect(w).toEqual({
       sql: '(toDayOfWeek(toTimeZone(`at`, {p1:String})) IN (1, 7))',
