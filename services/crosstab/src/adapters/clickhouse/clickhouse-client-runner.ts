@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { createClient, type ClickHouseClient } from '@clickhouse/client';
+import type { ClickHouseClient } from '@clickhouse/client';
 import { abortReason, AppError } from '@quarry/errors';
 import type { IndexEntry } from '@quarry/metadata-store';
 import { chIdent, type ClickHouseParam } from './compile-clickhouse';
@@ -39,11 +39,17 @@ function columnType(duckdbType: string): string {
  * the request (the server's `max_execution_time` bounds what it still runs).
  */
 export class ClickHouseClientRunner implements ClickHouseRunner {
-  private readonly client: ClickHouseClient;
+  /** Loaded on first use: a process that never reaches ClickHouse never loads its client. */
+  private opened?: Promise<ClickHouseClient>;
   private readonly types = new Map<string, Promise<ReadonlyMap<string, string>>>();
 
-  constructor(private readonly server: ClickHouseServer) {
-    this.client = createClient({ url: server.url, database: server.database });
+  constructor(private readonly server: ClickHouseServer) {}
+
+  private client(): Promise<ClickHouseClient> {
+    this.opened ??= import('@clickhouse/client').then(({ createClient }) =>
+      createClient({ url: this.server.url, database: this.server.database }),
+    );
+    return this.opened;
   }
 
   async rows(
@@ -53,7 +59,9 @@ export class ClickHouseClientRunner implements ClickHouseRunner {
     signal?: AbortSignal,
   ): Promise<ClickHouseRow[]> {
     try {
-      const result = await this.client.query({
+      const result = await (
+        await this.client()
+      ).query({
         query: sql,
         query_params: params,
         format: 'JSONEachRow',
@@ -103,18 +111,26 @@ export class ClickHouseClientRunner implements ClickHouseRunner {
     const settings = 'SETTINGS allow_nullable_key = 1';
     if (this.server.cluster) {
       const local = chIdent(`${versionTable(entry)}_local`);
-      await this.client.command({
+      await (
+        await this.client()
+      ).command({
         query: `CREATE TABLE IF NOT EXISTS ${local}${this.onCluster()} (${schema}) ENGINE = ReplicatedMergeTree ORDER BY tuple() ${settings}`,
       });
-      await this.client.command({
+      await (
+        await this.client()
+      ).command({
         query: `CREATE TABLE IF NOT EXISTS ${table}${this.onCluster()} AS ${local} ENGINE = Distributed(${chIdent(this.server.cluster)}, currentDatabase(), ${local}, rand())`,
       });
     } else {
-      await this.client.command({
+      await (
+        await this.client()
+      ).command({
         query: `CREATE TABLE IF NOT EXISTS ${table} (${schema}) ENGINE = MergeTree ORDER BY tuple() ${settings}`,
       });
     }
-    await this.client.insert({
+    await (
+      await this.client()
+    ).insert({
       table: versionTable(entry),
       values: fs.createReadStream(parquetFile),
       format: 'Parquet',
@@ -131,9 +147,11 @@ export class ClickHouseClientRunner implements ClickHouseRunner {
   async dropVersion(entry: Pick<IndexEntry, 'name' | 'version'>): Promise<void> {
     const name = versionTable(entry);
     this.types.delete(name);
-    await this.client.command({ query: `DROP TABLE IF EXISTS ${chIdent(name)}${this.onCluster()} SYNC` });
+    await (await this.client()).command({ query: `DROP TABLE IF EXISTS ${chIdent(name)}${this.onCluster()} SYNC` });
     if (this.server.cluster)
-      await this.client.command({ query: `DROP TABLE IF EXISTS ${chIdent(`${name}_local`)}${this.onCluster()} SYNC` });
+      await (
+        await this.client()
+      ).command({ query: `DROP TABLE IF EXISTS ${chIdent(`${name}_local`)}${this.onCluster()} SYNC` });
   }
 
   /** Drops every version table of an index but those of `keep` (after a publish: current, previous, saved-report versions). */
@@ -158,6 +176,6 @@ export class ClickHouseClientRunner implements ClickHouseRunner {
   }
 
   async close(): Promise<void> {
-    await this.client.close();
+    if (this.opened) await (await this.opened).close();
   }
 }
