@@ -354,16 +354,16 @@ const FLIGHTS_CROSSTABS = {
 };
 
 /**
- * flights-3m.parquet copied to `millions` (a multiple of 3) million rows at `file`, the dates shifted a
- * year per copy, in copy order; DuckDB spills to `work`/gen-tmp.
+ * flights-3m.parquet repeated `millions / 3` times, each copy a year later, written to `file` in record
+ * order (the big indexes of scale.bench.js and clickhouse.bench.js).
  */
-async function copyFlights(millions, file, work) {
+async function writeFlights(millions, file, tempDirectory) {
   const { DuckDBInstance } = require('@duckdb/node-api');
   const q = (s) => `'${s.replace(/'/g, "''")}'`;
   const gen = await DuckDBInstance.create(':memory:', {
     preserve_insertion_order: 'true',
     memory_limit: '2GB',
-    temp_directory: path.join(work, 'gen-tmp'),
+    temp_directory: tempDirectory,
   });
   const g = await gen.connect();
   await g.run(
@@ -373,11 +373,24 @@ async function copyFlights(millions, file, work) {
   gen.closeSync();
 }
 
+/** The hand-written side's load: CREATE TABLE flights AS the Parquet file, into DuckDB file `dbFile`. */
+async function writeDuckDbFlights(dbFile, file) {
+  const { DuckDBInstance } = require('@duckdb/node-api');
+  const db = await DuckDBInstance.create(dbFile, { threads: '2' });
+  const c = await db.connect();
+  await c.run(`CREATE TABLE flights AS SELECT * FROM read_parquet('${file.replace(/'/g, "''")}')`);
+  await c.run('CHECKPOINT');
+  c.closeSync();
+  db.closeSync();
+}
+
 module.exports = {
   PIE_PNG_CALL,
   freePort,
+  writeFlights,
+  writeDuckDbFlights,
   ROOT,
-  copyFlights,
+
   BIN,
   VEGA,
   cli,

@@ -4,7 +4,7 @@
 // side is `buildSnapshot` (what `quarry index load` runs: header check, strict rows with rejects,
 // lossless types, a Parquet snapshot) and the whole CLI; the baseline is `CREATE TABLE … AS SELECT`
 // from read_parquet, and from read_csv with strict_mode and store_rejects.
-// With --sizes 3,30 also copies of flights-3m at 30M rows (bench/lib.js copyFlights), loaded the same way.
+// With --sizes 3,30 also copies of flights-3m at 30M rows (bench/lib.js writeFlights), loaded the same way.
 // With --memory it also loads a generated ~1 GB CSV through the CLI and samples its RSS.
 // Usage: npm run build && node bench/load.bench.js [--runs 3] [--sizes 3,30] [--memory]
 const fs = require('node:fs');
@@ -12,7 +12,7 @@ const os = require('node:os');
 const path = require('node:path');
 const { spawn } = require('node:child_process');
 const { DuckDBInstance } = require('@duckdb/node-api');
-const { VEGA, BIN, fmt, copyFlights } = require('./lib');
+const { VEGA, BIN, fmt, writeFlights } = require('./lib');
 const { buildSnapshot } = require('../packages/snapshots/dist');
 
 const RUNS = Number(process.argv[process.argv.indexOf('--runs') + 1]) || 3;
@@ -100,7 +100,7 @@ async function main() {
   const larger = [];
   for (const m of SIZES.filter((x) => x !== 3)) {
     const file = path.join(dir, `flights-${m}m.parquet`);
-    await copyFlights(m, file, dir);
+    await writeFlights(m, file, path.join(dir, 'gen-tmp'));
     larger.push({
       name: `flights-3m.parquet copied to ${m}M rows`,
       file,

@@ -14,7 +14,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { DuckDBInstance } = require('@duckdb/node-api');
-const { VEGA, cli, copyFlights, benchToken, startServer, fmt, FLIGHTS_CROSSTABS, FLIGHTS_BY_MONTH } = require('./lib');
+const { VEGA, cli, writeFlights, benchToken, startServer, fmt, FLIGHTS_CROSSTABS, FLIGHTS_BY_MONTH } = require('./lib');
 
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(name);
@@ -93,7 +93,7 @@ async function runSize(millions, work) {
   let file = SOURCE;
   if (millions !== 3) {
     file = path.join(work, `flights-${millions}m.parquet`);
-    await copyFlights(millions, file, work);
+    await writeFlights(millions, file, path.join(work, 'gen-tmp'));
   }
   const env = { QUARRY_DATA_DIR: path.join(work, `data-${millions}`) };
   const load = ['index', 'load', 'flights', file, '--type', 'date=date:month', '--view', 'Destinations=destination'];

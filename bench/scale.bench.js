@@ -15,7 +15,7 @@ const { DuckDBInstance } = require('@duckdb/node-api');
 const {
   VEGA,
   cli,
-  copyFlights,
+  writeFlights,
   startServer,
   rpc,
   rpcOverHttp,
@@ -25,6 +25,8 @@ const {
   clientLoops,
   FLIGHTS_BY_MONTH: BY_MONTH,
   FLIGHTS_CROSSTABS,
+  writeFlights,
+  writeDuckDbFlights,
 } = require('./lib');
 
 const arg = (name, fallback) => {
@@ -140,7 +142,7 @@ async function throughput(n, seconds, fn) {
 async function runSize(millions, work) {
   const rowsOut = [];
   const file = path.join(work, `flights-${millions}m.parquet`);
-  await copyFlights(millions, file, work);
+  await writeFlights(millions, file, path.join(work, 'gen-tmp'));
 
   const dataDir = path.join(work, `data-${millions}m`);
   const env = { QUARRY_DATA_DIR: dataDir };
@@ -150,14 +152,7 @@ async function runSize(millions, work) {
   // The hand-written side's load: CREATE TABLE AS into its own file.
   const dbFile = path.join(work, `hand-${millions}m.duckdb`);
   t = performance.now();
-  {
-    const db = await DuckDBInstance.create(dbFile, { threads: '2' });
-    const c = await db.connect();
-    await c.run(`CREATE TABLE flights AS SELECT * FROM read_parquet(${q(file)})`);
-    await c.run('CHECKPOINT');
-    c.closeSync();
-    db.closeSync();
-  }
+  await writeDuckDbFlights(dbFile, file);
   const handLoadS = (performance.now() - t) / 1000;
   rowsOut.push({
     size: `${millions}M`,

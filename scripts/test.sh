@@ -13,6 +13,11 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.j
     exit 1
   fi
 fi
+# chDB (ClickHouse as a library, about 550 MB) for the tests of the ClickHouse crosstab engine: beside the
+# repository under .engines/ (ignored by git), never in what npm start installs; installed once, then reused.
+if [ "$(node -p 'try { require("./.engines/chdb/node_modules/chdb/package.json").version } catch { "" }')" != "3.4.0" ]; then
+  npm install --prefix .engines/chdb --no-save --no-audit --no-fund chdb@3.4.0
+fi
 npx turbo run build --output-logs=errors-only
 # Tests run through swc, which strips types: check them (and the sources) with tsc, strict, first.
 npx tsc -p tsconfig.tests.json

@@ -241,6 +241,12 @@ function writeDaily(): void {
   fs.writeFileSync(DAILY, lines.join('\n') + '\n');
 }
 
+/**
+ * The crosstab engine the server runs: DuckDB, or ClickHouse (chDB in-process) when
+ * crosstab-differential.clickhouse.test.ts runs this file, so both engines meet the same hand-written SQL.
+ */
+const PIVOT_ENGINE = (globalThis as { quarryPivotEngine?: string }).quarryPivotEngine ?? 'duckdb';
+
 let stack: Stack;
 let analyst: Identity;
 let db: DuckDBInstance;
@@ -251,6 +257,7 @@ beforeAll(async () => {
   writeBug();
   writeDaily();
   stack = await startStackWithData({
+    env: { QUARRY_PIVOT_ENGINE: PIVOT_ENGINE },
     extra: async (env) => {
       for (const [name, file] of [
         ['adv', ADV],
@@ -628,7 +635,7 @@ const ZONES = ['Europe/Paris', 'America/New_York'];
 const binKey = (x: string, width: number, origin = 0) =>
   `CAST(${origin} + floor((CAST(${x} AS DOUBLE) - ${origin}) / ${width}) * ${width} AS DOUBLE)`;
 
-describe('CROSSTAB.EXECUTE against DuckDB by hand, differential, on generated adversarial data', () => {
+describe(`CROSSTAB.EXECUTE (${PIVOT_ENGINE}) against DuckDB by hand, differential, on generated adversarial data`, () => {
   it('rows by an adversarial text key: Count, Sum, Average, Min, Max, CountDistinct, Median, Percentile, StdDev', async () => {
     const verdict = await differential({
       index: 'adv',

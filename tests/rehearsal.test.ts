@@ -626,6 +626,8 @@ type ComposeService = {
   stop_grace_period?: string;
   healthcheck?: { test: string[]; interval?: string; retries?: number };
   deploy?: { replicas?: number };
+  /** Started only with `--profile` (the clickhouse profile: tests/clickhouse-deployment.test.ts). */
+  profiles?: string[];
 };
 
 /** Compose's interpolation: ${NAME}, ${NAME:-default}, ${NAME:?error} (an unset NAME with :? refuses). */
@@ -724,7 +726,10 @@ describeIf(
       await redis.start();
 
       // Every container has its own address in compose; here each port is a free one on loopback.
-      const quarry = Object.entries(services).filter(([name, s]) => name !== 'loader' && s.image?.startsWith('quarry'));
+      // What `docker compose up` starts: no service of a profile.
+      const quarry = Object.entries(services).filter(
+        ([name, s]) => name !== 'loader' && s.image?.startsWith('quarry') && !s.profiles,
+      );
       const addresses = new Map<string, string>([['redis:6379', `127.0.0.1:${redis.port}`]]);
       const ownPorts = new Map<string, Map<string, string>>();
       for (const [name, s] of quarry) {

@@ -9,7 +9,14 @@ import { storeSettings } from './settings/stores.settings';
 import { tracingSettings } from './settings/tracing.settings';
 import { targetList, type Target } from './setting-rules';
 
-export { SEARCH_BACKENDS, TARGETS, type SearchBackend, type Target } from './setting-rules';
+export {
+  PIVOT_ENGINES,
+  SEARCH_BACKENDS,
+  TARGETS,
+  type PivotEngineName,
+  type SearchBackend,
+  type Target,
+} from './setting-rules';
 
 /**
  * Every environment setting Quarry reads, validated once in main and passed down, in the groups the
@@ -53,6 +60,7 @@ export const EMPTY_REFUSED: readonly string[] = [
   'REDIS_PASSWORD',
   'TYPESENSE_URL',
   'TYPESENSE_API_KEY',
+  'CLICKHOUSE_URL',
   'QUARRY_CURSOR_SECRET',
   'QUARRY_EMBED_SECRET',
   'QUARRY_SEARCH_BACKEND',
@@ -78,6 +86,8 @@ export function crossFieldProblems(env: Record<string, string | undefined>): str
         'set QUARRY_SEARCH_BACKEND=typesense to search with Typesense, or unset TYPESENSE_URL',
     );
   }
+  if (env.CLICKHOUSE_URL && (env.QUARRY_PIVOT_ENGINE ?? 'duckdb') !== 'clickhouse')
+    problems.push('CLICKHOUSE_URL: is set, but QUARRY_PIVOT_ENGINE is not clickhouse; set both or neither');
   if (env.REDIS_PASSWORD !== undefined) {
     if (!env.REDIS_URL)
       problems.push('REDIS_PASSWORD: is set without REDIS_URL (the private redis-server makes its own password)');

@@ -13,8 +13,10 @@ export {
   SETTING_GROUPS,
   EMPTY_REFUSED,
   KNOWN_ENV_VARS,
+  PIVOT_ENGINES,
   SEARCH_BACKENDS,
   TARGETS,
+  type PivotEngineName,
   type SearchBackend,
   type Target,
 } from './config.schema';

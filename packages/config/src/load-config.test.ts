@@ -96,6 +96,37 @@ describe('the search backend and empty values', () => {
     ]);
   });
 
+  it('crosstabs on DuckDB unless QUARRY_PIVOT_ENGINE says clickhouse; a ClickHouse URL only with that engine', () => {
+    expect(loadConfig({})).toMatchObject({ pivotEngine: 'duckdb', clickhouse: undefined });
+    expect(loadConfig({ QUARRY_PIVOT_ENGINE: 'clickhouse' })).toMatchObject({
+      pivotEngine: 'clickhouse',
+      clickhouse: undefined,
+    });
+    expect(
+      loadConfig({
+        QUARRY_PIVOT_ENGINE: 'clickhouse',
+        CLICKHOUSE_URL: 'http://u:p@ch:8123',
+        CLICKHOUSE_CLUSTER: 'quarry',
+      }),
+    ).toMatchObject({ clickhouse: { url: 'http://u:p@ch:8123', database: 'quarry', cluster: 'quarry' } });
+    expect(problemsOf({ QUARRY_PIVOT_ENGINE: 'ClickHouse' })).toEqual([
+      'QUARRY_PIVOT_ENGINE: must be duckdb or clickhouse',
+    ]);
+    expect(problemsOf({ CLICKHOUSE_URL: 'http://ch:8123' })).toEqual([
+      'CLICKHOUSE_URL: is set, but QUARRY_PIVOT_ENGINE is not clickhouse; set both or neither',
+    ]);
+    expect(problemsOf({ QUARRY_PIVOT_ENGINE: 'clickhouse', CLICKHOUSE_URL: 'tcp://ch:9000' })[0]).toMatch(
+      /^CLICKHOUSE_URL: /,
+    );
+    expect(
+      problemsOf({
+        QUARRY_PIVOT_ENGINE: 'clickhouse',
+        CLICKHOUSE_URL: 'http://ch:8123',
+        CLICKHOUSE_DATABASE: 'a;b',
+      })[0],
+    ).toMatch(/^CLICKHOUSE_DATABASE: /);
+  });
+
   it('refuses TYPESENSE_URL without QUARRY_SEARCH_BACKEND=typesense: the variables no longer choose', () => {
     expect(problemsOf(ts)).toEqual([
       'TYPESENSE_URL: is set, but QUARRY_SEARCH_BACKEND is unset (embedded); set QUARRY_SEARCH_BACKEND=typesense to search with Typesense, or unset TYPESENSE_URL',

@@ -110,6 +110,12 @@ function configFromEnv(e: Env, known: Record<string, string | undefined>, tls: G
       e.QUARRY_SEARCH_BACKEND === 'typesense' && e.TYPESENSE_URL && e.TYPESENSE_API_KEY
         ? { url: e.TYPESENSE_URL, apiKey: e.TYPESENSE_API_KEY }
         : undefined,
+    /** The crosstab engine, read once at start. */
+    pivotEngine: e.QUARRY_PIVOT_ENGINE,
+    /** A ClickHouse server or cluster for the crosstab engine; unset with `clickhouse`: chDB in-process. */
+    clickhouse: e.CLICKHOUSE_URL
+      ? { url: e.CLICKHOUSE_URL, database: e.CLICKHOUSE_DATABASE, cluster: e.CLICKHOUSE_CLUSTER }
+      : undefined,
     chart: {
       chromiumPath: e.CHROMIUM_PATH,
       renderTimeoutMs: e.CHART_RENDER_TIMEOUT_MS,

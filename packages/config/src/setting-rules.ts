@@ -9,6 +9,9 @@ export type Target = (typeof TARGETS)[number];
 export const SEARCH_BACKENDS = ['embedded', 'typesense'] as const;
 export type SearchBackend = (typeof SEARCH_BACKENDS)[number];
 
+export const PIVOT_ENGINES = ['duckdb', 'clickhouse'] as const;
+export type PivotEngineName = (typeof PIVOT_ENGINES)[number];
+
 export const hostPort = z
   .string()
   .regex(/^[A-Za-z0-9.\-[\]:]+:\d{1,5}$/, 'must be HOST:PORT (port 0 picks a free one)');

@@ -1,5 +1,11 @@
 import os from 'node:os';
-import { serviceListenAddr, type Config } from '@quarry/config';
+import { serviceListenAddr, type Config, type PivotEngineName } from '@quarry/config';
+
+export interface PivotEngineConfig {
+  engine: PivotEngineName;
+  clickhouse?: { url: string; database: string; cluster?: string };
+  dataDir: string;
+}
 
 export function crosstabServiceConfig(config: Config) {
   return {
@@ -12,7 +18,12 @@ export function crosstabServiceConfig(config: Config) {
      */
     tableThreads:
       config.tableThreads ?? Math.max(1, Math.min(config.heavyCalls.maxRunning, os.availableParallelism() - 1)),
+    /** The crosstab engine (QUARRY_PIVOT_ENGINE), and where ClickHouse is when it is that one. */
+    pivot: { engine: config.pivotEngine, clickhouse: config.clickhouse, dataDir: config.dataDir } as PivotEngineConfig,
   };
 }
 
-export type CrosstabServiceConfig = ReturnType<typeof crosstabServiceConfig>;
+/** `pivot` unset: DuckDB (tests that build the module by hand). */
+export type CrosstabServiceConfig = Omit<ReturnType<typeof crosstabServiceConfig>, 'pivot'> & {
+  pivot?: PivotEngineConfig;
+};

@@ -5,13 +5,19 @@ import type { SnapshotEngine } from '@quarry/snapshots';
 import { GrpcServiceModule, loadQuarryProto } from '@quarry/rpc';
 import type { HeavyCallLimiter } from '@quarry/runtime';
 import { DuckDbPivotEngine } from './adapters/duckdb-pivot-engine.adapter';
+import { ChdbRunner } from './adapters/clickhouse/chdb-runner';
+import { ClickHouseClientRunner } from './adapters/clickhouse/clickhouse-client-runner';
+import { ClickHousePivotEngine } from './adapters/clickhouse/clickhouse-pivot-engine.adapter';
 import { ThreadTableRenderer } from './adapters/thread-table-renderer.adapter';
 import type { CrosstabServiceConfig } from './config';
 import { RunCrosstabUseCase } from './domain/run-crosstab.use-case';
 import type { ResultCache } from '@quarry/result-cache';
 import { crosstabHandlers } from './transport/grpc-crosstab.handlers';
 
-/** DuckDB is the crosstab engine in every deployment: Typesense cannot sum per group. */
+/**
+ * DuckDB is the crosstab engine unless QUARRY_PIVOT_ENGINE=clickhouse (Typesense cannot sum per group):
+ * then a ClickHouse server or cluster at CLICKHOUSE_URL, or chDB in this process over the snapshots.
+ */
 export function createCrosstabModule(
   config: CrosstabServiceConfig,
   log: Logger,
@@ -26,7 +32,15 @@ export function createCrosstabModule(
 ): GrpcServiceModule {
   const moduleLog = log.child({ module: 'crosstab' });
   const tables = config.tableThreads > 0 ? new ThreadTableRenderer({ threads: config.tableThreads }) : undefined;
-  const run = new RunCrosstabUseCase(deps.catalog, new DuckDbPivotEngine(deps.engine), deps.cache, Date.now, tables);
+  const pivot = config.pivot;
+  const clickhouse =
+    pivot?.engine === 'clickhouse'
+      ? new ClickHousePivotEngine(
+          pivot.clickhouse ? new ClickHouseClientRunner(pivot.clickhouse) : new ChdbRunner(pivot.dataDir),
+        )
+      : undefined;
+  const engine = clickhouse ?? new DuckDbPivotEngine(deps.engine);
+  const run = new RunCrosstabUseCase(deps.catalog, engine, deps.cache, Date.now, tables);
   return new GrpcServiceModule({
     name: 'crosstab',
     log: moduleLog,
@@ -38,11 +52,13 @@ export function createCrosstabModule(
     // Ready once the metadata store answers and every published index is open.
     readiness: async () => {
       await deps.ping();
-      await deps.engine.assertWarm(() => deps.catalog.listIndexes(), moduleLog);
+      // ClickHouse opens nothing in this process ahead of a call.
+      if (!clickhouse) await deps.engine.assertWarm(() => deps.catalog.listIndexes(), moduleLog);
     },
     metrics: deps.metrics,
     onStop: async () => {
       await tables?.close();
+      await clickhouse?.close();
     },
   });
 }

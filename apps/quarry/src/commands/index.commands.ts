@@ -10,6 +10,7 @@ import { createSearchIndex, LOAD_LEASE_MS, LoadIndexUseCase } from '@quarry/quer
 import { openReportStore } from '@quarry/reports';
 import { DuckDbSnapshotBuilder } from '@quarry/query/duckdb';
 import { engineOptions, SnapshotEngine } from '@quarry/snapshots';
+import { withClickHouseCopies } from './clickhouse-copies';
 
 function pairs(list: string[] | undefined, option: string): Array<[string, string]> {
   return (list ?? []).map((text) => {
@@ -153,11 +154,12 @@ export async function loadIndex(
   const started = Date.now();
   // Which earlier versions saved reports run on (asOf "saved"): kept within QUARRY_SNAPSHOT_KEEP_MB.
   const reports = await openReportStore({ dataDir: config.dataDir, mongo: config.mongo });
+  const search = await withClickHouseCopies(createSearchIndex(config, engine, 'load'), config, engine);
   try {
     const loader = new LoadIndexUseCase(
       new DuckDbSnapshotBuilder(config.dataDir),
       catalog,
-      createSearchIndex(config, engine, 'load'),
+      search.search,
       LOAD_LEASE_MS,
       { referencedVersions: (index) => reports.referencedIndexVersions(index), keepBytes: config.snapshotKeepBytes },
     );
@@ -200,6 +202,7 @@ export async function loadIndex(
   } finally {
     progress.stop();
     await reports.close();
+    await search.close();
     await engine.close();
     if (stdin) fs.rmSync(source, { force: true });
   }
@@ -207,14 +210,14 @@ export async function loadIndex(
 
 export async function dropIndex(config: Config, catalog: IndexCatalog, name: string): Promise<string> {
   const engine = new SnapshotEngine(config.dataDir, engineOptions(config));
+  const search = await withClickHouseCopies(createSearchIndex(config, engine, 'drop'), config, engine);
   try {
-    const entry = await new LoadIndexUseCase(
-      new DuckDbSnapshotBuilder(config.dataDir),
-      catalog,
-      createSearchIndex(config, engine, 'drop'),
-    ).drop(name);
+    const entry = await new LoadIndexUseCase(new DuckDbSnapshotBuilder(config.dataDir), catalog, search.search).drop(
+      name,
+    );
     return `dropped ${entry.name} (version ${entry.version})`;
   } finally {
+    await search.close();
     await engine.close();
   }
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { partOf, setting, settingGroup, type Reader } from '../setting';
-import { filePath, redisMemory, SEARCH_BACKENDS, url } from '../setting-rules';
+import { filePath, PIVOT_ENGINES, redisMemory, SEARCH_BACKENDS, url } from '../setting-rules';
 
 const METADATA: Reader[] = ['gateway', 'query', 'crosstab', 'reports', 'CLI'];
 const REDIS: Reader[] = ['gateway', 'scheduler', 'chart', 'chart-worker'];
@@ -28,6 +28,32 @@ export const storeSettings = settingGroup('Stores and search', {
     readBy: ['query', 'CLI'],
   }),
   TYPESENSE_API_KEY: partOf('TYPESENSE_URL', z.string().min(1).optional(), { readBy: ['query', 'CLI'] }),
+  QUARRY_PIVOT_ENGINE: setting(
+    z.enum(PIVOT_ENGINES, { error: () => `must be ${PIVOT_ENGINES.join(' or ')}` }).default('duckdb'),
+    {
+      doc:
+        'the crosstab engine: `duckdb` (over the snapshots) or `clickhouse` (a ClickHouse server or cluster at ' +
+        '`CLICKHOUSE_URL`, else ClickHouse in-process through the optional `chdb` package over the snapshots)',
+      readBy: ['crosstab', 'CLI'],
+    },
+  ),
+  CLICKHOUSE_URL: setting(url(['http:', 'https:']).optional(), {
+    doc:
+      'the ClickHouse server or cluster of `QUARRY_PIVOT_ENGINE=clickhouse` (HTTP interface; user and password ' +
+      'in the URL); unset: chDB in-process. `quarry index load` copies each version into it before publishing, and drops the versions it prunes',
+    readBy: ['crosstab', 'CLI'],
+  }),
+  CLICKHOUSE_DATABASE: partOf('CLICKHOUSE_URL', z.string().regex(/^\w+$/).default('quarry'), {
+    readBy: ['crosstab', 'CLI'],
+  }),
+  CLICKHOUSE_CLUSTER: partOf(
+    'CLICKHOUSE_URL',
+    z
+      .string()
+      .regex(/^[\w.-]+$/)
+      .optional(),
+    { readBy: ['crosstab', 'CLI'] },
+  ),
   REDIS_URL: setting(url(['redis:', 'rediss:']).optional(), {
     doc:
       'chart queue, schedules and shared rate limits Redis (unset: a private `redis-server` when chart and ' +

@@ -139,6 +139,15 @@ export async function rollUpInJs(plan: PivotPlan, rows: Row[]): Promise<{ keys: 
  * go (always a prefix). Keys are interned, so the groups share their key arrays as the JS roll-up's do.
  */
 export function fromGroupingSets(plan: PivotPlan, rows: Row[]): GroupRow[] {
+  return groupsOfGroupingSets(plan, rows, (row) => plan.totals.map((_, i) => toNumber(row[`__t${i}`])));
+}
+
+/** fromGroupingSets for any engine's rows: `values` reads a row's totals. */
+export function groupsOfGroupingSets(
+  plan: { rowAliases: readonly string[]; colAliases: readonly string[]; axes: readonly AxisSpec[] },
+  rows: Row[],
+  values: (row: Row) => Array<number | null>,
+): GroupRow[] {
   const aliases = [...plan.rowAliases, ...plan.colAliases];
   const nRows = plan.rowAliases.length;
   const groupedOut = (gid: number, i: number) => (gid & (1 << (aliases.length - 1 - i))) !== 0;
@@ -151,10 +160,6 @@ export function fromGroupingSets(plan: PivotPlan, rows: Row[]): GroupRow[] {
     let c = 0;
     for (let i = nRows; i < aliases.length && !groupedOut(gid, i); i++)
       c = colTree.child(c, keyOf(plan.axes[i], row[aliases[i]]));
-    return {
-      rowKey: rowTree.keys[r],
-      columnKey: colTree.keys[c],
-      values: plan.totals.map((_, i) => toNumber(row[`__t${i}`])),
-    };
+    return { rowKey: rowTree.keys[r], columnKey: colTree.keys[c], values: values(row) };
   });
 }

@@ -1,0 +1,136 @@
+import { isNumeric } from '@quarry/query-language';
+import type { AxisValue } from '../../domain/axis-value';
+import type { AxisSpec } from '../../domain/crosstab-spec';
+import { chIdent, isCalendarDate, type ClickHouseParam, type ClickHouseWhere } from './compile-clickhouse';
+
+// The ClickHouse twin of pivot-sql.ts: an axis's grouped key, its reported label, and the outer-key test.
+
+const DATE_FORMAT = { day: '%Y-%m-%d', month: '%Y-%m', year: '%Y' } as const;
+
+/** A double as SQL: the shortest text that reads back as the same double (the spec's own numbers only). */
+const sqlNumber = (n: number) => `toFloat64(${JSON.stringify(n)})`;
+/** A time zone name as SQL: the spec's zone was checked against the tz database, and date functions need a constant. */
+const sqlZone = (zone: string) => `'${zone.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+
+const lpad = (sql: string, n: number) => `leftPad(toString(${sql}), ${n}, '0')`;
+
+/**
+ * An axis value as the pivot groups it: the stored value; for dates the start of its day, month or year
+ * (timestamps are stored in UTC), or of its date group in the spec's zone (each function given the zone);
+ * for bins the bin's index.
+ */
+export function chGroupedKey(a: AxisSpec, columnTypes: ReadonlyMap<string, string>, timeZone: string): string {
+  const f = a.field;
+  const col = chIdent(f.name);
+  if (a.bin) {
+    // floor((x - o) / w), corrected so that o + k·w <= x < o + (k+1)·w holds exactly in doubles (pivot-sql.ts).
+    const x = `toFloat64(${col})`;
+    const o = sqlNumber(a.bin.origin);
+    const w = sqlNumber(a.bin.width);
+    const k = `floor((${x} - ${o}) / ${w})`;
+    return `(${k} + multiIf(${x} < ${o} + ${k} * ${w}, -1, ${x} >= ${o} + (${k} + 1) * ${w}, 1, 0))`;
+  }
+  // Integers group as the doubles they are reported as: two past 2^53 that one double stands for are one
+  // key, as the DuckDB adapter's roll-up makes them (else two rows would carry the same key).
+  if (f.type === 'integer') return `toFloat64(${col})`;
+  if (f.type !== 'date') return col;
+  const calendar = isCalendarDate(columnTypes.get(f.name));
+  if (a.dateGroup) {
+    const z = calendar ? '' : `, ${sqlZone(timeZone)}`;
+    switch (a.dateGroup) {
+      case 'monthOfYear':
+        return `toMonth(${col}${z})`;
+      case 'dayOfWeek':
+        return `toDayOfWeek(${col}, 0${z})`;
+      case 'hourOfDay':
+        return calendar ? `if(${col} IS NULL, NULL, 0)` : `toHour(${col}${z})`;
+      case 'year':
+        return `toStartOfYear(${col}${z})`;
+      case 'quarter':
+        return `toStartOfQuarter(${col}${z})`;
+      case 'month':
+        return `toStartOfMonth(${col}${z})`;
+      case 'week':
+        return `toMonday(${col}${z})`;
+      case 'day':
+        return `toDate32(${col}${z})`;
+      case 'hour':
+        // Grouped as local wall-clock text: the two 01:00 hours of a DST fall-back are one key, as DuckDB's
+        // local timestamps make them.
+        return calendar
+          ? `concat(formatDateTime(${col}, '%Y-%m-%d'), 'T00')`
+          : `formatDateTime(toStartOfHour(${col}${z}), '%Y-%m-%dT%H'${z})`;
+    }
+  }
+  const grain = f.grain ?? 'day';
+  const utc = calendar ? '' : ", 'UTC'";
+  if (grain === 'month') return `toStartOfMonth(${col}${utc})`;
+  if (grain === 'year') return `toStartOfYear(${col}${utc})`;
+  return calendar ? col : `toDate32(${col}${utc})`;
+}
+
+/** The value reported for a grouped key: blank text merged with null, numbers as doubles, dates as text. */
+export function chAxisLabel(a: AxisSpec, key: string): string {
+  const f = a.field;
+  if (a.bin) return `toFloat64(${key})`;
+  switch (a.dateGroup) {
+    case undefined:
+      break;
+    case 'year':
+      return `formatDateTime(${key}, '%Y')`;
+    case 'quarter':
+      return `concat(formatDateTime(${key}, '%Y'), '-Q', toString(toQuarter(${key})))`;
+    case 'month':
+      return `formatDateTime(${key}, '%Y-%m')`;
+    case 'week':
+      return `concat(${lpad(`toISOYear(${key})`, 4)}, '-W', ${lpad(`toISOWeek(${key})`, 2)})`;
+    case 'day':
+      return `formatDateTime(${key}, '%Y-%m-%d')`;
+    case 'hour':
+      return key;
+    case 'monthOfYear':
+    case 'hourOfDay':
+      return lpad(key, 2);
+    case 'dayOfWeek':
+      return `toString(${key})`;
+  }
+  if (f.type === 'date') return `formatDateTime(${key}, '${DATE_FORMAT[f.grain ?? 'day']}')`;
+  if (f.type === 'string') return `nullIf(${key}, '')`;
+  if (isNumeric(f.type)) return `toFloat64(${key})`;
+  return key;
+}
+
+/** The key a record groups under, with blank text merged into null per record (the raw grouping). */
+export function chRecordKey(a: AxisSpec, columnTypes: ReadonlyMap<string, string>, timeZone: string): string {
+  const key = chGroupedKey(a, columnTypes, timeZone);
+  return a.field.type === 'string' && !a.bin && !a.dateGroup ? `nullIf(${key}, '')` : key;
+}
+
+/**
+ * SQL true for the records whose key on `a` is one of `values` (as the pivot reports keys), the values
+ * bound as one typed array parameter `{name:Array(T)}` that ClickHouse hashes into a set.
+ */
+export function chMemberSql(
+  a: AxisSpec,
+  values: readonly AxisValue[],
+  columnTypes: ReadonlyMap<string, string>,
+  timeZone: string,
+  name: string,
+): ClickHouseWhere {
+  const key = chGroupedKey(a, columnTypes, timeZone);
+  const present = values.filter((v): v is string | number | boolean => v !== null && v !== '');
+  const bin = a.bin;
+  const tested = bin ? key : chAxisLabel(a, key);
+  // The reported key of a bin is its lower bound: back to the bin's index, which the records carry.
+  const listed: ClickHouseParam = bin ? present.map((v) => Math.round((Number(v) - bin.origin) / bin.width)) : present;
+  const type =
+    bin || (isNumeric(a.field.type) && !a.dateGroup) ? 'Float64' : a.field.type === 'boolean' ? 'Bool' : 'String';
+  const tests: string[] = [];
+  const params: Record<string, ClickHouseParam> = {};
+  if (present.length) {
+    tests.push(`${tested} IN (SELECT arrayJoin({${name}:Array(${type})}))`);
+    params[name] = type === 'String' ? present.map(String) : listed;
+  }
+  if (present.length < values.length) tests.push(`${tested} IS NULL`);
+  return { sql: tests.length ? `(${tests.join(' OR ')})` : 'false', params };
+}
