@@ -15,7 +15,6 @@ const { DuckDBInstance } = require('@duckdb/node-api');
 const {
   VEGA,
   cli,
-  writeFlights,
   startServer,
   rpc,
   rpcOverHttp,
