@@ -12,6 +12,7 @@ import type {
 } from './param-schemas';
 import { resolveChartTotals } from './param-schemas';
 import { type CompleteTotal, completeTotal } from './params/crosstab-parts';
+import type { ParameterSettings } from './params/report-parameter-params';
 
 export type { CompleteTotal } from './params/crosstab-parts';
 
@@ -255,6 +256,8 @@ export interface CompleteReportsExecute {
   format?: L.CrosstabFormat;
   imageFormat?: 'png' | 'svg';
   asOf: (typeof L.AS_OF)[number];
+  /** Values of the report's declared parameters, by name. */
+  parameters?: ParameterSettings;
 }
 
 export function completeReportsExecute(p: Sent<typeof reportsExecuteParams>): CompleteReportsExecute {
@@ -266,5 +269,6 @@ export function completeReportsExecute(p: Sent<typeof reportsExecuteParams>): Co
     ...(p.format !== undefined ? { format: p.format } : {}),
     ...(p.imageFormat !== undefined ? { imageFormat: p.imageFormat === 'svg' ? 'svg' : 'png' } : {}),
     asOf: p.asOf ?? L.DEFAULT_AS_OF,
+    ...(p.parameters !== undefined ? { parameters: p.parameters } : {}),
   };
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AGGREGATIONS, REPORT_TYPES, SCHEDULE_FORMATS, SHOW_AS } from './limits';
+import { AGGREGATIONS, PARAMETER_KINDS, REPORT_TYPES, SCHEDULE_FORMATS, SHOW_AS } from './limits';
 
 /*
  * What each method returns in `result.data` (docs/api.md shows them per method). The gateway builds these from the
@@ -188,6 +188,28 @@ export const reportVersionInfo = z.object({
     .meta({ description: 'The index version current when it was saved (what asOf "saved" runs on); 0: not known.' }),
 });
 
+/** A declared parameter as saved, with its field's type (what a form asks for). */
+export const reportParameter = z.object({
+  name: z.string(),
+  field: z.string(),
+  fieldType: z
+    .string()
+    .meta({
+      description: "The field's type when the parameter was declared: string, number, integer, boolean or date.",
+    }),
+  kind: z.enum(PARAMETER_KINDS),
+  default: z
+    .union([
+      z.array(z.union([z.string(), z.number(), z.boolean()])),
+      z.object({
+        from: z.union([z.string(), z.number()]).optional(),
+        to: z.union([z.string(), z.number()]).optional(),
+      }),
+    ])
+    .optional(),
+  required: z.boolean(),
+});
+
 export const reportsMetadataResult = reportSummary
   .extend({
     method: z.enum(['QUERIES.EXECUTE', 'CROSSTAB.EXECUTE']),
@@ -197,6 +219,9 @@ export const reportsMetadataResult = reportSummary
     version: z.number().int().meta({ description: 'The version returned (the latest unless one was asked for).' }),
     versions: z.array(reportVersionInfo).meta({ description: 'Every version of the report, oldest first.' }),
     indexVersion: reportVersionInfo.shape.indexVersion,
+    parameters: z.array(reportParameter).meta({
+      description: 'The parameters this version declares (REPORTS.EXECUTE `parameters`); [] when none.',
+    }),
   })
   .meta({ title: 'ReportsMetadataResult' });
 
@@ -340,6 +365,7 @@ export type CrosstabExecuteResult = z.output<typeof crosstabExecuteResult>;
 export type CrosstabJsonTable = z.output<typeof crosstabJsonTable>;
 export type ReportsFindResult = z.output<typeof reportsFindResult>;
 export type ReportsMetadataResult = z.output<typeof reportsMetadataResult>;
+export type ReportParameter = z.output<typeof reportParameter>;
 export type ReportsScheduleResult = z.output<typeof reportsScheduleResult>;
 export type ReportsSchedulesResult = z.output<typeof reportsSchedulesResult>;
 export type ReportsUnscheduleResult = z.output<typeof reportsUnscheduleResult>;
