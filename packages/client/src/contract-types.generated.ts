@@ -40,6 +40,38 @@ export interface QueriesExecuteParams {
      * Visible to every user who may read the index.
      */
     shared?: boolean;
+    /**
+     * Parameters a run of the report may set, each on a field of the report's index: its values are ANDed with the saved query as literals (never query syntax).
+     *
+     * @maxItems 16
+     */
+    parameters?: {
+      /**
+       * The key REPORTS.EXECUTE `parameters` gives it under.
+       */
+      name: string;
+      /**
+       * A field of the report's index.
+       */
+      field: string;
+      /**
+       * values: any of a list of values (text, numbers, dates, booleans); range: {from, to} (numbers, dates).
+       */
+      kind: "values" | "range";
+      /**
+       * Applied when a run does not give the parameter; absent: no filter then.
+       */
+      default?:
+        | [string | number | boolean, ...(string | number | boolean)[]]
+        | {
+            from?: string | number;
+            to?: string | number;
+          };
+      /**
+       * A run must give it (no default then).
+       */
+      required?: boolean;
+    }[];
   };
 }
 
@@ -324,6 +356,38 @@ export interface CrosstabExecuteParams {
      * Visible to every user who may read the index.
      */
     shared?: boolean;
+    /**
+     * Parameters a run of the report may set, each on a field of the report's index: its values are ANDed with the saved query as literals (never query syntax).
+     *
+     * @maxItems 16
+     */
+    parameters?: {
+      /**
+       * The key REPORTS.EXECUTE `parameters` gives it under.
+       */
+      name: string;
+      /**
+       * A field of the report's index.
+       */
+      field: string;
+      /**
+       * values: any of a list of values (text, numbers, dates, booleans); range: {from, to} (numbers, dates).
+       */
+      kind: "values" | "range";
+      /**
+       * Applied when a run does not give the parameter; absent: no filter then.
+       */
+      default?:
+        | [string | number | boolean, ...(string | number | boolean)[]]
+        | {
+            from?: string | number;
+            to?: string | number;
+          };
+      /**
+       * A run must give it (no default then).
+       */
+      required?: boolean;
+    }[];
   };
 }
 
@@ -582,6 +646,25 @@ export interface ReportsMetadataResult {
    * The index version current when it was saved (what asOf "saved" runs on); 0: not known.
    */
   indexVersion: number;
+  /**
+   * The parameters this version declares (REPORTS.EXECUTE `parameters`); [] when none.
+   */
+  parameters: {
+    name: string;
+    field: string;
+    /**
+     * The field's type when the parameter was declared: string, number, integer, boolean or date.
+     */
+    fieldType: string;
+    kind: "values" | "range";
+    default?:
+      | (string | number | boolean)[]
+      | {
+          from?: string | number;
+          to?: string | number;
+        };
+    required: boolean;
+  }[];
 }
 
 /** Run a saved report with the caller's own permissions: what its method returns, and which version ran. */
@@ -614,6 +697,20 @@ export interface ReportsExecuteParams {
    * latest: the index as it is now; saved: the index snapshot that was current when this report version was saved (while it is kept).
    */
   asOf?: "latest" | "saved";
+  /**
+   * Values of the parameters the report declares (REPORTS.METADATA lists them), by name: an array of values for a "values" parameter, {from, to} for a "range" one. Each is ANDed with the saved query; a parameter not given takes its default.
+   */
+  parameters?: {
+    [k: string]:
+      | (
+          | [string | number | boolean, ...(string | number | boolean)[]]
+          | {
+              from?: string | number;
+              to?: string | number;
+            }
+        )
+      | undefined;
+  };
 }
 
 export type ReportsExecuteResult =
@@ -873,6 +970,38 @@ export interface ReportsUpdateParams {
   params?: {
     [k: string]: unknown | undefined;
   };
+  /**
+   * The report's parameters, replacing the declared ones ([] removes them all): a new version, like params.
+   *
+   * @maxItems 16
+   */
+  parameters?: {
+    /**
+     * The key REPORTS.EXECUTE `parameters` gives it under.
+     */
+    name: string;
+    /**
+     * A field of the report's index.
+     */
+    field: string;
+    /**
+     * values: any of a list of values (text, numbers, dates, booleans); range: {from, to} (numbers, dates).
+     */
+    kind: "values" | "range";
+    /**
+     * Applied when a run does not give the parameter; absent: no filter then.
+     */
+    default?:
+      | [string | number | boolean, ...(string | number | boolean)[]]
+      | {
+          from?: string | number;
+          to?: string | number;
+        };
+    /**
+     * A run must give it (no default then).
+     */
+    required?: boolean;
+  }[];
 }
 
 export interface ReportsUpdateResult {
@@ -915,6 +1044,25 @@ export interface ReportsUpdateResult {
    * The index version current when it was saved (what asOf "saved" runs on); 0: not known.
    */
   indexVersion: number;
+  /**
+   * The parameters this version declares (REPORTS.EXECUTE `parameters`); [] when none.
+   */
+  parameters: {
+    name: string;
+    field: string;
+    /**
+     * The field's type when the parameter was declared: string, number, integer, boolean or date.
+     */
+    fieldType: string;
+    kind: "values" | "range";
+    default?:
+      | (string | number | boolean)[]
+      | {
+          from?: string | number;
+          to?: string | number;
+        };
+    required: boolean;
+  }[];
 }
 
 /** Move a report into the trash. */
@@ -1085,6 +1233,20 @@ export interface TokensEmbedParams {
    * How long the token is valid, in seconds (at most a day).
    */
   ttlSeconds: number;
+  /**
+   * With guid: report parameters the token fixes (as REPORTS.EXECUTE takes them); its calls may set only the others (a fixed one sent is a 403). At most 4096 characters as JSON: the token carries them.
+   */
+  parameters?: {
+    [k: string]:
+      | (
+          | [string | number | boolean, ...(string | number | boolean)[]]
+          | {
+              from?: string | number;
+              to?: string | number;
+            }
+        )
+      | undefined;
+  };
 }
 
 export interface TokensEmbedResult {

@@ -192,11 +192,9 @@ export const reportVersionInfo = z.object({
 export const reportParameter = z.object({
   name: z.string(),
   field: z.string(),
-  fieldType: z
-    .string()
-    .meta({
-      description: "The field's type when the parameter was declared: string, number, integer, boolean or date.",
-    }),
+  fieldType: z.string().meta({
+    description: "The field's type when the parameter was declared: string, number, integer, boolean or date.",
+  }),
   kind: z.enum(PARAMETER_KINDS),
   default: z
     .union([

@@ -39,9 +39,22 @@ export const parameterRange = z
   .refine((r) => r.from !== undefined || r.to !== undefined, { error: `${PARAM} needs from or to` })
   .meta({ description: 'from ≤ value ≤ to (a date end covers its whole period: "2024-03" is all of March).' });
 
-/** What a call gives one parameter: values for a "values" parameter, {from, to} for a "range" one. */
+const SETTING_SHAPE = `${PARAM} must be an array of values or an object {from, to}`;
+
+/**
+ * What a call gives one parameter: values for a "values" parameter, {from, to} for a "range" one. When
+ * neither fits, the branch of the input's own shape says why (too many values, a bad end), not the union.
+ */
 export const parameterSetting = z.union([parameterValues, parameterRange], {
-  error: `${PARAM} must be an array of values or an object {from, to}`,
+  error: (iss) => {
+    if (iss.code !== 'invalid_union' || iss.input === null || typeof iss.input !== 'object') return SETTING_SHAPE;
+    const branch = iss.errors[Array.isArray(iss.input) ? 0 : 1] ?? [];
+    const first = branch[0];
+    if (!first) return SETTING_SHAPE;
+    // The inner issue's own path (an item, an end) is not the union's: it is written into the message.
+    const at = first.path.map((k) => (typeof k === 'number' ? `[${k}]` : `.${String(k)}`)).join('');
+    return first.message.split(PARAM).join(`${PARAM}${at}`);
+  },
 });
 
 const parameterName = requiredString(L.PARAMETER_NAME_MAX).regex(L.PARAMETER_NAME, {

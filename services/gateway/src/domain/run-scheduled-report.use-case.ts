@@ -14,12 +14,18 @@ import type { DispatchMethodUseCase } from './dispatch-method.use-case';
 import type { Principal } from './principal';
 
 /**
- * REPORTS.EXECUTE's params that run the saved report in `format`, or a 400 naming format when the report
- * has no such output: a search report is JSON, png and svg need a report saved as a chart, and a chart
+ * REPORTS.EXECUTE's params that run the saved report in `format` (its parameters at their defaults), or a
+ * 400 naming format when the report has no such output, or guid when it requires a parameter: a search report is JSON, png and svg need a report saved as a chart, and a chart
  * report's table is what its chart is drawn from.
  */
 export function executeParams(report: ReportsMetadataResult, format: ScheduleFormat): Record<string, unknown> {
   const guid = report.guid;
+  // A delivery runs with the parameters' defaults: one that must be given has none to run with.
+  const required = report.parameters.find((p) => p.required);
+  if (required)
+    throw AppError.invalid(
+      `guid: the report requires the parameter ${JSON.stringify(required.name)}, and a schedule runs with the parameters' defaults`,
+    );
   if (report.method === 'QUERIES.EXECUTE') {
     if (format !== 'json') throw AppError.invalid(`format: a search report is delivered as json, not ${format}`);
     return { guid };
