@@ -1123,6 +1123,25 @@ export interface ReportsScheduleParams {
    * Also deliver once at once.
    */
   runNow?: boolean;
+  /**
+   * An alert on a crosstab report: a run delivers only when the condition holds, and the delivery carries the matching rows with their drill queries (alert in the webhook body, listed in the e-mail). A run that does not deliver is listed as skipped.
+   */
+  when?: {
+    /**
+     * The total tested: an index into the report's totals, or its name as the header shows it (any case).
+     */
+    total: number | string;
+    op: ">" | ">=" | "<" | "<=" | "=" | "!=";
+    value: number;
+    /**
+     * anyRow: some row's total (across the columns) passes; grandTotal: the grand total passes.
+     */
+    on: "anyRow" | "grandTotal";
+    /**
+     * Deliver only when the matching rows (their keys and values), or the grand total, differ from the last delivery of this schedule.
+     */
+    onlyOnChange?: boolean;
+  };
 }
 
 export interface ReportsScheduleResult {
@@ -1183,9 +1202,9 @@ export interface ReportsSchedulesResult {
        */
       at: string;
       /**
-       * delivered; retrying (this try failed, another follows with backoff); failed (the last try failed); stopped (the schedule was stopped, see stoppedReason).
+       * delivered; retrying (this try failed, another follows with backoff); failed (the last try failed); stopped (the schedule was stopped, see stoppedReason); skipped (an alert whose condition did not hold, or whose matches had not changed: nothing was sent).
        */
-      outcome: "delivered" | "retrying" | "failed" | "stopped";
+      outcome: "delivered" | "retrying" | "failed" | "stopped" | "skipped";
       /**
        * The webhook receiver's HTTP status, when it answered.
        */
@@ -1199,6 +1218,16 @@ export interface ReportsSchedulesResult {
        */
       idempotencyKey: string;
     }[];
+    /**
+     * The alert condition (REPORTS.SCHEDULE when); null for a plain schedule.
+     */
+    when: {
+      total: number | string;
+      op: ">" | ">=" | "<" | "<=" | "=" | "!=";
+      value: number;
+      on: "anyRow" | "grandTotal";
+      onlyOnChange: boolean;
+    } | null;
   }[];
 }
 

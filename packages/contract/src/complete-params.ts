@@ -13,6 +13,7 @@ import type {
 import { resolveChartTotals } from './param-schemas';
 import { type CompleteTotal, completeTotal } from './params/crosstab-parts';
 import type { ParameterSettings } from './params/report-parameter-params';
+import type { AlertCondition } from './alert-types';
 
 export type { CompleteTotal } from './params/crosstab-parts';
 
@@ -231,6 +232,7 @@ export interface CompleteReportsSchedule {
   format: L.ScheduleFormat;
   deliver: ScheduleDelivery;
   runNow: boolean;
+  when?: AlertCondition;
 }
 
 /** Blanks around the cron, zone and URL dropped; addresses kept as sent (the mail server reads them). */
@@ -243,6 +245,17 @@ export function completeReportsSchedule(p: Sent<typeof reportsScheduleParams>): 
     format: p.format,
     deliver: webhook ? { webhook: { url: webhook.url.trim() } } : { email: { to: email?.to ?? [] } },
     runNow: p.runNow ?? false,
+    ...(p.when !== undefined
+      ? {
+          when: {
+            total: typeof p.when.total === 'string' ? p.when.total.trim() : p.when.total,
+            op: p.when.op,
+            value: p.when.value,
+            on: p.when.on,
+            onlyOnChange: p.when.onlyOnChange ?? false,
+          },
+        }
+      : {}),
   };
 }
 

@@ -117,6 +117,11 @@ export const MAX_EMAIL_RECIPIENTS = 20;
 export const EMAIL_ADDRESS_MAX = 254;
 /** Delivery attempts each schedule keeps and REPORTS.SCHEDULES lists, newest first. */
 export const SCHEDULE_DELIVERIES_KEPT = 20;
+/** REPORTS.SCHEDULE `when.on`: a condition on any row's total, or on the grand total. */
+export const ALERT_ON = ['anyRow', 'grandTotal'] as const;
+export type AlertOn = (typeof ALERT_ON)[number];
+/** Matching rows an alert delivery lists (the table itself is delivered whole). */
+export const ALERT_ROWS_MAX = 1000;
 
 // Report parameters (saveReport.parameters, REPORTS.EXECUTE parameters, TOKENS.EMBED parameters).
 /** How a parameter filters: a list of values (any of them), or a {from, to} range (both ends included). */

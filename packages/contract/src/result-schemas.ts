@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AGGREGATIONS, PARAMETER_KINDS, REPORT_TYPES, SCHEDULE_FORMATS, SHOW_AS } from './limits';
+import { AGGREGATIONS, ALERT_ON, FILTER_OPS, PARAMETER_KINDS, REPORT_TYPES, SCHEDULE_FORMATS, SHOW_AS } from './limits';
 
 /*
  * What each method returns in `result.data` (docs/api.md shows them per method). The gateway builds these from the
@@ -233,7 +233,7 @@ export const reportsScheduleResult = z
   })
   .meta({ title: 'ReportsScheduleResult' });
 
-export const DELIVERY_OUTCOMES = ['delivered', 'retrying', 'failed', 'stopped'] as const;
+export const DELIVERY_OUTCOMES = ['delivered', 'retrying', 'failed', 'stopped', 'skipped'] as const;
 
 const delivery = z.object({
   runAt: z.string().meta({ description: 'The scheduled time of the run this attempt belongs to.' }),
@@ -241,7 +241,7 @@ const delivery = z.object({
   at: z.string().meta({ description: 'When the attempt ended.' }),
   outcome: z.enum(DELIVERY_OUTCOMES).meta({
     description:
-      'delivered; retrying (this try failed, another follows with backoff); failed (the last try failed); stopped (the schedule was stopped, see stoppedReason).',
+      'delivered; retrying (this try failed, another follows with backoff); failed (the last try failed); stopped (the schedule was stopped, see stoppedReason); skipped (an alert whose condition did not hold, or whose matches had not changed: nothing was sent).',
   }),
   httpStatus: z
     .number()
@@ -269,6 +269,16 @@ export const scheduleSummary = z.object({
   createdAt: z.string(),
   nextRunAt: z.string().nullable(),
   deliveries: z.array(delivery).meta({ description: 'The last delivery attempts, newest first (each try recorded).' }),
+  when: z
+    .object({
+      total: z.union([z.number().int(), z.string()]),
+      op: z.enum(FILTER_OPS),
+      value: z.number(),
+      on: z.enum(ALERT_ON),
+      onlyOnChange: z.boolean(),
+    })
+    .nullable()
+    .meta({ description: 'The alert condition (REPORTS.SCHEDULE when); null for a plain schedule.' }),
 });
 
 export const reportsSchedulesResult = z

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { AppError } from '@quarry/errors';
-import type { ReportsMetadataResult, ScheduleFormat } from '@quarry/contract';
+import type { AlertCondition, AlertOutcome, ReportsMetadataResult, ScheduleFormat } from '@quarry/contract';
 import { RawJson } from '../ports/raw-json';
 import type {
   ScheduledDeliveryAudit,
@@ -12,6 +12,7 @@ import type { AuditRecorder } from './audit-recorder';
 import type { AuthenticateUseCase } from './authenticate.use-case';
 import type { DispatchMethodUseCase } from './dispatch-method.use-case';
 import type { Principal } from './principal';
+import { alertTotal, evaluateAlert } from './schedule-alert';
 
 /**
  * REPORTS.EXECUTE's params that run the saved report in `format` (its parameters at their defaults), or a
@@ -92,16 +93,53 @@ export class RunScheduledReportUseCase implements ScheduledReportRunner {
     return data as ReportsMetadataResult;
   }
 
-  async check(owner: ScheduleOwner, guid: string, format: ScheduleFormat): Promise<void> {
+  async check(owner: ScheduleOwner, guid: string, format: ScheduleFormat, when?: AlertCondition): Promise<void> {
     const p = await this.principal(owner);
-    executeParams(await this.metadata(p, guid, `schedule-${randomUUID()}`), format);
+    const report = await this.metadata(p, guid, `schedule-${randomUUID()}`);
+    if (when) alertTotal(report, when);
+    executeParams(report, format);
+  }
+
+  /** The alert tested on the report's JSON table, run as the delivery runs it. */
+  private async alert(
+    p: Principal,
+    report: ReportsMetadataResult,
+    when: AlertCondition,
+    requestId: string,
+  ): Promise<{ outcome: AlertOutcome; version: number }> {
+    alertTotal(report, when);
+    const { data } = await this.dispatch.call(
+      p,
+      'REPORTS.EXECUTE',
+      { ...executeParams(report, 'json') },
+      { requestId },
+    );
+    const ran = plain(data) as { data: unknown; report: { version: number } };
+    const table = typeof ran.data === 'string' ? (JSON.parse(ran.data) as unknown) : ran.data;
+    return {
+      outcome: evaluateAlert(report, when, table as Parameters<typeof evaluateAlert>[2]),
+      version: ran.report.version,
+    };
   }
 
   /** Through REPORTS.EXECUTE as the owner's token would call it: the same scopes, realms and rules. */
-  async run(owner: ScheduleOwner, guid: string, format: ScheduleFormat): Promise<ScheduledOutput> {
+  async run(
+    owner: ScheduleOwner,
+    guid: string,
+    format: ScheduleFormat,
+    when?: AlertCondition,
+  ): Promise<ScheduledOutput> {
     const requestId = `delivery-${randomUUID()}`;
     const p = await this.principal(owner);
     const report = await this.metadata(p, guid, requestId);
+    let alert: AlertOutcome | undefined;
+    if (when) {
+      const tested = await this.alert(p, report, when, requestId);
+      alert = tested.outcome;
+      // Nothing is delivered: the asked format need not be produced.
+      if (!alert.holds)
+        return { name: report.name, version: tested.version, contentType: '', data: null, rows: null, alert };
+    }
     const { data, returned } = await this.dispatch.call(p, 'REPORTS.EXECUTE', executeParams(report, format), {
       requestId,
     });
@@ -113,7 +151,7 @@ export class RunScheduledReportUseCase implements ScheduledReportRunner {
       report: { version: number };
       indexVersion: number;
     };
-    const base = { name: report.name, version: ran.version, rows: returned ?? null };
+    const base = { name: report.name, version: ran.version, rows: returned ?? null, ...(alert ? { alert } : {}) };
     if (report.method === 'QUERIES.EXECUTE') return { ...base, contentType: 'application/json', data: out };
     return { ...base, contentType: String(out.contentType), data: out.data };
   }
