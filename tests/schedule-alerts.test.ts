@@ -241,7 +241,7 @@ describe('alerts on schedules (REPORTS.SCHEDULE when)', () => {
     await unschedule(id);
   });
 
-  it.each([
+  it.each<[{ guid?: 'search' }, unknown, RegExp]>([
     [
       { guid: 'search' },
       { total: 0, op: '>', value: 1, on: 'anyRow' },
