@@ -68,7 +68,7 @@ export interface QueriesExecuteParams {
             to?: string | number;
           };
       /**
-       * A run must give it (no default then).
+       * true: a run must give it (no default then); absent: false.
        */
       required?: boolean;
     }[];
@@ -384,7 +384,7 @@ export interface CrosstabExecuteParams {
             to?: string | number;
           };
       /**
-       * A run must give it (no default then).
+       * true: a run must give it (no default then); absent: false.
        */
       required?: boolean;
     }[];
@@ -998,7 +998,7 @@ export interface ReportsUpdateParams {
           to?: string | number;
         };
     /**
-     * A run must give it (no default then).
+     * true: a run must give it (no default then); absent: false.
      */
     required?: boolean;
   }[];
@@ -1138,7 +1138,7 @@ export interface ReportsScheduleParams {
      */
     on: "anyRow" | "grandTotal";
     /**
-     * Deliver only when the matching rows (their keys and values), or the grand total, differ from the last delivery of this schedule.
+     * true: deliver only when the matching rows (their keys and values), or the grand total, differ from the last delivery of this schedule; absent: false.
      */
     onlyOnChange?: boolean;
   };

@@ -142,7 +142,12 @@ describe('method params', () => {
           index: 'movies',
           query: '*',
           sort: [{ field: 'a', direction: 'asc' }],
-          saveReport: { name: 'r', description: 'd', folder: 'f' },
+          saveReport: {
+            name: 'r',
+            description: 'd',
+            folder: 'f',
+            parameters: [{ name: 'p', field: 'f', kind: 'values', default: ['v'] }],
+          },
         },
       ],
       'INDEXES.FIND': [indexesFindParams, { searchText: 's', cursor: 'c' }],
@@ -155,7 +160,12 @@ describe('method params', () => {
           columns: [{ field: 'c' }],
           totals: [{ aggregationType: 'Count', field: 'f', dynamicView: 'v', name: 'n' }],
           chartType: 'Pie2D',
-          saveReport: { name: 'r', description: 'd', folder: 'f' },
+          saveReport: {
+            name: 'r',
+            description: 'd',
+            folder: 'f',
+            parameters: [{ name: 'p', field: 'f', kind: 'values', default: ['v'] }],
+          },
         },
       ],
       'REPORTS.FIND': [reportsFindParams, { search: 's', types: ['query'], cursor: 'c' }],
@@ -221,6 +231,12 @@ describe('method params', () => {
       })),
     );
 
+    const PARAMETER_STRINGS = [
+      'saveReport.parameters[0].name',
+      'saveReport.parameters[0].field',
+      'saveReport.parameters[0].default[0]',
+    ];
+
     it('finds every string parameter (the walk itself works)', () => {
       expect(cases.map((c) => `${c.method} ${c.name}`)).toEqual([
         ...[
@@ -231,6 +247,7 @@ describe('method params', () => {
           'saveReport.name',
           'saveReport.description',
           'saveReport.folder',
+          ...PARAMETER_STRINGS,
         ].map((n) => `QUERIES.EXECUTE ${n}`),
         'INDEXES.FIND searchText',
         'INDEXES.FIND cursor',
@@ -248,7 +265,7 @@ describe('method params', () => {
           'chartType',
           'imageFormat',
         ]
-          .concat(['saveReport.name', 'saveReport.description', 'saveReport.folder'])
+          .concat(['saveReport.name', 'saveReport.description', 'saveReport.folder', ...PARAMETER_STRINGS])
           .map((n) => `CROSSTAB.EXECUTE ${n}`),
         'REPORTS.FIND search',
         'REPORTS.FIND types[0]',

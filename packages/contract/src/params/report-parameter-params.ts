@@ -37,7 +37,10 @@ export const parameterRange = z
     { error: `${PARAM} must be an array of values or an object {from, to}` },
   )
   .refine((r) => r.from !== undefined || r.to !== undefined, { error: `${PARAM} needs from or to` })
-  .meta({ description: 'from ≤ value ≤ to (a date end covers its whole period: "2024-03" is all of March).' });
+  .meta({
+    description: 'from ≤ value ≤ to (a date end covers its whole period: "2024-03" is all of March).',
+    minProperties: 1,
+  });
 
 const SETTING_SHAPE = `${PARAM} must be an array of values or an object {from, to}`;
 
@@ -57,9 +60,13 @@ export const parameterSetting = z.union([parameterValues, parameterRange], {
   },
 });
 
-const parameterName = requiredString(L.PARAMETER_NAME_MAX).regex(L.PARAMETER_NAME, {
-  error: `${PARAM} must start with a letter and hold only letters, digits and "_" (at most ${L.PARAMETER_NAME_MAX})`,
-});
+// The length first, alone: a huge name gets one short 400, not the pattern's too.
+const parameterName = z
+  .string({ error: `${PARAM} is required` })
+  .max(L.PARAMETER_NAME_MAX, { error: `${PARAM} must be at most ${L.PARAMETER_NAME_MAX} characters`, abort: true })
+  .regex(L.PARAMETER_NAME, {
+    error: `${PARAM} must start with a letter and hold only letters, digits and "_" (at most ${L.PARAMETER_NAME_MAX})`,
+  });
 
 export const parameterDeclaration = z
   .strictObject(
@@ -73,7 +80,8 @@ export const parameterDeclaration = z
       default: parameterSetting
         .optional()
         .meta({ description: 'Applied when a run does not give the parameter; absent: no filter then.' }),
-      required: optionalBoolean().meta({ description: 'A run must give it (no default then).', default: false }),
+      // The default is stated in words: a saved report records the declaration as sent.
+      required: optionalBoolean().meta({ description: 'true: a run must give it (no default then); absent: false.' }),
     },
     { error: `${PARAM} must be an object with name, field and kind` },
   )

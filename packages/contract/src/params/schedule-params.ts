@@ -92,9 +92,8 @@ export const alertCondition = z
         description: "anyRow: some row's total (across the columns) passes; grandTotal: the grand total passes.",
       }),
       onlyOnChange: optionalBoolean().meta({
-        default: false,
         description:
-          'Deliver only when the matching rows (their keys and values), or the grand total, differ from the last delivery of this schedule.',
+          'true: deliver only when the matching rows (their keys and values), or the grand total, differ from the last delivery of this schedule; absent: false.',
       }),
     },
     { error: `${PARAM} must be an object with total, op, value and on` },
