@@ -66,8 +66,6 @@ let other: Identity;
 beforeAll(async () => {
   fs.writeFileSync(FILE, records.map((r) => JSON.stringify(r)).join('\n') + '\n');
   stack = await startStackWithData({
-    // Schedules are only checked here (none is delivered): a port nothing listens on.
-    env: { QUARRY_WEBHOOK_ALLOW: '127.0.0.1:9' },
     extra: async (env) => {
       const { runCli } = await import('./support/quarry-process');
       const res = await runCli(['index', 'load', 'hostile', FILE], env);
@@ -387,19 +385,5 @@ describe('embed tokens fix parameters', () => {
   it('refuses parameters on an index embed', async () => {
     const r = await refusal('TOKENS.EMBED', { index: 'hostile', ttlSeconds: 60, parameters: { label: ['a'] } });
     expect(r).toEqual({ code: 400, detail: "parameters goes with guid (a report's parameters)" });
-  });
-});
-
-describe('schedules', () => {
-  it('refuses to schedule a report that requires a parameter (deliveries run with the defaults)', async () => {
-    const guid = await saveSearch('required for schedule', [{ name: 'n', field: 'n', kind: 'values', required: true }]);
-    const r = await refusal('REPORTS.SCHEDULE', {
-      guid,
-      cron: '0 6 * * *',
-      format: 'json',
-      deliver: { webhook: { url: 'http://127.0.0.1:9/hook' } },
-    });
-    expect(r.code).toBe(400);
-    expect(r.detail).toMatch(/requires the parameter "n", and a schedule runs with the parameters' defaults/);
   });
 });

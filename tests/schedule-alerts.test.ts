@@ -297,4 +297,24 @@ describe('alerts on schedules (REPORTS.SCHEDULE when)', () => {
     expect(found.data!.total).toBe(row.value);
     await unschedule(id);
   });
+
+  it('refuses to schedule a report that requires a parameter (deliveries run with the defaults)', async () => {
+    const saved = await call<{ report: { guid: string } }>('CROSSTAB.EXECUTE', {
+      ...crosstab,
+      saveReport: {
+        name: 'Films by rating, required parameter',
+        parameters: [{ name: 'genre', field: 'Major Genre', kind: 'values', required: true }],
+      },
+    });
+    const res = await call('REPORTS.SCHEDULE', {
+      guid: saved.data!.report.guid,
+      cron: '0 6 * * *',
+      format: 'csv',
+      deliver: { webhook: { url: `http://127.0.0.1:${port}/required` } },
+    });
+    expect(res.error?.code).toBe(400);
+    expect(res.error?.data.detail).toMatch(
+      /requires the parameter "genre", and a schedule runs with the parameters' defaults/,
+    );
+  });
 });
