@@ -6,6 +6,7 @@ import { createIdentity, startStackWithData, type Stack } from './support/stack'
 import { runCli } from './support/quarry-process';
 import type { Identity } from './support/identities';
 import { launchBrowser } from './support/browser';
+import { movies } from './support/datasets';
 
 /*
  * GET /console in real Chromium, as an analyst uses it: the empty page's guidance, token, indexes,
@@ -846,6 +847,58 @@ describe('GET /console', () => {
       expect(await page.$(button(`Delete ${NAME} (renamed)`))).toBeNull();
       expect((await stack.call(analyst, 'REPORTS.METADATA', { guid })).error?.code).toBe(404);
       expect(await page.$eval('#crosstab-loaded', (n) => (n as HTMLElement).hidden)).toBe(true);
+      expect(realProblems(problems)).toEqual([]);
+    } finally {
+      await close();
+    }
+  });
+
+  it('runs a report with its parameters from a form typed by each field; empty fields take the defaults', async () => {
+    const saved = await stack.call<{ report: { guid: string } }>(analyst, 'CROSSTAB.EXECUTE', {
+      index: 'movies',
+      rows: ['Major Genre'],
+      totals: [{ aggregationType: 'Count' }],
+      saveReport: {
+        name: 'Console: parameters',
+        parameters: [
+          { name: 'rating', field: 'MPAA Rating', kind: 'values', default: ['R'] },
+          { name: 'gross', field: 'Worldwide Gross', kind: 'range' },
+        ],
+      },
+    });
+    const guid = saved.data!.report.guid;
+    const { page, problems, close } = await open(1280, 800);
+    try {
+      await connect(page, analyst.token);
+      await page.click('#tab-reports');
+      const versions = '#reports-table button[aria-label="Versions of Console: parameters"]';
+      await page.waitForSelector(versions);
+      await page.click(versions);
+      await page.waitForSelector('#report-parameters');
+      // The default is in the form; the range's ends are number inputs.
+      expect(await page.$eval('#report-parameter-0', (n) => (n as HTMLTextAreaElement).value)).toBe('R');
+      expect(await page.$eval('#report-parameter-1-from', (n) => (n as HTMLInputElement).type)).toBe('number');
+      await page.$eval('#report-parameter-0', (n) => ((n as HTMLTextAreaElement).value = ''));
+      await page.type('#report-parameter-0', 'PG\nPG-13');
+      await page.type('#report-parameter-1-from', '100000000');
+      await page.click('#versions-table button[aria-label="Run version 1 on the index now"]');
+      await page.waitForSelector('#report-run table');
+      const sent = await lastParams(page);
+      expect(sent).toMatchObject({ guid, parameters: { rating: ['PG', 'PG-13'], gross: { from: 100000000 } } });
+      const expected = movies().filter(
+        (m) =>
+          ['PG', 'PG-13'].includes(String(m['MPAA Rating'])) &&
+          typeof m['Worldwide Gross'] === 'number' &&
+          m['Worldwide Gross'] >= 100000000,
+      ).length;
+      const shown = await page.$eval('#report-run table', (n) => n.textContent ?? '');
+      expect(shown).toContain(await formatted(page, expected));
+      await shot(page, '5c-report-parameters-1280');
+      // Emptied, the rating takes its default again (R) and the range sends nothing.
+      await page.$eval('#report-parameter-0', (n) => ((n as HTMLTextAreaElement).value = ''));
+      await page.$eval('#report-parameter-1-from', (n) => ((n as HTMLInputElement).value = ''));
+      await page.click('#versions-table button[aria-label="Run version 1 on the index now"]');
+      await page.waitForFunction(() => !document.querySelector('#curl')?.textContent?.includes('parameters'));
       expect(realProblems(problems)).toEqual([]);
     } finally {
       await close();

@@ -334,7 +334,7 @@ describe('REPORTS.EXECUTE: a saved report run by reference', () => {
     };
     const g = crosstabGuid;
     expect(await detail(ann, { guid: g })).toBe(
-      '400: give at least one of name, description, folder, shared or params to change',
+      '400: give at least one of name, description, folder, shared, params or parameters to change',
     );
     expect(await detail(ann, { guid: g, name: 'x'.repeat(201) })).toBe('400: name must be at most 200 characters');
     expect(await detail(ann, { guid: g, name: '   ' })).toBe('400: name is required');

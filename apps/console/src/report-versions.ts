@@ -3,6 +3,7 @@ import { renderCrosstab } from './crosstab/crosstab.panel';
 import { byId, el } from './dom';
 import { formatNumber } from './number-format';
 import type { Panel } from './panel';
+import { parametersForm, parametersOf } from './report-parameters';
 import { scrollingTable } from './table-scroll';
 
 /*
@@ -10,7 +11,15 @@ import { scrollingTable } from './table-scroll';
  * it was when that version was saved. Shown under the reports list, in the Reports tab.
  */
 
-let shown: { guid: string; name: string; index: string } | undefined;
+let shown:
+  | {
+      guid: string;
+      name: string;
+      index: string;
+      parameters: Parameters<typeof parametersOf>[1];
+      form: ReturnType<typeof parametersForm>;
+    }
+  | undefined;
 
 function cellText(value: unknown): string {
   if (value === null || value === undefined) return '';
@@ -19,7 +28,13 @@ function cellText(value: unknown): string {
 }
 
 async function runReport(panel: Panel, guid: string, version: number, asOf: 'latest' | 'saved'): Promise<void> {
-  const res = await panel.call('REPORTS.EXECUTE', { guid, version, asOf }, { keep: true });
+  // The declared parameters of the latest version; an older version is refused a name it does not declare.
+  const parameters = shown?.guid === guid ? parametersOf(shown.form, shown.parameters) : {};
+  const res = await panel.call(
+    'REPORTS.EXECUTE',
+    { guid, version, asOf, ...(Object.keys(parameters).length ? { parameters } : {}) },
+    { keep: true },
+  );
   if (!res) return;
   const out = byId('report-run');
   const caption = el(
@@ -67,10 +82,12 @@ export async function showVersions(panel: Panel, guid: string): Promise<void> {
       el('td', { class: 'cell-actions' }, run, asSaved),
     );
   });
-  shown = { guid, name: meta.name, index: meta.index };
+  const form = parametersForm(meta.parameters);
+  shown = { guid, name: meta.name, index: meta.index, parameters: meta.parameters, form };
   const box = byId('report-versions');
   box.replaceChildren(
     el('h3', {}, `Versions of "${meta.name}"`),
+    ...(form ? [form] : []),
     el(
       'div',
       { class: 'table-wrap' },

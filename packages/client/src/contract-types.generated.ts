@@ -40,6 +40,38 @@ export interface QueriesExecuteParams {
      * Visible to every user who may read the index.
      */
     shared?: boolean;
+    /**
+     * Parameters a run of the report may set, each on a field of the report's index: its values are ANDed with the saved query as literals (never query syntax).
+     *
+     * @maxItems 16
+     */
+    parameters?: {
+      /**
+       * The key REPORTS.EXECUTE `parameters` gives it under.
+       */
+      name: string;
+      /**
+       * A field of the report's index.
+       */
+      field: string;
+      /**
+       * values: any of a list of values (text, numbers, dates, booleans); range: {from, to} (numbers, dates).
+       */
+      kind: "values" | "range";
+      /**
+       * Applied when a run does not give the parameter; absent: no filter then.
+       */
+      default?:
+        | [string | number | boolean, ...(string | number | boolean)[]]
+        | {
+            from?: string | number;
+            to?: string | number;
+          };
+      /**
+       * true: a run must give it (no default then); absent: false.
+       */
+      required?: boolean;
+    }[];
   };
 }
 
@@ -442,6 +474,38 @@ export interface CrosstabExecuteParams {
      * Visible to every user who may read the index.
      */
     shared?: boolean;
+    /**
+     * Parameters a run of the report may set, each on a field of the report's index: its values are ANDed with the saved query as literals (never query syntax).
+     *
+     * @maxItems 16
+     */
+    parameters?: {
+      /**
+       * The key REPORTS.EXECUTE `parameters` gives it under.
+       */
+      name: string;
+      /**
+       * A field of the report's index.
+       */
+      field: string;
+      /**
+       * values: any of a list of values (text, numbers, dates, booleans); range: {from, to} (numbers, dates).
+       */
+      kind: "values" | "range";
+      /**
+       * Applied when a run does not give the parameter; absent: no filter then.
+       */
+      default?:
+        | [string | number | boolean, ...(string | number | boolean)[]]
+        | {
+            from?: string | number;
+            to?: string | number;
+          };
+      /**
+       * true: a run must give it (no default then); absent: false.
+       */
+      required?: boolean;
+    }[];
   };
 }
 
@@ -788,6 +852,25 @@ export interface ReportsMetadataResult {
    * The index version current when it was saved (what asOf "saved" runs on); 0: not known.
    */
   indexVersion: number;
+  /**
+   * The parameters this version declares (REPORTS.EXECUTE `parameters`); [] when none.
+   */
+  parameters: {
+    name: string;
+    field: string;
+    /**
+     * The field's type when the parameter was declared: string, number, integer, boolean or date.
+     */
+    fieldType: string;
+    kind: "values" | "range";
+    default?:
+      | (string | number | boolean)[]
+      | {
+          from?: string | number;
+          to?: string | number;
+        };
+    required: boolean;
+  }[];
 }
 
 /** Run a saved report with the caller's own permissions: what its method returns, and which version ran. */
@@ -820,6 +903,20 @@ export interface ReportsExecuteParams {
    * latest: the index as it is now; saved: the index snapshot that was current when this report version was saved (while it is kept).
    */
   asOf?: "latest" | "saved";
+  /**
+   * Values of the parameters the report declares (REPORTS.METADATA lists them), by name: an array of values for a "values" parameter, {from, to} for a "range" one. Each is ANDed with the saved query; a parameter not given takes its default.
+   */
+  parameters?: {
+    [k: string]:
+      | (
+          | [string | number | boolean, ...(string | number | boolean)[]]
+          | {
+              from?: string | number;
+              to?: string | number;
+            }
+        )
+      | undefined;
+  };
 }
 
 export type ReportsExecuteResult =
@@ -1135,6 +1232,38 @@ export interface ReportsUpdateParams {
   params?: {
     [k: string]: unknown | undefined;
   };
+  /**
+   * The report's parameters, replacing the declared ones ([] removes them all): a new version, like params.
+   *
+   * @maxItems 16
+   */
+  parameters?: {
+    /**
+     * The key REPORTS.EXECUTE `parameters` gives it under.
+     */
+    name: string;
+    /**
+     * A field of the report's index.
+     */
+    field: string;
+    /**
+     * values: any of a list of values (text, numbers, dates, booleans); range: {from, to} (numbers, dates).
+     */
+    kind: "values" | "range";
+    /**
+     * Applied when a run does not give the parameter; absent: no filter then.
+     */
+    default?:
+      | [string | number | boolean, ...(string | number | boolean)[]]
+      | {
+          from?: string | number;
+          to?: string | number;
+        };
+    /**
+     * true: a run must give it (no default then); absent: false.
+     */
+    required?: boolean;
+  }[];
 }
 
 export interface ReportsUpdateResult {
@@ -1177,6 +1306,25 @@ export interface ReportsUpdateResult {
    * The index version current when it was saved (what asOf "saved" runs on); 0: not known.
    */
   indexVersion: number;
+  /**
+   * The parameters this version declares (REPORTS.EXECUTE `parameters`); [] when none.
+   */
+  parameters: {
+    name: string;
+    field: string;
+    /**
+     * The field's type when the parameter was declared: string, number, integer, boolean or date.
+     */
+    fieldType: string;
+    kind: "values" | "range";
+    default?:
+      | (string | number | boolean)[]
+      | {
+          from?: string | number;
+          to?: string | number;
+        };
+    required: boolean;
+  }[];
 }
 
 /** Move a report into the trash. */
@@ -1237,6 +1385,25 @@ export interface ReportsScheduleParams {
    * Also deliver once at once.
    */
   runNow?: boolean;
+  /**
+   * An alert on a crosstab report: a run delivers only when the condition holds, and the delivery carries the matching rows with their drill queries (alert in the webhook body, listed in the e-mail). A run that does not deliver is listed as skipped.
+   */
+  when?: {
+    /**
+     * The total tested: an index into the report's totals, or its name as the header shows it (any case).
+     */
+    total: number | string;
+    op: ">" | ">=" | "<" | "<=" | "=" | "!=";
+    value: number;
+    /**
+     * anyRow: some row's total (across the columns) passes; grandTotal: the grand total passes.
+     */
+    on: "anyRow" | "grandTotal";
+    /**
+     * true: deliver only when the matching rows (their keys and values), or the grand total, differ from the last delivery of this schedule; absent: false.
+     */
+    onlyOnChange?: boolean;
+  };
 }
 
 export interface ReportsScheduleResult {
@@ -1297,9 +1464,9 @@ export interface ReportsSchedulesResult {
        */
       at: string;
       /**
-       * delivered; retrying (this try failed, another follows with backoff); failed (the last try failed); stopped (the schedule was stopped, see stoppedReason).
+       * delivered; retrying (this try failed, another follows with backoff); failed (the last try failed); stopped (the schedule was stopped, see stoppedReason); skipped (an alert whose condition did not hold, or whose matches had not changed: nothing was sent).
        */
-      outcome: "delivered" | "retrying" | "failed" | "stopped";
+      outcome: "delivered" | "retrying" | "failed" | "stopped" | "skipped";
       /**
        * The webhook receiver's HTTP status, when it answered.
        */
@@ -1313,6 +1480,16 @@ export interface ReportsSchedulesResult {
        */
       idempotencyKey: string;
     }[];
+    /**
+     * The alert condition (REPORTS.SCHEDULE when); null for a plain schedule.
+     */
+    when: {
+      total: number | string;
+      op: ">" | ">=" | "<" | "<=" | "=" | "!=";
+      value: number;
+      on: "anyRow" | "grandTotal";
+      onlyOnChange: boolean;
+    } | null;
   }[];
 }
 
@@ -1347,6 +1524,20 @@ export interface TokensEmbedParams {
    * How long the token is valid, in seconds (at most a day).
    */
   ttlSeconds: number;
+  /**
+   * With guid: report parameters the token fixes (as REPORTS.EXECUTE takes them); its calls may set only the others (a fixed one sent is a 403). At most 4096 characters as JSON: the token carries them.
+   */
+  parameters?: {
+    [k: string]:
+      | (
+          | [string | number | boolean, ...(string | number | boolean)[]]
+          | {
+              from?: string | number;
+              to?: string | number;
+            }
+        )
+      | undefined;
+  };
 }
 
 export interface TokensEmbedResult {

@@ -12,6 +12,8 @@ import type {
 } from './param-schemas';
 import { resolveChartTotals } from './param-schemas';
 import { type CompleteTotal, completeTotal } from './params/crosstab-parts';
+import type { ParameterSettings } from './params/report-parameter-params';
+import type { AlertCondition } from './alert-types';
 
 export type { CompleteTotal } from './params/crosstab-parts';
 
@@ -240,6 +242,7 @@ export interface CompleteReportsSchedule {
   format: L.ScheduleFormat;
   deliver: ScheduleDelivery;
   runNow: boolean;
+  when?: AlertCondition;
 }
 
 /** Blanks around the cron, zone and URL dropped; addresses kept as sent (the mail server reads them). */
@@ -252,6 +255,17 @@ export function completeReportsSchedule(p: Sent<typeof reportsScheduleParams>): 
     format: p.format,
     deliver: webhook ? { webhook: { url: webhook.url.trim() } } : { email: { to: email?.to ?? [] } },
     runNow: p.runNow ?? false,
+    ...(p.when !== undefined
+      ? {
+          when: {
+            total: typeof p.when.total === 'string' ? p.when.total.trim() : p.when.total,
+            op: p.when.op,
+            value: p.when.value,
+            on: p.when.on,
+            onlyOnChange: p.when.onlyOnChange ?? false,
+          },
+        }
+      : {}),
   };
 }
 
@@ -265,6 +279,8 @@ export interface CompleteReportsExecute {
   format?: L.CrosstabFormat;
   imageFormat?: 'png' | 'svg';
   asOf: (typeof L.AS_OF)[number];
+  /** Values of the report's declared parameters, by name. */
+  parameters?: ParameterSettings;
 }
 
 export function completeReportsExecute(p: Sent<typeof reportsExecuteParams>): CompleteReportsExecute {
@@ -276,5 +292,6 @@ export function completeReportsExecute(p: Sent<typeof reportsExecuteParams>): Co
     ...(p.format !== undefined ? { format: p.format } : {}),
     ...(p.imageFormat !== undefined ? { imageFormat: p.imageFormat === 'svg' ? 'svg' : 'png' } : {}),
     asOf: p.asOf ?? L.DEFAULT_AS_OF,
+    ...(p.parameters !== undefined ? { parameters: p.parameters } : {}),
   };
 }

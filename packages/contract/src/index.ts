@@ -22,3 +22,4 @@ export { inlinedDocument, openRpcDocument, type OpenRpcDocument } from './openrp
 export * from './complete-params';
 export * from './formula';
 export * from './internal-wire';
+export * from './alert-types';

@@ -137,3 +137,23 @@ export const MAX_EMAIL_RECIPIENTS = 20;
 export const EMAIL_ADDRESS_MAX = 254;
 /** Delivery attempts each schedule keeps and REPORTS.SCHEDULES lists, newest first. */
 export const SCHEDULE_DELIVERIES_KEPT = 20;
+/** REPORTS.SCHEDULE `when.on`: a condition on any row's total, or on the grand total. */
+export const ALERT_ON = ['anyRow', 'grandTotal'] as const;
+export type AlertOn = (typeof ALERT_ON)[number];
+/** Matching rows an alert delivery lists (the table itself is delivered whole). */
+export const ALERT_ROWS_MAX = 1000;
+
+// Report parameters (saveReport.parameters, REPORTS.EXECUTE parameters, TOKENS.EMBED parameters).
+/** How a parameter filters: a list of values (any of them), or a {from, to} range (both ends included). */
+export const PARAMETER_KINDS = ['values', 'range'] as const;
+export type ParameterKind = (typeof PARAMETER_KINDS)[number];
+export const MAX_REPORT_PARAMETERS = 16;
+/** A parameter's name: a letter, then letters, digits or "_" (it is a JSON key in every call). */
+export const PARAMETER_NAME = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
+export const PARAMETER_NAME_MAX = 64;
+/** Values one parameter may take in one call (ORed). */
+export const MAX_PARAMETER_VALUES = 100;
+/** A text value (or a date's text) of a parameter. */
+export const PARAMETER_TEXT_MAX = 1000;
+/** The locked parameters an embed token carries, as JSON: they travel in every call's Authorization header. */
+export const EMBED_PARAMETERS_JSON_MAX = 4096;

@@ -152,14 +152,18 @@ export const METHODS = {
     cached: true,
     summary: "Run a saved report with the caller's own permissions: what its method returns, and which version ran.",
     description:
-      'Runs the report (the latest version, or the one asked for) as QUERIES.EXECUTE or CROSSTAB.EXECUTE would, with the permissions and realms of the token\'s user: a shared report never lends its owner\'s. page and pageSize go with query reports, format and imageFormat with crosstab reports. asOf "saved" runs it on the index snapshot current when that version was saved, while Quarry keeps it (QUARRY_SNAPSHOT_KEEP_MB).',
+      'Runs the report (the latest version, or the one asked for) as QUERIES.EXECUTE or CROSSTAB.EXECUTE would, with the permissions and realms of the token\'s user: a shared report never lends its owner\'s. page and pageSize go with query reports, format and imageFormat with crosstab reports. asOf "saved" runs it on the index snapshot current when that version was saved, while Quarry keeps it (QUARRY_SNAPSHOT_KEEP_MB). A report may declare parameters (saveReport.parameters, REPORTS.UPDATE parameters; REPORTS.METADATA lists them): each value given here, or the parameter\'s default, is ANDed with the saved query as a literal typed by its field, never read as query syntax: text matches the whole value exactly (case and blanks kept), numbers and booleans equal values, a date its whole period ("2024-03" is March), a range from ≤ value ≤ to. An embed token may fix some parameters (TOKENS.EMBED parameters); its calls set only the others.',
     params: P.reportsExecuteParams,
     result: R.reportsExecuteResult,
     errors: [
       ...common,
       {
         code: 400,
-        when: 'page or pageSize on a crosstab report, format or imageFormat on a query report, imageFormat on a table.',
+        when: 'page or pageSize on a crosstab report, format or imageFormat on a query report, imageFormat on a table; a parameter the report does not declare, a value of the wrong type for its field, a required parameter not given (the detail names it).',
+      },
+      {
+        code: 403,
+        when: 'An embed token sets a parameter it fixes.',
       },
       { code: 404, when: 'No such report, or one the caller may not see (the two are not told apart).' },
       {
@@ -222,7 +226,7 @@ export const METHODS = {
     cached: false,
     summary: 'Deliver a report on a cron schedule, by signed webhook or e-mail.',
     description:
-      'Each run executes the report with the schedule owner’s permissions at that time (a token revoked, an owner removed, a report deleted or no longer readable stop the schedule, with the reason listed). Webhooks are POSTed JSON {scheduleId, guid, version, runAt, contentType, data} with Quarry-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>"> and an Idempotency-Key stable per run; 5 tries with exponential backoff. Destinations must match QUARRY_WEBHOOK_ALLOW (a pattern without a port admits ports 80 and 443 only); redirects are not followed; loopback, link-local and private addresses (IPv4-compatible ::/96, site-local fec0::/10 and 100::/64 included) only when a pattern names them. A try must have the receiver\'s headers within 10 s and end within 30 s; e-mail goes through QUARRY_SMTP_URL with the output attached, each SMTP step within 10 s and the message within 30 s. runNow counts against QUARRY_SCHEDULE_MIN_INTERVAL_S per user and report; each owner has QUARRY_DELIVERIES_PER_DAY deliveries and QUARRY_RECIPIENTS_PER_DAY e-mail recipients per UTC day, and a run past either is not sent and is listed as failed. Every try is in the audit trail as (delivery).',
+      'Each run executes the report with the schedule owner’s permissions at that time (a token revoked, an owner removed, a report deleted or no longer readable stop the schedule, with the reason listed). Webhooks are POSTed JSON {scheduleId, guid, version, runAt, contentType, data} with Quarry-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>"> and an Idempotency-Key stable per run; 5 tries with exponential backoff. Destinations must match QUARRY_WEBHOOK_ALLOW (a pattern without a port admits ports 80 and 443 only); redirects are not followed; loopback, link-local and private addresses (IPv4-compatible ::/96, site-local fec0::/10 and 100::/64 included) only when a pattern names them. A try must have the receiver\'s headers within 10 s and end within 30 s; e-mail goes through QUARRY_SMTP_URL with the output attached, each SMTP step within 10 s and the message within 30 s. runNow counts against QUARRY_SCHEDULE_MIN_INTERVAL_S per user and report; each owner has QUARRY_DELIVERIES_PER_DAY deliveries and QUARRY_RECIPIENTS_PER_DAY e-mail recipients per UTC day, and a run past either is not sent and is listed as failed. Every try is in the audit trail as (delivery). A report with parameters runs with their defaults; one that requires a parameter cannot be scheduled.',
     params: P.reportsScheduleParams,
     result: R.reportsScheduleResult,
     errors: [

@@ -142,7 +142,12 @@ describe('method params', () => {
           index: 'movies',
           query: '*',
           sort: [{ field: 'a', direction: 'asc' }],
-          saveReport: { name: 'r', description: 'd', folder: 'f' },
+          saveReport: {
+            name: 'r',
+            description: 'd',
+            folder: 'f',
+            parameters: [{ name: 'p', field: 'f', kind: 'values', default: ['v'] }],
+          },
         },
       ],
       'INDEXES.FIND': [indexesFindParams, { searchText: 's', cursor: 'c' }],
@@ -165,7 +170,12 @@ describe('method params', () => {
             },
           ],
           chartType: 'Pie2D',
-          saveReport: { name: 'r', description: 'd', folder: 'f' },
+          saveReport: {
+            name: 'r',
+            description: 'd',
+            folder: 'f',
+            parameters: [{ name: 'p', field: 'f', kind: 'values', default: ['v'] }],
+          },
         },
       ],
       'REPORTS.FIND': [reportsFindParams, { search: 's', types: ['query'], cursor: 'c' }],
@@ -231,6 +241,12 @@ describe('method params', () => {
       })),
     );
 
+    const PARAMETER_STRINGS = [
+      'saveReport.parameters[0].name',
+      'saveReport.parameters[0].field',
+      'saveReport.parameters[0].default[0]',
+    ];
+
     it('finds every string parameter (the walk itself works)', () => {
       expect(cases.map((c) => `${c.method} ${c.name}`)).toEqual([
         ...[
@@ -241,6 +257,7 @@ describe('method params', () => {
           'saveReport.name',
           'saveReport.description',
           'saveReport.folder',
+          ...PARAMETER_STRINGS,
         ].map((n) => `QUERIES.EXECUTE ${n}`),
         'INDEXES.FIND searchText',
         'INDEXES.FIND cursor',
@@ -264,7 +281,7 @@ describe('method params', () => {
           'chartType',
           'imageFormat',
         ]
-          .concat(['saveReport.name', 'saveReport.description', 'saveReport.folder'])
+          .concat(['saveReport.name', 'saveReport.description', 'saveReport.folder', ...PARAMETER_STRINGS])
           .map((n) => `CROSSTAB.EXECUTE ${n}`),
         'REPORTS.FIND search',
         'REPORTS.FIND types[0]',

@@ -26,6 +26,14 @@ import type { tokensEmbedParams, tokensRevokeEmbedParams, tokensWhoamiParams } f
 
 export { CROSS, PARAM } from './params/param-builders';
 export { saveReportParam } from './params/shared-params';
+export {
+  parameterDeclaration,
+  parameterDeclarations,
+  parameterSettings,
+  type ParameterDeclaration,
+  type ParameterSetting,
+  type ParameterSettings,
+} from './params/report-parameter-params';
 export { indexesFindParams, queriesExecuteParams } from './params/query-params';
 export { resolveChartTotals, totalDisplayName } from './params/crosstab-parts';
 export { crosstabExecuteParams } from './params/crosstab-params';

@@ -1,6 +1,6 @@
 import { totalLookParams } from './params/total-look';
 import { z } from 'zod';
-import { AGGREGATIONS, REPORT_TYPES, SCHEDULE_FORMATS, SHOW_AS } from './limits';
+import { AGGREGATIONS, ALERT_ON, FILTER_OPS, PARAMETER_KINDS, REPORT_TYPES, SCHEDULE_FORMATS, SHOW_AS } from './limits';
 
 /*
  * What each method returns in `result.data` (docs/api.md shows them per method). The gateway builds these from the
@@ -218,6 +218,26 @@ export const reportVersionInfo = z.object({
     .meta({ description: 'The index version current when it was saved (what asOf "saved" runs on); 0: not known.' }),
 });
 
+/** A declared parameter as saved, with its field's type (what a form asks for). */
+export const reportParameter = z.object({
+  name: z.string(),
+  field: z.string(),
+  fieldType: z.string().meta({
+    description: "The field's type when the parameter was declared: string, number, integer, boolean or date.",
+  }),
+  kind: z.enum(PARAMETER_KINDS),
+  default: z
+    .union([
+      z.array(z.union([z.string(), z.number(), z.boolean()])),
+      z.object({
+        from: z.union([z.string(), z.number()]).optional(),
+        to: z.union([z.string(), z.number()]).optional(),
+      }),
+    ])
+    .optional(),
+  required: z.boolean(),
+});
+
 export const reportsMetadataResult = reportSummary
   .extend({
     method: z.enum(['QUERIES.EXECUTE', 'CROSSTAB.EXECUTE']),
@@ -227,6 +247,9 @@ export const reportsMetadataResult = reportSummary
     version: z.number().int().meta({ description: 'The version returned (the latest unless one was asked for).' }),
     versions: z.array(reportVersionInfo).meta({ description: 'Every version of the report, oldest first.' }),
     indexVersion: reportVersionInfo.shape.indexVersion,
+    parameters: z.array(reportParameter).meta({
+      description: 'The parameters this version declares (REPORTS.EXECUTE `parameters`); [] when none.',
+    }),
   })
   .meta({ title: 'ReportsMetadataResult' });
 
@@ -240,7 +263,7 @@ export const reportsScheduleResult = z
   })
   .meta({ title: 'ReportsScheduleResult' });
 
-export const DELIVERY_OUTCOMES = ['delivered', 'retrying', 'failed', 'stopped'] as const;
+export const DELIVERY_OUTCOMES = ['delivered', 'retrying', 'failed', 'stopped', 'skipped'] as const;
 
 const delivery = z.object({
   runAt: z.string().meta({ description: 'The scheduled time of the run this attempt belongs to.' }),
@@ -248,7 +271,7 @@ const delivery = z.object({
   at: z.string().meta({ description: 'When the attempt ended.' }),
   outcome: z.enum(DELIVERY_OUTCOMES).meta({
     description:
-      'delivered; retrying (this try failed, another follows with backoff); failed (the last try failed); stopped (the schedule was stopped, see stoppedReason).',
+      'delivered; retrying (this try failed, another follows with backoff); failed (the last try failed); stopped (the schedule was stopped, see stoppedReason); skipped (an alert whose condition did not hold, or whose matches had not changed: nothing was sent).',
   }),
   httpStatus: z
     .number()
@@ -276,6 +299,16 @@ export const scheduleSummary = z.object({
   createdAt: z.string(),
   nextRunAt: z.string().nullable(),
   deliveries: z.array(delivery).meta({ description: 'The last delivery attempts, newest first (each try recorded).' }),
+  when: z
+    .object({
+      total: z.union([z.number().int(), z.string()]),
+      op: z.enum(FILTER_OPS),
+      value: z.number(),
+      on: z.enum(ALERT_ON),
+      onlyOnChange: z.boolean(),
+    })
+    .nullable()
+    .meta({ description: 'The alert condition (REPORTS.SCHEDULE when); null for a plain schedule.' }),
 });
 
 export const reportsSchedulesResult = z
@@ -370,6 +403,7 @@ export type CrosstabExecuteResult = z.output<typeof crosstabExecuteResult>;
 export type CrosstabJsonTable = z.output<typeof crosstabJsonTable>;
 export type ReportsFindResult = z.output<typeof reportsFindResult>;
 export type ReportsMetadataResult = z.output<typeof reportsMetadataResult>;
+export type ReportParameter = z.output<typeof reportParameter>;
 export type ReportsScheduleResult = z.output<typeof reportsScheduleResult>;
 export type ReportsSchedulesResult = z.output<typeof reportsSchedulesResult>;
 export type ReportsUnscheduleResult = z.output<typeof reportsUnscheduleResult>;

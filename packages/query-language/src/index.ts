@@ -10,3 +10,4 @@ export {
 } from './parse-query';
 export { parseDateValue, MIN_DATE_MS, MAX_DATE_MS, type DateValue, type DatePrecision } from './date-values';
 export { mayRead, isRestricted, indexNotFound, restrictedQuery, type Reader } from './access';
+export { escapeQueryText, fieldPrefix } from './query-literals';

@@ -15,6 +15,7 @@ import {
   string,
 } from './param-builders';
 import { saveReportParam } from './shared-params';
+import { parameterDeclarations, parameterSettings } from './report-parameter-params';
 
 export const reportsFindParams = z
   .strictObject({
@@ -72,6 +73,10 @@ export const reportsExecuteParams = z
       description:
         'latest: the index as it is now; saved: the index snapshot that was current when this report version was saved (while it is kept).',
     }),
+    parameters: parameterSettings.optional().meta({
+      description:
+        'Values of the parameters the report declares (REPORTS.METADATA lists them), by name: an array of values for a "values" parameter, {from, to} for a "range" one. Each is ANDed with the saved query; a parameter not given takes its default.',
+    }),
   })
   .superRefine((p, ctx) => {
     if (p.format !== undefined && p.imageFormat !== undefined)
@@ -98,6 +103,10 @@ export const reportsUpdateParams = z
         description:
           "New executable params for the report's method (as REPORTS.METADATA shows them, on the same index), checked and run as when a report is saved: they make a new version. Name, description, folder and sharing changes make none.",
       }),
+    parameters: parameterDeclarations.optional().meta({
+      description:
+        "The report's parameters, replacing the declared ones ([] removes them all): a new version, like params.",
+    }),
   })
   .superRefine((p, ctx) => {
     if (
@@ -105,13 +114,14 @@ export const reportsUpdateParams = z
       p.description === undefined &&
       p.folder === undefined &&
       p.shared === undefined &&
-      p.params === undefined
+      p.params === undefined &&
+      p.parameters === undefined
     )
       ctx.addIssue({
         code: 'custom',
         params: CROSS,
         path: [],
-        message: 'give at least one of name, description, folder, shared or params to change',
+        message: 'give at least one of name, description, folder, shared, params or parameters to change',
       });
   })
   .meta({ title: 'ReportsUpdateParams' });

@@ -67,6 +67,42 @@ const emailDelivery = z.strictObject(
   { error: `${PARAM} must be an object with to` },
 );
 
+/** An alert: a run delivers only when a total passes `op value` on some row, or on the grand total. */
+export const alertCondition = z
+  .strictObject(
+    {
+      total: z
+        .union([
+          z
+            .number({ error: `${PARAM} must be an index into the report's totals or a total's name` })
+            .int({ error: `${PARAM} must be an index into the report's totals or a total's name` })
+            .min(0, { error: `${PARAM} must be an index into the report's totals or a total's name` })
+            .max(L.MAX_TOTALS - 1, { error: `${PARAM} must be an index into the report's totals or a total's name` }),
+          requiredString(L.TOTAL_NAME_MAX),
+        ])
+        .meta({
+          description:
+            "The total tested: an index into the report's totals, or its name as the header shows it (any case).",
+        }),
+      op: oneOf(L.FILTER_OPS),
+      value: z
+        .number({ error: `${PARAM} must be a number` })
+        .refine(Number.isFinite, { error: `${PARAM} must be a finite number` }),
+      on: oneOf(L.ALERT_ON).meta({
+        description: "anyRow: some row's total (across the columns) passes; grandTotal: the grand total passes.",
+      }),
+      onlyOnChange: optionalBoolean().meta({
+        description:
+          'true: deliver only when the matching rows (their keys and values), or the grand total, differ from the last delivery of this schedule; absent: false.',
+      }),
+    },
+    { error: `${PARAM} must be an object with total, op, value and on` },
+  )
+  .meta({
+    description:
+      'An alert on a crosstab report: a run delivers only when the condition holds, and the delivery carries the matching rows with their drill queries (alert in the webhook body, listed in the e-mail). A run that does not deliver is listed as skipped.',
+  });
+
 export const reportsScheduleParams = z
   .strictObject({
     guid: requiredString(L.KEYWORD_MAX).meta({ description: 'The report to deliver (yours, or shared with you).' }),
@@ -96,6 +132,7 @@ export const reportsScheduleParams = z
         maxProperties: 1,
       }),
     runNow: optionalBoolean().meta({ description: 'Also deliver once at once.', default: false }),
+    when: alertCondition.optional(),
   })
   .superRefine((p, ctx) => {
     if (p.timeZone !== undefined && p.timeZone.length <= L.TIME_ZONE_MAX && !isTimeZone(p.timeZone)) {

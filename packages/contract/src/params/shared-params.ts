@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import * as L from '../limits';
 import { optionalBoolean, optionalString, PARAM } from './param-builders';
+import { parameterDeclarations } from './report-parameter-params';
 
 /** Parameters more than one method takes. */
 
@@ -16,6 +17,7 @@ export const saveReportParam = z
       description: optionalString(L.REPORT_DESCRIPTION_MAX),
       folder: optionalString(L.REPORT_FOLDER_MAX),
       shared: optionalBoolean().meta({ description: 'Visible to every user who may read the index.', default: false }),
+      parameters: parameterDeclarations.optional(),
     },
     { error: `${PARAM} must be an object` },
   )

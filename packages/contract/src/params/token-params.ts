@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import * as L from '../limits';
 import { CROSS, optionalString, PARAM, requiredString, string } from './param-builders';
+import { parameterSettings } from './report-parameter-params';
 
 export const tokensEmbedParams = z
   .strictObject({
@@ -25,10 +26,27 @@ export const tokensEmbedParams = z
         error: `${PARAM} must be an integer between 1 and ${L.EMBED_TTL_MAX_SECONDS}`,
       })
       .meta({ description: 'How long the token is valid, in seconds (at most a day).' }),
+    parameters: parameterSettings.optional().meta({
+      description: `With guid: report parameters the token fixes (as REPORTS.EXECUTE takes them); its calls may set only the others (a fixed one sent is a 403). At most ${L.EMBED_PARAMETERS_JSON_MAX} characters as JSON: the token carries them.`,
+    }),
   })
   .superRefine((p, ctx) => {
     if ((p.guid === undefined) === (p.index === undefined))
       ctx.addIssue({ code: 'custom', params: CROSS, path: [], message: 'give exactly one of guid and index' });
+    if (p.parameters !== undefined && p.guid === undefined)
+      ctx.addIssue({
+        code: 'custom',
+        params: CROSS,
+        path: ['parameters'],
+        message: `${PARAM} goes with guid (a report's parameters)`,
+      });
+    if (p.parameters !== undefined && JSON.stringify(p.parameters).length > L.EMBED_PARAMETERS_JSON_MAX)
+      ctx.addIssue({
+        code: 'custom',
+        params: CROSS,
+        path: ['parameters'],
+        message: `${PARAM} must be at most ${L.EMBED_PARAMETERS_JSON_MAX} characters as JSON (the token carries them)`,
+      });
   })
   .meta({ title: 'TokensEmbedParams' });
 

@@ -44,6 +44,7 @@ import type {
   ServiceClients,
 } from '../ports/service-clients.port';
 import { RawJson } from '../ports/raw-json';
+import { splitSavedParams } from '../domain/report-parameters';
 
 type Defs = ReturnType<typeof loadQuarryProto>['quarry']['v1'];
 
@@ -69,10 +70,13 @@ function toReportSummary(r: pb.ReportSummary__Output | null): ReportsFindResult[
 }
 
 function toMetadata(res: pb.ReportMetadata__Output): ReportsMetadataResult {
+  // A version keeps its parameters beside the executable params; the method is called with the latter only.
+  const { params, parameters } = splitSavedParams(JSON.parse(res.paramsJson) as Record<string, unknown>);
   return {
     ...toReportSummary(res.report),
     method: res.method as ReportsMetadataResult['method'],
-    params: JSON.parse(res.paramsJson) as Record<string, unknown>,
+    params,
+    parameters,
     version: res.version,
     versions: res.versions.map((v) => ({ version: v.version, savedAt: v.savedAt, indexVersion: v.indexVersion })),
     indexVersion: res.indexVersion,

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { errors, jwtVerify, SignJWT } from 'jose';
 import { DATA_DIR_KEYS, requireDataDirKey } from '@quarry/config';
 import { AppError } from '@quarry/errors';
+import type { ParameterSettings } from '@quarry/contract';
 import type { EmbedClaims, EmbedSigner } from '../ports/embed-signer.port';
 
 const ALG = 'HS256';
@@ -13,6 +14,8 @@ interface QuarryClaims {
   idx?: unknown;
   rep?: unknown;
   realm?: unknown;
+  /** The fixed report parameters as JSON text. */
+  par?: unknown;
 }
 
 /**
@@ -40,6 +43,7 @@ export class JoseEmbedSigner implements EmbedSigner {
       idx: claims.index,
       ...(claims.guid === undefined ? {} : { rep: claims.guid }),
       ...(claims.realm === undefined ? {} : { realm: claims.realm }),
+      ...(claims.parameters === undefined ? {} : { par: JSON.stringify(claims.parameters) }),
     })
       .setProtectedHeader({ alg: ALG, typ: 'JWT' })
       .setIssuer(ISSUER)
@@ -72,6 +76,7 @@ export class JoseEmbedSigner implements EmbedSigner {
       throw new AppError('UNAUTHENTICATED', 'Token not found or invalid');
     const guid = str(payload.rep);
     const realm = str(payload.realm);
+    const parameters = fixedParameters(payload.par);
     return {
       id: payload.jti,
       issuerTokenId: tid,
@@ -79,9 +84,22 @@ export class JoseEmbedSigner implements EmbedSigner {
       index: idx,
       ...(guid === undefined ? {} : { guid }),
       ...(realm === undefined ? {} : { realm }),
+      ...(parameters === undefined ? {} : { parameters }),
       expiresAt: payload.exp,
     };
   }
+}
+
+/** The signed `par` claim read back; this gateway wrote it, so anything but an object is a forged or broken token. */
+function fixedParameters(par: unknown): ParameterSettings | undefined {
+  if (par === undefined) return undefined;
+  try {
+    const value: unknown = typeof par === 'string' ? JSON.parse(par) : undefined;
+    if (value !== null && typeof value === 'object' && !Array.isArray(value)) return value as ParameterSettings;
+  } catch {
+    // Falls through to the refusal.
+  }
+  throw new AppError('UNAUTHENTICATED', 'Token not found or invalid');
 }
 
 /**

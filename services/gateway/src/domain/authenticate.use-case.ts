@@ -184,7 +184,12 @@ export class AuthenticateUseCase {
         scopes,
         tokenId: credential.token.id,
         tokenHash: credential.token.hash,
-        embed: { id: claims.id, index: claims.index, ...(claims.guid === undefined ? {} : { guid: claims.guid }) },
+        embed: {
+          id: claims.id,
+          index: claims.index,
+          ...(claims.guid === undefined ? {} : { guid: claims.guid }),
+          ...(claims.parameters === undefined ? {} : { parameters: claims.parameters }),
+        },
         narrowing: claims.realm === undefined ? [] : [{ index: claims.index, query: claims.realm }],
       },
     };

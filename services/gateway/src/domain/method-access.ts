@@ -25,6 +25,13 @@ export function checkEmbedGrant(p: Principal, method: MethodName, params: Record
     throw AppError.forbidden('An embed token for a report may only run that report (REPORTS.EXECUTE)');
   if (params.guid !== grant.guid)
     throw AppError.forbidden('This embed token may only run the report it was issued for');
+  // A fixed parameter is part of what the token grants, as its report is: changing it is not allowed.
+  const sent = params.parameters;
+  if (grant.parameters && sent !== null && typeof sent === 'object') {
+    const fixed = Object.keys(sent).filter((name) => Object.hasOwn(grant.parameters!, name));
+    if (fixed.length)
+      throw AppError.forbidden(`parameters.${fixed[0]} is fixed by this embed token; it may set only the others`);
+  }
 }
 
 function requireScope(p: Principal, scope: Scope): void {

@@ -1,5 +1,5 @@
 import type { Scope, User } from '@quarry/metadata-store';
-import type { Caller } from '@quarry/contract';
+import type { Caller, ParameterSettings } from '@quarry/contract';
 
 /** What an embed token limits its bearer to (TOKENS.EMBED). */
 export interface EmbedGrant {
@@ -9,6 +9,8 @@ export interface EmbedGrant {
   index: string;
   /** Set for a report embed: the only report it may run. */
   guid?: string;
+  /** Report parameters the token fixes: its calls may not set them. */
+  parameters?: ParameterSettings;
 }
 
 /**

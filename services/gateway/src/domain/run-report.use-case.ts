@@ -2,6 +2,7 @@ import { AppError } from '@quarry/errors';
 import type { CacheStatus, CompleteReportsExecute, ReportsMetadataResult } from '@quarry/contract';
 import type { Caller, RequestTrace, ServiceClients } from '../ports/service-clients.port';
 import { readParams } from './method-params';
+import { applyParameters } from './report-parameters';
 import type { RunCrosstabUseCase } from './run-crosstab.use-case';
 import type { RunSearchUseCase } from './run-search.use-case';
 
@@ -38,6 +39,13 @@ export class RunReportUseCase {
     );
     const asOfVersion = input.asOf === 'saved' ? this.savedOn(metadata) : undefined;
     const params = { ...metadata.params };
+    // Values (given, else defaults) become literals ANDed with the saved query; no parameters, no change.
+    const query = applyParameters(
+      typeof params.query === 'string' ? params.query : undefined,
+      metadata.parameters,
+      input.parameters,
+    );
+    if (query !== undefined) params.query = query;
     if (metadata.method === 'QUERIES.EXECUTE') {
       if (input.format !== undefined || input.imageFormat !== undefined)
         throw AppError.invalid(

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { AppError } from '@quarry/errors';
-import type { ReportsMetadataResult, ScheduleFormat } from '@quarry/contract';
+import type { AlertCondition, AlertOutcome, ReportsMetadataResult, ScheduleFormat } from '@quarry/contract';
 import { RawJson } from '../ports/raw-json';
 import type {
   ScheduledDeliveryAudit,
@@ -13,15 +13,24 @@ import type { AuthenticateUseCase } from './authenticate.use-case';
 import type { DispatchMethodUseCase } from './dispatch-method.use-case';
 import { SEARCH_DELIVERY_FORMATS, type DeliveryOutputs } from './delivery-outputs';
 import { callerOf, type Principal } from './principal';
+import { applyParameters } from './report-parameters';
+import { alertTotal, evaluateAlert } from './schedule-alert';
 
 /**
- * REPORTS.EXECUTE's params that run the saved report in `format`, or a 400 naming format when the report
- * has no such output: a search report is its records (csv, xlsx, parquet, jsonl, json), png and svg need a
- * report saved as a chart, and a chart report's table is what its chart is drawn from. A search runs for
- * one record here: its checks and fields; the delivery's records are the export writer's.
+ * REPORTS.EXECUTE's params that run the saved report in `format` (its parameters at their defaults), or a
+ * 400 naming format when the report has no such output, or guid when it requires a parameter: a search
+ * report is its records (csv, xlsx, parquet, jsonl, json), png and svg need a report saved as a chart, and
+ * a chart report's table is what its chart is drawn from. A search runs for one record here: its checks
+ * and fields; the delivery's records are the export writer's.
  */
 export function executeParams(report: ReportsMetadataResult, format: ScheduleFormat): Record<string, unknown> {
   const guid = report.guid;
+  // A delivery runs with the parameters' defaults: one that must be given has none to run with.
+  const required = report.parameters.find((p) => p.required);
+  if (required)
+    throw AppError.invalid(
+      `guid: the report requires the parameter ${JSON.stringify(required.name)}, and a schedule runs with the parameters' defaults`,
+    );
   if (report.method === 'QUERIES.EXECUTE') {
     if (!(SEARCH_DELIVERY_FORMATS as readonly string[]).includes(format))
       throw AppError.invalid(
@@ -97,16 +106,53 @@ export class RunScheduledReportUseCase implements ScheduledReportRunner {
     return data as ReportsMetadataResult;
   }
 
-  async check(owner: ScheduleOwner, guid: string, format: ScheduleFormat): Promise<void> {
+  async check(owner: ScheduleOwner, guid: string, format: ScheduleFormat, when?: AlertCondition): Promise<void> {
     const p = await this.principal(owner);
-    executeParams(await this.metadata(p, guid, `schedule-${randomUUID()}`), format);
+    const report = await this.metadata(p, guid, `schedule-${randomUUID()}`);
+    if (when) alertTotal(report, when);
+    executeParams(report, format);
+  }
+
+  /** The alert tested on the report's JSON table, run as the delivery runs it. */
+  private async alert(
+    p: Principal,
+    report: ReportsMetadataResult,
+    when: AlertCondition,
+    requestId: string,
+  ): Promise<{ outcome: AlertOutcome; version: number }> {
+    alertTotal(report, when);
+    const { data } = await this.dispatch.call(
+      p,
+      'REPORTS.EXECUTE',
+      { ...executeParams(report, 'json') },
+      { requestId },
+    );
+    const ran = plain(data) as { data: unknown; report: { version: number } };
+    const table = typeof ran.data === 'string' ? (JSON.parse(ran.data) as unknown) : ran.data;
+    return {
+      outcome: evaluateAlert(report, when, table as Parameters<typeof evaluateAlert>[2]),
+      version: ran.report.version,
+    };
   }
 
   /** Through REPORTS.EXECUTE as the owner's token would call it: the same scopes, realms and rules. */
-  async run(owner: ScheduleOwner, guid: string, format: ScheduleFormat): Promise<ScheduledOutput> {
+  async run(
+    owner: ScheduleOwner,
+    guid: string,
+    format: ScheduleFormat,
+    when?: AlertCondition,
+  ): Promise<ScheduledOutput> {
     const requestId = `delivery-${randomUUID()}`;
     const p = await this.principal(owner);
     const report = await this.metadata(p, guid, requestId);
+    let alert: AlertOutcome | undefined;
+    if (when) {
+      const tested = await this.alert(p, report, when, requestId);
+      alert = tested.outcome;
+      // Nothing is delivered: the asked format need not be produced.
+      if (!alert.holds)
+        return { name: report.name, version: tested.version, contentType: '', data: null, rows: null, alert };
+    }
     const { data, returned } = await this.dispatch.call(p, 'REPORTS.EXECUTE', executeParams(report, format), {
       requestId,
     });
@@ -118,14 +164,20 @@ export class RunScheduledReportUseCase implements ScheduledReportRunner {
       report: { version: number };
       indexVersion: number;
     };
-    const base = { name: report.name, version: ran.version, rows: returned ?? null };
+    const base = { name: report.name, version: ran.version, rows: returned ?? null, ...(alert ? { alert } : {}) };
     if (report.method === 'QUERIES.EXECUTE') {
       if (!this.outputs)
         throw AppError.unavailable('Search deliveries need the exports folder, which this gateway lacks');
       const fields = (out.fields as Array<{ name: string }>).map((f) => f.name);
+      // The records the report's query (with its parameters' defaults) selects, as REPORTS.EXECUTE runs it.
+      const query = applyParameters(
+        typeof report.params.query === 'string' ? report.params.query : undefined,
+        report.parameters,
+        undefined,
+      );
       const { rows, ...delivered } = await this.outputs.search(
         callerOf(p),
-        report.params,
+        query !== undefined ? { ...report.params, query } : report.params,
         fields,
         { name: report.name, index: report.index },
         format,

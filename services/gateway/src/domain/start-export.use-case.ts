@@ -1,3 +1,4 @@
+import { applyParameters } from './report-parameters';
 import { randomBytes } from 'node:crypto';
 import type { CrosstabJsonTable, ExportFormat, ExportMethod } from '@quarry/contract';
 import { AppError } from '@quarry/errors';
@@ -196,6 +197,13 @@ export class StartExportUseCase {
       asOfVersion = metadata.indexVersion;
     }
     const saved = { ...metadata.params };
+    // The report's parameters (given, else defaults) apply as they do to REPORTS.EXECUTE.
+    const query = applyParameters(
+      typeof saved.query === 'string' ? saved.query : undefined,
+      metadata.parameters,
+      complete.parameters,
+    );
+    if (query !== undefined) saved.query = query;
     if (metadata.method === 'QUERIES.EXECUTE') {
       const { complete: q } = readParams('QUERIES.EXECUTE', saved);
       return this.planSearch(caller, { search: q, asOfVersion }, input.format, trace);

@@ -2,6 +2,8 @@ import { AppError, quoteInput } from '@quarry/errors';
 import type { ReportsUpdateResult } from '@quarry/contract';
 import type { Caller, RequestTrace, ServiceClients } from '../ports/service-clients.port';
 import type { Execution } from './execution';
+import { indexFields } from './index-fields';
+import { declareParameters, PARAMETERS_KEY } from './report-parameters';
 import { readParams, type SentParams } from './method-params';
 import type { RunCrosstabUseCase } from './run-crosstab.use-case';
 import type { RunSearchUseCase } from './run-search.use-case';
@@ -23,15 +25,21 @@ export class UpdateReportUseCase {
 
   async update(caller: Caller, p: SentParams<'REPORTS.UPDATE'>, trace: RequestTrace): Promise<ReportsUpdateResult> {
     let params: { json: string; index: string; indexVersion: number } | undefined;
-    if (p.params !== undefined) {
+    // New parameters make a new version as new params do: the current params run again to check them.
+    if (p.params !== undefined || p.parameters !== undefined) {
       if (!caller.scopes.includes('query:execute'))
         throw AppError.forbidden('Token lacks the required scope "query:execute" (params are run to check them)');
       const current = await this.services.reportMetadata(caller, { guid: p.guid }, trace);
       // The reports service decides again by owner id; this spares running params for a report not the caller's.
       if (!caller.admin && current.owner !== caller.userName)
         throw AppError.notFound(`Report ${current.guid} not found`);
-      const ran = await this.run(caller, current.method, current.index, p.params, trace);
-      params = { json: JSON.stringify(ran.executable), index: ran.index, indexVersion: ran.indexVersion };
+      const ran = await this.run(caller, current.method, current.index, p.params ?? current.params, trace);
+      const parameters =
+        p.parameters === undefined
+          ? current.parameters
+          : declareParameters(p.parameters, await indexFields(this.services, caller, ran.index, trace), 'parameters');
+      const saved = parameters.length ? { ...ran.executable, [PARAMETERS_KEY]: parameters } : ran.executable;
+      params = { json: JSON.stringify(saved), index: ran.index, indexVersion: ran.indexVersion };
     }
     return this.services.updateReport(
       caller,

@@ -1,3 +1,5 @@
+import type { ParameterSettings } from '@quarry/contract';
+
 /** What an embed token says (TOKENS.EMBED): who issued it, and the one thing it may do. */
 export interface EmbedClaims {
   /** The embed token's own id (JWT `jti`). */
@@ -12,6 +14,8 @@ export interface EmbedClaims {
   guid?: string;
   /** ANDed into every call on top of the user's realms. */
   realm?: string;
+  /** Report parameters fixed for every run (a report embed only). */
+  parameters?: ParameterSettings;
   /** Seconds since the epoch. */
   expiresAt: number;
 }

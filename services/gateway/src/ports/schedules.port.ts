@@ -1,4 +1,6 @@
 import type {
+  AlertCondition,
+  AlertOutcome,
   CompleteReportsSchedule,
   ReportsScheduleResult,
   ReportsSchedulesResult,
@@ -31,6 +33,8 @@ export interface ScheduledOutput {
   link?: { url: string; expiresAt: string; bytes: number };
   /** Records or cells returned, as the audit trail counts them. */
   rows: number | null;
+  /** With an alert: what it found; when it does not hold, nothing else was run. */
+  alert?: AlertOutcome;
 }
 
 /** One scheduled delivery's try, as the scheduler reports it for the audit trail. */
@@ -46,8 +50,8 @@ export interface ScheduledDeliveryAudit {
 
 /** What the scheduler needs from the gateway: run this report as this user in this format. */
 export interface ScheduledReportRunner {
-  check(owner: ScheduleOwner, guid: string, format: ScheduleFormat): Promise<void>;
-  run(owner: ScheduleOwner, guid: string, format: ScheduleFormat): Promise<ScheduledOutput>;
+  check(owner: ScheduleOwner, guid: string, format: ScheduleFormat, when?: AlertCondition): Promise<void>;
+  run(owner: ScheduleOwner, guid: string, format: ScheduleFormat, when?: AlertCondition): Promise<ScheduledOutput>;
   audit(record: ScheduledDeliveryAudit): void;
 }
 

@@ -74,6 +74,12 @@ export class RedisScheduleStore implements ScheduleStore {
     await this.redis.set(scheduleKey(id), JSON.stringify({ ...s, status: 'stopped', stoppedReason: reason }), 'XX');
   }
 
+  async rememberAlert(id: string, digest: string): Promise<void> {
+    const s = await this.get(id);
+    if (!s) return;
+    await this.redis.set(scheduleKey(id), JSON.stringify({ ...s, lastAlert: digest }), 'XX');
+  }
+
   async remove(id: string): Promise<boolean> {
     const s = await this.get(id);
     if (!s) return false;

@@ -6,6 +6,7 @@ import type { Mailer } from '../ports/mailer.port';
 import type { DeliveryAuditRecord, ReportOutput, ReportRunner } from '../ports/report-runner.port';
 import type { DailyCaps, ScheduleRecord, ScheduleStore } from '../ports/schedule-store.port';
 import type { WebhookSender } from '../ports/webhook-sender.port';
+import { alertBody, alertText } from './alert-message';
 import { reportFile } from './report-file';
 import { noWebhookKey, signatureHeader, webhookSecret } from './webhook-signature';
 
@@ -125,7 +126,7 @@ export class DeliverReportUseCase {
 
     let ran: ReportOutput;
     try {
-      ran = await runner.run(owner, schedule.guid, schedule.format);
+      ran = await runner.run(owner, schedule.guid, schedule.format, schedule.when);
       output = ran;
     } catch (err) {
       const app = err instanceof AppError ? err : undefined;
@@ -143,6 +144,14 @@ export class DeliverReportUseCase {
         `running the report failed: ${app?.detail ?? (err instanceof Error ? err.message : String(err))}`,
         false,
       );
+    }
+
+    // An alert that does not hold, or holds for the same matches as last delivered, sends nothing and
+    // takes nothing from the daily caps.
+    const quiet = this.quietAlert(schedule, ran);
+    if (quiet) {
+      await record('skipped', null, quiet);
+      return { next: 'done' };
     }
 
     // Counted once per run, on its first try: a retry is the same delivery.
@@ -180,7 +189,7 @@ export class DeliverReportUseCase {
         await this.deps.mailer.send({
           to: schedule.deliver.email.to,
           subject: `${ran.name} (${runAt.toISOString().slice(0, 16).replace('T', ' ')} UTC)`,
-          text: `${body}\n\nSchedule ${schedule.id}.`,
+          text: `${body}\n\n${ran.alert ? alertText(ran.alert) : ''}Schedule ${schedule.id}.`,
           messageId: `<${key.replace(':', '.')}@quarry>`,
           headers: { 'Idempotency-Key': key, 'X-Quarry-Schedule-Id': schedule.id },
           ...(file
@@ -189,6 +198,7 @@ export class DeliverReportUseCase {
         });
         await record('delivered', null, '');
       }
+      if (ran.alert) await store.rememberAlert(schedule.id, ran.alert.digest);
     } catch (err) {
       return failed(
         null,
@@ -197,6 +207,17 @@ export class DeliverReportUseCase {
       );
     }
     return { next: 'done' };
+  }
+
+  /** Why an alert's run sends nothing, or undefined when it delivers. */
+  private quietAlert(schedule: ScheduleRecord, ran: ReportOutput): string | undefined {
+    const alert = ran.alert;
+    if (!alert) return undefined;
+    const condition = `${alert.total} ${alert.op} ${alert.value} on ${alert.on === 'grandTotal' ? 'the grand total' : 'any row'}`;
+    if (!alert.holds) return `not sent: the alert's condition (${condition}) did not hold`;
+    if (schedule.when?.onlyOnChange && schedule.lastAlert === alert.digest)
+      return `not sent: the alert's matches (${condition}) are the same as at the last delivery`;
+    return undefined;
   }
 
   private post(schedule: ScheduleRecord, url: string, output: ReportOutput, runAt: Date, key: string) {
@@ -208,6 +229,7 @@ export class DeliverReportUseCase {
       contentType: output.contentType,
       // Too large to carry: where to download it instead (no bearer token; it expires).
       ...(output.link ? { link: output.link } : { data: output.data }),
+      ...(output.alert ? { alert: alertBody(output.alert) } : {}),
     });
     const t = Math.floor(this.now().getTime() / 1000);
     const webhookKey = this.deps.webhookKey;

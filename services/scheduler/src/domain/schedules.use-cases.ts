@@ -65,7 +65,7 @@ export class SchedulesUseCases {
     } else if (!mailer.configured)
       throw AppError.invalid('deliver.email: e-mail delivery is not configured on this server (QUARRY_SMTP_URL)');
     // The report exists, the owner may read it, and it has this format: checked now, and again each run.
-    await runner.check(owner, guid, p.format);
+    await runner.check(owner, guid, p.format, p.when);
     checkCron(p.cron, p.timeZone, rules.minIntervalSeconds, this.now());
     if ('email' in p.deliver && p.deliver.email.to.length > rules.daily.recipients)
       throw AppError.invalid(
@@ -93,6 +93,7 @@ export class SchedulesUseCases {
       status: 'active',
       stoppedReason: null,
       createdAt: this.now().toISOString(),
+      ...(p.when ? { when: p.when } : {}),
     };
     if (!(await store.insert(record, rules.perUser)))
       throw AppError.invalid(
@@ -132,6 +133,7 @@ export class SchedulesUseCases {
         createdAt: s.createdAt,
         nextRunAt: s.status === 'active' ? await queue.nextRun(s.id) : null,
         deliveries: await store.deliveries(s.id),
+        when: s.when ?? null,
       })),
     );
     return { schedules };

@@ -1,4 +1,4 @@
-import type { ScheduleFormat } from '@quarry/contract';
+import type { AlertCondition, AlertOutcome, ScheduleFormat } from '@quarry/contract';
 
 /** Who a delivery runs as: the schedule's owner, through the token that created it. */
 export interface ScheduleOwner {
@@ -19,6 +19,8 @@ export interface ReportOutput {
   link?: { url: string; expiresAt: string; bytes: number };
   /** Records or cells the run returned, as the audit trail counts them; null when nothing countable. */
   rows: number | null;
+  /** With an alert: what it found (when it does not hold, `data` is not produced and nothing is sent). */
+  alert?: AlertOutcome;
 }
 
 /** One scheduled delivery's try, for the audit trail. */
@@ -30,7 +32,7 @@ export interface DeliveryAuditRecord {
   /** The report version delivered; null when the report did not run. */
   version: number | null;
   rows: number | null;
-  outcome: 'delivered' | 'retrying' | 'failed' | 'stopped' | 'refused';
+  outcome: 'delivered' | 'retrying' | 'failed' | 'stopped' | 'refused' | 'skipped';
   durationMs: number;
 }
 
@@ -41,9 +43,12 @@ export interface DeliveryAuditRecord {
  * report: the schedule stops with that reason. Any other code is a fault worth retrying.
  */
 export interface ReportRunner {
-  /** At schedule time: the report is visible to the owner and can be delivered in `format`. */
-  check(owner: ScheduleOwner, guid: string, format: ScheduleFormat): Promise<void>;
-  run(owner: ScheduleOwner, guid: string, format: ScheduleFormat): Promise<ReportOutput>;
+  /**
+   * At schedule time: the report is visible to the owner and can be delivered in `format`, and an alert
+   * suits it (a crosstab report with that total).
+   */
+  check(owner: ScheduleOwner, guid: string, format: ScheduleFormat, when?: AlertCondition): Promise<void>;
+  run(owner: ScheduleOwner, guid: string, format: ScheduleFormat, when?: AlertCondition): Promise<ReportOutput>;
   /** Records a delivery's try in the deployment's audit trail. */
   audit(record: DeliveryAuditRecord): void;
 }

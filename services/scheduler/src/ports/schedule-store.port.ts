@@ -1,4 +1,4 @@
-import type { DeliveryRecord, ScheduleDelivery, ScheduleFormat } from '@quarry/contract';
+import type { AlertCondition, DeliveryRecord, ScheduleDelivery, ScheduleFormat } from '@quarry/contract';
 
 export type { DeliveryRecord } from '@quarry/contract';
 
@@ -19,6 +19,10 @@ export interface ScheduleRecord {
   status: 'active' | 'stopped';
   stoppedReason: string | null;
   createdAt: string;
+  /** An alert: a run delivers only when it holds. */
+  when?: AlertCondition;
+  /** The digest of the matching set of the last alert delivered (what onlyOnChange compares with). */
+  lastAlert?: string;
 }
 
 /** Per owner and UTC day (QUARRY_DELIVERIES_PER_DAY, QUARRY_RECIPIENTS_PER_DAY). */
@@ -43,6 +47,8 @@ export interface ScheduleStore {
   get(id: string): Promise<ScheduleRecord | null>;
   listByOwner(ownerId: string): Promise<ScheduleRecord[]>;
   stop(id: string, reason: string): Promise<void>;
+  /** Keeps the matching set's digest of an alert just delivered; nothing for a removed schedule. */
+  rememberAlert(id: string, digest: string): Promise<void>;
   remove(id: string): Promise<boolean>;
   recordDelivery(id: string, delivery: DeliveryRecord): Promise<void>;
   /** Newest first. */

@@ -1,6 +1,8 @@
 import type { MethodName } from '@quarry/contract';
 import type { Caller, RequestTrace, ServiceClients } from '../../ports/service-clients.port';
 import type { Execution } from '../execution';
+import { indexFields } from '../index-fields';
+import { declareParameters, PARAMETERS_KEY } from '../report-parameters';
 import type { SentParams } from '../method-params';
 import type { RunCrosstabUseCase } from '../run-crosstab.use-case';
 import type { RunSearchUseCase } from '../run-search.use-case';
@@ -50,6 +52,9 @@ async function answer(
   const returned = returnedOf(ran.data);
   const servedBy = ran.servedBy ? { servedBy: ran.servedBy } : {};
   if (!save) return { data: ran.data, cache: ran.cache, returned, ...servedBy };
+  const parameters = save.parameters?.length
+    ? declareParameters(save.parameters, await indexFields(services, caller, ran.index, trace), 'saveReport.parameters')
+    : undefined;
   const report = await services.saveReport(
     caller,
     {
@@ -60,7 +65,7 @@ async function answer(
       type,
       index: ran.index,
       method,
-      params: ran.executable,
+      params: parameters ? { ...ran.executable, [PARAMETERS_KEY]: parameters } : ran.executable,
       indexVersion: ran.indexVersion,
     },
     trace,

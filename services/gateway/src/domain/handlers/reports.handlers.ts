@@ -33,8 +33,11 @@ export function reportsHandlers(deps: ReportsHandlerDeps): Pick<MethodHandlers, 
       }),
     },
     'REPORTS.EXECUTE': {
-      handle: async ({ caller, complete, trace }) => {
-        const ran = await deps.runReport.run(caller, complete, trace);
+      handle: async ({ principal, caller, complete, trace }) => {
+        // An embed token's fixed parameters join the ones its call set (the grant check refused any overlap).
+        const fixed = principal.embed?.parameters;
+        const input = fixed ? { ...complete, parameters: { ...complete.parameters, ...fixed } } : complete;
+        const ran = await deps.runReport.run(caller, input, trace);
         return { data: ran.data, cache: ran.cache, returned: returnedOf(ran.data) };
       },
     },

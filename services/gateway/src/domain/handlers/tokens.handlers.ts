@@ -6,6 +6,7 @@ import type { RequestTrace, ServiceClients } from '../../ports/service-clients.p
 import { narrowToIndex } from '../authenticate.use-case';
 import type { EmbedTokenRegistry } from '../embed-token-registry';
 import type { SentParams } from '../method-params';
+import { checkSettings } from '../report-parameters';
 import { callerOf, type Principal } from '../principal';
 import type { MethodHandlers } from './method-handler';
 
@@ -51,6 +52,8 @@ async function issueEmbedToken(
   if (p.guid !== undefined) {
     const report = await deps.services.reportMetadata(callerOf(principal), { guid: p.guid }, trace);
     index = report.index;
+    // Values checked now as a run would check them: a token fixing a wrong one would fail every call.
+    checkSettings(report.parameters, p.parameters);
     // Visible to the narrowed permissions the embed token will have, or the token would be useless.
     await deps.services.reportMetadata(
       callerOf({ ...principal, user: narrowToIndex(principal.user, index) }),
@@ -80,6 +83,7 @@ async function issueEmbedToken(
       index,
       ...(p.guid === undefined ? {} : { guid: p.guid }),
       ...(p.realm === undefined ? {} : { realm: p.realm }),
+      ...(p.parameters === undefined ? {} : { parameters: p.parameters }),
     },
     p.ttlSeconds,
   );
