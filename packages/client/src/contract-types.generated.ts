@@ -246,6 +246,13 @@ export interface CrosstabExecuteParams {
         from: string;
         to: string;
       };
+      /**
+       * Compare with the previous period or the same period a year before: the same measure computed over the records of that period (never a neighbouring cell), shown as that value, the difference (current − previous) or the percentage difference ((current − previous) / |previous| × 100; empty when previous is 0 or empty). Needs a calendar dateGroup (year, quarter, month, week, day, hour) of one date field among rows or columns; the period is that field's finest one (a week a year before is 52 weeks before, same weekday). When the data's last period is partial, the compared period is cut to the same elapsed span and that row or column says partial. Applies before showAs.
+       */
+      compare?: {
+        to: "previousPeriod" | "previousYear";
+        as?: "value" | "difference" | "percentDifference";
+      };
     },
     ...{
       /**
@@ -310,6 +317,13 @@ export interface CrosstabExecuteParams {
       colorScale?: {
         from: string;
         to: string;
+      };
+      /**
+       * Compare with the previous period or the same period a year before: the same measure computed over the records of that period (never a neighbouring cell), shown as that value, the difference (current − previous) or the percentage difference ((current − previous) / |previous| × 100; empty when previous is 0 or empty). Needs a calendar dateGroup (year, quarter, month, week, day, hour) of one date field among rows or columns; the period is that field's finest one (a week a year before is 52 weeks before, same weekday). When the data's last period is partial, the compared period is cut to the same elapsed span and that row or column says partial. Applies before showAs.
+       */
+      compare?: {
+        to: "previousPeriod" | "previousYear";
+        as?: "value" | "difference" | "percentDifference";
       };
     }[]
   ];
@@ -479,6 +493,14 @@ export type CrosstabExecuteResult =
             from: string;
             to: string;
           };
+          /**
+           * The comparison this measure shows (its period: the finest calendar group).
+           */
+          compare?: {
+            to: "previousPeriod" | "previousYear";
+            as: "value" | "difference" | "percentDifference";
+            period: "hour" | "day" | "week" | "month" | "quarter" | "year";
+          };
         }[];
         columns: (string | number | boolean | null)[][];
         /**
@@ -497,6 +519,10 @@ export type CrosstabExecuteResult =
            */
           total: (number | null)[];
           subtotal?: true;
+          /**
+           * This row holds the data's partial last period: its comparison is cut to the same span.
+           */
+          partial?: true;
         }[];
         columnTotals: (number | null)[][];
         /**
@@ -507,6 +533,25 @@ export type CrosstabExecuteResult =
         columnsOmitted: number;
         rowsFilteredOut: number;
         columnsFilteredOut: number;
+        /**
+         * Present when the data's last period is partial: its compared values (and the totals holding it) cover the previous period only up to the same elapsed span. The rows (or partialColumns) of that period say so.
+         */
+        comparePartial?: {
+          on: "rows" | "columns";
+          field: string;
+          /**
+           * The last period, as its axis reports keys (2025-03).
+           */
+          key: string;
+          /**
+           * Local time of the last record; compared periods end as far in.
+           */
+          lastRecord: string;
+        };
+        /**
+         * Indexes into columns of the partial last period (comparePartial.on columns).
+         */
+        partialColumns?: number[];
       };
       rowCount: number;
       columnCount: number;
@@ -842,6 +887,14 @@ export type ReportsExecuteResult =
             from: string;
             to: string;
           };
+          /**
+           * The comparison this measure shows (its period: the finest calendar group).
+           */
+          compare?: {
+            to: "previousPeriod" | "previousYear";
+            as: "value" | "difference" | "percentDifference";
+            period: "hour" | "day" | "week" | "month" | "quarter" | "year";
+          };
         }[];
         columns: (string | number | boolean | null)[][];
         /**
@@ -860,6 +913,10 @@ export type ReportsExecuteResult =
            */
           total: (number | null)[];
           subtotal?: true;
+          /**
+           * This row holds the data's partial last period: its comparison is cut to the same span.
+           */
+          partial?: true;
         }[];
         columnTotals: (number | null)[][];
         /**
@@ -870,6 +927,25 @@ export type ReportsExecuteResult =
         columnsOmitted: number;
         rowsFilteredOut: number;
         columnsFilteredOut: number;
+        /**
+         * Present when the data's last period is partial: its compared values (and the totals holding it) cover the previous period only up to the same elapsed span. The rows (or partialColumns) of that period say so.
+         */
+        comparePartial?: {
+          on: "rows" | "columns";
+          field: string;
+          /**
+           * The last period, as its axis reports keys (2025-03).
+           */
+          key: string;
+          /**
+           * Local time of the last record; compared periods end as far in.
+           */
+          lastRecord: string;
+        };
+        /**
+         * Indexes into columns of the partial last period (comparePartial.on columns).
+         */
+        partialColumns?: number[];
       };
       rowCount: number;
       columnCount: number;

@@ -1,4 +1,5 @@
 import { totalLookParams } from './params/total-look';
+import { compareEcho, compareTableParts, partialRowFlag } from './params/total-compare';
 import { z } from 'zod';
 import { AGGREGATIONS, REPORT_TYPES, SCHEDULE_FORMATS, SHOW_AS } from './limits';
 
@@ -81,6 +82,7 @@ export const crosstabJsonTable = z.object({
       formula: z.string().optional(),
       showAs: z.enum(SHOW_AS),
       ...totalLookParams,
+      ...compareEcho,
     }),
   ),
   columns: z.array(axisKey),
@@ -98,6 +100,7 @@ export const crosstabJsonTable = z.object({
       cells: z.array(measureValues),
       total: measureValues,
       subtotal: z.literal(true).optional(),
+      ...partialRowFlag,
     }),
   ),
   columnTotals: z.array(measureValues),
@@ -106,6 +109,7 @@ export const crosstabJsonTable = z.object({
   columnsOmitted: z.number().int(),
   rowsFilteredOut: z.number().int(),
   columnsFilteredOut: z.number().int(),
+  ...compareTableParts,
 });
 
 export const crosstabExecuteResult = z

@@ -3,6 +3,7 @@ import { CHART_TYPE_NAMES } from '../chart-names';
 import { defaultTotalName, FORMULA_MAX_LENGTH, resolveFormulas } from '../formula';
 import * as L from '../limits';
 import { lookProblems, totalLookParams, type TotalLook } from './total-look';
+import { completeCompare, totalCompareParams, type TotalCompare } from './total-compare';
 import { keywordOf, oneOf, optionalBoolean, optionalString, PARAM, requiredString, string } from './param-builders';
 
 /** The parts of a crosstab's params: axes, totals, filters and orders, and the rules within totals. */
@@ -99,6 +100,7 @@ export const totalItem = z.strictObject(
         'A calculated total: other totals by name in brackets, numbers, + - * / and parentheses ("[Cost] / [Strikes]"); needs name.',
     }),
     ...totalLookParams,
+    ...totalCompareParams,
   },
   { error: `${PARAM} must be an object with aggregationType and field or dynamicView, or name and formula` },
 );
@@ -184,6 +186,7 @@ export interface CompleteTotal extends TotalLook {
   showAs: L.ShowAs;
   percentile?: number;
   formula?: string;
+  compare?: TotalCompare;
 }
 
 export function completeTotal(t: SentTotal): CompleteTotal {
@@ -199,6 +202,7 @@ export function completeTotal(t: SentTotal): CompleteTotal {
     ...(t.format !== undefined ? { format: { style: 'decimal', notation: 'standard', ...t.format } } : {}),
     ...(t.highlight !== undefined ? { highlight: t.highlight } : {}),
     ...(t.colorScale !== undefined ? { colorScale: t.colorScale } : {}),
+    ...completeCompare(t.compare),
   };
 }
 

@@ -117,7 +117,9 @@ export class PivotPlan {
   private preAggregate(): string {
     const aliases = [...this.rowAliases, ...this.colAliases];
     const grain = [
-      ...this.axes.map((a, i) => `${groupedKey(a, this.table.columnTypes, this.spec.timeZone)} AS ${aliases[i]}`),
+      ...this.axes.map(
+        (a, i) => `${groupedKey(a, this.table.columnTypes, this.spec.timeZone, this.spec.shift)} AS ${aliases[i]}`,
+      ),
       ...this.distinct.map((d) => `${ident(d.field.name)} AS ${d.alias}`),
     ];
     const select = [...grain, ...this.partials.map((p) => `${p.sql} AS ${p.alias}`)];
@@ -138,7 +140,7 @@ export class PivotPlan {
     const aliases = [...this.rowAliases, ...this.colAliases];
     const types = this.table.columnTypes;
     const keys = this.axes.map((a, i) => {
-      const key = groupedKey(a, types, this.spec.timeZone);
+      const key = groupedKey(a, types, this.spec.timeZone, this.spec.shift);
       return `${a.field.type === 'string' && !a.bin && !a.dateGroup ? `nullif(${key}, '')` : key} AS ${aliases[i]}`;
     });
     const measured = new Map<string, string>();
@@ -200,7 +202,7 @@ FROM (SELECT ${aliases.join(', ')}, GROUPING(${aliases.join(', ')}) AS gid, ${ag
   /** The row and column key counts of the raw path, for an answer that stopped at maxGroups. */
   rawKeysSql(): string {
     const keys = this.axes.map((a, i) => {
-      const key = groupedKey(a, this.table.columnTypes, this.spec.timeZone);
+      const key = groupedKey(a, this.table.columnTypes, this.spec.timeZone, this.spec.shift);
       const alias = [...this.rowAliases, ...this.colAliases][i];
       return `${a.field.type === 'string' && !a.bin && !a.dateGroup ? `nullif(${key}, '')` : key} AS ${alias}`;
     });

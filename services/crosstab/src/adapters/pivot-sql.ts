@@ -2,6 +2,7 @@ import { isNumeric } from '@quarry/query-language';
 import { ident, listParam, type DuckDBValue } from '@quarry/snapshots';
 import type { AxisValue } from '../domain/axis-value';
 import type { AxisSpec } from '../domain/crosstab-spec';
+import type { PeriodShift } from '../domain/period-shift';
 
 const DATE_FORMAT = { day: '%Y-%m-%d', month: '%Y-%m', year: '%Y' } as const;
 
@@ -13,7 +14,7 @@ const sqlNumber = (n: number) => `CAST(${JSON.stringify(n)} AS DOUBLE)`;
  * A date field's values as wall-clock time in the crosstab's zone. Timestamps are stored in UTC; a
  * DATE has no time of day and is its own local date.
  */
-function localTime(col: string, columnType: string | undefined, timeZone: string): string {
+export function localTime(col: string, columnType: string | undefined, timeZone: string): string {
   if (columnType === 'DATE') return col;
   if (columnType?.startsWith('TIMESTAMP WITH TIME ZONE')) return `timezone(${sqlText(timeZone)}, ${col})`;
   if (timeZone === 'UTC') return col;
@@ -27,9 +28,15 @@ const lpad = (sql: string, n: number) => `lpad(CAST(${sql} AS VARCHAR), ${n}, '0
  * or year, or of its date group; for bins the bin's index. No row is formatted as text: `axisLabel`
  * formats once per group.
  */
-export function groupedKey(a: AxisSpec, columnTypes: ReadonlyMap<string, string>, timeZone: string): string {
+export function groupedKey(
+  a: AxisSpec,
+  columnTypes: ReadonlyMap<string, string>,
+  timeZone: string,
+  shift?: PeriodShift,
+): string {
   const f = a.field;
   const col = ident(f.name);
+  if (shift && f.name === shift.field) return shiftedKey(a, col, columnTypes.get(f.name), timeZone, shift);
   if (a.bin) {
     // floor((x - o) / w), corrected so that o + k·w <= x < o + (k+1)·w holds exactly in doubles: the
     // drill-through range of bin k is written with those two bounds and must select the same records.
@@ -107,8 +114,9 @@ export function memberSql(
   columnTypes: ReadonlyMap<string, string>,
   timeZone: string,
   name: string,
+  shift?: PeriodShift,
 ): { sql: string; params: Record<string, DuckDBValue> } {
-  const key = groupedKey(a, columnTypes, timeZone);
+  const key = groupedKey(a, columnTypes, timeZone, shift);
   const present = values.filter((v): v is string | number | boolean => v !== null && v !== '');
   // The reported key of a bin is its lower bound: back to the bin's index, which the records carry.
   const bin = a.bin;
@@ -122,4 +130,30 @@ export function memberSql(
   }
   if (present.length < values.length) tests.push(`${tested} IS NULL`);
   return { sql: tests.length ? `(${tests.join(' OR ')})` : 'false', params };
+}
+
+/** A record's wall-clock time in the zone moved forward by the shift (a month from the 31st ends the next month). */
+export function shiftedTime(col: string, columnType: string | undefined, timeZone: string, shift: PeriodShift): string {
+  return `(${localTime(col, columnType, timeZone)} + INTERVAL ${shift.n} ${shift.unit.toUpperCase()})`;
+}
+
+/**
+ * The key of a date axis on the shifted field: computed from the shifted local time, so the previous
+ * period's records carry the current period's key (the wall clock moves, not the UTC instant: a month
+ * from 1 March 00:30 in Paris is 1 April, whatever the offsets).
+ */
+function shiftedKey(a: AxisSpec, col: string, type: string | undefined, timeZone: string, shift: PeriodShift): string {
+  const local = shiftedTime(col, type, timeZone, shift);
+  switch (a.dateGroup) {
+    case 'monthOfYear':
+      return `month(${local})`;
+    case 'dayOfWeek':
+      return `isodow(${local})`;
+    case 'hourOfDay':
+      return `hour(${local})`;
+    case undefined:
+      return `date_trunc('${a.field.grain ?? 'day'}', ${local})`;
+    default:
+      return `date_trunc('${a.dateGroup}', ${local})`;
+  }
 }

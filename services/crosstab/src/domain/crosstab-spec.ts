@@ -21,6 +21,8 @@ import {
   type TotalsOn,
 } from '@quarry/contract';
 
+import type { CompareSpec, ComparePartial, PeriodShift } from './period-shift';
+
 export type { Aggregation, DateGroup, ShowAs } from '@quarry/contract';
 export const MAX_CELLS = MAX_CROSSTAB_CELLS;
 
@@ -58,9 +60,9 @@ function lookOf(t: CompleteTotal, i: number): Pick<TotalSpec, 'look'> {
   const { format, highlight, colorScale } = t;
   if (!format && !highlight && !colorScale) return {};
   const style = format?.style;
-  if (PERCENT_SHOWN.has(t.showAs) && (style === 'currency' || style === 'unit'))
+  if (displayOf({ ...t, name: '' }).percent && (style === 'currency' || style === 'unit'))
     throw AppError.invalid(
-      `totals[${i}].format.style: ${style} cannot write a total shown as a percentage (showAs ${t.showAs}); use percent or decimal`,
+      `totals[${i}].format.style: ${style} cannot write a total shown as a percentage (${t.compare ? 'compare as percentDifference' : `showAs ${t.showAs}`}); use percent or decimal`,
     );
   return {
     look: {
@@ -71,8 +73,9 @@ function lookOf(t: CompleteTotal, i: number): Pick<TotalSpec, 'look'> {
   };
 }
 
-export function displayOf(t: Pick<TotalSpec, 'name' | 'showAs'>): TotalDisplay {
-  return { percent: PERCENT_SHOWN.has(t.showAs), label: `${t.name}${SHOWN_AS[t.showAs]}` };
+export function displayOf(t: Pick<TotalSpec, 'name' | 'showAs'> & { compare?: { as: string } }): TotalDisplay {
+  const percent = PERCENT_SHOWN.has(t.showAs) || t.compare?.as === 'percentDifference';
+  return { percent, label: `${t.name}${SHOWN_AS[t.showAs]}` };
 }
 
 /** rowOrder / columnOrder: siblings at every level ordered by label, or by a measure's total at that level. */
@@ -100,6 +103,8 @@ export interface TotalSpec {
   showAs: ShowAs;
   /** Its number format and cell colours, when it has any: renderers only, no value changes. */
   look?: TotalLook;
+  /** Compared with the previous period or year (period-compare.ts). */
+  compare?: CompareSpec;
 }
 
 /** A row or column axis: a field, optionally grouped by a date part or in numeric bins. */
@@ -114,6 +119,8 @@ export interface AxisSpec {
   keyType: FieldDef['type'];
   /** As headers show it: the field, and its grouping. */
   name: string;
+  /** The key of the data's partial last period, on the axis of a compared period: headers mark it. */
+  partialKey?: string;
 }
 
 export interface FilterSpec {
@@ -139,6 +146,10 @@ export interface CrosstabSpec {
   /** null: every value of the outermost level. */
   rowLimit: number | null;
   columnLimit: number | null;
+  /** The shifted pivot of a period comparison: date keys from each record's time moved this far. */
+  shift?: PeriodShift;
+  /** Set once the comparison found the data's last period partial. */
+  comparePartial?: ComparePartial;
 }
 
 const binText = (n: number) => String(Number(n.toPrecision(15)));

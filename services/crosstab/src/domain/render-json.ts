@@ -1,6 +1,7 @@
 import type { AxisValue } from './axis-value';
 import { keyQuery } from './drill-query';
 import type { PivotTable } from './pivot-table';
+import { isPartialKey } from './period-compare';
 
 const optionalQuery = (query: string | null) => (query === null ? {} : { query });
 
@@ -28,6 +29,7 @@ export function renderJson(table: PivotTable): string {
       ...(t.formula ? { formula: t.formula.text } : {}),
       showAs: t.showAs,
       ...t.look,
+      ...(t.compare ? { compare: t.compare } : {}),
     })),
     columns: table.columns.map(jsonKey),
     columnQueries: table.columns.map((c) => keyQuery(spec.columns, c, table.drill)),
@@ -37,6 +39,7 @@ export function renderJson(table: PivotTable): string {
       cells: table.columns.map((c) => table.at(key, c)),
       total: table.at(key, []),
       ...(key.length < R ? { subtotal: true } : {}),
+      ...(isPartialKey(spec.rows, key) ? { partial: true } : {}),
     })),
     columnTotals: table.columns.map((c) => table.at([], c)),
     grandTotal: table.at([], []),
@@ -44,5 +47,9 @@ export function renderJson(table: PivotTable): string {
     columnsOmitted: table.columnsOmitted,
     rowsFilteredOut: table.rowsFilteredOut,
     columnsFilteredOut: table.columnsFilteredOut,
+    ...(spec.comparePartial ? { comparePartial: spec.comparePartial } : {}),
+    ...(spec.comparePartial?.on === 'columns'
+      ? { partialColumns: table.columns.flatMap((c, i) => (isPartialKey(spec.columns, c) ? [i] : [])) }
+      : {}),
   });
 }
