@@ -59,6 +59,9 @@ export async function compareGroups(
   return { spec: drawnSpec, groups };
 }
 
+/** As many outer keys as the table's own choice of them reads (run-crosstab's OUTER_KEYS_FACTOR). */
+const OUTER_CELLS = MAX_CELLS * 10;
+
 async function shiftedPivot(
   pivots: PivotEngine,
   entry: IndexEntry,
@@ -85,7 +88,11 @@ async function shiftedPivot(
     groups = [...groups.filter((g) => !isColumnTotal(g)), ...down.groups.filter(isColumnTotal)];
   }
   if (restrict.rows || restrict.columns) {
-    const all = await pivots.pivot(entry, where, { ...spec, rows: [], columns: [] }, MAX_CELLS, signal);
+    // The grand total over every record, from the outermost level alone (as the table's own comes).
+    const outer = spec.rows.length
+      ? { rows: spec.rows.slice(0, 1), columns: [] }
+      : { rows: [], columns: spec.columns.slice(0, 1) };
+    const all = await pivots.pivot(entry, where, { ...spec, ...outer, subtotals: false }, OUTER_CELLS, signal);
     groups = [...groups.filter((g) => !isGrand(g)), ...all.groups.filter(isGrand)];
   }
   return groups;
