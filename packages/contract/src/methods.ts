@@ -99,7 +99,7 @@ export const METHODS = {
     cached: true,
     summary: 'Pivot an index: a table (HTML, JSON, CSV, XLSX) or a chart (PNG, SVG).',
     description:
-      'Groups the matching records by rows and columns and computes each total. Across parameters: rowOrder.measure and columnOrder.measure index into totals; format goes with tables and imageFormat with chartType, never both; a chart type may need two totals (MSCombiDY2D, Scatter). The table as drawn may have at most 100,000 cells.',
+      'Groups the matching records by rows and columns and computes each total. Across parameters: rowOrder.measure and columnOrder.measure index into totals; format goes with tables and imageFormat with chartType, never both; a chart type may need two totals (MSCombiDY2D, Scatter). The table as drawn may have at most 100,000 cells. A compare on a total needs a calendar dateGroup (year to hour) of one date field among rows or columns, goes with an aggregation (not a formula), and a compared total can neither order nor filter keys (rowOrder, columnOrder, rowFilter, columnFilter).',
     params: P.crosstabExecuteParams,
     result: R.crosstabExecuteResult,
     errors: [

@@ -98,7 +98,7 @@ export class DuckDbPivotEngine implements PivotEngine {
     const w = compileWhere(where, table);
     const [row] = await this.engine.all(lastPeriodSql(table, w.sql, shift, period, spec), w.params, signal);
     if (!row || row.last === null || row.last === undefined) return null;
-    return { last: String(row.last), key: String(row.key), partial: row.partial === true };
+    return { last: String(row.last), key: String(row.key), safe: String(row.safe), partial: row.partial === true };
   }
 
   /** Which date axes are calendar dates (DATE columns): each is its own local date in any zone. */

@@ -128,7 +128,7 @@ export class PivotPlan {
 
   private labelled(): string[] {
     const aliases = [...this.rowAliases, ...this.colAliases];
-    return this.axes.map((a, i) => `${axisLabel(a, aliases[i])} AS ${aliases[i]}`);
+    return this.axes.map((a, i) => `${axisLabel(a, aliases[i], this.spec.shift)} AS ${aliases[i]}`);
   }
 
   /**
@@ -188,7 +188,7 @@ export class PivotPlan {
     const sets = this.levels
       .map(([r, c]) => `(${[...this.rowAliases.slice(0, r), ...this.colAliases.slice(0, c)].join(', ')})`)
       .join(', ');
-    const labelled = this.axes.map((a, i) => `${axisLabel(a, aliases[i])} AS ${aliases[i]}`);
+    const labelled = this.axes.map((a, i) => `${axisLabel(a, aliases[i], this.spec.shift)} AS ${aliases[i]}`);
     // One pass, streamed: the keys are counted from the groups that come back (at most maxGroups), as a
     // hand-written GROUPING SETS query would run; materialising the records first cost 2.5x (bench).
     const source = `SELECT ${[...keys, ...carried].join(', ')} FROM ${ident(this.table.table)} WHERE ${this.where}`;

@@ -2,7 +2,7 @@ import type { CalendarGroup } from '@quarry/contract';
 import { ident, type DuckDBValue, type LoadedTable } from '@quarry/snapshots';
 import type { AxisSpec, CrosstabSpec } from '../domain/crosstab-spec';
 import type { PeriodShift } from '../domain/period-shift';
-import { axisLabel, localTime, shiftedTime } from './pivot-sql';
+import { axisLabel, interval, localTime, shiftedTime } from './pivot-sql';
 
 /**
  * The shifted records of a period comparison end at the data's last record, so a partial last period is
@@ -13,15 +13,27 @@ export function shiftCut(
   columnTypes: ReadonlyMap<string, string>,
 ): Array<{ sql: string; params: Record<string, DuckDBValue> }> {
   const shift = spec.shift;
-  if (!shift?.cut) return [];
-  const time = shiftedTime(ident(shift.field), columnTypes.get(shift.field), spec.timeZone, shift);
-  return [{ sql: `${time} <= CAST($__shift_cut AS TIMESTAMP)`, params: { __shift_cut: shift.cut } }];
+  if (!shift?.cut || !shift.safe) return [];
+  const col = ident(shift.field);
+  const time = shiftedTime(col, columnTypes.get(shift.field), spec.timeZone, shift);
+  // Records stored before `safe` land before the last period: only the few after it are shifted here.
+  return [
+    {
+      sql: `(${col} < CAST($__shift_safe AS TIMESTAMP) OR ${time} <= CAST($__shift_cut AS TIMESTAMP))`,
+      params: { __shift_safe: shift.safe, __shift_cut: shift.cut },
+    },
+  ];
 }
 
+/** More than any change of a zone's offset: stored times this far before a bound are local times before it. */
+const MARGIN = 'INTERVAL 2 DAY';
+const TEXT = "'%Y-%m-%d %H:%M:%S.%f'";
+
 /**
- * One aggregate over the filtered records: the last record's local time, its period's key, and whether
- * the previous period reaches past the same elapsed span (then the last period is partial and its
- * comparison is cut). Grouped by shifted period, so it is one pass with a handful of groups.
+ * The last record's local time and its period's key, the stored time before which records shift to
+ * before that period (safe), and whether the period before it reaches past the same elapsed span (then
+ * the last period is partial and its comparison is cut). Only the records near the end are converted
+ * to local time: the largest stored time first, then the local times of the records within MARGIN of it.
  */
 export function lastPeriodSql(
   table: LoadedTable,
@@ -35,11 +47,13 @@ export function lastPeriodSql(
   const local = localTime(col, type, spec.timeZone);
   const shifted = shiftedTime(col, type, spec.timeZone, shift);
   const base = [...spec.rows, ...spec.columns].find((a) => a.field.name === shift.field) as AxisSpec;
-  const key = axisLabel({ ...base, dateGroup: period }, `date_trunc('${period}', m.last)`);
-  return `WITH g AS (SELECT date_trunc('${period}', ${shifted}) AS k, max(${shifted}) AS ms, max(${local}) AS ml
-    FROM ${ident(table.table)} WHERE ${where} GROUP BY 1),
-  m AS (SELECT max(ml) AS last FROM g)
-SELECT strftime(CAST(m.last AS TIMESTAMP), '%Y-%m-%d %H:%M:%S.%f') AS last, ${key} AS key,
-  coalesce((SELECT max(ms) FROM g WHERE k = date_trunc('${period}', m.last)) > m.last, false) AS partial
-FROM m`;
+  const key = axisLabel({ ...base, dateGroup: period }, 'b.lk');
+  const from = ident(table.table);
+  return `WITH mx AS (SELECT max(${col}) AS m FROM ${from} WHERE ${where}),
+  lst AS (SELECT max(${local}) AS last FROM ${from} WHERE ${where} AND ${col} >= (SELECT m FROM mx) - ${MARGIN}),
+  b AS (SELECT last, date_trunc('${period}', last) AS lk, date_trunc('${period}', last) - ${interval(shift)} - ${MARGIN} AS safe FROM lst)
+SELECT strftime(CAST(b.last AS TIMESTAMP), ${TEXT}) AS last, ${key} AS key, strftime(CAST(b.safe AS TIMESTAMP), ${TEXT}) AS safe,
+  EXISTS (SELECT 1 FROM ${from} WHERE ${where} AND ${col} >= (SELECT safe FROM b)
+    AND ${shifted} > (SELECT last FROM b) AND date_trunc('${period}', ${shifted}) = (SELECT lk FROM b)) AS partial
+FROM b`;
 }

@@ -1,7 +1,7 @@
 import { isNumeric } from '@quarry/query-language';
 import { ident, listParam, type DuckDBValue } from '@quarry/snapshots';
 import type { AxisValue } from '../domain/axis-value';
-import type { AxisSpec } from '../domain/crosstab-spec';
+import type { AxisSpec, DateGroup } from '../domain/crosstab-spec';
 import type { PeriodShift } from '../domain/period-shift';
 
 const DATE_FORMAT = { day: '%Y-%m-%d', month: '%Y-%m', year: '%Y' } as const;
@@ -36,7 +36,8 @@ export function groupedKey(
 ): string {
   const f = a.field;
   const col = ident(f.name);
-  if (shift && f.name === shift.field) return shiftedKey(a, col, columnTypes.get(f.name), timeZone, shift);
+  if (shift && f.name === shift.field && !shift.onKeys)
+    return shiftedKey(a, col, columnTypes.get(f.name), timeZone, shift);
   if (a.bin) {
     // floor((x - o) / w), corrected so that o + k·w <= x < o + (k+1)·w holds exactly in doubles: the
     // drill-through range of bin k is written with those two bounds and must select the same records.
@@ -48,27 +49,17 @@ export function groupedKey(
   }
   if (f.type !== 'date') return col;
   const type = columnTypes.get(f.name);
-  if (a.dateGroup) {
-    const local = localTime(col, type, timeZone);
-    switch (a.dateGroup) {
-      case 'monthOfYear':
-        return `month(${local})`;
-      case 'dayOfWeek':
-        return `isodow(${local})`;
-      case 'hourOfDay':
-        return `hour(${local})`;
-      default:
-        return `date_trunc('${a.dateGroup}', ${local})`;
-    }
-  }
+  if (a.dateGroup) return dateGroupKey(a.dateGroup, localTime(col, type, timeZone));
   const grain = f.grain ?? 'day';
   if (grain !== 'day') return `date_trunc('${grain}', ${col})`;
   return type === 'DATE' ? col : `CAST(${col} AS DATE)`;
 }
 
 /** The value reported for a grouped key: blank text merged with null, numbers as doubles, dates as text. */
-export function axisLabel(a: AxisSpec, key: string): string {
+export function axisLabel(a: AxisSpec, sqlKey: string, shift?: PeriodShift): string {
   const f = a.field;
+  // Keys of the period itself move by whole periods: shifting the group's key is shifting its records.
+  const key = shift?.onKeys && f.name === shift.field ? `(${sqlKey} + ${interval(shift)})` : sqlKey;
   if (a.bin) return `CAST(${key} AS DOUBLE)`;
   switch (a.dateGroup) {
     case undefined:
@@ -120,7 +111,7 @@ export function memberSql(
   const present = values.filter((v): v is string | number | boolean => v !== null && v !== '');
   // The reported key of a bin is its lower bound: back to the bin's index, which the records carry.
   const bin = a.bin;
-  const tested = bin ? key : axisLabel(a, key);
+  const tested = bin ? key : axisLabel(a, key, shift);
   const listed = bin ? present.map((v) => Math.round((Number(v) - bin.origin) / bin.width)) : present;
   const tests: string[] = [];
   const params: Record<string, DuckDBValue> = {};
@@ -134,7 +125,7 @@ export function memberSql(
 
 /** A record's wall-clock time in the zone moved forward by the shift (a month from the 31st ends the next month). */
 export function shiftedTime(col: string, columnType: string | undefined, timeZone: string, shift: PeriodShift): string {
-  return `(${localTime(col, columnType, timeZone)} + INTERVAL ${shift.n} ${shift.unit.toUpperCase()})`;
+  return `(${localTime(col, columnType, timeZone)} + ${interval(shift)})`;
 }
 
 /**
@@ -143,17 +134,21 @@ export function shiftedTime(col: string, columnType: string | undefined, timeZon
  * from 1 March 00:30 in Paris is 1 April, whatever the offsets).
  */
 function shiftedKey(a: AxisSpec, col: string, type: string | undefined, timeZone: string, shift: PeriodShift): string {
-  const local = shiftedTime(col, type, timeZone, shift);
-  switch (a.dateGroup) {
+  return dateGroupKey(a.dateGroup ?? a.field.grain ?? 'day', shiftedTime(col, type, timeZone, shift));
+}
+
+/** A wall-clock time's key in a date group: a repeating part as its number, a period as its start. */
+function dateGroupKey(group: DateGroup | 'day' | 'month' | 'year', local: string): string {
+  switch (group) {
     case 'monthOfYear':
       return `month(${local})`;
     case 'dayOfWeek':
       return `isodow(${local})`;
     case 'hourOfDay':
       return `hour(${local})`;
-    case undefined:
-      return `date_trunc('${a.field.grain ?? 'day'}', ${local})`;
     default:
-      return `date_trunc('${a.dateGroup}', ${local})`;
+      return `date_trunc('${group}', ${local})`;
   }
 }
+
+export const interval = (shift: Pick<PeriodShift, 'n' | 'unit'>) => `INTERVAL ${shift.n} ${shift.unit.toUpperCase()}`;

@@ -48,7 +48,7 @@ export async function compareGroups(
           pivots,
           entry,
           where,
-          shiftedSpec(only, { ...shift, cut: last.last }),
+          shiftedSpec(only, { ...shift, cut: last.last, safe: last.safe }),
           drawn.restrict,
           signal,
         )

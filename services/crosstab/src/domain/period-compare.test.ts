@@ -92,10 +92,20 @@ describe('period comparison', () => {
       [{ aggregationType: 'Sum', field: 'delay', compare: { to: 'previousPeriod' } }],
       ['carrier', { field: 'date', dateGroup: 'month' }],
     );
-    expect(markPartial(spec, 'date', { last: '2025-03-15 10:00:00.000000', key: '2025-03', partial: false })).toBe(
-      spec,
-    );
-    const marked = markPartial(spec, 'date', { last: '2025-03-15 10:00:00.000000', key: '2025-03', partial: true });
+    expect(
+      markPartial(spec, 'date', {
+        last: '2025-03-15 10:00:00.000000',
+        key: '2025-03',
+        safe: '2025-01-30 00:00:00.000000',
+        partial: false,
+      }),
+    ).toBe(spec);
+    const marked = markPartial(spec, 'date', {
+      last: '2025-03-15 10:00:00.000000',
+      key: '2025-03',
+      safe: '2025-01-30 00:00:00.000000',
+      partial: true,
+    });
     expect(marked.comparePartial).toEqual({
       on: 'rows',
       field: 'date',

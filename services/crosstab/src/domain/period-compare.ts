@@ -49,6 +49,8 @@ export const comparedTotals = (spec: CrosstabSpec): number[] => spec.totals.flat
  * table shows, nothing ranked or filtered (the kept keys are the table's).
  */
 export function shiftedSpec(spec: CrosstabSpec, shift: PeriodShift): CrosstabSpec {
+  const period = spec.totals.find((t) => t.compare)?.compare?.period;
+  const onField = [...spec.rows, ...spec.columns].filter((a) => a.field.name === shift.field);
   const totals = comparedTotals(spec).map((i): TotalSpec => {
     const { compare: _compare, look: _look, ...own } = spec.totals[i];
     return { ...own, showAs: 'value' };
@@ -64,7 +66,7 @@ export function shiftedSpec(spec: CrosstabSpec, shift: PeriodShift): CrosstabSpe
     columnOrder: byLabel,
     rowLimit: null,
     columnLimit: null,
-    shift,
+    shift: { ...shift, onKeys: onField.every((a) => a.dateGroup === period) },
   };
 }
 

@@ -13,6 +13,13 @@ export interface PeriodShift {
   n: number;
   /** Local time of the data's last record (YYYY-MM-DD HH:MM:SS.ffffff): shifted records after it are left out. */
   cut?: string;
+  /** Stored times before this (YYYY-MM-DD HH:MM:SS) shift to before the last period: no cut to test. */
+  safe?: string;
+  /**
+   * Every axis on the field groups by the period itself: a group's key moves by the shift, so records
+   * are grouped as they are and only the keys move (no date arithmetic per record).
+   */
+  onKeys?: boolean;
 }
 
 /** The data's last period, as the engine found it for a shift. */
@@ -21,6 +28,8 @@ export interface LastPeriod {
   last: string;
   /** The last period's key, as its axis reports keys. */
   key: string;
+  /** As PeriodShift.safe. */
+  safe: string;
   /** The compared period has records beyond the last record's elapsed span: the comparison was cut. */
   partial: boolean;
 }
