@@ -8,7 +8,7 @@ import { estimateKeys } from './pivot-key-estimate';
 import { PivotPlan } from './pivot-plan';
 import { fromGroupingSets, JS_ROLLUP_MAX_WORK, rollUpInJs } from './pivot-rollup';
 import { memberSql, type BoundWhere } from './pivot-sql';
-import { lastPeriodSql, shiftCut } from './pivot-shift';
+import { lastPeriodSql, lastStoredSql, shiftCut } from './pivot-shift';
 import type { CalendarGroup } from '@quarry/contract';
 import type { LastPeriod, PeriodShift } from '../domain/period-shift';
 
@@ -96,7 +96,10 @@ export class DuckDbPivotEngine implements PivotEngine {
   ): Promise<LastPeriod | null> {
     const table = await this.engine.table(entry);
     const w = compileWhere(where, table);
-    const [row] = await this.engine.all(lastPeriodSql(table, w.sql, shift, period, spec), w.params, signal);
+    const [stored] = await this.engine.all(lastStoredSql(table, w.sql, shift.field), w.params, signal);
+    if (!stored || stored.m === null || stored.m === undefined) return null;
+    const sql = lastPeriodSql(table, w.sql, shift, period, spec, String(stored.m));
+    const [row] = await this.engine.all(sql, w.params, signal);
     if (!row || row.last === null || row.last === undefined) return null;
     return { last: String(row.last), key: String(row.key), safe: String(row.safe), partial: row.partial === true };
   }

@@ -29,11 +29,26 @@ export function shiftCut(
 const MARGIN = 'INTERVAL 2 DAY';
 const TEXT = "'%Y-%m-%d %H:%M:%S.%f'";
 
+const PERIOD: Record<CalendarGroup, string> = {
+  hour: 'INTERVAL 1 HOUR',
+  day: 'INTERVAL 1 DAY',
+  week: 'INTERVAL 7 DAY',
+  month: 'INTERVAL 1 MONTH',
+  quarter: 'INTERVAL 3 MONTH',
+  year: 'INTERVAL 12 MONTH',
+};
+
+/** The largest stored time of the field over the filtered records, as text (null without records). */
+export function lastStoredSql(table: LoadedTable, where: string, field: string): string {
+  return `SELECT strftime(CAST(max(${ident(field)}) AS TIMESTAMP), ${TEXT}) AS m FROM ${ident(table.table)} WHERE ${where}`;
+}
+
 /**
- * The last record's local time and its period's key, the stored time before which records shift to
- * before that period (safe), and whether the period before it reaches past the same elapsed span (then
- * the last period is partial and its comparison is cut). Only the records near the end are converted
- * to local time: the largest stored time first, then the local times of the records within MARGIN of it.
+ * From the largest stored time `m` (lastStoredSql's, written back as a literal so the scans below skip
+ * what lies before it): the last record's local time and its period's key, the stored time before which
+ * records shift to before that period (safe), and whether the period before it reaches past the same
+ * elapsed span (then the last period is partial and its comparison is cut). Only records near the end
+ * are converted to local time.
  */
 export function lastPeriodSql(
   table: LoadedTable,
@@ -41,7 +56,9 @@ export function lastPeriodSql(
   shift: PeriodShift,
   period: CalendarGroup,
   spec: CrosstabSpec,
+  m: string,
 ): string {
+  if (!/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{6}$/.test(m)) throw new Error(`not a stored time: ${m}`);
   const col = ident(shift.field);
   const type = table.columnTypes.get(shift.field);
   const local = localTime(col, type, spec.timeZone);
@@ -49,11 +66,13 @@ export function lastPeriodSql(
   const base = [...spec.rows, ...spec.columns].find((a) => a.field.name === shift.field) as AxisSpec;
   const key = axisLabel({ ...base, dateGroup: period }, 'b.lk');
   const from = ident(table.table);
-  return `WITH mx AS (SELECT max(${col}) AS m FROM ${from} WHERE ${where}),
-  lst AS (SELECT max(${local}) AS last FROM ${from} WHERE ${where} AND ${col} >= (SELECT m FROM mx) - ${MARGIN}),
+  const last = `TIMESTAMP '${m}'`;
+  // Records that can shift into the last period: within a period, the shift and the margin of the end.
+  const reach = `${last} - ${interval(shift)} - ${PERIOD[period]} - ${MARGIN}`;
+  return `WITH lst AS (SELECT max(${local}) AS last FROM ${from} WHERE ${where} AND ${col} >= ${last} - ${MARGIN}),
   b AS (SELECT last, date_trunc('${period}', last) AS lk, date_trunc('${period}', last) - ${interval(shift)} - ${MARGIN} AS safe FROM lst)
 SELECT strftime(CAST(b.last AS TIMESTAMP), ${TEXT}) AS last, ${key} AS key, strftime(CAST(b.safe AS TIMESTAMP), ${TEXT}) AS safe,
-  EXISTS (SELECT 1 FROM ${from} WHERE ${where} AND ${col} >= (SELECT safe FROM b)
+  EXISTS (SELECT 1 FROM ${from} WHERE ${where} AND ${col} >= ${reach}
     AND ${shifted} > (SELECT last FROM b) AND date_trunc('${period}', ${shifted}) = (SELECT lk FROM b)) AS partial
 FROM b`;
 }
