@@ -321,7 +321,9 @@ describe('CROSSTAB.EXECUTE totals with compare', () => {
     const t = parseTable(html.data!.data);
     expect(t.head[0]).toEqual(['date (month)', 'Sum (delay)', 'Sum (delay) vs previous month']);
     expect(t.body.map((r) => r[0])).toEqual(['2024-10', '2024-11', '2024-12', '2025-01', '2025-02', '2025-03 *']);
-    expect(html.data!.data).toContain('* 2025-03 is partial (data to 2025-03-15 10:00:00.000000)');
+    expect(html.data!.data).toContain(
+      '* 2025-03 is partial (data to 2025-03-15 10:00): compared with the same elapsed span',
+    );
     const csv = await call<{ data: string }>({ ...params, format: 'csv' });
     expect((parseCsv(csv.data!.data) as string[][])[0]).toEqual([
       'date (month)',

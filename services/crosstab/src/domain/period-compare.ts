@@ -130,5 +130,6 @@ export function isPartialKey(axes: readonly AxisSpec[], key: readonly AxisValue[
 export const PARTIAL_MARK = ' *';
 
 export function partialNote(p: ComparePartial): string {
-  return `* ${p.key} is partial (data to ${p.lastRecord}): compared with the same elapsed span`;
+  // To the minute, as a person reads it (JSON keeps every digit).
+  return `* ${p.key} is partial (data to ${p.lastRecord.slice(0, 16)}): compared with the same elapsed span`;
 }
