@@ -308,6 +308,13 @@ export interface CrosstabExecuteParams {
         from: string;
         to: string;
       };
+      /**
+       * Compare with the previous period or the same period a year before: the same measure computed over the records of that period (never a neighbouring cell), shown as that value, the difference (current − previous) or the percentage difference ((current − previous) / |previous| × 100; empty when previous is 0 or empty). Needs a calendar dateGroup (year, quarter, month, week, day, hour) of one date field among rows or columns; the period is that field's finest one (a week a year before is 52 weeks before, same weekday). When the data's last period is partial, the compared period is cut to the same elapsed span and that row or column says partial. Applies before showAs.
+       */
+      compare?: {
+        to: "previousPeriod" | "previousYear";
+        as?: "value" | "difference" | "percentDifference";
+      };
     },
     ...{
       /**
@@ -384,6 +391,13 @@ export interface CrosstabExecuteParams {
       colorScale?: {
         from: string;
         to: string;
+      };
+      /**
+       * Compare with the previous period or the same period a year before: the same measure computed over the records of that period (never a neighbouring cell), shown as that value, the difference (current − previous) or the percentage difference ((current − previous) / |previous| × 100; empty when previous is 0 or empty). Needs a calendar dateGroup (year, quarter, month, week, day, hour) of one date field among rows or columns; the period is that field's finest one (a week a year before is 52 weeks before, same weekday). When the data's last period is partial, the compared period is cut to the same elapsed span and that row or column says partial. Applies before showAs.
+       */
+      compare?: {
+        to: "previousPeriod" | "previousYear";
+        as?: "value" | "difference" | "percentDifference";
       };
     }[]
   ];
@@ -598,6 +612,14 @@ export type CrosstabExecuteResult =
             from: string;
             to: string;
           };
+          /**
+           * The comparison this measure shows (its period: the finest calendar group).
+           */
+          compare?: {
+            to: "previousPeriod" | "previousYear";
+            as: "value" | "difference" | "percentDifference";
+            period: "hour" | "day" | "week" | "month" | "quarter" | "year";
+          };
         }[];
         columns: (string | number | boolean | null)[][];
         /**
@@ -620,6 +642,10 @@ export type CrosstabExecuteResult =
            * The "Other (N)" row (otherRow): its key is [], N the outermost row values it stands for; its query selects exactly their records.
            */
           other?: number;
+          /**
+           * This row holds the data's partial last period: its comparison is cut to the same span.
+           */
+          partial?: true;
         }[];
         /**
          * With otherColumn: the last entry of columns (key []) is "Other (N)", over the records of the N outermost column values not shown.
@@ -634,6 +660,25 @@ export type CrosstabExecuteResult =
         columnsOmitted: number;
         rowsFilteredOut: number;
         columnsFilteredOut: number;
+        /**
+         * Present when the data's last period is partial: its compared values (and the totals holding it) cover the previous period only up to the same elapsed span. The rows (or partialColumns) of that period say so.
+         */
+        comparePartial?: {
+          on: "rows" | "columns";
+          field: string;
+          /**
+           * The last period, as its axis reports keys (2025-03).
+           */
+          key: string;
+          /**
+           * Local time of the last record; compared periods end as far in.
+           */
+          lastRecord: string;
+        };
+        /**
+         * Indexes into columns of the partial last period (comparePartial.on columns).
+         */
+        partialColumns?: number[];
       };
       rowCount: number;
       columnCount: number;
@@ -1048,6 +1093,14 @@ export type ReportsExecuteResult =
             from: string;
             to: string;
           };
+          /**
+           * The comparison this measure shows (its period: the finest calendar group).
+           */
+          compare?: {
+            to: "previousPeriod" | "previousYear";
+            as: "value" | "difference" | "percentDifference";
+            period: "hour" | "day" | "week" | "month" | "quarter" | "year";
+          };
         }[];
         columns: (string | number | boolean | null)[][];
         /**
@@ -1070,6 +1123,10 @@ export type ReportsExecuteResult =
            * The "Other (N)" row (otherRow): its key is [], N the outermost row values it stands for; its query selects exactly their records.
            */
           other?: number;
+          /**
+           * This row holds the data's partial last period: its comparison is cut to the same span.
+           */
+          partial?: true;
         }[];
         /**
          * With otherColumn: the last entry of columns (key []) is "Other (N)", over the records of the N outermost column values not shown.
@@ -1084,6 +1141,25 @@ export type ReportsExecuteResult =
         columnsOmitted: number;
         rowsFilteredOut: number;
         columnsFilteredOut: number;
+        /**
+         * Present when the data's last period is partial: its compared values (and the totals holding it) cover the previous period only up to the same elapsed span. The rows (or partialColumns) of that period say so.
+         */
+        comparePartial?: {
+          on: "rows" | "columns";
+          field: string;
+          /**
+           * The last period, as its axis reports keys (2025-03).
+           */
+          key: string;
+          /**
+           * Local time of the last record; compared periods end as far in.
+           */
+          lastRecord: string;
+        };
+        /**
+         * Indexes into columns of the partial last period (comparePartial.on columns).
+         */
+        partialColumns?: number[];
       };
       rowCount: number;
       columnCount: number;

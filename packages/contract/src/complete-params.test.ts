@@ -93,7 +93,7 @@ const MINIMAL = {
           { field: 'Release Date', dateGroup: 'year' },
         ],
         columns: [{ field: 'Running Time min', bin: { width: 30 } }],
-        totals: [{ aggregationType: 'Median', field: 'Worldwide Gross' }],
+        totals: [{ aggregationType: 'Median', field: 'Worldwide Gross', compare: { to: 'previousYear' } }],
       }),
     ),
   ],

@@ -17,6 +17,15 @@ export {
   type TotalFormat,
   type TotalLook,
 } from './params/total-look';
+export {
+  CALENDAR_GROUPS,
+  compareLabel,
+  comparePeriod,
+  type CalendarGroup,
+  type CompareAs,
+  type CompareTo,
+  type TotalCompare,
+} from './params/total-compare';
 export { parseParams, MAX_PARAM_PROBLEMS } from './parse-params';
 export { inlinedDocument, openRpcDocument, type OpenRpcDocument } from './openrpc-document';
 export * from './complete-params';

@@ -1,4 +1,5 @@
 import { totalLookParams } from './params/total-look';
+import { compareEcho, compareTableParts, partialRowFlag } from './params/total-compare';
 import { z } from 'zod';
 import { AGGREGATIONS, ALERT_ON, FILTER_OPS, PARAMETER_KINDS, REPORT_TYPES, SCHEDULE_FORMATS, SHOW_AS } from './limits';
 
@@ -81,6 +82,7 @@ export const crosstabJsonTable = z.object({
       formula: z.string().optional(),
       showAs: z.enum(SHOW_AS),
       ...totalLookParams,
+      ...compareEcho,
     }),
   ),
   columns: z.array(axisKey),
@@ -102,6 +104,7 @@ export const crosstabJsonTable = z.object({
         description:
           'The "Other (N)" row (otherRow): its key is [], N the outermost row values it stands for; its query selects exactly their records.',
       }),
+      ...partialRowFlag,
     }),
   ),
   otherColumn: z.number().int().optional().meta({
@@ -114,6 +117,7 @@ export const crosstabJsonTable = z.object({
   columnsOmitted: z.number().int(),
   rowsFilteredOut: z.number().int(),
   columnsFilteredOut: z.number().int(),
+  ...compareTableParts,
 });
 
 export const crosstabExecuteResult = z

@@ -1,6 +1,7 @@
 import { AGGREGATIONS, SHOW_AS, type CrosstabExecuteParams } from '@quarry/client';
 import type { IndexInfo } from '../app-state';
 import { el, fillSelect } from '../dom';
+import { chosenCompare, compareSelect, setCompare } from './compare-choice';
 
 /*
  * The totals: each an aggregation of a field (or of the records, or distinct values of a dynamic view),
@@ -125,6 +126,7 @@ export class TotalsEditor {
       { class: 't-show', 'aria-label': `Total ${n} show as` },
       ...SHOW_AS.map((v) => el('option', { value: v }, SHOW_AS_LABELS[v])),
     );
+    const compare = compareSelect(n);
     const format = el(
       'select',
       { class: 't-format', 'aria-label': `Total ${n} number format` },
@@ -185,6 +187,7 @@ export class TotalsEditor {
       name,
       showAs,
       window,
+      compare,
       format,
       currency,
       scaleLabel,
@@ -207,6 +210,7 @@ export class TotalsEditor {
       percentile.value = total.percentile !== undefined ? String(total.percentile) : '';
       showAs.value = total.showAs ?? 'value';
       window.value = total.window !== undefined ? String(total.window) : '';
+      setCompare(compare, total.compare);
       // What the form has no control for (highlight rules, a format of its own) is kept as saved.
       const preset = presetOf(total.format);
       if (preset === AS_SAVED) format.append(el('option', { value: AS_SAVED }, 'as saved'));
@@ -283,6 +287,7 @@ export class TotalsEditor {
         ...(view ? { dynamicView: view } : field ? { field } : {}),
         ...(aggregationType === 'Percentile' && percentile !== '' ? { percentile: Number(percentile) } : {}),
         ...shown,
+        ...chosenCompare(row),
       };
     });
   }

@@ -29,6 +29,7 @@ import {
   totalProblems,
 } from './crosstab-parts';
 import { cacheParam, saveReportParam } from './shared-params';
+import { compareProblems } from './total-compare';
 
 export const crosstabExecuteParams = z
   .strictObject({
@@ -111,7 +112,7 @@ export const crosstabExecuteParams = z
         });
       }
     }
-    for (const [path, message] of totalProblems(p.totals)) {
+    for (const [path, message] of [...totalProblems(p.totals), ...compareProblems(p)]) {
       ctx.addIssue({ code: 'custom', params: CROSS, path, message });
     }
     // An over-long name was refused by its own length check already.

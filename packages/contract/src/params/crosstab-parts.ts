@@ -3,6 +3,7 @@ import { CHART_TYPE_NAMES } from '../chart-names';
 import { defaultTotalName, FORMULA_MAX_LENGTH, resolveFormulas } from '../formula';
 import * as L from '../limits';
 import { lookProblems, totalLookParams, type TotalLook } from './total-look';
+import { completeCompare, totalCompareParams, type TotalCompare } from './total-compare';
 import {
   arrayOf,
   intInRange,
@@ -134,6 +135,7 @@ export const totalItem = z.strictObject(
         'A calculated total: other totals by name in brackets, numbers, + - * / and parentheses ("[Cost] / [Strikes]"); needs name.',
     }),
     ...totalLookParams,
+    ...totalCompareParams,
   },
   { error: `${PARAM} must be an object with aggregationType and field or dynamicView, or name and formula` },
 );
@@ -221,6 +223,7 @@ export interface CompleteTotal extends TotalLook {
   window?: number;
   percentile?: number;
   formula?: string;
+  compare?: TotalCompare;
 }
 
 export function completeTotal(t: SentTotal): CompleteTotal {
@@ -237,6 +240,7 @@ export function completeTotal(t: SentTotal): CompleteTotal {
     ...(t.highlight !== undefined ? { highlight: t.highlight } : {}),
     ...(t.colorScale !== undefined ? { colorScale: t.colorScale } : {}),
     ...(t.window !== undefined ? { window: t.window } : {}),
+    ...completeCompare(t.compare),
   };
 }
 

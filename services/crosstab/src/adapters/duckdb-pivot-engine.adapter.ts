@@ -15,7 +15,10 @@ import { estimateKeys } from './pivot-key-estimate';
 import { PivotPlan } from './pivot-plan';
 import { fromGroupingSets, JS_ROLLUP_MAX_WORK, rollUpInJs } from './pivot-rollup';
 import { memberSql, notMemberSql, type BoundWhere } from './pivot-sql';
+import { lastPeriodSql, lastStoredSql, shiftCut } from './pivot-shift';
 import { matchRollup } from './rollup-match';
+import type { CalendarGroup } from '@quarry/contract';
+import type { LastPeriod, PeriodShift } from '../domain/period-shift';
 
 export { KEY_SAMPLE_RECORDS, THOROUGH_SAMPLE_RECORDS } from './pivot-key-estimate';
 export { JS_ROLLUP_MAX_WORK } from './pivot-rollup';
@@ -75,14 +78,17 @@ export class DuckDbPivotEngine implements PivotEngine {
     const table = await this.engine.table(entry);
     const w = compileWhere(where, table);
     const member = (axes: AxisSpec[], values: readonly AxisValue[] | undefined, name: string) =>
-      values && axes.length ? [memberSql(axes[0], values, table.columnTypes, spec.timeZone, name)] : [];
+      values && axes.length
+        ? [memberSql(axes[0], values, table.columnTypes, spec.timeZone, name, { shift: spec.shift })]
+        : [];
     const notMember = (x: OuterExclusion | undefined, name: string) =>
-      x ? [notMemberSql(x.axis, x.values, table.columnTypes, spec.timeZone, name)] : [];
+      x ? [notMemberSql(x.axis, x.values, table.columnTypes, spec.timeZone, name, spec.shift)] : [];
     const tests = [
       ...member(spec.rows, restrict.rows, '__kept_rows'),
       ...member(spec.columns, restrict.columns, '__kept_columns'),
       ...notMember(restrict.notRows, '__other_rows'),
       ...notMember(restrict.notColumns, '__other_columns'),
+      ...shiftCut(spec, table.columnTypes),
     ];
     const restricted: BoundWhere = {
       sql: [w.sql, ...tests.map((t) => t.sql)].join(' AND '),
@@ -95,6 +101,24 @@ export class DuckDbPivotEngine implements PivotEngine {
     const drill = this.drillFacts(table, spec);
     const result = await this.pivotPlan(plan, spec, restricted, maxCells, signal);
     return { ...result, drill, ...(rollup ? { servedBy: rollup.name } : {}) };
+  }
+
+  async lastPeriod(
+    entry: IndexEntry,
+    where: QueryNode,
+    shift: PeriodShift,
+    period: CalendarGroup,
+    spec: CrosstabSpec,
+    signal?: AbortSignal,
+  ): Promise<LastPeriod | null> {
+    const table = await this.engine.table(entry);
+    const w = compileWhere(where, table);
+    const [stored] = await this.engine.all(lastStoredSql(table, w.sql, shift.field), w.params, signal);
+    if (!stored || stored.m === null || stored.m === undefined) return null;
+    const sql = lastPeriodSql(table, w.sql, shift, period, spec, String(stored.m));
+    const [row] = await this.engine.all(sql, w.params, signal);
+    if (!row || row.last === null || row.last === undefined) return null;
+    return { last: String(row.last), key: String(row.key), safe: String(row.safe), partial: row.partial === true };
   }
 
   /** Which date axes are calendar dates (DATE columns): each is its own local date in any zone. */

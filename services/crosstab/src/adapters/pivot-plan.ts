@@ -134,7 +134,9 @@ export class PivotPlan {
   private preAggregate(): string {
     const aliases = [...this.rowAliases, ...this.colAliases];
     const grain = [
-      ...this.axes.map((a, i) => `${groupedKey(a, this.table.columnTypes, this.spec.timeZone)} AS ${aliases[i]}`),
+      ...this.axes.map(
+        (a, i) => `${groupedKey(a, this.table.columnTypes, this.spec.timeZone, this.spec.shift)} AS ${aliases[i]}`,
+      ),
       ...this.distinct.map((d) => `${ident(d.field.name)} AS ${d.alias}`),
     ];
     const partial = (sql: string) => this.source?.partials.get(sql) ?? sql;
@@ -146,7 +148,7 @@ export class PivotPlan {
 
   private labelled(): string[] {
     const aliases = [...this.rowAliases, ...this.colAliases];
-    return this.axes.map((a, i) => `${axisLabel(a, aliases[i])} AS ${aliases[i]}`);
+    return this.axes.map((a, i) => `${axisLabel(a, aliases[i], this.spec.shift)} AS ${aliases[i]}`);
   }
 
   /**
@@ -158,7 +160,7 @@ export class PivotPlan {
     const aliases = [...this.rowAliases, ...this.colAliases];
     const types = this.table.columnTypes;
     const keys = this.axes.map((a, i) => {
-      const key = groupedKey(a, types, this.spec.timeZone);
+      const key = groupedKey(a, types, this.spec.timeZone, this.spec.shift);
       return `${a.field.type === 'string' && !a.bin && !a.dateGroup ? `nullif(${key}, '')` : key} AS ${aliases[i]}`;
     });
     const measured = new Map<string, string>();
@@ -206,7 +208,7 @@ export class PivotPlan {
     const sets = this.levels
       .map(([r, c]) => `(${[...this.rowAliases.slice(0, r), ...this.colAliases.slice(0, c)].join(', ')})`)
       .join(', ');
-    const labelled = this.axes.map((a, i) => `${axisLabel(a, aliases[i])} AS ${aliases[i]}`);
+    const labelled = this.axes.map((a, i) => `${axisLabel(a, aliases[i], this.spec.shift)} AS ${aliases[i]}`);
     // One pass, streamed: the keys are counted from the groups that come back (at most maxGroups), as a
     // hand-written GROUPING SETS query would run; materialising the records first cost 2.5x (bench).
     const source = `SELECT ${[...keys, ...carried].join(', ')} FROM ${ident(this.table.table)} WHERE ${this.where}`;
@@ -221,7 +223,7 @@ FROM (SELECT ${[...aliases, g.gid, ...aggregates.map((sql, i) => `${sql} AS __t$
   /** The row and column key counts of the raw path, for an answer that stopped at maxGroups. */
   rawKeysSql(): string {
     const keys = this.axes.map((a, i) => {
-      const key = groupedKey(a, this.table.columnTypes, this.spec.timeZone);
+      const key = groupedKey(a, this.table.columnTypes, this.spec.timeZone, this.spec.shift);
       const alias = [...this.rowAliases, ...this.colAliases][i];
       return `${a.field.type === 'string' && !a.bin && !a.dateGroup ? `nullif(${key}, '')` : key} AS ${alias}`;
     });

@@ -1,7 +1,8 @@
 import { isNumeric } from '@quarry/query-language';
 import { ident, listParam, type DuckDBValue } from '@quarry/snapshots';
 import type { AxisValue } from '../domain/axis-value';
-import type { AxisSpec } from '../domain/crosstab-spec';
+import type { AxisSpec, DateGroup } from '../domain/crosstab-spec';
+import type { PeriodShift } from '../domain/period-shift';
 
 const DATE_FORMAT = { day: '%Y-%m-%d', month: '%Y-%m', year: '%Y' } as const;
 
@@ -13,7 +14,7 @@ const sqlNumber = (n: number) => `CAST(${JSON.stringify(n)} AS DOUBLE)`;
  * A date field's values as wall-clock time in the crosstab's zone. Timestamps are stored in UTC; a
  * DATE has no time of day and is its own local date.
  */
-function localTime(col: string, columnType: string | undefined, timeZone: string): string {
+export function localTime(col: string, columnType: string | undefined, timeZone: string): string {
   if (columnType === 'DATE') return col;
   if (columnType?.startsWith('TIMESTAMP WITH TIME ZONE')) return `timezone(${sqlText(timeZone)}, ${col})`;
   if (timeZone === 'UTC') return col;
@@ -27,9 +28,16 @@ const lpad = (sql: string, n: number) => `lpad(CAST(${sql} AS VARCHAR), ${n}, '0
  * or year, or of its date group; for bins the bin's index. No row is formatted as text: `axisLabel`
  * formats once per group.
  */
-export function groupedKey(a: AxisSpec, columnTypes: ReadonlyMap<string, string>, timeZone: string): string {
+export function groupedKey(
+  a: AxisSpec,
+  columnTypes: ReadonlyMap<string, string>,
+  timeZone: string,
+  shift?: PeriodShift,
+): string {
   const f = a.field;
   const col = ident(f.name);
+  if (shift && f.name === shift.field && !shift.onKeys)
+    return shiftedKey(a, col, columnTypes.get(f.name), timeZone, shift);
   if (a.bin) {
     // floor((x - o) / w), corrected so that o + k·w <= x < o + (k+1)·w holds exactly in doubles: the
     // drill-through range of bin k is written with those two bounds and must select the same records.
@@ -41,27 +49,17 @@ export function groupedKey(a: AxisSpec, columnTypes: ReadonlyMap<string, string>
   }
   if (f.type !== 'date') return col;
   const type = columnTypes.get(f.name);
-  if (a.dateGroup) {
-    const local = localTime(col, type, timeZone);
-    switch (a.dateGroup) {
-      case 'monthOfYear':
-        return `month(${local})`;
-      case 'dayOfWeek':
-        return `isodow(${local})`;
-      case 'hourOfDay':
-        return `hour(${local})`;
-      default:
-        return `date_trunc('${a.dateGroup}', ${local})`;
-    }
-  }
+  if (a.dateGroup) return dateGroupKey(a.dateGroup, localTime(col, type, timeZone));
   const grain = f.grain ?? 'day';
   if (grain !== 'day') return `date_trunc('${grain}', ${col})`;
   return type === 'DATE' ? col : `CAST(${col} AS DATE)`;
 }
 
 /** The value reported for a grouped key: blank text merged with null, numbers as doubles, dates as text. */
-export function axisLabel(a: AxisSpec, key: string): string {
+export function axisLabel(a: AxisSpec, sqlKey: string, shift?: PeriodShift): string {
   const f = a.field;
+  // Keys of the period itself move by whole periods: shifting the group's key is shifting its records.
+  const key = shift?.onKeys && f.name === shift.field ? `(${sqlKey} + ${interval(shift)})` : sqlKey;
   if (a.bin) return `CAST(${key} AS DOUBLE)`;
   switch (a.dateGroup) {
     case undefined:
@@ -107,13 +105,14 @@ export function memberSql(
   columnTypes: ReadonlyMap<string, string>,
   timeZone: string,
   name: string,
-  opts: { shortList?: number } = {},
+  opts: { shortList?: number; shift?: PeriodShift } = {},
 ): { sql: string; params: Record<string, DuckDBValue> } {
-  const key = groupedKey(a, columnTypes, timeZone);
+  const shift = opts.shift;
+  const key = groupedKey(a, columnTypes, timeZone, shift);
   const present = values.filter((v): v is string | number | boolean => v !== null && v !== '');
   // The reported key of a bin is its lower bound: back to the bin's index, which the records carry.
   const bin = a.bin;
-  const tested = bin ? key : axisLabel(a, key);
+  const tested = bin ? key : axisLabel(a, key, shift);
   const listed = bin ? present.map((v) => Math.round((Number(v) - bin.origin) / bin.width)) : present;
   const tests: string[] = [];
   const params: Record<string, DuckDBValue> = {};
@@ -141,8 +140,39 @@ export function notMemberSql(
   columnTypes: ReadonlyMap<string, string>,
   timeZone: string,
   name: string,
+  shift?: PeriodShift,
 ): { sql: string; params: Record<string, DuckDBValue> } {
-  const m = memberSql(a, values, columnTypes, timeZone, name, { shortList: SHORT_LIST });
+  const m = memberSql(a, values, columnTypes, timeZone, name, { shortList: SHORT_LIST, shift });
   // A blank key not listed makes the membership null, not false: coalesce keeps that record.
   return { sql: `NOT coalesce(${m.sql}, false)`, params: m.params };
 }
+
+/** A record's wall-clock time in the zone moved forward by the shift (a month from the 31st ends the next month). */
+export function shiftedTime(col: string, columnType: string | undefined, timeZone: string, shift: PeriodShift): string {
+  return `(${localTime(col, columnType, timeZone)} + ${interval(shift)})`;
+}
+
+/**
+ * The key of a date axis on the shifted field: computed from the shifted local time, so the previous
+ * period's records carry the current period's key (the wall clock moves, not the UTC instant: a month
+ * from 1 March 00:30 in Paris is 1 April, whatever the offsets).
+ */
+function shiftedKey(a: AxisSpec, col: string, type: string | undefined, timeZone: string, shift: PeriodShift): string {
+  return dateGroupKey(a.dateGroup ?? a.field.grain ?? 'day', shiftedTime(col, type, timeZone, shift));
+}
+
+/** A wall-clock time's key in a date group: a repeating part as its number, a period as its start. */
+function dateGroupKey(group: DateGroup | 'day' | 'month' | 'year', local: string): string {
+  switch (group) {
+    case 'monthOfYear':
+      return `month(${local})`;
+    case 'dayOfWeek':
+      return `isodow(${local})`;
+    case 'hourOfDay':
+      return `hour(${local})`;
+    default:
+      return `date_trunc('${group}', ${local})`;
+  }
+}
+
+export const interval = (shift: Pick<PeriodShift, 'n' | 'unit'>) => `INTERVAL ${shift.n} ${shift.unit.toUpperCase()}`;

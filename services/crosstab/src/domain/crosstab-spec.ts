@@ -21,6 +21,8 @@ import {
   type TotalsOn,
 } from '@quarry/contract';
 
+import type { CompareSpec, ComparePartial, PeriodShift } from './period-shift';
+
 export type { Aggregation, DateGroup, ShowAs } from '@quarry/contract';
 export const MAX_CELLS = MAX_CROSSTAB_CELLS;
 
@@ -65,9 +67,9 @@ function lookOf(t: CompleteTotal, i: number): Pick<TotalSpec, 'look'> {
   const { format, highlight, colorScale } = t;
   if (!format && !highlight && !colorScale) return {};
   const style = format?.style;
-  if (PERCENT_SHOWN.has(t.showAs) && (style === 'currency' || style === 'unit'))
+  if (displayOf({ ...t, name: '' }).percent && (style === 'currency' || style === 'unit'))
     throw AppError.invalid(
-      `totals[${i}].format.style: ${style} cannot write a total shown as a percentage (showAs ${t.showAs}); use percent or decimal`,
+      `totals[${i}].format.style: ${style} cannot write a total shown as a percentage (${t.compare ? 'compare as percentDifference' : `showAs ${t.showAs}`}); use percent or decimal`,
     );
   return {
     look: {
@@ -78,9 +80,12 @@ function lookOf(t: CompleteTotal, i: number): Pick<TotalSpec, 'look'> {
   };
 }
 
-export function displayOf(t: Pick<TotalSpec, 'name' | 'showAs' | 'window'>): TotalDisplay {
+export function displayOf(
+  t: Pick<TotalSpec, 'name' | 'showAs' | 'window'> & { compare?: { as: string } },
+): TotalDisplay {
   const shown = t.showAs === 'movingAverage' ? ` (moving average of ${t.window ?? 0})` : SHOWN_AS[t.showAs];
-  return { percent: PERCENT_SHOWN.has(t.showAs), label: `${t.name}${shown}` };
+  const percent = PERCENT_SHOWN.has(t.showAs) || t.compare?.as === 'percentDifference';
+  return { percent, label: `${t.name}${shown}` };
 }
 
 /** rowOrder / columnOrder: siblings at every level ordered by label, or by a measure's total at that level. */
@@ -110,6 +115,8 @@ export interface TotalSpec {
   look?: TotalLook;
   /** With movingAverage: how many rows it averages. */
   window?: number;
+  /** Compared with the previous period or year (period-compare.ts). */
+  compare?: CompareSpec;
 }
 
 /** A row or column axis: a field, optionally grouped by a date part or in numeric bins. */
@@ -126,6 +133,8 @@ export interface AxisSpec {
   name: string;
   /** A manual order of its keys (as JSON gives them): these first, in this order. */
   order?: ReadonlyArray<string | number | boolean | null>;
+  /** The key of the data's partial last period, on the axis of a compared period: headers mark it. */
+  partialKey?: string;
 }
 
 export interface FilterSpec {
@@ -154,6 +163,10 @@ export interface CrosstabSpec {
   /** An "Other (N)" row (column) over the outermost values not shown; only with a limit. */
   otherRow: boolean;
   otherColumn: boolean;
+  /** The shifted pivot of a period comparison: date keys from each record's time moved this far. */
+  shift?: PeriodShift;
+  /** Set once the comparison found the data's last period partial. */
+  comparePartial?: ComparePartial;
 }
 
 const binText = (n: number) => String(Number(n.toPrecision(15)));

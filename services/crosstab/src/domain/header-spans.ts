@@ -1,6 +1,7 @@
 import { axisText, type AxisValue } from './axis-value';
 import type { AxisSpec } from './crosstab-spec';
 import { otherOf } from './other-key';
+import { PARTIAL_MARK } from './period-compare';
 
 /**
  * Runs of consecutive keys that share a header at `level`: start → [length, label], as every table
@@ -26,7 +27,8 @@ export function headerSpans(
     if (run) run[0]++;
     else {
       open = { start: i, prefix };
-      out.set(i, [1, axisText(axes[level], k[level])]);
+      const partial = axes[level].partialKey !== undefined && k[level] === axes[level].partialKey;
+      out.set(i, [1, `${axisText(axes[level], k[level])}${partial ? PARTIAL_MARK : ''}`]);
     }
   });
   return out;

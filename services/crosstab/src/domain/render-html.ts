@@ -4,6 +4,7 @@ import { cellColorer, textFormatter } from './total-look';
 import type { PivotTable } from './pivot-table';
 import { otherOf } from './other-key';
 import type { AxisValue } from './axis-value';
+import { partialNote } from './period-compare';
 
 /**
  * Every data cell is a number: one rule right-aligns them all (tabular figures line digits up). It is
@@ -39,6 +40,7 @@ function caption(table: PivotTable): string {
   if (spec.columnLimit !== null && table.columnsOmitted > 0) {
     parts.push(`top ${table.outerColumns - table.columnsOmitted} of ${table.outerColumns} ${spec.columns[0].name}`);
   }
+  if (spec.comparePartial) parts.push(partialNote(spec.comparePartial));
   return parts.join('; ');
 }
 
@@ -60,7 +62,9 @@ export function renderHtml(table: PivotTable): string {
   const value = valueCells(table);
   const cell = (row: AxisValue[], column: AxisValue[]) => spec.totals.map((_, m) => value(row, column, m)).join('');
   const limited =
-    (spec.rowLimit !== null && table.rowsOmitted > 0) || (spec.columnLimit !== null && table.columnsOmitted > 0);
+    (spec.rowLimit !== null && table.rowsOmitted > 0) ||
+    (spec.columnLimit !== null && table.columnsOmitted > 0) ||
+    spec.comparePartial !== undefined;
   const out: string[] = [STYLE, '<table class="quarry-crosstab">'];
   if (colLevels || limited) out.push(`<caption>${escape(caption(table))}</caption>`);
   out.push('<thead>');
@@ -132,7 +136,9 @@ function renderHtmlTotalsOnRows(table: PivotTable): string {
   const headerRows = Math.max(1, colLevels);
   const value = valueCells(table);
   const limited =
-    (spec.rowLimit !== null && table.rowsOmitted > 0) || (spec.columnLimit !== null && table.columnsOmitted > 0);
+    (spec.rowLimit !== null && table.rowsOmitted > 0) ||
+    (spec.columnLimit !== null && table.columnsOmitted > 0) ||
+    spec.comparePartial !== undefined;
   const out: string[] = [STYLE, '<table class="quarry-crosstab">'];
   if (colLevels || limited) out.push(`<caption>${escape(caption(table))}</caption>`);
   out.push('<thead>');

@@ -2,6 +2,7 @@ import type { AxisValue } from './axis-value';
 import { keyQuery } from './drill-query';
 import { otherOf } from './other-key';
 import type { PivotTable } from './pivot-table';
+import { isPartialKey } from './period-compare';
 
 const optionalQuery = (query: string | null) => (query === null ? {} : { query });
 
@@ -31,6 +32,7 @@ export function renderJson(table: PivotTable): string {
       ...(t.formula ? { formula: t.formula.text } : {}),
       showAs: t.showAs,
       ...t.look,
+      ...(t.compare ? { compare: t.compare } : {}),
     })),
     columns: table.columns.map(jsonKey),
     columnQueries: table.columns.map((c) => keyQuery(spec.columns, c, table.drill)),
@@ -41,6 +43,7 @@ export function renderJson(table: PivotTable): string {
       total: table.at(key, []),
       ...(key.length < R && !otherOf(key) ? { subtotal: true } : {}),
       ...(otherOf(key) ? { other: otherOf(key)?.count } : {}),
+      ...(isPartialKey(spec.rows, key) ? { partial: true } : {}),
     })),
     ...(otherColumn ? { otherColumn: otherColumn.count } : {}),
     columnTotals: table.columns.map((c) => table.at([], c)),
@@ -49,5 +52,9 @@ export function renderJson(table: PivotTable): string {
     columnsOmitted: table.columnsOmitted,
     rowsFilteredOut: table.rowsFilteredOut,
     columnsFilteredOut: table.columnsFilteredOut,
+    ...(spec.comparePartial ? { comparePartial: spec.comparePartial } : {}),
+    ...(spec.comparePartial?.on === 'columns'
+      ? { partialColumns: table.columns.flatMap((c, i) => (isPartialKey(spec.columns, c) ? [i] : [])) }
+      : {}),
   });
 }

@@ -10,6 +10,8 @@ import { crosstabCells, crosstabSpec, MAX_CELLS, type CrosstabSpec } from './cro
 import type { TableRenderer } from '../ports/table-renderer.port';
 import { CONTENT_TYPES, subtotalsOverLimit, tableResult, type CrosstabOutput } from './table-result';
 import { buildPivotTable, type OuterCounts } from './pivot-table';
+import { compareGroups } from './compare-pivots';
+import { withCompare } from './period-compare';
 
 /**
  * With rowLimit, columnLimit or a filter, the outermost level is chosen first from one pass over it;
@@ -110,6 +112,7 @@ export class RunCrosstabUseCase {
       version: opts.asOfVersion,
     });
     const asked = crosstabSpec(entry, input);
+    withCompare(input, asked.totals, [...asked.rows, ...asked.columns]);
     // A chart draws the cells; subtotal bars or slices would count every record twice.
     const spec = output === 'grid' ? { ...asked, subtotals: false } : asked;
     const where = restrictedQuery(reader, entry.name, input.query, { fields: fieldsOf(entry), now: this.now() });
@@ -237,7 +240,7 @@ export class RunCrosstabUseCase {
     where: QueryNode,
     spec: CrosstabSpec,
     signal?: AbortSignal,
-  ): Promise<PivotResult & { outer?: { rows?: OuterCounts; columns?: OuterCounts } }> {
+  ): Promise<PivotResult & { outer?: { rows?: OuterCounts; columns?: OuterCounts }; restrict?: PivotRestriction }> {
     const limitsRows = spec.rows.length > 0 && (spec.rowLimit !== null || spec.rowFilter !== null);
     const limitsColumns = spec.columns.length > 0 && (spec.columnLimit !== null || spec.columnFilter !== null);
     if (!limitsRows && !limitsColumns) return this.pivots.pivot(entry, where, spec, MAX_CELLS, signal);
@@ -246,7 +249,7 @@ export class RunCrosstabUseCase {
     const restrict = { rows: rows?.values, columns: columns?.values };
     const main = await this.pivots.pivot(entry, where, spec, MAX_CELLS, signal, restrict);
     const outer = { rows: rows?.counts, columns: columns?.counts };
-    if (main.groups.length === 0) return { ...main, outer };
+    if (main.groups.length === 0) return { ...main, outer, restrict };
     const isRowTotal = (g: GroupRow) => g.rowKey.length > 0 && g.columnKey.length === 0;
     const isColumnTotal = (g: GroupRow) => g.rowKey.length === 0 && g.columnKey.length > 0;
     const isGrand = (g: GroupRow) => g.rowKey.length === 0 && g.columnKey.length === 0;
@@ -278,7 +281,7 @@ export class RunCrosstabUseCase {
     const grand = (rows ?? columns)?.grand;
     groups = [...groups.filter((g) => !isGrand(g)), ...(grand ? [grand] : [])];
     const other = await this.otherGroups(entry, where, spec, rows, columns, signal);
-    return { ...main, groups: [...groups, ...other], outer };
+    return { ...main, groups: [...groups, ...other], outer, restrict };
   }
 
   /**
@@ -336,7 +339,8 @@ export class RunCrosstabUseCase {
   ): Promise<CachedResult> {
     await this.checkBins(entry, where, spec, signal);
     await this.checkEstimate(entry, where, spec, signal);
-    const { keys, groups, tooManyGroups, drill, outer, servedBy } = await this.pivotAsDrawn(entry, where, spec, signal);
+    const drawn = await this.pivotAsDrawn(entry, where, spec, signal);
+    const { keys, tooManyGroups, drill, outer, servedBy } = drawn;
     // The limit counts the table as drawn: after rowLimit, columnLimit and the filters.
     const cells = crosstabCells(keys, spec);
     if (cells > MAX_CELLS) {
@@ -345,7 +349,16 @@ export class RunCrosstabUseCase {
       );
     }
     if (tooManyGroups) throw subtotalsOverLimit();
-    const job = { spec, groups, drill, outer, output, index: entry.name };
+    const restrict = drawn.restrict ?? {};
+    const { spec: shown, groups } = await compareGroups(
+      this.pivots,
+      entry,
+      where,
+      spec,
+      { groups: drawn.groups, restrict },
+      signal,
+    );
+    const job = { spec: shown, groups, drill, outer, output, index: entry.name };
     const table = await (this.tables && groups.length >= OFF_LOOP_GROUPS
       ? this.tables.render(job, signal)
       : tableResult(job));

@@ -2,6 +2,8 @@ import type { IndexEntry } from '@quarry/metadata-store';
 import type { QueryNode } from '@quarry/query-language';
 import type { AxisValue, GroupRow } from '../domain/axis-value';
 import type { AxisSpec, CrosstabSpec } from '../domain/crosstab-spec';
+import type { CalendarGroup } from '@quarry/contract';
+import type { LastPeriod, PeriodShift } from '../domain/period-shift';
 
 /** How many row and column keys the pivot has (columns is 1 without column fields: the Total column). */
 export interface PivotKeys {
@@ -106,6 +108,20 @@ export interface PivotEngine {
     field: string,
     signal?: AbortSignal,
   ): Promise<[number, number] | null>;
+  /**
+   * For a period comparison: the filtered records' last local time, its `period`'s key, and whether the
+   * period `shift` before it has records past the same elapsed span (null without records). An engine
+   * without it cannot compare periods (a 400). With `spec.shift` set, `pivot` groups the shifted field
+   * by each record's local time moved forward by the shift, and leaves out shifted times after its cut.
+   */
+  lastPeriod?(
+    entry: IndexEntry,
+    where: QueryNode,
+    shift: PeriodShift,
+    period: CalendarGroup,
+    spec: CrosstabSpec,
+    signal?: AbortSignal,
+  ): Promise<LastPeriod | null>;
   /** Releases what this process holds for an index that is no longer published (it was dropped). */
   forget(name: string): void;
 }

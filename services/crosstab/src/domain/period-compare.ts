@@ -1,0 +1,135 @@
+import { compareLabel, comparePeriod, type CalendarGroup, type CompletePivot } from '@quarry/contract';
+import type { AxisValue, GroupRow } from './axis-value';
+import type { AxisSpec, CrosstabSpec, TotalSpec } from './crosstab-spec';
+import type { CompareSpec, ComparePartial, LastPeriod, PeriodShift } from './period-shift';
+
+/*
+ * Period comparison: a compared total's value is the same measure over the records of the shifted period,
+ * read from a second pivot whose date keys are computed from each record's time moved one period (or one
+ * year) later, so the previous period's records land on the current period's key. Never a neighbouring
+ * cell: it holds under limits, filters and gaps, and for holistic aggregations.
+ */
+
+const SHIFTS: Record<CalendarGroup, Pick<PeriodShift, 'unit' | 'n'>> = {
+  hour: { unit: 'hour', n: 1 },
+  day: { unit: 'day', n: 1 },
+  week: { unit: 'day', n: 7 },
+  month: { unit: 'month', n: 1 },
+  quarter: { unit: 'month', n: 3 },
+  year: { unit: 'month', n: 12 },
+};
+
+/** The shift of a comparison: one period, or a year (a week's year is 52 weeks, so weekdays line up). */
+export function shiftOf(field: string, c: CompareSpec): PeriodShift {
+  if (c.to === 'previousPeriod') return { field, ...SHIFTS[c.period] };
+  return c.period === 'week' ? { field, unit: 'day', n: 364 } : { field, unit: 'month', n: 12 };
+}
+
+/**
+ * Each compared total's comparison, and its header when it has no name of its own; the contract checked
+ * that one date field has calendar axes.
+ */
+export function withCompare(input: CompletePivot, totals: TotalSpec[], axes: readonly AxisSpec[]): string | undefined {
+  if (!input.totals.some((t) => t.compare)) return undefined;
+  const found = comparePeriod(axes.map((a) => ({ field: a.field.name, dateGroup: a.dateGroup })));
+  if ('problem' in found) return undefined;
+  input.totals.forEach((t, i) => {
+    if (!t.compare) return;
+    totals[i].compare = { ...t.compare, period: found.period };
+    if (!t.name) totals[i].name = compareLabel(totals[i].name, t.compare, found.period);
+  });
+  return found.field;
+}
+
+/** The compared totals, by index. */
+export const comparedTotals = (spec: CrosstabSpec): number[] => spec.totals.flatMap((t, i) => (t.compare ? [i] : []));
+
+/**
+ * The pivot of the shifted records: the compared totals' own aggregations, every key at every level the
+ * table shows, nothing ranked or filtered (the kept keys are the table's).
+ */
+export function shiftedSpec(spec: CrosstabSpec, shift: PeriodShift): CrosstabSpec {
+  const period = spec.totals.find((t) => t.compare)?.compare?.period;
+  const onField = [...spec.rows, ...spec.columns].filter((a) => a.field.name === shift.field);
+  const totals = comparedTotals(spec).map((i): TotalSpec => {
+    const { compare: _compare, look: _look, ...own } = spec.totals[i];
+    return { ...own, showAs: 'value' };
+  });
+  const byLabel = { by: 'label', measure: 0, direction: 'asc' } as const;
+  return {
+    ...spec,
+    totals,
+    formulaOrder: [],
+    rowFilter: null,
+    columnFilter: null,
+    rowOrder: byLabel,
+    columnOrder: byLabel,
+    rowLimit: null,
+    columnLimit: null,
+    shift: { ...shift, onKeys: onField.every((a) => a.dateGroup === period) },
+  };
+}
+
+const keyOf = (g: Pick<GroupRow, 'rowKey' | 'columnKey'>) =>
+  JSON.stringify([g.rowKey.map((v) => (v === '' ? null : v)), g.columnKey.map((v) => (v === '' ? null : v))]);
+
+/** A group's compared value from its current one and the shifted period's. */
+function compared(t: TotalSpec, current: number | null, previous: number | null): number | null {
+  // No record in the previous period: none counted, no other measure.
+  const before = previous ?? (t.aggregation === 'Count' || t.aggregation === 'CountDistinct' ? 0 : null);
+  switch (t.compare?.as) {
+    case 'value':
+      return before;
+    case 'difference':
+      return current === null || before === null ? null : current - before;
+    case 'percentDifference':
+      return current === null || before === null || before === 0 ? null : ((current - before) / Math.abs(before)) * 100;
+    default:
+      return current;
+  }
+}
+
+/**
+ * The table's groups with each compared total's value replaced by its comparison with the shifted
+ * pivot's group of the same keys (a shifted group with no group in the table is not shown).
+ */
+export function applyComparison(spec: CrosstabSpec, groups: GroupRow[], shifted: GroupRow[]): GroupRow[] {
+  const at = comparedTotals(spec);
+  const previous = new Map(shifted.map((g) => [keyOf(g), g.values]));
+  return groups.map((g) => {
+    const before = previous.get(keyOf(g));
+    const values = [...g.values];
+    at.forEach((m, j) => {
+      values[m] = compared(spec.totals[m], g.values[m], before?.[j] ?? null);
+    });
+    return { ...g, values };
+  });
+}
+
+/** The spec as tables draw it once the last period is known: the axis of that period marks its key. */
+export function markPartial(spec: CrosstabSpec, field: string, last: LastPeriod): CrosstabSpec {
+  const period = spec.totals.find((t) => t.compare)?.compare?.period;
+  if (!last.partial || !period) return spec;
+  const isPeriod = (a: AxisSpec) => a.field.name === field && a.dateGroup === period;
+  const on = spec.rows.some(isPeriod) ? 'rows' : 'columns';
+  const mark = (a: AxisSpec): AxisSpec => (isPeriod(a) ? { ...a, partialKey: last.key } : a);
+  return {
+    ...spec,
+    rows: spec.rows.map(mark),
+    columns: spec.columns.map(mark),
+    comparePartial: { on, field, key: last.key, lastRecord: last.last },
+  };
+}
+
+/** Whether a key (row or column) holds the partial last period. */
+export function isPartialKey(axes: readonly AxisSpec[], key: readonly AxisValue[]): boolean {
+  return axes.some((a, i) => a.partialKey !== undefined && i < key.length && key[i] === a.partialKey);
+}
+
+/** A header of the partial last period carries a mark, explained in the table's caption. */
+export const PARTIAL_MARK = ' *';
+
+export function partialNote(p: ComparePartial): string {
+  // To the minute, as a person reads it (JSON keeps every digit).
+  return `* ${p.key} is partial (data to ${p.lastRecord.slice(0, 16)}): compared with the same elapsed span`;
+}
