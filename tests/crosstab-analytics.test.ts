@@ -600,7 +600,9 @@ describe('CROSSTAB.EXECUTE analytics: show values as, subtotals, order, limits, 
       /columnLimit must be an integer between 1 and 10000/,
     );
     expect(await refused({ ...base, rowLimit: 2.5 })).toMatch(/rowLimit must be an integer/);
-    expect(await refused({ ...base, format: 'pdf' })).toMatch(/format must be one of "html", "json", "csv", "xlsx"/);
+    expect(await refused({ ...base, format: 'tiff' })).toMatch(
+      /format must be one of "html", "json", "csv", "xlsx", "pdf"/,
+    );
     expect(await refused({ ...base, format: 'json', chartType: 'Column2D' })).toMatch(/format is for tables/);
     expect(await refused({ ...base, subtotals: 'yes' })).toMatch(/subtotals must be a boolean/);
   });

@@ -625,6 +625,7 @@ describeIf(
       string,
       {
         image?: string;
+        profiles?: string[];
         environment?: Record<string, string | null>;
         entrypoint?: string[];
         healthcheck?: { test?: string[] };
@@ -643,7 +644,21 @@ describeIf(
     });
 
     it('validates (docker-compose config) with every store and every target', () => {
-      expect(Object.keys(services).sort()).toEqual([
+      // A profile's services start only when it is named (`--profile clickhouse`): the ClickHouse cluster.
+      const plain = Object.keys(services).filter((name) => !services[name].profiles?.length);
+      const profiled = Object.keys(services).filter((name) => services[name].profiles?.length);
+      expect(profiled.every((name) => services[name].profiles?.includes('clickhouse'))).toBe(true);
+      expect(profiled.sort()).toEqual([
+        'clickhouse-keeper-1',
+        'clickhouse-keeper-2',
+        'clickhouse-keeper-3',
+        'clickhouse-s1r1',
+        'clickhouse-s1r2',
+        'clickhouse-s2r1',
+        'clickhouse-s2r2',
+        'crosstab-clickhouse',
+      ]);
+      expect(plain.sort()).toEqual([
         'chart',
         'chart-worker',
         'crosstab',
@@ -665,7 +680,7 @@ describeIf(
           target: name === 'loader' ? 'loader' : ((s.environment?.QUARRY_TARGET ?? '') as ContainerEnv['target']),
           env: Object.fromEntries(Object.entries(s.environment ?? {}).map(([k, v]) => [k, v ?? ''])),
         }));
-      expect(containers).toHaveLength(7);
+      expect(containers).toHaveLength(8);
       expect(containers.flatMap(envProblems)).toEqual([]);
     });
 
@@ -675,7 +690,7 @@ describeIf(
       const quarry = Object.entries(services).filter(
         ([name, s]) => String(s.image).startsWith('quarry') && name !== 'loader',
       );
-      expect(quarry).toHaveLength(6);
+      expect(quarry).toHaveLength(7);
       for (const [name, s] of quarry) {
         const env = s.environment ?? {};
         const port = env.QUARRY_TARGET === 'gateway' ? env.PORT : env.QUARRY_OPS_PORT;
@@ -700,7 +715,7 @@ describeIf(
 
     it('ships no literal Quarry secret: every process reads the ones the loader generates in /data/secrets', () => {
       const quarry = Object.entries(services).filter(([, s]) => String(s.image).startsWith('quarry'));
-      expect(quarry).toHaveLength(7);
+      expect(quarry).toHaveLength(8);
       for (const [name, s] of quarry) {
         const env = s.environment ?? {};
         expect({ name, cursor: env.QUARRY_CURSOR_SECRET, token: env.QUARRY_INTERNAL_TOKEN }).toEqual({

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parse } from 'csv-parse/sync';
+import * as XLSX from 'xlsx';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { Readable } from 'node:stream';
 import { QuarryClient, QuarryError } from '@quarry/client';
@@ -111,10 +112,11 @@ describe('EXPORTS.START, EXPORTS.STATUS and GET /exports/<id>', () => {
     expect(rows.map((r) => r.label)).toEqual(HOSTILE.map(defused));
   }, 60000);
 
-  it('JSON Lines and Parquet hold the same records', async () => {
+  it('JSON Lines, Parquet and XLSX hold the same records', async () => {
     const expected = await searchAll(analyst, dramas);
     const jsonl = await start(analyst, { method: 'QUERIES.EXECUTE', params: dramas, format: 'jsonl' });
     const parquet = await start(analyst, { method: 'QUERIES.EXECUTE', params: dramas, format: 'parquet' });
+    const xlsx = await start(analyst, { method: 'QUERIES.EXECUTE', params: dramas, format: 'xlsx' });
     expect((await finished(analyst, jsonl)).state).toBe('done');
     expect((await finished(analyst, parquet)).state).toBe('done');
     const lines = (await download(analyst, jsonl)).text
@@ -148,6 +150,16 @@ describe('EXPORTS.START, EXPORTS.STATUS and GET /exports/<id>', () => {
     const read = await c.runAndReadAll(`SELECT "Title" FROM read_parquet('${file}')`);
     expect(read.getRowObjects().map((r) => r.Title)).toEqual(expected.map((r) => r.Title));
     c.closeSync();
+    // The workbook: a header of the index's fields, then the records in the search's sort.
+    expect(await finished(analyst, xlsx)).toMatchObject({ state: 'done', rowsWritten: expected.length });
+    const got = await fetch(new URL(`/exports/${xlsx}`, quarry.baseUrl), {
+      headers: { Authorization: `Bearer ${analyst.token}` },
+    });
+    expect(got.headers.get('content-type')).toBe('application/vnd.openxmlformats-officedocument.spreadsheetml.sheet');
+    const book = XLSX.read(Buffer.from(await got.arrayBuffer()), { type: 'buffer' });
+    const rows = XLSX.utils.sheet_to_json<Record<string, unknown>>(book.Sheets[book.SheetNames[0]]);
+    expect(rows.map((r) => r.Title)).toEqual(expected.map((r) => r.Title));
+    expect(Object.keys(rows[0])).toEqual(expect.arrayContaining(['Title', 'Major Genre', 'IMDB Rating']));
   }, 60000);
 
   it('realms apply exactly as the search applies them', async () => {

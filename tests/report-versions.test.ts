@@ -173,7 +173,7 @@ describe('REPORTS.EXECUTE: a saved report run by reference', () => {
     expect(await detail({ guid: crosstabGuid, page: 2 })).toMatch(/^400: page goes with query reports/);
     expect(await detail({ guid: crosstabGuid, imageFormat: 'svg' })).toMatch(/^400: imageFormat goes with chart/);
     expect(await detail({ guid: queryGuid, format: 'csv' })).toMatch(/^400: format goes with crosstab reports/);
-    expect(await detail({ guid: crosstabGuid, format: 'pdf' })).toMatch(/^400: format must be one of/);
+    expect(await detail({ guid: crosstabGuid, format: 'tiff' })).toMatch(/^400: format must be one of/);
     expect(await detail({ guid: crosstabGuid, format: 'csv', imageFormat: 'png' })).toMatch(/^400: imageFormat/);
     expect(await detail({ guid: crosstabGuid, asOf: 'yesterday' })).toMatch(/^400: asOf must be one of "latest"/);
     expect(await detail({ guid: crosstabGuid, pageSize: 5000 })).toMatch(/^400: pageSize must be an integer/);

@@ -209,6 +209,8 @@ export class GatewayCallsModule implements QuarryModule {
         minFreeBytes: c.exportMinFreeBytes,
         progressMs: 500,
       },
+      Date.now,
+      new StreamingRecordConverter(),
     );
     jobs.work((job, run) => start.run(job, run), c.exportConcurrency);
     const sweep = () =>

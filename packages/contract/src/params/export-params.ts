@@ -27,7 +27,7 @@ export const exportsStartParams = z
     }),
     format: oneOf(EXPORT_FORMATS).meta({
       description:
-        'A search: csv (text a spreadsheet would run as a formula gets a leading apostrophe), jsonl (one record a line) or parquet. A crosstab: csv or xlsx (its table as CROSSTAB.EXECUTE renders it) or jsonl (one row of cells a line, then a line of the column and grand totals).',
+        'A search: csv (text a spreadsheet would run as a formula gets a leading apostrophe), jsonl (one record a line), parquet or xlsx (a header row of the fields, a new sheet every 1,048,575 records). A crosstab: csv or xlsx (its table as CROSSTAB.EXECUTE renders it) or jsonl (one row of cells a line, then a line of the column and grand totals).',
     }),
   })
   .meta({ title: 'ExportsStartParams' });

@@ -95,6 +95,10 @@ export class FsExportStore implements ExportStore {
     };
   }
 
+  async discardPartial(id: string, run: string): Promise<void> {
+    await rm(this.partialPath(id, run), { force: true });
+  }
+
   async publish(id: string, run: string, format: ExportFormat): Promise<number> {
     const target = this.named(id, EXTENSIONS[format]);
     const partial = this.partialPath(id, run);

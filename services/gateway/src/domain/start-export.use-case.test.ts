@@ -31,6 +31,7 @@ class MemoryExportStore implements ExportStore {
     return `/exports/${id}.${run}.part`;
   }
   async writePartial() {}
+  async discardPartial() {}
   watch() {
     return { read: async () => this.sofar };
   }

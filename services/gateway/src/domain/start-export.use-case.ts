@@ -1,5 +1,7 @@
 import { applyParameters } from './report-parameters';
 import { randomBytes } from 'node:crypto';
+import type { RecordFileConverter } from '../ports/delivery-files.port';
+import { indexFields } from './index-fields';
 import type { CrosstabJsonTable, ExportFormat, ExportMethod } from '@quarry/contract';
 import { AppError } from '@quarry/errors';
 import {
@@ -56,6 +58,8 @@ export class StartExportUseCase {
     private readonly crosstab: RunCrosstabUseCase,
     private readonly limits: ExportLimits,
     private readonly now: () => number = Date.now,
+    /** Turns a search's JSON Lines into a workbook; without it a search is not exported as xlsx. */
+    private readonly converter?: RecordFileConverter,
   ) {}
 
   async start(caller: Caller, input: ExportInput, trace: RequestTrace): Promise<{ exportId: string }> {
@@ -219,15 +223,35 @@ export class StartExportUseCase {
     format: ExportFormat,
     trace: RequestTrace,
   ): Promise<Produce> {
-    if (format === 'xlsx')
-      throw AppError.invalid('format: a search is exported as csv, jsonl or parquet; xlsx is not available yet');
+    const converter = this.converter;
+    if (format === 'xlsx' && !converter)
+      throw AppError.invalid('format: a search is exported as csv, jsonl or parquet here; xlsx is not available');
     const count = await this.searches.count(caller, req, trace);
     if (count > this.limits.maxRows)
       throw AppError.invalid(
         `The export would hold ${count} records, more than QUARRY_EXPORT_MAX_ROWS (${this.limits.maxRows}); narrow the query`,
       );
-    return (id, run, signal) =>
-      this.searches.write(caller, req, format, this.store.partialPath(id, run), { ...trace, signal });
+    if (format !== 'xlsx' || !converter)
+      return (id, run, signal) =>
+        this.searches.write(caller, req, format as 'csv' | 'jsonl' | 'parquet', this.store.partialPath(id, run), {
+          ...trace,
+          signal,
+        });
+    // The engine writes JSON Lines beside the partial file; the workbook is streamed from it (a new sheet
+    // at Excel's row limit), its header the fields as this caller sees them.
+    const fields = (await indexFields(this.services, caller, req.search.index, trace)).map((f) => f.name);
+    return async (id, run, signal) => {
+      // The JSON Lines are a run's partial file of their own (hex, like every run), which removal sweeps too.
+      const stagedRun = `${run}0`;
+      try {
+        const staged = this.store.partialPath(id, stagedRun);
+        const written = await this.searches.write(caller, req, 'jsonl', staged, { ...trace, signal });
+        await converter.toXlsx(staged, this.store.partialPath(id, run), fields, req.search.index);
+        return written;
+      } finally {
+        await this.store.discardPartial(id, stagedRun);
+      }
+    };
   }
 
   private planCrosstab(

@@ -39,6 +39,8 @@ export interface ExportStore {
   list(): Promise<ExportRecord[]>;
   /** The partial file of one run (`run`: hex) for a writer (an engine) to create; the folder exists. */
   partialPath(id: string, run: string): string;
+  /** Removes one run's partial file (a staged file the finished one was made from). */
+  discardPartial(id: string, run: string): Promise<void>;
   /** Writes a run's partial file from these pieces, in order (an answer already bounded in size). */
   writePartial(id: string, run: string, pieces: Iterable<string | Uint8Array>): Promise<void>;
   watch(id: string, run: string, format: ExportFormat): PartialFileWatch;

@@ -3,11 +3,17 @@ import type { IndexEntry } from '@quarry/metadata-store';
 import type { QueryNode } from '@quarry/query-language';
 import type { AxisValue, GroupRow } from '../../domain/axis-value';
 import { crosstabCells, type AxisSpec, type CrosstabSpec } from '../../domain/crosstab-spec';
-import type { KeysAtLeast, PivotEngine, PivotResult, PivotRestriction } from '../../ports/pivot-engine.port';
+import type {
+  KeysAtLeast,
+  OuterExclusion,
+  PivotEngine,
+  PivotResult,
+  PivotRestriction,
+} from '../../ports/pivot-engine.port';
 import { KEY_SAMPLE_RECORDS, THOROUGH_SAMPLE_RECORDS } from '../pivot-key-estimate';
 import { toGroups } from './clickhouse-groups';
 import { ClickHousePivotPlan } from './clickhouse-pivot-plan';
-import { chMemberSql, chRecordKey } from './clickhouse-pivot-sql';
+import { chMemberSql, chNotMemberSql, chRecordKey } from './clickhouse-pivot-sql';
 import {
   clickHouseErrorCode,
   PIVOT_SETTINGS,
@@ -100,18 +106,19 @@ FROM (SELECT ${keys.length ? keys.join(', ') : '1 AS __one'} FROM (SELECT * FROM
     signal?: AbortSignal,
     restrict: PivotRestriction = {},
   ): Promise<PivotResult> {
-    // An Other pass reads the records outside the kept keys with an axis left out: not translated yet, so
-    // refused clearly rather than answered from every record.
-    if (restrict.notRows || restrict.notColumns || spec.shift)
-      throw AppError.invalid(
-        `${restrict.notRows ? 'otherRow' : restrict.notColumns ? 'otherColumn' : 'compare'} is not available with QUARRY_PIVOT_ENGINE=clickhouse yet; use the duckdb engine for it`,
-      );
+    // A period comparison's shifted keys are not translated yet: refused rather than answered unshifted.
+    if (spec.shift)
+      throw AppError.invalid('compare is not available with QUARRY_PIVOT_ENGINE=clickhouse yet; use the duckdb engine');
     const { from, columnTypes, w } = await this.where(entry, where);
     const member = (axes: AxisSpec[], values: readonly AxisValue[] | undefined, name: string) =>
       values && axes.length ? [chMemberSql(axes[0], values, columnTypes, spec.timeZone, name)] : [];
+    const notMember = (x: OuterExclusion | undefined, name: string) =>
+      x ? [chNotMemberSql(x.axis, x.values, columnTypes, spec.timeZone, name)] : [];
     const tests = [
       ...member(spec.rows, restrict.rows, '__kept_rows'),
       ...member(spec.columns, restrict.columns, '__kept_columns'),
+      ...notMember(restrict.notRows, '__other_rows'),
+      ...notMember(restrict.notColumns, '__other_columns'),
     ];
     const sql = [w.sql, ...tests.map((t) => t.sql)].join(' AND ');
     const params = Object.assign({}, w.params, ...tests.map((t) => t.params)) as ClickHouseWhere['params'];

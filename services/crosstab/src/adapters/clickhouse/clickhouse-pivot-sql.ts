@@ -134,3 +134,19 @@ export function chMemberSql(
   if (present.length < values.length) tests.push(`${tested} IS NULL`);
   return { sql: tests.length ? `(${tests.join(' OR ')})` : 'false', params };
 }
+
+/**
+ * SQL true for the records whose key on `a` is none of `values` (a blank key only when null is not
+ * listed): the records of an "Other" row or column.
+ */
+export function chNotMemberSql(
+  a: AxisSpec,
+  values: readonly AxisValue[],
+  columnTypes: ReadonlyMap<string, string>,
+  timeZone: string,
+  name: string,
+): ClickHouseWhere {
+  const m = chMemberSql(a, values, columnTypes, timeZone, name);
+  // A blank key not listed makes the membership null, not false: ifNull keeps that record.
+  return { sql: `NOT ifNull(${m.sql}, 0)`, params: m.params };
+}
