@@ -35,8 +35,10 @@ export async function startPrivateRedis(
   { maxmemory, dir }: PrivateRedisOptions,
 ): Promise<PrivateRedis> {
   const port = await freePort();
+  // Every write synced before it is acknowledged: the private Redis dies with its process (pdeathsig), and
+  // a once-a-second sync would lose what was acknowledged just before a crash (a schedule, a job's count).
   const persistence = dir
-    ? ['--dir', dir, '--appendonly', 'yes', '--appendfsync', 'everysec', '--save', '']
+    ? ['--dir', dir, '--appendonly', 'yes', '--appendfsync', 'always', '--save', '']
     : ['--save', '', '--appendonly', 'no'];
   if (dir) fs.mkdirSync(dir, { recursive: true });
   const args = ['--port', String(port), '--bind', '127.0.0.1', ...persistence, '--protected-mode', 'yes'];
