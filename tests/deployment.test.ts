@@ -297,10 +297,18 @@ for (const overlay of ['dev', 'prod'])
         const token = 'quarry-internal-token';
         expect(Object.fromEntries(fromSecrets)).toEqual({
           gateway: {
-            names: ['MONGODB_URL', 'QUARRY_EMBED_SECRET', 'QUARRY_INTERNAL_TOKEN', 'QUARRY_WEBHOOK_KEY', 'REDIS_URL'],
+            names: [
+              'MONGODB_URL',
+              'QUARRY_EMBED_SECRET',
+              'QUARRY_INTERNAL_TOKEN',
+              'QUARRY_LINK_KEY',
+              'QUARRY_WEBHOOK_KEY',
+              'REDIS_URL',
+            ],
             secrets: [
               'quarry-embed-secret',
               'quarry-internal-token',
+              'quarry-link-key',
               'quarry-mongodb',
               'quarry-redis',
               'quarry-webhook-key',
@@ -329,6 +337,7 @@ for (const overlay of ['dev', 'prod'])
             'quarry-cursor-secret',
             'quarry-embed-secret',
             'quarry-internal-token',
+            'quarry-link-key',
             'quarry-mongodb',
             'quarry-redis',
             'quarry-redis-server',
@@ -876,7 +885,7 @@ describe("infra/init-secrets.sh (the loader's first step)", () => {
   const script = path.join(REPO_ROOT, 'infra', 'init-secrets.sh');
   const mode = (f: string) => fs.statSync(f).mode & 0o777;
 
-  it('makes the three secrets once, 0600 in a 0700 directory, and the config accepts them', () => {
+  it('makes the secrets once, 0600 in a 0700 directory, and the config accepts them', () => {
     const dir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-init-secrets-')), 'secrets');
     execFileSync('sh', [script, dir], { stdio: 'pipe' });
     const token = path.join(dir, 'internal-token');
@@ -903,6 +912,13 @@ describe("infra/init-secrets.sh (the loader's first step)", () => {
     expect(loadConfig({ QUARRY_TARGET: 'all', QUARRY_WEBHOOK_KEY_FILE: webhookKey }).schedules.webhookKey).toBe(
       fs.readFileSync(webhookKey, 'utf8').trim(),
     );
+    // The link key of large deliveries likewise, and a key of its own (one leaked does not sign the other).
+    const linkKey = path.join(dir, 'link-key');
+    expect(mode(linkKey)).toBe(0o600);
+    expect(loadConfig({ QUARRY_TARGET: 'all', QUARRY_LINK_KEY_FILE: linkKey }).deliveryLinks.key).toBe(
+      fs.readFileSync(linkKey, 'utf8').trim(),
+    );
+    expect(fs.readFileSync(linkKey, 'utf8')).not.toBe(fs.readFileSync(webhookKey, 'utf8'));
 
     // A restart keeps them; an empty file (an interrupted first start) is made again.
     fs.writeFileSync(cursor, '');

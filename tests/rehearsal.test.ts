@@ -1,3 +1,4 @@
+import { DuckDBInstance } from '@duckdb/node-api';
 import { spawnSync } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -120,6 +121,77 @@ async function exportThroughGateway(baseUrl: string, token: string, exportsVolum
   expect(lines).toHaveLength(total);
   expect(total).toBeGreaterThan(1000);
   expect(fs.readdirSync(exportsVolume)).toContain(`${id}.jsonl`);
+}
+
+/** The index a delivery too large to attach is made of: one airport's departures as JSON Lines are over 10 MB. */
+const LARGE_FILE = path.join(VEGA, 'flights-3m.parquet');
+const LARGE_ORIGIN = 'DFW';
+
+/**
+ * What an operator does to add data (the loader Job's comment): the image's CLI run with the snapshot volume
+ * mounted and the loader's environment, before the volume is handed to the readers.
+ */
+function loadLargeIndex(env: Record<string, string>, uid: number | undefined): void {
+  const loaded = spawnSync(process.execPath, [QUARRY_BIN, 'index', 'load', 'flights', LARGE_FILE], {
+    encoding: 'utf8',
+    ...(uid !== undefined ? { uid, gid: uid } : {}),
+    env,
+  });
+  expect(loaded.stderr + loaded.stdout).toContain('published flights version 1');
+}
+
+/**
+ * A scheduled delivery over QUARRY_ATTACHMENT_MAX_BYTES as the manifests set it: the webhook carries a link
+ * that starts with the manifests' QUARRY_PUBLIC_URL (what recipients reach, not a pod's address), and the
+ * link opens, without a token, on every gateway it may be routed to (`gateways`: base URLs standing for
+ * the public address), as each signs and checks with the deployment's one link key.
+ */
+async function deliverLargeAsLink(o: {
+  call: <T>(method: string, params: unknown) => Promise<{ data?: T; error?: unknown }>;
+  receiver: Receiver;
+  env: Record<string, string>;
+  gateways: string[];
+  at: string;
+}): Promise<void> {
+  const db = await DuckDBInstance.create(':memory:');
+  const c = await db.connect();
+  const counted = await c.runAndReadAll(
+    `SELECT count(*)::INTEGER AS n FROM read_parquet('${LARGE_FILE}') WHERE origin = '${LARGE_ORIGIN}'`,
+  );
+  const records = Number(counted.getRowObjects()[0].n);
+  c.closeSync();
+  const saved = await o.call<{ report: { guid: string } }>('QUERIES.EXECUTE', {
+    index: 'flights',
+    query: `origin:${LARGE_ORIGIN}`,
+    pageSize: 5,
+    saveReport: { name: 'departures' },
+  });
+  expect(saved.error).toBeUndefined();
+  const made = await o.call<{ scheduleId: string }>('REPORTS.SCHEDULE', {
+    guid: saved.data!.report.guid,
+    cron: '0 8 1 1 *',
+    format: 'jsonl',
+    deliver: { webhook: { url: `http://127.0.0.1:${o.receiver.port}${o.at}` } },
+    runNow: true,
+  });
+  expect(made.error).toBeUndefined();
+  const got = await until('the delivery', () => o.receiver.got.find((g) => g.path === o.at), 60000);
+  const body = JSON.parse(got.body) as { data?: unknown; link?: { url: string; bytes: number; expiresAt: string } };
+  expect(body.data).toBeUndefined();
+  const link = body.link!;
+  expect(link.bytes).toBeGreaterThan(Number(o.env.QUARRY_ATTACHMENT_MAX_BYTES));
+  expect(Date.parse(link.expiresAt) - Date.now()).toBeGreaterThan(
+    Number(o.env.QUARRY_SIGNED_LINK_TTL_S) * 1000 - 600_000,
+  );
+  const publicUrl = o.env.QUARRY_PUBLIC_URL.replace(/\/$/, '');
+  expect(link.url.startsWith(`${publicUrl}/exports/signed/`)).toBe(true);
+  for (const gateway of o.gateways) {
+    const res = await fetch(gateway + link.url.slice(publicUrl.length));
+    expect({ gateway, status: res.status }).toEqual({ gateway, status: 200 });
+    const text = await res.text();
+    expect(Buffer.byteLength(text)).toBe(link.bytes);
+    expect(text.split('\n').filter(Boolean)).toHaveLength(records);
+  }
 }
 
 /** What no single machine can rehearse, said once per run. */
@@ -305,6 +377,19 @@ function rehearseOverlay(overlay: 'dev' | 'prod', scenario: 'full' | 'start'): v
           },
         });
         expect(loaded.stderr + loaded.stdout).toContain('published movies version 1');
+        if (scenario === 'full')
+          loadLargeIndex(
+            {
+              PATH: process.env.PATH ?? '/usr/bin:/bin',
+              HOME: loaderTmp,
+              TMPDIR: loaderTmp,
+              ...loaderEnv,
+              QUARRY_SEARCH_BACKEND: 'embedded',
+              QUARRY_DATA_DIR: snapshots,
+              QUARRY_DUCKDB_TEMP_DIR: loaderTmp,
+            },
+            uid,
+          );
         // From here on the snapshot volume is what every other pod mounts: read-only.
         makeReadOnly(snapshots);
         analyst = await createIdentity(stores, 'analyst', { indexes: '*' });
@@ -417,6 +502,23 @@ function rehearseOverlay(overlay: 'dev' | 'prod', scenario: 'full' | 'start'): v
           expect(createHmac('sha256', expected).update(`${m[1]}.${got.body}`).digest('hex')).toBe(m[2]);
         }, 60000);
 
+        it('delivers an output over 10 MB as a link naming QUARRY_PUBLIC_URL, which every gateway replica opens (one link key)', async () => {
+          // A second gateway replica, as prod runs three: the link one signs, the other must open.
+          const second = await startPod('gateway', 'gateway-link-1');
+          await second.untilReady(45000);
+          try {
+            await deliverLargeAsLink({
+              call,
+              receiver,
+              env: gatewayEnv,
+              gateways: [baseUrl, `http://127.0.0.1:${second.plan.ports.get(second.plan.namedPorts.main)}`],
+              at: '/rehearsal-link',
+            });
+          } finally {
+            await second.kill();
+          }
+        }, 120000);
+
         it('loses no chart when a chart worker is killed mid-render; its restart takes jobs again', async () => {
           const [victim, survivor] = byComponent('chart-worker');
           const started = victim.lines.filter((l) => l.includes('"chart render started"')).length;
@@ -477,6 +579,9 @@ function rehearseOverlay(overlay: 'dev' | 'prod', scenario: 'full' | 'start'): v
         }, 90000);
 
         it('rides out a Redis restart: search goes on, the gateway stays ready, charts and schedules come back', async () => {
+          const before = (await call<{ schedules: Array<{ scheduleId: string }> }>('REPORTS.SCHEDULES', {})).data!
+            .schedules;
+          expect(before.length).toBeGreaterThan(0);
           await redis.stop();
           const gateway = byComponent('gateway')[0];
           const search = await call('QUERIES.EXECUTE', { index: 'movies', pageSize: 1 });
@@ -494,9 +599,9 @@ function rehearseOverlay(overlay: 'dev' | 'prod', scenario: 'full' | 'start'): v
             30000,
           );
           expect(back.data!.contentType).toBe('image/png');
-          // The append-only file kept the schedules: the one made before is still listed.
-          const list = await call<{ schedules: unknown[] }>('REPORTS.SCHEDULES', {});
-          expect(list.data!.schedules).toHaveLength(1);
+          // The append-only file kept the schedules: those made before are still listed.
+          const list = await call<{ schedules: Array<{ scheduleId: string }> }>('REPORTS.SCHEDULES', {});
+          expect(list.data!.schedules.map((s) => s.scheduleId).sort()).toEqual(before.map((s) => s.scheduleId).sort());
           for (const p of pods.filter((x) => !x.exit))
             expect({ pod: p.plan.name, restarts: p.wouldRestart }).toEqual({ pod: p.plan.name, restarts: 0 });
         }, 60000);
@@ -626,6 +731,7 @@ type ComposeService = {
   stop_grace_period?: string;
   healthcheck?: { test: string[]; interval?: string; retries?: number };
   deploy?: { replicas?: number };
+  ports?: string[];
   /** Started only with `--profile` (the clickhouse profile: tests/clickhouse-deployment.test.ts). */
   profiles?: string[];
 };
@@ -716,6 +822,10 @@ describeIf(
       });
       expect(loaded.stdout + loaded.stderr).toContain('admin token written');
       token = fs.readFileSync(path.join(snapshots, 'admin-token.txt'), 'utf8').trim();
+      loadLargeIndex(
+        { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: loaderTmp, TMPDIR: loaderTmp, ...loaderEnv },
+        uid,
+      );
       makeReadOnly(snapshots);
 
       // Redis with the password the loader made (the redis service reads the same file).
@@ -860,6 +970,13 @@ describeIf(
     it('exports a search through the gateway onto the exports volume the query container writes', async () => {
       await exportThroughGateway(gatewayUrl, token, namedVolume('exports'));
     }, 60000);
+
+    it('delivers an output over 10 MB as a link naming QUARRY_PUBLIC_URL (the published port), signed with the loader-made key', async () => {
+      const env = services.gateway.environment!;
+      expect(env.QUARRY_PUBLIC_URL).toBe('http://localhost:8080');
+      expect(services.gateway.ports).toContain('8080:8080');
+      await deliverLargeAsLink({ call, receiver, env, gateways: [gatewayUrl], at: '/compose-link' });
+    }, 120000);
 
     it('stops the gateway on SIGTERM within stop_grace_period, finishing the calls under way', async () => {
       const gateway = pods.find((p) => p.plan.name === 'gateway-0')!;

@@ -27,6 +27,11 @@ export const REQUIRED_BY_TARGET: Record<Target | 'loader', string[]> = {
     INTERNAL_TOKEN,
     // The data directory is read-only for the gateway: the embed-token key cannot be made there.
     'QUARRY_EMBED_SECRET|QUARRY_EMBED_SECRET_FILE',
+    // Nor the keys of scheduled deliveries, which every gateway replica must share.
+    'QUARRY_WEBHOOK_KEY|QUARRY_WEBHOOK_KEY_FILE',
+    'QUARRY_LINK_KEY|QUARRY_LINK_KEY_FILE',
+    // A pod's own address is no address for a delivery's recipients.
+    'QUARRY_PUBLIC_URL',
   ],
   query: [
     'QUARRY_TARGET',
