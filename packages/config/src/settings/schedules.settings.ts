@@ -87,7 +87,8 @@ export const scheduleSettings = settingGroup('Scheduled deliveries (REPORTS.SCHE
   QUARRY_LINK_KEY: setting(z.string().min(32, 'must be at least 32 characters').optional(), {
     doc:
       "HMAC key (≥ 32 chars) that signs deliveries' links; one value for every gateway of a deployment, as a " +
-      'link may be followed to any of them',
+      "link may be followed to any of them (k8s: the `quarry-link-key` Secret; compose: the loader's " +
+      '`/data/secrets/link-key`, read through `QUARRY_LINK_KEY_FILE`)',
     default: 'a key in the data dir (`link.key`) when it is writable; else large outputs fail to deliver',
     readBy: ['gateway'],
   }),
