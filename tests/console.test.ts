@@ -82,6 +82,13 @@ async function connect(page: Page, token: string): Promise<void> {
   await page.waitForFunction(() => document.querySelectorAll('#index-list .card').length > 0);
 }
 
+/** Signed in, on the Crosstab tab with an index chosen: where most crosstab tests start. */
+async function openCrosstab(page: Page, token: string, index: string): Promise<void> {
+  await connect(page, token);
+  await page.click('#tab-crosstab');
+  await page.select('#ct-index', index);
+}
+
 /** Adds a field to the rows (`ct-rows`) or columns (`ct-columns`) picker, at the end of its list. */
 async function addAxis(page: Page, picker: 'ct-rows' | 'ct-columns', field: string): Promise<void> {
   await page.select(`#${picker}-add`, field);
@@ -272,9 +279,7 @@ describe('GET /console', () => {
   it('sends rows and columns in the order the analyst sets; a wide table scrolls to its Total with sticky labels', async () => {
     const { page, problems, close } = await open(1280, 800);
     try {
-      await connect(page, analyst.token);
-      await page.click('#tab-crosstab');
-      await page.select('#ct-index', 'movies');
+      await openCrosstab(page, analyst.token, 'movies');
       await addAxis(page, 'ct-rows', 'MPAA Rating');
       await addAxis(page, 'ct-rows', 'Major Genre');
       await addAxis(page, 'ct-columns', 'Distributor');
@@ -354,9 +359,7 @@ describe('GET /console', () => {
   it('draws an interactive chart: tooltips, legend toggling, sized to its card and resized with it', async () => {
     const { page, problems, close } = await open(1280, 800);
     try {
-      await connect(page, analyst.token);
-      await page.click('#tab-crosstab');
-      await page.select('#ct-index', 'movies');
+      await openCrosstab(page, analyst.token, 'movies');
       await addAxis(page, 'ct-rows', 'Major Genre');
       await addAxis(page, 'ct-columns', 'MPAA Rating');
       await page.select('#ct-chart', 'MSColumn2D');
@@ -541,9 +544,7 @@ describe('GET /console', () => {
   it('names the controls on screen in an error and opens their section; the empty hint stays away', async () => {
     const { page, problems, close } = await open(1280, 800);
     try {
-      await connect(page, analyst.token);
-      await page.click('#tab-crosstab');
-      await page.select('#ct-index', 'movies');
+      await openCrosstab(page, analyst.token, 'movies');
       // Before any row field, the hint says what to do.
       expect(await page.$eval('#ct-result', (n) => n.textContent)).toMatch(/press Run/);
       await addAxis(page, 'ct-rows', 'Title');
@@ -602,9 +603,7 @@ describe('GET /console', () => {
   it('reaches every analytic option: date group, bins, median, percentile, formula, show-as, filter, order, XLSX', async () => {
     const { page, problems, close } = await open(1280, 800);
     try {
-      await connect(page, analyst.token);
-      await page.click('#tab-crosstab');
-      await page.select('#ct-index', 'movies');
+      await openCrosstab(page, analyst.token, 'movies');
       await addAxis(page, 'ct-rows', 'Release Date');
       await page.select('#ct-rows li:nth-child(1) .a-date', 'year');
       await addAxis(page, 'ct-columns', 'Running Time min');
@@ -686,9 +685,7 @@ describe('GET /console', () => {
   it('formats a total and colours its cells: money as the server writes it, the scale painted under the CSP', async () => {
     const { page, problems, close } = await open(1280, 800);
     try {
-      await connect(page, analyst.token);
-      await page.click('#tab-crosstab');
-      await page.select('#ct-index', 'movies');
+      await openCrosstab(page, analyst.token, 'movies');
       await addAxis(page, 'ct-rows', 'MPAA Rating');
       await page.select('.total .t-agg', 'Sum');
       await page.select('.total .t-field', 'Worldwide Gross');
@@ -736,9 +733,7 @@ describe('GET /console', () => {
   it('saves a crosstab as a report and re-opens it: the form as saved, the same table', async () => {
     const { page, problems, close } = await open(1280, 800);
     try {
-      await connect(page, analyst.token);
-      await page.click('#tab-crosstab');
-      await page.select('#ct-index', 'movies');
+      await openCrosstab(page, analyst.token, 'movies');
       await addAxis(page, 'ct-rows', 'Creative Type');
       await addAxis(page, 'ct-rows', 'Major Genre');
       await page.select('.total .t-agg', 'Sum');
@@ -794,9 +789,7 @@ describe('GET /console', () => {
         start,
       );
     try {
-      await connect(page, analyst.token);
-      await page.click('#tab-crosstab');
-      await page.select('#ct-index', 'movies');
+      await openCrosstab(page, analyst.token, 'movies');
       await addAxis(page, 'ct-rows', 'MPAA Rating');
       await runCrosstab(page);
       await page.type('#crosstab-save-name', NAME);

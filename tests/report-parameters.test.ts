@@ -81,11 +81,8 @@ afterAll(async () => {
   fs.rmSync(work, { recursive: true, force: true });
 });
 
-async function call<T>(method: string, params: unknown, who: Identity = analyst): Promise<T> {
-  const res = await stack.call<T>(who, method, params);
-  if (res.error) throw new Error(`${method}: ${res.error.code} ${res.error.data.detail}`);
-  return res.data as T;
-}
+const call = <T>(method: string, params: unknown, who: Identity = analyst): Promise<T> =>
+  stack.data<T>(who, method, params);
 
 async function refusal(method: string, params: unknown, who: Identity = analyst) {
   const res = await stack.call(who, method, params);

@@ -7,7 +7,8 @@ import { createIdentity, type Identity } from './support/identities';
 import { startQuarry, type RunningQuarry } from './support/quarry-process';
 import { startStackWithData, typedCall, type Stack } from './support/stack';
 import { launchBrowser } from './support/browser';
-import { eventually, mimeParts, Receiver, startSmtp, type Received } from './support/deliveries';
+import { eventually } from './support/eventually';
+import { mimeParts, Receiver, startSmtp, type Received } from './support/deliveries';
 
 /*
  * Scheduled deliveries end to end: the real server, a real HTTP receiver that checks

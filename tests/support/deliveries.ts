@@ -44,16 +44,6 @@ export class Receiver {
   }
 }
 
-export async function eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
 /** A MIME message's parts (one level, as nodemailer writes a text body with one attachment). */
 export function mimeParts(raw: string): Array<{ headers: string; body: string }> {
   const boundary = /boundary="?([^";\r\n]+)"?/i.exec(raw)?.[1];

@@ -41,6 +41,8 @@ export interface Stack {
   env: Record<string, string>;
   client(identity: Identity): RpcClient;
   call<T>(identity: Identity, method: string, params: unknown): Promise<RpcResult<T>>;
+  /** The call's result; an error answer throws, naming the method, its code and detail. */
+  data<T>(identity: Identity, method: string, params: unknown): Promise<T>;
   cli(args: string[]): ReturnType<typeof runCli>;
 }
 
@@ -84,13 +86,19 @@ export async function startStackWithData(
   }
   if (opts.extra) await opts.extra(env);
   const quarry = await startQuarry({ topology: opts.topology ?? 'all', dataDir, env: opts.env });
+  const call = typedCall(() => quarry.baseUrl);
   return {
     quarry,
     dataDir,
     env,
     cli,
     client: (identity) => rpcClient(quarry.baseUrl, identity.token),
-    call: typedCall(() => quarry.baseUrl),
+    call,
+    data: async <T>(identity: Identity, method: string, params: unknown) => {
+      const res = await call<T>(identity, method, params);
+      if (res.error) throw new Error(`${method}: ${res.error.code} ${res.error.data.detail}`);
+      return res.data as T;
+    },
   };
 }
 
