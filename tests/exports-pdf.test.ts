@@ -3,6 +3,15 @@ import path from 'node:path';
 import { exportCalls } from './support/exports';
 import type { Identity } from './support/identities';
 import { readPdf, type PdfPage } from './support/pdf';
+import {
+  A4,
+  countBy,
+  expectDistributorPages,
+  squeeze,
+  threeGenres,
+  THREE_GENRES,
+  type Movie,
+} from './support/printed-table';
 import { VEGA } from './support/datasets';
 import { REPO_ROOT } from './support/quarry-process';
 import { type Stack, useStackWithAnalyst } from './support/stack';
@@ -13,13 +22,7 @@ import { type Stack, useStackWithAnalyst } from './support/stack';
  * (tests/support/pdf.ts, written apart from Quarry). The files go to test-output/pdf/ to be looked at.
  */
 
-type Movie = Record<string, string | number | null>;
-
 const OUT = path.join(REPO_ROOT, 'test-output', 'pdf');
-/** A4 in points (Chromium writes 595.92 × 841.92). */
-const A4 = { short: 595.92, long: 841.92 };
-/** Text as the PDF draws it: runs joined, so blanks between them do not count; a ligature is its letters. */
-const squeeze = (s: string) => s.normalize('NFKC').replace(/\s+/g, '');
 
 describe('EXPORTS.START format pdf', () => {
   const env = useStackWithAnalyst();
@@ -53,34 +56,16 @@ describe('EXPORTS.START format pdf', () => {
     return { id, status, pages: readPdf(bytes) };
   }
 
-  /** Records by a field's value, counted in plain JS over the data set's file. */
-  function countBy(field: string, records: Movie[]): Map<string, number> {
-    const counts = new Map<string, number>();
-    for (const m of records) {
-      const k = m[field];
-      if (k === null || k === undefined) continue;
-      counts.set(String(k), (counts.get(String(k)) ?? 0) + 1);
-    }
-    return counts;
-  }
-
   const distributors = {
     index: 'movies',
-    query: '(Major Genre):(Drama OR Comedy OR Action)',
+    query: THREE_GENRES,
     rows: ['Distributor'],
     columns: [{ field: 'Major Genre' }],
     totals: [{ aggregationType: 'Count' }],
   };
 
   it('a crosstab table over many pages: header rows on every page, Page N of M, every row once, the Total row last', async () => {
-    // A text field matches by word: "Black Comedy" is a Comedy too.
-    const words = new Set(['Drama', 'Comedy', 'Action']);
-    const picked = movies.filter((m) =>
-      String(m['Major Genre'])
-        .split(' ')
-        .some((w) => words.has(w)),
-    );
-    const genres = [...countBy('Major Genre', picked).keys()].sort();
+    const picked = threeGenres(movies);
     const byDistributor = countBy('Distributor', picked);
     const { status, pages } = await exported(
       { method: 'CROSSTAB.EXECUTE', params: distributors, format: 'pdf' },
@@ -89,27 +74,7 @@ describe('EXPORTS.START format pdf', () => {
     // The table's rows: each distributor and the blank one.
     expect(status.rowsWritten).toBe(byDistributor.size + (picked.some((m) => m.Distributor === null) ? 1 : 0));
     expect(pages.length).toBeGreaterThanOrEqual(3);
-    for (const p of pages) {
-      expect(p.width).toBeCloseTo(A4.short, 0);
-      expect(p.height).toBeCloseTo(A4.long, 0);
-    }
-    const header = squeeze(`Distributor ${genres.join(' ')} Total`);
-    pages.forEach((p, i) => {
-      const text = squeeze(p.text);
-      expect(text).toContain(header);
-      expect(text).toContain(squeeze(`movies ${distributors.query}`));
-      expect(text).toContain(squeeze(`Page ${i + 1} of ${pages.length}`));
-    });
-    for (const [name, total] of byDistributor) {
-      const byGenre = genres.map(
-        (g) => picked.filter((m) => m.Distributor === name && m['Major Genre'] === g).length || '',
-      );
-      const row = squeeze(`${name}${byGenre.join('')}${total}`);
-      expect(pages.filter((p) => squeeze(p.text).includes(row)).length).toBe(1);
-    }
-    const totals = genres.map((g) => picked.filter((m) => m['Major Genre'] === g).length);
-    const totalRow = squeeze(`Total${totals.join('')}${picked.length}`);
-    expect(pages.map((p) => squeeze(p.text).includes(totalRow))).toEqual(pages.map((_, i) => i === pages.length - 1));
+    expectDistributorPages(pages, picked, distributors.query);
   }, 90000);
 
   it('the same pages as CROSSTAB.EXECUTE format pdf prints', async () => {
@@ -161,7 +126,10 @@ describe('EXPORTS.START format pdf', () => {
     const table = await saveAs({ ...ratings, format: 'csv' }, 'Ratings table');
     const chart = await saveAs({ ...ratings, chartType: 'Pie2D', imageFormat: 'svg' }, 'Ratings pie');
     const rated = countBy('MPAA Rating', movies);
-    const t = await exported({ method: 'REPORTS.EXECUTE', params: { guid: table }, format: 'pdf' }, 'export-report.pdf');
+    const t = await exported(
+      { method: 'REPORTS.EXECUTE', params: { guid: table }, format: 'pdf' },
+      'export-report.pdf',
+    );
     expect(t.pages).toHaveLength(1);
     const text = squeeze(t.pages[0].text);
     for (const [rating, n] of rated) expect(text).toContain(squeeze(`${rating}${n}`));
@@ -182,7 +150,12 @@ describe('EXPORTS.START format pdf', () => {
   it('a table too large for paper fails the export saying so, and leaves no file', async () => {
     const id = await start(analyst, {
       method: 'CROSSTAB.EXECUTE',
-      params: { index: 'movies', rows: ['Title'], columns: [{ field: 'MPAA Rating' }], totals: [{ aggregationType: 'Count' }] },
+      params: {
+        index: 'movies',
+        rows: ['Title'],
+        columns: [{ field: 'MPAA Rating' }],
+        totals: [{ aggregationType: 'Count' }],
+      },
       format: 'pdf',
     });
     const s = await finished(analyst, id);

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream, mkdirSync } from 'node:fs';
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
-import { chmod, open, readdir, readFile, rename, rm, stat, statfs, writeFile } from 'node:fs/promises';
+import { chmod, open, readdir, readFile, rename, rm, stat, statfs, writeFile, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { ExportFormat } from '@quarry/contract';
 import { EXPORT_ID_PATTERN } from '@quarry/contract';
@@ -82,26 +82,21 @@ export class FsExportStore implements ExportStore {
     let offset = 0;
     const buffer = Buffer.alloc(READ_CHUNK);
     return {
-      read: async (): Promise<WrittenSoFar> => {
-        let handle;
-        try {
-          handle = await open(file, 'r');
-        } catch {
-          return { bytes: offset, rows: counter?.records };
-        }
-        try {
-          if (!counter) return { bytes: (await handle.stat()).size, rows: undefined };
-          for (;;) {
-            const { bytesRead } = await handle.read(buffer, 0, READ_CHUNK, offset);
-            if (bytesRead === 0) break;
-            counter.feed(buffer.subarray(0, bytesRead));
-            offset += bytesRead;
-          }
-          return { bytes: offset, rows: counter.records };
-        } finally {
-          await handle.close();
-        }
-      },
+      read: () =>
+        readOpen(
+          file,
+          async (handle) => {
+            if (!counter) return { bytes: (await handle.stat()).size, rows: undefined };
+            for (;;) {
+              const { bytesRead } = await handle.read(buffer, 0, READ_CHUNK, offset);
+              if (bytesRead === 0) break;
+              counter.feed(buffer.subarray(0, bytesRead));
+              offset += bytesRead;
+            }
+            return { bytes: offset, rows: counter.records };
+          },
+          () => ({ bytes: offset, rows: counter?.records }),
+        ),
     };
   }
 
@@ -142,29 +137,43 @@ export class FsExportStore implements ExportStore {
   }
 }
 
+/** What `read` makes of the file while it is open; `missing` when it is not there (yet). */
+async function readOpen(
+  file: string,
+  read: (handle: FileHandle) => Promise<WrittenSoFar>,
+  missing: () => WrittenSoFar,
+): Promise<WrittenSoFar> {
+  let handle: FileHandle;
+  try {
+    handle = await open(file, 'r');
+  } catch {
+    return missing();
+  }
+  try {
+    return await read(handle);
+  } finally {
+    await handle.close();
+  }
+}
+
 /** A Parquet file being written: its rows counted from its page headers, which alone are read. */
 function parquetWatch(file: string, columns: number): PartialFileWatch {
   const counter = new ParquetPageCounter(columns);
   const buffer = Buffer.alloc(HEADER_READ);
   let bytes = 0;
   return {
-    read: async (): Promise<WrittenSoFar> => {
-      let handle;
-      try {
-        handle = await open(file, 'r');
-      } catch {
-        return { bytes, rows: counter.rows };
-      }
-      try {
-        bytes = (await handle.stat()).size;
-        while (!counter.done && counter.offset < bytes) {
-          const { bytesRead } = await handle.read(buffer, 0, HEADER_READ, counter.offset);
-          if (bytesRead === 0 || !counter.feed(buffer.subarray(0, bytesRead), bytes)) break;
-        }
-        return { bytes, rows: counter.rows };
-      } finally {
-        await handle.close();
-      }
-    },
+    read: () =>
+      readOpen(
+        file,
+        async (handle) => {
+          bytes = (await handle.stat()).size;
+          while (!counter.done && counter.offset < bytes) {
+            const { bytesRead } = await handle.read(buffer, 0, HEADER_READ, counter.offset);
+            if (bytesRead === 0 || !counter.feed(buffer.subarray(0, bytesRead), bytes)) break;
+          }
+          return { bytes, rows: counter.rows };
+        },
+        () => ({ bytes, rows: counter.rows }),
+      ),
   };
 }
