@@ -131,6 +131,10 @@ describe('EXPORTS.START format pdf', () => {
       'export-report.pdf',
     );
     expect(t.pages).toHaveLength(1);
+    expect([t.pages[0].width, t.pages[0].height]).toEqual([
+      expect.closeTo(A4.short, 0) as unknown,
+      expect.closeTo(A4.long, 0) as unknown,
+    ]);
     const text = squeeze(t.pages[0].text);
     for (const [rating, n] of rated) expect(text).toContain(squeeze(`${rating}${n}`));
     expect(text).toContain(squeeze(`Total${movies.length}`));

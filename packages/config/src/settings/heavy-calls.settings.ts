@@ -52,9 +52,9 @@ export const heavyCallSettings = settingGroup('Heavy calls, memory and disk', {
   }),
   QUARRY_EXPORT_MEMORY_MB: setting(z.coerce.number().int().min(64).max(1_048_576).default(192), {
     doc:
-      "per query service: the memory limit of the DuckDB that writes search exports (`EXPORTS.START`), one of " +
+      'per query service: the memory limit of the DuckDB that writes search exports (`EXPORTS.START`), one of ' +
       "its own, apart from the searches' and crosstabs' (`QUARRY_DUCKDB_MEMORY_MB`): an export's sort spills " +
-      "to its own folder under `QUARRY_DUCKDB_TEMP_DIR` past it, so the process does not grow with the rows " +
+      'to its own folder under `QUARRY_DUCKDB_TEMP_DIR` past it, so the process does not grow with the rows ' +
       'exported (`bench/export.bench.js --ten-million`)',
     readBy: ['query'],
   }),

@@ -71,7 +71,20 @@ interface PageHeader {
 }
 
 /** Thrift compact protocol types (THRIFT-110). */
-const T = { TRUE: 1, FALSE: 2, BYTE: 3, I16: 4, I32: 5, I64: 6, DOUBLE: 7, BINARY: 8, LIST: 9, SET: 10, MAP: 11, STRUCT: 12 };
+const T = {
+  TRUE: 1,
+  FALSE: 2,
+  BYTE: 3,
+  I16: 4,
+  I32: 5,
+  I64: 6,
+  DOUBLE: 7,
+  BINARY: 8,
+  LIST: 9,
+  SET: 10,
+  MAP: 11,
+  STRUCT: 12,
+};
 const DATA_PAGE = 0;
 const DATA_PAGE_V2 = 3;
 

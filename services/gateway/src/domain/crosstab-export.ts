@@ -10,7 +10,12 @@ import type { RunCrosstabUseCase } from './run-crosstab.use-case';
  * What an export's run does: writes the run's partial file and resolves with the rows written. `rows`
  * tells how far it got where the file being written cannot (a workbook is a compressed archive).
  */
-export type Produce = (id: string, run: string, signal: AbortSignal, rows: (written: number) => void) => Promise<number>;
+export type Produce = (
+  id: string,
+  run: string,
+  signal: AbortSignal,
+  rows: (written: number) => void,
+) => Promise<number>;
 
 /** An export's run, and what following its file needs. */
 export interface ExportPlan {

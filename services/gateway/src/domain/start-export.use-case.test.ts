@@ -234,7 +234,10 @@ describe('StartExportUseCase', () => {
     const start = new StartExportUseCase(
       store,
       jobs,
-      { count: async () => 10, write: () => new Promise<number>((resolve) => pending.push({ resolve, reject: () => {} })) },
+      {
+        count: async () => 10,
+        write: () => new Promise<number>((resolve) => pending.push({ resolve, reject: () => {} })),
+      },
       services,
       {} as RunCrosstabUseCase,
       { maxRows: 100, ttlMs: 60_000, perUser: 2, minFreeBytes: 1000, progressMs: 5 },

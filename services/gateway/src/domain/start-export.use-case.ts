@@ -216,7 +216,16 @@ export class StartExportUseCase {
     }
     const params = savedCrosstabForExport(saved, input.format);
     return {
-      produce: planCrosstabExport(this.crosstab, this.store, caller, params, undefined, input.format, trace, asOfVersion),
+      produce: planCrosstabExport(
+        this.crosstab,
+        this.store,
+        caller,
+        params,
+        undefined,
+        input.format,
+        trace,
+        asOfVersion,
+      ),
     };
   }
 
