@@ -24,6 +24,16 @@ const ROWS = 3_000_000;
 const TEN_MILLION = 10_000_000;
 
 const rssKbOf = (pid) => processTree(pid).reduce((sum, p) => sum + p.rssKb, 0);
+/** The server's largest RSS seen during any export of the run. */
+let runPeakKb = 0;
+/** The server's RSS now and the largest seen so far, each process of its tree named. */
+function checkpoint(server, what) {
+  const tree = processTree(server.child.pid);
+  const parts = tree.map((p) => `${p.comm} ${Math.round(p.rssKb / 1024)}`).join(', ');
+  console.log(
+    `server RSS ${what}: ${Math.round(rssKbOf(server.child.pid) / 1024)} MB (${parts}); largest during an export so far ${Math.round(runPeakKb / 1024)} MB`,
+  );
+}
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 async function exportOnce(server, token, format, { index = 'flights', rows = ROWS, sorted = true } = {}) {
@@ -44,6 +54,7 @@ async function exportOnce(server, token, format, { index = 'flights', rows = ROW
   }
   const secs = Number(process.hrtime.bigint() - t) / 1e9;
   clearInterval(sampler);
+  runPeakKb = Math.max(runPeakKb, peak);
   if (status.state !== 'done') throw new Error(`export failed: ${status.error}`);
   if (status.rowsWritten !== rows) throw new Error(`exported ${status.rowsWritten} rows, not ${rows}`);
   return { secs, bytes: status.bytes, growthMb: (peak - before) / 1024 };
@@ -79,6 +90,7 @@ async function tenMillion(dir) {
 async function scale(server, token, env, scratch) {
   const file = await tenMillion(scratch);
   await cli(['index', 'load', 'flights10m', file], env);
+  checkpoint(server, 'after loading the 10M rows');
   console.log(
     '3M against 10M rows (server RSS growth: the whole process tree, the largest of the runs; DuckDB COPY of the 10M rows in this process):',
   );
@@ -93,6 +105,7 @@ async function scale(server, token, env, scratch) {
         big.push(await exportOnce(server, token, format, { index: 'flights10m', rows: TEN_MILLION, sorted }));
         if (sorted) direct.push(await duckdbOnce(scratch, format, file));
       }
+      checkpoint(server, `after ${format} ${sorted ? 'sorted' : 'in record order'}`);
       const q = median(big.map((r) => r.secs));
       const d = direct.length ? median(direct.map((r) => r.secs)) : undefined;
       console.log(
@@ -119,6 +132,9 @@ async function main() {
   });
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-bench-export-direct-'));
   try {
+    // What the server holds before any export: every growth after it counts in the run's total below.
+    const idleKb = rssKbOf(server.child.pid);
+    checkpoint(server, 'before the first export');
     // One export first, unmeasured: the first search of a version opens its snapshot.
     await exportOnce(server, token, 'csv');
     for (const [format, target] of [
@@ -144,7 +160,13 @@ async function main() {
         `  runs: Quarry ${quarry.map((r) => fmt(r.secs)).join(', ')} s; DuckDB ${direct.map((r) => fmt(r.secs)).join(', ')} s`,
       );
     }
+    checkpoint(server, 'after the 3M exports');
     if (process.argv.includes('--ten-million')) await scale(server, token, env, scratch);
+    checkpoint(server, 'at the end');
+    console.log(
+      `server RSS before the first export ${Math.round(idleKb / 1024)} MB, largest during any export of the run ` +
+        `${Math.round(runPeakKb / 1024)} MB: +${Math.round((runPeakKb - idleKb) / 1024)} MB over the whole run`,
+    );
   } finally {
     await server.stop();
     fs.rmSync(scratch, { recursive: true, force: true });
