@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { Browser, Page } from 'puppeteer-core';
 import { parse } from 'csv-parse/sync';
 import { launchBrowser } from './support/browser';
+import { readPdf } from './support/pdf';
 import { VEGA } from './support/datasets';
 import type { Identity } from './support/identities';
 import { runCli } from './support/quarry-process';
@@ -164,6 +165,48 @@ describe('the console’s Export control', () => {
       const api = await stack.call<{ rowCount: number }>(analyst, 'CROSSTAB.EXECUTE', { ...sent, format: 'xlsx' });
       expect(api.data!.rowCount).toBeGreaterThan(5);
       expect(await progressText(page, 'crosstab')).toContain(`Export done: ${api.data!.rowCount} rows`);
+      expect(problems).toEqual([]);
+    } finally {
+      await close();
+    }
+  }, 120000);
+
+  it('exports the crosstab on screen as PDF: the table on A4, then the chart when a chart is shown', async () => {
+    const dir = fs.mkdtempSync(path.join(downloads, 'crosstab-pdf-'));
+    const { page, problems, close } = await openConsole(dir);
+    try {
+      await page.click('#tab-crosstab');
+      await page.select('#ct-index', 'movies');
+      await page.select('#ct-rows-add', 'MPAA Rating');
+      await page.click('#ct-rows-add-button');
+      await page.click('#crosstab-form button[type=submit]');
+      await page.waitForSelector('#ct-result table');
+      await page.select('#crosstab-export-format', 'pdf');
+      await page.click('#crosstab-export button[type=submit]');
+      await page.waitForSelector('#crosstab-export-link', { timeout: 60000 });
+      expect(await progressText(page, 'crosstab')).toMatch(/Download PDF$/);
+      const table = await download(page, 'crosstab', dir);
+      expect(table.name).toMatch(/^export-[0-9a-f]{32}\.pdf$/);
+      const pages = readPdf(table.bytes);
+      expect(pages).toHaveLength(1);
+      // A4 portrait, the table's header and the page number.
+      expect([Math.round(pages[0].width), Math.round(pages[0].height)]).toEqual([596, 842]);
+      expect(pages[0].text.replace(/\s+/g, '')).toContain('MPAARating');
+      expect(pages[0].text.replace(/\s+/g, '')).toContain('Page1of1');
+      for (const n of fs.readdirSync(dir)) fs.rmSync(path.join(dir, n));
+
+      // Shown as a chart: the PDF is that chart, on one page of its size.
+      await page.select('#ct-chart', 'Bar2D');
+      await page.click('#crosstab-form button[type=submit]');
+      await page.waitForSelector('#ct-result .echart canvas', { timeout: 60000 });
+      await page.click('#crosstab-export button[type=submit]');
+      await page.waitForSelector('#crosstab-export-link', { timeout: 60000 });
+      await page.$eval('#crosstab-export', (n) => n.scrollIntoView({ block: 'center' }));
+      await page.screenshot({ path: path.join(SHOTS, 'export-4-crosstab-chart-pdf.png') });
+      const chart = readPdf((await download(page, 'crosstab', dir)).bytes);
+      expect(chart).toHaveLength(1);
+      expect(chart[0].width).not.toBeCloseTo(595.92, 0);
+      expect(chart[0].text).toContain('PG-13');
       expect(problems).toEqual([]);
     } finally {
       await close();

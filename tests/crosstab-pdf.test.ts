@@ -2,6 +2,15 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Identity } from './support/identities';
 import { readPdf, type PdfPage } from './support/pdf';
+import {
+  A4,
+  countBy,
+  expectDistributorPages,
+  squeeze,
+  threeGenres,
+  THREE_GENRES,
+  type Movie,
+} from './support/printed-table';
 import { VEGA } from './support/datasets';
 import { REPO_ROOT } from './support/quarry-process';
 import { type Stack, useStackWithAnalyst } from './support/stack';
@@ -16,13 +25,7 @@ interface PdfData {
   report?: { guid: string };
 }
 
-type Movie = Record<string, string | number | null>;
-
 const OUT = path.join(REPO_ROOT, 'test-output', 'pdf');
-/** A4 in points, either way up (Chromium writes 595.92 × 841.92). */
-const A4 = { short: 595.92, long: 841.92 };
-/** Text as the PDF draws it: runs joined, so blanks between them do not count; a ligature is its letters. */
-const squeeze = (s: string) => s.normalize('NFKC').replace(/\s+/g, '');
 
 describe('CROSSTAB.EXECUTE format pdf (the chart workers’ Chromium prints it)', () => {
   const env = useStackWithAnalyst();
@@ -47,27 +50,9 @@ describe('CROSSTAB.EXECUTE format pdf (the chart workers’ Chromium prints it)'
     return { data, pages: readPdf(bytes) };
   }
 
-  /** Records by a field's value, counted in plain JS over the data set's file. */
-  function countBy(field: string, records: Movie[]): Map<string, number> {
-    const counts = new Map<string, number>();
-    for (const m of records) {
-      const k = m[field];
-      if (k === null || k === undefined) continue;
-      counts.set(String(k), (counts.get(String(k)) ?? 0) + 1);
-    }
-    return counts;
-  }
-
   it('a table over many pages: every page repeats the header rows, names the index and query, and says Page N of M', async () => {
-    const query = '(Major Genre):(Drama OR Comedy OR Action)';
-    // A text field matches by word: "Black Comedy" is a Comedy too.
-    const words = new Set(['Drama', 'Comedy', 'Action']);
-    const picked = movies.filter((m) =>
-      String(m['Major Genre'])
-        .split(' ')
-        .some((w) => words.has(w)),
-    );
-    const genres = [...countBy('Major Genre', picked).keys()].sort();
+    const query = THREE_GENRES;
+    const picked = threeGenres(movies);
     const { data, pages } = await pdf(
       {
         index: 'movies',
@@ -84,29 +69,7 @@ describe('CROSSTAB.EXECUTE format pdf (the chart workers’ Chromium prints it)'
     expect(data.rowCount).toBe(distributors.size + (picked.some((m) => m.Distributor === null) ? 1 : 0));
     expect(pages.length).toBeGreaterThanOrEqual(3);
     // Every page the same way up: portrait A4, for so few columns.
-    for (const p of pages) {
-      expect(p.width).toBeCloseTo(A4.short, 0);
-      expect(p.height).toBeCloseTo(A4.long, 0);
-    }
-    const header = squeeze(`Distributor ${genres.join(' ')} Total`);
-    pages.forEach((p, i) => {
-      const text = squeeze(p.text);
-      expect(text).toContain(header);
-      expect(text).toContain(squeeze(`movies ${query}`));
-      expect(text).toContain(squeeze(`Page ${i + 1} of ${pages.length}`));
-    });
-    // Every distributor's row, its counts by genre (blank where none) then its total, whole on one page.
-    for (const [name, total] of distributors) {
-      const byGenre = genres.map(
-        (g) => picked.filter((m) => m.Distributor === name && m['Major Genre'] === g).length || '',
-      );
-      const row = squeeze(`${name}${byGenre.join('')}${total}`);
-      expect(pages.filter((p) => squeeze(p.text).includes(row)).length).toBe(1);
-    }
-    // The Total row once, at the end: repeated on every page it would read as that page's total.
-    const totals = genres.map((g) => picked.filter((m) => m['Major Genre'] === g).length);
-    const totalRow = squeeze(`Total${totals.join('')}${picked.length}`);
-    expect(pages.map((p) => squeeze(p.text).includes(totalRow))).toEqual(pages.map((_, i) => i === pages.length - 1));
+    expectDistributorPages(pages, picked, query);
   });
 
   it('a wide table is printed landscape', async () => {

@@ -25,21 +25,18 @@ export function formatBytes(n: number): string {
   return `${u === 0 ? v : v.toLocaleString(undefined, { maximumFractionDigits: 1 })} ${units[u]}`;
 }
 
-/** What an export is of: the search without its page, the crosstab without its on-screen output. */
-function exportParams(last: Exportable): Record<string, unknown> {
+/**
+ * What an export is of: the search without its page, the crosstab without its on-screen output, except
+ * that a PDF prints what is on screen: the chart (its type and size) when a chart is shown.
+ */
+function exportParams(last: Exportable, format: ExportsStartParams['format']): Record<string, unknown> {
   if (last.method === 'QUERIES.EXECUTE') {
     const { page: _page, pageSize: _size, saveReport: _save, ...search } = last.params;
     return search;
   }
-  const {
-    format: _format,
-    chartType: _chart,
-    imageFormat: _image,
-    width: _w,
-    height: _h,
-    saveReport: _save,
-    ...table
-  } = last.params;
+  const { format: _format, imageFormat: _image, saveReport: _save, ...shown } = last.params;
+  if (format === 'pdf' && shown.chartType !== undefined) return shown;
+  const { chartType: _chart, chartTotals: _totals, width: _w, height: _h, ...table } = shown;
   return table;
 }
 
@@ -84,7 +81,7 @@ export function startExportControl(kind: Kind, panel: Panel, last: () => Exporta
     void (async () => {
       const started = await panel.call(
         'EXPORTS.START',
-        { method: lastCall.method, params: exportParams(lastCall), format },
+        { method: lastCall.method, params: exportParams(lastCall, format), format },
         { keep: true },
       );
       if (!started) return;

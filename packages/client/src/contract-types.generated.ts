@@ -1704,15 +1704,15 @@ export interface ExportsStartParams {
    */
   method: "QUERIES.EXECUTE" | "CROSSTAB.EXECUTE" | "REPORTS.EXECUTE";
   /**
-   * That method’s params, checked as that method checks them, without saveReport (and for a crosstab without format or chartType: `format` says how it is written). A search exports every matching record in its sort: `page` and `pageSize` are ignored.
+   * That method’s params, checked as that method checks them, without saveReport (and for a crosstab without format or imageFormat: `format` says how it is written; chartType only with format pdf). A search exports every matching record in its sort: `page` and `pageSize` are ignored.
    */
   params: {
     [k: string]: unknown | undefined;
   };
   /**
-   * A search: csv (text a spreadsheet would run as a formula gets a leading apostrophe), jsonl (one record a line), parquet or xlsx (a header row of the fields, a new sheet every 1,048,575 records). A crosstab: csv or xlsx (its table as CROSSTAB.EXECUTE renders it) or jsonl (one row of cells a line, then a line of the column and grand totals).
+   * A search: csv (text a spreadsheet would run as a formula gets a leading apostrophe), jsonl (one record a line), parquet or xlsx (a header row of the fields, a new sheet every 1,048,575 records). A crosstab: csv or xlsx (its table as CROSSTAB.EXECUTE renders it), jsonl (one row of cells a line, then a line of the column and grand totals) or pdf (as CROSSTAB.EXECUTE format pdf prints it: the table on A4 with its header rows on every page and page numbers, at most 20,000 cells; with chartType the chart on one page). A saved crosstab report as its table, and as pdf a report saved as a chart prints its chart. pdf is for crosstabs only.
    */
-  format: "csv" | "jsonl" | "parquet" | "xlsx";
+  format: "csv" | "jsonl" | "parquet" | "xlsx" | "pdf";
 }
 
 export interface ExportsStartResult {

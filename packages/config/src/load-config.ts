@@ -86,6 +86,8 @@ function configFromEnv(e: Env, known: Record<string, string | undefined>, tls: G
     exportDir: path.resolve(e.QUARRY_EXPORT_DIR ?? path.join(e.QUARRY_DATA_DIR, 'exports')),
     exportConcurrency: e.QUARRY_EXPORT_CONCURRENCY,
     exportMinFreeBytes: e.QUARRY_EXPORT_MIN_FREE_MB * 1_048_576,
+    exportProgressMs: e.QUARRY_EXPORT_PROGRESS_MS,
+    exportMemoryBytes: e.QUARRY_EXPORT_MEMORY_MB * 1_048_576,
     /** Deliveries over attachmentMaxBytes go as signed links (schedules). */
     deliveryLinks: {
       attachmentMaxBytes: e.QUARRY_ATTACHMENT_MAX_BYTES,

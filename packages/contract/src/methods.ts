@@ -325,7 +325,7 @@ export const METHODS = {
     cached: false,
     summary: 'Export the whole answer of a search, a crosstab or a saved report to a file, in the background.',
     description:
-      'Checks the method’s params and counts the records, then queues the export and answers at once with its id. A search exports every matching record in its sort, with the caller’s realms, as the search would. A crosstab exports the table it renders (csv, xlsx) or its rows of cells (jsonl); a saved report exports what its method and params give, as the caller (asOf and version as REPORTS.EXECUTE takes them). A search’s xlsx is refused with 400 until it is built. At most two of a user’s exports run at a time; more wait queued. Ask EXPORTS.STATUS for progress and download the file at GET /exports/<exportId> with the same user’s token until it expires (QUARRY_EXPORT_TTL_S).',
+      'Checks the method’s params and counts the records, then queues the export and answers at once with its id. A search exports every matching record in its sort, with the caller’s realms, as the search would. A crosstab exports the table it renders (csv, xlsx), its rows of cells (jsonl) or the table printed as CROSSTAB.EXECUTE format pdf prints it (pdf; with chartType the chart; a table over 20,000 cells fails the export, saying so); a saved report exports what its method and params give, as the caller (asOf and version as REPORTS.EXECUTE takes them). At most two of a user’s exports run at a time; more wait queued. Ask EXPORTS.STATUS for progress and download the file at GET /exports/<exportId> with the same user’s token until it expires (QUARRY_EXPORT_TTL_S).',
     params: X.exportsStartParams,
     result: X.exportsStartResult,
     errors: [
@@ -333,7 +333,7 @@ export const METHODS = {
       ...onIndex,
       {
         code: 400,
-        when: 'The export would hold more records than QUARRY_EXPORT_MAX_ROWS, the format does not fit the method (parquet for a crosstab, xlsx for a search), or the params carry saveReport, format or chartType.',
+        when: 'The export would hold more records than QUARRY_EXPORT_MAX_ROWS, the format does not fit the method (parquet for a crosstab, pdf for a search or a search report), or the params carry saveReport, format, imageFormat, or chartType without format pdf.',
       },
       { code: 403, when: 'A report export and the token lacks reports:read.' },
     ],

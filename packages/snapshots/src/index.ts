@@ -17,7 +17,7 @@ export type { TypeNote } from './load/infer-columns';
 export { ident, listParam, literal, recordJsonSql, wordsColumn, wordsExpr } from './sql';
 export type { DuckDBValue } from '@duckdb/node-api';
 export { readableIndex, fieldsOf } from './index-access';
-export { processMemoryBytes, defaultDuckDbMemoryBytes, engineOptions } from './memory-budget';
+export { processMemoryBytes, defaultDuckDbMemoryBytes, engineOptions, exportEngineOptions } from './memory-budget';
 export { ATTACH_MIN_RECORDS, attachableFile } from './attachable-snapshot';
 export { JsTurns } from './js-turns';
 export { rebuildWithRollups } from './rebuild-rollups';

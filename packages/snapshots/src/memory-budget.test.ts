@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { defaultDuckDbMemoryBytes, engineOptions, processMemoryBytes } from './memory-budget';
+import { defaultDuckDbMemoryBytes, engineOptions, exportEngineOptions, processMemoryBytes } from './memory-budget';
 
 const files = (map: Record<string, string>) => (file: string) => {
   if (file in map) return map[file];
@@ -41,5 +41,20 @@ describe('the process memory budget (cgroup-aware)', () => {
     expect(
       engineOptions({ ...set, dataDir: '/dev/null/data' }).tempDirectory.startsWith(`${os.tmpdir()}/duckdb-`),
     ).toBe(true);
+  });
+
+  it('gives exports a DuckDB of their own: their limit, their own spill folder beside the engine’s, the same cap', () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'q-budget-'));
+    const mib = 1024 * 1024;
+    const o = exportEngineOptions({ dataDir, exportMemoryBytes: 192 * mib, duckdbTempMaxBytes: 3072 * mib });
+    expect(o).toMatchObject({ memoryLimitBytes: 192 * mib, maxTempBytes: 3072 * mib, indexBudgetBytes: 48 * mib });
+    expect(o.tempDirectory).toMatch(new RegExp(`^${dataDir}/tmp/export-\\d+-[0-9a-f]{6}$`));
+    const engine = engineOptions({ dataDir, duckdbMemoryBytes: undefined, openIndexBytes: undefined });
+    expect(path.dirname(engine.tempDirectory)).toBe(path.dirname(o.tempDirectory));
+    expect(engine.tempDirectory).not.toBe(o.tempDirectory);
+    expect(exportEngineOptions({ dataDir, exportMemoryBytes: mib, duckdbTempDir: '/spill' }).tempDirectory).toMatch(
+      /^\/spill\/export-/,
+    );
+    fs.rmSync(dataDir, { recursive: true, force: true });
   });
 });

@@ -58,6 +58,27 @@ export function engineOptions(config: {
 }
 
 /**
+ * The query service's export DuckDB: an instance of its own, so an export's sort is bounded by its own
+ * limit (QUARRY_EXPORT_MEMORY_MB) and spills to its own folder past it, whatever the searches' and
+ * crosstabs' limit is. DuckDB's default limit is a share of the machine's memory, and a sorted COPY holds
+ * every row until it is sorted: under that limit the process grew with the rows exported.
+ */
+export function exportEngineOptions(config: {
+  dataDir: string;
+  exportMemoryBytes: number;
+  duckdbTempDir?: string | undefined;
+  duckdbTempMaxBytes?: number | undefined;
+}): { memoryLimitBytes: number; tempDirectory: string; maxTempBytes: number | undefined; indexBudgetBytes: number } {
+  return {
+    memoryLimitBytes: config.exportMemoryBytes,
+    tempDirectory: path.join(spillRoot(config), `export-${process.pid}-${randomBytes(3).toString('hex')}`),
+    maxTempBytes: config.duckdbTempMaxBytes,
+    // Small versions read into memory for an export are let go first: the budget is the sort's.
+    indexBudgetBytes: Math.floor(config.exportMemoryBytes / 4),
+  };
+}
+
+/**
  * QUARRY_DUCKDB_TEMP_DIR, else the data volume's tmp folder where this process may write (the embedded
  * `all` process, the loader), else the system's temporary folder (a Deployment mounts the snapshots
  * read-only; its /tmp is a disk-backed emptyDir).

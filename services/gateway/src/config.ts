@@ -38,6 +38,7 @@ export function gatewayConfig(config: Config, hosted: Partial<Record<ServiceName
       'exportDir',
       'exportConcurrency',
       'exportMinFreeBytes',
+      'exportProgressMs',
       'deliveryLinks',
     ),
   };

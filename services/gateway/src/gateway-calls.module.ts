@@ -207,7 +207,7 @@ export class GatewayCallsModule implements QuarryModule {
         ttlMs: c.exportTtlS * 1000,
         perUser: 2,
         minFreeBytes: c.exportMinFreeBytes,
-        progressMs: 500,
+        progressMs: c.exportProgressMs,
       },
       Date.now,
       new StreamingRecordConverter(),

@@ -4,7 +4,18 @@ export function queryServiceConfig(config: Config) {
   return {
     listenAddr: serviceListenAddr(config, 'query'),
     graceMs: config.shutdownGraceMs,
-    ...pickConfig(config, 'dataDir', 'cursorSecret', 'searchBackend', 'typesense', 'memoryIndexBytes', 'exportDir'),
+    ...pickConfig(
+      config,
+      'dataDir',
+      'cursorSecret',
+      'searchBackend',
+      'typesense',
+      'memoryIndexBytes',
+      'exportDir',
+      'exportMemoryBytes',
+      'duckdbTempDir',
+      'duckdbTempMaxBytes',
+    ),
   };
 }
 

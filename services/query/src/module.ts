@@ -6,7 +6,7 @@ import { CursorCodec } from '@quarry/paging';
 import { DATA_DIR_KEYS, requireDataDirKey } from '@quarry/config';
 import { GrpcServiceModule, loadQuarryProto } from '@quarry/rpc';
 import type { HeavyCallLimiter } from '@quarry/runtime';
-import type { SnapshotEngine } from '@quarry/snapshots';
+import { exportEngineOptions, SnapshotEngine } from '@quarry/snapshots';
 import { DuckDbSearchIndex } from './adapters/duckdb/duckdb-search-index.adapter';
 import { DuckDbSearchExporter } from './adapters/duckdb/duckdb-search-exporter.adapter';
 import { ExportSearchUseCase } from './domain/export-search.use-case';
@@ -61,6 +61,9 @@ export function createQueryModule(config: QueryServiceConfig, log: Logger, deps:
     requireDataDirKey({ ...DATA_DIR_KEYS.cursor, configured: config.cursorSecret, dataDir: config.dataDir }),
   );
   const executeQuery = new ExecuteQueryUseCase(deps.catalog, search, deps.cache);
+  // Exports write with a DuckDB of their own, under their own memory limit (spilling past it), so a large
+  // export neither grows the process with its rows nor takes the searches' and crosstabs' memory.
+  const exportEngine = new SnapshotEngine(config.dataDir, exportEngineOptions(config));
   const findIndexes = new FindIndexesUseCase(deps.catalog, cursors);
   return new GrpcServiceModule({
     name: 'query',
@@ -74,7 +77,7 @@ export function createQueryModule(config: QueryServiceConfig, log: Logger, deps:
       // Exports write with DuckDB whatever the search backend: the snapshot is always there.
       ...exportHandlers(
         moduleLog,
-        new ExportSearchUseCase(deps.catalog, new DuckDbSearchExporter(deps.engine)),
+        new ExportSearchUseCase(deps.catalog, new DuckDbSearchExporter(exportEngine)),
         deps.limiter,
         config.exportDir,
       ),
@@ -92,6 +95,9 @@ export function createQueryModule(config: QueryServiceConfig, log: Logger, deps:
       }
     },
     metrics: deps.metrics,
-    onStop: () => search.close(),
+    onStop: async () => {
+      await search.close();
+      await exportEngine.close();
+    },
   });
 }

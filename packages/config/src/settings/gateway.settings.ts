@@ -101,6 +101,12 @@ export const gatewaySettings = settingGroup("The gateway's HTTP API", {
       "at most two of them one user's",
     readBy: ['gateway'],
   }),
+  QUARRY_EXPORT_PROGRESS_MS: setting(z.coerce.number().int().min(20).max(60_000).default(500), {
+    doc:
+      "how often a running export's status (`EXPORTS.STATUS` rows and bytes) is brought up to date from its " +
+      'file, and the free space of its volume checked',
+    readBy: ['gateway'],
+  }),
   QUARRY_EXPORT_MIN_FREE_MB: setting(z.coerce.number().int().min(0).max(1_000_000_000).default(64), {
     doc:
       'an export running while its volume has less free space than this fails with a clear error and its ' +

@@ -50,6 +50,14 @@ export const heavyCallSettings = settingGroup('Heavy calls, memory and disk', {
     default: "half the process's memory (its cgroup limit in a container, else the machine's), at least 128",
     readBy: DUCKDB,
   }),
+  QUARRY_EXPORT_MEMORY_MB: setting(z.coerce.number().int().min(64).max(1_048_576).default(192), {
+    doc:
+      'per query service: the memory limit of the DuckDB that writes search exports (`EXPORTS.START`), one of ' +
+      "its own, apart from the searches' and crosstabs' (`QUARRY_DUCKDB_MEMORY_MB`): an export's sort spills " +
+      'to its own folder under `QUARRY_DUCKDB_TEMP_DIR` past it, so the process does not grow with the rows ' +
+      'exported (`bench/export.bench.js --ten-million`)',
+    readBy: ['query'],
+  }),
   QUARRY_DUCKDB_TEMP_DIR: setting(z.string().min(1).optional(), {
     doc:
       'where DuckDB spills; each process uses a folder of its own there and removes it on exit. Deployments ' +
@@ -60,8 +68,9 @@ export const heavyCallSettings = settingGroup('Heavy calls, memory and disk', {
   // DuckDB's own cap lets one big sort fill a node's disk.
   QUARRY_DUCKDB_TEMP_MAX_MB: setting(z.coerce.number().int().min(16).max(16777216).optional(), {
     doc:
-      'per process: the most DuckDB spills (`max_temp_directory_size`); a call that needs more fails alone ' +
-      "instead of filling the disk. Deployments set it below their spill volume's `sizeLimit`",
+      'per DuckDB: the most it spills (`max_temp_directory_size`); a call that needs more fails alone ' +
+      "instead of filling the disk. The query service's exports have a DuckDB of their own with the same cap. " +
+      "Deployments set it below their spill volume's `sizeLimit`",
     default: "DuckDB's own (90 % of the free disk)",
     readBy: DUCKDB,
   }),

@@ -6,7 +6,7 @@ export const EXPORT_METHODS = ['QUERIES.EXECUTE', 'CROSSTAB.EXECUTE', 'REPORTS.E
 export type ExportMethod = (typeof EXPORT_METHODS)[number];
 
 /** The file formats an export writes. */
-export const EXPORT_FORMATS = ['csv', 'jsonl', 'parquet', 'xlsx'] as const;
+export const EXPORT_FORMATS = ['csv', 'jsonl', 'parquet', 'xlsx', 'pdf'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
 export const EXPORT_STATES = ['queued', 'running', 'done', 'failed'] as const;
@@ -23,11 +23,11 @@ export const exportsStartParams = z
     method: oneOf(EXPORT_METHODS).meta({ description: 'The method whose whole answer is exported.' }),
     params: z.record(z.string(), z.unknown(), { error: `${PARAM} must be an object` }).meta({
       description:
-        'That method’s params, checked as that method checks them, without saveReport (and for a crosstab without format or chartType: `format` says how it is written). A search exports every matching record in its sort: `page` and `pageSize` are ignored.',
+        'That method’s params, checked as that method checks them, without saveReport (and for a crosstab without format or imageFormat: `format` says how it is written; chartType only with format pdf). A search exports every matching record in its sort: `page` and `pageSize` are ignored.',
     }),
     format: oneOf(EXPORT_FORMATS).meta({
       description:
-        'A search: csv (text a spreadsheet would run as a formula gets a leading apostrophe), jsonl (one record a line), parquet or xlsx (a header row of the fields, a new sheet every 1,048,575 records). A crosstab: csv or xlsx (its table as CROSSTAB.EXECUTE renders it) or jsonl (one row of cells a line, then a line of the column and grand totals).',
+        'A search: csv (text a spreadsheet would run as a formula gets a leading apostrophe), jsonl (one record a line), parquet or xlsx (a header row of the fields, a new sheet every 1,048,575 records). A crosstab: csv or xlsx (its table as CROSSTAB.EXECUTE renders it), jsonl (one row of cells a line, then a line of the column and grand totals) or pdf (as CROSSTAB.EXECUTE format pdf prints it: the table on A4 with its header rows on every page and page numbers, at most 20,000 cells; with chartType the chart on one page). A saved crosstab report as its table, and as pdf a report saved as a chart prints its chart. pdf is for crosstabs only.',
     }),
   })
   .meta({ title: 'ExportsStartParams' });

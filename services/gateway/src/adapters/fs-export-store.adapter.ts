@@ -2,17 +2,26 @@ import { randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream, mkdirSync } from 'node:fs';
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
-import { chmod, open, readdir, readFile, rename, rm, stat, statfs, writeFile } from 'node:fs/promises';
+import { chmod, open, readdir, readFile, rename, rm, stat, statfs, writeFile, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { ExportFormat } from '@quarry/contract';
 import { EXPORT_ID_PATTERN } from '@quarry/contract';
 import { AppError } from '@quarry/errors';
 import type { ExportRecord, ExportStore, PartialFileWatch, WrittenSoFar } from '../ports/export-store.port';
+import { ParquetPageCounter } from './parquet-page-counter';
 import { RecordCounter } from './record-counter';
 
-const EXTENSIONS: Record<ExportFormat, string> = { csv: 'csv', jsonl: 'jsonl', parquet: 'parquet', xlsx: 'xlsx' };
+const EXTENSIONS: Record<ExportFormat, string> = {
+  csv: 'csv',
+  jsonl: 'jsonl',
+  parquet: 'parquet',
+  xlsx: 'xlsx',
+  pdf: 'pdf',
+};
 const RUN_PATTERN = /^[0-9a-f]{1,32}$/;
 const READ_CHUNK = 1 << 20;
+/** A Parquet page header, statistics included, fits in it; the pages' bodies are never read. */
+const HEADER_READ = 1 << 16;
 
 /**
  * Exports in one folder (QUARRY_EXPORT_DIR, a volume every gateway and query service shares): `<id>.json`
@@ -66,32 +75,28 @@ export class FsExportStore implements ExportStore {
     await pipeline(Readable.from(pieces), createWriteStream(this.partialPath(id, run), { mode: 0o600 }));
   }
 
-  watch(id: string, run: string, format: ExportFormat): PartialFileWatch {
+  watch(id: string, run: string, format: ExportFormat, columns?: number): PartialFileWatch {
     const file = this.partialPath(id, run);
+    if (format === 'parquet' && columns !== undefined) return parquetWatch(file, columns);
     const counter = format === 'csv' || format === 'jsonl' ? new RecordCounter(format) : undefined;
     let offset = 0;
     const buffer = Buffer.alloc(READ_CHUNK);
     return {
-      read: async (): Promise<WrittenSoFar> => {
-        let handle;
-        try {
-          handle = await open(file, 'r');
-        } catch {
-          return { bytes: offset, rows: counter?.records };
-        }
-        try {
-          if (!counter) return { bytes: (await handle.stat()).size, rows: undefined };
-          for (;;) {
-            const { bytesRead } = await handle.read(buffer, 0, READ_CHUNK, offset);
-            if (bytesRead === 0) break;
-            counter.feed(buffer.subarray(0, bytesRead));
-            offset += bytesRead;
-          }
-          return { bytes: offset, rows: counter.records };
-        } finally {
-          await handle.close();
-        }
-      },
+      read: () =>
+        readOpen(
+          file,
+          async (handle) => {
+            if (!counter) return { bytes: (await handle.stat()).size, rows: undefined };
+            for (;;) {
+              const { bytesRead } = await handle.read(buffer, 0, READ_CHUNK, offset);
+              if (bytesRead === 0) break;
+              counter.feed(buffer.subarray(0, bytesRead));
+              offset += bytesRead;
+            }
+            return { bytes: offset, rows: counter.records };
+          },
+          () => ({ bytes: offset, rows: counter?.records }),
+        ),
     };
   }
 
@@ -130,4 +135,45 @@ export class FsExportStore implements ExportStore {
     await writeFile(temp, JSON.stringify(record), { mode: 0o600 });
     await rename(temp, target);
   }
+}
+
+/** What `read` makes of the file while it is open; `missing` when it is not there (yet). */
+async function readOpen(
+  file: string,
+  read: (handle: FileHandle) => Promise<WrittenSoFar>,
+  missing: () => WrittenSoFar,
+): Promise<WrittenSoFar> {
+  let handle: FileHandle;
+  try {
+    handle = await open(file, 'r');
+  } catch {
+    return missing();
+  }
+  try {
+    return await read(handle);
+  } finally {
+    await handle.close();
+  }
+}
+
+/** A Parquet file being written: its rows counted from its page headers, which alone are read. */
+function parquetWatch(file: string, columns: number): PartialFileWatch {
+  const counter = new ParquetPageCounter(columns);
+  const buffer = Buffer.alloc(HEADER_READ);
+  let bytes = 0;
+  return {
+    read: () =>
+      readOpen(
+        file,
+        async (handle) => {
+          bytes = (await handle.stat()).size;
+          while (!counter.done && counter.offset < bytes) {
+            const { bytesRead } = await handle.read(buffer, 0, HEADER_READ, counter.offset);
+            if (bytesRead === 0 || !counter.feed(buffer.subarray(0, bytesRead), bytes)) break;
+          }
+          return { bytes, rows: counter.rows };
+        },
+        () => ({ bytes, rows: counter.rows }),
+      ),
+  };
 }

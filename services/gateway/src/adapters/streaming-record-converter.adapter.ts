@@ -183,7 +183,13 @@ export class StreamingRecordConverter implements RecordFileConverter {
   /** `sheetRows`: rows per sheet, the header included (Excel's limit; smaller in tests). */
   constructor(private readonly sheetRows = SHEET_ROWS) {}
 
-  async toXlsx(jsonlPath: string, xlsxPath: string, fields: readonly string[], base: string): Promise<void> {
+  async toXlsx(
+    jsonlPath: string,
+    xlsxPath: string,
+    fields: readonly string[],
+    base: string,
+    rows?: (written: number) => void,
+  ): Promise<void> {
     const sink = new Sink(createWriteStream(xlsxPath, { mode: 0o600 }));
     const zip = new ZipWriter(sink);
     const lines = createInterface({ input: createReadStream(jsonlPath), crlfDelay: Infinity })[Symbol.asyncIterator]();
@@ -199,6 +205,7 @@ export class StreamingRecordConverter implements RecordFileConverter {
     let pending = await nextLine();
     const sheetRows = this.sheetRows;
     const columns = fields.map((_, i) => columnName(i));
+    let written = 0;
     while (pending !== undefined || sheets.length === 0) {
       sheets.push(sheetName(base, sheets.length + 1));
       const sheet = async function* () {
@@ -211,6 +218,7 @@ export class StreamingRecordConverter implements RecordFileConverter {
             columns,
             fields.map((f) => record[f]),
           );
+          rows?.(++written);
           pending = await nextLine();
         }
         yield SHEET_TAIL;

@@ -6,6 +6,8 @@ export interface Execution {
   cache?: CacheStatus;
   /** The rollup a crosstab was answered from (meta.servedBy). */
   servedBy?: string;
+  /** A crosstab's table rows, its chart's too (an image answers none of its own). */
+  tableRows?: number;
   /** The index version (snapshot) it ran on. */
   indexVersion: number;
   index: string;

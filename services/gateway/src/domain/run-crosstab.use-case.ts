@@ -125,7 +125,15 @@ export class RunCrosstabUseCase {
           }
         : {}),
     };
-    return { data, cache, indexVersion, index: p.index, executable, ...(servedBy ? { servedBy } : {}) };
+    return {
+      data,
+      cache,
+      indexVersion,
+      index: p.index,
+      executable,
+      tableRows: table.rowCount,
+      ...(servedBy ? { servedBy } : {}),
+    };
   }
 }
 

@@ -208,6 +208,61 @@ describe('StartExportUseCase', () => {
     ).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
     expect(store.records.size + small.store.records.size + jobs.added.length + small.jobs.added.length).toBe(0);
   });
+
+  it('refuses a search as pdf, naming format, before counting or recording it', async () => {
+    const { store, jobs, start } = setUp();
+    await expect(start.start(caller('a'), { ...search, format: 'pdf' }, trace)).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      detail: expect.stringMatching(/^format: .*pdf prints a crosstab/) as unknown,
+    });
+    expect(store.records.size + jobs.added.length).toBe(0);
+  });
+
+  it('a workbook’s rows, which its file cannot tell, come from the converter as it writes them', async () => {
+    const { store, jobs, pending } = setUp();
+    let convert: (rows: number) => void = () => undefined;
+    let finish: () => void = () => undefined;
+    const converter = {
+      toXlsx: (_from: string, _to: string, _fields: readonly string[], _sheet: string, rows?: (n: number) => void) =>
+        new Promise<void>((resolve) => {
+          convert = (n) => rows?.(n);
+          finish = resolve;
+        }),
+      toJsonArray: async () => undefined,
+    };
+    const services = { search: async () => ({ page: { fields: [{ name: 'title' }] } }) } as unknown as ServiceClients;
+    const start = new StartExportUseCase(
+      store,
+      jobs,
+      {
+        count: async () => 10,
+        write: () => new Promise<number>((resolve) => pending.push({ resolve, reject: () => {} })),
+      },
+      services,
+      {} as RunCrosstabUseCase,
+      { maxRows: 100, ttlMs: 60_000, perUser: 2, minFreeBytes: 1000, progressMs: 5 },
+      () => NOW,
+      converter,
+    );
+    await start.start(caller('a'), { ...search, format: 'xlsx' }, trace);
+    const id = jobs.added[0].exportId;
+    const run = start.run(jobs.added[0], runOf(1));
+    // The workbook being written says no rows; the staged records are not in it yet.
+    store.sofar = { bytes: 10, rows: undefined };
+    await settle();
+    pending[0].resolve(10);
+    await settle();
+    expect(store.records.get(id)!.rowsWritten).toBe(0);
+    convert(4);
+    await settle();
+    expect(store.records.get(id)).toMatchObject({ state: 'running', rowsWritten: 4 });
+    convert(9);
+    await settle();
+    expect(store.records.get(id)!.rowsWritten).toBe(9);
+    finish();
+    expect(await run).toBe('done');
+    expect(store.records.get(id)).toMatchObject({ state: 'done', rowsWritten: 10 });
+  });
 });
 
 describe('ExportStatusUseCase', () => {

@@ -2,7 +2,7 @@ import { applyParameters } from './report-parameters';
 import { randomBytes } from 'node:crypto';
 import type { RecordFileConverter } from '../ports/delivery-files.port';
 import { indexFields } from './index-fields';
-import type { CrosstabJsonTable, ExportFormat, ExportMethod } from '@quarry/contract';
+import type { ExportFormat, ExportMethod } from '@quarry/contract';
 import { AppError } from '@quarry/errors';
 import {
   ExportFailed,
@@ -12,11 +12,11 @@ import {
   type ExportRunOutcome,
 } from '../ports/export-jobs.port';
 import type { ExportStore } from '../ports/export-store.port';
-import { RawJson } from '../ports/raw-json';
 import type { SearchExportRequest, SearchExports } from '../ports/search-exports.port';
 import type { Caller, RequestTrace, ServiceClients } from '../ports/service-clients.port';
 import { readParams } from './method-params';
 import type { RunCrosstabUseCase } from './run-crosstab.use-case';
+import { planCrosstabExport, savedCrosstabForExport, type ExportPlan } from './crosstab-export';
 
 export interface ExportLimits {
   /** QUARRY_EXPORT_MAX_ROWS */
@@ -31,14 +31,7 @@ export interface ExportLimits {
   progressMs: number;
 }
 
-/** What an export's run does: writes the run's partial file, resolves with the rows written. */
-type Produce = (id: string, run: string, signal: AbortSignal) => Promise<number>;
-
 type ExportInput = { method: ExportMethod; params: Record<string, unknown>; format: ExportFormat };
-
-/** The crosstab's own outputs: its CSV and XLSX tables, and its JSON table's rows as JSON Lines. */
-const CROSSTAB_FORMAT = { csv: 'csv', xlsx: 'xlsx', jsonl: 'json' } as const;
-const CHART_KEYS = ['chartType', 'chartTotals', 'imageFormat', 'width', 'height'] as const;
 
 /**
  * EXPORTS.START: checks the method's params (and a search's count) before any work, records the export as
@@ -101,9 +94,11 @@ export class StartExportUseCase {
       // Whatever an earlier run of this export left goes first.
       await this.store.remove(id, format, false);
       await this.store.update(id, { state: 'running', rowsWritten: 0, bytes: 0 });
-      const produce = await this.plan(caller, job, { requestId: job.requestId });
-      progress = this.follow(id, run, format, stop);
-      const rows = await produce(id, run, stop.signal);
+      const { produce, columns } = await this.plan(caller, job, { requestId: job.requestId });
+      // Rows the run reports itself, where its file cannot tell them (a workbook being written).
+      let reported: number | undefined;
+      progress = this.follow(id, run, format, columns, stop, () => reported);
+      const rows = await produce(id, run, stop.signal, (written) => (reported = written));
       stop.abort();
       await progress;
       const bytes = await this.store.publish(id, run, format);
@@ -139,8 +134,15 @@ export class StartExportUseCase {
    * Until `stop` aborts: how far the run's file got, into the record, and the volume's free space, which
    * stops the run (with its reason) before the disk is full.
    */
-  private async follow(id: string, run: string, format: ExportFormat, stop: AbortController): Promise<void> {
-    const watch = this.store.watch(id, run, format);
+  private async follow(
+    id: string,
+    run: string,
+    format: ExportFormat,
+    columns: number | undefined,
+    stop: AbortController,
+    reported: () => number | undefined,
+  ): Promise<void> {
+    const watch = this.store.watch(id, run, format, columns);
     const tick = () =>
       new Promise<void>((resolve) => {
         const done = () => {
@@ -166,10 +168,8 @@ export class StartExportUseCase {
         }
         const sofar = await watch.read();
         if (stop.signal.aborted) return;
-        await this.store.update(id, {
-          bytes: sofar.bytes,
-          ...(sofar.rows !== undefined ? { rowsWritten: sofar.rows } : {}),
-        });
+        const rows = reported() ?? sofar.rows;
+        await this.store.update(id, { bytes: sofar.bytes, ...(rows !== undefined ? { rowsWritten: rows } : {}) });
       } catch {
         // Progress is a courtesy: the run's own outcome says whether it worked.
       }
@@ -177,7 +177,7 @@ export class StartExportUseCase {
   }
 
   /** Everything a caller can get wrong is refused here, before the export is recorded. */
-  private async plan(caller: Caller, input: ExportInput, trace: RequestTrace): Promise<Produce> {
+  private async plan(caller: Caller, input: ExportInput, trace: RequestTrace): Promise<ExportPlan> {
     if (input.params.saveReport !== undefined)
       throw AppError.invalid('params.saveReport: an export saves no report; save it with the method itself');
     if (input.method === 'QUERIES.EXECUTE') {
@@ -185,7 +185,9 @@ export class StartExportUseCase {
       return this.planSearch(caller, { search: complete }, input.format, trace);
     }
     if (input.method === 'CROSSTAB.EXECUTE')
-      return this.planCrosstab(caller, input.params, 'params', input.format, trace);
+      return {
+        produce: planCrosstabExport(this.crosstab, this.store, caller, input.params, 'params', input.format, trace),
+      };
     const { complete } = readParams('REPORTS.EXECUTE', input.params, 'params');
     const metadata = await this.services.reportMetadata(
       caller,
@@ -212,9 +214,19 @@ export class StartExportUseCase {
       const { complete: q } = readParams('QUERIES.EXECUTE', saved);
       return this.planSearch(caller, { search: q, asOfVersion }, input.format, trace);
     }
-    // A chart report exports its table.
-    for (const k of CHART_KEYS) delete saved[k];
-    return this.planCrosstab(caller, saved, undefined, input.format, trace, asOfVersion);
+    const params = savedCrosstabForExport(saved, input.format);
+    return {
+      produce: planCrosstabExport(
+        this.crosstab,
+        this.store,
+        caller,
+        params,
+        undefined,
+        input.format,
+        trace,
+        asOfVersion,
+      ),
+    };
   }
 
   private async planSearch(
@@ -222,8 +234,10 @@ export class StartExportUseCase {
     req: SearchExportRequest,
     format: ExportFormat,
     trace: RequestTrace,
-  ): Promise<Produce> {
+  ): Promise<ExportPlan> {
     const converter = this.converter;
+    if (format === 'pdf')
+      throw AppError.invalid('format: a search is exported as csv, jsonl, parquet or xlsx; pdf prints a crosstab');
     if (format === 'xlsx' && !converter)
       throw AppError.invalid('format: a search is exported as csv, jsonl or parquet here; xlsx is not available');
     const count = await this.searches.count(caller, req, trace);
@@ -231,61 +245,43 @@ export class StartExportUseCase {
       throw AppError.invalid(
         `The export would hold ${count} records, more than QUARRY_EXPORT_MAX_ROWS (${this.limits.maxRows}); narrow the query`,
       );
-    if (format !== 'xlsx' || !converter)
-      return (id, run, signal) =>
-        this.searches.write(caller, req, format as 'csv' | 'jsonl' | 'parquet', this.store.partialPath(id, run), {
-          ...trace,
-          signal,
-        });
-    // The engine writes JSON Lines beside the partial file; the workbook is streamed from it (a new sheet
-    // at Excel's row limit), its header the fields as this caller sees them.
+    if (format === 'csv' || format === 'jsonl')
+      return { produce: (id, run, signal) => this.write(caller, req, format, id, run, signal, trace) };
+    // A Parquet file's progress is counted from its pages, which need its columns; a workbook's header is
+    // the fields as this caller sees them.
     const fields = (await indexFields(this.services, caller, req.search.index, trace)).map((f) => f.name);
-    return async (id, run, signal) => {
-      // The JSON Lines are a run's partial file of their own (hex, like every run), which removal sweeps too.
-      const stagedRun = `${run}0`;
-      try {
-        const staged = this.store.partialPath(id, stagedRun);
-        const written = await this.searches.write(caller, req, 'jsonl', staged, { ...trace, signal });
-        await converter.toXlsx(staged, this.store.partialPath(id, run), fields, req.search.index);
-        return written;
-      } finally {
-        await this.store.discardPartial(id, stagedRun);
-      }
+    if (format === 'parquet' || !converter)
+      return {
+        produce: (id, run, signal) => this.write(caller, req, 'parquet', id, run, signal, trace),
+        columns: fields.length,
+      };
+    // The engine writes JSON Lines beside the partial file; the workbook is streamed from it (a new sheet
+    // at Excel's row limit), counting the rows it has written.
+    return {
+      produce: async (id, run, signal, rows) => {
+        // The JSON Lines are a run's partial file of their own (hex, like every run), which removal sweeps too.
+        const stagedRun = `${run}0`;
+        try {
+          const written = await this.write(caller, req, 'jsonl', id, stagedRun, signal, trace);
+          const staged = this.store.partialPath(id, stagedRun);
+          await converter.toXlsx(staged, this.store.partialPath(id, run), fields, req.search.index, rows);
+          return written;
+        } finally {
+          await this.store.discardPartial(id, stagedRun);
+        }
+      },
     };
   }
 
-  private planCrosstab(
+  private write(
     caller: Caller,
-    params: Record<string, unknown>,
-    at: string | undefined,
-    format: ExportFormat,
+    req: SearchExportRequest,
+    format: 'csv' | 'jsonl' | 'parquet',
+    id: string,
+    run: string,
+    signal: AbortSignal,
     trace: RequestTrace,
-    asOfVersion?: number,
-  ): Produce {
-    if (format === 'parquet')
-      throw AppError.invalid('format: a crosstab is exported as csv, xlsx or jsonl (its cells)');
-    if (params.format !== undefined || params.chartType !== undefined)
-      throw AppError.invalid(
-        `${at ? `${at}.` : ''}format: the export's format says how the table is written; give neither format nor chartType`,
-      );
-    const read = readParams('CROSSTAB.EXECUTE', { ...params, format: CROSSTAB_FORMAT[format] }, at);
-    return async (id, run) => {
-      const ran = await this.crosstab.run(caller, read, trace, asOfVersion);
-      const data = ran.data as { data: unknown; rowCount: number };
-      if (format === 'jsonl') {
-        // The crosstab service's JSON text, carried through the gateway unparsed.
-        const raw = data.data;
-        const table = JSON.parse(raw instanceof RawJson ? raw.text : JSON.stringify(raw)) as CrosstabJsonTable;
-        const lines = function* () {
-          for (const row of table.rows) yield `${JSON.stringify(row)}\n`;
-          yield `${JSON.stringify({ key: null, columnTotals: table.columnTotals, grandTotal: table.grandTotal })}\n`;
-        };
-        await this.store.writePartial(id, run, lines());
-        return table.rows.length;
-      }
-      const body = String(data.data);
-      await this.store.writePartial(id, run, [format === 'xlsx' ? Buffer.from(body, 'base64') : body]);
-      return data.rowCount;
-    };
+  ): Promise<number> {
+    return this.searches.write(caller, req, format, this.store.partialPath(id, run), { ...trace, signal });
   }
 }

@@ -21,8 +21,17 @@ export interface DeliveryFiles {
 
 /** Turns the JSON Lines a search export wrote into the other files a delivery can carry. */
 export interface RecordFileConverter {
-  /** An .xlsx workbook: a header row of `fields`, a row per record, a new sheet every 1,048,575 records. */
-  toXlsx(jsonlPath: string, xlsxPath: string, fields: readonly string[], sheetName: string): Promise<void>;
+  /**
+   * An .xlsx workbook: a header row of `fields`, a row per record, a new sheet every 1,048,575 records;
+   * `rows` hears how many records it has written as it goes.
+   */
+  toXlsx(
+    jsonlPath: string,
+    xlsxPath: string,
+    fields: readonly string[],
+    sheetName: string,
+    rows?: (written: number) => void,
+  ): Promise<void>;
   /** One JSON array of the records, written as it is read. */
   toJsonArray(jsonlPath: string, jsonPath: string): Promise<void>;
 }

@@ -18,7 +18,7 @@ export interface ExportRecord {
 /** What a file being written holds so far. */
 export interface WrittenSoFar {
   bytes: number;
-  /** Whole records so far; undefined where the format cannot tell before it is finished (Parquet). */
+  /** Whole records so far; undefined where the file cannot tell (a workbook, a Parquet file's columns unknown). */
   rows: number | undefined;
 }
 
@@ -43,7 +43,8 @@ export interface ExportStore {
   discardPartial(id: string, run: string): Promise<void>;
   /** Writes a run's partial file from these pieces, in order (an answer already bounded in size). */
   writePartial(id: string, run: string, pieces: Iterable<string | Uint8Array>): Promise<void>;
-  watch(id: string, run: string, format: ExportFormat): PartialFileWatch;
+  /** `columns`: a Parquet file's, whose rows are counted from the values its pages hold. */
+  watch(id: string, run: string, format: ExportFormat, columns?: number): PartialFileWatch;
   /** Moves a run's finished file where downloads read it, this process's user's alone; resolves with its size. */
   publish(id: string, run: string, format: ExportFormat): Promise<number>;
   /** Free space on the exports' volume. */

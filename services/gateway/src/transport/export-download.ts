@@ -8,6 +8,7 @@ const CONTENT_TYPES: Record<string, string> = {
   jsonl: 'application/jsonl; charset=utf-8',
   parquet: 'application/vnd.apache.parquet',
   xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+  pdf: 'application/pdf',
 };
 
 /**

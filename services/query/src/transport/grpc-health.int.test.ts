@@ -22,6 +22,9 @@ const embeddedConfig = (dir: string) => ({
   typesense: undefined,
   memoryIndexBytes: 0,
   exportDir: '/nonexistent/exports',
+  exportMemoryBytes: 64 * 1024 * 1024,
+  duckdbTempDir: undefined,
+  duckdbTempMaxBytes: undefined,
 });
 
 describe('grpc.health.v1 on a service', () => {

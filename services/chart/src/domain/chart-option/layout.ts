@@ -58,6 +58,8 @@ export interface Title {
   height: number;
 }
 
+const TITLE_GAP = 8;
+
 export function planTitle(grid: ChartGrid, kind: ChartKind, subtitle: string, width: number, height: number): Title {
   const by = [grid.rowFields.join(' / '), ...(grid.columnFields.length ? [grid.columnFields.join(' / ')] : [])].join(
     ' and ',
@@ -70,14 +72,15 @@ export function planTitle(grid: ChartGrid, kind: ChartKind, subtitle: string, wi
   const main = fitText(`${measures.join(', ')} by ${by}`, Math.floor(room / 1.12), fs.title, Math.min(11, fs.title));
   // A tiny image keeps its plot rather than a second title line.
   const sub = subtitle && height >= 200 ? fitText(subtitle, room, fs.sub, Math.min(10, fs.sub)) : undefined;
-  const h = PAD + lineHeight(main.fontSize) + (sub ? 4 + lineHeight(sub.fontSize) : 0);
+  // The gap clears the title's descenders, which ECharts' text box leaves out ("by" touched the subtitle).
+  const h = PAD + lineHeight(main.fontSize) + (sub ? TITLE_GAP + lineHeight(sub.fontSize) : 0);
   return {
     option: {
       text: main.text,
       subtext: sub?.text ?? '',
       left: 'center',
       top: PAD,
-      itemGap: 4,
+      itemGap: TITLE_GAP,
       textStyle: { fontSize: main.fontSize, fontWeight: 'bold', color: '#333' },
       subtextStyle: { fontSize: sub?.fontSize ?? fs.sub, color: '#666' },
     },
