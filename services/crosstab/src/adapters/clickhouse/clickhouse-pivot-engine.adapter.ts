@@ -1,7 +1,8 @@
-import { AppError } from '@quarry/errors';
+import type { CalendarGroup } from '@quarry/contract';
 import type { IndexEntry } from '@quarry/metadata-store';
 import type { QueryNode } from '@quarry/query-language';
 import type { AxisValue, GroupRow } from '../../domain/axis-value';
+import type { LastPeriod, PeriodShift } from '../../domain/period-shift';
 import { crosstabCells, type AxisSpec, type CrosstabSpec } from '../../domain/crosstab-spec';
 import type {
   KeysAtLeast,
@@ -13,6 +14,7 @@ import type {
 import { KEY_SAMPLE_RECORDS, THOROUGH_SAMPLE_RECORDS } from '../pivot-key-estimate';
 import { toGroups } from './clickhouse-groups';
 import { ClickHousePivotPlan } from './clickhouse-pivot-plan';
+import { chLastLocalSql, chLastPeriodSql, chLastStoredSql, chShiftCut } from './clickhouse-pivot-shift';
 import { chMemberSql, chNotMemberSql, chRecordKey } from './clickhouse-pivot-sql';
 import {
   clickHouseErrorCode,
@@ -98,6 +100,35 @@ FROM (SELECT ${keys.length ? keys.join(', ') : '1 AS __one'} FROM (SELECT * FROM
     };
   }
 
+  /**
+   * The last period of a period comparison, as the DuckDB adapter finds it (pivot-shift.ts): the largest
+   * stored time, the last record's local time from the records near it, then that period's key, the
+   * stored time before which no record can shift into it, and whether its comparison is cut.
+   */
+  async lastPeriod(
+    entry: IndexEntry,
+    where: QueryNode,
+    shift: PeriodShift,
+    period: CalendarGroup,
+    spec: CrosstabSpec,
+    signal?: AbortSignal,
+  ): Promise<LastPeriod | null> {
+    const { from, columnTypes, w } = await this.where(entry, where);
+    const run = async (sql: string, params: ClickHouseWhere['params']) =>
+      (await this.runner.rows(sql, { ...w.params, ...params }, PIVOT_SETTINGS, signal))[0];
+    const stored = await run(chLastStoredSql(from, w.sql, shift.field), {});
+    if (!stored || stored.m === null || stored.m === undefined) return null;
+    const near = { __last_stored: String(stored.m) };
+    const lastLocal = await run(chLastLocalSql(from, w.sql, shift.field, columnTypes, spec.timeZone), near);
+    if (!lastLocal || lastLocal.last === null || lastLocal.last === undefined) return null;
+    const last = String(lastLocal.last);
+    const row = await run(chLastPeriodSql(from, w.sql, shift, period, spec, columnTypes), {
+      ...near,
+      __last_local: last,
+    });
+    return { last, key: String(row.key), safe: String(row.safe), partial: Number(row.partial) === 1 };
+  }
+
   async pivot(
     entry: IndexEntry,
     where: QueryNode,
@@ -106,19 +137,17 @@ FROM (SELECT ${keys.length ? keys.join(', ') : '1 AS __one'} FROM (SELECT * FROM
     signal?: AbortSignal,
     restrict: PivotRestriction = {},
   ): Promise<PivotResult> {
-    // A period comparison's shifted keys are not translated yet: refused rather than answered unshifted.
-    if (spec.shift)
-      throw AppError.invalid('compare is not available with QUARRY_PIVOT_ENGINE=clickhouse yet; use the duckdb engine');
     const { from, columnTypes, w } = await this.where(entry, where);
     const member = (axes: AxisSpec[], values: readonly AxisValue[] | undefined, name: string) =>
-      values && axes.length ? [chMemberSql(axes[0], values, columnTypes, spec.timeZone, name)] : [];
+      values && axes.length ? [chMemberSql(axes[0], values, columnTypes, spec.timeZone, name, spec.shift)] : [];
     const notMember = (x: OuterExclusion | undefined, name: string) =>
-      x ? [chNotMemberSql(x.axis, x.values, columnTypes, spec.timeZone, name)] : [];
+      x ? [chNotMemberSql(x.axis, x.values, columnTypes, spec.timeZone, name, spec.shift)] : [];
     const tests = [
       ...member(spec.rows, restrict.rows, '__kept_rows'),
       ...member(spec.columns, restrict.columns, '__kept_columns'),
       ...notMember(restrict.notRows, '__other_rows'),
       ...notMember(restrict.notColumns, '__other_columns'),
+      ...chShiftCut(spec, columnTypes),
     ];
     const sql = [w.sql, ...tests.map((t) => t.sql)].join(' AND ');
     const params = Object.assign({}, w.params, ...tests.map((t) => t.params)) as ClickHouseWhere['params'];
