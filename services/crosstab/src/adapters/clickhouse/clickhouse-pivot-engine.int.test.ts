@@ -2,16 +2,19 @@ import path from 'node:path';
 import { GenericContainer, Wait, type StartedTestContainer } from 'testcontainers';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { describeWithDocker } from '@quarry/testkit';
+import { pivotCompareConformance } from '../pivot-compare.conformance';
 import { pivotEngineConformance } from '../pivot-engine.conformance';
 import { ChdbRunner } from './chdb-runner';
 import { ClickHouseClientRunner } from './clickhouse-client-runner';
 import { ClickHousePivotEngine } from './clickhouse-pivot-engine.adapter';
 
 // chDB is installed by the test command (scripts/test.sh) under .engines/chdb; ClickHouse's own engine in this process.
-pivotEngineConformance('ClickHousePivotEngine (chDB in-process)', async (dir) => {
+const inProcess = async (dir: string) => {
   const engine = new ClickHousePivotEngine(new ChdbRunner(dir));
   return { pivots: engine, close: () => engine.close() };
-});
+};
+pivotEngineConformance('ClickHousePivotEngine (chDB in-process)', inProcess);
+pivotCompareConformance('ClickHousePivotEngine (chDB in-process)', inProcess);
 
 /** The Parquet snapshot's columns with DuckDB's type names, as the load knows them. */
 async function parquetColumns(file: string): Promise<Array<{ name: string; duckdbType: string }>> {
