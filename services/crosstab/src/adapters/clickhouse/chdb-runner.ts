@@ -96,7 +96,7 @@ export class ChdbRunner implements ClickHouseRunner {
       this.types.set(key, types);
       types.catch(() => this.types.delete(key));
     }
-    return { from, columnTypes: await types };
+    return { from, columnTypes: await types, position: '_row_number' };
   }
 
   forget(name: string): void {

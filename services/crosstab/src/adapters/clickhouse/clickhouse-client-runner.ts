@@ -93,7 +93,7 @@ export class ClickHouseClientRunner implements ClickHouseRunner {
       this.types.set(table, types);
       types.catch(() => this.types.delete(table));
     }
-    return { from: chIdent(table), columnTypes: await types };
+    return { from: chIdent(table), columnTypes: await types, position: '_part_offset' };
   }
 
   /**

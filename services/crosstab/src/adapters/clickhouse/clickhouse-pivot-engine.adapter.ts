@@ -64,9 +64,12 @@ export class ClickHousePivotEngine implements PivotEngine {
   }
 
   /**
-   * Lower bounds from a bounded subset: the first KEY_SAMPLE_RECORDS records (THOROUGH_SAMPLE_RECORDS when
-   * thorough), filtered, their keys counted exactly with uniqExact. Every key of a subset is a key of the
-   * index, so the bound never exceeds what the pivot finds; `uniq` (approximate) could.
+   * Lower bounds from a subset of KEY_SAMPLE_RECORDS records (THOROUGH_SAMPLE_RECORDS when thorough)
+   * spread evenly over the version: every k-th record where it is stored, so a file sorted by an axis's
+   * key shows its keys from end to end (its first records might hold one key). Filtered, their keys
+   * counted exactly with uniqExact: every key of a subset is a key of the index, so the bound never
+   * exceeds what the pivot finds; `uniq` (approximate) could. ClickHouse reads only the columns the keys
+   * and the filter name, and aggregates only the subset.
    */
   async keysAtLeast(
     entry: IndexEntry,
@@ -76,8 +79,9 @@ export class ClickHousePivotEngine implements PivotEngine {
     opts: { thorough?: boolean } = {},
   ): Promise<KeysAtLeast> {
     if (entry.recordCount <= KEY_SAMPLE_RECORDS) return { rows: 0, outerRows: 0, columns: 0, outerColumns: 0 };
-    const { from, columnTypes, w } = await this.where(entry, where);
+    const { from, columnTypes, position, w } = await this.where(entry, where);
     const sampled = opts.thorough ? THOROUGH_SAMPLE_RECORDS : KEY_SAMPLE_RECORDS;
+    const every = Math.max(1, Math.floor(entry.recordCount / sampled));
     const key = (a: AxisSpec, alias: string) => `${chRecordKey(a, columnTypes, spec.timeZone)} AS ${alias}`;
     const rows = spec.rows.map((_, i) => `__r${i}`);
     const cols = spec.columns.map((_, i) => `__c${i}`);
@@ -86,7 +90,7 @@ export class ClickHousePivotEngine implements PivotEngine {
     const distinct = (aliases: string[]) => (aliases.length ? `uniqExact(tuple(${aliases.join(', ')}, 0))` : '1');
     const [row] = await this.runner.rows(
       `SELECT ${distinct(rows)} AS nr, ${distinct(rows.slice(0, 1))} AS nor, ${distinct(cols)} AS nc, ${distinct(cols.slice(0, 1))} AS noc, count() AS kept
-FROM (SELECT ${keys.length ? keys.join(', ') : '1 AS __one'} FROM (SELECT * FROM ${from} LIMIT ${sampled}) WHERE ${w.sql})`,
+FROM (SELECT ${keys.length ? keys.join(', ') : '1 AS __one'} FROM ${from} WHERE ${position} % ${every} = 0 AND ${w.sql})`,
       w.params,
       PIVOT_SETTINGS,
       signal,
@@ -96,7 +100,7 @@ FROM (SELECT ${keys.length ? keys.join(', ') : '1 AS __one'} FROM (SELECT * FROM
       outerRows: Number(row.nor),
       columns: Number(row.nc),
       outerColumns: Number(row.noc),
-      moreToSee: !opts.thorough && entry.recordCount > sampled && Number(row.kept) < sampled / 4,
+      moreToSee: !opts.thorough && every > 1 && Number(row.kept) < sampled / 4,
     };
   }
 

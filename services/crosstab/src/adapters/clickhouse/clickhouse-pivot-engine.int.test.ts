@@ -5,6 +5,7 @@ import { describeWithDocker } from '@quarry/testkit';
 import { pivotCompareConformance } from '../pivot-compare.conformance';
 import { pivotEngineConformance } from '../pivot-engine.conformance';
 import { ChdbRunner } from './chdb-runner';
+import { keyEstimateConformance } from './clickhouse-estimate.conformance';
 import { ClickHouseClientRunner } from './clickhouse-client-runner';
 import { ClickHousePivotEngine } from './clickhouse-pivot-engine.adapter';
 
@@ -15,6 +16,7 @@ const inProcess = async (dir: string) => {
 };
 pivotEngineConformance('ClickHousePivotEngine (chDB in-process)', inProcess);
 pivotCompareConformance('ClickHousePivotEngine (chDB in-process)', inProcess);
+keyEstimateConformance('ClickHousePivotEngine (chDB in-process)', inProcess);
 
 /** The Parquet snapshot's columns with DuckDB's type names, as the load knows them. */
 async function parquetColumns(file: string): Promise<Array<{ name: string; duckdbType: string }>> {

@@ -21,6 +21,11 @@ export const PIVOT_SETTINGS: Readonly<Record<string, string | number>> = {
 export interface ClickHouseSource {
   from: string;
   columnTypes: ReadonlyMap<string, string>;
+  /**
+   * A record's position where it is stored (0, 1, 2, … in storage order): `_row_number` in a Parquet file,
+   * `_part_offset` within each part of a MergeTree table. The estimate keeps every k-th record by it.
+   */
+  position: string;
 }
 
 /** One way to reach ClickHouse: chDB in this process, or a server or cluster over HTTP. */
