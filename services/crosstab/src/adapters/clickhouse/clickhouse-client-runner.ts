@@ -46,8 +46,14 @@ export class ClickHouseClientRunner implements ClickHouseRunner {
   constructor(private readonly server: ClickHouseServer) {}
 
   private client(): Promise<ClickHouseClient> {
-    this.opened ??= import('@clickhouse/client').then(({ createClient }) =>
-      createClient({ url: this.server.url, database: this.server.database }),
+    this.opened ??= import('@clickhouse/client').then(({ createClient, ClickHouseLogLevel }) =>
+      createClient({
+        url: this.server.url,
+        database: this.server.database,
+        // Every failure reaches the caller, which handles it (a pivot past max_rows_to_group_by is an
+        // answer, not a fault) or reports it: the client's own error log would print each to stderr.
+        log: { level: ClickHouseLogLevel.OFF },
+      }),
     );
     return this.opened;
   }

@@ -1,12 +1,10 @@
-import path from 'node:path';
 import { GenericContainer, Wait, type StartedTestContainer } from 'testcontainers';
-import { DuckDBInstance } from '@duckdb/node-api';
 import { describeWithDocker } from '@quarry/testkit';
 import { pivotCompareConformance } from '../pivot-compare.conformance';
 import { pivotEngineConformance } from '../pivot-engine.conformance';
+import { onServer } from '../../../test-support/clickhouse-server-engine';
 import { ChdbRunner } from './chdb-runner';
 import { keyEstimateConformance } from './clickhouse-estimate.conformance';
-import { ClickHouseClientRunner } from './clickhouse-client-runner';
 import { ClickHousePivotEngine } from './clickhouse-pivot-engine.adapter';
 
 // chDB is installed by the test command (scripts/test.sh) under .engines/chdb; ClickHouse's own engine in this process.
@@ -17,21 +15,6 @@ const inProcess = async (dir: string) => {
 pivotEngineConformance('ClickHousePivotEngine (chDB in-process)', inProcess);
 pivotCompareConformance('ClickHousePivotEngine (chDB in-process)', inProcess);
 keyEstimateConformance('ClickHousePivotEngine (chDB in-process)', inProcess);
-
-/** The Parquet snapshot's columns with DuckDB's type names, as the load knows them. */
-async function parquetColumns(file: string): Promise<Array<{ name: string; duckdbType: string }>> {
-  const db = await DuckDBInstance.create(':memory:');
-  const c = await db.connect();
-  try {
-    const rows = (
-      await c.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet('${file.replace(/'/g, "''")}')`)
-    ).getRowObjectsJS();
-    return rows.map((r) => ({ name: String(r.column_name), duckdbType: String(r.column_type) }));
-  } finally {
-    c.closeSync();
-    db.closeSync();
-  }
-}
 
 describeWithDocker('ClickHousePivotEngine on a server (testcontainers clickhouse/clickhouse-server)', () => {
   let container: StartedTestContainer;
@@ -46,18 +29,11 @@ describeWithDocker('ClickHousePivotEngine on a server (testcontainers clickhouse
     await container?.stop();
   });
 
-  pivotEngineConformance('ClickHousePivotEngine (@clickhouse/client)', async (dir, entry) => {
-    const url = `http://quarry:quarry@${container.getHost()}:${container.getMappedPort(8123)}`;
-    const runner = new ClickHouseClientRunner({ url, database: 'quarry' });
-    const file = path.resolve(dir, entry.snapshot);
-    await runner.createVersion(entry, file, await parquetColumns(file));
-    const engine = new ClickHousePivotEngine(runner);
-    return {
-      pivots: engine,
-      close: async () => {
-        await runner.dropVersion(entry);
-        await engine.close();
-      },
-    };
-  });
+  const server = onServer(
+    () => `http://quarry:quarry@${container.getHost()}:${container.getMappedPort(8123)}`,
+    'quarry',
+  );
+  pivotEngineConformance('ClickHousePivotEngine (@clickhouse/client)', server);
+  pivotCompareConformance('ClickHousePivotEngine (@clickhouse/client)', server);
+  keyEstimateConformance('ClickHousePivotEngine (@clickhouse/client)', server);
 });
