@@ -60,6 +60,10 @@ export function chGroupedKey(
   const f = a.field;
   const col = chIdent(f.name);
   if (shift && f.name === shift.field) {
+    // Every axis on the field groups by the compared period: a group's key moves by whole periods, so the
+    // record's own period start is moved (no wall-clock conversion per record). Hours are text keys.
+    if (shift.onKeys && a.dateGroup && a.dateGroup !== 'hour')
+      return chAdd(chGroupedKey(a, columnTypes, timeZone), shift.unit, shift.n);
     // The shifted time is wall-clock time held as UTC: grouped in UTC, never converted again.
     const t = chShiftedTime(col, columnTypes.get(f.name), timeZone, shift);
     return chDateGroupKey(a.dateGroup ?? f.grain ?? 'day', t, '');
