@@ -1,5 +1,6 @@
 import type { CalendarGroup } from '@quarry/contract';
 import type { AxisSpec, CrosstabSpec } from '../../domain/crosstab-spec';
+import { shiftOf } from '../../domain/period-compare';
 import type { PeriodShift } from '../../domain/period-shift';
 import { chAdd, chAxisLabel, chDateGroupKey, chLocalTime, chShiftedTime } from './clickhouse-pivot-sql';
 import { chIdent, type ClickHouseWhere } from './compile-clickhouse';
@@ -11,16 +12,6 @@ const TIME = "DateTime64(6, 'UTC')";
 
 /** More than any change of a zone's offset: stored times this far before a bound are local times before it. */
 const MARGIN_DAYS = 2;
-
-/** One period of each calendar group, as a shift (a week is seven days, a year twelve months). */
-const PERIOD: Record<CalendarGroup, Pick<PeriodShift, 'unit' | 'n'>> = {
-  hour: { unit: 'hour', n: 1 },
-  day: { unit: 'day', n: 1 },
-  week: { unit: 'day', n: 7 },
-  month: { unit: 'month', n: 1 },
-  quarter: { unit: 'month', n: 3 },
-  year: { unit: 'month', n: 12 },
-};
 
 /** `t` moved back by the shift, a period and the margin, in that order (as DuckDB's interval arithmetic). */
 const back = (t: string, ...by: Array<Pick<PeriodShift, 'unit' | 'n'>>) =>
@@ -98,7 +89,8 @@ export function chLastPeriodSql(
   const key = chAxisLabel({ ...base, dateGroup: period }, chDateGroupKey(period, last, ''));
   const margin = { unit: 'day', n: MARGIN_DAYS } as const;
   // Records that can shift into the last period: within a period, the shift and the margin of the end.
-  const reach = back(`{__last_stored:${TIME}}`, shift, PERIOD[period], margin);
+  const onePeriod = shiftOf(shift.field, { to: 'previousPeriod', as: 'value', period });
+  const reach = back(`{__last_stored:${TIME}}`, shift, onePeriod, margin);
   return `SELECT ${key} AS key, ${asText(back(lk, shift, margin))} AS safe,
   (SELECT count() > 0 FROM ${from} WHERE ${where} AND ${col} >= ${reach}
     AND ${shifted} > ${last} AND ${periodStart(period, shifted)} = ${lk}) AS partial`;
