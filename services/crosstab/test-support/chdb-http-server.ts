@@ -211,20 +211,19 @@ export interface ChdbHttpServer {
 
 /**
  * Starts the harness in a process of its own (chDB holds one engine per process) over a fresh data
- * folder: this file compiled by esbuild to CommonJS, run by node.
+ * folder: this file compiled by swc to CommonJS, run by node.
  */
 export async function startChdbHttpServer(database: string): Promise<ChdbHttpServer> {
   const chdbDir = path.dirname(createRequire(path.join(REPO_ROOT, '.engines/chdb/package.json')).resolve('chdb'));
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'q-chdb-http-'));
+  // swc, as jest compiles the tests (a root dev dependency): the harness is TypeScript, node runs JavaScript.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const esbuild = require('esbuild') as typeof import('esbuild');
+  const swc = require('@swc/core') as typeof import('@swc/core');
   const program = path.join(dir, 'chdb-http-server.js');
-  const code = esbuild.transformSync(fs.readFileSync(__filename.replace(/\.js$/, '.ts'), 'utf8'), {
-    loader: 'ts',
-    format: 'cjs',
-    platform: 'node',
-    target: 'node20',
-  }).code;
+  const { code } = swc.transformSync(fs.readFileSync(__filename.replace(/\.js$/, '.ts'), 'utf8'), {
+    jsc: { parser: { syntax: 'typescript' }, target: 'es2022' },
+    module: { type: 'commonjs' },
+  });
   fs.writeFileSync(program, code);
   const child = spawn(process.execPath, [program, chdbDir, path.join(dir, 'data'), database], {
     stdio: ['ignore', 'pipe', 'pipe'],
