@@ -99,7 +99,16 @@ export class ClickHouseClientRunner implements ClickHouseRunner {
       this.types.set(table, types);
       types.catch(() => this.types.delete(table));
     }
-    return { from: chIdent(table), columnTypes: await types, position: '_part_offset' };
+    return { from: chIdent(table), columnTypes: await types };
+  }
+
+  /**
+   * By `_part_offset`, each part's own record number: every part (and every shard's parts, which a
+   * Distributed table exposes as MergeTree's virtual columns) gives its share. The server reads only the
+   * columns a statement names, in parallel over its parts and shards; nothing is kept.
+   */
+  async subset(entry: IndexEntry, every: number): Promise<string> {
+    return `(SELECT * FROM ${chIdent(versionTable(entry))} WHERE _part_offset % ${Math.trunc(every)} = 0)`;
   }
 
   /**

@@ -68,8 +68,8 @@ export class ClickHousePivotEngine implements PivotEngine {
    * spread evenly over the version: every k-th record where it is stored, so a file sorted by an axis's
    * key shows its keys from end to end (its first records might hold one key). Filtered, their keys
    * counted exactly with uniqExact: every key of a subset is a key of the index, so the bound never
-   * exceeds what the pivot finds; `uniq` (approximate) could. ClickHouse reads only the columns the keys
-   * and the filter name, and aggregates only the subset.
+   * exceeds what the pivot finds; `uniq` (approximate) could. The runner says how the subset is read
+   * (chDB keeps the first level in memory; a server reads it from the table's parts).
    */
   async keysAtLeast(
     entry: IndexEntry,
@@ -79,9 +79,11 @@ export class ClickHousePivotEngine implements PivotEngine {
     opts: { thorough?: boolean } = {},
   ): Promise<KeysAtLeast> {
     if (entry.recordCount <= KEY_SAMPLE_RECORDS) return { rows: 0, outerRows: 0, columns: 0, outerColumns: 0 };
-    const { from, columnTypes, position, w } = await this.where(entry, where);
+    const { columnTypes, w } = await this.where(entry, where);
     const sampled = opts.thorough ? THOROUGH_SAMPLE_RECORDS : KEY_SAMPLE_RECORDS;
     const every = Math.max(1, Math.floor(entry.recordCount / sampled));
+    // The first level is kept where the runner can (read by every estimate); the thorough one is not.
+    const subset = await this.runner.subset(entry, every, !opts.thorough);
     const key = (a: AxisSpec, alias: string) => `${chRecordKey(a, columnTypes, spec.timeZone)} AS ${alias}`;
     const rows = spec.rows.map((_, i) => `__r${i}`);
     const cols = spec.columns.map((_, i) => `__c${i}`);
@@ -90,7 +92,7 @@ export class ClickHousePivotEngine implements PivotEngine {
     const distinct = (aliases: string[]) => (aliases.length ? `uniqExact(tuple(${aliases.join(', ')}, 0))` : '1');
     const [row] = await this.runner.rows(
       `SELECT ${distinct(rows)} AS nr, ${distinct(rows.slice(0, 1))} AS nor, ${distinct(cols)} AS nc, ${distinct(cols.slice(0, 1))} AS noc, count() AS kept
-FROM (SELECT ${keys.length ? keys.join(', ') : '1 AS __one'} FROM ${from} WHERE ${position} % ${every} = 0 AND ${w.sql})`,
+FROM (SELECT ${keys.length ? keys.join(', ') : '1 AS __one'} FROM ${subset} WHERE ${w.sql})`,
       w.params,
       PIVOT_SETTINGS,
       signal,

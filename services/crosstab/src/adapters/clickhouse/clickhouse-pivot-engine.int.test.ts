@@ -1,7 +1,8 @@
+import fs from 'node:fs';
 import { GenericContainer, Wait, type StartedTestContainer } from 'testcontainers';
 import { describeWithDocker } from '@quarry/testkit';
 import { pivotCompareConformance } from '../pivot-compare.conformance';
-import { pivotEngineConformance } from '../pivot-engine.conformance';
+import { gapsIndex, pivotEngineConformance, RECORDS } from '../pivot-engine.conformance';
 import { onServer } from '../../../test-support/clickhouse-server-engine';
 import { ChdbRunner } from './chdb-runner';
 import { keyEstimateConformance } from './clickhouse-estimate.conformance';
@@ -36,4 +37,30 @@ describeWithDocker('ClickHousePivotEngine on a server (testcontainers clickhouse
   pivotEngineConformance('ClickHousePivotEngine (@clickhouse/client)', server);
   pivotCompareConformance('ClickHousePivotEngine (@clickhouse/client)', server);
   keyEstimateConformance('ClickHousePivotEngine (@clickhouse/client)', server);
+});
+
+describe('ChdbRunner: the estimate subset kept in this process', () => {
+  it('copies every k-th record once into a Memory table, reads it again, and drops it when the index is forgotten', async () => {
+    const { dir, entry } = await gapsIndex();
+    const runner = new ChdbRunner(dir);
+    try {
+      const kept = () => runner.rows("SELECT name FROM system.tables WHERE startsWith(name, 'quarry_subset_')", {}, {});
+      const before = (await kept()).length;
+      const table = await runner.subset(entry, 7, true);
+      expect(await runner.subset(entry, 7, true)).toBe(table);
+      const [row] = await runner.rows(`SELECT count() AS n FROM ${table}`, {}, {});
+      // Records 0, 7, 14, … of the file: every k-th.
+      expect(Number(row.n)).toBe(Math.ceil(RECORDS.length / 7));
+      expect((await kept()).length).toBe(before + 1);
+      // Not kept: read from the file each time, nothing created.
+      expect(await runner.subset(entry, 7, false)).toMatch(/_row_number % 7 = 0/);
+      expect((await kept()).length).toBe(before + 1);
+      runner.forget(entry.name);
+      for (let i = 0; i < 50 && (await kept()).length > before; i++) await new Promise((r) => setTimeout(r, 20));
+      expect((await kept()).length).toBe(before);
+    } finally {
+      await runner.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

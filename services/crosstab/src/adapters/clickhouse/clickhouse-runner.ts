@@ -21,11 +21,6 @@ export const PIVOT_SETTINGS: Readonly<Record<string, string | number>> = {
 export interface ClickHouseSource {
   from: string;
   columnTypes: ReadonlyMap<string, string>;
-  /**
-   * A record's position where it is stored (0, 1, 2, … in storage order): `_row_number` in a Parquet file,
-   * `_part_offset` within each part of a MergeTree table. The estimate keeps every k-th record by it.
-   */
-  position: string;
 }
 
 /** One way to reach ClickHouse: chDB in this process, or a server or cluster over HTTP. */
@@ -39,7 +34,13 @@ export interface ClickHouseRunner {
   ): Promise<ClickHouseRow[]>;
   /** The table (or table function) of a published version. */
   source(entry: IndexEntry): Promise<ClickHouseSource>;
-  /** Forgets what is kept of an index's versions (their column types). */
+  /**
+   * Every k-th record of a version where it is stored (its position in the Parquet file, or within each
+   * part of a MergeTree table): a subset spread evenly over the version, as a table expression. `keep`
+   * asks to keep it for the next calls where the runner can (a small subset, read again and again).
+   */
+  subset(entry: IndexEntry, every: number, keep: boolean): Promise<string>;
+  /** Forgets what is kept of an index's versions (their column types, their kept subsets). */
   forget(name: string): void;
   close(): Promise<void>;
 }
