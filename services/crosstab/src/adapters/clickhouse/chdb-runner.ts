@@ -10,6 +10,9 @@ import { settingsClause, type ClickHouseRow, type ClickHouseRunner, type ClickHo
 /** The one command that installs chDB beside the repository (the test command runs it). */
 export const CHDB_INSTALL = 'npm install --prefix .engines/chdb --no-save chdb@3.4.0';
 
+/** How many estimate subsets a process keeps (one per version in use; each about 100,000 records). */
+const KEPT_SUBSETS = 8;
+
 /** The part of the `chdb` package this adapter uses. */
 interface Chdb {
   queryBindAsync(
@@ -127,6 +130,12 @@ export class ChdbRunner implements ClickHouseRunner {
       ).then(() => table);
       this.subsets.set(key, kept);
       kept.catch(() => this.subsets.delete(key));
+      // Versions replaced by later loads keep their key: the oldest kept subsets go first past a few.
+      for (const [old, table] of this.subsets) {
+        if (this.subsets.size <= KEPT_SUBSETS) break;
+        this.subsets.delete(old);
+        void this.drop(table);
+      }
     }
     return kept;
   }

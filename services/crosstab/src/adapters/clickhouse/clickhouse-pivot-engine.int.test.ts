@@ -55,6 +55,12 @@ describe('ChdbRunner: the estimate subset kept in this process', () => {
       // Not kept: read from the file each time, nothing created.
       expect(await runner.subset(entry, 7, false)).toMatch(/_row_number % 7 = 0/);
       expect((await kept()).length).toBe(before + 1);
+      // A process keeps a few: the oldest go first (each step here stands for another version).
+      for (const k of [2, 3, 4, 5, 6, 8, 9, 10]) await runner.subset(entry, k, true);
+      for (let i = 0; i < 50 && (await kept()).length > before + 8; i++) await new Promise((r) => setTimeout(r, 20));
+      expect((await kept()).length).toBe(before + 8);
+      // The first one kept (step 7) was the one let go.
+      expect((await kept()).map((r) => `\`${String(r.name)}\``)).not.toContain(table);
       runner.forget(entry.name);
       for (let i = 0; i < 50 && (await kept()).length > before; i++) await new Promise((r) => setTimeout(r, 20));
       expect((await kept()).length).toBe(before);
