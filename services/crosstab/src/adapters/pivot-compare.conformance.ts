@@ -1,4 +1,3 @@
-import fs from 'node:fs';
 import type { IndexEntry } from '@quarry/metadata-store';
 import { parseQuery, type FieldDef } from '@quarry/query-language';
 import { localNaive, periodKey, shift, type Grain, type Naive } from '../../../../tests/support/period-oracle';
@@ -8,7 +7,7 @@ import { crosstabSpec, MAX_CELLS } from '../domain/crosstab-spec';
 import { withCompare } from '../domain/period-compare';
 import { crosstabInput, type SentCrosstab } from '../../test-support/crosstab-input';
 import type { PivotEngine } from '../ports/pivot-engine.port';
-import { gapsIndex, RECORDS, type OpenedPivotEngine, type Rec } from './pivot-engine.conformance';
+import { RECORDS, useGapsIndex, type OpenedPivotEngine, type Rec } from './pivot-engine.conformance';
 
 interface CompareCase {
   period: Grain;
@@ -87,21 +86,10 @@ export function pivotCompareConformance(
   open: (dir: string, entry: IndexEntry) => Promise<OpenedPivotEngine>,
 ): void {
   describe(`${name}: period comparison against plain JS`, () => {
-    let dir: string;
-    let opened: OpenedPivotEngine;
     let pivots: PivotEngine;
     let entry: IndexEntry;
-
-    beforeAll(async () => {
-      ({ dir, entry } = await gapsIndex());
-      opened = await open(dir, entry);
-      pivots = opened.pivots;
-    }, 120000);
-
-    afterAll(async () => {
-      await opened?.close();
-      fs.rmSync(dir, { recursive: true, force: true });
-    });
+    const gaps = useGapsIndex(open);
+    beforeAll(() => ({ pivots, entry } = gaps()));
 
     const CASES: CompareCase[] = [
       { period: 'month', to: 'previousPeriod', timeZone: 'UTC', q: '*', keep: () => true },
