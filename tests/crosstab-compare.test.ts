@@ -60,8 +60,15 @@ interface JsonTable {
   partialColumns?: number[];
 }
 
+/**
+ * The crosstab engine the server runs: DuckDB, or ClickHouse (chDB in-process) when
+ * crosstab-compare.clickhouse.test.ts runs this file, so both engines meet the same plain-JS oracle.
+ */
+const PIVOT_ENGINE = (globalThis as { quarryPivotEngine?: string }).quarryPivotEngine ?? 'duckdb';
+
 let tmp: string;
 const { stack, analyst } = useStackWithAnalyst({
+  env: { QUARRY_PIVOT_ENGINE: PIVOT_ENGINE },
   extra: async (env) => {
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-compare-'));
     fs.writeFileSync(path.join(tmp, 'delays.json'), JSON.stringify(RECORDS));
@@ -146,7 +153,7 @@ function expectTable(
 const SUM = { aggregationType: 'Sum', field: 'delay' };
 const month = () => ({ field: 'date', dateGroup: 'month' });
 
-describe('CROSSTAB.EXECUTE totals with compare', () => {
+describe(`CROSSTAB.EXECUTE totals with compare (${PIVOT_ENGINE})`, () => {
   it('previous month by month in Europe/Paris: value, difference, % difference, counts, distinct counts and medians', async () => {
     const got = await json({
       rows: [month()],

@@ -106,6 +106,30 @@ export interface OpenedPivotEngine {
 }
 
 /**
+ * The conformance index opened on an engine for the enclosing describe (its beforeAll and afterAll):
+ * read what it holds from a test or a later beforeAll.
+ */
+export function useGapsIndex(
+  open: (dir: string, entry: IndexEntry) => Promise<OpenedPivotEngine>,
+): () => { pivots: PivotEngine; entry: IndexEntry } {
+  let dir: string | undefined;
+  let entry: IndexEntry | undefined;
+  let opened: OpenedPivotEngine | undefined;
+  beforeAll(async () => {
+    ({ dir, entry } = await gapsIndex());
+    opened = await open(dir, entry);
+  }, 120000);
+  afterAll(async () => {
+    await opened?.close();
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  });
+  return () => {
+    if (!opened || !entry) throw new Error('the conformance index did not open');
+    return { pivots: opened.pivots, entry };
+  };
+}
+
+/**
  * The behaviour every PivotEngine adapter must show (see the port), against plain JS over the same
  * records (tests/support/pivot-model): run once per adapter, as the other ports' conformance suites are.
  * `open` gets the data folder and the built entry (a ClickHouse server copies the version in first).
@@ -115,21 +139,10 @@ export function pivotEngineConformance(
   open: (dir: string, entry: IndexEntry) => Promise<OpenedPivotEngine>,
 ): void {
   describe(`${name}: every crosstab feature against plain JS`, () => {
-    let dir: string;
-    let opened: OpenedPivotEngine;
     let pivots: PivotEngine;
     let entry: IndexEntry;
-
-    beforeAll(async () => {
-      ({ dir, entry } = await gapsIndex());
-      opened = await open(dir, entry);
-      pivots = opened.pivots;
-    }, 120000);
-
-    afterAll(async () => {
-      await opened?.close();
-      fs.rmSync(dir, { recursive: true, force: true });
-    });
+    const gaps = useGapsIndex(open);
+    beforeAll(() => ({ pivots, entry } = gaps()));
 
     it('stores the fields with the types the cases rely on', () => {
       const types = Object.fromEntries(entry.fields.map((f) => [f.name, f.grain ? `${f.type}:${f.grain}` : f.type]));

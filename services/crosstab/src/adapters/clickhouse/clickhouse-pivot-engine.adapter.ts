@@ -1,7 +1,8 @@
-import { AppError } from '@quarry/errors';
+import type { CalendarGroup } from '@quarry/contract';
 import type { IndexEntry } from '@quarry/metadata-store';
 import type { QueryNode } from '@quarry/query-language';
 import type { AxisValue, GroupRow } from '../../domain/axis-value';
+import type { LastPeriod, PeriodShift } from '../../domain/period-shift';
 import { crosstabCells, type AxisSpec, type CrosstabSpec } from '../../domain/crosstab-spec';
 import type {
   KeysAtLeast,
@@ -13,6 +14,7 @@ import type {
 import { KEY_SAMPLE_RECORDS, THOROUGH_SAMPLE_RECORDS } from '../pivot-key-estimate';
 import { toGroups } from './clickhouse-groups';
 import { ClickHousePivotPlan } from './clickhouse-pivot-plan';
+import { chLastLocalSql, chLastPeriodSql, chLastStoredSql, chShiftCut } from './clickhouse-pivot-shift';
 import { chMemberSql, chNotMemberSql, chRecordKey } from './clickhouse-pivot-sql';
 import {
   clickHouseErrorCode,
@@ -62,9 +64,12 @@ export class ClickHousePivotEngine implements PivotEngine {
   }
 
   /**
-   * Lower bounds from a bounded subset: the first KEY_SAMPLE_RECORDS records (THOROUGH_SAMPLE_RECORDS when
-   * thorough), filtered, their keys counted exactly with uniqExact. Every key of a subset is a key of the
-   * index, so the bound never exceeds what the pivot finds; `uniq` (approximate) could.
+   * Lower bounds from a subset of KEY_SAMPLE_RECORDS records (THOROUGH_SAMPLE_RECORDS when thorough)
+   * spread evenly over the version: every k-th record where it is stored, so a file sorted by an axis's
+   * key shows its keys from end to end (its first records might hold one key). Filtered, their keys
+   * counted exactly with uniqExact: every key of a subset is a key of the index, so the bound never
+   * exceeds what the pivot finds; `uniq` (approximate) could. The runner says how the subset is read
+   * (chDB keeps the first level in memory; a server reads it from the table's parts).
    */
   async keysAtLeast(
     entry: IndexEntry,
@@ -74,8 +79,11 @@ export class ClickHousePivotEngine implements PivotEngine {
     opts: { thorough?: boolean } = {},
   ): Promise<KeysAtLeast> {
     if (entry.recordCount <= KEY_SAMPLE_RECORDS) return { rows: 0, outerRows: 0, columns: 0, outerColumns: 0 };
-    const { from, columnTypes, w } = await this.where(entry, where);
+    const { columnTypes, w } = await this.where(entry, where);
     const sampled = opts.thorough ? THOROUGH_SAMPLE_RECORDS : KEY_SAMPLE_RECORDS;
+    const every = Math.max(1, Math.floor(entry.recordCount / sampled));
+    // The first level is kept where the runner can (read by every estimate); the thorough one is not.
+    const subset = await this.runner.subset(entry, every, !opts.thorough);
     const key = (a: AxisSpec, alias: string) => `${chRecordKey(a, columnTypes, spec.timeZone)} AS ${alias}`;
     const rows = spec.rows.map((_, i) => `__r${i}`);
     const cols = spec.columns.map((_, i) => `__c${i}`);
@@ -84,7 +92,7 @@ export class ClickHousePivotEngine implements PivotEngine {
     const distinct = (aliases: string[]) => (aliases.length ? `uniqExact(tuple(${aliases.join(', ')}, 0))` : '1');
     const [row] = await this.runner.rows(
       `SELECT ${distinct(rows)} AS nr, ${distinct(rows.slice(0, 1))} AS nor, ${distinct(cols)} AS nc, ${distinct(cols.slice(0, 1))} AS noc, count() AS kept
-FROM (SELECT ${keys.length ? keys.join(', ') : '1 AS __one'} FROM (SELECT * FROM ${from} LIMIT ${sampled}) WHERE ${w.sql})`,
+FROM (SELECT ${keys.length ? keys.join(', ') : '1 AS __one'} FROM ${subset} WHERE ${w.sql})`,
       w.params,
       PIVOT_SETTINGS,
       signal,
@@ -94,8 +102,37 @@ FROM (SELECT ${keys.length ? keys.join(', ') : '1 AS __one'} FROM (SELECT * FROM
       outerRows: Number(row.nor),
       columns: Number(row.nc),
       outerColumns: Number(row.noc),
-      moreToSee: !opts.thorough && entry.recordCount > sampled && Number(row.kept) < sampled / 4,
+      moreToSee: !opts.thorough && every > 1 && Number(row.kept) < sampled / 4,
     };
+  }
+
+  /**
+   * The last period of a period comparison, as the DuckDB adapter finds it (pivot-shift.ts): the largest
+   * stored time, the last record's local time from the records near it, then that period's key, the
+   * stored time before which no record can shift into it, and whether its comparison is cut.
+   */
+  async lastPeriod(
+    entry: IndexEntry,
+    where: QueryNode,
+    shift: PeriodShift,
+    period: CalendarGroup,
+    spec: CrosstabSpec,
+    signal?: AbortSignal,
+  ): Promise<LastPeriod | null> {
+    const { from, columnTypes, w } = await this.where(entry, where);
+    const run = async (sql: string, params: ClickHouseWhere['params']) =>
+      (await this.runner.rows(sql, { ...w.params, ...params }, PIVOT_SETTINGS, signal))[0];
+    const stored = await run(chLastStoredSql(from, w.sql, shift.field), {});
+    if (!stored || stored.m === null || stored.m === undefined) return null;
+    const near = { __last_stored: String(stored.m) };
+    const lastLocal = await run(chLastLocalSql(from, w.sql, shift.field, columnTypes, spec.timeZone), near);
+    if (!lastLocal || lastLocal.last === null || lastLocal.last === undefined) return null;
+    const last = String(lastLocal.last);
+    const row = await run(chLastPeriodSql(from, w.sql, shift, period, spec, columnTypes), {
+      ...near,
+      __last_local: last,
+    });
+    return { last, key: String(row.key), safe: String(row.safe), partial: Number(row.partial) === 1 };
   }
 
   async pivot(
@@ -106,19 +143,17 @@ FROM (SELECT ${keys.length ? keys.join(', ') : '1 AS __one'} FROM (SELECT * FROM
     signal?: AbortSignal,
     restrict: PivotRestriction = {},
   ): Promise<PivotResult> {
-    // A period comparison's shifted keys are not translated yet: refused rather than answered unshifted.
-    if (spec.shift)
-      throw AppError.invalid('compare is not available with QUARRY_PIVOT_ENGINE=clickhouse yet; use the duckdb engine');
     const { from, columnTypes, w } = await this.where(entry, where);
     const member = (axes: AxisSpec[], values: readonly AxisValue[] | undefined, name: string) =>
-      values && axes.length ? [chMemberSql(axes[0], values, columnTypes, spec.timeZone, name)] : [];
+      values && axes.length ? [chMemberSql(axes[0], values, columnTypes, spec.timeZone, name, spec.shift)] : [];
     const notMember = (x: OuterExclusion | undefined, name: string) =>
-      x ? [chNotMemberSql(x.axis, x.values, columnTypes, spec.timeZone, name)] : [];
+      x ? [chNotMemberSql(x.axis, x.values, columnTypes, spec.timeZone, name, spec.shift)] : [];
     const tests = [
       ...member(spec.rows, restrict.rows, '__kept_rows'),
       ...member(spec.columns, restrict.columns, '__kept_columns'),
       ...notMember(restrict.notRows, '__other_rows'),
       ...notMember(restrict.notColumns, '__other_columns'),
+      ...chShiftCut(spec, columnTypes),
     ];
     const sql = [w.sql, ...tests.map((t) => t.sql)].join(' AND ');
     const params = Object.assign({}, w.params, ...tests.map((t) => t.params)) as ClickHouseWhere['params'];

@@ -1,32 +1,21 @@
-import path from 'node:path';
+import fs from 'node:fs';
 import { GenericContainer, Wait, type StartedTestContainer } from 'testcontainers';
-import { DuckDBInstance } from '@duckdb/node-api';
 import { describeWithDocker } from '@quarry/testkit';
-import { pivotEngineConformance } from '../pivot-engine.conformance';
+import { pivotCompareConformance } from '../pivot-compare.conformance';
+import { gapsIndex, pivotEngineConformance, RECORDS } from '../pivot-engine.conformance';
+import { onServer } from '../../../test-support/clickhouse-server-engine';
 import { ChdbRunner } from './chdb-runner';
-import { ClickHouseClientRunner } from './clickhouse-client-runner';
+import { keyEstimateConformance } from './clickhouse-estimate.conformance';
 import { ClickHousePivotEngine } from './clickhouse-pivot-engine.adapter';
 
 // chDB is installed by the test command (scripts/test.sh) under .engines/chdb; ClickHouse's own engine in this process.
-pivotEngineConformance('ClickHousePivotEngine (chDB in-process)', async (dir) => {
+const inProcess = async (dir: string) => {
   const engine = new ClickHousePivotEngine(new ChdbRunner(dir));
   return { pivots: engine, close: () => engine.close() };
-});
-
-/** The Parquet snapshot's columns with DuckDB's type names, as the load knows them. */
-async function parquetColumns(file: string): Promise<Array<{ name: string; duckdbType: string }>> {
-  const db = await DuckDBInstance.create(':memory:');
-  const c = await db.connect();
-  try {
-    const rows = (
-      await c.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet('${file.replace(/'/g, "''")}')`)
-    ).getRowObjectsJS();
-    return rows.map((r) => ({ name: String(r.column_name), duckdbType: String(r.column_type) }));
-  } finally {
-    c.closeSync();
-    db.closeSync();
-  }
-}
+};
+pivotEngineConformance('ClickHousePivotEngine (chDB in-process)', inProcess);
+pivotCompareConformance('ClickHousePivotEngine (chDB in-process)', inProcess);
+keyEstimateConformance('ClickHousePivotEngine (chDB in-process)', inProcess);
 
 describeWithDocker('ClickHousePivotEngine on a server (testcontainers clickhouse/clickhouse-server)', () => {
   let container: StartedTestContainer;
@@ -41,18 +30,43 @@ describeWithDocker('ClickHousePivotEngine on a server (testcontainers clickhouse
     await container?.stop();
   });
 
-  pivotEngineConformance('ClickHousePivotEngine (@clickhouse/client)', async (dir, entry) => {
-    const url = `http://quarry:quarry@${container.getHost()}:${container.getMappedPort(8123)}`;
-    const runner = new ClickHouseClientRunner({ url, database: 'quarry' });
-    const file = path.resolve(dir, entry.snapshot);
-    await runner.createVersion(entry, file, await parquetColumns(file));
-    const engine = new ClickHousePivotEngine(runner);
-    return {
-      pivots: engine,
-      close: async () => {
-        await runner.dropVersion(entry);
-        await engine.close();
-      },
-    };
+  const server = onServer(
+    () => `http://quarry:quarry@${container.getHost()}:${container.getMappedPort(8123)}`,
+    'quarry',
+  );
+  pivotEngineConformance('ClickHousePivotEngine (@clickhouse/client)', server);
+  pivotCompareConformance('ClickHousePivotEngine (@clickhouse/client)', server);
+  keyEstimateConformance('ClickHousePivotEngine (@clickhouse/client)', server);
+});
+
+describe('ChdbRunner: the estimate subset kept in this process', () => {
+  it('copies every k-th record once into a Memory table, reads it again, and drops it when the index is forgotten', async () => {
+    const { dir, entry } = await gapsIndex();
+    const runner = new ChdbRunner(dir);
+    try {
+      const kept = () => runner.rows("SELECT name FROM system.tables WHERE startsWith(name, 'quarry_subset_')", {}, {});
+      const before = (await kept()).length;
+      const table = await runner.subset(entry, 7, true);
+      expect(await runner.subset(entry, 7, true)).toBe(table);
+      const [row] = await runner.rows(`SELECT count() AS n FROM ${table}`, {}, {});
+      // Records 0, 7, 14, … of the file: every k-th.
+      expect(Number(row.n)).toBe(Math.ceil(RECORDS.length / 7));
+      expect((await kept()).length).toBe(before + 1);
+      // Not kept: read from the file each time, nothing created.
+      expect(await runner.subset(entry, 7, false)).toMatch(/_row_number % 7 = 0/);
+      expect((await kept()).length).toBe(before + 1);
+      // A process keeps a few: the oldest go first (each step here stands for another version).
+      for (const k of [2, 3, 4, 5, 6, 8, 9, 10]) await runner.subset(entry, k, true);
+      for (let i = 0; i < 50 && (await kept()).length > before + 8; i++) await new Promise((r) => setTimeout(r, 20));
+      expect((await kept()).length).toBe(before + 8);
+      // The first one kept (step 7) was the one let go.
+      expect((await kept()).map((r) => `\`${String(r.name)}\``)).not.toContain(table);
+      runner.forget(entry.name);
+      for (let i = 0; i < 50 && (await kept()).length > before; i++) await new Promise((r) => setTimeout(r, 20));
+      expect((await kept()).length).toBe(before);
+    } finally {
+      await runner.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -103,7 +103,7 @@ export class ClickHousePivotPlan {
 
   private keyed(): string {
     const keys = this.axes.map(
-      (a, i) => `${chRecordKey(a, this.columnTypes, this.spec.timeZone)} AS ${this.aliases[i]}`,
+      (a, i) => `${chRecordKey(a, this.columnTypes, this.spec.timeZone, this.spec.shift)} AS ${this.aliases[i]}`,
     );
     return `SELECT ${keys.length ? keys.join(', ') : '1 AS __one'}, * FROM ${this.from} WHERE ${this.where}`;
   }

@@ -34,7 +34,13 @@ export interface ClickHouseRunner {
   ): Promise<ClickHouseRow[]>;
   /** The table (or table function) of a published version. */
   source(entry: IndexEntry): Promise<ClickHouseSource>;
-  /** Forgets what is kept of an index's versions (their column types). */
+  /**
+   * Every k-th record of a version where it is stored (its position in the Parquet file, or within each
+   * part of a MergeTree table): a subset spread evenly over the version, as a table expression. `keep`
+   * asks to keep it for the next calls where the runner can (a small subset, read again and again).
+   */
+  subset(entry: IndexEntry, every: number, keep: boolean): Promise<string>;
+  /** Forgets what is kept of an index's versions (their column types, their kept subsets). */
   forget(name: string): void;
   close(): Promise<void>;
 }
