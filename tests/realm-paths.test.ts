@@ -149,6 +149,24 @@ describe('realms on the paths beside the plain pivot', () => {
     }
   });
 
+  it('a rollup holding the realm field answers for the realm with its records only', async () => {
+    const added = await runCli(
+      ['index', 'rollup', 'add', 'sales', '--rows', 'region,product', '--totals', 'count,sum:amount', '--name', 'rp'],
+      env,
+    );
+    expect(added.stderr).toBe('');
+    const mine = await crosstab(europe, {
+      rows: ['product'],
+      totals: [{ aggregationType: 'Count' }, { aggregationType: 'Sum', field: 'amount' }],
+    });
+    expect(mine.result?.meta.servedBy).toBe('rp');
+    expect(mine.result!.data.data.grandTotal).toEqual([eu.length, sum(eu)]);
+    for (const row of mine.result!.data.data.rows) {
+      const rs = eu.filter((r) => r.product === row.key[0]);
+      expect(row.total).toEqual([rs.length, sum(rs)]);
+    }
+  });
+
   it("a shared report's parameters filter within the realm", async () => {
     const saved = await call(analyst, 'CROSSTAB.EXECUTE', {
       index: 'sales',
@@ -211,5 +229,25 @@ describe('realms on the paths beside the plain pivot', () => {
       const m = Number(String(c[0]).slice(5, 7));
       expect([m, other.cells[j + 1]]).toEqual([m, [sum(rest(m)), sum(rest(m - 1))]]);
     });
+  });
+  it('rollups answer with the appended records too', async () => {
+    const more = sales(1500).slice(1200);
+    const file = path.join(dataDir, 'more.csv');
+    fs.writeFileSync(
+      file,
+      ['region,product,day,amount', ...more.map((r) => `${r.region},${r.product},${r.day},${r.amount}`)].join('\n'),
+    );
+    expect((await runCli(['index', 'load', 'sales', file, '--append'], env)).code).toBe(0);
+    const all = [...records, ...more];
+    const res = await crosstab(analyst, {
+      rows: ['product'],
+      columns: [{ field: 'day', dateGroup: 'month' }],
+      totals: [{ aggregationType: 'Count' }, { aggregationType: 'Sum', field: 'amount' }],
+    });
+    expect(res.result?.meta.servedBy).toBeDefined();
+    expect(res.result!.data.data.grandTotal).toEqual([all.length, sum(all)]);
+    const mine = await crosstab(europe, { rows: ['product'], totals: [{ aggregationType: 'Count' }] });
+    expect(mine.result?.meta.servedBy).toBe('rp');
+    expect(mine.result!.data.data.grandTotal).toEqual([all.filter((r) => r.region === 'EU').length]);
   });
 });
