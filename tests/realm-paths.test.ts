@@ -250,4 +250,23 @@ describe('realms on the paths beside the plain pivot', () => {
     expect(mine.result?.meta.servedBy).toBe('rp');
     expect(mine.result!.data.data.grandTotal).toEqual([all.filter((r) => r.region === 'EU').length]);
   });
+  it("the Other row's pass is never answered by a rollup without the outer row field", async () => {
+    const added = await runCli(
+      ['index', 'rollup', 'add', 'sales', '--rows', 'region', '--totals', 'count,sum:amount', '--name', 'r'],
+      env,
+    );
+    expect(added.stderr).toBe('');
+    const all = [...records, ...sales(1500).slice(1200)];
+    const res = await crosstab(analyst, {
+      rows: ['product'],
+      rowLimit: 2,
+      otherRow: true,
+      totals: [{ aggregationType: 'Count' }, { aggregationType: 'Sum', field: 'amount' }],
+    });
+    expect(res.error).toBeUndefined();
+    const table = res.result!.data.data;
+    const shown = table.rows.filter((r) => r.other === undefined).map((r) => r.key[0]);
+    const rest = all.filter((r) => !shown.includes(r.product));
+    expect(table.rows.find((r) => r.other !== undefined)?.total).toEqual([rest.length, sum(rest)]);
+  });
 });
