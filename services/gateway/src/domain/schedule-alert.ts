@@ -2,11 +2,16 @@ import { createHash } from 'node:crypto';
 import { AppError, quoteInput } from '@quarry/errors';
 import {
   ALERT_ROWS_MAX,
+  compareLabel,
+  comparePeriod,
   resolveChartTotals,
   totalDisplayName,
   type AlertCondition,
   type AlertOutcome,
   type AlertRow,
+  type CompareAs,
+  type CompareTo,
+  type DateGroup,
   type FilterOp,
   type ReportsMetadataResult,
 } from '@quarry/contract';
@@ -19,10 +24,26 @@ import { applyParameters } from './report-parameters';
 
 type Total = Parameters<typeof totalDisplayName>[0];
 
-/** The report's totals as saved (a crosstab report always has them). */
+type SavedTotal = Total & { compare?: { to: CompareTo; as?: CompareAs } };
+type SavedAxis = string | { field: string; dateGroup?: DateGroup };
+
+/**
+ * The report's totals as saved (a crosstab report always has them), each compared one without a name of
+ * its own named as its header reads ("Count (Records) vs previous year"), so `when.total` can name it.
+ */
 function totalsOf(report: ReportsMetadataResult): Total[] {
-  const totals = report.params.totals;
-  return Array.isArray(totals) ? (totals as Total[]) : [];
+  const { totals, rows, columns } = report.params;
+  if (!Array.isArray(totals)) return [];
+  const axes = [...(Array.isArray(rows) ? rows : []), ...(Array.isArray(columns) ? columns : [])] as SavedAxis[];
+  const period = comparePeriod(axes.map((a) => (typeof a === 'string' ? { field: a } : a)));
+  return (totals as SavedTotal[]).map((t) =>
+    t.compare && !t.name && 'period' in period
+      ? {
+          ...t,
+          name: compareLabel(totalDisplayName(t), { to: t.compare.to, as: t.compare.as ?? 'value' }, period.period),
+        }
+      : t,
+  );
 }
 
 /** The index of the total `when` names, or a 400 naming when.total and the report's totals. */
