@@ -2,15 +2,12 @@ import { createHash } from 'node:crypto';
 import { AppError, quoteInput } from '@quarry/errors';
 import {
   ALERT_ROWS_MAX,
-  compareLabel,
-  comparePeriod,
+  headerNamedTotals,
   resolveChartTotals,
   totalDisplayName,
   type AlertCondition,
   type AlertOutcome,
   type AlertRow,
-  type CompareAs,
-  type CompareTo,
   type DateGroup,
   type FilterOp,
   type ReportsMetadataResult,
@@ -24,26 +21,17 @@ import { applyParameters } from './report-parameters';
 
 type Total = Parameters<typeof totalDisplayName>[0];
 
-type SavedTotal = Total & { compare?: { to: CompareTo; as?: CompareAs } };
 type SavedAxis = string | { field: string; dateGroup?: DateGroup };
 
 /**
- * The report's totals as saved (a crosstab report always has them), each compared one without a name of
- * its own named as its header reads ("Count (Records) vs previous year"), so `when.total` can name it.
+ * The report's totals as saved (a crosstab report always has them), as its header names them: a compared
+ * total by its comparison, so `when.total` can name it.
  */
 function totalsOf(report: ReportsMetadataResult): Total[] {
   const { totals, rows, columns } = report.params;
   if (!Array.isArray(totals)) return [];
   const axes = [...(Array.isArray(rows) ? rows : []), ...(Array.isArray(columns) ? columns : [])] as SavedAxis[];
-  const period = comparePeriod(axes.map((a) => (typeof a === 'string' ? { field: a } : a)));
-  return (totals as SavedTotal[]).map((t) =>
-    t.compare && !t.name && 'period' in period
-      ? {
-          ...t,
-          name: compareLabel(totalDisplayName(t), { to: t.compare.to, as: t.compare.as ?? 'value' }, period.period),
-        }
-      : t,
-  );
+  return headerNamedTotals(totals as Array<Parameters<typeof headerNamedTotals>[0][number]>, axes);
 }
 
 /** The index of the total `when` names, or a 400 naming when.total and the report's totals. */
