@@ -326,9 +326,11 @@ describe('alerts on schedules (REPORTS.SCHEDULE when)', () => {
     const last = Math.max(...perYear.keys());
     const rising = [...perYear]
       .filter(([y, n]) => y !== last && n - (perYear.get(y - 1) ?? 0) > 0)
-      .map(([y, n]) => [String(y), n - (perYear.get(y - 1) ?? 0)]);
+      .map(([y, n]): [string, number] => [String(y), n - (perYear.get(y - 1) ?? 0)]);
     expect(rising.length).toBeGreaterThan(0);
-    const matched = got.alert!.rows.filter((r) => r.key[0] !== String(last)).map((r) => [r.key[0], r.value]);
+    const matched = got
+      .alert!.rows.filter((r) => r.key[0] !== String(last))
+      .map((r): [string | null, number] => [r.key[0], r.value]);
     expect(new Map(matched)).toEqual(new Map(rising));
     await unschedule(id);
   });
