@@ -93,6 +93,18 @@ describe('CROSSTAB.EXECUTE chartTotals: the totals a chart draws, a second one o
     expect(o.yAxis[1].name).toMatch(/^Count \(Records\)/);
   });
 
+  it('chartTotals names a compared total as its header reads: "Count (Records) vs previous year"', async () => {
+    const o = await option({
+      chartType: 'MSLine',
+      rows: [{ field: 'Release Date', dateGroup: 'year' }],
+      columns: [],
+      totals: [COUNT, { ...COUNT, compare: { to: 'previousPeriod', as: 'difference' } }],
+      chartTotals: ['count (records) vs previous year'],
+    });
+    // One total: one value axis, named as the header names the compared total.
+    expect([o.yAxis].flat().map((a: O) => a.name)).toEqual(['Count (Records) vs previous year']);
+  });
+
   it.each([
     ['Heatmap', 'at most 1 total; 2 would be drawn'],
     ['Pie2D', 'at most 1 total; 2 would be drawn'],

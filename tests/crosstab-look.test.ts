@@ -217,9 +217,14 @@ describe('CROSSTAB.EXECUTE totals with format, highlight and colorScale', () => 
       { format: { minimumFractionDigits: 3, maximumFractionDigits: 1 } },
       /totals\[0\]\.format\.maximumFractionDigits must be at least minimumFractionDigits/,
     ],
+    // Alone: a digit count out of range is not also blamed on a unit the format does not have.
     [
       { format: { maximumFractionDigits: 21 } },
-      /totals\[0\]\.format\.maximumFractionDigits must be an integer between 0 and 20/,
+      /^totals\[0\]\.format\.maximumFractionDigits must be an integer between 0 and 20$/,
+    ],
+    [
+      { format: { style: 'currency', currency: 'EUR', minimumFractionDigits: -1 } },
+      /^totals\[0\]\.format\.minimumFractionDigits must be an integer between 0 and 20$/,
     ],
     [{ format: { notation: 'scientific' } }, /totals\[0\]\.format\.notation must be one of "standard", "compact"/],
     [{ format: { style: 'decimal', locale: 'de' } }, /totals\[0\]\.format/],

@@ -286,6 +286,20 @@ describe('running with parameters', () => {
     );
   });
 
+  it('requires and defaults a parameter named like an Object method as any other', async () => {
+    const guid = await saveSearch('object names', [
+      { name: 'constructor', field: 'label', kind: 'values', required: true },
+      { name: 'toString', field: 'n', kind: 'range', default: { from: 6 } },
+    ]);
+    expect(await refusal('REPORTS.EXECUTE', { guid, parameters: {} })).toEqual({
+      code: 400,
+      detail: 'parameters.constructor is required by this report',
+    });
+    expect((await run(guid, { constructor: ['plain', '*'] })).total).toBe(
+      count((r) => ['plain', '*'].includes(r.label) && r.n >= 6),
+    );
+  });
+
   it('filters a crosstab report: its grand total and every row count only the matching records', async () => {
     const saved = await call<{ report: { guid: string } }>('CROSSTAB.EXECUTE', {
       index: 'hostile',

@@ -298,6 +298,43 @@ describe('alerts on schedules (REPORTS.SCHEDULE when)', () => {
     await unschedule(id);
   });
 
+  it('names a compared total as its header does, and tests the comparison', async () => {
+    const saved = await call<{ report: { guid: string } }>('CROSSTAB.EXECUTE', {
+      index: 'movies',
+      rows: [{ field: 'Release Date', dateGroup: 'year' }],
+      totals: [
+        { aggregationType: 'Count' },
+        { aggregationType: 'Count', compare: { to: 'previousPeriod', as: 'difference' } },
+      ],
+      saveReport: { name: 'Films a year, vs the year before' },
+    });
+    const id = await schedule(
+      '/compared',
+      { total: 'count (records) vs previous year', op: '>', value: 0, on: 'anyRow' },
+      { guid: saved.data!.report.guid },
+    );
+    const [got] = await eventually('the delivery', async () =>
+      receiver.at('/compared').length ? receiver.at('/compared') : undefined,
+    );
+    expect(got.alert!.total).toBe('Count (Records) vs previous year');
+    // Films a year in JS; the last year may be partial (compared over the same span), so it is left out.
+    const perYear = new Map<number, number>();
+    for (const m of records) {
+      const d = m['Release Date'];
+      if (typeof d === 'string') perYear.set(Number(d.slice(0, 4)), (perYear.get(Number(d.slice(0, 4))) ?? 0) + 1);
+    }
+    const last = Math.max(...perYear.keys());
+    const rising = [...perYear]
+      .filter(([y, n]) => y !== last && n - (perYear.get(y - 1) ?? 0) > 0)
+      .map(([y, n]): [string, number] => [String(y), n - (perYear.get(y - 1) ?? 0)]);
+    expect(rising.length).toBeGreaterThan(0);
+    const matched = got
+      .alert!.rows.filter((r) => r.key[0] !== String(last))
+      .map((r): [string | null, number] => [r.key[0], r.value]);
+    expect(new Map(matched)).toEqual(new Map(rising));
+    await unschedule(id);
+  });
+
   it('refuses to schedule a report that requires a parameter (deliveries run with the defaults)', async () => {
     const saved = await call<{ report: { guid: string } }>('CROSSTAB.EXECUTE', {
       ...crosstab,

@@ -10,7 +10,7 @@ import type {
   reportsScheduleParams,
   saveReportParam,
 } from './param-schemas';
-import { resolveChartTotals } from './param-schemas';
+import { headerNamedTotals, resolveChartTotals } from './param-schemas';
 import { type CompleteTotal, completeTotal } from './params/crosstab-parts';
 import type { ParameterSettings } from './params/report-parameter-params';
 import type { AlertCondition } from './alert-types';
@@ -194,7 +194,9 @@ export function completeCrosstabExecute(p: Sent<typeof crosstabExecuteParams>): 
           kind: 'chart',
           chartType: p.chartType,
           // Every name and index was checked to name a total by the schema.
-          chartTotals: p.chartTotals ? resolveChartTotals(p.chartTotals, p.totals) : p.totals.map((_, i) => i),
+          chartTotals: p.chartTotals
+            ? resolveChartTotals(p.chartTotals, headerNamedTotals(p.totals, [...p.rows, ...(p.columns ?? [])]))
+            : p.totals.map((_, i) => i),
           // Checked against IMAGE_FORMATS (exact spelling) by the schema.
           imageFormat: p.format === 'pdf' ? 'pdf' : ((p.imageFormat ?? 'png') as ImageFormat),
           width: p.width ?? L.DEFAULT_CHART_WIDTH,

@@ -35,7 +35,7 @@ export {
   type ParameterSettings,
 } from './params/report-parameter-params';
 export { indexesFindParams, queriesExecuteParams } from './params/query-params';
-export { resolveChartTotals, totalDisplayName } from './params/crosstab-parts';
+export { headerNamedTotals, resolveChartTotals, totalDisplayName } from './params/crosstab-parts';
 export { crosstabExecuteParams } from './params/crosstab-params';
 export {
   reportsDeleteParams,

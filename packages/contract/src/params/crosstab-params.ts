@@ -21,6 +21,7 @@ import {
   chartTypeNames,
   columnItem,
   filterParam,
+  headerNamedTotals,
   orderValueText,
   resolveChartTotals,
   rowItem,
@@ -208,11 +209,12 @@ export const crosstabExecuteParams = z
       ctx.addIssue({ code: 'custom', params: CROSS, path: ['chartTotals'], message: `${PARAM} needs chartType` });
     }
     if (p.chartType !== undefined && findChartType(p.chartType) && !chartProblem) {
-      const picked = p.chartTotals ? resolveChartTotals(p.chartTotals, p.totals) : p.totals.map((_, i) => i);
+      const named = headerNamedTotals(p.totals, [...p.rows, ...(p.columns ?? [])]);
+      const picked = p.chartTotals ? resolveChartTotals(p.chartTotals, named) : p.totals.map((_, i) => i);
       picked.forEach((at, i) => {
         const sent = p.chartTotals?.[i];
         if (at >= 0 || sent === undefined) return;
-        const names = p.totals.map((t) => JSON.stringify(totalDisplayName(t))).join(', ');
+        const names = named.map((t) => JSON.stringify(totalDisplayName(t))).join(', ');
         ctx.addIssue({
           code: 'custom',
           params: CROSS,

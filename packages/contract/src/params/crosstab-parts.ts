@@ -3,7 +3,15 @@ import { CHART_TYPE_NAMES } from '../chart-names';
 import { defaultTotalName, FORMULA_MAX_LENGTH, resolveFormulas } from '../formula';
 import * as L from '../limits';
 import { lookProblems, totalLookParams, type TotalLook } from './total-look';
-import { completeCompare, totalCompareParams, type TotalCompare } from './total-compare';
+import {
+  compareLabel,
+  comparePeriod,
+  completeCompare,
+  totalCompareParams,
+  type CompareAs,
+  type CompareTo,
+  type TotalCompare,
+} from './total-compare';
 import {
   arrayOf,
   intInRange,
@@ -189,6 +197,26 @@ export function totalDisplayName(t: {
   const sent = t.aggregationType?.trim().toLowerCase();
   const aggregationType = L.AGGREGATIONS.find((a) => a.toLowerCase() === sent) ?? t.aggregationType;
   return defaultTotalName({ ...t, aggregationType });
+}
+
+/**
+ * The totals as the table's header names them: a compared total without a name of its own is named by
+ * its comparison ("Count (Records) vs previous year"), so chartTotals and an alert's total can name it.
+ */
+export function headerNamedTotals<
+  T extends Parameters<typeof totalDisplayName>[0] & { compare?: { to: CompareTo; as?: CompareAs } },
+>(totals: readonly T[], axes: ReadonlyArray<string | { field: string; dateGroup?: L.DateGroup }>): T[] {
+  if (!totals.some((t) => t.compare && !t.name)) return [...totals];
+  const found = comparePeriod(axes.map((a) => (typeof a === 'string' ? { field: a } : a)));
+  if ('problem' in found) return [...totals];
+  return totals.map((t) =>
+    t.compare && !t.name
+      ? {
+          ...t,
+          name: compareLabel(totalDisplayName(t), { to: t.compare.to, as: t.compare.as ?? 'value' }, found.period),
+        }
+      : t,
+  );
 }
 
 /**

@@ -123,7 +123,11 @@ export function lookProblems(t: TotalLook): Array<[string, string]> {
       out.push(['format.maximumFractionDigits', `${PARAM} must be at least minimumFractionDigits`]);
     if (f.currency !== undefined && !Intl.supportedValuesOf('currency').includes(f.currency.toUpperCase()))
       out.push(['format.currency', `${PARAM}: ${quoteInput(f.currency)} is not an ISO 4217 currency code`]);
-    if (out.length === 0) {
+    // A digit count the schema refused already has its 400: Intl's RangeError would name nothing new.
+    const digitsValid = [f.minimumFractionDigits, f.maximumFractionDigits].every(
+      (d) => d === undefined || (Number.isInteger(d) && d >= 0 && d <= 20),
+    );
+    if (out.length === 0 && digitsValid) {
       try {
         new Intl.NumberFormat(FORMAT_LOCALE, intlOptions(f));
       } catch {

@@ -96,7 +96,7 @@ export class DuckDbPivotEngine implements PivotEngine {
     };
     const scan = new PivotPlan(table, spec, restricted.sql);
     // A rollup covering the crosstab is read in place of the records, by the same SQL.
-    const rollup = matchRollup(entry, table, spec, where, scan);
+    const rollup = matchRollup(entry, table, spec, where, scan, restrict);
     const plan = rollup ? new PivotPlan(table, spec, restricted.sql, rollup) : scan;
     const drill = this.drillFacts(table, spec);
     const result = await this.pivotPlan(plan, spec, restricted, maxCells, signal);

@@ -12,6 +12,7 @@ import {
   type LoadedTable,
 } from '@quarry/snapshots';
 import type { AxisSpec, CrosstabSpec } from '../domain/crosstab-spec';
+import type { PivotRestriction } from '../ports/pivot-engine.port';
 import type { PivotPlan, RollupSource } from './pivot-plan';
 
 /** Date grains each stored grain can be truncated further to (a week is within no month). */
@@ -81,9 +82,9 @@ function axisCovered(a: AxisSpec, r: BuiltRollup, keys: readonly string[], table
 /**
  * The rollup answering a pivot exactly, or undefined for a scan: one the index still keeps (a dropped
  * one is no longer matched, though its table stays in the version's file for crosstabs under way),
- * whose fields hold every axis at the crosstab's grouping, every field the filter (query, realm,
- * restriction) reads, every distinct-counted field, and a partial for every total; never for a
- * median, percentile or standard deviation. The smallest such rollup wins.
+ * whose fields hold every axis at the crosstab's grouping (an Other pass's left-out axis too), every
+ * field the filter (query, realm, restriction) reads, every distinct-counted field, and a partial for
+ * every total; never for a median, percentile or standard deviation. The smallest such rollup wins.
  */
 export function matchRollup(
   entry: IndexEntry,
@@ -91,17 +92,21 @@ export function matchRollup(
   spec: CrosstabSpec,
   where: QueryNode,
   plan: PivotPlan,
+  restrict: PivotRestriction = {},
 ): RollupSource | undefined {
   // A period comparison's shifted pivot keys records by a moved time, which no rollup stored.
   if (!table.rollups?.length || !entry.rollups?.length || plan.holistic || spec.shift) return undefined;
   const kept = new Set(entry.rollups.map((r) => JSON.stringify(r)));
   const filtered = [...queryFields(where, new Set())];
   const fieldTypes = new Map(entry.fields.map((f) => [f.name, f.type]));
+  // An Other pass leaves its outer axis out of the spec but still tests its key: the rollup must hold it.
+  const excluded = [restrict.notRows?.axis, restrict.notColumns?.axis].filter((a): a is AxisSpec => a !== undefined);
   let best: { r: BuiltRollup & { stored: string }; partials: Map<string, string>; size: number } | undefined;
   for (const r of table.rollups) {
     if (!kept.has(JSON.stringify(r.def))) continue;
     const keys = rollupKeyFields(r.def);
-    if (![...spec.rows, ...spec.columns].every((a) => axisCovered(a, r, keys, table, spec.timeZone))) continue;
+    if (![...spec.rows, ...spec.columns, ...excluded].every((a) => axisCovered(a, r, keys, table, spec.timeZone)))
+      continue;
     // A truncated date can neither be filtered nor counted distinct: its records' values are gone.
     const whole = (f: string) => keys.includes(f) && r.grains[f] === undefined;
     if (!filtered.every(whole) || !plan.distinct.every((d) => whole(d.field.name))) continue;

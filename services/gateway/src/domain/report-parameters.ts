@@ -144,7 +144,8 @@ export function applyParameters(
   checkSettings(declared, given);
   const clauses: string[] = [];
   for (const p of declared) {
-    const setting = given?.[p.name] ?? p.default;
+    // Own keys only: a parameter may be named like an Object method (constructor, toString).
+    const setting = (given && Object.hasOwn(given, p.name) ? given[p.name] : undefined) ?? p.default;
     if (setting === undefined) {
       if (p.required) throw AppError.invalid(`parameters.${p.name} is required by this report`);
       continue;

@@ -2,11 +2,13 @@ import { createHash } from 'node:crypto';
 import { AppError, quoteInput } from '@quarry/errors';
 import {
   ALERT_ROWS_MAX,
+  headerNamedTotals,
   resolveChartTotals,
   totalDisplayName,
   type AlertCondition,
   type AlertOutcome,
   type AlertRow,
+  type DateGroup,
   type FilterOp,
   type ReportsMetadataResult,
 } from '@quarry/contract';
@@ -19,10 +21,17 @@ import { applyParameters } from './report-parameters';
 
 type Total = Parameters<typeof totalDisplayName>[0];
 
-/** The report's totals as saved (a crosstab report always has them). */
+type SavedAxis = string | { field: string; dateGroup?: DateGroup };
+
+/**
+ * The report's totals as saved (a crosstab report always has them), as its header names them: a compared
+ * total by its comparison, so `when.total` can name it.
+ */
 function totalsOf(report: ReportsMetadataResult): Total[] {
-  const totals = report.params.totals;
-  return Array.isArray(totals) ? (totals as Total[]) : [];
+  const { totals, rows, columns } = report.params;
+  if (!Array.isArray(totals)) return [];
+  const axes = [...(Array.isArray(rows) ? rows : []), ...(Array.isArray(columns) ? columns : [])] as SavedAxis[];
+  return headerNamedTotals(totals as Array<Parameters<typeof headerNamedTotals>[0][number]>, axes);
 }
 
 /** The index of the total `when` names, or a 400 naming when.total and the report's totals. */
