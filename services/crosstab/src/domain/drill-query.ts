@@ -150,9 +150,11 @@ function writeClause(axis: AxisSpec, value: AxisValue, ctx: DrillContext): strin
   }
   if (axis.dateGroup && typeof value === 'string') {
     const calendar = ctx.calendarDate(axis.field.name);
+    // A calendar date is midnight of its day, so an hour key of one (always hour 00) holds the whole
+    // day: its range ends at the next midnight, not an hour on, which as days would be an empty range.
     const range = ([start, end]: [number, number]) =>
       calendar
-        ? `${f}[${dayText(start)} TO ${dayText(end)}}`
+        ? `${f}[${dayText(start)} TO ${dayText(Math.ceil(end / DAY) * DAY)}}`
         : `${f}[${instantText(zonedStart(start, ctx.timeZone))} TO ${instantText(zonedStart(end, ctx.timeZone))}}`;
     const period = groupPeriod(axis, value);
     if (period) return range(period);
