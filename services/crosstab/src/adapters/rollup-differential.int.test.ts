@@ -242,4 +242,76 @@ describe('crosstabs answered from rollups equal their scans', () => {
     expect(none.servedBy).toBeUndefined();
     sameJson(JSON.parse(String(r.payload)), JSON.parse(String(none.payload)), 'dropped');
   });
+
+  it('a covered crosstab of a large index reads no sample for the estimate; one over the limit is still refused', async () => {
+    // A rollup with as many keys as records, on an index the estimate takes for large.
+    const wide: RollupDef = {
+      name: 'amount_day',
+      rows: ['amount'],
+      columns: [{ field: 'day' }],
+      totals: [{ kind: 'count' }],
+    };
+    const built = await builtEntry({
+      name: 'events',
+      file: path.join(dir, 'events.json'),
+      dataDir: dir,
+      types: { day: 'date' },
+      views: [],
+      rollups: [...ROLLUPS, wide],
+    });
+    const large = { ...built, recordCount: 50_000_000, rollups: [...ROLLUPS, wide] };
+    // An engine of its own: the other tests' engine holds version 1 of "events" as another file.
+    const own = new SnapshotEngine(dir);
+    const runOwn = (entry: IndexEntry, sent: SentCrosstab) => {
+      const catalog = { getIndex: async () => entry } as unknown as IndexCatalog;
+      const reader: Reader = { admin: false, indexes: ['*'], realms: [] };
+      return new RunCrosstabUseCase(catalog, new DuckDbPivotEngine(own), noCache).run(
+        reader,
+        crosstabInput({ index: 'events', ...sent }),
+        'json',
+      );
+    };
+    const read: string[] = [];
+    const all = jest.spyOn(own, 'all').mockImplementation(function (this: SnapshotEngine, sql, ...rest) {
+      read.push(sql);
+      return SnapshotEngine.prototype.all.call(this, sql, ...rest);
+    });
+    try {
+      const sent: SentCrosstab = {
+        rows: ['kind'],
+        columns: [{ field: 'at', dateGroup: 'month' }],
+        totals: [
+          { aggregationType: 'Sum', field: 'amount' },
+          { aggregationType: 'CountDistinct', field: 'code' },
+        ],
+        format: 'json',
+      };
+      const served = await runOwn(large, sent);
+      expect(served.servedBy).toBe('by_kind_region_month');
+      expect(read.some((sql) => sql.includes('quarry_sample'))).toBe(false);
+      sameJson(JSON.parse(String(served.payload)), JSON.parse(String((await run(plain, sent)).payload)), 'large');
+      // Amount x day has millions of cells: refused from the rollup's own key count, with the exact
+      // rows and columns the scan's estimate (every record of this small version is in its sample) finds.
+      const tooBig: SentCrosstab = {
+        rows: ['amount'],
+        columns: [{ field: 'day' }],
+        totals: [{ aggregationType: 'Count' }],
+        format: 'json',
+      };
+      read.length = 0;
+      const fromRollup = await runOwn(large, tooBig).catch((e: Error) => e);
+      expect(read.some((sql) => sql.includes('quarry_sample'))).toBe(false);
+      const fromScan = await runOwn({ ...large, rollups: [] }, tooBig).catch((e: Error) => e);
+      expect(read.some((sql) => sql.includes('quarry_sample'))).toBe(true);
+      const keys = (e: unknown) =>
+        /\((\d+) rows x (\d+) columns x 1 totals\)/.exec(String((e as Error).message))?.slice(1);
+      expect(String(fromRollup)).toMatch(/The crosstab would have \d+ cells \(/);
+      expect(String(fromScan)).toMatch(/The crosstab would have \d+ cells or more/);
+      expect(keys(fromRollup)).toEqual(keys(fromScan));
+      expect(Number(keys(fromRollup)?.[0])).toBeGreaterThan(1000);
+    } finally {
+      all.mockRestore();
+      await own.close();
+    }
+  });
 });
