@@ -243,7 +243,7 @@ describe('crosstabs answered from rollups equal their scans', () => {
     sameJson(JSON.parse(String(r.payload)), JSON.parse(String(none.payload)), 'dropped');
   });
 
-  it('a covered crosstab of a large index reads no sample for the estimate; one over the limit is still refused', async () => {
+  it('a covered crosstab of a large index reads no sample for the estimate, a rollup row per group is not grouped again; one over the limit is still refused', async () => {
     // A rollup with as many keys as records, on an index the estimate takes for large.
     const wide: RollupDef = {
       name: 'amount_day',
@@ -251,15 +251,29 @@ describe('crosstabs answered from rollups equal their scans', () => {
       columns: [{ field: 'day' }],
       totals: [{ kind: 'count' }],
     };
+    // Kind x day, with a distinct count: a crosstab by kind and day finds each of its groups in one row.
+    const kindDay: RollupDef = {
+      name: 'kind_day',
+      rows: ['kind'],
+      columns: [{ field: 'day' }],
+      totals: [
+        { kind: 'count' },
+        { kind: 'sum', field: 'amount' },
+        { kind: 'average', field: 'amount' },
+        { kind: 'min', field: 'qty' },
+        { kind: 'max', field: 'amount' },
+        { kind: 'countDistinct', field: 'code' },
+      ],
+    };
     const built = await builtEntry({
       name: 'events',
       file: path.join(dir, 'events.json'),
       dataDir: dir,
       types: { day: 'date' },
       views: [],
-      rollups: [...ROLLUPS, wide],
+      rollups: [...ROLLUPS, wide, kindDay],
     });
-    const large = { ...built, recordCount: 50_000_000, rollups: [...ROLLUPS, wide] };
+    const large = { ...built, recordCount: 50_000_000, rollups: [...ROLLUPS, wide, kindDay] };
     // An engine of its own: the other tests' engine holds version 1 of "events" as another file.
     const own = new SnapshotEngine(dir);
     const runOwn = (entry: IndexEntry, sent: SentCrosstab) => {
@@ -290,6 +304,31 @@ describe('crosstabs answered from rollups equal their scans', () => {
       expect(served.servedBy).toBe('by_kind_region_month');
       expect(read.some((sql) => sql.includes('quarry_sample'))).toBe(false);
       sameJson(JSON.parse(String(served.payload)), JSON.parse(String((await run(plain, sent)).payload)), 'large');
+      // Each row of kind_day is one group of this pivot: read as it is, not grouped again, same table.
+      const byKindDay: SentCrosstab = {
+        rows: ['kind'],
+        columns: [{ field: 'day' }],
+        totals: [
+          { aggregationType: 'Count' },
+          { aggregationType: 'Sum', field: 'amount' },
+          { aggregationType: 'Average', field: 'amount' },
+          { aggregationType: 'Min', field: 'qty' },
+          { aggregationType: 'Max', field: 'amount' },
+          { aggregationType: 'CountDistinct', field: 'code' },
+        ],
+        subtotals: true,
+        format: 'json',
+      } as SentCrosstab;
+      for (const query of ['*', 'code:sfo OR kind:beta']) {
+        read.length = 0;
+        const perRow = await runOwn(large, { ...byKindDay, query });
+        expect(perRow.servedBy).toBe('kind_day');
+        const onRollup = read.filter((sql) => sql.includes('quarry_rollup_'));
+        expect(onRollup.length).toBeGreaterThan(0);
+        for (const sql of onRollup) expect(sql).not.toMatch(/quarry_rollup_\d+" WHERE [^)]* GROUP BY/);
+        const scanned = await run(plain, { ...byKindDay, query });
+        sameJson(JSON.parse(String(perRow.payload)), JSON.parse(String(scanned.payload)), `per row ${query}`);
+      }
       // Amount x day has millions of cells: refused from the rollup's own key count, with the exact
       // rows and columns the scan's estimate (every record of this small version is in its sample) finds.
       const tooBig: SentCrosstab = {
