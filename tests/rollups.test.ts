@@ -71,6 +71,29 @@ describe('rollups through the CLI and JSON-RPC', () => {
     ],
   };
 
+  /** Plain JS over the records: origin x month, the four totals of byOriginMonth. */
+  const cell = (origin: string | undefined, month: string | undefined) => {
+    const rs = records.filter((r) => (!origin || r.origin === origin) && (!month || r.day.slice(0, 7) === month));
+    return [
+      rs.length,
+      rs.reduce((a, r) => a + r.delay, 0),
+      new Set(rs.map((r) => r.dest)).size,
+      rs.reduce((a, r) => a + r.dist, 0) / rs.length,
+    ];
+  };
+  const close = (got: Array<number | null>, want: number[]) =>
+    got.forEach((g, i) => expect(Math.abs((g as number) - want[i])).toBeLessThan(1e-9 * Math.max(1, want[i])));
+  /** Every cell, row total and the grand total of byOriginMonth's table equal to plain JS's. */
+  const expectRecordsTable = (table: JsonTable) => {
+    expect(table.rows.map((r) => r.key[0]).sort()).toEqual([...ORIGINS].sort());
+    expect(table.columns).toHaveLength(12);
+    for (const r of table.rows) {
+      table.columns.forEach((c, j) => close(r.cells[j], cell(r.key[0], c[0])));
+      close(r.total, cell(r.key[0], undefined));
+    }
+    close(table.grandTotal, cell(undefined, undefined));
+  };
+
   beforeAll(async () => {
     const file = path.join(dataDir, 'flights.csv');
     writeCsv(file, records);
@@ -128,30 +151,61 @@ describe('rollups through the CLI and JSON-RPC', () => {
     const served = await crosstab(byOriginMonth);
     expect(served.result?.meta.servedBy).toBe('om');
     const table = served.result!.data.data;
-    // Plain JS over the records: origin x month.
-    const cell = (origin: string | undefined, month: string | undefined) => {
-      const rs = records.filter((r) => (!origin || r.origin === origin) && (!month || r.day.slice(0, 7) === month));
-      return [
-        rs.length,
-        rs.reduce((a, r) => a + r.delay, 0),
-        new Set(rs.map((r) => r.dest)).size,
-        rs.reduce((a, r) => a + r.dist, 0) / rs.length,
-      ];
-    };
-    const close = (got: Array<number | null>, want: number[]) =>
-      got.forEach((g, i) => expect(Math.abs((g as number) - want[i])).toBeLessThan(1e-9 * Math.max(1, want[i])));
-    expect(table.rows.map((r) => r.key[0]).sort()).toEqual([...ORIGINS].sort());
-    expect(table.columns).toHaveLength(12);
-    for (const r of table.rows) {
-      table.columns.forEach((c, j) => close(r.cells[j], cell(r.key[0], c[0])));
-      close(r.total, cell(r.key[0], undefined));
-    }
-    close(table.grandTotal, cell(undefined, undefined));
+    expectRecordsTable(table);
     // The same table as the scan gave.
     expect(table).toEqual(scanned.result!.data.data);
     // A median is never read from a rollup.
     const median = await crosstab({ ...byOriginMonth, totals: [{ aggregationType: 'Median', field: 'delay' }] });
     expect(median.result?.meta.servedBy).toBeUndefined();
+  }, 60_000);
+
+  it('a saved crosstab report run through REPORTS.EXECUTE names the rollup too; a query report does not', async () => {
+    const rpc = rpcClient(quarry!.baseUrl, analyst.token);
+    const saved = (
+      await rpc.call('CROSSTAB.EXECUTE', {
+        index: 'flights',
+        format: 'json',
+        ...byOriginMonth,
+        cache: false,
+        saveReport: { name: 'origin by month' },
+      })
+    ).json as { result: { data: { report: { guid: string } }; meta: { servedBy?: string } } };
+    expect(saved.result.meta.servedBy).toBe('om');
+    const guid = saved.result.data.report.guid;
+    const run = async (params: Record<string, unknown>) =>
+      (await rpc.call('REPORTS.EXECUTE', { guid, ...params })).json as Answer;
+    // The result cache's miss, then its hits (the saved version is the current one): each carries it.
+    for (const [asOf, cache] of [
+      ['latest', 'miss'],
+      ['latest', 'hit'],
+      ['saved', 'hit'],
+    ]) {
+      const ran = (await run({ asOf })) as Answer & { result: { meta: { cache?: string } } };
+      expect(ran.error).toBeUndefined();
+      expect(ran.result.meta).toMatchObject({ servedBy: 'om', cache });
+      expectRecordsTable(ran.result.data.data);
+    }
+    // As HTML, the format the report was not saved with: still the rollup.
+    expect(((await run({ format: 'html' })) as Answer).result?.meta.servedBy).toBe('om');
+    const query = (
+      await rpc.call('QUERIES.EXECUTE', { index: 'flights', query: 'origin:LAX', saveReport: { name: 'lax' } })
+    ).json as { result: { data: { report: { guid: string } } } };
+    const searched = (await rpc.call('REPORTS.EXECUTE', { guid: query.result.data.report.guid })).json as Answer;
+    expect(searched.error).toBeUndefined();
+    expect(searched.result?.meta).not.toHaveProperty('servedBy');
+    // A crosstab report the rollup cannot answer (a median) scans, and says nothing.
+    const median = (
+      await rpc.call('CROSSTAB.EXECUTE', {
+        index: 'flights',
+        format: 'json',
+        ...byOriginMonth,
+        totals: [{ aggregationType: 'Median', field: 'delay' }],
+        saveReport: { name: 'median delay' },
+      })
+    ).json as { result: { data: { report: { guid: string } } } };
+    const scanned = (await rpc.call('REPORTS.EXECUTE', { guid: median.result.data.report.guid })).json as Answer;
+    expect(scanned.error).toBeUndefined();
+    expect(scanned.result?.meta).not.toHaveProperty('servedBy');
   }, 60_000);
 
   it('a drop while crosstabs run fails none of them; later ones scan', async () => {

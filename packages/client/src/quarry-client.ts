@@ -53,10 +53,12 @@ export interface CallOptions {
   retries?: number;
 }
 
-/** result.meta: the request id, and how the result cache answered where it applies. */
+/** result.meta: the request id, how the result cache answered and which rollup answered, where they apply. */
 export interface ResponseMeta {
   requestId: string;
   cache?: 'hit' | 'miss' | 'bypass';
+  /** CROSSTAB.EXECUTE and a crosstab report's REPORTS.EXECUTE: the rollup answering instead of a scan. */
+  servedBy?: string;
 }
 
 /** A done export's file, as `exports.download` answers it. */

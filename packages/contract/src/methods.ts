@@ -150,6 +150,7 @@ export const METHODS = {
     alsoNeeds: 'query:execute',
     saves: false,
     cached: true,
+    rollups: true,
     summary: "Run a saved report with the caller's own permissions: what its method returns, and which version ran.",
     description:
       'Runs the report (the latest version, or the one asked for) as QUERIES.EXECUTE or CROSSTAB.EXECUTE would, with the permissions and realms of the token\'s user: a shared report never lends its owner\'s. page and pageSize go with query reports, format and imageFormat with crosstab reports. asOf "saved" runs it on the index snapshot current when that version was saved, while Quarry keeps it (QUARRY_SNAPSHOT_KEEP_MB). A report may declare parameters (saveReport.parameters, REPORTS.UPDATE parameters; REPORTS.METADATA lists them): each value given here, or the parameter\'s default, is ANDed with the saved query as a literal typed by its field, never read as query syntax: text matches the whole value exactly (case and blanks kept), numbers and booleans equal values, a date its whole period ("2024-03" is March), a range from ≤ value ≤ to. An embed token may fix some parameters (TOKENS.EMBED parameters); its calls set only the others.',

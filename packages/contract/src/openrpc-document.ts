@@ -61,7 +61,7 @@ export function resultSchema(m: MethodContract): z.ZodType {
         ? {
             servedBy: z.string().optional().meta({
               description:
-                'The rollup the crosstab was answered from (`quarry index rollup add`); absent when it scanned the records.',
+                'The rollup the crosstab (or crosstab report) was answered from (`quarry index rollup add`); absent when it scanned the records or ran a search.',
             }),
           }
         : {}),

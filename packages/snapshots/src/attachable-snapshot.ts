@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { DuckDBInstance } from '@duckdb/node-api';
 import type { RollupDef } from '@quarry/metadata-store';
-import { rollupTableName, rollupTableSql, type BuiltRollup } from './rollup-tables';
+import { narrowRollupSums, rollupTableName, rollupTableSql, type BuiltRollup } from './rollup-tables';
 import { learnSingleWordFields, type SingleWordField, type SingleWordFields } from './single-word-fields';
 import { ident, literal, wordsColumn, wordsExpr } from './sql';
 
@@ -147,12 +147,16 @@ async function writeRollups(
   for (const [i, def] of rollups.entries()) {
     const table = rollupTableName(i);
     const { sql, grains } = rollupTableSql(def, table, RECORDS_TABLE, fields, types);
+    let rows: number;
     try {
       await c.run(sql);
+      await narrowRollupSums((s) => c.run(s), all, table);
+      const [counted] = await all(`SELECT count(*) AS n FROM ${ident(table)}`);
+      rows = Number(counted.n);
     } catch (err) {
       throw new Error(`rollup "${def.name}": ${err instanceof Error ? err.message : String(err)}`, { cause: err });
     }
-    built.push({ def, table, grains });
+    built.push({ def, table, grains, rows });
   }
   return built;
 }

@@ -80,4 +80,49 @@ describe('rollups built at load', () => {
       { name: 'text', missing: ['origin'] },
     ]);
   });
+
+  it('stores a sum that fits 64 bits as BIGINT (quick to read), one past it as HUGEINT; both exact', async () => {
+    const dataDir = path.join(dir, 'wide');
+    const wide = path.join(dir, 'wide.csv');
+    // Group "big" sums past 2^63 (two values of 5e18); group "small" stays far within it.
+    const big = 5_000_000_000_000_000_000n;
+    fs.writeFileSync(wide, ['k,small,huge', `a,1,${big}`, `a,-3,${big}`, 'b,7,-5', 'b,,2'].join('\n'));
+    const sums: RollupDef = {
+      name: 'sums',
+      rows: ['k'],
+      columns: [],
+      totals: [
+        { kind: 'sum', field: 'small' },
+        { kind: 'sum', field: 'huge' },
+      ],
+    };
+    const built = await buildSnapshot({ name: 'w', file: wide, dataDir, types: {}, views: [], rollups: [sums] });
+    const inst = await DuckDBInstance.create(attachableFile(path.join(dataDir, built.snapshot)), {
+      access_mode: 'READ_ONLY',
+    });
+    const c = await inst.connect();
+    try {
+      const read = async (sql: string) => (await c.runAndReadAll(sql)).getRowObjectsJS();
+      const types = await read(
+        `SELECT column_name AS c, column_type AS t FROM (DESCRIBE quarry_rollup_0) WHERE column_name LIKE '__sum:%' ORDER BY 1`,
+      );
+      expect(types).toEqual([
+        { c: '__sum:huge', t: 'HUGEINT' },
+        { c: '__sum:small', t: 'BIGINT' },
+      ]);
+      const got = await read(`SELECT k, "__sum:small" AS s, "__sum:huge" AS h FROM quarry_rollup_0 ORDER BY k`);
+      expect(got).toEqual([
+        { k: 'a', s: -2n, h: 2n * big },
+        { k: 'b', s: 7n, h: -3n },
+      ]);
+      // Re-added as a crosstab re-adds them: the same exact type and totals as the records'.
+      const [again] = await read(
+        `SELECT typeof(sum("__sum:small")) AS t, sum("__sum:small") AS s, sum("__sum:huge") AS h FROM quarry_rollup_0`,
+      );
+      expect(again).toEqual({ t: 'HUGEINT', s: 5n, h: 2n * big - 3n });
+    } finally {
+      c.closeSync();
+      inst.closeSync();
+    }
+  });
 });

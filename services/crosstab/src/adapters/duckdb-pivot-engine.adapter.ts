@@ -11,7 +11,7 @@ import type {
   PivotResult,
   PivotRestriction,
 } from '../ports/pivot-engine.port';
-import { estimateKeys } from './pivot-key-estimate';
+import { estimateKeys, THOROUGH_SAMPLE_RECORDS } from './pivot-key-estimate';
 import { PivotPlan } from './pivot-plan';
 import { fromGroupingSets, JS_ROLLUP_MAX_WORK, rollUpInJs } from './pivot-rollup';
 import { memberSql, notMemberSql, type BoundWhere } from './pivot-sql';
@@ -57,14 +57,29 @@ export class DuckDbPivotEngine implements PivotEngine {
     return row && row.lo !== null && row.hi !== null ? [Number(row.lo), Number(row.hi)] : null;
   }
 
-  keysAtLeast(
+  async keysAtLeast(
     entry: IndexEntry,
     where: QueryNode,
     spec: CrosstabSpec,
     signal?: AbortSignal,
     opts: { thorough?: boolean } = {},
   ): Promise<KeysAtLeast> {
+    if (await this.rollupWithinSample(entry, where, spec))
+      return { rows: 0, outerRows: 0, columns: 0, outerColumns: 0 };
     return estimateKeys(this.engine, entry, where, spec, signal, opts);
+  }
+
+  /**
+   * Whether a rollup will answer the pivot from a table no larger than the sample the estimate may read:
+   * then the pivot reads no more than the estimate could, and counts its keys before it returns a cell
+   * (the grouping sets' key count, the cells' limit), so the estimate would only add its own pass.
+   */
+  private async rollupWithinSample(entry: IndexEntry, where: QueryNode, spec: CrosstabSpec): Promise<boolean> {
+    if (!entry.rollups?.length) return false;
+    const table = await this.engine.table(entry);
+    const rollup = matchRollup(entry, table, spec, where, new PivotPlan(table, spec, 'true'));
+    const rows = rollup && table.rollups?.find((r) => r.stored === rollup.table)?.rows;
+    return rows !== undefined && rows <= (table.sample?.records ?? THOROUGH_SAMPLE_RECORDS);
   }
 
   async pivot(

@@ -21,6 +21,8 @@ export interface RollupSource {
   table: string;
   /** The SQL of each partial the plan needs over the records, as the same partial over the rollup. */
   partials: ReadonlyMap<string, string>;
+  /** Each rollup row is one group of the pre-aggregate: read as it is, `partials` naming its columns. */
+  oneGroupPerRow?: true;
 }
 
 /** The grouping id and GROUP BY of a pivot's levels; without any axis, one group (gid 0) of every record. */
@@ -142,7 +144,8 @@ export class PivotPlan {
     const partial = (sql: string) => this.source?.partials.get(sql) ?? sql;
     const select = [...grain, ...this.partials.map((p) => `${partial(p.sql)} AS ${p.alias}`)];
     // No axis (an Other pass of a crosstab whose only row axis is left out): one group of every record.
-    const groupBy = grain.length ? ` GROUP BY ${grain.map((_, i) => i + 1).join(', ')}` : '';
+    const groupBy =
+      grain.length && !this.source?.oneGroupPerRow ? ` GROUP BY ${grain.map((_, i) => i + 1).join(', ')}` : '';
     return `SELECT ${select.join(', ')} FROM ${this.source?.table ?? ident(this.table.table)} WHERE ${this.where}${groupBy}`;
   }
 

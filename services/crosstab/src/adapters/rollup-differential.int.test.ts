@@ -242,4 +242,112 @@ describe('crosstabs answered from rollups equal their scans', () => {
     expect(none.servedBy).toBeUndefined();
     sameJson(JSON.parse(String(r.payload)), JSON.parse(String(none.payload)), 'dropped');
   });
+
+  it('a covered crosstab of a large index reads no sample for the estimate, a rollup row per group is not grouped again; one over the limit is still refused', async () => {
+    // A rollup with as many keys as records, on an index the estimate takes for large.
+    const wide: RollupDef = {
+      name: 'amount_day',
+      rows: ['amount'],
+      columns: [{ field: 'day' }],
+      totals: [{ kind: 'count' }],
+    };
+    // Kind x day, with a distinct count: a crosstab by kind and day finds each of its groups in one row.
+    const kindDay: RollupDef = {
+      name: 'kind_day',
+      rows: ['kind'],
+      columns: [{ field: 'day' }],
+      totals: [
+        { kind: 'count' },
+        { kind: 'sum', field: 'amount' },
+        { kind: 'average', field: 'amount' },
+        { kind: 'min', field: 'qty' },
+        { kind: 'max', field: 'amount' },
+        { kind: 'countDistinct', field: 'code' },
+      ],
+    };
+    const built = await builtEntry({
+      name: 'events',
+      file: path.join(dir, 'events.json'),
+      dataDir: dir,
+      types: { day: 'date' },
+      views: [],
+      rollups: [...ROLLUPS, wide, kindDay],
+    });
+    const large = { ...built, recordCount: 50_000_000, rollups: [...ROLLUPS, wide, kindDay] };
+    // An engine of its own: the other tests' engine holds version 1 of "events" as another file.
+    const own = new SnapshotEngine(dir);
+    const runOwn = (entry: IndexEntry, sent: SentCrosstab) => {
+      const catalog = { getIndex: async () => entry } as unknown as IndexCatalog;
+      const reader: Reader = { admin: false, indexes: ['*'], realms: [] };
+      return new RunCrosstabUseCase(catalog, new DuckDbPivotEngine(own), noCache).run(
+        reader,
+        crosstabInput({ index: 'events', ...sent }),
+        'json',
+      );
+    };
+    const read: string[] = [];
+    const all = jest.spyOn(own, 'all').mockImplementation(function (this: SnapshotEngine, sql, ...rest) {
+      read.push(sql);
+      return SnapshotEngine.prototype.all.call(this, sql, ...rest);
+    });
+    try {
+      const sent: SentCrosstab = {
+        rows: ['kind'],
+        columns: [{ field: 'at', dateGroup: 'month' }],
+        totals: [
+          { aggregationType: 'Sum', field: 'amount' },
+          { aggregationType: 'CountDistinct', field: 'code' },
+        ],
+        format: 'json',
+      };
+      const served = await runOwn(large, sent);
+      expect(served.servedBy).toBe('by_kind_region_month');
+      expect(read.some((sql) => sql.includes('quarry_sample'))).toBe(false);
+      sameJson(JSON.parse(String(served.payload)), JSON.parse(String((await run(plain, sent)).payload)), 'large');
+      // Each row of kind_day is one group of this pivot: read as it is, not grouped again, same table.
+      const byKindDay: SentCrosstab = {
+        rows: ['kind'],
+        columns: [{ field: 'day' }],
+        // Every total the rollup keeps, as a crosstab names it.
+        totals: kindDay.totals.map((t) => ({
+          aggregationType: t.kind === 'countDistinct' ? 'CountDistinct' : t.kind[0].toUpperCase() + t.kind.slice(1),
+          ...(t.field ? { field: t.field } : {}),
+        })),
+        subtotals: true,
+        format: 'json',
+      } as SentCrosstab;
+      for (const query of ['*', 'code:sfo OR kind:beta']) {
+        read.length = 0;
+        const perRow = await runOwn(large, { ...byKindDay, query });
+        expect(perRow.servedBy).toBe('kind_day');
+        const onRollup = read.filter((sql) => sql.includes('quarry_rollup_'));
+        expect(onRollup.length).toBeGreaterThan(0);
+        for (const sql of onRollup) expect(sql).not.toMatch(/quarry_rollup_\d+" WHERE [^)]* GROUP BY/);
+        const scanned = await run(plain, { ...byKindDay, query });
+        sameJson(JSON.parse(String(perRow.payload)), JSON.parse(String(scanned.payload)), `per row ${query}`);
+      }
+      // Amount x day has millions of cells: refused from the rollup's own key count, with the exact
+      // rows and columns the scan's estimate (every record of this small version is in its sample) finds.
+      const tooBig: SentCrosstab = {
+        rows: ['amount'],
+        columns: [{ field: 'day' }],
+        totals: [{ aggregationType: 'Count' }],
+        format: 'json',
+      };
+      read.length = 0;
+      const fromRollup = await runOwn(large, tooBig).catch((e: Error) => e);
+      expect(read.some((sql) => sql.includes('quarry_sample'))).toBe(false);
+      const fromScan = await runOwn({ ...large, rollups: [] }, tooBig).catch((e: Error) => e);
+      expect(read.some((sql) => sql.includes('quarry_sample'))).toBe(true);
+      const keys = (e: unknown) =>
+        /\((\d+) rows x (\d+) columns x 1 totals\)/.exec(String((e as Error).message))?.slice(1);
+      expect(String(fromRollup)).toMatch(/The crosstab would have \d+ cells \(/);
+      expect(String(fromScan)).toMatch(/The crosstab would have \d+ cells or more/);
+      expect(keys(fromRollup)).toEqual(keys(fromScan));
+      expect(Number(keys(fromRollup)?.[0])).toBeGreaterThan(1000);
+    } finally {
+      all.mockRestore();
+      await own.close();
+    }
+  });
 });

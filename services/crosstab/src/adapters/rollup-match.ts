@@ -45,20 +45,39 @@ function queryFields(q: QueryNode, into: Set<string>): Set<string> {
   }
 }
 
-/** The records' partial aggregates the rollup re-adds exactly, keyed by the plan's SQL for them. */
-function partialsOf(r: BuiltRollup, fields: ReadonlyMap<string, string>): Map<string, string> {
-  const out = new Map<string, string>([['count(*)', `sum(${ROLLUP_COUNT})`]]);
+/**
+ * The records' partial aggregates the rollup re-adds exactly, keyed by the plan's SQL for them: each
+ * as the same aggregate of its column, or (`perRow`) as the column itself, when each rollup row is one
+ * group of the pivot's pre-aggregate.
+ */
+function partialsOf(r: BuiltRollup, fields: ReadonlyMap<string, string>, perRow: boolean): Map<string, string> {
+  const out = new Map<string, string>();
+  const add = (sql: string, agg: string, col: string) => out.set(sql, perRow ? col : `${agg}(${col})`);
+  add('count(*)', 'sum', ROLLUP_COUNT);
   for (const t of r.def.totals) {
     if (!t.field || t.kind === 'countDistinct') continue;
     const col = ident(t.field);
     const type = fields.get(t.field);
-    out.set(type === 'string' ? `count(nullif(${col}, ''))` : `count(${col})`, `sum(${rollupCountColumn(t.field)})`);
+    add(type === 'string' ? `count(nullif(${col}, ''))` : `count(${col})`, 'sum', rollupCountColumn(t.field));
     const sum = type === 'number' ? 'fsum' : 'sum';
-    if (t.kind === 'sum' || t.kind === 'average') out.set(`${sum}(${col})`, `${sum}(${rollupSumColumn(t.field)})`);
-    if (t.kind === 'min') out.set(`min(${col})`, `min(${rollupMinColumn(t.field)})`);
-    if (t.kind === 'max') out.set(`max(${col})`, `max(${rollupMaxColumn(t.field)})`);
+    if (t.kind === 'sum' || t.kind === 'average') add(`${sum}(${col})`, sum, rollupSumColumn(t.field));
+    if (t.kind === 'min') add(`min(${col})`, 'min', rollupMinColumn(t.field));
+    if (t.kind === 'max') add(`max(${col})`, 'max', rollupMaxColumn(t.field));
   }
   return out;
+}
+
+/**
+ * Whether each row of the rollup is one group of the pivot's pre-aggregate: it groups by every field
+ * the rollup keeps, each by its stored value (text, numbers, a date at the grain it was stored at),
+ * so re-grouping the rollup would only copy it.
+ */
+function oneGroupPerRow(r: BuiltRollup, keys: readonly string[], plan: PivotPlan): boolean {
+  const grain = new Set([...plan.axes.map((a) => a.field.name), ...plan.distinct.map((d) => d.field.name)]);
+  if (!keys.every((k) => grain.has(k))) return false;
+  return plan.axes.every(
+    (a) => !a.bin && !a.dateGroup && (a.field.type !== 'date' || (a.field.grain ?? 'day') === r.grains[a.field.name]),
+  );
 }
 
 /** Whether an axis groups the rollup's stored (possibly truncated) value as it groups the records'. */
@@ -101,7 +120,8 @@ export function matchRollup(
   const fieldTypes = new Map(entry.fields.map((f) => [f.name, f.type]));
   // An Other pass leaves its outer axis out of the spec but still tests its key: the rollup must hold it.
   const excluded = [restrict.notRows?.axis, restrict.notColumns?.axis].filter((a): a is AxisSpec => a !== undefined);
-  let best: { r: BuiltRollup & { stored: string }; partials: Map<string, string>; size: number } | undefined;
+  let best:
+    { r: BuiltRollup & { stored: string }; partials: Map<string, string>; size: number; perRow: boolean } | undefined;
   for (const r of table.rollups) {
     if (!kept.has(JSON.stringify(r.def))) continue;
     const keys = rollupKeyFields(r.def);
@@ -110,9 +130,17 @@ export function matchRollup(
     // A truncated date can neither be filtered nor counted distinct: its records' values are gone.
     const whole = (f: string) => keys.includes(f) && r.grains[f] === undefined;
     if (!filtered.every(whole) || !plan.distinct.every((d) => whole(d.field.name))) continue;
-    const partials = partialsOf(r, fieldTypes);
+    const perRow = oneGroupPerRow(r, keys, plan);
+    const partials = partialsOf(r, fieldTypes, perRow);
     if (!plan.partials.every((p) => partials.has(p.sql))) continue;
-    if (!best || keys.length < best.size) best = { r, partials, size: keys.length };
+    if (!best || keys.length < best.size) best = { r, partials, size: keys.length, perRow };
   }
-  return best && { name: best.r.def.name, table: best.r.stored, partials: best.partials };
+  return (
+    best && {
+      name: best.r.def.name,
+      table: best.r.stored,
+      partials: best.partials,
+      ...(best.perRow ? { oneGroupPerRow: true } : {}),
+    }
+  );
 }

@@ -10,6 +10,8 @@ import type { RunSearchUseCase } from './run-search.use-case';
 export interface ReportRun {
   data: Record<string, unknown> & { report: { guid: string; version: number }; indexVersion: number };
   cache?: CacheStatus;
+  /** The rollup a crosstab report was answered from (meta.servedBy). */
+  servedBy?: string;
   /** The report version that ran, as REPORTS.METADATA shows it. */
   metadata: ReportsMetadataResult;
 }
@@ -70,7 +72,8 @@ export class RunReportUseCase {
       params.imageFormat = input.imageFormat;
     }
     const ran = await this.crosstab.run(caller, readParams('CROSSTAB.EXECUTE', params), trace, asOfVersion);
-    return this.answer(ran.data, ran.cache, metadata, ran.indexVersion);
+    const run = this.answer(ran.data, ran.cache, metadata, ran.indexVersion);
+    return ran.servedBy ? { ...run, servedBy: ran.servedBy } : run;
   }
 
   /** The index version the report version was saved on; a report saved before versions were kept has none. */

@@ -8,7 +8,7 @@ export interface MethodResult {
   data: unknown;
   /** How the result cache answered, for the methods it serves (QUERIES.EXECUTE, CROSSTAB.EXECUTE). */
   cache?: CacheStatus;
-  /** CROSSTAB.EXECUTE: the rollup that answered instead of a scan of the records. */
+  /** CROSSTAB.EXECUTE and a crosstab report's REPORTS.EXECUTE: the rollup that answered instead of a scan of the records. */
   servedBy?: string;
   /** For the audit trail: records (searches), cells (crosstab tables) or items (listings) returned. */
   returned?: number;

@@ -38,7 +38,12 @@ export function reportsHandlers(deps: ReportsHandlerDeps): Pick<MethodHandlers, 
         const fixed = principal.embed?.parameters;
         const input = fixed ? { ...complete, parameters: { ...complete.parameters, ...fixed } } : complete;
         const ran = await deps.runReport.run(caller, input, trace);
-        return { data: ran.data, cache: ran.cache, returned: returnedOf(ran.data) };
+        return {
+          data: ran.data,
+          cache: ran.cache,
+          returned: returnedOf(ran.data),
+          ...(ran.servedBy ? { servedBy: ran.servedBy } : {}),
+        };
       },
     },
   };
