@@ -6,7 +6,18 @@ import type { AxisSpec } from '../domain/crosstab-spec';
 import type { PivotKeys } from '../ports/pivot-engine.port';
 import { KeyTree } from './key-tree';
 import { combine, intake, type Acc } from './pivot-partials';
+import type { PartialKind } from './pivot-partials';
 import type { PivotPlan } from './pivot-plan';
+
+/** What the JS roll-up reads of a plan: the pivot's own cells, or a twin's (pivot-twin). */
+export interface RollupView {
+  axes: readonly AxisSpec[];
+  rowAliases: readonly string[];
+  colAliases: readonly string[];
+  levels: ReadonlyArray<readonly [number, number]>;
+  partials: ReadonlyArray<{ alias: string; kind: PartialKind }>;
+  totals: ReadonlyArray<{ value: (acc: readonly Acc[]) => number | null }>;
+}
 
 // Finishing a pivot from DuckDB's rows: the cells' partials rolled up here, or the grouping sets read as groups.
 
@@ -67,7 +78,7 @@ function toNumber(v: unknown): number | null {
  * Sums the cells' partials into every level the pivot computes: totals, subtotals and the grand total
  * (exact for integers).
  */
-export async function rollUpInJs(plan: PivotPlan, rows: Row[]): Promise<{ keys: PivotKeys; groups: GroupRow[] }> {
+export async function rollUpInJs(plan: RollupView, rows: Row[]): Promise<{ keys: PivotKeys; groups: GroupRow[] }> {
   const kinds = plan.partials.map((p) => p.kind);
   const nRows = plan.rowAliases.length;
   const nCols = plan.colAliases.length;

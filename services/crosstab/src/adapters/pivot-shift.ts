@@ -9,8 +9,9 @@ import { axisLabel, interval, localTime, shiftedTime } from './pivot-sql';
  * compared with the same elapsed span of the one before (none of its later records).
  */
 export function shiftCut(
-  spec: CrosstabSpec,
+  spec: Pick<CrosstabSpec, 'shift' | 'timeZone'>,
   columnTypes: ReadonlyMap<string, string>,
+  name = '__shift',
 ): Array<{ sql: string; params: Record<string, DuckDBValue> }> {
   const shift = spec.shift;
   if (!shift?.cut || !shift.safe) return [];
@@ -19,8 +20,8 @@ export function shiftCut(
   // Records stored before `safe` land before the last period: only the few after it are shifted here.
   return [
     {
-      sql: `(${col} < CAST($__shift_safe AS TIMESTAMP) OR ${time} <= CAST($__shift_cut AS TIMESTAMP))`,
-      params: { __shift_safe: shift.safe, __shift_cut: shift.cut },
+      sql: `(${col} < CAST($${name}_safe AS TIMESTAMP) OR ${time} <= CAST($${name}_cut AS TIMESTAMP))`,
+      params: { [`${name}_safe`]: shift.safe, [`${name}_cut`]: shift.cut },
     },
   ];
 }

@@ -1,0 +1,103 @@
+import { ident, type DuckDBValue, type Row } from '@quarry/snapshots';
+import type { GroupRow } from '../domain/axis-value';
+import type { CrosstabSpec } from '../domain/crosstab-spec';
+import type { PeriodShift } from '../domain/period-shift';
+import type { PivotTwin } from '../ports/pivot-engine.port';
+import type { Acc } from './pivot-partials';
+import { groupsOfGroupingSets, rollUpInJs, type RollupView } from './pivot-rollup';
+import { notMemberSql } from './pivot-sql';
+import { shiftCut } from './pivot-shift';
+
+/*
+ * Twins: a subset of a pass's records (a compared period's, an Other row's) aggregated in the same scan
+ * as the pass itself. Each record carries a flag "in the subset"; every aggregate is computed a second
+ * time with FILTER (WHERE flag) in the same groups, so a twin costs a few more aggregates per record
+ * instead of a second scan and a second hash table. Exact for every aggregation: a median or a distinct
+ * count is computed from the subset's records, never from other groups' values.
+ */
+
+/** A twin as a plan computes it. */
+export interface PlanTwin {
+  /** SQL true (never null) for a record of the subset. */
+  sql: string;
+  /** The spec's totals the twin computes; the others are null. */
+  totals: ReadonlySet<number>;
+  /** Keys on this field are moved forward by the shift (a compared period lands on the current one). */
+  moved?: PeriodShift;
+}
+
+/** How the roll-up reads a twin from the pivot's rows. */
+export interface TwinView extends RollupView {
+  /** The column counting the twin's records in a row: a group exists only where it is above 0. */
+  count: string;
+  computes: (total: number) => boolean;
+}
+
+export const twinAlias = (alias: string, k: number) => `${alias}_w${k}`;
+export const movedAlias = (alias: string, k: number) => `${alias}_s${k}`;
+export const TWIN_COUNT = (k: number) => `__n_w${k}`;
+
+/**
+ * The twins as SQL over the table's records, with their bound parameters; undefined when one cannot be
+ * read in the pass (a shifted twin whose period axes do not move by whole keys).
+ */
+export function planTwins(
+  twins: readonly PivotTwin[] | undefined,
+  spec: CrosstabSpec,
+  columnTypes: ReadonlyMap<string, string>,
+): { twins: PlanTwin[]; params: Record<string, DuckDBValue> } | undefined {
+  if (!twins?.length || spec.shift) return undefined;
+  const params: Record<string, DuckDBValue> = {};
+  const out: PlanTwin[] = [];
+  for (const [k, tw] of twins.entries()) {
+    if (tw.of === 'shifted') {
+      if (!tw.shift.onKeys) return undefined;
+      const cut = shiftCut({ shift: tw.shift, timeZone: spec.timeZone }, columnTypes, `__tw${k}`);
+      // A record with no date is in no period: never compared (the cut is null for it, as in the filter).
+      const sql = cut.length ? `coalesce(${cut[0].sql}, false)` : `(${ident(tw.shift.field)} IS NOT NULL)`;
+      Object.assign(params, ...cut.map((c) => c.params));
+      out.push({ sql, totals: new Set(tw.totals), moved: tw.shift });
+    } else {
+      const x = tw.exclusion;
+      const m = notMemberSql(x.axis, x.values, columnTypes, spec.timeZone, `__tw${k}`);
+      Object.assign(params, m.params);
+      out.push({ sql: m.sql, totals: new Set(spec.totals.map((_, i) => i)) });
+    }
+  }
+  return { twins: out, params };
+}
+
+const isGrand = (g: GroupRow) => g.rowKey.length === 0 && g.columnKey.length === 0;
+
+/** Totals a twin does not compute are null. */
+const computed = (view: TwinView, g: GroupRow): GroupRow => ({
+  ...g,
+  values: g.values.map((v, i) => (view.computes(i) ? v : null)),
+});
+
+/** Each twin's groups from the cells the JS roll-up read (rows without the twin's records left out). */
+export async function twinGroupsFromCells(views: readonly TwinView[], cells: Row[]): Promise<GroupRow[][]> {
+  const out: GroupRow[][] = [];
+  for (const view of views) {
+    const mine = cells.filter((c) => Number(c[view.count] ?? 0) > 0);
+    // Every group rolled up from these cells has records; without any, the grand total alone (empty).
+    const { groups } = await rollUpInJs(view, mine);
+    out.push(groups.map((g) => computed(view, g)));
+  }
+  return out;
+}
+
+/** Each twin's groups from the grouping sets' rows (its totals in its own columns). */
+export function twinGroupsFromSets(views: readonly TwinView[], rows: Row[]): GroupRow[][] {
+  return views.map((view, k) => {
+    const groups = groupsOfGroupingSets(view, rows, (row) =>
+      view.totals.map((_, i) => toNumber(row[twinAlias(`__t${i}`, k)])),
+    );
+    return groups.filter((g, at) => isGrand(g) || Number(rows[at][view.count] ?? 0) > 0).map((g) => computed(view, g));
+  });
+}
+
+function toNumber(v: unknown): number | null {
+  if (v === null || v === undefined) return null;
+  return Number(v as Acc);
+}
