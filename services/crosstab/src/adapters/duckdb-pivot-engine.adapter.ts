@@ -154,9 +154,7 @@ export class DuckDbPivotEngine implements PivotEngine {
         // Over what a table within the limit can hold: count the keys exactly for the answer.
         const [k] = await this.engine.all(plan.rawKeysSql(), w.params, signal);
         const keys = { rows: Number(k.__nr), columns: Number(k.__nc) };
-        return crosstabCells(keys, spec) > maxCells
-          ? { keys, groups: [], ...read }
-          : { keys, groups: [], tooManyGroups: true, ...read };
+        return crosstabCells(keys, spec) > maxCells ? { keys, groups: [] } : { keys, groups: [], tooManyGroups: true };
       }
       const groups = fromGroupingSets(plan, rows);
       const R = plan.rowAliases.length;
@@ -165,8 +163,8 @@ export class DuckDbPivotEngine implements PivotEngine {
         rows: groups.filter((g) => g.rowKey.length === R && g.columnKey.length === 0).length,
         columns: C ? groups.filter((g) => g.rowKey.length === 0 && g.columnKey.length === C).length : 1,
       };
-      if (crosstabCells(keys, spec) > maxCells) return { keys, groups: [], ...read };
-      return { keys, groups, ...(views.length ? { twins: twinGroupsFromSets(views, rows) } : {}) };
+      // No twin: a holistic total's twin would cost a pass of its own (planTwins).
+      return { keys, groups: crosstabCells(keys, spec) > maxCells ? [] : groups };
     }
     if (plan.distinct.length === 0) {
       // Each cell holds every total: past this many cells the pivot is (blank keys merged aside) over the

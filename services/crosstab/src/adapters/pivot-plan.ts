@@ -155,15 +155,20 @@ export class PivotPlan {
       ...this.distinct.map((d) => `${ident(d.field.name)} AS ${d.alias}`),
     ];
     const partial = (sql: string) => this.source?.partials.get(sql) ?? sql;
-    // Each twin's partials over its records alone, in the same groups (one scan for both).
-    const twins = this.twins.flatMap((tw, k) => [
-      ...this.partials.map((p) => `${p.sql} FILTER (WHERE ${tw.sql}) AS ${twinAlias(p.alias, k)}`),
-      `count(*) FILTER (WHERE ${tw.sql}) AS ${TWIN_COUNT(k)}`,
+    // Each twin's partials over its records alone, in the same groups (one scan for both). Each record's
+    // flag is computed once, beside its columns: a FILTER written out per aggregate cost a test each.
+    const twins = this.twins.flatMap((_, k) => [
+      ...this.partials.map((p) => `${p.sql} FILTER (WHERE __w${k}) AS ${twinAlias(p.alias, k)}`),
+      `count(*) FILTER (WHERE __w${k}) AS ${TWIN_COUNT(k)}`,
     ]);
     const select = [...grain, ...this.partials.map((p) => `${partial(p.sql)} AS ${p.alias}`), ...twins];
     // No axis (an Other pass of a crosstab whose only row axis is left out): one group of every record.
     const groupBy = grain.length ? ` GROUP BY ${grain.map((_, i) => i + 1).join(', ')}` : '';
-    return `SELECT ${select.join(', ')} FROM ${this.source?.table ?? ident(this.table.table)} WHERE ${this.where}${groupBy}`;
+    const flags = this.twins.map((tw, k) => `${tw.sql} AS __w${k}`);
+    const from = flags.length
+      ? `(SELECT *, ${flags.join(', ')} FROM ${ident(this.table.table)} WHERE ${this.where})`
+      : `${this.source?.table ?? ident(this.table.table)} WHERE ${this.where}`;
+    return `SELECT ${select.join(', ')} FROM ${from}${groupBy}`;
   }
 
   private labelled(): string[] {
@@ -251,14 +256,13 @@ export class PivotPlan {
       }
       return alias;
     };
-    // `f` follows each aggregate call: empty, or a twin's FILTER.
-    const aggregate = (t: TotalSpec, f: string): string => {
+    const aggregates = this.spec.totals.map((t) => {
       if (!t.aggregation) return 'NULL';
       if (t.distinctOf) {
         const v = column(t.distinctOf);
-        return `count(DISTINCT ${t.distinctOf.type === 'string' ? `nullif(${v}, '')` : v})${f}`;
+        return `count(DISTINCT ${t.distinctOf.type === 'string' ? `nullif(${v}, '')` : v})`;
       }
-      if (!t.field) return `count(*)${f}`;
+      if (!t.field) return 'count(*)';
       const v = column(t.field);
       // No cast to DOUBLE per record: quantile_cont, avg and stddev_samp of integers are doubles already,
       // and a cast of every record is what a scan can least afford.
@@ -266,54 +270,35 @@ export class PivotPlan {
       switch (t.aggregation) {
         case 'Count':
         case 'CountDistinct':
-          return t.field.type === 'string' ? `count(nullif(${v}, ''))${f}` : `count(${v})${f}`;
+          return t.field.type === 'string' ? `count(nullif(${v}, ''))` : `count(${v})`;
         case 'Sum':
-          return `${sumOf(t.field)}(${v})${f}`;
+          return `${sumOf(t.field)}(${v})`;
         case 'Average':
           // Compensated sum over count, as the roll-up path divides (favg rounds differently).
-          return t.field.type === 'number' ? `fsum(${num})${f} / nullif(count(${num})${f}, 0)` : `avg(${num})${f}`;
+          return t.field.type === 'number' ? `fsum(${num}) / nullif(count(${num}), 0)` : `avg(${num})`;
         case 'Min':
-          return `CAST(min(${v})${f} AS DOUBLE)`;
+          return `CAST(min(${v}) AS DOUBLE)`;
         case 'Max':
-          return `CAST(max(${v})${f} AS DOUBLE)`;
+          return `CAST(max(${v}) AS DOUBLE)`;
         case 'Median':
-          return `quantile_cont(${num}, 0.5)${f}`;
+          return `quantile_cont(${num}, 0.5)`;
         case 'Percentile':
-          return `quantile_cont(${num}, ${(t.percentile ?? 50) / 100})${f}`;
+          return `quantile_cont(${num}, ${(t.percentile ?? 50) / 100})`;
         case 'StdDev':
-          return `stddev_samp(${num})${f}`;
+          return `stddev_samp(${num})`;
       }
-    };
-    const aggregates = this.spec.totals.map((t, i) => `${aggregate(t, '')} AS __t${i}`);
-    // A twin's totals over its records alone, in the same groups: records of the subset carry a flag.
-    const twinAggregates = this.twins.flatMap((tw, k) => {
-      const f = ` FILTER (WHERE __w${k})`;
-      return [
-        ...this.spec.totals.map(
-          (t, i) => `${tw.totals.has(i) ? aggregate(t, f) : 'NULL'} AS ${twinAlias(`__t${i}`, k)}`,
-        ),
-        `count(*)${f} AS ${TWIN_COUNT(k)}`,
-      ];
     });
-    const twinOut = this.twins.flatMap((_, k) => [
-      ...this.spec.totals.map((_t, i) => twinAlias(`__t${i}`, k)),
-      TWIN_COUNT(k),
-    ]);
-    const flags = this.twins.map((tw, k) => `${tw.sql} AS __w${k}`);
     const carried = [...measured].map(([name, alias]) => `${ident(name)} AS ${alias}`);
     const sets = this.levels
       .map(([r, c]) => `(${[...this.rowAliases.slice(0, r), ...this.colAliases.slice(0, c)].join(', ')})`)
       .join(', ');
-    const labelled = [
-      ...this.axes.map((a, i) => `${axisLabel(a, aliases[i], this.spec.shift)} AS ${aliases[i]}`),
-      ...this.movedLabels(),
-    ];
+    const labelled = this.axes.map((a, i) => `${axisLabel(a, aliases[i], this.spec.shift)} AS ${aliases[i]}`);
     // One pass, streamed: the keys are counted from the groups that come back (at most maxGroups), as a
     // hand-written GROUPING SETS query would run; materialising the records first cost 2.5x (bench).
-    const source = `SELECT ${[...keys, ...carried, ...flags].join(', ')} FROM ${ident(this.table.table)} WHERE ${this.where}`;
+    const source = `SELECT ${[...keys, ...carried].join(', ')} FROM ${ident(this.table.table)} WHERE ${this.where}`;
     const g = grouping(aliases, sets);
-    return `SELECT ${[...labelled, 'gid', ...aggregates.map((_, i) => `__t${i}`), ...twinOut].join(', ')}
-FROM (SELECT ${[...aliases, g.gid, ...aggregates, ...twinAggregates].join(', ')}
+    return `SELECT ${[...labelled, 'gid', ...aggregates.map((_, i) => `__t${i}`)].join(', ')}
+FROM (SELECT ${[...aliases, g.gid, ...aggregates.map((sql, i) => `${sql} AS __t${i}`)].join(', ')}
   FROM (${source})
   ${g.groupBy}
   LIMIT ${maxGroups})`;

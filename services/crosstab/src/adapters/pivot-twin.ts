@@ -1,9 +1,9 @@
-import { ident, type DuckDBValue, type Row } from '@quarry/snapshots';
+import type { DuckDBValue, Row } from '@quarry/snapshots';
 import type { GroupRow } from '../domain/axis-value';
 import type { CrosstabSpec } from '../domain/crosstab-spec';
 import type { PeriodShift } from '../domain/period-shift';
 import type { PivotTwin } from '../ports/pivot-engine.port';
-import type { Acc } from './pivot-partials';
+import { HOLISTIC, type Acc } from './pivot-partials';
 import { groupsOfGroupingSets, rollUpInJs, type RollupView } from './pivot-rollup';
 import { notMemberSql } from './pivot-sql';
 import { shiftCut } from './pivot-shift';
@@ -46,17 +46,19 @@ export function planTwins(
   spec: CrosstabSpec,
   columnTypes: ReadonlyMap<string, string>,
 ): { twins: PlanTwin[]; params: Record<string, DuckDBValue> } | undefined {
-  if (!twins?.length || spec.shift) return undefined;
+  // A median's twin is a second median over nearly every record: as costly as the pass apart, so holistic
+  // totals keep their own passes (the FILTER measured twice the pass's time).
+  if (!twins?.length || spec.shift || spec.totals.some((t) => t.aggregation && HOLISTIC.has(t.aggregation)))
+    return undefined;
   const params: Record<string, DuckDBValue> = {};
   const out: PlanTwin[] = [];
   for (const [k, tw] of twins.entries()) {
     if (tw.of === 'shifted') {
       if (!tw.shift.onKeys) return undefined;
       const cut = shiftCut({ shift: tw.shift, timeZone: spec.timeZone }, columnTypes, `__tw${k}`);
-      // A record with no date is in no period: never compared (the cut is null for it, as in the filter).
-      const sql = cut.length ? `coalesce(${cut[0].sql}, false)` : `(${ident(tw.shift.field)} IS NOT NULL)`;
+      if (!cut.length) return undefined;
       Object.assign(params, ...cut.map((c) => c.params));
-      out.push({ sql, totals: new Set(tw.totals), moved: tw.shift });
+      out.push({ sql: cut[0].flag, totals: new Set(tw.totals), moved: tw.shift });
     } else {
       const x = tw.exclusion;
       const m = notMemberSql(x.axis, x.values, columnTypes, spec.timeZone, `__tw${k}`);

@@ -92,9 +92,6 @@ export async function compareGroups(
   return { spec: drawnSpec, groups };
 }
 
-/** As many outer keys as the table's own choice of them reads (run-crosstab's OUTER_KEYS_FACTOR). */
-const OUTER_CELLS = MAX_CELLS * 10;
-
 async function shiftedPivot(
   pivots: PivotEngine,
   entry: IndexEntry,
@@ -112,13 +109,10 @@ async function shiftedPivot(
     restrict.rows && spec.columns.length
       ? await pivots.pivot(entry, where, { ...spec, rows: [] }, MAX_CELLS, signal, { columns: restrict.columns })
       : undefined;
-  // The grand total over every record, from the outermost level alone (as the table's own comes).
-  const outer = spec.rows.length
-    ? { rows: spec.rows.slice(0, 1), columns: [] }
-    : { rows: [], columns: spec.columns.slice(0, 1) };
+  // The grand total over every record: one group, no key (a median's keys cost as much as its records).
   const all =
     restrict.rows || restrict.columns
-      ? await pivots.pivot(entry, where, { ...spec, ...outer, subtotals: false }, OUTER_CELLS, signal)
+      ? await pivots.pivot(entry, where, { ...spec, rows: [], columns: [], subtotals: false }, MAX_CELLS, signal)
       : undefined;
   return mergePasses(main.groups, { across: across?.groups, down: down?.groups, all: all?.groups });
 }
