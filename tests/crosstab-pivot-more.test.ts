@@ -293,7 +293,9 @@ describe('CROSSTAB.EXECUTE: Other (N), parent shares, ranks, moving averages and
     expect(csv[0].some((h) => h.startsWith(`Other (${regions.length - 2})`))).toBe(true);
     expect(Number(otherLine[2])).toBe(last.cells[0][0]);
     const html = await crosstab<string>({ ...params, format: 'html' });
-    expect(html).toContain(`<tr class="quarry-other"><th scope="row" colspan="2">Other (${ranked.length - 2})</th>`);
+    expect(html).toContain(
+      `<tr class="quarry-other"><th scope="row" colspan="2" class="quarry-other" data-other="${ranked.length - 2}">Other (${ranked.length - 2})</th>`,
+    );
     expect(html).toContain(`>Other (${regions.length - 2})</th>`);
   });
 
