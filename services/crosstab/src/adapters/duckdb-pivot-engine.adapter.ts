@@ -13,11 +13,17 @@ import type {
 } from '../ports/pivot-engine.port';
 import { estimateKeys } from './pivot-key-estimate';
 import { PivotPlan } from './pivot-plan';
-import { fromGroupingSets, JS_ROLLUP_MAX_WORK, rollUpInJs } from './pivot-rollup';
+import {
+  fromGroupingSets,
+  JS_ROLLUP_MAX_WORK,
+  rollUpInJs,
+  twinGroupsFromCells,
+  twinGroupsFromSets,
+} from './pivot-rollup';
 import { memberSql, notMemberSql, type BoundWhere } from './pivot-sql';
 import { lastPeriodSql, lastStoredSql, shiftCut } from './pivot-shift';
 import { matchRollup } from './rollup-match';
-import { planTwins, twinGroupsFromCells, twinGroupsFromSets } from './pivot-twin';
+import { planTwins } from './pivot-twin';
 import type { CalendarGroup } from '@quarry/contract';
 import type { LastPeriod, PeriodShift } from '../domain/period-shift';
 

@@ -1,10 +1,8 @@
-import type { DuckDBValue, Row } from '@quarry/snapshots';
-import type { GroupRow } from '../domain/axis-value';
+import type { DuckDBValue } from '@quarry/snapshots';
 import type { CrosstabSpec } from '../domain/crosstab-spec';
 import type { PeriodShift } from '../domain/period-shift';
 import type { PivotTwin } from '../ports/pivot-engine.port';
-import { HOLISTIC, type Acc } from './pivot-partials';
-import { groupsOfGroupingSets, rollUpInJs, type RollupView } from './pivot-rollup';
+import { HOLISTIC, type RollupView } from './pivot-partials';
 import { notMemberSql } from './pivot-sql';
 import { shiftCut } from './pivot-shift';
 
@@ -67,39 +65,4 @@ export function planTwins(
     }
   }
   return { twins: out, params };
-}
-
-const isGrand = (g: GroupRow) => g.rowKey.length === 0 && g.columnKey.length === 0;
-
-/** Totals a twin does not compute are null. */
-const computed = (view: TwinView, g: GroupRow): GroupRow => ({
-  ...g,
-  values: g.values.map((v, i) => (view.computes(i) ? v : null)),
-});
-
-/** Each twin's groups from the cells the JS roll-up read (rows without the twin's records left out). */
-export async function twinGroupsFromCells(views: readonly TwinView[], cells: Row[]): Promise<GroupRow[][]> {
-  const out: GroupRow[][] = [];
-  for (const view of views) {
-    const mine = cells.filter((c) => Number(c[view.count] ?? 0) > 0);
-    // Every group rolled up from these cells has records; without any, the grand total alone (empty).
-    const { groups } = await rollUpInJs(view, mine);
-    out.push(groups.map((g) => computed(view, g)));
-  }
-  return out;
-}
-
-/** Each twin's groups from the grouping sets' rows (its totals in its own columns). */
-export function twinGroupsFromSets(views: readonly TwinView[], rows: Row[]): GroupRow[][] {
-  return views.map((view, k) => {
-    const groups = groupsOfGroupingSets(view, rows, (row) =>
-      view.totals.map((_, i) => toNumber(row[twinAlias(`__t${i}`, k)])),
-    );
-    return groups.filter((g, at) => isGrand(g) || Number(rows[at][view.count] ?? 0) > 0).map((g) => computed(view, g));
-  });
-}
-
-function toNumber(v: unknown): number | null {
-  if (v === null || v === undefined) return null;
-  return Number(v as Acc);
 }
