@@ -1,12 +1,6 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { parseTable } from './support/html-table';
-import { createIdentity, type Identity } from './support/identities';
-import { runCli } from './support/quarry-process';
-import { startStackWithData, type Stack } from './support/stack';
+import { expectClose, useIndexedRecords } from './support/indexed-records';
 
 /*
  * The Other row and column with totals that add up (counts, sums, averages, minima, maxima, distinct
@@ -60,51 +54,13 @@ const AGGREGATES = `count(*) AS a0, sum(hours) AS a1, avg(hours) AS a2, min(hour
   count(DISTINCT agent) AS a5`;
 const valuesOf = (r: Record<string, unknown> | undefined): Values =>
   TOTALS.map((_, i) => (r?.[`a${i}`] === null || r?.[`a${i}`] === undefined ? null : Number(r[`a${i}`])));
-const close = (a: number | null | undefined, b: number | null | undefined) =>
-  a === null || b === null || a === undefined || b === undefined
-    ? (a ?? null) === (b ?? null)
-    : Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(a), Math.abs(b));
-const expectClose = (got: Values, want: Values, where: string) =>
-  expect({ where, got, ok: got.length === want.length && got.every((g, i) => close(g, want[i])) }).toMatchObject({
-    where,
-    ok: true,
-  });
-
 describe('CROSSTAB.EXECUTE: Other rows and columns read beside the totals, and keys that read like them', () => {
-  let stack: Stack;
-  let analyst: Identity;
-  let tmp: string;
-  let duck: DuckDBInstance;
-  const sql = async (text: string) =>
-    (await (await duck.connect()).runAndReadAll(text)).getRowObjectsJS() as Array<Record<string, unknown>>;
-
-  beforeAll(async () => {
-    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-other-labels-'));
-    const file = path.join(tmp, 'work.json');
-    fs.writeFileSync(file, JSON.stringify(records()));
-    duck = await DuckDBInstance.create(':memory:');
-    await sql(`CREATE TABLE t AS SELECT id, team, region, priority, CAST(hours AS DOUBLE) AS hours, agent
-      FROM read_json('${file}')`);
-    stack = await startStackWithData({
-      extra: async (env) => {
-        const r = await runCli(['index', 'load', 'work', file], env);
-        if (r.code !== 0) throw new Error(r.stderr);
-      },
-    });
-    analyst = await createIdentity(stack.dataDir, 'analyst', { indexes: '*' });
-  }, 180_000);
-
-  afterAll(async () => {
-    await stack?.quarry.stop();
-    duck?.closeSync();
-    fs.rmSync(tmp, { recursive: true, force: true });
+  const { sql, crosstab } = useIndexedRecords({
+    index: 'work',
+    records,
+    table: (file) => `CREATE TABLE t AS SELECT id, team, region, priority, CAST(hours AS DOUBLE) AS hours, agent
+      FROM read_json('${file}')`,
   });
-
-  async function crosstab<T>(params: Record<string, unknown>): Promise<T> {
-    const res = await stack.call<{ data: T }>(analyst, 'CROSSTAB.EXECUTE', { index: 'work', cache: false, ...params });
-    if (!res.data) throw new Error(`CROSSTAB.EXECUTE failed: ${JSON.stringify(res.error)}`);
-    return res.data.data;
-  }
   const byCount = { by: 'value', measure: 0, direction: 'desc' };
   /** Values of `col` by count, largest first, ties by label: the order rowOrder by value gives. */
   const ranked = async (col: string) =>
