@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { parseTable } from './support/html-table';
 import { expectClose, useIndexedRecords } from './support/indexed-records';
@@ -169,6 +171,9 @@ describe('CROSSTAB.EXECUTE: Other rows and columns read beside the totals, and k
     expect(html).toContain('<th scope="row">Other (3)</th>');
     expect(html).toMatch(/<th scope="col" colspan="1">Other \(2\)<\/th>/);
     expect(html.match(/data-other=/g)).toHaveLength(2);
+    // QUARRY_KEEP_DIR=<dir> keeps what a person sees, to look at.
+    const keep = process.env.QUARRY_KEEP_DIR;
+    if (keep) fs.writeFileSync(path.join(keep, 'other-labels.html'), html);
   });
 
   it('without a colliding key the Other label stays "Other (N)"', async () => {
