@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { parseTable } from './support/html-table';
-import { expectClose, useIndexedRecords } from './support/indexed-records';
+import { expectClose, seededRandom, useIndexedRecords } from './support/indexed-records';
 
 /*
  * The Other row and column with totals that add up (counts, sums, averages, minima, maxima, distinct
@@ -29,11 +29,7 @@ const PRIORITIES = ['High', 'Low'];
 const RECORDS = 2400;
 
 function records(): Array<Record<string, unknown>> {
-  let seed = 11;
-  const next = () => {
-    seed = (seed * 1103515245 + 12345) % 2147483648;
-    return seed / 2147483648;
-  };
+  const next = seededRandom(11);
   return Array.from({ length: RECORDS }, (_, i) => ({
     id: i,
     team: TEAMS[Math.floor(next() ** 2 * TEAMS.length)],

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import ExcelJS from 'exceljs';
 import { parse as parseCsv } from 'csv-parse/sync';
-import { expectClose, useIndexedRecords } from './support/indexed-records';
+import { expectClose, seededRandom, useIndexedRecords } from './support/indexed-records';
 
 /*
  * The exact "Other (N)" row and column, the showAs modes that read the parent group, ranks and moving
@@ -40,11 +40,7 @@ const RECORDS = 3000;
 
 /** A fixed pseudo-random sequence: the same records every run, skewed so that teams differ in size. */
 function records(): Array<Record<string, unknown>> {
-  let seed = 7;
-  const next = () => {
-    seed = (seed * 1103515245 + 12345) % 2147483648;
-    return seed / 2147483648;
-  };
+  const next = seededRandom(7);
   return Array.from({ length: RECORDS }, (_, i) => {
     const t = Math.floor(next() ** 2 * (TEAMS.length + 1));
     return {

@@ -8,6 +8,15 @@ import { startStackWithData, type Stack } from './stack';
 
 type Values = Array<number | null>;
 
+/** A fixed pseudo-random sequence in [0, 1) from `seed`: the same records every run. */
+export function seededRandom(seed: number): () => number {
+  let state = seed;
+  return () => {
+    state = (state * 1103515245 + 12345) % 2147483648;
+    return state / 2147483648;
+  };
+}
+
 /** Two numbers equal within a relative 1e-9 (sums of doubles in another order), or both missing. */
 export const close = (a: number | null | undefined, b: number | null | undefined) =>
   a === null || b === null || a === undefined || b === undefined
