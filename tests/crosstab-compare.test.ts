@@ -244,6 +244,44 @@ describe(`CROSSTAB.EXECUTE totals with compare (${PIVOT_ENGINE})`, () => {
     expect(got.partialColumns).toEqual([0]);
   });
 
+  it('top 2 carriers by every month, in UTC and in Paris: the compared period read in the same passes as the table', async () => {
+    const totals = [
+      SUM,
+      { ...SUM, compare: { to: 'previousPeriod', as: 'difference' } },
+      { aggregationType: 'Count', compare: { to: 'previousPeriod', as: 'value' } },
+      { aggregationType: 'CountDistinct', field: 'user', compare: { to: 'previousPeriod' } },
+      { aggregationType: 'Average', field: 'delay', compare: { to: 'previousPeriod', as: 'percentDifference' } },
+    ];
+    for (const timeZone of ['UTC', 'Europe/Paris']) {
+      const got = await json({
+        rows: ['carrier'],
+        columns: [month()],
+        rowOrder: { by: 'value', measure: 0, direction: 'asc' },
+        rowLimit: 2,
+        timeZone,
+        totals,
+      });
+      expect(got.rows).toHaveLength(2);
+      const r = expectTable(got, RECORDS, {
+        rows: ['carrier'],
+        columns: [{ grain: 'month' }],
+        totals: [
+          { m: 'sum' },
+          { m: 'sum', as: 'difference' },
+          { m: 'count', as: 'value' },
+          { m: 'distinct', as: 'value' },
+          { m: 'average', as: 'percentDifference' },
+        ],
+        timeZone,
+        grain: 'month',
+        unit: 'month',
+        n: 1,
+      });
+      expect(r.checked).toBeGreaterThan(100);
+      expect(got.partialColumns).toEqual([got.columns.length - 1]);
+    }
+  });
+
   it('years and months with subtotals: a year compares the shifted records of all its months, the Total the whole range', async () => {
     const got = await json({
       rows: [
@@ -332,10 +370,27 @@ describe(`CROSSTAB.EXECUTE totals with compare (${PIVOT_ENGINE})`, () => {
       '* 2025-03 is partial (data to 2025-03-15 10:00): compared with the same elapsed span',
     );
     const csv = await call<{ data: string }>({ ...params, format: 'csv' });
-    expect((parseCsv(csv.data!.data) as string[][])[0]).toEqual([
+    const lines = parseCsv(csv.data!.data) as string[][];
+    expect(lines[0]).toEqual(['date (month)', 'Total | Sum (delay)', 'Total | Sum (delay) vs previous month']);
+    // The partial month is marked as in HTML, and a last line (as wide as the others) explains the mark.
+    expect(lines.map((l) => l[0])).toEqual([
       'date (month)',
-      'Total | Sum (delay)',
-      'Total | Sum (delay) vs previous month',
+      '2024-10',
+      '2024-11',
+      '2024-12',
+      '2025-01',
+      '2025-02',
+      '2025-03 *',
+      'Total',
+      '* 2025-03 is partial (data to 2025-03-15 10:00): compared with the same elapsed span',
+    ]);
+    expect(lines[lines.length - 1].slice(1)).toEqual(['', '']);
+    // As a column: the header of the partial month's columns is marked.
+    const across = await call<{ data: string }>({ ...params, rows: ['carrier'], columns: [month()], format: 'csv' });
+    const header = (parseCsv(across.data!.data) as string[][])[0];
+    expect(header.filter((h) => h.startsWith('2025-03'))).toEqual([
+      '2025-03 * | Sum (delay)',
+      '2025-03 * | Sum (delay) vs previous month',
     ]);
     const xlsx = await call<{ data: string }>({ ...params, format: 'xlsx' });
     const book = new ExcelJS.Workbook();

@@ -1,12 +1,8 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
 import ExcelJS from 'exceljs';
 import { parse as parseCsv } from 'csv-parse/sync';
-import { createIdentity, type Identity } from './support/identities';
-import { runCli } from './support/quarry-process';
-import { startStackWithData, type Stack } from './support/stack';
+import { expectClose, seededRandom, useIndexedRecords } from './support/indexed-records';
 
 /*
  * The exact "Other (N)" row and column, the showAs modes that read the parent group, ranks and moving
@@ -44,11 +40,7 @@ const RECORDS = 3000;
 
 /** A fixed pseudo-random sequence: the same records every run, skewed so that teams differ in size. */
 function records(): Array<Record<string, unknown>> {
-  let seed = 7;
-  const next = () => {
-    seed = (seed * 1103515245 + 12345) % 2147483648;
-    return seed / 2147483648;
-  };
+  const next = seededRandom(7);
   return Array.from({ length: RECORDS }, (_, i) => {
     const t = Math.floor(next() ** 2 * (TEAMS.length + 1));
     return {
@@ -62,16 +54,6 @@ function records(): Array<Record<string, unknown>> {
     };
   });
 }
-
-const close = (a: number | null | undefined, b: number | null | undefined) =>
-  a === null || b === null || a === undefined || b === undefined
-    ? (a ?? null) === (b ?? null)
-    : Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(a), Math.abs(b));
-const expectClose = (got: Values, want: Values, where: string) =>
-  expect({ where, got, ok: got.length === want.length && got.every((g, i) => close(g, want[i])) }).toMatchObject({
-    where,
-    ok: true,
-  });
 
 /** The totals every Other test reads, and the same aggregates in DuckDB's SQL, in order. */
 const TOTALS = [
@@ -88,49 +70,13 @@ const valuesOf = (r: Record<string, unknown> | undefined): Values =>
   [0, 1, 2, 3, 4, 5].map((i) => (r?.[`a${i}`] === null || r?.[`a${i}`] === undefined ? null : Number(r[`a${i}`])));
 
 describe('CROSSTAB.EXECUTE: Other (N), parent shares, ranks, moving averages and manual order', () => {
-  let stack: Stack;
-  let analyst: Identity;
-  let tmp: string;
-  let duck: DuckDBInstance;
-  const sql = async (text: string) =>
-    (await (await duck.connect()).runAndReadAll(text)).getRowObjectsJS() as Array<Record<string, unknown>>;
-
-  beforeAll(async () => {
-    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-pivot-more-'));
-    const file = path.join(tmp, 'tickets.json');
-    fs.writeFileSync(file, JSON.stringify(records()));
-    duck = await DuckDBInstance.create(':memory:');
+  const { sql, call, crosstab } = useIndexedRecords({
+    index: 'tickets',
+    records,
     // Blank text is the blank key, as Quarry groups it.
-    await sql(`CREATE TABLE t AS SELECT id, nullif(team, '') AS team, nullif(priority, '') AS priority, region,
-      CAST(hours AS DOUBLE) AS hours, agent, channel FROM read_json('${file}')`);
-    stack = await startStackWithData({
-      extra: async (env) => {
-        const r = await runCli(['index', 'load', 'tickets', file], env);
-        if (r.code !== 0) throw new Error(r.stderr);
-      },
-    });
-    analyst = await createIdentity(stack.dataDir, 'analyst', { indexes: '*' });
-  }, 180_000);
-
-  afterAll(async () => {
-    if (process.env.QUARRY_PRINT_ERRORS)
-      console.log(
-        stack?.quarry
-          .logs()
-          .filter((l) => /error|Error/.test(l))
-          .join('\n'),
-      );
-    await stack?.quarry.stop();
-    duck?.closeSync();
-    fs.rmSync(tmp, { recursive: true, force: true });
+    table: (file) => `CREATE TABLE t AS SELECT id, nullif(team, '') AS team, nullif(priority, '') AS priority, region,
+      CAST(hours AS DOUBLE) AS hours, agent, channel FROM read_json('${file}')`,
   });
-
-  const call = <T>(method: string, params: unknown) => stack.call<T>(analyst, method, params);
-  async function crosstab<T>(params: Record<string, unknown>): Promise<T> {
-    const res = await call<{ data: T }>('CROSSTAB.EXECUTE', { index: 'tickets', cache: false, ...params });
-    if (!res.data) throw new Error(`CROSSTAB.EXECUTE failed: ${JSON.stringify(res.error)}`);
-    return res.data.data;
-  }
   const json = (params: Record<string, unknown>) => crosstab<JsonTable>({ format: 'json', ...params });
   const count = async (query: string): Promise<number> => {
     const res = await call<{ total: number }>('QUERIES.EXECUTE', {
@@ -293,7 +239,9 @@ describe('CROSSTAB.EXECUTE: Other (N), parent shares, ranks, moving averages and
     expect(csv[0].some((h) => h.startsWith(`Other (${regions.length - 2})`))).toBe(true);
     expect(Number(otherLine[2])).toBe(last.cells[0][0]);
     const html = await crosstab<string>({ ...params, format: 'html' });
-    expect(html).toContain(`<tr class="quarry-other"><th scope="row" colspan="2">Other (${ranked.length - 2})</th>`);
+    expect(html).toContain(
+      `<tr class="quarry-other"><th scope="row" colspan="2" class="quarry-other" data-other="${ranked.length - 2}">Other (${ranked.length - 2})</th>`,
+    );
     expect(html).toContain(`>Other (${regions.length - 2})</th>`);
   });
 

@@ -77,13 +77,14 @@ export function periodKey(t: Naive, grain: Grain): string {
   }
 }
 
-export type Measure = 'sum' | 'count' | 'distinct' | 'median';
+export type Measure = 'sum' | 'count' | 'distinct' | 'median' | 'average';
 
 export function aggregate(recs: readonly TimedRec[], m: Measure): number | null {
   if (m === 'count') return recs.length;
   if (m === 'distinct') return new Set(recs.map((r) => r.user)).size;
   if (recs.length === 0) return null;
   if (m === 'sum') return recs.reduce((s, r) => s + r.delay, 0);
+  if (m === 'average') return recs.reduce((s, r) => s + r.delay, 0) / recs.length;
   const v = recs.map((r) => r.delay).sort((a, b) => a - b);
   const mid = (v.length - 1) / 2;
   return (v[Math.floor(mid)] + v[Math.ceil(mid)]) / 2;

@@ -309,7 +309,7 @@ export interface CrosstabExecuteParams {
         to: string;
       };
       /**
-       * Compare with the previous period or the same period a year before: the same measure computed over the records of that period (never a neighbouring cell), shown as that value, the difference (current − previous) or the percentage difference ((current − previous) / |previous| × 100; empty when previous is 0 or empty). Needs a calendar dateGroup (year, quarter, month, week, day, hour) of one date field among rows or columns; the period is that field's finest one (a week a year before is 52 weeks before, same weekday). When the data's last period is partial, the compared period is cut to the same elapsed span and that row or column says partial. Applies before showAs.
+       * Compare with the previous period or the same period a year before: the same measure computed over the records of that period (never a neighbouring cell), shown as that value, the difference (current − previous) or the percentage difference ((current − previous) / |previous| × 100; empty when previous is 0 or empty). Needs a calendar dateGroup (year, quarter, month, week, day, hour) of one date field among rows or columns; the period is that field's finest one (a week a year before is 52 weeks before, same weekday). When the data's last period is partial, the compared period is cut to the same elapsed span and that row or column says partial (JSON: partial; HTML, XLSX and CSV: a * after its key, explained in HTML's caption and in a last CSV line). Applies before showAs.
        */
       compare?: {
         to: "previousPeriod" | "previousYear";
@@ -393,7 +393,7 @@ export interface CrosstabExecuteParams {
         to: string;
       };
       /**
-       * Compare with the previous period or the same period a year before: the same measure computed over the records of that period (never a neighbouring cell), shown as that value, the difference (current − previous) or the percentage difference ((current − previous) / |previous| × 100; empty when previous is 0 or empty). Needs a calendar dateGroup (year, quarter, month, week, day, hour) of one date field among rows or columns; the period is that field's finest one (a week a year before is 52 weeks before, same weekday). When the data's last period is partial, the compared period is cut to the same elapsed span and that row or column says partial. Applies before showAs.
+       * Compare with the previous period or the same period a year before: the same measure computed over the records of that period (never a neighbouring cell), shown as that value, the difference (current − previous) or the percentage difference ((current − previous) / |previous| × 100; empty when previous is 0 or empty). Needs a calendar dateGroup (year, quarter, month, week, day, hour) of one date field among rows or columns; the period is that field's finest one (a week a year before is 52 weeks before, same weekday). When the data's last period is partial, the compared period is cut to the same elapsed span and that row or column says partial (JSON: partial; HTML, XLSX and CSV: a * after its key, explained in HTML's caption and in a last CSV line). Applies before showAs.
        */
       compare?: {
         to: "previousPeriod" | "previousYear";
@@ -434,7 +434,7 @@ export interface CrosstabExecuteParams {
     value: number;
   };
   /**
-   * With rowLimit: a last row, "Other (N)", over the records of the N outermost row values not shown (left out by rowLimit or rowFilter), every total (distinct counts and medians too) computed from those records; absent when nothing was left out. In JSON its key is [] and it says other: N; its query selects exactly those records.
+   * With rowLimit: a last row, "Other (N)", over the records of the N outermost row values not shown (left out by rowLimit or rowFilter), every total (distinct counts and medians too) computed from those records; absent when nothing was left out. In JSON its key is [] and it says other: N; its query selects exactly those records. Where a value shown reads "Other (N)" itself, CSV, HTML and XLSX label it "Other (N values)"; HTML marks its header with class quarry-other and data-other="N".
    */
   otherRow?: boolean;
   /**

@@ -53,7 +53,7 @@ export const crosstabExecuteParams = z
     otherRow: optionalBoolean().meta({
       default: false,
       description:
-        'With rowLimit: a last row, "Other (N)", over the records of the N outermost row values not shown (left out by rowLimit or rowFilter), every total (distinct counts and medians too) computed from those records; absent when nothing was left out. In JSON its key is [] and it says other: N; its query selects exactly those records.',
+        'With rowLimit: a last row, "Other (N)", over the records of the N outermost row values not shown (left out by rowLimit or rowFilter), every total (distinct counts and medians too) computed from those records; absent when nothing was left out. In JSON its key is [] and it says other: N; its query selects exactly those records. Where a value shown reads "Other (N)" itself, CSV, HTML and XLSX label it "Other (N values)"; HTML marks its header with class quarry-other and data-other="N".',
     }),
     otherColumn: optionalBoolean().meta({
       default: false,

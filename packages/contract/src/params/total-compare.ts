@@ -26,7 +26,7 @@ export const compareParam = z
   )
   .meta({
     description:
-      "Compare with the previous period or the same period a year before: the same measure computed over the records of that period (never a neighbouring cell), shown as that value, the difference (current − previous) or the percentage difference ((current − previous) / |previous| × 100; empty when previous is 0 or empty). Needs a calendar dateGroup (year, quarter, month, week, day, hour) of one date field among rows or columns; the period is that field's finest one (a week a year before is 52 weeks before, same weekday). When the data's last period is partial, the compared period is cut to the same elapsed span and that row or column says partial. Applies before showAs.",
+      "Compare with the previous period or the same period a year before: the same measure computed over the records of that period (never a neighbouring cell), shown as that value, the difference (current − previous) or the percentage difference ((current − previous) / |previous| × 100; empty when previous is 0 or empty). Needs a calendar dateGroup (year, quarter, month, week, day, hour) of one date field among rows or columns; the period is that field's finest one (a week a year before is 52 weeks before, same weekday). When the data's last period is partial, the compared period is cut to the same elapsed span and that row or column says partial (JSON: partial; HTML, XLSX and CSV: a * after its key, explained in HTML's caption and in a last CSV line). Applies before showAs.",
   });
 
 export const totalCompareParams = { compare: compareParam.optional() };

@@ -1,7 +1,7 @@
 import type { IndexEntry } from '@quarry/metadata-store';
 import type { QueryNode } from '@quarry/query-language';
 import { compileWhere, ident, type LoadedTable, type Row, type SnapshotEngine } from '@quarry/snapshots';
-import type { AxisValue } from '../domain/axis-value';
+import type { AxisValue, GroupRow } from '../domain/axis-value';
 import { crosstabCells, type AxisSpec, type CrosstabSpec } from '../domain/crosstab-spec';
 import type {
   DrillFacts,
@@ -13,10 +13,17 @@ import type {
 } from '../ports/pivot-engine.port';
 import { estimateKeys, THOROUGH_SAMPLE_RECORDS } from './pivot-key-estimate';
 import { PivotPlan } from './pivot-plan';
-import { fromGroupingSets, JS_ROLLUP_MAX_WORK, rollUpInJs } from './pivot-rollup';
+import {
+  fromGroupingSets,
+  JS_ROLLUP_MAX_WORK,
+  rollUpInJs,
+  twinGroupsFromCells,
+  twinGroupsFromSets,
+} from './pivot-rollup';
 import { memberSql, notMemberSql, type BoundWhere } from './pivot-sql';
 import { lastPeriodSql, lastStoredSql, shiftCut } from './pivot-shift';
 import { matchRollup } from './rollup-match';
+import { planTwins } from './pivot-twin';
 import type { CalendarGroup } from '@quarry/contract';
 import type { LastPeriod, PeriodShift } from '../domain/period-shift';
 
@@ -112,9 +119,16 @@ export class DuckDbPivotEngine implements PivotEngine {
     const scan = new PivotPlan(table, spec, restricted.sql);
     // A rollup covering the crosstab is read in place of the records, by the same SQL.
     const rollup = matchRollup(entry, table, spec, where, scan, restrict);
-    const plan = rollup ? new PivotPlan(table, spec, restricted.sql, rollup) : scan;
+    // Twins need the records themselves: a pass read from a rollup leaves them to the caller's passes.
+    const twins = rollup ? undefined : planTwins(restrict.twins, spec, table.columnTypes);
+    const plan = rollup
+      ? new PivotPlan(table, spec, restricted.sql, rollup)
+      : twins
+        ? new PivotPlan(table, spec, restricted.sql, undefined, twins.twins)
+        : scan;
     const drill = this.drillFacts(table, spec);
-    const result = await this.pivotPlan(plan, spec, restricted, maxCells, signal);
+    const bound = twins ? { ...restricted, params: { ...restricted.params, ...twins.params } } : restricted;
+    const result = await this.pivotPlan(plan, spec, bound, maxCells, signal);
     return { ...result, drill, ...(rollup ? { servedBy: rollup.name } : {}) };
   }
 
@@ -152,6 +166,9 @@ export class DuckDbPivotEngine implements PivotEngine {
     signal?: AbortSignal,
   ): Promise<PivotResult> {
     const maxGroups = 2 * Math.floor(maxCells / spec.totals.length) + 1;
+    const views = plan.twins.map((_, k) => plan.twinView(k));
+    // Twins read in the same scan; none when the pivot is over the limit (no group comes back either).
+    const read = plan.twins.length ? { twins: [] as GroupRow[][] } : {};
     if (plan.holistic) {
       const rows = await this.engine.all(plan.rawSql(maxGroups), w.params, signal);
       if (rows.length >= maxGroups) {
@@ -167,6 +184,7 @@ export class DuckDbPivotEngine implements PivotEngine {
         rows: groups.filter((g) => g.rowKey.length === R && g.columnKey.length === 0).length,
         columns: C ? groups.filter((g) => g.rowKey.length === 0 && g.columnKey.length === C).length : 1,
       };
+      // No twin: a holistic total's twin would cost a pass of its own (planTwins).
       return { keys, groups: crosstabCells(keys, spec) > maxCells ? [] : groups };
     }
     if (plan.distinct.length === 0) {
@@ -176,9 +194,12 @@ export class DuckDbPivotEngine implements PivotEngine {
       const cells = await this.engine.all(plan.cellsSql(most + 1), w.params, signal);
       // The JS roll-up is synchronous: past JS_ROLLUP_MAX_WORK (cells x levels) it would hold the thread,
       // so many levels (subtotals on deep axes) go to DuckDB, which yields and honours the deadline.
-      if (cells.length <= most && cells.length * plan.levels.length <= this.jsRollupMaxWork) {
+      const work = cells.length * plan.levels.length * (1 + views.length);
+      if (cells.length <= most && work <= this.jsRollupMaxWork) {
         const { keys, groups } = await this.engine.turns.take(() => rollUpInJs(plan, cells));
-        return { keys, groups: crosstabCells(keys, spec) > maxCells ? [] : groups };
+        if (crosstabCells(keys, spec) > maxCells) return { keys, groups: [], ...read };
+        if (!views.length) return { keys, groups };
+        return { keys, groups, twins: await this.engine.turns.take(() => twinGroupsFromCells(views, cells)) };
       }
     }
     // Subtotals add groups beyond the cells; a table within the limit has at most twice the limit's groups
@@ -197,7 +218,14 @@ export class DuckDbPivotEngine implements PivotEngine {
     const keys = rows.length
       ? { rows: Number(rows[0].__nr), columns: Number(rows[0].__nc) }
       : { rows: 0, columns: plan.colAliases.length ? 0 : 1 };
-    if (rows.length >= maxGroups) return { keys, groups: [], tooManyGroups: true };
-    return { keys, groups: crosstabCells(keys, spec) > maxCells ? [] : fromGroupingSets(plan, rows) };
+    const read = plan.twins.length ? { twins: [] as GroupRow[][] } : {};
+    if (rows.length >= maxGroups) return { keys, groups: [], tooManyGroups: true, ...read };
+    if (crosstabCells(keys, spec) > maxCells) return { keys, groups: [], ...read };
+    const twins = plan.twins.map((_, k) => plan.twinView(k));
+    return {
+      keys,
+      groups: fromGroupingSets(plan, rows),
+      ...(twins.length ? { twins: twinGroupsFromSets(twins, rows) } : {}),
+    };
   }
 }

@@ -1,4 +1,4 @@
-import type { Aggregation } from '../domain/crosstab-spec';
+import type { Aggregation, AxisSpec } from '../domain/crosstab-spec';
 
 // Exact partial aggregates: what each cell carries so every level's total adds up from them.
 
@@ -37,4 +37,14 @@ export function combine(kind: PartialKind, a: Acc, b: Acc): Acc {
   }
   const less = a < b;
   return (kind === 'min') === less ? a : b;
+}
+
+/** What the JS roll-up reads of a plan: the pivot's own cells, or a twin's (pivot-twin). */
+export interface RollupView {
+  axes: readonly AxisSpec[];
+  rowAliases: readonly string[];
+  colAliases: readonly string[];
+  levels: ReadonlyArray<readonly [number, number]>;
+  partials: ReadonlyArray<{ alias: string; kind: PartialKind }>;
+  totals: ReadonlyArray<{ value: (acc: readonly Acc[]) => number | null }>;
 }

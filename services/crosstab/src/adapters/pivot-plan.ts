@@ -3,6 +3,7 @@ import { ident, type LoadedTable } from '@quarry/snapshots';
 import { pivotLevels, type AxisSpec, type CrosstabSpec, type TotalSpec } from '../domain/crosstab-spec';
 import { HOLISTIC, type Acc, type PartialKind } from './pivot-partials';
 import { axisLabel, groupedKey } from './pivot-sql';
+import { movedAlias, twinAlias, TWIN_COUNT, type PlanTwin, type TwinView } from './pivot-twin';
 
 /**
  * How a column's values are added up. Integers: DuckDB's sum, exact in HUGEINT. Doubles: Kahan-Babuska
@@ -46,6 +47,8 @@ export class PivotPlan {
   readonly distinct: Array<{ alias: string; field: FieldDef }> = [];
   /** Per total: how its value follows from the partials (cells path) and its roll-up SQL (grouping sets path). */
   readonly totals: Array<{ value: (acc: readonly Acc[]) => number | null; rollup: string }>;
+  /** Each total's roll-up SQL over a twin's partials (see pivot-twin), by twin. */
+  private readonly twinRollups: Array<(k: number) => string>;
 
   constructor(
     private readonly table: LoadedTable,
@@ -53,12 +56,19 @@ export class PivotPlan {
     private readonly where: string,
     /** A rollup the pre-aggregate reads instead of the records (rollup-match). */
     private readonly source?: RollupSource,
+    /** Subsets of the records whose groups are read in the same scan (none with a rollup source). */
+    readonly twins: readonly PlanTwin[] = [],
   ) {
+    if (source && twins.length) throw new Error('a pivot read from a rollup has no twins');
     this.axes = [...spec.rows, ...spec.columns];
     this.rowAliases = spec.rows.map((_, i) => `__r${i}`);
     this.colAliases = spec.columns.map((_, i) => `__c${i}`);
     this.levels = pivotLevels(spec);
-    this.totals = spec.totals.map((t) => this.total(t));
+    const made = spec.totals.map((t) => this.total(t));
+    this.totals = made.map((t) => ({ value: t.value, rollup: t.rollup((i) => this.partials[i].alias, '') }));
+    this.twinRollups = made.map(
+      (t) => (k) => t.rollup((i) => twinAlias(this.partials[i].alias, k), ` FILTER (WHERE ${TWIN_COUNT(k)} > 0)`),
+    );
     this.holistic = spec.totals.some((t) => t.aggregation && HOLISTIC.has(t.aggregation));
   }
 
@@ -72,13 +82,20 @@ export class PivotPlan {
     return this.partials.length - 1;
   }
 
-  private total(t: TotalSpec): { value: (acc: readonly Acc[]) => number | null; rollup: string } {
+  /**
+   * A total's value from the partials, and its roll-up SQL given the partials' aliases and a filter on
+   * the distinct values counted (a twin counts those its records hold).
+   */
+  private total(t: TotalSpec): {
+    value: (acc: readonly Acc[]) => number | null;
+    rollup: (alias: (i: number) => string, distinctFilter: string) => string;
+  } {
     const num = (v: Acc) => (v === null ? null : Number(v));
-    const alias = (i: number) => this.partials[i].alias;
+    const none = { value: () => null, rollup: () => 'NULL' };
     // Calculated totals are evaluated from the others once every level is known (applyFormulas).
-    if (!t.aggregation) return { value: () => null, rollup: 'NULL' };
+    if (!t.aggregation) return none;
     // Only the raw path (rawSql) computes these.
-    if (HOLISTIC.has(t.aggregation)) return { value: () => null, rollup: 'NULL' };
+    if (HOLISTIC.has(t.aggregation)) return none;
     if (t.distinctOf) {
       const field = t.distinctOf;
       let d = this.distinct.find((x) => x.field.name === field.name);
@@ -87,10 +104,8 @@ export class PivotPlan {
         this.distinct.push(d);
       }
       // Only the grouping sets path carries dynamic views.
-      return {
-        value: () => null,
-        rollup: `count(DISTINCT ${field.type === 'string' ? `nullif(${d.alias}, '')` : d.alias})`,
-      };
+      const counted = field.type === 'string' ? `nullif(${d.alias}, '')` : d.alias;
+      return { value: () => null, rollup: (_, filter) => `count(DISTINCT ${counted})${filter}` };
     }
     if (!t.field || t.aggregation === 'Count') {
       const col = t.field ? ident(t.field.name) : '';
@@ -98,7 +113,7 @@ export class PivotPlan {
         'count',
         !t.field ? 'count(*)' : t.field.type === 'string' ? `count(nullif(${col}, ''))` : `count(${col})`,
       );
-      return { value: (acc) => Number(acc[i] ?? 0), rollup: `coalesce(sum(${alias(i)}), 0)` };
+      return { value: (acc) => Number(acc[i] ?? 0), rollup: (alias) => `coalesce(sum(${alias(i)}), 0)` };
     }
     const col = ident(t.field.name);
     const sum = sumOf(t.field);
@@ -107,25 +122,25 @@ export class PivotPlan {
         const i = this.partial('sum', `${sum}(${col})`);
         // No cast to DOUBLE in SQL: DuckDB's HUGEINT to DOUBLE is not correctly rounded (an integer sum
         // near 2^54 came back 2 off); the driver's bigint becomes the nearest double in JS.
-        return { value: (acc) => num(acc[i]), rollup: `${sum}(${alias(i)})` };
+        return { value: (acc) => num(acc[i]), rollup: (alias) => `${sum}(${alias(i)})` };
       }
       case 'Average': {
         const s = this.partial('sum', `${sum}(${col})`);
         const n = this.partial('count', `count(${col})`);
         return {
           value: (acc) => (Number(acc[n] ?? 0) > 0 ? Number(acc[s]) / Number(acc[n]) : null),
-          rollup: `CAST(${sum}(${alias(s)}) AS DOUBLE) / nullif(sum(${alias(n)}), 0)`,
+          rollup: (alias) => `CAST(${sum}(${alias(s)}) AS DOUBLE) / nullif(sum(${alias(n)}), 0)`,
         };
       }
       case 'Min':
       case 'Max': {
         const kind = t.aggregation === 'Min' ? 'min' : 'max';
         const i = this.partial(kind, `${kind}(${col})`);
-        return { value: (acc) => num(acc[i]), rollup: `CAST(${kind}(${alias(i)}) AS DOUBLE)` };
+        return { value: (acc) => num(acc[i]), rollup: (alias) => `CAST(${kind}(${alias(i)}) AS DOUBLE)` };
       }
       default:
         // CountDistinct has distinctOf (above); the holistic ones returned first.
-        return { value: () => null, rollup: 'NULL' };
+        return none;
     }
   }
 
@@ -142,16 +157,86 @@ export class PivotPlan {
       ...this.distinct.map((d) => `${ident(d.field.name)} AS ${d.alias}`),
     ];
     const partial = (sql: string) => this.source?.partials.get(sql) ?? sql;
-    const select = [...grain, ...this.partials.map((p) => `${partial(p.sql)} AS ${p.alias}`)];
+    // Each twin's partials over its records alone, in the same groups (one scan for both). Each record's
+    // flag is computed once, beside its columns: a FILTER written out per aggregate cost a test each.
+    const twins = this.twins.flatMap((_, k) => [
+      ...this.partials.map((p) => `${p.sql} FILTER (WHERE __w${k}) AS ${twinAlias(p.alias, k)}`),
+      `count(*) FILTER (WHERE __w${k}) AS ${TWIN_COUNT(k)}`,
+    ]);
+    const select = [...grain, ...this.partials.map((p) => `${partial(p.sql)} AS ${p.alias}`), ...twins];
     // No axis (an Other pass of a crosstab whose only row axis is left out): one group of every record.
+    // A rollup whose rows are already the pivot's groups is read as it is; twins read the records.
     const groupBy =
       grain.length && !this.source?.oneGroupPerRow ? ` GROUP BY ${grain.map((_, i) => i + 1).join(', ')}` : '';
-    return `SELECT ${select.join(', ')} FROM ${this.source?.table ?? ident(this.table.table)} WHERE ${this.where}${groupBy}`;
+    const flags = this.twins.map((tw, k) => `${tw.sql} AS __w${k}`);
+    const from = flags.length
+      ? `(SELECT *, ${flags.join(', ')} FROM ${ident(this.table.table)} WHERE ${this.where})`
+      : `${this.source?.table ?? ident(this.table.table)} WHERE ${this.where}`;
+    return `SELECT ${select.join(', ')} FROM ${from}${groupBy}`;
   }
 
   private labelled(): string[] {
     const aliases = [...this.rowAliases, ...this.colAliases];
-    return this.axes.map((a, i) => `${axisLabel(a, aliases[i], this.spec.shift)} AS ${aliases[i]}`);
+    return [
+      ...this.axes.map((a, i) => `${axisLabel(a, aliases[i], this.spec.shift)} AS ${aliases[i]}`),
+      ...this.movedLabels(),
+    ];
+  }
+
+  /** The keys a twin moves (a compared period's), labelled as moved: grouped with their own key, one to one. */
+  private movedLabels(): string[] {
+    const aliases = [...this.rowAliases, ...this.colAliases];
+    return this.twins.flatMap((tw, k) => {
+      const moved = tw.moved;
+      if (!moved) return [];
+      return this.axes.flatMap((a, i) =>
+        a.field.name === moved.field
+          ? [`${axisLabel(a, aliases[i], { ...moved, onKeys: true })} AS ${movedAlias(aliases[i], k)}`]
+          : [],
+      );
+    });
+  }
+
+  /** The aliases of the moved keys beside an axis alias (grouped with it). */
+  private movedWith(alias: string): string[] {
+    const at = [...this.rowAliases, ...this.colAliases].indexOf(alias);
+    return this.twins.flatMap((tw, k) =>
+      tw.moved && this.axes[at].field.name === tw.moved.field ? [movedAlias(alias, k)] : [],
+    );
+  }
+
+  /** The twin carried in the partials' columns as the roll-up reads groups (aliases of moved keys and partials). */
+  twinView(k: number): TwinView {
+    const moved = this.twins[k].moved;
+    const swap = (alias: string, i: number) =>
+      moved && this.axes[i].field.name === moved.field ? movedAlias(alias, k) : alias;
+    const R = this.rowAliases.length;
+    return {
+      axes: this.axes,
+      levels: this.levels,
+      rowAliases: this.rowAliases.map((a, i) => swap(a, i)),
+      colAliases: this.colAliases.map((a, i) => swap(a, R + i)),
+      partials: this.partials.map((p) => ({ alias: twinAlias(p.alias, k), kind: p.kind })),
+      totals: this.totals,
+      count: TWIN_COUNT(k),
+      computes: (i) => this.twins[k].totals.has(i),
+    };
+  }
+
+  /** Every twin's totals by total and its record count, as roll-up SQL (grouping sets path). */
+  private twinTotalsSql(): string[] {
+    return this.twins.flatMap((tw, k) => [
+      ...this.totals.map(
+        (_, i) => `${tw.totals.has(i) ? this.twinRollups[i](k) : 'NULL'} AS ${twinAlias(`__t${i}`, k)}`,
+      ),
+      `coalesce(sum(${TWIN_COUNT(k)}), 0) AS ${TWIN_COUNT(k)}`,
+    ]);
+  }
+
+  /** A level's grouping set: its keys and the moved keys beside them. */
+  private groupingSet(r: number, c: number): string {
+    const cols = [...this.rowAliases.slice(0, r), ...this.colAliases.slice(0, c)];
+    return `(${cols.flatMap((a) => [a, ...this.movedWith(a)]).join(', ')})`;
   }
 
   /**
@@ -243,7 +328,8 @@ SELECT ${distinctCount(this.rowAliases)} AS __nr, ${distinctCount(this.colAliase
    */
   cellsSql(limit: number): string {
     const order = this.axes.length ? ` ORDER BY ${this.axes.map((_, i) => i + 1).join(', ')}` : '';
-    return `SELECT ${[...this.labelled(), ...this.partials.map((p) => p.alias)].join(', ')} FROM (${this.preAggregate()})${order} LIMIT ${limit}`;
+    const twins = this.twins.flatMap((_, k) => [...this.partials.map((p) => twinAlias(p.alias, k)), TWIN_COUNT(k)]);
+    return `SELECT ${[...this.labelled(), ...this.partials.map((p) => p.alias), ...twins].join(', ')} FROM (${this.preAggregate()})${order} LIMIT ${limit}`;
   }
 
   /**
@@ -257,15 +343,19 @@ SELECT ${distinctCount(this.rowAliases)} AS __nr, ${distinctCount(this.colAliase
     const aliases = [...this.rowAliases, ...this.colAliases];
     const distinctCount = (cols: string[]) =>
       cols.length ? `(SELECT count(*) FROM (SELECT DISTINCT ${cols.join(', ')} FROM x))` : '1';
-    const sets = this.levels
-      .map(([r, c]) => `(${[...this.rowAliases.slice(0, r), ...this.colAliases.slice(0, c)].join(', ')})`)
-      .join(', ');
-    const carried = [...this.distinct.map((d) => d.alias), ...this.partials.map((p) => p.alias)];
+    const sets = this.levels.map(([r, c]) => this.groupingSet(r, c)).join(', ');
+    const carried = [
+      ...this.distinct.map((d) => d.alias),
+      ...this.partials.map((p) => p.alias),
+      ...this.twins.flatMap((_, k) => [...this.partials.map((p) => twinAlias(p.alias, k)), TWIN_COUNT(k)]),
+    ];
+    const moved = aliases.flatMap((a) => this.movedWith(a));
     const g = grouping(aliases, sets);
+    const totals = [...this.totals.map((t, i) => `${t.rollup} AS __t${i}`), ...this.twinTotalsSql()];
     return `WITH p AS MATERIALIZED (${this.preAggregate()}),
   x AS (SELECT ${[...this.labelled(), ...carried].join(', ')} FROM p),
   k AS MATERIALIZED (SELECT ${distinctCount(this.rowAliases)} AS nr, ${distinctCount(this.colAliases)} AS nc)
-SELECT ${[...aliases, g.gid, ...this.totals.map((t, i) => `${t.rollup} AS __t${i}`)].join(', ')}, (SELECT nr FROM k) AS __nr, (SELECT nc FROM k) AS __nc
+SELECT ${[...aliases, ...moved, g.gid, ...totals].join(', ')}, (SELECT nr FROM k) AS __nr, (SELECT nc FROM k) AS __nc
 FROM x WHERE (SELECT nr * greatest(nc, 1) FROM k) * ${this.spec.totals.length} <= $max_cells
 ${g.groupBy}
 LIMIT ${maxGroups}`;

@@ -5,7 +5,8 @@ import type { AxisValue, GroupRow } from '../domain/axis-value';
 import type { AxisSpec } from '../domain/crosstab-spec';
 import type { PivotKeys } from '../ports/pivot-engine.port';
 import { KeyTree } from './key-tree';
-import { combine, intake, type Acc } from './pivot-partials';
+import { combine, intake, type Acc, type RollupView } from './pivot-partials';
+import { twinAlias, type TwinView } from './pivot-twin';
 import type { PivotPlan } from './pivot-plan';
 
 // Finishing a pivot from DuckDB's rows: the cells' partials rolled up here, or the grouping sets read as groups.
@@ -67,7 +68,7 @@ function toNumber(v: unknown): number | null {
  * Sums the cells' partials into every level the pivot computes: totals, subtotals and the grand total
  * (exact for integers).
  */
-export async function rollUpInJs(plan: PivotPlan, rows: Row[]): Promise<{ keys: PivotKeys; groups: GroupRow[] }> {
+export async function rollUpInJs(plan: RollupView, rows: Row[]): Promise<{ keys: PivotKeys; groups: GroupRow[] }> {
   const kinds = plan.partials.map((p) => p.kind);
   const nRows = plan.rowAliases.length;
   const nCols = plan.colAliases.length;
@@ -161,5 +162,35 @@ export function groupsOfGroupingSets(
     for (let i = nRows; i < aliases.length && !groupedOut(gid, i); i++)
       c = colTree.child(c, keyOf(plan.axes[i], row[aliases[i]]));
     return { rowKey: rowTree.keys[r], columnKey: colTree.keys[c], values: values(row) };
+  });
+}
+
+const isGrand = (g: GroupRow) => g.rowKey.length === 0 && g.columnKey.length === 0;
+
+/** Totals a twin does not compute are null. */
+const computed = (view: TwinView, g: GroupRow): GroupRow => ({
+  ...g,
+  values: g.values.map((v, i) => (view.computes(i) ? v : null)),
+});
+
+/** Each twin's groups from the cells the JS roll-up read (rows without the twin's records left out). */
+export async function twinGroupsFromCells(views: readonly TwinView[], cells: Row[]): Promise<GroupRow[][]> {
+  const out: GroupRow[][] = [];
+  for (const view of views) {
+    const mine = cells.filter((c) => Number(c[view.count] ?? 0) > 0);
+    // Every group rolled up from these cells has records; without any, the grand total alone (empty).
+    const { groups } = await rollUpInJs(view, mine);
+    out.push(groups.map((g) => computed(view, g)));
+  }
+  return out;
+}
+
+/** Each twin's groups from the grouping sets' rows (its totals in its own columns). */
+export function twinGroupsFromSets(views: readonly TwinView[], rows: Row[]): GroupRow[][] {
+  return views.map((view, k) => {
+    const groups = groupsOfGroupingSets(view, rows, (row) =>
+      view.totals.map((_, i) => toNumber(row[twinAlias(`__t${i}`, k)])),
+    );
+    return groups.filter((g, at) => isGrand(g) || Number(rows[at][view.count] ?? 0) > 0).map((g) => computed(view, g));
   });
 }

@@ -9,24 +9,36 @@ import { axisLabel, interval, localTime, shiftedTime } from './pivot-sql';
  * compared with the same elapsed span of the one before (none of its later records).
  */
 export function shiftCut(
-  spec: CrosstabSpec,
+  spec: Pick<CrosstabSpec, 'shift' | 'timeZone'>,
   columnTypes: ReadonlyMap<string, string>,
-): Array<{ sql: string; params: Record<string, DuckDBValue> }> {
+  name = '__shift',
+): Array<{ sql: string; flag: string; params: Record<string, DuckDBValue> }> {
   const shift = spec.shift;
   if (!shift?.cut || !shift.safe) return [];
   const col = ident(shift.field);
   const time = shiftedTime(col, columnTypes.get(shift.field), spec.timeZone, shift);
-  // Records stored before `safe` land before the last period: only the few after it are shifted here.
+  const safe = `CAST($${name}_safe AS TIMESTAMP)`;
+  const cut = `CAST($${name}_cut AS TIMESTAMP)`;
   return [
     {
-      sql: `(${col} < CAST($__shift_safe AS TIMESTAMP) OR ${time} <= CAST($__shift_cut AS TIMESTAMP))`,
-      params: { __shift_safe: shift.safe, __shift_cut: shift.cut },
+      // Records stored before `safe` land before the last period: only the few after it are shifted here.
+      sql: `(${col} < ${safe} OR ${time} <= ${cut})`,
+      // The same test as a value of every record, never null (a record without a date is in no period):
+      // CASE shifts only the records near the cut, where OR in a projection computed both sides for all.
+      // Stored times past the cut less the shift by more than FAR shift past the cut whatever the zone.
+      flag: `CASE WHEN ${col} < ${safe} THEN true WHEN ${col} > ${cut} - ${interval(shift)} + ${FAR} THEN false ELSE coalesce(${time} <= ${cut}, false) END`,
+      params: { [`${name}_safe`]: shift.safe, [`${name}_cut`]: shift.cut },
     },
   ];
 }
 
 /** More than any change of a zone's offset: stored times this far before a bound are local times before it. */
 const MARGIN = 'INTERVAL 2 DAY';
+/**
+ * More than a zone's offset and a month's end clamped (Jan 31 + 1 month is Feb 28) together, on either
+ * side: a stored time this far past `cut - shift` is shifted past `cut`.
+ */
+const FAR = 'INTERVAL 10 DAY';
 const TEXT = "'%Y-%m-%d %H:%M:%S.%f'";
 
 const PERIOD: Record<CalendarGroup, string> = {
@@ -67,12 +79,15 @@ export function lastPeriodSql(
   const key = axisLabel({ ...base, dateGroup: period }, 'b.lk');
   const from = ident(table.table);
   const last = `TIMESTAMP '${m}'`;
-  // Records that can shift into the last period: within a period, the shift and the margin of the end.
-  const reach = `${last} - ${interval(shift)} - ${PERIOD[period]} - ${MARGIN}`;
+  // Records that can shift past the last record (local + shift > last needs local > last - shift) and
+  // before the end of its period (local + shift < end needs local < end - shift), with the margin of a
+  // zone's offset. Both bounds are literals, so the scan skips what lies outside them: the end of the
+  // period is bounded through the largest stored time (adding and taking months keeps the order).
+  const reach = `${col} >= ${last} - ${interval(shift)} - ${MARGIN} AND ${col} < ${last} + ${MARGIN} + ${PERIOD[period]} - ${interval(shift)} + ${MARGIN}`;
   return `WITH lst AS (SELECT max(${local}) AS last FROM ${from} WHERE ${where} AND ${col} >= ${last} - ${MARGIN}),
   b AS (SELECT last, date_trunc('${period}', last) AS lk, date_trunc('${period}', last) - ${interval(shift)} - ${MARGIN} AS safe FROM lst)
 SELECT strftime(CAST(b.last AS TIMESTAMP), ${TEXT}) AS last, ${key} AS key, strftime(CAST(b.safe AS TIMESTAMP), ${TEXT}) AS safe,
-  EXISTS (SELECT 1 FROM ${from} WHERE ${where} AND ${col} >= ${reach}
+  EXISTS (SELECT 1 FROM ${from} WHERE ${where} AND ${reach}
     AND ${shifted} > (SELECT last FROM b) AND date_trunc('${period}', ${shifted}) = (SELECT lk FROM b)) AS partial
 FROM b`;
 }

@@ -17,8 +17,17 @@ const others = new WeakMap<readonly AxisValue[], OtherInfo>();
 
 export const otherLabel = (count: number) => `Other (${count})`;
 
-export function otherKey(info: OtherInfo): AxisValue[] {
-  const key: AxisValue[] = [otherLabel(info.count)];
+/**
+ * The Other key, labelled "Other (N)" unless a shown key reads the same (`shown`): then the label says
+ * what it stands for, "Other (N values)", so that CSV, HTML and XLSX, which show labels only, tell the
+ * two apart (JSON marks the Other row itself).
+ */
+export function otherKey(info: OtherInfo, shown: (label: string) => boolean = () => false): AxisValue[] {
+  const plain = otherLabel(info.count);
+  const told = `Other (${info.count} ${info.count === 1 ? 'value' : 'values'})`;
+  let label = shown(plain) ? told : plain;
+  for (let n = 2; shown(label); n++) label = `${told} #${n}`;
+  const key: AxisValue[] = [label];
   others.set(key, info);
   return key;
 }

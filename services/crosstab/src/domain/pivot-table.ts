@@ -1,8 +1,8 @@
 import { evaluateFormula } from '@quarry/contract';
 import type { FieldDef } from '@quarry/query-language';
-import type { AxisValue, GroupRow } from './axis-value';
+import { axisText, type AxisValue, type GroupRow } from './axis-value';
 import type { DrillFacts } from '../ports/pivot-engine.port';
-import type { AxisOrder, CrosstabSpec, FilterSpec } from './crosstab-spec';
+import type { AxisOrder, AxisSpec, CrosstabSpec, FilterSpec } from './crosstab-spec';
 import type { DrillContext } from './drill-query';
 import { otherKey } from './other-key';
 import { shownValues } from './shown-values';
@@ -276,11 +276,18 @@ export function buildPivotTable(
     total: (k) => rawAt([], k),
   });
   // The Other row (column) last, when rowLimit (columnLimit) or the filter left values out and its groups came.
-  const withOther = (keys: AxisValue[][], wanted: boolean, counts: OuterCounts, seen: boolean): AxisValue[][] => {
+  const withOther = (
+    keys: AxisValue[][],
+    axis: AxisSpec | undefined,
+    wanted: boolean,
+    counts: OuterCounts,
+    seen: boolean,
+  ): AxisValue[][] => {
     const count = counts.omitted + counts.filteredOut;
-    if (!wanted || !seen || count === 0) return keys;
+    if (!wanted || !seen || count === 0 || !axis) return keys;
     const kept = [...new Map(keys.map((k) => [textOf([k[0]]), k[0]])).values()];
-    const key = otherKey({ count, kept });
+    const texts = new Set(kept.map((v) => axisText(axis, v)));
+    const key = otherKey({ count, kept }, (label) => texts.has(label));
     keyTexts.set(key, OTHER_TEXT);
     return [...keys, key];
   };
@@ -288,12 +295,14 @@ export function buildPivotTable(
   const columnCounts = opts.outer?.columns ?? columns;
   const shownRows = withOther(
     rows.keys,
+    spec.rows[0],
     spec.otherRow,
     rowCounts,
     groups.some((g) => g.rowOther),
   );
   const shownColumns = withOther(
     columns.keys,
+    spec.columns[0],
     spec.otherColumn,
     columnCounts,
     groups.some((g) => g.columnOther),

@@ -3,6 +3,11 @@ import { otherOf } from './other-key';
 import { axisText, exactNumber, type AxisValue } from './axis-value';
 import type { AxisSpec } from './crosstab-spec';
 import type { PivotTable } from './pivot-table';
+import { PARTIAL_MARK, partialNote } from './period-compare';
+
+/** A key part's text; the partial last period of a comparison marked as HTML and XLSX mark it. */
+const partText = (axis: AxisSpec, v: AxisValue) =>
+  safeText(`${axisText(axis, v)}${axis.partialKey !== undefined && v === axis.partialKey ? PARTIAL_MARK : ''}`);
 
 /**
  * What a spreadsheet may read as the start of a formula: = + - @ (and their full-width forms, which some
@@ -22,14 +27,14 @@ export function safeText(text: string): string {
 
 /** A column's header text: its key parts joined by " / ", a subtotal column as "<value> Total". */
 function columnLabel(key: AxisValue[], depth: number, axes: readonly AxisSpec[]): string {
-  const parts = key.map((v, i) => safeText(axisText(axes[i], v)));
+  const parts = key.map((v, i) => partText(axes[i], v));
   if (key.length < depth && !otherOf(key)) parts[parts.length - 1] = `${parts[parts.length - 1]} Total`;
   return parts.join(' / ');
 }
 
 /** Row header cells: one per row field; a subtotal row reads "<value> Total" at its own level, blank after. */
 function rowCells(key: AxisValue[], depth: number, axes: readonly AxisSpec[]): string[] {
-  const cells = key.map((v, i) => safeText(axisText(axes[i], v)));
+  const cells = key.map((v, i) => partText(axes[i], v));
   if (key.length < depth && !otherOf(key)) cells[cells.length - 1] = `${cells[cells.length - 1]} Total`;
   while (cells.length < depth) cells.push('');
   return cells;
@@ -62,7 +67,7 @@ export function renderCsv(table: PivotTable): string {
     ...table.rows.map((key) => line(rowCells(key, R, spec.rows), key)),
     line(['Total', ...Array.from({ length: R - 1 }, () => '')], []),
   ];
-  return csvText(records);
+  return csvText(withNote(table, records));
 }
 
 /**
@@ -87,11 +92,24 @@ function renderCsvTotalsOnRows(table: PivotTable): string {
       ...table.columns.map((c) => exactNumber(table.at(rowKey, c)[t])),
       exactNumber(table.at(rowKey, [])[t]),
     ]);
-  return csvText([
-    header,
-    ...table.rows.flatMap((key) => lines(rowCells(key, R, spec.rows), key)),
-    ...lines(['Total', ...Array.from({ length: R - 1 }, () => '')], []),
-  ]);
+  return csvText(
+    withNote(table, [
+      header,
+      ...table.rows.flatMap((key) => lines(rowCells(key, R, spec.rows), key)),
+      ...lines(['Total', ...Array.from({ length: R - 1 }, () => '')], []),
+    ]),
+  );
+}
+
+/**
+ * A partial last period's mark explained as HTML's caption explains it: one last line after the Total,
+ * the note in its first cell and the others empty (every line as wide as the header, as RFC 4180 asks).
+ */
+function withNote(table: PivotTable, records: string[][]): string[][] {
+  const partial = table.spec.comparePartial;
+  if (!partial) return records;
+  const width = records[0].length;
+  return [...records, [safeText(partialNote(partial)), ...Array.from({ length: width - 1 }, () => '')]];
 }
 
 function csvText(records: string[][]): string {

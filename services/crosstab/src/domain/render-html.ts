@@ -17,6 +17,19 @@ const SUBTOTAL = 'quarry-subtotal';
 const OTHER = 'quarry-other';
 
 /**
+ * An Other header's class and how many values it stands for: a page or a script tells it from a real key
+ * of the same text by these, not by its label.
+ */
+const otherAttrs = (key: AxisValue[]): string => {
+  const other = otherOf(key);
+  return other ? ` class="${OTHER}" data-other="${other.count}"` : '';
+};
+
+/** A row's class: the Other row, a subtotal row, or none. */
+const rowClass = (key: AxisValue[], subtotal: boolean): string =>
+  otherOf(key) ? ` class="${OTHER}"` : subtotal ? ` class="${SUBTOTAL}"` : '';
+
+/**
  * A value cell: the total's format (or the plain locale-free number), its colours inline when a rule
  * colours it.
  */
@@ -79,11 +92,12 @@ export function renderHtml(table: PivotTable): string {
         const run = runs.get(i);
         if (run)
           out.push(
-            `<th scope="${leaf && t === 1 ? 'col' : 'colgroup'}" colspan="${run[0] * t}">${escape(run[1])}</th>`,
+            `<th scope="${leaf && t === 1 ? 'col' : 'colgroup'}" colspan="${run[0] * t}"${otherAttrs(key)}>${escape(run[1])}</th>`,
           );
         if (key.length < colLevels && key.length === row + 1) {
+          const mark = otherAttrs(key) || ` class="${SUBTOTAL}"`;
           out.push(
-            `<th scope="${t === 1 ? 'col' : 'colgroup'}" class="${SUBTOTAL}" rowspan="${colLevels - row}" colspan="${t}">${escape(subtotalLabel(key, spec.columns))}</th>`,
+            `<th scope="${t === 1 ? 'col' : 'colgroup'}"${mark} rowspan="${colLevels - row}" colspan="${t}">${escape(subtotalLabel(key, spec.columns))}</th>`,
           );
         }
       });
@@ -100,14 +114,15 @@ export function renderHtml(table: PivotTable): string {
   const rowRuns = spec.rows.map((_, level) => headerSpans(table.rows, level, rowLevels, spec.rows));
   table.rows.forEach((key, r) => {
     const subtotal = key.length < rowLevels;
-    out.push(otherOf(key) ? `<tr class="${OTHER}">` : subtotal ? `<tr class="${SUBTOTAL}">` : '<tr>');
+    out.push(`<tr${rowClass(key, subtotal)}>`);
     rowRuns.forEach((runs, level) => {
       const run = runs.get(r);
-      if (run) out.push(`<th scope="row"${run[0] > 1 ? ` rowspan="${run[0]}"` : ''}>${escape(run[1])}</th>`);
+      if (run)
+        out.push(`<th scope="row"${run[0] > 1 ? ` rowspan="${run[0]}"` : ''}${otherAttrs(key)}>${escape(run[1])}</th>`);
       if (subtotal && level === key.length - 1) {
         const span = rowLevels - level;
         out.push(
-          `<th scope="row"${span > 1 ? ` colspan="${span}"` : ''}>${escape(subtotalLabel(key, spec.rows))}</th>`,
+          `<th scope="row"${span > 1 ? ` colspan="${span}"` : ''}${otherAttrs(key)}>${escape(subtotalLabel(key, spec.rows))}</th>`,
         );
       }
     });
@@ -153,10 +168,13 @@ function renderHtmlTotalsOnRows(table: PivotTable): string {
       const runs = headerSpans(table.columns, row, colLevels, spec.columns);
       table.columns.forEach((key, i) => {
         const run = runs.get(i);
-        if (run) out.push(`<th scope="${leaf ? 'col' : 'colgroup'}" colspan="${run[0]}">${escape(run[1])}</th>`);
+        if (run)
+          out.push(
+            `<th scope="${leaf ? 'col' : 'colgroup'}" colspan="${run[0]}"${otherAttrs(key)}>${escape(run[1])}</th>`,
+          );
         if (key.length < colLevels && key.length === row + 1)
           out.push(
-            `<th scope="col" class="${SUBTOTAL}" rowspan="${colLevels - row}">${escape(subtotalLabel(key, spec.columns))}</th>`,
+            `<th scope="col"${otherAttrs(key) || ` class="${SUBTOTAL}"`} rowspan="${colLevels - row}">${escape(subtotalLabel(key, spec.columns))}</th>`,
           );
       });
     }
@@ -167,7 +185,7 @@ function renderHtmlTotalsOnRows(table: PivotTable): string {
   const rowRuns = spec.rows.map((_, level) => headerSpans(table.rows, level, rowLevels, spec.rows));
   const group = (key: AxisValue[], heads: (t: number) => string) =>
     spec.totals.forEach((x, t) => {
-      out.push(key.length > 0 && key.length < rowLevels ? `<tr class="${SUBTOTAL}">` : '<tr>');
+      out.push(`<tr${rowClass(key, key.length > 0 && key.length < rowLevels)}>`);
       out.push(heads(t), `<th scope="row">${escape(x.name)}</th>`);
       for (const c of table.columns) out.push(value(key, c, t));
       out.push(value(key, [], t), '</tr>');
@@ -179,11 +197,11 @@ function renderHtmlTotalsOnRows(table: PivotTable): string {
       const heads: string[] = [];
       rowRuns.forEach((runs, level) => {
         const run = runs.get(r);
-        if (run) heads.push(`<th scope="rowgroup" rowspan="${run[0] * T}">${escape(run[1])}</th>`);
+        if (run) heads.push(`<th scope="rowgroup" rowspan="${run[0] * T}"${otherAttrs(key)}>${escape(run[1])}</th>`);
         if (subtotal && level === key.length - 1) {
           const span = rowLevels - level;
           heads.push(
-            `<th scope="rowgroup" rowspan="${T}"${span > 1 ? ` colspan="${span}"` : ''}>${escape(subtotalLabel(key, spec.rows))}</th>`,
+            `<th scope="rowgroup" rowspan="${T}"${span > 1 ? ` colspan="${span}"` : ''}${otherAttrs(key)}>${escape(subtotalLabel(key, spec.rows))}</th>`,
           );
         }
       });

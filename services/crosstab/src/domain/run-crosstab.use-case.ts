@@ -2,15 +2,17 @@ import { AppError, quoteInput } from '@quarry/errors';
 import type { IndexCatalog, IndexEntry } from '@quarry/metadata-store';
 import { restrictedQuery, type QueryNode, type Reader } from '@quarry/query-language';
 import { fieldsOf, readableIndex } from '@quarry/snapshots/access';
-import type { KeysAtLeast, PivotEngine, PivotRestriction, PivotResult } from '../ports/pivot-engine.port';
-import type { AxisValue, GroupRow } from './axis-value';
+import type { KeysAtLeast, PivotEngine, PivotRestriction, PivotResult, PivotTwin } from '../ports/pivot-engine.port';
+import type { GroupRow } from './axis-value';
 import type { CachedResult, ResultCache } from '@quarry/result-cache';
 import type { CacheStatus, CompletePivot } from '@quarry/contract';
 import { crosstabCells, crosstabSpec, MAX_CELLS, type CrosstabSpec } from './crosstab-spec';
 import type { TableRenderer } from '../ports/table-renderer.port';
 import { CONTENT_TYPES, subtotalsOverLimit, tableResult, type CrosstabOutput } from './table-result';
 import { buildPivotTable, type OuterCounts } from './pivot-table';
-import { compareGroups } from './compare-pivots';
+import { compareGroups, prepareCompare, type PreparedCompare } from './compare-pivots';
+import { mergePasses, twinOf, withTwins } from './pass-twins';
+import { otherExclusion, otherGroups, type ChosenOuter } from './other-groups';
 import { withCompare } from './period-compare';
 
 /**
@@ -79,13 +81,6 @@ function resultOf(
     indexVersion,
     ...(value.servedBy ? { servedBy: value.servedBy } : {}),
   };
-}
-
-/** The outer values rowLimit / columnLimit and the filters keep, their counts, and the grand total. */
-interface ChosenOuter {
-  values: AxisValue[];
-  counts: OuterCounts;
-  grand: GroupRow | undefined;
 }
 
 /** A first estimate within this factor of the cell limit is worth a thorough sample when it could see more. */
@@ -198,6 +193,7 @@ export class RunCrosstabUseCase {
     spec: CrosstabSpec,
     axis: 'rows' | 'columns',
     signal?: AbortSignal,
+    shifted?: PivotTwin,
   ): Promise<ChosenOuter> {
     const outerSpec: CrosstabSpec =
       axis === 'rows'
@@ -211,7 +207,8 @@ export class RunCrosstabUseCase {
             rowFilter: null,
           };
     const most = MAX_CELLS * OUTER_KEYS_FACTOR;
-    const outer = await this.pivots.pivot(entry, where, outerSpec, most, signal);
+    const restrict = withTwins({}, shifted);
+    const outer = await this.pivots.pivot(entry, where, outerSpec, most, signal, restrict);
     const n = axis === 'rows' ? outer.keys.rows : outer.keys.columns;
     if (n * spec.totals.length > most)
       throw AppError.invalid(
@@ -226,6 +223,7 @@ export class RunCrosstabUseCase {
           ? { omitted: table.rowsOmitted, filteredOut: table.rowsFilteredOut, outer: table.outerRows }
           : { omitted: table.columnsOmitted, filteredOut: table.columnsFilteredOut, outer: table.outerColumns },
       grand: outer.groups.find((g) => g.rowKey.length === 0 && g.columnKey.length === 0),
+      shiftedGrand: twinOf(outer, restrict, shifted),
     };
   }
 
@@ -233,101 +231,84 @@ export class RunCrosstabUseCase {
    * The pivot of the table as drawn. Without rowLimit, columnLimit or filters it is one pass. With them,
    * the kept outer values are chosen first, then the cells are read for those alone; the totals over
    * everything (a row's total across every column, each column's total, the grand total) come from
-   * passes that leave the other axis unrestricted, so no total ever changes with what is shown.
+   * passes that leave the other axis unrestricted, so no total ever changes with what is shown. A
+   * comparison's shifted records (and an Other row's or column's, which need the kept keys) are asked of
+   * the same passes as twins; `shifted` holds them when every pass read its twin.
    */
   private async pivotAsDrawn(
     entry: IndexEntry,
     where: QueryNode,
     spec: CrosstabSpec,
     signal?: AbortSignal,
-  ): Promise<PivotResult & { outer?: { rows?: OuterCounts; columns?: OuterCounts }; restrict?: PivotRestriction }> {
+    compare?: PreparedCompare,
+  ): Promise<
+    PivotResult & {
+      outer?: { rows?: OuterCounts; columns?: OuterCounts };
+      restrict?: PivotRestriction;
+      shifted?: GroupRow[];
+    }
+  > {
     const limitsRows = spec.rows.length > 0 && (spec.rowLimit !== null || spec.rowFilter !== null);
     const limitsColumns = spec.columns.length > 0 && (spec.columnLimit !== null || spec.columnFilter !== null);
-    if (!limitsRows && !limitsColumns) return this.pivots.pivot(entry, where, spec, MAX_CELLS, signal);
-    const rows = limitsRows ? await this.chooseOuter(entry, where, spec, 'rows', signal) : undefined;
-    const columns = limitsColumns ? await this.chooseOuter(entry, where, spec, 'columns', signal) : undefined;
+    let shift: PivotTwin | undefined = compare?.twin;
+    if (!limitsRows && !limitsColumns) {
+      const only = withTwins({}, shift);
+      const main = await this.pivots.pivot(entry, where, spec, MAX_CELLS, signal, only);
+      return { ...main, shifted: twinOf(main, only, shift) };
+    }
+    // Kept keys on the compared field are chosen by their own period: the shifted records are others.
+    const onField = (axes: CrosstabSpec['rows']) => axes[0]?.field.name === compare?.field;
+    if ((limitsRows && onField(spec.rows)) || (limitsColumns && onField(spec.columns))) shift = undefined;
+    const rows = limitsRows ? await this.chooseOuter(entry, where, spec, 'rows', signal, shift) : undefined;
+    const columns = limitsColumns ? await this.chooseOuter(entry, where, spec, 'columns', signal, shift) : undefined;
     const restrict = { rows: rows?.values, columns: columns?.values };
-    const main = await this.pivots.pivot(entry, where, spec, MAX_CELLS, signal, restrict);
+    const mainAsk = withTwins(restrict, shift);
+    const main = await this.pivots.pivot(entry, where, spec, MAX_CELLS, signal, mainAsk);
     const outer = { rows: rows?.counts, columns: columns?.counts };
     if (main.groups.length === 0) return { ...main, outer, restrict };
-    const isRowTotal = (g: GroupRow) => g.rowKey.length > 0 && g.columnKey.length === 0;
-    const isColumnTotal = (g: GroupRow) => g.rowKey.length === 0 && g.columnKey.length > 0;
-    const isGrand = (g: GroupRow) => g.rowKey.length === 0 && g.columnKey.length === 0;
-    let groups = main.groups;
-    // Each row's totals across every column, not only the kept ones.
-    if (columns && spec.rows.length) {
-      const across = await this.pivots.pivot(
-        entry,
-        where,
-        { ...spec, columns: [], columnLimit: null, columnFilter: null },
-        MAX_CELLS,
-        signal,
-        { rows: rows?.values },
-      );
-      groups = [...groups.filter((g) => !isRowTotal(g)), ...across.groups.filter(isRowTotal)];
-    }
-    // Each column's totals down every row.
-    if (rows && spec.columns.length) {
-      const down = await this.pivots.pivot(
-        entry,
-        where,
-        { ...spec, rows: [], rowLimit: null, rowFilter: null },
-        MAX_CELLS,
-        signal,
-        { columns: columns?.values },
-      );
-      groups = [...groups.filter((g) => !isColumnTotal(g)), ...down.groups.filter(isColumnTotal)];
-    }
+    const notRows = otherExclusion(spec, 'rows', rows);
+    const notColumns = otherExclusion(spec, 'columns', columns);
+    // Each row's totals across every column, not only the kept ones (and the Other column's cells).
+    const acrossAsk = withTwins({ rows: rows?.values }, shift, notColumns);
+    const across =
+      columns && spec.rows.length
+        ? await this.pivots.pivot(
+            entry,
+            where,
+            { ...spec, columns: [], columnLimit: null, columnFilter: null },
+            MAX_CELLS,
+            signal,
+            acrossAsk,
+          )
+        : undefined;
+    // Each column's totals down every row (and the Other row's cells).
+    const downAsk = withTwins({ columns: columns?.values }, shift, notRows);
+    const down =
+      rows && spec.columns.length
+        ? await this.pivots.pivot(
+            entry,
+            where,
+            { ...spec, rows: [], rowLimit: null, rowFilter: null },
+            MAX_CELLS,
+            signal,
+            downAsk,
+          )
+        : undefined;
     const grand = (rows ?? columns)?.grand;
-    groups = [...groups.filter((g) => !isGrand(g)), ...(grand ? [grand] : [])];
-    const other = await this.otherGroups(entry, where, spec, rows, columns, signal);
-    return { ...main, groups: [...groups, ...other], outer, restrict };
-  }
-
-  /**
-   * The Other row's and column's groups (otherRow, otherColumn), each read from the records whose
-   * outermost key is none of those kept, with that axis left out of the pivot: every total (a distinct
-   * count, a median) is exact over those records, never a sum of cells. The Other row's cells are
-   * restricted to the kept columns as every row's are; its total, like every row total, is not.
-   */
-  private async otherGroups(
-    entry: IndexEntry,
-    where: QueryNode,
-    spec: CrosstabSpec,
-    rows: ChosenOuter | undefined,
-    columns: ChosenOuter | undefined,
-    signal?: AbortSignal,
-  ): Promise<GroupRow[]> {
-    const leftOut = (c: ChosenOuter | undefined) => c !== undefined && c.counts.omitted + c.counts.filteredOut > 0;
-    const otherRow = spec.otherRow && leftOut(rows);
-    const otherColumn = spec.otherColumn && leftOut(columns);
-    if (!otherRow && !otherColumn) return [];
-    const notRows = otherRow && rows ? { axis: spec.rows[0], values: rows.values } : undefined;
-    const notColumns = otherColumn && columns ? { axis: spec.columns[0], values: columns.values } : undefined;
-    const noRows = { rows: [], rowLimit: null, rowFilter: null };
-    const noColumns = { columns: [], columnLimit: null, columnFilter: null };
-    const pass = async (over: Partial<CrosstabSpec>, restrict: PivotRestriction, mark: Partial<GroupRow>) => {
-      const found = await this.pivots.pivot(entry, where, { ...spec, ...over }, MAX_CELLS, signal, restrict);
-      return found.groups.map((g) => ({ ...g, ...mark }));
-    };
-    const isGrand = (g: GroupRow) => g.rowKey.length === 0 && g.columnKey.length === 0;
-    const out: GroupRow[] = [];
-    if (notRows) {
-      // The Other row across the kept columns, then its total across every column.
-      const cells = await pass(noRows, { columns: columns?.values, notRows }, { rowOther: true });
-      out.push(...(columns ? cells.filter((g) => !isGrand(g)) : cells));
-      if (columns) out.push(...(await pass({ ...noRows, ...noColumns }, { notRows }, { rowOther: true })));
-    }
-    if (notColumns) {
-      const cells = await pass(noColumns, { rows: rows?.values, notColumns }, { columnOther: true });
-      out.push(...(rows ? cells.filter((g) => !isGrand(g)) : cells));
-      if (rows) out.push(...(await pass({ ...noRows, ...noColumns }, { notColumns }, { columnOther: true })));
-    }
-    if (notRows && notColumns)
-      out.push(
-        ...(await pass({ ...noRows, ...noColumns }, { notRows, notColumns }, { rowOther: true, columnOther: true })),
-      );
-    return out;
+    const groups = mergePasses(main.groups, { across: across?.groups, down: down?.groups, all: grand ? [grand] : [] });
+    const other = await otherGroups(this.pivots, { entry, where, spec, signal }, rows, columns, {
+      rowCells: down && twinOf(down, downAsk, notRows),
+      columnCells: across && twinOf(across, acrossAsk, notColumns),
+    });
+    const shiftedAcross = across && twinOf(across, acrossAsk, shift);
+    const shiftedDown = down && twinOf(down, downAsk, shift);
+    const shiftedAll = (rows ?? columns)?.shiftedGrand;
+    const shiftedMain = twinOf(main, mainAsk, shift);
+    const complete = shiftedMain && (!across || shiftedAcross) && (!down || shiftedDown) && shiftedAll;
+    const shifted = complete
+      ? mergePasses(shiftedMain, { across: shiftedAcross, down: shiftedDown, all: shiftedAll })
+      : undefined;
+    return { ...main, groups: [...groups, ...other], outer, restrict, shifted };
   }
 
   private async compute(
@@ -339,7 +320,8 @@ export class RunCrosstabUseCase {
   ): Promise<CachedResult> {
     await this.checkBins(entry, where, spec, signal);
     await this.checkEstimate(entry, where, spec, signal);
-    const drawn = await this.pivotAsDrawn(entry, where, spec, signal);
+    const prepared = await prepareCompare(this.pivots, entry, where, spec, signal);
+    const drawn = await this.pivotAsDrawn(entry, where, spec, signal, prepared);
     const { keys, tooManyGroups, drill, outer, servedBy } = drawn;
     // The limit counts the table as drawn: after rowLimit, columnLimit and the filters.
     const cells = crosstabCells(keys, spec);
@@ -355,7 +337,8 @@ export class RunCrosstabUseCase {
       entry,
       where,
       spec,
-      { groups: drawn.groups, restrict },
+      prepared,
+      { groups: drawn.groups, restrict, shifted: drawn.shifted },
       signal,
     );
     const job = { spec: shown, groups, drill, outer, output, index: entry.name };

@@ -21,7 +21,26 @@ export interface PivotResult {
   drill?: DrillFacts;
   /** The rollup the pivot was answered from; absent when it scanned the records. */
   servedBy?: string;
+  /**
+   * The groups of each twin asked for in `restrict.twins`, in the same order, read in the same scan as
+   * the pivot's own. Absent when the engine does not read twins (or not for this pass): the caller then
+   * makes its own passes for them.
+   */
+  twins?: GroupRow[][];
 }
+
+/**
+ * A subset of a pass's records whose groups an engine may return beside the pass's own, from the same
+ * scan: each total of a twin group is computed from the group's records in the subset (exact for every
+ * aggregation), and a twin group exists only where the subset has records (the grand total always).
+ * - `shifted`: the records of a period comparison's compared period (each record whose local time moved
+ *   by `shift` is not after `shift.cut`), their keys on `shift.field` moved forward by the shift; only
+ *   when every axis on that field groups by the compared period itself (`shift.onKeys`). Only the
+ *   totals listed are computed (the others are null).
+ * - `excluded`: the records whose key on `exclusion.axis` is none of its values (as `notRows`), every total.
+ */
+export type PivotTwin =
+  { of: 'shifted'; shift: PeriodShift; totals: readonly number[] } | { of: 'excluded'; exclusion: OuterExclusion };
 
 export interface DrillFacts {
   /** Date fields stored as calendar dates (no time of day): each is its own local date in any zone. */
@@ -41,6 +60,8 @@ export interface PivotRestriction {
    */
   notRows?: OuterExclusion;
   notColumns?: OuterExclusion;
+  /** Subsets whose groups the engine may also return (PivotResult.twins); it may ignore them. */
+  twins?: readonly PivotTwin[];
 }
 
 export interface OuterExclusion {
