@@ -2,7 +2,7 @@ import type { IndexEntry } from '@quarry/metadata-store';
 import { parseQuery, type FieldDef } from '@quarry/query-language';
 import { localNaive, periodKey, shift, type Grain, type Naive } from '../../../../tests/support/period-oracle';
 import type { GroupRow } from '../domain/axis-value';
-import { compareGroups } from '../domain/compare-pivots';
+import { compareGroups, prepareCompare } from '../domain/compare-pivots';
 import { crosstabSpec, MAX_CELLS } from '../domain/crosstab-spec';
 import { withCompare } from '../domain/period-compare';
 import { crosstabInput, type SentCrosstab } from '../../test-support/crosstab-input';
@@ -124,7 +124,8 @@ export function pivotCompareConformance(
         withCompare(input, spec.totals, spec.rows);
         const where = parseQuery(c.q, { fields: entry.fields as FieldDef[], now: Date.now() });
         const drawn = await pivots.pivot(entry, where, spec, MAX_CELLS);
-        const got = await compareGroups(pivots, entry, where, spec, { groups: drawn.groups, restrict: {} });
+        const prepared = await prepareCompare(pivots, entry, where, spec);
+        const got = await compareGroups(pivots, entry, where, spec, prepared, { groups: drawn.groups, restrict: {} });
         const want = expected(c);
         const rowsOf = (gs: GroupRow[]) => gs.filter((g) => g.rowKey.length === 1 && g.columnKey.length === 0);
         expect(

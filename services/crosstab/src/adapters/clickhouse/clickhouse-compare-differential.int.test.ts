@@ -8,7 +8,7 @@ import { parseQuery, type FieldDef } from '@quarry/query-language';
 import { SnapshotEngine } from '@quarry/snapshots';
 import { builtEntry } from '@quarry/testkit';
 import type { GroupRow } from '../../domain/axis-value';
-import { compareGroups } from '../../domain/compare-pivots';
+import { compareGroups, prepareCompare } from '../../domain/compare-pivots';
 import { crosstabSpec, MAX_CELLS, type CrosstabSpec } from '../../domain/crosstab-spec';
 import { shiftedSpec, shiftOf, withCompare } from '../../domain/period-compare';
 import type { PivotEngine, PivotRestriction } from '../../ports/pivot-engine.port';
@@ -131,7 +131,8 @@ describe('period comparison on DuckDB and ClickHouse, differential, at daylight-
     r: PivotRestriction,
   ) {
     const drawn = await e.pivot(entry, where, spec, MAX_CELLS, undefined, r);
-    return compareGroups(e, entry, where, spec, { groups: drawn.groups, restrict: r });
+    const prepared = await prepareCompare(e, entry, where, spec);
+    return compareGroups(e, entry, where, spec, prepared, { groups: drawn.groups, restrict: r });
   }
 
   it('random comparisons (every period, both look-backs, every way shown, six zones, filters, kept keys) agree', async () => {
