@@ -65,6 +65,7 @@ export const EMPTY_REFUSED: readonly string[] = [
   'QUARRY_EMBED_SECRET',
   'QUARRY_SEARCH_BACKEND',
   'QUARRY_WEBHOOK_KEY',
+  'QUARRY_LINK_KEY',
 ];
 
 /** Rules across variables, checked on the raw values so they are reported along with per-variable ones. */

@@ -68,7 +68,13 @@ export async function compareGroups(
   where: QueryNode,
   spec: CrosstabSpec,
   prepared: PreparedCompare | undefined,
-  drawn: { groups: GroupRow[]; restrict: PivotRestriction; shifted?: GroupRow[] },
+  drawn: {
+    groups: GroupRow[];
+    restrict: PivotRestriction;
+    shifted?: GroupRow[];
+    /** The Other row's and column's groups over each shift's records (by shift), when the table has them. */
+    shiftedOther?: (shiftedSpec: CrosstabSpec) => Promise<GroupRow[]>;
+  },
   signal?: AbortSignal,
 ): Promise<{ spec: CrosstabSpec; groups: GroupRow[] }> {
   if (!prepared || drawn.groups.length === 0) return { spec, groups: drawn.groups };
@@ -86,7 +92,8 @@ export async function compareGroups(
       : last
         ? await shiftedPivot(pivots, entry, where, shiftedSpec(only, shift), drawn.restrict, signal)
         : [];
-    groups = applyComparison(only, groups, shiftedGroups);
+    const other = last && drawn.shiftedOther ? await drawn.shiftedOther(shiftedSpec(only, shift)) : [];
+    groups = applyComparison(only, groups, [...shiftedGroups, ...other]);
     if (last) drawnSpec = markPartial(drawnSpec, prepared.field, last);
   }
   return { spec: drawnSpec, groups };

@@ -70,8 +70,15 @@ export function shiftedSpec(spec: CrosstabSpec, shift: PeriodShift): CrosstabSpe
   };
 }
 
-const keyOf = (g: Pick<GroupRow, 'rowKey' | 'columnKey'>) =>
-  JSON.stringify([g.rowKey.map((v) => (v === '' ? null : v)), g.columnKey.map((v) => (v === '' ? null : v))]);
+// An Other row's (column's) groups have the keys of the totals beside them (the axis left out): only the
+// shifted period's own Other groups may answer them, never a column's or the grand total.
+const keyOf = (g: Pick<GroupRow, 'rowKey' | 'columnKey' | 'rowOther' | 'columnOther'>) =>
+  JSON.stringify([
+    g.rowKey.map((v) => (v === '' ? null : v)),
+    g.columnKey.map((v) => (v === '' ? null : v)),
+    g.rowOther === true,
+    g.columnOther === true,
+  ]);
 
 /** A group's compared value from its current one and the shifted period's. */
 function compared(t: TotalSpec, current: number | null, previous: number | null): number | null {

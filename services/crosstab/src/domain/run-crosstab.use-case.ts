@@ -246,6 +246,7 @@ export class RunCrosstabUseCase {
       outer?: { rows?: OuterCounts; columns?: OuterCounts };
       restrict?: PivotRestriction;
       shifted?: GroupRow[];
+      shiftedOther?: (spec: CrosstabSpec) => Promise<GroupRow[]>;
     }
   > {
     const limitsRows = spec.rows.length > 0 && (spec.rowLimit !== null || spec.rowFilter !== null);
@@ -308,7 +309,13 @@ export class RunCrosstabUseCase {
     const shifted = complete
       ? mergePasses(shiftedMain, { across: shiftedAcross, down: shiftedDown, all: shiftedAll })
       : undefined;
-    return { ...main, groups: [...groups, ...other], outer, restrict, shifted };
+    // The Other groups of a compared period: the same passes over the shifted records, the same kept keys.
+    const shiftedOther =
+      other.length > 0
+        ? (shiftedSpec: CrosstabSpec) =>
+            otherGroups(this.pivots, { entry, where, spec: shiftedSpec, signal }, rows, columns)
+        : undefined;
+    return { ...main, groups: [...groups, ...other], outer, restrict, shifted, shiftedOther };
   }
 
   private async compute(
@@ -338,7 +345,7 @@ export class RunCrosstabUseCase {
       where,
       spec,
       prepared,
-      { groups: drawn.groups, restrict, shifted: drawn.shifted },
+      { groups: drawn.groups, restrict, shifted: drawn.shifted, shiftedOther: drawn.shiftedOther },
       signal,
     );
     const job = { spec: shown, groups, drill, outer, output, index: entry.name };
