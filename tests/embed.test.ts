@@ -248,9 +248,11 @@ describe('TOKENS.EMBED', () => {
     });
 
     it('expired', async () => {
-      const short = await embed(analyst, { index: 'movies', ttlSeconds: 1 });
+      // Long enough to be used once on a loaded machine; then waited out by its own exp (whole seconds).
+      const short = await embed(analyst, { index: 'movies', ttlSeconds: 4 });
       expect(totalOf(await searchWith(short))).toBe(counts.all);
-      await new Promise((r) => setTimeout(r, 2100));
+      const exp = Number((JSON.parse(Buffer.from(short.split('.')[1], 'base64url').toString()) as { exp: number }).exp);
+      await new Promise((r) => setTimeout(r, Math.max(0, exp * 1000 - Date.now()) + 1100));
       await expect401(short, 'Token expired');
     });
 
