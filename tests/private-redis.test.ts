@@ -1,4 +1,5 @@
-import { makeDataDir, spawnServe, stopProc } from './support/quarry-process';
+import fs from 'node:fs';
+import { makeDataDir, spawnServe, stopProc, type Proc } from './support/quarry-process';
 
 /** The all-in-one process's private redis-server never outlives it, however the process ends. */
 describe('the private redis-server of an all-in-one process', () => {
@@ -39,4 +40,58 @@ describe('the private redis-server of an all-in-one process', () => {
     },
     60000,
   );
+
+  // The fifth field of /proc/<pid>/stat (after the parenthesised command, which may hold spaces).
+  const processGroupOf = (pid: number) =>
+    Number(
+      fs
+        .readFileSync(`/proc/${pid}/stat`, 'utf8')
+        .replace(/^.*\) /s, '')
+        .split(' ')[2],
+    );
+
+  /** Ends the process as told and resolves with its exit code and how long the stop took. */
+  const stopTimed = async (proc: Proc, send: () => void) => {
+    const began = Date.now();
+    const exited = new Promise<number | null>((resolve) => proc.child.once('exit', (code) => resolve(code)));
+    send();
+    const code = await exited;
+    return { code, ms: Date.now() - began };
+  };
+
+  it('Ctrl-C to the whole process group (as a terminal sends it): Redis outlasts the stop, which ends cleanly', async () => {
+    // Redis in the group would stop first and leave the queues' closes waiting on it.
+    const { proc } = await spawnServe({ QUARRY_DATA_DIR: makeDataDir(), QUARRY_TARGET: 'all' }, { detached: true });
+    const pid = pidOf(proc.lines);
+    started.push(pid);
+    // The terminal's signal reaches the foreground group only: Redis is not in it.
+    expect(processGroupOf(pid)).not.toBe(processGroupOf(proc.child.pid!));
+    const { code, ms } = await stopTimed(proc, () => process.kill(-proc.child.pid!, 'SIGINT'));
+    expect({ code, stopped: proc.lines.some((l) => l.includes('"msg":"stopped"')) }).toEqual({
+      code: 0,
+      stopped: true,
+    });
+    expect(proc.lines.filter((l) => l.includes('ECONNREFUSED'))).toEqual([]);
+    expect(ms).toBeLessThan(20000);
+    expect(await gone(pid)).toBe(true);
+  }, 60000);
+
+  it('a Redis that died first holds no stop: every module stops, the process exits 0', async () => {
+    const { proc } = await spawnServe({ QUARRY_DATA_DIR: makeDataDir(), QUARRY_TARGET: 'all' });
+    const pid = pidOf(proc.lines);
+    started.push(pid);
+    process.kill(pid, 'SIGKILL');
+    expect(await gone(pid)).toBe(true);
+    const { code, ms } = await stopTimed(proc, () => proc.child.kill('SIGTERM'));
+    // Without bounded closes the stop waited for Redis for ever (the watchdog then exits 1 after 30 s).
+    expect({ code, stopped: proc.lines.some((l) => l.includes('"msg":"stopped"')) }).toEqual({
+      code: 0,
+      stopped: true,
+    });
+    expect(ms).toBeLessThan(20000);
+    const stoppedModules = proc.lines
+      .filter((l) => l.includes('"module stopped"'))
+      .map((l) => (JSON.parse(l) as { module: string }).module);
+    expect(stoppedModules).toEqual(expect.arrayContaining(['scheduler', 'chart-worker', 'services', 'private-redis']));
+  }, 60000);
 });

@@ -53,7 +53,7 @@ export interface Proc {
  */
 export function spawnServe(
   env: Record<string, string>,
-  opts: { unset?: string[]; uid?: number; gid?: number } = {},
+  opts: { unset?: string[]; uid?: number; gid?: number; detached?: boolean } = {},
 ): Promise<{ proc: Proc; port: number | undefined }> {
   const shared = env.QUARRY_TARGET === 'all' ? {} : { QUARRY_INTERNAL_TOKEN: E2E_INTERNAL_TOKEN };
   const childEnv: NodeJS.ProcessEnv = {
@@ -71,6 +71,8 @@ export function spawnServe(
   const child = spawn(process.execPath, [QUARRY_BIN, 'serve'], {
     env: childEnv,
     stdio: ['ignore', 'pipe', 'pipe'],
+    // A process group of its own, as a terminal gives a foreground command (for Ctrl-C to the group).
+    detached: opts.detached ?? false,
     ...(opts.uid !== undefined ? { uid: opts.uid, gid: opts.gid ?? opts.uid } : {}),
   });
   const proc: Proc = { child, lines: [] };

@@ -8,6 +8,7 @@ import type {
 } from '@quarry/contract';
 import { DATA_DIR_KEYS, loadDataDirKey } from '@quarry/config';
 import type { Logger } from '@quarry/logger';
+import { closeWithin } from '@quarry/runtime';
 import { BullMqDeliveryQueue, startDeliveryWorker } from './adapters/bullmq-delivery-queue.adapter';
 import { HttpWebhookSender } from './adapters/http-webhook-sender.adapter';
 import { NodemailerMailer } from './adapters/nodemailer-mailer.adapter';
@@ -40,6 +41,9 @@ export interface ScheduleService {
   list(owner: ScheduleOwner, guid: string | undefined): Promise<ReportsSchedulesResult>;
   unschedule(owner: ScheduleOwner, scheduleId: string): Promise<ReportsUnscheduleResult>;
 }
+
+const DELIVERY_CLOSE_WAIT_MS = 10_000;
+const QUEUE_CLOSE_WAIT_MS = 3000;
 
 /**
  * Schedules and their delivery worker, on the deployment's Redis. Runs beside the gateway: deliveries run
@@ -131,9 +135,12 @@ export class SchedulerModule implements ScheduleService {
   }
 
   async stop(): Promise<void> {
-    // A delivery under way finishes (or is taken up again by the next worker after its lock expires).
-    await this.worker?.close().catch(() => undefined);
-    await this.queue?.close();
+    // A delivery under way finishes within the wait (or is taken up again by the next worker after its lock
+    // expires); every close is bounded, for Redis may be gone already.
+    // With Redis gone no delivery can finish (nor be marked done): the worker closes by force at once.
+    const redisGone = this.redis?.status !== 'ready';
+    await closeWithin(this.worker?.close(redisGone), redisGone ? QUEUE_CLOSE_WAIT_MS : DELIVERY_CLOSE_WAIT_MS);
+    await closeWithin(this.queue?.close(), QUEUE_CLOSE_WAIT_MS);
     this.mailer?.close();
     this.redis?.disconnect();
   }

@@ -3,6 +3,9 @@ import type { Logger } from '@quarry/logger';
 import type { RunningTracing } from '@quarry/tracing';
 import { startTargets } from '../runtime/start-targets';
 
+/** What the modules' own bounded closes may add to the drain and the grace. */
+const STOP_MARGIN_MS = 20_000;
+
 /**
  * `quarry serve`: the modules of QUARRY_TARGET until SIGTERM/SIGINT, then one graceful stop; the spans
  * of the last calls are sent after the modules stopped.
@@ -18,6 +21,14 @@ export async function serveCommand(config: Config, log: Logger, tracing: Running
     // calls under way finish within QUARRY_SHUTDOWN_GRACE_MS.
     running.drain();
     log.info({ signal, drainDelayMs: config.drainDelayMs }, 'shutting down');
+    // Every close is bounded, but a stop that still hangs must not keep a process that was told to end
+    // (a terminal's Ctrl-C, an orchestrator's SIGTERM) running for ever.
+    const limitMs = config.drainDelayMs + config.shutdownGraceMs + STOP_MARGIN_MS;
+    setTimeout(() => {
+      log.error({ limitMs }, 'the stop did not finish in time; exiting without it');
+      log.flush();
+      process.exit(1);
+    }, limitMs).unref();
     new Promise((resolve) => setTimeout(resolve, config.drainDelayMs))
       .then(() => running.stop())
       .then(() => tracing.shutdown().catch((err: unknown) => log.warn({ err }, 'sending the last spans failed')))

@@ -81,8 +81,11 @@ export class ModuleRunner {
 
   async stop(): Promise<void> {
     for (const { name, module } of this.started.splice(0).reverse()) {
+      const began = Date.now();
       try {
         await module.stop();
+        // Which module a slow stop waited on, for whoever reads a shutdown that took long.
+        this.log.info({ module: name, ms: Date.now() - began }, 'module stopped');
       } catch (err) {
         this.log.error({ err, module: name }, 'module did not stop cleanly');
       }

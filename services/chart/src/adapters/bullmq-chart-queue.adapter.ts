@@ -1,6 +1,7 @@
 import { Queue, QueueEvents, type Job } from 'bullmq';
 import IORedis from 'ioredis';
 import { AppError } from '@quarry/errors';
+import { closeWithin } from '@quarry/runtime';
 import { inSpan, SpanKind, traceCarrier } from '@quarry/tracing';
 import type { ChartQueue, QueuedRender } from '../ports/chart-queue.port';
 import { renderTimeoutOf, type RenderJob } from '../ports/chart-renderer.port';
@@ -24,6 +25,7 @@ export interface BullMqChartQueueSettings {
 }
 
 const retryStrategy = (n: number) => Math.min(n * 200, 2000);
+const CLOSE_WAIT_MS = 3000;
 
 /** Producer side: adds render jobs to Redis, waits for their completion events, takes the PNG. */
 export class BullMqChartQueue implements ChartQueue {
@@ -159,8 +161,9 @@ export class BullMqChartQueue implements ChartQueue {
   }
 
   async close(): Promise<void> {
-    await this.events.close().catch(() => undefined);
-    await this.queue.close().catch(() => undefined);
+    // Bounded: Redis may be gone already, and BullMQ's close would wait for it for ever.
+    await closeWithin(this.events.close(), CLOSE_WAIT_MS);
+    await closeWithin(this.queue.close(), CLOSE_WAIT_MS);
     this.connection.disconnect();
   }
 }

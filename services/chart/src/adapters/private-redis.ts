@@ -14,6 +14,7 @@ export interface PrivateRedis {
 // util-linux's setpriv (Essential in Debian) sets the parent-death signal: the kernel then kills the
 // redis-server even when its owner dies by SIGKILL, which no exit handler of ours would see.
 const SETPRIV = '/usr/bin/setpriv';
+const STOP_WAIT_MS = 5000;
 
 export interface PrivateRedisOptions {
   /** redis-server's own notation (`256mb`, `1gb`, bytes). */
@@ -50,9 +51,13 @@ export async function startPrivateRedis(
   // command line, which every local user can read in /proc/<pid>/cmdline.
   args.unshift('-');
   const guarded = fs.existsSync(SETPRIV);
+  // A process group of its own: Ctrl-C in a terminal signals the whole foreground group, and a Redis that
+  // stopped first would leave the owner's closes waiting on it. Its owner stops it, last (and pdeathsig or
+  // the exit handler below when the owner dies).
+  const options = { stdio: 'pipe' as const, detached: true };
   const child: ChildProcess = guarded
-    ? spawn(SETPRIV, ['--pdeathsig', 'KILL', binary, ...args], { stdio: ['pipe', 'pipe', 'pipe'] })
-    : spawn(binary, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    ? spawn(SETPRIV, ['--pdeathsig', 'KILL', binary, ...args], options)
+    : spawn(binary, args, options);
   child.stdin?.on('error', () => undefined);
   child.stdin?.end(`requirepass ${password}\n`);
   const notFound = () => new Error(`cannot start ${binary}: not found (install redis-server or set REDIS_URL)`);
@@ -94,8 +99,13 @@ export async function startPrivateRedis(
     stop: () =>
       new Promise((resolve) => {
         process.off('exit', kill);
-        if (child.exitCode !== null) return resolve();
-        child.once('exit', () => resolve());
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        // SIGTERM writes the append-only file out; one that does not end in time is killed.
+        const late = setTimeout(() => child.kill('SIGKILL'), STOP_WAIT_MS);
+        child.once('exit', () => {
+          clearTimeout(late);
+          resolve();
+        });
         child.kill('SIGTERM');
       }),
   };

@@ -2,7 +2,7 @@ import { UnrecoverableError, WaitingError, Worker } from 'bullmq';
 import IORedis from 'ioredis';
 import type { Logger } from '@quarry/logger';
 import type { QuarryMetrics } from '@quarry/metrics';
-import type { QuarryModule } from '@quarry/runtime';
+import { closeWithin, type QuarryModule } from '@quarry/runtime';
 import { extractTraceContext, inSpan, SpanKind } from '@quarry/tracing';
 import { ChromiumRenderer } from '../adapters/chromium-renderer.adapter';
 import { ThreadSvgRenderer } from '../adapters/thread-svg-renderer.adapter';
@@ -34,6 +34,8 @@ export interface ChartWorkerConfig {
 }
 
 const retryStrategy = (n: number) => Math.min(n * 200, 2000);
+const RENDER_CLOSE_WAIT_MS = 10_000;
+const GONE_CLOSE_WAIT_MS = 3000;
 
 /**
  * The chart-worker target: takes render jobs from the shared queue and draws them in a warm Chromium
@@ -202,7 +204,10 @@ export class ChartWorkerModule implements QuarryModule {
   }
 
   async stop(): Promise<void> {
-    await this.worker?.close().catch(() => undefined);
+    // Renders under way finish within the wait; with Redis gone no image could be handed back, so the
+    // worker closes by force at once (bounded either way: BullMQ's close waits on Redis).
+    const redisGone = this.results?.status !== 'ready';
+    await closeWithin(this.worker?.close(redisGone), redisGone ? GONE_CLOSE_WAIT_MS : RENDER_CLOSE_WAIT_MS);
     this.results?.disconnect();
     await this.renderer.close();
     await this.svg.close();

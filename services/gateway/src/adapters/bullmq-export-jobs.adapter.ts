@@ -3,6 +3,7 @@ import { DelayedError, Queue, UnrecoverableError, Worker, type Job } from 'bullm
 import IORedis from 'ioredis';
 import { AppError } from '@quarry/errors';
 import type { Logger } from '@quarry/logger';
+import { closeWithin } from '@quarry/runtime';
 import {
   ExportFailed,
   type ExportJob,
@@ -126,24 +127,10 @@ export class BullMqExportJobs implements ExportJobs {
     for (const c of this.running) c.abort(new Error('the server is stopping'));
     // Redis may already be gone (Ctrl-C reaches a private redis-server too), and BullMQ's close then waits
     // for it for ever: the runs are aborted above, so the worker closes by force and each close is bounded.
-    await bounded(this.worker?.close(true));
-    await bounded(this.queue.close());
+    await closeWithin(this.worker?.close(true), CLOSE_WAIT_MS);
+    await closeWithin(this.queue.close(), CLOSE_WAIT_MS);
     this.connection.disconnect();
   }
 }
 
 const CLOSE_WAIT_MS = 3000;
-
-/** Settles when the close does or after CLOSE_WAIT_MS, whichever is first; a failed close is no error here. */
-async function bounded(closing: Promise<void> | undefined): Promise<void> {
-  if (!closing) return;
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([
-    closing.catch(() => undefined),
-    new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, CLOSE_WAIT_MS);
-      timer.unref();
-    }),
-  ]);
-  clearTimeout(timer);
-}
