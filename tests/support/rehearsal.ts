@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
 import { freePort, POD_UID, QUARRY_BIN, REPO_ROOT } from './quarry-process';
+import { TestRedis } from './redis';
 
 /*
  * A Deployment's container started as a process, the way the kubelet would start it on one node: its
@@ -286,59 +287,13 @@ export class EndpointsProxy {
 }
 
 /** The Redis of the dev overlay (backing-stores.yaml): append-only, with its password; restartable. */
-export class RehearsalRedis {
-  private child: ChildProcess | undefined;
-  readonly dir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-rehearsal-redis-'));
+export class RehearsalRedis extends TestRedis {
   constructor(
-    readonly port: number,
-    private readonly password: string,
-  ) {}
-
-  async start(): Promise<void> {
-    const child = spawn(
-      'redis-server',
-      [
-        '--port',
-        String(this.port),
-        '--bind',
-        '127.0.0.1',
-        '--appendonly',
-        'yes',
-        '--requirepass',
-        this.password,
-        '--dir',
-        this.dir,
-        '--save',
-        '',
-      ],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    this.child = child;
-    await new Promise<void>((resolve, reject) => {
-      let out = '';
-      const timer = setTimeout(() => reject(new Error(`redis-server did not start: ${out}`)), 10000);
-      child.stdout!.on('data', (d: Buffer) => {
-        out += d.toString();
-        if (out.includes('Ready to accept connections')) {
-          clearTimeout(timer);
-          resolve();
-        }
-      });
-      child.once('exit', (code) => {
-        clearTimeout(timer);
-        reject(new Error(`redis-server exited ${code}: ${out}`));
-      });
-    });
-    child.stdout!.resume();
-  }
-
-  async stop(): Promise<void> {
-    const child = this.child;
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    await new Promise((r) => {
-      child.once('exit', r);
-      child.kill('SIGTERM');
-    });
+    port: number,
+    password: string,
+    readonly dir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-rehearsal-redis-')),
+  ) {
+    super(port, { args: ['--appendonly', 'yes', '--requirepass', password, '--dir', dir], stopSignal: 'SIGTERM' });
   }
 }
 
