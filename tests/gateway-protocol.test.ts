@@ -1,5 +1,5 @@
 import { AUTH_FAILURES } from '@quarry/gateway';
-import { createIdentity, withStore, type Identity } from './support/identities';
+import { createIdentity, waitOutExpiry, withStore, type Identity } from './support/identities';
 import { rawRequest, rpcClient, type RawResponse } from './support/http';
 import { linesEventually, makeDataDir, startQuarry, type RunningQuarry, type Topology } from './support/quarry-process';
 
@@ -364,9 +364,10 @@ describe.each<Topology>(['all', 'split'])('gateway protocol (QUARRY_TARGET=%s)',
     });
 
     it('401 when the token has expired', async () => {
-      const carol = await createIdentity(quarry.dataDir, 'carol-expiring', { expiresIn: '1s' });
+      // Long enough to be used once on a loaded machine (1 s could expire before that), then waited out.
+      const carol = await createIdentity(quarry.dataDir, 'carol-expiring', { expiresIn: '4s' });
       expect((await rpcClient(quarry.baseUrl, carol.token).call('NOPE')).status).toBe(200);
-      await new Promise((r) => setTimeout(r, 1100));
+      await waitOutExpiry(carol);
       expectProblem(await withAuth(`Bearer ${carol.token}`), 401, AUTH_FAILURES.expired);
     });
 
