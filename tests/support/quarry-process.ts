@@ -77,10 +77,11 @@ export function spawnServe(
   });
   const proc: Proc = { child, lines: [] };
   return new Promise((resolve, reject) => {
+    // A hang guard, not a target: the split topology starts six processes at once, on 2 loaded cores.
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`quarry did not start:\n${proc.lines.join('\n')}`));
-    }, 20000);
+    }, 60000);
     const onLine = (line: string) => {
       proc.lines.push(line);
       if (proc.lines.length > 2000) proc.lines.shift();
