@@ -382,7 +382,13 @@ describe('deliveries, rate limits and the audit trail under abuse', () => {
     const limited = answers.filter((a) => a.status === 429);
     expect(limited.length).toBeGreaterThan(150);
     expect(limited[0]!.headers['retry-after']).toMatch(/^\d+$/);
-    await new Promise((r) => setTimeout(r, 1500));
+    // The audit trail is written in batches: wait until the admitted calls and a refusal are in it (a
+    // fixed pause can be too short on a loaded machine), then count.
+    await eventually('the flood in the audit trail', async () => {
+      const discovered = (await audit(['--method', 'rpc.discover'])).length - before;
+      const refused = (await audit(['--method', '(rate limited)'])).some((r) => r.userName === null);
+      return discovered >= answers.length - limited.length && refused ? true : undefined;
+    });
     const discovered = (await audit(['--method', 'rpc.discover'])).length - before;
     expect(discovered).toBe(answers.length - limited.length);
     const refusals = (await audit(['--method', '(rate limited)'])).filter((r) => r.userName === null);

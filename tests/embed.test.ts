@@ -365,12 +365,19 @@ describe('TOKENS.REVOKE_EMBED and quarry token revoke-embed', () => {
     const cli = await stack.cli(['token', 'revoke-embed', theirs.id]);
     expect(cli).toMatchObject({ code: 0 });
     expect(cli.stdout).toContain(`revoked embed token ${theirs.id} (user embed-stranger`);
+    // The gateway's cache entry, filled by the search above (before the revoke), lives 2 s: every call
+    // sent after that is refused. Judged by when each admitted call was sent, not by how long calls take to
+    // answer on a loaded machine.
     const started = Date.now();
-    while ((await searchWith(theirs.token)).status === 200 && Date.now() - started < 5000)
+    let lastAdmittedSentMs = -1;
+    for (;;) {
+      const sent = Date.now() - started;
+      if ((await searchWith(theirs.token)).status !== 200 || sent > 30_000) break;
+      lastAdmittedSentMs = sent;
       await new Promise((r) => setTimeout(r, 100));
+    }
     await expectRevoked(theirs.token);
-    // The cache of the gateway lives 2 s; the loop above adds one call and a poll interval at most.
-    expect(Date.now() - started).toBeLessThan(3000);
+    expect(lastAdmittedSentMs).toBeLessThan(2000);
     const unknown = await stack.cli(['token', 'revoke-embed', 'no-such-embed-token']);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('Embed token not found');
@@ -429,12 +436,15 @@ describe('TOKENS.REVOKE_EMBED and quarry token revoke-embed', () => {
     const res = await revoke(issuer, { id: target.id });
     revokedAt = performance.now();
     expect(unwrap(res).data).toMatchObject({ id: target.id });
-    await new Promise((r) => setTimeout(r, 400));
+    // Until 20 calls sent after the revoke have answered (each worker's next one), however long that takes
+    // on a loaded machine, rather than a fixed 400 ms that slow calls could outlast.
+    const after = () => calls.filter((c) => c.sent > revokedAt);
+    for (const deadline = Date.now() + 30_000; after().length < 20 && Date.now() < deadline;)
+      await new Promise((r) => setTimeout(r, 20));
     stop = true;
     await Promise.all(workers);
-    const after = calls.filter((c) => c.sent > revokedAt);
-    expect(after.length).toBeGreaterThanOrEqual(20);
-    expect(after.filter((c) => c.status !== 401)).toEqual([]);
+    expect(after().length).toBeGreaterThanOrEqual(20);
+    expect(after().filter((c) => c.status !== 401)).toEqual([]);
     // Every answer is one or the other: admitted before, refused after; nothing fails in between.
     expect(calls.filter((c) => c.status !== 200 && c.status !== 401)).toEqual([]);
   });

@@ -8,6 +8,8 @@ export interface Identity {
   user: string;
   token: string;
   tokenId: string;
+  /** When the token stops being accepted (ISO), or null for none: wait for it rather than guess. */
+  expiresAt?: string | null;
 }
 
 /** Creates a user and a token through the same code `quarry user/token create` runs, on the server's store. */
@@ -39,10 +41,22 @@ export async function createIdentity(
       allowUnknownScopes: opts.allowUnknownScopes,
     });
     const lines = out.split('\n');
-    return { user: name, token: lines[lines.length - 1], tokenId: lines[0].replace(/^id:\s+/, '') };
+    const expires = lines.find((l) => l.startsWith('expires:'))?.replace(/^expires:\s+/, '');
+    return {
+      user: name,
+      token: lines[lines.length - 1],
+      tokenId: lines[0].replace(/^id:\s+/, ''),
+      expiresAt: expires === undefined || expires === 'never' ? null : expires,
+    };
   } finally {
     await store.close();
   }
+}
+
+/** Sleeps until a token created with `expiresIn` has expired by its own expiry, and a little more. */
+export async function waitOutExpiry(identity: Identity): Promise<void> {
+  if (!identity.expiresAt) throw new Error(`the token of ${identity.user} never expires`);
+  await new Promise((r) => setTimeout(r, Math.max(0, Date.parse(identity.expiresAt!) - Date.now()) + 100));
 }
 
 export async function withStore<T>(dataDir: string, fn: (store: SqliteMetadataStore) => Promise<T>): Promise<T> {

@@ -77,10 +77,11 @@ export function spawnServe(
   });
   const proc: Proc = { child, lines: [] };
   return new Promise((resolve, reject) => {
+    // A hang guard, not a target: the split topology starts six processes at once, on 2 loaded cores.
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`quarry did not start:\n${proc.lines.join('\n')}`));
-    }, 20000);
+    }, 60000);
     const onLine = (line: string) => {
       proc.lines.push(line);
       if (proc.lines.length > 2000) proc.lines.shift();
@@ -136,11 +137,26 @@ export interface RunningQuarry {
  * Starts the real built stack: one process (QUARRY_TARGET=all) or the split deployment, one process per
  * service plus the gateway, wired by QUARRY_*_ADDR on loopback.
  */
-export async function startQuarry(opts: {
+export async function startQuarry(opts: StartOptions): Promise<RunningQuarry> {
+  // The split processes (and their Redis) are given ports chosen a moment before they bind them: on this
+  // busy machine another process can take one in between. Such a start is tried again with fresh ports,
+  // twice at most; a start that fails for any other reason fails at once.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startQuarryOnce(opts);
+    } catch (err) {
+      if (attempt >= 3 || !/EADDRINUSE|Address already in use/.test((err as Error).message)) throw err;
+    }
+  }
+}
+
+interface StartOptions {
   topology: Topology;
   dataDir: string;
   env?: Record<string, string>;
-}): Promise<RunningQuarry> {
+}
+
+async function startQuarryOnce(opts: StartOptions): Promise<RunningQuarry> {
   // Every process gets an ops port (a free one): /metrics is only served there.
   const env = { QUARRY_DATA_DIR: opts.dataDir, QUARRY_OPS_PORT: '0', ...(opts.env ?? {}) };
   const procs: Proc[] = [];
@@ -160,12 +176,15 @@ export async function startQuarry(opts: {
       const addrs: Record<string, string> = { REDIS_URL: redis.url, QUARRY_INTERNAL_TOKEN: E2E_INTERNAL_TOKEN };
       for (const s of ['QUERY', 'CROSSTAB', 'CHART', 'REPORTS'])
         addrs[`QUARRY_${s}_ADDR`] = `127.0.0.1:${await freePort()}`;
-      const services = await Promise.all(
+      // Every one that started is kept for the clean-up below, also when another failed to.
+      const services = await Promise.allSettled(
         ['query', 'crosstab', 'chart', 'reports', 'chart-worker'].map((t) =>
           spawnServe({ ...env, ...addrs, QUARRY_TARGET: t }),
         ),
       );
-      procs.push(...services.map((s) => s.proc));
+      for (const s of services) if (s.status === 'fulfilled') procs.push(s.value.proc);
+      const failed = services.find((s) => s.status === 'rejected');
+      if (failed) throw failed.reason;
       wiring = addrs;
       const gateway = await spawnServe({ ...env, ...addrs, QUARRY_TARGET: 'gateway' });
       procs.push(gateway.proc);

@@ -141,7 +141,11 @@ describe('the internal credential on a real gRPC service (plaintext loopback)', 
       details: expect.stringMatching(/internal credential is missing or wrong/),
     });
     expect((err as grpc.ServiceError).metadata.get('quarry-error-code')).toEqual(['UNAUTHENTICATED']);
-    await new Promise((r) => setTimeout(r, 50));
+    // The log stream may trail the answer: wait for the line rather than a fixed pause.
+    for (const deadline = Date.now() + 10_000; !/internal credential missing or wrong/.test(lines.join(''));) {
+      if (Date.now() > deadline) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
     const logged = lines.join('');
     expect(logged).toMatch(/internal credential missing or wrong/);
     expect(logged).toMatch(/"peer":"127\.0\.0\.1:\d+"/);

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { AppError } from '@quarry/errors';
+import { settled } from '@quarry/testkit';
 import { attachableFile } from './attachable-snapshot';
 import { buildSnapshot } from './build-snapshot';
 import { SnapshotEngine, type SnapshotRef } from './snapshot-engine';
@@ -136,16 +137,20 @@ describe('SnapshotEngine: attached snapshots, readiness and the index budget', (
     const one = (await engine().table(refs[0])).heldBytes;
     expect(one).toBeGreaterThan(0);
     const e = engine({ indexBudgetBytes: Math.floor(one * 1.5) });
-    const settle = () => new Promise((r) => setTimeout(r, 100));
+    // Evictions close in the background: each step waits for the versions it leaves open.
     expect(await cities(e, refs[0])).toEqual(['x1']);
-    await settle();
+    expect(await settled(() => e.opened(), ['b1@1 (memory)'])).toEqual(['b1@1 (memory)']);
     expect(await cities(e, refs[1])).toEqual(['x2']);
-    await settle();
+    expect(await settled(() => e.opened(), ['b2@1 (memory)'])).toEqual(['b2@1 (memory)']);
     expect(await cities(e, refs[2])).toEqual(['x3']);
-    await settle();
-    expect(await e.opened()).toEqual(['b2@1 (memory)', 'b3@1 (attached)']);
+    expect(await settled(() => e.opened(), ['b2@1 (memory)', 'b3@1 (attached)'])).toEqual([
+      'b2@1 (memory)',
+      'b3@1 (attached)',
+    ]);
     expect(await cities(e, refs[0])).toEqual(['x1']);
-    await settle();
-    expect(await e.opened()).toEqual(['b3@1 (attached)', 'b1@1 (memory)']);
+    expect(await settled(() => e.opened(), ['b3@1 (attached)', 'b1@1 (memory)'])).toEqual([
+      'b3@1 (attached)',
+      'b1@1 (memory)',
+    ]);
   });
 });

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { AppError } from '@quarry/errors';
+import { settled } from '@quarry/testkit';
 import { SnapshotEngine, type SnapshotRef } from './snapshot-engine';
 
 const fields = [{ name: 'city', type: 'string' }];
@@ -48,11 +49,10 @@ describe('SnapshotEngine', () => {
       (await engine.all("SELECT table_name FROM duckdb_tables() WHERE table_name LIKE 'snap_t1_%'")).length;
     await cities({ name: 't1', version: 1, snapshot: 'a.parquet', fields });
     await cities({ name: 't1', version: 2, snapshot: 'b.parquet', fields });
-    await new Promise((r) => setTimeout(r, 50));
-    expect(await tables()).toBe(1);
+    // Retiring closes in the background: wait for it instead of guessing how long it takes.
+    expect(await settled(tables, 1)).toBe(1);
     engine.release('t1');
-    await new Promise((r) => setTimeout(r, 50));
-    expect(await tables()).toBe(0);
+    expect(await settled(tables, 0)).toBe(0);
   });
 
   it('keeps the newest version and the last earlier one asked for (a saved report), no more', async () => {
@@ -63,19 +63,15 @@ describe('SnapshotEngine', () => {
       (await engine.all("SELECT table_name FROM duckdb_tables() WHERE table_name LIKE 'snap_t1_%'"))
         .map((r) => String(r.table_name).split('_')[2])
         .sort();
-    const settle = () => new Promise((r) => setTimeout(r, 50));
     expect(await cities({ name: 't1', version: 3, snapshot: 'c.parquet', fields })).toEqual(['C']);
     expect(await cities({ name: 't1', version: 1, snapshot: 'a.parquet', fields })).toEqual(['A']);
-    await settle();
-    expect(await loaded()).toEqual(['1', '3']);
+    expect(await settled(loaded, ['1', '3'])).toEqual(['1', '3']);
     expect(await cities({ name: 't1', version: 2, snapshot: 'b.parquet', fields })).toEqual(['B']);
-    await settle();
-    expect(await loaded()).toEqual(['2', '3']);
+    expect(await settled(loaded, ['2', '3'])).toEqual(['2', '3']);
     // The newest one answers throughout, and the earlier one asked for again is read again.
     expect(await cities({ name: 't1', version: 3, snapshot: 'c.parquet', fields })).toEqual(['C']);
     expect(await cities({ name: 't1', version: 1, snapshot: 'a.parquet', fields })).toEqual(['A']);
-    await settle();
-    expect(await loaded()).toEqual(['1', '3']);
+    expect(await settled(loaded, ['1', '3'])).toEqual(['1', '3']);
   });
 
   it('interrupts a statement inside DuckDB when its signal aborts, and answers with the abort reason', async () => {

@@ -11,3 +11,4 @@ export {
   type WarmingSeen,
 } from './warm-readiness';
 export { inspectPng, type PngFacts } from './png-inspector';
+export { fastest, fastestSync, leastOf, settled, type Timed } from './timing';

@@ -10,6 +10,7 @@ import { LruResultCache, type ResultCache } from '@quarry/result-cache';
 import type { GrpcServiceModule } from '@quarry/rpc';
 import { HeavyCallLimiter } from '@quarry/runtime';
 import { buildSnapshot, SnapshotEngine } from '@quarry/snapshots';
+import { settled } from './timing';
 
 export type HealthClient = grpc.Client & {
   check(req: { service: string }, cb: (err: grpc.ServiceError | null, res?: { status: string }) => void): void;
@@ -77,7 +78,7 @@ export type WarmingDeps = ReturnType<typeof warmingDeps>;
 export interface WarmingSeen {
   /** While the catalog's listing is held: health, readiness and what is open. */
   opening: { health: string; liveness: string; ready: string; opened: string[] };
-  /** After the listing is released and the next health refresh (every 2 s). */
+  /** After the listing is released, once a health refresh (every 2 s) reports SERVING, or 15 s. */
   opened: { health: string; ready: string; opened: string[] };
 }
 
@@ -122,9 +123,10 @@ export async function observeWarming(
       opened: await engine.opened(),
     };
     open();
-    await new Promise((r) => setTimeout(r, 2500));
+    // Health is refreshed every 2 s: wait for the refresh that reports it (up to 15 s) rather than a pause
+    // of 2.5 s, which a loaded machine can outlast.
     const opened = {
-      health: await healthStatus(client, serviceName),
+      health: await settled(() => healthStatus(client, serviceName), 'SERVING', 15_000),
       ready: await ready(),
       opened: (await engine.opened()).sort(),
     };

@@ -116,8 +116,9 @@ describeIf(
           return false;
         }
       };
+      // A hang guard: closing Chromium (after the idle time) can take seconds on a loaded machine.
       const gone = async (pid: number) => {
-        const deadline = Date.now() + 10000;
+        const deadline = Date.now() + 30000;
         while (alive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
         return !alive(pid);
       };
@@ -192,11 +193,13 @@ describeIf(
           while (lazy.browserPid() === pid && Date.now() < deadline) await new Promise((r) => setImmediate(r));
           expect(lazy.browserPid()).toBeUndefined();
           const racing = await Promise.all([lazy.render(job()), lazy.render(job(310, 210))]);
+          // The browser that drew them, read at once: with a 300 ms idle time it may close again while the
+          // old one takes its time to go on a loaded machine.
+          next = lazy.browserPid();
+          expect(next).not.toBe(pid);
+          expect(next !== undefined && alive(next)).toBe(true);
           expect(isPng(racing[0], 300, 200) && isPng(racing[1], 310, 210)).toBe(true);
           expect(await gone(pid)).toBe(true);
-          next = lazy.browserPid()!;
-          expect(next).not.toBe(pid);
-          expect(alive(next)).toBe(true);
         } finally {
           await lazy.close();
         }

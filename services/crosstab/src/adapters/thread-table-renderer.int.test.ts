@@ -1,4 +1,5 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { leastOf } from '@quarry/testkit';
 import type { FieldDef } from '@quarry/query-language';
 import type { AxisValue, GroupRow } from '../domain/axis-value';
 import { pivotLevels, type CrosstabSpec } from '../domain/crosstab-spec';
@@ -81,13 +82,18 @@ describe('ThreadTableRenderer', () => {
     await tableResult(job);
     const inlineMs = performance.now() - t;
     inline.disable();
-    const offLoop = monitorEventLoopDelay({ resolution: 1 });
-    offLoop.enable();
-    const out = await renderer.render(job);
-    offLoop.disable();
-    expect(out.payload.length).toBeGreaterThan(1_000_000);
     // Not a timing target (bench/fairness.bench.js measures that): the longest stall off the loop is a
-    // fraction of the whole inline render, the slices' cloning and not the render itself.
-    expect(offLoop.max / 1e6).toBeLessThan(inlineMs / 2);
+    // fraction of the whole inline render, the slices' cloning and not the render itself. The fastest of
+    // three renders: a pause of this whole process on a loaded machine shows as a stall too, but not in
+    // every run, while a render on this thread stalls every one.
+    const { ms: stallMs, value: out } = await leastOf(inlineMs / 2, async () => {
+      const offLoop = monitorEventLoopDelay({ resolution: 1 });
+      offLoop.enable();
+      const value = await renderer.render(job);
+      offLoop.disable();
+      return { ms: offLoop.max / 1e6, value };
+    });
+    expect(out.payload.length).toBeGreaterThan(1_000_000);
+    expect(stallMs).toBeLessThan(inlineMs / 2);
   });
 });

@@ -15,5 +15,5 @@ describe('crosstab readiness waits for the published indexes to be open', () => 
       createCrosstabModule({ listenAddr: '127.0.0.1:0', graceMs: 1000, tableThreads: 0 }, silentLogger(), deps),
     );
     expect(seen).toEqual(WARM_BEFORE_READY);
-  }, 20000);
+  }, 60000);
 });

@@ -46,8 +46,10 @@ const soon = () => new Date(Date.now() + 600_000).toISOString();
 describe('EmbedTokenRegistry', () => {
   it('counts its own revocation at once, another replica’s once its cache entry has lived (cacheMs)', async () => {
     const store = sharedStore();
-    const here = new EmbedTokenRegistry(store, log, { cacheMs: 80 });
-    const replica = new EmbedTokenRegistry(store, log, { cacheMs: 80 });
+    // Long enough that a loaded machine cannot let the entry expire between the two cached answers below.
+    const cacheMs = 1000;
+    const here = new EmbedTokenRegistry(store, log, { cacheMs });
+    const replica = new EmbedTokenRegistry(store, log, { cacheMs });
     await here.record({ id: 'e1', userId: 'u1', tokenId: 't1', expiresAt: soon() });
     expect(await replica.isRevoked('e1')).toBe(false);
     await here.revoke('e1', 'u1');
@@ -58,7 +60,7 @@ describe('EmbedTokenRegistry', () => {
     expect(await replica.isRevoked('e1')).toBe(false);
     expect(store.lookups).toBe(before);
     expect(replica.revokedByThisGateway('e1')).toBe(false);
-    await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, cacheMs + 20));
     expect(await replica.isRevoked('e1')).toBe(true);
   });
 
