@@ -264,7 +264,7 @@ export class StartExportUseCase {
         try {
           const written = await this.write(caller, req, 'jsonl', id, stagedRun, signal, trace);
           const staged = this.store.partialPath(id, stagedRun);
-          await converter.toXlsx(staged, this.store.partialPath(id, run), fields, req.search.index, rows);
+          await converter.toXlsx(staged, this.store.partialPath(id, run), fields, req.search.index, { rows, signal });
           return written;
         } finally {
           await this.store.discardPartial(id, stagedRun);
