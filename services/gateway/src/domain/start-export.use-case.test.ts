@@ -352,6 +352,35 @@ describe('ExportStatusUseCase', () => {
     await expect(status.status('b', a)).rejects.toMatchObject({ code: 'NOT_FOUND' });
   });
 
+  it('a status polled closely asks the queue once a second; a download and the sweep always ask', async () => {
+    const { store, jobs, start } = setUp();
+    let now = NOW + 120_000;
+    const status = new ExportStatusUseCase(store, jobs, () => now);
+    const asked: string[] = [];
+    const queued = jobs.status.bind(jobs);
+    jobs.status = async (id: string) => {
+      asked.push(id);
+      return queued(id);
+    };
+    const a = (await start.start(caller('a'), search, trace)).exportId;
+    await store.update(a, { state: 'running' });
+    for (let i = 0; i < 5; i++) expect((await status.status('a', a)).state).toBe('running');
+    expect(asked).toHaveLength(1);
+    // Lost meanwhile: seen on the first poll a second after the last check.
+    jobs.states.set(a, { state: 'missing', error: 'gone' });
+    now += 999;
+    expect((await status.status('a', a)).state).toBe('running');
+    now += 1;
+    expect(await status.status('a', a)).toMatchObject({ state: 'failed', error: 'The export failed: gone' });
+    expect(asked).toHaveLength(2);
+    const b = (await start.start(caller('a'), search, trace)).exportId;
+    await store.update(b, { state: 'running' });
+    await status.status('a', b);
+    expect((await status.file('a', b)).kind).toBe('not-ready');
+    await status.sweep(60_000);
+    expect(asked.filter((id) => id === b)).toHaveLength(3);
+  });
+
   it('a record just created whose job is not seen yet stays queued', async () => {
     const { store, jobs, start } = setUp();
     const status = new ExportStatusUseCase(store, jobs, () => NOW + 1000);
