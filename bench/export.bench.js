@@ -10,7 +10,9 @@
 // QUARRY_EXPORT_MEMORY_MB (its default unless --export-mb N says otherwise).
 // --duckdb-mb N: the searches' and crosstabs' DuckDB limit (QUARRY_DUCKDB_MEMORY_MB), which exports no
 // longer use.
+// --progress-ms N: how often the gateway reads a running export's file for its status (QUARRY_EXPORT_PROGRESS_MS).
 // Usage: npm run build && node bench/export.bench.js [--runs 3] [--ten-million] [--export-mb 192] [--duckdb-mb 512]
+//   [--progress-ms 500]
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
@@ -26,6 +28,8 @@ const TEN_MILLION = 10_000_000;
 const rssKbOf = (pid) => processTree(pid).reduce((sum, p) => sum + p.rssKb, 0);
 /** The server's largest RSS seen during any export of the run. */
 let runPeakKb = 0;
+/** The server's RSS before its first export: growth from it is the run's, against the same 400 MB. */
+let idleKb = 0;
 /** The server's RSS now and the largest seen so far, each process of its tree named. */
 function checkpoint(server, what) {
   const tree = processTree(server.child.pid);
@@ -57,7 +61,13 @@ async function exportOnce(server, token, format, { index = 'flights', rows = ROW
   runPeakKb = Math.max(runPeakKb, peak);
   if (status.state !== 'done') throw new Error(`export failed: ${status.error}`);
   if (status.rowsWritten !== rows) throw new Error(`exported ${status.rowsWritten} rows, not ${rows}`);
-  return { secs, bytes: status.bytes, growthMb: (peak - before) / 1024 };
+  return { secs, bytes: status.bytes, growthMb: (peak - before) / 1024, fromIdleMb: (peak - idleKb) / 1024 };
+}
+
+/** What the server holds once an export is over and it has had a moment: what it kept, from idle. */
+async function settledMb(server) {
+  await new Promise((r) => setTimeout(r, 2000));
+  return Math.round((rssKbOf(server.child.pid) - idleKb) / 1024);
 }
 
 async function duckdbOnce(dir, format, file = FILE) {
@@ -114,7 +124,9 @@ async function scale(server, token, env, scratch) {
           (d === undefined ? '' : `; DuckDB COPY of the 10M ${fmt(d)} s: ${fmt(q / d)}x`),
       );
       console.log(
-        `    RSS growth of each run: 3M ${small.map((r) => Math.round(r.growthMb)).join(', ')} MB; 10M ${big.map((r) => Math.round(r.growthMb)).join(', ')} MB`,
+        `    RSS growth of each run: 3M ${small.map((r) => Math.round(r.growthMb)).join(', ')} MB; 10M ${big.map((r) => Math.round(r.growthMb)).join(', ')} MB; ` +
+          `largest from idle: 3M +${Math.round(Math.max(...small.map((r) => r.fromIdleMb)))} MB, 10M +${Math.round(Math.max(...big.map((r) => r.fromIdleMb)))} MB; ` +
+          `kept 2 s after: +${await settledMb(server)} MB`,
       );
     }
   }
@@ -124,16 +136,18 @@ async function main() {
   const { dataDir, env, token } = await benchData('export', [['flights', FILE]], 'query:execute');
   const duckdbMb = process.argv.indexOf('--duckdb-mb');
   const exportMb = process.argv.indexOf('--export-mb');
+  const progressMs = process.argv.indexOf('--progress-ms');
   const server = await startServer({
     ...env,
     QUARRY_EXPORT_MAX_ROWS: String(TEN_MILLION),
     ...(duckdbMb > 0 ? { QUARRY_DUCKDB_MEMORY_MB: process.argv[duckdbMb + 1] } : {}),
     ...(exportMb > 0 ? { QUARRY_EXPORT_MEMORY_MB: process.argv[exportMb + 1] } : {}),
+    ...(progressMs > 0 ? { QUARRY_EXPORT_PROGRESS_MS: process.argv[progressMs + 1] } : {}),
   });
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-bench-export-direct-'));
   try {
     // What the server holds before any export: every growth after it counts in the run's total below.
-    const idleKb = rssKbOf(server.child.pid);
+    idleKb = rssKbOf(server.child.pid);
     checkpoint(server, 'before the first export');
     // One export first, unmeasured: the first search of a version opens its snapshot.
     await exportOnce(server, token, 'csv');
@@ -151,10 +165,12 @@ async function main() {
       const q = median(quarry.map((r) => r.secs));
       const d = median(direct.map((r) => r.secs));
       const growth = Math.max(...quarry.map((r) => r.growthMb));
+      const fromIdle = Math.max(...quarry.map((r) => r.fromIdleMb));
       console.log(
         `${format}: Quarry ${fmt(q)} s (${fmt(quarry[0].bytes / 1e6)} MB) vs DuckDB COPY ${fmt(d)} s ` +
           `(${fmt(direct[0].bytes / 1e6)} MB): ${fmt(q / d)}x (target <= ${target}x); ` +
-          `server RSS growth during the export, max of ${RUNS}: ${Math.round(growth)} MB (target <= 400 MB)`,
+          `server RSS growth during the export, max of ${RUNS}: ${Math.round(growth)} MB, from idle ${Math.round(fromIdle)} MB ` +
+          `(target <= 400 MB each); kept 2 s after: +${await settledMb(server)} MB`,
       );
       console.log(
         `  runs: Quarry ${quarry.map((r) => fmt(r.secs)).join(', ')} s; DuckDB ${direct.map((r) => fmt(r.secs)).join(', ')} s`,
@@ -165,7 +181,7 @@ async function main() {
     checkpoint(server, 'at the end');
     console.log(
       `server RSS before the first export ${Math.round(idleKb / 1024)} MB, largest during any export of the run ` +
-        `${Math.round(runPeakKb / 1024)} MB: +${Math.round((runPeakKb - idleKb) / 1024)} MB over the whole run`,
+        `${Math.round(runPeakKb / 1024)} MB: +${Math.round((runPeakKb - idleKb) / 1024)} MB over the whole run (target <= 400 MB)`,
     );
   } finally {
     await server.stop();

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { exportCalls, type ExportStatus as Status } from './support/exports';
+import { exportCalls } from './support/exports';
 import { createIdentity, type Identity } from './support/identities';
 import { REPO_ROOT, runCli, startQuarry, type RunningQuarry } from './support/quarry-process';
 import { startStackWithData, type Stack } from './support/stack';
@@ -19,7 +19,7 @@ describe('exports when the server or its disk fails', () => {
   let quarry: RunningQuarry;
   let analyst: Identity;
 
-  const { call, download, start, status, finished, countCsvRecords } = exportCalls(() => quarry.baseUrl);
+  const { call, download, start, status, finished, underWay, countCsvRecords } = exportCalls(() => quarry.baseUrl);
   const exportsDir = () => path.join(stack.dataDir, 'exports');
 
   beforeAll(async () => {
@@ -137,15 +137,9 @@ describe('exports when the server or its disk fails', () => {
     ).result.data.total;
     const id = await start(analyst, { method: 'QUERIES.EXECUTE', params: flights, format: 'csv' });
     // Progress while it runs: records and bytes already written, the file not yet downloadable.
-    let seen: Status | undefined;
-    for (let i = 0; i < 1200 && !seen; i++) {
-      const s = await status(analyst, id);
-      if (s.state === 'running' && s.rowsWritten > 0) seen = s;
-      else if (s.state !== 'queued' && s.state !== 'running') throw new Error(JSON.stringify(s));
-      else await new Promise((r) => setTimeout(r, 50));
-    }
-    expect(seen!.rowsWritten).toBeLessThan(total);
-    expect(seen!.bytes).toBeGreaterThan(seen!.rowsWritten * 10);
+    const seen = await underWay(analyst, id, 50, 60_000);
+    expect(seen.rowsWritten).toBeLessThan(total);
+    expect(seen.bytes).toBeGreaterThan(seen.rowsWritten * 10);
     expect((await download(analyst, id)).status).toBe(409);
     await quarry.kill();
     const left = JSON.parse(fs.readFileSync(path.join(exportsDir(), `${id}.json`), 'utf8')) as { state: string };

@@ -5,7 +5,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { exportCalls, type ExportStatus } from './support/exports';
 import { createIdentity, type Identity } from './support/identities';
 import { VEGA } from './support/datasets';
-import { runCli } from './support/quarry-process';
+import { runCli, startQuarry } from './support/quarry-process';
 import { startStackWithData, type Stack } from './support/stack';
 
 /*
@@ -16,12 +16,13 @@ import { startStackWithData, type Stack } from './support/stack';
  */
 
 const FLIGHTS = path.join(VEGA, 'flights-3m.parquet');
+const SERVER_ENV = { QUARRY_EXPORT_MAX_ROWS: '10000000', QUARRY_EXPORT_PROGRESS_MS: '50' };
 
 describe('EXPORTS.STATUS rows while a Parquet or XLSX export runs', () => {
   let stack: Stack;
   let analyst: Identity;
   let tmp: string;
-  const { start, status } = exportCalls(() => stack.quarry.baseUrl);
+  const { start, status, underWay } = exportCalls(() => stack.quarry.baseUrl);
 
   /** Records of flights-3m matching a SQL condition, counted by DuckDB on the file itself. */
   async function countFlights(where: string): Promise<number> {
@@ -60,7 +61,7 @@ describe('EXPORTS.STATUS rows while a Parquet or XLSX export runs', () => {
   beforeAll(async () => {
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-export-progress-'));
     stack = await startStackWithData({
-      env: { QUARRY_EXPORT_MAX_ROWS: '10000000', QUARRY_EXPORT_PROGRESS_MS: '50' },
+      env: SERVER_ENV,
       extra: async (env) => {
         const r = await runCli(['index', 'load', 'flights3m', FLIGHTS], env);
         if (r.code !== 0) throw new Error(r.stderr);
@@ -108,4 +109,32 @@ describe('EXPORTS.STATUS rows while a Parquet or XLSX export runs', () => {
     expectRowsToMove(seen, total);
     expect(seen.at(-1)!.bytes).toBeGreaterThan(1_000_000);
   }, 180000);
+
+  // Without an EXPORTS call that cancels, a run is cancelled when its server stops (SIGTERM, a rolling
+  // restart): the workbook's conversion must end then, not run on until the process exits, leaving its
+  // partial files on the volume and its record saying running.
+  it('an XLSX export whose server stops while the workbook is written stops converting and removes its files', async () => {
+    const exportsDir = path.join(stack.dataDir, 'exports');
+    const total = await countFlights('true');
+    const id = await start(analyst, {
+      method: 'QUERIES.EXECUTE',
+      params: { index: 'flights3m', query: '*', sort: [{ field: 'delay' }] },
+      format: 'xlsx',
+    });
+    // A workbook's rows are reported by the converter only: rows > 0 means the conversion is under way.
+    const converting = await underWay(analyst, id, 10);
+    expect(converting.rowsWritten).toBeLessThan(total);
+    const partials = () => fs.readdirSync(exportsDir).filter((n) => n.startsWith(`${id}.`) && n.endsWith('.part'));
+    // The staged JSON Lines and the workbook being written.
+    expect(partials()).toHaveLength(2);
+    await stack.quarry.stop();
+    // The run ended before the process did: it removed both files and handed the job back.
+    expect(partials()).toEqual([]);
+    expect(fs.readdirSync(exportsDir).filter((n) => n.startsWith(id))).toEqual([`${id}.json`]);
+    const left = JSON.parse(fs.readFileSync(path.join(exportsDir, `${id}.json`), 'utf8')) as ExportStatus;
+    expect(left).toMatchObject({ state: 'queued', rowsWritten: 0 });
+    // Taken up again by the next server, from the start.
+    stack.quarry = await startQuarry({ topology: 'all', dataDir: stack.dataDir, env: SERVER_ENV });
+    expect((await underWay(analyst, id)).rowsWritten).toBeLessThan(total);
+  }, 240000);
 });

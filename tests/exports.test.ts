@@ -15,8 +15,25 @@ const VEGA = path.join(REPO_ROOT, 'node_modules', 'vega-datasets', 'data');
 import { startStackWithData, type Stack } from './support/stack';
 
 /** Labels a record could carry that break CSV lines or run as spreadsheet formulas. */
-const HOSTILE = ['two\nlines', 'say "hi", ok', '=HYPERLINK("http://evil.example","x")', '-2+3', '@x', '+1', '-5'];
-const defused = (label: string) => (/^[=+\-@\t\r]/.test(label) && !/^-?\d+$/.test(label) ? `'${label}` : label);
+const HOSTILE = [
+  'two\nlines',
+  'say "hi", ok',
+  '=HYPERLINK("http://evil.example","x")',
+  '-2+3',
+  '@x',
+  '+1',
+  '-5',
+  '-1.5e3',
+  ';cmd',
+  '\uFF1DSUM(A1)',
+  '\uFF0D3',
+  'a=b',
+];
+/** A formula's first characters as the crosstab CSV lists them, full-width forms too; a plain number is left as it is. */
+const defused = (label: string) =>
+  /^[=+\-@;\t\r\n\uFF1D\uFF0B\uFF0D\uFF20\uFF1B]/.test(label) && !/^-?\d+(\.\d+)?([eE][-+]?\d+)?$/.test(label)
+    ? `'${label}`
+    : label;
 
 const MAX_ROWS = 5000;
 

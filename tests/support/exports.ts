@@ -39,6 +39,20 @@ export function exportCalls(baseUrl: () => string) {
     throw new Error('the export did not finish');
   }
 
+  /**
+   * The first status that says the export is running with rows written (for a workbook: the conversion is
+   * under way); one that settles first, or none within `timeoutMs`, throws.
+   */
+  async function underWay(who: Identity, exportId: string, pollMs = 20, timeoutMs = 120_000): Promise<ExportStatus> {
+    for (const end = Date.now() + timeoutMs; Date.now() < end;) {
+      const s = await status(who, exportId);
+      if (s.state === 'running' && s.rowsWritten > 0) return s;
+      if (s.state !== 'queued' && s.state !== 'running') throw new Error(JSON.stringify(s));
+      await new Promise((r) => setTimeout(r, pollMs));
+    }
+    throw new Error('the export did not get under way');
+  }
+
   /** The records of a downloaded CSV, counted by a streaming parser: a file of millions is never held whole. */
   async function countCsvRecords(who: Identity, id: string): Promise<number> {
     const res = await fetch(new URL(`/exports/${id}`, baseUrl()), {
@@ -48,7 +62,7 @@ export function exportCalls(baseUrl: () => string) {
     return countCsv(Readable.fromWeb(res.body as never));
   }
 
-  return { call, download, start, status, finished, countCsvRecords };
+  return { call, download, start, status, finished, underWay, countCsvRecords };
 }
 
 /** The records of a CSV stream (with its header), parsed as they come. */

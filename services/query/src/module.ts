@@ -9,6 +9,7 @@ import type { HeavyCallLimiter } from '@quarry/runtime';
 import { exportEngineOptions, SnapshotEngine } from '@quarry/snapshots';
 import { DuckDbSearchIndex } from './adapters/duckdb/duckdb-search-index.adapter';
 import { DuckDbSearchExporter } from './adapters/duckdb/duckdb-search-exporter.adapter';
+import { ExportEngineLease } from './adapters/duckdb/export-engine-lease';
 import { ExportSearchUseCase } from './domain/export-search.use-case';
 import { exportHandlers } from './transport/grpc-export.handlers';
 import { checkSearchBackendMark, type SearchBackendUse } from './adapters/search-backend-mark';
@@ -64,6 +65,7 @@ export function createQueryModule(config: QueryServiceConfig, log: Logger, deps:
   // Exports write with a DuckDB of their own, under their own memory limit (spilling past it), so a large
   // export neither grows the process with its rows nor takes the searches' and crosstabs' memory.
   const exportEngine = new SnapshotEngine(config.dataDir, exportEngineOptions(config));
+  const exportLease = new ExportEngineLease(exportEngine);
   const findIndexes = new FindIndexesUseCase(deps.catalog, cursors);
   return new GrpcServiceModule({
     name: 'query',
@@ -77,7 +79,7 @@ export function createQueryModule(config: QueryServiceConfig, log: Logger, deps:
       // Exports write with DuckDB whatever the search backend: the snapshot is always there.
       ...exportHandlers(
         moduleLog,
-        new ExportSearchUseCase(deps.catalog, new DuckDbSearchExporter(exportEngine)),
+        new ExportSearchUseCase(deps.catalog, new DuckDbSearchExporter(exportLease)),
         deps.limiter,
         config.exportDir,
       ),
@@ -97,6 +99,7 @@ export function createQueryModule(config: QueryServiceConfig, log: Logger, deps:
     metrics: deps.metrics,
     onStop: async () => {
       await search.close();
+      await exportLease.idle();
       await exportEngine.close();
     },
   });

@@ -82,12 +82,12 @@ export class FsExportStore implements ExportStore {
     let offset = 0;
     const buffer = Buffer.alloc(READ_CHUNK);
     return {
-      read: () =>
+      read: (signal) =>
         readOpen(
           file,
           async (handle) => {
             if (!counter) return { bytes: (await handle.stat()).size, rows: undefined };
-            for (;;) {
+            while (!signal?.aborted) {
               const { bytesRead } = await handle.read(buffer, 0, READ_CHUNK, offset);
               if (bytesRead === 0) break;
               counter.feed(buffer.subarray(0, bytesRead));
@@ -162,12 +162,12 @@ function parquetWatch(file: string, columns: number): PartialFileWatch {
   const buffer = Buffer.alloc(HEADER_READ);
   let bytes = 0;
   return {
-    read: () =>
+    read: (signal) =>
       readOpen(
         file,
         async (handle) => {
           bytes = (await handle.stat()).size;
-          while (!counter.done && counter.offset < bytes) {
+          while (!signal?.aborted && !counter.done && counter.offset < bytes) {
             const { bytesRead } = await handle.read(buffer, 0, HEADER_READ, counter.offset);
             if (bytesRead === 0 || !counter.feed(buffer.subarray(0, bytesRead), bytes)) break;
           }

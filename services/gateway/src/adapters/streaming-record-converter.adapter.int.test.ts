@@ -75,6 +75,84 @@ describe('StreamingRecordConverter', () => {
     expect(sheets(out)).toEqual({ x_y_z: [['a', 'b']] });
   });
 
+  describe('stopped by its signal', () => {
+    const many = (name: string, n: number) => {
+      const file = path.join(dir, name);
+      const line = (i: number) => `${JSON.stringify({ title: `film ${i}`, gross: i, good: i % 2 === 0 })}\n`;
+      fs.writeFileSync(file, Array.from({ length: n }, (_, i) => line(i)).join(''));
+      return file;
+    };
+
+    it('stops before its next row, rejects with the reason and removes the workbook it had begun', async () => {
+      const total = 300_000;
+      const src = many('big.jsonl', total);
+      const out = path.join(dir, 'big.xlsx');
+      const controller = new AbortController();
+      const reason = new Error('the server is stopping');
+      let heard = 0;
+      let atAbort = -1;
+      const converting = new StreamingRecordConverter().toXlsx(src, out, fields, 'big', {
+        signal: controller.signal,
+        rows: (n) => {
+          heard = n;
+          // Well into the first sheet: the workbook exists and has rows in it.
+          if (n === 50_000) {
+            expect(fs.existsSync(out)).toBe(true);
+            atAbort = n;
+            controller.abort(reason);
+          }
+        },
+      });
+      await expect(converting).rejects.toBe(reason);
+      expect(atAbort).toBe(50_000);
+      // Not one row after the abort, and nothing written later either.
+      expect(heard).toBe(atAbort);
+      await new Promise((r) => setTimeout(r, 100));
+      expect(heard).toBe(atAbort);
+      expect(fs.existsSync(out)).toBe(false);
+      // The source is the caller's: left as it was.
+      expect(fs.statSync(src).size).toBeGreaterThan(0);
+    });
+
+    it("an abort on a sheet's last row ends it before the next sheet", async () => {
+      const src = many('sheets.jsonl', 20);
+      const out = path.join(dir, 'sheets.xlsx');
+      const controller = new AbortController();
+      let heard = 0;
+      // Five records a sheet: the abort lands on the first sheet's last record.
+      const converting = new StreamingRecordConverter(6).toXlsx(src, out, fields, 's', {
+        signal: controller.signal,
+        rows: (n) => {
+          heard = n;
+          if (n === 5) controller.abort(new Error('cancelled'));
+        },
+      });
+      await expect(converting).rejects.toThrow('cancelled');
+      expect(heard).toBe(5);
+      expect(fs.existsSync(out)).toBe(false);
+    });
+
+    it('an already aborted signal writes nothing', async () => {
+      const out = path.join(dir, 'never.xlsx');
+      const controller = new AbortController();
+      controller.abort(new Error('too late'));
+      await expect(
+        new StreamingRecordConverter().toXlsx(write('n.jsonl', records), out, fields, 'n', {
+          signal: controller.signal,
+        }),
+      ).rejects.toThrow('too late');
+      expect(fs.existsSync(out)).toBe(false);
+    });
+
+    it('a record that is not JSON fails the conversion and removes the workbook', async () => {
+      const src = path.join(dir, 'bad.jsonl');
+      fs.writeFileSync(src, `${JSON.stringify(records[0])}\n{"title": "cut\n`);
+      const out = path.join(dir, 'bad.xlsx');
+      await expect(new StreamingRecordConverter().toXlsx(src, out, fields, 'bad')).rejects.toThrow(SyntaxError);
+      expect(fs.existsSync(out)).toBe(false);
+    });
+  });
+
   it('JSON Lines become one JSON array', async () => {
     const out = path.join(dir, 'd.json');
     await new StreamingRecordConverter().toJsonArray(write('d.jsonl', records), out);

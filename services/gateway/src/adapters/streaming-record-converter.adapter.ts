@@ -1,24 +1,42 @@
 import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import zlib from 'node:zlib';
-import type { RecordFileConverter } from '../ports/delivery-files.port';
+import type { RecordFileConverter, XlsxOptions } from '../ports/delivery-files.port';
 
 /** Excel's rows per sheet, the header row included. */
 const SHEET_ROWS = 1_048_576;
 const CELL_TEXT_MAX = 32_767;
 
-/** One file, appended to in order, with backpressure: memory holds a chunk, never the file. */
+/**
+ * One file, appended to in order, with backpressure: memory holds a chunk, never the file. A wait for the
+ * disk ends when `signal` aborts (a full or slow volume never holds a cancelled run).
+ */
 class Sink {
   offset = 0;
-  constructor(private readonly out: WriteStream) {}
+  constructor(
+    private readonly out: WriteStream,
+    private readonly signal?: AbortSignal,
+  ) {}
   async write(chunk: Buffer): Promise<void> {
+    this.signal?.throwIfAborted();
     this.offset += chunk.length;
-    if (!this.out.write(chunk)) await once(this.out, 'drain');
+    if (!this.out.write(chunk)) await once(this.out, 'drain', this.signal ? { signal: this.signal } : {});
   }
   async end(): Promise<void> {
     this.out.end();
     await once(this.out, 'close');
+  }
+  /** Stops writing at once, whatever failed before: what was written is left for the caller to remove. */
+  async destroy(): Promise<void> {
+    if (this.out.closed) return;
+    await new Promise<void>((resolve) => {
+      this.out.once('close', () => resolve());
+      // A write that failed already told its caller; a late one is of no interest now.
+      this.out.on('error', () => undefined);
+      this.out.destroy();
+    });
   }
 }
 
@@ -37,7 +55,10 @@ interface Entry {
  */
 class ZipWriter {
   private readonly entries: Entry[] = [];
-  constructor(private readonly sink: Sink) {}
+  constructor(
+    private readonly sink: Sink,
+    private readonly signal?: AbortSignal,
+  ) {}
 
   async add(name: string, pieces: AsyncIterable<string> | Iterable<string>): Promise<void> {
     const entry: Entry = { name: Buffer.from(name, 'utf8'), offset: this.sink.offset, crc: 0, compressed: 0, size: 0 };
@@ -57,11 +78,21 @@ class ZipWriter {
         await this.sink.write(chunk);
       }
     })();
-    for await (const piece of pieces) {
-      const bytes = Buffer.from(piece, 'utf8');
-      entry.crc = zlib.crc32(bytes, entry.crc);
-      entry.size += bytes.length;
-      if (!deflate.write(bytes)) await once(deflate, 'drain');
+    // Awaited below; a failure while the pieces are still being fed is the pieces' loop's to report.
+    drained.catch(() => undefined);
+    try {
+      for await (const piece of pieces) {
+        const bytes = Buffer.from(piece, 'utf8');
+        entry.crc = zlib.crc32(bytes, entry.crc);
+        entry.size += bytes.length;
+        if (!deflate.write(bytes))
+          await Promise.race([once(deflate, 'drain', this.signal ? { signal: this.signal } : {}), drained]);
+      }
+    } catch (err) {
+      // Nothing more reaches the file once this rejects: the compressed output still in flight is dropped.
+      deflate.destroy();
+      await drained.catch(() => undefined);
+      throw err;
     }
     deflate.end();
     await drained;
@@ -178,7 +209,11 @@ function sheetName(base: string, n: number): string {
   return n === 1 ? clean : `${clean} (${n})`;
 }
 
-/** Converts an export's JSON Lines as a stream: memory holds one record and one compressed chunk. */
+/**
+ * Converts an export's JSON Lines as a stream: memory holds one record and one compressed chunk. A
+ * conversion whose signal aborts (its export cancelled, failed or handed back by a stopping server) stops
+ * before its next row, closes both files and removes the workbook it had begun.
+ */
 export class StreamingRecordConverter implements RecordFileConverter {
   /** `sheetRows`: rows per sheet, the header included (Excel's limit; smaller in tests). */
   constructor(private readonly sheetRows = SHEET_ROWS) {}
@@ -188,14 +223,37 @@ export class StreamingRecordConverter implements RecordFileConverter {
     xlsxPath: string,
     fields: readonly string[],
     base: string,
-    rows?: (written: number) => void,
+    { rows, signal }: XlsxOptions = {},
   ): Promise<void> {
-    const sink = new Sink(createWriteStream(xlsxPath, { mode: 0o600 }));
-    const zip = new ZipWriter(sink);
-    const lines = createInterface({ input: createReadStream(jsonlPath), crlfDelay: Infinity })[Symbol.asyncIterator]();
+    signal?.throwIfAborted();
+    const sink = new Sink(createWriteStream(xlsxPath, { mode: 0o600 }), signal);
+    const input = createReadStream(jsonlPath);
+    const reader = createInterface({ input, crlfDelay: Infinity });
+    try {
+      await this.writeWorkbook(reader[Symbol.asyncIterator](), sink, fields, base, { rows, signal });
+      await sink.end();
+    } catch (err) {
+      reader.close();
+      input.destroy();
+      await sink.destroy();
+      await rm(xlsxPath, { force: true }).catch(() => undefined);
+      // A wait that the abort ended rejects with an AbortError of its own: the caller hears the reason.
+      throw signal?.aborted ? signal.reason : err;
+    }
+  }
+
+  private async writeWorkbook(
+    lines: AsyncIterator<string>,
+    sink: Sink,
+    fields: readonly string[],
+    base: string,
+    { rows, signal }: XlsxOptions,
+  ): Promise<void> {
+    const zip = new ZipWriter(sink, signal);
     const nextLine = async (): Promise<string | undefined> => {
       for (;;) {
         const next = await lines.next();
+        signal?.throwIfAborted();
         if (next.done) return undefined;
         if (next.value.trim() !== '') return next.value;
       }
@@ -227,7 +285,6 @@ export class StreamingRecordConverter implements RecordFileConverter {
     }
     for (const [name, text] of workbookParts(sheets)) await zip.add(name, [text]);
     await zip.finish();
-    await sink.end();
   }
 
   async toJsonArray(jsonlPath: string, jsonPath: string): Promise<void> {

@@ -5,6 +5,14 @@ import type { ExportRecord, ExportStore } from '../ports/export-store.port';
 
 /** A record younger than this whose job is not found yet is being started, not lost. */
 const STARTING_MS = 60_000;
+/**
+ * How often EXPORTS.STATUS asks the queue about one export still queued or running. A client that polls
+ * closely would otherwise cost a Redis round trip a call, on the machine the export runs on; a lost job is
+ * seen this much later at most.
+ */
+const QUEUE_CHECK_MS = 1000;
+/** Exports whose last queue check is remembered; past it the memory starts again (a check too many). */
+const QUEUE_CHECKS_KEPT = 10_000;
 
 /** What a download finds: the file, or why not (the transport maps `gone` to 410, `missing` to 404). */
 export type ExportFile =
@@ -18,6 +26,8 @@ export type ExportFile =
  * user's id reads exactly as an unknown one.
  */
 export class ExportStatusUseCase {
+  private readonly queueChecked = new Map<string, number>();
+
   constructor(
     private readonly store: ExportStore,
     private readonly jobs: ExportJobs,
@@ -37,7 +47,7 @@ export class ExportStatusUseCase {
   async status(userId: string, id: string): Promise<ExportsStatusResult> {
     const owned = await this.own(userId, id);
     if (!owned || this.expired(owned)) throw AppError.notFound('No such export');
-    const record = await this.reconcile(owned);
+    const record = await this.reconcile(owned, true);
     return {
       state: record.state,
       rowsWritten: record.rowsWritten,
@@ -65,8 +75,17 @@ export class ExportStatusUseCase {
    * A record still queued or running whose job the queue has failed (its run died twice) or lost (Redis
    * was emptied) is failed, its partial file removed: the record never says running for ever.
    */
-  private async reconcile(record: ExportRecord): Promise<ExportRecord> {
-    if (record.state !== 'queued' && record.state !== 'running') return record;
+  private async reconcile(record: ExportRecord, polled = false): Promise<ExportRecord> {
+    if (record.state !== 'queued' && record.state !== 'running') {
+      this.queueChecked.delete(record.id);
+      return record;
+    }
+    if (polled) {
+      const last = this.queueChecked.get(record.id);
+      if (last !== undefined && this.now() - last < QUEUE_CHECK_MS) return record;
+      if (this.queueChecked.size >= QUEUE_CHECKS_KEPT) this.queueChecked.clear();
+      this.queueChecked.set(record.id, this.now());
+    }
     const job = await this.jobs.status(record.id);
     if (job.state !== 'failed' && job.state !== 'missing') return record;
     if (job.state === 'missing' && Date.parse(record.createdAt) + STARTING_MS > this.now()) return record;

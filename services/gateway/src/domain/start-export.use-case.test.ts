@@ -1,5 +1,6 @@
 import type { ExportFormat } from '@quarry/contract';
 import { ExportFailed, type ExportJob, type ExportJobs, type ExportJobStatus } from '../ports/export-jobs.port';
+import type { XlsxOptions } from '../ports/delivery-files.port';
 import type { ExportRecord, ExportStore, WrittenSoFar } from '../ports/export-store.port';
 import type { SearchExports } from '../ports/search-exports.port';
 import type { Caller, ServiceClients } from '../ports/service-clients.port';
@@ -223,9 +224,9 @@ describe('StartExportUseCase', () => {
     let convert: (rows: number) => void = () => undefined;
     let finish: () => void = () => undefined;
     const converter = {
-      toXlsx: (_from: string, _to: string, _fields: readonly string[], _sheet: string, rows?: (n: number) => void) =>
+      toXlsx: (_from: string, _to: string, _fields: readonly string[], _sheet: string, opts?: XlsxOptions) =>
         new Promise<void>((resolve) => {
-          convert = (n) => rows?.(n);
+          convert = (n) => opts?.rows?.(n);
           finish = resolve;
         }),
       toJsonArray: async () => undefined,
@@ -265,6 +266,76 @@ describe('StartExportUseCase', () => {
   });
 });
 
+describe('StartExportUseCase: a workbook being converted', () => {
+  /** A converter that writes until its signal aborts, then rejects with the reason as the real one does. */
+  function converting() {
+    const seen: { signal?: AbortSignal; rowsAfterAbort: number } = { rowsAfterAbort: 0 };
+    const converter = {
+      toXlsx: (_from: string, _to: string, _fields: readonly string[], _sheet: string, opts?: XlsxOptions) =>
+        new Promise<void>((_resolve, reject) => {
+          seen.signal = opts?.signal;
+          let n = 0;
+          const t = setInterval(() => {
+            if (opts?.signal?.aborted) {
+              clearInterval(t);
+              reject(opts.signal.reason as Error);
+              return;
+            }
+            opts?.rows?.(++n);
+          }, 1);
+        }),
+      toJsonArray: async () => undefined,
+    };
+    return { seen, converter };
+  }
+
+  function setUpXlsx(free = 1 << 30) {
+    const { store, jobs } = setUp();
+    store.free = free;
+    const { seen, converter } = converting();
+    const services = { search: async () => ({ page: { fields: [{ name: 'title' }] } }) } as unknown as ServiceClients;
+    const start = new StartExportUseCase(
+      store,
+      jobs,
+      { count: async () => 10, write: async () => 10 },
+      services,
+      {} as RunCrosstabUseCase,
+      { maxRows: 100, ttlMs: 60_000, perUser: 2, minFreeBytes: 1000, progressMs: 5 },
+      () => NOW,
+      converter,
+    );
+    return { store, jobs, start, seen };
+  }
+
+  it('a stopping server aborts the conversion: the run ends, its partial file goes, the job goes back', async () => {
+    const { store, jobs, start, seen } = setUpXlsx();
+    await start.start(caller('a'), { ...search, format: 'xlsx' }, trace);
+    const id = jobs.added[0].exportId;
+    const stopping = new AbortController();
+    const run = start.run(jobs.added[0], { run: '1', signal: stopping.signal });
+    await settle();
+    expect(store.records.get(id)!.state).toBe('running');
+    stopping.abort(new Error('the server is stopping'));
+    await expect(run).rejects.toThrow('the server is stopping');
+    expect(seen.signal?.aborted).toBe(true);
+    expect(store.removed).toContain(id);
+    expect(store.records.get(id)).toMatchObject({ state: 'queued', rowsWritten: 0 });
+  });
+
+  it('a volume short of space fails the conversion with its reason', async () => {
+    const { store, jobs, start, seen } = setUpXlsx(10);
+    await start.start(caller('a'), { ...search, format: 'xlsx' }, trace);
+    const id = jobs.added[0].exportId;
+    await expect(start.run(jobs.added[0], runOf(1))).rejects.toBeInstanceOf(ExportFailed);
+    expect(seen.signal?.aborted).toBe(true);
+    expect(store.removed).toContain(id);
+    expect(store.records.get(id)).toMatchObject({
+      state: 'failed',
+      error: expect.stringMatching(/^The export failed: the exports volume has 0 MB free/) as unknown,
+    });
+  });
+});
+
 describe('ExportStatusUseCase', () => {
   it('fails a running record whose job the queue failed or lost, and removes its partial file', async () => {
     const { store, jobs, start } = setUp();
@@ -279,6 +350,35 @@ describe('ExportStatusUseCase', () => {
     expect(store.removed).toEqual([a, b]);
     // Another user learns nothing.
     await expect(status.status('b', a)).rejects.toMatchObject({ code: 'NOT_FOUND' });
+  });
+
+  it('a status polled closely asks the queue once a second; a download and the sweep always ask', async () => {
+    const { store, jobs, start } = setUp();
+    let now = NOW + 120_000;
+    const status = new ExportStatusUseCase(store, jobs, () => now);
+    const asked: string[] = [];
+    const queued = jobs.status.bind(jobs);
+    jobs.status = async (id: string) => {
+      asked.push(id);
+      return queued(id);
+    };
+    const a = (await start.start(caller('a'), search, trace)).exportId;
+    await store.update(a, { state: 'running' });
+    for (let i = 0; i < 5; i++) expect((await status.status('a', a)).state).toBe('running');
+    expect(asked).toHaveLength(1);
+    // Lost meanwhile: seen on the first poll a second after the last check.
+    jobs.states.set(a, { state: 'missing', error: 'gone' });
+    now += 999;
+    expect((await status.status('a', a)).state).toBe('running');
+    now += 1;
+    expect(await status.status('a', a)).toMatchObject({ state: 'failed', error: 'The export failed: gone' });
+    expect(asked).toHaveLength(2);
+    const b = (await start.start(caller('a'), search, trace)).exportId;
+    await store.update(b, { state: 'running' });
+    await status.status('a', b);
+    expect((await status.file('a', b)).kind).toBe('not-ready');
+    await status.sweep(60_000);
+    expect(asked.filter((id) => id === b)).toHaveLength(3);
   });
 
   it('a record just created whose job is not seen yet stays queued', async () => {

@@ -166,7 +166,9 @@ export class StartExportUseCase {
           );
           return;
         }
-        const sofar = await watch.read();
+        // A read catching up with a file written faster than it reads stops when the run ends: the run's
+        // outcome waits for this loop, and the file's count is then the run's own.
+        const sofar = await watch.read(stop.signal);
         if (stop.signal.aborted) return;
         const rows = reported() ?? sofar.rows;
         await this.store.update(id, { bytes: sofar.bytes, ...(rows !== undefined ? { rowsWritten: rows } : {}) });
@@ -240,16 +242,20 @@ export class StartExportUseCase {
       throw AppError.invalid('format: a search is exported as csv, jsonl, parquet or xlsx; pdf prints a crosstab');
     if (format === 'xlsx' && !converter)
       throw AppError.invalid('format: a search is exported as csv, jsonl or parquet here; xlsx is not available');
-    const count = await this.searches.count(caller, req, trace);
+    // A Parquet file's progress is counted from its pages, which need its columns; a workbook's header is
+    // the fields as this caller sees them. Asked beside the count: each is a call to the query service.
+    const fieldsOf = format === 'parquet' || format === 'xlsx';
+    const [count, indexed] = await Promise.all([
+      this.searches.count(caller, req, trace),
+      fieldsOf ? indexFields(this.services, caller, req.search.index, trace) : [],
+    ]);
     if (count > this.limits.maxRows)
       throw AppError.invalid(
         `The export would hold ${count} records, more than QUARRY_EXPORT_MAX_ROWS (${this.limits.maxRows}); narrow the query`,
       );
     if (format === 'csv' || format === 'jsonl')
       return { produce: (id, run, signal) => this.write(caller, req, format, id, run, signal, trace) };
-    // A Parquet file's progress is counted from its pages, which need its columns; a workbook's header is
-    // the fields as this caller sees them.
-    const fields = (await indexFields(this.services, caller, req.search.index, trace)).map((f) => f.name);
+    const fields = indexed.map((f) => f.name);
     if (format === 'parquet' || !converter)
       return {
         produce: (id, run, signal) => this.write(caller, req, 'parquet', id, run, signal, trace),
@@ -264,7 +270,7 @@ export class StartExportUseCase {
         try {
           const written = await this.write(caller, req, 'jsonl', id, stagedRun, signal, trace);
           const staged = this.store.partialPath(id, stagedRun);
-          await converter.toXlsx(staged, this.store.partialPath(id, run), fields, req.search.index, rows);
+          await converter.toXlsx(staged, this.store.partialPath(id, run), fields, req.search.index, { rows, signal });
           return written;
         } finally {
           await this.store.discardPartial(id, stagedRun);

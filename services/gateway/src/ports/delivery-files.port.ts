@@ -19,18 +19,25 @@ export interface DeliveryFiles {
   sweep(ms: number): Promise<void>;
 }
 
+export interface XlsxOptions {
+  /** Hears how many records have been written, as it goes. */
+  rows?: (written: number) => void;
+  /** Stops the conversion before its next row: it rejects with the signal's reason, its file removed. */
+  signal?: AbortSignal;
+}
+
 /** Turns the JSON Lines a search export wrote into the other files a delivery can carry. */
 export interface RecordFileConverter {
   /**
-   * An .xlsx workbook: a header row of `fields`, a row per record, a new sheet every 1,048,575 records;
-   * `rows` hears how many records it has written as it goes.
+   * An .xlsx workbook: a header row of `fields`, a row per record, a new sheet every 1,048,575 records.
+   * Whatever ends it early (an abort, a write that failed) leaves no workbook behind.
    */
   toXlsx(
     jsonlPath: string,
     xlsxPath: string,
     fields: readonly string[],
     sheetName: string,
-    rows?: (written: number) => void,
+    options?: XlsxOptions,
   ): Promise<void>;
   /** One JSON array of the records, written as it is read. */
   toJsonArray(jsonlPath: string, jsonPath: string): Promise<void>;

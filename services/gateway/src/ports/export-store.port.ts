@@ -24,7 +24,8 @@ export interface WrittenSoFar {
 
 /** Reads a file being written, from where it last stopped: each call costs only what was added since. */
 export interface PartialFileWatch {
-  read(): Promise<WrittenSoFar>;
+  /** How far the file got; `signal` (the run ended) stops a read that is catching up, with what it has. */
+  read(signal?: AbortSignal): Promise<WrittenSoFar>;
 }
 
 /**

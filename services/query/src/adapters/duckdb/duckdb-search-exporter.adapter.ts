@@ -3,14 +3,18 @@ import type { QueryNode } from '@quarry/query-language';
 import { AppError } from '@quarry/errors';
 import { compileWhere, ident, literal, type SnapshotEngine } from '@quarry/snapshots';
 import type { SearchExporter, SearchExportPlan } from '../../ports/search-exporter.port';
+import type { ExportEngineLease } from './export-engine-lease';
 import { orderBy } from './search-sql';
 
 /**
- * The characters a spreadsheet reads as the start of a formula (the crosstab CSV's guard): such a text
- * cell is written with a leading apostrophe, unless it is a plain number.
+ * The characters a spreadsheet reads as the start of a formula (the crosstab CSV's guard: = + - @ ; tab,
+ * CR, LF and their full-width forms), as code points: such a text cell is written with a leading
+ * apostrophe, unless it is a plain number. Only the first character's code point is compared, and only
+ * a cell that starts with one of them is matched against the number pattern: two regular expressions on
+ * every text cell were most of a CSV export's formatting (bench/README.md).
  */
-const FORMULA_START_SQL = `'^[=+\\-@;\\t\\r\\n\uFF1D\uFF0B\uFF0D\uFF20\uFF1B]'`;
-const PLAIN_NUMBER_SQL = `'^-?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?$'`;
+const FORMULA_START_CODE_POINTS = [61, 43, 45, 64, 59, 9, 13, 10, 0xff1d, 0xff0b, 0xff0d, 0xff20, 0xff1b].join(', ');
+const PLAIN_NUMBER_SQL = `'-?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?'`;
 
 const COPY_OPTIONS = {
   csv: '(FORMAT csv, HEADER true)',
@@ -20,21 +24,27 @@ const COPY_OPTIONS = {
 
 /** Searches written by DuckDB's COPY on the snapshot's table: DuckDB streams the rows to the file. */
 export class DuckDbSearchExporter implements SearchExporter {
-  constructor(private readonly engine: SnapshotEngine) {}
+  constructor(private readonly lease: ExportEngineLease) {}
 
-  async count(entry: IndexEntry, where: QueryNode, signal?: AbortSignal): Promise<number> {
-    const loaded = await this.engine.table(entry);
-    const compiled = compileWhere(where, loaded);
-    const [row] = await this.engine.all(
-      `SELECT count(*) AS n FROM ${ident(loaded.table)} WHERE ${compiled.sql}`,
-      compiled.params,
-      signal,
-    );
-    return Number(row.n);
+  count(entry: IndexEntry, where: QueryNode, signal?: AbortSignal): Promise<number> {
+    return this.lease.use(async (engine) => {
+      const loaded = await engine.table(entry);
+      const compiled = compileWhere(where, loaded);
+      const [row] = await engine.all(
+        `SELECT count(*) AS n FROM ${ident(loaded.table)} WHERE ${compiled.sql}`,
+        compiled.params,
+        signal,
+      );
+      return Number(row.n);
+    });
   }
 
-  async write(entry: IndexEntry, plan: SearchExportPlan): Promise<number> {
-    const loaded = await this.engine.table(entry);
+  write(entry: IndexEntry, plan: SearchExportPlan): Promise<number> {
+    return this.lease.use((engine) => this.copy(engine, entry, plan));
+  }
+
+  private async copy(engine: SnapshotEngine, entry: IndexEntry, plan: SearchExportPlan): Promise<number> {
+    const loaded = await engine.table(entry);
     const { table, columnTypes } = loaded;
     const compiled = compileWhere(plan.where, loaded);
     const column = (name: string): string => {
@@ -44,7 +54,7 @@ export class DuckDbSearchExporter implements SearchExporter {
       if (type === 'DATE') return `strftime(${col}, '%Y-%m-%d')`;
       if (type?.startsWith('TIMESTAMP')) return `strftime(${col}, '%Y-%m-%dT%H:%M:%S')`;
       if (plan.format === 'csv' && type === 'VARCHAR')
-        return `CASE WHEN regexp_matches(${col}, ${FORMULA_START_SQL}) AND NOT regexp_matches(${col}, ${PLAIN_NUMBER_SQL}) THEN '''' || ${col} ELSE ${col} END`;
+        return `CASE WHEN unicode(${col}) IN (${FORMULA_START_CODE_POINTS}) AND NOT regexp_full_match(${col}, ${PLAIN_NUMBER_SQL}) THEN '''' || ${col} ELSE ${col} END`;
       return col;
     };
     const projection = entry.fields.map((f) => `${column(f.name)} AS ${ident(f.name)}`).join(', ');
@@ -55,7 +65,7 @@ export class DuckDbSearchExporter implements SearchExporter {
     const select = `SELECT ${projection} FROM (${sorted}) AS sorted`;
     let rows;
     try {
-      rows = await this.engine.all(
+      rows = await engine.all(
         `COPY (${select}) TO ${literal(plan.path)} ${COPY_OPTIONS[plan.format]}`,
         compiled.params,
         plan.signal,
