@@ -1,4 +1,5 @@
-import { expectClose, seededRandom, useIndexedRecords } from './support/indexed-records';
+import { expectClose, useIndexedRecords } from './support/indexed-records';
+import { ticketRecords, type OtherTable, type Values } from './support/ticket-records';
 
 /*
  * "Other (N)" with medians, percentiles, standard deviations and distinct counts, rows and columns both
@@ -9,36 +10,23 @@ import { expectClose, seededRandom, useIndexedRecords } from './support/indexed-
  * row and one column), so nothing here may come from another pass.
  */
 
-type Key = Array<string | number | boolean | null>;
-type Values = Array<number | null>;
-interface JsonTable {
-  columns: Key[];
-  rows: Array<{ key: Key; cells: Values[]; total: Values; subtotal?: true; other?: number }>;
-  columnTotals: Values[];
-  grandTotal: Values;
-  otherColumn?: number;
-}
-
 const TEAMS = Array.from({ length: 9 }, (_, i) => `T${i + 1}`);
 const PRIORITIES = ['High', 'Medium', 'Low', ''];
 const REGIONS = ['North', 'South', 'East', 'West', 'Central', ''];
 const CHANNELS = ['web', 'phone', 'mail'];
 
-function records(): Array<Record<string, unknown>> {
-  const next = seededRandom(41);
-  return Array.from({ length: 2500 }, (_, i) => {
-    const t = Math.floor(next() ** 2 * (TEAMS.length + 1));
-    return {
-      id: i,
-      team: t === TEAMS.length ? '' : TEAMS[t],
-      priority: PRIORITIES[Math.floor(next() * PRIORITIES.length)],
-      region: REGIONS[Math.floor(next() ** 1.5 * REGIONS.length)],
-      hours: i % 13 === 0 ? null : Math.round(next() * 10000) / 100,
-      agent: i % 19 === 0 ? '' : `A${Math.floor(next() * 80)}`,
-      channel: CHANNELS[Math.floor(next() * CHANNELS.length)],
-    };
+const records = () =>
+  ticketRecords({
+    seed: 41,
+    count: 2500,
+    teams: TEAMS,
+    priorities: PRIORITIES,
+    regions: REGIONS,
+    channels: CHANNELS,
+    agents: 80,
+    noHoursEvery: 13,
+    blankAgentEvery: 19,
   });
-}
 
 const TOTALS = [
   { aggregationType: 'Count' },
@@ -63,7 +51,7 @@ describe('CROSSTAB.EXECUTE: Other row and column with holistic totals, every cel
       nullif(region, '') AS region, CAST(hours AS DOUBLE) AS hours, nullif(agent, '') AS agent, channel
       FROM read_json('${file}')`,
   });
-  const json = (params: Record<string, unknown>) => crosstab<JsonTable>({ format: 'json', totals: TOTALS, ...params });
+  const json = (params: Record<string, unknown>) => crosstab<OtherTable>({ format: 'json', totals: TOTALS, ...params });
   const byHand = async (where: string): Promise<Values> => {
     const [row] = await sql(`SELECT ${BY_HAND} FROM t WHERE ${where}`);
     return TOTALS.map((_, i) => (row[`a${i}`] === null ? null : Number(row[`a${i}`])));
