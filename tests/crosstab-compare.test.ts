@@ -399,6 +399,52 @@ describe(`CROSSTAB.EXECUTE totals with compare (${PIVOT_ENGINE})`, () => {
     const texts = sheet.getSheetValues().flat().map(String);
     expect(texts).toContain('Sum (delay) vs previous month');
     expect(texts).toContain('2025-03 *');
+    // The mark is explained as CSV's last line explains it: a note row one blank row under the Total row,
+    // in italics, in the first cell alone (its text runs on over the empty cells beside it).
+    const note = '* 2025-03 is partial (data to 2025-03-15 10:00): compared with the same elapsed span';
+    const noteUnder = async (ask: Record<string, unknown>, width: number) => {
+      const got = await call<{ data: string }>({ ...params, ...ask, format: 'xlsx' });
+      const wb = new ExcelJS.Workbook();
+      await wb.xlsx.load(Buffer.from(got.data!.data, 'base64') as unknown as ArrayBuffer);
+      const ws = wb.worksheets[0];
+      // QUARRY_KEEP_DIR=<dir> keeps the workbooks, to look at.
+      const keep = process.env.QUARRY_KEEP_DIR;
+      if (keep)
+        fs.writeFileSync(
+          path.join(keep, `partial-${width}-${String(ask.totalsOn ?? 'columns')}.xlsx`),
+          Buffer.from(got.data!.data, 'base64'),
+        );
+      const firstColumn: string[] = [];
+      ws.eachRow({ includeEmpty: true }, (row, n) => (firstColumn[n] = String(row.getCell(1).value ?? '')));
+      const totalAt = firstColumn.lastIndexOf('Total');
+      expect(totalAt).toBeGreaterThan(0);
+      const at = firstColumn.indexOf(note);
+      // One blank row between the table's last row and the note, and nothing after it.
+      expect(at).toBe(totalAt + 2);
+      expect(ws.getRow(totalAt + 1).actualCellCount).toBe(0);
+      expect(ws.rowCount).toBe(at);
+      expect(ws.getCell(at, 1).font?.italic).toBe(true);
+      expect(ws.getCell(at, 1).isMerged).toBe(false);
+      // The cells beside it are empty, across the table's whole width.
+      for (let c = 2; c <= width; c++) expect(ws.getCell(at, c).value).toBeNull();
+      // The table is as wide as said: its header row's last cell is the Total column's.
+      expect(ws.getRow(1).cellCount).toBe(width);
+      return ws;
+    };
+    // One row field and two totals: three columns wide.
+    await noteUnder({}, 3);
+    // The partial month as columns (carrier x month): its header is marked; one column per CSV field.
+    const months = across.data!.data.split('\r\n')[0].split(',').length;
+    const wide = await noteUnder({ rows: ['carrier'], columns: [month()] }, months);
+    expect(wide.getRow(1).values as unknown[]).toContain('2025-03 *');
+    // Totals on rows: under the last Total row (one per total): row field, Totals and the Total column.
+    const onRows = await noteUnder({ totalsOn: 'rows' }, 3);
+    expect(onRows.getCell(onRows.rowCount - 2, 2).value).toBe('Sum (delay) vs previous month');
+    // Without a comparison nothing is marked partial, and there is no note.
+    const whole = await call<{ data: string }>({ ...params, totals: [SUM], format: 'xlsx' });
+    const wholeBook = new ExcelJS.Workbook();
+    await wholeBook.xlsx.load(Buffer.from(whole.data!.data, 'base64') as unknown as ArrayBuffer);
+    expect(wholeBook.worksheets[0].getSheetValues().flat().map(String).join('\n')).not.toContain('is partial');
     const chart = await call<{ data: { series?: Array<{ name: string }> } }>({
       ...params,
       chartType: 'MSColumn2D',

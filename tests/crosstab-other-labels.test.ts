@@ -3,6 +3,7 @@ import path from 'node:path';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { parseTable } from './support/html-table';
 import { expectClose, seededRandom, useIndexedRecords } from './support/indexed-records';
+import type { OtherTable, Values } from './support/ticket-records';
 
 /*
  * The Other row and column with totals that add up (counts, sums, averages, minima, maxima, distinct
@@ -10,16 +11,6 @@ import { expectClose, seededRandom, useIndexedRecords } from './support/indexed-
  * here and run by DuckDB on the same records; and real keys whose text is exactly "Other (N)", which
  * CSV and HTML must tell apart from the Other row and column (JSON marks the Other row itself).
  */
-
-type Key = Array<string | number | boolean | null>;
-type Values = Array<number | null>;
-interface JsonTable {
-  columns: Key[];
-  rows: Array<{ key: Key; cells: Values[]; total: Values; subtotal?: true; other?: number }>;
-  columnTotals: Values[];
-  grandTotal: Values;
-  otherColumn?: number;
-}
 
 // Seven teams, one of them named as the Other row of the top four will be labelled ("Other (3)"), and
 // the largest; five regions, one named as the Other column of the top three ("Other (2)").
@@ -72,7 +63,7 @@ describe('CROSSTAB.EXECUTE: Other rows and columns read beside the totals, and k
     const teams = await ranked('team');
     const kept = teams.slice(0, 4);
     expect(kept).toContain('Other (3)');
-    const got = await crosstab<JsonTable>({
+    const got = await crosstab<OtherTable>({
       format: 'json',
       rows: ['team'],
       columns: [{ field: 'region' }],
@@ -99,7 +90,7 @@ describe('CROSSTAB.EXECUTE: Other rows and columns read beside the totals, and k
     const regions = await ranked('region');
     const kept = regions.slice(0, 3);
     expect(kept).toContain('Other (2)');
-    const got = await crosstab<JsonTable>({
+    const got = await crosstab<OtherTable>({
       format: 'json',
       rows: ['team', 'priority'],
       columns: [{ field: 'region' }],
@@ -134,7 +125,7 @@ describe('CROSSTAB.EXECUTE: Other rows and columns read beside the totals, and k
       otherRow: true,
       otherColumn: true,
     };
-    const got = await crosstab<JsonTable>({ ...params, format: 'json' });
+    const got = await crosstab<OtherTable>({ ...params, format: 'json' });
     const notTeams = `team NOT IN ${inList(teams.slice(0, 4))}`;
     const notRegions = `region NOT IN ${inList(regions.slice(0, 3))}`;
     const corner = (await aggregate(`${notTeams} AND ${notRegions}`))[0];

@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import ExcelJS from 'exceljs';
 import { parse as parseCsv } from 'csv-parse/sync';
-import { expectClose, seededRandom, useIndexedRecords } from './support/indexed-records';
+import { expectClose, useIndexedRecords } from './support/indexed-records';
+import { ticketRecords } from './support/ticket-records';
 
 /*
  * The exact "Other (N)" row and column, the showAs modes that read the parent group, ranks and moving
@@ -38,22 +39,17 @@ const REGIONS = ['North', 'South', 'East', 'West', 'Central'];
 const CHANNELS = ['web', 'phone', 'mail'];
 const RECORDS = 3000;
 
-/** A fixed pseudo-random sequence: the same records every run, skewed so that teams differ in size. */
-function records(): Array<Record<string, unknown>> {
-  const next = seededRandom(7);
-  return Array.from({ length: RECORDS }, (_, i) => {
-    const t = Math.floor(next() ** 2 * (TEAMS.length + 1));
-    return {
-      id: i,
-      team: t === TEAMS.length ? '' : TEAMS[t],
-      priority: PRIORITIES[Math.floor(next() * PRIORITIES.length)],
-      region: REGIONS[Math.floor(next() ** 1.5 * REGIONS.length)],
-      hours: i % 17 === 0 ? null : Math.round(next() * 10000) / 100,
-      agent: `A${Math.floor(next() * 120)}`,
-      channel: CHANNELS[Math.floor(next() * CHANNELS.length)],
-    };
+const records = () =>
+  ticketRecords({
+    seed: 7,
+    count: RECORDS,
+    teams: TEAMS,
+    priorities: PRIORITIES,
+    regions: REGIONS,
+    channels: CHANNELS,
+    agents: 120,
+    noHoursEvery: 17,
   });
-}
 
 /** The totals every Other test reads, and the same aggregates in DuckDB's SQL, in order. */
 const TOTALS = [

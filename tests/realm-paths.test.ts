@@ -95,6 +95,48 @@ describe('realms on the paths beside the plain pivot', () => {
     expect(other?.total).toEqual([rest.length, sum(rest)]);
   });
 
+  /** The median as DuckDB's quantile_cont(x, 0.5): the middle value, or the mean of the two middle ones. */
+  const median = (rs: Sale[]): number | null => {
+    const v = rs.map((r) => r.amount).sort((a, b) => a - b);
+    if (v.length === 0) return null;
+    const h = (v.length - 1) / 2;
+    return (v[Math.floor(h)] + v[Math.ceil(h)]) / 2;
+  };
+  const month = (r: Sale) => Number(r.day.slice(5, 7));
+
+  // With a median the Other row and the kept rows' totals come from one pass over every record.
+  it('the Other row with a median and a distinct count counts only the realm, in every month', async () => {
+    const res = await crosstab(europe, {
+      rows: ['product'],
+      rowLimit: 2,
+      otherRow: true,
+      columns: [{ field: 'day', dateGroup: 'month' }],
+      totals: [
+        { aggregationType: 'Count' },
+        { aggregationType: 'Median', field: 'amount' },
+        { aggregationType: 'CountDistinct', field: 'day' },
+      ],
+    });
+    const table = res.result!.data.data as JsonTable & { columns: string[][]; columnTotals: number[][] };
+    const values = (rs: Sale[]) => [rs.length, median(rs), new Set(rs.map((r) => r.day)).size];
+    expect(table.grandTotal).toEqual(values(eu));
+    const shown = table.rows.filter((r) => r.other === undefined).map((r) => r.key[0]);
+    expect(shown).toHaveLength(2);
+    for (const row of table.rows) {
+      const mine = eu.filter((r) => (row.other === undefined ? r.product === row.key[0] : !shown.includes(r.product)));
+      expect([row.key, row.total]).toEqual([row.key, values(mine)]);
+      const cells = (row as JsonRow & { cells: number[][] }).cells;
+      table.columns.slice(0, -1).forEach((c, j) => {
+        const m = Number(String(c[0]).slice(5, 7));
+        expect([row.key, m, cells[j]]).toEqual([row.key, m, values(mine.filter((r) => month(r) === m))]);
+      });
+    }
+    table.columns.slice(0, -1).forEach((c, j) => {
+      const m = Number(String(c[0]).slice(5, 7));
+      expect([m, table.columnTotals[j]]).toEqual([m, values(eu.filter((r) => month(r) === m))]);
+    });
+  });
+
   it('a period comparison reads the previous month of the realm', async () => {
     const res = await crosstab(europe, {
       rows: [{ field: 'day', dateGroup: 'month' }],
@@ -209,27 +251,35 @@ describe('realms on the paths beside the plain pivot', () => {
     expect(rows.reduce((a, r) => a + (r.total?.[0] ?? 0), 0)).toBe(eu.length);
   });
   // The Other row's comparison must come from the Other records of the earlier period, not from the
-  // column total (which shares the Other pass's empty row key).
-  it('a compared total on the Other row reads the Other records of the previous month', async () => {
-    const res = await crosstab(analyst, {
-      rows: ['product'],
-      rowLimit: 2,
-      otherRow: true,
-      columns: [{ field: 'day', dateGroup: 'month' }],
-      totals: [
-        { aggregationType: 'Sum', field: 'amount' },
-        { aggregationType: 'Sum', field: 'amount', compare: { to: 'previousPeriod', as: 'value' } },
-      ],
-    });
-    const table = res.result!.data.data as JsonTable & { columns: string[][] };
-    const shown = table.rows.filter((r) => r.other === undefined).map((r) => r.key[0]);
-    const other = table.rows.find((r) => r.other !== undefined) as JsonRow & { cells: Array<Array<number | null>> };
-    const rest = (m: number) => records.filter((r) => !shown.includes(r.product) && Number(r.day.slice(5, 7)) === m);
-    table.columns.slice(1, -1).forEach((c, j) => {
-      const m = Number(String(c[0]).slice(5, 7));
-      expect([m, other.cells[j + 1]]).toEqual([m, [sum(rest(m)), sum(rest(m - 1))]]);
-    });
-  });
+  // column total (which shares the Other pass's empty row key); with a median, from the realm's records
+  // folded into the kept keys' pass.
+  it.each([
+    ['Sum', 'analyst', (rs: Sale[]) => sum(rs)],
+    ['Median', 'europe', median],
+  ] as const)(
+    'a compared %s on the Other row reads the Other records of the previous month (%s)',
+    async (aggregationType, who, value) => {
+      const res = await crosstab(who === 'analyst' ? analyst : europe, {
+        rows: ['product'],
+        rowLimit: 2,
+        otherRow: true,
+        columns: [{ field: 'day', dateGroup: 'month' }],
+        totals: [
+          { aggregationType, field: 'amount' },
+          { aggregationType, field: 'amount', compare: { to: 'previousPeriod', as: 'value' } },
+        ],
+      });
+      const mine = who === 'analyst' ? records : eu;
+      const table = res.result!.data.data as JsonTable & { columns: string[][] };
+      const shown = table.rows.filter((r) => r.other === undefined).map((r) => r.key[0]);
+      const other = table.rows.find((r) => r.other !== undefined) as JsonRow & { cells: Array<Array<number | null>> };
+      const rest = (m: number) => mine.filter((r) => !shown.includes(r.product) && month(r) === m);
+      table.columns.slice(1, -1).forEach((c, j) => {
+        const m = Number(String(c[0]).slice(5, 7));
+        expect([m, other.cells[j + 1]]).toEqual([m, [value(rest(m)), value(rest(m - 1))]]);
+      });
+    },
+  );
   it('rollups answer with the appended records too', async () => {
     const more = sales(1500).slice(1200);
     const file = path.join(dataDir, 'more.csv');

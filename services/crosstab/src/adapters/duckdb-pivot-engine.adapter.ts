@@ -24,6 +24,7 @@ import { memberSql, notMemberSql, type BoundWhere } from './pivot-sql';
 import { lastPeriodSql, lastStoredSql, shiftCut } from './pivot-shift';
 import { matchRollup } from './rollup-match';
 import { planTwins } from './pivot-twin';
+import { foldedGroups, type PlanFold } from './pivot-fold';
 import type { CalendarGroup } from '@quarry/contract';
 import type { LastPeriod, PeriodShift } from '../domain/period-shift';
 
@@ -105,13 +106,16 @@ export class DuckDbPivotEngine implements PivotEngine {
         : [];
     const notMember = (x: OuterExclusion | undefined, name: string) =>
       x ? [notMemberSql(x.axis, x.values, table.columnTypes, spec.timeZone, name, spec.shift)] : [];
-    const tests = [
+    const kept = [
       ...member(spec.rows, restrict.rows, '__kept_rows'),
       ...member(spec.columns, restrict.columns, '__kept_columns'),
+    ];
+    const others = [
       ...notMember(restrict.notRows, '__other_rows'),
       ...notMember(restrict.notColumns, '__other_columns'),
       ...shiftCut(spec, table.columnTypes),
     ];
+    const tests = [...kept, ...others];
     const restricted: BoundWhere = {
       sql: [w.sql, ...tests.map((t) => t.sql)].join(' AND '),
       params: Object.assign({}, w.params, ...tests.map((t) => t.params)) as BoundWhere['params'],
@@ -119,6 +123,23 @@ export class DuckDbPivotEngine implements PivotEngine {
     const scan = new PivotPlan(table, spec, restricted.sql);
     // A rollup covering the crosstab is read in place of the records, by the same SQL.
     const rollup = matchRollup(entry, table, spec, where, scan, restrict);
+    const drill = this.drillFacts(table, spec);
+    // Holistic totals read every level from the records: the kept keys' pass, the totals over every row
+    // and column and the Other groups, each a pass of its own, are one pass over every record folded.
+    if (restrict.fold && !rollup && scan.holistic && kept.length) {
+      const fold: PlanFold = { keptWhere: restricted.sql };
+      const flag = (axes: AxisSpec[], values: readonly AxisValue[] | undefined, name: string) =>
+        values && axes.length
+          ? notMemberSql(axes[0], values, table.columnTypes, spec.timeZone, name, spec.shift).sql
+          : undefined;
+      fold.rows = flag(spec.rows, restrict.rows, '__kept_rows');
+      fold.columns = flag(spec.columns, restrict.columns, '__kept_columns');
+      const everyRecord = [w.sql, ...others.map((t) => t.sql)].join(' AND ');
+      const plan = new PivotPlan(table, spec, everyRecord, undefined, [], fold);
+      const result = await this.pivotPlan(plan, spec, restricted, maxCells, signal);
+      // Past the limit the folded groups are not the answer: the kept keys' pass counts them as before.
+      if (result.groups.length) return { ...result, drill, folded: true };
+    }
     // Twins need the records themselves: a pass read from a rollup leaves them to the caller's passes.
     const twins = rollup ? undefined : planTwins(restrict.twins, spec, table.columnTypes);
     const plan = rollup
@@ -126,7 +147,6 @@ export class DuckDbPivotEngine implements PivotEngine {
       : twins
         ? new PivotPlan(table, spec, restricted.sql, undefined, twins.twins)
         : scan;
-    const drill = this.drillFacts(table, spec);
     const bound = twins ? { ...restricted, params: { ...restricted.params, ...twins.params } } : restricted;
     const result = await this.pivotPlan(plan, spec, bound, maxCells, signal);
     return { ...result, drill, ...(rollup ? { servedBy: rollup.name } : {}) };
@@ -177,12 +197,14 @@ export class DuckDbPivotEngine implements PivotEngine {
         const keys = { rows: Number(k.__nr), columns: Number(k.__nc) };
         return crosstabCells(keys, spec) > maxCells ? { keys, groups: [] } : { keys, groups: [], tooManyGroups: true };
       }
-      const groups = fromGroupingSets(plan, rows);
       const R = plan.rowAliases.length;
       const C = plan.colAliases.length;
+      const read = fromGroupingSets(plan, rows);
+      const groups = plan.fold ? foldedGroups(rows, read, { rows: R, columns: C }) : read;
+      // Only the kept keys count (an Other group's key is []).
       const keys = {
-        rows: groups.filter((g) => g.rowKey.length === R && g.columnKey.length === 0).length,
-        columns: C ? groups.filter((g) => g.rowKey.length === 0 && g.columnKey.length === C).length : 1,
+        rows: groups.filter((g) => !g.columnOther && g.rowKey.length === R && g.columnKey.length === 0).length,
+        columns: C ? groups.filter((g) => !g.rowOther && g.rowKey.length === 0 && g.columnKey.length === C).length : 1,
       };
       // No twin: a holistic total's twin would cost a pass of its own (planTwins).
       return { keys, groups: crosstabCells(keys, spec) > maxCells ? [] : groups };

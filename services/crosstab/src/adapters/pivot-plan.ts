@@ -4,6 +4,7 @@ import { pivotLevels, type AxisSpec, type CrosstabSpec, type TotalSpec } from '.
 import { HOLISTIC, type Acc, type PartialKind } from './pivot-partials';
 import { axisLabel, groupedKey } from './pivot-sql';
 import { movedAlias, twinAlias, TWIN_COUNT, type PlanTwin, type TwinView } from './pivot-twin';
+import { foldColumns, foldedKey, foldedSet, foldFlags, type PlanFold } from './pivot-fold';
 
 /**
  * How a column's values are added up. Integers: DuckDB's sum, exact in HUGEINT. Doubles: Kahan-Babuska
@@ -58,6 +59,8 @@ export class PivotPlan {
     private readonly source?: RollupSource,
     /** Subsets of the records whose groups are read in the same scan (none with a rollup source). */
     readonly twins: readonly PlanTwin[] = [],
+    /** Outer keys read as one Other row or column (pivot-fold): the raw path only. */
+    readonly fold?: PlanFold,
   ) {
     if (source && twins.length) throw new Error('a pivot read from a rollup has no twins');
     this.axes = [...spec.rows, ...spec.columns];
@@ -247,9 +250,11 @@ export class PivotPlan {
   rawSql(maxGroups: number): string {
     const aliases = [...this.rowAliases, ...this.colAliases];
     const types = this.table.columnTypes;
+    const fold = this.fold;
     const keys = this.axes.map((a, i) => {
       const key = groupedKey(a, types, this.spec.timeZone, this.spec.shift);
-      return `${a.field.type === 'string' && !a.bin && !a.dateGroup ? `nullif(${key}, '')` : key} AS ${aliases[i]}`;
+      const merged = a.field.type === 'string' && !a.bin && !a.dateGroup ? `nullif(${key}, '')` : key;
+      return `${foldedKey(fold, i < this.rowAliases.length, merged)} AS ${aliases[i]}`;
     });
     const measured = new Map<string, string>();
     const column = (f: FieldDef) => {
@@ -294,15 +299,23 @@ export class PivotPlan {
     });
     const carried = [...measured].map(([name, alias]) => `${ident(name)} AS ${alias}`);
     const sets = this.levels
-      .map(([r, c]) => `(${[...this.rowAliases.slice(0, r), ...this.colAliases.slice(0, c)].join(', ')})`)
+      .map(
+        ([r, c]) =>
+          `(${[...foldedSet(fold, r, c), ...this.rowAliases.slice(0, r), ...this.colAliases.slice(0, c)].join(', ')})`,
+      )
       .join(', ');
     const labelled = this.axes.map((a, i) => `${axisLabel(a, aliases[i], this.spec.shift)} AS ${aliases[i]}`);
     // One pass, streamed: the keys are counted from the groups that come back (at most maxGroups), as a
     // hand-written GROUPING SETS query would run; materialising the records first cost 2.5x (bench).
-    const source = `SELECT ${[...keys, ...carried].join(', ')} FROM ${ident(this.table.table)} WHERE ${this.where}`;
+    // A fold's flags are computed once per record, beside its columns, and its keys read them.
+    const flags = foldColumns(fold);
+    const records = fold
+      ? `(SELECT *, ${foldFlags(fold).join(', ')} FROM ${ident(this.table.table)} WHERE ${this.where})`
+      : `${ident(this.table.table)} WHERE ${this.where}`;
+    const source = `SELECT ${[...keys, ...flags, ...carried].join(', ')} FROM ${records}`;
     const g = grouping(aliases, sets);
-    return `SELECT ${[...labelled, 'gid', ...aggregates.map((_, i) => `__t${i}`)].join(', ')}
-FROM (SELECT ${[...aliases, g.gid, ...aggregates.map((sql, i) => `${sql} AS __t${i}`)].join(', ')}
+    return `SELECT ${[...labelled, ...flags, 'gid', ...aggregates.map((_, i) => `__t${i}`)].join(', ')}
+FROM (SELECT ${[...aliases, ...flags, g.gid, ...aggregates.map((sql, i) => `${sql} AS __t${i}`)].join(', ')}
   FROM (${source})
   ${g.groupBy}
   LIMIT ${maxGroups})`;
@@ -317,7 +330,8 @@ FROM (SELECT ${[...aliases, g.gid, ...aggregates.map((sql, i) => `${sql} AS __t$
     });
     const distinctCount = (cols: string[]) =>
       cols.length ? `(SELECT count(*) FROM (SELECT DISTINCT ${cols.join(', ')} FROM x))` : '1';
-    return `WITH x AS MATERIALIZED (SELECT ${keys.join(', ')} FROM ${ident(this.table.table)} WHERE ${this.where})
+    const where = this.fold?.keptWhere ?? this.where;
+    return `WITH x AS MATERIALIZED (SELECT ${keys.join(', ')} FROM ${ident(this.table.table)} WHERE ${where})
 SELECT ${distinctCount(this.rowAliases)} AS __nr, ${distinctCount(this.colAliases)} AS __nc`;
   }
 

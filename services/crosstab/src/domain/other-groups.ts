@@ -70,3 +70,13 @@ export async function otherGroups(
     );
   return out;
 }
+
+/**
+ * A folded pass's groups (PivotRestriction.fold) as the table wants them: the Other row's groups only
+ * with otherRow (and values left out), the Other column's only with otherColumn; their corner only
+ * with both. A folded axis without its Other still has every record in its totals.
+ */
+export function wantedOthers(groups: GroupRow[], wanted: { rows: boolean; columns: boolean }): GroupRow[] {
+  if (wanted.rows && wanted.columns) return groups;
+  return groups.filter((g) => (wanted.rows || !g.rowOther) && (wanted.columns || !g.columnOther));
+}

@@ -4,6 +4,7 @@ import { displayOf } from './crosstab-spec';
 import { cellColorer, excelFormat, type CellColors } from './total-look';
 import type { PivotTable } from './pivot-table';
 import type { AxisValue } from './axis-value';
+import { partialNote } from './period-compare';
 
 /** Characters Excel refuses in a sheet name, and its length limit. */
 const SHEET_NAME_BAD = /[[\]:*?/\\]/g;
@@ -65,6 +66,19 @@ function paint(cell: ExcelJS.Cell, colors: CellColors | undefined, bold: boolean
   }
   cell.fill = { type: 'pattern', pattern: 'solid', fgColor: { argb: argb(colors.background) } };
   cell.font = { bold, color: { argb: argb(colors.text) } };
+}
+
+/**
+ * A partial last period's mark explained as HTML's caption and CSV's last line explain it: a note row
+ * one blank row under the table, in grey italics, in the first cell alone. Not merged: a merged cell
+ * clips its text at the merge's edge, where a lone cell's text runs on over the empty cells beside it.
+ */
+function partialNoteRow(sheet: ExcelJS.Worksheet, table: PivotTable, below: number): void {
+  const partial = table.spec.comparePartial;
+  if (!partial) return;
+  const cell = sheet.getCell(below + 2, 1);
+  cell.value = partialNote(partial);
+  cell.font = { italic: true, color: { argb: 'FF595959' } };
 }
 
 /**
@@ -177,6 +191,7 @@ export async function renderXlsx(table: PivotTable, index: string): Promise<Buff
   merge(last, 1, last, R);
   table.columns.forEach((c, j) => numbers(last, firstValueColumn + j * t, [], c, true));
   numbers(last, firstValueColumn + table.columns.length * t, [], [], true);
+  partialNoteRow(sheet, table, last);
 
   for (let c = 1; c <= R; c++) sheet.getColumn(c).width = 18;
   return Buffer.from(await book.xlsx.writeBuffer());
@@ -273,6 +288,7 @@ async function renderXlsxTotalsOnRows(table: PivotTable, index: string): Promise
   text(last, 1, 'Total', true);
   merge(last, 1, last + T - 1, R);
   group(last, [], true);
+  partialNoteRow(sheet, table, last + T - 1);
   for (let c = 1; c <= R + 1; c++) sheet.getColumn(c).width = 18;
   return Buffer.from(await book.xlsx.writeBuffer());
 }

@@ -12,7 +12,7 @@ import { CONTENT_TYPES, subtotalsOverLimit, tableResult, type CrosstabOutput } f
 import { buildPivotTable, type OuterCounts } from './pivot-table';
 import { compareGroups, prepareCompare, type PreparedCompare } from './compare-pivots';
 import { mergePasses, twinOf, withTwins } from './pass-twins';
-import { otherExclusion, otherGroups, type ChosenOuter } from './other-groups';
+import { otherExclusion, otherGroups, wantedOthers, type ChosenOuter } from './other-groups';
 import { withCompare } from './period-compare';
 
 /**
@@ -263,12 +263,25 @@ export class RunCrosstabUseCase {
     const rows = limitsRows ? await this.chooseOuter(entry, where, spec, 'rows', signal, shift) : undefined;
     const columns = limitsColumns ? await this.chooseOuter(entry, where, spec, 'columns', signal, shift) : undefined;
     const restrict = { rows: rows?.values, columns: columns?.values };
-    const mainAsk = withTwins(restrict, shift);
+    const notRows = otherExclusion(spec, 'rows', rows);
+    const notColumns = otherExclusion(spec, 'columns', columns);
+    // With an Other row or column the engine may read every record in this pass (folded), which then
+    // holds every group of the table and no twin.
+    const mainAsk = withTwins(notRows || notColumns ? { ...restrict, fold: true as const } : restrict, shift);
     const main = await this.pivots.pivot(entry, where, spec, MAX_CELLS, signal, mainAsk);
     const outer = { rows: rows?.counts, columns: columns?.counts };
     if (main.groups.length === 0) return { ...main, outer, restrict };
-    const notRows = otherExclusion(spec, 'rows', rows);
-    const notColumns = otherExclusion(spec, 'columns', columns);
+    // The Other groups of a compared period: the same passes over the shifted records, the same kept keys.
+    const shiftedOtherOf = (other: GroupRow[]) =>
+      other.length > 0
+        ? (shiftedSpec: CrosstabSpec) =>
+            otherGroups(this.pivots, { entry, where, spec: shiftedSpec, signal }, rows, columns)
+        : undefined;
+    if (main.folded) {
+      const groups = wantedOthers(main.groups, { rows: notRows !== undefined, columns: notColumns !== undefined });
+      const other = groups.filter((g) => g.rowOther || g.columnOther);
+      return { ...main, groups, outer, restrict, shiftedOther: shiftedOtherOf(other) };
+    }
     // Each row's totals across every column, not only the kept ones (and the Other column's cells).
     const acrossAsk = withTwins({ rows: rows?.values }, shift, notColumns);
     const across =
@@ -309,13 +322,7 @@ export class RunCrosstabUseCase {
     const shifted = complete
       ? mergePasses(shiftedMain, { across: shiftedAcross, down: shiftedDown, all: shiftedAll })
       : undefined;
-    // The Other groups of a compared period: the same passes over the shifted records, the same kept keys.
-    const shiftedOther =
-      other.length > 0
-        ? (shiftedSpec: CrosstabSpec) =>
-            otherGroups(this.pivots, { entry, where, spec: shiftedSpec, signal }, rows, columns)
-        : undefined;
-    return { ...main, groups: [...groups, ...other], outer, restrict, shifted, shiftedOther };
+    return { ...main, groups: [...groups, ...other], outer, restrict, shifted, shiftedOther: shiftedOtherOf(other) };
   }
 
   private async compute(

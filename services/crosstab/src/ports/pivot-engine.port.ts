@@ -22,6 +22,11 @@ export interface PivotResult {
   /** The rollup the pivot was answered from; absent when it scanned the records. */
   servedBy?: string;
   /**
+   * Set when the engine read the pass folded (`restrict.fold`): `groups` then also hold every total over
+   * all the records and the Other groups, and there are no twins.
+   */
+  folded?: true;
+  /**
    * The groups of each twin asked for in `restrict.twins`, in the same order, read in the same scan as
    * the pivot's own. Absent when the engine does not read twins (or not for this pass): the caller then
    * makes its own passes for them.
@@ -62,6 +67,16 @@ export interface PivotRestriction {
   notColumns?: OuterExclusion;
   /** Subsets whose groups the engine may also return (PivotResult.twins); it may ignore them. */
   twins?: readonly PivotTwin[];
+  /**
+   * With `rows` (`columns`): the engine may read every record instead of the kept ones alone, the
+   * records whose outermost row (column) key is not kept folded into one Other row (column), and say so
+   * with `PivotResult.folded`. Its groups are then the kept keys' cells and subtotals; every total over
+   * all the records (a kept row's across every column, a kept column's down every row, the grand total);
+   * and the Other row's groups (rowOther, rowKey []) at each column level, its total included, the Other
+   * column's (columnOther, columnKey []) at each row level, and their corner. Every total of an Other
+   * group is computed from its records. An engine that declines returns the kept keys' groups alone.
+   */
+  fold?: true;
 }
 
 export interface OuterExclusion {
