@@ -2,7 +2,12 @@ import fs from 'node:fs';
 import { DuckDBInstance } from '@duckdb/node-api';
 import type { RollupDef } from '@quarry/metadata-store';
 import { narrowRollupSums, rollupTableName, rollupTableSql, type BuiltRollup } from './rollup-tables';
-import { learnSingleWordFields, type SingleWordField, type SingleWordFields } from './single-word-fields';
+import {
+  learnSingleWordFields,
+  singleWordExpr,
+  type SingleWordField,
+  type SingleWordFields,
+} from './single-word-fields';
 import { ident, literal, wordsColumn, wordsExpr } from './sql';
 
 /**
@@ -112,25 +117,90 @@ function hashBelow(fraction: number): string {
   return `hash(__rowid) < ${bound}::UBIGINT`;
 }
 
+/**
+ * The columns of the records table (and of its sample) as the load writes them: `__rowid`, the source's
+ * columns, then each text field's words column. A single-word field's words column is a VIRTUAL
+ * generated column (computed when read, `' ' || lower(value) || ' '`, nothing stored): every reader's SQL
+ * names it as before, and the write skips the strings DuckDB would otherwise compress, the larger part
+ * of the load after the records themselves. `stored` lists the columns an INSERT fills, `values` the
+ * SQL giving each from the source.
+ */
+interface RecordsColumns {
+  defs: string[];
+  stored: string[];
+  values: string[];
+}
+
+function recordsColumns(
+  described: ReadonlyArray<Record<string, unknown>>,
+  fields: ReadonlyArray<{ name: string; type: string }>,
+  singleWord: SingleWordFields,
+): RecordsColumns {
+  const defs = described.map((r) => `${ident(String(r.column_name))} ${String(r.column_type)}`);
+  const stored = described.map((r) => ident(String(r.column_name)));
+  const values = [...stored];
+  for (const f of fields.filter((x) => x.type === 'string')) {
+    if (singleWord.has(f.name)) {
+      defs.push(`${wordsColumn(f.name)} VARCHAR AS (${singleWordExpr(ident(f.name))}) VIRTUAL`);
+      continue;
+    }
+    defs.push(`${wordsColumn(f.name)} VARCHAR`);
+    stored.push(wordsColumn(f.name));
+    values.push(wordsExpr(ident(f.name)));
+  }
+  return { defs, stored, values };
+}
+
 /** Writes the sample table (SampleFacts) of `recordCount` records; returns what it holds. */
 async function writeSample(
   run: (sql: string) => Promise<void>,
   all: (sql: string) => Promise<Array<Record<string, unknown>>>,
   recordCount: number,
+  columns: RecordsColumns,
 ): Promise<SampleFacts> {
   const n = Math.max(recordCount, 1);
   const inSample = hashBelow(sampleRecords(n) / n);
   const inFirst = hashBelow(SAMPLE_FIRST_RECORDS / n);
   // One filtered scan, sorted by level then record number (the records table is not stored in record
   // order; the sample keeps it, which compresses as the source did). Level 0 fills the first row
-  // group(s), so `level = 0` reads only those through the zone maps.
+  // group(s), so `level = 0` reads only those through the zone maps. Its words columns are the records
+  // table's: virtual where those are.
+  await run(`CREATE TABLE ${SAMPLE_TABLE} (${SAMPLE_LEVEL} UTINYINT, ${columns.defs.join(', ')})`);
+  const stored = columns.stored.join(', ');
   await run(
-    `CREATE TABLE ${SAMPLE_TABLE} AS SELECT (NOT (${inFirst}))::UTINYINT AS ${SAMPLE_LEVEL}, * FROM ${RECORDS_TABLE} WHERE ${inSample} ORDER BY 1, __rowid`,
+    `INSERT INTO ${SAMPLE_TABLE} (${SAMPLE_LEVEL}, ${stored}) SELECT (NOT (${inFirst}))::UTINYINT, ${stored} FROM ${RECORDS_TABLE} WHERE ${inSample} ORDER BY 1, __rowid`,
   );
   const [row] = await all(
     `SELECT count(*) AS records, count(*) FILTER (WHERE ${SAMPLE_LEVEL} = 0) AS first FROM ${SAMPLE_TABLE}`,
   );
   return { records: Number(row.records), first: Number(row.first) };
+}
+
+/**
+ * Per field, how many keys it has on a crosstab axis (SnapshotFacts.distinctKeys), in one pass. A
+ * blank (null, or empty text) is one key, present when some record's key is null. A date's month or
+ * year is counted from its distinct days (a few thousand), not truncated on every record: the day
+ * decides the month and year, and date_trunc on every record was most of the pass.
+ */
+async function countKeys(
+  all: (sql: string) => Promise<Array<Record<string, unknown>>>,
+  fields: ReadonlyArray<{ name: string; type: string; grain?: string }>,
+): Promise<Record<string, number>> {
+  const distinctKeys: Record<string, number> = {};
+  if (fields.length === 0) return distinctKeys;
+  const counts = fields.map((f, i) => {
+    const col = ident(f.name);
+    const grain = f.grain ?? 'day';
+    const value = f.type === 'string' ? `nullif(${col}, '')` : f.type === 'date' ? `CAST(${col} AS DATE)` : col;
+    const distinct =
+      f.type === 'date' && grain !== 'day'
+        ? `len(list_distinct(list_transform(list(DISTINCT ${value}), x -> date_trunc(${literal(grain)}, x))))`
+        : `count(DISTINCT ${value})`;
+    return `${distinct} + (count(*) > count(${value}))::INT AS k${i}`;
+  });
+  const [row] = await all(`SELECT ${counts.join(', ')} FROM ${RECORDS_TABLE}`);
+  fields.forEach((f, i) => (distinctKeys[f.name] = Number(row[`k${i}`])));
+  return distinctKeys;
 }
 
 /** Builds each rollup's table from the records table; a rollup that fails fails the whole write. */
@@ -186,26 +256,23 @@ export async function writeAttachable(
   });
   const c = await instance.connect();
   try {
-    await c.run(`CREATE TABLE ${RECORDS_TABLE} AS ${recordsSelect(parquetFile, fields)}`);
     const all = async (sql: string) => (await c.runAndReadAll(sql)).getRowObjectsJS() as Array<Record<string, unknown>>;
+    const run = (sql: string) => c.run(sql).then(() => undefined);
+    const source = `read_parquet(${literal(parquetFile)}, file_row_number = true)`;
+    // Learnt from the source's distinct values before the table is written: the single-word fields
+    // get no stored words column.
+    const singleWord = await learnSingleWordFields(all, source, fields);
+    const described = await all(
+      `DESCRIBE SELECT file_row_number AS __rowid, * EXCLUDE (file_row_number) FROM ${source}`,
+    );
+    const columns = recordsColumns(described, fields, singleWord);
+    await run(`CREATE TABLE ${RECORDS_TABLE} (${columns.defs.join(', ')})`);
+    await run(
+      `INSERT INTO ${RECORDS_TABLE} (${columns.stored.join(', ')}) SELECT ${columns.values.join(', ')} FROM (SELECT file_row_number AS __rowid, * EXCLUDE (file_row_number) FROM ${source})`,
+    );
     const [{ n }] = await all(`SELECT count(*) AS n FROM ${RECORDS_TABLE}`);
-    const sample = await writeSample((sql) => c.run(sql).then(() => undefined), all, Number(n));
-    const singleWord = await learnSingleWordFields(all, RECORDS_TABLE, fields);
-    const keyed = fields;
-    const distinctKeys: Record<string, number> = {};
-    if (keyed.length > 0) {
-      const counts = keyed.map((f, i) => {
-        const col = ident(f.name);
-        const blank = f.type === 'string' ? `${col} IS NULL OR ${col} = ''` : `${col} IS NULL`;
-        // A date's key is what the crosstab groups it by without a dateGroup: its day, or its grain.
-        const grain = f.grain ?? 'day';
-        const date = grain === 'day' ? `CAST(${col} AS DATE)` : `date_trunc(${literal(grain)}, ${col})`;
-        const value = f.type === 'string' ? `nullif(${col}, '')` : f.type === 'date' ? date : col;
-        return `count(DISTINCT ${value}) + (count(*) FILTER (WHERE ${blank}) > 0)::INT AS k${i}`;
-      });
-      const [row] = await all(`SELECT ${counts.join(', ')} FROM ${RECORDS_TABLE}`);
-      keyed.forEach((f, i) => (distinctKeys[f.name] = Number(row[`k${i}`])));
-    }
+    const sample = await writeSample(run, all, Number(n), columns);
+    const distinctKeys = await countKeys(all, fields);
     const built = await writeRollups(c, all, fields, rollups);
     const facts: SnapshotFacts = {
       singleWord: [...singleWord].map(([name, f]) => [
