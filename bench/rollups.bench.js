@@ -8,8 +8,10 @@
 //   p50 of the following ones, beside the same crosstab by hand on DuckDB over its own table (one
 //   GROUPING SETS query, first call after reopening the file, then p50), and beside Quarry's scan (the
 //   rollup dropped).
+// - with --before <other checkout>/apps/quarry/bin/quarry.js, that build's plain load too, in the same run
+//   (its own data directory, removed once timed).
 // Heavy: run under `flock /tmp/quarry-heavy.lock`.
-// Usage: npm run build && node bench/rollups.bench.js [--sizes 3,30] [--runs 9]
+// Usage: npm run build && node bench/rollups.bench.js [--sizes 3,30] [--runs 9] [--before <bin>]
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
@@ -22,6 +24,7 @@ const arg = (name, fallback) => {
 };
 const SIZES = arg('--sizes', '3').split(',').map(Number);
 const RUNS = Number(arg('--runs', '9'));
+const BEFORE = arg('--before', undefined);
 const SOURCE = path.join(VEGA, 'flights-3m.parquet');
 const q = (s) => `'${s.replace(/'/g, "''")}'`;
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -105,6 +108,12 @@ async function runSize(millions, work) {
     c.closeSync();
     db.closeSync();
   });
+  let beforeLoad;
+  if (BEFORE) {
+    const beforeDir = path.join(work, `data-before-${millions}`);
+    beforeLoad = await timed(() => cli(load, { QUARRY_DATA_DIR: beforeDir }, BEFORE));
+    fs.rmSync(beforeDir, { recursive: true, force: true });
+  }
   const plainLoad = await timed(() => cli(load, env));
   const addMs = await timed(() =>
     cli(
@@ -135,6 +144,7 @@ async function runSize(millions, work) {
     load: {
       rows: `${millions}M`,
       'DuckDB CREATE TABLE ms': fmt(handLoad),
+      ...(BEFORE ? { 'before: load ms': fmt(beforeLoad), 'before: ratio': fmt(beforeLoad / handLoad) } : {}),
       'quarry index load ms': fmt(plainLoad),
       'ratio (target <= 2)': fmt(plainLoad / handLoad),
       'load with the rollup ms': fmt(rollupLoad),

@@ -20,10 +20,16 @@ import { ident, literal, wordsColumn, wordsExpr } from './sql';
  */
 export const ATTACH_MIN_RECORDS = 500_000;
 
-/** The table of records in an attachable snapshot, its facts table and its sample of records. */
+/**
+ * The records of an attachable snapshot as every reader names them, its facts table and its sample of
+ * records. In versions written before single-word fields' words columns were computed on reading, the
+ * records and the sample are tables; since, views over RECORDS_DATA and SAMPLE_DATA (recordsView).
+ */
 export const RECORDS_TABLE = 'records';
 export const FACTS_TABLE = 'quarry_facts';
 export const SAMPLE_TABLE = 'quarry_sample';
+export const RECORDS_DATA = 'quarry_records';
+export const SAMPLE_DATA = 'quarry_sample_records';
 
 /**
  * Records in the sample an attachable version keeps for the cell-limit estimate, at most. Contiguous,
@@ -82,13 +88,43 @@ export function attachableFile(parquetFile: string): string {
   return parquetFile.replace(/\.parquet$/, '.duckdb');
 }
 
-/** The SELECT giving a snapshot's records as every reader sees them: record order, then words columns. */
-export function recordsSelect(parquetFile: string, fields: ReadonlyArray<{ name: string; type: string }>): string {
+/**
+ * The SELECT giving a snapshot's records as every reader sees them: record order, then words columns;
+ * with `computed`, the words columns of those fields are left out (recordsView computes them).
+ */
+export function recordsSelect(
+  parquetFile: string,
+  fields: ReadonlyArray<{ name: string; type: string }>,
+  computed: ReadonlySet<string> = new Set(),
+): string {
   // Each text field gets its words column (see wordsColumn); the file's own row numbers are the record order.
   const words = fields
-    .filter((f) => f.type === 'string')
+    .filter((f) => f.type === 'string' && !computed.has(f.name))
     .map((f) => `, ${wordsExpr(ident(f.name))} AS ${wordsColumn(f.name)}`);
   return `SELECT file_row_number AS __rowid, * EXCLUDE (file_row_number)${words.join('')} FROM read_parquet(${literal(parquetFile)}, file_row_number = true)`;
+}
+
+/**
+ * The records (or the sample) as readers see them, over the table written without the words columns
+ * of `computed` (single-word fields): those are computed when read, `' ' || lower(value) || ' '`, the
+ * very text wordsExpr gives such a value. Writing them was most of a load's time beyond DuckDB's own
+ * CREATE TABLE (strings DuckDB compresses as it writes); a VIRTUAL generated column would do the same,
+ * but an INSERT into a table that has one computes it for every record. Columns keep the order
+ * recordsSelect gives them.
+ */
+function recordsView(
+  view: string,
+  data: string,
+  fields: ReadonlyArray<{ name: string; type: string }>,
+  computed: ReadonlySet<string>,
+): string {
+  const text = fields.filter((f) => f.type === 'string');
+  const stored = text.filter((f) => !computed.has(f.name)).map((f) => wordsColumn(f.name));
+  const words = text.map((f) =>
+    computed.has(f.name) ? `${singleWordExpr(ident(f.name))} AS ${wordsColumn(f.name)}` : wordsColumn(f.name),
+  );
+  const rest = stored.length ? `* EXCLUDE (${stored.join(', ')})` : '*';
+  return `CREATE VIEW ${view} AS SELECT ${[rest, ...words].join(', ')} FROM ${data}`;
 }
 
 export function factsFromJson(text: string): {
@@ -117,61 +153,23 @@ function hashBelow(fraction: number): string {
   return `hash(__rowid) < ${bound}::UBIGINT`;
 }
 
-/**
- * The columns of the records table (and of its sample) as the load writes them: `__rowid`, the source's
- * columns, then each text field's words column. A single-word field's words column is a VIRTUAL
- * generated column (computed when read, `' ' || lower(value) || ' '`, nothing stored): every reader's SQL
- * names it as before, and the write skips the strings DuckDB would otherwise compress, the larger part
- * of the load after the records themselves. `stored` lists the columns an INSERT fills, `values` the
- * SQL giving each from the source.
- */
-interface RecordsColumns {
-  defs: string[];
-  stored: string[];
-  values: string[];
-}
-
-function recordsColumns(
-  described: ReadonlyArray<Record<string, unknown>>,
-  fields: ReadonlyArray<{ name: string; type: string }>,
-  singleWord: SingleWordFields,
-): RecordsColumns {
-  const defs = described.map((r) => `${ident(String(r.column_name))} ${String(r.column_type)}`);
-  const stored = described.map((r) => ident(String(r.column_name)));
-  const values = [...stored];
-  for (const f of fields.filter((x) => x.type === 'string')) {
-    if (singleWord.has(f.name)) {
-      defs.push(`${wordsColumn(f.name)} VARCHAR AS (${singleWordExpr(ident(f.name))}) VIRTUAL`);
-      continue;
-    }
-    defs.push(`${wordsColumn(f.name)} VARCHAR`);
-    stored.push(wordsColumn(f.name));
-    values.push(wordsExpr(ident(f.name)));
-  }
-  return { defs, stored, values };
-}
-
-/** Writes the sample table (SampleFacts) of `recordCount` records; returns what it holds. */
+/** Writes the sample (SampleFacts) of `recordCount` records to SAMPLE_DATA; returns what it holds. */
 async function writeSample(
   run: (sql: string) => Promise<void>,
   all: (sql: string) => Promise<Array<Record<string, unknown>>>,
   recordCount: number,
-  columns: RecordsColumns,
 ): Promise<SampleFacts> {
   const n = Math.max(recordCount, 1);
   const inSample = hashBelow(sampleRecords(n) / n);
   const inFirst = hashBelow(SAMPLE_FIRST_RECORDS / n);
   // One filtered scan, sorted by level then record number (the records table is not stored in record
   // order; the sample keeps it, which compresses as the source did). Level 0 fills the first row
-  // group(s), so `level = 0` reads only those through the zone maps. Its words columns are the records
-  // table's: virtual where those are.
-  await run(`CREATE TABLE ${SAMPLE_TABLE} (${SAMPLE_LEVEL} UTINYINT, ${columns.defs.join(', ')})`);
-  const stored = columns.stored.join(', ');
+  // group(s), so `level = 0` reads only those through the zone maps.
   await run(
-    `INSERT INTO ${SAMPLE_TABLE} (${SAMPLE_LEVEL}, ${stored}) SELECT (NOT (${inFirst}))::UTINYINT, ${stored} FROM ${RECORDS_TABLE} WHERE ${inSample} ORDER BY 1, __rowid`,
+    `CREATE TABLE ${SAMPLE_DATA} AS SELECT (NOT (${inFirst}))::UTINYINT AS ${SAMPLE_LEVEL}, * FROM ${RECORDS_DATA} WHERE ${inSample} ORDER BY 1, __rowid`,
   );
   const [row] = await all(
-    `SELECT count(*) AS records, count(*) FILTER (WHERE ${SAMPLE_LEVEL} = 0) AS first FROM ${SAMPLE_TABLE}`,
+    `SELECT count(*) AS records, count(*) FILTER (WHERE ${SAMPLE_LEVEL} = 0) AS first FROM ${SAMPLE_DATA}`,
   );
   return { records: Number(row.records), first: Number(row.first) };
 }
@@ -258,20 +256,16 @@ export async function writeAttachable(
   try {
     const all = async (sql: string) => (await c.runAndReadAll(sql)).getRowObjectsJS() as Array<Record<string, unknown>>;
     const run = (sql: string) => c.run(sql).then(() => undefined);
-    const source = `read_parquet(${literal(parquetFile)}, file_row_number = true)`;
+    const source = `read_parquet(${literal(parquetFile)})`;
     // Learnt from the source's distinct values before the table is written: the single-word fields
-    // get no stored words column.
+    // get no stored words column (recordsView).
     const singleWord = await learnSingleWordFields(all, source, fields);
-    const described = await all(
-      `DESCRIBE SELECT file_row_number AS __rowid, * EXCLUDE (file_row_number) FROM ${source}`,
-    );
-    const columns = recordsColumns(described, fields, singleWord);
-    await run(`CREATE TABLE ${RECORDS_TABLE} (${columns.defs.join(', ')})`);
-    await run(
-      `INSERT INTO ${RECORDS_TABLE} (${columns.stored.join(', ')}) SELECT ${columns.values.join(', ')} FROM (SELECT file_row_number AS __rowid, * EXCLUDE (file_row_number) FROM ${source})`,
-    );
-    const [{ n }] = await all(`SELECT count(*) AS n FROM ${RECORDS_TABLE}`);
-    const sample = await writeSample(run, all, Number(n), columns);
+    const computed = new Set(singleWord.keys());
+    await run(`CREATE TABLE ${RECORDS_DATA} AS ${recordsSelect(parquetFile, fields, computed)}`);
+    await run(recordsView(RECORDS_TABLE, RECORDS_DATA, fields, computed));
+    const [{ n }] = await all(`SELECT count(*) AS n FROM ${RECORDS_DATA}`);
+    const sample = await writeSample(run, all, Number(n));
+    await run(recordsView(SAMPLE_TABLE, SAMPLE_DATA, fields, computed));
     const distinctKeys = await countKeys(all, fields);
     const built = await writeRollups(c, all, fields, rollups);
     const facts: SnapshotFacts = {
