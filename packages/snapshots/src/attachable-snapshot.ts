@@ -177,7 +177,7 @@ async function writeSample(
 /**
  * Per field, how many keys it has on a crosstab axis (SnapshotFacts.distinctKeys), in one pass. A
  * blank (null, or empty text) is one key, present when some record's key is null. A date's month or
- * year is counted from its distinct days (a few thousand), not truncated on every record: the day
+ * year is counted from its distinct days (far fewer than records), not truncated on every record: the day
  * decides the month and year, and date_trunc on every record was most of the pass.
  */
 async function countKeys(
