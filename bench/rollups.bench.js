@@ -8,8 +8,10 @@
 //   p50 of the following ones, beside the same crosstab by hand on DuckDB over its own table (one
 //   GROUPING SETS query, first call after reopening the file, then p50), and beside Quarry's scan (the
 //   rollup dropped).
+// - with --before <other checkout>/apps/quarry/bin/quarry.js, that build's plain load too, in the same run
+//   (its own data directory, removed once timed).
 // Heavy: run under `flock /tmp/quarry-heavy.lock`.
-// Usage: npm run build && node bench/rollups.bench.js [--sizes 3,30] [--runs 9]
+// Usage: npm run build && node bench/rollups.bench.js [--sizes 3,30] [--runs 9] [--before <bin>]
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
@@ -22,11 +24,19 @@ const arg = (name, fallback) => {
 };
 const SIZES = arg('--sizes', '3').split(',').map(Number);
 const RUNS = Number(arg('--runs', '9'));
+const BEFORE = arg('--before', undefined);
 const SOURCE = path.join(VEGA, 'flights-3m.parquet');
 const q = (s) => `'${s.replace(/'/g, "''")}'`;
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const PARAMS = { ...FLIGHTS_CROSSTABS.measures.params, subtotals: true, cache: false };
 const HAND = FLIGHTS_CROSSTABS.measures.hand.replace(/GROUP BY .*$/, `GROUP BY ${FLIGHTS_BY_MONTH}`);
+// Past 62M rows (145 months of 229 origins and 3 totals) origin x month passes the crosstab's
+// 100,000-cell limit: there the crosstab groups by year (the month rollup still covers it).
+const BY_YEAR = {
+  params: { ...PARAMS, columns: [{ field: 'date', dateGroup: 'year' }] },
+  hand: HAND.replace(`date_trunc('month', "date") AS month`, `date_trunc('year', "date") AS month`),
+};
+const shape = (millions) => (millions > 62 ? BY_YEAR : { params: PARAMS, hand: HAND });
 
 async function call(port, token, params) {
   const res = await fetch(`http://127.0.0.1:${port}/api/v1`, {
@@ -45,18 +55,18 @@ async function call(port, token, params) {
 }
 
 /** First call after a fresh start, then the p50 of RUNS more; checks who answered. */
-async function served(env, token, expectServedBy) {
+async function served(env, token, expectServedBy, params) {
   const server = await startServer(env);
   try {
     const t = performance.now();
-    const meta = await call(server.port, token, PARAMS);
+    const meta = await call(server.port, token, params);
     const first = performance.now() - t;
     if ((meta.servedBy ?? null) !== expectServedBy)
       throw new Error(`servedBy ${meta.servedBy} (expected ${expectServedBy})`);
     const ms = [];
     for (let i = 0; i < RUNS; i++) {
       const s = performance.now();
-      await call(server.port, token, PARAMS);
+      await call(server.port, token, params);
       ms.push(performance.now() - s);
     }
     return { first, p50: median(ms) };
@@ -66,16 +76,16 @@ async function served(env, token, expectServedBy) {
   }
 }
 
-async function byHand(dbFile) {
+async function byHand(dbFile, hand) {
   const t = performance.now();
   const db = await DuckDBInstance.create(dbFile, { access_mode: 'READ_ONLY', threads: '2' });
   const c = await db.connect();
-  await c.runAndReadAll(HAND);
+  await c.runAndReadAll(hand);
   const first = performance.now() - t;
   const ms = [];
   for (let i = 0; i < RUNS; i++) {
     const s = performance.now();
-    await c.runAndReadAll(HAND);
+    await c.runAndReadAll(hand);
     ms.push(performance.now() - s);
   }
   c.closeSync();
@@ -105,6 +115,12 @@ async function runSize(millions, work) {
     c.closeSync();
     db.closeSync();
   });
+  let beforeLoad;
+  if (BEFORE) {
+    const beforeDir = path.join(work, `data-before-${millions}`);
+    beforeLoad = await timed(() => cli(load, { QUARRY_DATA_DIR: beforeDir }, BEFORE));
+    fs.rmSync(beforeDir, { recursive: true, force: true });
+  }
   const plainLoad = await timed(() => cli(load, env));
   const addMs = await timed(() =>
     cli(
@@ -127,14 +143,16 @@ async function runSize(millions, work) {
   );
   const rollupLoad = await timed(() => cli(load, env));
   const token = await benchToken(env);
-  const fromRollup = await served(env, token, 'om');
-  const hand = await byHand(dbFile);
+  const { params, hand: handSql } = shape(millions);
+  const fromRollup = await served(env, token, 'om', params);
+  const hand = await byHand(dbFile, handSql);
   await cli(['index', 'rollup', 'drop', 'flights', 'om'], env);
-  const scan = await served(env, token, null);
+  const scan = await served(env, token, null, params);
   return {
     load: {
       rows: `${millions}M`,
       'DuckDB CREATE TABLE ms': fmt(handLoad),
+      ...(BEFORE ? { 'before: load ms': fmt(beforeLoad), 'before: ratio': fmt(beforeLoad / handLoad) } : {}),
       'quarry index load ms': fmt(plainLoad),
       'ratio (target <= 2)': fmt(plainLoad / handLoad),
       'load with the rollup ms': fmt(rollupLoad),
@@ -142,7 +160,7 @@ async function runSize(millions, work) {
       'rollup add (CLI) ms': fmt(addMs),
     },
     crosstab: {
-      rows: `${millions}M`,
+      rows: `${millions}M${millions > 62 ? ' (by year)' : ''}`,
       'DuckDB by hand first ms': fmt(hand.first),
       'DuckDB by hand p50 ms': fmt(hand.p50),
       'rollup first ms': fmt(fromRollup.first),
@@ -164,10 +182,16 @@ async function main() {
       const r = await runSize(m, work);
       loads.push(r.load);
       crosstabs.push(r.crosstab);
+      // Each size as it ends: a long run that fails later keeps what it measured.
+      console.error(JSON.stringify(r));
+      // The next size's files need the room.
+      for (const f of fs.readdirSync(work))
+        if (new RegExp(`-${m}m?(\\.|$)`).test(f)) fs.rmSync(path.join(work, f), { recursive: true, force: true });
     }
     console.table(loads);
     console.table(crosstabs);
     console.log(`crosstab: ${HAND}`);
+    if (SIZES.some((m) => m > 62)) console.log(`by year: ${BY_YEAR.hand}`);
     console.log(`${RUNS} calls after the first; cores: ${os.cpus().length}; node ${process.version}`);
   } finally {
     fs.rmSync(work, { recursive: true, force: true });

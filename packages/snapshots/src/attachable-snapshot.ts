@@ -2,7 +2,12 @@ import fs from 'node:fs';
 import { DuckDBInstance } from '@duckdb/node-api';
 import type { RollupDef } from '@quarry/metadata-store';
 import { narrowRollupSums, rollupTableName, rollupTableSql, type BuiltRollup } from './rollup-tables';
-import { learnSingleWordFields, type SingleWordField, type SingleWordFields } from './single-word-fields';
+import {
+  learnSingleWordFields,
+  singleWordExpr,
+  type SingleWordField,
+  type SingleWordFields,
+} from './single-word-fields';
 import { ident, literal, wordsColumn, wordsExpr } from './sql';
 
 /**
@@ -15,10 +20,16 @@ import { ident, literal, wordsColumn, wordsExpr } from './sql';
  */
 export const ATTACH_MIN_RECORDS = 500_000;
 
-/** The table of records in an attachable snapshot, its facts table and its sample of records. */
+/**
+ * The records of an attachable snapshot as every reader names them, its facts table and its sample of
+ * records. In versions written before single-word fields' words columns were computed on reading, the
+ * records and the sample are tables; since, views over RECORDS_DATA and SAMPLE_DATA (recordsView).
+ */
 export const RECORDS_TABLE = 'records';
 export const FACTS_TABLE = 'quarry_facts';
 export const SAMPLE_TABLE = 'quarry_sample';
+export const RECORDS_DATA = 'quarry_records';
+export const SAMPLE_DATA = 'quarry_sample_records';
 
 /**
  * Records in the sample an attachable version keeps for the cell-limit estimate, at most. Contiguous,
@@ -77,13 +88,43 @@ export function attachableFile(parquetFile: string): string {
   return parquetFile.replace(/\.parquet$/, '.duckdb');
 }
 
-/** The SELECT giving a snapshot's records as every reader sees them: record order, then words columns. */
-export function recordsSelect(parquetFile: string, fields: ReadonlyArray<{ name: string; type: string }>): string {
+/**
+ * The SELECT giving a snapshot's records as every reader sees them: record order, then words columns;
+ * with `computed`, the words columns of those fields are left out (recordsView computes them).
+ */
+export function recordsSelect(
+  parquetFile: string,
+  fields: ReadonlyArray<{ name: string; type: string }>,
+  computed: ReadonlySet<string> = new Set(),
+): string {
   // Each text field gets its words column (see wordsColumn); the file's own row numbers are the record order.
   const words = fields
-    .filter((f) => f.type === 'string')
+    .filter((f) => f.type === 'string' && !computed.has(f.name))
     .map((f) => `, ${wordsExpr(ident(f.name))} AS ${wordsColumn(f.name)}`);
   return `SELECT file_row_number AS __rowid, * EXCLUDE (file_row_number)${words.join('')} FROM read_parquet(${literal(parquetFile)}, file_row_number = true)`;
+}
+
+/**
+ * The records (or the sample) as readers see them, over the table written without the words columns
+ * of `computed` (single-word fields): those are computed when read, `' ' || lower(value) || ' '`, the
+ * very text wordsExpr gives such a value. Writing them was most of a load's time beyond DuckDB's own
+ * CREATE TABLE (strings DuckDB compresses as it writes); a VIRTUAL generated column would do the same,
+ * but an INSERT into a table that has one computes it for every record. Columns keep the order
+ * recordsSelect gives them.
+ */
+function recordsView(
+  view: string,
+  data: string,
+  fields: ReadonlyArray<{ name: string; type: string }>,
+  computed: ReadonlySet<string>,
+): string {
+  const text = fields.filter((f) => f.type === 'string');
+  const stored = text.filter((f) => !computed.has(f.name)).map((f) => wordsColumn(f.name));
+  const words = text.map((f) =>
+    computed.has(f.name) ? `${singleWordExpr(ident(f.name))} AS ${wordsColumn(f.name)}` : wordsColumn(f.name),
+  );
+  const rest = stored.length ? `* EXCLUDE (${stored.join(', ')})` : '*';
+  return `CREATE VIEW ${view} AS SELECT ${[rest, ...words].join(', ')} FROM ${data}`;
 }
 
 export function factsFromJson(text: string): {
@@ -112,7 +153,7 @@ function hashBelow(fraction: number): string {
   return `hash(__rowid) < ${bound}::UBIGINT`;
 }
 
-/** Writes the sample table (SampleFacts) of `recordCount` records; returns what it holds. */
+/** Writes the sample (SampleFacts) of `recordCount` records to SAMPLE_DATA; returns what it holds. */
 async function writeSample(
   run: (sql: string) => Promise<void>,
   all: (sql: string) => Promise<Array<Record<string, unknown>>>,
@@ -125,12 +166,39 @@ async function writeSample(
   // order; the sample keeps it, which compresses as the source did). Level 0 fills the first row
   // group(s), so `level = 0` reads only those through the zone maps.
   await run(
-    `CREATE TABLE ${SAMPLE_TABLE} AS SELECT (NOT (${inFirst}))::UTINYINT AS ${SAMPLE_LEVEL}, * FROM ${RECORDS_TABLE} WHERE ${inSample} ORDER BY 1, __rowid`,
+    `CREATE TABLE ${SAMPLE_DATA} AS SELECT (NOT (${inFirst}))::UTINYINT AS ${SAMPLE_LEVEL}, * FROM ${RECORDS_DATA} WHERE ${inSample} ORDER BY 1, __rowid`,
   );
   const [row] = await all(
-    `SELECT count(*) AS records, count(*) FILTER (WHERE ${SAMPLE_LEVEL} = 0) AS first FROM ${SAMPLE_TABLE}`,
+    `SELECT count(*) AS records, count(*) FILTER (WHERE ${SAMPLE_LEVEL} = 0) AS first FROM ${SAMPLE_DATA}`,
   );
   return { records: Number(row.records), first: Number(row.first) };
+}
+
+/**
+ * Per field, how many keys it has on a crosstab axis (SnapshotFacts.distinctKeys), in one pass. A
+ * blank (null, or empty text) is one key, present when some record's key is null. A date's month or
+ * year is counted from its distinct days (far fewer than records), not truncated on every record: the day
+ * decides the month and year, and date_trunc on every record was most of the pass.
+ */
+async function countKeys(
+  all: (sql: string) => Promise<Array<Record<string, unknown>>>,
+  fields: ReadonlyArray<{ name: string; type: string; grain?: string }>,
+): Promise<Record<string, number>> {
+  const distinctKeys: Record<string, number> = {};
+  if (fields.length === 0) return distinctKeys;
+  const counts = fields.map((f, i) => {
+    const col = ident(f.name);
+    const grain = f.grain ?? 'day';
+    const value = f.type === 'string' ? `nullif(${col}, '')` : f.type === 'date' ? `CAST(${col} AS DATE)` : col;
+    const distinct =
+      f.type === 'date' && grain !== 'day'
+        ? `len(list_distinct(list_transform(list(DISTINCT ${value}), x -> date_trunc(${literal(grain)}, x))))`
+        : `count(DISTINCT ${value})`;
+    return `${distinct} + (count(*) > count(${value}))::INT AS k${i}`;
+  });
+  const [row] = await all(`SELECT ${counts.join(', ')} FROM ${RECORDS_TABLE}`);
+  fields.forEach((f, i) => (distinctKeys[f.name] = Number(row[`k${i}`])));
+  return distinctKeys;
 }
 
 /** Builds each rollup's table from the records table; a rollup that fails fails the whole write. */
@@ -186,26 +254,19 @@ export async function writeAttachable(
   });
   const c = await instance.connect();
   try {
-    await c.run(`CREATE TABLE ${RECORDS_TABLE} AS ${recordsSelect(parquetFile, fields)}`);
     const all = async (sql: string) => (await c.runAndReadAll(sql)).getRowObjectsJS() as Array<Record<string, unknown>>;
-    const [{ n }] = await all(`SELECT count(*) AS n FROM ${RECORDS_TABLE}`);
-    const sample = await writeSample((sql) => c.run(sql).then(() => undefined), all, Number(n));
-    const singleWord = await learnSingleWordFields(all, RECORDS_TABLE, fields);
-    const keyed = fields;
-    const distinctKeys: Record<string, number> = {};
-    if (keyed.length > 0) {
-      const counts = keyed.map((f, i) => {
-        const col = ident(f.name);
-        const blank = f.type === 'string' ? `${col} IS NULL OR ${col} = ''` : `${col} IS NULL`;
-        // A date's key is what the crosstab groups it by without a dateGroup: its day, or its grain.
-        const grain = f.grain ?? 'day';
-        const date = grain === 'day' ? `CAST(${col} AS DATE)` : `date_trunc(${literal(grain)}, ${col})`;
-        const value = f.type === 'string' ? `nullif(${col}, '')` : f.type === 'date' ? date : col;
-        return `count(DISTINCT ${value}) + (count(*) FILTER (WHERE ${blank}) > 0)::INT AS k${i}`;
-      });
-      const [row] = await all(`SELECT ${counts.join(', ')} FROM ${RECORDS_TABLE}`);
-      keyed.forEach((f, i) => (distinctKeys[f.name] = Number(row[`k${i}`])));
-    }
+    const run = (sql: string) => c.run(sql).then(() => undefined);
+    const source = `read_parquet(${literal(parquetFile)})`;
+    // Learnt from the source's distinct values before the table is written: the single-word fields
+    // get no stored words column (recordsView).
+    const singleWord = await learnSingleWordFields(all, source, fields);
+    const computed = new Set(singleWord.keys());
+    await run(`CREATE TABLE ${RECORDS_DATA} AS ${recordsSelect(parquetFile, fields, computed)}`);
+    await run(recordsView(RECORDS_TABLE, RECORDS_DATA, fields, computed));
+    const [{ n }] = await all(`SELECT count(*) AS n FROM ${RECORDS_DATA}`);
+    const sample = await writeSample(run, all, Number(n));
+    await run(recordsView(SAMPLE_TABLE, SAMPLE_DATA, fields, computed));
+    const distinctKeys = await countKeys(all, fields);
     const built = await writeRollups(c, all, fields, rollups);
     const facts: SnapshotFacts = {
       singleWord: [...singleWord].map(([name, f]) => [

@@ -1,9 +1,11 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
 import { AppError } from '@quarry/errors';
+import { words } from '@quarry/query-language';
 import { settled } from '@quarry/testkit';
-import { attachableFile } from './attachable-snapshot';
+import { attachableFile, RECORDS_DATA, RECORDS_TABLE } from './attachable-snapshot';
 import { buildSnapshot } from './build-snapshot';
 import { SnapshotEngine, type SnapshotRef } from './snapshot-engine';
 
@@ -86,6 +88,63 @@ describe('SnapshotEngine: attached snapshots, readiness and the index budget', (
     expect(ta.distinctKeys?.get('n')).toBe(3);
     // Read-only: the shared file cannot be written through it.
     await expect(a.all(`DELETE FROM "${ta.table}"`)).rejects.toThrow();
+  });
+
+  it("a single-word field stores no words column (computed when read), another field stores its own; both hold every record's words", async () => {
+    const codes = ['SFO', 'sfo', 'Zürich', 'A1', '', 'Åre'];
+    const file = path.join(dir, 'codes.json');
+    const titles = ['Star Wars', 'star-wars!', 'O’Neil', '', 'x', 'New  York'];
+    fs.writeFileSync(
+      file,
+      JSON.stringify(
+        codes.map((code, i) => ({ code, title: titles[i] })).concat([{ code: null, title: null }] as never),
+      ),
+    );
+    const built = await buildSnapshot({ name: 'codes', file, dataDir: dir, types: {}, views: [], attachMinRecords: 0 });
+    const ref = { name: 'codes', version: 1, snapshot: built.snapshot, fields: built.fields };
+    const e = engine();
+    const t = await e.table(ref);
+    expect([...t.singleWord.keys()]).toEqual(['code']);
+    const rows = await e.all(
+      `SELECT code, title, "__w:code" AS wc, "__w:title" AS wt FROM "${t.table}" ORDER BY __rowid`,
+    );
+    // The words text as the query language splits it, padded: independent of the SQL that writes it.
+    const padded = (v: unknown) => (v === null ? null : ` ${words(String(v)).join(' ')} `);
+    expect(rows.map((r) => [r.wc, r.wt])).toEqual(rows.map((r) => [padded(r.code), padded(r.title)]));
+    const db = await DuckDBInstance.create(path.join(dir, attachableFile(ref.snapshot)), { access_mode: 'READ_ONLY' });
+    const c = await db.connect();
+    try {
+      const [{ sql }] = (
+        await c.runAndReadAll(`SELECT sql FROM duckdb_tables() WHERE table_name = '${RECORDS_DATA}'`)
+      ).getRowObjectsJS();
+      expect(String(sql)).not.toContain('__w:code');
+      expect(String(sql)).toContain('"__w:title" VARCHAR');
+    } finally {
+      c.closeSync();
+      db.closeSync();
+    }
+  });
+
+  it('a version written with every words column stored (before they could be computed) is still read and matched', async () => {
+    const ref = await load(dir, 'old', ['Oslo', 'San José', 'oslo', 'SFO'], true);
+    const at = path.join(dir, attachableFile(ref.snapshot));
+    // Rewritten as older loads wrote it: the computed words column materialised as a stored one.
+    const db = await DuckDBInstance.create(at);
+    const c = await db.connect();
+    await c.run(`CREATE TABLE stored AS SELECT * FROM ${RECORDS_TABLE}`);
+    await c.run(`DROP VIEW ${RECORDS_TABLE}`);
+    await c.run(`ALTER TABLE stored RENAME TO ${RECORDS_TABLE}`);
+    const [{ sql }] = (
+      await c.runAndReadAll(`SELECT sql FROM duckdb_tables() WHERE table_name = '${RECORDS_TABLE}'`)
+    ).getRowObjectsJS();
+    expect(String(sql)).toContain('"__w:city" VARCHAR');
+    c.closeSync();
+    db.closeSync();
+    const e = engine();
+    const t = await e.table(ref);
+    expect(t.storage).toBe('attached');
+    const hits = await e.all(`SELECT city FROM "${t.table}" WHERE "__w:city" LIKE '% oslo %' ORDER BY __rowid`);
+    expect(hits.map((r) => r.city)).toEqual(['Oslo', 'oslo']);
   });
 
   it('a small version is read into memory; the Parquet file alone is written', async () => {

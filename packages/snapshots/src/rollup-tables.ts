@@ -1,5 +1,5 @@
 import type { RollupDef } from '@quarry/metadata-store';
-import { ident, literal, wordsColumn } from './sql';
+import { ident, literal, wordsColumn, wordsExpr } from './sql';
 
 /**
  * Rollups as stored in a version's DuckDB file: one table per rollup, the records grouped by the
@@ -53,6 +53,8 @@ export function rollupTableSql(
   const byName = new Map(fields.map((f) => [f.name, f]));
   const grains: Record<string, string> = {};
   const keys: string[] = [];
+  // What the table keeps, in order: each key, a text key's words column after it, then the totals.
+  const kept: string[] = [];
   const axes = new Set([...def.rows, ...def.columns.map((c) => c.field)]);
   for (const name of rollupKeyFields(def)) {
     const f = byName.get(name);
@@ -65,12 +67,19 @@ export function rollupTableSql(
       // The column keeps its type, so a crosstab's date SQL reads the rollup as it reads the records.
       keys.push(`CAST(date_trunc(${literal(grain)}, ${col}) AS ${columnTypes.get(name) ?? 'TIMESTAMP'}) AS ${col}`);
     } else keys.push(col);
-    // A word match on the field reads the words column: kept beside the value it derives from.
-    if (f.type === 'string') keys.push(wordsColumn(name));
+    kept.push(col);
+    // A word match on the field reads the words column: kept beside the value it derives from. It is
+    // the value's own words, computed once per group rather than grouped by (in a version that reads a
+    // single-word field's words through a view, grouping by them computed them for every record).
+    if (f.type === 'string') kept.push(`${wordsExpr(col)} AS ${wordsColumn(name)}`);
   }
   const measures = [`count(*) AS ${ROLLUP_COUNT}`];
-  const add = (sql: string) => {
-    if (!measures.includes(sql)) measures.push(sql);
+  kept.push(ROLLUP_COUNT);
+  const add = (sql: string, alias: string) => {
+    const measure = `${sql} AS ${alias}`;
+    if (measures.includes(measure)) return;
+    measures.push(measure);
+    kept.push(alias);
   };
   for (const t of def.totals) {
     if (!t.field || t.kind === 'countDistinct') continue;
@@ -78,17 +87,15 @@ export function rollupTableSql(
     if (!f) throw new Error(`rollup "${def.name}": no field "${t.field}"`);
     const col = ident(t.field);
     const count = f.type === 'string' ? `count(nullif(${col}, ''))` : `count(${col})`;
-    add(`${count} AS ${rollupCountColumn(t.field)}`);
+    add(count, rollupCountColumn(t.field));
     if (t.kind === 'sum' || t.kind === 'average')
-      add(`${f.type === 'number' ? 'fsum' : 'sum'}(${col}) AS ${rollupSumColumn(t.field)}`);
-    if (t.kind === 'min') add(`min(${col}) AS ${rollupMinColumn(t.field)}`);
-    if (t.kind === 'max') add(`max(${col}) AS ${rollupMaxColumn(t.field)}`);
+      add(`${f.type === 'number' ? 'fsum' : 'sum'}(${col})`, rollupSumColumn(t.field));
+    if (t.kind === 'min') add(`min(${col})`, rollupMinColumn(t.field));
+    if (t.kind === 'max') add(`max(${col})`, rollupMaxColumn(t.field));
   }
   const groupBy = keys.length ? ` GROUP BY ${keys.map((_, i) => i + 1).join(', ')}` : '';
-  return {
-    sql: `CREATE TABLE ${ident(table)} AS SELECT ${[...keys, ...measures].join(', ')} FROM ${records}${groupBy}`,
-    grains,
-  };
+  const grouped = `SELECT ${[...keys, ...measures].join(', ')} FROM ${records}${groupBy}`;
+  return { sql: `CREATE TABLE ${ident(table)} AS SELECT ${kept.join(', ')} FROM (${grouped})`, grains };
 }
 
 /** The table name of a version's i-th rollup. */

@@ -1,4 +1,4 @@
-import { ident, wordsColumn } from './sql';
+import { ident, wordsExpr } from './sql';
 
 /**
  * Text fields in which every value is one word (codes, states, names without spaces): the value
@@ -23,22 +23,24 @@ export const MAX_LISTED_VALUES = 4096;
 type Query = (sql: string) => Promise<Array<Record<string, unknown>>>;
 
 /**
- * Learns, for each text field of a loaded table, whether it is single-word, comparing each distinct
- * value with the words column the table already holds (the very text a match searches), so the
- * fast path can never disagree with the substring test it replaces.
+ * Learns, for each text field of `from` (a table, or the Parquet file a version is written from),
+ * whether it is single-word, comparing each distinct value with its words text computed by the very
+ * expression that writes the words column (wordsExpr), so the fast path can never disagree with the
+ * substring test it replaces. Reading the values, not the words column, lets a load learn this before
+ * it writes the table, and write no words column for such a field (wordsColumnDef).
  */
 export async function learnSingleWordFields(
   all: Query,
-  table: string,
+  from: string,
   fields: ReadonlyArray<{ name: string; type: string }>,
 ): Promise<SingleWordFields> {
   const out = new Map<string, SingleWordField>();
   for (const f of fields.filter((x) => x.type === 'string')) {
     const col = ident(f.name);
-    const distinct = `(SELECT ${col} AS v, any_value(${wordsColumn(f.name)}) AS w FROM ${ident(table)} WHERE ${col} IS NOT NULL GROUP BY ${col})`;
+    const distinct = `(SELECT v, ${wordsExpr('v')} AS w FROM (SELECT DISTINCT ${col} AS v FROM ${from} WHERE ${col} IS NOT NULL))`;
     // One word: the words text is the whole value lower-cased, and that holds no space between words.
     const [stats] = await all(
-      `SELECT count(*) AS n, count(*) FILTER (WHERE w IS DISTINCT FROM ' ' || lower(v) || ' ' OR contains(v, ' ')) AS multi FROM ${distinct}`,
+      `SELECT count(*) AS n, count(*) FILTER (WHERE w IS DISTINCT FROM ${singleWordExpr('v')} OR contains(v, ' ')) AS multi FROM ${distinct}`,
     );
     if (Number(stats.multi) !== 0) continue;
     if (Number(stats.n) > MAX_LISTED_VALUES) {
@@ -49,4 +51,9 @@ export async function learnSingleWordFields(
     out.set(f.name, { values: new Map(rows.map((r) => [String(r.k), (r.vs as unknown[]).map(String)])) });
   }
   return out;
+}
+
+/** The words text of a single-word field's value: what wordsExpr gives for every value of such a field. */
+export function singleWordExpr(textExpr: string): string {
+  return `' ' || lower(${textExpr}) || ' '`;
 }

@@ -241,7 +241,9 @@ export class SnapshotEngine {
       };
     }
     // Only a shortcut: without it every word match takes the substring test, which is always right.
-    const singleWord = await learnSingleWordFields((sql) => this.all(sql), table, ref.fields).catch(() => new Map());
+    const singleWord = await learnSingleWordFields((sql) => this.all(sql), ident(table), ref.fields).catch(
+      () => new Map(),
+    );
     return { table, stored: `${store}.main.${ident(table)}`, columnTypes, singleWord, storage, heldBytes };
   }
 
