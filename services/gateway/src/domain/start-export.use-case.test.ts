@@ -75,12 +75,17 @@ const caller = (userId: string): Caller => ({
 
 const NOW = Date.parse('2026-01-01T00:00:00Z');
 
-function setUp(count = 10) {
+function setUp(count = 10, now: () => number = () => NOW) {
   const store = new MemoryExportStore();
   const jobs = new MemoryJobs();
   const pending: Array<{ resolve: (rows: number) => void; reject: (err: Error) => void; signal?: AbortSignal }> = [];
+  // What the query service says the search holds now, and how often it was asked.
+  const index = { count, asked: 0 };
   const searches: SearchExports = {
-    count: async () => count,
+    count: async () => {
+      index.asked += 1;
+      return index.count;
+    },
     write: (_c, _r, _f, _p, trace) =>
       new Promise<number>((resolve, reject) => pending.push({ resolve, reject, signal: trace.signal })),
   };
@@ -91,9 +96,9 @@ function setUp(count = 10) {
     {} as ServiceClients,
     {} as RunCrosstabUseCase,
     { maxRows: 100, ttlMs: 60_000, perUser: 2, minFreeBytes: 1000, progressMs: 5 },
-    () => NOW,
+    now,
   );
-  return { store, jobs, pending, start };
+  return { store, jobs, pending, start, index };
 }
 
 const search = { method: 'QUERIES.EXECUTE' as const, params: { index: 'movies', query: '*' }, format: 'csv' as const };
@@ -106,7 +111,56 @@ describe('StartExportUseCase', () => {
     const { store, jobs, start } = setUp();
     const { exportId } = await start.start(caller('a'), search, trace);
     expect(store.records.get(exportId)).toMatchObject({ state: 'queued', userId: 'a', rowsWritten: 0 });
-    expect(jobs.added).toEqual([{ exportId, caller: caller('a'), ...search, requestId: 't' }]);
+    expect(jobs.added).toEqual([
+      { exportId, caller: caller('a'), ...search, requestId: 't', checked: { at: NOW, count: 10, fields: [] } },
+    ]);
+  });
+
+  it('a run that starts right after START asks the query service nothing START already asked', async () => {
+    const { store, jobs, pending, start, index } = setUp();
+    await start.start(caller('a'), search, trace);
+    expect(index.asked).toBe(1);
+    const run = start.run(jobs.added[0], runOf(1));
+    await settle();
+    expect(pending).toHaveLength(1);
+    pending[0].resolve(10);
+    expect(await run).toBe('done');
+    expect(index.asked).toBe(1);
+    expect(store.records.get(jobs.added[0].exportId)).toMatchObject({ state: 'done', rowsWritten: 10 });
+  });
+
+  it('a run taken up later, or a job that carries no check, counts again and fails past the row limit', async () => {
+    let now = NOW;
+    const { store, jobs, pending, start, index } = setUp(10, () => now);
+    await start.start(caller('a'), search, trace);
+    await start.start(caller('a'), search, trace);
+    // The index was reloaded with more records than the limit after START.
+    index.count = 101;
+    now += 1001;
+    await expect(start.run(jobs.added[0], runOf(1))).rejects.toBeInstanceOf(ExportFailed);
+    expect(index.asked).toBe(3);
+    expect(store.records.get(jobs.added[0].exportId)).toMatchObject({
+      state: 'failed',
+      error: expect.stringContaining('QUARRY_EXPORT_MAX_ROWS (100)') as unknown,
+    });
+    // A job added before jobs carried their check, run at once.
+    now = NOW;
+    const { checked, ...old } = jobs.added[1];
+    expect(checked).toBeDefined();
+    await expect(start.run(old, runOf(2))).rejects.toBeInstanceOf(ExportFailed);
+    expect(index.asked).toBe(4);
+    // Within the second, the check START made stands.
+    index.count = 10;
+    const { exportId } = await start.start(caller('a'), search, trace);
+    index.count = 101;
+    now += 1000;
+    const run = start.run(jobs.added[2], runOf(3));
+    await settle();
+    pending[0].resolve(10);
+    expect(await run).toBe('done');
+    expect(index.asked).toBe(5);
+    expect(store.records.get(exportId)).toMatchObject({ state: 'done' });
+    expect(pending).toHaveLength(1);
   });
 
   it('runs at most two of a user’s exports at once in a process; a third waits its turn, other users do not', async () => {

@@ -10,6 +10,7 @@ import {
   type ExportJobs,
   type ExportRun,
   type ExportRunOutcome,
+  type SearchCheck,
 } from '../ports/export-jobs.port';
 import type { ExportStore } from '../ports/export-store.port';
 import type { SearchExportRequest, SearchExports } from '../ports/search-exports.port';
@@ -34,6 +35,13 @@ export interface ExportLimits {
 type ExportInput = { method: ExportMethod; params: Record<string, unknown>; format: ExportFormat };
 
 /**
+ * A run that starts within this long of START uses START's count and fields instead of asking again: the
+ * row limit was checked then, and an index reloaded in between is as likely a moment before START as after.
+ * Every later run (a retry is at least a second's backoff away, a stalled one a lock's duration) checks again.
+ */
+const CHECK_FRESH_MS = 1000;
+
+/**
  * EXPORTS.START: checks the method's params (and a search's count) before any work, records the export as
  * queued and adds its job to the deployment's queue. `run` is the job's run, on whichever gateway's worker
  * takes it: at most `perUser` of a user's at a time per process. A search is written by the query service's
@@ -56,7 +64,7 @@ export class StartExportUseCase {
   ) {}
 
   async start(caller: Caller, input: ExportInput, trace: RequestTrace): Promise<{ exportId: string }> {
-    await this.plan(caller, input, trace);
+    const { checked } = await this.plan(caller, input, trace);
     const id = randomBytes(16).toString('hex');
     await this.store.create({
       id,
@@ -69,7 +77,9 @@ export class StartExportUseCase {
       createdAt: new Date(this.now()).toISOString(),
     });
     try {
-      await this.jobs.add({ exportId: id, caller, ...input, requestId: trace.requestId });
+      // Only a search's own run uses the check: a report's is asked again (its saved query may change).
+      const carried = input.method === 'QUERIES.EXECUTE' && checked ? { checked } : {};
+      await this.jobs.add({ exportId: id, caller, ...input, requestId: trace.requestId, ...carried });
     } catch (err) {
       await this.store.remove(id, input.format, true).catch(() => undefined);
       throw err;
@@ -91,10 +101,18 @@ export class StartExportUseCase {
     signal.addEventListener('abort', onStop, { once: true });
     let progress: Promise<void> | undefined;
     try {
-      // Whatever an earlier run of this export left goes first.
-      await this.store.remove(id, format, false);
-      await this.store.update(id, { state: 'running', rowsWritten: 0, bytes: 0 });
-      const { produce, columns } = await this.plan(caller, job, { requestId: job.requestId });
+      const fresh = job.checked && this.now() - job.checked.at <= CHECK_FRESH_MS ? job.checked : undefined;
+      // Whatever an earlier run of this export left goes first; the plan is not held up by it. Both are
+      // settled before anything else, so a refused plan's 'failed' is never overwritten by this 'running'.
+      const [planned, cleared] = await Promise.allSettled([
+        this.plan(caller, job, { requestId: job.requestId }, fresh),
+        this.store
+          .remove(id, format, false)
+          .then(() => this.store.update(id, { state: 'running', rowsWritten: 0, bytes: 0 })),
+      ]);
+      if (cleared.status === 'rejected') throw cleared.reason;
+      if (planned.status === 'rejected') throw planned.reason;
+      const { produce, columns } = planned.value;
       // Rows the run reports itself, where its file cannot tell them (a workbook being written).
       let reported: number | undefined;
       progress = this.follow(id, run, format, columns, stop, () => reported);
@@ -179,12 +197,17 @@ export class StartExportUseCase {
   }
 
   /** Everything a caller can get wrong is refused here, before the export is recorded. */
-  private async plan(caller: Caller, input: ExportInput, trace: RequestTrace): Promise<ExportPlan> {
+  private async plan(
+    caller: Caller,
+    input: ExportInput,
+    trace: RequestTrace,
+    checked?: SearchCheck,
+  ): Promise<ExportPlan & { checked?: SearchCheck }> {
     if (input.params.saveReport !== undefined)
       throw AppError.invalid('params.saveReport: an export saves no report; save it with the method itself');
     if (input.method === 'QUERIES.EXECUTE') {
       const { complete } = readParams('QUERIES.EXECUTE', input.params, 'params');
-      return this.planSearch(caller, { search: complete }, input.format, trace);
+      return this.planSearch(caller, { search: complete }, input.format, trace, checked);
     }
     if (input.method === 'CROSSTAB.EXECUTE')
       return {
@@ -236,7 +259,8 @@ export class StartExportUseCase {
     req: SearchExportRequest,
     format: ExportFormat,
     trace: RequestTrace,
-  ): Promise<ExportPlan> {
+    known?: SearchCheck,
+  ): Promise<ExportPlan & { checked: SearchCheck }> {
     const converter = this.converter;
     if (format === 'pdf')
       throw AppError.invalid('format: a search is exported as csv, jsonl, parquet or xlsx; pdf prints a crosstab');
@@ -245,21 +269,27 @@ export class StartExportUseCase {
     // A Parquet file's progress is counted from its pages, which need its columns; a workbook's header is
     // the fields as this caller sees them. Asked beside the count: each is a call to the query service.
     const fieldsOf = format === 'parquet' || format === 'xlsx';
-    const [count, indexed] = await Promise.all([
-      this.searches.count(caller, req, trace),
-      fieldsOf ? indexFields(this.services, caller, req.search.index, trace) : [],
-    ]);
+    const at = this.now();
+    const [count, fields] = known
+      ? [known.count, known.fields]
+      : await Promise.all([
+          this.searches.count(caller, req, trace),
+          fieldsOf
+            ? indexFields(this.services, caller, req.search.index, trace).then((all) => all.map((f) => f.name))
+            : [],
+        ]);
+    const checked = known ?? { at, count, fields };
     if (count > this.limits.maxRows)
       throw AppError.invalid(
         `The export would hold ${count} records, more than QUARRY_EXPORT_MAX_ROWS (${this.limits.maxRows}); narrow the query`,
       );
     if (format === 'csv' || format === 'jsonl')
-      return { produce: (id, run, signal) => this.write(caller, req, format, id, run, signal, trace) };
-    const fields = indexed.map((f) => f.name);
+      return { produce: (id, run, signal) => this.write(caller, req, format, id, run, signal, trace), checked };
     if (format === 'parquet' || !converter)
       return {
         produce: (id, run, signal) => this.write(caller, req, 'parquet', id, run, signal, trace),
         columns: fields.length,
+        checked,
       };
     // The engine writes JSON Lines beside the partial file; the workbook is streamed from it (a new sheet
     // at Excel's row limit), counting the rows it has written.
@@ -276,6 +306,7 @@ export class StartExportUseCase {
           await this.store.discardPartial(id, stagedRun);
         }
       },
+      checked,
     };
   }
 

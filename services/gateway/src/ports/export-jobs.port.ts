@@ -10,6 +10,19 @@ export interface ExportJob {
   params: Record<string, unknown>;
   format: ExportFormat;
   requestId: string;
+  /**
+   * What START found for a search (its count, and the index's fields where the format needs them), and when:
+   * a run that starts soon after does not ask the query service again; a later one (a retry, a run taken up
+   * after a restart, one that waited its owner's turn) checks again, since the index may have changed.
+   */
+  checked?: SearchCheck;
+}
+
+/** A search's count and the index's fields (names) as its caller saw them, at `at` (ms since the epoch). */
+export interface SearchCheck {
+  at: number;
+  count: number;
+  fields: string[];
 }
 
 /** How a run ended: `wait` sets the job aside for the owner's turn, `retry` hands it back for another run. */
