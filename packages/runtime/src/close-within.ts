@@ -17,3 +17,17 @@ export async function closeWithin(closing: Promise<unknown> | undefined, ms: num
   ]);
   clearTimeout(timer);
 }
+
+/**
+ * Whether a Redis client that was ready has lost its server since: only then may a close skip waiting
+ * for work under way. A client still connecting at start-up is not lost, and closing a BullMQ connection
+ * while it initialises makes it emit an error nobody listens to any more (a crash at exit).
+ */
+export function lostAfterReady(client: {
+  status: string;
+  on(event: 'ready', listener: () => void): unknown;
+}): () => boolean {
+  let wasReady = client.status === 'ready';
+  client.on('ready', () => (wasReady = true));
+  return () => wasReady && client.status !== 'ready';
+}

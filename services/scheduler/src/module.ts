@@ -8,7 +8,7 @@ import type {
 } from '@quarry/contract';
 import { DATA_DIR_KEYS, loadDataDirKey } from '@quarry/config';
 import type { Logger } from '@quarry/logger';
-import { closeWithin } from '@quarry/runtime';
+import { closeWithin, lostAfterReady } from '@quarry/runtime';
 import { BullMqDeliveryQueue, startDeliveryWorker } from './adapters/bullmq-delivery-queue.adapter';
 import { HttpWebhookSender } from './adapters/http-webhook-sender.adapter';
 import { NodemailerMailer } from './adapters/nodemailer-mailer.adapter';
@@ -52,6 +52,7 @@ const QUEUE_CLOSE_WAIT_MS = 3000;
 export class SchedulerModule implements ScheduleService {
   readonly name = 'scheduler';
   private redis: IORedis | undefined;
+  private redisLost: () => boolean = () => false;
   private queue: BullMqDeliveryQueue | undefined;
   private worker: Worker | undefined;
   private mailer: NodemailerMailer | undefined;
@@ -72,6 +73,7 @@ export class SchedulerModule implements ScheduleService {
     const redis = new IORedis(c.redisUrl, { maxRetriesPerRequest: 2 });
     redis.on('error', (err) => this.log.warn({ err: err.message }, 'scheduler: Redis error'));
     this.redis = redis;
+    this.redisLost = lostAfterReady(redis);
     const store = new RedisScheduleStore(redis);
     const queue = new BullMqDeliveryQueue(redis, c.backoffMs);
     this.queue = queue;
@@ -138,7 +140,9 @@ export class SchedulerModule implements ScheduleService {
     // A delivery under way finishes within the wait (or is taken up again by the next worker after its lock
     // expires); every close is bounded, for Redis may be gone already.
     // With Redis gone no delivery can finish (nor be marked done): the worker closes by force at once.
-    const redisGone = this.redis?.status !== 'ready';
+    const redisGone = this.redisLost();
+    // Up, the worker first finishes connecting (a stop right after the start), then closes in its turn.
+    if (!redisGone) await closeWithin(this.worker?.waitUntilReady(), QUEUE_CLOSE_WAIT_MS);
     await closeWithin(this.worker?.close(redisGone), redisGone ? QUEUE_CLOSE_WAIT_MS : DELIVERY_CLOSE_WAIT_MS);
     await closeWithin(this.queue?.close(), QUEUE_CLOSE_WAIT_MS);
     this.mailer?.close();

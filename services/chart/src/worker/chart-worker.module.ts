@@ -2,7 +2,7 @@ import { UnrecoverableError, WaitingError, Worker } from 'bullmq';
 import IORedis from 'ioredis';
 import type { Logger } from '@quarry/logger';
 import type { QuarryMetrics } from '@quarry/metrics';
-import { closeWithin, type QuarryModule } from '@quarry/runtime';
+import { closeWithin, lostAfterReady, type QuarryModule } from '@quarry/runtime';
 import { extractTraceContext, inSpan, SpanKind } from '@quarry/tracing';
 import { ChromiumRenderer } from '../adapters/chromium-renderer.adapter';
 import { ThreadSvgRenderer } from '../adapters/thread-svg-renderer.adapter';
@@ -46,6 +46,7 @@ export class ChartWorkerModule implements QuarryModule {
   readonly name = 'chart-worker';
   private worker: Worker | undefined;
   private results: IORedis | undefined;
+  private resultsLost: () => boolean = () => false;
   /** Why this worker cannot draw at all (Chromium does not launch): it takes no more jobs and is not live. */
   private broken: Error | undefined;
   readonly renderer: ChartRenderer;
@@ -95,6 +96,7 @@ export class ChartWorkerModule implements QuarryModule {
     const results = new IORedis(this.config.redisUrl, { maxRetriesPerRequest: 1, retryStrategy });
     results.on('error', () => undefined);
     this.results = results;
+    this.resultsLost = lostAfterReady(results);
     this.worker = new Worker(
       CHART_QUEUE,
       async (job, token) => {
@@ -206,7 +208,9 @@ export class ChartWorkerModule implements QuarryModule {
   async stop(): Promise<void> {
     // Renders under way finish within the wait; with Redis gone no image could be handed back, so the
     // worker closes by force at once (bounded either way: BullMQ's close waits on Redis).
-    const redisGone = this.results?.status !== 'ready';
+    const redisGone = this.resultsLost();
+    // Up, the worker first finishes connecting (a stop right after the start), then closes in its turn.
+    if (!redisGone) await closeWithin(this.worker?.waitUntilReady(), GONE_CLOSE_WAIT_MS);
     await closeWithin(this.worker?.close(redisGone), redisGone ? GONE_CLOSE_WAIT_MS : RENDER_CLOSE_WAIT_MS);
     this.results?.disconnect();
     await this.renderer.close();
