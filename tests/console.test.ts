@@ -91,8 +91,21 @@ async function openCrosstab(page: Page, token: string, index: string): Promise<v
 
 /** Adds a field to the rows (`ct-rows`) or columns (`ct-columns`) picker, at the end of its list. */
 async function addAxis(page: Page, picker: 'ct-rows' | 'ct-columns', field: string): Promise<void> {
-  await page.select(`#${picker}-add`, field);
-  await page.click(`#${picker}-add-button`);
+  // The picker is drawn again when the index's fields arrive: its select and button are the current
+  // ones once the field is offered, and a click on a node replaced in between is tried again.
+  const added = `#${picker} li[data-field=${JSON.stringify(field)}]`;
+  await page.waitForSelector(`#${picker}-add option[value=${JSON.stringify(field)}]`);
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await page.select(`#${picker}-add`, field);
+      await page.click(`#${picker}-add-button`);
+      await page.waitForSelector(added, { timeout: 5000 });
+      return;
+    } catch (err) {
+      if (await page.$(added)) return;
+      if (attempt >= 2) throw err;
+    }
+  }
 }
 
 /** The params of the last request the page shows as curl. */
