@@ -4,7 +4,8 @@ import path from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import type { IndexEntry } from '@quarry/metadata-store';
 import { parseQuery, type FieldDef } from '@quarry/query-language';
-import { buildSnapshot, SnapshotEngine } from '@quarry/snapshots';
+import { SnapshotEngine } from '@quarry/snapshots';
+import { builtEntry } from '@quarry/testkit';
 import type { AxisValue, GroupRow } from '../domain/axis-value';
 import { crosstabSpec, MAX_CELLS } from '../domain/crosstab-spec';
 import { crosstabInput, type SentCrosstab } from '../../test-support/crosstab-input';
@@ -58,17 +59,7 @@ describe('a folded pass (the Other row and column read in the kept keys pass)', 
         'q' || (i % 2) AS queue
       FROM range(${N}) r(i)`);
     await hand.run(`COPY t TO '${source}' (FORMAT parquet)`);
-    const built = await buildSnapshot({ name: 'tickets', file: source, dataDir: dir, types: {}, views: [] });
-    entry = {
-      name: 'tickets',
-      description: '',
-      fields: built.fields,
-      views: [],
-      recordCount: built.recordCount,
-      version: 1,
-      snapshot: built.snapshot,
-      updatedAt: '',
-    };
+    entry = await builtEntry({ name: 'tickets', file: source, dataDir: dir, types: {}, views: [] });
     engine = new SnapshotEngine(dir, { threads: 2 });
   }, 120_000);
 

@@ -3,7 +3,7 @@ import { DelayedError, Queue, UnrecoverableError, Worker, type Job } from 'bullm
 import IORedis from 'ioredis';
 import { AppError } from '@quarry/errors';
 import type { Logger } from '@quarry/logger';
-import { closeWithin } from '@quarry/runtime';
+import { closeWithin, lostAfterReady } from '@quarry/runtime';
 import {
   ExportFailed,
   type ExportJob,
@@ -32,6 +32,7 @@ const STALLED = /stalled more than allowable limit/;
 /** Export jobs on BullMQ: the job's id is the export's. */
 export class BullMqExportJobs implements ExportJobs {
   private readonly connection: IORedis;
+  private readonly connectionLost: () => boolean;
   private readonly queue: Queue<ExportJob>;
   private worker: Worker<ExportJob> | undefined;
   private readonly running = new Set<AbortController>();
@@ -44,6 +45,7 @@ export class BullMqExportJobs implements ExportJobs {
   ) {
     this.connection = new IORedis(redisUrl, { maxRetriesPerRequest: 2 });
     this.connection.on('error', (err) => log.warn({ err: err.message }, 'exports: Redis error'));
+    this.connectionLost = lostAfterReady(this.connection);
     this.queue = new Queue<ExportJob>(EXPORT_QUEUE, { connection: this.connection });
     this.queue.on('error', () => undefined);
   }
@@ -125,8 +127,10 @@ export class BullMqExportJobs implements ExportJobs {
 
   async close(): Promise<void> {
     for (const c of this.running) c.abort(new Error('the server is stopping'));
-    // Redis may already be gone (Ctrl-C reaches a private redis-server too), and BullMQ's close then waits
-    // for it for ever: the runs are aborted above, so the worker closes by force and each close is bounded.
+    // Redis may already be gone, and BullMQ's close then waits for it for ever: the runs are aborted above,
+    // so the worker closes by force and each close is bounded. Up, the worker first finishes connecting
+    // (a stop right after the start): a connection closed while it initialises errs after its listeners go.
+    if (!this.connectionLost()) await closeWithin(this.worker?.waitUntilReady(), CLOSE_WAIT_MS);
     await closeWithin(this.worker?.close(true), CLOSE_WAIT_MS);
     await closeWithin(this.queue.close(), CLOSE_WAIT_MS);
     this.connection.disconnect();
