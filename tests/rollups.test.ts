@@ -159,6 +159,20 @@ describe('rollups through the CLI and JSON-RPC', () => {
     expect(median.result?.meta.servedBy).toBeUndefined();
   }, 60_000);
 
+  it('a start warms each rollup before it says ready; the first crosstab after it is answered from the rollup', async () => {
+    await quarry!.stop();
+    quarry = await startQuarry({ topology: 'all', dataDir });
+    const lines = quarry.logs();
+    const warmed = lines.findIndex((l) => l.includes('"msg":"rollups warmed"'));
+    const ready = lines.findIndex((l) => l.includes('"msg":"quarry ready"'));
+    expect(warmed).toBeGreaterThanOrEqual(0);
+    expect(warmed).toBeLessThan(ready);
+    expect((JSON.parse(lines[warmed]) as { crosstabs: number }).crosstabs).toBeGreaterThan(0);
+    const first = await crosstab(byOriginMonth);
+    expect(first.result?.meta.servedBy).toBe('om');
+    expectRecordsTable(first.result!.data.data);
+  }, 60_000);
+
   it('a saved crosstab report run through REPORTS.EXECUTE names the rollup too; a query report does not', async () => {
     const rpc = rpcClient(quarry!.baseUrl, analyst.token);
     const saved = (

@@ -17,6 +17,8 @@ export interface GrpcServiceOptions {
   implementation: grpc.UntypedServiceImplementation;
   /** Rejects while a store this service needs is unreachable: health reports NOT_SERVING then. */
   readiness: () => Promise<void>;
+  /** Work before the service first reports ready (it listens already; health says NOT_SERVING meanwhile). */
+  warmUp?: () => Promise<void>;
   metrics?: QuarryMetrics;
   onStop?: () => Promise<void>;
 }
@@ -115,6 +117,7 @@ export class GrpcServiceModule implements QuarryModule {
     this.bound = await bindGrpcServer(server, o.listenAddr, serverCredentials(trust.tls));
     this.server = server;
     this.health.setStatus(LIVENESS_SERVICE, 'SERVING');
+    await o.warmUp?.();
     await this.refreshHealth();
     this.timer = setInterval(() => void this.refreshHealth(), HEALTH_INTERVAL_MS);
     this.timer.unref();

@@ -11,6 +11,7 @@ import { ClickHousePivotEngine } from './adapters/clickhouse/clickhouse-pivot-en
 import { ThreadTableRenderer } from './adapters/thread-table-renderer.adapter';
 import type { CrosstabServiceConfig } from './config';
 import { RunCrosstabUseCase } from './domain/run-crosstab.use-case';
+import { WARM_BUDGET_MS, WARM_RUNS, WarmRollupsUseCase } from './domain/warm-rollups.use-case';
 import type { ResultCache } from '@quarry/result-cache';
 import { crosstabHandlers } from './transport/grpc-crosstab.handlers';
 
@@ -41,6 +42,8 @@ export function createCrosstabModule(
       : undefined;
   const engine = clickhouse ?? new DuckDbPivotEngine(deps.engine);
   const run = new RunCrosstabUseCase(deps.catalog, engine, deps.cache, Date.now, tables);
+  const warm = new WarmRollupsUseCase(deps.catalog, run);
+  const stopping = new AbortController();
   return new GrpcServiceModule({
     name: 'crosstab',
     log: moduleLog,
@@ -55,8 +58,23 @@ export function createCrosstabModule(
       // ClickHouse opens nothing in this process ahead of a call.
       if (!clickhouse) await deps.engine.assertWarm(() => deps.catalog.listIndexes(), moduleLog);
     },
+    // The start waits for the warming, but not for a catalog that does not answer (the warming goes on
+    // then, and the module's stop ends it).
+    warmUp: async () => {
+      const started = performance.now();
+      const warming = warm.run(WARM_BUDGET_MS, WARM_RUNS, stopping.signal).then(
+        (ran) => {
+          if (ran) moduleLog.info({ crosstabs: ran, ms: Math.round(performance.now() - started) }, 'rollups warmed');
+        },
+        (err: unknown) => moduleLog.warn({ err }, 'warming the rollups failed'),
+      );
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([warming, new Promise((resolve) => (timer = setTimeout(resolve, WARM_BUDGET_MS)))]);
+      clearTimeout(timer);
+    },
     metrics: deps.metrics,
     onStop: async () => {
+      stopping.abort();
       await tables?.close();
       await clickhouse?.close();
     },

@@ -23,6 +23,7 @@ import {
 import { memberSql, notMemberSql, type BoundWhere } from './pivot-sql';
 import { lastPeriodSql, lastStoredSql, shiftCut } from './pivot-shift';
 import { matchRollup } from './rollup-match';
+import { DistinctBits, distinctCellsSql, JS_DISTINCT_MAX_WORK, separatorFlag } from './pivot-distinct';
 import { planTwins } from './pivot-twin';
 import { foldedGroups, type PlanFold } from './pivot-fold';
 import type { CalendarGroup } from '@quarry/contract';
@@ -222,6 +223,25 @@ export class DuckDbPivotEngine implements PivotEngine {
         if (crosstabCells(keys, spec) > maxCells) return { keys, groups: [], ...read };
         if (!views.length) return { keys, groups };
         return { keys, groups, twins: await this.engine.turns.take(() => twinGroupsFromCells(views, cells)) };
+      }
+    }
+    if (this.jsRollupMaxWork > 0 && plan.distinctInJs(JS_DISTINCT_MAX_WORK)) {
+      // A rollup bounds the values its cells list: the distinct counts roll up here as the partials do.
+      const most = Math.floor(maxCells / spec.totals.length);
+      const cells = await this.engine.all(distinctCellsSql(plan, most + 1), w.params, signal);
+      const split = cells.some((c) => plan.distinct.some((d) => c[separatorFlag(d.alias)] === true));
+      const work = cells.length * plan.levels.length;
+      const bits =
+        cells.length <= most && work <= this.jsRollupMaxWork && !split
+          ? DistinctBits.of(
+              cells,
+              plan.distinct.map((d) => d.alias),
+              work,
+            )
+          : undefined;
+      if (bits) {
+        const { keys, groups } = await this.engine.turns.take(() => rollUpInJs(plan, cells, bits));
+        return crosstabCells(keys, spec) > maxCells ? { keys, groups: [] } : { keys, groups };
       }
     }
     // Subtotals add groups beyond the cells; a table within the limit has at most twice the limit's groups

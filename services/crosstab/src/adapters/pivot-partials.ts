@@ -46,5 +46,8 @@ export interface RollupView {
   colAliases: readonly string[];
   levels: ReadonlyArray<readonly [number, number]>;
   partials: ReadonlyArray<{ alias: string; kind: PartialKind }>;
-  totals: ReadonlyArray<{ value: (acc: readonly Acc[]) => number | null }>;
+  /** The columns holding each cell's distinct values (pivot-distinct), one per counted field; none without. */
+  distinct?: ReadonlyArray<{ alias: string }>;
+  /** A total from its group's partials and, per counted field, how many distinct values the group holds. */
+  totals: ReadonlyArray<{ value: (acc: readonly Acc[], distinct?: readonly number[]) => number | null }>;
 }

@@ -25,6 +25,8 @@ export interface RollupSource {
   partials: ReadonlyMap<string, string>;
   /** Each rollup row is one group of the pre-aggregate: read as it is, `partials` naming its columns. */
   oneGroupPerRow?: true;
+  /** Rows of the rollup's table: at most this many (cell, value) pairs for a distinct count. */
+  rows?: number;
 }
 
 /** The grouping id and GROUP BY of a pivot's levels; without any axis, one group (gid 0) of every record. */
@@ -47,7 +49,10 @@ export class PivotPlan {
   readonly partials: Array<{ sql: string; alias: string; kind: PartialKind }> = [];
   readonly distinct: Array<{ alias: string; field: FieldDef }> = [];
   /** Per total: how its value follows from the partials (cells path) and its roll-up SQL (grouping sets path). */
-  readonly totals: Array<{ value: (acc: readonly Acc[]) => number | null; rollup: string }>;
+  readonly totals: Array<{
+    value: (acc: readonly Acc[], distinct?: readonly number[]) => number | null;
+    rollup: string;
+  }>;
   /** Each total's roll-up SQL over a twin's partials (see pivot-twin), by twin. */
   private readonly twinRollups: Array<(k: number) => string>;
 
@@ -90,7 +95,7 @@ export class PivotPlan {
    * the distinct values counted (a twin counts those its records hold).
    */
   private total(t: TotalSpec): {
-    value: (acc: readonly Acc[]) => number | null;
+    value: (acc: readonly Acc[], distinct?: readonly number[]) => number | null;
     rollup: (alias: (i: number) => string, distinctFilter: string) => string;
   } {
     const num = (v: Acc) => (v === null ? null : Number(v));
@@ -101,14 +106,17 @@ export class PivotPlan {
     if (HOLISTIC.has(t.aggregation)) return none;
     if (t.distinctOf) {
       const field = t.distinctOf;
-      let d = this.distinct.find((x) => x.field.name === field.name);
-      if (!d) {
-        d = { alias: `__d${this.distinct.length}`, field };
-        this.distinct.push(d);
+      let k = this.distinct.findIndex((x) => x.field.name === field.name);
+      if (k < 0) {
+        k = this.distinct.length;
+        this.distinct.push({ alias: `__d${k}`, field });
       }
-      // Only the grouping sets path carries dynamic views.
-      const counted = field.type === 'string' ? `nullif(${d.alias}, '')` : d.alias;
-      return { value: () => null, rollup: (_, filter) => `count(DISTINCT ${counted})${filter}` };
+      const counted = field.type === 'string' ? `nullif(__d${k}, '')` : `__d${k}`;
+      // The JS roll-up counts the values its cells listed (distinctCellsSql); the grouping sets count in SQL.
+      return {
+        value: (_, distinct) => distinct?.[k] ?? null,
+        rollup: (_, filter) => `count(DISTINCT ${counted})${filter}`,
+      };
     }
     if (!t.field || t.aggregation === 'Count') {
       const col = t.field ? ident(t.field.name) : '';
@@ -151,7 +159,7 @@ export class PivotPlan {
    * The filtered records pre-aggregated at the finest grain the pivot needs: row keys × column keys
    * (× the values of each dynamic view's field). One scan; only the columns used are read.
    */
-  private preAggregate(): string {
+  preAggregate(): string {
     const aliases = [...this.rowAliases, ...this.colAliases];
     const grain = [
       ...this.axes.map(
@@ -178,7 +186,7 @@ export class PivotPlan {
     return `SELECT ${select.join(', ')} FROM ${from}${groupBy}`;
   }
 
-  private labelled(): string[] {
+  labelled(): string[] {
     const aliases = [...this.rowAliases, ...this.colAliases];
     return [
       ...this.axes.map((a, i) => `${axisLabel(a, aliases[i], this.spec.shift)} AS ${aliases[i]}`),
@@ -344,6 +352,21 @@ SELECT ${distinctCount(this.rowAliases)} AS __nr, ${distinctCount(this.colAliase
     const order = this.axes.length ? ` ORDER BY ${this.axes.map((_, i) => i + 1).join(', ')}` : '';
     const twins = this.twins.flatMap((_, k) => [...this.partials.map((p) => twinAlias(p.alias, k)), TWIN_COUNT(k)]);
     return `SELECT ${[...this.labelled(), ...this.partials.map((p) => p.alias), ...twins].join(', ')} FROM (${this.preAggregate()})${order} LIMIT ${limit}`;
+  }
+
+  /**
+   * Whether the cells can carry their distinct values to the JS roll-up: only from a rollup, whose rows
+   * bound how many values come back, within `maxWork` additions, and for text fields (equal texts are
+   * equal values; a number's text is not one-to-one with its value).
+   */
+  distinctInJs(maxWork: number): boolean {
+    const rows = this.source?.rows;
+    return (
+      this.distinct.length > 0 &&
+      rows !== undefined &&
+      rows * this.levels.length * this.distinct.length <= maxWork &&
+      this.distinct.every((d) => d.field.type === 'string')
+    );
   }
 
   /**

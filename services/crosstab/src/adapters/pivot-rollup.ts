@@ -5,6 +5,7 @@ import type { AxisValue, GroupRow } from '../domain/axis-value';
 import type { AxisSpec } from '../domain/crosstab-spec';
 import type { PivotKeys } from '../ports/pivot-engine.port';
 import { KeyTree } from './key-tree';
+import type { DistinctBits } from './pivot-distinct';
 import { combine, intake, type Acc, type RollupView } from './pivot-partials';
 import { twinAlias, type TwinView } from './pivot-twin';
 import type { PivotPlan } from './pivot-plan';
@@ -68,7 +69,12 @@ function toNumber(v: unknown): number | null {
  * Sums the cells' partials into every level the pivot computes: totals, subtotals and the grand total
  * (exact for integers).
  */
-export async function rollUpInJs(plan: RollupView, rows: Row[]): Promise<{ keys: PivotKeys; groups: GroupRow[] }> {
+export async function rollUpInJs(
+  plan: RollupView,
+  rows: Row[],
+  /** The cells' distinct values of plan.distinct's fields (pivot-distinct); without, those totals are null. */
+  distinct?: DistinctBits,
+): Promise<{ keys: PivotKeys; groups: GroupRow[] }> {
   const kinds = plan.partials.map((p) => p.kind);
   const nRows = plan.rowAliases.length;
   const nCols = plan.colAliases.length;
@@ -112,6 +118,7 @@ export async function rollUpInJs(plan: RollupView, rows: Row[]): Promise<{ keys:
       if (seen >= 0) {
         const acc = found[seen].acc;
         for (let i = 0; i < acc.length; i++) acc[i] = combine(kinds[i], acc[i], intake(row[aliases[i]]));
+        distinct?.add(seen, at);
       } else {
         if (dense) dense[key] = found.length;
         else sparse?.set(key, found.length);
@@ -120,18 +127,23 @@ export async function rollUpInJs(plan: RollupView, rows: Row[]): Promise<{ keys:
           columnKey: colTree.keys[cn],
           acc: aliases.map((a) => intake(row[a])),
         });
+        distinct?.add(found.length - 1, at);
         if (r === nRows && c === 0) rowKeys++;
         if (r === 0 && c === nCols && nCols > 0) colKeys++;
       }
     }
   }
   const groups: GroupRow[] = [];
-  for (const g of found) {
+  for (const [i, g] of found.entries()) {
     if (groups.length % (4 * ROLLUP_SLICE) === 4 * ROLLUP_SLICE - 1) await yieldToLoop();
-    groups.push({ rowKey: g.rowKey, columnKey: g.columnKey, values: plan.totals.map((t) => t.value(g.acc)) });
+    const counts = distinct?.counts(i);
+    groups.push({ rowKey: g.rowKey, columnKey: g.columnKey, values: plan.totals.map((t) => t.value(g.acc, counts)) });
   }
-  if (rows.length === 0)
-    groups.push({ rowKey: [], columnKey: [], values: plan.totals.map((t) => t.value(plan.partials.map(() => null))) });
+  if (rows.length === 0) {
+    const none = plan.partials.map(() => null);
+    const counts = (plan.distinct ?? []).map(() => 0);
+    groups.push({ rowKey: [], columnKey: [], values: plan.totals.map((t) => t.value(none, counts)) });
+  }
   return { keys: { rows: rowKeys, columns: nCols ? colKeys : 1 }, groups };
 }
 

@@ -141,6 +141,7 @@ export function matchRollup(
       table: best.r.stored,
       partials: best.partials,
       ...(best.perRow ? { oneGroupPerRow: true } : {}),
+      ...(best.r.rows !== undefined ? { rows: best.r.rows } : {}),
     }
   );
 }

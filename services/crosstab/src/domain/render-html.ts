@@ -35,12 +35,24 @@ const rowClass = (key: AxisValue[], subtotal: boolean): string =>
  */
 function valueCells(table: PivotTable): (row: AxisValue[], column: AxisValue[], m: number) => string {
   const text = table.spec.totals.map(textFormatter);
+  // The plain number (and percent) text is digits, signs, a point, an exponent: nothing to escape.
+  const plain = table.spec.totals.map((t) => !t.look?.format);
   const colors = cellColorer(table);
-  return (row, column, m) => {
-    const v = table.at(row, column)[m];
+  // A cell's values are read once for all its totals (each read applies showAs to every total).
+  let row: AxisValue[] | undefined;
+  let read = new Map<AxisValue[], ReturnType<PivotTable['at']>>();
+  const at = (r: AxisValue[], c: AxisValue[]) => {
+    if (r !== row) [row, read] = [r, new Map()];
+    let values = read.get(c);
+    if (!values) read.set(c, (values = table.at(r, c)));
+    return values;
+  };
+  return (r, c, m) => {
+    const v = at(r, c)[m];
     if (v === null) return '<td></td>';
-    const c = colors(m, row, column, v);
-    return `<td${c ? ` style="background:${c.background};color:${c.text}"` : ''}>${escape(text[m](v))}</td>`;
+    const look = colors(m, r, c, v);
+    const shown = plain[m] ? text[m](v) : escape(text[m](v));
+    return look ? `<td style="background:${look.background};color:${look.text}">${shown}</td>` : `<td>${shown}</td>`;
   };
 }
 
