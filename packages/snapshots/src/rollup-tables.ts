@@ -180,9 +180,10 @@ const SUMMED_AS_HUGEINT = new Set([
 
 /**
  * Learns RollupHints for `rollups` over `records`. A group's sum fits a BIGINT whenever the largest
- * |value| times the number of records is below 2^63: knowing it from one cheap aggregate (min and max,
- * which DuckDB keeps per row group) spares the HUGEINT sums and the pass narrowing them afterwards,
- * which cost more. Past that bound the sum is a HUGEINT and narrowRollupSums looks at each group's.
+ * |value| times the number of records is below 2^63: knowing it from one aggregate (min and max of the
+ * summed fields, a light pass) spares the HUGEINT sums, the pass checking each group's and the ALTER
+ * rewriting the column, which cost more. Past that bound the sum is a HUGEINT as before, and
+ * narrowRollupSums looks at each group's.
  */
 export async function learnRollupHints(
   all: Query,
