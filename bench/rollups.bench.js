@@ -1,17 +1,19 @@
 #!/usr/bin/env node
 // Rollups: flights-3m.parquet (and copies of it at 30M rows with --sizes 3,30, the dates shifted a year
 // per copy as bench/scale.bench.js makes them), each size in one run:
-// - load: `quarry index load` without a rollup, then again with one (origin x month: Count, Sum(delay),
-//   distinct destinations) beside DuckDB's own CREATE TABLE AS from the Parquet file into a fresh file;
+// - load: `quarry index load` without a rollup and with one (origin x month: Count, Sum(delay), distinct
+//   destinations), each into its own data directory, beside DuckDB's own CREATE TABLE AS from the
+//   Parquet file into a fresh file, in turns (--load-runs of each, medians): one load of each on a
+//   shared machine moved by more than the rollup costs;
 // - the covered crosstab (origin x month, the three totals, subtotals) through CROSSTAB.EXECUTE with
 //   cache: false, answered from the rollup (meta.servedBy checked), the first call after a start and the
 //   p50 of the following ones, beside the same crosstab by hand on DuckDB over its own table (one
 //   GROUPING SETS query, first call after reopening the file, then p50), and beside Quarry's scan (the
 //   rollup dropped).
-// - with --before <other checkout>/apps/quarry/bin/quarry.js, that build's plain load too, in the same run
-//   (its own data directory, removed once timed).
+// - with --before <other checkout>/apps/quarry/bin/quarry.js, that build's plain load too, in the same
+//   turns (its own data directory, removed once timed).
 // Heavy: run under `flock /tmp/quarry-heavy.lock`.
-// Usage: npm run build && node bench/rollups.bench.js [--sizes 3,30] [--runs 9] [--before <bin>]
+// Usage: npm run build && node bench/rollups.bench.js [--sizes 3,30] [--runs 9] [--load-runs 5] [--before <bin>]
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
@@ -24,6 +26,7 @@ const arg = (name, fallback) => {
 };
 const SIZES = arg('--sizes', '3').split(',').map(Number);
 const RUNS = Number(arg('--runs', '9'));
+const LOAD_RUNS = Number(arg('--load-runs', '5'));
 const BEFORE = arg('--before', undefined);
 const SOURCE = path.join(VEGA, 'flights-3m.parquet');
 const q = (s) => `'${s.replace(/'/g, "''")}'`;
@@ -108,20 +111,19 @@ async function runSize(millions, work) {
   const env = { QUARRY_DATA_DIR: path.join(work, `data-${millions}`) };
   const load = ['index', 'load', 'flights', file, '--type', 'date=date:month', '--view', 'Destinations=destination'];
   const dbFile = path.join(work, `hand-${millions}.duckdb`);
-  const handLoad = await timed(async () => {
-    const db = await DuckDBInstance.create(dbFile);
-    const c = await db.connect();
-    await c.run(`CREATE TABLE flights AS SELECT * FROM read_parquet(${q(file)})`);
-    c.closeSync();
-    db.closeSync();
-  });
-  let beforeLoad;
-  if (BEFORE) {
-    const beforeDir = path.join(work, `data-before-${millions}`);
-    beforeLoad = await timed(() => cli(load, { QUARRY_DATA_DIR: beforeDir }, BEFORE));
-    fs.rmSync(beforeDir, { recursive: true, force: true });
-  }
-  const plainLoad = await timed(() => cli(load, env));
+  const handLoadOnce = () =>
+    timed(async () => {
+      fs.rmSync(dbFile, { force: true });
+      fs.rmSync(`${dbFile}.wal`, { force: true });
+      const db = await DuckDBInstance.create(dbFile);
+      const c = await db.connect();
+      await c.run(`CREATE TABLE flights AS SELECT * FROM read_parquet(${q(file)})`);
+      c.closeSync();
+      db.closeSync();
+    });
+  // The index the crosstabs read: loaded once, then given the rollup (`rollup add` publishes the same
+  // records again with it). Its first load is not timed: the first load of a run was seen disturbed.
+  await cli(load, env);
   const addMs = await timed(() =>
     cli(
       [
@@ -141,7 +143,22 @@ async function runSize(millions, work) {
       env,
     ),
   );
-  const rollupLoad = await timed(() => cli(load, env));
+  // Then in turns: DuckDB's CREATE TABLE, the other build's load (its own data directory), this build's
+  // load into a directory whose index has no rollup, and into this one.
+  const plainEnv = { QUARRY_DATA_DIR: path.join(work, `data-plain-${millions}`) };
+  const beforeEnv = { QUARRY_DATA_DIR: path.join(work, `data-before-${millions}`) };
+  const runs = { hand: [], before: [], plain: [], rollup: [] };
+  for (let i = 0; i < LOAD_RUNS; i++) {
+    runs.hand.push(await handLoadOnce());
+    if (BEFORE) runs.before.push(await timed(() => cli(load, beforeEnv, BEFORE)));
+    runs.plain.push(await timed(() => cli(load, plainEnv)));
+    runs.rollup.push(await timed(() => cli(load, env)));
+  }
+  for (const e of [plainEnv, beforeEnv]) fs.rmSync(e.QUARRY_DATA_DIR, { recursive: true, force: true });
+  const handLoad = median(runs.hand);
+  const beforeLoad = BEFORE ? median(runs.before) : undefined;
+  const plainLoad = median(runs.plain);
+  const rollupLoad = median(runs.rollup);
   const token = await benchToken(env);
   const { params, hand: handSql } = shape(millions);
   const fromRollup = await served(env, token, 'om', params);
@@ -159,6 +176,7 @@ async function runSize(millions, work) {
       'rollup adds': `${fmt(((rollupLoad - plainLoad) / plainLoad) * 100)} %`,
       'rollup add (CLI) ms': fmt(addMs),
     },
+    loads: Object.fromEntries(Object.entries(runs).map(([k, v]) => [k, v.map(Math.round)])),
     crosstab: {
       rows: `${millions}M${millions > 62 ? ' (by year)' : ''}`,
       'DuckDB by hand first ms': fmt(hand.first),
@@ -192,7 +210,9 @@ async function main() {
     console.table(crosstabs);
     console.log(`crosstab: ${HAND}`);
     if (SIZES.some((m) => m > 62)) console.log(`by year: ${BY_YEAR.hand}`);
-    console.log(`${RUNS} calls after the first; cores: ${os.cpus().length}; node ${process.version}`);
+    console.log(
+      `loads: median of ${LOAD_RUNS} of each, in turns; ${RUNS} calls after the first; cores: ${os.cpus().length}; node ${process.version}`,
+    );
   } finally {
     fs.rmSync(work, { recursive: true, force: true });
   }

@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import { DuckDBInstance } from '@duckdb/node-api';
 import type { RollupDef } from '@quarry/metadata-store';
-import { narrowRollupSums, rollupTableName, rollupTableSql, type BuiltRollup } from './rollup-tables';
+import { countKeysWithRollups } from './key-counts';
+import { learnRollupHints, narrowRollupSums, rollupTableName, rollupTableSql, type BuiltRollup } from './rollup-tables';
 import {
   learnSingleWordFields,
   singleWordExpr,
@@ -174,47 +175,22 @@ async function writeSample(
   return { records: Number(row.records), first: Number(row.first) };
 }
 
-/**
- * Per field, how many keys it has on a crosstab axis (SnapshotFacts.distinctKeys), in one pass. A
- * blank (null, or empty text) is one key, present when some record's key is null. A date's month or
- * year is counted from its distinct days (far fewer than records), not truncated on every record: the day
- * decides the month and year, and date_trunc on every record was most of the pass.
- */
-async function countKeys(
-  all: (sql: string) => Promise<Array<Record<string, unknown>>>,
-  fields: ReadonlyArray<{ name: string; type: string; grain?: string }>,
-): Promise<Record<string, number>> {
-  const distinctKeys: Record<string, number> = {};
-  if (fields.length === 0) return distinctKeys;
-  const counts = fields.map((f, i) => {
-    const col = ident(f.name);
-    const grain = f.grain ?? 'day';
-    const value = f.type === 'string' ? `nullif(${col}, '')` : f.type === 'date' ? `CAST(${col} AS DATE)` : col;
-    const distinct =
-      f.type === 'date' && grain !== 'day'
-        ? `len(list_distinct(list_transform(list(DISTINCT ${value}), x -> date_trunc(${literal(grain)}, x))))`
-        : `count(DISTINCT ${value})`;
-    return `${distinct} + (count(*) > count(${value}))::INT AS k${i}`;
-  });
-  const [row] = await all(`SELECT ${counts.join(', ')} FROM ${RECORDS_TABLE}`);
-  fields.forEach((f, i) => (distinctKeys[f.name] = Number(row[`k${i}`])));
-  return distinctKeys;
-}
-
 /** Builds each rollup's table from the records table; a rollup that fails fails the whole write. */
 async function writeRollups(
   c: { run(sql: string): Promise<unknown> },
   all: (sql: string) => Promise<Array<Record<string, unknown>>>,
   fields: ReadonlyArray<{ name: string; type: string; grain?: string }>,
   rollups: readonly RollupDef[],
+  singleWord: ReadonlySet<string>,
 ): Promise<BuiltRollup[]> {
   if (rollups.length === 0) return [];
   const described = await all(`DESCRIBE ${RECORDS_TABLE}`);
   const types = new Map(described.map((r) => [String(r.column_name), String(r.column_type)]));
+  const hints = await learnRollupHints(all, RECORDS_TABLE, fields, types, rollups, singleWord);
   const built: BuiltRollup[] = [];
   for (const [i, def] of rollups.entries()) {
     const table = rollupTableName(i);
-    const { sql, grains } = rollupTableSql(def, table, RECORDS_TABLE, fields, types);
+    const { sql, grains } = rollupTableSql(def, table, RECORDS_TABLE, fields, types, hints);
     let rows: number;
     try {
       await c.run(sql);
@@ -266,8 +242,9 @@ export async function writeAttachable(
     const [{ n }] = await all(`SELECT count(*) AS n FROM ${RECORDS_DATA}`);
     const sample = await writeSample(run, all, Number(n));
     await run(recordsView(SAMPLE_TABLE, SAMPLE_DATA, fields, computed));
-    const distinctKeys = await countKeys(all, fields);
-    const built = await writeRollups(c, all, fields, rollups);
+    // The rollups first: the key counts of the fields they group by are read from them.
+    const built = await writeRollups(c, all, fields, rollups, computed);
+    const distinctKeys = await countKeysWithRollups(all, RECORDS_TABLE, fields, built);
     const facts: SnapshotFacts = {
       singleWord: [...singleWord].map(([name, f]) => [
         name,
