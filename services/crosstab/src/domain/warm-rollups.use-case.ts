@@ -4,7 +4,7 @@ import type { Reader } from '@quarry/query-language';
 import type { RunCrosstabUseCase } from './run-crosstab.use-case';
 
 /** Runs of each rollup's own crosstab at start: about what the JIT needs before a call runs optimised code. */
-export const WARM_RUNS = 16;
+export const WARM_RUNS = 32;
 /** The most a start spends warming rollups, all indexes together. */
 export const WARM_BUDGET_MS = 3000;
 
