@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { closeWithin, lostAfterReady } from './close-within';
+import { closeBullmq, closeWithin, lostAfterReady } from './close-within';
 
 describe('closeWithin', () => {
   it('settles as soon as the close does', async () => {
@@ -17,6 +17,53 @@ describe('closeWithin', () => {
   it('a failed close is no error, and nothing closing is nothing to wait for', async () => {
     await expect(closeWithin(Promise.reject(new Error('connection closed')), 1000)).resolves.toBeUndefined();
     await expect(closeWithin(undefined, 1000)).resolves.toBeUndefined();
+  });
+});
+
+describe('closeBullmq', () => {
+  /** A BullMQ object as closeBullmq sees it: its close drops every listener of its connections, as BullMQ's does. */
+  const bullmqLike = () => {
+    const connection = new EventEmitter();
+    const blockingConnection = new EventEmitter();
+    connection.on('error', () => undefined);
+    blockingConnection.on('error', () => undefined);
+    const close = async () => {
+      connection.removeAllListeners();
+      blockingConnection.removeAllListeners();
+    };
+    return { connection, blockingConnection, close };
+  };
+
+  it("a connection's error after its close is heard, not thrown (the failed init of a connection closed while it reconnected)", async () => {
+    const worker = bullmqLike();
+    await closeBullmq(worker, worker.close(), 1000);
+    expect(() => worker.connection.emit('error', new Error('write EPIPE'))).not.toThrow();
+    expect(() => worker.blockingConnection.emit('error', new Error('write EPIPE'))).not.toThrow();
+    // Without closeBullmq the same event ends the process (an 'error' with no listener throws).
+    const bare = bullmqLike();
+    await closeWithin(bare.close(), 1000);
+    expect(() => bare.connection.emit('error', new Error('write EPIPE'))).toThrow('write EPIPE');
+  });
+
+  it('also after a close that outlasted its wait, once it settles; a failed close too', async () => {
+    const slow = bullmqLike();
+    let finish: () => void = () => undefined;
+    const closing = new Promise<void>((resolve) => (finish = resolve)).then(() => slow.close());
+    await closeBullmq(slow, closing, 10);
+    finish();
+    await closing;
+    expect(() => slow.connection.emit('error', new Error('late'))).not.toThrow();
+    const failed = bullmqLike();
+    await closeBullmq(
+      failed,
+      failed.close().then(() => Promise.reject(new Error('Connection is closed'))),
+      1000,
+    );
+    expect(() => failed.connection.emit('error', new Error('late'))).not.toThrow();
+  });
+
+  it('nothing to close is nothing to do', async () => {
+    await expect(closeBullmq(undefined, undefined, 1000)).resolves.toBeUndefined();
   });
 });
 

@@ -1,3 +1,5 @@
+import { EventEmitter } from 'node:events';
+
 /**
  * Settles when `closing` does or after `ms`, whichever is first; a failed close is no error here.
  *
@@ -30,4 +32,21 @@ export function lostAfterReady(client: {
   let wasReady = client.status === 'ready';
   client.on('ready', () => (wasReady = true));
   return () => wasReady && client.status !== 'ready';
+}
+
+/**
+ * closeWithin for a BullMQ queue, worker or queue-events object: once its close settles, its Redis
+ * connections keep a listener for 'error'. BullMQ drops every listener of a connection as it closes,
+ * but a connection closed while it (re)connects still emits its failed initialisation afterwards (seen
+ * at a stop after the private Redis was killed: EPIPE from a reconnect), and an 'error' event nobody
+ * listens to ends the process with exit code 1.
+ */
+export async function closeBullmq(target: object | undefined, closing: Promise<unknown> | undefined, ms: number) {
+  if (!target || !closing) return;
+  const quiet = () => {
+    const fields = target as { connection?: unknown; blockingConnection?: unknown };
+    for (const c of [fields.connection, fields.blockingConnection])
+      if (c instanceof EventEmitter && c.listenerCount('error') === 0) c.on('error', () => undefined);
+  };
+  await closeWithin(closing.finally(quiet), ms);
 }

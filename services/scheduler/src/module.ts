@@ -8,7 +8,7 @@ import type {
 } from '@quarry/contract';
 import { DATA_DIR_KEYS, loadDataDirKey } from '@quarry/config';
 import type { Logger } from '@quarry/logger';
-import { closeWithin, lostAfterReady } from '@quarry/runtime';
+import { closeBullmq, closeWithin, lostAfterReady } from '@quarry/runtime';
 import { BullMqDeliveryQueue, startDeliveryWorker } from './adapters/bullmq-delivery-queue.adapter';
 import { HttpWebhookSender } from './adapters/http-webhook-sender.adapter';
 import { NodemailerMailer } from './adapters/nodemailer-mailer.adapter';
@@ -143,8 +143,12 @@ export class SchedulerModule implements ScheduleService {
     const redisGone = this.redisLost();
     // Up, the worker first finishes connecting (a stop right after the start), then closes in its turn.
     if (!redisGone) await closeWithin(this.worker?.waitUntilReady(), QUEUE_CLOSE_WAIT_MS);
-    await closeWithin(this.worker?.close(redisGone), redisGone ? QUEUE_CLOSE_WAIT_MS : DELIVERY_CLOSE_WAIT_MS);
-    await closeWithin(this.queue?.close(), QUEUE_CLOSE_WAIT_MS);
+    await closeBullmq(
+      this.worker,
+      this.worker?.close(redisGone),
+      redisGone ? QUEUE_CLOSE_WAIT_MS : DELIVERY_CLOSE_WAIT_MS,
+    );
+    await closeBullmq(this.queue, this.queue?.close(), QUEUE_CLOSE_WAIT_MS);
     this.mailer?.close();
     this.redis?.disconnect();
   }

@@ -1,7 +1,7 @@
 import { Queue, QueueEvents, type Job } from 'bullmq';
 import IORedis from 'ioredis';
 import { AppError } from '@quarry/errors';
-import { closeWithin } from '@quarry/runtime';
+import { closeBullmq } from '@quarry/runtime';
 import { inSpan, SpanKind, traceCarrier } from '@quarry/tracing';
 import type { ChartQueue, QueuedRender } from '../ports/chart-queue.port';
 import { renderTimeoutOf, type RenderJob } from '../ports/chart-renderer.port';
@@ -162,8 +162,8 @@ export class BullMqChartQueue implements ChartQueue {
 
   async close(): Promise<void> {
     // Bounded: Redis may be gone already, and BullMQ's close would wait for it for ever.
-    await closeWithin(this.events.close(), CLOSE_WAIT_MS);
-    await closeWithin(this.queue.close(), CLOSE_WAIT_MS);
+    await closeBullmq(this.events, this.events.close(), CLOSE_WAIT_MS);
+    await closeBullmq(this.queue, this.queue.close(), CLOSE_WAIT_MS);
     this.connection.disconnect();
   }
 }

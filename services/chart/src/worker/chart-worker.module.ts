@@ -2,7 +2,7 @@ import { UnrecoverableError, WaitingError, Worker } from 'bullmq';
 import IORedis from 'ioredis';
 import type { Logger } from '@quarry/logger';
 import type { QuarryMetrics } from '@quarry/metrics';
-import { closeWithin, lostAfterReady, type QuarryModule } from '@quarry/runtime';
+import { closeBullmq, closeWithin, lostAfterReady, type QuarryModule } from '@quarry/runtime';
 import { extractTraceContext, inSpan, SpanKind } from '@quarry/tracing';
 import { ChromiumRenderer } from '../adapters/chromium-renderer.adapter';
 import { ThreadSvgRenderer } from '../adapters/thread-svg-renderer.adapter';
@@ -211,7 +211,11 @@ export class ChartWorkerModule implements QuarryModule {
     const redisGone = this.resultsLost();
     // Up, the worker first finishes connecting (a stop right after the start), then closes in its turn.
     if (!redisGone) await closeWithin(this.worker?.waitUntilReady(), GONE_CLOSE_WAIT_MS);
-    await closeWithin(this.worker?.close(redisGone), redisGone ? GONE_CLOSE_WAIT_MS : RENDER_CLOSE_WAIT_MS);
+    await closeBullmq(
+      this.worker,
+      this.worker?.close(redisGone),
+      redisGone ? GONE_CLOSE_WAIT_MS : RENDER_CLOSE_WAIT_MS,
+    );
     this.results?.disconnect();
     await this.renderer.close();
     await this.svg.close();
