@@ -90,6 +90,25 @@ async function openCrosstab(page: Page, token: string, index: string): Promise<v
 }
 
 /** Adds a field to the rows (`ct-rows`) or columns (`ct-columns`) picker, at the end of its list. */
+/**
+ * Clicks a form's submit button once it is shown. A panel just opened, or a form drawn again when the
+ * indexes arrive, can leave the button without a box for a moment: puppeteer then refuses the click
+ * ("not clickable"), which did not happen, so it is tried again.
+ */
+async function submit(page: Page, form: string): Promise<void> {
+  const button = `${form} button[type=submit]`;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await page.waitForSelector(button, { visible: true, timeout: 5000 });
+      await page.click(button);
+      return;
+    } catch (err) {
+      if (attempt >= 2 || !/not clickable|not an Element|detached/i.test(String(err))) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+}
+
 async function addAxis(page: Page, picker: 'ct-rows' | 'ct-columns', field: string): Promise<void> {
   // The picker is drawn again when the index's fields arrive: its select and button are the current
   // ones once the field is offered, and a click on a node replaced in between is tried again.
@@ -502,7 +521,7 @@ describe('GET /console', () => {
       await connect(page, analyst.token);
       await page.click('#tab-search');
       await page.select('#search-index', 'movies');
-      await page.click('#search-form button[type=submit]');
+      await submit(page, '#search-form');
       await page.waitForSelector('#search-table');
       const searchStatus = await page.$eval('#panel-search .status', (n) => n.textContent ?? '');
       expect(searchStatus).toMatch(/^Records 1–20 of [\d,.\s]+\.$/);
