@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { closeBullmq, closeWithin, lostAfterReady } from './close-within';
+import { closeBullmq, closeBullmqWorker, closeWithin, lostAfterReady } from './close-within';
 
 describe('closeWithin', () => {
   it('settles as soon as the close does', async () => {
@@ -64,6 +64,33 @@ describe('closeBullmq', () => {
 
   it('nothing to close is nothing to do', async () => {
     await expect(closeBullmq(undefined, undefined, 1000)).resolves.toBeUndefined();
+  });
+});
+
+describe('closeBullmqWorker', () => {
+  const worker = () => {
+    const calls: string[] = [];
+    return {
+      calls,
+      waitUntilReady: async () => void calls.push('ready'),
+      close: async (force?: boolean) => void calls.push(`close ${force === true}`),
+    };
+  };
+
+  it('with its Redis up: finishes connecting, then closes gracefully (or by force when asked)', async () => {
+    const w = worker();
+    await closeBullmqWorker(w, { lost: false, graceMs: 1000, goneMs: 1000 });
+    expect(w.calls).toEqual(['ready', 'close false']);
+    const forced = worker();
+    await closeBullmqWorker(forced, { lost: false, force: true, graceMs: 1000, goneMs: 1000 });
+    expect(forced.calls).toEqual(['ready', 'close true']);
+  });
+
+  it('with its Redis lost: closes by force at once, without waiting to connect', async () => {
+    const w = worker();
+    await closeBullmqWorker(w, { lost: true, graceMs: 1000, goneMs: 1000 });
+    expect(w.calls).toEqual(['close true']);
+    await expect(closeBullmqWorker(undefined, { lost: true, graceMs: 1, goneMs: 1 })).resolves.toBeUndefined();
   });
 });
 

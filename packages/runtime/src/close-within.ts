@@ -50,3 +50,17 @@ export async function closeBullmq(target: object | undefined, closing: Promise<u
   };
   await closeWithin(closing.finally(quiet), ms);
 }
+
+/**
+ * A BullMQ worker's bounded close: with its Redis up it first finishes connecting (a stop right after the
+ * start; a connection closed while it initialises errs after its listeners go) and is closed gracefully
+ * within `graceMs`; with its Redis lost it is closed by force within `goneMs`.
+ */
+export async function closeBullmqWorker(
+  worker: { waitUntilReady(): Promise<unknown>; close(force?: boolean): Promise<void> } | undefined,
+  opts: { lost: boolean; force?: boolean; graceMs: number; goneMs: number },
+): Promise<void> {
+  if (!worker) return;
+  if (!opts.lost) await closeWithin(worker.waitUntilReady(), opts.goneMs);
+  await closeBullmq(worker, worker.close(opts.lost || opts.force), opts.lost ? opts.goneMs : opts.graceMs);
+}

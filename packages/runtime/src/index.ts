@@ -2,4 +2,4 @@ export type { QuarryModule } from './quarry-module';
 export { HeavyCallLimiter } from './heavy-call-limiter';
 export { freePort } from './free-port';
 export { threadEntry } from './thread-entry';
-export { closeBullmq, closeWithin, lostAfterReady } from './close-within';
+export { closeBullmq, closeBullmqWorker, closeWithin, lostAfterReady } from './close-within';

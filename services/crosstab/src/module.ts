@@ -3,7 +3,7 @@ import type { IndexCatalog } from '@quarry/metadata-store';
 import type { QuarryMetrics } from '@quarry/metrics';
 import type { SnapshotEngine } from '@quarry/snapshots';
 import { GrpcServiceModule, loadQuarryProto } from '@quarry/rpc';
-import type { HeavyCallLimiter } from '@quarry/runtime';
+import { closeWithin, type HeavyCallLimiter } from '@quarry/runtime';
 import { DuckDbPivotEngine } from './adapters/duckdb-pivot-engine.adapter';
 import { ChdbRunner } from './adapters/clickhouse/chdb-runner';
 import { ClickHouseClientRunner } from './adapters/clickhouse/clickhouse-client-runner';
@@ -68,9 +68,7 @@ export function createCrosstabModule(
         },
         (err: unknown) => moduleLog.warn({ err }, 'warming the rollups failed'),
       );
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([warming, new Promise((resolve) => (timer = setTimeout(resolve, WARM_BUDGET_MS)))]);
-      clearTimeout(timer);
+      await closeWithin(warming, WARM_BUDGET_MS);
     },
     metrics: deps.metrics,
     onStop: async () => {

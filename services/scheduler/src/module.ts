@@ -8,7 +8,7 @@ import type {
 } from '@quarry/contract';
 import { DATA_DIR_KEYS, loadDataDirKey } from '@quarry/config';
 import type { Logger } from '@quarry/logger';
-import { closeBullmq, closeWithin, lostAfterReady } from '@quarry/runtime';
+import { closeBullmq, closeBullmqWorker, lostAfterReady } from '@quarry/runtime';
 import { BullMqDeliveryQueue, startDeliveryWorker } from './adapters/bullmq-delivery-queue.adapter';
 import { HttpWebhookSender } from './adapters/http-webhook-sender.adapter';
 import { NodemailerMailer } from './adapters/nodemailer-mailer.adapter';
@@ -141,13 +141,11 @@ export class SchedulerModule implements ScheduleService {
     // expires); every close is bounded, for Redis may be gone already.
     // With Redis gone no delivery can finish (nor be marked done): the worker closes by force at once.
     const redisGone = this.redisLost();
-    // Up, the worker first finishes connecting (a stop right after the start), then closes in its turn.
-    if (!redisGone) await closeWithin(this.worker?.waitUntilReady(), QUEUE_CLOSE_WAIT_MS);
-    await closeBullmq(
-      this.worker,
-      this.worker?.close(redisGone),
-      redisGone ? QUEUE_CLOSE_WAIT_MS : DELIVERY_CLOSE_WAIT_MS,
-    );
+    await closeBullmqWorker(this.worker, {
+      lost: redisGone,
+      graceMs: DELIVERY_CLOSE_WAIT_MS,
+      goneMs: QUEUE_CLOSE_WAIT_MS,
+    });
     await closeBullmq(this.queue, this.queue?.close(), QUEUE_CLOSE_WAIT_MS);
     this.mailer?.close();
     this.redis?.disconnect();

@@ -2,7 +2,7 @@ import { UnrecoverableError, WaitingError, Worker } from 'bullmq';
 import IORedis from 'ioredis';
 import type { Logger } from '@quarry/logger';
 import type { QuarryMetrics } from '@quarry/metrics';
-import { closeBullmq, closeWithin, lostAfterReady, type QuarryModule } from '@quarry/runtime';
+import { closeBullmqWorker, lostAfterReady, type QuarryModule } from '@quarry/runtime';
 import { extractTraceContext, inSpan, SpanKind } from '@quarry/tracing';
 import { ChromiumRenderer } from '../adapters/chromium-renderer.adapter';
 import { ThreadSvgRenderer } from '../adapters/thread-svg-renderer.adapter';
@@ -209,13 +209,11 @@ export class ChartWorkerModule implements QuarryModule {
     // Renders under way finish within the wait; with Redis gone no image could be handed back, so the
     // worker closes by force at once (bounded either way: BullMQ's close waits on Redis).
     const redisGone = this.resultsLost();
-    // Up, the worker first finishes connecting (a stop right after the start), then closes in its turn.
-    if (!redisGone) await closeWithin(this.worker?.waitUntilReady(), GONE_CLOSE_WAIT_MS);
-    await closeBullmq(
-      this.worker,
-      this.worker?.close(redisGone),
-      redisGone ? GONE_CLOSE_WAIT_MS : RENDER_CLOSE_WAIT_MS,
-    );
+    await closeBullmqWorker(this.worker, {
+      lost: redisGone,
+      graceMs: RENDER_CLOSE_WAIT_MS,
+      goneMs: GONE_CLOSE_WAIT_MS,
+    });
     this.results?.disconnect();
     await this.renderer.close();
     await this.svg.close();

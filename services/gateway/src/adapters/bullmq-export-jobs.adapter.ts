@@ -3,7 +3,7 @@ import { DelayedError, Queue, UnrecoverableError, Worker, type Job } from 'bullm
 import IORedis from 'ioredis';
 import { AppError } from '@quarry/errors';
 import type { Logger } from '@quarry/logger';
-import { closeBullmq, closeWithin, lostAfterReady } from '@quarry/runtime';
+import { closeBullmq, closeBullmqWorker, lostAfterReady } from '@quarry/runtime';
 import {
   ExportFailed,
   type ExportJob,
@@ -130,8 +130,12 @@ export class BullMqExportJobs implements ExportJobs {
     // Redis may already be gone, and BullMQ's close then waits for it for ever: the runs are aborted above,
     // so the worker closes by force and each close is bounded. Up, the worker first finishes connecting
     // (a stop right after the start): a connection closed while it initialises errs after its listeners go.
-    if (!this.connectionLost()) await closeWithin(this.worker?.waitUntilReady(), CLOSE_WAIT_MS);
-    await closeBullmq(this.worker, this.worker?.close(true), CLOSE_WAIT_MS);
+    await closeBullmqWorker(this.worker, {
+      lost: this.connectionLost(),
+      force: true,
+      graceMs: CLOSE_WAIT_MS,
+      goneMs: CLOSE_WAIT_MS,
+    });
     await closeBullmq(this.queue, this.queue.close(), CLOSE_WAIT_MS);
     this.connection.disconnect();
   }
