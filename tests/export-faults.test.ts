@@ -141,8 +141,16 @@ describe('exports when the server or its disk fails', () => {
     const finishedFirst: string[] = [];
     for (let attempt = 0; attempt < 3; attempt++) {
       id = await start(analyst, { method: 'QUERIES.EXECUTE', params: flights, format: 'csv' });
-      // Progress while it runs: records and bytes already written, the file not yet downloadable.
-      const seen = await underWay(analyst, id, 50, 60_000);
+      // Progress while it runs: records and bytes already written, the file not yet downloadable. On a
+      // loaded machine the export can also finish between two polls: that attempt proves nothing either.
+      const seen = await underWay(analyst, id, 50, 60_000).catch(async (err: unknown) => {
+        if ((await status(analyst, id)).state === 'done') return undefined;
+        throw err;
+      });
+      if (!seen) {
+        finishedFirst.push(id);
+        continue;
+      }
       expect(seen.rowsWritten).toBeLessThan(total);
       expect(seen.bytes).toBeGreaterThan(seen.rowsWritten * 10);
       const during = await download(analyst, id);

@@ -100,16 +100,44 @@ export function spawnServe(
   });
 }
 
+/** Signals a process dies of when it crashes, not when it is stopped. */
+const CRASHES = new Set<NodeJS.Signals>(['SIGSEGV', 'SIGBUS', 'SIGILL', 'SIGFPE', 'SIGABRT']);
+
+/** A process that crashed, at any time before or while it was stopped, fails the suite with its last lines. */
+function crashed(proc: Proc, signal: NodeJS.Signals | null): Error | undefined {
+  if (signal === null || !CRASHES.has(signal)) return undefined;
+  return new Error(`quarry (pid ${proc.child.pid}) died of ${signal}:\n${proc.lines.slice(-40).join('\n')}`);
+}
+
 export async function stopProc(proc: Proc, signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
-  if (proc.child.exitCode !== null || proc.child.signalCode !== null) return proc.child.exitCode;
-  return new Promise((resolve) => {
+  if (proc.child.exitCode !== null || proc.child.signalCode !== null) {
+    const crash = crashed(proc, proc.child.signalCode);
+    if (crash) throw crash;
+    return proc.child.exitCode;
+  }
+  return new Promise((resolve, reject) => {
     const timer = setTimeout(() => proc.child.kill('SIGKILL'), 15000);
-    proc.child.once('exit', (code) => {
+    proc.child.once('exit', (code, died) => {
       clearTimeout(timer);
-      resolve(code);
+      const crash = crashed(proc, died);
+      if (crash) reject(crash);
+      else resolve(code);
     });
     proc.child.kill(signal);
   });
+}
+
+/** Stops every process and the private Redis, whatever one of them did; then a crash fails the caller. */
+async function stopAll(
+  procs: Proc[],
+  signal: NodeJS.Signals,
+  redis: { stop(): Promise<unknown> } | undefined,
+): Promise<Array<number | null>> {
+  const settled = await Promise.allSettled(procs.map((p) => stopProc(p, signal)));
+  await redis?.stop();
+  const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  if (failed) throw failed.reason;
+  return settled.map((s) => (s.status === 'fulfilled' ? s.value : null));
 }
 
 export interface RunningQuarry {
@@ -204,20 +232,11 @@ async function startQuarryOnce(opts: StartOptions): Promise<RunningQuarry> {
       wiring,
       pids: () => procs.map((p) => p.child.pid ?? -1),
       alive: () => procs.every((p) => p.child.exitCode === null && p.child.signalCode === null),
-      stop: async () => {
-        const codes = await Promise.all(procs.map((p) => stopProc(p)));
-        await redis?.stop();
-        return codes;
-      },
-      kill: async () => {
-        const codes = await Promise.all(procs.map((p) => stopProc(p, 'SIGKILL')));
-        await redis?.stop();
-        return codes;
-      },
+      stop: () => stopAll(procs, 'SIGTERM', redis),
+      kill: () => stopAll(procs, 'SIGKILL', redis),
     };
   } catch (err) {
-    await Promise.all(procs.map((p) => stopProc(p, 'SIGKILL')));
-    await redis?.stop();
+    await stopAll(procs, 'SIGKILL', redis).catch(() => undefined);
     throw err;
   }
 }

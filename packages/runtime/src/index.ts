@@ -3,3 +3,4 @@ export { HeavyCallLimiter } from './heavy-call-limiter';
 export { freePort } from './free-port';
 export { threadEntry } from './thread-entry';
 export { closeBullmq, closeBullmqWorker, closeWithin, lostAfterReady } from './close-within';
+export { pinLoadedAddons } from './pin-native-addons';

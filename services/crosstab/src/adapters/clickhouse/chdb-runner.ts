@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { abortReason, AppError } from '@quarry/errors';
+import { pinLoadedAddons } from '@quarry/runtime';
 import type { IndexEntry } from '@quarry/metadata-store';
 import { chIdent, chLiteral, type ClickHouseParam } from './compile-clickhouse';
 import { settingsClause, type ClickHouseRow, type ClickHouseRunner, type ClickHouseSource } from './clickhouse-runner';
@@ -34,7 +35,10 @@ export function loadChdb(root = REPO_ROOT): Chdb {
   const tried = [path.join(root, 'package.json'), path.join(root, '.engines/chdb/package.json')];
   for (const from of tried) {
     try {
-      return createRequire(from)('chdb') as Chdb;
+      const chdb = createRequire(from)('chdb') as Chdb;
+      // A crosstab thread that loaded chDB would otherwise unload it as it ends, under chDB's own threads.
+      pinLoadedAddons(/[/\\]@chdb[/\\]/);
+      return chdb;
     } catch (err) {
       if ((err as { code?: string }).code !== 'MODULE_NOT_FOUND') throw err;
     }
