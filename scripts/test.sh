@@ -27,6 +27,9 @@ lint_status=0
 npm run --silent lint || lint_status=$?
 mkdir -p test-output
 status=0
+# Native crashes (a jest worker or a server dying of SIGSEGV) leave their only trace in the kernel's log:
+# the ones logged during the run are printed at its end.
+crashes_before=$( (dmesg 2>/dev/null || true) | grep -c segfault || true)
 # Two workers on two cores: e2e suites mostly wait on the servers they start, so a second worker nearly
 # halves the run; QUARRY_TEST_WORKERS=1 runs one file at a time.
 npx jest --ci --maxWorkers="${QUARRY_TEST_WORKERS:-2}" --json --outputFile=test-output/jest-results.json "$@" || status=$?
@@ -36,6 +39,11 @@ node -e '
   const r = require("./test-output/jest-results.json");
   console.log(`jest: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests + r.numTodoTests} skipped`);
 ' || true
+crashes=$( (dmesg 2>/dev/null || true) | grep segfault | tail -n +$((crashes_before + 1)) || true)
+if [ -n "$crashes" ]; then
+  echo "native crashes logged by the kernel during the run:" >&2
+  echo "$crashes" >&2
+fi
 if [ $lint_status -ne 0 ]; then
   echo "house rules: npm run lint failed (see above)" >&2
   [ $status -ne 0 ] || status=$lint_status
