@@ -23,6 +23,7 @@ import {
 import { memberSql, notMemberSql, type BoundWhere } from './pivot-sql';
 import { lastPeriodSql, lastStoredSql, shiftCut } from './pivot-shift';
 import { matchRollup } from './rollup-match';
+import { RollupCells } from './rollup-cells';
 import { DistinctBits, distinctCellsSql, JS_DISTINCT_MAX_WORK, separatorFlag } from './pivot-distinct';
 import { planTwins } from './pivot-twin';
 import { foldedGroups, type PlanFold } from './pivot-fold';
@@ -45,8 +46,18 @@ export class DuckDbPivotEngine implements PivotEngine {
     private readonly jsRollupMaxWork = JS_ROLLUP_MAX_WORK,
   ) {}
 
+  /** Cells read from rollups (rollup-cells): the same statement on an immutable version reads the same cells. */
+  private readonly rollupCells = new RollupCells();
+
   forget(name: string): void {
     this.engine.release(name);
+    this.rollupCells.clear();
+  }
+
+  /** A cells statement's rows: from a rollup, kept for the next call of the same statement. */
+  private cellsOf(plan: PivotPlan, sql: string, params: BoundWhere['params'], signal?: AbortSignal) {
+    const run = () => this.engine.all(sql, params, signal);
+    return plan.readsRollup ? this.rollupCells.read(sql, params, run) : run();
   }
 
   async fieldRange(
@@ -214,7 +225,7 @@ export class DuckDbPivotEngine implements PivotEngine {
       // Each cell holds every total: past this many cells the pivot is (blank keys merged aside) over the
       // limit, and the grouping sets path below counts it exactly without returning the cells.
       const most = Math.floor(maxCells / spec.totals.length);
-      const cells = await this.engine.all(plan.cellsSql(most + 1), w.params, signal);
+      const cells = await this.cellsOf(plan, plan.cellsSql(most + 1), w.params, signal);
       // The JS roll-up is synchronous: past JS_ROLLUP_MAX_WORK (cells x levels) it would hold the thread,
       // so many levels (subtotals on deep axes) go to DuckDB, which yields and honours the deadline.
       const work = cells.length * plan.levels.length * (1 + views.length);
@@ -228,7 +239,7 @@ export class DuckDbPivotEngine implements PivotEngine {
     if (this.jsRollupMaxWork > 0 && plan.distinctInJs(JS_DISTINCT_MAX_WORK)) {
       // A rollup bounds the values its cells list: the distinct counts roll up here as the partials do.
       const most = Math.floor(maxCells / spec.totals.length);
-      const cells = await this.engine.all(distinctCellsSql(plan, most + 1), w.params, signal);
+      const cells = await this.cellsOf(plan, distinctCellsSql(plan, most + 1), w.params, signal);
       const split = cells.some((c) => plan.distinct.some((d) => c[separatorFlag(d.alias)] === true));
       const work = cells.length * plan.levels.length;
       const bits =

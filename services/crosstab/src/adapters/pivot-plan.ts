@@ -359,6 +359,11 @@ SELECT ${distinctCount(this.rowAliases)} AS __nr, ${distinctCount(this.colAliase
    * bound how many values come back, within `maxWork` additions, and for text fields (equal texts are
    * equal values; a number's text is not one-to-one with its value).
    */
+  /** Whether the pre-aggregate reads a rollup rather than the records. */
+  get readsRollup(): boolean {
+    return this.source !== undefined;
+  }
+
   distinctInJs(maxWork: number): boolean {
     const rows = this.source?.rows;
     return (

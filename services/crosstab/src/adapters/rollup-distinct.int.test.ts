@@ -166,4 +166,40 @@ describe('distinct counts from a rollup, rolled up in JS', () => {
     expect(table.grandTotal).toEqual([distinct.size, rows.length]);
     expect(distinct.size).toBe(4);
   });
+  it('the cells read from a rollup are kept: the same crosstab again reads no statement and answers the same', async () => {
+    const pivots = new DuckDbPivotEngine(engine);
+    const read: string[] = [];
+    const all = jest.spyOn(engine, 'all').mockImplementation(function (this: SnapshotEngine, sql, ...rest) {
+      read.push(sql);
+      return SnapshotEngine.prototype.all.call(this, sql, ...rest);
+    });
+    try {
+      for (const [, sent] of shapes) {
+        read.length = 0;
+        const first = await run(events, sent, pivots);
+        const firstReads = read.filter((sql) => sql.includes('string_agg(')).length;
+        read.length = 0;
+        const again = await run(events, sent, pivots);
+        expect(firstReads).toBeGreaterThan(0);
+        expect(read.filter((sql) => sql.includes('string_agg('))).toEqual([]);
+        expect(again.servedBy).toBe('by_kind_region_month');
+        sameJson(JSON.parse(String(again.payload)), JSON.parse(String(first.payload)), 'kept vs read');
+        const scan = await run({ ...events, rollups: [] }, sent);
+        sameJson(JSON.parse(String(again.payload)), JSON.parse(String(scan.payload)), 'kept vs scan');
+      }
+      // Another filter is another statement (its values are parameters): read, not taken from the kept cells.
+      read.length = 0;
+      const other = await run(events, { ...shapes[1][1], query: 'kind:beta' }, pivots);
+      expect(read.filter((sql) => sql.includes('string_agg(')).length).toBe(1);
+      const otherScan = await run({ ...events, rollups: [] }, { ...shapes[1][1], query: 'kind:beta' });
+      sameJson(JSON.parse(String(other.payload)), JSON.parse(String(otherScan.payload)), 'other filter vs scan');
+      // An index forgotten (dropped, reloaded) is read again.
+      pivots.forget(events.name);
+      read.length = 0;
+      await run(events, shapes[0][1], pivots);
+      expect(read.filter((sql) => sql.includes('string_agg(')).length).toBe(1);
+    } finally {
+      all.mockRestore();
+    }
+  });
 });
