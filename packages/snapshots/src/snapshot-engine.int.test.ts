@@ -95,4 +95,25 @@ describe('SnapshotEngine', () => {
     controller.abort();
     await expect(engine.all('SELECT 1', undefined, controller.signal)).rejects.toMatchObject({ code: 'TIMEOUT' });
   });
+  it('a close waits for the calls under way and refuses new ones (never closes DuckDB under a connect)', async () => {
+    await writeSnapshot(dir, 'a.parquet', ['Oslo', 'Bergen']);
+    // Before, a call's connect still queued when the instance closed read freed memory: SIGSEGV in
+    // duckdb_connect (a drop's clean-up, or a version read in the background, as a test or a service ended).
+    for (let i = 0; i < 20; i++) {
+      const e = new SnapshotEngine(dir);
+      const ref: SnapshotRef = { name: 'towns', version: 1, snapshot: 'a.parquet', fields };
+      const table = e.table(ref);
+      const under = Promise.all([
+        table.then(({ table: t }) => e.all(`SELECT count(*) AS n FROM "${t}"`)),
+        e.all('SELECT 42 AS n'),
+        e.withConnection(async (c) => (await c.runAndReadAll('SELECT 7 AS n')).getRowObjectsJS()),
+      ]);
+      await e.close();
+      // Each finished before the close did (close awaited them), with its answer.
+      const [[count], [answer], [seven]] = await under;
+      expect([count.n, answer.n, seven.n]).toEqual([2n, 42, 7]);
+      await expect(e.all('SELECT 1')).rejects.toThrow('The snapshot engine is closed');
+      await expect(e.withConnection(async () => 1)).rejects.toBeInstanceOf(AppError);
+    }
+  });
 });

@@ -38,6 +38,8 @@ interface CachedTable {
  * snapshot file, which is unique per load: a drop followed by a reload of the same name can never be
  * answered from the dropped copy. Query and crosstab share it when they run in one process.
  */
+const ENGINE_CLOSED = 'The snapshot engine is closed';
+
 export class SnapshotEngine {
   private instance: Promise<DuckDBInstance> | undefined;
   private readonly tables = new Map<string, CachedTable>();
@@ -52,6 +54,13 @@ export class SnapshotEngine {
   private readonly pool: ConnectionPool;
   /** Long JS passes over big results take turns on this thread (see JsTurns); pivots' roll-ups join them. */
   readonly turns = new JsTurns();
+  /**
+   * Every call on the instance that has not settled. DuckDB's instance must not close under one: a
+   * connect queued on libuv's pool when the instance closed read freed memory and took the process down
+   * (SIGSEGV in duckdb_connect; a drop's clean-up still connecting as the engine closed).
+   */
+  private readonly inFlight = new Set<Promise<unknown>>();
+  private closed = false;
 
   constructor(
     private readonly dataDir: string,
@@ -73,7 +82,7 @@ export class SnapshotEngine {
       cached.lastUsed = Date.now();
       return cached.table;
     }
-    const loaded = this.load(ref);
+    const loaded = this.tracked(() => this.load(ref));
     const entry: CachedTable = { name: ref.name, version: ref.version, table: loaded, lastUsed: Date.now(), bytes: 0 };
     this.tables.set(ref.snapshot, entry);
     loaded.then(
@@ -210,6 +219,7 @@ export class SnapshotEngine {
       this.readIns = readIn.catch(() => undefined);
       await readIn;
     }).catch(async (err: unknown) => {
+      if (this.closed) throw AppError.unavailable(ENGINE_CLOSED, err);
       await this.withConnection(async (c) => {
         await c.run(`DROP VIEW IF EXISTS ${ident(table)}`);
         await c.run(`DETACH DATABASE IF EXISTS ${store}`);
@@ -276,7 +286,23 @@ export class SnapshotEngine {
       .catch(() => undefined);
   }
 
-  async withConnection<T>(fn: (c: DuckDBConnection) => Promise<T>): Promise<T> {
+  /** Runs `call` on the instance unless the engine is closed; a close waits for it. */
+  private tracked<T>(call: () => Promise<T>): Promise<T> {
+    if (this.closed) return Promise.reject(AppError.unavailable(ENGINE_CLOSED));
+    const running = call();
+    this.inFlight.add(running);
+    void running.then(
+      () => this.inFlight.delete(running),
+      () => this.inFlight.delete(running),
+    );
+    return running;
+  }
+
+  withConnection<T>(fn: (c: DuckDBConnection) => Promise<T>): Promise<T> {
+    return this.tracked(() => this.connected(fn));
+  }
+
+  private async connected<T>(fn: (c: DuckDBConnection) => Promise<T>): Promise<T> {
     const connection = await (await this.db()).connect();
     try {
       return await fn(connection);
@@ -289,7 +315,11 @@ export class SnapshotEngine {
    * Runs one statement with bound parameters and returns plain JS rows. When `signal` aborts (the
    * call's deadline passed) the statement is interrupted inside DuckDB and this rejects with a 504.
    */
-  async all(sql: string, params?: Record<string, DuckDBValue>, signal?: AbortSignal): Promise<Row[]> {
+  all(sql: string, params?: Record<string, DuckDBValue>, signal?: AbortSignal): Promise<Row[]> {
+    return this.tracked(() => this.rows(sql, params, signal));
+  }
+
+  private async rows(sql: string, params?: Record<string, DuckDBValue>, signal?: AbortSignal): Promise<Row[]> {
     if (signal?.aborted) throw abortReason(signal);
     const result = await this.pool.use(async (c, prepare) => {
       const interrupt = () => c.interrupt();
@@ -315,6 +345,10 @@ export class SnapshotEngine {
   }
 
   async close(): Promise<void> {
+    // What runs finishes first, and what it starts meanwhile (a load's next statement): then no connect
+    // or statement is left on the instance, and from here none starts.
+    while (this.inFlight.size) await Promise.allSettled([...this.inFlight]);
+    this.closed = true;
     this.pool.invalidate();
     if (this.instance) (await this.instance).closeSync();
     this.instance = undefined;
