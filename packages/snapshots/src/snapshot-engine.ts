@@ -30,6 +30,8 @@ interface CachedTable {
   bytes: number;
 }
 
+const ENGINE_CLOSED = 'The snapshot engine is closed';
+
 /**
  * One in-process DuckDB opening the published snapshots that this process has been asked about. A
  * large version has an attachable DuckDB file written at load, which is attached read-only (every
@@ -38,8 +40,6 @@ interface CachedTable {
  * snapshot file, which is unique per load: a drop followed by a reload of the same name can never be
  * answered from the dropped copy. Query and crosstab share it when they run in one process.
  */
-const ENGINE_CLOSED = 'The snapshot engine is closed';
-
 export class SnapshotEngine {
   private instance: Promise<DuckDBInstance> | undefined;
   private readonly tables = new Map<string, CachedTable>();
