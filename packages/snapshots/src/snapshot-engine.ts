@@ -30,8 +30,6 @@ interface CachedTable {
   bytes: number;
 }
 
-const ENGINE_CLOSED = 'The snapshot engine is closed';
-
 /**
  * One in-process DuckDB opening the published snapshots that this process has been asked about. A
  * large version has an attachable DuckDB file written at load, which is attached read-only (every
@@ -60,7 +58,8 @@ export class SnapshotEngine {
    * (SIGSEGV in duckdb_connect; a drop's clean-up still connecting as the engine closed).
    */
   private readonly inFlight = new Set<Promise<unknown>>();
-  private closed = false;
+  /** The instance closing, once nothing runs on it: a call arriving then waits and opens the next one. */
+  private closing: Promise<void> | undefined;
 
   constructor(
     private readonly dataDir: string,
@@ -219,7 +218,6 @@ export class SnapshotEngine {
       this.readIns = readIn.catch(() => undefined);
       await readIn;
     }).catch(async (err: unknown) => {
-      if (this.closed) throw AppError.unavailable(ENGINE_CLOSED, err);
       await this.withConnection(async (c) => {
         await c.run(`DROP VIEW IF EXISTS ${ident(table)}`);
         await c.run(`DETACH DATABASE IF EXISTS ${store}`);
@@ -286,9 +284,9 @@ export class SnapshotEngine {
       .catch(() => undefined);
   }
 
-  /** Runs `call` on the instance unless the engine is closed; a close waits for it. */
+  /** Runs `call` on the instance, which a close leaves open until it settles. */
   private tracked<T>(call: () => Promise<T>): Promise<T> {
-    if (this.closed) return Promise.reject(AppError.unavailable(ENGINE_CLOSED));
+    if (this.closing) return this.closing.then(() => this.tracked(call));
     const running = call();
     this.inFlight.add(running);
     void running.then(
@@ -344,11 +342,26 @@ export class SnapshotEngine {
     });
   }
 
+  /**
+   * Closes the DuckDB instance and forgets every table; a later call opens a new one (ExportEngineLease
+   * closes its engine between exports to give the memory back).
+   */
   async close(): Promise<void> {
-    // What runs finishes first, and what it starts meanwhile (a load's next statement): then no connect
-    // or statement is left on the instance, and from here none starts.
-    while (this.inFlight.size) await Promise.allSettled([...this.inFlight]);
-    this.closed = true;
+    // What runs finishes first, and what it starts meanwhile (a load's next statement); calls that
+    // arrive while the instance closes wait for it to be closed.
+    while (this.closing || this.inFlight.size) {
+      if (this.closing) await this.closing;
+      else await Promise.allSettled([...this.inFlight]);
+    }
+    this.closing = this.closeInstance();
+    try {
+      await this.closing;
+    } finally {
+      this.closing = undefined;
+    }
+  }
+
+  private async closeInstance(): Promise<void> {
     this.pool.invalidate();
     if (this.instance) (await this.instance).closeSync();
     this.instance = undefined;
