@@ -286,7 +286,12 @@ export class SnapshotEngine {
 
   /** Runs `call` on the instance, which a close leaves open until it settles. */
   private tracked<T>(call: () => Promise<T>): Promise<T> {
-    if (this.closing) return this.closing.then(() => this.tracked(call));
+    // Whether or not the old instance closed cleanly, the call runs on the next one.
+    if (this.closing)
+      return this.closing.then(
+        () => this.tracked(call),
+        () => this.tracked(call),
+      );
     const running = call();
     this.inFlight.add(running);
     void running.then(

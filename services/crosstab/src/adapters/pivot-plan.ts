@@ -354,16 +354,16 @@ SELECT ${distinctCount(this.rowAliases)} AS __nr, ${distinctCount(this.colAliase
     return `SELECT ${[...this.labelled(), ...this.partials.map((p) => p.alias), ...twins].join(', ')} FROM (${this.preAggregate()})${order} LIMIT ${limit}`;
   }
 
-  /**
-   * Whether the cells can carry their distinct values to the JS roll-up: only from a rollup, whose rows
-   * bound how many values come back, within `maxWork` additions, and for text fields (equal texts are
-   * equal values; a number's text is not one-to-one with its value).
-   */
   /** Whether the pre-aggregate reads a rollup rather than the records. */
   get readsRollup(): boolean {
     return this.source !== undefined;
   }
 
+  /**
+   * Whether the cells can carry their distinct values to the JS roll-up: only from a rollup, whose rows
+   * bound how many values come back, within `maxWork` additions, and for text fields (equal texts are
+   * equal values; a number's text is not one-to-one with its value).
+   */
   distinctInJs(maxWork: number): boolean {
     const rows = this.source?.rows;
     return (
