@@ -24,7 +24,10 @@ const moduleNameMapper = {
 const base = { transform, transformIgnorePatterns, moduleNameMapper, testEnvironment: 'node', rootDir: __dirname };
 module.exports = {
   globalSetup: '<rootDir>/tests/global-setup.js',
-  testTimeout: 60000,
+  globalTeardown: '<rootDir>/tests/global-teardown.js',
+  // A hang guard, not a target: the e2e suites must pass on a busy 2-core machine, several times slower
+  // than an idle one; a test that needs longer says so itself.
+  testTimeout: 180000,
   projects: [
     {
       ...base,

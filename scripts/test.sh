@@ -2,6 +2,7 @@
 # The one test command (README): installs what the tests need, builds, runs every jest project.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+started_at=$(date +%s)
 bash scripts/ensure-system-deps.sh --tests
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   # npm ci refuses this registry's lock file; npm install with the committed lock installs the same
@@ -35,8 +36,15 @@ crashes_before=$( (dmesg 2>/dev/null || true) | grep -c segfault || true)
 npx jest --ci --maxWorkers="${QUARRY_TEST_WORKERS:-2}" --json --outputFile=test-output/jest-results.json "$@" || status=$?
 # A closing line CI can read whatever the runner: "N passed, N failed, N skipped".
 # shellcheck disable=SC2016 # the $ below is JavaScript's template, not the shell's
+# Before it, the ten slowest suites (where a run's time goes, and the first place to look when it grows).
 node -e '
   const r = require("./test-output/jest-results.json");
+  const slow = r.testResults
+    .map((t) => ({ s: (t.endTime - t.startTime) / 1000, f: require("node:path").relative(process.cwd(), t.name) }))
+    .sort((a, b) => b.s - a.s)
+    .slice(0, 10);
+  console.log("slowest suites:");
+  for (const t of slow) console.log(`  ${t.s.toFixed(1).padStart(7)} s  ${t.f}`);
   console.log(`jest: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests + r.numTodoTests} skipped`);
 ' || true
 crashes=$( (dmesg 2>/dev/null || true) | grep segfault | tail -n +$((crashes_before + 1)) || true)
@@ -48,4 +56,5 @@ if [ $lint_status -ne 0 ]; then
   echo "house rules: npm run lint failed (see above)" >&2
   [ $status -ne 0 ] || status=$lint_status
 fi
+echo "test command: $(($(date +%s) - started_at)) s in all (install, build, checks and jest)"
 exit $status

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { makeDataDir, runCli, startQuarry } from './support/quarry-process';
+import { linesEventually, makeDataDir, runCli, startQuarry } from './support/quarry-process';
 import { rpcClient } from './support/http';
 
 describe('quarry CLI', () => {
@@ -150,7 +150,8 @@ describe('quarry CLI', () => {
       const codes = await quarry.stop();
       expect(codes).toEqual([0]);
     }
-  });
+    // A hang guard: a server start and a dozen CLI processes on a loaded machine.
+  }, 180_000);
 
   it('lists every configuration problem and exits 2', async () => {
     const res = await runCli(['user', 'list'], {
@@ -172,6 +173,8 @@ describe('graceful shutdown', () => {
       const dataDir = makeDataDir();
       const quarry = await startQuarry({ topology, dataDir });
       const codes = await quarry.stop();
+      // The last lines can trail an exit through the pipe: wait (a hang guard of 30 s) for the "stopped" one.
+      await linesEventually(quarry.logs, (lines) => lines.some((l) => l.includes('"msg":"stopped"')), 30_000);
       // On failure: which process did not exit 0 (null: killed after the harness's 15 s wait), and its log.
       expect({ topology, codes, lastLines: codes.every((c) => c === 0) ? [] : quarry.logs().slice(-15) }).toEqual({
         topology,
@@ -180,5 +183,6 @@ describe('graceful shutdown', () => {
       });
       expect(quarry.logs().some((l) => l.includes('"msg":"stopped"'))).toBe(true);
     }
-  });
+    // A hang guard: seven processes started and stopped, six of them at once, on a loaded machine.
+  }, 300_000);
 });

@@ -36,7 +36,8 @@ beforeAll(async () => {
   analyst = await createIdentity(stack.dataDir, 'console-exporter', { indexes: '*' });
   fs.mkdirSync(SHOTS, { recursive: true });
   browser = await launchBrowser();
-}, 180000);
+  // A hang guard: loading the 3M records of flights-3m takes a while on a loaded machine.
+}, 360_000);
 
 afterAll(async () => {
   await browser?.close();
@@ -99,11 +100,12 @@ describe('the console’s Export control', () => {
           /^Exporting… [1-9][\d,.\s]* records, [\d.,]+ [KMG]?B written$/.test(
             document.querySelector('#search-export-progress')?.textContent ?? '',
           ),
-        { timeout: 60000, polling: 50 },
+        { timeout: 120_000, polling: 50 },
       );
       await page.$eval('#search-export', (n) => n.scrollIntoView({ block: 'center' }));
       await page.screenshot({ path: path.join(SHOTS, 'export-1-search-running.png') });
-      await page.waitForFunction(() => document.querySelector('#search-export-link') !== null, { timeout: 120000 });
+      // A hang guard, not a target: the export of 3M records takes minutes on a loaded machine.
+      await page.waitForFunction(() => document.querySelector('#search-export-link') !== null, { timeout: 360_000 });
       const total = await stack.call<{ total: number }>(analyst, 'QUERIES.EXECUTE', {
         index: 'flights3m',
         pageSize: 1,
@@ -138,7 +140,7 @@ describe('the console’s Export control', () => {
     } finally {
       await close();
     }
-  }, 240000);
+  }, 600_000);
 
   it('exports the crosstab on screen as XLSX and downloads the workbook', async () => {
     const dir = fs.mkdtempSync(path.join(downloads, 'crosstab-'));

@@ -99,7 +99,8 @@ async function submit(page: Page, form: string): Promise<void> {
   const button = `${form} button[type=submit]`;
   for (let attempt = 0; ; attempt++) {
     try {
-      await page.waitForSelector(button, { visible: true, timeout: 5000 });
+      // A hang guard: a loaded machine can take seconds to draw the panel.
+      await page.waitForSelector(button, { visible: true, timeout: 30_000 });
       await page.click(button);
       return;
     } catch (err) {
@@ -459,7 +460,7 @@ describe('GET /console', () => {
           const option = w.echarts.getInstanceByDom(document.querySelector('#ct-result .echart')!).getOption();
           return option.legend[0].selected?.PG === false;
         },
-        { timeout: 5000 },
+        { timeout: 30_000 },
       );
       await shot(page, '4b-chart-legend-off-1280');
       await page.mouse.click(entry.x, entry.y);
@@ -490,7 +491,7 @@ describe('GET /console', () => {
             .storage.getDisplayList();
           return list.filter((d) => d.style?.text === 'PG-13').length > n;
         },
-        { timeout: 5000 },
+        { timeout: 30_000 },
         before,
       );
       await view(page, 'chart');
@@ -996,7 +997,7 @@ describe('GET /console', () => {
       // The cue is set by a ResizeObserver once the table is laid out: wait for it rather than race it.
       await page.waitForFunction(
         () => document.querySelector('#ct-result .scroller')?.classList.contains('more-right') === true,
-        { timeout: 5000 },
+        { timeout: 30_000 },
       );
       await shot(page, '10-crosstab-phone');
       await view(page, 'phone-table', '#ct-result');

@@ -702,13 +702,16 @@ describe('the audit trail of embed calls', () => {
 
 type AuditRow = Record<string, unknown> & { embedId: string | null; paramsDigest: string };
 
-/** The audit rows `quarry audit` lists (those `match` accepts), once there are `atLeast` of them. */
+/**
+ * The audit rows `quarry audit` lists (those `match` accepts), once there are `atLeast` of them or 30 s have
+ * passed (a hang guard: each try starts a CLI process, slow on a loaded machine).
+ */
 async function eventuallyAudit(
   args: string[],
   atLeast: number,
   match: (row: AuditRow) => boolean = () => true,
 ): Promise<AuditRow[]> {
-  const until = Date.now() + 10_000;
+  const until = Date.now() + 30_000;
   for (;;) {
     const res = await stack.cli(['audit', ...args]);
     expect(res.code).toBe(0);

@@ -33,7 +33,7 @@ describe('exports when the server or its disk fails', () => {
     });
     quarry = stack.quarry;
     analyst = await createIdentity(stack.dataDir, 'analyst', { indexes: '*' });
-  }, 180000);
+  }, 600_000);
 
   afterEach(() => {
     if (process.env.DEBUG_EXPORTS)
@@ -84,7 +84,7 @@ describe('exports when the server or its disk fails', () => {
         env: { QUARRY_EXPORT_MAX_ROWS: String(MAX_ROWS) },
       });
     }
-  }, 120000);
+  }, 300_000);
 
   it('an export the server was killed in the middle of fails clearly on restart; its partial file is never served', async () => {
     // What a SIGKILL mid-export leaves: the record says running, half a file lies beside it.
@@ -123,7 +123,7 @@ describe('exports when the server or its disk fails', () => {
     expect(s.error).toBe('The export failed: its job is no longer in the queue; start it again');
     expect(fs.existsSync(path.join(exportsDir(), `${id}.csv`))).toBe(false);
     expect((await download(analyst, id)).status).toBe(409);
-  }, 120000);
+  }, 300_000);
 
   it('a server killed while an export runs takes it up again after the restart; no partial file is ever served', async () => {
     await quarry.stop();
@@ -143,7 +143,7 @@ describe('exports when the server or its disk fails', () => {
       id = await start(analyst, { method: 'QUERIES.EXECUTE', params: flights, format: 'csv' });
       // Progress while it runs: records and bytes already written, the file not yet downloadable. On a
       // loaded machine the export can also finish between two polls: that attempt proves nothing either.
-      const seen = await underWay(analyst, id, 50, 60_000).catch(async (err: unknown) => {
+      const seen = await underWay(analyst, id, 50, 300_000).catch(async (err: unknown) => {
         if ((await status(analyst, id)).state === 'done') return undefined;
         throw err;
       });
@@ -169,12 +169,12 @@ describe('exports when the server or its disk fails', () => {
     if (finishedFirst.length === 3) throw new Error('three exports finished before the kill reached them');
     expect((await download(analyst, id)).status).toBe(409);
     // The job's lock lapses and the restarted worker runs it again, from the start.
-    const s = await finished(analyst, id, 120_000);
+    const s = await finished(analyst, id, 300_000);
     expect(s).toMatchObject({ state: 'done', rowsWritten: total });
     const lines = await countCsvRecords(analyst, id);
     expect(lines).toBe(total);
     expect(fs.readdirSync(exportsDir()).filter((n) => n.startsWith(id) && n.endsWith('.part'))).toEqual([]);
-  }, 240000);
+  }, 600_000);
 
   it('an export whose run is killed twice fails clearly, its partial file gone', async () => {
     const env = { QUARRY_EXPORT_MAX_ROWS: '10000000' };
@@ -195,14 +195,14 @@ describe('exports when the server or its disk fails', () => {
       await quarry.kill();
       quarry = await startQuarry({ topology: 'all', dataDir: stack.dataDir, env });
     }
-    const s = await finished(analyst, id, 120_000);
+    const s = await finished(analyst, id, 300_000);
     expect(s.state).toBe('failed');
     expect(s.error).toBe(
       'The export failed: the server stopped while it ran, and again when it was taken up again; start it again',
     );
     expect(fs.readdirSync(exportsDir()).filter((n) => n.startsWith(id))).toEqual([`${id}.json`]);
     expect((await download(analyst, id)).status).toBe(409);
-  }, 240000);
+  }, 600_000);
 
   it('a volume with less free space than QUARRY_EXPORT_MIN_FREE_MB stops the export with a clear error', async () => {
     await quarry.stop();
@@ -219,5 +219,5 @@ describe('exports when the server or its disk fails', () => {
       /^The export failed: the exports volume has \d+ MB free, less than QUARRY_EXPORT_MIN_FREE_MB \(1000000000\); the partial file was removed$/,
     );
     expect(fs.readdirSync(exportsDir()).filter((n) => n.startsWith(id))).toEqual([`${id}.json`]);
-  }, 120000);
+  }, 300_000);
 });

@@ -51,7 +51,8 @@ describe.each<Topology>(['all', 'split'])('gateway protocol (QUARRY_TARGET=%s)',
     alice = await createIdentity(dataDir, 'alice');
     json = { 'Content-Type': 'application/json', Authorization: `Bearer ${alice.token}` };
     quarry = await startQuarry({ topology, dataDir });
-  }, 60000);
+    // A hang guard: the split topology starts six processes (in two rounds) on 2 loaded cores.
+  }, 180_000);
 
   afterAll(async () => {
     await quarry?.stop();
@@ -333,7 +334,7 @@ describe.each<Topology>(['all', 'split'])('gateway protocol (QUARRY_TARGET=%s)',
         { headers: { 'X-Request-Id': 'log-me-42' } },
       );
       const logged = (lines: string[]) => lines.some((l) => l.includes('"requestId":"log-me-42"'));
-      expect(logged(await linesEventually(() => quarry.logs(), logged))).toBe(true);
+      expect(logged(await linesEventually(() => quarry.logs(), logged, 30_000))).toBe(true);
     });
   });
 

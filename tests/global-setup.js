@@ -1,5 +1,7 @@
-// Probes for a Docker engine once per jest run; workers read the verdict from the environment.
+// Probes for a Docker engine once per jest run; workers read the verdict from the environment. Names the
+// run, for what the e2e suites share within it (the sample data loaded once: tests/support/stack.ts).
 module.exports = async function globalSetup() {
+  process.env.QUARRY_E2E_RUN = process.env.QUARRY_E2E_RUN || `${process.pid}-${Date.now().toString(36)}`;
   if (process.env.QUARRY_DOCKER_AVAILABLE) return;
   try {
     const { getContainerRuntimeClient } = require('testcontainers');

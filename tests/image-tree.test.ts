@@ -90,10 +90,11 @@ function serveTree(tree: string, env: Record<string, string>): Promise<{ port: n
       child.kill('SIGTERM');
     });
   return new Promise((resolve, reject) => {
+    // A hang guard, as spawnServe's: a start can take most of a minute on a loaded machine.
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`quarry serve did not start:\n${lines.join('\n')}`));
-    }, 20000);
+    }, 60_000);
     const onLine = (line: string) => {
       lines.push(line);
       if (!line.includes('"quarry ready"')) return;
@@ -124,7 +125,8 @@ describe('the production image tree (infra/build-image-tree.sh, as infra/Dockerf
       env: cleanEnv(),
       stdio: 'pipe',
     });
-  }, 60000);
+    // A hang guard: two copies of the built tree and two prunes, slow on a loaded machine.
+  }, 300_000);
 
   afterAll(() => {
     for (const dir of tempDirs) fs.rmSync(dir, { recursive: true, force: true });
@@ -199,7 +201,8 @@ describe('the production image tree (infra/build-image-tree.sh, as infra/Dockerf
     } finally {
       await server.stop();
     }
-  });
+    // A hang guard: CLI processes, a load and a server start, on a loaded machine.
+  }, 180_000);
 
   // Last: it spoils the npm-only copy the comparison above reads.
   it("cannot even start after the Dockerfile's former prune line, which also deleted a dependency's build/src", () => {

@@ -45,7 +45,8 @@ describe.each<Topology>(['all', 'split'])('index drop and reload while serving (
     expect((await runCli(['index', 'load', 't1', first], env)).code).toBe(0);
     quarry = await startQuarry({ topology, dataDir });
     analyst = await createIdentity(dataDir, 'analyst', { indexes: '*' });
-  }, 60000);
+    // A hang guard: the split topology starts six processes (in two rounds) on 2 loaded cores.
+  }, 180_000);
   afterAll(async () => {
     await quarry?.stop();
   });
@@ -110,7 +111,8 @@ describe('quarry index load: one load per name at a time, and crashes leave noth
       expect(loser?.stderr).toMatch(/Index "flights" is being loaded or dropped by another process \(pid \d+/);
     }
     expect(files().filter((f) => f.endsWith('.tmp'))).toEqual([]);
-  }, 60000);
+    // A hang guard, not a target: a full conversion of 3M rows (maybe two) takes minutes on a loaded machine.
+  }, 300_000);
 
   it('survives kill -9 at random points of a load: the published version stays readable and the next load is not blocked', async () => {
     const published = (await runCli(['index', 'list'], env)).stdout;
@@ -158,5 +160,6 @@ describe('quarry index load: one load per name at a time, and crashes leave noth
     } finally {
       await quarry.stop();
     }
-  }, 120000);
+    // A hang guard: a server start, six loads begun (the last one whole) on a loaded machine.
+  }, 480_000);
 });

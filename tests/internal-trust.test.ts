@@ -92,7 +92,8 @@ describe('trust between processes (QUARRY_TARGET split into one process per targ
     stack = await startStackWithData({ topology: 'split' });
     // Ana may read movies only: a forged admin caller would see flights too.
     ana = await createIdentity(stack.dataDir, 'ana', { indexes: 'movies' });
-  }, 120000);
+    // A hang guard: two loads, then six processes started (in two rounds) on 2 loaded cores.
+  }, 300_000);
 
   afterAll(async () => {
     await stack?.quarry.stop();
@@ -171,7 +172,8 @@ describe('trust between processes (QUARRY_TARGET split into one process per targ
     } finally {
       await stopProc(proc);
     }
-  });
+    // A hang guard: the gateway's start alone may take up to a minute on a loaded machine.
+  }, 120_000);
 });
 
 interface LogLine {
@@ -179,7 +181,7 @@ interface LogLine {
   msg: string;
 }
 
-/** The process's JSON log lines that match, once at least one has come through the pipe (at most 5 s). */
+/** The process's JSON log lines that match, once at least one has come through the pipe (a hang guard of 30 s). */
 async function waitForLines(proc: Proc, match: (l: LogLine) => boolean): Promise<LogLine[]> {
   const matching = (lines: string[]) =>
     lines.flatMap((l) => (l.startsWith('{') ? [JSON.parse(l) as LogLine] : [])).filter(match);
@@ -187,6 +189,7 @@ async function waitForLines(proc: Proc, match: (l: LogLine) => boolean): Promise
     await linesEventually(
       () => proc.lines,
       (lines) => matching(lines).length > 0,
+      30_000,
     ),
   );
 }

@@ -44,7 +44,8 @@ beforeAll(async () => {
   expect((await runCli(['index', 'load', 'kv', file('good.csv', 'k,v\na,1\nb,2\n')], env)).code).toBe(0);
   quarry = await startQuarry({ topology: 'all', dataDir });
   analyst = await createIdentity(dataDir, 'analyst', { indexes: '*' });
-}, 60000);
+  // A hang guard: the start alone may take up to a minute on a loaded machine.
+}, 180_000);
 afterAll(async () => {
   await quarry?.stop();
 });

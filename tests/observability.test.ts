@@ -83,7 +83,8 @@ describe('the API port of `quarry serve` with HOST unset', () => {
     } finally {
       await stopProc(proc);
     }
-  });
+    // A hang guard: the start alone may take up to a minute on a loaded machine.
+  }, 120_000);
 });
 
 describe('ops endpoints of a process without the gateway', () => {
@@ -106,5 +107,6 @@ describe('ops endpoints of a process without the gateway', () => {
     } finally {
       await stopProc(proc);
     }
-  });
+    // A hang guard: the start alone may take up to a minute on a loaded machine.
+  }, 120_000);
 });

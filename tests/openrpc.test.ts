@@ -291,7 +291,8 @@ describe('each method’s examples in the document are real calls on what npm st
       }
     }
     if (process.env.QUARRY_UPDATE_EXAMPLES === '1') writeExamples(live);
-  });
+    // A hang guard: every example in turn, a chart, a delivery and an export among them, on a loaded machine.
+  }, 180_000);
 
   it('the document shows every example the contract holds', () => {
     expect(document.methods.map((m) => [m.name, m.examples.length])).toEqual(

@@ -21,7 +21,8 @@ import { TestRedis } from './support/redis';
  */
 const grpcCheck = healthStatus;
 
-async function eventually<T>(read: () => Promise<T>, want: T, ms = 15000): Promise<T> {
+/** Reads until `want` comes or `ms` pass (a hang guard: health is refreshed every 2 s, later when loaded). */
+async function eventually<T>(read: () => Promise<T>, want: T, ms = 30_000): Promise<T> {
   const deadline = Date.now() + ms;
   let got = await read();
   while (got !== want && Date.now() < deadline) {
@@ -64,7 +65,8 @@ describe('probes of a service with mTLS on', () => {
       QUARRY_GRPC_TLS_KEY: files.key,
       QUARRY_GRPC_TLS_CA: files.ca,
     }));
-  }, 30000);
+    // A hang guard: the start alone may take up to a minute on a loaded machine.
+  }, 120_000);
 
   afterAll(async () => {
     for (const c of clients) c.close();
@@ -75,7 +77,7 @@ describe('probes of a service with mTLS on', () => {
   it('answers the HTTP probes without any certificate, while its gRPC port refuses a peer without one', async () => {
     expect(await status('/healthz')).toBe(200);
     // Ready once the first store check has answered (on a loaded machine, a moment after it listens).
-    const until = Date.now() + 10_000;
+    const until = Date.now() + 30_000;
     while ((await status('/readyz')) !== 200 && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
     expect(await status('/readyz')).toBe(200);
     // What a kubelet gRPC probe is: no client certificate. The handshake refuses it, so probes cannot use it.
@@ -85,7 +87,7 @@ describe('probes of a service with mTLS on', () => {
     expect(await grpcCheck(peer, LIVENESS_SERVICE)).toBe('SERVING');
     // Readiness is refreshed every 2 s: the first check may predate the Redis connection.
     expect(await eventually(() => grpcCheck(peer, 'quarry.v1.ChartService'), 'SERVING')).toBe('SERVING');
-  }, 20000);
+  }, 120_000);
 
   it('is not ready while Redis is stopped, yet stays live, and is ready again once Redis is back', async () => {
     const peer = connect(channelCredentials({ ca: read(files.ca), cert: read(files.cert), key: read(files.key) }));
@@ -97,11 +99,11 @@ describe('probes of a service with mTLS on', () => {
     // Nothing restarted it: the same process serves again once its store is back.
     const pid = proc.child.pid;
     await redis.start();
-    expect(await eventually(() => status('/readyz'), 200, 30000)).toBe(200);
+    expect(await eventually(() => status('/readyz'), 200, 60_000)).toBe(200);
     expect(await eventually(() => grpcCheck(peer, 'quarry.v1.ChartService'), 'SERVING')).toBe('SERVING');
     expect(proc.child.pid).toBe(pid);
     expect(proc.child.exitCode).toBeNull();
-  }, 60000);
+  }, 240_000);
 });
 
 /*
@@ -164,7 +166,8 @@ describe('a gateway and a chart worker on a read-only data directory', () => {
     expect(await eventually(async () => (await probe('/readyz')).body.degraded, undefined)).toBeUndefined();
     expect((await probe('/readyz')).status).toBe(200);
     expect(procs[procs.length - 1].lines.join('\n')).toContain('QUARRY_WEBHOOK_KEY is not set');
-  }, 30000);
+    // A hang guard: the start alone may take up to a minute on a loaded machine.
+  }, 120_000);
 
   it('starts the all-in-one server with REDIS_URL unreachable: live at once, not ready, naming Redis', async () => {
     const opsPort = await freePort();
@@ -179,7 +182,7 @@ describe('a gateway and a chart worker on a read-only data directory', () => {
     const ready = await fetch(`http://127.0.0.1:${opsPort}/readyz`);
     expect(ready.status).toBe(503);
     expect(((await ready.json()) as { detail: string }).detail).toMatch(/Redis/);
-  }, 30000);
+  }, 120_000);
 
   it('starts both with Redis unreachable, names it in /readyz, and serves once it is back', async () => {
     const port = await freePort();
@@ -198,10 +201,11 @@ describe('a gateway and a chart worker on a read-only data directory', () => {
       expect(w.status).toBe(503);
       expect(w.body.detail).toMatch(/Redis \(chart queue\) is unreachable/);
       await later.start();
-      expect(await eventually(async () => (await worker('/readyz')).status, 200, 20000)).toBe(200);
-      expect(await eventually(async () => (await gateway('/readyz')).body.degraded, undefined, 20000)).toBeUndefined();
+      // Hang guards: the clients reconnect with a growing backoff, slower on a loaded machine.
+      expect(await eventually(async () => (await worker('/readyz')).status, 200, 60_000)).toBe(200);
+      expect(await eventually(async () => (await gateway('/readyz')).body.degraded, undefined, 60_000)).toBeUndefined();
     } finally {
       await later.stop();
     }
-  }, 60000);
+  }, 300_000);
 });

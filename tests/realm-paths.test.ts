@@ -73,7 +73,8 @@ describe('realms on the paths beside the plain pivot', () => {
       indexes: 'sales',
       realms: [{ index: 'sales', query: 'region:EU' }],
     });
-  }, 60_000);
+    // A hang guard: the start alone may take up to a minute on a loaded machine.
+  }, 180_000);
   afterAll(async () => {
     await quarry?.stop();
     fs.rmSync(dataDir, { recursive: true, force: true });

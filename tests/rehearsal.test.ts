@@ -84,7 +84,14 @@ class Receiver {
   }
 }
 
-async function until<T>(what: string, read: () => Promise<T | undefined> | T | undefined, ms = 30000): Promise<T> {
+/*
+ * Hang guards, not targets: a set-up starts seven pods (two warm Chromium) and the manifests give each start
+ * two minutes; a test that starts a pod waits up to that long for it. A busy 2-core machine must fit in them.
+ */
+const SETUP_GUARD_MS = 360_000;
+const TEST_GUARD_MS = 240_000;
+
+async function until<T>(what: string, read: () => Promise<T | undefined> | T | undefined, ms = 60000): Promise<T> {
   const deadline = Date.now() + ms;
   for (;;) {
     const v = await read();
@@ -175,7 +182,7 @@ async function deliverLargeAsLink(o: {
     runNow: true,
   });
   expect(made.error).toBeUndefined();
-  const got = await until('the delivery', () => o.receiver.got.find((g) => g.path === o.at), 60000);
+  const got = await until('the delivery', () => o.receiver.got.find((g) => g.path === o.at), 120000);
   const body = JSON.parse(got.body) as { data?: unknown; link?: { url: string; bytes: number; expiresAt: string } };
   expect(body.data).toBeUndefined();
   const link = body.link!;
@@ -403,8 +410,8 @@ function rehearseOverlay(overlay: 'dev' | 'prod', scenario: 'full' | 'start'): v
         }
         gatewayService = new EndpointsProxy(() => byComponent('gateway'), 'main');
         baseUrl = await gatewayService.start();
-        await Promise.all(pods.map((p) => p.untilReady(45000)));
-      }, 120000);
+        await Promise.all(pods.map((p) => p.untilReady()));
+      }, SETUP_GUARD_MS);
 
       afterAll(async () => {
         await gatewayService?.stop();
@@ -454,189 +461,224 @@ function rehearseOverlay(overlay: 'dev' | 'prod', scenario: 'full' | 'start'): v
         expect(fs.statSync(snapshots).mode & 0o222).toBe(0);
       });
 
-      it('searches, computes a crosstab and draws PNG charts on both chart workers, through the gateway', async () => {
-        const found = await call<{ total: number }>('QUERIES.EXECUTE', { index: 'movies', query: '"star wars"' });
-        expect(found.error).toBeUndefined();
-        expect(found.data!.total).toBeGreaterThan(0);
-        const table = await call<{ contentType: string; rowCount: number }>('CROSSTAB.EXECUTE', {
-          index: 'movies',
-          rows: ['Major Genre'],
-          totals: [{ aggregationType: 'Count' }],
-        });
-        expect(table.data).toMatchObject({ contentType: 'text/html' });
-        const charts = await Promise.all(Array.from({ length: 6 }, () => chart(1200, 800)));
-        for (const c of charts) {
-          expect(c.error).toBeUndefined();
-          expect(await pngFacts(Buffer.from(c.data!.data, 'base64'))).toMatchObject({ width: 1200, height: 800 });
-        }
-        for (const w of byComponent('chart-worker')) expect(rendered(w)).toBeGreaterThan(0);
-      }, 60000);
-
-      it('exports a search through the gateway: written by the query pod on the shared exports volume, downloaded whole', async () => {
-        await exportThroughGateway(baseUrl, analyst.token, exportsVolume);
-      }, 60000);
-
-      if (scenario === 'full') {
-        it("delivers a scheduled webhook signed with the deployment's one webhook key (its Secret)", async () => {
-          const saved = await call<{ report: { guid: string } }>('CROSSTAB.EXECUTE', {
+      it(
+        'searches, computes a crosstab and draws PNG charts on both chart workers, through the gateway',
+        async () => {
+          const found = await call<{ total: number }>('QUERIES.EXECUTE', { index: 'movies', query: '"star wars"' });
+          expect(found.error).toBeUndefined();
+          expect(found.data!.total).toBeGreaterThan(0);
+          const table = await call<{ contentType: string; rowCount: number }>('CROSSTAB.EXECUTE', {
             index: 'movies',
             rows: ['Major Genre'],
             totals: [{ aggregationType: 'Count' }],
-            format: 'csv',
-            saveReport: { name: 'rehearsal' },
           });
-          expect(saved.error).toBeUndefined();
-          const made = await call<{ scheduleId: string; secret: string }>('REPORTS.SCHEDULE', {
-            guid: saved.data!.report.guid,
-            cron: '0 8 1 1 *',
-            format: 'json',
-            deliver: { webhook: { url: `http://127.0.0.1:${receiver.port}/rehearsal` } },
-            runNow: true,
-          });
-          expect(made.error).toBeUndefined();
-          // The secret any gateway replica derives from the Secret's key: a key made per pod would differ.
-          const expected = `whsec_${createHmac('sha256', Buffer.from(webhookKey)).update(`webhook:${made.data!.scheduleId}`).digest('base64url')}`;
-          expect(made.data!.secret).toBe(expected);
-          const got = await until('the webhook', () => receiver.got.find((g) => g.path === '/rehearsal'));
-          const m = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(String(got.headers['quarry-signature']))!;
-          expect(createHmac('sha256', expected).update(`${m[1]}.${got.body}`).digest('hex')).toBe(m[2]);
-        }, 60000);
-
-        it('delivers an output over 10 MB as a link naming QUARRY_PUBLIC_URL, which every gateway replica opens (one link key)', async () => {
-          // A second gateway replica, as prod runs three: the link one signs, the other must open.
-          const second = await startPod('gateway', 'gateway-link-1');
-          await second.untilReady(45000);
-          try {
-            await deliverLargeAsLink({
-              call,
-              receiver,
-              env: gatewayEnv,
-              gateways: [baseUrl, `http://127.0.0.1:${second.plan.ports.get(second.plan.namedPorts.main)}`],
-              at: '/rehearsal-link',
-            });
-          } finally {
-            await second.kill();
+          expect(table.data).toMatchObject({ contentType: 'text/html' });
+          const charts = await Promise.all(Array.from({ length: 6 }, () => chart(1200, 800)));
+          for (const c of charts) {
+            expect(c.error).toBeUndefined();
+            expect(await pngFacts(Buffer.from(c.data!.data, 'base64'))).toMatchObject({ width: 1200, height: 800 });
           }
-        }, 120000);
+          for (const w of byComponent('chart-worker')) expect(rendered(w)).toBeGreaterThan(0);
+        },
+        TEST_GUARD_MS,
+      );
 
-        it('loses no chart when a chart worker is killed mid-render; its restart takes jobs again', async () => {
-          const [victim, survivor] = byComponent('chart-worker');
-          const started = victim.lines.filter((l) => l.includes('"chart render started"')).length;
-          const pending = Promise.all(Array.from({ length: 4 }, () => chart(2400, 1600)));
-          await until('a render on the victim', () =>
-            victim.lines.filter((l) => l.includes('"chart render started"')).length > started ? true : undefined,
-          );
-          await victim.kill();
-          for (const r of await pending) {
-            expect(r.error).toBeUndefined();
-            expect((await pngFacts(Buffer.from(r.data!.data, 'base64'))).width).toBe(2400);
-          }
-          expect(rendered(survivor)).toBeGreaterThan(0);
-          // The kubelet restarts the container: a new process, ready by its probes, serving again.
-          const restarted = await startPod('chart-worker', 'chart-worker-2');
-          await restarted.untilReady();
-          expect(restarted.wouldRestart).toBe(0);
-        }, 90000);
+      it(
+        'exports a search through the gateway: written by the query pod on the shared exports volume, downloaded whole',
+        async () => {
+          await exportThroughGateway(baseUrl, analyst.token, exportsVolume);
+        },
+        TEST_GUARD_MS,
+      );
 
-        it('takes a chart worker whose Chromium cannot start again off the queue and fails its liveness; no chart lost', async () => {
-          // Chromium starts once, then never again (a full /dev/shm, a broken node): the kubelet must restart the pod.
-          const once = path.join(root, 'chromium-once.sh');
-          fs.writeFileSync(
-            once,
-            '#!/bin/sh\nif [ -e "$TMPDIR/started" ]; then echo "chromium cannot start" >&2; exit 1; fi\n' +
-              'touch "$TMPDIR/started"\nexec /usr/bin/chromium "$@"\n',
-            { mode: 0o755 },
-          );
-          const broken = await startPod('chart-worker', 'chart-worker-broken', (env) => {
-            env.CHROMIUM_PATH = once;
-          });
-          await broken.untilReady();
-          // Its Chromium dies (by pid: the children of this pod's process).
-          const children = fs
-            .readdirSync('/proc')
-            .filter((d) => /^\d+$/.test(d))
-            .filter((d) => {
-              try {
-                return fs.readFileSync(`/proc/${d}/stat`, 'utf8').split(') ')[1].split(' ')[1] === String(broken.pid);
-              } catch {
-                return false;
-              }
+      if (scenario === 'full') {
+        it(
+          "delivers a scheduled webhook signed with the deployment's one webhook key (its Secret)",
+          async () => {
+            const saved = await call<{ report: { guid: string } }>('CROSSTAB.EXECUTE', {
+              index: 'movies',
+              rows: ['Major Genre'],
+              totals: [{ aggregationType: 'Count' }],
+              format: 'csv',
+              saveReport: { name: 'rehearsal' },
             });
-          expect(children.length).toBeGreaterThan(0);
-          for (const pid of children) process.kill(Number(pid), 'SIGKILL');
-          const answers: Array<Awaited<ReturnType<typeof chart>>> = [];
-          await until('the broken worker to stop taking jobs', async () => {
-            answers.push(...(await Promise.all(Array.from({ length: 4 }, () => chart(640, 480)))));
-            return broken.lines.some((l) => l.includes('stops taking jobs')) ? true : undefined;
-          });
-          for (const r of answers) expect(r.error).toBeUndefined();
-          // Not live: the kubelet restarts it, rather than let it fail every job in milliseconds.
-          await until('its liveness to fail', () => (broken.wouldRestart > 0 ? true : undefined), 20000);
-          const failed = broken.events.filter((e) => e.probe === 'liveness' && !e.ok);
-          expect(failed[failed.length - 1].status).toBe(503);
-          expect(broken.lines.filter((l) => l.includes('"chart render failed"'))).toEqual([]);
-          await broken.kill();
-        }, 90000);
+            expect(saved.error).toBeUndefined();
+            const made = await call<{ scheduleId: string; secret: string }>('REPORTS.SCHEDULE', {
+              guid: saved.data!.report.guid,
+              cron: '0 8 1 1 *',
+              format: 'json',
+              deliver: { webhook: { url: `http://127.0.0.1:${receiver.port}/rehearsal` } },
+              runNow: true,
+            });
+            expect(made.error).toBeUndefined();
+            // The secret any gateway replica derives from the Secret's key: a key made per pod would differ.
+            const expected = `whsec_${createHmac('sha256', Buffer.from(webhookKey)).update(`webhook:${made.data!.scheduleId}`).digest('base64url')}`;
+            expect(made.data!.secret).toBe(expected);
+            const got = await until('the webhook', () => receiver.got.find((g) => g.path === '/rehearsal'));
+            const m = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(String(got.headers['quarry-signature']))!;
+            expect(createHmac('sha256', expected).update(`${m[1]}.${got.body}`).digest('hex')).toBe(m[2]);
+          },
+          TEST_GUARD_MS,
+        );
 
-        it('rides out a Redis restart: search goes on, the gateway stays ready, charts and schedules come back', async () => {
-          const before = (await call<{ schedules: Array<{ scheduleId: string }> }>('REPORTS.SCHEDULES', {})).data!
-            .schedules;
-          expect(before.length).toBeGreaterThan(0);
-          await redis.stop();
-          const gateway = byComponent('gateway')[0];
-          const search = await call('QUERIES.EXECUTE', { index: 'movies', pageSize: 1 });
-          expect(search.error).toBeUndefined();
-          const ops = await fetch(gateway.url('metrics', '/readyz'));
-          expect(ops.status).toBe(200);
-          expect(((await ops.json()) as { degraded?: string[] }).degraded?.join(' ')).toMatch(/Redis/);
-          await redis.start();
-          const back = await until(
-            'a chart after the restart',
-            async () => {
-              const r = await chart(800, 600);
-              return r.error ? undefined : r;
-            },
-            30000,
-          );
-          expect(back.data!.contentType).toBe('image/png');
-          // The append-only file kept the schedules: those made before are still listed.
-          const list = await call<{ schedules: Array<{ scheduleId: string }> }>('REPORTS.SCHEDULES', {});
-          expect(list.data!.schedules.map((s) => s.scheduleId).sort()).toEqual(before.map((s) => s.scheduleId).sort());
-          for (const p of pods.filter((x) => !x.exit))
-            expect({ pod: p.plan.name, restarts: p.wouldRestart }).toEqual({ pod: p.plan.name, restarts: 0 });
-        }, 60000);
+        it(
+          'delivers an output over 10 MB as a link naming QUARRY_PUBLIC_URL, which every gateway replica opens (one link key)',
+          async () => {
+            // A second gateway replica, as prod runs three: the link one signs, the other must open.
+            const second = await startPod('gateway', 'gateway-link-1');
+            await second.untilReady();
+            try {
+              await deliverLargeAsLink({
+                call,
+                receiver,
+                env: gatewayEnv,
+                gateways: [baseUrl, `http://127.0.0.1:${second.plan.ports.get(second.plan.namedPorts.main)}`],
+                at: '/rehearsal-link',
+              });
+            } finally {
+              await second.kill();
+            }
+          },
+          TEST_GUARD_MS,
+        );
 
-        it('rolls the gateway with SIGTERM during calls: no call is lost, and the old pod drains within its grace', async () => {
-          const [old] = byComponent('gateway');
-          const fresh = await startPod('gateway', 'gateway-1');
-          await fresh.untilReady();
-          let stop = false;
-          const results: Array<string | undefined> = [];
-          const load = Promise.all(
-            Array.from({ length: 4 }, async () => {
-              while (!stop) {
-                const r = await call<{ total: number }>('CROSSTAB.EXECUTE', {
-                  index: 'movies',
-                  rows: ['Major Genre', 'MPAA Rating'],
-                  totals: [{ aggregationType: 'Count' }],
-                }).catch((err: Error) => ({ error: { message: err.message } }) as const);
-                results.push(r.error ? JSON.stringify(r.error) : undefined);
-              }
-            }),
-          );
-          await new Promise((r) => setTimeout(r, 500));
-          // Deletion: out of the endpoints (seen by the proxies a second later) and SIGTERM at once.
-          gatewayService.deleting(old);
-          const ended = await old.terminate();
-          stop = true;
-          await load;
-          expect(ended).toMatchObject({ code: 0, killed: false });
-          expect(ended.ms).toBeLessThan(old.plan.terminationGracePeriodSeconds * 1000);
-          // It said not ready while it drained, then stopped.
-          expect(old.events.some((e) => e.probe === 'readiness' && e.status === 503)).toBe(true);
-          expect(results.length).toBeGreaterThan(10);
-          expect(results.filter(Boolean)).toEqual([]);
-        }, 90000);
+        it(
+          'loses no chart when a chart worker is killed mid-render; its restart takes jobs again',
+          async () => {
+            const [victim, survivor] = byComponent('chart-worker');
+            const started = victim.lines.filter((l) => l.includes('"chart render started"')).length;
+            const pending = Promise.all(Array.from({ length: 4 }, () => chart(2400, 1600)));
+            await until('a render on the victim', () =>
+              victim.lines.filter((l) => l.includes('"chart render started"')).length > started ? true : undefined,
+            );
+            await victim.kill();
+            for (const r of await pending) {
+              expect(r.error).toBeUndefined();
+              expect((await pngFacts(Buffer.from(r.data!.data, 'base64'))).width).toBe(2400);
+            }
+            expect(rendered(survivor)).toBeGreaterThan(0);
+            // The kubelet restarts the container: a new process, ready by its probes, serving again.
+            const restarted = await startPod('chart-worker', 'chart-worker-2');
+            await restarted.untilReady();
+            expect(restarted.wouldRestart).toBe(0);
+          },
+          TEST_GUARD_MS,
+        );
+
+        it(
+          'takes a chart worker whose Chromium cannot start again off the queue and fails its liveness; no chart lost',
+          async () => {
+            // Chromium starts once, then never again (a full /dev/shm, a broken node): the kubelet must restart the pod.
+            const once = path.join(root, 'chromium-once.sh');
+            fs.writeFileSync(
+              once,
+              '#!/bin/sh\nif [ -e "$TMPDIR/started" ]; then echo "chromium cannot start" >&2; exit 1; fi\n' +
+                'touch "$TMPDIR/started"\nexec /usr/bin/chromium "$@"\n',
+              { mode: 0o755 },
+            );
+            const broken = await startPod('chart-worker', 'chart-worker-broken', (env) => {
+              env.CHROMIUM_PATH = once;
+            });
+            await broken.untilReady();
+            // Its Chromium dies (by pid: the children of this pod's process).
+            const children = fs
+              .readdirSync('/proc')
+              .filter((d) => /^\d+$/.test(d))
+              .filter((d) => {
+                try {
+                  return fs.readFileSync(`/proc/${d}/stat`, 'utf8').split(') ')[1].split(' ')[1] === String(broken.pid);
+                } catch {
+                  return false;
+                }
+              });
+            expect(children.length).toBeGreaterThan(0);
+            for (const pid of children) process.kill(Number(pid), 'SIGKILL');
+            const answers: Array<Awaited<ReturnType<typeof chart>>> = [];
+            await until('the broken worker to stop taking jobs', async () => {
+              answers.push(...(await Promise.all(Array.from({ length: 4 }, () => chart(640, 480)))));
+              return broken.lines.some((l) => l.includes('stops taking jobs')) ? true : undefined;
+            });
+            for (const r of answers) expect(r.error).toBeUndefined();
+            // Not live: the kubelet restarts it, rather than let it fail every job in milliseconds.
+            await until('its liveness to fail', () => (broken.wouldRestart > 0 ? true : undefined));
+            const failed = broken.events.filter((e) => e.probe === 'liveness' && !e.ok);
+            expect(failed[failed.length - 1].status).toBe(503);
+            expect(broken.lines.filter((l) => l.includes('"chart render failed"'))).toEqual([]);
+            await broken.kill();
+          },
+          TEST_GUARD_MS,
+        );
+
+        it(
+          'rides out a Redis restart: search goes on, the gateway stays ready, charts and schedules come back',
+          async () => {
+            const before = (await call<{ schedules: Array<{ scheduleId: string }> }>('REPORTS.SCHEDULES', {})).data!
+              .schedules;
+            expect(before.length).toBeGreaterThan(0);
+            await redis.stop();
+            const gateway = byComponent('gateway')[0];
+            const search = await call('QUERIES.EXECUTE', { index: 'movies', pageSize: 1 });
+            expect(search.error).toBeUndefined();
+            const ops = await fetch(gateway.url('metrics', '/readyz'));
+            expect(ops.status).toBe(200);
+            expect(((await ops.json()) as { degraded?: string[] }).degraded?.join(' ')).toMatch(/Redis/);
+            await redis.start();
+            const back = await until(
+              'a chart after the restart',
+              async () => {
+                const r = await chart(800, 600);
+                return r.error ? undefined : r;
+              },
+              90000,
+            );
+            expect(back.data!.contentType).toBe('image/png');
+            // The append-only file kept the schedules: those made before are still listed.
+            const list = await call<{ schedules: Array<{ scheduleId: string }> }>('REPORTS.SCHEDULES', {});
+            expect(list.data!.schedules.map((s) => s.scheduleId).sort()).toEqual(
+              before.map((s) => s.scheduleId).sort(),
+            );
+            for (const p of pods.filter((x) => !x.exit))
+              expect({ pod: p.plan.name, restarts: p.wouldRestart }).toEqual({ pod: p.plan.name, restarts: 0 });
+          },
+          TEST_GUARD_MS,
+        );
+
+        it(
+          'rolls the gateway with SIGTERM during calls: no call is lost, and the old pod drains within its grace',
+          async () => {
+            const [old] = byComponent('gateway');
+            const fresh = await startPod('gateway', 'gateway-1');
+            await fresh.untilReady();
+            let stop = false;
+            const results: Array<string | undefined> = [];
+            const load = Promise.all(
+              Array.from({ length: 4 }, async () => {
+                while (!stop) {
+                  const r = await call<{ total: number }>('CROSSTAB.EXECUTE', {
+                    index: 'movies',
+                    rows: ['Major Genre', 'MPAA Rating'],
+                    totals: [{ aggregationType: 'Count' }],
+                  }).catch((err: Error) => ({ error: { message: err.message } }) as const);
+                  results.push(r.error ? JSON.stringify(r.error) : undefined);
+                }
+              }),
+            );
+            // The SIGTERM must land among calls under way: a few have answered through both gateways first.
+            await until('calls under way', () => (results.length >= 4 ? true : undefined));
+            // Deletion: out of the endpoints (seen by the proxies a second later) and SIGTERM at once.
+            gatewayService.deleting(old);
+            const ended = await old.terminate();
+            stop = true;
+            await load;
+            expect(ended).toMatchObject({ code: 0, killed: false });
+            expect(ended.ms).toBeLessThan(old.plan.terminationGracePeriodSeconds * 1000);
+            // It said not ready while it drained, then stopped.
+            expect(old.events.some((e) => e.probe === 'readiness' && e.status === 503)).toBe(true);
+            expect(results.length).toBeGreaterThan(10);
+            expect(results.filter(Boolean)).toEqual([]);
+          },
+          TEST_GUARD_MS,
+        );
       }
     },
   );
@@ -914,8 +956,8 @@ describeIf(
           pods.push(new RehearsedPod(plan));
         }
       }
-      await Promise.all(pods.map((p) => p.untilReady(45000)));
-    }, 120000);
+      await Promise.all(pods.map((p) => p.untilReady()));
+    }, SETUP_GUARD_MS);
 
     afterAll(async () => {
       await Promise.all(pods.map((p) => p.kill()));
@@ -941,59 +983,75 @@ describeIf(
       for (const p of pods) expect({ pod: p.plan.name, ready: p.ready }).toEqual({ pod: p.plan.name, ready: true });
     });
 
-    it('searches, computes a crosstab, draws a PNG and delivers a signed scheduled webhook', async () => {
-      const found = await call<{ total: number }>('QUERIES.EXECUTE', { index: 'movies', query: '"star wars"' });
-      expect(found.data!.total).toBeGreaterThan(0);
-      const png = await call<{ contentType: string; data: string; report: { guid: string } }>('CROSSTAB.EXECUTE', {
-        index: 'movies',
-        rows: ['Major Genre'],
-        totals: [{ aggregationType: 'Count' }],
-        chartType: 'Pie2D',
-        saveReport: { name: 'compose rehearsal' },
-      });
-      expect(png.error).toBeUndefined();
-      expect((await pngFacts(Buffer.from(png.data!.data, 'base64'))).width).toBeGreaterThan(0);
-      const made = await call<{ scheduleId: string; secret: string }>('REPORTS.SCHEDULE', {
-        guid: png.data!.report.guid,
-        cron: '0 8 1 1 *',
-        format: 'json',
-        deliver: { webhook: { url: `http://127.0.0.1:${receiver.port}/compose` } },
-        runNow: true,
-      });
-      expect(made.error).toBeUndefined();
-      // Derived from the loader's webhook-key file, the one every gateway reads.
-      const key = fs.readFileSync(path.join(snapshots, 'secrets', 'webhook-key'), 'utf8').trim();
-      expect(made.data!.secret).toBe(
-        `whsec_${createHmac('sha256', Buffer.from(key)).update(`webhook:${made.data!.scheduleId}`).digest('base64url')}`,
-      );
-      await until('the webhook', () => receiver.got.find((g) => g.path === '/compose'));
-    }, 60000);
-
-    it('exports a search through the gateway onto the exports volume the query container writes', async () => {
-      await exportThroughGateway(gatewayUrl, token, namedVolume('exports'));
-    }, 60000);
-
-    it('delivers an output over 10 MB as a link naming QUARRY_PUBLIC_URL (the published port), signed with the loader-made key', async () => {
-      const env = services.gateway.environment!;
-      expect(env.QUARRY_PUBLIC_URL).toBe('http://localhost:8080');
-      expect(services.gateway.ports).toContain('8080:8080');
-      await deliverLargeAsLink({ call, receiver, env, gateways: [gatewayUrl], at: '/compose-link' });
-    }, 120000);
-
-    it('stops the gateway on SIGTERM within stop_grace_period, finishing the calls under way', async () => {
-      const gateway = pods.find((p) => p.plan.name === 'gateway-0')!;
-      const inFlight = Array.from({ length: 4 }, () =>
-        call('CROSSTAB.EXECUTE', {
+    it(
+      'searches, computes a crosstab, draws a PNG and delivers a signed scheduled webhook',
+      async () => {
+        const found = await call<{ total: number }>('QUERIES.EXECUTE', { index: 'movies', query: '"star wars"' });
+        expect(found.data!.total).toBeGreaterThan(0);
+        const png = await call<{ contentType: string; data: string; report: { guid: string } }>('CROSSTAB.EXECUTE', {
           index: 'movies',
-          rows: ['Major Genre', 'MPAA Rating'],
+          rows: ['Major Genre'],
           totals: [{ aggregationType: 'Count' }],
-        }),
-      );
-      await new Promise((r) => setTimeout(r, 50));
-      const ended = await gateway.terminate();
-      for (const r of await Promise.all(inFlight)) expect(r.error).toBeUndefined();
-      expect(ended).toMatchObject({ code: 0, killed: false });
-      expect(gateway.plan.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(50);
-    }, 90000);
+          chartType: 'Pie2D',
+          saveReport: { name: 'compose rehearsal' },
+        });
+        expect(png.error).toBeUndefined();
+        expect((await pngFacts(Buffer.from(png.data!.data, 'base64'))).width).toBeGreaterThan(0);
+        const made = await call<{ scheduleId: string; secret: string }>('REPORTS.SCHEDULE', {
+          guid: png.data!.report.guid,
+          cron: '0 8 1 1 *',
+          format: 'json',
+          deliver: { webhook: { url: `http://127.0.0.1:${receiver.port}/compose` } },
+          runNow: true,
+        });
+        expect(made.error).toBeUndefined();
+        // Derived from the loader's webhook-key file, the one every gateway reads.
+        const key = fs.readFileSync(path.join(snapshots, 'secrets', 'webhook-key'), 'utf8').trim();
+        expect(made.data!.secret).toBe(
+          `whsec_${createHmac('sha256', Buffer.from(key)).update(`webhook:${made.data!.scheduleId}`).digest('base64url')}`,
+        );
+        await until('the webhook', () => receiver.got.find((g) => g.path === '/compose'));
+      },
+      TEST_GUARD_MS,
+    );
+
+    it(
+      'exports a search through the gateway onto the exports volume the query container writes',
+      async () => {
+        await exportThroughGateway(gatewayUrl, token, namedVolume('exports'));
+      },
+      TEST_GUARD_MS,
+    );
+
+    it(
+      'delivers an output over 10 MB as a link naming QUARRY_PUBLIC_URL (the published port), signed with the loader-made key',
+      async () => {
+        const env = services.gateway.environment!;
+        expect(env.QUARRY_PUBLIC_URL).toBe('http://localhost:8080');
+        expect(services.gateway.ports).toContain('8080:8080');
+        await deliverLargeAsLink({ call, receiver, env, gateways: [gatewayUrl], at: '/compose-link' });
+      },
+      TEST_GUARD_MS,
+    );
+
+    it(
+      'stops the gateway on SIGTERM within stop_grace_period, finishing the calls under way',
+      async () => {
+        const gateway = pods.find((p) => p.plan.name === 'gateway-0')!;
+        const inFlight = Array.from({ length: 4 }, () =>
+          call('CROSSTAB.EXECUTE', {
+            index: 'movies',
+            rows: ['Major Genre', 'MPAA Rating'],
+            totals: [{ aggregationType: 'Count' }],
+          }),
+        );
+        await new Promise((r) => setTimeout(r, 50));
+        const ended = await gateway.terminate();
+        for (const r of await Promise.all(inFlight)) expect(r.error).toBeUndefined();
+        expect(ended).toMatchObject({ code: 0, killed: false });
+        expect(gateway.plan.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(50);
+      },
+      TEST_GUARD_MS,
+    );
   },
 );

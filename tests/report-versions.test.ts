@@ -566,5 +566,6 @@ describe('REPORTS.EXECUTE: a saved report run by reference', () => {
     } finally {
       await browser.close();
     }
-  }, 60000);
+    // A hang guard: a load, Chromium's start and the console's pages, on a loaded machine.
+  }, 180_000);
 });

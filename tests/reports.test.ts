@@ -311,5 +311,6 @@ describe('report export and import between deployments', () => {
     } finally {
       await b.quarry.stop();
     }
-  }, 180000);
+    // A hang guard: two stacks loaded and started one after the other, on a loaded machine.
+  }, 480_000);
 });

@@ -61,7 +61,8 @@ async function metric(stack: Stack, name: string): Promise<number> {
 }
 
 const cities = (a: Answer) => ((a.data?.records ?? []) as Array<{ city: string }>).map((r) => r.city);
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+/** The fastest of several runs: a pause of a loaded machine only ever makes a run slower. */
+const fastestOf = (xs: number[]) => Math.min(...xs);
 
 describe('the result cache over JSON-RPC (QUARRY_CACHE_MB=1)', () => {
   let stack: Stack;
@@ -266,10 +267,13 @@ describe('the result cache over JSON-RPC (QUARRY_CACHE_MB=1)', () => {
       expect([miss.cache, hit.cache]).toEqual(['miss', 'hit']);
       expect(hit.dataJson).toBe(miss.dataJson);
     }
+    // Judged on the fastest of each (a miss costs its work every time, a pause does not come every time).
     // Quiet unless it fails: then the figures are the message.
-    expect({ hitFasterThanMiss: median(hitMs) < median(missMs), missMs: median(missMs), hitMs: median(hitMs) }).toEqual(
-      expect.objectContaining({ hitFasterThanMiss: true }),
-    );
+    expect({
+      hitFasterThanMiss: fastestOf(hitMs) < fastestOf(missMs),
+      missMs: fastestOf(missMs),
+      hitMs: fastestOf(hitMs),
+    }).toEqual(expect.objectContaining({ hitFasterThanMiss: true }));
   });
 
   it(`stays within ${CACHE_MB} MiB over 10,000 distinct calls, and keeps answering correctly`, async () => {
@@ -302,5 +306,6 @@ describe('the result cache over JSON-RPC (QUARRY_CACHE_MB=1)', () => {
     expect(first.cache).toBe('miss');
     expect(first.data?.records).toHaveLength(2);
     expect(stack.quarry.alive()).toBe(true);
-  }, 300000);
+    // A hang guard, not a target: 10,000 calls take minutes on a loaded machine.
+  }, 600_000);
 });

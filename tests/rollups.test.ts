@@ -100,7 +100,8 @@ describe('rollups through the CLI and JSON-RPC', () => {
     expect((await runCli(['index', 'load', 'flights', file], env)).code).toBe(0);
     quarry = await startQuarry({ topology: 'all', dataDir });
     analyst = await createIdentity(dataDir, 'analyst', { indexes: '*' });
-  }, 60_000);
+    // A hang guard: the start alone may take up to a minute on a loaded machine.
+  }, 180_000);
   afterAll(async () => {
     await quarry?.stop();
     fs.rmSync(dataDir, { recursive: true, force: true });
@@ -171,7 +172,8 @@ describe('rollups through the CLI and JSON-RPC', () => {
     const first = await crosstab(byOriginMonth);
     expect(first.result?.meta.servedBy).toBe('om');
     expectRecordsTable(first.result!.data.data);
-  }, 60_000);
+    // A hang guard: a stop and a start, each up to a minute on a loaded machine.
+  }, 180_000);
 
   it('a saved crosstab report run through REPORTS.EXECUTE names the rollup too; a query report does not', async () => {
     const rpc = rpcClient(quarry!.baseUrl, analyst.token);
@@ -242,7 +244,7 @@ describe('rollups through the CLI and JSON-RPC', () => {
     // than after a pause a loaded machine can outlast.
     const destByQuarter = 'quarry index rollup add flights --rows dest --columns day:quarter --totals count';
     let suggested = await runCli(['index', 'rollup', 'suggest', 'flights'], env);
-    for (const deadline = Date.now() + 20_000; !suggested.stdout.includes(destByQuarter) && Date.now() < deadline;) {
+    for (const deadline = Date.now() + 60_000; !suggested.stdout.includes(destByQuarter) && Date.now() < deadline;) {
       await new Promise((r) => setTimeout(r, 250));
       suggested = await runCli(['index', 'rollup', 'suggest', 'flights'], env);
     }
@@ -254,7 +256,8 @@ describe('rollups through the CLI and JSON-RPC', () => {
       'quarry index rollup add flights --rows origin --columns day:month --totals average:dist,count,countDistinct:dest,sum:delay',
     );
     expect(lines).toContain(destByQuarter);
-  }, 60_000);
+    // A hang guard: each try above starts a CLI process, slow on a loaded machine.
+  }, 120_000);
 
   it('a load without a field a rollup reads drops the rollup and says so', async () => {
     expect(

@@ -155,7 +155,8 @@ describe('scheduled deliveries in every export format, large ones as signed link
     expect(book.SheetNames).toEqual(['movies']);
     const rows = XLSX.utils.sheet_to_json<Movie>(book.Sheets.movies);
     expect(titles(rows)).toEqual(expected);
-  });
+    // A hang guard: five deliveries one after the other, each at least a second apart, on a loaded machine.
+  }, 180_000);
 
   it('e-mails a search as an xlsx attachment and a crosstab as a pdf attachment', async () => {
     const before = mails.length;
@@ -182,7 +183,8 @@ describe('scheduled deliveries in every export format, large ones as signed link
     // Each rating's count, as the data set has it, beside its label.
     for (const r of ['G', 'PG', 'R', 'NC-17']) expect(text).toContain(`${r}${rated(r).length}`);
     expect(text).toContain(`Total${movies.length}`);
-  });
+    // A hang guard: the PDF is printed by Chromium, which may start cold on a loaded machine.
+  }, 180_000);
 
   it('an output over QUARRY_ATTACHMENT_MAX_BYTES goes as a signed link that needs no token; a changed or expired one does not open', async () => {
     const csv = await delivered('R movies', 'csv');

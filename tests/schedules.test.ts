@@ -404,7 +404,8 @@ describe('scheduled deliveries (REPORTS.SCHEDULE, REPORTS.SCHEDULES, REPORTS.UNS
     expect((await call(carol, 'REPORTS.SCHEDULES', {})).error?.code).toBe(401);
     void a;
     void b;
-  });
+    // A hang guard: four CLI processes and several runs waited for, on a loaded machine.
+  }, 180_000);
 
   it('the console creates a schedule for a report, shows the secret once and the last delivery, and removes it', async () => {
     const browser = await launchBrowser();
@@ -472,7 +473,8 @@ describe('scheduled deliveries (REPORTS.SCHEDULE, REPORTS.SCHEDULES, REPORTS.UNS
     } finally {
       await browser.close();
     }
-  });
+    // A hang guard: Chromium's start, the console's pages and a delivery, on a loaded machine.
+  }, 180_000);
 
   it('a server killed mid-delivery delivers once after restart (same Idempotency-Key); the restart loses no schedule', async () => {
     receiver.answer = (r, n) => (r.path === '/crash' && n === 1 ? 'hold' : 200);
@@ -512,5 +514,6 @@ describe('scheduled deliveries (REPORTS.SCHEDULE, REPORTS.SCHEDULES, REPORTS.UNS
     expect(s.deliveries[0].idempotencyKey).toBe(keys[0]);
     expect(await find(dora, kept.scheduleId)).toEqual(before);
     receiver.answer = () => 200;
-  }, 90000);
+    // A hang guard: a delivery waited for, a kill, a start of up to a minute, and the delivery again.
+  }, 240_000);
 });

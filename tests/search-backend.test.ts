@@ -17,8 +17,11 @@ import {
  */
 const RECORDS = JSON.stringify([{ name: 'Ada' }, { name: 'Alan' }]);
 
-/** Runs `quarry serve` until it exits or `ms` pass (then it is stopped): its exit code and output. */
-function serveUntilExit(env: Record<string, string>, ms = 15000) {
+/**
+ * Runs `quarry serve` until it exits or `ms` pass (then it is stopped): its exit code and output. The bound is
+ * a hang guard, as spawnServe's: a start can take most of a minute on a loaded machine.
+ */
+function serveUntilExit(env: Record<string, string>, ms = 60_000) {
   return new Promise<{ code: number | null; output: string; ready: boolean }>((resolve) => {
     const child = spawn(process.execPath, [QUARRY_BIN, 'serve'], {
       env: { ...process.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', ...env },
@@ -91,7 +94,7 @@ describe('the search backend as an explicit setting', () => {
     expect(res.ready).toBe(false);
     expect(res.code).not.toBe(0);
     expect(res.output).toContain('refusing searching them');
-  }, 30000);
+  }, 120_000);
 
   it('starts the query service on the backend the indexes were loaded into', async () => {
     const res = await serveUntilExit(
@@ -103,7 +106,7 @@ describe('the search backend as an explicit setting', () => {
       }),
     );
     expect(res.ready).toBe(true);
-  }, 30000);
+  }, 120_000);
 
   it('turns a running query service not ready once its data directory is marked for the other backend', async () => {
     const fresh = makeDataDir('quarry-backend-late-');
@@ -130,7 +133,7 @@ describe('the search backend as an explicit setting', () => {
     } finally {
       await stopProc(proc);
     }
-  }, 30000);
+  }, 120_000);
 
   it('refuses at start-up a TYPESENSE_URL that does not go with the backend, and an empty key', async () => {
     const leftover = await runCli(['index', 'list'], env({ TYPESENSE_URL: 'http://127.0.0.1:9' }));

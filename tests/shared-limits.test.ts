@@ -58,7 +58,8 @@ beforeAll(async () => {
     gateway(),
     gateway({ QUARRY_RATE_LIMIT_PREFIX: OTHER_PREFIX }),
   ]);
-}, 120000);
+  // A hang guard: eight processes started in three rounds on 2 loaded cores.
+}, 300_000);
 
 afterAll(async () => {
   for (const c of clients) c.disconnect();

@@ -30,20 +30,24 @@ export function exportCalls(baseUrl: () => string) {
     return body.result.data;
   }
 
-  async function finished(who: Identity, exportId: string, timeoutMs = 60_000): Promise<ExportStatus> {
-    for (let i = 0; i < timeoutMs / 100; i++) {
+  /** The export's settled status; `timeoutMs` is a hang guard for a busy machine, not a target. */
+  async function finished(who: Identity, exportId: string, timeoutMs = 180_000): Promise<ExportStatus> {
+    for (const end = Date.now() + timeoutMs; Date.now() < end;) {
       const s = await status(who, exportId);
       if (s.state === 'done' || s.state === 'failed') return s;
       await new Promise((r) => setTimeout(r, 100));
     }
-    throw new Error('the export did not finish');
+    throw new Error(
+      `the export did not finish in ${timeoutMs / 1000} s: ${JSON.stringify(await status(who, exportId))}`,
+    );
   }
 
   /**
    * The first status that says the export is running with rows written (for a workbook: the conversion is
-   * under way); one that settles first, or none within `timeoutMs`, throws.
+   * under way); one that settles first, or none within `timeoutMs`, throws. The bound is a hang guard: a
+   * large export stages its records first, for minutes on a loaded machine.
    */
-  async function underWay(who: Identity, exportId: string, pollMs = 20, timeoutMs = 120_000): Promise<ExportStatus> {
+  async function underWay(who: Identity, exportId: string, pollMs = 20, timeoutMs = 300_000): Promise<ExportStatus> {
     for (const end = Date.now() + timeoutMs; Date.now() < end;) {
       const s = await status(who, exportId);
       if (s.state === 'running' && s.rowsWritten > 0) return s;

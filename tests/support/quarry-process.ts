@@ -32,7 +32,7 @@ export const E2E_INTERNAL_TOKEN = `e2e-${randomBytes(24).toString('base64url')}`
 export async function linesEventually(
   lines: () => string[],
   done: (lines: string[]) => boolean,
-  ms = 5000,
+  ms = 30000,
 ): Promise<string[]> {
   const deadline = Date.now() + ms;
   for (;;) {
@@ -77,11 +77,12 @@ export function spawnServe(
   });
   const proc: Proc = { child, lines: [] };
   return new Promise((resolve, reject) => {
-    // A hang guard, not a target: the split topology starts six processes at once, on 2 loaded cores.
+    // A hang guard, not a target: the split topology starts six processes at once, on 2 loaded cores
+    // (a start takes 2 s alone here; several times that on a busy machine).
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`quarry did not start:\n${proc.lines.join('\n')}`));
-    }, 60000);
+      reject(new Error(`quarry did not start in 180 s:\n${proc.lines.join('\n')}`));
+    }, 180_000);
     const onLine = (line: string) => {
       proc.lines.push(line);
       if (proc.lines.length > 2000) proc.lines.shift();
@@ -116,7 +117,9 @@ export async function stopProc(proc: Proc, signal: NodeJS.Signals = 'SIGTERM'): 
     return proc.child.exitCode;
   }
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => proc.child.kill('SIGKILL'), 15000);
+    // A hang guard: a stop drains for its grace (seconds), longer on a busy machine; a stop that hangs
+    // past this is killed, and its exit code (null) fails whoever asserts a clean stop.
+    const timer = setTimeout(() => proc.child.kill('SIGKILL'), 60_000);
     proc.child.once('exit', (code, died) => {
       clearTimeout(timer);
       const crash = crashed(proc, died);

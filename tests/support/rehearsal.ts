@@ -15,8 +15,18 @@ import { TestRedis } from './redis';
  * mount is a folder the pod's non-root user cannot write (chmod), an emptyDir is a fresh folder.
  */
 
-/** Probe periods run this much faster than written (5 s → 1 s), so the rehearsal takes a minute, not five. */
+/**
+ * Probe periods run this much faster than written (5 s → 1 s), so the rehearsal takes a minute, not five.
+ * A startup probe's budget (periodSeconds × failureThreshold) stays the written one in real seconds: it is
+ * how long the manifest lets a slow node start the process (a chart worker warms Chromium), and scaling it
+ * would fail a start on a busy machine that the kubelet would have waited for.
+ */
 export const TIME_SCALE = 0.2;
+
+/** How long the kubelet lets a startup probe fail before it restarts the container, in real milliseconds. */
+export function startupBudgetMs(probe: HttpProbe): number {
+  return (probe.periodSeconds ?? 10) * (probe.failureThreshold ?? 3) * 1000;
+}
 
 /** A kubelet probe (httpGet), or a compose healthcheck (exec: a command run beside the process). */
 export interface HttpProbe {
@@ -55,6 +65,8 @@ export class RehearsedPod {
   ready = false;
   /** Consecutive liveness failures past the threshold: the kubelet would have restarted the container. */
   wouldRestart = 0;
+  /** Why the startup probe gave up (its budget spent), which the kubelet would answer with a restart. */
+  startupFailed: string | undefined;
   exit: { code: number | null; signal: NodeJS.Signals | null; atMs: number } | undefined;
   private readonly child: ChildProcess;
   private timers: NodeJS.Timeout[] = [];
@@ -157,6 +169,8 @@ export class RehearsedPod {
     };
     if (!startup) return afterStart();
     let fails = 0;
+    // Polled TIME_SCALE times as often as written, so as many more failures fit in the written budget.
+    const allowed = Math.ceil((startup.failureThreshold ?? 3) / TIME_SCALE);
     const t = setInterval(
       () => {
         if (this.started || this.exit) return;
@@ -165,9 +179,12 @@ export class RehearsedPod {
           if (ok) {
             clearInterval(t);
             afterStart();
-          } else if (++fails >= (startup.failureThreshold ?? 3)) {
+          } else if (++fails >= allowed) {
             clearInterval(t);
             this.wouldRestart++;
+            this.startupFailed =
+              `its startup probe failed ${fails} times in a row over ${startupBudgetMs(startup) / 1000} s ` +
+              `(the kubelet would restart it); last probes: ${JSON.stringify(this.events.slice(-3))}`;
           }
         });
       },
@@ -200,6 +217,12 @@ export class RehearsedPod {
     return { code: this.exit!.code, signal: this.exit!.signal, ms: Date.now() - t, killed };
   }
 
+  /** The startup budget the manifest gives (two minutes where it has no startup probe), and a minute more. */
+  readyBoundMs(): number {
+    const { startup } = this.plan.probes;
+    return (startup ? startupBudgetMs(startup) : 120_000) + 60_000;
+  }
+
   /** A crash (OOM kill, node loss): SIGKILL, no drain. */
   async kill(): Promise<void> {
     if (this.exit) return;
@@ -208,10 +231,16 @@ export class RehearsedPod {
     await done;
   }
 
-  async untilReady(ms = 30000): Promise<void> {
+  /**
+   * Resolves once the pod is ready. Fails at once when it exits or its startup probe gives up; otherwise the
+   * bound is a hang guard past what the manifest itself allows a start (its startup budget), not a target.
+   */
+  async untilReady(ms = this.readyBoundMs()): Promise<void> {
     const until = Date.now() + ms;
     while (!this.ready) {
       if (this.exit) throw new Error(`${this.plan.name} exited (${this.exit.code}):\n${this.lines.join('\n')}`);
+      if (this.startupFailed)
+        throw new Error(`${this.plan.name} did not start: ${this.startupFailed}\n${this.lines.slice(-30).join('\n')}`);
       if (Date.now() > until)
         throw new Error(
           `${this.plan.name} not ready in ${ms} ms; probes: ${JSON.stringify(this.events.slice(-5))}\n${this.lines.slice(-30).join('\n')}`,

@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import { QuarryClient, QuarryError, type MethodName, type ParamsOf } from '@quarry/client';
 import path from 'node:path';
 import { createIdentity, type Identity } from './identities';
@@ -46,7 +47,80 @@ export interface Stack {
   cli(args: string[]): ReturnType<typeof runCli>;
 }
 
-/** Loads the vega sample indexes with the real CLI, then starts the real server. */
+/** The vega sample indexes as the real CLI loads them, each suite's own stack starting from a copy. */
+const SAMPLE_LOADS = [
+  [
+    'index',
+    'load',
+    'movies',
+    path.join(VEGA, 'movies.json'),
+    '--view',
+    'Directors=Director',
+    '--view',
+    'Distributors=Distributor',
+    '--description',
+    'Films: grosses, budgets and ratings',
+  ],
+  [
+    'index',
+    'load',
+    'flights',
+    path.join(VEGA, 'flights-20k.json'),
+    '--view',
+    'Destinations=destination',
+    '--description',
+    'US flight delays, January to March 2001',
+  ],
+];
+
+async function loadSamples(env: Record<string, string>): Promise<void> {
+  for (const args of SAMPLE_LOADS) {
+    const res = await runCli(args, env);
+    if (res.code !== 0) throw new Error(`${args.join(' ')} failed (exit ${res.code ?? res.signal}): ${res.stderr}`);
+  }
+}
+
+/**
+ * Every e2e suite starts on the same sample data: it is loaded by the real CLI once per jest run (by the
+ * first worker to ask; the others wait for it), and each stack gets a copy of that data directory. The
+ * catalog names its files relative to the directory, so a copy is a directory of its own; the server makes
+ * its own keys and secrets in it. Loading itself is tested by the suites that call `quarry index load`.
+ */
+async function copyOfSamples(dataDir: string): Promise<void> {
+  const run = process.env.QUARRY_E2E_RUN;
+  if (!run) return loadSamples({ QUARRY_DATA_DIR: dataDir });
+  const template = path.join(os.tmpdir(), `quarry-e2e-samples-${run}`);
+  const failed = `${template}.failed`;
+  let mine = false;
+  try {
+    fs.mkdirSync(`${template}.lock`);
+    mine = true;
+  } catch {
+    // Another worker is loading it.
+  }
+  if (mine) {
+    const building = `${template}.building`;
+    try {
+      fs.mkdirSync(building);
+      await loadSamples({ QUARRY_DATA_DIR: building });
+      fs.rmSync(path.join(building, 'tmp'), { recursive: true, force: true });
+      fs.renameSync(building, template);
+    } catch (err) {
+      fs.writeFileSync(failed, String((err as Error).message));
+      throw err;
+    }
+  } else {
+    // A hang guard past two CLI loads on a loaded machine, not a target.
+    for (const end = Date.now() + 300_000; !fs.existsSync(template);) {
+      if (fs.existsSync(failed)) throw new Error(`loading the sample data failed: ${fs.readFileSync(failed, 'utf8')}`);
+      if (Date.now() > end) throw new Error(`the sample data was not loaded at ${template} in 300 s`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  fs.cpSync(template, dataDir, { recursive: true });
+}
+
+/** Gives the suite a copy of the vega sample indexes (loaded by the real CLI), then starts the real server. */
 export async function startStackWithData(
   opts: {
     topology?: Topology;
@@ -57,33 +131,7 @@ export async function startStackWithData(
   const dataDir = makeDataDir();
   const env = { QUARRY_DATA_DIR: dataDir };
   const cli = (args: string[]) => runCli(args, env);
-  for (const args of [
-    [
-      'index',
-      'load',
-      'movies',
-      path.join(VEGA, 'movies.json'),
-      '--view',
-      'Directors=Director',
-      '--view',
-      'Distributors=Distributor',
-      '--description',
-      'Films: grosses, budgets and ratings',
-    ],
-    [
-      'index',
-      'load',
-      'flights',
-      path.join(VEGA, 'flights-20k.json'),
-      '--view',
-      'Destinations=destination',
-      '--description',
-      'US flight delays, January to March 2001',
-    ],
-  ]) {
-    const res = await cli(args);
-    if (res.code !== 0) throw new Error(`${args.join(' ')} failed (exit ${res.code ?? res.signal}): ${res.stderr}`);
-  }
+  await copyOfSamples(dataDir);
   if (opts.extra) await opts.extra(env);
   const quarry = await startQuarry({ topology: opts.topology ?? 'all', dataDir, env: opts.env });
   const call = typedCall(() => quarry.baseUrl);

@@ -1,6 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { AppError } from '@quarry/errors';
 import { silentLogger } from '@quarry/logger';
+import { fastest } from '@quarry/testkit';
 import { CLIENT_OPTIONS, callUnary } from './grpc-client';
 import { bindGrpcServer, createGrpcServer, shutdownGrpcServer, unary } from './grpc-server';
 import { loadQuarryProto } from './proto';
@@ -12,6 +13,7 @@ const FIND = v1.QueryService.service.FindIndexes;
 describe('unary(): the call deadline reaches the handler', () => {
   const server = createGrpcServer();
   let client: grpc.Client;
+  /** When (Date.now()) each handler's signal aborted, and why. */
   const aborted: Array<{ at: number; reason: string }> = [];
 
   beforeAll(async () => {
@@ -20,9 +22,8 @@ describe('unary(): the call deadline reaches the handler', () => {
         if (req.paramsJson === 'throw-sync') throw new Error('a handler bug, thrown before any promise');
         // Work that only ends when told to: what a DuckDB query does with its interrupt.
         return new Promise((_, reject) => {
-          const started = Date.now();
           ctx.signal.addEventListener('abort', () => {
-            aborted.push({ at: Date.now() - started, reason: String((ctx.signal.reason as Error).message) });
+            aborted.push({ at: Date.now(), reason: String((ctx.signal.reason as Error).message) });
             reject(ctx.signal.reason);
           });
         });
@@ -30,6 +31,11 @@ describe('unary(): the call deadline reaches the handler', () => {
     });
     const addr = await bindGrpcServer(server, '127.0.0.1:0');
     client = new grpc.Client(addr, grpc.credentials.createInsecure(), CLIENT_OPTIONS);
+    // Connected before the first deadline runs: a connect that a loaded machine holds past 150 ms would
+    // spend the deadline before the call reached any handler.
+    await new Promise<void>((resolve, reject) =>
+      client.waitForReady(Date.now() + 30_000, (err) => (err ? reject(err) : resolve())),
+    );
   });
   afterAll(async () => {
     client.close();
@@ -44,6 +50,8 @@ describe('unary(): the call deadline reaches the handler', () => {
     });
 
   it('aborts the handler signal when the deadline passes, so its work stops instead of running on', async () => {
+    // Timed from the call, where its deadline counts from: the handler may start a while after it.
+    const sent = Date.now();
     await expect(call({}, 150)).rejects.toMatchObject({ code: 'TIMEOUT' });
     // The server learns of the deadline from the client's cancel or its own timer, whichever its
     // event loop reaches first: under a loaded machine that can trail the client's rejection, so
@@ -52,8 +60,8 @@ describe('unary(): the call deadline reaches the handler', () => {
       await new Promise((r) => setTimeout(r, 20));
     }
     expect(aborted).toHaveLength(1);
-    expect(aborted[0].at).toBeGreaterThanOrEqual(100);
-    expect(aborted[0].at).toBeLessThan(10_000);
+    expect(aborted[0].at - sent).toBeGreaterThanOrEqual(100);
+    expect(aborted[0].at - sent).toBeLessThan(10_000);
     expect(aborted[0].reason).toMatch(/deadline|cancelled/);
   });
 
@@ -83,19 +91,21 @@ describe('error details that would not fit in a trailer', () => {
   });
 
   it('arrive cut, at once, instead of hanging the call until its deadline', async () => {
-    const started = Date.now();
-    const err = await callUnary(
-      'query',
-      client.getChannel(),
-      FIND,
-      { paramsJson: 'F'.repeat(900_000) },
-      { requestId: 'r', deadlineMs: 5000, internalToken: 'k'.repeat(32) },
-    ).catch((e: unknown) => e);
+    // The fastest of up to three tries (fastest() says why): a call held to its deadline is slow in every one.
+    const { ms, value: err } = await fastest(2000, () =>
+      callUnary(
+        'query',
+        client.getChannel(),
+        FIND,
+        { paramsJson: 'F'.repeat(900_000) },
+        { requestId: 'r', deadlineMs: 5000, internalToken: 'k'.repeat(32) },
+      ).catch((e: unknown) => e),
+    );
     expect(err).toMatchObject({
       code: 'INVALID_ARGUMENT',
       detail: expect.stringMatching(/^sort\[0\]\.field: unknown field "F+… \(message cut\)$/),
     });
     expect(Buffer.byteLength((err as AppError).detail)).toBeLessThanOrEqual(8 * 1024);
-    expect(Date.now() - started).toBeLessThan(2000);
+    expect(ms).toBeLessThan(2000);
   });
 });

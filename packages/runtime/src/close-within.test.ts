@@ -4,8 +4,9 @@ import { closeBullmq, closeBullmqWorker, closeWithin, lostAfterReady } from './c
 describe('closeWithin', () => {
   it('settles as soon as the close does', async () => {
     const began = Date.now();
-    await closeWithin(new Promise((r) => setTimeout(r, 20)), 5000);
-    expect(Date.now() - began).toBeLessThan(2000);
+    await closeWithin(new Promise((r) => setTimeout(r, 20)), 30_000);
+    // A bound well short of the 30 s wait, not a target: a loaded machine can hold a 20 ms close a while.
+    expect(Date.now() - began).toBeLessThan(10_000);
   });
 
   it('settles after the wait when the close never does (a Redis that is gone)', async () => {

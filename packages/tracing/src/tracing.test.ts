@@ -142,7 +142,8 @@ describe('tracing on', () => {
     const unreachable = { ...settings('http://127.0.0.1:1', 'http/json'), scheduleDelayMs: 20, timeoutMs: 300 };
     const running = await startTracing(unreachable, warn);
     await inSpan('lost', {}, async () => undefined);
-    const deadline = Date.now() + 5000;
+    // A hang guard: the failed export is told once its batch is sent and refused, later on a loaded machine.
+    const deadline = Date.now() + 30_000;
     while (warnings.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     await running.shutdown().catch(() => undefined);
     expect(warnings.join('\n')).toMatch(/ECONNREFUSED|export|timeout/i);

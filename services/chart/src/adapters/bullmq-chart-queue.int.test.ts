@@ -8,7 +8,7 @@ import IORedis from 'ioredis';
 import { AppError } from '@quarry/errors';
 import { silentLogger } from '@quarry/logger';
 import { freePort, HeavyCallLimiter, threadEntry } from '@quarry/runtime';
-import { describeIf } from '@quarry/testkit';
+import { describeIf, fastest } from '@quarry/testkit';
 import { TestRedis } from '../../../../tests/support/redis';
 import { buildChartOption } from '../domain/chart-option/build-chart-option';
 import { chartKind } from '../domain/chart-types';
@@ -58,7 +58,8 @@ function gate(): { wait: Promise<void>; open: () => void } {
   return { wait, open };
 }
 
-async function until(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 10000): Promise<void> {
+/** Polls `check` until it holds; the bound is a hang guard, generous for a loaded machine. */
+async function until(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
@@ -153,9 +154,11 @@ describe('BullMqChartQueue against a real redis-server', () => {
       await until(`${i} jobs wait`, async () => (await waiting(queue)) === i);
     }
 
-    const t = Date.now();
-    const refusal = await rejection(queue.render(renderJob(999), { timeoutMs: 30000, requestId: 'over' }));
-    expect(Date.now() - t).toBeLessThan(1000);
+    // The fastest of up to three refusals (fastest() says why): one that waited for room would be slow in each.
+    const { ms, value: refusal } = await fastest(1000, () =>
+      rejection(queue.render(renderJob(999), { timeoutMs: 30000, requestId: 'over' })),
+    );
+    expect(ms).toBeLessThan(1000);
     expect(refusal).toBeInstanceOf(AppError);
     expect(refusal).toMatchObject({
       code: 'UNAVAILABLE',
@@ -170,7 +173,7 @@ describe('BullMqChartQueue against a real redis-server', () => {
     expect(images.map(tagOf)).toEqual(['200x300', '201x300', '202x300', '203x300']);
     expect(tagOf(await queue.render(renderJob(999), { timeoutMs: 30000, requestId: 'after' }))).toBe('999x300');
     expect(renderer.calls).toBe(5);
-  }, 30000);
+  }, 60_000);
 
   it('keeps no image in Redis, at most the retained number of finished jobs, and a trimmed events stream', async () => {
     const renderer = new FakeRenderer(async (job) => image(job));
@@ -253,13 +256,14 @@ describe('BullMqChartQueue against a real redis-server', () => {
       await inspect.close();
     }
     expect(renderer.calls).toBe(1);
-  }, 30000);
+  }, 60_000);
 
   it('gives up at its own deadline with TIMEOUT and drops the job so no worker renders it later', async () => {
     const queue = await startQueue(10);
-    const t = Date.now();
-    const err = await rejection(queue.render(renderJob(300), { timeoutMs: 400, requestId: 'nobody' }));
-    const waited = Date.now() - t;
+    // The fastest of up to three (fastest() says why): each gives up, a late give-up is late in every one.
+    const { ms: waited, value: err } = await fastest(2000, () =>
+      rejection(queue.render(renderJob(300), { timeoutMs: 400, requestId: 'nobody' })),
+    );
     expect(err).toMatchObject({ code: 'TIMEOUT', detail: 'The chart was not rendered within 400 ms' });
     expect(waited).toBeGreaterThanOrEqual(400);
     expect(waited).toBeLessThan(2000);
@@ -269,7 +273,7 @@ describe('BullMqChartQueue against a real redis-server', () => {
     await startWorker(renderer);
     await new Promise((r) => setTimeout(r, 500));
     expect(renderer.calls).toBe(0);
-  }, 30000);
+  }, 60_000);
 
   it('lets the image of a job that was already drawing when its caller gave up expire', async () => {
     const held = gate();
@@ -279,7 +283,9 @@ describe('BullMqChartQueue against a real redis-server', () => {
     });
     await startWorker(renderer);
     const queue = await startQueue(10);
-    const pending = rejection(queue.render(renderJob(300), { timeoutMs: 500, requestId: 'late' }));
+    // Its caller gives up only after the worker has taken it (the render is held until then): a 500 ms
+    // wait could run out on a loaded machine before the worker even took the job, which it then dropped.
+    const pending = rejection(queue.render(renderJob(300), { timeoutMs: 5000, requestId: 'late' }));
     await until('the worker took the job', () => renderer.calls === 1);
     expect(await pending).toMatchObject({ code: 'TIMEOUT' });
     held.open();
@@ -290,7 +296,7 @@ describe('BullMqChartQueue against a real redis-server', () => {
     const ttl = await admin.ttl(key);
     expect(ttl).toBeGreaterThan(0);
     expect(ttl).toBeLessThanOrEqual(RESULT_TTL_SECONDS);
-  }, 30000);
+  }, 60_000);
 
   it('answers UNAVAILABLE with a Retry-After at once when Redis is full, and works again once it has room', async () => {
     const renderer = new FakeRenderer(async (job) => image(job));
@@ -299,9 +305,11 @@ describe('BullMqChartQueue against a real redis-server', () => {
     await admin.config('SET', 'maxmemory-policy', 'noeviction');
     await admin.config('SET', 'maxmemory', '1');
     try {
-      const t = Date.now();
-      const err = await rejection(queue.render(renderJob(300), { timeoutMs: 20000, requestId: 'full' }));
-      expect(Date.now() - t).toBeLessThan(1000);
+      // The fastest of up to three refusals (fastest() says why).
+      const { ms, value: err } = await fastest(1000, () =>
+        rejection(queue.render(renderJob(300), { timeoutMs: 20000, requestId: 'full' })),
+      );
+      expect(ms).toBeLessThan(1000);
       expect(err).toMatchObject({
         code: 'UNAVAILABLE',
         retryAfterSeconds: QUEUE_FULL_RETRY_AFTER_SECONDS,
@@ -311,7 +319,7 @@ describe('BullMqChartQueue against a real redis-server', () => {
       await admin.config('SET', 'maxmemory', '0');
     }
     expect(tagOf(await queue.render(renderJob(301), { timeoutMs: 20000, requestId: 'room' }))).toBe('301x300');
-  }, 30000);
+  }, 60_000);
 
   describeIf(
     fs.existsSync(CHROMIUM),
@@ -459,7 +467,7 @@ describe('BullMqChartQueue against a real redis-server', () => {
       held.open();
       await Promise.all([...a, b]);
       expect(order).toEqual([101, 201, 102, 103, 104]);
-    }, 30000);
+    }, 60_000);
 
     it('refuses a job completed by someone else with bytes that are not the chart asked for', async () => {
       // A rogue consumer on the queue's Redis (what any local process could be without the password):
@@ -483,6 +491,6 @@ describe('BullMqChartQueue against a real redis-server', () => {
         expect(err).toMatchObject({ code: 'INTERNAL' });
         expect((err as AppError).detail).toContain(what);
       }
-    }, 30000);
+    }, 60_000);
   });
 });

@@ -88,7 +88,8 @@ describe('ExportEngineLease', () => {
     await lease.use(work('a'));
     const t = Date.now();
     expect(await lease.use(work('b'))).toBe('b');
-    expect(Date.now() - t).toBeLessThan(1000);
+    // Well short of the 60 s linger it must not wait for: a bound, not a target a loaded machine could miss.
+    expect(Date.now() - t).toBeLessThan(30_000);
     await settle();
     expect(events).toEqual(['a runs', 'a ends', 'b runs', 'b ends']);
     // A stopping process does not wait for the linger either; its own close follows.
