@@ -302,6 +302,45 @@ describe('EXPORTS.START, EXPORTS.STATUS and GET /exports/<id>', () => {
     expect((await rawRequest(quarry.baseUrl, { method: 'GET', path: `/exports/${id}` })).status).toBe(401);
   }, 60000);
 
+  it('the download asks what EXPORTS.STATUS asks: an embed token or a token without query:execute is a 403', async () => {
+    const id = await start(analyst, { method: 'QUERIES.EXECUTE', params: everyMovie, format: 'csv' });
+    expect((await finished(analyst, id)).state).toBe('done');
+    // The creator's own tokens, each issued by the creator: an embed token for the index with a realm, one
+    // for a saved report, and an API token that may only list indexes.
+    const embed = async (params: Record<string, unknown>) => {
+      const body = (await call(analyst, 'TOKENS.EMBED', { ttlSeconds: 600, ...params })).json as {
+        result?: { data: { token: string } };
+        error?: unknown;
+      };
+      if (!body.result) throw new Error(JSON.stringify(body.error));
+      return { user: analyst.user, token: body.result.data.token, tokenId: 'embed' };
+    };
+    const saved = (await call(analyst, 'QUERIES.EXECUTE', { ...dramas, saveReport: { name: 'download door' } }))
+      .json as { result: { data: { report: { guid: string } } } };
+    const guid = saved.result.data.report.guid;
+    const indexEmbed = await embed({ index: 'movies', realm: '(Major Genre):Comedy' });
+    const reportEmbed = await embed({ guid });
+    const listOnly = await createIdentity(stack.dataDir, 'analyst', { scopes: 'indexes:read' });
+    for (const [who, detail] of [
+      [indexEmbed, /embed token for an index may only call/],
+      [reportEmbed, /embed token for a report may only run/],
+      [listOnly, /lacks the required scope "query:execute"/],
+    ] as const) {
+      const res = await download(who, id);
+      expect({ status: res.status, type: res.headers['content-type'] }).toEqual({
+        status: 403,
+        type: 'application/problem+json',
+      });
+      expect((JSON.parse(res.text) as { detail: string }).detail).toMatch(detail);
+      expect(res.text).not.toContain('Title');
+      // STATUS says the same to the same token.
+      const st = (await call(who, 'EXPORTS.STATUS', { exportId: id })).json as { error: { code: number } };
+      expect(st.error.code).toBe(403);
+    }
+    // The creator's full token still downloads it.
+    expect((await download(analyst, id)).status).toBe(200);
+  }, 120000);
+
   it('an expired file is a 410, and STATUS no longer knows it', async () => {
     const id = await start(analyst, { method: 'QUERIES.EXECUTE', params: dramas, format: 'csv' });
     await finished(analyst, id);

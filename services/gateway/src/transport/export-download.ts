@@ -1,7 +1,9 @@
 import type { RequestHandler } from 'express';
+import { AppError } from '@quarry/errors';
 import type { AuthenticateUseCase } from '../domain/authenticate.use-case';
 import type { ExportStatusUseCase } from '../domain/export-status.use-case';
-import { sendHttpProblem } from './http-responses';
+import { checkEmbedGrant, checkScopes } from '../domain/method-access';
+import { sendHttpProblem, sendProblem } from './http-responses';
 
 const CONTENT_TYPES: Record<string, string> = {
   csv: 'text/csv; charset=utf-8',
@@ -12,8 +14,10 @@ const CONTENT_TYPES: Record<string, string> = {
 };
 
 /**
- * GET /exports/<id>: the file, streamed, to its creator's tokens only. Another user's id, a malformed
- * one and an unknown one answer the same 404; an expired file is a 410.
+ * GET /exports/<id>: the file, streamed, to its creator's tokens only, and only to a token that may ask
+ * EXPORTS.STATUS (the same scope check and the same refusal of embed tokens): a download reads what the
+ * export read, so it may not ask less than the status does. Another user's id, a malformed one and an
+ * unknown one answer the same 404; an expired file is a 410.
  */
 export function exportDownloadHandler(deps: {
   authenticate: AuthenticateUseCase;
@@ -25,6 +29,13 @@ export function exportDownloadHandler(deps: {
       if (!auth.ok) {
         res.setHeader('WWW-Authenticate', 'Bearer realm="quarry"');
         return sendHttpProblem(res, 401, 'Unauthorized', 'A valid bearer token is required');
+      }
+      try {
+        checkEmbedGrant(auth.principal, 'EXPORTS.STATUS', {});
+        checkScopes(auth.principal, 'EXPORTS.STATUS', {});
+      } catch (err) {
+        if (err instanceof AppError) return sendProblem(res, err);
+        throw err;
       }
       const exports = deps.exports();
       if (!exports) return sendHttpProblem(res, 503, 'Service Unavailable', 'Exports are not enabled on this gateway');
