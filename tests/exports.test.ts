@@ -367,6 +367,26 @@ describe('EXPORTS.START, EXPORTS.STATUS and GET /exports/<id>', () => {
     expect(fs.readdirSync(exportsDir()).length).toBe(before);
   }, 60000);
 
+  it('a crosstab with more rows than QUARRY_EXPORT_MAX_ROWS fails its export with a clear error, no file written', async () => {
+    // Nearly a row per flight: record-level rows, thousands of them.
+    const perFlight = { index: 'flights', rows: ['distance', 'delay'], totals: [{ aggregationType: 'Count' }] };
+    const rows = (await crosstabData<{ rowCount: number }>(analyst, { ...perFlight, format: 'csv' })).rowCount;
+    expect(rows).toBeGreaterThan(MAX_ROWS);
+    for (const format of ['csv', 'jsonl', 'xlsx']) {
+      const id = await start(analyst, { method: 'CROSSTAB.EXECUTE', params: perFlight, format });
+      expect(await finished(analyst, id)).toMatchObject({
+        state: 'failed',
+        error: `The export failed: the table has ${rows} rows, more than QUARRY_EXPORT_MAX_ROWS (${MAX_ROWS}); narrow the query or group the rows`,
+      });
+      expect((await download(analyst, id)).status).toBe(409);
+      expect(fs.readdirSync(exportsDir()).filter((n) => n.startsWith(id))).toEqual([`${id}.json`]);
+    }
+    // Grouped, the same records export.
+    const byMonth = { ...perFlight, rows: [{ field: 'date', dateGroup: 'month' }] };
+    const ok = await start(analyst, { method: 'CROSSTAB.EXECUTE', params: byMonth, format: 'csv' });
+    expect((await finished(analyst, ok)).state).toBe('done');
+  }, 120000);
+
   it('hostile params and ids are refused, and never reach a file outside the exports folder', async () => {
     for (const exportId of [
       '../sqlite',

@@ -85,6 +85,7 @@ function configFromEnv(e: Env, known: Record<string, string | undefined>, tls: G
     exportMaxRows: e.QUARRY_EXPORT_MAX_ROWS,
     exportDir: path.resolve(e.QUARRY_EXPORT_DIR ?? path.join(e.QUARRY_DATA_DIR, 'exports')),
     exportConcurrency: e.QUARRY_EXPORT_CONCURRENCY,
+    exportMaxPerUser: e.QUARRY_EXPORT_MAX_PER_USER,
     exportMinFreeBytes: e.QUARRY_EXPORT_MIN_FREE_MB * 1_048_576,
     exportProgressMs: e.QUARRY_EXPORT_PROGRESS_MS,
     exportMemoryBytes: e.QUARRY_EXPORT_MEMORY_MB * 1_048_576,

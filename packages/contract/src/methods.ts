@@ -6,7 +6,7 @@ import type { Scope } from './scopes';
 
 /** When a business error (JSON-RPC code = HTTP status) happens, per method. */
 export interface MethodError {
-  code: 400 | 403 | 404 | 409 | 503 | 504;
+  code: 400 | 403 | 404 | 409 | 429 | 503 | 504;
   when: string;
 }
 
@@ -326,7 +326,7 @@ export const METHODS = {
     cached: false,
     summary: 'Export the whole answer of a search, a crosstab or a saved report to a file, in the background.',
     description:
-      'Checks the method’s params and counts the records, then queues the export and answers at once with its id. A search exports every matching record in its sort, with the caller’s realms, as the search would. A crosstab exports the table it renders (csv, xlsx), its rows of cells (jsonl) or the table printed as CROSSTAB.EXECUTE format pdf prints it (pdf; with chartType the chart; a table over 20,000 cells fails the export, saying so); a saved report exports what its method and params give, as the caller (asOf and version as REPORTS.EXECUTE takes them). At most two of a user’s exports run at a time; more wait queued. Ask EXPORTS.STATUS for progress and download the file at GET /exports/<exportId> with the same user’s token until it expires (QUARRY_EXPORT_TTL_S).',
+      'Checks the method’s params and counts the records, then queues the export and answers at once with its id. A search exports every matching record in its sort, with the caller’s realms, as the search would. A crosstab exports the table it renders (csv, xlsx), its rows of cells (jsonl) or the table printed as CROSSTAB.EXECUTE format pdf prints it (pdf; with chartType the chart; a table over 20,000 cells fails the export, saying so); a saved report exports what its method and params give, as the caller (asOf and version as REPORTS.EXECUTE takes them). At most two of a user’s exports run at a time; more wait queued, and the queue takes every user’s first export before anyone’s second, so one user’s many exports never hold up another’s. A crosstab export whose table has more rows than QUARRY_EXPORT_MAX_ROWS fails, saying so. Ask EXPORTS.STATUS for progress and download the file at GET /exports/<exportId> with the same user’s token until it expires (QUARRY_EXPORT_TTL_S).',
     params: X.exportsStartParams,
     result: X.exportsStartResult,
     errors: [
@@ -337,6 +337,10 @@ export const METHODS = {
         when: 'The export would hold more records than QUARRY_EXPORT_MAX_ROWS, the format does not fit the method (parquet for a crosstab, pdf for a search or a search report), or the params carry saveReport, format, imageFormat, or chartType without format pdf.',
       },
       { code: 403, when: 'A report export and the token lacks reports:read.' },
+      {
+        code: 429,
+        when: 'The user already has QUARRY_EXPORT_MAX_PER_USER exports queued or running; the detail names the setting.',
+      },
     ],
   }),
   'EXPORTS.STATUS': method({

@@ -37,6 +37,7 @@ export function gatewayConfig(config: Config, hosted: Partial<Record<ServiceName
       'exportMaxRows',
       'exportDir',
       'exportConcurrency',
+      'exportMaxPerUser',
       'exportMinFreeBytes',
       'exportProgressMs',
       'deliveryLinks',

@@ -206,6 +206,7 @@ export class GatewayCallsModule implements QuarryModule {
         maxRows: c.exportMaxRows,
         ttlMs: c.exportTtlS * 1000,
         perUser: 2,
+        maxPerUser: c.exportMaxPerUser,
         minFreeBytes: c.exportMinFreeBytes,
         progressMs: c.exportProgressMs,
       },

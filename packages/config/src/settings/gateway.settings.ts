@@ -101,6 +101,13 @@ export const gatewaySettings = settingGroup("The gateway's HTTP API", {
       "at most two of them one user's",
     readBy: ['gateway'],
   }),
+  QUARRY_EXPORT_MAX_PER_USER: setting(z.coerce.number().int().min(1).max(10_000).default(20), {
+    doc:
+      'exports one user may have queued or running at once; one more is refused with 429 naming this ' +
+      "setting. The queue takes every user's first export before anyone's second, so one user's many " +
+      "exports never hold up another's (approximate across gateway replicas)",
+    readBy: ['gateway'],
+  }),
   QUARRY_EXPORT_PROGRESS_MS: setting(z.coerce.number().int().min(20).max(60_000).default(500), {
     doc:
       "how often a running export's status (`EXPORTS.STATUS` rows and bytes) is brought up to date from its " +

@@ -28,6 +28,8 @@ const ATTEMPTS = 3;
 /** How soon a job set aside for its owner's turn is taken up again. */
 const OWNER_TURN_MS = 500;
 const STALLED = /stalled more than allowable limit/;
+/** BullMQ's largest priority (2^21 - 1); a turn past it shares the last place. */
+const MAX_PRIORITY = 2_097_151;
 
 /** Export jobs on BullMQ: the job's id is the export's. */
 export class BullMqExportJobs implements ExportJobs {
@@ -54,10 +56,12 @@ export class BullMqExportJobs implements ExportJobs {
     return AppError.unavailable('The export queue (Redis) is unreachable; exports cannot start right now', cause);
   }
 
-  async add(job: ExportJob): Promise<void> {
+  async add(job: ExportJob, turn: number): Promise<void> {
     try {
       await this.queue.add('export', job, {
         jobId: job.exportId,
+        // BullMQ takes the lowest priority first, and in the order added within one: the owner's turn.
+        priority: Math.min(Math.max(1, Math.floor(turn)), MAX_PRIORITY),
         attempts: ATTEMPTS,
         backoff: { type: 'fixed', delay: 1000 },
         removeOnComplete: { age: this.keepS },

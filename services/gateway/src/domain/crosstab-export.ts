@@ -53,6 +53,8 @@ export function planCrosstabExport(
   at: string | undefined,
   format: ExportFormat,
   trace: RequestTrace,
+  /** QUARRY_EXPORT_MAX_ROWS: a table's rows count as a search's records do. */
+  maxRows: number,
   asOfVersion?: number,
 ): Produce {
   const prefix = at ? `${at}.` : '';
@@ -70,6 +72,12 @@ export function planCrosstabExport(
   return async (id, run) => {
     const ran = await crosstab.run(caller, read, trace, asOfVersion);
     const data = ran.data as { data: unknown; rowCount?: number };
+    // Known only once the crosstab has answered (its rows are its keys): refused before a byte is written.
+    const tableRows = data.rowCount ?? ran.tableRows;
+    if (tableRows !== undefined && tableRows > maxRows)
+      throw AppError.invalid(
+        `the table has ${tableRows} rows, more than QUARRY_EXPORT_MAX_ROWS (${maxRows}); narrow the query or group the rows`,
+      );
     if (format === 'jsonl') {
       // The crosstab service's JSON text, carried through the gateway unparsed.
       const raw = data.data;

@@ -53,9 +53,11 @@ class MemoryExportStore implements ExportStore {
 
 class MemoryJobs implements ExportJobs {
   readonly added: ExportJob[] = [];
+  readonly turns: number[] = [];
   states = new Map<string, ExportJobStatus>();
-  async add(job: ExportJob) {
+  async add(job: ExportJob, turn: number) {
     this.added.push(job);
+    this.turns.push(turn);
   }
   async status(id: string): Promise<ExportJobStatus> {
     return this.states.get(id) ?? { state: 'queued' };
@@ -75,7 +77,7 @@ const caller = (userId: string): Caller => ({
 
 const NOW = Date.parse('2026-01-01T00:00:00Z');
 
-function setUp(count = 10, now: () => number = () => NOW) {
+function setUp(count = 10, now: () => number = () => NOW, maxPerUser = 20) {
   const store = new MemoryExportStore();
   const jobs = new MemoryJobs();
   const pending: Array<{ resolve: (rows: number) => void; reject: (err: Error) => void; signal?: AbortSignal }> = [];
@@ -95,7 +97,7 @@ function setUp(count = 10, now: () => number = () => NOW) {
     searches,
     {} as ServiceClients,
     {} as RunCrosstabUseCase,
-    { maxRows: 100, ttlMs: 60_000, perUser: 2, minFreeBytes: 1000, progressMs: 5 },
+    { maxRows: 100, ttlMs: 60_000, perUser: 2, maxPerUser, minFreeBytes: 1000, progressMs: 5 },
     now,
   );
   return { store, jobs, pending, start, index };
@@ -107,6 +109,46 @@ const settle = () => new Promise((r) => setTimeout(r, 20));
 const runOf = (n: number) => ({ run: n.toString(16), signal: new AbortController().signal });
 
 describe('StartExportUseCase', () => {
+  it("queues a user's exports at their turn: each user's first before anyone's second", async () => {
+    const { jobs, start } = setUp();
+    for (const who of ['a', 'a', 'a', 'b', 'a', 'b']) await start.start(caller(who), search, trace);
+    expect(jobs.added.map((j, i) => `${j.caller.userId}${jobs.turns[i]}`)).toEqual([
+      'a1',
+      'a2',
+      'a3',
+      'b1',
+      'a4',
+      'b2',
+    ]);
+  });
+
+  it('refuses one export more than QUARRY_EXPORT_MAX_PER_USER with 429 naming it; a finished one frees a place', async () => {
+    const { store, jobs, start } = setUp(10, () => NOW, 3);
+    for (let i = 0; i < 3; i++) await start.start(caller('a'), search, trace);
+    await expect(start.start(caller('a'), search, trace)).rejects.toMatchObject({
+      code: 'RATE_LIMITED',
+      retryAfterSeconds: 10,
+      detail:
+        'You have 3 exports queued or running, as many as QUARRY_EXPORT_MAX_PER_USER (3) allows; start another once one has finished',
+    });
+    // Another user is not held to the first one's count.
+    await start.start(caller('b'), search, trace);
+    expect(jobs.added).toHaveLength(4);
+    await store.update(jobs.added[0].exportId, { state: 'done' });
+    await start.start(caller('a'), search, trace);
+    expect(jobs.turns).toEqual([1, 2, 3, 1, 3]);
+  });
+
+  it('holds the cap when many STARTs of one user arrive at once', async () => {
+    const { jobs, start } = setUp(10, () => NOW, 5);
+    const all = await Promise.allSettled(Array.from({ length: 40 }, () => start.start(caller('a'), search, trace)));
+    expect(all.filter((r) => r.status === 'fulfilled')).toHaveLength(5);
+    expect(all.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason.code)).toEqual(
+      Array.from({ length: 35 }, () => 'RATE_LIMITED'),
+    );
+    expect(jobs.turns).toEqual([1, 2, 3, 4, 5]);
+  });
+
   it('records the export queued and adds its job, the caller and params in it', async () => {
     const { store, jobs, start } = setUp();
     const { exportId } = await start.start(caller('a'), search, trace);
@@ -295,7 +337,7 @@ describe('StartExportUseCase', () => {
       },
       services,
       {} as RunCrosstabUseCase,
-      { maxRows: 100, ttlMs: 60_000, perUser: 2, minFreeBytes: 1000, progressMs: 5 },
+      { maxRows: 100, ttlMs: 60_000, perUser: 2, maxPerUser: 20, minFreeBytes: 1000, progressMs: 5 },
       () => NOW,
       converter,
     );
@@ -354,7 +396,7 @@ describe('StartExportUseCase: a workbook being converted', () => {
       { count: async () => 10, write: async () => 10 },
       services,
       {} as RunCrosstabUseCase,
-      { maxRows: 100, ttlMs: 60_000, perUser: 2, minFreeBytes: 1000, progressMs: 5 },
+      { maxRows: 100, ttlMs: 60_000, perUser: 2, maxPerUser: 20, minFreeBytes: 1000, progressMs: 5 },
       () => NOW,
       converter,
     );

@@ -26,6 +26,8 @@ export interface ExportLimits {
   ttlMs: number;
   /** Exports of one user that run at once in this process; more wait queued. */
   perUser: number;
+  /** QUARRY_EXPORT_MAX_PER_USER: one user's exports queued or running at once; one more is a 429. */
+  maxPerUser: number;
   /** QUARRY_EXPORT_MIN_FREE_MB, in bytes: below it a running export fails before the disk is full. */
   minFreeBytes: number;
   /** How often a running export's record says how far it got. */
@@ -50,6 +52,8 @@ const CHECK_FRESH_MS = 1000;
  */
 export class StartExportUseCase {
   private readonly running = new Map<string, number>();
+  /** Each user's STARTs one after another in this process, so that many at once cannot pass the cap together. */
+  private readonly starting = new Map<string, Promise<unknown>>();
 
   constructor(
     private readonly store: ExportStore,
@@ -65,6 +69,33 @@ export class StartExportUseCase {
 
   async start(caller: Caller, input: ExportInput, trace: RequestTrace): Promise<{ exportId: string }> {
     const { checked } = await this.plan(caller, input, trace);
+    const user = caller.userId;
+    const before = this.starting.get(user) ?? Promise.resolve();
+    const mine = before.catch(() => undefined).then(() => this.enqueue(caller, input, trace, checked));
+    const settled = mine.catch(() => undefined);
+    this.starting.set(user, settled);
+    void settled.then(() => {
+      if (this.starting.get(user) === settled) this.starting.delete(user);
+    });
+    return mine;
+  }
+
+  /** Records the export and queues its job, at the owner's turn, unless the owner has as many as allowed. */
+  private async enqueue(
+    caller: Caller,
+    input: ExportInput,
+    trace: RequestTrace,
+    checked: SearchCheck | undefined,
+  ): Promise<{ exportId: string }> {
+    const pending = (await this.store.list()).filter(
+      (r) => r.userId === caller.userId && (r.state === 'queued' || r.state === 'running'),
+    ).length;
+    if (pending >= this.limits.maxPerUser)
+      throw new AppError(
+        'RATE_LIMITED',
+        `You have ${pending} exports queued or running, as many as QUARRY_EXPORT_MAX_PER_USER (${this.limits.maxPerUser}) allows; start another once one has finished`,
+        { retryAfterSeconds: 10 },
+      );
     const id = randomBytes(16).toString('hex');
     await this.store.create({
       id,
@@ -79,7 +110,7 @@ export class StartExportUseCase {
     try {
       // Only a search's own run uses the check: a report's is asked again (its saved query may change).
       const carried = input.method === 'QUERIES.EXECUTE' && checked ? { checked } : {};
-      await this.jobs.add({ exportId: id, caller, ...input, requestId: trace.requestId, ...carried });
+      await this.jobs.add({ exportId: id, caller, ...input, requestId: trace.requestId, ...carried }, pending + 1);
     } catch (err) {
       await this.store.remove(id, input.format, true).catch(() => undefined);
       throw err;
@@ -211,7 +242,16 @@ export class StartExportUseCase {
     }
     if (input.method === 'CROSSTAB.EXECUTE')
       return {
-        produce: planCrosstabExport(this.crosstab, this.store, caller, input.params, 'params', input.format, trace),
+        produce: planCrosstabExport(
+          this.crosstab,
+          this.store,
+          caller,
+          input.params,
+          'params',
+          input.format,
+          trace,
+          this.limits.maxRows,
+        ),
       };
     const { complete } = readParams('REPORTS.EXECUTE', input.params, 'params');
     const metadata = await this.services.reportMetadata(
@@ -249,6 +289,7 @@ export class StartExportUseCase {
         undefined,
         input.format,
         trace,
+        this.limits.maxRows,
         asOfVersion,
       ),
     };

@@ -44,7 +44,12 @@ export type ExportJobStatus = { state: 'queued' | 'running' | 'done' } | { state
  * again fails it.
  */
 export interface ExportJobs {
-  add(job: ExportJob): Promise<void>;
+  /**
+   * Queues the job. `turn` is its place among its owner's exports still to run (1 for a user's only one):
+   * a lower turn runs first, whoever added it earlier, so every user's first export runs before anyone's
+   * second; within a turn, first in first out.
+   */
+  add(job: ExportJob, turn: number): Promise<void>;
   status(exportId: string): Promise<ExportJobStatus>;
   /** Starts this process's worker: `concurrency` runs at once. */
   work(run: (job: ExportJob, run: ExportRun) => Promise<ExportRunOutcome>, concurrency: number): void;
