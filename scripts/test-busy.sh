@@ -25,6 +25,8 @@ failed=0
 summary=()
 for i in $(seq 1 "$runs"); do
   clone=$(mktemp -d /tmp/quarry-busy-run-XXXXXX)
+  # As a clone CI makes: readable by the pods' non-root user (mktemp makes it the owner's alone).
+  chmod 755 "$clone"
   git clone -q "$repo" "$clone"
   log="$clone.log"
   t0=$(date +%s)
