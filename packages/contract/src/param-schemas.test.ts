@@ -12,6 +12,8 @@ import {
   reportsScheduleParams,
   reportsSchedulesParams,
   reportsUnscheduleParams,
+  reportsExecuteParams,
+  tokensEmbedParams,
 } from './index';
 import { fastestSync } from '@quarry/testkit';
 
@@ -34,6 +36,25 @@ describe('method params', () => {
       );
     },
   );
+
+  it('refuses a __proto__ key (an object built from it would drop it silently), naming where it is', () => {
+    // As JSON.parse gives it: an own key, not the prototype.
+    const hostile = JSON.parse('{"__proto__": {"genre": ["Drama"]}}') as Record<string, unknown>;
+    const guid = '00000000-0000-4000-8000-000000000000';
+    expect(detailOf(tokensEmbedParams, { guid, ttlSeconds: 60, parameters: hostile })).toBe(
+      'parameters.__proto__: "__proto__" is not accepted as a key',
+    );
+    expect(detailOf(reportsExecuteParams, { guid, parameters: hostile })).toBe(
+      'parameters.__proto__: "__proto__" is not accepted as a key',
+    );
+    // Anywhere in any method's params, however deep.
+    const nested = JSON.parse('{"index":"a","sort":[{"field":"x","__proto__":{}}]}') as Record<string, unknown>;
+    expect(detailOf(queriesExecuteParams, nested)).toBe('sort[0].__proto__: "__proto__" is not accepted as a key');
+    // Other names that are Object's own stay parameters like any other.
+    expect(() =>
+      parseParams(reportsExecuteParams, { guid, parameters: { constructor: ['x'], toString: ['y'] } }),
+    ).not.toThrow();
+  });
 
   it('names unknown parameters, quoted', () => {
     expect(detailOf(queriesExecuteParams, { index: 'a', foo: 1, bar: 2 })).toBe('Unknown parameters: "foo", "bar"');

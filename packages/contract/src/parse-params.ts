@@ -44,6 +44,8 @@ function unpairedSurrogate(
  * from the top.
  */
 export function parseParams<T extends z.ZodType>(schema: T, params: Record<string, unknown>, at?: string): z.output<T> {
+  const proto = protoKeyPath(params);
+  if (proto) throw AppError.invalid(`${paramName(at ? [at, ...proto] : proto)}: "__proto__" is not accepted as a key`);
   const parsed = schema.safeParse(params);
   if (parsed.success) {
     const bad = unpairedSurrogate(parsed.data, []);
@@ -67,4 +69,28 @@ export function parseParams<T extends z.ZodType>(schema: T, params: Record<strin
   const shown = problems.slice(0, MAX_PARAM_PROBLEMS).join('; ');
   const more = problems.length - MAX_PARAM_PROBLEMS;
   throw AppError.invalid(more > 0 ? `${shown}; and ${more} more problem${more > 1 ? 's' : ''}` : shown);
+}
+
+/**
+ * Where the params hold an own "__proto__" key (JSON.parse makes one), or undefined. Any object built
+ * from the caller's keys (a report's parameters, an embed token's) would take it as its prototype rather
+ * than as a key, and what it named would vanish without a word: refused by name instead. Walked without
+ * recursion (params may nest 100,000 levels before their schema refuses them), each node with its parent.
+ */
+function protoKeyPath(params: unknown): Array<string | number> | undefined {
+  type Node = { value: unknown; key: string | number; parent: Node | undefined };
+  const stack: Node[] = [{ value: params, key: '', parent: undefined }];
+  while (stack.length > 0) {
+    const node = stack.pop()!;
+    const v = node.value;
+    if (v === null || typeof v !== 'object') continue;
+    if (!Array.isArray(v) && Object.hasOwn(v, '__proto__')) {
+      const path: Array<string | number> = ['__proto__'];
+      for (let n: Node | undefined = node; n?.parent; n = n.parent) path.unshift(n.key);
+      return path;
+    }
+    if (Array.isArray(v)) v.forEach((child, i) => stack.push({ value: child, key: i, parent: node }));
+    else for (const [k, child] of Object.entries(v)) stack.push({ value: child, key: k, parent: node });
+  }
+  return undefined;
 }

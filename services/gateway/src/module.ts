@@ -72,7 +72,14 @@ export class GatewayModule implements QuarryModule {
       exports: () => exports?.status,
       signedLinks: () => signedLinks,
       cors,
-      mcp: { authenticate, log: this.log.child({ part: 'mcp' }), rpcUrl: () => this.selfRpcUrl() },
+    };
+    deps.mcp = {
+      authenticate,
+      log: this.log.child({ part: 'mcp' }),
+      rpcUrl: () => this.selfRpcUrl(),
+      addressLimiter: deps.addressLimiter,
+      bodyLimitBytes: c.bodyLimitBytes,
+      bodyTimeoutMs: c.bodyTimeoutMs,
     };
     const app = createHttpApp(deps);
     const rpc = rpcHandler(deps);

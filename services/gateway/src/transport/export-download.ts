@@ -3,6 +3,8 @@ import { AppError } from '@quarry/errors';
 import type { AuthenticateUseCase } from '../domain/authenticate.use-case';
 import type { ExportStatusUseCase } from '../domain/export-status.use-case';
 import { checkEmbedGrant, checkScopes } from '../domain/method-access';
+import type { RateLimiter } from '../ports/rate-limiter.port';
+import { refusedForAddress } from './address-limit';
 import { sendHttpProblem, sendProblem } from './http-responses';
 
 const CONTENT_TYPES: Record<string, string> = {
@@ -22,11 +24,14 @@ const CONTENT_TYPES: Record<string, string> = {
 export function exportDownloadHandler(deps: {
   authenticate: AuthenticateUseCase;
   exports: () => ExportStatusUseCase | undefined;
+  /** Per client address, for requests without a valid token, as on /api/v1. */
+  addressLimiter?: RateLimiter;
 }): RequestHandler {
   return (req, res) => {
     void (async () => {
       const auth = await deps.authenticate.authenticate(req.headers.authorization);
       if (!auth.ok) {
+        if (await refusedForAddress(deps.addressLimiter, req, res)) return;
         res.setHeader('WWW-Authenticate', 'Bearer realm="quarry"');
         return sendHttpProblem(res, 401, 'Unauthorized', 'A valid bearer token is required');
       }

@@ -35,10 +35,19 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
   mountConsole(app, deps.consoleDir);
   app.post('/api/v1', rpcHandler(deps));
   if (deps.mcp) app.all('/mcp', mcpHandler(deps.mcp));
-  app.get('/exports/signed/:token', signedDownloadHandler({ links: deps.signedLinks ?? (() => undefined) }));
+  // Every route that takes a credential holds a request without a valid one to the per-address limit.
+  const { addressLimiter } = deps;
+  app.get(
+    '/exports/signed/:token',
+    signedDownloadHandler({ links: deps.signedLinks ?? (() => undefined), addressLimiter }),
+  );
   app.get(
     '/exports/:id',
-    exportDownloadHandler({ authenticate: deps.authenticate, exports: deps.exports ?? (() => undefined) }),
+    exportDownloadHandler({
+      authenticate: deps.authenticate,
+      exports: deps.exports ?? (() => undefined),
+      addressLimiter,
+    }),
   );
 
   app.all('/api/v1', (_req, res) => {

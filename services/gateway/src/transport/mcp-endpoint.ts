@@ -17,8 +17,15 @@ import {
   openRpcDocument,
   type MethodName,
 } from '@quarry/contract';
+import { AppError } from '@quarry/errors';
 import type { Logger } from '@quarry/logger';
 import type { AuthenticateUseCase } from '../domain/authenticate.use-case';
+import type { RateLimiter } from '../ports/rate-limiter.port';
+import { refusedForAddress } from './address-limit';
+import { sendProblem, sendProtocolError } from './http-responses';
+import { PROTOCOL } from './json-rpc-envelope';
+import { readBody } from './read-body';
+import { isJsonMediaType, type BodyLimits } from './read-request';
 
 /*
  * MCP (Streamable HTTP, stateless) on the gateway: each JSON-RPC method the bearer token's scopes allow
@@ -28,11 +35,79 @@ import type { AuthenticateUseCase } from '../domain/authenticate.use-case';
  * realms, embed-token limits, rate limits and the audit trail are the ones every JSON-RPC call meets.
  */
 
-export interface McpDeps {
+export interface McpDeps extends BodyLimits {
   authenticate: AuthenticateUseCase;
   /** The gateway's own JSON-RPC endpoint, as this process reaches it (known once it listens). */
   rpcUrl: () => string;
   log: Logger;
+  /** Per client address, for requests without a valid token, as on /api/v1 (QUARRY_ANON_RATE_LIMIT). */
+  addressLimiter?: RateLimiter;
+}
+
+/**
+ * Deeper than this, a message is refused before the SDK or a tool reads it: no tool's arguments nest half
+ * as deep, and what walks a value recursively (validation, JSON.stringify) must not meet 100,000 levels.
+ */
+export const MCP_MAX_DEPTH = 64;
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** Whether `value` nests objects or arrays more than `max` levels deep; walked without recursion. */
+export function nestsDeeperThan(value: unknown, max: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (depth > max) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
+/**
+ * A POST's one JSON-RPC message, read within the body limits: a batch (an array) is refused as /api/v1
+ * refuses it, so one request is one call's work, and so is a message nested deeper than MCP_MAX_DEPTH.
+ * Answers the refusal itself and resolves with undefined.
+ */
+async function readMessage(deps: McpDeps, req: IncomingMessage, res: ServerResponse): Promise<unknown> {
+  if (!isJsonMediaType(req.headers['content-type'])) {
+    sendProtocolError(res, 415, null, PROTOCOL.invalid, 'Content-Type must be application/json');
+    return undefined;
+  }
+  const read = await readBody(req, deps.bodyLimitBytes, deps.bodyTimeoutMs);
+  if (!read.ok) {
+    if (read.reason === 'aborted') return undefined;
+    res.setHeader('Connection', 'close');
+    if (read.reason === 'too-slow')
+      sendProblem(
+        res,
+        new AppError('REQUEST_TIMEOUT', `The request body did not arrive within ${deps.bodyTimeoutMs} ms`),
+      );
+    else sendProtocolError(res, 413, null, PROTOCOL.invalid, `The request body exceeds ${deps.bodyLimitBytes} bytes`);
+    return undefined;
+  }
+  let message: unknown;
+  try {
+    message = JSON.parse(utf8.decode(read.body));
+  } catch {
+    sendProtocolError(res, 400, null, PROTOCOL.parse, 'The request body is not valid JSON');
+    return undefined;
+  }
+  if (Array.isArray(message)) {
+    sendProtocolError(
+      res,
+      400,
+      null,
+      PROTOCOL.invalid,
+      'Batches are not accepted: send one JSON-RPC message per request',
+    );
+    return undefined;
+  }
+  if (nestsDeeperThan(message, MCP_MAX_DEPTH)) {
+    sendProtocolError(res, 400, null, PROTOCOL.invalid, `The message nests more than ${MCP_MAX_DEPTH} levels deep`);
+    return undefined;
+  }
+  return message;
 }
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -166,6 +241,7 @@ export function mcpHandler(deps: McpDeps): (req: IncomingMessage, res: ServerRes
     void (async () => {
       const auth = await deps.authenticate.authenticate(req.headers.authorization);
       if (!auth.ok) {
+        if (await refusedForAddress(deps.addressLimiter, req, res)) return;
         res.writeHead(auth.error.httpStatus, { 'Content-Type': 'application/problem+json' });
         res.end(
           JSON.stringify({
@@ -192,6 +268,11 @@ export function mcpHandler(deps: McpDeps): (req: IncomingMessage, res: ServerRes
           return scoped && (!embedded || embedded.includes(m));
         }),
       );
+      let message: unknown;
+      if (req.method === 'POST') {
+        message = await readMessage(deps, req, res);
+        if (message === undefined) return;
+      }
       const server = mcpServer(deps, req.headers.authorization ?? '', allowed);
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       res.on('close', () => {
@@ -199,7 +280,7 @@ export function mcpHandler(deps: McpDeps): (req: IncomingMessage, res: ServerRes
         void server.close();
       });
       await server.connect(transport);
-      await transport.handleRequest(req, res);
+      await transport.handleRequest(req, res, message);
     })().catch((err: unknown) => {
       deps.log.error({ err }, 'mcp request failed');
       if (!res.headersSent) {

@@ -6,6 +6,7 @@ import { failSpan, SpanKind } from '@quarry/tracing';
 import { AUTH_FAILURES, type Authentication, type AuthenticateUseCase } from '../domain/authenticate.use-case';
 import type { Principal } from '../domain/principal';
 import type { RateLimiter } from '../ports/rate-limiter.port';
+import { refusedForAddress } from './address-limit';
 import { sendNoContent, sendProblem } from './http-responses';
 import { sendDiscover } from './openrpc-discover';
 import { discardRest } from './read-body';
@@ -32,24 +33,13 @@ export async function answerUnauthenticated(
   call.who = auth.who;
   // No token to count against: the client's address is. A flood of token-less calls is refused before
   // its body is read, and is one audit row per address and window, not one per call.
-  if (deps.addressLimiter) {
-    const taken = await deps.addressLimiter.take(`addr:${req.socket.remoteAddress ?? 'unknown'}`);
-    if (!taken.ok) {
-      void discardRest(req, deps.bodyLimitBytes, 1000);
-      res.setHeader('Connection', 'close');
-      sendProblem(
-        res,
-        new AppError(
-          'RATE_LIMITED',
-          `Too many requests without a valid token from this address; retry after ${taken.retryAfterSeconds} s`,
-          { retryAfterSeconds: taken.retryAfterSeconds },
-        ),
-      );
-      call.method = '(rate limited)';
-      if (taken.firstRefusal) call.finish('(rate limited)', '429');
-      else call.count('(rate limited)', '429');
-      return;
-    }
+  const limited = await refusedForAddress(deps.addressLimiter, req, res);
+  if (limited) {
+    void discardRest(req, deps.bodyLimitBytes, 1000);
+    call.method = '(rate limited)';
+    if (limited.firstRefusal) call.finish('(rate limited)', '429');
+    else call.count('(rate limited)', '429');
+    return;
   }
   // rpc.discover needs no token: a small body without one is read, quickly, to see whether it asks for
   // that. Anything else without a token costs no more than before: a 401, the rest drained and dropped.

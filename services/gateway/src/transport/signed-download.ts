@@ -2,11 +2,15 @@ import type { RequestHandler } from 'express';
 import { linkedContentType } from '../domain/delivery-outputs';
 import type { SignedLinks } from '../domain/signed-links';
 import type { DeliveryFiles } from '../ports/delivery-files.port';
+import type { RateLimiter } from '../ports/rate-limiter.port';
+import { refusedForAddress } from './address-limit';
 import { sendHttpProblem } from './http-responses';
 
 export interface SignedDownloadDeps {
   /** Absent: this gateway signs no links (no key, no exports folder); every link answers 404. */
   links: () => { links: SignedLinks; files: DeliveryFiles } | undefined;
+  /** Per client address, for links this deployment did not sign (guessing costs as a bad token does). */
+  addressLimiter?: RateLimiter;
 }
 
 /**
@@ -20,8 +24,10 @@ export function signedDownloadHandler(deps: SignedDownloadDeps): RequestHandler 
     void (async () => {
       const signing = deps.links();
       const checked = signing?.links.check(String(req.params.token ?? ''));
-      if (!signing || !checked || checked.kind === 'invalid')
+      if (!signing || !checked || checked.kind === 'invalid') {
+        if (await refusedForAddress(deps.addressLimiter, req, res)) return;
         return sendHttpProblem(res, 404, 'Not Found', 'No such file');
+      }
       if (checked.kind === 'expired') return sendHttpProblem(res, 410, 'Gone', 'The link has expired');
       const { id, ext, filename } = checked.file;
       const found = await signing.files.open(id, ext);
