@@ -244,6 +244,53 @@ describe('scheduled deliveries in every export format, large ones as signed link
     expect(await at(sign({ ...decoded, n: '../../etc/passwd' }))).toBe(404);
   });
 
+  it("a signed link opens only while its schedule's owner may read the report: disabled, revoked, deleted", async () => {
+    const lou = await createIdentity(stack.dataDir, 'lou', { indexes: '*' });
+    const linkFor = async (name: string) => {
+      const saved = await stack.data<{ report: { guid: string } }>(lou, 'QUERIES.EXECUTE', {
+        index: 'movies',
+        query: '(MPAA Rating):R',
+        saveReport: { name },
+      });
+      const at = `/lou/${name.replace(/\W/g, '')}`;
+      const made = await stack.call(lou, 'REPORTS.SCHEDULE', {
+        guid: saved.report.guid,
+        cron: '0 8 1 1 *',
+        format: 'csv',
+        deliver: webhook(at),
+        runNow: true,
+      });
+      expect(made.error).toBeUndefined();
+      const [got] = await eventually('the webhook', async () => (receiver.at(at).length ? receiver.at(at) : undefined));
+      return { guid: saved.report.guid, url: (JSON.parse(got.body) as WebhookBody).link!.url };
+    };
+    const opened = async (url: string) => {
+      const res = await fetch(url);
+      const text = await res.text();
+      return res.status === 403 ? `403 ${(JSON.parse(text) as { detail: string }).detail}` : String(res.status);
+    };
+    const refused = "403 This link no longer opens: its schedule's owner may no longer read the report it delivered";
+    // A change of the owner's standing reaches every gateway within the credential cache's life: waited for.
+    const becomes = (url: string, want: string) =>
+      eventually(`the link to answer ${want}`, async () => ((await opened(url)) === want ? true : undefined));
+
+    const first = await linkFor('Lou one');
+    expect(await opened(first.url)).toBe('200');
+    // The owner disabled: refused; enabled again: it opens again (asked at each opening, not burned).
+    expect((await stack.cli(['user', 'disable', 'lou'])).code).toBe(0);
+    await becomes(first.url, refused);
+    expect((await stack.cli(['user', 'enable', 'lou'])).code).toBe(0);
+    await becomes(first.url, '200');
+    // The report deleted: refused.
+    expect((await stack.call(lou, 'REPORTS.DELETE', { guid: first.guid })).error).toBeUndefined();
+    await becomes(first.url, refused);
+    // The schedule's token revoked: refused, for a link of another report too.
+    const second = await linkFor('Lou two');
+    expect(await opened(second.url)).toBe('200');
+    expect((await stack.cli(['token', 'revoke', lou.tokenId])).code).toBe(0);
+    await becomes(second.url, refused);
+  });
+
   it('a search over QUARRY_EXPORT_MAX_ROWS stops its schedule, saying why', async () => {
     const made = await schedule('All movies', 'csv', webhook('/all'));
     expect(made.error).toBeUndefined();

@@ -6,6 +6,7 @@ import { DATA_DIR_KEYS, loadDataDirKey } from '@quarry/config';
 import { FsDeliveryFiles } from './adapters/fs-delivery-files.adapter';
 import { StreamingRecordConverter } from './adapters/streaming-record-converter.adapter';
 import { DeliveryOutputs } from './domain/delivery-outputs';
+import { OpenSignedLinkUseCase } from './domain/open-signed-link.use-case';
 import { SignedLinks } from './domain/signed-links';
 import type { DeliveryFiles } from './ports/delivery-files.port';
 import { FsExportStore } from './adapters/fs-export-store.adapter';
@@ -33,8 +34,8 @@ export interface GatewayCalls {
   dispatch: DispatchMethodUseCase;
   audit: AuditRecorder;
   exports?: { start: StartExportUseCase; status: ExportStatusUseCase };
-  /** Deliveries' signed links and their files; absent when this gateway can keep no such file. */
-  signedLinks?: { links: SignedLinks; files: DeliveryFiles };
+  /** Deliveries' signed links, their files and who may still open them; absent when no such file is kept. */
+  signedLinks?: { links: SignedLinks; files: DeliveryFiles; opens: OpenSignedLinkUseCase };
 }
 
 /**
@@ -94,7 +95,11 @@ export class GatewayCallsModule implements QuarryModule {
     );
     const deliveries = this.startDeliveries();
     this.runner = new RunScheduledReportUseCase(authenticate, dispatch, audit, deliveries?.outputs);
-    this.started = { authenticate, dispatch, audit, exports: this.exports, signedLinks: deliveries?.signed };
+    const signedLinks = deliveries?.signed && {
+      ...deliveries.signed,
+      opens: new OpenSignedLinkUseCase(authenticate, dispatch),
+    };
+    this.started = { authenticate, dispatch, audit, exports: this.exports, signedLinks };
   }
 
   /** Called by the HTTP module once it listens, so links name the port it got. */

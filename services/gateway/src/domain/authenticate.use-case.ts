@@ -110,11 +110,28 @@ export class AuthenticateUseCase {
     return result.principal;
   }
 
+  /**
+   * The principal of an API token named by its id (a delivery link names the schedule's token so), checked
+   * as a presented token is: not revoked, not expired, its owner active. Throws the refusal otherwise.
+   */
+  async fromTokenId(id: string): Promise<Principal> {
+    const credential = await this.store.findCredentialById(id);
+    const result: Authentication = credential
+      ? this.principalOf(credential)
+      : { ok: false, error: new AppError('UNAUTHENTICATED', AUTH_FAILURES.notFound) };
+    if (!result.ok) throw result.error;
+    return result.principal;
+  }
+
   private async byTokenHash(hash: string): Promise<Authentication> {
     const fail = (detail: string): Authentication => ({ ok: false, error: new AppError('UNAUTHENTICATED', detail) });
     const credential = await this.store.findCredential(hash);
     // The store found it by hash already; the constant-time compare guards adapters that match loosely.
     if (!credential || !digestsEqual(credential.token.hash, hash)) return fail(AUTH_FAILURES.notFound);
+    return this.principalOf(credential);
+  }
+
+  private principalOf(credential: Credential): Authentication {
     const live = this.liveCredential(credential);
     if (!live.ok) return live;
     const scopes = new Set<Scope>(credential.token.scopes.filter(isScope));

@@ -61,10 +61,21 @@ function outputs(opts: { count?: number; fail?: boolean; links?: SignedLinks | u
   return { out, kept, writes };
 }
 
+/** The schedule's owner token and report, which every link names. */
+const grant = { tokenId: 'tok_owner', guid: '00000000-0000-4000-8000-00000000000a' };
+
 describe('DeliveryOutputs', () => {
   it('a search under the bound is inline, its file gone once read', async () => {
     const { out, kept } = outputs();
-    const got = await out.search(caller, saved, ['Title'], { name: 'R', index: 'movies' }, 'csv', { requestId: 'r' });
+    const got = await out.search(
+      caller,
+      saved,
+      ['Title'],
+      { name: 'R', index: 'movies' },
+      'csv',
+      { requestId: 'r' },
+      grant,
+    );
     expect(got).toEqual({ contentType: 'text/csv', data: 'Title\r\nA\r\nB\r\nC\r\n', rows: 3 });
     expect(kept.size).toBe(0);
   });
@@ -72,7 +83,7 @@ describe('DeliveryOutputs', () => {
   it('over QUARRY_EXPORT_MAX_ROWS: refused naming format before anything is written', async () => {
     const { out, writes } = outputs({ count: 11 });
     const err = await out
-      .search(caller, saved, [], { name: 'R', index: 'movies' }, 'csv', { requestId: 'r' })
+      .search(caller, saved, [], { name: 'R', index: 'movies' }, 'csv', { requestId: 'r' }, grant)
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AppError);
     expect((err as AppError).detail).toBe(
@@ -84,7 +95,7 @@ describe('DeliveryOutputs', () => {
   it('a write that fails leaves no file behind', async () => {
     const { out, kept, writes } = outputs({ fail: true });
     await expect(
-      out.search(caller, saved, ['Title'], { name: 'R', index: 'movies' }, 'xlsx', { requestId: 'r' }),
+      out.search(caller, saved, ['Title'], { name: 'R', index: 'movies' }, 'xlsx', { requestId: 'r' }, grant),
     ).rejects.toThrow('query is away');
     // The staged JSON Lines were written, then removed with the workbook's reservation.
     expect(writes).toEqual(['jsonl']);
@@ -93,11 +104,11 @@ describe('DeliveryOutputs', () => {
 
   it('an output over the bound is kept and linked; at the bound it is inline', async () => {
     const { out, kept } = outputs();
-    expect(await out.bounded('R', 'csv', 'text/csv', 'x'.repeat(20))).toEqual({
+    expect(await out.bounded('R', 'csv', 'text/csv', 'x'.repeat(20), grant)).toEqual({
       contentType: 'text/csv',
       data: 'x'.repeat(20),
     });
-    const big = await out.bounded('R', 'pdf', 'application/pdf', Buffer.alloc(21, 1).toString('base64'));
+    const big = await out.bounded('R', 'pdf', 'application/pdf', Buffer.alloc(21, 1).toString('base64'), grant);
     expect(big).toMatchObject({
       contentType: 'application/pdf',
       data: null,
@@ -105,12 +116,15 @@ describe('DeliveryOutputs', () => {
     });
     expect([...kept.values()]).toEqual([Buffer.alloc(21, 1)]);
     const token = big.link!.url.split('/exports/signed/')[1];
-    expect(links.check(token)).toMatchObject({ kind: 'ok', file: { ext: 'pdf', filename: 'R-1970-01-01-00-00.pdf' } });
+    expect(links.check(token)).toMatchObject({
+      kind: 'ok',
+      file: { ext: 'pdf', filename: 'R-1970-01-01-00-00.pdf', ...grant },
+    });
   });
 
   it('without a link key an output over the bound fails, saying so, and its file goes', async () => {
     const { out, kept } = outputs({ links: undefined });
-    await expect(out.bounded('R', 'csv', 'text/csv', 'x'.repeat(21))).rejects.toThrow(
+    await expect(out.bounded('R', 'csv', 'text/csv', 'x'.repeat(21), grant)).rejects.toThrow(
       /over QUARRY_ATTACHMENT_MAX_BYTES and no link key/,
     );
     await new Promise((r) => setImmediate(r));

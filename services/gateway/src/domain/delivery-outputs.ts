@@ -27,6 +27,12 @@ export function linkedContentType(ext: string): string {
 /** The formats a saved search is delivered in: every matching record, not a page. */
 export const SEARCH_DELIVERY_FORMATS = ['csv', 'xlsx', 'parquet', 'jsonl', 'json'] as const satisfies ScheduleFormat[];
 
+/** On whose behalf a delivery's link opens: the schedule's API token and the report (see LinkedFile). */
+export interface LinkGrant {
+  tokenId: string;
+  guid: string;
+}
+
 /** An output as a delivery carries it: the data inline, or a signed link to its file. */
 export interface DeliveredOutput {
   contentType: string;
@@ -80,6 +86,7 @@ export class DeliveryOutputs {
     report: { name: string; index: string },
     format: ScheduleFormat,
     trace: RequestTrace,
+    grant: LinkGrant,
   ): Promise<DeliveredOutput & { rows: number }> {
     const { files, converter, searches } = this.deps;
     const type = DELIVERY_TYPES[format];
@@ -106,11 +113,17 @@ export class DeliveryOutputs {
     } finally {
       if (staged) await files.remove(staged.id, 'jsonl');
     }
-    return { ...(await this.fromFile(out.id, format, report.name)), rows };
+    return { ...(await this.fromFile(out.id, format, report.name, grant)), rows };
   }
 
   /** An output the gateway holds (a crosstab's): inline under the bound, else written and linked. */
-  async bounded(name: string, format: ScheduleFormat, contentType: string, data: unknown): Promise<DeliveredOutput> {
+  async bounded(
+    name: string,
+    format: ScheduleFormat,
+    contentType: string,
+    data: unknown,
+    grant: LinkGrant,
+  ): Promise<DeliveredOutput> {
     const type = DELIVERY_TYPES[format];
     const bytes =
       typeof data !== 'string'
@@ -119,7 +132,7 @@ export class DeliveryOutputs {
     if (bytes.length <= this.deps.attachmentMaxBytes) return { contentType, data };
     const { id } = this.deps.files.reserve(type.ext);
     await this.deps.files.write(id, type.ext, bytes);
-    return { contentType, data: null, link: this.link(id, type.ext, name, bytes.length) };
+    return { contentType, data: null, link: this.link(id, type.ext, name, bytes.length, grant) };
   }
 
   /** Removes the files whose links have expired. */
@@ -127,19 +140,19 @@ export class DeliveryOutputs {
     return this.deps.files.sweep(this.deps.linkTtlS * 1000);
   }
 
-  private async fromFile(id: string, format: ScheduleFormat, name: string): Promise<DeliveredOutput> {
+  private async fromFile(id: string, format: ScheduleFormat, name: string, grant: LinkGrant): Promise<DeliveredOutput> {
     const { files } = this.deps;
     const type = DELIVERY_TYPES[format];
     const bytes = await files.size(id, type.ext);
     if (bytes > this.deps.attachmentMaxBytes)
-      return { contentType: type.contentType, data: null, link: this.link(id, type.ext, name, bytes) };
+      return { contentType: type.contentType, data: null, link: this.link(id, type.ext, name, bytes, grant) };
     const content = await files.read(id, type.ext);
     await files.remove(id, type.ext);
     const text = content.toString(type.base64 ? 'base64' : 'utf8');
     return { contentType: type.contentType, data: format === 'json' ? (JSON.parse(text) as unknown) : text };
   }
 
-  private link(id: string, ext: string, name: string, bytes: number): DeliveredOutput['link'] {
+  private link(id: string, ext: string, name: string, bytes: number, grant: LinkGrant): DeliveredOutput['link'] {
     const links = this.deps.links;
     if (!links) {
       void this.deps.files.remove(id, ext);
@@ -150,7 +163,7 @@ export class DeliveryOutputs {
     const expires = Math.floor(this.now() / 1000) + this.deps.linkTtlS;
     const filename = deliveryFileName(name, ext, new Date(this.now()));
     return {
-      url: links.url({ id, ext, filename, expires }),
+      url: links.url({ id, ext, filename, expires, ...grant }),
       expiresAt: new Date(expires * 1000).toISOString(),
       bytes,
     };

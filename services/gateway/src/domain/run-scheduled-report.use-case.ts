@@ -182,11 +182,15 @@ export class RunScheduledReportUseCase implements ScheduledReportRunner {
         { name: report.name, index: report.index },
         format,
         { requestId },
+        { tokenId: p.tokenId, guid },
       );
       return { ...base, rows, ...delivered };
     }
     const contentType = String(out.contentType);
     if (!this.outputs) return { ...base, contentType, data: out.data };
-    return { ...base, ...(await this.outputs.bounded(report.name, format, contentType, out.data)) };
+    return {
+      ...base,
+      ...(await this.outputs.bounded(report.name, format, contentType, out.data, { tokenId: p.tokenId, guid })),
+    };
   }
 }

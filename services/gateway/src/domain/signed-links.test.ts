@@ -8,6 +8,8 @@ const file: LinkedFile = {
   ext: 'csv',
   filename: 'R-movies-2026-03-30-08-00.csv',
   expires: now / 1000 + 60,
+  tokenId: 'tok_1a2B',
+  guid: '00000000-0000-4000-8000-000000000001',
 };
 const links = new SignedLinks(
   key,
@@ -19,7 +21,7 @@ const signed = (fields: Record<string, unknown>, k = key) => {
   const p = Buffer.from(JSON.stringify(fields)).toString('base64url');
   return `${p}.${createHmac('sha256', k).update(`quarry-delivery-link.${p}`).digest('base64url')}`;
 };
-const fields = { i: file.id, e: file.ext, n: file.filename, x: file.expires };
+const fields = { i: file.id, e: file.ext, n: file.filename, x: file.expires, t: file.tokenId, g: file.guid };
 
 describe('SignedLinks', () => {
   it('a link opens its own file, under the base URL without a doubled slash', () => {
@@ -51,6 +53,20 @@ describe('SignedLinks', () => {
     ['an extension of another form', signed({ ...fields, e: 'c/v' })],
     ['a fractional expiry', signed({ ...fields, x: file.expires + 0.5 })],
     ['JSON of another shape', signed({ id: file.id })],
+    [
+      'a link that names no owner (signed before links did)',
+      signed({ i: file.id, e: file.ext, n: file.filename, x: file.expires }),
+    ],
+    [
+      'another owner under this signature',
+      `${signed({ ...fields, t: 'tok_other' }).split('.')[0]}.${signed(fields).split('.')[1]}`,
+    ],
+    [
+      'another report under this signature',
+      `${signed({ ...fields, g: 'f'.repeat(36) }).split('.')[0]}.${signed(fields).split('.')[1]}`,
+    ],
+    ['an owner of another form', signed({ ...fields, t: '../x' })],
+    ['a report of another form', signed({ ...fields, g: 7 })],
     [
       'no JSON at all',
       (() => {

@@ -1,12 +1,20 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
-/** What a link names: a delivery file (id, extension), the name it downloads as, and when it expires. */
+/**
+ * What a link names: a delivery file (id, extension), the name it downloads as, when it expires, and on
+ * whose behalf it opens: the API token of the schedule's owner and the report it delivered. The link is
+ * checked against both each time it is opened, as an embed token is against its issuer.
+ */
 export interface LinkedFile {
   id: string;
   ext: string;
   filename: string;
   /** Unix seconds. */
   expires: number;
+  /** The id of the API token the schedule runs as. */
+  tokenId: string;
+  /** The delivered report's guid. */
+  guid: string;
 }
 
 export type LinkCheck =
@@ -20,6 +28,8 @@ const ID = /^[0-9a-f]{32}$/;
 const EXT = /^[a-z]{2,8}$/;
 // A name any file system accepts, as the delivery made it (report-file names).
 const FILENAME = /^[A-Za-z0-9._-]{1,120}$/;
+const TOKEN_ID = /^[A-Za-z0-9_-]{1,64}$/;
+const GUID = /^[0-9A-Za-z-]{1,64}$/;
 /** A token longer than any this signs is refused before it is decoded. */
 const TOKEN_MAX = 600;
 
@@ -42,7 +52,7 @@ export class SignedLinks {
 
   token(file: LinkedFile): string {
     const payload = Buffer.from(
-      JSON.stringify({ i: file.id, e: file.ext, n: file.filename, x: file.expires }),
+      JSON.stringify({ i: file.id, e: file.ext, n: file.filename, x: file.expires, t: file.tokenId, g: file.guid }),
       'utf8',
     ).toString('base64url');
     return `${payload}.${this.mac(payload).toString('base64url')}`;
@@ -65,7 +75,7 @@ export class SignedLinks {
     } catch {
       return { kind: 'invalid' };
     }
-    const p = parsed as { i?: unknown; e?: unknown; n?: unknown; x?: unknown };
+    const p = parsed as { i?: unknown; e?: unknown; n?: unknown; x?: unknown; t?: unknown; g?: unknown };
     if (
       typeof p.i !== 'string' ||
       !ID.test(p.i) ||
@@ -74,10 +84,15 @@ export class SignedLinks {
       typeof p.n !== 'string' ||
       !FILENAME.test(p.n) ||
       typeof p.x !== 'number' ||
-      !Number.isInteger(p.x)
+      !Number.isInteger(p.x) ||
+      // A link signed before links named their owner opens for no one: no one could be checked.
+      typeof p.t !== 'string' ||
+      !TOKEN_ID.test(p.t) ||
+      typeof p.g !== 'string' ||
+      !GUID.test(p.g)
     )
       return { kind: 'invalid' };
     if (p.x * 1000 <= this.now()) return { kind: 'expired' };
-    return { kind: 'ok', file: { id: p.i, ext: p.e, filename: p.n, expires: p.x } };
+    return { kind: 'ok', file: { id: p.i, ext: p.e, filename: p.n, expires: p.x, tokenId: p.t, guid: p.g } };
   }
 }
