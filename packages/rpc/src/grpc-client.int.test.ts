@@ -55,6 +55,27 @@ describe('callUnary on a real grpc-js server', () => {
     expect(seenRequestIds.at(-1)).toBe('req-abc.1');
   });
 
+  it('a call on a channel this process closed is UNAVAILABLE saying the process is stopping, not a raw throw', async () => {
+    const closed = new grpc.Client(client.getChannel().getTarget(), grpc.credentials.createInsecure(), CLIENT_OPTIONS);
+    closed.close();
+    const err = await callUnary(
+      'query',
+      closed.getChannel(),
+      FIND,
+      { paramsJson: '1' },
+      {
+        requestId: 'r',
+        deadlineMs: 10_000,
+        internalToken: TOKEN,
+      },
+    ).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(AppError);
+    expect(err).toMatchObject({
+      code: 'UNAVAILABLE',
+      detail: 'The query service cannot be called: this process is stopping',
+    });
+  });
+
   it('keeps many concurrent calls apart', async () => {
     const res = await Promise.all(Array.from({ length: 50 }, (_, i) => call({ paramsJson: String(i) })));
     expect(res.map((r) => r.indexes[0]?.name)).toEqual(Array.from({ length: 50 }, (_, i) => `n${i}`));

@@ -82,6 +82,12 @@ function send<Req, Res>(
     metadata.set(INTERNAL_TOKEN_HEADER, options.internalToken);
     // The client span's context (W3C traceparent), so the service's span joins this trace.
     injectTraceContext((key, value) => metadata.set(key, value));
+    // A channel closed by this process's stop throws ("Channel has been shut down"): said as what it is,
+    // so that work in flight (an export's run) is handed back rather than failed for good.
+    if (channel.getConnectivityState(false) === grpc.connectivityState.SHUTDOWN) {
+      reject(AppError.unavailable(`The ${service} service cannot be called: this process is stopping`));
+      return;
+    }
     const call = channel.createCall(method.path, Date.now() + options.deadlineMs, null, null, grpc.propagate.DEFAULTS);
     let response: Res | undefined;
     let parseError: unknown;

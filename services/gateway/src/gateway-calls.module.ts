@@ -56,6 +56,8 @@ export class GatewayCallsModule implements QuarryModule {
   private readonly log: Logger;
   private searchExports: GrpcSearchExports | undefined;
   private exportJobs: BullMqExportJobs | undefined;
+  /** Starts this process's export worker; set once exports are set up. */
+  private takeJobs: (() => void) | undefined;
   private exports: { start: StartExportUseCase; status: ExportStatusUseCase } | undefined;
   private sweeper: NodeJS.Timeout | undefined;
   private deliverySearches: GrpcSearchExports | undefined;
@@ -105,6 +107,15 @@ export class GatewayCallsModule implements QuarryModule {
   /** Called by the HTTP module once it listens, so links name the port it got. */
   useBoundUrl(url: string): void {
     this.boundUrl = url;
+  }
+
+  /**
+   * Called by the HTTP module once it listens: this process's worker starts taking export jobs. A process
+   * that fails to start (a port taken, a store away) never takes one, so it cannot fail one by dying.
+   */
+  takeExportJobs(): void {
+    this.takeJobs?.();
+    this.takeJobs = undefined;
   }
 
   /**
@@ -218,7 +229,8 @@ export class GatewayCallsModule implements QuarryModule {
       Date.now,
       new StreamingRecordConverter(),
     );
-    jobs.work((job, run) => start.run(job, run), c.exportConcurrency);
+    // Jobs are taken once the process is up (takeExportJobs): a process that dies at start takes none.
+    this.takeJobs = () => jobs.work((job, run) => start.run(job, run), c.exportConcurrency);
     const sweep = () =>
       status.sweep(keepRecordsMs).catch((err: unknown) => this.log.warn({ err }, 'exports: sweep failed'));
     void sweep();

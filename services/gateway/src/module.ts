@@ -101,6 +101,7 @@ export class GatewayModule implements QuarryModule {
     this.server = server;
     // Links a delivery sends name the port this server got (PORT=0 picks one), unless QUARRY_PUBLIC_URL is set.
     this.calls.useBoundUrl(this.selfRpcUrl().replace(/\/api\/v1$/, ''));
+    this.calls.takeExportJobs();
     const bound = server.address();
     const host = typeof bound === 'object' && bound ? bound.address : c.host;
     this.log.info({ port: this.port, host, services: c.serviceAddrs }, 'gateway listening');

@@ -1,3 +1,4 @@
+import { AppError } from '@quarry/errors';
 import type { ExportFormat } from '@quarry/contract';
 import { ExportFailed, type ExportJob, type ExportJobs, type ExportJobStatus } from '../ports/export-jobs.port';
 import type { XlsxOptions } from '../ports/delivery-files.port';
@@ -288,6 +289,23 @@ describe('StartExportUseCase', () => {
     pending[0].reject(new Error('cancelled'));
     await expect(run).rejects.not.toBeInstanceOf(ExportFailed);
     expect(store.records.get(jobs.added[0].exportId)).toMatchObject({ state: 'queued', rowsWritten: 0 });
+  });
+
+  it('a service that cannot be reached (this process stopping, its channel closed) hands the run back too', async () => {
+    const { store, jobs, pending, start } = setUp();
+    await start.start(caller('a'), search, trace);
+    const run = start.run(jobs.added[0], runOf(1));
+    await settle();
+    pending[0].reject(AppError.unavailable('The query service cannot be called: this process is stopping'));
+    await expect(run).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+    await expect(run).rejects.not.toBeInstanceOf(ExportFailed);
+    expect(store.records.get(jobs.added[0].exportId)).toMatchObject({ state: 'queued', rowsWritten: 0 });
+    // The export's own failure is still final.
+    const again = start.run(jobs.added[0], runOf(2));
+    await settle();
+    pending[1].reject(AppError.invalid('Unknown field "x"'));
+    await expect(again).rejects.toBeInstanceOf(ExportFailed);
+    expect(store.records.get(jobs.added[0].exportId)).toMatchObject({ state: 'failed' });
   });
 
   it('refuses, before recording anything, an export over the row limit, a search as xlsx and a saveReport', async () => {

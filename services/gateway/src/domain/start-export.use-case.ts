@@ -163,8 +163,9 @@ export class StartExportUseCase {
       await progress;
       // A partial file is never served: it goes.
       await this.store.remove(id, format, false).catch(() => undefined);
-      if (signal.aborted) {
-        // This process is stopping: the job goes back to the queue and runs again.
+      // This process is stopping, or a service could not be reached for the moment (its answer says so):
+      // the job goes back to the queue and runs again, here or on another gateway, within its attempts.
+      if (signal.aborted || (err instanceof AppError && err.code === 'UNAVAILABLE')) {
         await this.store.update(id, { state: 'queued', rowsWritten: 0, bytes: 0 }).catch(() => undefined);
         throw err;
       }
