@@ -29,12 +29,23 @@ export class OpenSignedLinkUseCase {
         throw AppError.forbidden(NO_LONGER);
       throw err;
     }
+    let index: string;
     try {
-      await this.dispatch.call(owner, 'REPORTS.METADATA', { guid: file.guid }, { requestId: `link-${randomUUID()}` });
+      const { data } = await this.dispatch.call(
+        owner,
+        'REPORTS.METADATA',
+        { guid: file.guid },
+        { requestId: `link-${randomUUID()}` },
+      );
+      index = (data as { index: string }).index;
     } catch (err) {
       if (err instanceof AppError && (err.code === 'NOT_FOUND' || err.code === 'FORBIDDEN'))
         throw AppError.forbidden(NO_LONGER);
       throw err;
     }
+    // An owner always sees the metadata of their own reports; the file holds the index's records, which the
+    // owner must still be allowed to read.
+    const { admin, indexes } = owner.user;
+    if (!admin && !indexes.includes('*') && !indexes.includes(index)) throw AppError.forbidden(NO_LONGER);
   }
 }

@@ -124,14 +124,17 @@ describe('StartExportUseCase', () => {
   });
 
   it('refuses one export more than QUARRY_EXPORT_MAX_PER_USER with 429 naming it; a finished one frees a place', async () => {
-    const { store, jobs, start } = setUp(10, () => NOW, 3);
+    const { store, jobs, start, index } = setUp(10, () => NOW, 3);
     for (let i = 0; i < 3; i++) await start.start(caller('a'), search, trace);
+    const asked = index.asked;
     await expect(start.start(caller('a'), search, trace)).rejects.toMatchObject({
       code: 'RATE_LIMITED',
       retryAfterSeconds: 10,
       detail:
         'You have 3 exports queued or running, as many as QUARRY_EXPORT_MAX_PER_USER (3) allows; start another once one has finished',
     });
+    // Refused before the query service is asked to count anything.
+    expect(index.asked).toBe(asked);
     // Another user is not held to the first one's count.
     await start.start(caller('b'), search, trace);
     expect(jobs.added).toHaveLength(4);
@@ -270,7 +273,8 @@ describe('StartExportUseCase', () => {
     store.free = 999;
     await settle();
     expect(pending[0].signal?.aborted).toBe(true);
-    pending[0].reject(new Error('cancelled'));
+    // As the gRPC client answers a call it cancelled: UNAVAILABLE, which alone would hand the run back.
+    pending[0].reject(AppError.unavailable('The query service is unavailable; try again shortly'));
     await expect(run).rejects.toBeInstanceOf(ExportFailed);
     expect(store.records.get(jobs.added[0].exportId)!.error).toMatch(
       /^The export failed: the exports volume has 0 MB free, less than QUARRY_EXPORT_MIN_FREE_MB \(0\)/,

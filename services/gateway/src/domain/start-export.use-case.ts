@@ -68,6 +68,8 @@ export class StartExportUseCase {
   ) {}
 
   async start(caller: Caller, input: ExportInput, trace: RequestTrace): Promise<{ exportId: string }> {
+    // A user at the cap is refused before the plan asks the query service anything; enqueue checks again.
+    await this.pendingOf(caller.userId);
     const { checked } = await this.plan(caller, input, trace);
     const user = caller.userId;
     const before = this.starting.get(user) ?? Promise.resolve();
@@ -87,15 +89,7 @@ export class StartExportUseCase {
     trace: RequestTrace,
     checked: SearchCheck | undefined,
   ): Promise<{ exportId: string }> {
-    const pending = (await this.store.list()).filter(
-      (r) => r.userId === caller.userId && (r.state === 'queued' || r.state === 'running'),
-    ).length;
-    if (pending >= this.limits.maxPerUser)
-      throw new AppError(
-        'RATE_LIMITED',
-        `You have ${pending} exports queued or running, as many as QUARRY_EXPORT_MAX_PER_USER (${this.limits.maxPerUser}) allows; start another once one has finished`,
-        { retryAfterSeconds: 10 },
-      );
+    const pending = await this.pendingOf(caller.userId);
     const id = randomBytes(16).toString('hex');
     await this.store.create({
       id,
@@ -116,6 +110,20 @@ export class StartExportUseCase {
       throw err;
     }
     return { exportId: id };
+  }
+
+  /** The user's exports queued or running; a 429 naming QUARRY_EXPORT_MAX_PER_USER when they are as many as it allows. */
+  private async pendingOf(userId: string): Promise<number> {
+    const pending = (await this.store.list()).filter(
+      (r) => r.userId === userId && (r.state === 'queued' || r.state === 'running'),
+    ).length;
+    if (pending >= this.limits.maxPerUser)
+      throw new AppError(
+        'RATE_LIMITED',
+        `You have ${pending} exports queued or running, as many as QUARRY_EXPORT_MAX_PER_USER (${this.limits.maxPerUser}) allows; start another once one has finished`,
+        { retryAfterSeconds: 10 },
+      );
+    return pending;
   }
 
   /** One run of an export's job. Throws ExportFailed for the export's own failure, anything else to hand it back. */
@@ -159,13 +167,16 @@ export class StartExportUseCase {
       });
       return 'done';
     } catch (err) {
+      // Stopped by this run itself (the volume short of space): its own failure, whatever the cancelled
+      // call then says (a cancelled gRPC call reads as UNAVAILABLE).
+      const stoppedItself = stop.signal.aborted;
       stop.abort();
       await progress;
       // A partial file is never served: it goes.
       await this.store.remove(id, format, false).catch(() => undefined);
       // This process is stopping, or a service could not be reached for the moment (its answer says so):
       // the job goes back to the queue and runs again, here or on another gateway, within its attempts.
-      if (signal.aborted || (err instanceof AppError && err.code === 'UNAVAILABLE')) {
+      if (signal.aborted || (!stoppedItself && err instanceof AppError && err.code === 'UNAVAILABLE')) {
         await this.store.update(id, { state: 'queued', rowsWritten: 0, bytes: 0 }).catch(() => undefined);
         throw err;
       }
