@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command as CI runs it, on a machine kept busy: a fresh clone of HEAD (nothing installed, nothing
 # built), CI's clean environment, and a busy loop holding one core for the whole run; `--runs N` in a row.
-# Prints each run's duration, result and slowest suites, and exits non-zero when any run failed.
+# Every run tests the commit HEAD was at the start, whatever is committed meanwhile. Prints each run's
+# duration, result and slowest suites, and exits non-zero when any run failed.
 # Usage: bash scripts/test-busy.sh [--runs N] [--keep]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,6 +17,7 @@ while [ $# -gt 0 ]; do
 done
 case "$runs" in '' | *[!0-9]* | 0) echo "--runs takes a whole number of at least 1" >&2; exit 2 ;; esac
 repo=$(pwd)
+commit=$(git rev-parse HEAD)
 rev=$(git rev-parse --short HEAD)
 # One core kept busy the whole time, by a process outside the run (as another tenant's job would be).
 bash -c 'while :; do :; done' &
@@ -28,6 +30,7 @@ for i in $(seq 1 "$runs"); do
   # As a clone CI makes: readable by the pods' non-root user (mktemp makes it the owner's alone).
   chmod 755 "$clone"
   git clone -q "$repo" "$clone"
+  git -C "$clone" checkout -q "$commit"
   log="$clone.log"
   t0=$(date +%s)
   rc=0
