@@ -31,7 +31,7 @@ describe('exports when the server or its disk fails', () => {
     const newRun = () =>
       fs.readdirSync(exportsDir()).find((n) => n.startsWith(`${id}.`) && n.endsWith('.part') && !seen.has(n));
     const published = () => fs.existsSync(path.join(exportsDir(), `${id}.csv`));
-    for (const end = Date.now() + 300_000; Date.now() < end; ) {
+    for (const end = Date.now() + 300_000; Date.now() < end;) {
       const run = newRun();
       if (run) {
         for (const pid of quarry.pids()) process.kill(pid, 'SIGSTOP');
