@@ -64,6 +64,17 @@ export const REQUIRED_BY_TARGET: Record<Target | 'loader', string[]> = {
     INTERNAL_TOKEN,
   ],
   'chart-worker': ['QUARRY_TARGET', 'REDIS_URL', 'CHROMIUM_PATH'],
+  ingest: [
+    'QUARRY_TARGET',
+    'QUARRY_DATA_DIR',
+    'MONGODB_URL',
+    'QUARRY_INGEST_ADDR',
+    'QUARRY_GRPC_LISTEN_HOST',
+    'QUARRY_SEARCH_BACKEND',
+    'TYPESENSE_URL',
+    'TYPESENSE_API_KEY',
+    INTERNAL_TOKEN,
+  ],
   loader: ['QUARRY_DATA_DIR', 'MONGODB_URL', 'QUARRY_SEARCH_BACKEND', 'TYPESENSE_URL', 'TYPESENSE_API_KEY'],
 };
 

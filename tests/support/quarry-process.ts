@@ -205,11 +205,11 @@ async function startQuarryOnce(opts: StartOptions): Promise<RunningQuarry> {
       await redis.start();
       // One deployment: every process holds the same internal credential, or the services refuse the gateway.
       const addrs: Record<string, string> = { REDIS_URL: redis.url, QUARRY_INTERNAL_TOKEN: E2E_INTERNAL_TOKEN };
-      for (const s of ['QUERY', 'CROSSTAB', 'CHART', 'REPORTS'])
+      for (const s of ['QUERY', 'CROSSTAB', 'CHART', 'REPORTS', 'INGEST'])
         addrs[`QUARRY_${s}_ADDR`] = `127.0.0.1:${await freePort()}`;
       // Every one that started is kept for the clean-up below, also when another failed to.
       const services = await Promise.allSettled(
-        ['query', 'crosstab', 'chart', 'reports', 'chart-worker'].map((t) =>
+        ['query', 'crosstab', 'chart', 'reports', 'chart-worker', 'ingest'].map((t) =>
           spawnServe({ ...env, ...addrs, QUARRY_TARGET: t }),
         ),
       );

@@ -120,7 +120,7 @@ export function crossFieldProblems(env: Record<string, string | undefined>): str
 export const TLS_VARS = ['QUARRY_GRPC_TLS_CERT', 'QUARRY_GRPC_TLS_KEY', 'QUARRY_GRPC_TLS_CA'] as const;
 
 /** The targets that speak gRPC: the gateway as client, the services as servers (chart-worker uses Redis). */
-const GRPC_PARTIES: readonly Target[] = ['gateway', 'query', 'crosstab', 'chart', 'reports'];
+const GRPC_PARTIES: readonly Target[] = ['gateway', 'query', 'crosstab', 'chart', 'reports', 'ingest'];
 
 /**
  * Whether this process talks gRPC to another process: it runs some of the gRPC parties but not all.

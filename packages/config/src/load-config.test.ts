@@ -222,7 +222,7 @@ describe('the internal credential (QUARRY_INTERNAL_TOKEN)', () => {
 
   it('is made up per process, 32 random bytes, when all gRPC parties run in this one', () => {
     const a = loadConfig({}).grpc.internalToken;
-    const b = loadConfig({ QUARRY_TARGET: 'gateway,query,crosstab,chart,reports' }).grpc.internalToken;
+    const b = loadConfig({ QUARRY_TARGET: 'gateway,query,crosstab,chart,reports,ingest' }).grpc.internalToken;
     expect(a).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(Buffer.from(a, 'base64url')).toHaveLength(32);
     expect(b).not.toBe(a);

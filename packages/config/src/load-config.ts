@@ -12,7 +12,7 @@ import {
 } from './config.schema';
 import type { TracingSettings } from './tracing-settings';
 
-export type ServiceName = 'query' | 'crosstab' | 'chart' | 'reports';
+export type ServiceName = 'query' | 'crosstab' | 'chart' | 'reports' | 'ingest';
 
 /**
  * The settings as the modules read them: grouped, in their units (bytes, milliseconds), paths resolved.
@@ -83,6 +83,7 @@ function configFromEnv(e: Env, known: Record<string, string | undefined>, tls: G
     auditDays: e.QUARRY_AUDIT_DAYS,
     exportTtlS: e.QUARRY_EXPORT_TTL_S,
     exportMaxRows: e.QUARRY_EXPORT_MAX_ROWS,
+    uploadMaxBytes: e.QUARRY_UPLOAD_MAX_MB * 1_048_576,
     exportDir: path.resolve(e.QUARRY_EXPORT_DIR ?? path.join(e.QUARRY_DATA_DIR, 'exports')),
     exportConcurrency: e.QUARRY_EXPORT_CONCURRENCY,
     exportMaxPerUser: e.QUARRY_EXPORT_MAX_PER_USER,
@@ -134,6 +135,7 @@ function configFromEnv(e: Env, known: Record<string, string | undefined>, tls: G
         crosstab: e.QUARRY_CROSSTAB_ADDR,
         chart: e.QUARRY_CHART_ADDR,
         reports: e.QUARRY_REPORTS_ADDR,
+        ingest: e.QUARRY_INGEST_ADDR,
       },
       listenHost: e.QUARRY_GRPC_LISTEN_HOST,
       deadlineMs: e.QUARRY_GRPC_DEADLINE_MS,
@@ -258,6 +260,7 @@ export const DEFAULT_SERVICE_PORTS: Record<ServiceName, number> = {
   crosstab: 50052,
   chart: 50053,
   reports: 50054,
+  ingest: 50055,
 };
 
 /** Where a service is reached: its configured address, else its default port on loopback. */

@@ -3,7 +3,7 @@ import { OTLP_PROTOCOLS } from './tracing-settings';
 
 /** The rules settings share: addresses, URLs, durations, sizes, lists. Each names what it expects. */
 
-export const TARGETS = ['gateway', 'query', 'crosstab', 'chart', 'chart-worker', 'reports'] as const;
+export const TARGETS = ['gateway', 'query', 'crosstab', 'chart', 'chart-worker', 'reports', 'ingest'] as const;
 export type Target = (typeof TARGETS)[number];
 
 export const SEARCH_BACKENDS = ['embedded', 'typesense'] as const;

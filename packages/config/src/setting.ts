@@ -2,7 +2,16 @@ import { z } from 'zod';
 
 /** Who reads a setting: a target (QUARRY_TARGET), the scheduler beside the gateway, or the `quarry` CLI. */
 export type Reader =
-  'every process' | 'gateway' | 'scheduler' | 'query' | 'crosstab' | 'chart' | 'chart-worker' | 'reports' | 'CLI';
+  | 'every process'
+  | 'gateway'
+  | 'scheduler'
+  | 'query'
+  | 'crosstab'
+  | 'chart'
+  | 'chart-worker'
+  | 'reports'
+  | 'ingest'
+  | 'CLI';
 
 /** What the README's settings table says of a setting, kept beside its rule. */
 export interface SettingDoc {

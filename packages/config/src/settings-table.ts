@@ -11,6 +11,7 @@ const READER_ORDER: readonly Reader[] = [
   'chart',
   'chart-worker',
   'reports',
+  'ingest',
   'CLI',
 ];
 
@@ -24,6 +25,7 @@ const READER_TEXT: Record<Reader, string> = {
   chart: '`chart`',
   'chart-worker': '`chart-worker`',
   reports: '`reports`',
+  ingest: '`ingest`',
   CLI: '`quarry` CLI',
 };
 

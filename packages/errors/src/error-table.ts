@@ -14,6 +14,8 @@ export const ERROR_TABLE = {
   // the table one-to-one.
   REQUEST_TIMEOUT: { http: 408, title: 'Request Timeout', grpc: 11 },
   RATE_LIMITED: { http: 429, title: 'Too Many Requests', grpc: 10 },
+  // An upload's body in a format no loader reads (POST /indexes/<name>/records).
+  UNSUPPORTED_MEDIA_TYPE: { http: 415, title: 'Unsupported Media Type', grpc: 12 },
   INTERNAL: { http: 500, title: 'Internal Server Error', grpc: 13 },
   UNAVAILABLE: { http: 503, title: 'Service Unavailable', grpc: 14 },
   TIMEOUT: { http: 504, title: 'Gateway Timeout', grpc: 4 },

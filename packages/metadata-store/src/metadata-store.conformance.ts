@@ -347,6 +347,26 @@ export function metadataStoreConformance(open: () => Promise<MetadataAndCatalog>
     expect((await store.listIndexVersions('movies')).map((e) => e.version)).toEqual([v4.version]);
   });
 
+  it("keeps an index's owner on its live entry, lists a user's own indexes, and forgets them on a drop", async () => {
+    const owned = (await store.publishIndex({ ...movies, owner: 'u-alice' })).entry;
+    expect(owned.owner).toBe('u-alice');
+    expect((await store.getIndex('movies'))?.owner).toBe('u-alice');
+    await store.publishIndex({ ...movies, name: 'zoo', owner: 'u-alice' });
+    await store.publishIndex({ ...movies, name: 'bank', owner: 'u-bob' });
+    await store.publishIndex({ ...movies, name: 'cli' });
+    expect(await store.ownedIndexes('u-alice')).toEqual(['movies', 'zoo']);
+    expect(await store.ownedIndexes('u-bob')).toEqual(['bank']);
+    expect(await store.ownedIndexes('u-nobody')).toEqual([]);
+    expect((await store.getIndex('cli'))?.owner).toBeUndefined();
+    // Versions describe data, not rights: the owner is the live entry's alone.
+    expect((await store.getIndexVersion('movies', owned.version))?.owner).toBeUndefined();
+    // A publish without an owner (the CLI's load over it) clears it.
+    await store.publishIndex({ ...movies, name: 'zoo' });
+    expect((await store.getIndex('zoo'))?.owner).toBeUndefined();
+    await store.dropIndex('movies');
+    expect(await store.ownedIndexes('u-alice')).toEqual([]);
+  });
+
   it('grants one load lock per name and refuses a second holder, naming the first', async () => {
     const lock = await store.acquireLoadLock('movies', holder('a'), 60_000);
     await expect(store.acquireLoadLock('movies', holder('b'), 60_000)).rejects.toMatchObject({

@@ -124,6 +124,69 @@ function send<Req, Res>(
   });
 }
 
+/** What a client-streaming call needs of a generated method definition. */
+export interface ClientStreamMethod<Req, Res> {
+  path: string;
+  requestSerialize: (value: Req) => Buffer;
+  responseDeserialize: (bytes: Buffer) => Res;
+}
+
+/**
+ * A call whose client streams (an upload's body): the messages are written as `messages` yields them,
+ * each waiting for the transport to take the last (HTTP/2 flow control), so a slow service slows the
+ * reading of the source instead of filling memory. A source that throws cancels the call and rejects with
+ * its own error; any failure is an AppError, as for unary calls.
+ */
+export function callClientStream<Req, Res>(
+  service: string,
+  client: grpc.Client,
+  method: ClientStreamMethod<Req, Res>,
+  messages: AsyncIterable<Req>,
+  options: CallOptions,
+): Promise<Res> {
+  return new Promise((resolve, reject) => {
+    const metadata = new grpc.Metadata();
+    metadata.set(REQUEST_ID_HEADER, options.requestId);
+    metadata.set(INTERNAL_TOKEN_HEADER, options.internalToken);
+    injectTraceContext((key, value) => metadata.set(key, value));
+    if (client.getChannel().getConnectivityState(false) === grpc.connectivityState.SHUTDOWN) {
+      reject(AppError.unavailable(`The ${service} service cannot be called: this process is stopping`));
+      return;
+    }
+    let sourceFailed: unknown;
+    const call = client.makeClientStreamRequest<Req, Res>(
+      method.path,
+      method.requestSerialize,
+      method.responseDeserialize,
+      metadata,
+      { deadline: Date.now() + options.deadlineMs },
+      (err, res) => {
+        if (sourceFailed !== undefined) reject(toAppError(sourceFailed));
+        else if (err) reject(fromServiceError(err, service));
+        else if (res === undefined) reject(fromServiceError({ code: grpc.status.INTERNAL }, service));
+        else resolve(res);
+      },
+    );
+    const signal = options.signal;
+    const cancel = () => call.cancel();
+    if (signal?.aborted) cancel();
+    else signal?.addEventListener('abort', cancel, { once: true });
+    void (async () => {
+      try {
+        for await (const message of messages) {
+          if (!call.write(message)) await new Promise((r) => call.once('drain', r));
+        }
+        call.end();
+      } catch (err) {
+        sourceFailed = err;
+        call.cancel();
+      } finally {
+        signal?.removeEventListener('abort', cancel);
+      }
+    })();
+  });
+}
+
 /** Bytes either side of a connection may send before the other acknowledges (see CLIENT_OPTIONS). */
 export const FLOW_CONTROL_WINDOW = 16 * 1024 * 1024;
 

@@ -105,6 +105,53 @@ export function unary<Req, Res>(
   };
 }
 
+/** A handler of a method whose client streams: its messages as they come, one answer at the end. */
+export type ClientStreamHandler<Req, Res> = (messages: AsyncIterable<Req>, ctx: CallContext) => Promise<Res>;
+
+/**
+ * Adapts a use case to a grpc-js client-streaming handler, as `unary` does a unary one: the request id
+ * into a child logger, a signal that aborts when the caller goes away or its deadline passes, AppError
+ * out as a status, everything thrown caught (the messages stop being read once the handler settles).
+ */
+export function clientStreaming<Req, Res>(
+  log: Logger,
+  method: string,
+  handler: ClientStreamHandler<Req, Res>,
+): grpc.handleClientStreamingCall<Req, Res> {
+  return (call, callback) => {
+    const requestId = resolveRequestId(call.metadata.get(REQUEST_ID_HEADER)[0]);
+    const controller = new AbortController();
+    const deadline = call.getDeadline();
+    const deadlineMs = deadline instanceof Date ? deadline.getTime() : deadline;
+    const timer = Number.isFinite(deadlineMs)
+      ? setTimeout(
+          () => controller.abort(AppError.timeout(`${method} ran past its deadline and was cancelled`)),
+          Math.max(0, deadlineMs - Date.now()),
+        )
+      : undefined;
+    const onCancelled = () => controller.abort(AppError.timeout(`${method} was cancelled by its caller`));
+    call.once('cancelled', onCancelled);
+    const ctx: CallContext = { requestId, log: log.child({ requestId, rpc: method }), signal: controller.signal };
+    void Promise.resolve()
+      .then(() => handler(call as AsyncIterable<Req>, ctx))
+      .then(
+        (res) => callback(null, res),
+        (err: unknown) => {
+          const status = toServiceError(err);
+          if (status.code === grpc.status.INTERNAL) ctx.log.error({ err }, 'rpc failed');
+          else ctx.log.debug({ code: status.code, detail: status.details }, 'rpc refused');
+          callback(status, null);
+        },
+      )
+      .finally(() => {
+        clearTimeout(timer);
+        call.off('cancelled', onCancelled);
+        // What the handler did not read is not waited for.
+        call.destroy();
+      });
+  };
+}
+
 /**
  * Connections are closed (gracefully) after a few minutes: clients re-resolve DNS only when a connection
  * ends, so without this a gateway never spreads calls to pods added by a scale-up (round_robin over a

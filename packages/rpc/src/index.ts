@@ -4,13 +4,23 @@ export { REQUEST_ID_HEADER, resolveRequestId, isSafeRequestId } from './request-
 export { toServiceError, fromServiceError, ERROR_CODE_METADATA } from './grpc-errors';
 export {
   unary,
+  clientStreaming,
   createGrpcServer,
   bindGrpcServer,
   shutdownGrpcServer,
   type CallContext,
   type UnaryHandler,
+  type ClientStreamHandler,
 } from './grpc-server';
-export { callUnary, CLIENT_OPTIONS, dialTarget, type CallOptions, type UnaryMethod } from './grpc-client';
+export {
+  callUnary,
+  callClientStream,
+  CLIENT_OPTIONS,
+  dialTarget,
+  type CallOptions,
+  type ClientStreamMethod,
+  type UnaryMethod,
+} from './grpc-client';
 export {
   INTERNAL_TOKEN_HEADER,
   channelCredentials,

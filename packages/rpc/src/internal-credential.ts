@@ -56,8 +56,8 @@ const REFUSED = 'The internal credential is missing or wrong: services accept ca
 
 /**
  * Puts the credential check in front of every handler of a service implementation, before anything of
- * the request is read. Quarry's services are unary only: a streaming method here would not be guarded,
- * so it is refused at start.
+ * the request is read. A method whose client streams (an upload) is called as a unary one is, with the
+ * metadata first; one that streams its answer would not be guarded, so it is refused at start.
  */
 export function requireInternalCredential(
   definition: grpc.ServiceDefinition,
@@ -67,8 +67,10 @@ export function requireInternalCredential(
 ): grpc.UntypedServiceImplementation {
   if (expected.length === 0) throw new Error('an empty internal credential would let anyone in');
   for (const [name, method] of Object.entries(definition)) {
-    if (method.requestStream || method.responseStream)
-      throw new Error(`${name} streams: the internal credential check covers unary methods only`);
+    if (method.responseStream)
+      throw new Error(
+        `${name} streams its answer: the internal credential check covers unary and client-streaming methods only`,
+      );
   }
   const accepts = makeCredentialCheck(expected);
   const guarded: grpc.UntypedServiceImplementation = {};

@@ -5,11 +5,18 @@ import type { ProtoGrpcType as QueryProto } from './generated/query';
 import type { ProtoGrpcType as CrosstabProto } from './generated/crosstab';
 import type { ProtoGrpcType as ChartProto } from './generated/chart';
 import type { ProtoGrpcType as ReportsProto } from './generated/reports';
+import type { ProtoGrpcType as IngestProto } from './generated/ingest';
 
 /** proto/ at the repository root; the built package sits two levels below it. */
 export const PROTO_ROOT = path.resolve(__dirname, '..', '..', '..', 'proto');
 
-const FILES = ['quarry/v1/query.proto', 'quarry/v1/crosstab.proto', 'quarry/v1/chart.proto', 'quarry/v1/reports.proto'];
+const FILES = [
+  'quarry/v1/query.proto',
+  'quarry/v1/crosstab.proto',
+  'quarry/v1/chart.proto',
+  'quarry/v1/reports.proto',
+  'quarry/v1/ingest.proto',
+];
 
 // Must match the flags the type generator runs with (package.json "gen"), or the types lie.
 const LOADER_OPTIONS: protoLoader.Options = {
@@ -21,7 +28,7 @@ const LOADER_OPTIONS: protoLoader.Options = {
   includeDirs: [PROTO_ROOT],
 };
 
-export type QuarryProto = QueryProto & CrosstabProto & ChartProto & ReportsProto;
+export type QuarryProto = QueryProto & CrosstabProto & ChartProto & ReportsProto & IngestProto;
 
 let cached: QuarryProto | undefined;
 

@@ -9,19 +9,20 @@ import { ATTACH_MIN_RECORDS, attachableFile } from './attachable-snapshot';
 import type { SourceEncoding } from './load/csv-header';
 import { checkColumns } from './load/check-columns';
 import { collectCsvRejects } from './load/csv-rejects';
-import { openLoadDuckDb, phases, runWithProgress } from './load/duck-run';
+import { openLoadDuckDb, phases, rows, runWithProgress } from './load/duck-run';
 import { planColumns, type ColumnPlan, type TypeNote } from './load/infer-columns';
-import { RejectLog, type OnError } from './load/load-problems';
+import { RejectLog, type LoadReport, type OnError, type RejectedRow } from './load/load-problems';
 import { publishAttachable, publishFile } from './load/publish-files';
 import { findLines } from './load/record-lines';
 import { formatOf, readSource, type SourceFormat } from './load/read-source';
 import { rejectUnreadable } from './load/unreadable-values';
+import { checkUpsertKey, stageUpsert, UPLOAD_TABLE } from './load/upsert-key';
 import { writeParquet } from './load/write-parquet';
 import { rollupFields } from './rollup-tables';
-import { ident } from './sql';
+import { ident, literal } from './sql';
 
 export { INDEX_NAME } from '@quarry/contract';
-export type { OnError } from './load/load-problems';
+export type { LoadReport, OnError, RejectedRow } from './load/load-problems';
 export type { SourceEncoding } from './load/csv-header';
 export { formatOf, type SourceFormat } from './load/read-source';
 
@@ -49,6 +50,14 @@ export interface BuildRequest {
   dateFormat?: string;
   /** Append to this published version: same fields, its rows first. */
   append?: { snapshot: string; fields: FieldDef[] };
+  /**
+   * With `append`: the file's rows replace the version's rows with the same `key` value (compared as
+   * stored) and follow the others. Without it, a first load. Either way a row whose key is empty or
+   * repeats an earlier row's is rejected.
+   */
+  upsert?: { key: string };
+  /** Filled as the load goes (rows read once known, rejected rows as found), and left so by a failure. */
+  report?: LoadReport;
   /** Called now and then with the fraction done (0..1). */
   onProgress?: (fraction: number) => void;
   /**
@@ -65,9 +74,13 @@ export interface BuiltSnapshot {
   recordCount: number;
   /** Relative to the data directory. */
   snapshot: string;
-  /** Rows read from the source: recordCount (less any appended-to rows) plus rowsRejected. */
+  /** Rows read from the source: recordCount (less the previous version's rows kept) plus rowsRejected. */
   rowsRead: number;
   rowsRejected: number;
+  /** The first rejected rows (REPORTED_REJECTS of them, their text clipped), when any were. */
+  rejects?: RejectedRow[];
+  /** With `upsert`: the previous version's rows the file's replaced. */
+  replaced?: number;
   /** The rejects file, when rows were skipped. */
   rejectsFile?: string;
   /** Lines of a CSV inside an unterminated quote: neither read as rows nor checked. */
@@ -117,6 +130,7 @@ function fieldsOf(plans: ColumnPlan[], grains: BuildRequest['grains']): FieldDef
  * row fails the whole load unless `onError` is `skip`; types never change a value (see infer-columns).
  * DuckDB streams the data (it never passes through JS, but for the strict JSON check), spilling to a
  * temporary folder in the data directory. Nothing is published here: the caller publishes the result.
+ * `report`, when given, shows how far the load got, even when it fails.
  */
 export async function buildSnapshot(req: BuildRequest): Promise<BuiltSnapshot> {
   if (!INDEX_NAME.test(req.name))
@@ -129,6 +143,8 @@ export async function buildSnapshot(req: BuildRequest): Promise<BuiltSnapshot> {
   const encoding = req.encoding ?? 'utf-8';
   if (encoding !== 'utf-8' && format !== 'csv')
     throw AppError.invalid(`--encoding applies to CSV files; JSON is always UTF-8`);
+  // Known before a byte is read when appending: a wrong key fails at once, not after the file's checks.
+  if (req.upsert && req.append) checkUpsertKey(req.upsert.key, req.append.fields);
   const dir = path.join(req.dataDir, 'indexes', req.name);
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   const id = `${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
@@ -138,7 +154,14 @@ export async function buildSnapshot(req: BuildRequest): Promise<BuiltSnapshot> {
   const attachTmp = path.join(dir, `${id}.duckdb.tmp`);
   const spill = path.join(req.dataDir, 'tmp');
   fs.mkdirSync(spill, { recursive: true, mode: 0o700 });
-  const rejects = new RejectLog(label, onError, maxErrors, onError === 'skip' ? req.rejectsFile : undefined);
+  const rejects = new RejectLog(
+    label,
+    onError,
+    maxErrors,
+    onError === 'skip' ? req.rejectsFile : undefined,
+    req.report,
+  );
+  const report = rejects.report;
   const weights: Record<string, number> =
     format === 'csv'
       ? { scan: 0.45, types: 0.05, write: 0.5 }
@@ -166,6 +189,7 @@ export async function buildSnapshot(req: BuildRequest): Promise<BuiltSnapshot> {
       progress('read'),
     );
     const { columns, declared } = checkColumns(opened.columns, req, label);
+    if (req.upsert && !req.append) checkUpsertKey(req.upsert.key, columns);
 
     // Proposals look at the first rows many times: read them once.
     await c.run(`CREATE TEMP TABLE sample AS SELECT * FROM src LIMIT 2048`);
@@ -182,27 +206,34 @@ export async function buildSnapshot(req: BuildRequest): Promise<BuiltSnapshot> {
     progress('types')(1);
     const { unreadLines, csvRejected } =
       format === 'csv'
-        ? await collectCsvRejects(c, req.file, rejects, opened.csvColumns)
+        ? await collectCsvRejects(c, req.file, rejects, opened.csvColumns, (n) => {
+            report.rowsRead = planned.rows + rejects.rejected + n;
+          })
         : { unreadLines: 0, csvRejected: new Map<number, number>() };
     // A row of a file with lines is named by its line, whichever check refused it (the type checks
     // only know its position among the rows the reader kept).
     const lineKind =
       format === 'csv' ? 'csv' : format !== 'parquet' && opened.jsonLayout !== 'array' ? 'jsonl' : undefined;
+    // The lines the reader left out, as they are now: rows rejected from here on are still rows of `src`,
+    // which findLines must count as kept.
+    const unread = new Map(lineKind === 'csv' ? csvRejected : rejects.rejectedLines);
     const linesOf = (records: number[]) =>
-      lineKind && records.length > 0
-        ? findLines(req.file, lineKind, { records }, lineKind === 'csv' ? csvRejected : rejects.rejectedLines).records
-        : undefined;
+      lineKind && records.length > 0 ? findLines(req.file, lineKind, { records }, unread).records : undefined;
     const noteLines = linesOf(planned.notes.map((n) => n.record));
     const typeNotes = planned.notes.map((n) => {
       const line = noteLines?.get(n.record);
       return line !== undefined ? { column: n.column, wanted: n.wanted, line, value: n.value } : n;
     });
     const rowsRead = opened.checkedRows ?? planned.rows + rejects.rejected;
+    report.rowsRead = rowsRead;
 
     const { fallible, rowOk } = await rejectUnreadable(c, plans, rejects, maxErrors, linesOf);
+    const staged = req.upsert
+      ? await stageUpsert(c, { plans, fallible, rowOk, key: req.upsert.key, label }, rejects, maxErrors, linesOf)
+      : undefined;
 
     const previous = req.append ? path.resolve(req.dataDir, req.append.snapshot) : undefined;
-    if (!previous && format === 'parquet' && plans.every((p) => p.expr === ident(p.name))) {
+    if (!previous && !req.upsert && format === 'parquet' && plans.every((p) => p.expr === ident(p.name))) {
       // Nothing to convert: the source file is the snapshot, copied so the version stays immutable.
       fs.copyFileSync(req.file, tmp);
       const fields = fieldsOf(plans, req.grains);
@@ -220,7 +251,12 @@ export async function buildSnapshot(req: BuildRequest): Promise<BuiltSnapshot> {
         rowsRejected: 0,
       };
     }
-    const written = await writeParquet(c, { plans, fallible, rowOk, previous, tmp, label }, progress('write'));
+    const upload = req.upsert ? { table: UPLOAD_TABLE, key: req.upsert.key } : undefined;
+    const previousRows =
+      upload && previous
+        ? Number((await rows(c, `SELECT count(*) AS n FROM read_parquet(${literal(previous)})`))[0].n)
+        : 0;
+    const written = await writeParquet(c, { plans, fallible, rowOk, previous, tmp, label, upload }, progress('write'));
     const fields = fieldsOf(plans, req.grains);
     const rollups = keptRollups(req.rollups, fields);
     await publishAttachable(tmp, written, fields, { ...attachAt, rollups: rollups.rollups });
@@ -233,6 +269,9 @@ export async function buildSnapshot(req: BuildRequest): Promise<BuiltSnapshot> {
       snapshot: path.relative(req.dataDir, final),
       rowsRead,
       rowsRejected: rejects.rejected,
+      ...(rejects.rejected > 0 ? { rejects: [...report.rejects] } : {}),
+      // Every staged row is written once: the previous rows missing from what was written were replaced.
+      ...(staged !== undefined ? { replaced: previousRows + staged - written } : {}),
       ...(rejects.rejected > 0 && req.rejectsFile ? { rejectsFile: req.rejectsFile } : {}),
       ...(unreadLines > 0 ? { unreadLines } : {}),
       ...(typeNotes.length ? { typeNotes } : {}),

@@ -12,7 +12,14 @@ export {
   type SingleWordFields,
   type SingleWordField,
 } from './single-word-fields';
-export { buildSnapshot, pruneSnapshots, type BuildRequest, type BuiltSnapshot } from './build-snapshot';
+export {
+  buildSnapshot,
+  pruneSnapshots,
+  type BuildRequest,
+  type BuiltSnapshot,
+  type LoadReport,
+  type RejectedRow,
+} from './build-snapshot';
 export type { TypeNote } from './load/infer-columns';
 export { ident, listParam, literal, recordJsonSql, wordsColumn, wordsExpr } from './sql';
 export type { DuckDBValue } from '@duckdb/node-api';

@@ -9,6 +9,7 @@ export function gatewayConfig(config: Config, hosted: Partial<Record<ServiceName
     crosstab: addr('crosstab'),
     chart: addr('chart'),
     reports: addr('reports'),
+    ingest: addr('ingest'),
   };
   /** The internal credential (and mTLS) every call to a service carries. */
   const grpcTrust: GrpcTrust = { internalToken: config.grpc.internalToken, tls: config.grpc.tls };
@@ -35,6 +36,7 @@ export function gatewayConfig(config: Config, hosted: Partial<Record<ServiceName
       'auditDays',
       'exportTtlS',
       'exportMaxRows',
+      'uploadMaxBytes',
       'exportDir',
       'exportConcurrency',
       'exportMaxPerUser',

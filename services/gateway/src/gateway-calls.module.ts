@@ -1,5 +1,5 @@
 import type { Logger } from '@quarry/logger';
-import type { AuditLog, MetadataStore } from '@quarry/metadata-store';
+import type { AuditLog, IndexCatalog, MetadataStore } from '@quarry/metadata-store';
 import type { QuarryModule } from '@quarry/runtime';
 import { BullMqExportJobs } from './adapters/bullmq-export-jobs.adapter';
 import { DATA_DIR_KEYS, loadDataDirKey } from '@quarry/config';
@@ -12,6 +12,7 @@ import type { DeliveryFiles } from './ports/delivery-files.port';
 import { FsExportStore } from './adapters/fs-export-store.adapter';
 import { GrpcSearchExports } from './adapters/grpc-search-exports.adapter';
 import { GrpcServiceClients } from './adapters/grpc-service-clients.adapter';
+import type { RecordUploads } from './ports/record-uploads.port';
 import { ExportStatusUseCase } from './domain/export-status.use-case';
 import { RunCrosstabUseCase } from './domain/run-crosstab.use-case';
 import { StartExportUseCase } from './domain/start-export.use-case';
@@ -67,7 +68,7 @@ export class GatewayCallsModule implements QuarryModule {
 
   constructor(
     private readonly config: GatewayConfig,
-    readonly store: MetadataStore & AuditLog,
+    readonly store: MetadataStore & AuditLog & Pick<IndexCatalog, 'ownedIndexes'>,
     log: Logger,
   ) {
     this.log = log.child({ module: 'gateway' });
@@ -85,7 +86,9 @@ export class GatewayCallsModule implements QuarryModule {
     });
     embedTokens.start();
     this.embedTokens = embedTokens;
-    const authenticate = new AuthenticateUseCase(this.store, signer, Date.now, embedTokens);
+    const authenticate = new AuthenticateUseCase(this.store, signer, Date.now, embedTokens, (userId) =>
+      this.store.ownedIndexes(userId),
+    );
     const dispatch = new DispatchMethodUseCase(
       createMethodHandlers({
         services: this.clients,
@@ -102,6 +105,11 @@ export class GatewayCallsModule implements QuarryModule {
       opens: new OpenSignedLinkUseCase(authenticate, dispatch),
     };
     this.started = { authenticate, dispatch, audit, exports: this.exports, signedLinks };
+  }
+
+  /** The ingest service's uploads (POST /indexes/<name>/records), once started. */
+  get uploads(): RecordUploads | undefined {
+    return this.clients;
   }
 
   /** Called by the HTTP module once it listens, so links name the port it got. */

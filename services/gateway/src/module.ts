@@ -71,6 +71,7 @@ export class GatewayModule implements QuarryModule {
       audit,
       exports: () => exports?.status,
       signedLinks: () => signedLinks,
+      uploads: { uploads: () => this.calls.uploads, maxBytes: c.uploadMaxBytes, idleMs: c.bodyTimeoutMs },
       cors,
     };
     deps.mcp = {
@@ -89,9 +90,11 @@ export class GatewayModule implements QuarryModule {
       else if (api && req.method === 'OPTIONS' && cors.enabled) cors.preflight(req, res);
       else app(req, res);
     });
-    // Node's own backstop for a request that never completes (the body deadline above is the precise one).
-    server.requestTimeout = c.bodyTimeoutMs + 5000;
-    server.headersTimeout = Math.min(60_000, server.requestTimeout);
+    // No whole-request deadline: an upload's body takes as long as its size needs. Every route that reads
+    // a body bounds it itself (JSON-RPC and MCP: QUARRY_BODY_TIMEOUT_MS for the whole body; uploads: that
+    // long without a byte), and the headers still have to arrive in time.
+    server.requestTimeout = 0;
+    server.headersTimeout = Math.min(60_000, c.bodyTimeoutMs + 5000);
     server.listen(c.port, c.host);
     server.keepAliveTimeout = 65_000;
     await new Promise<void>((resolve, reject) => {

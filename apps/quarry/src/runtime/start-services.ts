@@ -1,15 +1,25 @@
 import type { Config, ServiceName, Target } from '@quarry/config';
 import { ChartWorkerModule, chartServiceConfig, createChartModule } from '@quarry/chart';
 import { createCrosstabModule, crosstabServiceConfig } from '@quarry/crosstab';
+import { createIngestModule, ingestServiceConfig } from '@quarry/ingest';
 import type { Logger } from '@quarry/logger';
 import { instrumentStore, QuarryMetrics, type MetricsSnapshot } from '@quarry/metrics';
 import { openMetadataStore, type IndexCatalog } from '@quarry/metadata-store';
-import { createQueryModule, queryServiceConfig } from '@quarry/query';
+import {
+  createQueryModule,
+  createSearchIndex,
+  LOAD_LEASE_MS,
+  LoadIndexUseCase,
+  queryServiceConfig,
+} from '@quarry/query';
+import { DuckDbSnapshotBuilder } from '@quarry/query/duckdb';
 import { LruResultCache } from '@quarry/result-cache';
-import { createReportsModule, reportsServiceConfig } from '@quarry/reports';
+import { createReportsModule, openReportStore, reportsServiceConfig } from '@quarry/reports';
 import type { GrpcServiceModule } from '@quarry/rpc';
 import { HeavyCallLimiter } from '@quarry/runtime';
 import { engineOptions, SnapshotEngine } from '@quarry/snapshots';
+import { withClickHouseCopies } from '../commands/clickhouse-copies';
+import { LoadIndexLoader } from './load-index-loader';
 import { ModuleRunner, type ModuleMap, type StartedModule } from './module-runner';
 
 /** The services of one process (or of its services thread), as the process sees them. */
@@ -30,6 +40,7 @@ export const SERVICE_TARGETS = [
   'chart',
   'reports',
   'chart-worker',
+  'ingest',
 ] as const satisfies readonly Target[];
 
 /** What the service modules share in one process, and what they publish for each other. */
@@ -119,6 +130,40 @@ const SERVICE_MODULES: ModuleMap<ServicesContext> = {
   reports: {
     start: async (ctx) =>
       grpcService(ctx, 'reports', await createReportsModule(reportsServiceConfig(ctx.config), ctx.log, ctx.metrics)),
+  },
+  // Uploads and source runs: loads as `quarry index load` makes them, in the search backend it loads into.
+  ingest: {
+    deps: ['metadata-store', 'snapshot-engine'],
+    start: async (ctx) => {
+      const { catalog, engine, metrics } = shared(ctx);
+      const config = ctx.config;
+      const search = await withClickHouseCopies(createSearchIndex(config, engine, 'load', ctx.log), config, engine);
+      // Which earlier versions saved reports run on (asOf "saved"): kept within QUARRY_SNAPSHOT_KEEP_MB.
+      const reports = await openReportStore({ dataDir: config.dataDir, mongo: config.mongo });
+      const loads = new LoadIndexUseCase(
+        new DuckDbSnapshotBuilder(config.dataDir),
+        catalog,
+        search.search,
+        LOAD_LEASE_MS,
+        {
+          referencedVersions: (index) => reports.referencedIndexVersions(index),
+          keepBytes: config.snapshotKeepBytes,
+        },
+      );
+      return grpcService(
+        ctx,
+        'ingest',
+        createIngestModule(ingestServiceConfig(config), ctx.log, {
+          catalog,
+          metrics,
+          loader: new LoadIndexLoader(loads),
+          onStop: async () => {
+            await reports.close();
+            await search.close();
+          },
+        }),
+      );
+    },
   },
   'chart-worker': {
     start: async (ctx) => {

@@ -88,6 +88,12 @@ export const gatewaySettings = settingGroup("The gateway's HTTP API", {
     doc: 'the most records one export may hold; a larger one is a 400 before any work',
     readBy: ['gateway'],
   }),
+  QUARRY_UPLOAD_MAX_MB: setting(z.coerce.number().int().min(1).max(1_048_576).default(4096), {
+    doc:
+      'the largest upload (`POST /indexes/<name>/records`), counted after gzip is undone: a larger body is a 413 ' +
+      'and publishes nothing (uploads are streamed to disk, never held in memory)',
+    readBy: ['gateway', 'ingest'],
+  }),
   QUARRY_EXPORT_DIR: setting(z.string().min(1).optional(), {
     doc:
       'where export files are written and served from: a volume the gateway and the query service share at ' +

@@ -2,18 +2,19 @@ import { z } from 'zod';
 import { partOf, setting, settingGroup, type Reader } from '../setting';
 import { durationMs, filePath, hostPort, internalToken } from '../setting-rules';
 
-const SERVICES: Reader[] = ['query', 'crosstab', 'chart', 'reports'];
+const SERVICES: Reader[] = ['query', 'crosstab', 'chart', 'reports', 'ingest'];
 const PARTIES: Reader[] = ['gateway', ...SERVICES];
 
 export const grpcSettings = settingGroup('Between processes (gRPC)', {
   QUARRY_QUERY_ADDR: setting(hostPort.optional(), {
     doc: 'where each gRPC service listens / is reached',
-    default: '`127.0.0.1:50051`…`50054` (hosted with the gateway: a free loopback port)',
+    default: '`127.0.0.1:50051`…`50055` (hosted with the gateway: a free loopback port)',
     readBy: PARTIES,
   }),
   QUARRY_CROSSTAB_ADDR: partOf('QUARRY_QUERY_ADDR', hostPort.optional(), { readBy: ['gateway', 'crosstab'] }),
   QUARRY_CHART_ADDR: partOf('QUARRY_QUERY_ADDR', hostPort.optional(), { readBy: ['gateway', 'chart'] }),
   QUARRY_REPORTS_ADDR: partOf('QUARRY_QUERY_ADDR', hostPort.optional(), { readBy: ['gateway', 'reports'] }),
+  QUARRY_INGEST_ADDR: partOf('QUARRY_QUERY_ADDR', hostPort.optional(), { readBy: ['gateway', 'ingest'] }),
   QUARRY_GRPC_LISTEN_HOST: setting(z.string().min(1).optional(), {
     doc: 'bind host for services (`0.0.0.0` in containers)',
     default: "the address's host",

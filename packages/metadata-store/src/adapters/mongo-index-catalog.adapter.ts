@@ -46,15 +46,20 @@ export class MongoIndexCatalog implements IndexCatalog {
       snapshot: entry.snapshot,
       updatedAt,
       ...(entry.rollups?.length ? { rollups: entry.rollups } : {}),
+      ...(entry.owner ? { owner: entry.owner } : {}),
     };
     // One atomic update: $inc hands concurrent publishers distinct versions, and the new entry is the
     // one this update wrote (from the document before it), not a second read a concurrent publish could change.
+    // A publish without rollups (an owner) clears the previous version's.
+    const unset: Partial<Record<'rollups' | 'owner', ''>> = {
+      ...(fields.rollups ? {} : { rollups: '' }),
+      ...(fields.owner ? {} : { owner: '' }),
+    };
     const before = await this.indexes.findOneAndUpdate(
       { _id: entry.name },
-      // A publish without rollups clears the previous version's.
       {
         $set: { ...fields, droppedAt: null },
-        ...(fields.rollups ? {} : { $unset: { rollups: '' as const } }),
+        ...(Object.keys(unset).length ? { $unset: unset } : {}),
         $inc: { version: 1 },
       },
       { upsert: true, returnDocument: 'before', session },
@@ -70,7 +75,8 @@ export class MongoIndexCatalog implements IndexCatalog {
 
   /** The version's document, written once: an existing one is never replaced. */
   private async keepVersion(entry: IndexEntry, session?: ClientSession): Promise<void> {
-    const { name, version, ...rest } = entry;
+    // The owner is the live entry's alone (as in the embedded store).
+    const { name, version, owner: _owner, ...rest } = entry;
     await this.versions.updateOne(
       { _id: `${name}@${version}` },
       { $setOnInsert: { ...rest, name, version } },
@@ -85,6 +91,14 @@ export class MongoIndexCatalog implements IndexCatalog {
 
   async listIndexes(): Promise<IndexEntry[]> {
     return (await this.indexes.find(LIVE).sort({ _id: 1 }).toArray()).map(toIndex);
+  }
+
+  async ownedIndexes(userId: string): Promise<string[]> {
+    const docs = await this.indexes
+      .find({ owner: userId, ...LIVE }, { projection: { _id: 1 } })
+      .sort({ _id: 1 })
+      .toArray();
+    return docs.map((d) => d._id);
   }
 
   async dropIndex(name: string): Promise<IndexEntry> {

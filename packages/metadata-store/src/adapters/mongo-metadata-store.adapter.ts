@@ -153,6 +153,10 @@ export class MongoMetadataStore implements MetadataStore, IndexCatalog, AuditLog
     return this.catalog.acquireLoadLock(name, holder, leaseMs);
   }
 
+  ownedIndexes(userId: string): Promise<string[]> {
+    return this.catalog.ownedIndexes(userId);
+  }
+
   async ping(): Promise<void> {
     await this.client.db('admin').command({ ping: 1 });
   }

@@ -22,6 +22,7 @@ interface IndexRow {
   snapshot: string;
   updated_at: string;
   rollups: string | null;
+  owner?: string | null;
   /** Set when dropped: the row stays as a tombstone so the name's versions never repeat. */
   dropped_at: string | null;
 }
@@ -37,6 +38,7 @@ function toIndex(row: IndexRow): IndexEntry {
     snapshot: row.snapshot,
     updatedAt: row.updated_at,
     ...(row.rollups ? { rollups: JSON.parse(row.rollups) as IndexEntry['rollups'] } : {}),
+    ...(row.owner ? { owner: row.owner } : {}),
   };
 }
 
@@ -49,12 +51,15 @@ export class SqliteIndexCatalog implements IndexCatalog {
       indexRow: this.db.prepare<[string], IndexRow>('SELECT * FROM indexes WHERE name = ?'),
       indexByName: this.db.prepare<[string], IndexRow>('SELECT * FROM indexes WHERE name = ? AND dropped_at IS NULL'),
       listIndexes: this.db.prepare<[], IndexRow>('SELECT * FROM indexes WHERE dropped_at IS NULL ORDER BY name'),
+      ownedIndexes: this.db.prepare<[string], { name: string }>(
+        'SELECT name FROM indexes WHERE owner = ? AND dropped_at IS NULL ORDER BY name',
+      ),
       upsertIndex: this.db.prepare(
-        `INSERT INTO indexes (name, description, fields, views, record_count, version, snapshot, updated_at, rollups, dropped_at)
-       VALUES (@name, @description, @fields, @views, @record_count, @version, @snapshot, @updated_at, @rollups, NULL)
+        `INSERT INTO indexes (name, description, fields, views, record_count, version, snapshot, updated_at, rollups, owner, dropped_at)
+       VALUES (@name, @description, @fields, @views, @record_count, @version, @snapshot, @updated_at, @rollups, @owner, NULL)
        ON CONFLICT(name) DO UPDATE SET description = excluded.description, fields = excluded.fields, views = excluded.views,
          record_count = excluded.record_count, version = excluded.version, snapshot = excluded.snapshot, updated_at = excluded.updated_at,
-         rollups = excluded.rollups, dropped_at = NULL`,
+         rollups = excluded.rollups, owner = excluded.owner, dropped_at = NULL`,
       ),
       tombstoneIndex: this.db.prepare('UPDATE indexes SET dropped_at = ? WHERE name = ? AND dropped_at IS NULL'),
       insertVersion: this.db.prepare(
@@ -98,10 +103,11 @@ export class SqliteIndexCatalog implements IndexCatalog {
         snapshot: entry.snapshot,
         updated_at: new Date().toISOString(),
         rollups: entry.rollups?.length ? JSON.stringify(entry.rollups) : null,
+        owner: entry.owner ?? null,
         dropped_at: null,
       };
       this.stmts.upsertIndex.run(row);
-      const { dropped_at: _dropped, ...version } = row;
+      const { dropped_at: _dropped, owner: _owner, ...version } = row;
       this.stmts.insertVersion.run(version);
       return { entry: toIndex(row), previous: prev ? toIndex(prev) : null };
     });
@@ -115,6 +121,10 @@ export class SqliteIndexCatalog implements IndexCatalog {
 
   async listIndexes(): Promise<IndexEntry[]> {
     return this.stmts.listIndexes.all().map(toIndex);
+  }
+
+  async ownedIndexes(userId: string): Promise<string[]> {
+    return this.stmts.ownedIndexes.all(userId).map((r) => r.name);
   }
 
   async dropIndex(name: string): Promise<IndexEntry> {

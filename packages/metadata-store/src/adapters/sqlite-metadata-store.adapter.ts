@@ -146,6 +146,10 @@ export class SqliteMetadataStore implements MetadataStore, IndexCatalog, AuditLo
     return this.catalog.acquireLoadLock(name, holder, leaseMs);
   }
 
+  ownedIndexes(userId: string): Promise<string[]> {
+    return this.catalog.ownedIndexes(userId);
+  }
+
   async ping(): Promise<void> {
     this.pingStmt.get();
   }

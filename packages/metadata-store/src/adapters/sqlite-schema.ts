@@ -88,6 +88,8 @@ export function migrateSqlite(db: Database.Database): void {
     if (!columns.some((c) => c.name === 'dropped_at')) db.exec('ALTER TABLE indexes ADD COLUMN dropped_at TEXT');
     // Rollups (JSON), on the live entry and on each kept version: null in files written before them.
     if (!columns.some((c) => c.name === 'rollups')) db.exec('ALTER TABLE indexes ADD COLUMN rollups TEXT');
+    // The user who created the index through the API (uploads, sources): null for the CLI's loads.
+    if (!columns.some((c) => c.name === 'owner')) db.exec('ALTER TABLE indexes ADD COLUMN owner TEXT');
     const auditColumns = db.prepare<[], { name: string }>("SELECT name FROM pragma_table_info('audit')").all();
     if (!auditColumns.some((c) => c.name === 'shape')) db.exec('ALTER TABLE audit ADD COLUMN shape TEXT');
     const versionColumns = db

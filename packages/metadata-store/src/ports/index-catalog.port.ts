@@ -13,6 +13,8 @@ export interface IndexEntry {
   updatedAt: string;
   /** Rollups kept for this index, each built inside this version's DuckDB file (see RollupDef). */
   rollups?: RollupDef[];
+  /** The user who created the index through the API; absent for indexes loaded by the CLI. */
+  owner?: string;
 }
 
 /** What a rollup totals: a Count of records, or an aggregation of one field. */
@@ -63,6 +65,7 @@ export interface LoadLock {
  *   "saved") until releaseIndexVersions names it or the index is dropped; listIndexVersions lists the
  *   ones not released, oldest first (the current one included);
  * - list is ordered by name;
+ * - the owner is the publication's (a publish without one clears it), on the live entry only;
  * - at most one live load lock per name: acquiring a held lock rejects with AppError CONFLICT
  *   naming the holder, unless its lease has run out or (same host) its process is gone, in which
  *   case the lock is taken over, so a crashed load never blocks the next one.
@@ -78,4 +81,6 @@ export interface IndexCatalog {
   /** Forgets versions whose snapshot files are about to be deleted. */
   releaseIndexVersions(name: string, versions: readonly number[]): Promise<void>;
   acquireLoadLock(name: string, holder: LoadLockHolder, leaseMs: number): Promise<LoadLock>;
+  /** The names of the live indexes this user owns (created through the API), ordered by name. */
+  ownedIndexes(userId: string): Promise<string[]>;
 }

@@ -28,12 +28,15 @@ function rejectReason(type: string, message: string, columns: number): string {
  * The rows DuckDB's CSV reader stored as rejects, each added to `rejects` once in Quarry's words and
  * named by the line an editor shows. Returns how many lines an unterminated quote swallowed (never
  * read as rows), and the lines each rejected row took by DuckDB's line number (what findLines walks past).
+ * `counted` hears how many rows were rejected before the first is added (which ends a strict load), so
+ * the rows read are known even then.
  */
 export async function collectCsvRejects(
   c: DuckDBConnection,
   file: string,
   rejects: RejectLog,
   csvColumns: number,
+  counted?: (rejectedRows: number) => void,
 ): Promise<{ unreadLines: number; csvRejected: Map<number, number> }> {
   let unreadLines = 0;
   /** CSV rows DuckDB rejected, by its line number, with the lines each took. */
@@ -60,6 +63,7 @@ export async function collectCsvRejects(
   const lines = found.length
     ? findLines(file, 'csv', { units: found.map((r) => r.unit) }, csvRejected).units
     : undefined;
+  counted?.(found.length);
   for (const r of found) {
     const line = lines?.get(r.unit) ?? r.unit;
     let reason = r.reason;

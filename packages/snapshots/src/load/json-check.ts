@@ -38,6 +38,32 @@ function kindOf(value: unknown): string {
 
 const notAnObject = (value: unknown) => `the record is ${kindOf(value)}, not an object ({"field": value, …})`;
 
+/**
+ * How deep a record may nest objects and arrays. DuckDB's JSON reader recurses per level in native code:
+ * a document nested 100,000 deep crashed the process (SIGSEGV), so depth is checked before it reads.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/** The offset of the first bracket that opens a level past `max` (strings skipped), or -1 when none does. */
+export function tooDeepAt(text: string, max: number): number {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text.charCodeAt(i);
+    if (inString) {
+      if (ch === 0x5c) i += 1;
+      else if (ch === 0x22) inString = false;
+    } else if (ch === 0x22) inString = true;
+    else if (ch === 0x5b || ch === 0x7b) {
+      depth += 1;
+      if (depth > max) return i;
+    } else if (ch === 0x5d || ch === 0x7d) depth -= 1;
+  }
+  return -1;
+}
+
+const tooDeep = `nested deeper than ${MAX_JSON_DEPTH} levels of objects and arrays`;
+
 /** Line (1-based) and column of a character offset. */
 function lineAndColumn(text: string, offset: number): { line: number; column: number } {
   let line = 1;
@@ -100,9 +126,15 @@ export async function checkJsonLines(
     if (!isUtf8(bomless)) problem = 'not valid UTF-8';
     else {
       const text = bomless.toString('utf8');
+      const deep = tooDeepAt(text, MAX_JSON_DEPTH);
       try {
-        const value: unknown = JSON.parse(text);
-        if (value === null || typeof value !== 'object' || Array.isArray(value)) problem = notAnObject(value);
+        if (deep >= 0) {
+          problem = tooDeep;
+          column = deep + 1;
+        } else {
+          const value: unknown = JSON.parse(text);
+          if (value === null || typeof value !== 'object' || Array.isArray(value)) problem = notAnObject(value);
+        }
       } catch (err) {
         const { reason, position } = syntaxReason(err);
         problem = reason;
@@ -211,6 +243,13 @@ export function checkJsonArray(
     );
   }
   const text = body.toString('utf8');
+  // The array is one level, its records may nest MAX_JSON_DEPTH below it. Checked before anything parses
+  // the text; no record of a document too deep to read can be skipped, as after a syntax error.
+  const deep = tooDeepAt(text, text.trimStart().startsWith('[') ? MAX_JSON_DEPTH + 1 : MAX_JSON_DEPTH);
+  if (deep >= 0) {
+    const where = lineAndColumn(text, deep);
+    throw AppError.invalid(`${label}:${where.line}: ${tooDeep} at column ${where.column}. Nothing was published`);
+  }
   let value: unknown;
   try {
     value = JSON.parse(text);

@@ -20,11 +20,29 @@ export interface RejectedRow {
 /** How a load treats a malformed row: `fail` (the default) publishes nothing; `skip` keeps the rest. */
 export type OnError = 'fail' | 'skip';
 
+/**
+ * A load's accounting as it goes, for a caller that must answer even when the load fails (an upload's
+ * problem+json carries it): the builder fills it in place, so what it holds after a throw is how far
+ * the load got.
+ */
+export interface LoadReport {
+  /** Rows read from the source, once known (a load that fails while reading never knows). */
+  rowsRead?: number;
+  rejected: number;
+  /** The first REPORTED_REJECTS rejected rows, their text clipped to REPORTED_TEXT characters. */
+  rejects: RejectedRow[];
+}
+
+/** An answer lists this many rejected rows; the rejects file holds them all. */
+export const REPORTED_REJECTS = 100;
+/** A reported row's text: enough to recognise it in an answer that lists a hundred. */
+const REPORTED_TEXT = 200;
+
 /** Raw text kept in a rejects file or a message: enough to find the row, never a megabyte. */
 const MAX_TEXT = 2000;
 
-export function clipText(text: string): string {
-  return text.length > MAX_TEXT ? `${text.slice(0, MAX_TEXT)}…` : text;
+export function clipText(text: string, max = MAX_TEXT): string {
+  return text.length > max ? `${text.slice(0, max)}…` : text;
 }
 
 /** `flights.csv:12, column "delay": reason` */
@@ -35,7 +53,9 @@ export function describeRejected(file: string, r: RejectedRow): string {
 
 /**
  * Collects the rows a load rejects: in `fail` mode the first one ends the load (nothing is published);
- * in `skip` mode each goes to the rejects file until more than `maxErrors` arrive.
+ * in `skip` mode each goes to the rejects file until more than `maxErrors` arrive. Each is also
+ * counted in `report` (and listed there while it holds fewer than REPORTED_REJECTS) before a failure
+ * is thrown, so the report of a failed load names the row that failed it.
  */
 export class RejectLog {
   private count = 0;
@@ -49,7 +69,13 @@ export class RejectLog {
     private readonly maxErrors: number,
     /** Where skipped rows are written (`rejects/<index>-v<N>.jsonl`); created on the first one. */
     readonly rejectsFile: string | undefined,
-  ) {}
+    readonly report: LoadReport = { rejected: 0, rejects: [] },
+  ) {
+    // A report reused from an earlier load would add this load's rows to that one's.
+    report.rejected = 0;
+    report.rejects.length = 0;
+    delete report.rowsRead;
+  }
 
   get rejected(): number {
     return this.count;
@@ -64,6 +90,10 @@ export class RejectLog {
     this.count += 1;
     if (r.line !== undefined && r.record === undefined) this.lines.set(r.line, 1);
     this.first ??= r;
+    this.report.rejected = this.count;
+    if (this.report.rejects.length < REPORTED_REJECTS) {
+      this.report.rejects.push({ ...r, text: clipText(r.text, REPORTED_TEXT) });
+    }
     if (this.onError === 'fail') throw this.failure();
     if (this.count > this.maxErrors) throw this.failure();
     if (this.rejectsFile) {

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { parse } from 'csv-parse/sync';
-import { buildSnapshot, type BuildRequest } from '../build-snapshot';
+import { buildSnapshot, type BuildRequest, type BuiltSnapshot, type LoadReport } from '../build-snapshot';
 
 /**
  * Loading without loss: every malformed file is refused with its line, column and reason, and leaves
@@ -417,5 +417,228 @@ describe('other sources', () => {
     expect(seen.at(-1)).toBe(1);
     expect(seen.every((f, i) => i === 0 || f >= seen[i - 1])).toBe(true);
     expect(new Set(seen.map((f) => Math.floor(f * 4))).size).toBeGreaterThanOrEqual(3);
+  });
+});
+
+describe('upsert by key', () => {
+  const rejectsFile = () => path.join(dataDir, 'rejects', 't-v2.jsonl');
+  /** A published first version, then an upsert onto it. */
+  async function upsert(first: string, second: string, extra: Partial<BuildRequest> = {}) {
+    const v1 = await build(write('v1.csv', first), { types: extra.types ?? {} });
+    const v2 = await build(write('v2.csv', second), {
+      append: { snapshot: v1.snapshot, fields: v1.fields },
+      upsert: { key: 'id' },
+      ...extra,
+    });
+    return { v1, v2, rows: await readBack(v2.snapshot) };
+  }
+  const pairs = (rows: Array<Record<string, unknown>>) =>
+    rows.map((r) => [r.id === null ? null : String(r.id), r.name]);
+
+  it('replaces the rows whose key the file has, after the others, and appends the new keys', async () => {
+    // A previous row with no key is kept: no key of the file can match it.
+    const { v2, rows } = await upsert('id,name\n1,a\n,nokey\n2,b\n3,c\n', 'id,name\n2,B\n4,d\n');
+    expect(pairs(rows)).toEqual([
+      ['1', 'a'],
+      [null, 'nokey'],
+      ['3', 'c'],
+      ['2', 'B'],
+      ['4', 'd'],
+    ]);
+    expect({ records: v2.recordCount, read: v2.rowsRead, replaced: v2.replaced, rejected: v2.rowsRejected }).toEqual({
+      records: 5,
+      read: 2,
+      replaced: 1,
+      rejected: 0,
+    });
+    expect(v2.rejects).toBeUndefined();
+  });
+
+  it('replaces every previous row with a key the file has, and counts them', async () => {
+    const { v2, rows } = await upsert('id,name\n1,a\n1,a2\n2,b\n', 'id,name\n1,A\n2,B\n');
+    expect(pairs(rows)).toEqual([
+      ['1', 'A'],
+      ['2', 'B'],
+    ]);
+    expect(v2.replaced).toBe(3);
+  });
+
+  it('keeps both sides in their order however many rows the join takes', async () => {
+    const n = 60_000;
+    const first = ['id,name', ...Array.from({ length: n }, (_, i) => `${i},p${i}`)].join('\n');
+    // Every 997th key again, in reverse, then new ones.
+    const again = Array.from({ length: n }, (_, i) => n - 1 - i).filter((i) => i % 997 === 0);
+    const second = ['id,name', ...again.map((i) => `${i},u${i}`), `${n},new`].join('\n');
+    const { v2, rows } = await upsert(first, second);
+    const want = [
+      ...Array.from({ length: n }, (_, i) => i)
+        .filter((i) => i % 997 !== 0)
+        .map((i) => [String(i), `p${i}`]),
+      ...again.map((i) => [String(i), `u${i}`]),
+      [String(n), 'new'],
+    ];
+    expect(pairs(rows)).toEqual(want);
+    expect(v2.replaced).toBe(again.length);
+  });
+
+  it('compares keys as stored: "07" is the key 7 in an integer column, and not "7" in a text one', async () => {
+    const integer = await upsert('id,name\n7,a\n8,b\n', 'id,name\n07,A\n');
+    expect(integer.v1.fields[0]).toEqual({ name: 'id', type: 'integer' });
+    expect(pairs(integer.rows)).toEqual([
+      ['8', 'b'],
+      ['7', 'A'],
+    ]);
+    expect(integer.v2.replaced).toBe(1);
+    const text = await upsert('id,name\n7,a\n8,b\n', 'id,name\n07,A\n', { types: { id: 'string' } });
+    expect(text.v1.fields[0]).toEqual({ name: 'id', type: 'string' });
+    expect(pairs(text.rows)).toEqual([
+      ['7', 'a'],
+      ['8', 'b'],
+      ['07', 'A'],
+    ]);
+    expect(text.v2.replaced).toBe(0);
+  });
+
+  it('refuses a row whose key is empty, naming its line; skip rejects it', async () => {
+    await expect(upsert('id,name\n1,a\n', 'id,name\n2,b\n,c\n')).rejects.toThrow(
+      /^v2\.csv:3, column "id": the key field "id" is empty\. Nothing was published/,
+    );
+    const { v2, rows } = await upsert('id,name\n1,a\n', 'id,name\n2,b\n,c\n1,A\n', {
+      onError: 'skip',
+      rejectsFile: rejectsFile(),
+    });
+    expect(pairs(rows)).toEqual([
+      ['2', 'b'],
+      ['1', 'A'],
+    ]);
+    expect({ read: v2.rowsRead, rejected: v2.rowsRejected, replaced: v2.replaced }).toEqual({
+      read: 3,
+      rejected: 1,
+      replaced: 1,
+    });
+    expect(rejectsListed(rejectsFile())).toEqual([
+      { line: 3, column: 'id', reason: 'the key field "id" is empty', text: '{"id":null,"name":"c"}' },
+    ]);
+    expect(v2.rejects).toEqual([
+      { line: 3, column: 'id', reason: 'the key field "id" is empty', text: '{"id":null,"name":"c"}' },
+    ]);
+  });
+
+  it('refuses a repeated key, naming both lines; skip keeps the first and rejects the repeats', async () => {
+    await expect(upsert('id,name\n1,a\n', 'id,name\n7,a\n8,b\n7,c\n')).rejects.toThrow(
+      /^v2\.csv:4, column "id": repeats the key id="7" of line 2\. Nothing was published/,
+    );
+    expect(leftovers().filter((f) => f.startsWith('rejects/'))).toEqual([]);
+    const { v2, rows } = await upsert('id,name\n1,a\n7,old\n', 'id,name\n7,a\n8,b\n7,c\n\n7,d\n', {
+      onError: 'skip',
+      rejectsFile: rejectsFile(),
+    });
+    expect(pairs(rows)).toEqual([
+      ['1', 'a'],
+      ['7', 'a'],
+      ['8', 'b'],
+    ]);
+    expect({ read: v2.rowsRead, rejected: v2.rowsRejected, replaced: v2.replaced }).toEqual({
+      read: 4,
+      rejected: 2,
+      replaced: 1,
+    });
+    expect(rejectsListed(rejectsFile()).map((r) => [r.line, (r as { reason?: string }).reason])).toEqual([
+      [4, 'repeats the key id="7" of line 2'],
+      [6, 'repeats the key id="7" of line 2'],
+    ]);
+  });
+
+  it('names JSON Lines rows by their line after rows other checks rejected', async () => {
+    const v1 = await build(write('v1.jsonl', '{"id":1,"n":1}\n'));
+    const v2 = await build(write('v2.jsonl', '{"id":1,"n":1}\nnot json\n{"id":2,"n":"x"}\n{"id":1,"n":3}\n'), {
+      append: { snapshot: v1.snapshot, fields: v1.fields },
+      upsert: { key: 'id' },
+      onError: 'skip',
+      rejectsFile: rejectsFile(),
+    });
+    expect(v2.rejects?.map((r) => [r.line, r.reason])).toEqual([
+      [2, expect.stringMatching(/^not valid JSON/)],
+      [3, expect.stringMatching(/^cannot read .*x.* as integer$/)],
+      [4, 'repeats the key id="1" of line 1'],
+    ]);
+    expect((await readBack(v2.snapshot)).map((r) => [Number(r.id), Number(r.n)])).toEqual([[1, 1]]);
+  });
+
+  it('names a Parquet row by its record, and checks the key of a first load too', async () => {
+    const file = path.join(dir, 'dup.parquet');
+    const db = await DuckDBInstance.create(':memory:');
+    const c = await db.connect();
+    try {
+      await c.run(
+        `COPY (SELECT * FROM (VALUES (1, 'a'), (2, 'b'), (1, 'c')) t(id, name)) TO '${file.replace(/'/g, "''")}' (FORMAT parquet)`,
+      );
+    } finally {
+      c.closeSync();
+      db.closeSync();
+    }
+    await expect(build(file, { upsert: { key: 'id' } })).rejects.toThrow(
+      /^dup\.parquet, record 3, column "id": repeats the key id="1" of record 1/,
+    );
+    const built = await build(file, { upsert: { key: 'id' }, onError: 'skip' });
+    expect(pairs(await readBack(built.snapshot))).toEqual([
+      ['1', 'a'],
+      ['2', 'b'],
+    ]);
+    expect(built.replaced).toBe(0);
+  });
+
+  it('refuses a key that is not one of the fields, naming both', async () => {
+    const v1 = await build(write('v1.csv', 'id,name\n1,a\n'));
+    const attempt = build(write('v2.csv', 'id,name\n2,b\n'), {
+      append: { snapshot: v1.snapshot, fields: v1.fields },
+      upsert: { key: 'nope' },
+    });
+    await expect(attempt).rejects.toThrow('The upsert key "nope" is not one of the fields ("id", "name")');
+    await expect(build(write('v3.csv', 'id,name\n2,b\n'), { upsert: { key: 'ID' } })).rejects.toThrow(
+      'The upsert key "ID" is not one of the fields ("id", "name")',
+    );
+  });
+});
+
+describe('the report of a load', () => {
+  it('shows how far a failed strict load got: the rows read and the row that failed it', async () => {
+    const report: LoadReport = { rejected: 0, rejects: [] };
+    await expect(build(write('ragged.csv', 'x,y\n1,2\n3\n4,5\n'), { report })).rejects.toThrow(/^ragged\.csv:3/);
+    expect(report).toEqual({
+      rowsRead: 3,
+      rejected: 1,
+      rejects: [{ line: 3, column: 'y', reason: 'the row has 1 field where the header has 2', text: '3' }],
+    });
+    expect(leftovers()).toEqual([]);
+  });
+
+  it('lists the first 100 rejected rows of a skip load, their text clipped, and counts them all', async () => {
+    const long = `${'z'.repeat(300)}`;
+    const bad = Array.from({ length: 150 }, (_, i) => (i === 0 ? long : `only${i}`));
+    const csv = ['a,b', '1,2', ...bad, '3,4'].join('\n');
+    const report: LoadReport = { rejected: 0, rejects: [] };
+    const built: BuiltSnapshot = await build(write('bad.csv', csv), {
+      report,
+      onError: 'skip',
+      rejectsFile: path.join(dataDir, 'rejects', 't-v1.jsonl'),
+    });
+    expect({ read: built.rowsRead, loaded: built.recordCount, rejected: built.rowsRejected }).toEqual({
+      read: 152,
+      loaded: 2,
+      rejected: 150,
+    });
+    expect({ rowsRead: report.rowsRead, rejected: report.rejected, listed: report.rejects.length }).toEqual({
+      rowsRead: 152,
+      rejected: 150,
+      listed: 100,
+    });
+    expect(report.rejects.map((r) => r.line)).toEqual(Array.from({ length: 100 }, (_, i) => i + 3));
+    expect(report.rejects[0].text).toBe(`${'z'.repeat(200)}…`);
+    expect(built.rejects).toEqual(report.rejects);
+    // The rejects file keeps every row and more of each text.
+    const listed = rejectsListed(path.join(dataDir, 'rejects', 't-v1.jsonl'));
+    expect(listed).toHaveLength(150);
+    expect(listed[0].text).toBe(long);
   });
 });

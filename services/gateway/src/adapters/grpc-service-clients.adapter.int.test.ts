@@ -64,7 +64,13 @@ function capture() {
   return { log, lines };
 }
 
-const addrs = (query: string) => ({ query, crosstab: '127.0.0.1:1', chart: '127.0.0.1:1', reports: '127.0.0.1:1' });
+const addrs = (query: string) => ({
+  query,
+  crosstab: '127.0.0.1:1',
+  chart: '127.0.0.1:1',
+  reports: '127.0.0.1:1',
+  ingest: '127.0.0.1:1',
+});
 
 describe('GrpcServiceClients and the internal credential', () => {
   const svc = queryService(undefined);

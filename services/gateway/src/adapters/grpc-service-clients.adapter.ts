@@ -3,6 +3,7 @@ import { AppError, isAppError } from '@quarry/errors';
 import type { Logger } from '@quarry/logger';
 import {
   CLIENT_OPTIONS,
+  callClientStream,
   callUnary,
   callerToWire,
   channelCredentials,
@@ -44,6 +45,8 @@ import type {
   ServiceClients,
 } from '../ports/service-clients.port';
 import { RawJson } from '../ports/raw-json';
+import type { RecordUploads, UploadAnswer, UploadInput } from '../ports/record-uploads.port';
+import { isErrorCode } from '@quarry/errors';
 import { splitSavedParams } from '../domain/report-parameters';
 
 type Defs = ReturnType<typeof loadQuarryProto>['quarry']['v1'];
@@ -103,7 +106,50 @@ function contentText(content: pb.Content__Output | null): { contentType: string;
  * returns (round_robin, CLIENT_OPTIONS), which a headless Service makes all of the service's ready pods.
  */
 
-export class GrpcServiceClients implements ServiceClients {
+/**
+ * How long an upload may take from its first byte to its answer: its body arrives at the client's pace and
+ * its load can take minutes, so the calls' deadline (QUARRY_GRPC_DEADLINE_MS) does not apply; a client
+ * that goes away cancels it.
+ */
+const UPLOAD_DEADLINE_MS = 6 * 3600_000;
+
+/** The gRPC message size a body is cut into: well under the channel's limit, large enough to be cheap. */
+const UPLOAD_PIECE_BYTES = 1 << 20;
+
+async function* uploadMessages(
+  header: pb.UploadHeader,
+  body: AsyncIterable<Uint8Array>,
+): AsyncGenerator<pb.UploadChunk> {
+  yield { header };
+  for await (const chunk of body) {
+    for (let at = 0; at < chunk.length; at += UPLOAD_PIECE_BYTES)
+      yield { data: Buffer.from(chunk.buffer, chunk.byteOffset + at, Math.min(UPLOAD_PIECE_BYTES, chunk.length - at)) };
+  }
+}
+
+function uploadAnswer(o: pb.LoadOutcome__Output): UploadAnswer {
+  return {
+    index: o.index,
+    ...(o.version ? { version: o.version } : {}),
+    ...(o.rowsRead !== undefined && o.rowsRead !== null ? { rowsRead: o.rowsRead } : {}),
+    loaded: o.loaded,
+    rejected: o.rejected,
+    rejects: o.rejects.map((r) => ({
+      ...(r.line !== undefined && r.line !== null ? { line: r.line } : {}),
+      ...(r.record !== undefined && r.record !== null ? { record: r.record } : {}),
+      ...(r.column ? { column: r.column } : {}),
+      reason: r.reason,
+    })),
+    durationMs: o.durationMs,
+    replaced: o.replaced,
+    ...(o.version ? { recordCount: o.recordCount } : {}),
+    ...(o.failureCode
+      ? { failure: { code: isErrorCode(o.failureCode) ? o.failureCode : 'INTERNAL', detail: o.failureDetail } }
+      : {}),
+  };
+}
+
+export class GrpcServiceClients implements ServiceClients, RecordUploads {
   private readonly clients: Record<ServiceName, grpc.Client>;
   private readonly v1: Defs;
 
@@ -123,6 +169,7 @@ export class GrpcServiceClients implements ServiceClients {
       crosstab: new grpc.Client(dialTarget(addrs.crosstab), creds, CLIENT_OPTIONS),
       chart: new grpc.Client(dialTarget(addrs.chart), creds, CLIENT_OPTIONS),
       reports: new grpc.Client(dialTarget(addrs.reports), creds, CLIENT_OPTIONS),
+      ingest: new grpc.Client(dialTarget(addrs.ingest), creds, CLIENT_OPTIONS),
     };
   }
 
@@ -179,6 +226,41 @@ export class GrpcServiceClients implements ServiceClients {
       records: new RawJson(res.recordsJson),
     };
     return { page, cache: cacheStatus(res.cache), indexVersion: res.indexVersion };
+  }
+
+  async upload(
+    caller: Caller,
+    input: UploadInput,
+    body: AsyncIterable<Uint8Array>,
+    trace: RequestTrace,
+    signal: AbortSignal,
+  ): Promise<UploadAnswer> {
+    const header: pb.UploadHeader = {
+      caller: callerToWire(caller),
+      index: input.index,
+      mode: input.mode,
+      key: input.key ?? '',
+      onError: input.onError,
+      ...(input.maxErrors !== undefined ? { maxErrors: input.maxErrors } : {}),
+      format: input.format,
+      gzip: input.gzip,
+    };
+    const options = {
+      requestId: trace.requestId,
+      deadlineMs: UPLOAD_DEADLINE_MS,
+      internalToken: this.internalToken,
+      signal,
+    };
+    const res = await callClientStream(
+      'ingest',
+      this.clients.ingest,
+      this.v1.IngestService.service.UploadRecords,
+      uploadMessages(header, body),
+      options,
+    ).catch((err: unknown) => {
+      throw this.credentialRefusal(err, 'ingest', trace) ?? err;
+    });
+    return uploadAnswer(res);
   }
 
   async findIndexes(caller: Caller, req: CompleteIndexesFind, trace: RequestTrace): Promise<IndexesFindResult> {

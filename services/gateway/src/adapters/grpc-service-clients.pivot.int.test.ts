@@ -42,7 +42,7 @@ describe('GrpcServiceClients.pivot', () => {
     await svc.start({ internalToken: TOKEN, tls: undefined });
     const addr = svc.address;
     clients = new GrpcServiceClients(
-      { query: '127.0.0.1:1', crosstab: addr, chart: '127.0.0.1:1', reports: '127.0.0.1:1' },
+      { query: '127.0.0.1:1', crosstab: addr, chart: '127.0.0.1:1', reports: '127.0.0.1:1', ingest: '127.0.0.1:1' },
       3000,
       { internalToken: TOKEN, tls: undefined },
       silentLogger(),

@@ -67,7 +67,19 @@ export class AuthenticateUseCase {
     private readonly now: () => number = Date.now,
     /** Revocations of single embed tokens (TOKENS.REVOKE_EMBED); none without it. */
     private readonly embedTokens?: EmbedTokenRegistry,
+    /** The indexes a user created through the API (the catalog's owners); none without it. */
+    private readonly ownedIndexes?: (userId: string) => Promise<string[]>,
   ) {}
+
+  /**
+   * The user as the methods see them: an owner reads the indexes they created, whatever their grants say.
+   * Asked on every request, as the user is, so a drop or a new upload counts on the next call.
+   */
+  private async withOwned(user: User): Promise<User> {
+    if (!this.ownedIndexes || user.admin || user.indexes.includes('*')) return user;
+    const owned = (await this.ownedIndexes(user.id)).filter((name) => !user.indexes.includes(name));
+    return owned.length ? { ...user, indexes: [...user.indexes, ...owned] } : user;
+  }
 
   /**
    * Whether a principal authenticated a moment ago may still be dispatched: an embed token revoked by this
@@ -117,7 +129,7 @@ export class AuthenticateUseCase {
   async fromTokenId(id: string): Promise<Principal> {
     const credential = await this.store.findCredentialById(id);
     const result: Authentication = credential
-      ? this.principalOf(credential)
+      ? await this.principalOf(credential)
       : { ok: false, error: new AppError('UNAUTHENTICATED', AUTH_FAILURES.notFound) };
     if (!result.ok) throw result.error;
     return result.principal;
@@ -131,7 +143,7 @@ export class AuthenticateUseCase {
     return this.principalOf(credential);
   }
 
-  private principalOf(credential: Credential): Authentication {
+  private async principalOf(credential: Credential): Promise<Authentication> {
     const live = this.liveCredential(credential);
     if (!live.ok) return live;
     const scopes = new Set<Scope>(credential.token.scopes.filter(isScope));
@@ -139,7 +151,7 @@ export class AuthenticateUseCase {
     return {
       ok: true,
       principal: {
-        user: live.owner,
+        user: await this.withOwned(live.owner),
         scopes,
         tokenId: credential.token.id,
         tokenHash: credential.token.hash,
@@ -197,7 +209,7 @@ export class AuthenticateUseCase {
     return {
       ok: true,
       principal: {
-        user: narrowToIndex(live.owner, claims.index),
+        user: narrowToIndex(await this.withOwned(live.owner), claims.index),
         scopes,
         tokenId: credential.token.id,
         tokenHash: credential.token.hash,

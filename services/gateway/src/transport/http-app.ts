@@ -8,6 +8,7 @@ import { discoverDocument } from './openrpc-discover';
 import { mountProbes, notFound, type ProbeDeps } from './probes';
 import { rpcHandler, type RpcEndpointDeps } from './rpc-endpoint';
 import { signedDownloadHandler, type SignedDownloadDeps } from './signed-download';
+import { uploadRecordsHandler, type UploadDeps } from './upload-records';
 
 export interface HttpAppDeps extends RpcEndpointDeps, ProbeDeps {
   /** The built console's folder (apps/console/dist), served at /console. */
@@ -18,6 +19,8 @@ export interface HttpAppDeps extends RpcEndpointDeps, ProbeDeps {
   exports?: () => ExportStatusUseCase | undefined;
   /** Deliveries' signed links at GET /exports/signed/<token>; absent, they answer 404. */
   signedLinks?: SignedDownloadDeps['links'];
+  /** Uploads at POST /indexes/<name>/records, streamed to the ingest service; absent, they answer 404. */
+  uploads?: Pick<UploadDeps, 'uploads' | 'maxBytes' | 'idleMs'>;
 }
 
 /**
@@ -49,6 +52,19 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
       addressLimiter,
     }),
   );
+
+  if (deps.uploads)
+    app.post(
+      '/indexes/:name/records',
+      uploadRecordsHandler({
+        ...deps.uploads,
+        authenticate: deps.authenticate,
+        log: deps.log,
+        rateLimiter: deps.rateLimiter,
+        addressLimiter,
+        audit: deps.audit,
+      }),
+    );
 
   app.all('/api/v1', (_req, res) => {
     res.setHeader('Allow', 'POST');

@@ -7,6 +7,7 @@ import { fieldsOf } from '@quarry/snapshots/access';
 import type { SearchIndex } from '../ports/search-index.port';
 import type {
   BuiltSnapshotInfo,
+  LoadReport,
   SnapshotBuilder,
   SnapshotRetention,
   SourceOptions,
@@ -21,6 +22,19 @@ export interface LoadIndexInput extends SourceOptions {
   views: Array<{ name: string; field: string }>;
   /** Publish the current version's rows followed by the file's (same fields). */
   append?: boolean;
+  /** Like append, but the file's rows replace the current rows with the same `key` value. */
+  upsert?: { key: string };
+  /** With append or upsert: a name with no version yet is loaded as a first load instead of refused. */
+  createIfMissing?: boolean;
+  /** Who creates the index when this load does (an API user); a published index keeps its owner. */
+  owner?: string;
+  /** Filled as the load goes: what a failed load still reports (rows read, rejected rows). */
+  report?: LoadReport;
+  /**
+   * Throws when the caller may not write the name as it is now: asked under the load lock, so an index
+   * created a moment ago by someone else is seen (two users creating one name cannot both own it).
+   */
+  authorize?: (current: IndexEntry | null) => void;
   onProgress?: (fraction: number) => void;
 }
 
@@ -29,6 +43,10 @@ export interface LoadResult {
   entry: IndexEntry;
   rowsRead: number;
   rowsRejected: number;
+  /** The first 100 rejected rows, when any were. */
+  rejects?: BuiltSnapshotInfo['rejects'];
+  /** With upsert: the previous version's rows the file replaced. */
+  replaced?: number;
   rejectsFile?: string;
   unreadLines?: number;
   typeNotes?: BuiltSnapshotInfo['typeNotes'];
@@ -87,17 +105,24 @@ export class LoadIndexUseCase {
   private async load(input: LoadIndexInput, stillHeld: () => void): Promise<LoadResult> {
     // Under the lock the next version number is ours: the rejects file can be named after it.
     const current = await this.catalog.getIndex(input.name);
-    if (input.append && !current) {
-      throw AppError.invalid(`--append needs a published version of "${input.name}"; load it once without --append`);
+    input.authorize?.(current);
+    if (!current && !input.createIfMissing) {
+      if (input.upsert)
+        throw AppError.invalid(`An upsert needs a published version of "${input.name}"; load it once first`);
+      if (input.append)
+        throw AppError.invalid(`--append needs a published version of "${input.name}"; load it once without --append`);
     }
+    // Onto nothing, an append or upsert is a first load (an upsert still refuses empty or repeated keys).
+    const merging = (input.append === true || input.upsert !== undefined) && current !== null;
     const version = (current?.version ?? 0) + 1;
+    const owner = current?.owner ?? input.owner;
     const built = await this.snapshots.build({
       name: input.name,
       file: input.file,
       types: input.types,
       grains: input.grains,
       // Appending keeps the published views unless new ones are given.
-      views: input.append && input.views.length === 0 && current ? current.views : input.views,
+      views: merging && input.views.length === 0 && current ? current.views : input.views,
       onProgress: input.onProgress,
       format: input.format,
       label: input.label,
@@ -106,25 +131,31 @@ export class LoadIndexUseCase {
       encoding: input.encoding,
       dateFormat: input.dateFormat,
       rejectsFile: this.snapshots.rejectsFile(input.name, version),
-      ...(input.append && current ? { append: { snapshot: current.snapshot, fields: fieldsOf(current) } } : {}),
+      ...(merging && current ? { append: { snapshot: current.snapshot, fields: fieldsOf(current) } } : {}),
+      ...(input.upsert ? { upsert: input.upsert } : {}),
+      ...(input.report ? { report: input.report } : {}),
       ...(current?.rollups?.length ? { rollups: current.rollups } : {}),
     });
     const candidate: IndexEntry = {
       name: input.name,
       description: input.description || current?.description || '',
       fields: built.fields,
-      views: input.append && input.views.length === 0 && current ? current.views : input.views,
+      views: merging && input.views.length === 0 && current ? current.views : input.views,
       recordCount: built.recordCount,
       snapshot: built.snapshot,
       version,
       updatedAt: new Date().toISOString(),
       ...(built.rollups?.length ? { rollups: built.rollups } : {}),
+      // The catalog clears an owner a publish leaves out: a reload by anyone keeps the creator's.
+      ...(owner !== undefined ? { owner } : {}),
     };
     const { entry } = await this.publish(candidate, stillHeld);
     return {
       entry,
       rowsRead: built.rowsRead,
       rowsRejected: built.rowsRejected,
+      ...(built.rejects?.length ? { rejects: built.rejects } : {}),
+      ...(built.replaced !== undefined ? { replaced: built.replaced } : {}),
       ...(built.rejectsFile ? { rejectsFile: built.rejectsFile } : {}),
       ...(built.unreadLines ? { unreadLines: built.unreadLines } : {}),
       ...(built.typeNotes ? { typeNotes: built.typeNotes } : {}),
@@ -144,6 +175,7 @@ export class LoadIndexUseCase {
       recordCount: candidate.recordCount,
       snapshot: candidate.snapshot,
       ...(candidate.rollups?.length ? { rollups: candidate.rollups } : {}),
+      ...(candidate.owner !== undefined ? { owner: candidate.owner } : {}),
     });
     // Keep the previous version: a process may still be loading it; older ones go unless saved reports run
     // on them, and so do the temporary files of loads that crashed (only this lock's holder may touch the folder).

@@ -15,6 +15,25 @@ export interface SourceOptions {
   dateFormat?: string;
 }
 
+/** One row a load rejected: its `line` in a file with lines, else its `record` (from 1); the column when known. */
+export interface RejectedRowInfo {
+  line?: number;
+  record?: number;
+  column?: string;
+  reason: string;
+  text: string;
+}
+
+/**
+ * A load's accounting, filled in place as the build goes (so a caller still has it when the build
+ * throws): rows read once known, every rejected row counted, the first 100 listed (text clipped).
+ */
+export interface LoadReport {
+  rowsRead?: number;
+  rejected: number;
+  rejects: RejectedRowInfo[];
+}
+
 export interface SnapshotBuildInput extends SourceOptions {
   name: string;
   file: string;
@@ -25,6 +44,12 @@ export interface SnapshotBuildInput extends SourceOptions {
   rejectsFile?: string;
   /** Append to this published version (same fields). */
   append?: { snapshot: string; fields: FieldDef[] };
+  /**
+   * With `append`, the rows whose `key` value the file has are replaced (the file's come after the
+   * others); alone, a first load. An empty or repeated key in the file is a rejected row.
+   */
+  upsert?: { key: string };
+  report?: LoadReport;
   onProgress?: (fraction: number) => void;
   /** Rollups to build with the version; one reading a field the version lacks is dropped (droppedRollups). */
   rollups?: RollupDef[];
@@ -38,6 +63,10 @@ export interface BuiltSnapshotInfo {
   /** Rows read from the source: those loaded plus those rejected. */
   rowsRead: number;
   rowsRejected: number;
+  /** The first 100 rejected rows, when any were. */
+  rejects?: RejectedRowInfo[];
+  /** With `upsert`: the previous version's rows replaced by the file's. */
+  replaced?: number;
   rejectsFile?: string;
   /** Lines of a CSV inside an unterminated quote: neither read as rows nor checked. */
   unreadLines?: number;

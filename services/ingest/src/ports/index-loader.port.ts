@@ -1,0 +1,51 @@
+import type { IndexEntry } from '@quarry/metadata-store';
+
+export type LoadMode = 'replace' | 'append' | 'upsert';
+export type SourceFormat = 'csv' | 'json' | 'jsonl' | 'parquet';
+
+/** One rejected row as the answer lists it: where, which column when known, why. */
+export interface RejectedRowView {
+  line?: number;
+  record?: number;
+  column?: string;
+  reason: string;
+}
+
+export interface IndexLoadRequest {
+  index: string;
+  file: string;
+  format: SourceFormat;
+  /** The file's name in messages ("the upload"). */
+  label: string;
+  mode: LoadMode;
+  key?: string;
+  onError: 'fail' | 'skip';
+  maxErrors?: number;
+  /** Who creates the index when this load does. */
+  owner: string;
+  /** Asked under the index's load lock with the published entry (null: none): throws to refuse. */
+  authorize: (current: IndexEntry | null) => void;
+}
+
+/** How far a load got: complete when it published, partial (rowsRead unknown) when it stopped early. */
+export interface LoadProgress {
+  rowsRead?: number;
+  rejected: number;
+  rejects: RejectedRowView[];
+}
+
+export interface IndexLoaded extends LoadProgress {
+  entry: IndexEntry;
+  rowsRead: number;
+  replaced: number;
+}
+
+/**
+ * Loads a file into an index and publishes one version, or nothing. Adapters guarantee: one load per
+ * index at a time (the catalog's load lock, across processes); `authorize` is asked under that lock;
+ * the previous version keeps serving until the publish, and after any failure; `progress` holds what
+ * the load had counted when it failed.
+ */
+export interface IndexLoader {
+  load(req: IndexLoadRequest, progress: LoadProgress): Promise<IndexLoaded>;
+}
