@@ -14,6 +14,6 @@ fi
 if ! quarry index list | grep -q '^airports'; then
   quarry index load airports /app/sample/airports.csv --view States=state --description "US airports"
 fi
-# A bearer token for every index: readable by Quarry's user only, like the secrets.
-(umask 077 && quarry token create --user admin --scopes query:execute,indexes:read,reports:read,reports:write,embed:create --expires-in 30d | tail -n 1 > /data/admin-token.txt)
+# A bearer token for every index, uploads included (indexes:write): readable by Quarry's user only, like the secrets.
+(umask 077 && quarry token create --user admin --scopes query:execute,indexes:read,indexes:write,reports:read,reports:write,embed:create --expires-in 30d | tail -n 1 > /data/admin-token.txt)
 echo "admin token written to /data/admin-token.txt"

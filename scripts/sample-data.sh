@@ -20,5 +20,5 @@ if ! quarry index list 2>/dev/null | grep -q '^airports\b'; then
 fi
 quarry user list 2>/dev/null | grep -q '^demo\b' || quarry user create demo --indexes '*' >/dev/null
 quarry report import scripts/sample-reports.jsonl >&2
-quarry token create --user demo --scopes query:execute,indexes:read,reports:read,reports:write,embed:create --expires-in 30d |
+quarry token create --user demo --scopes query:execute,indexes:read,indexes:write,reports:read,reports:write,embed:create --expires-in 30d |
   tail -n 1

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { parseAllDocuments, parse } from 'yaml';
-import { loadConfig } from '@quarry/config';
+import { DEFAULT_SERVICE_PORTS, loadConfig, type ServiceName } from '@quarry/config';
 import {
   connectionAllowed,
   envProblems,
@@ -111,6 +111,10 @@ function hostPort(addr: string): { host: string; port: number } {
   return { host: addr.slice(0, at), port: Number(addr.slice(at + 1)) };
 }
 
+/** Every gRPC service the config knows, and the variable naming its address (QUARRY_QUERY_ADDR, ...). */
+const SERVICES = Object.keys(DEFAULT_SERVICE_PORTS) as ServiceName[];
+const addrVariable = (service: ServiceName) => `QUARRY_${service.toUpperCase()}_ADDR`;
+
 for (const overlay of ['dev', 'prod'])
   describeIf(
     hasKubectl,
@@ -147,7 +151,7 @@ for (const overlay of ['dev', 'prod'])
           .map((d) => d.metadata.name)
           .sort();
         expect(deployments).toEqual(
-          expect.arrayContaining(['chart', 'chart-worker', 'crosstab', 'gateway', 'query', 'reports']),
+          expect.arrayContaining(['chart', 'chart-worker', 'crosstab', 'gateway', 'ingest', 'query', 'reports']),
         );
         for (const d of docs.filter((x) => x.kind === 'Deployment' && quarryContainers(x).length > 0)) {
           const c = quarryContainers(d)[0] as Container & { securityContext: { readOnlyRootFilesystem: boolean } };
@@ -207,6 +211,7 @@ for (const overlay of ['dev', 'prod'])
           'chart',
           'crosstab',
           'gateway',
+          'ingest',
           'query',
           'reports',
         ]);
@@ -235,10 +240,10 @@ for (const overlay of ['dev', 'prod'])
         else expect(secret).toBeUndefined();
       });
 
-      it('has the snapshot volume written by a loader Job alone, read-only everywhere else, on storage that allows both', () => {
+      it('has the snapshot volume written by the ingest pods and the loader Job alone, read-only everywhere else, on storage that allows both', () => {
         const claim = docs.find((d) => d.kind === 'PersistentVolumeClaim' && d.metadata.name === 'quarry-snapshots')!;
         const modes = (claim.spec as { accessModes: string[] }).accessModes;
-        // A claim is bound in one mode at a time: the loader writing and the services reading from other
+        // A claim is bound in one mode at a time: the writers writing and the services reading from other
         // nodes need ReadWriteMany; on a one-node laptop cluster ReadWriteOnce serves them all.
         expect(modes).toEqual(
           expect.arrayContaining(
@@ -259,7 +264,8 @@ for (const overlay of ['dev', 'prod'])
           const readOnly = volume.persistentVolumeClaim!.readOnly === true && mounts.every((m) => m.readOnly === true);
           (readOnly ? readers : writers).push(`${d.kind}/${d.metadata.name}`);
         }
-        expect(writers).toEqual(['Job/quarry-loader']);
+        // The ingest service (uploads) and its one-off form, the loader Job: no reader can change a version.
+        expect(writers.sort()).toEqual(['Deployment/ingest', 'Job/quarry-loader']);
         // Only the pods that read snapshots mount them: a mount nobody reads only ties the pod to the volume.
         expect(readers.sort()).toEqual(['crosstab', 'query'].map((n) => `Deployment/${n}`));
         // A named class: no managed cluster's default serves ReadWriteMany, so the claim would stay Pending.
@@ -325,12 +331,24 @@ for (const overlay of ['dev', 'prod'])
             secrets: ['quarry-cursor-secret', token, 'quarry-mongodb'],
           },
           'chart-worker': { names: ['REDIS_URL'], secrets: ['quarry-redis'] },
+          // As the loader: the metadata store and the Typesense admin key (a load creates collections).
+          ingest: {
+            names: ['MONGODB_URL', 'QUARRY_INTERNAL_TOKEN', 'TYPESENSE_API_KEY'],
+            secrets: [token, 'quarry-mongodb', 'quarry-typesense-admin'],
+          },
           'quarry-loader': {
             names: ['MONGODB_URL', 'TYPESENSE_API_KEY'],
             secrets: ['quarry-mongodb', 'quarry-typesense-admin'],
           },
         });
-        // The admin key is the loader's alone; in prod the search key is another Secret the operator scopes.
+        // The admin key is the writers' alone (the loader's and ingest's); in prod the search key is another
+        // Secret the operator scopes.
+        expect(
+          [...fromSecrets]
+            .filter(([, v]) => v.secrets.includes('quarry-typesense-admin'))
+            .map(([name]) => name)
+            .sort(),
+        ).toEqual(['ingest', 'quarry-loader']);
         const secretNames = docs.filter((d) => d.kind === 'Secret').map((d) => base(d.metadata.name));
         if (overlay === 'dev')
           expect(secretNames.sort()).toEqual([
@@ -431,6 +449,7 @@ for (const overlay of ['dev', 'prod'])
           'chart-worker',
           'crosstab',
           'gateway',
+          'ingest',
           'query',
           'reports',
         ]);
@@ -458,6 +477,7 @@ for (const overlay of ['dev', 'prod'])
           'chart-worker',
           'crosstab',
           'gateway',
+          'ingest',
           'quarry-loader',
           'query',
           'reports',
@@ -505,8 +525,16 @@ for (const overlay of ['dev', 'prod'])
         const gateway = quarryEnvs(docs, outOfBand).find((e) => e.doc.metadata.name === 'gateway')!;
         const gatewayPod = podOf(gateway.doc);
         const outsider: Endpoint = { pod: { namespace: 'default', labels: {} } };
-        for (const service of ['QUERY', 'CROSSTAB', 'CHART', 'REPORTS']) {
-          const { host, port } = hostPort(gateway.env[`QUARRY_${service}_ADDR`]);
+        // Every service the config knows (ingest included): a missing address would dial the gateway's loopback.
+        expect(SERVICES.filter((s) => gateway.env[addrVariable(s)] === undefined)).toEqual([]);
+        for (const service of SERVICES) {
+          const { host, port } = hostPort(gateway.env[addrVariable(service)]);
+          // The address the gateway dials is the one the service's own pods listen on.
+          const own = quarryEnvs(docs, outOfBand).filter((e) => e.env.QUARRY_TARGET === service);
+          expect({ service, listens: own.map((e) => e.env[addrVariable(service)]) }).toEqual({
+            service,
+            listens: [gateway.env[addrVariable(service)]],
+          });
           const dest = destination(docs, gateway.doc.metadata.namespace ?? '', host, port);
           // Without a cluster IP nothing translates ports: the address's port must be the pods' own.
           expect({
@@ -528,6 +556,47 @@ for (const overlay of ['dev', 'prod'])
               { host, fromQuery: false },
             );
         }
+      });
+
+      it('admits gRPC to the ingest pods from the gateway on 50055 alone; nothing else reaches them but Prometheus', () => {
+        const ingest = podOf(deployment('ingest'));
+        const gateway = podOf(deployment('gateway'));
+        const port = DEFAULT_SERVICE_PORTS.ingest;
+        expect(connectionAllowed(policies, gateway, ingest, port)).toBe(true);
+        // Not on another port, not even the ops port (Prometheus's alone).
+        for (const other of [50051, 50052, 50053, 50054, 8080, 9464])
+          expect({ other, allowed: connectionAllowed(policies, gateway, ingest, other) }).toEqual({
+            other,
+            allowed: false,
+          });
+        // No other pod of the build, nor a pod of this namespace or another outside it, may load an index.
+        const others: Array<[string, Endpoint]> = docs
+          .filter((d) => WORKLOAD_KINDS.includes(d.kind) && !['gateway', 'ingest'].includes(d.metadata.name))
+          .map((d) => [d.metadata.name, podOf(d)]);
+        others.push(
+          ['a pod of the namespace', { pod: { namespace: deployment('ingest').metadata.namespace ?? '', labels: {} } }],
+          ['another namespace', { pod: { namespace: 'default', labels: {} } }],
+          ['outside the cluster', { ip: '203.0.113.10' }],
+        );
+        expect(others.length).toBeGreaterThan(6);
+        for (const [name, from] of others)
+          expect({ from: name, allowed: connectionAllowed(policies, from, ingest, port) }).toEqual({
+            from: name,
+            allowed: false,
+          });
+        // It calls no other service itself.
+        for (const service of SERVICES.filter((s) => s !== 'ingest')) {
+          const to = podOf(deployment(service));
+          const servicePort = DEFAULT_SERVICE_PORTS[service];
+          expect({ service, allowed: connectionAllowed(policies, ingest, to, servicePort) }).toEqual({
+            service,
+            allowed: false,
+          });
+        }
+        // One replica everywhere, scaled apart from the readers: no autoscaler, no budget, its own Deployment.
+        expect((deployment('ingest').spec as { replicas?: number }).replicas).toBe(1);
+        for (const d of docs.filter((x) => ['HorizontalPodAutoscaler', 'PodDisruptionBudget'].includes(x.kind)))
+          expect(d.metadata.name).not.toBe('ingest');
       });
 
       it('leaves the replica count of an autoscaled Deployment to its HorizontalPodAutoscaler', () => {
@@ -672,6 +741,7 @@ describeIf(
         'chart-worker',
         'crosstab',
         'gateway',
+        'ingest',
         'loader',
         'mongo',
         'query',
@@ -689,7 +759,7 @@ describeIf(
           target: name === 'loader' ? 'loader' : ((s.environment?.QUARRY_TARGET ?? '') as ContainerEnv['target']),
           env: Object.fromEntries(Object.entries(s.environment ?? {}).map(([k, v]) => [k, v ?? ''])),
         }));
-      expect(containers).toHaveLength(8);
+      expect(containers).toHaveLength(9);
       expect(containers.flatMap(envProblems)).toEqual([]);
     });
 
@@ -699,7 +769,7 @@ describeIf(
       const quarry = Object.entries(services).filter(
         ([name, s]) => String(s.image).startsWith('quarry') && name !== 'loader',
       );
-      expect(quarry).toHaveLength(7);
+      expect(quarry).toHaveLength(8);
       for (const [name, s] of quarry) {
         const env = s.environment ?? {};
         const port = env.QUARRY_TARGET === 'gateway' ? env.PORT : env.QUARRY_OPS_PORT;
@@ -709,8 +779,44 @@ describeIf(
         });
       }
       const gateway = services.gateway as unknown as { depends_on: Record<string, { condition: string }> };
-      for (const svc of ['query', 'crosstab', 'chart', 'reports'])
+      for (const svc of SERVICES)
         expect({ svc, condition: gateway.depends_on[svc]?.condition }).toEqual({ svc, condition: 'service_healthy' });
+    });
+
+    it("names every service's address for the gateway, where that service listens", () => {
+      const plain = Object.entries(services).filter(([, s]) => !s.profiles?.length);
+      const gateway = services.gateway.environment ?? {};
+      for (const service of SERVICES) {
+        const listeners = plain.filter(([, s]) => s.environment?.QUARRY_TARGET === service);
+        expect({ service, containers: listeners.map(([name]) => name) }).toEqual({ service, containers: [service] });
+        // Compose resolves a service's name to its container: the address's host is the service itself.
+        expect({ service, addr: gateway[addrVariable(service)] }).toEqual({
+          service,
+          addr: `${service}:${DEFAULT_SERVICE_PORTS[service]}`,
+        });
+        expect(listeners[0][1].environment?.[addrVariable(service)]).toBe(gateway[addrVariable(service)]);
+      }
+    });
+
+    it('has the snapshots volume written by the loader and ingest alone, read-only in every other container', () => {
+      const mounts = Object.entries(services).flatMap(([name, s]) =>
+        (s.volumes ?? []).flatMap((v) => {
+          const m =
+            typeof v === 'string'
+              ? { source: v.split(':')[0], target: v.split(':')[1], readOnly: v.split(':')[2] === 'ro' }
+              : { source: v.source, target: v.target, readOnly: v.read_only === true };
+          // Named volumes carry the project's prefix in the long form (quarry_snapshots, main_snapshots...).
+          return m.source === 'snapshots' || m.source.endsWith('_snapshots') ? [{ name, ...m }] : [];
+        }),
+      );
+      expect(
+        mounts
+          .filter((m) => !m.readOnly)
+          .map((m) => m.name)
+          .sort(),
+      ).toEqual(['ingest', 'loader']);
+      for (const m of mounts.filter((x) => !x.readOnly)) expect(m.target).toBe('/data');
+      expect(mounts.filter((m) => m.readOnly).length).toBeGreaterThan(5);
     });
 
     it('runs every Quarry container under the init of the image', () => {
@@ -724,7 +830,7 @@ describeIf(
 
     it('ships no literal Quarry secret: every process reads the ones the loader generates in /data/secrets', () => {
       const quarry = Object.entries(services).filter(([, s]) => String(s.image).startsWith('quarry'));
-      expect(quarry).toHaveLength(8);
+      expect(quarry).toHaveLength(9);
       for (const [name, s] of quarry) {
         const env = s.environment ?? {};
         expect({ name, cursor: env.QUARRY_CURSOR_SECRET, token: env.QUARRY_INTERNAL_TOKEN }).toEqual({

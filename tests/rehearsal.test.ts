@@ -26,9 +26,10 @@ import { freePort, QUARRY_BIN, REPO_ROOT } from './support/quarry-process';
 import {
   commandLine,
   EndpointsProxy,
-  makeReadOnly,
   podUid,
   podWritable,
+  READ_ONLY_MOUNTS,
+  readOnlyMountPoints,
   RehearsalRedis,
   RehearsedPod,
   TIME_SCALE,
@@ -48,7 +49,11 @@ type ProbedContainer = Container & {
 type PodSpec = {
   securityContext?: { runAsUser?: number };
   terminationGracePeriodSeconds?: number;
-  volumes?: Array<{ name: string; emptyDir?: { sizeLimit?: string }; persistentVolumeClaim?: { claimName: string } }>;
+  volumes?: Array<{
+    name: string;
+    emptyDir?: { sizeLimit?: string };
+    persistentVolumeClaim?: { claimName: string; readOnly?: boolean };
+  }>;
   automountServiceAccountToken?: boolean;
   topologySpreadConstraints?: Array<{ topologyKey: string }>;
 };
@@ -130,6 +135,42 @@ async function exportThroughGateway(baseUrl: string, token: string, exportsVolum
   expect(fs.readdirSync(exportsVolume)).toContain(`${id}.jsonl`);
 }
 
+/** What an upload may do: write indexes (its own), beside reading them. */
+const UPLOAD_SCOPES = 'query:execute,indexes:read,indexes:write';
+
+/**
+ * An upload through the gateway (POST /indexes/<name>/records, streamed to the ingest pod, which loads it
+ * onto the snapshot volume), then its records found through the gateway by a search the query pod answers
+ * from that volume; the upload's spool file on the volume is gone once it is loaded.
+ */
+async function uploadThroughGateway(baseUrl: string, token: string, snapshotVolume: string): Promise<void> {
+  const csv = 'id,name,note\n1,apple,crisp rehearsal fruit\n2,pear,soft\n3,plum,a rehearsal stone fruit\n';
+  const res = await fetch(`${baseUrl}/indexes/fruit/records`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'text/csv' },
+    body: csv,
+  });
+  const body = (await res.json()) as Record<string, unknown>;
+  expect({ status: res.status, body }).toMatchObject({
+    status: 200,
+    body: { index: 'fruit', version: 1, rowsRead: 3, loaded: 3, rejected: 0, rejects: [] },
+  });
+  const found = unwrap<{ total: number; records: Array<Record<string, unknown>> }>(
+    await rpcClient(baseUrl, token).call('QUERIES.EXECUTE', {
+      index: 'fruit',
+      query: 'rehearsal',
+      sort: [{ field: 'id' }],
+    }),
+  );
+  expect(found.error).toBeUndefined();
+  expect({ total: found.data!.total, names: found.data!.records.map((r) => r.name) }).toEqual({
+    total: 2,
+    names: ['apple', 'plum'],
+  });
+  const spool = path.join(snapshotVolume, 'tmp');
+  expect(fs.existsSync(spool) ? fs.readdirSync(spool).filter((n) => n.startsWith('upload-')) : []).toEqual([]);
+}
+
 /** The index a delivery too large to attach is made of: one airport's departures as JSON Lines are over 10 MB. */
 const LARGE_FILE = path.join(VEGA, 'flights-3m.parquet');
 const LARGE_ORIGIN = 'DFW';
@@ -206,6 +247,9 @@ const STAND_INS = [
   'MongoDB -> the embedded SQLite store, one file on a writable path of its own shared by every pod (MONGODB_URL dropped)',
   'Typesense -> the embedded search engine (QUARRY_SEARCH_BACKEND=embedded, TYPESENSE_* dropped)',
   'NetworkPolicies -> not enforced (every pod shares this host network); checked by tests/deployment.test.ts',
+  READ_ONLY_MOUNTS
+    ? `read-only mount of the snapshot volume the ingest pod writes -> the folder bound read-only in the pod's own ${READ_ONLY_MOUNTS}`
+    : 'read-only mount of the snapshot volume the ingest pod writes -> NOT emulated (no mount namespace here): writable',
   'pod network -> each container port on a free loopback port, Service names resolved to them',
   `probe periods x${TIME_SCALE}; /dev/shm (a Memory emptyDir) is the host's`,
 ];
@@ -242,6 +286,7 @@ function rehearseOverlay(overlay: 'dev' | 'prod', scenario: 'full' | 'start'): v
       const receiver = new Receiver();
       let redis: RehearsalRedis;
       let analyst: Identity;
+      let uploader: Identity;
       const pods: RehearsedPod[] = [];
       let gatewayService: EndpointsProxy;
       let baseUrl: string;
@@ -291,11 +336,15 @@ function rehearseOverlay(overlay: 'dev' | 'prod', scenario: 'full' | 'start'): v
             }
             const podDir = path.join(root, 'pods', name);
             const mounts = new Map<string, string>();
+            const readOnlyMounts: string[] = [];
             for (const m of c.volumeMounts ?? []) {
               const volume = spec.volumes!.find((v) => v.name === m.name)!;
               if (m.mountPath === '/dev/shm') continue;
-              if (volume.persistentVolumeClaim?.claimName === 'quarry-snapshots') mounts.set(m.mountPath, snapshots);
-              else if (volume.persistentVolumeClaim?.claimName === 'quarry-exports')
+              if (volume.persistentVolumeClaim?.claimName === 'quarry-snapshots') {
+                mounts.set(m.mountPath, snapshots);
+                // The ingest pod writes it meanwhile: read-only as a mount, not by modes it would need.
+                if (m.readOnly || volume.persistentVolumeClaim.readOnly) readOnlyMounts.push(snapshots);
+              } else if (volume.persistentVolumeClaim?.claimName === 'quarry-exports')
                 mounts.set(m.mountPath, exportsVolume);
               else if (volume.emptyDir) mounts.set(m.mountPath, podWritable(path.join(podDir, m.name), uid));
             }
@@ -337,6 +386,7 @@ function rehearseOverlay(overlay: 'dev' | 'prod', scenario: 'full' | 'start'): v
               probes: { startup: c.startupProbe, readiness: c.readinessProbe, liveness: c.livenessProbe },
               uid,
               terminationGracePeriodSeconds: spec.terminationGracePeriodSeconds ?? 30,
+              readOnlyMounts,
             };
           });
         }
@@ -397,9 +447,9 @@ function rehearseOverlay(overlay: 'dev' | 'prod', scenario: 'full' | 'start'): v
             },
             uid,
           );
-        // From here on the snapshot volume is what every other pod mounts: read-only.
-        makeReadOnly(snapshots);
+        // From here on the ingest pod writes the snapshot volume (uploads), and the readers mount it read-only.
         analyst = await createIdentity(stores, 'analyst', { indexes: '*' });
+        uploader = await createIdentity(stores, 'uploader', { indexes: '*', scopes: UPLOAD_SCOPES });
         if (uid !== undefined) for (const f of fs.readdirSync(stores)) fs.chownSync(path.join(stores, f), uid, uid);
 
         plans = await planPods();
@@ -443,6 +493,7 @@ function rehearseOverlay(overlay: 'dev' | 'prod', scenario: 'full' | 'start'): v
           'chart-worker-1',
           'crosstab-0',
           'gateway-0',
+          'ingest-0',
           'query-0',
           'reports-0',
         ]);
@@ -457,8 +508,17 @@ function rehearseOverlay(overlay: 'dev' | 'prod', scenario: 'full' | 'start'): v
           expect(p.events.slice(0, first).some((e) => e.probe === 'startup' && e.ok)).toBe(true);
           if (uid !== undefined) expect(fs.statSync(`/proc/${p.pid}`).uid).toBe(uid);
         }
-        // The snapshot volume is read-only to the pods' user.
-        expect(fs.statSync(snapshots).mode & 0o222).toBe(0);
+        // The snapshot volume: mounted read-write by the ingest pod alone, read-only by the readers.
+        const onVolume = pods.filter((p) => p.plan.env.QUARRY_DATA_DIR === snapshots);
+        const readers = onVolume.filter((p) => p.plan.readOnlyMounts?.includes(snapshots));
+        expect(readers.map((p) => p.plan.name).sort()).toEqual(['crosstab-0', 'query-0']);
+        expect(onVolume.filter((p) => !readers.includes(p)).map((p) => p.plan.name)).toEqual(['ingest-0']);
+        if (READ_ONLY_MOUNTS)
+          for (const p of onVolume)
+            expect({ pod: p.plan.name, readOnly: readOnlyMountPoints(p.pid!).includes(snapshots) }).toEqual({
+              pod: p.plan.name,
+              readOnly: readers.includes(p),
+            });
       });
 
       it(
@@ -487,6 +547,14 @@ function rehearseOverlay(overlay: 'dev' | 'prod', scenario: 'full' | 'start'): v
         'exports a search through the gateway: written by the query pod on the shared exports volume, downloaded whole',
         async () => {
           await exportThroughGateway(baseUrl, analyst.token, exportsVolume);
+        },
+        TEST_GUARD_MS,
+      );
+
+      it(
+        'takes a CSV upload through the gateway: loaded by the ingest pod onto the snapshot volume, then searched',
+        async () => {
+          await uploadThroughGateway(baseUrl, uploader.token, snapshots);
         },
         TEST_GUARD_MS,
       );
@@ -870,7 +938,7 @@ describeIf(
         { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: loaderTmp, TMPDIR: loaderTmp, ...loaderEnv },
         uid,
       );
-      makeReadOnly(snapshots);
+      // From here on the ingest container writes the snapshots volume; the others mount it read-only.
 
       // Redis with the password the loader made (the redis service reads the same file).
       redis = new RehearsalRedis(
@@ -901,8 +969,10 @@ describeIf(
         for (let i = 0; i < replicas; i++) {
           const podName = `${name}-${i}`;
           const mounts = new Map<string, string>();
+          const readOnlyMounts: string[] = [];
           for (const v of s.volumes ?? []) {
-            const [src, target] = v.includes(':') ? v.split(':') : [undefined, v];
+            const [src, target, mode] = v.includes(':') ? v.split(':') : [undefined, v];
+            if (src === 'snapshots' && mode === 'ro') readOnlyMounts.push(snapshots);
             mounts.set(
               target,
               src === 'snapshots'
@@ -951,6 +1021,7 @@ describeIf(
             },
             uid,
             terminationGracePeriodSeconds: seconds(s.stop_grace_period, 10),
+            readOnlyMounts,
           };
           if (name === 'gateway') gatewayUrl = `http://127.0.0.1:${own.get(s.environment!.PORT)}`;
           pods.push(new RehearsedPod(plan));
@@ -977,10 +1048,21 @@ describeIf(
         'chart-worker-1',
         'crosstab-0',
         'gateway-0',
+        'ingest-0',
         'query-0',
         'reports-0',
       ]);
       for (const p of pods) expect({ pod: p.plan.name, ready: p.ready }).toEqual({ pod: p.plan.name, ready: true });
+      // The snapshots volume is written by the ingest container alone, read-only in every other.
+      expect(pods.filter((p) => !p.plan.readOnlyMounts?.includes(snapshots)).map((p) => p.plan.name)).toEqual([
+        'ingest-0',
+      ]);
+      if (READ_ONLY_MOUNTS)
+        for (const p of pods)
+          expect({ pod: p.plan.name, readOnly: readOnlyMountPoints(p.pid!).includes(snapshots) }).toEqual({
+            pod: p.plan.name,
+            readOnly: p.plan.name !== 'ingest-0',
+          });
     });
 
     it(
@@ -1019,6 +1101,14 @@ describeIf(
       'exports a search through the gateway onto the exports volume the query container writes',
       async () => {
         await exportThroughGateway(gatewayUrl, token, namedVolume('exports'));
+      },
+      TEST_GUARD_MS,
+    );
+
+    it(
+      "takes a CSV upload through the gateway with the loader's token, loaded by the ingest container, then searched",
+      async () => {
+        await uploadThroughGateway(gatewayUrl, token, snapshots);
       },
       TEST_GUARD_MS,
     );

@@ -331,6 +331,37 @@ describe('uploads: POST /indexes/<name>/records', () => {
     expect((await search(ann, 'fruit')).data!.total).toBe(2);
   });
 
+  it('a client that goes away in the middle of its body publishes nothing and leaves nothing behind', async () => {
+    const controller = new AbortController();
+    let sent = 0;
+    const encoder = new TextEncoder();
+    const body = new ReadableStream<Uint8Array>({
+      async pull(c) {
+        sent += 1;
+        if (sent === 1) c.enqueue(encoder.encode('id,name\n'));
+        else c.enqueue(encoder.encode(`${sent},row\n`.repeat(1000)));
+        // Gone after some of the body: the server has been reading it (the spool's file exists by then).
+        if (sent === 20) controller.abort();
+        await new Promise((r) => setImmediate(r));
+      },
+    });
+    await expect(
+      fetch(url('halfway'), {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${ann.token}`, 'Content-Type': 'text/csv' },
+        body,
+        duplex: 'half',
+        signal: controller.signal,
+      } as RequestInit),
+    ).rejects.toThrow();
+    // The cancellation reaches the ingest service; its spool file goes once it has.
+    for (const end = Date.now() + 60_000; leftovers().length > 0 && Date.now() < end;)
+      await new Promise((r) => setTimeout(r, 20));
+    expect(leftovers()).toEqual([]);
+    expect((await call(admin, 'QUERIES.EXECUTE', { index: 'halfway', query: '*' })).error?.code).toBe(404);
+    expect((await search(ann, 'fruit')).data!.total).toBe(2);
+  });
+
   it('two users creating one name at once: one owns it, the other is refused, and its rows are the owner’s', async () => {
     const [x, y] = await Promise.all([upload(ann, 'contested', 'who\nann\n'), upload(bob, 'contested', 'who\nbob\n')]);
     const statuses = [x.status, y.status].sort();

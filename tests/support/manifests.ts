@@ -24,6 +24,8 @@ export const REQUIRED_BY_TARGET: Record<Target | 'loader', string[]> = {
     'QUARRY_CROSSTAB_ADDR',
     'QUARRY_CHART_ADDR',
     'QUARRY_REPORTS_ADDR',
+    // Uploads are streamed to the ingest service: without it the gateway would dial its own loopback.
+    'QUARRY_INGEST_ADDR',
     INTERNAL_TOKEN,
     // The data directory is read-only for the gateway: the embed-token key cannot be made there.
     'QUARRY_EMBED_SECRET|QUARRY_EMBED_SECRET_FILE',

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -12,7 +12,9 @@ import { TestRedis } from './redis';
  * command, its environment, its ports, its user and its mounts, and its probes polled on their schedule.
  * What a single machine cannot give is emulated and named where it is done: every pod shares the host's
  * network (each container port gets a free host port, and Service names resolve to them), a read-only
- * mount is a folder the pod's non-root user cannot write (chmod), an emptyDir is a fresh folder.
+ * mount is a folder the pod's non-root user cannot write (chmod) or, for a volume another pod writes at
+ * the same time, the folder bound read-only in the pod's own mount namespace (readOnlyMounts), an emptyDir
+ * is a fresh folder.
  */
 
 /**
@@ -48,6 +50,82 @@ export interface PodPlan {
   probes: { startup?: HttpProbe; readiness?: HttpProbe; liveness?: HttpProbe };
   uid: number | undefined;
   terminationGracePeriodSeconds: number;
+  /**
+   * Host folders this pod mounts read-only while another pod writes them (the snapshot volume, which the
+   * ingest pod writes): bound read-only in a mount namespace of the pod's own (READ_ONLY_MOUNTS).
+   */
+  readOnlyMounts?: string[];
+}
+
+// Binds each folder before `--` onto itself read-only, then runs the rest of the command line.
+const BIND_READ_ONLY =
+  'while [ "$1" != -- ]; do mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" || exit 125; shift; done; ' +
+  'shift; exec "$@"';
+
+/**
+ * How a read-only mount of a volume that another pod writes is made here, as the kubelet makes one: the
+ * folder bound read-only (EROFS on every write, whatever the file modes) in a mount namespace of the pod's
+ * own, while the writer, outside it, writes the same folder and the pod sees each new file at once. As root
+ * `unshare --mount`, the pod's user then taken by setpriv; as another user a user namespace too
+ * (`unshare --user --map-root-user`), in which the process is that namespace's root. Undefined where
+ * neither is allowed (a sandbox without namespaces): such mounts are then left writable.
+ */
+export const READ_ONLY_MOUNTS: 'mount namespace' | 'user and mount namespace' | undefined = (() => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-ro-probe-'));
+  try {
+    const [cmd, ...args] = inMountsOfItsOwn([dir], ['sh', '-c', '! touch "$1/x" 2>/dev/null', 'sh', dir]);
+    const probe = spawnSync(cmd, args, { stdio: 'ignore' });
+    if (probe.status !== 0 || fs.existsSync(path.join(dir, 'x'))) return undefined;
+    return process.getuid?.() === 0 ? 'mount namespace' : 'user and mount namespace';
+  } catch {
+    return undefined;
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+})();
+
+/**
+ * A command line run in a mount namespace of its own where each of `dirs` is bound read-only. unshare and
+ * sh each exec the next, so the process keeps the pid spawned and gets its signals.
+ */
+function inMountsOfItsOwn(dirs: string[], argv: string[]): string[] {
+  const namespaces = process.getuid?.() === 0 ? ['--mount'] : ['--user', '--map-root-user', '--mount'];
+  return [
+    'unshare',
+    ...namespaces,
+    '--propagation',
+    'private',
+    '--',
+    'sh',
+    '-c',
+    BIND_READ_ONLY,
+    'sh',
+    ...dirs,
+    '--',
+    ...argv,
+  ];
+}
+
+/** The command line and user a pod's process is spawned with, its read-only mounts made first. */
+function launch(plan: PodPlan): { argv: string[]; uid: number | undefined } {
+  if (!plan.readOnlyMounts?.length || !READ_ONLY_MOUNTS) return { argv: plan.argv, uid: plan.uid };
+  // As root the mounts are made first, then setpriv takes the pod's user (and execs the process in turn).
+  const asUser =
+    READ_ONLY_MOUNTS === 'mount namespace' && plan.uid !== undefined
+      ? ['setpriv', `--reuid=${plan.uid}`, `--regid=${plan.uid}`, '--clear-groups', '--']
+      : [];
+  return { argv: inMountsOfItsOwn(plan.readOnlyMounts, [...asUser, ...plan.argv]), uid: undefined };
+}
+
+/** The mount points a process sees read-only (its /proc/PID/mountinfo). */
+export function readOnlyMountPoints(pid: number): string[] {
+  return fs
+    .readFileSync(`/proc/${pid}/mountinfo`, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => line.split(' '))
+    .filter((f) => f[5].split(',').includes('ro'))
+    .map((f) => f[4].replace(/\\([0-7]{3})/g, (_m, o: string) => String.fromCharCode(parseInt(o, 8))));
 }
 
 export interface ProbeEvent {
@@ -73,11 +151,12 @@ export class RehearsedPod {
   private readonly bornAt = Date.now();
 
   constructor(readonly plan: PodPlan) {
-    this.child = spawn(plan.argv[0], plan.argv.slice(1), {
+    const { argv, uid } = launch(plan);
+    this.child = spawn(argv[0], argv.slice(1), {
       cwd: REPO_ROOT,
       env: plan.env,
       stdio: ['ignore', 'pipe', 'pipe'],
-      ...(plan.uid !== undefined ? { uid: plan.uid, gid: plan.uid } : {}),
+      ...(uid !== undefined ? { uid, gid: uid } : {}),
     });
     const onLine = (line: string) => {
       this.lines.push(line);
@@ -324,17 +403,6 @@ export class RehearsalRedis extends TestRedis {
   ) {
     super(port, { args: ['--appendonly', 'yes', '--requirepass', password, '--dir', dir], stopSignal: 'SIGTERM' });
   }
-}
-
-/** A folder as a pod's process sees a read-only mount: it and everything under it unwritable (chmod). */
-export function makeReadOnly(dir: string): void {
-  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-    const p = path.join(dir, entry.name);
-    if (entry.isSymbolicLink()) continue;
-    if (entry.isDirectory()) makeReadOnly(p);
-    else fs.chmodSync(p, 0o444);
-  }
-  fs.chmodSync(dir, 0o555);
 }
 
 /** A folder the pod's user owns and writes (an emptyDir, a writable volume). */

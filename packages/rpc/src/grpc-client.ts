@@ -1,5 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
-import { AppError, ERROR_TABLE, toAppError } from '@quarry/errors';
+import { abortReason, AppError, ERROR_TABLE, toAppError } from '@quarry/errors';
 import { injectTraceContext, inSpan, SpanKind, tracingEnabled } from '@quarry/tracing';
 import { fromServiceError } from './grpc-errors';
 import { INTERNAL_TOKEN_HEADER } from './internal-credential';
@@ -154,6 +154,11 @@ export function callClientStream<Req, Res>(
       return;
     }
     let sourceFailed: unknown;
+    // Once the call has its answer (or failed), the source is not read any further: a refusal on the
+    // header must not go on pulling the rest of an upload's body.
+    let settled = false;
+    let wake: (() => void) | undefined;
+    const signal = options.signal;
     const call = client.makeClientStreamRequest<Req, Res>(
       method.path,
       method.requestSerialize,
@@ -161,25 +166,37 @@ export function callClientStream<Req, Res>(
       metadata,
       { deadline: Date.now() + options.deadlineMs },
       (err, res) => {
+        settled = true;
+        wake?.();
         if (sourceFailed !== undefined) reject(toAppError(sourceFailed));
+        // The caller's own cancellation is said as the caller's reason, not as a service away.
+        else if (err && signal?.aborted) reject(abortReason(signal));
         else if (err) reject(fromServiceError(err, service));
         else if (res === undefined) reject(fromServiceError({ code: grpc.status.INTERNAL }, service));
         else resolve(res);
       },
     );
-    const signal = options.signal;
     const cancel = () => call.cancel();
     if (signal?.aborted) cancel();
     else signal?.addEventListener('abort', cancel, { once: true });
     void (async () => {
       try {
         for await (const message of messages) {
-          if (!call.write(message)) await new Promise((r) => call.once('drain', r));
+          if (settled) break;
+          if (!call.write(message) && !settled)
+            await new Promise<void>((r) => {
+              wake = r;
+              call.once('drain', r);
+            });
+          wake = undefined;
+          if (settled) break;
         }
-        call.end();
+        if (!settled) call.end();
       } catch (err) {
-        sourceFailed = err;
-        call.cancel();
+        if (!settled) {
+          sourceFailed = err;
+          call.cancel();
+        }
       } finally {
         signal?.removeEventListener('abort', cancel);
       }

@@ -27,6 +27,7 @@ export class LoadIndexLoader implements IndexLoader {
         createIfMissing: true,
         owner: req.owner,
         authorize: req.authorize,
+        signal: req.signal,
         report,
       });
       return {

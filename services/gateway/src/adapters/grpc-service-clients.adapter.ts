@@ -121,10 +121,14 @@ async function* uploadMessages(
   body: AsyncIterable<Uint8Array>,
 ): AsyncGenerator<pb.UploadChunk> {
   yield { header };
+  let bytes = 0;
   for await (const chunk of body) {
+    bytes += chunk.length;
     for (let at = 0; at < chunk.length; at += UPLOAD_PIECE_BYTES)
       yield { data: Buffer.from(chunk.buffer, chunk.byteOffset + at, Math.min(UPLOAD_PIECE_BYTES, chunk.length - at)) };
   }
+  // The body arrived whole: said so, so the service can tell it from one cut off.
+  yield { end: { bytes } };
 }
 
 function uploadAnswer(o: pb.LoadOutcome__Output): UploadAnswer {

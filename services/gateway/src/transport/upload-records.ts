@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestHandler } from 'express';
-import { AppError, ERROR_TABLE, quoteInput } from '@quarry/errors';
+import { AppError, ERROR_TABLE, quoteInput, quoteList } from '@quarry/errors';
 import type { Logger } from '@quarry/logger';
 import { REQUEST_ID_HEADER, resolveRequestId } from '@quarry/rpc';
 import type { AuditRecorder } from '../domain/audit-recorder';
@@ -46,9 +46,7 @@ export function uploadInput(
 ): UploadInput {
   const unknown = Object.keys(query).filter((k) => !PARAMS.has(k));
   if (unknown.length)
-    throw AppError.invalid(
-      `Unknown parameter ${unknown.map((k) => quoteInput(k)).join(', ')}; an upload takes mode, key, onError and maxErrors`,
-    );
+    throw AppError.invalid(`Unknown parameter ${quoteList(unknown)}; an upload takes mode, key, onError and maxErrors`);
   const one = (name: string): string | undefined => {
     const v = query[name];
     if (v === undefined) return undefined;
@@ -212,7 +210,8 @@ export function uploadRecordsHandler(deps: UploadDeps): RequestHandler {
             `The upload is ${declared} bytes, more than QUARRY_UPLOAD_MAX_MB (${Math.floor(deps.maxBytes / 1_048_576)} MB); nothing was read`,
           ),
         );
-      // A client that goes away cancels the load: nothing it would not see is published for it.
+      // A client that goes away cancels the load: what it would not hear of is not published (a build under
+      // way finishes, and is thrown away).
       const gone = new AbortController();
       const onClose = () => {
         if (!res.writableEnded) gone.abort(AppError.timeout('The client went away before the upload was answered'));

@@ -115,6 +115,7 @@ export class UploadRecordsUseCase {
           ...(req.maxErrors !== undefined ? { maxErrors: req.maxErrors } : {}),
           owner: req.caller.userId,
           authorize: (current) => checkWrite(req.caller, req.index, current),
+          signal,
         },
         progress,
       );

@@ -25,6 +25,8 @@ export interface IndexLoadRequest {
   owner: string;
   /** Asked under the index's load lock with the published entry (null: none): throws to refuse. */
   authorize: (current: IndexEntry | null) => void;
+  /** Aborted when the caller went away: the load publishes nothing. */
+  signal: AbortSignal;
 }
 
 /** How far a load got: complete when it published, partial (rowsRead unknown) when it stopped early. */

@@ -62,12 +62,20 @@ export function ingestHandlers(log: Logger, uploads: UploadRecordsUseCase): pb.I
         if (first.done || first.value.part !== 'header' || !first.value.header)
           throw AppError.invalid('An upload starts with its header');
         const req = headerOf(first.value.header);
+        // The body ends with its end marker, counting its bytes; a stream that ends without it was cut off.
         async function* body(): AsyncGenerator<Uint8Array> {
+          let bytes = 0;
           for (;;) {
             const next = await iterator.next();
-            if (next.done) return;
-            if (next.value.part !== 'data' || !next.value.data) throw AppError.invalid('An upload has one header');
-            yield next.value.data;
+            if (next.done) throw AppError.timeout('The upload was cut off before its body had arrived');
+            const piece = next.value;
+            if (piece.part === 'end' && piece.end) {
+              if (piece.end.bytes !== bytes) throw AppError.invalid('The upload arrived incomplete; send it again');
+              return;
+            }
+            if (piece.part !== 'data' || !piece.data) throw AppError.invalid('An upload has one header');
+            bytes += piece.data.length;
+            yield piece.data;
           }
         }
         return outcomeToWire(await uploads.upload(req, body(), ctx.signal));

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { AppError } from '@quarry/errors';
+import { abortReason, AppError } from '@quarry/errors';
 import os from 'node:os';
 import type { IndexCatalog, IndexEntry, LoadLock, RollupDef } from '@quarry/metadata-store';
 import type { DateGrain, FieldType } from '@quarry/query-language';
@@ -35,6 +35,8 @@ export interface LoadIndexInput extends SourceOptions {
    * created a moment ago by someone else is seen (two users creating one name cannot both own it).
    */
   authorize?: (current: IndexEntry | null) => void;
+  /** Aborted (the uploader went away): nothing is published, whatever was built. */
+  signal?: AbortSignal;
   onProgress?: (fraction: number) => void;
 }
 
@@ -149,7 +151,10 @@ export class LoadIndexUseCase {
       // The catalog clears an owner a publish leaves out: a reload by anyone keeps the creator's.
       ...(owner !== undefined ? { owner } : {}),
     };
-    const { entry } = await this.publish(candidate, stillHeld);
+    const { entry } = await this.publish(candidate, () => {
+      stillHeld();
+      if (input.signal?.aborted) throw abortReason(input.signal);
+    });
     return {
       entry,
       rowsRead: built.rowsRead,
