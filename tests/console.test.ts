@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Browser, Page } from 'puppeteer-core';
+import type { Browser, ElementHandle, Page } from 'puppeteer-core';
 import { createIdentity, startStackWithData, type Stack } from './support/stack';
 import { runCli } from './support/quarry-process';
 import type { Identity } from './support/identities';
@@ -28,6 +28,7 @@ const HOSTILE = [
 let stack: Stack;
 let analyst: Identity;
 let moviesOnly: Identity;
+let writer: Identity;
 let browser: Browser;
 let tmp: string;
 
@@ -42,6 +43,10 @@ beforeAll(async () => {
   });
   analyst = await createIdentity(stack.dataDir, 'console-analyst', { indexes: '*' });
   moviesOnly = await createIdentity(stack.dataDir, 'console-movies', { indexes: 'movies,hostile' });
+  writer = await createIdentity(stack.dataDir, 'console-writer', {
+    indexes: 'movies',
+    scopes: 'query:execute,indexes:read,indexes:write',
+  });
   fs.mkdirSync(SHOTS, { recursive: true });
   browser = await launchBrowser();
 }, 120000);
@@ -202,11 +207,11 @@ describe('GET /console', () => {
       expect(await page.$eval('#tab-search', (n) => n.getAttribute('aria-selected'))).toBe('true');
       expect(await visible(page, '#panel-search')).toBe(true);
       await page.keyboard.press('End');
-      expect(await page.evaluate(() => document.activeElement?.id)).toBe('tab-schedules');
+      expect(await page.evaluate(() => document.activeElement?.id)).toBe('tab-data');
       await page.keyboard.press('Home');
       expect(await page.evaluate(() => document.activeElement?.id)).toBe('tab-indexes');
       expect(await page.$$eval('[role=tab]', (tabs) => tabs.map((t) => (t as HTMLElement).tabIndex))).toEqual([
-        0, -1, -1, -1, -1,
+        0, -1, -1, -1, -1, -1,
       ]);
       // A search without a token says what is missing, in the search tab only.
       await page.click('#tab-search');
@@ -957,6 +962,58 @@ describe('GET /console', () => {
       expect(await page.$$('#ct-result img, #ct-result script')).toHaveLength(0);
       expect(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss)).toBeUndefined();
       await shot(page, '7-hostile-1280');
+      expect(realProblems(problems)).toEqual([]);
+    } finally {
+      await close();
+    }
+  });
+
+  it('adds data: a file uploaded into a new index its user then owns; a malformed one lists its rows and publishes nothing', async () => {
+    const good = path.join(tmp, 'fruit.csv');
+    fs.writeFileSync(good, 'id,name,price\n1,apple,1.5\n2,pear,2.25\n3,plum,0.75\n');
+    const bad = path.join(tmp, 'fruit-bad.csv');
+    fs.writeFileSync(bad, 'id,name,price\n4,fig,3\n5,kiwi\n');
+    const { page, problems, close } = await open(1280, 800);
+    try {
+      await connect(page, writer.token);
+      await page.click('#tab-data');
+      const input = (await page.waitForSelector('#upload-file')) as ElementHandle<HTMLInputElement> | null;
+      await input!.uploadFile(good);
+      await page.type('#upload-index', 'fruit');
+      await submit(page, '#upload-form');
+      await page.waitForSelector('#upload-summary');
+      expect(await page.$eval('#upload-summary', (n) => n.textContent)).toMatch(
+        /^3 rows read = 3 loaded \+ 0 rejected · the index now holds 3 records\.$/,
+      );
+      expect(await page.$eval('#panel-data .status', (n) => n.textContent)).toBe('Published fruit version 1.');
+      // The request as curl, the file as the body; the new index is among the cards (its owner reads it).
+      expect(await page.$eval('#curl', (n) => n.textContent)).toContain(
+        `-X POST '${stack.quarry.baseUrl}/indexes/fruit/records?mode=replace'`,
+      );
+      expect(await page.$eval('#curl', (n) => n.textContent)).toContain("--data-binary @'fruit.csv'");
+      await page.waitForFunction(() =>
+        Array.from(document.querySelectorAll('#index-list .card h3')).some((h) => h.textContent === 'fruit'),
+      );
+      // Upsert shows its key field (only upsert); a malformed file fails whole, its rows listed under the error.
+      expect(await visible(page, '#upload-key')).toBe(false);
+      await page.select('#upload-mode', 'upsert');
+      expect(await visible(page, '#upload-key')).toBe(true);
+      await page.select('#upload-mode', 'replace');
+      await ((await page.$('#upload-file')) as ElementHandle<HTMLInputElement>).uploadFile(bad);
+      await submit(page, '#upload-form');
+      await page.waitForSelector('#upload-rejects tbody tr');
+      const error = await page.$eval('#panel-data .error', (n) => n.textContent ?? '');
+      expect(error).toMatch(
+        /^400 Bad Request the upload:3, column "price": the row has 2 fields where the header has 3/,
+      );
+      expect(await texts(page, '#upload-rejects tbody td')).toEqual([
+        'line 3',
+        'price',
+        'the row has 2 fields where the header has 3',
+      ]);
+      const still = await stack.data<{ total: number }>(writer, 'QUERIES.EXECUTE', { index: 'fruit', query: '*' });
+      expect(still.total).toBe(3);
+      await shot(page, '9-add-data-1280');
       expect(realProblems(problems)).toEqual([]);
     } finally {
       await close();

@@ -4,7 +4,7 @@ export type IndexInfo = IndexesFindResult['indexes'][number];
 export type Field = IndexInfo['fields'][number];
 
 /** What the panels share: the connection, and the indexes it may read. */
-export const app: { client?: QuarryClient; indexes: IndexInfo[]; chartTypes: string[] } = {
+export const app: { client?: QuarryClient; token?: string; indexes: IndexInfo[]; chartTypes: string[] } = {
   indexes: [],
   chartTypes: [],
 };

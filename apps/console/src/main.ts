@@ -9,6 +9,7 @@ import {
 } from './crosstab/crosstab.panel';
 import { disposeChart } from './crosstab/chart-view';
 import { byId, on } from './dom';
+import { dataPanel, startData } from './data.panel';
 import { indexesPanel, loadIndexes, showWelcome } from './indexes.panel';
 import type { Panel } from './panel';
 import { reportsPanel, startReports } from './reports.panel';
@@ -23,27 +24,31 @@ import { selectTab, startTabs } from './tabs';
  */
 
 const TOKEN_KEY = 'quarry.console.token';
-const PANELS: Panel[] = [indexesPanel, searchPanel, crosstabPanel, reportsPanel, schedulesPanel];
+const PANELS: Panel[] = [indexesPanel, searchPanel, crosstabPanel, reportsPanel, schedulesPanel, dataPanel];
+
+/** What a card's Search and Crosstab buttons do. */
+const indexActions = {
+  search: (index: string) => {
+    byId<HTMLSelectElement>('search-index').value = index;
+    selectTab('search');
+    runSearch(1);
+  },
+  crosstab: (index: string) => {
+    byId<HTMLSelectElement>('ct-index').value = index;
+    byId<HTMLSelectElement>('ct-index').dispatchEvent(new Event('change'));
+    selectTab('crosstab');
+    byId('ct-rows-add').focus();
+  },
+};
 
 async function connect(token: string): Promise<void> {
   app.client = new QuarryClient({ url: location.origin, token });
+  app.token = token;
   for (const p of PANELS) p.reset();
   resetSchedules();
   disposeChart();
   indexesPanel.status('Connecting…');
-  const ok = await loadIndexes({
-    search: (index) => {
-      byId<HTMLSelectElement>('search-index').value = index;
-      selectTab('search');
-      runSearch(1);
-    },
-    crosstab: (index) => {
-      byId<HTMLSelectElement>('ct-index').value = index;
-      byId<HTMLSelectElement>('ct-index').dispatchEvent(new Event('change'));
-      selectTab('crosstab');
-      byId('ct-rows-add').focus();
-    },
-  });
+  const ok = await loadIndexes(indexActions);
   refreshCrosstabFields();
   showWelcome(!ok);
   await showWhoami(ok);
@@ -52,6 +57,7 @@ async function connect(token: string): Promise<void> {
   else {
     sessionStorage.removeItem(TOKEN_KEY);
     app.client = undefined;
+    app.token = undefined;
   }
 }
 
@@ -110,9 +116,14 @@ function start(): void {
     const token = byId<HTMLInputElement>('token').value.trim();
     if (token) void connect(token);
   });
+  startData(async () => {
+    await loadIndexes(indexActions);
+    refreshCrosstabFields();
+  });
   on('forget', 'click', () => {
     sessionStorage.removeItem(TOKEN_KEY);
     app.client = undefined;
+    app.token = undefined;
     app.indexes = [];
     byId<HTMLInputElement>('token').value = '';
     for (const p of PANELS) p.reset();
