@@ -2,7 +2,7 @@
 # Installs from Debian what Quarry's embedded deployment and its tests need, only when missing:
 # redis-server (chart queue), chromium and fonts (chart rendering); with --tests also docker-compose
 # (the tests validate docker-compose.yml with it; no Docker engine is needed for that), shellcheck (npm run lint),
-# and PostgreSQL 15 and MariaDB 10.11, whose servers the source tests start privately in temp folders
+# and PostgreSQL (15 on bookworm) and MariaDB (10.11), whose servers the source tests start privately in temp folders
 # (tests/support/postgres.ts, tests/support/mariadb.ts): the packages' own system services are not started.
 set -euo pipefail
 need=()
@@ -12,7 +12,7 @@ command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || need+=(chromi
 if [ "${1:-}" = "--tests" ]; then
   command -v docker-compose >/dev/null 2>&1 || need+=(docker-compose)
   command -v shellcheck >/dev/null 2>&1 || need+=(shellcheck)
-  [ -x /usr/lib/postgresql/15/bin/initdb ] || need+=(postgresql-15)
+  compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || need+=(postgresql)
   [ -x /usr/sbin/mariadbd ] || need+=(mariadb-server)
 fi
 if [ ${#need[@]} -gt 0 ]; then

@@ -91,6 +91,20 @@ describe('quarry index load', () => {
     );
   });
 
+  it('keeps the wall time of a timestamp without a zone, whatever time zone the loading machine is in', async () => {
+    const csv = file('tz.csv', 'id,at\n1,2001-02-03 04:05:06.123456\n2,2001-02-03 23:30:00\n');
+    // DuckDB takes the machine's zone by default: under New York's, 04:05 was stored as 09:05.
+    for (const zone of ['America/New_York', 'Asia/Kolkata']) {
+      const loaded = await runCli(['index', 'load', 'tz', csv, '--type', 'at=date'], { ...env, TZ: zone });
+      expect(loaded.code).toBe(0);
+      const found = await records('tz');
+      expect({ zone, at: found.records.map((r) => r.at) }).toEqual({
+        zone,
+        at: [expect.stringMatching(/^2001-02-03T04:05:06(\.123456)?/), expect.stringMatching(/^2001-02-03T23:30:00/)],
+      });
+    }
+  });
+
   it('prints rows read = loaded + rejected', async () => {
     const res = await runCli(['index', 'load', 'kv2', file('kv2.csv', 'k,v\na,1\nb,2\nc,3\n')], env);
     expect(res.code).toBe(0);

@@ -58,5 +58,8 @@ export async function openLoadDuckDb(spill: string): Promise<{ instance: DuckDBI
   const c = await instance.connect();
   // Progress is read between tasks (runWithProgress), never printed by DuckDB itself.
   await c.run('SET enable_progress_bar = true; SET enable_progress_bar_print = false; SET progress_bar_time = 0');
+  // A time without a zone is the wall time written: read through UTC, whatever zone the server runs in
+  // (DuckDB takes the machine's by default, and a load under TZ=America/New_York stored 04:05 as 09:05).
+  await c.run("SET TimeZone = 'UTC'");
   return { instance, c };
 }

@@ -1,7 +1,6 @@
 /** Where a source's rows come from: a database (as its driver connects) or a file at a URL. */
 export type SourceConnection =
-  | { url: string }
-  | { host: string; port?: number; database: string; user: string; password?: string; ssl?: boolean };
+  { url: string } | { host: string; port?: number; database: string; user: string; password?: string; ssl?: boolean };
 
 export type SourceKind = 'postgres' | 'mysql' | 'sqlite' | 'url';
 

@@ -1,0 +1,367 @@
+import net from 'node:net';
+import pg from 'pg';
+import QueryStream from 'pg-query-stream';
+import { AppError, abortReason } from '@quarry/errors';
+import type { SourceColumn, SourceRead, SourceReader, SourceSpec } from '../ports/source-reader.port';
+import {
+  checkColumnNames,
+  duration,
+  cursorIndex,
+  databaseTarget,
+  removeStagedFile,
+  settleWithin,
+  sourceQuery,
+  targetUrl,
+  timestampText,
+  withoutSecret,
+  writeCsv,
+  type DatabaseTarget,
+  type HostAllowed,
+  type StagedValue,
+} from './source-staging';
+
+/*
+ * SourceReader for PostgreSQL (the `pg` driver, rows streamed through a cursor, pg-query-stream).
+ *
+ * Guarantees, beyond the port's:
+ * - the query's result columns are described first (`SELECT * FROM (<query>) q LIMIT 0`, each type named
+ *   through pg_type, domains by their base type), then the rows are read by one cursor, batchSize rows
+ *   at a time, each batch written before the next is fetched (rows are never all in memory);
+ * - describe and read run in one READ ONLY, REPEATABLE READ transaction: one snapshot of the data, and a
+ *   query that would write fails;
+ * - every value is cast to text by PostgreSQL (`::text`) in a session set to TimeZone UTC, DateStyle ISO,
+ *   extra_float_digits 1 (floats print exactly) and bytea_output hex, and read as the string it is (no
+ *   type parser runs in JS). Types: int2/int4 → integer, float4/float8 → number, bool → boolean
+ *   (`true`/`false`), date → date (`YYYY-MM-DD`), timestamptz → timestamp (the instant in UTC,
+ *   `2001-02-03T04:05:06.123456Z`), timestamp → timestamp (its wall time, written alike), numeric, int8
+ *   and money (as numeric) → no type, the loader's inference keeps every digit; json, jsonb, text,
+ *   varchar, uuid and every other type → string, as PostgreSQL prints it;
+ * - the cursor bound is `$1`, typed by the column it is compared with (`q.cursor > $1`): a bound that is
+ *   not a value of that type is refused by the database, never run; rows with a null cursor are left out,
+ *   rows come in cursor order and `cursorMax` is the last one's cursor as PostgreSQL prints it;
+ * - `table` is quoted as an identifier (`schema.table` allowed);
+ * - the host is checked by `hostAllowed` before it is dialled; the login waits connectTimeoutMs at most;
+ *   an aborted signal cancels the running statement (a CancelRequest) and closes the connection;
+ * - errors are AppErrors: a refused login INVALID_ARGUMENT naming the user, an unreachable host or a
+ *   connection lost mid-read UNAVAILABLE, a failing query INVALID_ARGUMENT with PostgreSQL's message; the
+ *   password is in none of them (nor is PGPASSWORD or ~/.pgpass ever consulted).
+ */
+
+export interface PostgresSourceReaderOptions {
+  /** The host policy (QUARRY_SOURCE_ALLOW): called with `postgres://host:port` before connecting. */
+  hostAllowed?: HostAllowed;
+  /** How long the TCP connect, TLS and login may take (default 10 s). */
+  connectTimeoutMs?: number;
+  /** Rows fetched per round trip (default 1000). */
+  batchSize?: number;
+}
+
+/** Every value as the text PostgreSQL sent: no type parser runs. */
+const RAW_TEXT = { getTypeParser: () => (value: string) => value };
+
+/** The loader's type for a PostgreSQL base type (none: inference, which keeps every digit). */
+function loaderType(typname: string): SourceColumn['type'] {
+  switch (typname) {
+    case 'int2':
+    case 'int4':
+      return 'integer';
+    case 'float4':
+    case 'float8':
+      return 'number';
+    case 'bool':
+      return 'boolean';
+    case 'date':
+      return 'date';
+    case 'timestamptz':
+    case 'timestamp':
+      return 'timestamp';
+    case 'numeric':
+    case 'int8':
+    case 'money':
+      return undefined;
+    default:
+      return 'string';
+  }
+}
+
+interface Described {
+  name: string;
+  dbType: string;
+  base: string;
+}
+
+type PgError = Error & { code?: string; severity?: string };
+
+/** Sends PostgreSQL's CancelRequest for a backend: what libpq's PQcancel does, on a connection of its own. */
+function sendCancel(target: DatabaseTarget, processID: number, secretKey: number): Promise<void> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: target.host, port: target.port });
+    const done = () => {
+      socket.destroy();
+      resolve();
+    };
+    socket.setTimeout(5000, done);
+    socket.on('error', done);
+    socket.on('close', done);
+    socket.on('connect', () => {
+      const msg = Buffer.alloc(16);
+      msg.writeInt32BE(16, 0);
+      msg.writeInt32BE(80877102, 4);
+      msg.writeInt32BE(processID, 8);
+      msg.writeInt32BE(secretKey, 12);
+      socket.end(msg);
+    });
+  });
+}
+
+export class PostgresSourceReader implements SourceReader {
+  private readonly connectTimeoutMs: number;
+  private readonly batchSize: number;
+
+  constructor(private readonly options: PostgresSourceReaderOptions = {}) {
+    this.connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
+    this.batchSize = options.batchSize ?? 1000;
+  }
+
+  async read(
+    spec: SourceSpec,
+    options: { file: string; cursor?: { column: string; after?: string }; signal: AbortSignal },
+  ): Promise<SourceRead> {
+    if (spec.kind !== 'postgres')
+      throw AppError.invalid(`PostgresSourceReader reads postgres sources, not ${spec.kind}`);
+    const target = databaseTarget(spec.connection, ['postgres', 'postgresql'], 5432, 'postgres');
+    const sql = sourceQuery(spec, '"');
+    const { signal } = options;
+    if (this.options.hostAllowed) await this.options.hostAllowed(targetUrl('postgres', target));
+    if (signal.aborted) throw abortReason(signal);
+
+    const client = new pg.Client({
+      host: target.host,
+      port: target.port,
+      user: target.user,
+      database: target.database,
+      // A function: pg then never falls back to PGPASSWORD or ~/.pgpass of this server.
+      password: async () => target.password ?? '',
+      // TLS verifies the server's certificate and name (pg sets the name for SNI); off unless asked for.
+      ssl: target.ssl,
+      connectionTimeoutMillis: this.connectTimeoutMs,
+      application_name: 'quarry-ingest',
+      keepAlive: true,
+      types: RAW_TEXT,
+    });
+    // A connection that fails between queries reports here; the query under way rejects with it too.
+    client.on('error', () => undefined);
+    let stage: 'connect' | 'query' | 'read' = 'connect';
+    let rows = 0;
+    /** The file is written: a failure from here on (COMMIT) must remove it too. */
+    let written = false;
+    let cancelled: Promise<void> | undefined;
+    const onAbort = () => {
+      const backend = client as unknown as { processID?: number; secretKey?: number };
+      if (stage !== 'connect' && backend.processID !== undefined && backend.secretKey !== undefined)
+        cancelled = sendCancel(target, backend.processID, backend.secretKey);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      await this.connect(client, target, signal);
+      stage = 'query';
+      await client.query(
+        "SET TimeZone TO 'UTC'; SET DateStyle TO 'ISO, YMD'; SET IntervalStyle TO 'postgres'; SET extra_float_digits TO 1; SET bytea_output TO 'hex'; BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY",
+      );
+      const columns = await this.describe(client, sql);
+      const names = columns.map((c) => c.name);
+      checkColumnNames(names);
+      const at = options.cursor ? cursorIndex(names, options.cursor.column) : -1;
+      const alias = columns.map((_, i) => `c${i}`);
+      const casts = columns.map((c, i) => (c.base === 'money' ? `q.c${i}::numeric::text` : `q.c${i}::text`));
+      const cursorCol = `q.c${at}`;
+      const params: string[] = [];
+      let where = '';
+      if (options.cursor) {
+        if (options.cursor.after !== undefined) {
+          params.push(options.cursor.after);
+          where = ` WHERE ${cursorCol} > $1 AND ${cursorCol} IS NOT NULL ORDER BY ${cursorCol}`;
+        } else where = ` WHERE ${cursorCol} IS NOT NULL ORDER BY ${cursorCol}`;
+      }
+      const text = `SELECT ${casts.join(', ')} FROM (\n${sql}\n) AS q(${alias.join(', ')})${where}`;
+      stage = 'read';
+      const stream = client.query(
+        new QueryStream(text, params, { batchSize: this.batchSize, rowMode: 'array', types: RAW_TEXT }),
+      );
+      const timestamps = columns.map((c) => c.base === 'timestamptz' || c.base === 'timestamp');
+      let cursorMax: string | undefined;
+      // A connection that goes away mid-read: pg-query-stream's destroy waits for an answer that never
+      // comes, so the read is failed from the client's own events, with the server's last word if it sent one.
+      let lastError: unknown;
+      (stream as unknown as { cursor: NodeJS.EventEmitter }).cursor.on('error', (e: unknown) => (lastError = e));
+      const lost = new Promise<never>((_, reject) => {
+        client.once('end', () => reject(lastError ?? new Error('Connection terminated unexpectedly')));
+      });
+      lost.catch(() => undefined);
+      await writeCsv(
+        options.file,
+        names,
+        stream,
+        signal,
+        (row) => {
+          rows += 1;
+          if (at >= 0) cursorMax = row[at] ?? cursorMax;
+          return timestamps.some(Boolean)
+            ? row.map((v, i) => (v !== null && timestamps[i] ? timestampText(v) : v))
+            : (row as StagedValue[]);
+        },
+        lost,
+      );
+      written = true;
+      await client.query('COMMIT');
+      return {
+        file: options.file,
+        format: 'csv',
+        rows,
+        columns: columns.map((c) => {
+          const type = loaderType(c.base);
+          return type ? { name: c.name, dbType: c.dbType, type } : { name: c.name, dbType: c.dbType };
+        }),
+        ...(cursorMax !== undefined ? { cursorMax } : {}),
+      };
+    } catch (err) {
+      if (written) removeStagedFile(options.file);
+      if (signal.aborted) throw abortReason(signal);
+      throw this.explain(err, target, stage, rows);
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      if (cancelled) await settleWithin(cancelled, 2000);
+      await this.close(client);
+    }
+  }
+
+  /** Connects within connectTimeoutMs (pg's own timer is the backstop) or an abort, whichever is first. */
+  private async connect(client: pg.Client, target: DatabaseTarget, signal: AbortSignal): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
+    const connecting = client.connect();
+    connecting.catch(() => undefined);
+    try {
+      await Promise.race([
+        connecting,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(
+            () =>
+              reject(
+                AppError.unavailable(
+                  `The source at ${target.host}:${target.port} did not accept the login within ${duration(this.connectTimeoutMs)}`,
+                ),
+              ),
+            this.connectTimeoutMs,
+          );
+          onAbort = () => reject(abortReason(signal));
+          signal.addEventListener('abort', onAbort, { once: true });
+        }),
+      ]);
+    } finally {
+      clearTimeout(timer);
+      if (onAbort) signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /** The query's columns: names, PostgreSQL's type names (with modifiers) and base types. */
+  private async describe(client: pg.Client, sql: string): Promise<Described[]> {
+    const probe = await client.query({ text: `SELECT * FROM (\n${sql}\n) AS q LIMIT 0`, rowMode: 'array' });
+    const fields = probe.fields;
+    if (fields.length === 0) return [];
+    const types = await client.query<{ i: string; db_type: string; base: string }>(
+      `WITH RECURSIVE f AS (
+         SELECT f.oid, f.mod, f.i FROM unnest($1::oid[], $2::int[]) WITH ORDINALITY AS f(oid, mod, i)
+       ), b(i, oid) AS (
+         SELECT i, oid FROM f
+         UNION ALL
+         SELECT b.i, t.typbasetype FROM b JOIN pg_type t ON t.oid = b.oid WHERE t.typtype = 'd'
+       )
+       SELECT f.i::text AS i, format_type(f.oid, f.mod) AS db_type, t.typname::text AS base
+       FROM f JOIN b ON b.i = f.i JOIN pg_type t ON t.oid = b.oid AND t.typtype <> 'd'
+       ORDER BY f.i`,
+      [fields.map((f) => f.dataTypeID), fields.map((f) => f.dataTypeModifier)],
+    );
+    const byIndex = new Map(types.rows.map((r) => [Number(r.i), r]));
+    return fields.map((f, k) => {
+      const t = byIndex.get(k + 1);
+      return { name: f.name, dbType: t?.db_type ?? `oid ${f.dataTypeID}`, base: t?.base ?? '' };
+    });
+  }
+
+  /** Ends the session (rolling back what is open); a connection that does not end in time is cut. */
+  private async close(client: pg.Client): Promise<void> {
+    const ending = client.end();
+    await settleWithin(ending, 2000);
+    const socket = (client as unknown as { connection?: { stream?: net.Socket } }).connection?.stream;
+    if (socket && !socket.destroyed) socket.destroy();
+  }
+
+  /** A driver's error as the AppError a caller can act on, without the password. */
+  private explain(err: unknown, target: DatabaseTarget, stage: string, rows: number): AppError {
+    if (err instanceof AppError) return err;
+    const e = err as PgError;
+    const message = withoutSecret(String(e?.message ?? err), target.password);
+    const code = e?.code ?? '';
+    const where = `${target.host}:${target.port}`;
+    const user = target.user;
+    const lost = (why: string) =>
+      AppError.unavailable(
+        `The source closed the connection${stage === 'read' ? ` after ${rows} rows` : ''}: ${why}; nothing was staged`,
+      );
+    switch (code) {
+      case '28P01':
+        return AppError.invalid(`The source refused the login for user "${user}": password authentication failed`);
+      case '28000':
+        return AppError.invalid(`The source refused the login for user "${user}": ${message}`);
+      case '3D000':
+        return AppError.invalid(`The source at ${where} has no database "${target.database}"`);
+      case '42501':
+        return AppError.invalid(`The source refused to read for user "${user}": ${message}`);
+      case '25006':
+        return AppError.invalid(
+          `The source query tries to write (${message}); a source is read in a read-only transaction`,
+        );
+      case '57014':
+        return AppError.timeout(`The source cancelled the query: ${message}`);
+      case '53300':
+      case '57P03':
+        return AppError.unavailable(`The source at ${where} refused the connection for now: ${message}`);
+      case '57P01':
+      case '57P02':
+      case '57P05':
+        return lost(message);
+      case 'ECONNREFUSED':
+        return AppError.unavailable(`Cannot reach the source at ${where}: connection refused`);
+      case 'ENOTFOUND':
+        return AppError.invalid(`The source host ${target.host} does not resolve`);
+      case 'EAI_AGAIN':
+        return AppError.unavailable(`The source host ${target.host} could not be resolved now (EAI_AGAIN)`);
+      case 'EHOSTUNREACH':
+      case 'ENETUNREACH':
+      case 'ETIMEDOUT':
+        return AppError.unavailable(`Cannot reach the source at ${where} (${code})`);
+      case 'ECONNRESET':
+      case 'EPIPE':
+        return lost(code);
+    }
+    if (code.startsWith('08')) return lost(message);
+    if (stage === 'connect' && /^timeout expired|connection timeout/.test(message))
+      return AppError.unavailable(
+        `The source at ${where} did not accept the login within ${duration(this.connectTimeoutMs)}`,
+      );
+    if (/^Connection terminated|^timeout expired/.test(message))
+      return stage === 'connect'
+        ? AppError.unavailable(`The source at ${where} closed the connection during the login (${message})`)
+        : lost(message);
+    if (/does not support SSL/i.test(message))
+      return AppError.invalid(`The source at ${where} does not accept TLS (connection.ssl is true)`);
+    if (/certificate|self[- ]signed|altname/i.test(message) || /^(ERR_TLS|CERT_|DEPTH_ZERO|UNABLE_TO)/.test(code))
+      return AppError.invalid(`The source at ${where} has a TLS certificate this server does not trust: ${message}`);
+    if (e?.severity !== undefined && /^[0-9A-Z]{5}$/.test(code))
+      return stage === 'connect'
+        ? AppError.invalid(`The source at ${where} refused the connection: ${message}`)
+        : AppError.invalid(`The source query failed: ${message}`);
+    return AppError.unavailable(`Reading the source at ${where} failed: ${message}`);
+  }
+}
