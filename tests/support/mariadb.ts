@@ -1,13 +1,20 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import mysql from 'mysql2/promise';
-import { freePort } from '@quarry/runtime';
-
-const run = promisify(execFile);
+import {
+  asRoot,
+  chownToUser,
+  logTail,
+  pollLogin,
+  removeServerDir,
+  run,
+  serverPlace,
+  startServer,
+  toolFailed,
+  withConnection,
+} from './test-server';
 
 /*
  * A private MariaDB server for tests: Debian's mariadb-server (scripts/ensure-system-deps.sh --tests
@@ -61,30 +68,17 @@ export class TestMariadb {
   static async start(deadlineMs = 90_000): Promise<TestMariadb> {
     const missing = mariadbMissing();
     if (missing) throw new Error(missing);
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-mariadb-'));
-    const server = new TestMariadb(await freePort(), dir);
-    try {
+    const { dir, port } = await serverPlace('mariadb');
+    return startServer(new TestMariadb(port, dir), async (server) => {
       await server.init();
       await server.waitReady(deadlineMs);
-      return server;
-    } catch (err) {
-      await server.stop();
-      throw err;
-    }
-  }
-
-  private get asRoot(): boolean {
-    return process.getuid?.() === 0;
+    });
   }
 
   private async init(): Promise<void> {
     const data = path.join(this.dir, 'data');
-    if (this.asRoot) {
-      const uid = Number((await run('id', ['-u', 'mysql'])).stdout.trim());
-      const gid = Number((await run('id', ['-g', 'mysql'])).stdout.trim());
-      fs.chownSync(this.dir, uid, gid);
-    }
-    const userArg = this.asRoot ? ['--user=mysql'] : [];
+    await chownToUser(this.dir, 'mysql');
+    const userArg = asRoot() ? ['--user=mysql'] : [];
     try {
       await run(
         firstExisting(INSTALL_DB)!,
@@ -100,8 +94,7 @@ export class TestMariadb {
         { cwd: this.dir, timeout: 180_000 },
       );
     } catch (err) {
-      const e = err as { stderr?: string; stdout?: string; message: string };
-      throw new Error(`mariadb-install-db failed: ${e.stderr || e.stdout || e.message}`, { cause: err });
+      throw toolFailed('mariadb-install-db', err);
     }
     const child = spawn(
       firstExisting(SERVER)!,
@@ -129,70 +122,45 @@ export class TestMariadb {
 
   /** Polls a real login (root over the socket) until one succeeds or the deadline passes, then makes the accounts. */
   private async waitReady(deadlineMs: number): Promise<void> {
-    const until = Date.now() + deadlineMs;
-    let last: unknown;
-    let ready = false;
-    while (!ready && Date.now() < until) {
-      if (this.child && this.child.exitCode !== null)
-        throw new Error(`mariadbd exited with ${this.child.exitCode}\n${this.logTail()}`);
-      try {
-        const c = await mysql.createConnection({ socketPath: this.socket, user: 'root', password: '' });
-        try {
-          await c.query('SELECT 1');
-        } finally {
-          await c.end();
-        }
-        ready = true;
-      } catch (err) {
-        last = err;
-        await new Promise((r) => setTimeout(r, 250));
-      }
-    }
-    if (!ready)
-      throw new Error(`MariaDB did not accept a login within ${deadlineMs} ms: ${String(last)}\n${this.logTail()}`);
-    const c = await mysql.createConnection({ socketPath: this.socket, user: 'root', password: '' });
-    try {
+    const root = () => mysql.createConnection({ socketPath: this.socket, user: 'root', password: '' });
+    await pollLogin(
+      'MariaDB',
+      deadlineMs,
+      () => withConnection(root, (c) => c.query('SELECT 1').then(() => undefined)),
+      () => this.logTail(),
+      () => {
+        if (this.child && this.child.exitCode !== null)
+          throw new Error(`mariadbd exited with ${this.child.exitCode}\n${this.logTail()}`);
+      },
+    );
+    await withConnection(root, async (c) => {
       await c.query(`CREATE DATABASE ${this.database}`);
       await c.query(`CREATE USER '${this.user}'@'%' IDENTIFIED BY '${this.password}'`);
       await c.query(`GRANT ALL ON ${this.database}.* TO '${this.user}'@'%'`);
       await c.query(`ALTER USER 'root'@'localhost' IDENTIFIED BY '${this.rootPassword}'`);
-    } finally {
-      await c.end();
-    }
+    });
   }
 
   /** A connection as root (over the socket), for what the test user may not do. */
-  async admin<T>(work: (c: mysql.Connection) => Promise<T>): Promise<T> {
-    const c = await mysql.createConnection({
-      socketPath: this.socket,
-      user: 'root',
-      password: this.rootPassword,
-      database: this.database,
-      multipleStatements: true,
-    });
-    try {
-      return await work(c);
-    } finally {
-      await c.end().catch(() => undefined);
-    }
+  admin<T>(work: (c: mysql.Connection) => Promise<T>): Promise<T> {
+    const open = () =>
+      mysql.createConnection({
+        socketPath: this.socket,
+        user: 'root',
+        password: this.rootPassword,
+        database: this.database,
+        multipleStatements: true,
+      });
+    return withConnection(open, work);
   }
 
   /** A connection of the test user to the test database. */
-  async asUser<T>(work: (c: mysql.Connection) => Promise<T>): Promise<T> {
-    const c = await mysql.createConnection({ ...this.login, multipleStatements: true });
-    try {
-      return await work(c);
-    } finally {
-      await c.end().catch(() => undefined);
-    }
+  asUser<T>(work: (c: mysql.Connection) => Promise<T>): Promise<T> {
+    return withConnection(() => mysql.createConnection({ ...this.login, multipleStatements: true }), work);
   }
 
   private logTail(): string {
-    try {
-      return fs.readFileSync(path.join(this.dir, 'error.log'), 'utf8').split('\n').slice(-20).join('\n');
-    } catch {
-      return '';
-    }
+    return logTail(path.join(this.dir, 'error.log'));
   }
 
   async stop(): Promise<void> {
@@ -207,6 +175,6 @@ export class TestMariadb {
         child.kill('SIGTERM');
       });
     }
-    fs.rmSync(this.dir, { recursive: true, force: true });
+    removeServerDir(this.dir);
   }
 }

@@ -1,13 +1,19 @@
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import pg from 'pg';
-import { freePort } from '@quarry/runtime';
-
-const run = promisify(execFile);
+import {
+  asRoot,
+  chownToUser,
+  logTail,
+  pollLogin,
+  removeServerDir,
+  run,
+  serverPlace,
+  startServer,
+  toolFailed,
+  withConnection,
+} from './test-server';
 
 /*
  * A private PostgreSQL server for tests: Debian's binaries (scripts/ensure-system-deps.sh --tests
@@ -73,47 +79,33 @@ export class TestPostgres {
   static async start(deadlineMs = 90_000): Promise<TestPostgres> {
     const bin = binDir();
     if (!bin) throw new Error(postgresMissing());
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-pg-'));
-    const server = new TestPostgres(await freePort(), dir, bin);
-    try {
+    const { dir, port } = await serverPlace('pg');
+    return startServer(new TestPostgres(port, dir, bin), async (server) => {
       await server.init();
       await server.waitReady(deadlineMs);
       await server.admin(async (c) => {
         await c.query(`CREATE ROLE ${server.user} LOGIN PASSWORD '${server.password}'`);
         await c.query(`CREATE DATABASE ${server.database} OWNER ${server.user}`);
       });
-      return server;
-    } catch (err) {
-      await server.stop();
-      throw err;
-    }
-  }
-
-  private get asRoot(): boolean {
-    return process.getuid?.() === 0;
+    });
   }
 
   /** Runs a PostgreSQL binary as the postgres user when this process is root. */
   private async pgRun(tool: string, args: string[]): Promise<void> {
     const file = path.join(this.bin, tool);
-    const [cmd, argv] = this.asRoot ? ['runuser', ['-u', 'postgres', '--', file, ...args]] : [file, args];
+    const [cmd, argv] = asRoot() ? ['runuser', ['-u', 'postgres', '--', file, ...args]] : [file, args];
     try {
       await run(cmd, argv, { cwd: this.dir, timeout: 120_000 });
     } catch (err) {
-      const e = err as { stderr?: string; stdout?: string; message: string };
-      throw new Error(`${tool} failed: ${e.stderr || e.stdout || e.message}\n${this.logTail()}`, { cause: err });
+      throw toolFailed(tool, err, this.logTail());
     }
   }
 
   private async init(): Promise<void> {
-    if (this.asRoot) {
-      const uid = Number((await run('id', ['-u', 'postgres'])).stdout.trim());
-      const gid = Number((await run('id', ['-g', 'postgres'])).stdout.trim());
-      fs.chownSync(this.dir, uid, gid);
-    }
+    await chownToUser(this.dir, 'postgres');
     const pwfile = path.join(this.dir, 'pwfile');
     fs.writeFileSync(pwfile, `${this.adminPassword}\n`, { mode: 0o600 });
-    if (this.asRoot) fs.chownSync(pwfile, fs.statSync(this.dir).uid, fs.statSync(this.dir).gid);
+    if (asRoot()) fs.chownSync(pwfile, fs.statSync(this.dir).uid, fs.statSync(this.dir).gid);
     await this.pgRun('initdb', [
       '-D',
       path.join(this.dir, 'data'),
@@ -156,55 +148,30 @@ export class TestPostgres {
 
   /** Polls a real login until one succeeds or the deadline passes. */
   private async waitReady(deadlineMs: number): Promise<void> {
-    const until = Date.now() + deadlineMs;
-    let last: unknown;
-    while (Date.now() < until) {
-      const c = new pg.Client({ ...this.adminLogin, connectionTimeoutMillis: 5000 });
-      c.on('error', () => undefined);
-      try {
-        await c.connect();
-        await c.query('SELECT 1');
-        await c.end();
-        return;
-      } catch (err) {
-        last = err;
-        await c.end().catch(() => undefined);
-        await new Promise((r) => setTimeout(r, 250));
-      }
-    }
-    throw new Error(`PostgreSQL did not accept a login within ${deadlineMs} ms: ${String(last)}\n${this.logTail()}`);
+    await pollLogin(
+      'PostgreSQL',
+      deadlineMs,
+      () =>
+        withConnection(
+          () => connected({ ...this.adminLogin, connectionTimeoutMillis: 5000 }),
+          (c) => c.query('SELECT 1').then(() => undefined),
+        ),
+      () => this.logTail(),
+    );
   }
 
   /** Runs `work` on a superuser connection to `database` (default: the test database). */
-  async admin<T>(work: (c: pg.Client) => Promise<T>, database = 'postgres'): Promise<T> {
-    const c = new pg.Client({ ...this.adminLogin, database });
-    c.on('error', () => undefined);
-    await c.connect();
-    try {
-      return await work(c);
-    } finally {
-      await c.end().catch(() => undefined);
-    }
+  admin<T>(work: (c: pg.Client) => Promise<T>, database = 'postgres'): Promise<T> {
+    return withConnection(() => connected({ ...this.adminLogin, database }), work);
   }
 
   /** Runs `work` on a connection of the test user to the test database. */
-  async asUser<T>(work: (c: pg.Client) => Promise<T>): Promise<T> {
-    const c = new pg.Client(this.login);
-    c.on('error', () => undefined);
-    await c.connect();
-    try {
-      return await work(c);
-    } finally {
-      await c.end().catch(() => undefined);
-    }
+  asUser<T>(work: (c: pg.Client) => Promise<T>): Promise<T> {
+    return withConnection(() => connected(this.login), work);
   }
 
   private logTail(): string {
-    try {
-      return fs.readFileSync(path.join(this.dir, 'server.log'), 'utf8').split('\n').slice(-20).join('\n');
-    } catch {
-      return '';
-    }
+    return logTail(path.join(this.dir, 'server.log'));
   }
 
   async stop(): Promise<void> {
@@ -213,6 +180,19 @@ export class TestPostgres {
         () => undefined,
       );
     }
-    fs.rmSync(this.dir, { recursive: true, force: true });
+    removeServerDir(this.dir);
   }
+}
+
+/** A connected client (its errors between queries ignored); a client that fails to connect is ended. */
+async function connected(config: pg.ClientConfig): Promise<pg.Client> {
+  const c = new pg.Client(config);
+  c.on('error', () => undefined);
+  try {
+    await c.connect();
+  } catch (err) {
+    await c.end().catch(() => undefined);
+    throw err;
+  }
+  return c;
 }

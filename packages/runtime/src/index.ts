@@ -4,3 +4,4 @@ export { freePort } from './free-port';
 export { threadEntry } from './thread-entry';
 export { closeBullmq, closeBullmqWorker, closeWithin, lostAfterReady } from './close-within';
 export { pinLoadedAddons } from './pin-native-addons';
+export { addressAllowed, addressRange, hostPattern, urlHost } from './host-address';

@@ -1,11 +1,23 @@
 import fs from 'node:fs';
-import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import { AppError } from '@quarry/errors';
-import { freePort } from '@quarry/runtime';
 import { mariadbMissing, TestMariadb } from '../../../../tests/support/mariadb';
-import { loadStaged, readStagedCsv, stagedObjects } from '../../../../tests/support/staged-load';
+import {
+  cursorCases,
+  eventually,
+  failure,
+  headerAlone,
+  loadTyped,
+  readTyped,
+  refusedLogins,
+  signal,
+  stagedPast,
+  stagingFolder,
+  tableByName,
+  textBound,
+  unreachableHosts,
+  type DatabaseSuite,
+} from '../../../../tests/support/source-reader-cases';
+import { readStagedCsv, stagedObjects } from '../../../../tests/support/staged-load';
 import type { SourceSpec } from '../ports/source-reader.port';
 import { MysqlSourceReader } from './mysql-source-reader.adapter';
 import { makeHostPolicy } from './source-host-policy';
@@ -14,31 +26,14 @@ import { makeHostPolicy } from './source-host-policy';
 // time zone is +02:00, so a reader that did not read TIMESTAMPs in UTC would show it.
 describe('MysqlSourceReader on a real MariaDB', () => {
   let server: TestMariadb | undefined;
-  let dir: string;
+  const { staged } = stagingFolder('q-mysql-source-');
   const reader = new MysqlSourceReader();
-  const signal = () => new AbortController().signal;
   const spec = (over: Partial<SourceSpec> = {}): SourceSpec => ({
     kind: 'mysql',
     connection: server!.login,
     ...over,
   });
-  let n = 0;
-  const staged = () => path.join(dir, `staged-${++n}.csv`);
-  const failure = async (p: Promise<unknown>): Promise<AppError> => {
-    const err = await p.then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    expect(err).toBeInstanceOf(AppError);
-    return err as AppError;
-  };
-  const eventually = async (check: () => Promise<boolean>, ms = 15_000) => {
-    const until = Date.now() + ms;
-    while (!(await check())) {
-      if (Date.now() > until) throw new Error('condition not reached in time');
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  };
+  const suite: DatabaseSuite = { reader, spec, staged };
   /** The reader's statements running now (the test user's, but for this probe's own). */
   const running = (like: string) =>
     server!.admin(async (c) => {
@@ -92,17 +87,10 @@ describe('MysqlSourceReader on a real MariaDB', () => {
   afterAll(async () => {
     await server?.stop();
   });
-  beforeEach(() => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'q-mysql-source-'));
-  });
-  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   it('maps each type exactly and writes a CSV a parser reads back value for value', async () => {
     if (!server) return;
-    const file = staged();
-    const read = await reader.read(spec({ query: 'SELECT * FROM typed ORDER BY id;' }), { file, signal: signal() });
-    expect(read).toMatchObject({ file, format: 'csv', rows: 3 });
-    expect((fs.statSync(file).mode & 0o777).toString(8)).toBe('600');
+    const { file, read } = await readTyped(suite, 'SELECT * FROM typed ORDER BY id;');
     expect(read.columns).toEqual([
       { name: 'id', dbType: 'INT', type: 'integer' },
       { name: 'tiny', dbType: 'TINYINT', type: 'integer' },
@@ -167,11 +155,8 @@ describe('MysqlSourceReader on a real MariaDB', () => {
 
   it('stages what Quarry’s loader loads digit for digit, instant for instant', async () => {
     if (!server) return;
-    const file = staged();
-    const read = await reader.read(spec({ query: 'SELECT * FROM typed ORDER BY id' }), { file, signal: signal() });
-    const loaded = await loadStaged(file, read.columns);
-    const types = Object.fromEntries(loaded.fields.map((f) => [f.name, f.type]));
-    expect(types).toMatchObject({
+    const loaded = await loadTyped(suite, 'SELECT * FROM typed ORDER BY id');
+    expect(loaded.types).toMatchObject({
       flag: 'boolean',
       big: 'integer',
       ubig: 'string',
@@ -196,56 +181,18 @@ describe('MysqlSourceReader on a real MariaDB', () => {
 
   it('reads a table by name, quoted as an identifier (schema.table too)', async () => {
     if (!server) return;
-    const a = await reader.read(spec({ table: 'we`ird' }), { file: staged(), signal: signal() });
-    expect(stagedObjects(a.file)).toEqual([{ v: 'ok' }]);
-    const b = await reader.read(spec({ table: 'quarry_source.events' }), { file: staged(), signal: signal() });
-    expect(b.rows).toBe(6);
-    const missing = await failure(
-      reader.read(spec({ table: 'typed; DROP TABLE typed' }), { file: staged(), signal: signal() }),
-    );
+    const missing = await tableByName(suite, { weird: 'we`ird', qualified: 'quarry_source.events' });
     expect(missing.detail).toBe("The source query failed: Table 'quarry_source.typed; DROP TABLE typed' doesn't exist");
   });
 
   it('reads only rows past the cursor bound, in cursor order, leaving out null cursors', async () => {
     if (!server) return;
-    const all = await reader.read(spec({ table: 'events' }), {
-      file: staged(),
-      cursor: { column: 'id' },
-      signal: signal(),
-    });
-    expect(stagedObjects(all.file).map((r) => r.id)).toEqual(['1', '2', '5', '9007199254740992', '9007199254740993']);
-    expect(all.cursorMax).toBe('9007199254740993');
-    const past = await reader.read(spec({ table: 'events' }), {
-      file: staged(),
-      cursor: { column: 'id', after: '9007199254740992' },
-      signal: signal(),
-    });
-    expect(stagedObjects(past.file).map((r) => r.name)).toEqual(['d']);
-    const byTime = await reader.read(spec({ table: 'events' }), {
-      file: staged(),
-      cursor: { column: 'at', after: '2024-01-02 00:00:00.25' },
-      signal: signal(),
-    });
-    expect(stagedObjects(byTime.file).map((r) => r.name)).toEqual(["it's", 'c', 'd']);
-    expect(byTime.cursorMax).toBe('2024-01-04 10:00:00.123456');
-    const next = await reader.read(spec({ table: 'events' }), {
-      file: staged(),
-      cursor: { column: 'at', after: byTime.cursorMax },
-      signal: signal(),
-    });
-    expect(next.rows).toBe(0);
-    expect(next.cursorMax).toBeUndefined();
-    expect(readStagedCsv(next.file)).toEqual({ header: ['id', 'at', 'name'], records: [] });
+    await cursorCases(suite, { timeBound: '2024-01-02 00:00:00.25', timeMax: '2024-01-04 10:00:00.123456' });
   });
 
   it('passes the bound as a parameter: quotes and SQL in it are a value, never run', async () => {
     if (!server) return;
-    const text = await reader.read(spec({ table: 'events' }), {
-      file: staged(),
-      cursor: { column: 'name', after: "b'; DROP TABLE events; -- \\" },
-      signal: signal(),
-    });
-    expect(stagedObjects(text.file).map((r) => r.name)).toEqual(['c', 'd', "it's", 'no cursor']);
+    await textBound(suite, "b'; DROP TABLE events; -- \\");
     const file = staged();
     const bad = await failure(
       reader.read(spec({ table: 'events' }), {
@@ -263,80 +210,21 @@ describe('MysqlSourceReader on a real MariaDB', () => {
 
   it('writes a header alone for no rows', async () => {
     if (!server) return;
-    const file = staged();
-    const read = await reader.read(spec({ table: 'empty' }), { file, signal: signal() });
-    expect(read.rows).toBe(0);
-    expect(fs.readFileSync(file, 'utf8')).toBe('"id","name"\n');
+    await headerAlone(suite);
   });
 
   it('refuses a wrong password clearly, without the password', async () => {
     if (!server) return;
-    const file = staged();
-    const secret = 'not-the-password-4242';
-    const err = await failure(
-      reader.read(spec({ connection: { ...server.login, password: secret }, table: 'events' }), {
-        file,
-        signal: signal(),
-      }),
-    );
-    expect(err.code).toBe('INVALID_ARGUMENT');
-    expect(err.detail).toBe(
-      'The source refused the login for user "quarry_reader": access denied (wrong user or password)',
-    );
-    expect(JSON.stringify(err)).not.toContain(secret);
-    expect(err.message).not.toContain(secret);
-    expect(fs.existsSync(file)).toBe(false);
-    const url = `mysql://${server.user}:${secret}@${server.host}:${server.port}/${server.database}`;
-    const viaUrl = await failure(
-      reader.read(spec({ connection: { url }, table: 'events' }), { file, signal: signal() }),
-    );
-    expect(viaUrl.detail).toBe(err.detail);
-    const noDb = await failure(
-      reader.read(spec({ connection: { ...server.login, database: 'nope' }, table: 'events' }), {
-        file,
-        signal: signal(),
-      }),
-    );
-    expect(noDb.code).toBe('INVALID_ARGUMENT');
-    expect(noDb.detail).toBe('The source refused user "quarry_reader" the database "nope"');
+    await refusedLogins(suite, server, {
+      scheme: 'mysql',
+      refused: 'The source refused the login for user "quarry_reader": access denied (wrong user or password)',
+      noDatabase: 'The source refused user "quarry_reader" the database "nope"',
+    });
   });
 
   it('says an unreachable host is unreachable, bounds the login, and never dials a refused host', async () => {
     if (!server) return;
-    const file = staged();
-    const closed = await freePort();
-    const err = await failure(
-      reader.read(spec({ connection: { ...server.login, port: closed }, table: 'events' }), { file, signal: signal() }),
-    );
-    expect(err.code).toBe('UNAVAILABLE');
-    expect(err.detail).toBe(`Cannot reach the source at 127.0.0.1:${closed}: connection refused`);
-    const silent = net.createServer(() => undefined);
-    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
-    const silentPort = (silent.address() as net.AddressInfo).port;
-    try {
-      const started = Date.now();
-      const hung = await failure(
-        new MysqlSourceReader({ connectTimeoutMs: 500 }).read(
-          spec({ connection: { ...server.login, port: silentPort }, table: 'events' }),
-          { file, signal: signal() },
-        ),
-      );
-      expect(hung.code).toBe('UNAVAILABLE');
-      expect(hung.detail).toBe(`The source at 127.0.0.1:${silentPort} did not accept the login within 500 ms`);
-      expect(Date.now() - started).toBeLessThan(5000);
-    } finally {
-      silent.close();
-    }
-    const refused = await failure(
-      new MysqlSourceReader({ hostAllowed: makeHostPolicy(['db.example.com']) }).read(spec({ table: 'events' }), {
-        file,
-        signal: signal(),
-      }),
-    );
-    expect(refused.code).toBe('FORBIDDEN');
-    expect(refused.detail).toBe(`127.0.0.1:${server.port} does not match QUARRY_SOURCE_ALLOW`);
-    const allowed = new MysqlSourceReader({ hostAllowed: makeHostPolicy([`127.0.0.1:${server.port}`]) });
-    expect((await allowed.read(spec({ table: 'events' }), { file, signal: signal() })).rows).toBe(6);
+    await unreachableHosts(suite, server, (options) => new MysqlSourceReader(options), makeHostPolicy, staged());
   });
 
   it('reports a failing query with the server’s message and leaves no file', async () => {
@@ -362,7 +250,7 @@ describe('MysqlSourceReader on a real MariaDB', () => {
     const file = staged();
     const reading = reader.read(spec({ query: BIG }), { file, signal: signal() });
     reading.catch(() => undefined);
-    await eventually(async () => fs.existsSync(file) && fs.statSync(file).size > 100_000);
+    await eventually(() => stagedPast(file, 100_000));
     const [id] = await running('%seq_1_to_3000000%');
     expect(id).toBeDefined();
     await server.admin((c) => c.query(`KILL CONNECTION ${Number(id)}`));
@@ -378,7 +266,7 @@ describe('MysqlSourceReader on a real MariaDB', () => {
     const ctl = new AbortController();
     const reading = reader.read(spec({ query: BIG }), { file, signal: ctl.signal });
     reading.catch(() => undefined);
-    await eventually(async () => fs.existsSync(file) && fs.statSync(file).size > 100_000);
+    await eventually(() => stagedPast(file, 100_000));
     ctl.abort();
     expect((await failure(reading)).code).toBe('TIMEOUT');
     expect(fs.existsSync(file)).toBe(false);

@@ -1,19 +1,23 @@
 import mysql from 'mysql2';
 import type { Connection, ConnectionOptions, FieldPacket } from 'mysql2';
-import { AppError, abortReason } from '@quarry/errors';
+import { AppError } from '@quarry/errors';
 import type { SourceColumn, SourceRead, SourceReader, SourceSpec } from '../ports/source-reader.port';
+import {
+  checkedTarget,
+  connectionLost,
+  DriverFailure,
+  explainDriverError,
+  framedRead,
+  loginWithin,
+  stagedRead,
+  type ReadProgress,
+} from './database-source-read';
 import {
   bytesText,
   checkColumnNames,
   cursorIndex,
-  databaseTarget,
-  duration,
-  removeStagedFile,
   settleWithin,
-  sourceQuery,
-  targetUrl,
   timestampText,
-  withoutSecret,
   writeCsv,
   type DatabaseTarget,
   type HostAllowed,
@@ -280,12 +284,13 @@ export class MysqlSourceReader implements SourceReader {
     spec: SourceSpec,
     options: { file: string; cursor?: { column: string; after?: string }; signal: AbortSignal },
   ): Promise<SourceRead> {
-    if (spec.kind !== 'mysql') throw AppError.invalid(`MysqlSourceReader reads mysql sources, not ${spec.kind}`);
-    const target = databaseTarget(spec.connection, ['mysql', 'mariadb'], 3306, 'mysql');
-    const sql = sourceQuery(spec, '`');
     const { signal } = options;
-    if (this.options.hostAllowed) await this.options.hostAllowed(targetUrl('mysql', target));
-    if (signal.aborted) throw abortReason(signal);
+    const { target, sql } = await checkedTarget(
+      spec,
+      { kind: 'mysql', reader: 'MysqlSourceReader', schemes: ['mysql', 'mariadb'], port: 3306, quote: '`' },
+      this.options.hostAllowed,
+      signal,
+    );
 
     const config: ConnectionOptions = {
       host: target.host,
@@ -304,148 +309,124 @@ export class MysqlSourceReader implements SourceReader {
       multipleStatements: false,
       flags: ['-LOCAL_FILES'],
     };
-    let stage: 'connect' | 'query' | 'read' = 'connect';
-    let rows = 0;
-    /** The file is written: a failure from here on (COMMIT) must remove it too. */
-    let written = false;
     let connection: Connection | undefined;
-    let killed: Promise<void> | undefined;
-    const onAbort = () => {
-      if (connection && stage !== 'connect') killed = this.killQuery(config, connection.threadId);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-    try {
-      connection = await this.connect(config, target, signal);
-      const c = connection;
-      stage = 'query';
-      const run = (text: string) =>
-        new Promise<FieldPacket[]>((resolve, reject) =>
-          c.query({ sql: text, rowsAsArray: true }, (err, _rows, fields) =>
-            err ? reject(err) : resolve((fields as FieldPacket[] | undefined) ?? []),
-          ),
-        );
-      await run("SET time_zone = '+00:00'");
-      await run('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ');
-      await run('START TRANSACTION READ ONLY, WITH CONSISTENT SNAPSHOT');
-      const columns = (await run(`SELECT * FROM (\n${sql}\n) AS q LIMIT 0`)).map(describeField);
-      const names = columns.map((col) => col.name);
-      checkColumnNames(names);
-      const at = options.cursor ? cursorIndex(names, options.cursor.column) : -1;
-      let text = `SELECT * FROM (\n${sql}\n) AS q`;
-      let prepared = false;
-      if (options.cursor) {
-        const col = `q.${quoteIdent(options.cursor.column)}`;
-        const after = options.cursor.after;
-        if (after !== undefined) {
-          const cursorCol = columns[at];
-          const shape = BOUND_SHAPES.find((s) => s.test(cursorCol));
-          if (shape && !shape.shape.test(after))
-            throw AppError.invalid(
-              `The cursor bound ${JSON.stringify(after)} is not ${shape.what}, as column "${cursorCol.name}" (${cursorCol.dbType}) is`,
-            );
-          const statement = `${text} WHERE ${col} > ${boundExpr(cursorCol)} AND ${col} IS NOT NULL ORDER BY ${col}`;
-          // Both go to the server as bound values of a prepared statement: the query text needs no quoting,
-          // and the bound is a value the statement compares with, never SQL.
-          await new Promise<void>((resolve, reject) =>
-            c.execute('SET @quarry_read = ?, @quarry_after = ?', [statement, after], (err) =>
-              err ? reject(err) : resolve(),
+    return framedRead({
+      file: options.file,
+      signal,
+      cancel: (progress) =>
+        connection && progress.stage !== 'connect' ? this.killQuery(config, connection.threadId) : undefined,
+      cancelWithinMs: 5000,
+      explain: (err, progress) => this.explain(err, target, progress),
+      close: async () => {
+        if (connection) await this.close(connection);
+      },
+      read: async (progress) => {
+        connection = await this.connect(config, target, signal);
+        const c = connection;
+        progress.stage = 'query';
+        const run = (text: string) =>
+          new Promise<FieldPacket[]>((resolve, reject) =>
+            c.query({ sql: text, rowsAsArray: true }, (err, _rows, fields) =>
+              err ? reject(err) : resolve((fields as FieldPacket[] | undefined) ?? []),
             ),
           );
-          await run('PREPARE quarry_read FROM @quarry_read');
-          prepared = true;
-          text = 'EXECUTE quarry_read USING @quarry_after';
-        } else text = `${text} WHERE ${col} IS NOT NULL ORDER BY ${col}`;
-      }
-      stage = 'read';
-      const stream = c
-        .query({
-          sql: text,
-          rowsAsArray: true,
-          // The bytes as sent: valueText decodes them by the described column.
-          typeCast: (field) => field.buffer(),
-        })
-        .stream({ highWaterMark: this.highWaterMark });
-      let cursorMax: string | undefined;
-      // A connection lost mid-read reaches the connection, not a streamed query: the read is failed from there.
-      const lost = new Promise<never>((_, reject) => {
-        c.once('error', reject);
-        c.once('end', () => reject(Object.assign(new Error('Connection lost'), { code: 'PROTOCOL_CONNECTION_LOST' })));
-      });
-      lost.catch(() => undefined);
-      await writeCsv(
-        options.file,
-        names,
-        stream,
-        signal,
-        (raw) => {
-          rows += 1;
-          const row = (raw as unknown as Array<Buffer | null>).map((v, i) => valueText(columns[i], v));
-          if (at >= 0) {
-            const v = raw[at] as unknown as Buffer | null;
-            if (v !== null) cursorMax = v.toString('utf8');
-          }
-          return row;
-        },
-        lost,
-      );
-      written = true;
-      if (prepared) await run('DEALLOCATE PREPARE quarry_read');
-      await run('COMMIT');
-      return {
-        file: options.file,
-        format: 'csv',
-        rows,
-        columns: columns.map((col) => {
-          const type = loaderType(col);
-          return type ? { name: col.name, dbType: col.dbType, type } : { name: col.name, dbType: col.dbType };
-        }),
-        ...(cursorMax !== undefined ? { cursorMax } : {}),
-      };
-    } catch (err) {
-      if (written) removeStagedFile(options.file);
-      if (signal.aborted) throw abortReason(signal);
-      throw this.explain(err, target, stage, rows);
-    } finally {
-      signal.removeEventListener('abort', onAbort);
-      if (killed) await settleWithin(killed, 5000);
-      if (connection) await this.close(connection);
-    }
+        await run("SET time_zone = '+00:00'");
+        await run('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ');
+        await run('START TRANSACTION READ ONLY, WITH CONSISTENT SNAPSHOT');
+        const columns = (await run(`SELECT * FROM (\n${sql}\n) AS q LIMIT 0`)).map(describeField);
+        const names = columns.map((col) => col.name);
+        checkColumnNames(names);
+        const at = options.cursor ? cursorIndex(names, options.cursor.column) : -1;
+        let text = `SELECT * FROM (\n${sql}\n) AS q`;
+        let prepared = false;
+        if (options.cursor) {
+          const col = `q.${quoteIdent(options.cursor.column)}`;
+          const after = options.cursor.after;
+          if (after !== undefined) {
+            const cursorCol = columns[at];
+            const shape = BOUND_SHAPES.find((s) => s.test(cursorCol));
+            if (shape && !shape.shape.test(after))
+              throw AppError.invalid(
+                `The cursor bound ${JSON.stringify(after)} is not ${shape.what}, as column "${cursorCol.name}" (${cursorCol.dbType}) is`,
+              );
+            const statement = `${text} WHERE ${col} > ${boundExpr(cursorCol)} AND ${col} IS NOT NULL ORDER BY ${col}`;
+            // Both go to the server as bound values of a prepared statement: the query text needs no quoting,
+            // and the bound is a value the statement compares with, never SQL.
+            await new Promise<void>((resolve, reject) =>
+              c.execute('SET @quarry_read = ?, @quarry_after = ?', [statement, after], (err) =>
+                err ? reject(err) : resolve(),
+              ),
+            );
+            await run('PREPARE quarry_read FROM @quarry_read');
+            prepared = true;
+            text = 'EXECUTE quarry_read USING @quarry_after';
+          } else text = `${text} WHERE ${col} IS NOT NULL ORDER BY ${col}`;
+        }
+        progress.stage = 'read';
+        const stream = c
+          .query({
+            sql: text,
+            rowsAsArray: true,
+            // The bytes as sent: valueText decodes them by the described column.
+            typeCast: (field) => field.buffer(),
+          })
+          .stream({ highWaterMark: this.highWaterMark });
+        let cursorMax: string | undefined;
+        // A connection lost mid-read reaches the connection, not a streamed query: the read is failed from there.
+        const lost = connectionLost((reject) => {
+          c.once('error', reject);
+          c.once('end', () =>
+            reject(Object.assign(new Error('Connection lost'), { code: 'PROTOCOL_CONNECTION_LOST' })),
+          );
+        });
+        await writeCsv(
+          options.file,
+          names,
+          stream,
+          signal,
+          (raw) => {
+            progress.rows += 1;
+            const row = (raw as unknown as Array<Buffer | null>).map((v, i) => valueText(columns[i], v));
+            if (at >= 0) {
+              const v = raw[at] as unknown as Buffer | null;
+              if (v !== null) cursorMax = v.toString('utf8');
+            }
+            return row;
+          },
+          lost,
+        );
+        progress.written = true;
+        if (prepared) await run('DEALLOCATE PREPARE quarry_read');
+        await run('COMMIT');
+        return stagedRead(
+          options.file,
+          progress.rows,
+          columns.map((col) => ({ name: col.name, dbType: col.dbType, type: loaderType(col) })),
+          cursorMax,
+        );
+      },
+    });
   }
 
   private connect(config: ConnectionOptions, target: DatabaseTarget, signal: AbortSignal): Promise<Connection> {
-    return new Promise((resolve, reject) => {
-      const c = mysql.createConnection(config);
-      // A connection that fails between statements reports here; the statement under way rejects with it too.
-      c.on('error', () => undefined);
-      let settled = false;
-      const timer = setTimeout(() => {
-        if (settled) return;
-        settled = true;
-        c.destroy();
-        reject(
-          AppError.unavailable(
-            `The source at ${target.host}:${target.port} did not accept the login within ${duration(this.connectTimeoutMs)}`,
-          ),
-        );
-      }, this.connectTimeoutMs + 1000);
-      const onAbort = () => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        c.destroy();
-        reject(abortReason(signal));
-      };
-      signal.addEventListener('abort', onAbort, { once: true });
+    const c = mysql.createConnection(config);
+    // A connection that fails between statements reports here; the statement under way rejects with it too.
+    c.on('error', () => undefined);
+    const connecting = new Promise<Connection>((resolve, reject) =>
       c.connect((err) => {
-        signal.removeEventListener('abort', onAbort);
-        clearTimeout(timer);
-        if (settled) return;
-        settled = true;
         if (err) {
           c.destroy();
           reject(err);
         } else resolve(c);
-      });
+      }),
+    );
+    // The driver's connectTimeout is the bound; this timer, a second later, the backstop.
+    return loginWithin(connecting, {
+      target,
+      timeoutMs: this.connectTimeoutMs,
+      after: this.connectTimeoutMs + 1000,
+      signal,
+      giveUp: () => c.destroy(),
     });
   }
 
@@ -469,74 +450,56 @@ export class MysqlSourceReader implements SourceReader {
   }
 
   /** A driver's error as the AppError a caller can act on, without the password. */
-  private explain(err: unknown, target: DatabaseTarget, stage: string, rows: number): AppError {
-    if (err instanceof AppError) return err;
+  private explain(err: unknown, target: DatabaseTarget, progress: ReadProgress): AppError {
     const e = err as MysqlError;
-    const message = withoutSecret(String(e?.sqlMessage ?? e?.message ?? err), target.password);
-    const code = e?.code ?? '';
-    const where = `${target.host}:${target.port}`;
-    const user = target.user;
-    const lost = (why: string) =>
-      AppError.unavailable(
-        `The source closed the connection${stage === 'read' ? ` after ${rows} rows` : ''}: ${why}; nothing was staged`,
-      );
-    switch (code) {
-      case 'ER_ACCESS_DENIED_ERROR':
-      case 'ER_ACCESS_DENIED_NO_PASSWORD_ERROR':
-        return AppError.invalid(
-          `The source refused the login for user "${user}": access denied (wrong user or password)`,
-        );
-      case 'ER_HOST_NOT_PRIVILEGED':
-      case 'ER_HOST_IS_BLOCKED':
-        return AppError.invalid(`The source at ${where} refused the connection: ${message}`);
-      case 'ER_DBACCESS_DENIED_ERROR':
-        return AppError.invalid(`The source refused user "${user}" the database "${target.database}"`);
-      case 'ER_BAD_DB_ERROR':
-        return AppError.invalid(`The source at ${where} has no database "${target.database}"`);
-      case 'ER_CON_COUNT_ERROR':
-      case 'ER_TOO_MANY_USER_CONNECTIONS':
-        return AppError.unavailable(`The source at ${where} refused the connection for now: ${message}`);
-      case 'ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION':
-        return AppError.invalid(
-          `The source query tries to write (${message}); a source is read in a read-only transaction`,
-        );
-      case 'ER_QUERY_INTERRUPTED':
-      case 'ER_STATEMENT_TIMEOUT':
-        return AppError.timeout(`The source cancelled the query: ${message}`);
-      case 'ER_CONNECTION_KILLED':
-      case 'ER_SERVER_SHUTDOWN':
-      case 'PROTOCOL_CONNECTION_LOST':
-      case 'ECONNRESET':
-      case 'EPIPE':
-        return lost(message);
-      case 'ECONNREFUSED':
-        return AppError.unavailable(`Cannot reach the source at ${where}: connection refused`);
-      case 'ENOTFOUND':
-        return AppError.invalid(`The source host ${target.host} does not resolve`);
-      case 'EAI_AGAIN':
-        return AppError.unavailable(`The source host ${target.host} could not be resolved now (EAI_AGAIN)`);
-      case 'ETIMEDOUT':
-        return stage === 'connect'
-          ? AppError.unavailable(
-              `The source at ${where} did not accept the login within ${duration(this.connectTimeoutMs)}`,
-            )
-          : lost(message);
-      case 'EHOSTUNREACH':
-      case 'ENETUNREACH':
-        return AppError.unavailable(`Cannot reach the source at ${where} (${code})`);
-      case 'HANDSHAKE_NO_SSL_SUPPORT':
-        return AppError.invalid(`The source at ${where} does not accept TLS (connection.ssl is true)`);
-    }
-    if (/certificate|self[- ]signed|altname/i.test(message) || /^(ERR_TLS|CERT_|DEPTH_ZERO|UNABLE_TO)/.test(code))
-      return AppError.invalid(`The source at ${where} has a TLS certificate this server does not trust: ${message}`);
-    if (e?.errno !== undefined && code.startsWith('ER_'))
-      return stage === 'connect'
-        ? AppError.invalid(`The source at ${where} refused the connection: ${message}`)
-        : AppError.invalid(`The source query failed: ${message}`);
-    if (e?.fatal)
-      return stage === 'connect'
-        ? AppError.unavailable(`Cannot reach the source at ${where}: ${message}`)
-        : lost(message);
-    return AppError.unavailable(`Reading the source at ${where} failed: ${message}`);
+    const failure = new DriverFailure(
+      target,
+      progress,
+      this.connectTimeoutMs,
+      String(e?.sqlMessage ?? e?.message ?? err),
+      e?.code,
+    );
+    return explainDriverError(err, failure, {
+      codes: (f) => {
+        switch (f.code) {
+          case 'ER_ACCESS_DENIED_ERROR':
+          case 'ER_ACCESS_DENIED_NO_PASSWORD_ERROR':
+            return f.loginRefused('access denied (wrong user or password)');
+          case 'ER_HOST_NOT_PRIVILEGED':
+          case 'ER_HOST_IS_BLOCKED':
+            return f.refusedConnection();
+          case 'ER_DBACCESS_DENIED_ERROR':
+            return AppError.invalid(`The source refused user "${target.user}" the database "${target.database}"`);
+          case 'ER_BAD_DB_ERROR':
+            return f.noDatabase();
+          case 'ER_CON_COUNT_ERROR':
+          case 'ER_TOO_MANY_USER_CONNECTIONS':
+            return f.busy();
+          case 'ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION':
+            return f.writes();
+          case 'ER_QUERY_INTERRUPTED':
+          case 'ER_STATEMENT_TIMEOUT':
+            return f.cancelled();
+          case 'ER_CONNECTION_KILLED':
+          case 'ER_SERVER_SHUTDOWN':
+          case 'PROTOCOL_CONNECTION_LOST':
+          case 'ECONNRESET':
+          case 'EPIPE':
+            return f.lost(f.message);
+          case 'ETIMEDOUT':
+            return f.connecting ? f.loginTimeout() : f.lost(f.message);
+          case 'HANDSHAKE_NO_SSL_SUPPORT':
+            return f.noTls();
+        }
+        return undefined;
+      },
+      isServerError: e?.errno !== undefined && (e?.code ?? '').startsWith('ER_'),
+      otherwise: (f) => {
+        if (!e?.fatal) return undefined;
+        return f.connecting
+          ? AppError.unavailable(`Cannot reach the source at ${f.where}: ${f.message}`)
+          : f.lost(f.message);
+      },
+    });
   }
 }

@@ -1,11 +1,23 @@
 import fs from 'node:fs';
-import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import { AppError } from '@quarry/errors';
-import { freePort } from '@quarry/runtime';
 import { postgresMissing, TestPostgres } from '../../../../tests/support/postgres';
-import { loadStaged, readStagedCsv, stagedObjects } from '../../../../tests/support/staged-load';
+import {
+  cursorCases,
+  eventually,
+  failure,
+  headerAlone,
+  loadTyped,
+  readTyped,
+  refusedLogins,
+  signal,
+  stagedPast,
+  stagingFolder,
+  tableByName,
+  textBound,
+  unreachableHosts,
+  type DatabaseSuite,
+} from '../../../../tests/support/source-reader-cases';
+import { readStagedCsv, stagedObjects } from '../../../../tests/support/staged-load';
 import type { SourceSpec } from '../ports/source-reader.port';
 import { PostgresSourceReader } from './postgres-source-reader.adapter';
 import { makeHostPolicy } from './source-host-policy';
@@ -14,25 +26,14 @@ import { makeHostPolicy } from './source-host-policy';
 // own TimeZone is Europe/Paris, so a reader that did not set UTC would show it.
 describe('PostgresSourceReader on a real PostgreSQL', () => {
   let server: TestPostgres | undefined;
-  let dir: string;
+  const { staged } = stagingFolder('q-pg-source-');
   const reader = new PostgresSourceReader();
-  const signal = () => new AbortController().signal;
   const spec = (over: Partial<SourceSpec> = {}): SourceSpec => ({
     kind: 'postgres',
     connection: server!.login,
     ...over,
   });
-  let n = 0;
-  const staged = () => path.join(dir, `staged-${++n}.csv`);
-  /** Rejects with an AppError, returned for its code and detail. */
-  const failure = async (p: Promise<unknown>): Promise<AppError> => {
-    const err = await p.then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    expect(err).toBeInstanceOf(AppError);
-    return err as AppError;
-  };
+  const suite: DatabaseSuite = { reader, spec, staged };
   const active = () =>
     server!.admin(async (c) =>
       Number(
@@ -45,13 +46,6 @@ describe('PostgresSourceReader on a real PostgreSQL', () => {
     );
   // A set-returning function in the select list streams its rows (in FROM it would be materialized first).
   const BIG = "SELECT generate_series(1, 3000000) AS n, repeat('x', 100) AS pad";
-  const eventually = async (check: () => Promise<boolean>, ms = 15_000) => {
-    const until = Date.now() + ms;
-    while (!(await check())) {
-      if (Date.now() > until) throw new Error('condition not reached in time');
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  };
 
   beforeAll(async () => {
     const missing = postgresMissing();
@@ -92,18 +86,11 @@ describe('PostgresSourceReader on a real PostgreSQL', () => {
   afterAll(async () => {
     await server?.stop();
   });
-  beforeEach(() => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'q-pg-source-'));
-  });
-  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   it('maps each type exactly and writes a CSV a parser reads back value for value', async () => {
     if (!server) return;
-    const file = staged();
-    const read = await reader.read(spec({ query: 'SELECT * FROM typed ORDER BY id;' }), { file, signal: signal() });
-    expect(read).toMatchObject({ file, format: 'csv', rows: 3 });
+    const { file, read } = await readTyped(suite, 'SELECT * FROM typed ORDER BY id;');
     expect(read.cursorMax).toBeUndefined();
-    expect((fs.statSync(file).mode & 0o777).toString(8)).toBe('600');
     expect(read.columns).toEqual([
       // A domain is typed as its base type (PostgreSQL describes the column so).
       { name: 'id', dbType: 'integer', type: 'integer' },
@@ -166,11 +153,8 @@ describe('PostgresSourceReader on a real PostgreSQL', () => {
 
   it('stages what Quarry’s loader loads digit for digit, instant for instant', async () => {
     if (!server) return;
-    const file = staged();
-    const read = await reader.read(spec({ query: 'SELECT * FROM typed ORDER BY id' }), { file, signal: signal() });
-    const loaded = await loadStaged(file, read.columns);
-    const types = Object.fromEntries(loaded.fields.map((f) => [f.name, f.type]));
-    expect(types).toMatchObject({
+    const loaded = await loadTyped(suite, 'SELECT * FROM typed ORDER BY id');
+    expect(loaded.types).toMatchObject({
       id: 'integer',
       big: 'integer',
       amount: 'string',
@@ -196,59 +180,18 @@ describe('PostgresSourceReader on a real PostgreSQL', () => {
 
   it('reads a table by name, quoted as an identifier (schema.table too)', async () => {
     if (!server) return;
-    const a = await reader.read(spec({ table: 'we"ird' }), { file: staged(), signal: signal() });
-    expect(stagedObjects(a.file)).toEqual([{ v: 'ok' }]);
-    const b = await reader.read(spec({ table: 'public.events' }), { file: staged(), signal: signal() });
-    expect(b.rows).toBe(6);
-    const missing = await failure(
-      reader.read(spec({ table: 'typed; DROP TABLE typed' }), { file: staged(), signal: signal() }),
-    );
+    const missing = await tableByName(suite, { weird: 'we"ird', qualified: 'public.events' });
     expect(missing.detail).toMatch(/relation "typed; DROP TABLE typed" does not exist/);
   });
 
   it('reads only rows past the cursor bound, in cursor order, leaving out null cursors', async () => {
     if (!server) return;
-    const all = await reader.read(spec({ table: 'events' }), {
-      file: staged(),
-      cursor: { column: 'id' },
-      signal: signal(),
-    });
-    expect(stagedObjects(all.file).map((r) => r.id)).toEqual(['1', '2', '5', '9007199254740992', '9007199254740993']);
-    expect(all.cursorMax).toBe('9007199254740993');
-    // Past 2^53 the bound compares as the bigint it is, not as a double.
-    const past = await reader.read(spec({ table: 'events' }), {
-      file: staged(),
-      cursor: { column: 'id', after: '9007199254740992' },
-      signal: signal(),
-    });
-    expect(stagedObjects(past.file).map((r) => r.name)).toEqual(['d']);
-    expect(past.cursorMax).toBe('9007199254740993');
-    // A timestamptz cursor: its maximum, as PostgreSQL prints it, is the next run's bound.
-    const byTime = await reader.read(spec({ table: 'events' }), {
-      file: staged(),
-      cursor: { column: 'at', after: '2024-01-02 00:00:00.25+00' },
-      signal: signal(),
-    });
-    expect(stagedObjects(byTime.file).map((r) => r.name)).toEqual(["it's", 'c', 'd']);
-    expect(byTime.cursorMax).toBe('2024-01-04 10:00:00.123456+00');
-    const next = await reader.read(spec({ table: 'events' }), {
-      file: staged(),
-      cursor: { column: 'at', after: byTime.cursorMax },
-      signal: signal(),
-    });
-    expect(next.rows).toBe(0);
-    expect(next.cursorMax).toBeUndefined();
-    expect(readStagedCsv(next.file)).toEqual({ header: ['id', 'at', 'name'], records: [] });
+    await cursorCases(suite, { timeBound: '2024-01-02 00:00:00.25+00', timeMax: '2024-01-04 10:00:00.123456+00' });
   });
 
   it('passes the bound as a parameter: quotes and SQL in it are a value, never run', async () => {
     if (!server) return;
-    const text = await reader.read(spec({ table: 'events' }), {
-      file: staged(),
-      cursor: { column: 'name', after: "b'; DROP TABLE events; --" },
-      signal: signal(),
-    });
-    expect(stagedObjects(text.file).map((r) => r.name)).toEqual(['c', 'd', "it's", 'no cursor']);
+    await textBound(suite, "b'; DROP TABLE events; --");
     const file = staged();
     const bad = await failure(
       reader.read(spec({ table: 'events' }), {
@@ -272,81 +215,27 @@ describe('PostgresSourceReader on a real PostgreSQL', () => {
 
   it('writes a header alone for no rows', async () => {
     if (!server) return;
-    const file = staged();
-    const read = await reader.read(spec({ table: 'empty' }), { file, signal: signal() });
-    expect(read.rows).toBe(0);
-    expect(fs.readFileSync(file, 'utf8')).toBe('"id","name"\n');
+    await headerAlone(suite);
   });
 
   it('refuses a wrong password clearly, without the password', async () => {
     if (!server) return;
-    const file = staged();
-    const secret = 'not-the-password-4242';
-    const err = await failure(
-      reader.read(spec({ connection: { ...server.login, password: secret }, table: 'events' }), {
-        file,
-        signal: signal(),
-      }),
-    );
-    expect(err.code).toBe('INVALID_ARGUMENT');
-    expect(err.detail).toBe('The source refused the login for user "quarry_reader": password authentication failed');
-    expect(JSON.stringify(err)).not.toContain(secret);
-    expect(err.message).not.toContain(secret);
-    expect(fs.existsSync(file)).toBe(false);
-    // The same through a connection URL.
-    const url = `postgres://${server.user}:${secret}@${server.host}:${server.port}/${server.database}`;
-    const viaUrl = await failure(
-      reader.read(spec({ connection: { url }, table: 'events' }), { file, signal: signal() }),
-    );
-    expect(viaUrl.detail).toBe('The source refused the login for user "quarry_reader": password authentication failed');
-    const noDb = await failure(
-      reader.read(spec({ connection: { ...server.login, database: 'nope' }, table: 'events' }), {
-        file,
-        signal: signal(),
-      }),
-    );
-    expect(noDb.detail).toBe(`The source at 127.0.0.1:${server.port} has no database "nope"`);
+    await refusedLogins(suite, server, {
+      scheme: 'postgres',
+      refused: 'The source refused the login for user "quarry_reader": password authentication failed',
+      noDatabase: `The source at 127.0.0.1:${server.port} has no database "nope"`,
+    });
   });
 
   it('says an unreachable host is unreachable, and a refused host is never dialled', async () => {
     if (!server) return;
     const file = staged();
-    const closed = await freePort();
-    const err = await failure(
-      reader.read(spec({ connection: { ...server.login, port: closed }, table: 'events' }), { file, signal: signal() }),
-    );
-    expect(err.code).toBe('UNAVAILABLE');
-    expect(err.detail).toBe(`Cannot reach the source at 127.0.0.1:${closed}: connection refused`);
-    // A server that accepts the connection and never answers: the login is bounded.
-    const silent = net.createServer(() => undefined);
-    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
-    const silentPort = (silent.address() as net.AddressInfo).port;
-    try {
-      const quick = new PostgresSourceReader({ connectTimeoutMs: 500 });
-      const started = Date.now();
-      const hung = await failure(
-        quick.read(spec({ connection: { ...server.login, port: silentPort }, table: 'events' }), {
-          file,
-          signal: signal(),
-        }),
-      );
-      expect(hung.code).toBe('UNAVAILABLE');
-      expect(hung.detail).toBe(`The source at 127.0.0.1:${silentPort} did not accept the login within 500 ms`);
-      expect(Date.now() - started).toBeLessThan(5000);
-    } finally {
-      silent.close();
-    }
     const tls = await failure(
       reader.read(spec({ connection: { ...server.login, ssl: true }, table: 'events' }), { file, signal: signal() }),
     );
     expect(tls.detail).toBe(`The source at 127.0.0.1:${server.port} does not accept TLS (connection.ssl is true)`);
     expect(fs.existsSync(file)).toBe(false);
-    const guarded = new PostgresSourceReader({ hostAllowed: makeHostPolicy(['db.example.com']) });
-    const refused = await failure(guarded.read(spec({ table: 'events' }), { file, signal: signal() }));
-    expect(refused.code).toBe('FORBIDDEN');
-    expect(refused.detail).toBe(`127.0.0.1:${server.port} does not match QUARRY_SOURCE_ALLOW`);
-    const allowed = new PostgresSourceReader({ hostAllowed: makeHostPolicy([`127.0.0.1:${server.port}`]) });
-    expect((await allowed.read(spec({ table: 'events' }), { file, signal: signal() })).rows).toBe(6);
+    await unreachableHosts(suite, server, (options) => new PostgresSourceReader(options), makeHostPolicy, file);
   });
 
   it('reports a failing query with PostgreSQL’s message and leaves no file', async () => {
@@ -377,7 +266,7 @@ describe('PostgresSourceReader on a real PostgreSQL', () => {
     const file = staged();
     const reading = reader.read(spec({ query: BIG }), { file, signal: signal() });
     reading.catch(() => undefined);
-    await eventually(async () => fs.existsSync(file) && fs.statSync(file).size > 100_000);
+    await eventually(() => stagedPast(file, 100_000));
     await server.admin((c) =>
       c.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'quarry-ingest'`),
     );
@@ -395,7 +284,7 @@ describe('PostgresSourceReader on a real PostgreSQL', () => {
     const ctl = new AbortController();
     const reading = reader.read(spec({ query: BIG }), { file, signal: ctl.signal });
     reading.catch(() => undefined);
-    await eventually(async () => fs.existsSync(file) && fs.statSync(file).size > 100_000);
+    await eventually(() => stagedPast(file, 100_000));
     ctl.abort();
     const err = await failure(reading);
     expect(err.code).toBe('TIMEOUT');

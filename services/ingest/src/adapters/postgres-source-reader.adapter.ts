@@ -1,19 +1,23 @@
 import net from 'node:net';
 import pg from 'pg';
 import QueryStream from 'pg-query-stream';
-import { AppError, abortReason } from '@quarry/errors';
+import { AppError } from '@quarry/errors';
 import type { SourceColumn, SourceRead, SourceReader, SourceSpec } from '../ports/source-reader.port';
 import {
+  checkedTarget,
+  connectionLost,
+  DriverFailure,
+  explainDriverError,
+  framedRead,
+  loginWithin,
+  stagedRead,
+  type ReadProgress,
+} from './database-source-read';
+import {
   checkColumnNames,
-  duration,
   cursorIndex,
-  databaseTarget,
-  removeStagedFile,
   settleWithin,
-  sourceQuery,
-  targetUrl,
   timestampText,
-  withoutSecret,
   writeCsv,
   type DatabaseTarget,
   type HostAllowed,
@@ -127,13 +131,13 @@ export class PostgresSourceReader implements SourceReader {
     spec: SourceSpec,
     options: { file: string; cursor?: { column: string; after?: string }; signal: AbortSignal },
   ): Promise<SourceRead> {
-    if (spec.kind !== 'postgres')
-      throw AppError.invalid(`PostgresSourceReader reads postgres sources, not ${spec.kind}`);
-    const target = databaseTarget(spec.connection, ['postgres', 'postgresql'], 5432, 'postgres');
-    const sql = sourceQuery(spec, '"');
     const { signal } = options;
-    if (this.options.hostAllowed) await this.options.hostAllowed(targetUrl('postgres', target));
-    if (signal.aborted) throw abortReason(signal);
+    const { target, sql } = await checkedTarget(
+      spec,
+      { kind: 'postgres', reader: 'PostgresSourceReader', schemes: ['postgres', 'postgresql'], port: 5432, quote: '"' },
+      this.options.hostAllowed,
+      signal,
+    );
 
     const client = new pg.Client({
       host: target.host,
@@ -151,117 +155,78 @@ export class PostgresSourceReader implements SourceReader {
     });
     // A connection that fails between queries reports here; the query under way rejects with it too.
     client.on('error', () => undefined);
-    let stage: 'connect' | 'query' | 'read' = 'connect';
-    let rows = 0;
-    /** The file is written: a failure from here on (COMMIT) must remove it too. */
-    let written = false;
-    let cancelled: Promise<void> | undefined;
-    const onAbort = () => {
-      const backend = client as unknown as { processID?: number; secretKey?: number };
-      if (stage !== 'connect' && backend.processID !== undefined && backend.secretKey !== undefined)
-        cancelled = sendCancel(target, backend.processID, backend.secretKey);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-    try {
-      await this.connect(client, target, signal);
-      stage = 'query';
-      await client.query(
-        "SET TimeZone TO 'UTC'; SET DateStyle TO 'ISO, YMD'; SET IntervalStyle TO 'postgres'; SET extra_float_digits TO 1; SET bytea_output TO 'hex'; BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY",
-      );
-      const columns = await this.describe(client, sql);
-      const names = columns.map((c) => c.name);
-      checkColumnNames(names);
-      const at = options.cursor ? cursorIndex(names, options.cursor.column) : -1;
-      const alias = columns.map((_, i) => `c${i}`);
-      const casts = columns.map((c, i) => (c.base === 'money' ? `q.c${i}::numeric::text` : `q.c${i}::text`));
-      const cursorCol = `q.c${at}`;
-      const params: string[] = [];
-      let where = '';
-      if (options.cursor) {
-        if (options.cursor.after !== undefined) {
-          params.push(options.cursor.after);
-          where = ` WHERE ${cursorCol} > $1 AND ${cursorCol} IS NOT NULL ORDER BY ${cursorCol}`;
-        } else where = ` WHERE ${cursorCol} IS NOT NULL ORDER BY ${cursorCol}`;
-      }
-      const text = `SELECT ${casts.join(', ')} FROM (\n${sql}\n) AS q(${alias.join(', ')})${where}`;
-      stage = 'read';
-      const stream = client.query(
-        new QueryStream(text, params, { batchSize: this.batchSize, rowMode: 'array', types: RAW_TEXT }),
-      );
-      const timestamps = columns.map((c) => c.base === 'timestamptz' || c.base === 'timestamp');
-      let cursorMax: string | undefined;
-      // A connection that goes away mid-read: pg-query-stream's destroy waits for an answer that never
-      // comes, so the read is failed from the client's own events, with the server's last word if it sent one.
-      let lastError: unknown;
-      (stream as unknown as { cursor: NodeJS.EventEmitter }).cursor.on('error', (e: unknown) => (lastError = e));
-      const lost = new Promise<never>((_, reject) => {
-        client.once('end', () => reject(lastError ?? new Error('Connection terminated unexpectedly')));
-      });
-      lost.catch(() => undefined);
-      await writeCsv(
-        options.file,
-        names,
-        stream,
-        signal,
-        (row) => {
-          rows += 1;
-          if (at >= 0) cursorMax = row[at] ?? cursorMax;
-          return timestamps.some(Boolean)
-            ? row.map((v, i) => (v !== null && timestamps[i] ? timestampText(v) : v))
-            : (row as StagedValue[]);
-        },
-        lost,
-      );
-      written = true;
-      await client.query('COMMIT');
-      return {
-        file: options.file,
-        format: 'csv',
-        rows,
-        columns: columns.map((c) => {
-          const type = loaderType(c.base);
-          return type ? { name: c.name, dbType: c.dbType, type } : { name: c.name, dbType: c.dbType };
-        }),
-        ...(cursorMax !== undefined ? { cursorMax } : {}),
-      };
-    } catch (err) {
-      if (written) removeStagedFile(options.file);
-      if (signal.aborted) throw abortReason(signal);
-      throw this.explain(err, target, stage, rows);
-    } finally {
-      signal.removeEventListener('abort', onAbort);
-      if (cancelled) await settleWithin(cancelled, 2000);
-      await this.close(client);
-    }
-  }
-
-  /** Connects within connectTimeoutMs (pg's own timer is the backstop) or an abort, whichever is first. */
-  private async connect(client: pg.Client, target: DatabaseTarget, signal: AbortSignal): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    let onAbort: (() => void) | undefined;
-    const connecting = client.connect();
-    connecting.catch(() => undefined);
-    try {
-      await Promise.race([
-        connecting,
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(
-            () =>
-              reject(
-                AppError.unavailable(
-                  `The source at ${target.host}:${target.port} did not accept the login within ${duration(this.connectTimeoutMs)}`,
-                ),
-              ),
-            this.connectTimeoutMs,
-          );
-          onAbort = () => reject(abortReason(signal));
-          signal.addEventListener('abort', onAbort, { once: true });
-        }),
-      ]);
-    } finally {
-      clearTimeout(timer);
-      if (onAbort) signal.removeEventListener('abort', onAbort);
-    }
+    return framedRead({
+      file: options.file,
+      signal,
+      cancel: (progress) => {
+        const backend = client as unknown as { processID?: number; secretKey?: number };
+        if (progress.stage !== 'connect' && backend.processID !== undefined && backend.secretKey !== undefined)
+          return sendCancel(target, backend.processID, backend.secretKey);
+        return undefined;
+      },
+      cancelWithinMs: 2000,
+      explain: (err, progress) => this.explain(err, target, progress),
+      close: () => this.close(client),
+      read: async (progress) => {
+        // Within connectTimeoutMs (pg's own timer is the backstop) or an abort, whichever is first.
+        await loginWithin(client.connect(), { target, timeoutMs: this.connectTimeoutMs, signal });
+        progress.stage = 'query';
+        await client.query(
+          "SET TimeZone TO 'UTC'; SET DateStyle TO 'ISO, YMD'; SET IntervalStyle TO 'postgres'; SET extra_float_digits TO 1; SET bytea_output TO 'hex'; BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY",
+        );
+        const columns = await this.describe(client, sql);
+        const names = columns.map((c) => c.name);
+        checkColumnNames(names);
+        const at = options.cursor ? cursorIndex(names, options.cursor.column) : -1;
+        const alias = columns.map((_, i) => `c${i}`);
+        const casts = columns.map((c, i) => (c.base === 'money' ? `q.c${i}::numeric::text` : `q.c${i}::text`));
+        const cursorCol = `q.c${at}`;
+        const params: string[] = [];
+        let where = '';
+        if (options.cursor) {
+          if (options.cursor.after !== undefined) {
+            params.push(options.cursor.after);
+            where = ` WHERE ${cursorCol} > $1 AND ${cursorCol} IS NOT NULL ORDER BY ${cursorCol}`;
+          } else where = ` WHERE ${cursorCol} IS NOT NULL ORDER BY ${cursorCol}`;
+        }
+        const text = `SELECT ${casts.join(', ')} FROM (\n${sql}\n) AS q(${alias.join(', ')})${where}`;
+        progress.stage = 'read';
+        const stream = client.query(
+          new QueryStream(text, params, { batchSize: this.batchSize, rowMode: 'array', types: RAW_TEXT }),
+        );
+        const timestamps = columns.map((c) => c.base === 'timestamptz' || c.base === 'timestamp');
+        let cursorMax: string | undefined;
+        // A connection that goes away mid-read: pg-query-stream's destroy waits for an answer that never
+        // comes, so the read is failed from the client's own events, with the server's last word if it sent one.
+        let lastError: unknown;
+        (stream as unknown as { cursor: NodeJS.EventEmitter }).cursor.on('error', (e: unknown) => (lastError = e));
+        const lost = connectionLost((reject) =>
+          client.once('end', () => reject(lastError ?? new Error('Connection terminated unexpectedly'))),
+        );
+        await writeCsv(
+          options.file,
+          names,
+          stream,
+          signal,
+          (row) => {
+            progress.rows += 1;
+            if (at >= 0) cursorMax = row[at] ?? cursorMax;
+            return timestamps.some(Boolean)
+              ? row.map((v, i) => (v !== null && timestamps[i] ? timestampText(v) : v))
+              : (row as StagedValue[]);
+          },
+          lost,
+        );
+        progress.written = true;
+        await client.query('COMMIT');
+        return stagedRead(
+          options.file,
+          progress.rows,
+          columns.map((c) => ({ name: c.name, dbType: c.dbType, type: loaderType(c.base) })),
+          cursorMax,
+        );
+      },
+    });
   }
 
   /** The query's columns: names, PostgreSQL's type names (with modifiers) and base types. */
@@ -298,70 +263,50 @@ export class PostgresSourceReader implements SourceReader {
   }
 
   /** A driver's error as the AppError a caller can act on, without the password. */
-  private explain(err: unknown, target: DatabaseTarget, stage: string, rows: number): AppError {
-    if (err instanceof AppError) return err;
+  private explain(err: unknown, target: DatabaseTarget, progress: ReadProgress): AppError {
     const e = err as PgError;
-    const message = withoutSecret(String(e?.message ?? err), target.password);
-    const code = e?.code ?? '';
-    const where = `${target.host}:${target.port}`;
-    const user = target.user;
-    const lost = (why: string) =>
-      AppError.unavailable(
-        `The source closed the connection${stage === 'read' ? ` after ${rows} rows` : ''}: ${why}; nothing was staged`,
-      );
-    switch (code) {
-      case '28P01':
-        return AppError.invalid(`The source refused the login for user "${user}": password authentication failed`);
-      case '28000':
-        return AppError.invalid(`The source refused the login for user "${user}": ${message}`);
-      case '3D000':
-        return AppError.invalid(`The source at ${where} has no database "${target.database}"`);
-      case '42501':
-        return AppError.invalid(`The source refused to read for user "${user}": ${message}`);
-      case '25006':
-        return AppError.invalid(
-          `The source query tries to write (${message}); a source is read in a read-only transaction`,
-        );
-      case '57014':
-        return AppError.timeout(`The source cancelled the query: ${message}`);
-      case '53300':
-      case '57P03':
-        return AppError.unavailable(`The source at ${where} refused the connection for now: ${message}`);
-      case '57P01':
-      case '57P02':
-      case '57P05':
-        return lost(message);
-      case 'ECONNREFUSED':
-        return AppError.unavailable(`Cannot reach the source at ${where}: connection refused`);
-      case 'ENOTFOUND':
-        return AppError.invalid(`The source host ${target.host} does not resolve`);
-      case 'EAI_AGAIN':
-        return AppError.unavailable(`The source host ${target.host} could not be resolved now (EAI_AGAIN)`);
-      case 'EHOSTUNREACH':
-      case 'ENETUNREACH':
-      case 'ETIMEDOUT':
-        return AppError.unavailable(`Cannot reach the source at ${where} (${code})`);
-      case 'ECONNRESET':
-      case 'EPIPE':
-        return lost(code);
-    }
-    if (code.startsWith('08')) return lost(message);
-    if (stage === 'connect' && /^timeout expired|connection timeout/.test(message))
-      return AppError.unavailable(
-        `The source at ${where} did not accept the login within ${duration(this.connectTimeoutMs)}`,
-      );
-    if (/^Connection terminated|^timeout expired/.test(message))
-      return stage === 'connect'
-        ? AppError.unavailable(`The source at ${where} closed the connection during the login (${message})`)
-        : lost(message);
-    if (/does not support SSL/i.test(message))
-      return AppError.invalid(`The source at ${where} does not accept TLS (connection.ssl is true)`);
-    if (/certificate|self[- ]signed|altname/i.test(message) || /^(ERR_TLS|CERT_|DEPTH_ZERO|UNABLE_TO)/.test(code))
-      return AppError.invalid(`The source at ${where} has a TLS certificate this server does not trust: ${message}`);
-    if (e?.severity !== undefined && /^[0-9A-Z]{5}$/.test(code))
-      return stage === 'connect'
-        ? AppError.invalid(`The source at ${where} refused the connection: ${message}`)
-        : AppError.invalid(`The source query failed: ${message}`);
-    return AppError.unavailable(`Reading the source at ${where} failed: ${message}`);
+    const failure = new DriverFailure(target, progress, this.connectTimeoutMs, String(e?.message ?? err), e?.code);
+    return explainDriverError(err, failure, {
+      codes: (f) => {
+        switch (f.code) {
+          case '28P01':
+            return f.loginRefused('password authentication failed');
+          case '28000':
+            return f.loginRefused(f.message);
+          case '3D000':
+            return f.noDatabase();
+          case '42501':
+            return AppError.invalid(`The source refused to read for user "${target.user}": ${f.message}`);
+          case '25006':
+            return f.writes();
+          case '57014':
+            return f.cancelled();
+          case '53300':
+          case '57P03':
+            return f.busy();
+          case '57P01':
+          case '57P02':
+          case '57P05':
+            return f.lost(f.message);
+          case 'ETIMEDOUT':
+            return f.unreachable();
+          case 'ECONNRESET':
+          case 'EPIPE':
+            return f.lost(f.code);
+        }
+        return undefined;
+      },
+      then: (f) => {
+        if (f.code.startsWith('08')) return f.lost(f.message);
+        if (f.connecting && /^timeout expired|connection timeout/.test(f.message)) return f.loginTimeout();
+        if (/^Connection terminated|^timeout expired/.test(f.message))
+          return f.connecting
+            ? AppError.unavailable(`The source at ${f.where} closed the connection during the login (${f.message})`)
+            : f.lost(f.message);
+        if (/does not support SSL/i.test(f.message)) return f.noTls();
+        return undefined;
+      },
+      isServerError: e?.severity !== undefined && /^[0-9A-Z]{5}$/.test(e?.code ?? ''),
+    });
   }
 }

@@ -1,12 +1,13 @@
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import ipaddr from 'ipaddr.js';
 import { AppError } from '@quarry/errors';
+import { addressAllowed, addressRange, hostPattern, urlHost } from '@quarry/runtime';
 
 /*
  * QUARRY_SOURCE_ALLOW: which host[:port] a source (a database or a URL) may reach, as
  * QUARRY_WEBHOOK_ALLOW does for webhooks (services/scheduler/src/domain/webhook-policy.ts; services do
- * not import each other, so its rules are restated here, and its tests' cases are this file's too).
+ * not import each other, so what the two share, the host glob and which addresses are public, is
+ * @quarry/runtime's host-address, and its tests' cases are this file's too).
  *
  * Guarantees of the check `makeHostPolicy` returns:
  * - a host must match a pattern: `db.example.com`, `*.example.com`, `10.0.0.5:5433`, `[::1]:8080`,
@@ -44,17 +45,6 @@ const DEFAULT_PORTS: Record<string, readonly number[]> = {
   'mariadb:': [3306],
 };
 
-/** IPv6 blocks ipaddr.js calls 'unicast' that are not public (as the webhook policy lists them). */
-const NOT_PUBLIC_V6: ReadonlyArray<[string, number]> = [
-  ['::', 96],
-  ['fec0::', 10],
-  ['100::', 64],
-];
-
-function hostOf(url: URL): string {
-  return url.hostname.toLowerCase().replace(/^\[|\]$/g, '');
-}
-
 /** Each kind's own port, when its URL names none. */
 const SCHEME_PORT: Record<string, number> = {
   'http:': 80,
@@ -73,33 +63,16 @@ function parsePattern(raw: string): Pattern {
   const m = /^(\[[^\]]+\]|[^:]+)(?::(\d+|\*))?$/.exec(raw.trim().toLowerCase());
   // An IPv6 literal without brackets (`::1`) is a host with no port.
   const bareV6 = !m && isIP(raw.trim()) === 6;
-  const host = (bareV6 ? raw.trim().toLowerCase() : (m?.[1] ?? raw.trim().toLowerCase())).replace(/^\[|\]$/g, '');
-  const escaped = host.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[a-z0-9._:-]*');
+  const host = bareV6 ? raw.trim().toLowerCase() : (m?.[1] ?? raw.trim().toLowerCase());
   const port = m?.[2];
   return {
-    host: new RegExp(`^${escaped}$`),
+    ...hostPattern(host),
     ports: port === undefined ? 'default' : port === '*' ? 'any' : Number(port),
-    exact: !host.includes('*'),
   };
 }
 
 /** Whether an address may be dialled: public unicast, or anything when a pattern names its host exactly. */
-export function addressAllowed(address: string, explicit: boolean): boolean {
-  if (explicit) return true;
-  if (!ipaddr.isValid(address)) return false;
-  // process() turns ::ffff:10.0.0.1 into 10.0.0.1, so a mapped address is judged as the IPv4 it is.
-  const ip = ipaddr.process(address);
-  if (ip.range() !== 'unicast') return false;
-  if (ip.kind() === 'ipv6') {
-    const v6 = ip as ipaddr.IPv6;
-    if (NOT_PUBLIC_V6.some(([net, bits]) => v6.match(ipaddr.IPv6.parse(net), bits))) return false;
-  }
-  return true;
-}
-
-function rangeOf(address: string): string {
-  return ipaddr.isValid(address) ? ipaddr.process(address).range() : 'invalid';
-}
+export { addressAllowed };
 
 const defaultResolve: Resolver = (host) => lookup(host, { all: true, verbatim: true });
 
@@ -114,7 +87,7 @@ export function makeHostPolicy(allow: readonly string[], resolve: Resolver = def
     .filter((p) => p !== '')
     .map(parsePattern);
   return async (target: URL) => {
-    const host = hostOf(target);
+    const host = urlHost(target);
     const port = portOf(target);
     const hostPort = `${target.hostname}${port !== undefined ? `:${port}` : ''}`;
     if (patterns.length === 0)
@@ -145,7 +118,7 @@ export function makeHostPolicy(allow: readonly string[], resolve: Resolver = def
     const refused = addresses.find((a) => !addressAllowed(a.address, explicit));
     if (refused)
       throw AppError.forbidden(
-        `${target.hostname} resolves to ${refused.address}, a ${rangeOf(refused.address)} address; loopback, link-local and private addresses are reached only through a QUARRY_SOURCE_ALLOW pattern naming the host exactly`,
+        `${target.hostname} resolves to ${refused.address}, a ${addressRange(refused.address)} address; loopback, link-local and private addresses are reached only through a QUARRY_SOURCE_ALLOW pattern naming the host exactly`,
       );
   };
 }

@@ -1,38 +1,28 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
-import { AppError } from '@quarry/errors';
+import { eventually, failure, signal, stagedPast, stagingFolder } from '../../../../tests/support/source-reader-cases';
 import { loadStaged, readStagedCsv, stagedObjects } from '../../../../tests/support/staged-load';
 import type { SourceSpec } from '../ports/source-reader.port';
 import { SqliteSourceReader } from './sqlite-source-reader.adapter';
 
 describe('SqliteSourceReader on a real SQLite file', () => {
+  const staging = stagingFolder('q-sqlite-source-');
+  const { staged } = staging;
   let dir: string;
   let dbFile: string;
   const reader = new SqliteSourceReader();
-  const signal = () => new AbortController().signal;
   const spec = (over: Partial<SourceSpec> = {}): SourceSpec => ({
     kind: 'sqlite',
     connection: { url: dbFile },
     ...over,
   });
-  let n = 0;
-  const staged = () => path.join(dir, `staged-${++n}.csv`);
-  const failure = async (p: Promise<unknown>): Promise<AppError> => {
-    const err = await p.then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    expect(err).toBeInstanceOf(AppError);
-    return err as AppError;
-  };
   const digest = (file: string) => createHash('sha256').update(fs.readFileSync(file)).digest('hex');
 
   beforeEach(() => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'q-sqlite-source-'));
+    dir = staging.dir();
     dbFile = path.join(dir, 'source.db');
     const db = new Database(dbFile);
     db.exec(`CREATE TABLE t (id INTEGER, big BIGINT, r REAL, mixed REAL, txt TEXT, n NUMERIC, anything, b BLOB);
@@ -53,7 +43,6 @@ describe('SqliteSourceReader on a real SQLite file', () => {
     insert.run(null, 4n, null, null, 'no cursor', null, null, null);
     db.close();
   });
-  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   it('writes every integer exactly (BigInt), and types columns conservatively', async () => {
     const file = staged();
@@ -111,7 +100,7 @@ describe('SqliteSourceReader on a real SQLite file', () => {
       reader.read(spec({ query: 'SELECT 1; DROP TABLE t' }), { file: staged(), signal: signal() }),
     );
     expect(twoStatements.code).toBe('INVALID_ARGUMENT');
-    expect(fs.existsSync(path.join(dir, `staged-${n}.csv`))).toBe(false);
+    expect(fs.existsSync(staging.last())).toBe(false);
     expect({ hash: digest(dbFile), mtime: fs.statSync(dbFile).mtimeMs }).toEqual(before);
     expect(fs.readdirSync(dir).filter((f) => f.startsWith('source.db'))).toEqual(['source.db']);
   });
@@ -207,11 +196,7 @@ describe('SqliteSourceReader on a real SQLite file', () => {
       { file, signal: ctl.signal },
     );
     reading.catch(() => undefined);
-    const until = Date.now() + 15_000;
-    while (!(fs.existsSync(file) && fs.statSync(file).size > 100_000)) {
-      if (Date.now() > until) throw new Error('the read did not start');
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await eventually(() => stagedPast(file, 100_000), 15_000, 20, 'the read did not start');
     ctl.abort();
     expect((await failure(reading)).code).toBe('TIMEOUT');
     expect(fs.existsSync(file)).toBe(false);

@@ -1,10 +1,8 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import zlib from 'node:zlib';
-import { AppError } from '@quarry/errors';
+import { eventually, failure, signal, stagedPast, stagingFolder } from '../../../../tests/support/source-reader-cases';
 import type { SourceSpec } from '../ports/source-reader.port';
 import { makeHostPolicy } from './source-host-policy';
 import { UrlSourceReader } from './url-source-reader.adapter';
@@ -35,23 +33,12 @@ async function serve(
 const CSV = 'id,name,note\n1,a,"x, ""quoted""\nline"\n2,b,plain\n';
 
 describe('UrlSourceReader against a real HTTP server', () => {
-  let dir: string;
+  const { staged } = stagingFolder('q-url-source-', '');
   let site: Awaited<ReturnType<typeof serve>>;
   let other: Awaited<ReturnType<typeof serve>>;
   let checked: string[];
   let reader: UrlSourceReader;
-  const signal = () => new AbortController().signal;
   const spec = (url: string): SourceSpec => ({ kind: 'url', connection: { url } });
-  let n = 0;
-  const staged = () => path.join(dir, `staged-${++n}`);
-  const failure = async (p: Promise<unknown>): Promise<AppError> => {
-    const err = await p.then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    expect(err).toBeInstanceOf(AppError);
-    return err as AppError;
-  };
   const big = 'id,pad\n' + Array.from({ length: 2000 }, (_, i) => `${i},${'x'.repeat(40)}`).join('\n') + '\n';
 
   beforeAll(async () => {
@@ -151,7 +138,6 @@ describe('UrlSourceReader against a real HTTP server', () => {
     await other.close();
   });
   beforeEach(() => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'q-url-source-'));
     checked = [];
     const policy = makeHostPolicy([`127.0.0.1:${site.port}`, `127.0.0.1:${other.port}`]);
     reader = new UrlSourceReader({
@@ -162,7 +148,6 @@ describe('UrlSourceReader against a real HTTP server', () => {
       maxBytes: 1_000_000,
     });
   });
-  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   it('streams a CSV to the staged file as it was served, its format from the path', async () => {
     const file = staged();
@@ -289,11 +274,7 @@ describe('UrlSourceReader against a real HTTP server', () => {
     const ctl = new AbortController();
     const reading = quick.read(spec(`${site.base}/slow.csv`), { file, signal: ctl.signal });
     reading.catch(() => undefined);
-    const until = Date.now() + 10_000;
-    while (!(fs.existsSync(file) && fs.statSync(file).size > 10_000)) {
-      if (Date.now() > until) throw new Error('the transfer did not start');
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await eventually(() => stagedPast(file, 10_000), 10_000, 20, 'the transfer did not start');
     ctl.abort();
     expect((await failure(reading)).code).toBe('TIMEOUT');
     expect(fs.existsSync(file)).toBe(false);

@@ -1,4 +1,4 @@
-import ipaddr from 'ipaddr.js';
+import { addressAllowed, hostPattern, urlHost } from '@quarry/runtime';
 
 /**
  * QUARRY_WEBHOOK_ALLOW: which host[:port] a webhook may reach. A pattern with `*` in its host admits
@@ -20,21 +20,6 @@ interface Pattern {
 
 const WEB_PORTS = [80, 443] as const;
 
-/**
- * IPv6 blocks ipaddr.js calls 'unicast' that are not public: IPv4-compatible addresses (::7f00:1 is
- * 127.0.0.1 to some stacks), deprecated site-local (fec0::/10, private in effect) and the discard prefix.
- */
-const NOT_PUBLIC_V6: ReadonlyArray<[string, number]> = [
-  ['::', 96],
-  ['fec0::', 10],
-  ['100::', 64],
-];
-
-function hostOf(url: URL): string {
-  // URL keeps IPv6 literals in brackets.
-  return url.hostname.toLowerCase().replace(/^\[|\]$/g, '');
-}
-
 export function portOf(url: URL): number {
   return url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
 }
@@ -45,13 +30,7 @@ export class WebhookPolicy {
   constructor(patterns: readonly string[]) {
     this.patterns = patterns.map((raw) => {
       const m = /^(\[[^\]]+\]|[^:]+)(?::(\d+))?$/.exec(raw.trim().toLowerCase());
-      const host = (m?.[1] ?? raw).replace(/^\[|\]$/g, '');
-      const escaped = host.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[a-z0-9._:-]*');
-      return {
-        host: new RegExp(`^${escaped}$`),
-        ports: m?.[2] ? [Number(m[2])] : WEB_PORTS,
-        exact: !host.includes('*'),
-      };
+      return { ...hostPattern(m?.[1] ?? raw), ports: m?.[2] ? [Number(m[2])] : WEB_PORTS };
     });
   }
 
@@ -60,7 +39,7 @@ export class WebhookPolicy {
   }
 
   match(url: URL): DestinationMatch {
-    const host = hostOf(url);
+    const host = urlHost(url);
     const port = portOf(url);
     const hits = this.patterns.filter((p) => p.host.test(host) && p.ports.includes(port));
     return { allowed: hits.length > 0, explicit: hits.some((p) => p.exact) };
@@ -68,15 +47,7 @@ export class WebhookPolicy {
 
   /** Whether a resolved address may be connected to: public unicast, or anything when named explicitly. */
   static addressAllowed(address: string, explicit: boolean): boolean {
-    if (explicit) return true;
-    if (!ipaddr.isValid(address)) return false;
-    // process() turns ::ffff:10.0.0.1 into 10.0.0.1, so a mapped address is judged as the IPv4 it is.
-    const ip = ipaddr.process(address);
-    if (ip.range() !== 'unicast') return false;
-    if (ip.kind() === 'ipv6') {
-      const v6 = ip as ipaddr.IPv6;
-      if (NOT_PUBLIC_V6.some(([net, bits]) => v6.match(ipaddr.IPv6.parse(net), bits))) return false;
-    }
-    return true;
+    // The rule is the one QUARRY_SOURCE_ALLOW applies too (@quarry/runtime's host-address).
+    return addressAllowed(address, explicit);
   }
 }
