@@ -196,6 +196,7 @@ describe('uploads: POST /indexes/<name>/records', () => {
     );
     const { n, ca } = counted.getRowObjects()[0] as { n: bigint; ca: bigint };
     c.closeSync();
+    db.closeSync();
     const a = await upload(admin, 'airports2', fs.readFileSync(file), { type: 'application/vnd.apache.parquet' });
     expect(a.status).toBe(200);
     expect(a.body).toMatchObject({ version: 1, rowsRead: Number(n), loaded: Number(n), rejected: 0 });

@@ -166,6 +166,39 @@ describe('callClientStream against a clientStreaming handler on a real grpc-js s
     });
   });
 
+  it('cancels the call when the caller goes away after the whole body was sent (a load under way)', async () => {
+    let aborted: unknown;
+    let bodyRead = false;
+    behave = async (messages, ctx) => {
+      for await (const _m of messages) void _m;
+      bodyRead = true;
+      // The load after the last byte: only the cancellation ends it.
+      await new Promise((r) => ctx.signal.addEventListener('abort', r, { once: true }));
+      aborted = ctx.signal.reason;
+      return { version: 1 };
+    };
+    const caller = new AbortController();
+    async function* source(): AsyncGenerator<UploadChunk> {
+      yield header();
+      yield data('a\n1\n');
+    }
+    const answered = callClientStream('ingest', client, UPLOAD, source(), {
+      requestId: 'req-up.3',
+      deadlineMs: 60_000,
+      internalToken: TOKEN,
+      signal: caller.signal,
+    }).catch((e: unknown) => e);
+    await eventually(() => (bodyRead ? true : undefined));
+    caller.abort(AppError.timeout('The client went away before the upload was answered'));
+    const err = await answered;
+    // The caller's own reason, not "the service is unavailable".
+    expect(err).toMatchObject({ code: 'TIMEOUT', detail: 'The client went away before the upload was answered' });
+    expect(await eventually(() => aborted)).toMatchObject({
+      code: 'TIMEOUT',
+      detail: 'UploadRecords was cancelled by its caller',
+    });
+  });
+
   it('refuses a call without the right internal token as UNAUTHENTICATED, before the handler runs', async () => {
     const before = handled;
     behave = async () => ({ index: 'should not run' });

@@ -168,15 +168,21 @@ export function callClientStream<Req, Res>(
       (err, res) => {
         settled = true;
         wake?.();
-        if (sourceFailed !== undefined) reject(toAppError(sourceFailed));
-        // The caller's own cancellation is said as the caller's reason, not as a service away.
-        else if (err && signal?.aborted) reject(abortReason(signal));
+        // Listened to until the answer, not until the body is sent: a load after the last byte is
+        // cancelled too when the caller goes away.
+        signal?.removeEventListener('abort', cancel);
+        // The caller's own cancellation is said as the caller's reason (not as a service away, nor as the
+        // source's error that the same cancellation caused).
+        if (signal?.aborted) reject(abortReason(signal));
+        else if (sourceFailed !== undefined) reject(toAppError(sourceFailed));
         else if (err) reject(fromServiceError(err, service));
         else if (res === undefined) reject(fromServiceError({ code: grpc.status.INTERNAL }, service));
         else resolve(res);
       },
     );
-    const cancel = () => call.cancel();
+    function cancel() {
+      call.cancel();
+    }
     if (signal?.aborted) cancel();
     else signal?.addEventListener('abort', cancel, { once: true });
     void (async () => {
@@ -197,8 +203,6 @@ export function callClientStream<Req, Res>(
           sourceFailed = err;
           call.cancel();
         }
-      } finally {
-        signal?.removeEventListener('abort', cancel);
       }
     })();
   });

@@ -62,6 +62,9 @@ export function tooDeepAt(text: string, max: number): number {
   return -1;
 }
 
+/** The longest line of a JSON Lines file: DuckDB's own limit on one object (maximum_object_size). */
+export const MAX_JSON_LINE_BYTES = 64 * 1_048_576;
+
 const tooDeep = `nested deeper than ${MAX_JSON_DEPTH} levels of objects and arrays`;
 
 /** Line (1-based) and column of a character offset. */
@@ -175,6 +178,12 @@ export async function checkJsonLines(
       }
       carry = Buffer.from(data.subarray(start));
       data = Buffer.alloc(0);
+      // One line is one record: past this it is no record anyone meant (a minified array sent as JSON
+      // Lines), and holding it would take the process's memory.
+      if (carry.length > MAX_JSON_LINE_BYTES)
+        throw AppError.invalid(
+          `${label}:${lineNo + 1}: a line longer than ${MAX_JSON_LINE_BYTES / 1_048_576} MiB; JSON Lines hold one record a line (a JSON array is sent as application/json). Nothing was published`,
+        );
     }
     if (carry.length > 0) takeLine(carry);
     flushGood();

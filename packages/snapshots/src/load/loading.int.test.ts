@@ -152,6 +152,20 @@ describe('a malformed file is refused, naming where and why, and leaves nothing 
     },
   );
 
+  it('a JSON Lines line past 64 MiB fails naming its line, before it is held whole', async () => {
+    const file = path.join(dir, 'long.jsonl');
+    const fd = fs.openSync(file, 'w');
+    fs.writeSync(fd, '{"a":1}\n{"b":"');
+    const mib = Buffer.alloc(1_048_576, 0x78);
+    for (let i = 0; i < 70; i++) fs.writeSync(fd, mib);
+    fs.writeSync(fd, '"}\n');
+    fs.closeSync(fd);
+    await expect(build(file)).rejects.toThrow(
+      'long.jsonl:2: a line longer than 64 MiB; JSON Lines hold one record a line (a JSON array is sent as application/json). Nothing was published',
+    );
+    fs.rmSync(file);
+  });
+
   it('a header and no rows is a valid, empty index', async () => {
     const built = await build(write('header.csv', 'a,b\r\n'));
     expect({ records: built.recordCount, read: built.rowsRead, rejected: built.rowsRejected }).toEqual({

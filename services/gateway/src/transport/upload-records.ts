@@ -93,39 +93,40 @@ export function uploadInput(
 
 /**
  * The request's body as it arrives, piece by piece (never whole), failing past `maxBytes` with 413 and
- * after `idleMs` without a byte with 408.
+ * with 408 when the client sends nothing for `idleMs` while a piece is awaited. Only the client's silence
+ * counts: while the ingest service holds the body back (it writes to disk at its own pace), no piece is
+ * asked for and no clock runs.
  */
 async function* bodyOf(req: IncomingMessage, maxBytes: number, idleMs: number): AsyncGenerator<Uint8Array> {
   let total = 0;
-  let timer: NodeJS.Timeout | undefined;
-  const idle = new Promise<never>((_resolve, reject) => {
-    const arm = () => {
-      clearTimeout(timer);
+  const pieces = req[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  for (;;) {
+    let timer: NodeJS.Timeout | undefined;
+    const idle = new Promise<never>((_resolve, reject) => {
       timer = setTimeout(
         () =>
           reject(new AppError('REQUEST_TIMEOUT', `The upload sent nothing for ${idleMs / 1000} s; it was given up`)),
         idleMs,
       );
-    };
-    arm();
-    req.on('data', arm);
-  });
-  idle.catch(() => undefined);
-  try {
-    const pieces = req[Symbol.asyncIterator]();
-    for (;;) {
-      const next = (await Promise.race([pieces.next(), idle])) as IteratorResult<Buffer>;
-      if (next.done) return;
-      total += next.value.length;
-      if (total > maxBytes)
-        throw new AppError(
-          'PAYLOAD_TOO_LARGE',
-          `The upload exceeds QUARRY_UPLOAD_MAX_MB (${Math.floor(maxBytes / 1_048_576)} MB); nothing was published`,
-        );
-      yield next.value;
+    });
+    let next: IteratorResult<Buffer>;
+    try {
+      next = await Promise.race([pieces.next(), idle]);
+    } catch (err) {
+      // The client closed the connection mid-body: its own doing, said so (not a fault of Quarry's).
+      if (err instanceof AppError) throw err;
+      throw new AppError('REQUEST_TIMEOUT', 'The client went away before its upload had arrived');
+    } finally {
+      clearTimeout(timer);
     }
-  } finally {
-    clearTimeout(timer);
+    if (next.done) return;
+    total += next.value.length;
+    if (total > maxBytes)
+      throw new AppError(
+        'PAYLOAD_TOO_LARGE',
+        `The upload exceeds QUARRY_UPLOAD_MAX_MB (${Math.floor(maxBytes / 1_048_576)} MB); nothing was published`,
+      );
+    yield next.value;
   }
 }
 
@@ -225,7 +226,14 @@ export function uploadRecordsHandler(deps: UploadDeps): RequestHandler {
           { requestId },
           gone.signal,
         );
-        if (gone.signal.aborted) return;
+        // A client gone after its load published still leaves the publish in the audit trail.
+        if (gone.signal.aborted) {
+          finish(
+            answer.failure ? String(ERROR_TABLE[answer.failure.code].http) : 'ok',
+            answer.failure ? null : answer.loaded,
+          );
+          return;
+        }
         if (answer.failure && !req.complete) res.setHeader('Connection', 'close');
         sendOutcome(res, answer);
         finish(
