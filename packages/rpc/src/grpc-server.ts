@@ -16,6 +16,38 @@ export interface CallContext {
   signal: AbortSignal;
 }
 
+/**
+ * The signal a call's handler listens to: aborted when the caller's deadline passes or the caller goes
+ * away. `settle` clears both once the handler is done.
+ */
+function callSignal(
+  call: {
+    getDeadline(): grpc.Deadline;
+    once(event: 'cancelled', l: () => void): unknown;
+    off(event: 'cancelled', l: () => void): unknown;
+  },
+  method: string,
+): { signal: AbortSignal; settle: () => void } {
+  const controller = new AbortController();
+  const deadline = call.getDeadline();
+  const deadlineMs = deadline instanceof Date ? deadline.getTime() : deadline;
+  const timer = Number.isFinite(deadlineMs)
+    ? setTimeout(
+        () => controller.abort(AppError.timeout(`${method} ran past its deadline and was cancelled`)),
+        Math.max(0, deadlineMs - Date.now()),
+      )
+    : undefined;
+  const onCancelled = () => controller.abort(AppError.timeout(`${method} was cancelled by its caller`));
+  call.once('cancelled', onCancelled);
+  return {
+    signal: controller.signal,
+    settle: () => {
+      clearTimeout(timer);
+      call.off('cancelled', onCancelled);
+    },
+  };
+}
+
 export type UnaryHandler<Req, Res> = (request: Req, ctx: CallContext) => Promise<Res>;
 
 /**
@@ -30,17 +62,7 @@ export function unary<Req, Res>(
   return (call, callback) => {
     const requestId = resolveRequestId(call.metadata.get(REQUEST_ID_HEADER)[0]);
     let child: Logger | undefined;
-    const controller = new AbortController();
-    const deadline = call.getDeadline();
-    const deadlineMs = deadline instanceof Date ? deadline.getTime() : deadline;
-    const timer = Number.isFinite(deadlineMs)
-      ? setTimeout(
-          () => controller.abort(AppError.timeout(`${method} ran past its deadline and was cancelled`)),
-          Math.max(0, deadlineMs - Date.now()),
-        )
-      : undefined;
-    const onCancelled = () => controller.abort(AppError.timeout(`${method} was cancelled by its caller`));
-    call.once('cancelled', onCancelled);
+    const { signal, settle } = callSignal(call, method);
     // The child logger is made only when a line is written: most calls log nothing here.
     const ctx: CallContext = {
       requestId,
@@ -48,11 +70,7 @@ export function unary<Req, Res>(
         child ??= log.child({ requestId, rpc: method });
         return child;
       },
-      signal: controller.signal,
-    };
-    const settle = () => {
-      clearTimeout(timer);
-      call.off('cancelled', onCancelled);
+      signal,
     };
     // A handler that throws synchronously is caught like one that rejects. Never rejects itself.
     const respond = (span?: Span): Promise<void> =>
@@ -120,18 +138,8 @@ export function clientStreaming<Req, Res>(
 ): grpc.handleClientStreamingCall<Req, Res> {
   return (call, callback) => {
     const requestId = resolveRequestId(call.metadata.get(REQUEST_ID_HEADER)[0]);
-    const controller = new AbortController();
-    const deadline = call.getDeadline();
-    const deadlineMs = deadline instanceof Date ? deadline.getTime() : deadline;
-    const timer = Number.isFinite(deadlineMs)
-      ? setTimeout(
-          () => controller.abort(AppError.timeout(`${method} ran past its deadline and was cancelled`)),
-          Math.max(0, deadlineMs - Date.now()),
-        )
-      : undefined;
-    const onCancelled = () => controller.abort(AppError.timeout(`${method} was cancelled by its caller`));
-    call.once('cancelled', onCancelled);
-    const ctx: CallContext = { requestId, log: log.child({ requestId, rpc: method }), signal: controller.signal };
+    const { signal, settle } = callSignal(call, method);
+    const ctx: CallContext = { requestId, log: log.child({ requestId, rpc: method }), signal };
     void Promise.resolve()
       .then(() => handler(call as AsyncIterable<Req>, ctx))
       .then(
@@ -144,8 +152,7 @@ export function clientStreaming<Req, Res>(
         },
       )
       .finally(() => {
-        clearTimeout(timer);
-        call.off('cancelled', onCancelled);
+        settle();
         // What the handler did not read is not waited for.
         call.destroy();
       });
