@@ -1,7 +1,9 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
+import Database from 'better-sqlite3';
 import Ajv from 'ajv';
 import { SMTPServer } from 'smtp-server';
 import { QuarryClient, QuarryError } from '@quarry/client';
@@ -41,19 +43,30 @@ const smtp = new SMTPServer({
   },
 });
 const local = { hooks: 0, smtp: 0 };
+// The SOURCES examples' SQLite file, in the folder the server may read (QUARRY_SOURCE_FILE_DIRS).
+const sourceDir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-openrpc-sources-'));
+const shopFile = path.join(sourceDir, 'shop.sqlite');
 beforeAll(async () => {
+  const db = new Database(shopFile);
+  db.exec(
+    "CREATE TABLE orders (order_id INTEGER PRIMARY KEY, customer TEXT, amount REAL, placed TEXT);" +
+      "INSERT INTO orders VALUES (1, 'Ada', 42.5, '2026-11-30'), (2, 'Grace', 17.25, '2026-12-01'), (3, 'Ada', 8, '2026-12-01')",
+  );
+  db.close();
   await new Promise<void>((resolve) => hooks.listen(0, '127.0.0.1', resolve));
   await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
   local.hooks = (hooks.address() as AddressInfo).port;
   local.smtp = (smtp.server.address() as AddressInfo).port;
 });
 afterAll(async () => {
+  fs.rmSync(sourceDir, { recursive: true, force: true });
   await new Promise((resolve) => hooks.close(resolve));
   await new Promise<void>((resolve) => smtp.close(() => resolve()));
 });
 const demo = useDemoStack(() => ({
   QUARRY_WEBHOOK_ALLOW: `127.0.0.1:${local.hooks}`,
   QUARRY_SMTP_URL: `smtp://127.0.0.1:${local.smtp}`,
+  QUARRY_SOURCE_FILE_DIRS: sourceDir,
 }));
 // What the tests below used from the shared stack: the server, and a caller who may read every index.
 const stack = () => ({ quarry: demo().quarry, dataDir: demo().dataDir });
@@ -263,7 +276,7 @@ describe('each method’s examples in the document are real calls on what npm st
       (await (await post({ jsonrpc: '2.0', id: 1, method: 'rpc.discover' })).json()) as { result: LiveDocument }
     ).result;
     // What the examples write -> what is sent here: the local webhook receiver, and ids earlier calls got.
-    const sent = new Map<string, string>();
+    const sent = new Map<string, string>([[SHOP_FILE_SHOWN, shopFile]]);
     for (const m of document.methods) {
       live[m.name] = [];
       for (const example of m.examples) {
@@ -279,7 +292,7 @@ describe('each method’s examples in the document are real calls on what npm st
         if (!body.result) throw new Error(`${m.name}'s example failed: ${JSON.stringify(body.error)}`);
         // The ids a later example sends: a schedule's (REPORTS.UNSCHEDULE), an embed token's (TOKENS.REVOKE_EMBED),
         // an export's (EXPORTS.STATUS).
-        for (const key of ['scheduleId', 'id', 'exportId']) {
+        for (const key of ['scheduleId', 'id', 'exportId', 'sourceId', 'runId']) {
           const shownId = (example.result.value as { data?: Record<string, unknown> }).data?.[key];
           const liveId = (body.result.data as Record<string, unknown>)[key];
           if (typeof shownId === 'string' && typeof liveId === 'string' && !sent.has(shownId))
@@ -287,6 +300,8 @@ describe('each method’s examples in the document are real calls on what npm st
         }
         // The EXPORTS.STATUS example shows the export done: wait for it, so its answer is the same every run.
         if (m.name === 'EXPORTS.START') await exportDone((body.result.data as { exportId: string }).exportId);
+        // The SOURCES.RUNS example shows the run done: wait for it too.
+        if (m.name === 'SOURCES.RUN') await sourceRunDone(swapped(params, sent) as { sourceId: string });
         live[m.name]!.push(swapped(body.result, new Map([...sent].map(([shown, s]) => [s, shown]))) as Live);
       }
     }
@@ -317,6 +332,24 @@ describe('each method’s examples in the document are real calls on what npm st
 });
 
 /** Resolves once the export is no longer queued or running. */
+/** The path the SOURCES examples show for their SQLite file; the test sends its own. */
+const SHOP_FILE_SHOWN = '/srv/quarry/sources/shop.sqlite';
+
+async function sourceRunDone(params: { sourceId: string }): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    const res = await post(
+      { jsonrpc: '2.0', id: 1, method: 'SOURCES.RUNS', params },
+      { Authorization: `Bearer ${analyst().token}` },
+    );
+    const { result } = (await res.json()) as { result?: { data: { runs: Array<{ state: string }> } } };
+    const state = result?.data.runs[0]?.state;
+    if (state === 'done') return;
+    if (state === 'failed') throw new Error(`the SOURCES.RUN example's run failed: ${JSON.stringify(result)}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error('the SOURCES.RUN example’s run did not finish');
+}
+
 async function exportDone(exportId: string): Promise<void> {
   for (let i = 0; i < 300; i++) {
     const res = await post(

@@ -1750,6 +1750,482 @@ export interface ExportsStatusResult {
   expiresAt?: string;
 }
 
+/** Define where an index’s rows come from: a PostgreSQL or MySQL/MariaDB query or table, a SQLite file or a file at a URL. */
+export interface SourcesCreateParams {
+  /**
+   * A name of the caller’s own, unique among their sources.
+   */
+  name: string;
+  /**
+   * The index each run loads: one the caller owns (or, as an admin, any), or a new name, which the first run creates.
+   */
+  index: string;
+  /**
+   * What the connection reaches.
+   */
+  kind: "postgres" | "mysql" | "sqlite" | "url";
+  /**
+   * Where the rows come from: {url}, or for a database {host, port?, database, user, password?, ssl?}.
+   */
+  connection: {
+    /**
+     * postgres/mysql: a connection URL (postgres://user:password@host:5432/db, mysql://…); sqlite: the file (an absolute path or file: URL, in a folder QUARRY_SOURCE_FILE_DIRS names); url: the file to fetch (http or https; csv, json, jsonl or parquet by Content-Type or extension).
+     */
+    url?: string;
+    host?: string;
+    port?: number;
+    database?: string;
+    user?: string;
+    /**
+     * Kept encrypted at rest; never returned (hasPassword says whether one is kept), logged or audited.
+     */
+    password?: string;
+    /**
+     * TLS to the database (certificates verified).
+     */
+    ssl?: boolean;
+  };
+  /**
+   * postgres/mysql/sqlite: the SELECT each run reads, inside a read-only transaction (or table). A cursor is compared outside it: SELECT * FROM (query) WHERE cursor > $1.
+   */
+  query?: string;
+  /**
+   * postgres/mysql/sqlite: every row of this table (schema.table allowed).
+   */
+  table?: string;
+  /**
+   * How each run loads, and when runs happen on their own. Absent: {mode: "replace"}, on demand.
+   */
+  refresh?: {
+    /**
+     * When to refresh: 5 cron fields (minute hour day month weekday), or 6 with seconds first; runs closer together than QUARRY_SCHEDULE_MIN_INTERVAL_S are refused. Absent: the source runs only when SOURCES.RUN asks.
+     */
+    cron?: string;
+    /**
+     * The zone cron is read in (IANA name).
+     */
+    timeZone?: string;
+    /**
+     * replace: each run publishes the rows read as the new version; append: the rows read are added (with cursor, only rows past the last run’s largest cursor value are read); upsert: rows whose key appears replace the records of that key, the others are added.
+     */
+    mode: "replace" | "append" | "upsert";
+    /**
+     * append: the column (increasing: an id, an updated-at time) whose largest value a run remembers; the next run reads only rows past it, the bound passed as a query parameter. Rows whose cursor is null are never read.
+     */
+    cursor?: string;
+    /**
+     * upsert: the field that names a record; it must be unique among the rows read.
+     */
+    key?: string;
+  };
+  /**
+   * How rows are loaded, as `quarry index load` loads a file.
+   */
+  load?: {
+    /**
+     * Field → type, as `quarry index load --type` takes them, over what the database says (a column the database types exactly needs none).
+     */
+    types?: {
+      [k: string]: ("string" | "integer" | "number" | "boolean" | "date") | undefined;
+    };
+    /**
+     * Dynamic views of the index, as `quarry index load --view name=field`.
+     *
+     * @maxItems 50
+     */
+    views?: {
+      name: string;
+      field: string;
+    }[];
+    /**
+     * fail: a malformed row fails the run; skip: it is rejected and counted.
+     */
+    onError?: "fail" | "skip";
+    /**
+     * With onError skip: the most rows a run may reject.
+     */
+    maxErrors?: number;
+  };
+}
+
+export interface SourcesCreateResult {
+  /**
+   * Ask SOURCES.RUN, SOURCES.RUNS, SOURCES.UPDATE with it.
+   */
+  sourceId: string;
+}
+
+/** Run a source now, in the background. */
+export interface SourcesRunParams {
+  /**
+   * The id SOURCES.CREATE returned.
+   */
+  sourceId: string;
+}
+
+export interface SourcesRunResult {
+  /**
+   * Its state is in SOURCES.RUNS.
+   */
+  runId: string;
+}
+
+/** A source’s runs, newest first: state, rows read, loaded and rejected, the version published, the error. */
+export interface SourcesRunsParams {
+  /**
+   * The id SOURCES.CREATE returned.
+   */
+  sourceId: string;
+  /**
+   * How many runs, newest first.
+   */
+  limit?: number;
+}
+
+export interface SourcesRunsResult {
+  runs: SourceRun[];
+}
+export interface SourceRun {
+  runId: string;
+  state: "queued" | "running" | "done" | "failed";
+  /**
+   * SOURCES.RUN, or the refresh cron.
+   */
+  trigger: "manual" | "schedule";
+  mode: "replace" | "append" | "upsert";
+  /**
+   * Rows read from the source (0 until the load has counted them).
+   */
+  rowsRead: number;
+  loaded: number;
+  rejected: number;
+  /**
+   * The index version the run published.
+   */
+  version?: number;
+  /**
+   * append with cursor: the bound this run read past (absent: it read every row).
+   */
+  cursorAfter?: string;
+  /**
+   * append with cursor: the largest cursor value read.
+   */
+  cursorMax?: string;
+  queuedAt: string;
+  startedAt?: string;
+  endedAt?: string;
+  /**
+   * Why it failed (state "failed"); nothing was published.
+   */
+  error?: string;
+}
+
+/** The caller’s sources (an admin’s: every source), each with its connection less its secret and its last run. */
+export interface SourcesFindParams {
+  /**
+   * One source; absent: every source the caller may see.
+   */
+  sourceId?: string;
+  /**
+   * Only the sources that load this index.
+   */
+  index?: string;
+}
+
+export interface SourcesFindResult {
+  sources: SourceSummary[];
+}
+export interface SourceSummary {
+  sourceId: string;
+  name: string;
+  index: string;
+  kind: "postgres" | "mysql" | "sqlite" | "url";
+  /**
+   * The user who created it; its runs run with that token’s rights.
+   */
+  owner: string;
+  /**
+   * The connection without its secret.
+   */
+  connection: {
+    /**
+     * As given, with any password replaced by ***.
+     */
+    url?: string;
+    host?: string;
+    port?: number;
+    database?: string;
+    user?: string;
+    ssl?: boolean;
+    /**
+     * A password is kept (encrypted); it is never returned.
+     */
+    hasPassword: boolean;
+  };
+  query?: string;
+  table?: string;
+  refresh: {
+    cron?: string;
+    timeZone: string;
+    mode: "replace" | "append" | "upsert";
+    cursor?: string;
+    key?: string;
+  };
+  load: {
+    types?: {
+      [k: string]: ("string" | "integer" | "number" | "boolean" | "date") | undefined;
+    };
+    views?: {
+      name: string;
+      field: string;
+    }[];
+    onError: "fail" | "skip";
+    maxErrors?: number;
+  };
+  createdAt: string;
+  updatedAt: string;
+  /**
+   * The next refresh the cron makes (ISO-8601 UTC).
+   */
+  nextRunAt?: string;
+  lastRun?: SourceRun;
+}
+export interface SourceRun {
+  runId: string;
+  state: "queued" | "running" | "done" | "failed";
+  /**
+   * SOURCES.RUN, or the refresh cron.
+   */
+  trigger: "manual" | "schedule";
+  mode: "replace" | "append" | "upsert";
+  /**
+   * Rows read from the source (0 until the load has counted them).
+   */
+  rowsRead: number;
+  loaded: number;
+  rejected: number;
+  /**
+   * The index version the run published.
+   */
+  version?: number;
+  /**
+   * append with cursor: the bound this run read past (absent: it read every row).
+   */
+  cursorAfter?: string;
+  /**
+   * append with cursor: the largest cursor value read.
+   */
+  cursorMax?: string;
+  queuedAt: string;
+  startedAt?: string;
+  endedAt?: string;
+  /**
+   * Why it failed (state "failed"); nothing was published.
+   */
+  error?: string;
+}
+
+/** Change a source: its name, connection, query, refresh or load options. */
+export interface SourcesUpdateParams {
+  /**
+   * The id SOURCES.CREATE returned.
+   */
+  sourceId: string;
+  /**
+   * A name of the caller’s own, unique among their sources.
+   */
+  name?: string;
+  /**
+   * The index each run loads: one the caller owns (or, as an admin, any), or a new name, which the first run creates.
+   */
+  index?: string;
+  /**
+   * Replaces the connection; a password left out keeps the one kept when host, user and database stay as they were.
+   */
+  connection?: {
+    /**
+     * postgres/mysql: a connection URL (postgres://user:password@host:5432/db, mysql://…); sqlite: the file (an absolute path or file: URL, in a folder QUARRY_SOURCE_FILE_DIRS names); url: the file to fetch (http or https; csv, json, jsonl or parquet by Content-Type or extension).
+     */
+    url?: string;
+    host?: string;
+    port?: number;
+    database?: string;
+    user?: string;
+    /**
+     * Kept encrypted at rest; never returned (hasPassword says whether one is kept), logged or audited.
+     */
+    password?: string;
+    /**
+     * TLS to the database (certificates verified).
+     */
+    ssl?: boolean;
+  };
+  /**
+   * postgres/mysql/sqlite: the SELECT each run reads, inside a read-only transaction (or table). A cursor is compared outside it: SELECT * FROM (query) WHERE cursor > $1.
+   */
+  query?: string;
+  /**
+   * postgres/mysql/sqlite: every row of this table (schema.table allowed).
+   */
+  table?: string;
+  /**
+   * Replaces the refresh; null: on demand, mode replace.
+   */
+  refresh?: {
+    /**
+     * When to refresh: 5 cron fields (minute hour day month weekday), or 6 with seconds first; runs closer together than QUARRY_SCHEDULE_MIN_INTERVAL_S are refused. Absent: the source runs only when SOURCES.RUN asks.
+     */
+    cron?: string;
+    /**
+     * The zone cron is read in (IANA name).
+     */
+    timeZone?: string;
+    /**
+     * replace: each run publishes the rows read as the new version; append: the rows read are added (with cursor, only rows past the last run’s largest cursor value are read); upsert: rows whose key appears replace the records of that key, the others are added.
+     */
+    mode: "replace" | "append" | "upsert";
+    /**
+     * append: the column (increasing: an id, an updated-at time) whose largest value a run remembers; the next run reads only rows past it, the bound passed as a query parameter. Rows whose cursor is null are never read.
+     */
+    cursor?: string;
+    /**
+     * upsert: the field that names a record; it must be unique among the rows read.
+     */
+    key?: string;
+  } | null;
+  /**
+   * Replaces how rows are loaded.
+   */
+  load?: {
+    /**
+     * Field → type, as `quarry index load --type` takes them, over what the database says (a column the database types exactly needs none).
+     */
+    types?: {
+      [k: string]: ("string" | "integer" | "number" | "boolean" | "date") | undefined;
+    };
+    /**
+     * Dynamic views of the index, as `quarry index load --view name=field`.
+     *
+     * @maxItems 50
+     */
+    views?: {
+      name: string;
+      field: string;
+    }[];
+    /**
+     * fail: a malformed row fails the run; skip: it is rejected and counted.
+     */
+    onError?: "fail" | "skip";
+    /**
+     * With onError skip: the most rows a run may reject.
+     */
+    maxErrors?: number;
+  };
+}
+
+export interface SourcesUpdateResult {
+  sourceId: string;
+  name: string;
+  index: string;
+  kind: "postgres" | "mysql" | "sqlite" | "url";
+  /**
+   * The user who created it; its runs run with that token’s rights.
+   */
+  owner: string;
+  /**
+   * The connection without its secret.
+   */
+  connection: {
+    /**
+     * As given, with any password replaced by ***.
+     */
+    url?: string;
+    host?: string;
+    port?: number;
+    database?: string;
+    user?: string;
+    ssl?: boolean;
+    /**
+     * A password is kept (encrypted); it is never returned.
+     */
+    hasPassword: boolean;
+  };
+  query?: string;
+  table?: string;
+  refresh: {
+    cron?: string;
+    timeZone: string;
+    mode: "replace" | "append" | "upsert";
+    cursor?: string;
+    key?: string;
+  };
+  load: {
+    types?: {
+      [k: string]: ("string" | "integer" | "number" | "boolean" | "date") | undefined;
+    };
+    views?: {
+      name: string;
+      field: string;
+    }[];
+    onError: "fail" | "skip";
+    maxErrors?: number;
+  };
+  createdAt: string;
+  updatedAt: string;
+  /**
+   * The next refresh the cron makes (ISO-8601 UTC).
+   */
+  nextRunAt?: string;
+  lastRun?: SourceRun;
+}
+export interface SourceRun {
+  runId: string;
+  state: "queued" | "running" | "done" | "failed";
+  /**
+   * SOURCES.RUN, or the refresh cron.
+   */
+  trigger: "manual" | "schedule";
+  mode: "replace" | "append" | "upsert";
+  /**
+   * Rows read from the source (0 until the load has counted them).
+   */
+  rowsRead: number;
+  loaded: number;
+  rejected: number;
+  /**
+   * The index version the run published.
+   */
+  version?: number;
+  /**
+   * append with cursor: the bound this run read past (absent: it read every row).
+   */
+  cursorAfter?: string;
+  /**
+   * append with cursor: the largest cursor value read.
+   */
+  cursorMax?: string;
+  queuedAt: string;
+  startedAt?: string;
+  endedAt?: string;
+  /**
+   * Why it failed (state "failed"); nothing was published.
+   */
+  error?: string;
+}
+
+/** Remove a source, its schedule and its runs; the index keeps what it has loaded. */
+export interface SourcesDeleteParams {
+  /**
+   * The id SOURCES.CREATE returned.
+   */
+  sourceId: string;
+}
+
+export interface SourcesDeleteResult {
+  sourceId: string;
+  deleted: true;
+}
+
 /** Every method, its params and its result.data. */
 export interface Methods {
   'QUERIES.EXECUTE': { params: QueriesExecuteParams; result: QueriesExecuteResult };
@@ -1768,6 +2244,12 @@ export interface Methods {
   'TOKENS.WHOAMI': { params: TokensWhoamiParams; result: TokensWhoamiResult };
   'EXPORTS.START': { params: ExportsStartParams; result: ExportsStartResult };
   'EXPORTS.STATUS': { params: ExportsStatusParams; result: ExportsStatusResult };
+  'SOURCES.CREATE': { params: SourcesCreateParams; result: SourcesCreateResult };
+  'SOURCES.RUN': { params: SourcesRunParams; result: SourcesRunResult };
+  'SOURCES.RUNS': { params: SourcesRunsParams; result: SourcesRunsResult };
+  'SOURCES.FIND': { params: SourcesFindParams; result: SourcesFindResult };
+  'SOURCES.UPDATE': { params: SourcesUpdateParams; result: SourcesUpdateResult };
+  'SOURCES.DELETE': { params: SourcesDeleteParams; result: SourcesDeleteResult };
 }
 
 /** The aggregation types a total takes (CROSSTAB.EXECUTE totals[].aggregationType). */

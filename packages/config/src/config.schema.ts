@@ -5,6 +5,7 @@ import { grpcSettings } from './settings/grpc.settings';
 import { heavyCallSettings } from './settings/heavy-calls.settings';
 import { processSettings } from './settings/process.settings';
 import { scheduleSettings } from './settings/schedules.settings';
+import { sourceSettings } from './settings/sources.settings';
 import { storeSettings } from './settings/stores.settings';
 import { tracingSettings } from './settings/tracing.settings';
 import { targetList, type Target } from './setting-rules';
@@ -31,6 +32,7 @@ export const SETTING_GROUPS = [
   heavyCallSettings,
   chartSettings,
   scheduleSettings,
+  sourceSettings,
   tracingSettings,
 ] as const;
 
@@ -42,6 +44,7 @@ export const envShape = {
   ...heavyCallSettings.shape,
   ...chartSettings.shape,
   ...scheduleSettings.shape,
+  ...sourceSettings.shape,
   ...tracingSettings.shape,
 };
 
@@ -66,6 +69,7 @@ export const EMPTY_REFUSED: readonly string[] = [
   'QUARRY_SEARCH_BACKEND',
   'QUARRY_WEBHOOK_KEY',
   'QUARRY_LINK_KEY',
+  'QUARRY_SOURCE_KEY',
 ];
 
 /** Rules across variables, checked on the raw values so they are reported along with per-variable ones. */

@@ -31,6 +31,8 @@ export const DATA_DIR_KEYS = {
   webhook: { variable: 'QUARRY_WEBHOOK_KEY', file: 'webhook.key' },
   /** Signs the links a delivery sends in place of a large attachment (gateway). */
   link: { variable: 'QUARRY_LINK_KEY', file: 'link.key' },
+  /** Encrypts sources' passwords (ingest); its folder is private to its owner. */
+  source: { variable: 'QUARRY_SOURCE_KEY', file: 'source.key', dirMode: 0o700 },
 } as const satisfies Record<string, Omit<DataDirKeySpec, 'configured' | 'dataDir'>>;
 
 export type DataDirKey =

@@ -175,6 +175,18 @@ function configFromEnv(e: Env, known: Record<string, string | undefined>, tls: G
       smtpFrom: e.QUARRY_SMTP_FROM,
       backoffMs: e.QUARRY_DELIVERY_BACKOFF_MS,
     },
+    sources: {
+      allow: e.QUARRY_SOURCE_ALLOW.split(',')
+        .map((p) => p.trim())
+        .filter(Boolean),
+      fileDirs: e.QUARRY_SOURCE_FILE_DIRS.split(',')
+        .map((p) => p.trim())
+        .filter(Boolean)
+        .map((p) => path.resolve(p)),
+      key: e.QUARRY_SOURCE_KEY,
+      perUser: e.QUARRY_SOURCES_PER_USER,
+      concurrency: e.QUARRY_SOURCE_CONCURRENCY,
+    },
     reportTrashDays: e.QUARRY_REPORT_TRASH_DAYS,
     snapshotKeepBytes: Math.floor(e.QUARRY_SNAPSHOT_KEEP_MB * 1024 * 1024),
     /** OpenTelemetry traces over OTLP/HTTP; undefined (no endpoint, or OTEL_SDK_DISABLED=true): off. */
@@ -220,6 +232,7 @@ const SECRET_FILE_VARS = [
   'QUARRY_EMBED_SECRET',
   'QUARRY_WEBHOOK_KEY',
   'QUARRY_LINK_KEY',
+  'QUARRY_SOURCE_KEY',
 ] as const;
 
 /** REDIS_URL with REDIS_PASSWORD put in it (crossFieldProblems has made sure it had none). */

@@ -9,6 +9,17 @@ import {
 import { inlinedDocument, openRpcDocument } from './openrpc-document';
 import { parseParams } from './parse-params';
 import {
+  completeSourcesCreate,
+  completeSourcesRuns,
+  completeSourcesUpdate,
+  sourcesCreateParams,
+  sourcesDeleteParams,
+  sourcesFindParams,
+  sourcesRunParams,
+  sourcesRunsParams,
+  sourcesUpdateParams,
+} from './params/source-params';
+import {
   crosstabExecuteParams,
   indexesFindParams,
   queriesExecuteParams,
@@ -59,6 +70,27 @@ function valueAt(value: unknown, path: string[]): { present: boolean; value?: un
 
 /** The least each method accepts, plus one of every optional object and array, so each default has a place. */
 const MINIMAL = {
+  'SOURCES.CREATE': [
+    completeSourcesCreate(
+      parseParams(sourcesCreateParams, {
+        name: 's',
+        index: 'i',
+        kind: 'url',
+        connection: { url: 'https://example.com/a.csv' },
+        refresh: { mode: 'replace' },
+        load: {},
+      }),
+    ),
+  ],
+  'SOURCES.RUN': [parseParams(sourcesRunParams, { sourceId: 'a'.repeat(32) })],
+  'SOURCES.RUNS': [completeSourcesRuns(parseParams(sourcesRunsParams, { sourceId: 'a'.repeat(32) }))],
+  'SOURCES.FIND': [parseParams(sourcesFindParams, {})],
+  'SOURCES.UPDATE': [
+    completeSourcesUpdate(
+      parseParams(sourcesUpdateParams, { sourceId: 'a'.repeat(32), refresh: { mode: 'append' }, load: {} }),
+    ),
+  ],
+  'SOURCES.DELETE': [parseParams(sourcesDeleteParams, { sourceId: 'a'.repeat(32) })],
   'QUERIES.EXECUTE': [
     completeQueriesExecute(
       parseParams(queriesExecuteParams, { index: 'movies', sort: [{ field: 'Title' }], saveReport: { name: 'r' } }),

@@ -9,6 +9,7 @@ export * from './param-schemas';
 export * from './result-schemas';
 export * from './methods';
 export * from './params/export-params';
+export * from './params/source-params';
 export {
   FORMAT_LOCALE,
   intlOptions,

@@ -61,6 +61,16 @@ const FIRST_EXPORT =
       { exportId: string } | undefined
   )?.exportId ?? '00000000000000000000000000000000';
 
+/** The id the SOURCES.CREATE example's source got, as recorded: what the other SOURCES examples name. */
+const FIRST_SOURCE =
+  (
+    (ANSWERS as Partial<Record<string, Array<{ result: unknown }>>>)['SOURCES.CREATE']?.[0]?.result as
+      { sourceId: string } | undefined
+  )?.sourceId ?? '00000000000000000000000000000000';
+/** Where the sources examples' SQLite file lies: a folder QUARRY_SOURCE_FILE_DIRS names. */
+const SHOP_FILE = '/srv/quarry/sources/shop.sqlite';
+const SOURCE_SETUP = `the server reads SQLite files in ${SHOP_FILE.replace(/\/[^/]+$/, '')} (QUARRY_SOURCE_FILE_DIRS), and ${SHOP_FILE} holds a table orders (the test writes one and sends its own path)`;
+
 /** Each method's examples as called; the first is the one a reader meets first. */
 export const EXAMPLE_CALLS: { [M in MethodName]: Array<ExampleCall<M>> } = {
   'QUERIES.EXECUTE': [
@@ -158,6 +168,47 @@ export const EXAMPLE_CALLS: { [M in MethodName]: Array<ExampleCall<M>> } = {
       setup: 'that export exists (the test sends the id its EXPORTS.START call got, once it is done)',
       params: { exportId: FIRST_EXPORT },
     },
+  ],
+  'SOURCES.CREATE': [
+    {
+      name: 'the orders table of a SQLite file into index orders, new rows appended every morning',
+      setup: SOURCE_SETUP,
+      params: {
+        name: 'shop orders',
+        index: 'orders',
+        kind: 'sqlite',
+        connection: { url: SHOP_FILE },
+        table: 'orders',
+        refresh: { cron: '0 6 * * *', timeZone: 'Europe/Paris', mode: 'append', cursor: 'order_id' },
+      },
+    },
+  ],
+  'SOURCES.RUN': [
+    {
+      name: 'run the SOURCES.CREATE example’s source now',
+      setup: 'that source exists (the test sends the id its SOURCES.CREATE call got)',
+      params: { sourceId: FIRST_SOURCE },
+    },
+  ],
+  'SOURCES.RUNS': [
+    {
+      name: 'how its runs went: the SOURCES.RUN example’s run, done',
+      setup: 'the test waits for that run to end',
+      params: { sourceId: FIRST_SOURCE },
+    },
+  ],
+  'SOURCES.FIND': [{ name: 'the sources that load index orders, each with its last run', params: { index: 'orders' } }],
+  'SOURCES.UPDATE': [
+    {
+      name: 'refresh on weekdays only, at 7',
+      params: {
+        sourceId: FIRST_SOURCE,
+        refresh: { cron: '0 7 * * 1-5', timeZone: 'Europe/Paris', mode: 'append', cursor: 'order_id' },
+      },
+    },
+  ],
+  'SOURCES.DELETE': [
+    { name: 'remove the source (index orders keeps what it loaded)', params: { sourceId: FIRST_SOURCE } },
   ],
 };
 

@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import * as P from './param-schemas';
 import * as R from './result-schemas';
 import * as X from './params/export-params';
+import * as S from './params/source-params';
 import type { Scope } from './scopes';
 
 /** When a business error (JSON-RPC code = HTTP status) happens, per method. */
@@ -12,7 +13,7 @@ export interface MethodError {
 
 export interface MethodContract<P extends z.ZodType = z.ZodType, R extends z.ZodType = z.ZodType> {
   /** The client's group and function: `client.queries.execute(…)`. */
-  group: 'queries' | 'indexes' | 'crosstab' | 'reports' | 'tokens' | 'exports';
+  group: 'queries' | 'indexes' | 'crosstab' | 'reports' | 'tokens' | 'exports' | 'sources';
   call:
     | 'execute'
     | 'find'
@@ -26,7 +27,10 @@ export interface MethodContract<P extends z.ZodType = z.ZodType, R extends z.Zod
     | 'revokeEmbed'
     | 'whoami'
     | 'start'
-    | 'status';
+    | 'status'
+    | 'create'
+    | 'run'
+    | 'runs';
   /** The scope the method needs; null: any valid API token may call it. */
   scope: Scope | null;
   /** Another scope the method needs besides `scope` (running a report runs a query). */
@@ -355,6 +359,101 @@ export const METHODS = {
     result: X.exportsStatusResult,
     errors: [...common, { code: 404, when: 'No such export, one that expired, or another user’s (not told apart).' }],
   }),
+  'SOURCES.CREATE': method({
+    group: 'sources',
+    call: 'create',
+    scope: 'indexes:write',
+    saves: false,
+    cached: false,
+    summary:
+      'Define where an index’s rows come from: a PostgreSQL or MySQL/MariaDB query or table, a SQLite file or a file at a URL.',
+    description:
+      'The source is checked and kept, nothing is read yet: SOURCES.RUN runs it now, refresh.cron on a schedule. Each run reads every row (replace, upsert) or only the rows past the last run’s largest cursor (append with cursor), streamed into a staged file with the database’s types kept exactly (numeric keeps its digits, bigint past 2^53 stays exact, timestamptz is an instant, date a calendar date, json its text), then loads it as `quarry index load` does and publishes one new version, or nothing: the previous version keeps serving. Runs run with the rights the creating token has at that time (a revoked token, a disabled user or an index no longer theirs fails the run, saying so), one load per index at a time. The host must match QUARRY_SOURCE_ALLOW (loopback, link-local and private addresses only when a pattern names the host exactly), checked now and on every run; a SQLite file must lie in a folder QUARRY_SOURCE_FILE_DIRS names. The password is encrypted at rest (QUARRY_SOURCE_KEY) and never returned, logged or audited.',
+    params: S.sourcesCreateParams,
+    result: S.sourcesCreateResult,
+    errors: [
+      ...common,
+      {
+        code: 400,
+        when: 'The connection does not fit the kind, the host is not allowed (QUARRY_SOURCE_ALLOW, a private address) or the file not in QUARRY_SOURCE_FILE_DIRS, the cron does not parse or runs too often, or the caller has QUARRY_SOURCES_PER_USER sources already; the detail names the parameter.',
+      },
+      { code: 403, when: 'The index belongs to another user (only its owner or an admin loads it).' },
+      { code: 409, when: 'The caller already has a source of that name.' },
+    ],
+  }),
+  'SOURCES.RUN': method({
+    group: 'sources',
+    call: 'run',
+    scope: 'indexes:write',
+    saves: false,
+    cached: false,
+    summary: 'Run a source now, in the background.',
+    description:
+      'Answers at once with the run’s id; SOURCES.RUNS says how it goes. A run of a source already queued or running is refused rather than queued twice.',
+    params: S.sourcesRunParams,
+    result: S.sourcesRunResult,
+    errors: [
+      ...common,
+      { code: 404, when: 'No such source, or another user’s (not told apart).' },
+      { code: 409, when: 'A run of this source is already queued or running; its runId is in the detail.' },
+    ],
+  }),
+  'SOURCES.RUNS': method({
+    group: 'sources',
+    call: 'runs',
+    scope: 'indexes:write',
+    saves: false,
+    cached: false,
+    summary: 'A source’s runs, newest first: state, rows read, loaded and rejected, the version published, the error.',
+    description: `The last ${S.SOURCE_RUNS_KEPT} runs are kept.`,
+    params: S.sourcesRunsParams,
+    result: S.sourcesRunsResult,
+    errors: [...common, { code: 404, when: 'No such source, or another user’s (not told apart).' }],
+  }),
+  'SOURCES.FIND': method({
+    group: 'sources',
+    call: 'find',
+    scope: 'indexes:write',
+    saves: false,
+    cached: false,
+    summary:
+      'The caller’s sources (an admin’s: every source), each with its connection less its secret and its last run.',
+    description:
+      'sourceId names one, index narrows them to the sources that load it. A password is never shown: hasPassword says one is kept, and a URL’s password reads ***.',
+    params: S.sourcesFindParams,
+    result: S.sourcesFindResult,
+    errors: [...common, { code: 404, when: 'sourceId names no source the caller may see (not told apart).' }],
+  }),
+  'SOURCES.UPDATE': method({
+    group: 'sources',
+    call: 'update',
+    scope: 'indexes:write',
+    saves: false,
+    cached: false,
+    summary: 'Change a source: its name, connection, query, refresh or load options.',
+    description:
+      'What is given replaces what was kept, checked as SOURCES.CREATE checks it; a run under way finishes as it started. A new cron takes effect at once. Changing the cursor column, the query or the table forgets the cursor’s last value (the next append run reads every row).',
+    params: S.sourcesUpdateParams,
+    result: S.sourcesUpdateResult,
+    errors: [
+      ...common,
+      { code: 404, when: 'No such source, or another user’s (not told apart).' },
+      { code: 409, when: 'The caller already has another source of that name.' },
+    ],
+  }),
+  'SOURCES.DELETE': method({
+    group: 'sources',
+    call: 'delete',
+    scope: 'indexes:write',
+    saves: false,
+    cached: false,
+    summary: 'Remove a source, its schedule and its runs; the index keeps what it has loaded.',
+    description:
+      'A run under way is stopped and publishes nothing (the previous version keeps serving); queued runs never start.',
+    params: S.sourcesDeleteParams,
+    result: S.sourcesDeleteResult,
+    errors: [...common, { code: 404, when: 'No such source, or another user’s (not told apart).' }],
+  }),
 } as const;
 
 export type MethodName = keyof typeof METHODS;
@@ -368,6 +467,8 @@ export function isMethodName(value: string): value is MethodName {
 }
 
 export type ParamsOf<M extends MethodName> = z.input<(typeof METHODS)[M]['params']>;
+/** A method's params as its schema parsed them (no defaults applied). */
+export type CheckedParamsOf<M extends MethodName> = z.output<(typeof METHODS)[M]['params']>;
 export type ResultOf<M extends MethodName> = z.output<(typeof METHODS)[M]['result']>;
 
 /** The contract's version as the OpenRPC document states it: the major part changes only with /api/v2. */

@@ -5,3 +5,4 @@ export { threadEntry } from './thread-entry';
 export { closeBullmq, closeBullmqWorker, closeWithin, lostAfterReady } from './close-within';
 export { pinLoadedAddons } from './pin-native-addons';
 export { addressAllowed, addressRange, hostPattern, urlHost } from './host-address';
+export { checkCron } from './cron-rules';

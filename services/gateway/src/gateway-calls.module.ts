@@ -92,6 +92,7 @@ export class GatewayCallsModule implements QuarryModule {
     const dispatch = new DispatchMethodUseCase(
       createMethodHandlers({
         services: this.clients,
+        sources: this.clients,
         signer,
         embedTokens,
         schedules: () => this.scheduler,

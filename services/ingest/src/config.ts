@@ -4,7 +4,10 @@ export function ingestServiceConfig(config: Config) {
   return {
     listenAddr: serviceListenAddr(config, 'ingest'),
     graceMs: config.shutdownGraceMs,
-    ...pickConfig(config, 'dataDir', 'uploadMaxBytes'),
+    /** Sources and their runs are kept there, and runs are its BullMQ jobs; without it sources answer 503. */
+    redisUrl: config.redis.url,
+    scheduleMinIntervalSeconds: config.schedules.minIntervalSeconds,
+    ...pickConfig(config, 'dataDir', 'uploadMaxBytes', 'sources'),
   };
 }
 

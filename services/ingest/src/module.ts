@@ -1,15 +1,30 @@
+import path from 'node:path';
+import IORedis from 'ioredis';
+import { DATA_DIR_KEYS, requireDataDirKey } from '@quarry/config';
 import type { Logger } from '@quarry/logger';
 import type { QuarryMetrics } from '@quarry/metrics';
-import type { IndexCatalog } from '@quarry/metadata-store';
+import type { Credential, IndexCatalog } from '@quarry/metadata-store';
 import { GrpcServiceModule, loadQuarryProto } from '@quarry/rpc';
+import { AesSecretBox } from './adapters/aes-secret-box.adapter';
+import { BullMqSourceJobs } from './adapters/bullmq-source-jobs.adapter';
 import { FsUploadSpool } from './adapters/fs-upload-spool.adapter';
+import { MetadataOwnerRights } from './adapters/metadata-owner-rights.adapter';
+import { RedisSourceStore } from './adapters/redis-source-store.adapter';
+import { makeHostPolicy } from './adapters/source-host-policy';
+import { DriverSourceReaders } from './adapters/source-readers.adapter';
 import type { IngestServiceConfig } from './config';
+import { RunSourceUseCase } from './domain/run-source.use-case';
+import { SourcesUseCases } from './domain/sources.use-cases';
 import { UploadRecordsUseCase } from './domain/upload-records.use-case';
 import type { IndexLoader } from './ports/index-loader.port';
 import { ingestHandlers } from './transport/grpc-ingest.handlers';
 
+/** A queued or running run holds its source this long unless its worker renews the claim (every WATCH_MS). */
+const CLAIM_TTL_MS = 60 * 60_000;
+const WATCH_MS = 1_000;
+
 export interface IngestDeps {
-  catalog: IndexCatalog & { ping(): Promise<void> };
+  catalog: IndexCatalog & { ping(): Promise<void>; findCredential(hash: string): Promise<Credential | null> };
   /**
    * The loader of `quarry index load`, with the search backend it makes a version searchable in: the
    * process that hosts the module puts it together (and closes it after the module stops).
@@ -19,12 +34,53 @@ export interface IngestDeps {
   onStop?: () => Promise<void>;
 }
 
-/** The ingest service: uploads loaded into indexes, one version published or nothing. */
+/** Sources kept in the deployment's Redis, their runs taken as jobs by this process's worker. */
+function startSources(config: IngestServiceConfig, log: Logger, deps: IngestDeps, redisUrl: string) {
+  const redis = new IORedis(redisUrl, { maxRetriesPerRequest: null, lazyConnect: false });
+  redis.on('error', (err) => log.warn({ err: err.message }, 'sources: Redis error'));
+  const store = new RedisSourceStore(redis);
+  const jobs = new BullMqSourceJobs(redis, redisUrl, log);
+  const box = new AesSecretBox(
+    requireDataDirKey({ ...DATA_DIR_KEYS.source, configured: config.sources.key, dataDir: config.dataDir }),
+  );
+  const readers = new DriverSourceReaders({
+    hostAllowed: makeHostPolicy(config.sources.allow),
+    fileDirs: config.sources.fileDirs,
+    maxUrlBytes: config.uploadMaxBytes,
+  });
+  const sources = new SourcesUseCases(store, jobs, readers, box, deps.catalog, {
+    perUser: config.sources.perUser,
+    minIntervalSeconds: config.scheduleMinIntervalSeconds,
+    claimTtlMs: CLAIM_TTL_MS,
+  });
+  const runs = new RunSourceUseCase(
+    store,
+    readers,
+    deps.loader,
+    new MetadataOwnerRights(deps.catalog),
+    box,
+    sources,
+    { stagingDir: path.join(config.dataDir, 'ingest', 'staging'), claimTtlMs: CLAIM_TTL_MS, watchMs: WATCH_MS },
+    log,
+  );
+  jobs.work((job) => runs.execute(job), config.sources.concurrency);
+  return {
+    sources,
+    ping: async () => void (await redis.ping()),
+    close: async () => {
+      await jobs.close();
+      redis.disconnect();
+    },
+  };
+}
+
+/** The ingest service: uploads and source runs loaded into indexes, one version published or nothing. */
 export function createIngestModule(config: IngestServiceConfig, log: Logger, deps: IngestDeps): GrpcServiceModule {
   const moduleLog = log.child({ module: 'ingest' });
   const uploads = new UploadRecordsUseCase(deps.catalog, deps.loader, new FsUploadSpool(config.dataDir), {
     maxBytes: config.uploadMaxBytes,
   });
+  const sources = config.redisUrl ? startSources(config, moduleLog, deps, config.redisUrl) : undefined;
   return new GrpcServiceModule({
     name: 'ingest',
     log: moduleLog,
@@ -32,9 +88,12 @@ export function createIngestModule(config: IngestServiceConfig, log: Logger, dep
     graceMs: config.graceMs,
     serviceName: 'quarry.v1.IngestService',
     definition: loadQuarryProto().quarry.v1.IngestService.service,
-    implementation: ingestHandlers(moduleLog, uploads),
+    implementation: ingestHandlers(moduleLog, uploads, sources?.sources),
     readiness: () => deps.catalog.ping(),
     metrics: deps.metrics,
-    onStop: deps.onStop,
+    onStop: async () => {
+      await sources?.close();
+      await deps.onStop?.();
+    },
   });
 }

@@ -4,7 +4,7 @@ import { createCrosstabModule, crosstabServiceConfig } from '@quarry/crosstab';
 import { createIngestModule, ingestServiceConfig } from '@quarry/ingest';
 import type { Logger } from '@quarry/logger';
 import { instrumentStore, QuarryMetrics, type MetricsSnapshot } from '@quarry/metrics';
-import { openMetadataStore, type IndexCatalog } from '@quarry/metadata-store';
+import { openMetadataStore, type IndexCatalog, type MetadataStore } from '@quarry/metadata-store';
 import {
   createQueryModule,
   createSearchIndex,
@@ -52,7 +52,7 @@ interface ServicesContext {
   limiter: HeavyCallLimiter;
   // One result cache too: QUARRY_CACHE_MB bounds this process, not each service.
   cache: LruResultCache;
-  catalog?: IndexCatalog & { ping(): Promise<void> };
+  catalog?: IndexCatalog & Pick<MetadataStore, 'ping' | 'findCredential'>;
   engine?: SnapshotEngine;
   hosted: Partial<Record<ServiceName, string>>;
   targets: ReadonlySet<Target>;

@@ -3,7 +3,7 @@ import { partOf, setting, settingGroup, type Reader } from '../setting';
 import { filePath, PIVOT_ENGINES, redisMemory, SEARCH_BACKENDS, url } from '../setting-rules';
 
 const METADATA: Reader[] = ['gateway', 'query', 'crosstab', 'reports', 'CLI'];
-const REDIS: Reader[] = ['gateway', 'scheduler', 'chart', 'chart-worker'];
+const REDIS: Reader[] = ['gateway', 'scheduler', 'chart', 'chart-worker', 'ingest'];
 
 export const storeSettings = settingGroup('Stores and search', {
   MONGODB_URL: setting(url(['mongodb:', 'mongodb+srv:']).optional(), {

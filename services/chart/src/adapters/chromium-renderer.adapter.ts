@@ -169,6 +169,7 @@ export class ChromiumRenderer implements ChartRenderer {
   }
 
   private acquire(): Promise<Slot> {
+    this.forgetIfDead(this.browser);
     const slot = this.idle.pop();
     if (slot) return Promise.resolve(slot);
     if (this.live < this.settings.pages) {
@@ -222,7 +223,25 @@ export class ChromiumRenderer implements ChartRenderer {
     }
   }
 
-  private async draw(job: RenderJob): Promise<Buffer> {
+  /**
+   * A Chromium killed a moment ago still looks alive until its pipe's close is read: its pages are
+   * forgotten here, so the next page is opened in a new Chromium (or the launch says it cannot start).
+   */
+  private forgetIfDead(browser: Browser | undefined): boolean {
+    if (!browser || browser.connected) return false;
+    if (this.browser === browser) {
+      this.browser = undefined;
+      this.idle.length = 0;
+      this.live = 0;
+    }
+    return true;
+  }
+
+  /**
+   * A chart whose Chromium died under it is drawn once more in a new one: the chart was not at fault.
+   * If no Chromium starts, that launch's RendererUnavailableError hands the job to another worker.
+   */
+  private async draw(job: RenderJob, again = false): Promise<Buffer> {
     const slot = await this.acquire();
     let timer: NodeJS.Timeout | undefined;
     try {
@@ -324,7 +343,15 @@ export class ChromiumRenderer implements ChartRenderer {
       this.release(slot);
       return png;
     } catch (err) {
+      const died = this.forgetIfDead(slot.context.browser());
       await this.discard(slot);
+      if (died && !again && !this.closed) {
+        this.log.warn(
+          { err: err instanceof Error ? err.message : String(err) },
+          'chromium died under a chart; drawn again',
+        );
+        return this.draw(job, true);
+      }
       throw err;
     } finally {
       clearTimeout(timer);

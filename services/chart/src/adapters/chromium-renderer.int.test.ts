@@ -1,10 +1,13 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { PNG } from 'pngjs';
 import { silentLogger } from '@quarry/logger';
 import { describeIf } from '@quarry/testkit';
 import { buildChartOption } from '../domain/chart-option/build-chart-option';
 import { chartKind } from '../domain/chart-types';
+import { RendererUnavailableError } from '../ports/chart-renderer.port';
 import { ChromiumRenderer } from './chromium-renderer.adapter';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -96,6 +99,43 @@ describeIf(
       const png = PNG.sync.read(await renderer.render(job(200, 150)));
       expect(png.width).toBe(200);
       expect(renderer.browserPid()).not.toBe(pid);
+    }, 60000);
+
+    it('draws a chart sent the moment Chromium dies in a new Chromium, not as a failed chart', async () => {
+      const pid = renderer.browserPid();
+      expect(pid).toBeDefined();
+      process.kill(pid!, 'SIGKILL');
+      // Same tick: the renderer has not read the pipe's close yet and hands out the dead browser's page.
+      const png = PNG.sync.read(await renderer.render(job(220, 160)));
+      expect(png.width).toBe(220);
+      expect(renderer.browserPid()).not.toBe(pid);
+    }, 60000);
+
+    it('says the renderer is unavailable (so the job goes back to the queue) when a dead Chromium cannot start again', async () => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-once-'));
+      const once = path.join(dir, 'chromium-once.sh');
+      fs.writeFileSync(
+        once,
+        `#!/bin/sh\nif [ -e "${dir}/started" ]; then echo "chromium cannot start" >&2; exit 1; fi\n` +
+          `touch "${dir}/started"\nexec ${CHROMIUM} "$@"\n`,
+        { mode: 0o755 },
+      );
+      const fragile = new ChromiumRenderer({ executablePath: once, pages: 2, renderTimeoutMs: 30000 }, silentLogger());
+      await fragile.start();
+      try {
+        expect(PNG.sync.read(await fragile.render(job(200, 150))).width).toBe(200);
+        // The script's exec keeps its pid: the pid puppeteer knows is Chromium's own.
+        process.kill(fragile.browserPid()!, 'SIGKILL');
+        const failed = await fragile.render(job(200, 150)).then(
+          () => undefined,
+          (err: unknown) => err,
+        );
+        expect(failed).toBeInstanceOf(RendererUnavailableError);
+        expect(String(failed)).toMatch(/chromium cannot start/);
+      } finally {
+        await fragile.close();
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
     }, 60000);
 
     it('cuts off a render that takes too long and keeps serving', async () => {

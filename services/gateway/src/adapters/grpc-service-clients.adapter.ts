@@ -24,12 +24,15 @@ import {
 } from '@quarry/contract';
 import type {
   CacheStatus,
+  CheckedParamsOf,
+  ResultOf,
   IndexesFindResult,
   ReportsDeleteResult,
   ReportsFindResult,
   ReportsMetadataResult,
   ReportsUpdateResult,
 } from '@quarry/contract';
+import type { SourceCalls, SourceMethod } from '../ports/sources.port';
 import type {
   Caller,
   ChartImage,
@@ -153,7 +156,16 @@ function uploadAnswer(o: pb.LoadOutcome__Output): UploadAnswer {
   };
 }
 
-export class GrpcServiceClients implements ServiceClients, RecordUploads {
+const SOURCE_RPCS = {
+  'SOURCES.CREATE': 'CreateSource',
+  'SOURCES.FIND': 'FindSources',
+  'SOURCES.UPDATE': 'UpdateSource',
+  'SOURCES.DELETE': 'DeleteSource',
+  'SOURCES.RUN': 'RunSource',
+  'SOURCES.RUNS': 'SourceRuns',
+} as const satisfies Record<SourceMethod, string>;
+
+export class GrpcServiceClients implements ServiceClients, RecordUploads, SourceCalls {
   private readonly clients: Record<ServiceName, grpc.Client>;
   private readonly v1: Defs;
 
@@ -265,6 +277,22 @@ export class GrpcServiceClients implements ServiceClients, RecordUploads {
       throw this.credentialRefusal(err, 'ingest', trace) ?? err;
     });
     return uploadAnswer(res);
+  }
+
+  async callSources<M extends SourceMethod>(
+    method: M,
+    caller: Caller,
+    tokenHash: string,
+    params: CheckedParamsOf<M>,
+    trace: RequestTrace,
+  ): Promise<ResultOf<M>> {
+    const res = await this.call(
+      'ingest',
+      this.v1.IngestService.service[SOURCE_RPCS[method]],
+      { caller: callerToWire(caller), paramsJson: JSON.stringify(params), tokenHash },
+      trace,
+    );
+    return JSON.parse(res.resultJson) as ResultOf<M>;
   }
 
   async findIndexes(caller: Caller, req: CompleteIndexesFind, trace: RequestTrace): Promise<IndexesFindResult> {

@@ -5,6 +5,9 @@ import {
   completeReportsExecute,
   completeReportsFind,
   completeReportsSchedule,
+  completeSourcesCreate,
+  completeSourcesRuns,
+  completeSourcesUpdate,
   METHODS,
   parseParams,
   type MethodName,
@@ -38,6 +41,12 @@ const COMPLETE = {
   'TOKENS.WHOAMI': asSent<SentParams<'TOKENS.WHOAMI'>>,
   'EXPORTS.START': asSent<SentParams<'EXPORTS.START'>>,
   'EXPORTS.STATUS': asSent<SentParams<'EXPORTS.STATUS'>>,
+  'SOURCES.CREATE': completeSourcesCreate,
+  'SOURCES.FIND': asSent<SentParams<'SOURCES.FIND'>>,
+  'SOURCES.UPDATE': completeSourcesUpdate,
+  'SOURCES.DELETE': asSent<SentParams<'SOURCES.DELETE'>>,
+  'SOURCES.RUN': asSent<SentParams<'SOURCES.RUN'>>,
+  'SOURCES.RUNS': completeSourcesRuns,
 } satisfies { readonly [M in MethodName]: (p: SentParams<M>) => unknown };
 
 /** A method's params with every default of the contract applied. */

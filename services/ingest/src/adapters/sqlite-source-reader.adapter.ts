@@ -54,7 +54,7 @@ function valueText(v: unknown): StagedValue {
 }
 
 /** The file a connection names, checked: absolute, existing, regular. */
-function sqliteFile(spec: SourceSpec): string {
+export function sqliteFile(spec: Pick<SourceSpec, 'connection'>): string {
   const connection = spec.connection as { url?: unknown };
   if (typeof connection.url !== 'string' || connection.url === '')
     throw AppError.invalid('A sqlite source names its file as connection.url (an absolute path or a file: URL)');

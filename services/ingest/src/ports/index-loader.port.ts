@@ -2,6 +2,16 @@ import type { IndexEntry } from '@quarry/metadata-store';
 
 export type LoadMode = 'replace' | 'append' | 'upsert';
 export type SourceFormat = 'csv' | 'json' | 'jsonl' | 'parquet';
+/** The loader's declared types (`quarry index load --type`). */
+export type DeclaredType = 'string' | 'integer' | 'number' | 'boolean' | 'date';
+
+/** How a source's rows are loaded, as `quarry index load` takes it. */
+export interface SourceLoadOptions {
+  types?: Record<string, DeclaredType>;
+  views?: Array<{ name: string; field: string }>;
+  onError: 'fail' | 'skip';
+  maxErrors?: number;
+}
 
 /** One rejected row as the answer lists it: where, which column when known, why. */
 export interface RejectedRowView {
@@ -21,6 +31,10 @@ export interface IndexLoadRequest {
   key?: string;
   onError: 'fail' | 'skip';
   maxErrors?: number;
+  /** Declared types over what the file says; none: inferred, never changing a value. */
+  types?: Record<string, DeclaredType>;
+  /** Dynamic views; none: an append or upsert keeps the index's. */
+  views?: Array<{ name: string; field: string }>;
   /** Who creates the index when this load does. */
   owner: string;
   /** Asked under the index's load lock with the published entry (null: none): throws to refuse. */

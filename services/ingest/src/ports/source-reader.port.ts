@@ -51,3 +51,12 @@ export interface SourceReader {
     },
   ): Promise<SourceRead>;
 }
+
+/**
+ * Every kind's reader behind one door. `admit` says whether this server may read the spec at all (the
+ * host policy of QUARRY_SOURCE_ALLOW, the folders of QUARRY_SOURCE_FILE_DIRS) without connecting, and
+ * rejects with an AppError saying why; `read` checks the same again before it connects.
+ */
+export interface SourceReaders extends SourceReader {
+  admit(spec: Pick<SourceSpec, 'kind' | 'connection'>): Promise<void>;
+}

@@ -1,6 +1,8 @@
 import { AppError } from '@quarry/errors';
 import type { Logger } from '@quarry/logger';
-import { callerFromWire, clientStreaming, type pb } from '@quarry/rpc';
+import { METHODS, parseParams, type CheckedParamsOf, type MethodName } from '@quarry/contract';
+import { callerFromWire, clientStreaming, unary, type pb } from '@quarry/rpc';
+import type { SourceCaller, SourcesUseCases } from '../domain/sources.use-cases';
 import {
   LOAD_MODES,
   SOURCE_FORMATS,
@@ -50,9 +52,52 @@ export function outcomeToWire(o: LoadOutcome): pb.LoadOutcome {
   };
 }
 
-/** The first message is the header; every later one a piece of the body, passed on as it comes. */
-export function ingestHandlers(log: Logger, uploads: UploadRecordsUseCase): pb.IngestServiceHandlers {
+type SourceMethod = Extract<MethodName, `SOURCES.${string}`>;
+
+/** A SOURCES.* call: its params checked again with the method's own contract schema, the result as JSON. */
+function sourceCall<M extends SourceMethod>(
+  log: Logger,
+  rpc: string,
+  method: M,
+  sources: () => SourcesUseCases,
+  run: (use: SourcesUseCases, who: SourceCaller, params: CheckedParamsOf<M>) => Promise<unknown>,
+) {
+  return unary<pb.SourceCall__Output, pb.SourceAnswer>(log, rpc, async (req) => {
+    let raw: unknown;
+    try {
+      raw = JSON.parse(req.paramsJson);
+    } catch {
+      throw AppError.invalid('params_json is not JSON');
+    }
+    if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
+      throw AppError.invalid('params_json must hold a JSON object');
+    const params = parseParams(METHODS[method].params, raw as Record<string, unknown>) as CheckedParamsOf<M>;
+    const who = { caller: callerFromWire(req.caller), tokenHash: req.tokenHash };
+    return { resultJson: JSON.stringify(await run(sources(), who, params)) };
+  });
+}
+
+/**
+ * The first message of an upload is the header; every later one a piece of the body, passed on as it
+ * comes. Sources answer 503 where the process has no Redis to keep them in.
+ */
+export function ingestHandlers(
+  log: Logger,
+  uploads: UploadRecordsUseCase,
+  sources: SourcesUseCases | undefined,
+): pb.IngestServiceHandlers {
+  const use = (): SourcesUseCases => {
+    if (!sources)
+      throw AppError.unavailable('Sources are not available: the ingest service runs without Redis (REDIS_URL)');
+    return sources;
+  };
   return {
+    CreateSource: sourceCall(log, 'CreateSource', 'SOURCES.CREATE', use, (u, who, p) => u.create(who, p)),
+    FindSources: sourceCall(log, 'FindSources', 'SOURCES.FIND', use, (u, who, p) => u.find(who, p)),
+    UpdateSource: sourceCall(log, 'UpdateSource', 'SOURCES.UPDATE', use, (u, who, p) => u.update(who, p)),
+    DeleteSource: sourceCall(log, 'DeleteSource', 'SOURCES.DELETE', use, (u, who, p) => u.delete(who, p)),
+    RunSource: sourceCall(log, 'RunSource', 'SOURCES.RUN', use, (u, who, p) => u.run(who, p)),
+    SourceRuns: sourceCall(log, 'SourceRuns', 'SOURCES.RUNS', use, (u, who, p) => u.runs(who, p)),
     UploadRecords: clientStreaming<pb.UploadChunk__Output, pb.LoadOutcome>(
       log,
       'UploadRecords',

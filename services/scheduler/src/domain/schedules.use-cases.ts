@@ -11,7 +11,7 @@ import type { Mailer } from '../ports/mailer.port';
 import type { ReportRunner, ScheduleOwner } from '../ports/report-runner.port';
 import type { DailyCaps, ScheduleRecord, ScheduleStore } from '../ports/schedule-store.port';
 import type { WebhookSender } from '../ports/webhook-sender.port';
-import { checkCron } from './cron-rules';
+import { checkCron } from '@quarry/runtime';
 import { noWebhookKey, webhookSecret } from './webhook-signature';
 
 export interface ScheduleRules {

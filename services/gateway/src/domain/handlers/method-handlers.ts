@@ -2,6 +2,7 @@ import { METHOD_NAMES } from '@quarry/contract';
 import type { EmbedSigner } from '../../ports/embed-signer.port';
 import type { Schedules } from '../../ports/schedules.port';
 import type { ServiceClients } from '../../ports/service-clients.port';
+import type { SourceCalls } from '../../ports/sources.port';
 import type { EmbedTokenRegistry } from '../embed-token-registry';
 import { RunCrosstabUseCase } from '../run-crosstab.use-case';
 import { RunReportUseCase } from '../run-report.use-case';
@@ -13,10 +14,13 @@ import { indexesHandlers } from './indexes.handlers';
 import type { MethodHandlers } from './method-handler';
 import { reportsHandlers } from './reports.handlers';
 import { schedulesHandlers } from './schedules.handlers';
+import { sourcesHandlers } from './sources.handlers';
 import { tokensHandlers } from './tokens.handlers';
 
 export interface MethodHandlerDeps extends ExportsHandlerDeps {
   services: ServiceClients;
+  /** SOURCES.*, answered by the ingest service; absent, those methods answer 503. */
+  sources?: SourceCalls;
   /** Embed tokens (TOKENS.EMBED, TOKENS.REVOKE_EMBED): both, or those methods answer 503. */
   signer?: EmbedSigner;
   embedTokens?: EmbedTokenRegistry;
@@ -40,6 +44,7 @@ export function createMethodHandlers(deps: MethodHandlerDeps): MethodHandlers {
     ...schedulesHandlers({ schedules: deps.schedules ?? (() => undefined) }),
     ...tokensHandlers(deps),
     ...exportsHandlers(deps),
+    ...sourcesHandlers({ sources: deps.sources }),
   };
 }
 

@@ -1,0 +1,238 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { AppError, abortReason } from '@quarry/errors';
+import type { Logger } from '@quarry/logger';
+import type { DeclaredType, IndexLoader, LoadProgress } from '../ports/index-loader.port';
+import type { OwnerRights } from '../ports/owner-rights.port';
+import type { SecretBox } from '../ports/secret-box.port';
+import type { SourceJob, SourceJobOutcome } from '../ports/source-jobs.port';
+import type { SourceConnection, SourceReaders } from '../ports/source-reader.port';
+import type { SourceRecord, SourceRunRecord, SourceStore } from '../ports/source-store.port';
+import { cursorSubject, type SourcesUseCases } from './sources.use-cases';
+import { checkWrite, inUploadTerms } from './upload-records.use-case';
+
+export interface RunSourceSettings {
+  /** Where staged files are written (on the snapshot volume: the loader reads them from there). */
+  stagingDir: string;
+  claimTtlMs: number;
+  /** How often a run checks that its source still exists and renews its claim. */
+  watchMs: number;
+}
+
+/** The loader speaks the CLI's flags; a source's owner set them as load options. */
+function inSourceTerms(detail: string): string {
+  return inUploadTerms(detail)
+    .replace(/onError=skip/g, 'load.onError "skip"')
+    .replace(/maxErrors=(\d+)/g, 'load.maxErrors $1')
+    .replace(/mode=append/g, 'refresh.mode "append"');
+}
+
+/** An abort is not a failure of the load: its reason says why the run stopped. */
+class LoadLockBusy extends Error {}
+
+/**
+ * One run of a source, as the job worker takes it: the source read into a staged file, loaded by the
+ * loader of `quarry index load`, one version published or nothing. A run's outcome is recorded on its run,
+ * whatever it is; the job itself only fails when the run record cannot be written.
+ */
+export class RunSourceUseCase {
+  constructor(
+    private readonly store: SourceStore,
+    private readonly readers: SourceReaders,
+    private readonly loader: IndexLoader,
+    private readonly rights: OwnerRights,
+    private readonly box: SecretBox,
+    private readonly sources: Pick<SourcesUseCases, 'track'>,
+    private readonly settings: RunSourceSettings,
+    private readonly log: Logger,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  async execute(job: SourceJob): Promise<SourceJobOutcome> {
+    const source = await this.store.get(job.sourceId);
+    if (!source) return 'done';
+    let run: SourceRunRecord | null;
+    if (job.runId) {
+      run = await this.store.getRun(source.id, job.runId);
+      // A run taken again after its worker died finds its record running: it runs again from the start.
+      if (!run || run.state === 'done' || run.state === 'failed') return 'done';
+      if (!(await this.store.renew(source.id, run.runId, this.settings.claimTtlMs))) {
+        if (!(await this.store.claim(source.id, run.runId, this.settings.claimTtlMs))) return 'later';
+      }
+    } else {
+      const runId = randomBytes(16).toString('hex');
+      // The cron's turn while another run holds the source: that run is this refresh.
+      if (!(await this.store.claim(source.id, runId, this.settings.claimTtlMs))) {
+        this.log.info({ sourceId: source.id }, 'scheduled refresh skipped: a run of the source is under way');
+        return 'done';
+      }
+      run = {
+        runId,
+        sourceId: source.id,
+        state: 'queued',
+        trigger: 'schedule',
+        mode: source.refresh.mode,
+        rowsRead: 0,
+        loaded: 0,
+        rejected: 0,
+        queuedAt: this.now().toISOString(),
+      };
+    }
+    const controller = new AbortController();
+    const untrack = this.sources.track(source.id, controller);
+    const watch = setInterval(() => void this.watch(source.id, run.runId, controller), this.settings.watchMs);
+    watch.unref();
+    try {
+      return await this.perform(source, run, controller.signal);
+    } finally {
+      clearInterval(watch);
+      untrack();
+      await this.store.release(source.id, run.runId);
+    }
+  }
+
+  private async watch(sourceId: string, runId: string, controller: AbortController): Promise<void> {
+    try {
+      if (!(await this.store.get(sourceId)))
+        controller.abort(AppError.conflict('The source was deleted while it ran; nothing was published'));
+      else await this.store.renew(sourceId, runId, this.settings.claimTtlMs);
+    } catch {
+      // Redis away for a moment: the claim lasts claimTtlMs, and the next tick tries again.
+    }
+  }
+
+  private connectionOf(source: SourceRecord): SourceConnection {
+    const secret = source.secret
+      ? (JSON.parse(this.box.open(source.secret)) as { password?: string; url?: string })
+      : {};
+    const c = source.connection;
+    if (c.url !== undefined) return { url: secret.url ?? c.url };
+    return {
+      host: c.host ?? '',
+      ...(c.port !== undefined ? { port: c.port } : {}),
+      database: c.database ?? '',
+      user: c.user ?? '',
+      ...(secret.password !== undefined ? { password: secret.password } : {}),
+      ...(c.ssl !== undefined ? { ssl: c.ssl } : {}),
+    };
+  }
+
+  private async perform(source: SourceRecord, queued: SourceRunRecord, signal: AbortSignal): Promise<SourceJobOutcome> {
+    const run: SourceRunRecord = { ...queued, state: 'running', startedAt: this.now().toISOString() };
+    await this.store.putRun(run);
+    fs.mkdirSync(this.settings.stagingDir, { recursive: true, mode: 0o700 });
+    const file = path.join(this.settings.stagingDir, `${run.runId}.staged`);
+    const progress: LoadProgress = { rejected: 0, rejects: [] };
+    try {
+      const caller = await this.rights.callerOf(source.tokenHash).catch((err: unknown) => {
+        throw err instanceof AppError
+          ? AppError.forbidden(`The source runs with the rights of the token that created it: ${err.detail}`)
+          : err;
+      });
+      if (!caller.scopes.includes('indexes:write'))
+        throw AppError.forbidden('The token that created the source no longer holds the indexes:write scope');
+      const mode = source.refresh.mode;
+      const cursorColumn = mode === 'append' ? source.refresh.cursor : undefined;
+      const mark = cursorColumn ? await this.store.cursor(source.id) : null;
+      const after = mark && mark.of === cursorSubject(source) ? mark.value : undefined;
+      if (after !== undefined) run.cursorAfter = after;
+      const read = await this.readers.read(
+        {
+          kind: source.kind,
+          connection: this.connectionOf(source),
+          ...(source.query !== undefined ? { query: source.query } : {}),
+          ...(source.table !== undefined ? { table: source.table } : {}),
+        },
+        {
+          file,
+          ...(cursorColumn ? { cursor: { column: cursorColumn, ...(after !== undefined ? { after } : {}) } } : {}),
+          signal,
+        },
+      );
+      if (signal.aborted) throw abortReason(signal);
+      const noRows = read.rows === 0 && read.format !== 'json' && read.format !== 'parquet';
+      if (noRows && mode === 'replace')
+        throw AppError.invalid(
+          'The source returned no rows: nothing was published (a replace with none would empty the index); the previous version keeps serving',
+        );
+      if (noRows) {
+        await this.finish(run, { state: 'done', rowsRead: 0, loaded: 0, rejected: 0 });
+        return 'done';
+      }
+      const types: Record<string, DeclaredType> = {};
+      for (const c of read.columns) if (c.type) types[c.name] = c.type === 'timestamp' ? 'date' : c.type;
+      const loaded = await this.loader
+        .load(
+          {
+            index: source.index,
+            file: read.file,
+            format: read.format,
+            label: `source "${source.name}"`,
+            mode,
+            ...(mode === 'upsert' && source.refresh.key ? { key: source.refresh.key } : {}),
+            onError: source.load.onError,
+            ...(source.load.maxErrors !== undefined ? { maxErrors: source.load.maxErrors } : {}),
+            types: { ...types, ...source.load.types },
+            ...(source.load.views ? { views: source.load.views } : {}),
+            owner: source.ownerId,
+            authorize: (current) => checkWrite(caller, source.index, current),
+            signal,
+          },
+          progress,
+        )
+        .catch((err: unknown) => {
+          // Another load holds the index: the run waits its turn rather than fail.
+          if (err instanceof AppError && err.code === 'CONFLICT' && !signal.aborted) throw new LoadLockBusy();
+          throw err;
+        });
+      if (cursorColumn && read.cursorMax !== undefined) {
+        run.cursorMax = read.cursorMax;
+        await this.store.setCursor(source.id, { value: read.cursorMax, of: cursorSubject(source) });
+      }
+      await this.finish(run, {
+        state: 'done',
+        rowsRead: loaded.rowsRead,
+        loaded: loaded.rowsRead - loaded.rejected,
+        rejected: loaded.rejected,
+        version: loaded.entry.version,
+      });
+      this.log.info(
+        { sourceId: source.id, runId: run.runId, version: loaded.entry.version, rows: loaded.rowsRead },
+        'source run published',
+      );
+      return 'done';
+    } catch (err) {
+      if (err instanceof LoadLockBusy) {
+        await this.store.putRun({ ...queued, state: 'queued' });
+        return 'later';
+      }
+      const reason = signal.aborted ? abortReason(signal) : err;
+      const detail =
+        reason instanceof AppError && reason.code !== 'INTERNAL'
+          ? inSourceTerms(reason.detail)
+          : 'The run failed on an error of the server (its log has the cause); nothing was published';
+      if (!(reason instanceof AppError) || reason.code === 'INTERNAL')
+        this.log.error({ sourceId: source.id, runId: run.runId, err: String(err) }, 'source run failed');
+      await this.finish(run, {
+        state: 'failed',
+        rowsRead: progress.rowsRead ?? 0,
+        loaded: 0,
+        rejected: progress.rejected,
+        error: detail,
+      });
+      return 'done';
+    } finally {
+      fs.rmSync(file, { force: true });
+    }
+  }
+
+  private async finish(
+    run: SourceRunRecord,
+    outcome: Pick<SourceRunRecord, 'state' | 'rowsRead' | 'loaded' | 'rejected' | 'version' | 'error'>,
+  ): Promise<void> {
+    // A source deleted meanwhile keeps no runs: the record is not written back.
+    if (!(await this.store.get(run.sourceId))) return;
+    await this.store.putRun({ ...run, ...outcome, endedAt: this.now().toISOString() });
+  }
+}
