@@ -2,7 +2,7 @@
 // Writes docs/api.md from the contract's OpenRPC document: every method's params with their types,
 // defaults and limits, its result, its errors and a real example. The document is built from the same
 // zod schemas the gateway validates with, so the page cannot say one thing while the API does another.
-// `npm run gen:api-docs` (after building the contract); tests/api-docs.test.ts fails when the file is stale.
+// `npm run gen:api-docs` (after building the contract); tests/docs.test.ts fails when the file is stale.
 const fs = require('node:fs');
 const path = require('node:path');
 const { inlinedDocument, openRpcDocument, METHODS } = require('@quarry/contract');

@@ -3,7 +3,7 @@
 # indexes (loaded once), the user `demo` and its saved report "Dramas by MPAA rating" (scripts/sample-reports.jsonl,
 # a fixed guid the examples use); prints a fresh 30-day token for demo on its last line
 # (everything else goes to stderr). scripts/start.sh runs it after the build, and the end-to-end tests that
-# run the README's and the OpenRPC document's examples start their server on exactly this data.
+# run the examples of README.md, docs/ and the OpenRPC document start their server on exactly this data.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export QUARRY_DATA_DIR="${QUARRY_DATA_DIR:-./data}"

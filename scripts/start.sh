@@ -35,11 +35,12 @@ for _ in $(seq 1 100); do
   sleep 0.2
 done
 
-# tests/readme.test.ts runs the "Try" command below as printed (every README example uses these two variables).
+# tests/readme.test.ts runs the "Try" command below as printed (every example of README.md and docs/ uses these
+# two variables).
 cat <<MSG
 
 Quarry is running on $QUARRY_URL (data in $QUARRY_DATA_DIR).
-Demo token: user "demo", expires in 30 days. Every example in README.md uses these two variables:
+Demo token: user "demo", expires in 30 days. Every example in README.md and docs/ uses these two variables:
 
   export QUARRY_URL=$QUARRY_URL
   export QUARRY_TOKEN=$QUARRY_TOKEN

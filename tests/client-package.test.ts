@@ -11,7 +11,7 @@ import { REPO_ROOT } from './support/quarry-process';
 /*
  * @quarry/client as someone outside this repository gets it: `npm pack`, installed from the tarball in a
  * scratch project in the system temp dir (no workspace above it), with the TypeScript and @types/node this
- * repo builds with from the registry; the TypeScript examples of packages/client/README.md and README.md
+ * repo builds with from the registry; the TypeScript examples of packages/client/README.md and docs/client.md
  * type-checked there by tsc (strict, the package's own .d.ts checked too) and run with node against a live
  * server holding what `npm start` serves, with the two variables its banner prints.
  */
@@ -33,7 +33,7 @@ function tsBlocks(file: string): string[] {
 
 const examples = [
   ...tsBlocks('packages/client/README.md').map((code, i) => ({ name: `client-readme-${i}`, code })),
-  ...tsBlocks('README.md').map((code, i) => ({ name: `readme-${i}`, code })),
+  ...tsBlocks('docs/client.md').map((code, i) => ({ name: `docs-client-${i}`, code })),
 ];
 
 let scratch = '';
@@ -117,7 +117,7 @@ describe('the packed @quarry/client', () => {
     expect(installed.SHOW_AS).toEqual(SHOW_AS);
   });
 
-  it('type-checks every TypeScript example of the READMEs with tsc, strict, outside the workspace', async () => {
+  it('type-checks every TypeScript example of the client README and docs/client.md with tsc, strict, outside the workspace', async () => {
     expect(examples.length).toBeGreaterThanOrEqual(2);
     const tsc = path.join(scratch, 'node_modules', '.bin', 'tsc');
     const res = await run(tsc, ['-p', '.'], { cwd: scratch }).catch((err: { stdout: string }) => err);
@@ -146,8 +146,8 @@ describe('the packed @quarry/client', () => {
     expect(lines.slice(-2)).toEqual(['ABORTED', 'NETWORK_ERROR']);
   }, 60_000);
 
-  it.each(examples.filter((e) => e.name.startsWith('readme-')).map((e) => [e.name]))(
-    'runs %s (README.md) as written against the live server',
+  it.each(examples.filter((e) => e.name.startsWith('docs-client-')).map((e) => [e.name]))(
+    'runs %s (docs/client.md) as written against the live server',
     async (name) => {
       const res = await run(process.execPath, [path.join('out', `${name}.js`)], {
         cwd: scratch,

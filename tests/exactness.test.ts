@@ -13,7 +13,7 @@ import type { Identity } from './support/identities';
 
 /*
  * What a user sees is in the data, to the last digit, and every drill query finds its cell (docs/api.md
- * CROSSTAB.EXECUTE, README "Query language"): each case below was a report of something a user saw that
+ * CROSSTAB.EXECUTE, docs/query-language.md): each case below was a report of something a user saw that
  * the data does not hold, run over JSON-RPC against the real server and, for loading, the real CLI.
  */
 

@@ -8,7 +8,7 @@ import { createIdentity, useStackWithAnalyst } from './support/stack';
 import type { Identity } from './support/identities';
 
 /*
- * Agents use Quarry through MCP (README "Agents (MCP)"): the SDK's own client over Streamable HTTP at
+ * Agents use Quarry through MCP (docs/mcp.md): the SDK's own client over Streamable HTTP at
  * /mcp and over stdio through `quarry mcp`, with the bearer tokens of /api/v1. Tools follow the token's
  * scopes, calls are JSON-RPC calls (realms, errors and the audit trail included).
  */

@@ -13,7 +13,7 @@ export type Reader =
   | 'ingest'
   | 'CLI';
 
-/** What the README's settings table says of a setting, kept beside its rule. */
+/** What the settings table of docs/configuration.md says of a setting, kept beside its rule. */
 export interface SettingDoc {
   /** What it does, in Markdown; empty for a setting documented in another's row (`rowOf`). */
   doc: string;
@@ -24,7 +24,7 @@ export interface SettingDoc {
   rowOf?: string;
 }
 
-/** The documentation of every setting, by its rule: the README's table is written from it. */
+/** The documentation of every setting, by its rule: docs/configuration.md's table is written from it. */
 export const settingDocs = z.registry<SettingDoc>();
 
 /** A setting: its rule (zod), and beside it what it does, its default and who reads it. */

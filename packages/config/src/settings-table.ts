@@ -69,13 +69,13 @@ function row(name: string): string {
 }
 
 /**
- * The README's settings tables, one per group, as Markdown (not yet aligned: the generator formats it
- * with Prettier, as the rest of the README is).
+ * The settings tables of docs/configuration.md, one per group under its own heading, as Markdown (not yet
+ * aligned: the generator formats it with Prettier, as the rest of the page is).
  */
 export function settingsTables(): string {
   const out: string[] = [];
   for (const group of SETTING_GROUPS) {
-    out.push(`**${group.title}**`, '', '| variable | default | read by | meaning |', '| --- | --- | --- | --- |');
+    out.push(`## ${group.title}`, '', '| variable | default | read by | meaning |', '| --- | --- | --- | --- |');
     for (const name of Object.keys(group.shape) as Name[]) {
       const doc = settingDoc(name);
       if (doc.rowOf !== undefined) {
