@@ -131,7 +131,7 @@ describeIf(
           (err: unknown) => err,
         );
         expect(failed).toBeInstanceOf(RendererUnavailableError);
-        expect(String(failed)).toMatch(/chromium cannot start/);
+        expect(String(failed)).toMatch(/Chromium does not launch \(.*chromium-once\.sh\)/);
       } finally {
         await fragile.close();
         fs.rmSync(dir, { recursive: true, force: true });
