@@ -331,10 +331,11 @@ for (const overlay of ['dev', 'prod'])
             secrets: ['quarry-cursor-secret', token, 'quarry-mongodb'],
           },
           'chart-worker': { names: ['REDIS_URL'], secrets: ['quarry-redis'] },
-          // As the loader: the metadata store and the Typesense admin key (a load creates collections).
+          // As the loader: the metadata store and the Typesense admin key (a load creates collections); Redis
+          // for the sources and their runs, and the key their passwords are encrypted with.
           ingest: {
-            names: ['MONGODB_URL', 'QUARRY_INTERNAL_TOKEN', 'TYPESENSE_API_KEY'],
-            secrets: [token, 'quarry-mongodb', 'quarry-typesense-admin'],
+            names: ['MONGODB_URL', 'QUARRY_INTERNAL_TOKEN', 'QUARRY_SOURCE_KEY', 'REDIS_URL', 'TYPESENSE_API_KEY'],
+            secrets: [token, 'quarry-mongodb', 'quarry-redis', 'quarry-source-key', 'quarry-typesense-admin'],
           },
           'quarry-loader': {
             names: ['MONGODB_URL', 'TYPESENSE_API_KEY'],
@@ -359,6 +360,7 @@ for (const overlay of ['dev', 'prod'])
             'quarry-mongodb',
             'quarry-redis',
             'quarry-redis-server',
+            'quarry-source-key',
             'quarry-typesense-admin',
             'quarry-typesense-search',
             'quarry-webhook-key',

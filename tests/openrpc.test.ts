@@ -49,7 +49,7 @@ const shopFile = path.join(sourceDir, 'shop.sqlite');
 beforeAll(async () => {
   const db = new Database(shopFile);
   db.exec(
-    "CREATE TABLE orders (order_id INTEGER PRIMARY KEY, customer TEXT, amount REAL, placed TEXT);" +
+    'CREATE TABLE orders (order_id INTEGER PRIMARY KEY, customer TEXT, amount REAL, placed TEXT);' +
       "INSERT INTO orders VALUES (1, 'Ada', 42.5, '2026-11-30'), (2, 'Grace', 17.25, '2026-12-01'), (3, 'Ada', 8, '2026-12-01')",
   );
   db.close();

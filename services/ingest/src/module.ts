@@ -7,6 +7,7 @@ import type { Credential, IndexCatalog } from '@quarry/metadata-store';
 import { GrpcServiceModule, loadQuarryProto } from '@quarry/rpc';
 import { AesSecretBox } from './adapters/aes-secret-box.adapter';
 import { BullMqSourceJobs } from './adapters/bullmq-source-jobs.adapter';
+import { FsRunStaging } from './adapters/fs-run-staging.adapter';
 import { FsUploadSpool } from './adapters/fs-upload-spool.adapter';
 import { MetadataOwnerRights } from './adapters/metadata-owner-rights.adapter';
 import { RedisSourceStore } from './adapters/redis-source-store.adapter';
@@ -60,7 +61,8 @@ function startSources(config: IngestServiceConfig, log: Logger, deps: IngestDeps
     new MetadataOwnerRights(deps.catalog),
     box,
     sources,
-    { stagingDir: path.join(config.dataDir, 'ingest', 'staging'), claimTtlMs: CLAIM_TTL_MS, watchMs: WATCH_MS },
+    new FsRunStaging(path.join(config.dataDir, 'ingest', 'staging')),
+    { claimTtlMs: CLAIM_TTL_MS, watchMs: WATCH_MS },
     log,
   );
   jobs.work((job) => runs.execute(job), config.sources.concurrency);

@@ -1,10 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import fs from 'node:fs';
-import path from 'node:path';
 import { AppError, abortReason } from '@quarry/errors';
 import type { Logger } from '@quarry/logger';
 import type { DeclaredType, IndexLoader, LoadProgress } from '../ports/index-loader.port';
 import type { OwnerRights } from '../ports/owner-rights.port';
+import type { RunStaging } from '../ports/run-staging.port';
 import type { SecretBox } from '../ports/secret-box.port';
 import type { SourceJob, SourceJobOutcome } from '../ports/source-jobs.port';
 import type { SourceConnection, SourceReaders } from '../ports/source-reader.port';
@@ -13,8 +12,6 @@ import { cursorSubject, type SourcesUseCases } from './sources.use-cases';
 import { checkWrite, inUploadTerms } from './upload-records.use-case';
 
 export interface RunSourceSettings {
-  /** Where staged files are written (on the snapshot volume: the loader reads them from there). */
-  stagingDir: string;
   claimTtlMs: number;
   /** How often a run checks that its source still exists and renews its claim. */
   watchMs: number;
@@ -44,6 +41,7 @@ export class RunSourceUseCase {
     private readonly rights: OwnerRights,
     private readonly box: SecretBox,
     private readonly sources: Pick<SourcesUseCases, 'track'>,
+    private readonly staging: RunStaging,
     private readonly settings: RunSourceSettings,
     private readonly log: Logger,
     private readonly now: () => Date = () => new Date(),
@@ -121,8 +119,7 @@ export class RunSourceUseCase {
   private async perform(source: SourceRecord, queued: SourceRunRecord, signal: AbortSignal): Promise<SourceJobOutcome> {
     const run: SourceRunRecord = { ...queued, state: 'running', startedAt: this.now().toISOString() };
     await this.store.putRun(run);
-    fs.mkdirSync(this.settings.stagingDir, { recursive: true, mode: 0o700 });
-    const file = path.join(this.settings.stagingDir, `${run.runId}.staged`);
+    const { file, discard } = this.staging.place(run.runId);
     const progress: LoadProgress = { rejected: 0, rejects: [] };
     try {
       const caller = await this.rights.callerOf(source.tokenHash).catch((err: unknown) => {
@@ -223,7 +220,7 @@ export class RunSourceUseCase {
       });
       return 'done';
     } finally {
-      fs.rmSync(file, { force: true });
+      discard();
     }
   }
 
