@@ -171,7 +171,7 @@ describe('a gateway and a chart worker on a read-only data directory', () => {
 
   it('starts the all-in-one server with REDIS_URL unreachable: live at once, not ready, naming Redis', async () => {
     const opsPort = await freePort();
-    const { proc } = await spawnServe({
+    const { proc, port } = await spawnServe({
       QUARRY_TARGET: 'all',
       QUARRY_DATA_DIR: makeDataDir('quarry-all-no-redis-'),
       QUARRY_OPS_PORT: String(opsPort),
@@ -181,7 +181,13 @@ describe('a gateway and a chart worker on a read-only data directory', () => {
     expect((await fetch(`http://127.0.0.1:${opsPort}/healthz`)).status).toBe(200);
     const ready = await fetch(`http://127.0.0.1:${opsPort}/readyz`);
     expect(ready.status).toBe(503);
-    expect(((await ready.json()) as { detail: string }).detail).toMatch(/Redis/);
+    const ops = (await ready.json()) as { waitingFor: string; detail: string };
+    expect(ops.detail).toMatch(/Redis/);
+    expect(ops.waitingFor).toBe('the chart module');
+    // The API port names what it waits for too, never the cause (which may name hosts).
+    const api = await fetch(`http://127.0.0.1:${port}/readyz`);
+    expect(api.status).toBe(503);
+    expect(await api.json()).toEqual({ status: 'not ready', waitingFor: 'the chart module' });
   }, 120_000);
 
   it('starts both with Redis unreachable, names it in /readyz, and serves once it is back', async () => {

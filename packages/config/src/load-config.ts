@@ -101,6 +101,8 @@ function configFromEnv(e: Env, known: Record<string, string | undefined>, tls: G
     /** QUARRY_DATA_DIR was not set: dataDir is the default ./data, which the CLI says it reads. */
     dataDirDefaulted: known.QUARRY_DATA_DIR === undefined,
     logLevel: e.LOG_LEVEL,
+    /** Decided once, in the main thread: a services thread's own stdout is never a terminal. */
+    logFormat: e.QUARRY_LOG_FORMAT ?? (process.stdout.isTTY ? ('pretty' as const) : ('json' as const)),
     /** `privateMaxmemory`: the cap of the redis-server started when REDIS_URL is unset. */
     redis: {
       url: redisUrlWithPassword(e.REDIS_URL, e.REDIS_PASSWORD),

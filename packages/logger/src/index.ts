@@ -1,10 +1,15 @@
 import pino, { type Logger } from 'pino';
+import pretty from 'pino-pretty';
 
 export type { Logger } from 'pino';
 
 export interface RootLoggerOptions {
   /** Fields added to every line as it is written: the active trace's ids when the process traces. */
   mixin?: () => object;
+  /** Lines for a person on a terminal (pino-pretty) instead of JSON; ignored when a destination is given. */
+  pretty?: boolean;
+  /** Where pretty lines go: standard output unless a test says otherwise. */
+  prettyOutput?: NodeJS.WritableStream;
 }
 
 /**
@@ -24,7 +29,16 @@ export function createRootLogger(
       timestamp: pino.stdTimeFunctions.isoTime,
       redact: { paths: ['req.headers.authorization', 'token', '*.token'], censor: '[redacted]' },
     },
-    destination ?? pino.destination({ sync: false }),
+    destination ??
+      (options.pretty
+        ? pretty({
+            colorize: options.prettyOutput === undefined,
+            translateTime: 'SYS:HH:MM:ss.l',
+            ignore: 'pid,hostname',
+            sync: true,
+            ...(options.prettyOutput ? { destination: options.prettyOutput } : {}),
+          })
+        : pino.destination({ sync: false })),
   );
 }
 

@@ -6,3 +6,4 @@ export { closeBullmq, closeBullmqWorker, closeWithin, lostAfterReady } from './c
 export { pinLoadedAddons } from './pin-native-addons';
 export { addressAllowed, addressRange, hostPattern, urlHost } from './host-address';
 export { checkCron } from './cron-rules';
+export { NotReadyError, readyStep } from './not-ready';

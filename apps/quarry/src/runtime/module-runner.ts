@@ -1,4 +1,5 @@
 import type { Logger } from '@quarry/logger';
+import { readyStep } from '@quarry/runtime';
 
 /** What a started module hands back: how to stop it, and how to tell it can serve (its stores answer). */
 export interface StartedModule {
@@ -71,7 +72,8 @@ export class ModuleRunner {
 
   /** Rejects with the first module that cannot serve. */
   async ready(): Promise<void> {
-    for (const { module } of this.started) await module.ready?.();
+    for (const { name, module } of this.started)
+      if (module.ready) await readyStep(`the ${name.replace(/-/g, ' ')} module`, () => module.ready!());
   }
 
   /** Rejects with the first module that needs a restart. */

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { Config, ServiceName, Target } from '@quarry/config';
 import type { MetricsSnapshot } from '@quarry/metrics';
+import { NotReadyError } from '@quarry/runtime';
 import type { RunningServices } from './start-services';
 
 /*
@@ -21,7 +22,7 @@ export type FromThread =
   | { type: 'error'; message: string }
   | { type: 'stopped' }
   | { type: 'metrics'; id: number; snapshot: MetricsSnapshot }
-  | { type: 'readiness'; id: number; error: string | null };
+  | { type: 'readiness'; id: number; error: string | null; waitingFor?: string | null };
 
 type Answer<K extends 'metrics' | 'readiness'> = Extract<FromThread, { type: K }>;
 
@@ -90,7 +91,7 @@ export async function startServiceThread(config: Config, targets: ReadonlySet<Ta
     metrics: async () => (await ask('metrics')).snapshot,
     ready: async () => {
       const r = await ask('readiness');
-      if (r.error) throw new Error(r.error);
+      if (r.error) throw new NotReadyError(r.waitingFor ?? 'the services', new Error(r.error));
     },
     stop: async () => {
       const stopped = nextMessage(

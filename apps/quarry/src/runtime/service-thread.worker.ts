@@ -1,4 +1,5 @@
 import { parentPort, workerData } from 'node:worker_threads';
+import { NotReadyError } from '@quarry/runtime';
 import type { FromThread, ServiceThreadData, ToThread } from './service-thread';
 import { startServices } from './start-services';
 import { startThreadObservability } from './thread-observability';
@@ -20,7 +21,13 @@ async function main(): Promise<void> {
     } else if (m.type === 'readiness') {
       running.ready().then(
         () => send({ type: 'readiness', id: m.id, error: null }),
-        (err: unknown) => send({ type: 'readiness', id: m.id, error: errorText(err) }),
+        (err: unknown) =>
+          send({
+            type: 'readiness',
+            id: m.id,
+            error: errorText(err),
+            waitingFor: err instanceof NotReadyError ? err.waitingFor : null,
+          }),
       );
     } else {
       // Stopped is said whatever failed on the way: the process is going away either way.

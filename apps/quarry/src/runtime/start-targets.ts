@@ -9,6 +9,7 @@ import { instrumentStore, mergedMetrics, QuarryMetrics } from '@quarry/metrics';
 import { openMetadataStore } from '@quarry/metadata-store';
 import { consoleDir } from '@quarry/console';
 import { SchedulerModule, schedulerConfig } from '@quarry/scheduler';
+import { NotReadyError, readyStep } from '@quarry/runtime';
 import { ModuleRunner, type ModuleMap } from './module-runner';
 import { startServiceThread } from './service-thread';
 import { SERVICE_TARGETS, startServices, type RunningServices } from './start-services';
@@ -45,7 +46,7 @@ function need<T>(value: T | undefined, what: string): T {
 }
 
 function notDraining(ctx: ProcessContext): void {
-  if (ctx.draining) throw new Error('draining: the process is shutting down');
+  if (ctx.draining) throw new NotReadyError('the process, which is shutting down,');
 }
 
 async function listen(server: Server, port: number, host: string): Promise<number> {
@@ -150,7 +151,7 @@ const PROCESS_MODULES: ModuleMap<ProcessContext> = {
       const services = ctx.services;
       const ready = async () => {
         notDraining(ctx);
-        await store.ping();
+        await readyStep('the metadata store', () => store.ping());
         await services?.ready();
       };
       const gateway = new GatewayModule(gatewayConfig(ctx.config, services?.hosted ?? {}), calls, ctx.log, {

@@ -14,7 +14,10 @@ export async function startThreadObservability(
   config: Config,
   bindings: Record<string, string> = {},
 ): Promise<{ log: Logger; tracing: RunningTracing }> {
-  const root = createRootLogger(config.logLevel, undefined, config.tracing ? { mixin: traceLogFields } : {});
+  const root = createRootLogger(config.logLevel, undefined, {
+    ...(config.tracing ? { mixin: traceLogFields } : {}),
+    pretty: config.logFormat === 'pretty',
+  });
   const log = Object.keys(bindings).length > 0 ? root.child(bindings) : root;
   const tracingLog = log.child({ module: 'tracing' });
   let last = 0;

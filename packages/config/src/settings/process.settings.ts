@@ -19,6 +19,11 @@ export const processSettings = settingGroup('Every process', {
     doc: 'pino level (`silent` … `trace`)',
     readBy: ['every process'],
   }),
+  QUARRY_LOG_FORMAT: setting(z.enum(['json', 'pretty']).optional(), {
+    doc: 'how log lines are written: `json` (one object a line, what production collects) or `pretty` (for a person)',
+    default: '`pretty` when standard output is a terminal, else `json`',
+    readBy: ['every process'],
+  }),
   QUARRY_SHUTDOWN_GRACE_MS: setting(durationMs.default(10000), {
     doc: 'how long SIGTERM waits for in-flight requests',
     readBy: ['every process'],

@@ -1,6 +1,7 @@
 import type express from 'express';
 import { isAppError } from '@quarry/errors';
 import type { Logger } from '@quarry/logger';
+import { NotReadyError } from '@quarry/runtime';
 import { JSON_TYPE, send, sendHttpProblem } from './http-responses';
 
 /** What /healthz and /readyz ask of the process. */
@@ -39,8 +40,10 @@ export function mountProbes(app: express.Express, deps: ProbeDeps, details: bool
       send(res, 200, JSON_TYPE, degraded.length ? { status: 'ready', degraded } : { status: 'ready' });
     } catch (err) {
       deps.log.warn({ err }, 'not ready');
-      if (!details) return send(res, 503, JSON_TYPE, { status: 'not ready' });
-      send(res, 503, JSON_TYPE, { status: 'not ready', detail: cause(err) });
+      // What it waits for is said on either port; why (a host, a driver's words) only on the ops port.
+      const waitingFor = err instanceof NotReadyError ? { waitingFor: err.waitingFor } : {};
+      if (!details) return send(res, 503, JSON_TYPE, { status: 'not ready', ...waitingFor });
+      send(res, 503, JSON_TYPE, { status: 'not ready', ...waitingFor, detail: cause(err) });
     }
   });
 }
