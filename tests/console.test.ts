@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Browser, ElementHandle, Page } from 'puppeteer-core';
+import Database from 'better-sqlite3';
 import { createIdentity, startStackWithData, type Stack } from './support/stack';
 import { runCli } from './support/quarry-process';
 import type { Identity } from './support/identities';
@@ -36,6 +37,8 @@ beforeAll(async () => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-console-'));
   fs.writeFileSync(path.join(tmp, 'hostile.json'), JSON.stringify(HOSTILE));
   stack = await startStackWithData({
+    // The Add data tab's sources read SQLite files from here.
+    env: { QUARRY_SOURCE_FILE_DIRS: tmp },
     extra: async (env) => {
       const r = await runCli(['index', 'load', 'hostile', path.join(tmp, 'hostile.json')], env);
       if (r.code !== 0) throw new Error(r.stderr);
@@ -1020,6 +1023,121 @@ describe('GET /console', () => {
     }
   });
 
+  it('adds a source: a SQLite file read into a new index by Run now, its runs listed, then deleted', async () => {
+    const file = path.join(tmp, 'shop.sqlite');
+    const db = new Database(file);
+    db.exec(`CREATE TABLE items (id INTEGER, name TEXT, weight REAL);
+      INSERT INTO items VALUES (1, 'bolt', 0.5), (2, 'nut', 0.25), (3, 'washer', 0.1), (4, 'gear', 2.5)`);
+    db.close();
+    const { page, problems, close } = await open(1280, 800);
+    try {
+      await connect(page, writer.token);
+      await page.click('#tab-data');
+      await page.waitForFunction(
+        () =>
+          document.querySelector('#sources-result')?.textContent === 'No sources yet: define one above, then Run now.',
+      );
+      // A database kind asks for host, database, user and password; a SQLite file for its path alone.
+      expect(await visible(page, '#source-host')).toBe(true);
+      expect(await visible(page, '#source-password')).toBe(true);
+      expect(await page.$eval('#source-password', (n) => (n as HTMLInputElement).type)).toBe('password');
+      await page.select('#source-kind', 'sqlite');
+      expect(await visible(page, '#source-host')).toBe(false);
+      expect(await visible(page, '#source-password')).toBe(false);
+      expect(await page.$eval('#source-url-name', (n) => n.textContent)).toBe('File on the server');
+      await page.type('#source-name', 'shop');
+      await page.type('#source-index', 'shop');
+      await page.type('#source-url', file);
+      await page.type('#source-table', 'items');
+      await submit(page, '#source-form');
+      await page.waitForSelector('#sources-table tbody tr');
+      expect(await texts(page, '#sources-table tbody td')).toEqual([
+        'shop',
+        'shop',
+        'sqlite',
+        file,
+        'replaceon demand',
+        'never run',
+        '—',
+        'Run nowRunsDelete',
+      ]);
+      expect(await page.$eval('#panel-sources .status', (n) => n.textContent)).toMatch(
+        /^Added source “shop” \([0-9a-f]{32}\)\. Run now reads it\.$/,
+      );
+      // The curl shown is the create's (the list asked again after it is not what was done).
+      expect(await lastParams(page)).toEqual({
+        name: 'shop',
+        index: 'shop',
+        kind: 'sqlite',
+        connection: { url: file },
+        table: 'items',
+        refresh: { mode: 'replace' },
+      });
+
+      await page.click('#sources-table button[aria-label="Run shop"]');
+      // The run is followed until it ends; then the status says what it published.
+      await page.waitForFunction(
+        () =>
+          /^“shop” (published|found)|failed/.test(document.querySelector('#panel-sources .status')?.textContent ?? ''),
+        { timeout: 60_000 },
+      );
+      expect(await page.$eval('#panel-sources .status', (n) => n.textContent)).toBe(
+        '“shop” published shop version 1: 4 rows read, 4 loaded, 0 rejected.',
+      );
+      const run = await texts(page, '#source-runs-table tbody td');
+      expect(run.slice(1, 3)).toEqual(['done', 'manual']);
+      expect(run.slice(5)).toEqual(['4', '4', '0', 'v1', '']);
+      expect(await page.$eval('#source-runs h3', (n) => n.textContent)).toBe('Runs of “shop” newest first');
+      expect(await page.$eval('#curl', (n) => n.textContent)).toContain('"method":"SOURCES.RUN"');
+      expect((await texts(page, '#sources-table tbody td'))[5]).toMatch(/^done v1\d{4}-\d\d-\d\d \d\d:\d\d UTC$/);
+      // The new index is the file's rows, among the cards.
+      await page.waitForFunction(() =>
+        Array.from(document.querySelectorAll('#index-list .card h3')).some((h) => h.textContent === 'shop'),
+      );
+      const rows = await stack.data<{ total: number }>(writer, 'QUERIES.EXECUTE', { index: 'shop', query: '*' });
+      expect(rows.total).toBe(4);
+      await shot(page, '12-sources-1280');
+      await view(page, 'sources', '#panel-sources');
+
+      // A refusal is said above the form, in the form's words, its control marked; a password is not in the curl.
+      await page.select('#source-kind', 'postgres');
+      await page.$eval('#source-name', (n) => ((n as HTMLInputElement).value = ''));
+      await page.type('#source-name', 'orders');
+      await page.type('#source-host', 'db.example.com');
+      await page.type('#source-database', 'shop');
+      await page.type('#source-user', 'quarry');
+      await page.type('#source-password', 'pw-never-in-the-curl');
+      await submit(page, '#source-form');
+      await page.waitForFunction(() => !document.querySelector('#panel-sources .error')?.hasAttribute('hidden'));
+      expect(await page.$eval('#panel-sources .error', (n) => n.textContent)).toMatch(
+        /^400 Bad Request “Connection”: .*QUARRY_SOURCE_ALLOW.*db\.example\.com:5432 is refused/,
+      );
+      expect(await page.$eval('#source-host', (n) => n.getAttribute('aria-invalid'))).toBe('true');
+      expect(await page.$eval('#curl', (n) => n.textContent)).not.toContain('pw-never-in-the-curl');
+      expect(await page.$eval('#curl', (n) => n.textContent)).toContain('"password":"***"');
+      // The upload's answer and the list stay: the refusal is the form's.
+      expect(await texts(page, '#sources-table tbody td:first-child')).toEqual(['shop']);
+      await shot(page, '12b-sources-refused-1280');
+
+      page.once('dialog', (d) => void d.accept());
+      await page.click('#sources-table button[aria-label="Delete shop"]');
+      await page.waitForFunction(
+        () =>
+          document.querySelector('#sources-result')?.textContent === 'No sources yet: define one above, then Run now.',
+      );
+      expect(await page.$eval('#source-runs', (n) => n.textContent)).toBe('');
+      expect(await page.$eval('#panel-sources .status', (n) => n.textContent)).toBe(
+        'Deleted the source “shop”; the index shop keeps what it loaded.',
+      );
+      expect(
+        (await stack.data<{ total: number }>(writer, 'QUERIES.EXECUTE', { index: 'shop', query: '*' })).total,
+      ).toBe(4);
+      expect(realProblems(problems)).toEqual([]);
+    } finally {
+      await close();
+    }
+  });
+
   it('works on a phone-width screen without horizontal page overflow (390×844)', async () => {
     const { page, problems, close } = await open(390, 844);
     // Nothing sticks out of the page (a wide table scrolls inside its own box); the culprits named if so.
@@ -1068,6 +1186,14 @@ describe('GET /console', () => {
       expect(Math.abs(sizes[1] - sizes[0])).toBeLessThanOrEqual(2);
       await shot(page, '11-chart-phone');
       await view(page, 'phone-chart', '#ct-result');
+      // Add data, uploads and sources, fits too; a token that may not write is told so, not shown an error.
+      await page.click('#tab-data');
+      await page.waitForFunction(() =>
+        /indexes:write/.test(document.querySelector('#sources-result')?.textContent ?? ''),
+      );
+      expect(await page.$eval('#panel-sources .error', (n) => n.hasAttribute('hidden'))).toBe(true);
+      await noOverflow();
+      await shot(page, '12-add-data-phone');
       expect(realProblems(problems)).toEqual([]);
     } finally {
       await close();

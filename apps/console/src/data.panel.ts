@@ -1,5 +1,6 @@
 import { QuarryError } from '@quarry/client';
 import { app } from './app-state';
+import { startSources } from './data-sources';
 import { byId, el, on } from './dom';
 import { formatNumber } from './number-format';
 import { Panel } from './panel';
@@ -67,9 +68,11 @@ function showCurl(path: string, type: string, gzip: boolean, file: string): void
 
 /**
  * The "Add data" tab: a file sent as the body of POST /indexes/<name>/records (not JSON-RPC: the file is
- * the request), its answer shown row for row, and the index list brought up to date after a publish.
+ * the request), its answer shown row for row, and the index list brought up to date after a publish;
+ * under it, the sources the server reads itself (data-sources.ts).
  */
 export function startData(onPublished: () => Promise<unknown>): void {
+  startSources(onPublished);
   on('upload-mode', 'change', () => {
     byId('upload-key-label').hidden = byId<HTMLSelectElement>('upload-mode').value !== 'upsert';
   });

@@ -9,6 +9,7 @@ import {
 } from './crosstab/crosstab.panel';
 import { disposeChart } from './crosstab/chart-view';
 import { byId, on } from './dom';
+import { resetSources, sourcesPanel } from './data-sources';
 import { dataPanel, startData } from './data.panel';
 import { indexesPanel, loadIndexes, showWelcome } from './indexes.panel';
 import type { Panel } from './panel';
@@ -24,7 +25,15 @@ import { selectTab, startTabs } from './tabs';
  */
 
 const TOKEN_KEY = 'quarry.console.token';
-const PANELS: Panel[] = [indexesPanel, searchPanel, crosstabPanel, reportsPanel, schedulesPanel, dataPanel];
+const PANELS: Panel[] = [
+  indexesPanel,
+  searchPanel,
+  crosstabPanel,
+  reportsPanel,
+  schedulesPanel,
+  dataPanel,
+  sourcesPanel,
+];
 
 /** What a card's Search and Crosstab buttons do. */
 const indexActions = {
@@ -46,6 +55,7 @@ async function connect(token: string): Promise<void> {
   app.token = token;
   for (const p of PANELS) p.reset();
   resetSchedules();
+  resetSources();
   disposeChart();
   indexesPanel.status('Connecting…');
   const ok = await loadIndexes(indexActions);
@@ -128,6 +138,7 @@ function start(): void {
     byId<HTMLInputElement>('token').value = '';
     for (const p of PANELS) p.reset();
     resetSchedules();
+    resetSources();
     disposeChart();
     byId('index-list').replaceChildren();
     void showWhoami(false);

@@ -1,8 +1,9 @@
 import fs from 'node:fs';
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import { ConfigError, loadConfig, type Config } from '@quarry/config';
 import { isAppError } from '@quarry/errors';
 import type { MetadataAndCatalog } from '@quarry/metadata-store';
+import type { AddSourceOptions } from './commands/source.commands.js';
 
 /*
  * Commands load what they need when they run: `quarry index list` should not pay for DuckDB, gRPC,
@@ -11,6 +12,7 @@ import type { MetadataAndCatalog } from '@quarry/metadata-store';
 const indexCommands = () => import('./commands/index.commands.js');
 const reportCommands = () => import('./commands/report.commands.js');
 const identityCommands = () => import('./commands/identity.commands.js');
+const sourceCommands = () => import('./commands/source.commands.js');
 
 function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
@@ -68,6 +70,95 @@ export function buildProgram(config: () => Config): Command {
       await runMcpBridge(mcpBridgeSettings(process.env));
     });
 
+  const source = program
+    .command('source')
+    .description(
+      'data sources the server reads into indexes (SOURCES.*): asks the server at QUARRY_URL with QUARRY_TOKEN (indexes:write)',
+    );
+  source
+    .command('add <name>')
+    .description(
+      'define a source: a PostgreSQL or MySQL/MariaDB query or table, a SQLite file or a file at a URL; prints its id ' +
+        '(nothing is read until `source run` or the cron)',
+    )
+    .requiredOption('--index <name>', 'the index each run loads (yours, or a new name the first run creates)')
+    .requiredOption('--kind <kind>', 'postgres, mysql, sqlite or url')
+    .option(
+      '--url <url>',
+      'postgres/mysql: a connection URL (may carry the password); sqlite: the file; url: the file to fetch',
+    )
+    .option('--host <host>', 'postgres/mysql: the database host (with --database and --user)')
+    .option('--port <port>', 'postgres/mysql: its port (default 5432, 3306)')
+    .option('--database <name>', 'postgres/mysql: the database')
+    .option('--user <name>', 'postgres/mysql: the user')
+    .option('--ssl', 'postgres/mysql: TLS to the database, certificates verified')
+    .option('--password-stdin', 'read the password from standard input (the only way to give one with --host)')
+    .addOption(new Option('--password <password>').hideHelp())
+    .option('--query <sql>', 'the SELECT each run reads (read-only), or:')
+    .option('--table <table>', 'every row of this table (schema.table allowed)')
+    .option('--cron <cron>', 'refresh on this schedule: 5 cron fields, or 6 with seconds first (default: on demand)')
+    .option('--time-zone <zone>', 'the IANA time zone the cron is read in (default UTC)')
+    .option(
+      '--mode <mode>',
+      'replace (default): each run is the new version; append: its rows are added; upsert: by --key',
+    )
+    .option('--cursor <column>', 'append: only rows past the last run’s largest value of this column (implies append)')
+    .option('--key <field>', 'upsert: the field that names a record (implies upsert)')
+    .option('--on-error <fail|skip>', 'fail (default): a malformed row fails the run; skip: it is rejected and counted')
+    .option('--max-errors <n>', 'with --on-error skip: the most rows a run may reject')
+    .option('--type <field=type>', 'declare a field type: string, integer, number, boolean, date; repeatable', collect)
+    .option('--view <name=field>', 'dynamic view counting distinct values of a field, repeatable', collect)
+    .addHelpText(
+      'after',
+      [
+        '',
+        'The password is never taken on the command line, where other users of the machine can see it:',
+        'pipe it with --password-stdin, or put it inside --url (postgres://user:password@host:5432/db).',
+        'The server keeps it encrypted and never shows it: `source list` says "password kept", or shows a URL’s as ***.',
+        '',
+        'Examples:',
+        '  printf \'%s\' "$PGPASSWORD" | quarry source add orders --index orders --kind postgres \\',
+        '    --host db.example.com --database shop --user quarry --password-stdin --table orders \\',
+        "    --cron '0 * * * *' --mode append --cursor updated_at",
+        '  quarry source add shop --index shop --kind sqlite --url /srv/data/shop.sqlite --table items',
+      ].join('\n'),
+    )
+    .action(async (name: string, opts: AddSourceOptions) => {
+      const s = await sourceCommands();
+      await s.runSourceCommand(process.env, async (api, out) => out(await s.addSource(api, name, opts)));
+    });
+  source
+    .command('list')
+    .description('your sources (an admin’s: every one): where each reads from, its refresh and its last run')
+    .option('--index <name>', 'only the sources that load this index')
+    .action(async (opts: { index?: string }) => {
+      const s = await sourceCommands();
+      await s.runSourceCommand(process.env, async (api, out) => out(await s.listSources(api, opts)));
+    });
+  source
+    .command('run <source>')
+    .description('run a source now (by its id or name); prints the run’s id')
+    .option('--wait', 'wait for the run to end: print its rows and version, or its error and exit 1')
+    .action(async (given: string, opts: { wait?: boolean }) => {
+      const s = await sourceCommands();
+      await s.runSourceCommand(process.env, (api, out) => s.runSource(api, given, opts, out));
+    });
+  source
+    .command('runs <source>')
+    .description('a source’s runs, newest first: state, rows read, loaded and rejected, the version, the error')
+    .option('--limit <n>', 'how many (default 20, at most 50)')
+    .action(async (given: string, opts: { limit?: string }) => {
+      const s = await sourceCommands();
+      await s.runSourceCommand(process.env, async (api, out) => out(await s.listRuns(api, given, opts)));
+    });
+  source
+    .command('drop <source>')
+    .description('remove a source, its schedule and its runs; the index keeps what it loaded')
+    .action(async (given: string) => {
+      const s = await sourceCommands();
+      await s.runSourceCommand(process.env, async (api, out) => out(await s.dropSource(api, given)));
+    });
+
   const user = program.command('user').description('manage users');
   user
     .command('create <name>')
@@ -103,7 +194,7 @@ export function buildProgram(config: () => Config): Command {
     .requiredOption('--user <name>')
     .requiredOption(
       '--scopes <list>',
-      'comma list of query:execute, indexes:read, reports:read, reports:write, embed:create',
+      'comma list of query:execute, indexes:read, indexes:write, reports:read, reports:write, embed:create, users:admin, tokens:write',
     )
     .option('--expires-in <duration>', '90s, 15m, 12h or 30d')
     .option('--allow-unknown-scopes', 'accept scope names Quarry does not know')

@@ -1,6 +1,7 @@
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { serverSettings } from './server-settings';
 
 /*
  * `quarry mcp`: MCP over stdio for desktop agents, relayed message by message to a running server's
@@ -15,18 +16,8 @@ export interface McpBridgeSettings {
 
 /** QUARRY_URL and QUARRY_TOKEN, checked before anything starts: a clear error instead of a silent agent. */
 export function mcpBridgeSettings(env: Record<string, string | undefined>): McpBridgeSettings {
-  const problems: string[] = [];
-  let url: URL | undefined;
-  try {
-    url = new URL('/mcp', env.QUARRY_URL ?? '');
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('not http');
-  } catch {
-    problems.push('QUARRY_URL must be the server (http://host:port), as npm start prints it');
-  }
-  const token = env.QUARRY_TOKEN?.trim() ?? '';
-  if (!token) problems.push('QUARRY_TOKEN must be an API token (quarry token create)');
-  if (problems.length || !url) throw new Error(problems.join('; '));
-  return { url, token };
+  const { url, token } = serverSettings(env);
+  return { url: new URL('/mcp', url), token };
 }
 
 export async function runMcpBridge(settings: McpBridgeSettings): Promise<void> {
