@@ -257,6 +257,20 @@ describe('PostgresSourceReader on a real PostgreSQL', () => {
     expect(writes.detail).toBe(
       'The source query tries to write (cannot execute nextval() in a read-only transaction); a source is read in a read-only transaction',
     );
+    // A query that closes the subquery, commits the read-only transaction and writes: refused whole, never run.
+    const escape = await failure(
+      reader.read(
+        spec({ query: 'SELECT 1 AS a) q; COMMIT; CREATE TABLE pwned (x int); SELECT * FROM (SELECT 1 AS a' }),
+        { file, signal: signal() },
+      ),
+    );
+    expect(escape.code).toBe('INVALID_ARGUMENT');
+    expect(escape.detail).toMatch(
+      /^The source query failed: cannot insert multiple commands into a prepared statement/,
+    );
+    expect(fs.existsSync(file)).toBe(false);
+    const made = await server.asUser(async (c) => (await c.query("SELECT to_regclass('pwned') AS t")).rows[0].t);
+    expect(made).toBeNull();
     const twice = await failure(reader.read(spec({ query: 'SELECT 1 AS a, 2 AS a' }), { file, signal: signal() }));
     expect(twice.detail).toBe('The source query returns two columns named "a": give each column its own name');
   });

@@ -231,7 +231,13 @@ export class PostgresSourceReader implements SourceReader {
 
   /** The query's columns: names, PostgreSQL's type names (with modifiers) and base types. */
   private async describe(client: pg.Client, sql: string): Promise<Described[]> {
-    const probe = await client.query({ text: `SELECT * FROM (\n${sql}\n) AS q LIMIT 0`, rowMode: 'array' });
+    // The extended protocol: the query must be one statement. Sent as a simple query, a `;` in it could
+    // end the read-only transaction (`…) q; COMMIT; CREATE TABLE …`) and run writes.
+    const probe = await client.query({
+      text: `SELECT * FROM (\n${sql}\n) AS q LIMIT 0`,
+      rowMode: 'array',
+      queryMode: 'extended',
+    } as pg.QueryConfig);
     const fields = probe.fields;
     if (fields.length === 0) return [];
     const types = await client.query<{ i: string; db_type: string; base: string }>(
