@@ -282,6 +282,18 @@ describe('StartExportUseCase', () => {
     expect(store.published).toEqual([]);
   });
 
+  it('a volume already short of space fails the export before anything is written, however short it would be', async () => {
+    const { store, jobs, pending, start } = setUp();
+    await start.start(caller('a'), search, trace);
+    store.free = 999;
+    await expect(start.run(jobs.added[0], runOf(1))).rejects.toBeInstanceOf(ExportFailed);
+    expect(pending).toEqual([]);
+    expect(store.records.get(jobs.added[0].exportId)!.error).toMatch(
+      /^The export failed: the exports volume has 0 MB free, less than QUARRY_EXPORT_MIN_FREE_MB \(0\); nothing was written$/,
+    );
+    expect(store.published).toEqual([]);
+  });
+
   it('a process stopping hands the run back queued (not failed) for another run', async () => {
     const { store, jobs, pending, start } = setUp();
     await start.start(caller('a'), search, trace);
@@ -441,10 +453,14 @@ describe('StartExportUseCase: a workbook being converted', () => {
   });
 
   it('a volume short of space fails the conversion with its reason', async () => {
-    const { store, jobs, start, seen } = setUpXlsx(10);
+    const { store, jobs, start, seen } = setUpXlsx();
     await start.start(caller('a'), { ...search, format: 'xlsx' }, trace);
     const id = jobs.added[0].exportId;
-    await expect(start.run(jobs.added[0], runOf(1))).rejects.toBeInstanceOf(ExportFailed);
+    const run = start.run(jobs.added[0], runOf(1));
+    await settle();
+    // Short of space once the conversion runs (before it, the run would not start: tested above).
+    store.free = 10;
+    await expect(run).rejects.toBeInstanceOf(ExportFailed);
     expect(seen.signal?.aborted).toBe(true);
     expect(store.removed).toContain(id);
     expect(store.records.get(id)).toMatchObject({

@@ -154,6 +154,9 @@ export class StartExportUseCase {
       const { produce, columns } = planned.value;
       // Rows the run reports itself, where its file cannot tell them (a workbook being written).
       let reported: number | undefined;
+      // Asked before the first byte too: an export shorter than a progress tick is never checked otherwise.
+      const free = await this.store.freeBytes();
+      if (free < this.limits.minFreeBytes) throw new ExportFailed(this.shortOfSpace(free, 'nothing was written'));
       progress = this.follow(id, run, format, columns, stop, () => reported);
       const rows = await produce(id, run, stop.signal, (written) => (reported = written));
       stop.abort();
@@ -191,6 +194,10 @@ export class StartExportUseCase {
     }
   }
 
+  private shortOfSpace(free: number, outcome: string): string {
+    return `the exports volume has ${Math.floor(free / 1_048_576)} MB free, less than QUARRY_EXPORT_MIN_FREE_MB (${Math.floor(this.limits.minFreeBytes / 1_048_576)}); ${outcome}`;
+  }
+
   /**
    * Until `stop` aborts: how far the run's file got, into the record, and the volume's free space, which
    * stops the run (with its reason) before the disk is full.
@@ -220,11 +227,7 @@ export class StartExportUseCase {
       try {
         const free = await this.store.freeBytes();
         if (free < this.limits.minFreeBytes) {
-          stop.abort(
-            new ExportFailed(
-              `the exports volume has ${Math.floor(free / 1_048_576)} MB free, less than QUARRY_EXPORT_MIN_FREE_MB (${Math.floor(this.limits.minFreeBytes / 1_048_576)}); the partial file was removed`,
-            ),
-          );
+          stop.abort(new ExportFailed(this.shortOfSpace(free, 'the partial file was removed')));
           return;
         }
         // A read catching up with a file written faster than it reads stops when the run ends: the run's
