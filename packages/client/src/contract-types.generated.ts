@@ -2226,6 +2226,316 @@ export interface SourcesDeleteResult {
   deleted: true;
 }
 
+/** Create a user: the indexes they read, the rows of each (realms), whether an admin. */
+export interface UsersCreateParams {
+  /**
+   * The new user’s name: 1-100 letters, digits or . _ @ -.
+   */
+  name: string;
+  /**
+   * The indexes the user may read; ["*"]: every index (an admin reads them all anyway).
+   *
+   * @maxItems 1000
+   */
+  indexes?: (string | "*")[];
+  /**
+   * Index → queries: a row of that index the user sees matches one of them (several are ORed), ANDed into every call of the user on it. Each index must be one the user is given, each query must parse and, when the index exists, name only its fields; an admin takes none.
+   */
+  realms?: {
+    /**
+     * @minItems 1
+     * @maxItems 20
+     */
+    [k: string]: [string, ...string[]] | undefined;
+  };
+  /**
+   * Reads every row of every index, and may use the admin API.
+   */
+  admin?: boolean;
+}
+
+export interface UsersCreateResult {
+  name: string;
+  /**
+   * A disabled user’s tokens are refused (401).
+   */
+  status: "active" | "disabled";
+  admin: boolean;
+  /**
+   * The indexes the user may read (`*`: every index).
+   */
+  indexes: string[];
+  /**
+   * Index → queries, ORed with each other and ANDed into every call of the user on that index.
+   */
+  realms: {
+    [k: string]: string[] | undefined;
+  };
+  createdAt: string;
+}
+
+/** Change what a user reads (indexes, realms) or whether they are an admin. */
+export interface UsersUpdateParams {
+  /**
+   * The user to change.
+   */
+  name: string;
+  /**
+   * Replaces the indexes the user may read.
+   *
+   * @maxItems 1000
+   */
+  indexes?: (string | "*")[];
+  /**
+   * Replaces every realm of the user ({}: none), checked as USERS.CREATE checks it.
+   */
+  realms?: {
+    /**
+     * @minItems 1
+     * @maxItems 20
+     */
+    [k: string]: [string, ...string[]] | undefined;
+  };
+  /**
+   * Makes the user an admin or not (an admin may not demote their own user).
+   */
+  admin?: boolean;
+}
+
+export interface UsersUpdateResult {
+  name: string;
+  /**
+   * A disabled user’s tokens are refused (401).
+   */
+  status: "active" | "disabled";
+  admin: boolean;
+  /**
+   * The indexes the user may read (`*`: every index).
+   */
+  indexes: string[];
+  /**
+   * Index → queries, ORed with each other and ANDed into every call of the user on that index.
+   */
+  realms: {
+    [k: string]: string[] | undefined;
+  };
+  createdAt: string;
+}
+
+/** Every user by name, or one: status, admin, indexes and realms. */
+export interface UsersFindParams {
+  /**
+   * One user; absent: every user, by name.
+   */
+  name?: string;
+}
+
+export interface UsersFindResult {
+  users: UserSummary[];
+}
+export interface UserSummary {
+  name: string;
+  /**
+   * A disabled user’s tokens are refused (401).
+   */
+  status: "active" | "disabled";
+  admin: boolean;
+  /**
+   * The indexes the user may read (`*`: every index).
+   */
+  indexes: string[];
+  /**
+   * Index → queries, ORed with each other and ANDed into every call of the user on that index.
+   */
+  realms: {
+    [k: string]: string[] | undefined;
+  };
+  createdAt: string;
+}
+
+/** Stop every token of a user, from their very next call, until USERS.ENABLE. */
+export interface UsersDisableParams {
+  /**
+   * The user whose tokens stop working from the next call on.
+   */
+  name: string;
+}
+
+export interface UsersDisableResult {
+  name: string;
+  /**
+   * A disabled user’s tokens are refused (401).
+   */
+  status: "active" | "disabled";
+  admin: boolean;
+  /**
+   * The indexes the user may read (`*`: every index).
+   */
+  indexes: string[];
+  /**
+   * Index → queries, ORed with each other and ANDed into every call of the user on that index.
+   */
+  realms: {
+    [k: string]: string[] | undefined;
+  };
+  createdAt: string;
+}
+
+/** Let a disabled user’s tokens work again (those neither revoked nor expired). */
+export interface UsersEnableParams {
+  /**
+   * The disabled user whose tokens work again.
+   */
+  name: string;
+}
+
+export interface UsersEnableResult {
+  name: string;
+  /**
+   * A disabled user’s tokens are refused (401).
+   */
+  status: "active" | "disabled";
+  admin: boolean;
+  /**
+   * The indexes the user may read (`*`: every index).
+   */
+  indexes: string[];
+  /**
+   * Index → queries, ORed with each other and ANDed into every call of the user on that index.
+   */
+  realms: {
+    [k: string]: string[] | undefined;
+  };
+  createdAt: string;
+}
+
+/** Remove a user; their tokens stop working at once. */
+export interface UsersDeleteParams {
+  /**
+   * The user to remove.
+   */
+  name: string;
+}
+
+export interface UsersDeleteResult {
+  name: string;
+  deleted: true;
+}
+
+/** Make an API token: shown once in the answer, only its hash kept. */
+export interface TokensCreateParams {
+  /**
+   * Whose token: absent, the caller’s own user; another user needs the users:admin scope and an admin user.
+   */
+  user?: string;
+  /**
+   * What the new token may do: only scopes the calling token holds itself.
+   *
+   * @minItems 1
+   * @maxItems 32
+   */
+  scopes: [
+    (
+      | "query:execute"
+      | "indexes:read"
+      | "indexes:write"
+      | "reports:read"
+      | "reports:write"
+      | "embed:create"
+      | "users:admin"
+      | "tokens:write"
+    ),
+    ...(
+      | "query:execute"
+      | "indexes:read"
+      | "indexes:write"
+      | "reports:read"
+      | "reports:write"
+      | "embed:create"
+      | "users:admin"
+      | "tokens:write"
+    )[]
+  ];
+  /**
+   * How long the token works: 90s, 15m, 12h, 30d (at most 366d), and never past the calling token’s own expiry (absent: 30d, or that expiry when it is sooner).
+   */
+  expiresIn?: string;
+  /**
+   * What the token is for, shown by TOKENS.FIND (never secret: the token is).
+   */
+  name?: string;
+}
+
+export interface TokensCreateResult {
+  /**
+   * The token’s id: what TOKENS.FIND lists and TOKENS.REVOKE takes.
+   */
+  id: string;
+  /**
+   * The token itself, to send as `Authorization: Bearer …`. Shown this once: only its SHA-256 is kept, so it cannot be shown again.
+   */
+  token: string;
+  /**
+   * Its first characters, as TOKENS.FIND shows them.
+   */
+  prefix: string;
+  user: string;
+  scopes: string[];
+  /**
+   * When it stops working (ISO-8601 UTC).
+   */
+  expiresAt: string | null;
+  name?: string;
+}
+
+/** A user’s API tokens, oldest first: id, head, scopes, status, expiry; never the tokens themselves. */
+export interface TokensFindParams {
+  /**
+   * Whose tokens: absent, the caller’s own user’s; another user needs the users:admin scope and an admin user.
+   */
+  user?: string;
+}
+
+export interface TokensFindResult {
+  /**
+   * Oldest first.
+   */
+  tokens: TokenSummary[];
+}
+export interface TokenSummary {
+  id: string;
+  user: string;
+  /**
+   * The token’s first characters, to tell tokens apart; never the token.
+   */
+  prefix: string;
+  scopes: string[];
+  createdAt: string;
+  /**
+   * null: it does not expire (a token of the CLI’s).
+   */
+  expiresAt: string | null;
+  status: "active" | "revoked" | "expired";
+  revokedAt?: string;
+  name?: string;
+}
+
+/** Revoke an API token: refused from its very next call on. */
+export interface TokensRevokeParams {
+  /**
+   * The token’s id (TOKENS.CREATE, TOKENS.FIND).
+   */
+  id: string;
+}
+
+export interface TokensRevokeResult {
+  id: string;
+  /**
+   * When it was first revoked: revoking again keeps that time.
+   */
+  revokedAt: string;
+}
+
 /** Every method, its params and its result.data. */
 export interface Methods {
   'QUERIES.EXECUTE': { params: QueriesExecuteParams; result: QueriesExecuteResult };
@@ -2250,6 +2560,15 @@ export interface Methods {
   'SOURCES.FIND': { params: SourcesFindParams; result: SourcesFindResult };
   'SOURCES.UPDATE': { params: SourcesUpdateParams; result: SourcesUpdateResult };
   'SOURCES.DELETE': { params: SourcesDeleteParams; result: SourcesDeleteResult };
+  'USERS.CREATE': { params: UsersCreateParams; result: UsersCreateResult };
+  'USERS.UPDATE': { params: UsersUpdateParams; result: UsersUpdateResult };
+  'USERS.FIND': { params: UsersFindParams; result: UsersFindResult };
+  'USERS.DISABLE': { params: UsersDisableParams; result: UsersDisableResult };
+  'USERS.ENABLE': { params: UsersEnableParams; result: UsersEnableResult };
+  'USERS.DELETE': { params: UsersDeleteParams; result: UsersDeleteResult };
+  'TOKENS.CREATE': { params: TokensCreateParams; result: TokensCreateResult };
+  'TOKENS.FIND': { params: TokensFindParams; result: TokensFindResult };
+  'TOKENS.REVOKE': { params: TokensRevokeParams; result: TokensRevokeResult };
 }
 
 /** The aggregation types a total takes (CROSSTAB.EXECUTE totals[].aggregationType). */

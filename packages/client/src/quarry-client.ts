@@ -231,6 +231,30 @@ export class QuarryClient {
     revokeEmbed: (p: ParamsOf<'TOKENS.REVOKE_EMBED'>, o?: CallOptions) => this.data('TOKENS.REVOKE_EMBED', p, o),
     /** Who the token belongs to: its user, what the user may read, the token's scopes and expiry. */
     whoami: (p: ParamsOf<'TOKENS.WHOAMI'> = {}, o?: CallOptions) => this.data('TOKENS.WHOAMI', p, o),
+    /** Makes an API token (shown once in the answer), never wider than the calling token. */
+    create: (p: ParamsOf<'TOKENS.CREATE'>, o?: CallOptions) => this.data('TOKENS.CREATE', p, o),
+    /** A user's API tokens (the caller's own by default), without the tokens themselves. */
+    find: (p: ParamsOf<'TOKENS.FIND'> = {}, o?: CallOptions) => this.data('TOKENS.FIND', p, o),
+    /** Revokes an API token by id. */
+    revoke: (p: ParamsOf<'TOKENS.REVOKE'>, o?: CallOptions) => this.data('TOKENS.REVOKE', p, o),
+  };
+  /** Where indexes' rows come from (indexes:write). */
+  readonly sources = {
+    create: (p: ParamsOf<'SOURCES.CREATE'>, o?: CallOptions) => this.data('SOURCES.CREATE', p, o),
+    run: (p: ParamsOf<'SOURCES.RUN'>, o?: CallOptions) => this.data('SOURCES.RUN', p, o),
+    runs: (p: ParamsOf<'SOURCES.RUNS'>, o?: CallOptions) => this.data('SOURCES.RUNS', p, o),
+    find: (p: ParamsOf<'SOURCES.FIND'> = {}, o?: CallOptions) => this.data('SOURCES.FIND', p, o),
+    update: (p: ParamsOf<'SOURCES.UPDATE'>, o?: CallOptions) => this.data('SOURCES.UPDATE', p, o),
+    delete: (p: ParamsOf<'SOURCES.DELETE'>, o?: CallOptions) => this.data('SOURCES.DELETE', p, o),
+  };
+  /** The admin API: needs users:admin and a token whose user is an admin. */
+  readonly users = {
+    create: (p: ParamsOf<'USERS.CREATE'>, o?: CallOptions) => this.data('USERS.CREATE', p, o),
+    update: (p: ParamsOf<'USERS.UPDATE'>, o?: CallOptions) => this.data('USERS.UPDATE', p, o),
+    find: (p: ParamsOf<'USERS.FIND'> = {}, o?: CallOptions) => this.data('USERS.FIND', p, o),
+    disable: (p: ParamsOf<'USERS.DISABLE'>, o?: CallOptions) => this.data('USERS.DISABLE', p, o),
+    enable: (p: ParamsOf<'USERS.ENABLE'>, o?: CallOptions) => this.data('USERS.ENABLE', p, o),
+    delete: (p: ParamsOf<'USERS.DELETE'>, o?: CallOptions) => this.data('USERS.DELETE', p, o),
   };
   readonly exports = {
     /** Starts a background export of a search's every record; download it at GET /exports/<exportId>. */

@@ -20,6 +20,12 @@ import {
   sourcesUpdateParams,
 } from './params/source-params';
 import {
+  completeTokensCreate,
+  completeUsersCreate,
+  tokensCreateParams,
+  usersCreateParams,
+} from './params/identity-params';
+import {
   crosstabExecuteParams,
   indexesFindParams,
   queriesExecuteParams,
@@ -82,6 +88,8 @@ const MINIMAL = {
       }),
     ),
   ],
+  'USERS.CREATE': [completeUsersCreate(parseParams(usersCreateParams, { name: 'ada' }))],
+  'TOKENS.CREATE': [completeTokensCreate(parseParams(tokensCreateParams, { scopes: ['query:execute'] }))],
   'SOURCES.RUN': [parseParams(sourcesRunParams, { sourceId: 'a'.repeat(32) })],
   'SOURCES.RUNS': [completeSourcesRuns(parseParams(sourcesRunsParams, { sourceId: 'a'.repeat(32) }))],
   'SOURCES.FIND': [parseParams(sourcesFindParams, {})],

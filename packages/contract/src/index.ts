@@ -10,6 +10,7 @@ export * from './result-schemas';
 export * from './methods';
 export * from './params/export-params';
 export * from './params/source-params';
+export * from './params/identity-params';
 export {
   FORMAT_LOCALE,
   intlOptions,

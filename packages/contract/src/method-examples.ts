@@ -71,6 +71,16 @@ const FIRST_SOURCE =
 const SHOP_FILE = '/srv/quarry/sources/shop.sqlite';
 const SOURCE_SETUP = `the server reads SQLite files in ${SHOP_FILE.replace(/\/[^/]+$/, '')} (QUARRY_SOURCE_FILE_DIRS), and ${SHOP_FILE} holds a table orders (the test writes one and sends its own path)`;
 
+/** The id the TOKENS.CREATE example's token got, as recorded: what the TOKENS.REVOKE example revokes. */
+const FIRST_TOKEN =
+  (
+    (ANSWERS as Partial<Record<string, Array<{ result: unknown }>>>)['TOKENS.CREATE']?.[0]?.result as
+      { id: string } | undefined
+  )?.id ?? '00000000-0000-4000-8000-000000000000';
+/** The user the USERS examples create, change and remove. */
+const ADA = 'ada@example.com';
+const ADMIN_SETUP = 'the demo user npm start creates is an admin, and its token holds users:admin';
+
 /** Each method's examples as called; the first is the one a reader meets first. */
 export const EXAMPLE_CALLS: { [M in MethodName]: Array<ExampleCall<M>> } = {
   'QUERIES.EXECUTE': [
@@ -209,6 +219,43 @@ export const EXAMPLE_CALLS: { [M in MethodName]: Array<ExampleCall<M>> } = {
   ],
   'SOURCES.DELETE': [
     { name: 'remove the source (index orders keeps what it loaded)', params: { sourceId: FIRST_SOURCE } },
+  ],
+  'USERS.CREATE': [
+    {
+      name: 'a user who reads the dramas of movies, and nothing else',
+      setup: ADMIN_SETUP,
+      params: { name: ADA, indexes: ['movies'], realms: { movies: ['(Major Genre):Drama'] } },
+    },
+  ],
+  'USERS.UPDATE': [
+    {
+      name: 'give her the Californian airports too',
+      setup: ADMIN_SETUP,
+      params: {
+        name: ADA,
+        indexes: ['movies', 'airports'],
+        realms: { movies: ['(Major Genre):Drama'], airports: ['state:CA'] },
+      },
+    },
+  ],
+  'USERS.FIND': [{ name: 'one user by name', setup: ADMIN_SETUP, params: { name: ADA } }],
+  'USERS.DISABLE': [{ name: 'stop all her tokens at once', setup: ADMIN_SETUP, params: { name: ADA } }],
+  'USERS.ENABLE': [{ name: 'let her tokens work again', setup: ADMIN_SETUP, params: { name: ADA } }],
+  'USERS.DELETE': [{ name: 'remove her', setup: ADMIN_SETUP, params: { name: ADA } }],
+  'TOKENS.CREATE': [
+    {
+      name: 'a read-only token of one’s own for a week, for a dashboard',
+      setup: 'the sample token holds tokens:write (npm start gives it)',
+      params: { scopes: ['query:execute', 'indexes:read'], expiresIn: '7d', name: 'wall dashboard' },
+    },
+  ],
+  'TOKENS.FIND': [{ name: 'the caller’s own tokens: the sample token and the one just made', params: {} }],
+  'TOKENS.REVOKE': [
+    {
+      name: 'revoke the token the TOKENS.CREATE example made',
+      setup: 'that token exists (the test sends the id its TOKENS.CREATE call got)',
+      params: { id: FIRST_TOKEN },
+    },
   ],
 };
 

@@ -3,6 +3,7 @@ import * as P from './param-schemas';
 import * as R from './result-schemas';
 import * as X from './params/export-params';
 import * as S from './params/source-params';
+import * as I from './params/identity-params';
 import type { Scope } from './scopes';
 
 /** When a business error (JSON-RPC code = HTTP status) happens, per method. */
@@ -13,7 +14,7 @@ export interface MethodError {
 
 export interface MethodContract<P extends z.ZodType = z.ZodType, R extends z.ZodType = z.ZodType> {
   /** The client's group and function: `client.queries.execute(…)`. */
-  group: 'queries' | 'indexes' | 'crosstab' | 'reports' | 'tokens' | 'exports' | 'sources';
+  group: 'queries' | 'indexes' | 'crosstab' | 'reports' | 'tokens' | 'exports' | 'sources' | 'users';
   call:
     | 'execute'
     | 'find'
@@ -30,7 +31,10 @@ export interface MethodContract<P extends z.ZodType = z.ZodType, R extends z.Zod
     | 'status'
     | 'create'
     | 'run'
-    | 'runs';
+    | 'runs'
+    | 'disable'
+    | 'enable'
+    | 'revoke';
   /** The scope the method needs; null: any valid API token may call it. */
   scope: Scope | null;
   /** Another scope the method needs besides `scope` (running a report runs a query). */
@@ -67,6 +71,21 @@ const onIndex: readonly MethodError[] = [
 ];
 
 const saving: readonly MethodError[] = [{ code: 403, when: 'saveReport is given and the token lacks reports:write.' }];
+
+/** The admin API's refusals beyond the scope: the token's user must be an admin too. */
+const adminOnly: readonly MethodError[] = [
+  { code: 403, when: 'The token lacks users:admin, its user is not an admin, or the caller is an embed token.' },
+];
+const noSuchUser: MethodError = { code: 404, when: 'No user of that name.' };
+/** An admin's guard against locking themselves out: their own user stays an active admin. */
+const notOneself: MethodError = {
+  code: 400,
+  when: 'The user is the caller’s own (an admin may not disable, demote or delete the user their token belongs to).',
+};
+const realmProblems: MethodError = {
+  code: 400,
+  when: 'A realm names an index the user is not given, is blank, does not parse or names a field its index does not have, or is given to an admin.',
+};
 
 const method = <P extends z.ZodType, R extends z.ZodType>(m: MethodContract<P, R>) => m;
 
@@ -453,6 +472,137 @@ export const METHODS = {
     params: S.sourcesDeleteParams,
     result: S.sourcesDeleteResult,
     errors: [...common, { code: 404, when: 'No such source, or another user’s (not told apart).' }],
+  }),
+  'USERS.CREATE': method({
+    group: 'users',
+    call: 'create',
+    scope: 'users:admin',
+    saves: false,
+    cached: false,
+    summary: 'Create a user: the indexes they read, the rows of each (realms), whether an admin.',
+    description:
+      'As `quarry user create` does, on the same store. The user has no token yet: TOKENS.CREATE with user makes one. Needs a token with users:admin whose user is an admin.',
+    params: I.usersCreateParams,
+    result: I.usersCreateResult,
+    errors: [...common, ...adminOnly, realmProblems, { code: 409, when: 'A user of that name exists already.' }],
+  }),
+  'USERS.UPDATE': method({
+    group: 'users',
+    call: 'update',
+    scope: 'users:admin',
+    saves: false,
+    cached: false,
+    summary: 'Change what a user reads (indexes, realms) or whether they are an admin.',
+    description:
+      'What is given replaces what was kept, and the whole is checked as USERS.CREATE checks it; it applies to the user’s next call, through every token they hold.',
+    params: I.usersUpdateParams,
+    result: I.usersUpdateResult,
+    errors: [...common, ...adminOnly, realmProblems, notOneself, noSuchUser],
+  }),
+  'USERS.FIND': method({
+    group: 'users',
+    call: 'find',
+    scope: 'users:admin',
+    saves: false,
+    cached: false,
+    summary: 'Every user by name, or one: status, admin, indexes and realms.',
+    description: 'Tokens are listed by TOKENS.FIND.',
+    params: I.usersFindParams,
+    result: I.usersFindResult,
+    errors: [...common, ...adminOnly, noSuchUser],
+  }),
+  'USERS.DISABLE': method({
+    group: 'users',
+    call: 'disable',
+    scope: 'users:admin',
+    saves: false,
+    cached: false,
+    summary: 'Stop every token of a user, from their very next call, until USERS.ENABLE.',
+    description:
+      'Their tokens get the plain HTTP 401 "Token owner could not be resolved"; their schedules and sources fail to run, saying so. Disabling a disabled user answers the same.',
+    params: I.usersDisableParams,
+    result: I.usersDisableResult,
+    errors: [...common, ...adminOnly, notOneself, noSuchUser],
+  }),
+  'USERS.ENABLE': method({
+    group: 'users',
+    call: 'enable',
+    scope: 'users:admin',
+    saves: false,
+    cached: false,
+    summary: 'Let a disabled user’s tokens work again (those neither revoked nor expired).',
+    description: 'Enabling an active user answers the same.',
+    params: I.usersEnableParams,
+    result: I.usersEnableResult,
+    errors: [...common, ...adminOnly, noSuchUser],
+  }),
+  'USERS.DELETE': method({
+    group: 'users',
+    call: 'delete',
+    scope: 'users:admin',
+    saves: false,
+    cached: false,
+    summary: 'Remove a user; their tokens stop working at once.',
+    description:
+      'Their tokens stay listed by `quarry token list` as a deleted user’s and never authenticate again; a new user of the same name does not inherit them.',
+    params: I.usersDeleteParams,
+    result: I.usersDeleteResult,
+    errors: [...common, ...adminOnly, notOneself, noSuchUser],
+  }),
+  'TOKENS.CREATE': method({
+    group: 'tokens',
+    call: 'create',
+    scope: 'tokens:write',
+    saves: false,
+    cached: false,
+    summary: 'Make an API token: shown once in the answer, only its hash kept.',
+    description:
+      'For the caller’s own user, or (with users:admin, as an admin) another user. The new token never holds a scope the calling token lacks and never outlives it. As `quarry token create` makes them, on the same store.',
+    params: I.tokensCreateParams,
+    result: I.tokensCreateResult,
+    errors: [
+      ...common,
+      {
+        code: 403,
+        when: 'A scope the calling token lacks, an expiry past its own, or another user without users:admin and an admin user (the detail says which); or the caller is an embed token.',
+      },
+      { code: 404, when: 'No user of that name (asked by an admin).' },
+    ],
+  }),
+  'TOKENS.FIND': method({
+    group: 'tokens',
+    call: 'find',
+    scope: 'tokens:write',
+    saves: false,
+    cached: false,
+    summary: 'A user’s API tokens, oldest first: id, head, scopes, status, expiry; never the tokens themselves.',
+    description: 'The caller’s own user’s tokens, or (with users:admin, as an admin) another user’s.',
+    params: I.tokensFindParams,
+    result: I.tokensFindResult,
+    errors: [
+      ...common,
+      { code: 403, when: 'Another user without users:admin and an admin user, or the caller is an embed token.' },
+      { code: 404, when: 'No user of that name (asked by an admin).' },
+    ],
+  }),
+  'TOKENS.REVOKE': method({
+    group: 'tokens',
+    call: 'revoke',
+    scope: 'tokens:write',
+    saves: false,
+    cached: false,
+    summary: 'Revoke an API token: refused from its very next call on.',
+    description:
+      'One of the caller’s own user’s tokens (the calling one too), or (with users:admin, as an admin) any user’s. The token gets the plain HTTP 401 "Token revoked"; the embed tokens it issued stop too. Revoking it again answers the same, with the first revocation’s time.',
+    params: I.tokensRevokeParams,
+    result: I.tokensRevokeResult,
+    errors: [
+      ...common,
+      {
+        code: 404,
+        when: 'No such token, or another user’s without users:admin and an admin user (the two are not told apart).',
+      },
+    ],
   }),
 } as const;
 

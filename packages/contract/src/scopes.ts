@@ -6,6 +6,10 @@ export const SCOPES = [
   'reports:read',
   'reports:write',
   'embed:create',
+  // The admin API (USERS.*, and TOKENS.* for another user's tokens): also needs the token's user to be an admin.
+  'users:admin',
+  // TOKENS.CREATE, TOKENS.FIND, TOKENS.REVOKE on one's own tokens.
+  'tokens:write',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 

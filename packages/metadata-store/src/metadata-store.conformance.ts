@@ -50,6 +50,54 @@ export function metadataStoreConformance(open: () => Promise<MetadataAndCatalog>
     expect((await store.findUserByName('alice'))?.indexes).toEqual(['movies']);
   });
 
+  it('updates the parts of a user given and keeps the rest', async () => {
+    const created = await store.createUser(alice);
+    const wider = await store.updateUser('alice', { indexes: ['movies', 'cars'] });
+    expect(wider).toEqual({ ...created, indexes: ['movies', 'cars'] });
+    const admin = await store.updateUser('alice', { admin: true, realms: [] });
+    expect(admin).toEqual({ ...created, indexes: ['movies', 'cars'], admin: true, realms: [] });
+    expect(await store.updateUser('alice', {})).toEqual(admin);
+    expect(await store.findUserByName('alice')).toEqual(admin);
+    await expect(store.updateUser('ghost', { admin: true })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    // The owner a credential read returns is the updated one, on the very next read.
+    const t = await store.createToken({
+      userId: created.id,
+      hash: '78'.repeat(32),
+      prefix: 'qk_u',
+      scopes: [],
+      expiresAt: null,
+    });
+    await store.updateUser('alice', { realms: [{ index: 'cars', query: 'Origin:USA' }] });
+    expect((await store.findCredentialById(t.id))?.owner?.realms).toEqual([{ index: 'cars', query: 'Origin:USA' }]);
+  });
+
+  it('keeps a token name when given, and none otherwise', async () => {
+    const u = await store.createUser(alice);
+    const named = await store.createToken({
+      userId: u.id,
+      hash: '9a'.repeat(32),
+      prefix: 'qk_n',
+      scopes: ['tokens:write'],
+      expiresAt: null,
+      name: 'wall dashboard',
+    });
+    const plain = await store.createToken({
+      userId: u.id,
+      hash: '9b'.repeat(32),
+      prefix: 'qk_p',
+      scopes: [],
+      expiresAt: null,
+    });
+    expect(named.name).toBe('wall dashboard');
+    expect('name' in plain).toBe(false);
+    const listed = await store.listTokens();
+    expect([listed.find((t) => t.id === named.id)?.name, listed.find((t) => t.id === plain.id)?.name]).toEqual([
+      'wall dashboard',
+      undefined,
+    ]);
+    expect((await store.findCredentialById(named.id))?.token.name).toBe('wall dashboard');
+  });
+
   it('lists users by name and changes their status', async () => {
     await store.createUser({ ...alice, name: 'zed' });
     await store.createUser(alice);

@@ -22,6 +22,8 @@ import { AuditRecorder } from './domain/audit-recorder';
 import { AuthenticateUseCase } from './domain/authenticate.use-case';
 import { DispatchMethodUseCase } from './domain/dispatch-method.use-case';
 import { EmbedTokenRegistry } from './domain/embed-token-registry';
+import { ManageTokensUseCase } from './domain/manage-tokens.use-case';
+import { ManageUsersUseCase } from './domain/manage-users.use-case';
 import { createMethodHandlers } from './domain/handlers/method-handlers';
 import { RunScheduledReportUseCase } from './domain/run-scheduled-report.use-case';
 import type { ScheduledReportRunner, SchedulesModule } from './ports/schedules.port';
@@ -68,7 +70,7 @@ export class GatewayCallsModule implements QuarryModule {
 
   constructor(
     private readonly config: GatewayConfig,
-    readonly store: MetadataStore & AuditLog & Pick<IndexCatalog, 'ownedIndexes'>,
+    readonly store: MetadataStore & AuditLog & Pick<IndexCatalog, 'ownedIndexes' | 'getIndex'>,
     log: Logger,
   ) {
     this.log = log.child({ module: 'gateway' });
@@ -97,6 +99,8 @@ export class GatewayCallsModule implements QuarryModule {
         embedTokens,
         schedules: () => this.scheduler,
         exports: await this.startExports(),
+        users: new ManageUsersUseCase(this.store, this.store),
+        tokens: new ManageTokensUseCase(this.store),
       }),
     );
     const deliveries = this.startDeliveries();

@@ -2,13 +2,12 @@ import { listing } from './listing';
 import { AppError } from '@quarry/errors';
 import {
   SCOPES,
-  generateTokenValue,
   hashToken,
   isScope,
+  issueToken,
   parseDuration,
-  tokenDisplayPrefix,
+  tokenStatus,
   type MetadataStore,
-  type TokenRecord,
 } from '@quarry/metadata-store';
 import { parseRealms } from './parse-realms';
 
@@ -83,14 +82,8 @@ export async function createToken(store: MetadataStore, opts: CreateTokenOptions
       throw AppError.invalid(`--expires-in takes a duration like 90s, 15m, 12h or 30d, got "${opts.expiresIn}"`);
     expiresAt = new Date(now + ms).toISOString();
   }
-  const token = generateTokenValue();
-  const record = await store.createToken({
-    userId: user.id,
-    hash: hashToken(token),
-    prefix: tokenDisplayPrefix(token),
-    scopes,
-    expiresAt,
-  });
+  // The same making as TOKENS.CREATE's: only the hash and a short head are stored.
+  const { record, token } = await issueToken(store, { userId: user.id, scopes, expiresAt });
   return [
     `id:      ${record.id}`,
     `prefix:  ${record.prefix}`,
@@ -99,12 +92,6 @@ export async function createToken(store: MetadataStore, opts: CreateTokenOptions
     `expires: ${expiresAt ?? 'never'}`,
     token,
   ].join('\n');
-}
-
-function tokenStatus(t: TokenRecord, now: number): string {
-  if (t.revokedAt) return 'revoked';
-  if (t.expiresAt && Date.parse(t.expiresAt) <= now) return 'expired';
-  return 'active';
 }
 
 export async function listTokens(store: MetadataStore, now = Date.now()): Promise<string> {

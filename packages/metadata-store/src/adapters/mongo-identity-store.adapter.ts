@@ -9,6 +9,7 @@ import type {
   NewUser,
   TokenRecord,
   User,
+  UserChanges,
   UserStatus,
 } from '../domain/identity';
 import type { MetadataStore } from '../ports/metadata-store.port';
@@ -68,6 +69,21 @@ export class MongoIdentityStore implements Omit<MetadataStore, 'ping' | 'close'>
     return toUser(doc);
   }
 
+  async updateUser(name: string, changes: UserChanges): Promise<User> {
+    // Only the parts given are set, in one atomic update: the rest stays as stored.
+    const set: Partial<Omit<UserDoc, '_id'>> = {
+      ...(changes.admin === undefined ? {} : { admin: changes.admin }),
+      ...(changes.indexes === undefined ? {} : { indexes: [...changes.indexes] }),
+      ...(changes.realms === undefined ? {} : { realms: changes.realms.map((r) => ({ ...r })) }),
+    };
+    const doc =
+      Object.keys(set).length === 0
+        ? await this.users.findOne({ name })
+        : await this.users.findOneAndUpdate({ name }, { $set: set }, { returnDocument: 'after' });
+    if (!doc) throw AppError.notFound(`User "${name}" not found`);
+    return toUser(doc);
+  }
+
   async deleteUser(name: string): Promise<void> {
     const res = await this.users.deleteOne({ name });
     if (res.deletedCount === 0) throw AppError.notFound(`User "${name}" not found`);
@@ -83,6 +99,7 @@ export class MongoIdentityStore implements Omit<MetadataStore, 'ping' | 'close'>
       createdAt: new Date().toISOString(),
       expiresAt: token.expiresAt,
       revokedAt: null,
+      ...(token.name === undefined ? {} : { name: token.name }),
     };
     try {
       await this.tokens.insertOne({ ...doc });

@@ -7,6 +7,7 @@ import type {
   NewUser,
   TokenRecord,
   User,
+  UserChanges,
   UserStatus,
 } from '../domain/identity';
 import type { AuditEntry, AuditLog, AuditQuery } from '../ports/audit-log.port';
@@ -59,6 +60,10 @@ export class MongoMetadataStore implements MetadataStore, IndexCatalog, AuditLog
 
   setUserStatus(name: string, status: UserStatus): Promise<User> {
     return this.identities.setUserStatus(name, status);
+  }
+
+  updateUser(name: string, changes: UserChanges): Promise<User> {
+    return this.identities.updateUser(name, changes);
   }
 
   deleteUser(name: string): Promise<void> {

@@ -10,6 +10,7 @@ import type {
   Realm,
   TokenRecord,
   User,
+  UserChanges,
   UserStatus,
 } from '../domain/identity';
 import type { MetadataStore } from '../ports/metadata-store.port';
@@ -33,6 +34,7 @@ interface TokenRow {
   created_at: string;
   expires_at: string | null;
   revoked_at: string | null;
+  name: string | null;
 }
 
 function toUser(row: UserRow): User {
@@ -77,6 +79,7 @@ function toToken(row: TokenRow): TokenRecord {
     createdAt: row.created_at,
     expiresAt: row.expires_at,
     revokedAt: row.revoked_at,
+    ...(row.name === null ? {} : { name: row.name }),
   };
 }
 
@@ -105,9 +108,14 @@ export class SqliteIdentityStore implements Omit<MetadataStore, 'ping' | 'close'
       userByName: this.db.prepare<[string], UserRow>('SELECT * FROM users WHERE name = ?'),
       listUsers: this.db.prepare<[], UserRow>('SELECT * FROM users ORDER BY name'),
       setStatus: this.db.prepare('UPDATE users SET status = ? WHERE name = ?'),
+      // A given part replaces the stored one, a NULL one keeps it: one statement, so two updates never interleave.
+      updateUser: this.db.prepare(
+        `UPDATE users SET admin = COALESCE(@admin, admin), indexes = COALESCE(@indexes, indexes),
+         realms = COALESCE(@realms, realms) WHERE name = @name`,
+      ),
       deleteUser: this.db.prepare('DELETE FROM users WHERE name = ?'),
       insertToken: this.db.prepare(
-        'INSERT INTO tokens (id, user_id, hash, prefix, scopes, created_at, expires_at, revoked_at) VALUES (@id, @user_id, @hash, @prefix, @scopes, @created_at, @expires_at, NULL)',
+        'INSERT INTO tokens (id, user_id, hash, prefix, scopes, created_at, expires_at, revoked_at, name) VALUES (@id, @user_id, @hash, @prefix, @scopes, @created_at, @expires_at, NULL, @name)',
       ),
       tokenByHash: this.db.prepare<[string], TokenRow>('SELECT * FROM tokens WHERE hash = ?'),
       tokenById: this.db.prepare<[string], TokenRow>('SELECT * FROM tokens WHERE id = ?'),
@@ -185,6 +193,18 @@ export class SqliteIdentityStore implements Omit<MetadataStore, 'ping' | 'close'
     return (await this.findUserByName(name)) as User;
   }
 
+  async updateUser(name: string, changes: UserChanges): Promise<User> {
+    this.wrote();
+    const res = this.stmts.updateUser.run({
+      name,
+      admin: changes.admin === undefined ? null : changes.admin ? 1 : 0,
+      indexes: changes.indexes === undefined ? null : JSON.stringify(changes.indexes),
+      realms: changes.realms === undefined ? null : JSON.stringify(changes.realms),
+    });
+    if (res.changes === 0) throw AppError.notFound(`User "${name}" not found`);
+    return (await this.findUserByName(name)) as User;
+  }
+
   async deleteUser(name: string): Promise<void> {
     this.wrote();
     if (this.stmts.deleteUser.run(name).changes === 0) throw AppError.notFound(`User "${name}" not found`);
@@ -200,6 +220,7 @@ export class SqliteIdentityStore implements Omit<MetadataStore, 'ping' | 'close'
       created_at: new Date().toISOString(),
       expires_at: token.expiresAt,
       revoked_at: null,
+      name: token.name ?? null,
     };
     try {
       this.stmts.insertToken.run(row);

@@ -7,6 +7,7 @@ import type {
   NewUser,
   TokenRecord,
   User,
+  UserChanges,
   UserStatus,
 } from '../domain/identity';
 import type { AuditEntry, AuditLog, AuditQuery } from '../ports/audit-log.port';
@@ -52,6 +53,10 @@ export class SqliteMetadataStore implements MetadataStore, IndexCatalog, AuditLo
 
   setUserStatus(name: string, status: UserStatus): Promise<User> {
     return this.identities.setUserStatus(name, status);
+  }
+
+  updateUser(name: string, changes: UserChanges): Promise<User> {
+    return this.identities.updateUser(name, changes);
   }
 
   deleteUser(name: string): Promise<void> {

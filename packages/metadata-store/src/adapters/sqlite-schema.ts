@@ -90,6 +90,9 @@ export function migrateSqlite(db: Database.Database): void {
     if (!columns.some((c) => c.name === 'rollups')) db.exec('ALTER TABLE indexes ADD COLUMN rollups TEXT');
     // The user who created the index through the API (uploads, sources): null for the CLI's loads.
     if (!columns.some((c) => c.name === 'owner')) db.exec('ALTER TABLE indexes ADD COLUMN owner TEXT');
+    // A token's name (TOKENS.CREATE name): null for tokens made before it, and for the CLI's.
+    const tokenColumns = db.prepare<[], { name: string }>("SELECT name FROM pragma_table_info('tokens')").all();
+    if (!tokenColumns.some((c) => c.name === 'name')) db.exec('ALTER TABLE tokens ADD COLUMN name TEXT');
     const auditColumns = db.prepare<[], { name: string }>("SELECT name FROM pragma_table_info('audit')").all();
     if (!auditColumns.some((c) => c.name === 'shape')) db.exec('ALTER TABLE audit ADD COLUMN shape TEXT');
     const versionColumns = db

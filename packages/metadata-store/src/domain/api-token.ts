@@ -1,4 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { MetadataStore } from '../ports/metadata-store.port';
+import type { NewToken, TokenRecord } from './identity';
 
 export const TOKEN_PREFIX = 'qk_';
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -41,4 +43,33 @@ export function parseDuration(text: string): number | null {
   const amount = Number(m[1]);
   if (amount <= 0) return null;
   return amount * UNIT_MS[m[2] as keyof typeof UNIT_MS];
+}
+
+/** A token as TOKENS.FIND and `quarry token list` show it: usable, revoked, or past its expiry. */
+export type TokenStatus = 'active' | 'revoked' | 'expired';
+
+export function tokenStatus(t: Pick<TokenRecord, 'revokedAt' | 'expiresAt'>, now: number): TokenStatus {
+  if (t.revokedAt) return 'revoked';
+  if (t.expiresAt && Date.parse(t.expiresAt) <= now) return 'expired';
+  return 'active';
+}
+
+/** A token just made: the record kept, and the clear value, which exists nowhere else from now on. */
+export interface IssuedToken {
+  record: TokenRecord;
+  token: string;
+}
+
+/**
+ * Makes a token for a user, as `quarry token create` and TOKENS.CREATE both do: a fresh random value,
+ * of which only the SHA-256 and a short head are stored. The clear value is returned once, to be shown
+ * once; whoever calls this must never log or record it.
+ */
+export async function issueToken(
+  store: Pick<MetadataStore, 'createToken'>,
+  t: Omit<NewToken, 'hash' | 'prefix'>,
+): Promise<IssuedToken> {
+  const token = generateTokenValue();
+  const record = await store.createToken({ ...t, hash: hashToken(token), prefix: tokenDisplayPrefix(token) });
+  return { record, token };
 }

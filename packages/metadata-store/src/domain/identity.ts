@@ -20,6 +20,9 @@ export interface User {
 
 export type NewUser = Pick<User, 'name' | 'admin' | 'indexes' | 'realms'>;
 
+/** What USERS.UPDATE may change of a user: each part given replaces the stored one. */
+export type UserChanges = Partial<Pick<User, 'admin' | 'indexes' | 'realms'>>;
+
 export interface TokenRecord {
   id: string;
   userId: string;
@@ -31,6 +34,8 @@ export interface TokenRecord {
   createdAt: string;
   expiresAt: string | null;
   revokedAt: string | null;
+  /** What its creator called it (TOKENS.CREATE name); absent for the CLI's tokens. */
+  name?: string;
 }
 
 /** A token as authentication needs it: the record and its owner, null when the owner was deleted. */
@@ -39,7 +44,7 @@ export interface Credential {
   owner: User | null;
 }
 
-export type NewToken = Pick<TokenRecord, 'userId' | 'hash' | 'prefix' | 'scopes' | 'expiresAt'>;
+export type NewToken = Pick<TokenRecord, 'userId' | 'hash' | 'prefix' | 'scopes' | 'expiresAt' | 'name'>;
 
 /**
  * An issued embed token (TOKENS.EMBED), kept until it expires so that its user can revoke it by id; the

@@ -6,6 +6,7 @@ import type {
   NewUser,
   TokenRecord,
   User,
+  UserChanges,
   UserStatus,
 } from '../domain/identity';
 
@@ -28,6 +29,8 @@ export interface MetadataStore {
   findUserByName(name: string): Promise<User | null>;
   listUsers(): Promise<User[]>;
   setUserStatus(name: string, status: UserStatus): Promise<User>;
+  /** Replaces the parts of the user given (admin, indexes, realms) and leaves the rest; NOT_FOUND when missing. */
+  updateUser(name: string, changes: UserChanges): Promise<User>;
   /** Removes the user; its tokens stay stored but can no longer authenticate. */
   deleteUser(name: string): Promise<void>;
 

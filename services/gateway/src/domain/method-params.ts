@@ -8,6 +8,8 @@ import {
   completeSourcesCreate,
   completeSourcesRuns,
   completeSourcesUpdate,
+  completeTokensCreate,
+  completeUsersCreate,
   METHODS,
   parseParams,
   type MethodName,
@@ -47,6 +49,15 @@ const COMPLETE = {
   'SOURCES.DELETE': asSent<SentParams<'SOURCES.DELETE'>>,
   'SOURCES.RUN': asSent<SentParams<'SOURCES.RUN'>>,
   'SOURCES.RUNS': completeSourcesRuns,
+  'USERS.CREATE': completeUsersCreate,
+  'USERS.UPDATE': asSent<SentParams<'USERS.UPDATE'>>,
+  'USERS.FIND': asSent<SentParams<'USERS.FIND'>>,
+  'USERS.DISABLE': asSent<SentParams<'USERS.DISABLE'>>,
+  'USERS.ENABLE': asSent<SentParams<'USERS.ENABLE'>>,
+  'USERS.DELETE': asSent<SentParams<'USERS.DELETE'>>,
+  'TOKENS.CREATE': completeTokensCreate,
+  'TOKENS.FIND': asSent<SentParams<'TOKENS.FIND'>>,
+  'TOKENS.REVOKE': asSent<SentParams<'TOKENS.REVOKE'>>,
 } satisfies { readonly [M in MethodName]: (p: SentParams<M>) => unknown };
 
 /** A method's params with every default of the contract applied. */

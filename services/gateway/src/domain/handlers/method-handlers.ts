@@ -4,6 +4,8 @@ import type { Schedules } from '../../ports/schedules.port';
 import type { ServiceClients } from '../../ports/service-clients.port';
 import type { SourceCalls } from '../../ports/sources.port';
 import type { EmbedTokenRegistry } from '../embed-token-registry';
+import type { ManageTokensUseCase } from '../manage-tokens.use-case';
+import type { ManageUsersUseCase } from '../manage-users.use-case';
 import { RunCrosstabUseCase } from '../run-crosstab.use-case';
 import { RunReportUseCase } from '../run-report.use-case';
 import { RunSearchUseCase } from '../run-search.use-case';
@@ -16,6 +18,7 @@ import { reportsHandlers } from './reports.handlers';
 import { schedulesHandlers } from './schedules.handlers';
 import { sourcesHandlers } from './sources.handlers';
 import { tokensHandlers } from './tokens.handlers';
+import { usersHandlers } from './users.handlers';
 
 export interface MethodHandlerDeps extends ExportsHandlerDeps {
   services: ServiceClients;
@@ -26,6 +29,9 @@ export interface MethodHandlerDeps extends ExportsHandlerDeps {
   embedTokens?: EmbedTokenRegistry;
   /** Scheduled deliveries, once their module runs; absent, REPORTS.SCHEDULE and its kin answer 503. */
   schedules?: () => Schedules | undefined;
+  /** The admin API (USERS.*) and API tokens (TOKENS.CREATE and its kin), on the metadata store; absent: 503. */
+  users?: ManageUsersUseCase;
+  tokens?: ManageTokensUseCase;
 }
 
 /** Every method's handler, one per method of the contract, and the use cases they share. */
@@ -45,6 +51,7 @@ export function createMethodHandlers(deps: MethodHandlerDeps): MethodHandlers {
     ...tokensHandlers(deps),
     ...exportsHandlers(deps),
     ...sourcesHandlers({ sources: deps.sources }),
+    ...usersHandlers({ users: deps.users }),
   };
 }
 

@@ -5,6 +5,7 @@ import type { EmbedSigner } from '../../ports/embed-signer.port';
 import type { RequestTrace, ServiceClients } from '../../ports/service-clients.port';
 import { narrowToIndex } from '../authenticate.use-case';
 import type { EmbedTokenRegistry } from '../embed-token-registry';
+import type { ManageTokensUseCase } from '../manage-tokens.use-case';
 import type { SentParams } from '../method-params';
 import { checkSettings } from '../report-parameters';
 import { callerOf, type Principal } from '../principal';
@@ -14,16 +15,45 @@ export interface TokensHandlerDeps {
   services: ServiceClients;
   signer?: EmbedSigner;
   embedTokens?: EmbedTokenRegistry;
+  /** API tokens on the gateway's metadata store (TOKENS.CREATE, .FIND, .REVOKE); absent, those answer 503. */
+  tokens?: ManageTokensUseCase;
 }
+
+type TokenMethod =
+  'TOKENS.EMBED' | 'TOKENS.REVOKE_EMBED' | 'TOKENS.WHOAMI' | 'TOKENS.CREATE' | 'TOKENS.FIND' | 'TOKENS.REVOKE';
 
 /**
  * TOKENS.EMBED and TOKENS.REVOKE_EMBED: embed tokens, issued and revoked by this gateway; TOKENS.WHOAMI:
- * the caller as authentication resolved it.
+ * the caller as authentication resolved it; TOKENS.CREATE, .FIND, .REVOKE: API tokens on the store.
  */
-export function tokensHandlers(
-  deps: TokensHandlerDeps,
-): Pick<MethodHandlers, 'TOKENS.EMBED' | 'TOKENS.REVOKE_EMBED' | 'TOKENS.WHOAMI'> {
+export function tokensHandlers(deps: TokensHandlerDeps): Pick<MethodHandlers, TokenMethod> {
+  const checkAvailable = () => {
+    if (!deps.tokens) throw AppError.unavailable('API tokens cannot be managed on this gateway (no metadata store)');
+  };
   return {
+    'TOKENS.CREATE': {
+      checkAvailable,
+      handle: async ({ principal, sent, complete }) => {
+        checkAvailable();
+        // The answer carries the clear token; the audit trail keeps only the params' digest, never results.
+        return { data: await deps.tokens!.create(principal, complete, sent.expiresIn !== undefined) };
+      },
+    },
+    'TOKENS.FIND': {
+      checkAvailable,
+      handle: async ({ principal, sent }) => {
+        checkAvailable();
+        const data = await deps.tokens!.find(principal, sent.user);
+        return { data, returned: data.tokens.length };
+      },
+    },
+    'TOKENS.REVOKE': {
+      checkAvailable,
+      handle: async ({ principal, sent }) => {
+        checkAvailable();
+        return { data: await deps.tokens!.revoke(principal, sent.id) };
+      },
+    },
     'TOKENS.WHOAMI': { handle: ({ principal }) => Promise.resolve({ data: whoami(principal) }) },
     'TOKENS.EMBED': {
       handle: async ({ principal, sent, trace }) => ({ data: await issueEmbedToken(deps, principal, sent, trace) }),
