@@ -1,6 +1,7 @@
 import { DelayedError, Queue, Worker, type Job } from 'bullmq';
 import type IORedis from 'ioredis';
 import type { Logger } from '@quarry/logger';
+import { closeBullmq, closeBullmqWorker, lostAfterReady } from '@quarry/runtime';
 import type { SourceJob, SourceJobOutcome, SourceJobs } from '../ports/source-jobs.port';
 
 export const SOURCE_QUEUE = 'quarry-source-runs';
@@ -13,17 +14,22 @@ const STALLED_INTERVAL_MS = 15_000;
 /** How soon a run that waited for the index's load lock is taken up again. */
 const LATER_MS = 1_000;
 const KEPT = { count: 1000, age: 7 * 24 * 3600 };
+/** A run under way may end within this at a stop; else its lock lapses and another worker takes it again. */
+const RUN_CLOSE_WAIT_MS = 10_000;
+const QUEUE_CLOSE_WAIT_MS = 3000;
 
 /** Source runs and refresh crons as BullMQ jobs and job schedulers, one scheduler per source. */
 export class BullMqSourceJobs implements SourceJobs {
   private readonly queue: Queue<SourceJob>;
   private worker: Worker<SourceJob> | undefined;
+  private readonly redisLost: () => boolean;
 
   constructor(
     connection: IORedis,
     private readonly redisUrl: string,
     private readonly log: Logger,
   ) {
+    this.redisLost = lostAfterReady(connection);
     this.queue = new Queue<SourceJob>(SOURCE_QUEUE, { connection });
     this.queue.on('error', () => undefined);
   }
@@ -73,8 +79,10 @@ export class BullMqSourceJobs implements SourceJobs {
     this.worker = worker;
   }
 
+  /** Bounded: BullMQ's close waits for its Redis for ever, and at a stop that Redis may be gone already. */
   async close(): Promise<void> {
-    await this.worker?.close().catch(() => undefined);
-    await this.queue.close().catch(() => undefined);
+    const lost = this.redisLost();
+    await closeBullmqWorker(this.worker, { lost, graceMs: RUN_CLOSE_WAIT_MS, goneMs: QUEUE_CLOSE_WAIT_MS });
+    await closeBullmq(this.queue, this.queue.close(), QUEUE_CLOSE_WAIT_MS);
   }
 }
