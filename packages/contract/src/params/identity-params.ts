@@ -89,11 +89,9 @@ export const userSummary = z
     status: z.enum(['active', 'disabled']).meta({ description: 'A disabled user’s tokens are refused (401).' }),
     admin: z.boolean(),
     indexes: z.array(z.string()).meta({ description: 'The indexes the user may read (`*`: every index).' }),
-    realms: z
-      .record(z.string(), z.array(z.string()))
-      .meta({
-        description: 'Index → queries, ORed with each other and ANDed into every call of the user on that index.',
-      }),
+    realms: z.record(z.string(), z.array(z.string())).meta({
+      description: 'Index → queries, ORed with each other and ANDed into every call of the user on that index.',
+    }),
     createdAt: z.string(),
   })
   .meta({ title: 'UserSummary' });
