@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { useDemoStack } from './support/demo-stack';
+import { jsonValues } from './support/json-values';
 
 /**
  * The repo documents itself, and its documentation runs. docs/api.md is what the contract says today and
@@ -119,28 +120,6 @@ const examples = shBlocks();
 const apiExamples = examples.filter((e) => isApiExample(e.block));
 const cliExamples = examples.filter((e) => !isApiExample(e.block) && isCliExample(e.block));
 const numbered = (list: typeof examples) => list.map((e, i) => [`${e.page} #${i}`, e.block] as const);
-
-/** The JSON values of a text holding several one after another (curl -s prints each answer bare). */
-function jsonValues(text: string): unknown[] {
-  const values: unknown[] = [];
-  let depth = 0;
-  let start = -1;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (inString) {
-      if (c === '\\') i++;
-      else if (c === '"') inString = false;
-    } else if (c === '"') inString = true;
-    else if (c === '{' || c === '[') {
-      if (depth++ === 0) start = i;
-    } else if (c === '}' || c === ']') {
-      if (--depth === 0) values.push(JSON.parse(text.slice(start, i + 1)));
-    }
-  }
-  expect(depth).toBe(0);
-  return values;
-}
 
 describe('docs', () => {
   it('docs/api.md is what scripts/gen-api-docs.js writes from the contract (npm run gen:api-docs)', () => {

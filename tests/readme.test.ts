@@ -4,6 +4,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { useDemoStack } from './support/demo-stack';
 import { REPO_ROOT } from './support/quarry-process';
+import { jsonValues } from './support/json-values';
 
 /*
  * README.md's door as written: its first block is the two commands, its table the variables `npm start`
@@ -19,28 +20,6 @@ const README = fs.readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8');
 const START_SH = fs.readFileSync(path.join(REPO_ROOT, 'scripts', 'start.sh'), 'utf8');
 
 const shBlocks = [...README.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].map((m) => m[1]);
-
-/** The JSON values of a text holding several one after another (curl -s prints each answer bare). */
-function jsonValues(text: string): unknown[] {
-  const values: unknown[] = [];
-  let depth = 0;
-  let start = -1;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (inString) {
-      if (c === '\\') i++;
-      else if (c === '"') inString = false;
-    } else if (c === '"') inString = true;
-    else if (c === '{' || c === '[') {
-      if (depth++ === 0) start = i;
-    } else if (c === '}' || c === ']') {
-      if (--depth === 0) values.push(JSON.parse(text.slice(start, i + 1)));
-    }
-  }
-  expect(depth).toBe(0);
-  return values;
-}
 
 async function bash(script: string): Promise<string> {
   const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', script], {
