@@ -5,6 +5,8 @@ import path from 'node:path';
 import { AppError } from '@quarry/errors';
 import { freePort } from '@quarry/runtime';
 import type { SourceRead, SourceReader, SourceSpec } from '../../services/ingest/src/ports/source-reader.port';
+import type { Resolver } from '../../services/ingest/src/adapters/source-host-policy';
+import { removeStagedFile, type HostAllowed } from '../../services/ingest/src/adapters/source-staging';
 import { loadStaged, readStagedCsv, stagedObjects } from './staged-load';
 
 /*
@@ -225,8 +227,8 @@ export async function refusedLogins(
 export async function unreachableHosts(
   suite: DatabaseSuite,
   server: { port: number; login: TestLogin },
-  make: (options: { connectTimeoutMs?: number; hostAllowed?: (target: URL) => Promise<void> }) => SourceReader,
-  policy: (allow: string[]) => (target: URL) => Promise<void>,
+  make: (options: { connectTimeoutMs?: number; hostAllowed?: HostAllowed }) => SourceReader,
+  policy: (allow: string[], resolve?: Resolver) => HostAllowed,
   file: string,
 ): Promise<void> {
   const { reader, spec } = suite;
@@ -259,4 +261,20 @@ export async function unreachableHosts(
   expect(refused.detail).toBe(`127.0.0.1:${server.port} does not match QUARRY_SOURCE_ALLOW`);
   const allowed = make({ hostAllowed: policy([`127.0.0.1:${server.port}`]) });
   expect((await allowed.read(spec({ table: 'events' }), { file, signal: signal() })).rows).toBe(6);
+  removeStagedFile(file);
+  // Dialled at the address the check answered: `.invalid` never resolves (RFC 6761), so a driver that
+  // asked DNS again (what a rebinding name exploits) could not connect at all.
+  const asked: string[] = [];
+  const pinned = make({
+    hostAllowed: policy([`db.quarry.invalid:${server.port}`], async (host) => {
+      asked.push(host);
+      return [{ address: '127.0.0.1', family: 4 }];
+    }),
+  });
+  const read = await pinned.read(
+    spec({ connection: { ...server.login, host: 'db.quarry.invalid' }, table: 'events' }),
+    { file, signal: signal() },
+  );
+  expect(read.rows).toBe(6);
+  expect(asked).toEqual(['db.quarry.invalid']);
 }

@@ -1,8 +1,10 @@
+import type { LookupFunction } from 'node:net';
 import { AppError, abortReason } from '@quarry/errors';
 import type { SourceColumn, SourceRead, SourceSpec } from '../ports/source-reader.port';
 import {
   databaseTarget,
   duration,
+  pinnedLookup,
   removeStagedFile,
   settleWithin,
   sourceQuery,
@@ -14,9 +16,9 @@ import {
 
 /*
  * What the database source readers (PostgreSQL, MySQL/MariaDB) share around their driver: the read's
- * frame (the target checked by the host policy before it is dialled, an abort that cancels the statement,
- * the staged file gone on any failure, the connection closed whatever happens), the login bounded in
- * time, a connection lost mid-read failing the write, and a driver's error named as the AppError a caller
+ * frame (the target checked by the host policy before it is dialled, and dialled at the addresses checked;
+ * an abort that cancels the statement; the staged file gone on any failure; the connection closed whatever
+ * happens), the login bounded in time, a connection lost mid-read failing the write, and a driver's error named as the AppError a caller
  * can act on (the driver's own codes first, then what every driver says alike).
  */
 
@@ -38,13 +40,13 @@ export async function checkedTarget(
   db: { kind: 'postgres' | 'mysql'; reader: string; schemes: string[]; port: number; quote: '"' | '`' },
   hostAllowed: HostAllowed | undefined,
   signal: AbortSignal,
-): Promise<{ target: DatabaseTarget; sql: string }> {
+): Promise<{ target: DatabaseTarget; sql: string; lookup: LookupFunction | undefined }> {
   if (spec.kind !== db.kind) throw AppError.invalid(`${db.reader} reads ${db.kind} sources, not ${spec.kind}`);
   const target = databaseTarget(spec.connection, db.schemes, db.port, db.kind);
   const sql = sourceQuery(spec, db.quote);
-  if (hostAllowed) await hostAllowed(targetUrl(db.kind, target));
+  const addresses = hostAllowed ? await hostAllowed(targetUrl(db.kind, target)) : undefined;
   if (signal.aborted) throw abortReason(signal);
-  return { target, sql };
+  return { target, sql, lookup: addresses ? pinnedLookup(addresses) : undefined };
 }
 
 /**

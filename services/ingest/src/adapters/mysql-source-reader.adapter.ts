@@ -1,3 +1,4 @@
+import net, { type LookupFunction } from 'node:net';
 import mysql from 'mysql2';
 import type { Connection, ConnectionOptions, FieldPacket } from 'mysql2';
 import { AppError } from '@quarry/errors';
@@ -271,6 +272,14 @@ const quoteIdent = (name: string) => `\`${name.split('`').join('``')}\``;
 
 type MysqlError = Error & { code?: string; errno?: number; sqlMessage?: string; fatal?: boolean };
 
+/** mysql2's own socket (keep-alive, no Nagle), dialled through `lookup`. */
+function pinnedSocket(target: DatabaseTarget, lookup: LookupFunction): net.Socket {
+  const socket = net.connect({ host: target.host, port: target.port, lookup });
+  socket.setNoDelay(true);
+  socket.once('connect', () => socket.setKeepAlive(true));
+  return socket;
+}
+
 export class MysqlSourceReader implements SourceReader {
   private readonly connectTimeoutMs: number;
   private readonly highWaterMark: number;
@@ -285,7 +294,7 @@ export class MysqlSourceReader implements SourceReader {
     options: { file: string; cursor?: { column: string; after?: string }; signal: AbortSignal },
   ): Promise<SourceRead> {
     const { signal } = options;
-    const { target, sql } = await checkedTarget(
+    const { target, sql, lookup } = await checkedTarget(
       spec,
       { kind: 'mysql', reader: 'MysqlSourceReader', schemes: ['mysql', 'mariadb'], port: 3306, quote: '`' },
       this.options.hostAllowed,
@@ -308,6 +317,8 @@ export class MysqlSourceReader implements SourceReader {
       decimalNumbers: false,
       multipleStatements: false,
       flags: ['-LOCAL_FILES'],
+      // Dialled at the addresses the host policy checked (the kill connection too); TLS still checks the name.
+      ...(lookup ? { stream: () => pinnedSocket(target, lookup) } : {}),
     };
     let connection: Connection | undefined;
     return framedRead({

@@ -1,4 +1,4 @@
-import net from 'node:net';
+import net, { type LookupFunction } from 'node:net';
 import pg from 'pg';
 import QueryStream from 'pg-query-stream';
 import { AppError } from '@quarry/errors';
@@ -96,10 +96,23 @@ interface Described {
 
 type PgError = Error & { code?: string; severity?: string };
 
+/** A socket for pg whose `connect(port, host)` dials through `lookup` (pg calls it with the name). */
+function pinnedSocket(lookup: LookupFunction): net.Socket {
+  const socket = new net.Socket();
+  const dial = socket.connect.bind(socket) as (options: net.TcpSocketConnectOpts) => net.Socket;
+  const connect = (port: number, host: string) => dial({ port, host, lookup });
+  return Object.assign(socket, { connect }) as net.Socket;
+}
+
 /** Sends PostgreSQL's CancelRequest for a backend: what libpq's PQcancel does, on a connection of its own. */
-function sendCancel(target: DatabaseTarget, processID: number, secretKey: number): Promise<void> {
+function sendCancel(
+  target: DatabaseTarget,
+  lookup: LookupFunction | undefined,
+  processID: number,
+  secretKey: number,
+): Promise<void> {
   return new Promise((resolve) => {
-    const socket = net.connect({ host: target.host, port: target.port });
+    const socket = net.connect({ host: target.host, port: target.port, ...(lookup ? { lookup } : {}) });
     const done = () => {
       socket.destroy();
       resolve();
@@ -132,7 +145,7 @@ export class PostgresSourceReader implements SourceReader {
     options: { file: string; cursor?: { column: string; after?: string }; signal: AbortSignal },
   ): Promise<SourceRead> {
     const { signal } = options;
-    const { target, sql } = await checkedTarget(
+    const { target, sql, lookup } = await checkedTarget(
       spec,
       { kind: 'postgres', reader: 'PostgresSourceReader', schemes: ['postgres', 'postgresql'], port: 5432, quote: '"' },
       this.options.hostAllowed,
@@ -152,6 +165,8 @@ export class PostgresSourceReader implements SourceReader {
       application_name: 'quarry-ingest',
       keepAlive: true,
       types: RAW_TEXT,
+      // Dialled at the addresses the host policy checked; TLS (SNI and the certificate) still uses the name.
+      ...(lookup ? { stream: () => pinnedSocket(lookup) } : {}),
     });
     // A connection that fails between queries reports here; the query under way rejects with it too.
     client.on('error', () => undefined);
@@ -161,7 +176,7 @@ export class PostgresSourceReader implements SourceReader {
       cancel: (progress) => {
         const backend = client as unknown as { processID?: number; secretKey?: number };
         if (progress.stage !== 'connect' && backend.processID !== undefined && backend.secretKey !== undefined)
-          return sendCancel(target, backend.processID, backend.secretKey);
+          return sendCancel(target, lookup, backend.processID, backend.secretKey);
         return undefined;
       },
       cancelWithinMs: 2000,

@@ -52,6 +52,15 @@ describe('makeHostPolicy (QUARRY_SOURCE_ALLOW)', () => {
     expect(await verdict('https://evil.net/.example.com')).toMatch(/does not match/);
   });
 
+  it('answers the addresses it checked, which are the ones a reader dials', async () => {
+    expect(await policy(new URL('postgres://db.example.com'))).toEqual([
+      { address: '93.184.216.35', family: 4 },
+      { address: '2606:2800:220:1:248:1893:25c8:1946', family: 6 },
+    ]);
+    expect(await policy(new URL('http://127.0.0.1:8080/x'))).toEqual([{ address: '127.0.0.1', family: 4 }]);
+    expect(await policy(new URL('http://[::1]:9000/x'))).toEqual([{ address: '::1', family: 6 }]);
+  });
+
   it('refuses loopback, link-local and private addresses unless a pattern names the host exactly', async () => {
     // Named exactly (no `*`): an operator wrote it down.
     expect(await verdict('postgres://db.internal:5432')).toBe('ok');

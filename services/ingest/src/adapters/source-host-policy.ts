@@ -2,6 +2,7 @@ import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { AppError } from '@quarry/errors';
 import { addressAllowed, addressRange, hostPattern, urlHost } from '@quarry/runtime';
+import type { CheckedAddress } from './source-staging';
 
 /*
  * QUARRY_SOURCE_ALLOW: which host[:port] a source (a database or a URL) may reach, as
@@ -21,11 +22,12 @@ import { addressAllowed, addressRange, hostPattern, urlHost } from '@quarry/runt
  * - an empty list refuses every host;
  * - a refusal is AppError FORBIDDEN naming the host and QUARRY_SOURCE_ALLOW; a host that does not
  *   resolve is INVALID_ARGUMENT (UNAVAILABLE for a DNS failure that may pass).
- * The check says whether the host may be dialled now; the caller connects right after (a name that
- * changes its answer in between is the rebinding a pinned connection would close).
+ * - the answer is the addresses checked; a reader dials those (source-staging's pinnedLookup), so a name
+ *   whose DNS answer changes after the check (rebinding) still reaches only what was checked.
  */
 
-export type HostPolicy = (target: URL) => Promise<void>;
+/** The check, answering the addresses it admitted: the ones the reader must dial (pinnedLookup). */
+export type HostPolicy = (target: URL) => Promise<readonly CheckedAddress[]>;
 
 export type Resolver = (host: string) => Promise<Array<{ address: string; family: number }>>;
 
@@ -120,5 +122,6 @@ export function makeHostPolicy(allow: readonly string[], resolve: Resolver = def
       throw AppError.forbidden(
         `${target.hostname} resolves to ${refused.address}, a ${addressRange(refused.address)} address; loopback, link-local and private addresses are reached only through a QUARRY_SOURCE_ALLOW pattern naming the host exactly`,
       );
+    return addresses.map(({ address, family }) => ({ address, family }));
   };
 }

@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import type { LookupFunction } from 'node:net';
 import { Transform, type Readable, type TransformCallback, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { stringify } from 'csv-stringify';
@@ -248,8 +249,41 @@ export function databaseTarget(
   return { host, port: port ?? defaultPort, database, user, password, ssl: ssl === true };
 }
 
-/** The host check a reader makes before it connects: a host the policy refuses is never dialled. */
-export type HostAllowed = (target: URL) => Promise<void>;
+/** An address the host policy checked for a target's host. */
+export interface CheckedAddress {
+  address: string;
+  family: number;
+}
+
+/**
+ * The host check a reader makes before it connects: a host the policy refuses is never dialled, and one it
+ * admits is dialled at the addresses it answers (pinnedLookup), never at a second DNS answer.
+ */
+export type HostAllowed = (target: URL) => Promise<readonly CheckedAddress[]>;
+
+/**
+ * A `lookup` for net/tls connects that answers with the checked addresses only. Without it the driver asks
+ * DNS again when it dials, and a name whose answer changes in between (DNS rebinding: public when checked,
+ * 127.0.0.1 or 169.254.169.254 when dialled) would reach what the policy refused.
+ */
+export function pinnedLookup(addresses: readonly CheckedAddress[]): LookupFunction {
+  return (hostname, options, callback) => {
+    const wanted = options.family === 4 || options.family === 6 ? options.family : undefined;
+    const usable = addresses.filter((a) => wanted === undefined || a.family === wanted);
+    if (usable.length === 0) {
+      const err: NodeJS.ErrnoException = new Error(`${hostname} has no checked address of family ${wanted}`);
+      err.code = 'ENOTFOUND';
+      callback(err, '', 0);
+      return;
+    }
+    if (options.all)
+      callback(
+        null,
+        usable.map((a) => ({ address: a.address, family: a.family })),
+      );
+    else callback(null, usable[0]!.address, usable[0]!.family);
+  };
+}
 
 /** The URL a host policy judges for a database target (`postgres://host:5432`). */
 export function targetUrl(scheme: string, target: DatabaseTarget): URL {

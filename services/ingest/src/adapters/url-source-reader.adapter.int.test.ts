@@ -143,7 +143,7 @@ describe('UrlSourceReader against a real HTTP server', () => {
     reader = new UrlSourceReader({
       hostAllowed: async (url) => {
         checked.push(url.href);
-        await policy(url);
+        return policy(url);
       },
       maxBytes: 1_000_000,
     });
@@ -278,5 +278,24 @@ describe('UrlSourceReader against a real HTTP server', () => {
     ctl.abort();
     expect((await failure(reading)).code).toBe('TIMEOUT');
     expect(fs.existsSync(file)).toBe(false);
+  });
+
+  it('dials the addresses its check answered, never asking DNS again (a rebinding name reaches nothing else)', async () => {
+    // `.invalid` never resolves (RFC 6761): the read succeeds only if the connection uses the checked address.
+    const asked: string[] = [];
+    const pinned = new UrlSourceReader({
+      hostAllowed: makeHostPolicy([`files.quarry.invalid:${site.port}`], async (host) => {
+        asked.push(host);
+        return [{ address: '127.0.0.1', family: 4 }];
+      }),
+      maxBytes: 1_000_000,
+    });
+    const read = await pinned.read(spec(`http://files.quarry.invalid:${site.port}/data.csv`), {
+      file: staged(),
+      signal: signal(),
+    });
+    expect(fs.readFileSync(read.file, 'utf8')).toBe(CSV);
+    expect(asked).toEqual(['files.quarry.invalid']);
+    expect(site.seen.at(-1)?.headers.host).toBe(`files.quarry.invalid:${site.port}`);
   });
 });

@@ -3,16 +3,18 @@ import path from 'node:path';
 import { Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import zlib from 'node:zlib';
+import { Agent, fetch, type Response } from 'undici';
 import { AppError, abortReason } from '@quarry/errors';
 import type { SourceRead, SourceReader, SourceSpec } from '../ports/source-reader.port';
-import { createStagedFile, duration, removeStagedFile, type HostAllowed } from './source-staging';
+import { createStagedFile, duration, pinnedLookup, removeStagedFile, type HostAllowed } from './source-staging';
 
 /*
- * SourceReader for a file at an http(s) URL (Node's fetch).
+ * SourceReader for a file at an http(s) URL (undici's fetch, each hop through an Agent of its own).
  *
  * Guarantees, beyond the port's:
  * - http and https only; every URL dialled, the first and each redirect's target, is passed to
- *   `hostAllowed` first (the caller's policy: QUARRY_SOURCE_ALLOW, no private address unless named);
+ *   `hostAllowed` first (the caller's policy: QUARRY_SOURCE_ALLOW, no private address unless named), and
+ *   dialled at the addresses that check answered, never at a second DNS answer (rebinding);
  *   redirects are followed here (fetch's `redirect: 'manual'`), at most maxRedirects (5) of them;
  *   credentials in the URL (`https://user:pass@host/…`) are sent as Basic authorization to that origin
  *   only, never to a host a redirect leads to, and never appear in a message;
@@ -167,6 +169,28 @@ export class UrlSourceReader implements SourceReader {
     // One controller for this read's own deadlines; the caller's signal stops it as well.
     const own = new AbortController();
     const stop = AbortSignal.any([signal, own.signal]);
+    // One Agent per hop, each dialling only the addresses its host's check answered; all closed at the end.
+    const agents: Agent[] = [];
+    try {
+      return await this.fetchAndStage(first, { authorization, origin, signal, own, stop, agents, file: options.file });
+    } finally {
+      await Promise.all(agents.map((a) => a.destroy().catch(() => undefined)));
+    }
+  }
+
+  private async fetchAndStage(
+    first: URL,
+    ctx: {
+      authorization: string | undefined;
+      origin: string;
+      signal: AbortSignal;
+      own: AbortController;
+      stop: AbortSignal;
+      agents: Agent[];
+      file: string;
+    },
+  ): Promise<SourceRead> {
+    const { authorization, origin, signal, own, stop, agents, file } = ctx;
     let url = first;
     let res: Response;
     const headersTimer = setTimeout(
@@ -178,13 +202,14 @@ export class UrlSourceReader implements SourceReader {
     );
     try {
       for (let hops = 0; ; hops += 1) {
-        await this.options.hostAllowed(url);
+        const agent = new Agent({ connect: { lookup: pinnedLookup(await this.options.hostAllowed(url)) } });
+        agents.push(agent);
         const headers: Record<string, string> = {
           accept: 'text/csv, application/x-ndjson, application/json, application/vnd.apache.parquet, */*;q=0.5',
           'user-agent': 'quarry-ingest',
         };
         if (authorization && url.origin === origin) headers.authorization = authorization;
-        res = await this.fetchOnce(url, headers, stop, signal, own);
+        res = await this.fetchOnce(url, { headers, dispatcher: agent }, stop, signal, own);
         if (!REDIRECTS.has(res.status)) break;
         await res.body?.cancel().catch(() => undefined);
         const location = res.headers.get('location');
@@ -231,18 +256,18 @@ export class UrlSourceReader implements SourceReader {
       await res.body?.cancel().catch(() => undefined);
       throw this.tooLarge(shown);
     }
-    return this.stage(res, { url, shown, format, file: options.file, stop, signal, own });
+    return this.stage(res, { url, shown, format, file, stop, signal, own });
   }
 
   private async fetchOnce(
     url: URL,
-    headers: Record<string, string>,
+    hop: { headers: Record<string, string>; dispatcher: Agent },
     stop: AbortSignal,
     signal: AbortSignal,
     own: AbortController,
   ): Promise<Response> {
     try {
-      return await fetch(url, { redirect: 'manual', headers, signal: stop });
+      return await fetch(url, { redirect: 'manual', ...hop, signal: stop });
     } catch (err) {
       if (signal.aborted) throw abortReason(signal);
       if (own.signal.aborted) throw own.signal.reason;
