@@ -215,6 +215,18 @@ describeIf(!missing, missing ?? '', 'sources: SOURCES.* on real databases', () =
     expect(
       (await refused(ann, pgSource({ name: 'x', refresh: { mode: 'replace', cron: 'every day' } }))).detail,
     ).toMatch(/^refresh\.cron must have 5 fields/);
+    // Blank text where a name, a query or a column is meant says so, instead of failing at each run.
+    for (const [params, detail] of [
+      [pgSource({ name: 'x', table: ' ' }), 'table must not be blank'],
+      [pgSource({ name: 'x', table: undefined, query: '' }), 'query must not be blank'],
+      [pgSource({ name: 'x', refresh: { mode: 'append', cursor: '' } }), 'refresh.cursor must not be blank'],
+      [pgSource({ name: 'x', refresh: { mode: 'upsert', key: '\t' } }), 'refresh.key must not be blank'],
+      [
+        pgSource({ name: 'x', connection: { ...pgSource().connection, host: '' } }),
+        'connection.host must not be blank',
+      ],
+    ] as const)
+      expect(await refused(ann, params)).toEqual({ code: 400, detail });
     expect(
       (await refused(ann, pgSource({ name: 'x', kind: 'sqlite', table: 't', connection: { url: '/etc/passwd' } })))
         .detail,

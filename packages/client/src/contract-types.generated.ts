@@ -1949,7 +1949,7 @@ export interface SourceSummary {
    */
   connection: {
     /**
-     * As given, with any password replaced by ***.
+     * As given, with a password, a user name without one, and the query (which may hold a token or a signature) replaced by ***.
      */
     url?: string;
     host?: string;
@@ -2137,7 +2137,7 @@ export interface SourcesUpdateResult {
    */
   connection: {
     /**
-     * As given, with any password replaced by ***.
+     * As given, with a password, a user name without one, and the query (which may hold a token or a signature) replaced by ***.
      */
     url?: string;
     host?: string;

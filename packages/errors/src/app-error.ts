@@ -8,7 +8,10 @@ import { ERROR_TABLE, type ErrorCode } from './error-table';
 export class AppError extends Error {
   readonly code: ErrorCode;
   readonly detail: string;
-  /** For UNAVAILABLE refusals of an overloaded process: when a retry may succeed (HTTP Retry-After). */
+  /**
+   * For refusals that pass by themselves (an overloaded process, a lock another holds for now): when a
+   * retry may succeed (HTTP Retry-After). Absent: retrying the same call will not help.
+   */
   readonly retryAfterSeconds: number | undefined;
 
   constructor(code: ErrorCode, detail: string, options?: { cause?: unknown; retryAfterSeconds?: number }) {
@@ -44,6 +47,10 @@ export class AppError extends Error {
   /** Refused for load, not for a fault: the client should retry after `retryAfterSeconds`. */
   static overloaded(detail: string, retryAfterSeconds: number): AppError {
     return new AppError('UNAVAILABLE', detail, { retryAfterSeconds });
+  }
+  /** CONFLICT with something another holds for now (a load lock): the same call may pass after a while. */
+  static busy(detail: string, retryAfterSeconds: number): AppError {
+    return new AppError('CONFLICT', detail, { retryAfterSeconds });
   }
   static timeout(detail: string, cause?: unknown): AppError {
     return new AppError('TIMEOUT', detail, { cause });

@@ -20,9 +20,13 @@ import { UploadRecordsUseCase } from './domain/upload-records.use-case';
 import type { IndexLoader } from './ports/index-loader.port';
 import { ingestHandlers } from './transport/grpc-ingest.handlers';
 
-/** A queued or running run holds its source this long unless its worker renews the claim (every WATCH_MS). */
-const CLAIM_TTL_MS = 60 * 60_000;
+/** A queued run holds its source this long at most, unless a worker takes it (a lost job is failed sooner: SOURCES.RUN, RUNS). */
+const QUEUED_CLAIM_TTL_MS = 60 * 60_000;
+/** A running run holds its source this long past its worker's last renewal (every WATCH_MS): a dead worker frees it soon. */
+const RUNNING_CLAIM_TTL_MS = 30_000;
 const WATCH_MS = 1_000;
+/** How long a run waits for another load of its index (an upload, the CLI) before it fails. */
+const LOCK_WAIT_MS = 60 * 60_000;
 
 export interface IngestDeps {
   catalog: IndexCatalog & { ping(): Promise<void>; findCredential(hash: string): Promise<Credential | null> };
@@ -52,17 +56,18 @@ function startSources(config: IngestServiceConfig, log: Logger, deps: IngestDeps
   const sources = new SourcesUseCases(store, jobs, readers, box, deps.catalog, {
     perUser: config.sources.perUser,
     minIntervalSeconds: config.scheduleMinIntervalSeconds,
-    claimTtlMs: CLAIM_TTL_MS,
+    claimTtlMs: QUEUED_CLAIM_TTL_MS,
   });
   const runs = new RunSourceUseCase(
     store,
+    jobs,
     readers,
     deps.loader,
     new MetadataOwnerRights(deps.catalog),
     box,
     sources,
     new FsRunStaging(path.join(config.dataDir, 'ingest', 'staging')),
-    { claimTtlMs: CLAIM_TTL_MS, watchMs: WATCH_MS },
+    { claimTtlMs: RUNNING_CLAIM_TTL_MS, watchMs: WATCH_MS, lockWaitMs: LOCK_WAIT_MS },
     log,
   );
   jobs.work((job) => runs.execute(job), config.sources.concurrency);

@@ -24,6 +24,12 @@ export const requiredString = (max: number) =>
 
 export const optionalString = (max: number) => string(max).optional();
 
+/** Absent, or text that is not blank: a name, a query or a column, where "" would mean nothing. */
+export const optionalNonBlank = (max: number) =>
+  string(max)
+    .regex(/\S/, { error: `${PARAM} must not be blank` })
+    .optional();
+
 export const optionalBoolean = () => z.boolean({ error: `${PARAM} must be a boolean` }).optional();
 
 export const intInRange = (min: number, max: number) => {

@@ -8,6 +8,7 @@ import {
   isTimeZone,
   oneOf,
   optionalBoolean,
+  optionalNonBlank,
   optionalString,
   PARAM,
   requiredString,
@@ -46,14 +47,14 @@ const indexName = z
 const connection = z
   .strictObject(
     {
-      url: string(SOURCE_URL_MAX).optional().meta({
+      url: optionalNonBlank(SOURCE_URL_MAX).meta({
         description:
           'postgres/mysql: a connection URL (postgres://user:password@host:5432/db, mysql://…); sqlite: the file (an absolute path or file: URL, in a folder QUARRY_SOURCE_FILE_DIRS names); url: the file to fetch (http or https; csv, json, jsonl or parquet by Content-Type or extension).',
       }),
-      host: optionalString(255),
+      host: optionalNonBlank(255),
       port: intInRange(1, 65535),
-      database: optionalString(255),
-      user: optionalString(255),
+      database: optionalNonBlank(255),
+      user: optionalNonBlank(255),
       password: optionalString(1000).meta({
         description:
           'Kept encrypted at rest; never returned (hasPassword says whether one is kept), logged or audited.',
@@ -80,11 +81,11 @@ const refresh = z
         description:
           'replace: each run publishes the rows read as the new version; append: the rows read are added (with cursor, only rows past the last run’s largest cursor value are read); upsert: rows whose key appears replace the records of that key, the others are added.',
       }),
-      cursor: optionalString(L.FIELD_NAME_MAX).meta({
+      cursor: optionalNonBlank(L.FIELD_NAME_MAX).meta({
         description:
           'append: the column (increasing: an id, an updated-at time) whose largest value a run remembers; the next run reads only rows past it, the bound passed as a query parameter. Rows whose cursor is null are never read.',
       }),
-      key: optionalString(L.FIELD_NAME_MAX).meta({
+      key: optionalNonBlank(L.FIELD_NAME_MAX).meta({
         description: 'upsert: the field that names a record; it must be unique among the rows read.',
       }),
     },
@@ -166,11 +167,11 @@ const sourceBody = {
   }),
   kind: oneOf(SOURCE_KINDS).meta({ description: 'What the connection reaches.' }),
   connection,
-  query: string(SOURCE_QUERY_MAX).optional().meta({
+  query: optionalNonBlank(SOURCE_QUERY_MAX).meta({
     description:
       'postgres/mysql/sqlite: the SELECT each run reads, inside a read-only transaction (or table). A cursor is compared outside it: SELECT * FROM (query) WHERE cursor > $1.',
   }),
-  table: optionalString(255).meta({
+  table: optionalNonBlank(255).meta({
     description: 'postgres/mysql/sqlite: every row of this table (schema.table allowed).',
   }),
   refresh: refresh.optional(),
@@ -256,7 +257,10 @@ const runSummary = z
 
 const shownConnection = z
   .strictObject({
-    url: z.string().optional().meta({ description: 'As given, with any password replaced by ***.' }),
+    url: z.string().optional().meta({
+      description:
+        'As given, with a password, a user name without one, and the query (which may hold a token or a signature) replaced by ***.',
+    }),
     host: z.string().optional(),
     port: z.number().int().optional(),
     database: z.string().optional(),

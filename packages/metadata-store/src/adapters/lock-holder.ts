@@ -26,6 +26,9 @@ export function holderIsLive(
   return true;
 }
 
+/** When a load refused for a held lock may try again: the refusal is AppError.busy, not a lasting conflict. */
+export const LOCK_RETRY_S = 1;
+
 export function lockHeldMessage(name: string, holder: Pick<LoadLockHolder, 'host' | 'pid'>, since: string): string {
   return `Index "${name}" is being loaded or dropped by another process (pid ${holder.pid} on ${holder.host}, since ${since}); try again when it has finished`;
 }

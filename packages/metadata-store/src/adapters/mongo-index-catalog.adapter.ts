@@ -1,7 +1,7 @@
 import type { ClientSession, Collection, MongoClient } from 'mongodb';
 import { AppError } from '@quarry/errors';
 import type { IndexCatalog, IndexEntry, IndexPublication, LoadLock, LoadLockHolder } from '../ports/index-catalog.port';
-import { holderIsLive, lockHeldMessage } from './lock-holder';
+import { holderIsLive, LOCK_RETRY_S, lockHeldMessage } from './lock-holder';
 import { isDuplicateKey, type IndexDoc, type IndexVersionDoc, type LockDoc } from './mongo-collections';
 
 function toIndex({ _id: _ignored, droppedAt: _dropped, ...rest }: IndexDoc): IndexEntry {
@@ -135,7 +135,7 @@ export class MongoIndexCatalog implements IndexCatalog {
     const now = Date.now();
     const held = await this.locks.findOne({ _id: name });
     if (held && held.holder !== holder.id && holderIsLive(held, held.expiresAt.getTime(), now)) {
-      throw AppError.conflict(lockHeldMessage(name, held, held.acquiredAt));
+      throw AppError.busy(lockHeldMessage(name, held, held.acquiredAt), LOCK_RETRY_S);
     }
     const mine = {
       holder: holder.id,
@@ -148,7 +148,7 @@ export class MongoIndexCatalog implements IndexCatalog {
       // Takes over only the lock seen above (same holder id), so two takers cannot both win.
       if (held) {
         const res = await this.locks.updateOne({ _id: name, holder: held.holder }, { $set: mine });
-        if (res.modifiedCount === 0) throw AppError.conflict(lockHeldMessage(name, held, held.acquiredAt));
+        if (res.modifiedCount === 0) throw AppError.busy(lockHeldMessage(name, held, held.acquiredAt), LOCK_RETRY_S);
       } else {
         await this.locks.insertOne({ _id: name, ...mine });
       }

@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import { AppError } from '@quarry/errors';
 import type { IndexCatalog, IndexEntry, IndexPublication, LoadLock, LoadLockHolder } from '../ports/index-catalog.port';
-import { holderIsLive, lockHeldMessage } from './lock-holder';
+import { holderIsLive, LOCK_RETRY_S, lockHeldMessage } from './lock-holder';
 
 interface LockRow {
   name: string;
@@ -158,7 +158,7 @@ export class SqliteIndexCatalog implements IndexCatalog {
       const now = Date.now();
       const held = this.stmts.lockByName.get(name);
       if (held && held.holder !== holder.id && holderIsLive(held, held.expires_at, now)) {
-        throw AppError.conflict(lockHeldMessage(name, held, held.acquired_at));
+        throw AppError.busy(lockHeldMessage(name, held, held.acquired_at), LOCK_RETRY_S);
       }
       this.stmts.putLock.run({
         name,

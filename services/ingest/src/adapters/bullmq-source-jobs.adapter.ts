@@ -18,6 +18,10 @@ const KEPT = { count: 1000, age: 7 * 24 * 3600 };
 const RUN_CLOSE_WAIT_MS = 10_000;
 const QUEUE_CLOSE_WAIT_MS = 3000;
 
+const runJobId = (runId: string) => `run-${runId}`;
+/** The states of a job that will still run (or is running). */
+const PENDING = new Set(['waiting', 'delayed', 'active', 'prioritized', 'waiting-children']);
+
 /** Source runs and refresh crons as BullMQ jobs and job schedulers, one scheduler per source. */
 export class BullMqSourceJobs implements SourceJobs {
   private readonly queue: Queue<SourceJob>;
@@ -34,9 +38,20 @@ export class BullMqSourceJobs implements SourceJobs {
     this.queue.on('error', () => undefined);
   }
 
-  async enqueue(job: Required<SourceJob>): Promise<void> {
+  async enqueue(job: Required<SourceJob>, delayMs?: number): Promise<void> {
     // The run id as the job id: a run is queued once, however often the call is retried.
-    await this.queue.add('run', job, { jobId: `run-${job.runId}`, removeOnComplete: KEPT, removeOnFail: KEPT });
+    await this.queue.add('run', job, {
+      jobId: runJobId(job.runId),
+      removeOnComplete: KEPT,
+      removeOnFail: KEPT,
+      ...(delayMs ? { delay: delayMs } : {}),
+    });
+  }
+
+  async pending(runId: string): Promise<boolean> {
+    const job = await this.queue.getJob(runJobId(runId));
+    if (!job) return false;
+    return PENDING.has(await job.getState());
   }
 
   async schedule(sourceId: string, cron: string, timeZone: string): Promise<void> {

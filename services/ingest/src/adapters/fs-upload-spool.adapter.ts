@@ -40,11 +40,14 @@ export class FsUploadSpool implements UploadSpool {
     const file = path.join(dir, `upload-${randomBytes(8).toString('hex')}.${options.format}`);
     const discard = async () => fs.promises.rm(file, { force: true });
     let bytes = 0;
+    // Opened here, not by the write stream: a stream still opening its file when the pipeline failed would
+    // create it after the discard, leaving a spooled body behind.
+    const fd = fs.openSync(file, 'wx', 0o600);
     const stages = [
       Readable.from(body, { objectMode: false }),
       ...(options.gzip ? [zlib.createGunzip()] : []),
       byteLimit(options.maxBytes, (n) => (bytes = n)),
-      fs.createWriteStream(file, { mode: 0o600 }),
+      fs.createWriteStream('', { fd, autoClose: true }),
     ] as const;
     try {
       await pipeline(stages, { signal: options.signal });

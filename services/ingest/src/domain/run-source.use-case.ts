@@ -5,16 +5,19 @@ import type { DeclaredType, IndexLoader, LoadProgress } from '../ports/index-loa
 import type { OwnerRights } from '../ports/owner-rights.port';
 import type { RunStaging } from '../ports/run-staging.port';
 import type { SecretBox } from '../ports/secret-box.port';
-import type { SourceJob, SourceJobOutcome } from '../ports/source-jobs.port';
+import type { SourceJob, SourceJobOutcome, SourceJobs } from '../ports/source-jobs.port';
 import type { SourceConnection, SourceReaders } from '../ports/source-reader.port';
 import type { SourceRecord, SourceRunRecord, SourceStore } from '../ports/source-store.port';
 import { cursorSubject, type SourcesUseCases } from './sources.use-cases';
 import { checkWrite, inUploadTerms } from './upload-records.use-case';
 
 export interface RunSourceSettings {
+  /** How long a run holds its source's claim past its worker's last renewal (every watchMs). */
   claimTtlMs: number;
   /** How often a run checks that its source still exists and renews its claim. */
   watchMs: number;
+  /** How long after it was queued a run may wait for another load of its index to end before it fails. */
+  lockWaitMs: number;
 }
 
 /** The loader speaks the CLI's flags; a source's owner set them as load options. */
@@ -24,6 +27,9 @@ function inSourceTerms(detail: string): string {
     .replace(/maxErrors=(\d+)/g, 'load.maxErrors $1')
     .replace(/mode=append/g, 'refresh.mode "append"');
 }
+
+/** How soon a cron's run that waits for the index's load lock is taken up again. */
+const LATER_MS = 1_000;
 
 /** An abort is not a failure of the load: its reason says why the run stopped. */
 class LoadLockBusy extends Error {}
@@ -36,6 +42,7 @@ class LoadLockBusy extends Error {}
 export class RunSourceUseCase {
   constructor(
     private readonly store: SourceStore,
+    private readonly jobs: Pick<SourceJobs, 'enqueue'>,
     private readonly readers: SourceReaders,
     private readonly loader: IndexLoader,
     private readonly rights: OwnerRights,
@@ -179,8 +186,15 @@ export class RunSourceUseCase {
           progress,
         )
         .catch((err: unknown) => {
-          // Another load holds the index: the run waits its turn rather than fail.
-          if (err instanceof AppError && err.code === 'CONFLICT' && !signal.aborted) throw new LoadLockBusy();
+          // Another load holds the index for now: the run waits its turn rather than fail, for so long.
+          const busy = err instanceof AppError && err.code === 'CONFLICT' && err.retryAfterSeconds !== undefined;
+          if (busy && !signal.aborted) {
+            const waited = this.now().getTime() - Date.parse(queued.queuedAt);
+            if (waited < this.settings.lockWaitMs) throw new LoadLockBusy();
+            throw AppError.conflict(
+              `Index "${source.index}" stayed locked by another load for ${Math.round(waited / 60_000)} min; nothing was published`,
+            );
+          }
           throw err;
         });
       if (cursorColumn && read.cursorMax !== undefined) {
@@ -202,7 +216,10 @@ export class RunSourceUseCase {
     } catch (err) {
       if (err instanceof LoadLockBusy) {
         await this.store.putRun({ ...queued, state: 'queued' });
-        return 'later';
+        if (queued.trigger === 'manual') return 'later';
+        // A cron's job names no run: the refresh waits as a job of its own run, keeping its runId.
+        await this.jobs.enqueue({ sourceId: source.id, runId: run.runId }, LATER_MS);
+        return 'done';
       }
       const reason = signal.aborted ? abortReason(signal) : err;
       const detail =

@@ -21,9 +21,13 @@ import { checkWrite } from './upload-records.use-case';
 export interface SourcesLimits {
   perUser: number;
   minIntervalSeconds: number;
-  /** How long a queued or running run holds its source before a dead worker's claim lapses. */
+  /** How long a queued run holds its source (a worker taking it holds it as long as it renews the claim). */
   claimTtlMs: number;
 }
+
+/** Why a run that will not end by itself is marked failed: its worker, or its job, is gone. */
+const LOST_RUN =
+  'The run stopped without an outcome (its worker or its queued job was lost, as when the queue’s Redis restarts empty); nothing was published';
 
 /** The caller of a SOURCES.* method, with the hash of the token that called (runs run with its rights). */
 export interface SourceCaller {
@@ -44,19 +48,23 @@ function splitSecret(c: SourceConnectionParams): {
   secret: { password?: string; url?: string } | undefined;
 } {
   if (c.url !== undefined) {
-    let withoutPassword = c.url;
+    let shown = c.url;
     let carries = false;
     try {
       const u = new URL(c.url);
-      if (u.password !== '') {
+      // A user name alone (`https://TOKEN@host`) and a query (`?access_token=…`, a presigned URL's
+      // signature) carry credentials as often as a password does.
+      if (u.password !== '' || u.username !== '' || u.search !== '') {
         carries = true;
-        u.password = '***';
-        withoutPassword = u.toString();
+        if (u.username !== '') u.username = u.password !== '' ? u.username : '***';
+        if (u.password !== '') u.password = '***';
+        if (u.search !== '') u.search = '***';
+        shown = u.toString();
       }
     } catch {
       // Not a URL with parts (a path): nothing in it to hide.
     }
-    return { shown: { url: withoutPassword }, secret: carries ? { url: c.url } : undefined };
+    return { shown: { url: shown }, secret: carries ? { url: c.url } : undefined };
   }
   const { password, ...rest } = c;
   return { shown: rest, secret: password !== undefined ? { password } : undefined };
@@ -280,33 +288,66 @@ export class SourcesUseCases {
     const runId = newId();
     if (!(await this.store.claim(s.id, runId, this.limits.claimTtlMs))) {
       const holder = await this.store.claimant(s.id);
-      throw AppError.conflict(
-        `A run of source ${quoteInput(s.name)} is already queued or running${holder ? ` (runId ${holder})` : ''}`,
-      );
+      const held = holder ? await this.store.getRun(s.id, holder) : null;
+      // A claim whose queued job is gone would hold the source until it lapses: its run is failed instead.
+      const lost = held && (await this.lost(held, holder));
+      if (!lost || !(await this.store.claim(s.id, runId, this.limits.claimTtlMs)))
+        throw AppError.conflict(
+          `A run of source ${quoteInput(s.name)} is already queued or running${holder ? ` (runId ${holder})` : ''}`,
+        );
     }
+    const queued: SourceRunRecord = {
+      runId,
+      sourceId: s.id,
+      state: 'queued',
+      trigger: 'manual',
+      mode: s.refresh.mode,
+      rowsRead: 0,
+      loaded: 0,
+      rejected: 0,
+      queuedAt: this.now().toISOString(),
+    };
     try {
-      await this.store.putRun({
-        runId,
-        sourceId: s.id,
-        state: 'queued',
-        trigger: 'manual',
-        mode: s.refresh.mode,
-        rowsRead: 0,
-        loaded: 0,
-        rejected: 0,
-        queuedAt: this.now().toISOString(),
-      });
+      await this.store.putRun(queued);
       await this.jobs.enqueue({ sourceId: s.id, runId });
     } catch (err) {
-      await this.store.release(s.id, runId);
+      // The record must not stay queued for a job that was never added.
+      const why = err instanceof AppError ? err.detail : 'the queue did not take it';
+      await this.store
+        .putRun({ ...queued, state: 'failed', endedAt: this.now().toISOString(), error: `Not queued: ${why}` })
+        .catch(() => undefined);
+      await this.store.release(s.id, runId).catch(() => undefined);
       throw err;
     }
     return { runId };
   }
 
+  /**
+   * Whether a queued or running run will never end by itself, and if so marks it failed. Running: it no
+   * longer holds the source's claim (a worker renews it every second; it lapses when the worker dies).
+   * Queued: nothing holds it and its job is not in the queue.
+   */
+  private async lost(run: SourceRunRecord, claimant: string | null): Promise<boolean> {
+    if (run.state !== 'queued' && run.state !== 'running') return false;
+    if (run.state === 'running' && claimant === run.runId) return false;
+    if (run.state === 'queued' && (await this.jobs.pending(run.runId))) return false;
+    // Looked at again: the run may have ended, or been taken, since the listing was read.
+    const now = await this.store.getRun(run.sourceId, run.runId);
+    if (!now || now.state !== run.state || (await this.store.claimant(run.sourceId)) !== claimant) return false;
+    await this.store.putRun({ ...now, state: 'failed', endedAt: this.now().toISOString(), error: LOST_RUN });
+    await this.store.release(run.sourceId, run.runId);
+    return true;
+  }
+
   async runs({ caller }: SourceCaller, p: { sourceId: string; limit?: number }): Promise<{ runs: SourceRunSummary[] }> {
     SourcesUseCases.mayWrite(caller);
     const s = await this.visible(caller, p.sourceId);
-    return { runs: (await this.store.runs(s.id, p.limit ?? 20)).map(runView) };
+    const runs = await this.store.runs(s.id, p.limit ?? 20);
+    const open = runs.filter((r) => r.state === 'queued' || r.state === 'running');
+    if (open.length > 0) {
+      const claimant = await this.store.claimant(s.id);
+      for (const r of open) if (await this.lost(r, claimant)) Object.assign(r, await this.store.getRun(s.id, r.runId));
+    }
+    return { runs: runs.map(runView) };
   }
 }

@@ -353,8 +353,9 @@ describe('UploadRecordsUseCase.upload', () => {
 
   it('answers a held load lock without naming the process that holds it', async () => {
     const { uploads, spool } = setUp(async () => {
-      throw AppError.conflict(
+      throw AppError.busy(
         'Index "sales" is being loaded or dropped by another process (pid 4242 on build-host-7, since 2026-01-01T00:00:00.000Z); try again when it has finished',
+        1,
       );
     });
     const outcome = await uploads.upload(request(), countingBody(['x\n']).body, signal());
@@ -364,6 +365,17 @@ describe('UploadRecordsUseCase.upload', () => {
     });
     expect(JSON.stringify(outcome)).not.toMatch(/4242|build-host-7/);
     expect(spool.discarded).toBe(1);
+  });
+
+  it('answers a lasting conflict (not a lock held for now) with its own words', async () => {
+    const { uploads } = setUp(async () => {
+      throw AppError.conflict('The indexes in /data were loaded into the typesense search backend');
+    });
+    const outcome = await uploads.upload(request(), countingBody(['x\n']).body, signal());
+    expect(outcome.failure).toEqual({
+      code: 'CONFLICT',
+      detail: 'The indexes in /data were loaded into the typesense search backend',
+    });
   });
 
   it('rejects (does not answer) when the name was taken by someone else meanwhile, under the lock', async () => {

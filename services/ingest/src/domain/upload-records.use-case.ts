@@ -136,9 +136,10 @@ export class UploadRecordsUseCase {
       if (!(err instanceof AppError) || err.code === 'FORBIDDEN' || err.code === 'INTERNAL') throw err;
       // The load lock names the process that holds it (pid, host): the operator's business, not the caller's.
       const failure =
-        err.code === 'CONFLICT'
-          ? AppError.conflict(
+        err.code === 'CONFLICT' && err.retryAfterSeconds !== undefined
+          ? AppError.busy(
               `Index "${req.index}" is being loaded by another upload or process; try again when it has finished`,
+              err.retryAfterSeconds,
             )
           : err;
       return {

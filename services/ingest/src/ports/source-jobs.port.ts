@@ -13,7 +13,10 @@ export type SourceJobOutcome = 'done' | 'later';
  * jobs follow its time zone; `later` puts the job back for a moment without counting a try.
  */
 export interface SourceJobs {
-  enqueue(job: Required<SourceJob>): Promise<void>;
+  /** Queues a run once per runId, however often it is called; `delayMs` later than now when given. */
+  enqueue(job: Required<SourceJob>, delayMs?: number): Promise<void>;
+  /** Whether the run's job is in the queue: waiting, delayed or being run. */
+  pending(runId: string): Promise<boolean>;
   schedule(sourceId: string, cron: string, timeZone: string): Promise<void>;
   unschedule(sourceId: string): Promise<void>;
   /** The next time the cron runs the source, or null when it has none. */

@@ -1,0 +1,262 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import IORedis from 'ioredis';
+import { Queue } from 'bullmq';
+import type { Caller } from '@quarry/contract';
+import { AppError } from '@quarry/errors';
+import { silentLogger } from '@quarry/logger';
+import type { IndexEntry } from '@quarry/metadata-store';
+import { freePort } from '@quarry/runtime';
+import { TestRedis } from '../../../../tests/support/redis';
+import { BullMqSourceJobs, SOURCE_QUEUE } from '../adapters/bullmq-source-jobs.adapter';
+import { FsRunStaging } from '../adapters/fs-run-staging.adapter';
+import { RedisSourceStore } from '../adapters/redis-source-store.adapter';
+import type { IndexLoaded, IndexLoader } from '../ports/index-loader.port';
+import type { SourceJobs } from '../ports/source-jobs.port';
+import type { SourceReaders } from '../ports/source-reader.port';
+import type { SourceRecord } from '../ports/source-store.port';
+import { RunSourceUseCase } from './run-source.use-case';
+import { SourcesUseCases } from './sources.use-cases';
+
+/*
+ * A run's life on the real store and queue (redis-server, BullMQ): runs that must wait for a load lock,
+ * runs whose job or worker was lost, and runs that were never queued end with an outcome instead of
+ * staying queued or running, or holding their source.
+ */
+
+const ann: Caller = {
+  userId: 'u1',
+  userName: 'ann',
+  admin: false,
+  indexes: ['*'],
+  realms: [],
+  scopes: ['indexes:write'],
+};
+
+const source = (id: string): SourceRecord => ({
+  id,
+  ownerId: 'u1',
+  ownerName: 'ann',
+  tokenHash: 'h',
+  name: `source ${id}`,
+  index: 'orders',
+  kind: 'postgres',
+  connection: { host: 'db.example.com', database: 'd', user: 'u' },
+  hasPassword: false,
+  table: 'orders',
+  refresh: { timeZone: 'UTC', mode: 'replace' },
+  load: { onError: 'fail' },
+  createdAt: '2026-01-01T00:00:00.000Z',
+  updatedAt: '2026-01-01T00:00:00.000Z',
+});
+
+/** A reader that stages two rows; the host check admits everything (the policy has its own tests). */
+const readers: SourceReaders = {
+  admit: async () => undefined,
+  read: async (_spec, { file }) => {
+    fs.writeFileSync(file, 'id\n1\n2\n');
+    return { file, format: 'csv', rows: 2, columns: [] };
+  },
+};
+
+/** A loader answering what the test says next: a lock held for now, a lasting conflict, or a publish. */
+class ScriptedLoader implements IndexLoader {
+  next: 'busy' | 'conflict' | 'ok' = 'ok';
+  version = 0;
+  async load(): Promise<IndexLoaded> {
+    if (this.next === 'busy') throw AppError.busy('Index "orders" is being loaded by another process', 1);
+    if (this.next === 'conflict') throw AppError.conflict('The indexes were loaded into another search backend');
+    this.version += 1;
+    const entry = { name: 'orders', version: this.version, recordCount: 2 } as IndexEntry;
+    return { entry, rowsRead: 2, rejected: 0, rejects: [], replaced: 0 };
+  }
+}
+
+describe('a source run’s life on redis-server and BullMQ', () => {
+  let server: TestRedis;
+  let redis: IORedis;
+  let queue: Queue;
+  let store: RedisSourceStore;
+  let jobs: BullMqSourceJobs;
+  let loader: ScriptedLoader;
+  let clock: number;
+  let staging: string;
+  const now = () => new Date(clock);
+  const useCases = (j: SourceJobs = jobs) =>
+    new SourcesUseCases(
+      store,
+      j,
+      readers,
+      { seal: (t) => t, open: (t) => t },
+      { getIndex: async () => null },
+      {
+        perUser: 10,
+        minIntervalSeconds: 60,
+        claimTtlMs: 3_600_000,
+      },
+      now,
+    );
+  const runner = (sources: SourcesUseCases) =>
+    new RunSourceUseCase(
+      store,
+      jobs,
+      readers,
+      loader,
+      { callerOf: async () => ann },
+      { seal: (t) => t, open: (t) => t },
+      sources,
+      new FsRunStaging(staging),
+      { claimTtlMs: 30_000, watchMs: 60_000, lockWaitMs: 600_000 },
+      silentLogger(),
+      now,
+    );
+  const me = { caller: ann, tokenHash: 'h' };
+
+  beforeAll(async () => {
+    server = new TestRedis(await freePort());
+    await server.start();
+    redis = new IORedis(server.url, { maxRetriesPerRequest: null });
+    queue = new Queue(SOURCE_QUEUE, { connection: redis });
+    store = new RedisSourceStore(redis);
+    jobs = new BullMqSourceJobs(redis, server.url, silentLogger());
+    staging = fs.mkdtempSync(path.join(os.tmpdir(), 'q-run-life-'));
+  });
+  afterAll(async () => {
+    await jobs?.close();
+    await queue?.close();
+    redis?.disconnect();
+    await server?.stop();
+    fs.rmSync(staging, { recursive: true, force: true });
+  });
+  beforeEach(() => {
+    loader = new ScriptedLoader();
+    clock = Date.parse('2026-06-01T00:00:00Z');
+  });
+
+  it('waits while the index’s load lock is held, and fails once it has waited lockWaitMs; a lasting conflict fails at once', async () => {
+    await store.insert(source('s1'), 10);
+    const sources = useCases();
+    const { runId } = await sources.run(me, { sourceId: 's1' });
+    loader.next = 'busy';
+    expect(await runner(sources).execute({ sourceId: 's1', runId })).toBe('later');
+    expect(await store.getRun('s1', runId)).toMatchObject({ state: 'queued' });
+    clock += 600_001;
+    expect(await runner(sources).execute({ sourceId: 's1', runId })).toBe('done');
+    expect(await store.getRun('s1', runId)).toMatchObject({
+      state: 'failed',
+      error: 'Index "orders" stayed locked by another load for 10 min; nothing was published',
+    });
+    // Not a lock: no wait at all, and the source is free for the next run.
+    const second = await sources.run(me, { sourceId: 's1' });
+    loader.next = 'conflict';
+    expect(await runner(sources).execute({ sourceId: 's1', runId: second.runId })).toBe('done');
+    expect(await store.getRun('s1', second.runId)).toMatchObject({
+      state: 'failed',
+      error: 'The indexes were loaded into another search backend',
+    });
+    expect(await store.claimant('s1')).toBeNull();
+  });
+
+  it('a cron’s run that must wait keeps its runId: one record, queued, then done', async () => {
+    await store.insert(source('s2'), 10);
+    const sources = useCases();
+    loader.next = 'busy';
+    expect(await runner(sources).execute({ sourceId: 's2' })).toBe('done');
+    const [waiting, ...others] = await store.runs('s2', 10);
+    expect(others).toEqual([]);
+    expect(waiting).toMatchObject({ state: 'queued', trigger: 'schedule' });
+    expect(await jobs.pending(waiting!.runId)).toBe(true);
+    loader.next = 'ok';
+    expect(await runner(sources).execute({ sourceId: 's2', runId: waiting!.runId })).toBe('done');
+    const runs = await store.runs('s2', 10);
+    expect(runs).toHaveLength(1);
+    expect(runs[0]).toMatchObject({ runId: waiting!.runId, state: 'done', trigger: 'schedule', version: 1 });
+  });
+
+  it('fails a queued run whose job was lost, and a running run whose worker died, instead of holding the source', async () => {
+    await store.insert(source('s3'), 10);
+    const sources = useCases();
+    const first = await sources.run(me, { sourceId: 's3' });
+    await expect(sources.run(me, { sourceId: 's3' })).rejects.toMatchObject({
+      code: 'CONFLICT',
+      detail: `A run of source "source s3" is already queued or running (runId ${first.runId})`,
+    });
+    // The queue's Redis restarted empty: the job is gone, the claim and the record are not.
+    await (await queue.getJob(`run-${first.runId}`))!.remove();
+    const second = await sources.run(me, { sourceId: 's3' });
+    expect(await store.getRun('s3', first.runId)).toMatchObject({
+      state: 'failed',
+      error: expect.stringMatching(/^The run stopped without an outcome/),
+    });
+    expect(await store.claimant('s3')).toBe(second.runId);
+    // A running run whose claim lapsed (its worker died): RUNS says it failed.
+    await store.putRun({ ...(await store.getRun('s3', second.runId))!, state: 'running' });
+    await store.release('s3', second.runId);
+    const { runs } = await sources.runs(me, { sourceId: 's3' });
+    expect(runs.map((r) => [r.runId, r.state])).toEqual([
+      [second.runId, 'failed'],
+      [first.runId, 'failed'],
+    ]);
+    // A run that holds its claim is left alone.
+    const third = await sources.run(me, { sourceId: 's3' });
+    await store.putRun({ ...(await store.getRun('s3', third.runId))!, state: 'running' });
+    expect((await sources.runs(me, { sourceId: 's3' })).runs[0]).toMatchObject({
+      runId: third.runId,
+      state: 'running',
+    });
+  });
+
+  it('a run the queue did not take is failed, saying why, and does not hold the source', async () => {
+    await store.insert(source('s4'), 10);
+    const refusing: SourceJobs = Object.assign(Object.create(jobs) as SourceJobs, {
+      enqueue: async () => {
+        throw AppError.unavailable('The queue’s Redis is not answering');
+      },
+    });
+    await expect(useCases(refusing).run(me, { sourceId: 's4' })).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+    const [failed] = await store.runs('s4', 10);
+    expect(failed).toMatchObject({ state: 'failed', error: 'Not queued: The queue’s Redis is not answering' });
+    expect(await store.claimant('s4')).toBeNull();
+    await expect(useCases().run(me, { sourceId: 's4' })).resolves.toMatchObject({ runId: expect.any(String) });
+  });
+
+  it('keeps a URL’s user name and query secret as it keeps a password: FIND shows neither', async () => {
+    const sources = useCases();
+    const shown = async (url: string) => {
+      const { sourceId } = await sources.create(me, {
+        name: `u ${url}`,
+        index: 'files',
+        kind: 'url',
+        connection: { url },
+      });
+      const {
+        sources: [found],
+      } = await sources.find(me, { sourceId });
+      const kept = await store.get(sourceId);
+      return {
+        url: found!.connection.url,
+        hasSecret: kept!.secret !== undefined,
+        clear: JSON.stringify(kept!.connection),
+      };
+    };
+    expect(await shown('https://TOKEN123@files.example.com/a.csv')).toEqual({
+      url: 'https://***@files.example.com/a.csv',
+      hasSecret: true,
+      clear: '{"url":"https://***@files.example.com/a.csv"}',
+    });
+    expect(await shown('https://files.example.com/a.csv?X-Amz-Signature=abc&X-Amz-Credential=AKIA')).toMatchObject({
+      url: 'https://files.example.com/a.csv?***',
+      hasSecret: true,
+    });
+    expect(await shown('https://me:pw@files.example.com/a.csv')).toMatchObject({
+      url: 'https://me:***@files.example.com/a.csv',
+      hasSecret: true,
+    });
+    expect(await shown('https://files.example.com/b.csv')).toEqual({
+      url: 'https://files.example.com/b.csv',
+      hasSecret: false,
+      clear: '{"url":"https://files.example.com/b.csv"}',
+    });
+  });
+});
