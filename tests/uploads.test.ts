@@ -338,6 +338,12 @@ describe('uploads: POST /indexes/<name>/records', () => {
     const encoder = new TextEncoder();
     const body = new ReadableStream<Uint8Array>({
       async pull(c) {
+        // Node 20's fetch does not cancel a request body when its signal aborts: a body that goes on
+        // producing after the abort would keep this worker busy (and alive) for the rest of the run.
+        if (controller.signal.aborted) {
+          c.close();
+          return;
+        }
         sent += 1;
         if (sent === 1) c.enqueue(encoder.encode('id,name\n'));
         else c.enqueue(encoder.encode(`${sent},row\n`.repeat(1000)));

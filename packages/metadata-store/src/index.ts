@@ -5,6 +5,7 @@ export type { AuditEntry, AuditLog, AuditQuery, CrosstabShape } from './ports/au
 export type {
   IndexCatalog,
   IndexEntry,
+  IndexOrigin,
   IndexPublication,
   LoadLock,
   LoadLockHolder,

@@ -415,6 +415,20 @@ export function metadataStoreConformance(open: () => Promise<MetadataAndCatalog>
     expect(await store.ownedIndexes('u-alice')).toEqual([]);
   });
 
+  it('keeps the source run that published a version with it, live and kept; a publish without one clears it', async () => {
+    const origin = { sourceId: 's1', runId: 'r1', cursor: { value: '2024-01-02 00:00:00', of: '["at"]' } };
+    const v1 = (await store.publishIndex({ ...movies, origin })).entry;
+    expect(v1.origin).toEqual(origin);
+    expect((await store.getIndex('movies'))?.origin).toEqual(origin);
+    expect((await store.getIndexVersion('movies', v1.version))?.origin).toEqual(origin);
+    const v2 = (await store.publishIndex({ ...movies })).entry;
+    expect(v2.origin).toBeUndefined();
+    expect((await store.getIndex('movies'))?.origin).toBeUndefined();
+    expect((await store.listIndexVersions('movies')).map((e) => e.origin ?? null)).toEqual(
+      expect.arrayContaining([origin, null]),
+    );
+  });
+
   it('grants one load lock per name and refuses a second holder, naming the first', async () => {
     const lock = await store.acquireLoadLock('movies', holder('a'), 60_000);
     await expect(store.acquireLoadLock('movies', holder('b'), 60_000)).rejects.toMatchObject({

@@ -63,6 +63,7 @@ function startSources(config: IngestServiceConfig, log: Logger, deps: IngestDeps
     jobs,
     readers,
     deps.loader,
+    deps.catalog,
     new MetadataOwnerRights(deps.catalog),
     box,
     sources,

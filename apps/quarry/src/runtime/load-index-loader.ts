@@ -26,6 +26,7 @@ export class LoadIndexLoader implements IndexLoader {
         ...(req.mode === 'upsert' && req.key ? { upsert: { key: req.key } } : {}),
         createIfMissing: true,
         owner: req.owner,
+        ...(req.origin ? { origin: req.origin } : {}),
         authorize: req.authorize,
         signal: req.signal,
         report,

@@ -47,13 +47,15 @@ export class MongoIndexCatalog implements IndexCatalog {
       updatedAt,
       ...(entry.rollups?.length ? { rollups: entry.rollups } : {}),
       ...(entry.owner ? { owner: entry.owner } : {}),
+      ...(entry.origin ? { origin: entry.origin } : {}),
     };
     // One atomic update: $inc hands concurrent publishers distinct versions, and the new entry is the
     // one this update wrote (from the document before it), not a second read a concurrent publish could change.
     // A publish without rollups (an owner) clears the previous version's.
-    const unset: Partial<Record<'rollups' | 'owner', ''>> = {
+    const unset: Partial<Record<'rollups' | 'owner' | 'origin', ''>> = {
       ...(fields.rollups ? {} : { rollups: '' }),
       ...(fields.owner ? {} : { owner: '' }),
+      ...(fields.origin ? {} : { origin: '' }),
     };
     const before = await this.indexes.findOneAndUpdate(
       { _id: entry.name },

@@ -1,6 +1,13 @@
 import type Database from 'better-sqlite3';
 import { AppError } from '@quarry/errors';
-import type { IndexCatalog, IndexEntry, IndexPublication, LoadLock, LoadLockHolder } from '../ports/index-catalog.port';
+import type {
+  IndexCatalog,
+  IndexEntry,
+  IndexOrigin,
+  IndexPublication,
+  LoadLock,
+  LoadLockHolder,
+} from '../ports/index-catalog.port';
 import { holderIsLive, LOCK_RETRY_S, lockHeldMessage } from './lock-holder';
 
 interface LockRow {
@@ -23,6 +30,7 @@ interface IndexRow {
   updated_at: string;
   rollups: string | null;
   owner?: string | null;
+  origin?: string | null;
   /** Set when dropped: the row stays as a tombstone so the name's versions never repeat. */
   dropped_at: string | null;
 }
@@ -39,6 +47,7 @@ function toIndex(row: IndexRow): IndexEntry {
     updatedAt: row.updated_at,
     ...(row.rollups ? { rollups: JSON.parse(row.rollups) as IndexEntry['rollups'] } : {}),
     ...(row.owner ? { owner: row.owner } : {}),
+    ...(row.origin ? { origin: JSON.parse(row.origin) as IndexOrigin } : {}),
   };
 }
 
@@ -55,16 +64,16 @@ export class SqliteIndexCatalog implements IndexCatalog {
         'SELECT name FROM indexes WHERE owner = ? AND dropped_at IS NULL ORDER BY name',
       ),
       upsertIndex: this.db.prepare(
-        `INSERT INTO indexes (name, description, fields, views, record_count, version, snapshot, updated_at, rollups, owner, dropped_at)
-       VALUES (@name, @description, @fields, @views, @record_count, @version, @snapshot, @updated_at, @rollups, @owner, NULL)
+        `INSERT INTO indexes (name, description, fields, views, record_count, version, snapshot, updated_at, rollups, owner, origin, dropped_at)
+       VALUES (@name, @description, @fields, @views, @record_count, @version, @snapshot, @updated_at, @rollups, @owner, @origin, NULL)
        ON CONFLICT(name) DO UPDATE SET description = excluded.description, fields = excluded.fields, views = excluded.views,
          record_count = excluded.record_count, version = excluded.version, snapshot = excluded.snapshot, updated_at = excluded.updated_at,
-         rollups = excluded.rollups, owner = excluded.owner, dropped_at = NULL`,
+         rollups = excluded.rollups, owner = excluded.owner, origin = excluded.origin, dropped_at = NULL`,
       ),
       tombstoneIndex: this.db.prepare('UPDATE indexes SET dropped_at = ? WHERE name = ? AND dropped_at IS NULL'),
       insertVersion: this.db.prepare(
-        `INSERT OR REPLACE INTO index_versions (name, version, description, fields, views, record_count, snapshot, updated_at, rollups)
-       VALUES (@name, @version, @description, @fields, @views, @record_count, @snapshot, @updated_at, @rollups)`,
+        `INSERT OR REPLACE INTO index_versions (name, version, description, fields, views, record_count, snapshot, updated_at, rollups, origin)
+       VALUES (@name, @version, @description, @fields, @views, @record_count, @snapshot, @updated_at, @rollups, @origin)`,
       ),
       versionRow: this.db.prepare<[string, number], Omit<IndexRow, 'dropped_at'>>(
         `SELECT v.* FROM index_versions v JOIN indexes i ON i.name = v.name AND i.dropped_at IS NULL
@@ -104,6 +113,7 @@ export class SqliteIndexCatalog implements IndexCatalog {
         updated_at: new Date().toISOString(),
         rollups: entry.rollups?.length ? JSON.stringify(entry.rollups) : null,
         owner: entry.owner ?? null,
+        origin: entry.origin ? JSON.stringify(entry.origin) : null,
         dropped_at: null,
       };
       this.stmts.upsertIndex.run(row);

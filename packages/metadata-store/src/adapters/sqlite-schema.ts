@@ -90,6 +90,8 @@ export function migrateSqlite(db: Database.Database): void {
     if (!columns.some((c) => c.name === 'rollups')) db.exec('ALTER TABLE indexes ADD COLUMN rollups TEXT');
     // The user who created the index through the API (uploads, sources): null for the CLI's loads.
     if (!columns.some((c) => c.name === 'owner')) db.exec('ALTER TABLE indexes ADD COLUMN owner TEXT');
+    // The source run that published the version (JSON), live and kept: null for uploads, the CLI, older files.
+    if (!columns.some((c) => c.name === 'origin')) db.exec('ALTER TABLE indexes ADD COLUMN origin TEXT');
     // A token's name (TOKENS.CREATE name): null for tokens made before it, and for the CLI's.
     const tokenColumns = db.prepare<[], { name: string }>("SELECT name FROM pragma_table_info('tokens')").all();
     if (!tokenColumns.some((c) => c.name === 'name')) db.exec('ALTER TABLE tokens ADD COLUMN name TEXT');
@@ -100,5 +102,6 @@ export function migrateSqlite(db: Database.Database): void {
       .all();
     if (!versionColumns.some((c) => c.name === 'rollups'))
       db.exec('ALTER TABLE index_versions ADD COLUMN rollups TEXT');
+    if (!versionColumns.some((c) => c.name === 'origin')) db.exec('ALTER TABLE index_versions ADD COLUMN origin TEXT');
   }).immediate();
 }

@@ -15,6 +15,20 @@ export interface IndexEntry {
   rollups?: RollupDef[];
   /** The user who created the index through the API; absent for indexes loaded by the CLI. */
   owner?: string;
+  /** The source run that published this version; absent for uploads and the CLI. */
+  origin?: IndexOrigin;
+}
+
+/**
+ * What published a version when a source run did, kept with the version in the same write: a run retaken
+ * after its worker died sees its publish happened, and an append's cursor survives a crash between the
+ * publish and any other write.
+ */
+export interface IndexOrigin {
+  sourceId: string;
+  runId: string;
+  /** append with cursor: the largest cursor value this version holds, and what it is a value of. */
+  cursor?: { value: string; of: string };
 }
 
 /** What a rollup totals: a Count of records, or an aggregation of one field. */
@@ -66,6 +80,7 @@ export interface LoadLock {
  *   ones not released, oldest first (the current one included);
  * - list is ordered by name;
  * - the owner is the publication's (a publish without one clears it), on the live entry only;
+ * - the origin is the publication's (a publish without one clears it), on the live entry and its version;
  * - at most one live load lock per name: acquiring a held lock rejects with AppError CONFLICT
  *   naming the holder, unless its lease has run out or (same host) its process is gone, in which
  *   case the lock is taken over, so a crashed load never blocks the next one.

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { AppError, abortReason } from '@quarry/errors';
 import type { Logger } from '@quarry/logger';
+import type { IndexEntry } from '@quarry/metadata-store';
 import type { DeclaredType, IndexLoader, LoadProgress } from '../ports/index-loader.port';
 import type { OwnerRights } from '../ports/owner-rights.port';
 import type { RunStaging } from '../ports/run-staging.port';
@@ -45,6 +46,8 @@ export class RunSourceUseCase {
     private readonly jobs: Pick<SourceJobs, 'enqueue'>,
     private readonly readers: SourceReaders,
     private readonly loader: IndexLoader,
+    /** The index's published entry: its origin says which source run published it, and its cursor. */
+    private readonly published: { getIndex(name: string): Promise<IndexEntry | null> },
     private readonly rights: OwnerRights,
     private readonly box: SecretBox,
     private readonly sources: Pick<SourcesUseCases, 'track'>,
@@ -64,6 +67,16 @@ export class RunSourceUseCase {
       if (!run || run.state === 'done' || run.state === 'failed') return 'done';
       if (!(await this.store.renew(source.id, run.runId, this.settings.claimTtlMs))) {
         if (!(await this.store.claim(source.id, run.runId, this.settings.claimTtlMs))) return 'later';
+      }
+      // Its worker died after the publish: the run is done, and running it again would append twice.
+      const entry = await this.published.getIndex(source.index);
+      if (entry?.origin?.runId === run.runId) {
+        try {
+          await this.recordPublished(source, run, entry);
+        } finally {
+          await this.store.release(source.id, run.runId);
+        }
+        return 'done';
       }
     } else {
       const runId = randomBytes(16).toString('hex');
@@ -95,6 +108,29 @@ export class RunSourceUseCase {
       untrack();
       await this.store.release(source.id, run.runId);
     }
+  }
+
+  /**
+   * The bound an append reads past: the one the index's published version holds when this source
+   * published it last (it was written with the rows), else the one kept beside the source, if either is
+   * of this subject.
+   */
+  private async lastCursor(source: SourceRecord, subject: string): Promise<string | undefined> {
+    const origin = (await this.published.getIndex(source.index))?.origin;
+    if (origin?.sourceId === source.id) return origin.cursor?.of === subject ? origin.cursor.value : undefined;
+    const mark = await this.store.cursor(source.id);
+    return mark && mark.of === subject ? mark.value : undefined;
+  }
+
+  /** A run found published when it was taken again: recorded done with that version, its cursor kept. */
+  private async recordPublished(source: SourceRecord, run: SourceRunRecord, entry: IndexEntry): Promise<void> {
+    const cursor = entry.origin?.cursor;
+    if (cursor) await this.store.setCursor(source.id, cursor).catch(() => undefined);
+    await this.finish(
+      { ...run, state: 'running', ...(cursor ? { cursorMax: cursor.value } : {}) },
+      { state: 'done', rowsRead: run.rowsRead, loaded: run.loaded, rejected: run.rejected, version: entry.version },
+    );
+    this.log.info({ sourceId: source.id, runId: run.runId, version: entry.version }, 'source run found published');
   }
 
   private async watch(sourceId: string, runId: string, controller: AbortController): Promise<void> {
@@ -138,8 +174,8 @@ export class RunSourceUseCase {
         throw AppError.forbidden('The token that created the source no longer holds the indexes:write scope');
       const mode = source.refresh.mode;
       const cursorColumn = mode === 'append' ? source.refresh.cursor : undefined;
-      const mark = cursorColumn ? await this.store.cursor(source.id) : null;
-      const after = mark && mark.of === cursorSubject(source) ? mark.value : undefined;
+      const subject = cursorSubject(source);
+      const after = cursorColumn ? await this.lastCursor(source, subject) : undefined;
       if (after !== undefined) run.cursorAfter = after;
       const read = await this.readers.read(
         {
@@ -180,6 +216,13 @@ export class RunSourceUseCase {
             types: { ...types, ...source.load.types },
             ...(source.load.views ? { views: source.load.views } : {}),
             owner: source.ownerId,
+            origin: {
+              sourceId: source.id,
+              runId: run.runId,
+              ...(cursorColumn && read.cursorMax !== undefined
+                ? { cursor: { value: read.cursorMax, of: subject } }
+                : {}),
+            },
             authorize: (current) => checkWrite(caller, source.index, current),
             signal,
           },
@@ -199,7 +242,12 @@ export class RunSourceUseCase {
         });
       if (cursorColumn && read.cursorMax !== undefined) {
         run.cursorMax = read.cursorMax;
-        await this.store.setCursor(source.id, { value: read.cursorMax, of: cursorSubject(source) });
+        // The published version holds the cursor too (its origin): this copy failing loses nothing.
+        await this.store
+          .setCursor(source.id, { value: read.cursorMax, of: subject })
+          .catch((err: unknown) =>
+            this.log.warn({ sourceId: source.id, err: String(err) }, 'source cursor not saved; the version keeps it'),
+          );
       }
       await this.finish(run, {
         state: 'done',

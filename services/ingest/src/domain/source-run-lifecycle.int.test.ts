@@ -12,7 +12,7 @@ import { TestRedis } from '../../../../tests/support/redis';
 import { BullMqSourceJobs, SOURCE_QUEUE } from '../adapters/bullmq-source-jobs.adapter';
 import { FsRunStaging } from '../adapters/fs-run-staging.adapter';
 import { RedisSourceStore } from '../adapters/redis-source-store.adapter';
-import type { IndexLoaded, IndexLoader } from '../ports/index-loader.port';
+import type { IndexLoaded, IndexLoader, IndexLoadRequest } from '../ports/index-loader.port';
 import type { SourceJobs } from '../ports/source-jobs.port';
 import type { SourceReaders } from '../ports/source-reader.port';
 import type { SourceRecord } from '../ports/source-store.port';
@@ -51,24 +51,40 @@ const source = (id: string): SourceRecord => ({
   updatedAt: '2026-01-01T00:00:00.000Z',
 });
 
-/** A reader that stages two rows; the host check admits everything (the policy has its own tests). */
+/** The bound each read was given (an append's cursor), in order. */
+const boundsRead: Array<string | undefined> = [];
+
+/** A reader that stages two rows (cursor max "2"); the host check admits everything (it has its own tests). */
 const readers: SourceReaders = {
   admit: async () => undefined,
-  read: async (_spec, { file }) => {
+  read: async (_spec, { file, cursor }) => {
+    boundsRead.push(cursor?.after);
     fs.writeFileSync(file, 'id\n1\n2\n');
-    return { file, format: 'csv', rows: 2, columns: [] };
+    return { file, format: 'csv', rows: 2, columns: [], ...(cursor ? { cursorMax: `${boundsRead.length}` } : {}) };
   },
 };
 
-/** A loader answering what the test says next: a lock held for now, a lasting conflict, or a publish. */
+/**
+ * A loader answering what the test says next: a lock held for now, a lasting conflict, or a publish, which
+ * becomes the catalog's entry (with the request's origin, as the real catalog keeps it).
+ */
 class ScriptedLoader implements IndexLoader {
   next: 'busy' | 'conflict' | 'ok' = 'ok';
   version = 0;
-  async load(): Promise<IndexLoaded> {
+  loads = 0;
+  published: IndexEntry | null = null;
+  async load(req: IndexLoadRequest): Promise<IndexLoaded> {
+    this.loads += 1;
     if (this.next === 'busy') throw AppError.busy('Index "orders" is being loaded by another process', 1);
     if (this.next === 'conflict') throw AppError.conflict('The indexes were loaded into another search backend');
     this.version += 1;
-    const entry = { name: 'orders', version: this.version, recordCount: 2 } as IndexEntry;
+    const entry = {
+      name: req.index,
+      version: this.version,
+      recordCount: 2,
+      ...(req.origin ? { origin: req.origin } : {}),
+    } as IndexEntry;
+    this.published = entry;
     return { entry, rowsRead: 2, rejected: 0, rejects: [], replaced: 0 };
   }
 }
@@ -97,12 +113,13 @@ describe('a source run’s life on redis-server and BullMQ', () => {
       },
       now,
     );
-  const runner = (sources: SourcesUseCases) =>
+  const runner = (sources: SourcesUseCases, runStore: RedisSourceStore = store) =>
     new RunSourceUseCase(
-      store,
+      runStore,
       jobs,
       readers,
       loader,
+      { getIndex: async () => loader.published },
       { callerOf: async () => ann },
       { seal: (t) => t, open: (t) => t },
       sources,
@@ -130,6 +147,7 @@ describe('a source run’s life on redis-server and BullMQ', () => {
     fs.rmSync(staging, { recursive: true, force: true });
   });
   beforeEach(() => {
+    boundsRead.length = 0;
     loader = new ScriptedLoader();
     clock = Date.parse('2026-06-01T00:00:00Z');
   });
@@ -258,5 +276,49 @@ describe('a source run’s life on redis-server and BullMQ', () => {
       hasSecret: false,
       clear: '{"url":"https://files.example.com/b.csv"}',
     });
+  });
+
+  it('publishes an append’s cursor with its version: a cursor not saved beside the source costs no duplicate', async () => {
+    await store.insert({ ...source('s5'), refresh: { timeZone: 'UTC', mode: 'append', cursor: 'id' } }, 10);
+    const sources = useCases();
+    // Redis refuses the cursor's own copy after the publish (or the worker dies right then).
+    const forgetful = Object.assign(Object.create(store) as RedisSourceStore, {
+      setCursor: async () => {
+        throw new Error('Connection is closed.');
+      },
+    });
+    const first = await sources.run(me, { sourceId: 's5' });
+    expect(await runner(sources, forgetful).execute({ sourceId: 's5', runId: first.runId })).toBe('done');
+    expect(await store.getRun('s5', first.runId)).toMatchObject({ state: 'done', version: 1, cursorMax: '1' });
+    expect(await store.cursor('s5')).toBeNull();
+    expect(loader.published?.origin).toEqual({
+      sourceId: 's5',
+      runId: first.runId,
+      cursor: { value: '1', of: expect.any(String) },
+    });
+    const second = await sources.run(me, { sourceId: 's5' });
+    await runner(sources).execute({ sourceId: 's5', runId: second.runId });
+    // The second read starts past the first run's rows, from the version's own record of them.
+    expect(boundsRead).toEqual([undefined, '1']);
+    expect(await store.getRun('s5', second.runId)).toMatchObject({ state: 'done', cursorAfter: '1', cursorMax: '2' });
+  });
+
+  it('a run taken again after its worker died past the publish is recorded done, not loaded twice', async () => {
+    await store.insert({ ...source('s6'), refresh: { timeZone: 'UTC', mode: 'append', cursor: 'id' } }, 10);
+    const sources = useCases();
+    const { runId } = await sources.run(me, { sourceId: 's6' });
+    // What the dead worker left: its version published (origin: this run), the record still running.
+    loader.version = 6;
+    loader.published = {
+      name: 'orders',
+      version: 7,
+      recordCount: 2,
+      origin: { sourceId: 's6', runId, cursor: { value: '41', of: 'x' } },
+    } as IndexEntry;
+    await store.putRun({ ...(await store.getRun('s6', runId))!, state: 'running' });
+    expect(await runner(sources).execute({ sourceId: 's6', runId })).toBe('done');
+    expect(loader.loads).toBe(0);
+    expect(await store.getRun('s6', runId)).toMatchObject({ state: 'done', version: 7, cursorMax: '41' });
+    expect(await store.claimant('s6')).toBeNull();
   });
 });

@@ -35,9 +35,22 @@ export interface SourceCaller {
   tokenHash: string;
 }
 
-/** What a run of this source reads the cursor of: a new column, query or table starts the cursor afresh. */
-export function cursorSubject(s: Pick<SourceRecord, 'refresh' | 'query' | 'table' | 'kind' | 'connection'>): string {
-  return JSON.stringify([s.refresh.cursor ?? '', s.query ?? '', s.table ?? '', s.kind, s.connection]);
+/**
+ * What a run of this source reads the cursor of: a new column, query, table, connection, index or mode
+ * starts the cursor afresh (the first run after reads every row).
+ */
+export function cursorSubject(
+  s: Pick<SourceRecord, 'refresh' | 'query' | 'table' | 'kind' | 'connection' | 'index'>,
+): string {
+  return JSON.stringify([
+    s.refresh.cursor ?? '',
+    s.query ?? '',
+    s.table ?? '',
+    s.kind,
+    s.connection,
+    s.index,
+    s.refresh.mode,
+  ]);
 }
 
 const newId = () => randomBytes(16).toString('hex');

@@ -1,4 +1,4 @@
-import type { IndexEntry } from '@quarry/metadata-store';
+import type { IndexEntry, IndexOrigin } from '@quarry/metadata-store';
 
 export type LoadMode = 'replace' | 'append' | 'upsert';
 export type SourceFormat = 'csv' | 'json' | 'jsonl' | 'parquet';
@@ -37,6 +37,8 @@ export interface IndexLoadRequest {
   views?: Array<{ name: string; field: string }>;
   /** Who creates the index when this load does. */
   owner: string;
+  /** A source run's load: published with the version, in the same write. */
+  origin?: IndexOrigin;
   /** Asked under the index's load lock with the published entry (null: none): throws to refuse. */
   authorize: (current: IndexEntry | null) => void;
   /** Aborted when the caller went away: the load publishes nothing. */

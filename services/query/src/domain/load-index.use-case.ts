@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { abortReason, AppError } from '@quarry/errors';
 import os from 'node:os';
-import type { IndexCatalog, IndexEntry, LoadLock, RollupDef } from '@quarry/metadata-store';
+import type { IndexCatalog, IndexEntry, IndexOrigin, LoadLock, RollupDef } from '@quarry/metadata-store';
 import type { DateGrain, FieldType } from '@quarry/query-language';
 import { fieldsOf } from '@quarry/snapshots/access';
 import type { SearchIndex } from '../ports/search-index.port';
@@ -28,6 +28,8 @@ export interface LoadIndexInput extends SourceOptions {
   createIfMissing?: boolean;
   /** Who creates the index when this load does (an API user); a published index keeps its owner. */
   owner?: string;
+  /** The source run this load is (published with the version); absent for uploads and the CLI. */
+  origin?: IndexOrigin;
   /** Filled as the load goes: what a failed load still reports (rows read, rejected rows). */
   report?: LoadReport;
   /**
@@ -150,6 +152,7 @@ export class LoadIndexUseCase {
       ...(built.rollups?.length ? { rollups: built.rollups } : {}),
       // The catalog clears an owner a publish leaves out: a reload by anyone keeps the creator's.
       ...(owner !== undefined ? { owner } : {}),
+      ...(input.origin ? { origin: input.origin } : {}),
     };
     const { entry } = await this.publish(candidate, () => {
       stillHeld();
@@ -181,6 +184,7 @@ export class LoadIndexUseCase {
       snapshot: candidate.snapshot,
       ...(candidate.rollups?.length ? { rollups: candidate.rollups } : {}),
       ...(candidate.owner !== undefined ? { owner: candidate.owner } : {}),
+      ...(candidate.origin ? { origin: candidate.origin } : {}),
     });
     // Keep the previous version: a process may still be loading it; older ones go unless saved reports run
     // on them, and so do the temporary files of loads that crashed (only this lock's holder may touch the folder).
