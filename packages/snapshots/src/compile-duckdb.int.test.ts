@@ -24,6 +24,8 @@ function syntheticRecords(): Array<Record<string, unknown>> {
 }
 
 const RESERVED = new Set(['and', 'or', 'not', 'to']);
+/** Real flights: 5,000 have every airport word the queries draw on, and compile four times faster than 20,000. */
+const FLIGHTS = path.join(VEGA, 'flights-5k.json');
 
 describe('compileWhere on single-word fields: the same records as the words column', () => {
   let dir: string;
@@ -35,7 +37,7 @@ describe('compileWhere on single-word fields: the same records as the words colu
     fs.writeFileSync(path.join(dir, 'synthetic.json'), JSON.stringify(syntheticRecords()));
     engine = new SnapshotEngine(dir);
     const sources = {
-      flights: path.join(VEGA, 'flights-20k.json'),
+      flights: FLIGHTS,
       movies: path.join(VEGA, 'movies.json'),
       synthetic: path.join(dir, 'synthetic.json'),
     };
@@ -164,7 +166,7 @@ describe('compileWhere on single-word fields: the same records as the words colu
   });
 
   it('integer comparisons with fractional, negative and huge bounds select the records plain JS selects', async () => {
-    const records = JSON.parse(fs.readFileSync(path.join(VEGA, 'flights-20k.json'), 'utf8')) as Array<{
+    const records = JSON.parse(fs.readFileSync(FLIGHTS, 'utf8')) as Array<{
       delay: number;
     }>;
     const bound = fc.oneof(
