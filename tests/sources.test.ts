@@ -426,7 +426,7 @@ describeIf(!missing, missing ?? '', 'sources: SOURCES.* on real databases', () =
     await data(ann, 'SOURCES.DELETE', { sourceId });
   });
 
-  it('runs as its creator now: a revoked token fails its runs, saying why', async () => {
+  it('runs as its creator now: a revoked token fails its runs, saying why, until its owner changes it with another', async () => {
     const carl = await createIdentity(stack.dataDir, 'carl', { indexes: '*', scopes: WRITE });
     const { sourceId } = await data<{ sourceId: string }>(
       carl,
@@ -444,8 +444,12 @@ describeIf(!missing, missing ?? '', 'sources: SOURCES.* on real databases', () =
     });
     expect(run).toMatchObject({
       state: 'failed',
-      error: 'The source runs with the rights of the token that created it: that token was revoked',
+      error:
+        'The source runs with the rights of the token that created or last changed it: that token was revoked (its owner changing it with another token moves it there)',
     });
+    // Its owner's change, with the other token, moves the runs to that token: the source works again.
+    await data(other, 'SOURCES.UPDATE', { sourceId, name: 'c again' });
+    expect(await runToEnd(other, sourceId)).toMatchObject({ state: 'done' });
   });
 
   it('reads a SQLite file in a folder QUARRY_SOURCE_FILE_DIRS names, and a file at a URL, refusing a redirect to a private address', async () => {

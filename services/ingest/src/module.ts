@@ -12,6 +12,7 @@ import { FsUploadSpool } from './adapters/fs-upload-spool.adapter';
 import { MetadataOwnerRights } from './adapters/metadata-owner-rights.adapter';
 import { RedisSourceStore } from './adapters/redis-source-store.adapter';
 import { makeHostPolicy } from './adapters/source-host-policy';
+import { unavailableWhenDown } from './adapters/unavailable-when-down';
 import { DriverSourceReaders } from './adapters/source-readers.adapter';
 import type { IngestServiceConfig } from './config';
 import { RunSourceUseCase } from './domain/run-source.use-case';
@@ -41,10 +42,12 @@ export interface IngestDeps {
 
 /** Sources kept in the deployment's Redis, their runs taken as jobs by this process's worker. */
 function startSources(config: IngestServiceConfig, log: Logger, deps: IngestDeps, redisUrl: string) {
-  const redis = new IORedis(redisUrl, { maxRetriesPerRequest: null, lazyConnect: false });
+  // A call gives up after two retries while Redis is away (a 503 the caller retries), rather than wait for
+  // it for ever; the worker has a connection of its own, which waits (BullMQ needs that).
+  const redis = new IORedis(redisUrl, { maxRetriesPerRequest: 2 });
   redis.on('error', (err) => log.warn({ err: err.message }, 'sources: Redis error'));
-  const store = new RedisSourceStore(redis);
-  const jobs = new BullMqSourceJobs(redis, redisUrl, log);
+  const store = unavailableWhenDown(new RedisSourceStore(redis), 'The sources store (Redis)');
+  const jobs = unavailableWhenDown(new BullMqSourceJobs(redis, redisUrl, log), 'The source run queue (Redis)');
   const box = new AesSecretBox(
     requireDataDirKey({ ...DATA_DIR_KEYS.source, configured: config.sources.key, dataDir: config.dataDir }),
   );

@@ -22,6 +22,23 @@ describe('paramsDigest', () => {
     expect(paramsDigest({ a: 1 })).not.toBe(paramsDigest({ a: '1' }));
   });
 
+  it('digests a password, a token and a URL’s credentials as ***: the digest is no oracle for guesses', () => {
+    const source = (password: string, url: string) => ({
+      name: 'orders',
+      connection: { host: 'db', user: 'quarry', password },
+      other: { url },
+    });
+    const a = paramsDigest(source('hunter2', 'https://me:pw1@files.example.com/a.csv?sig=1'));
+    const b = paramsDigest(source('correct horse', 'https://you:pw2@files.example.com/a.csv?sig=2'));
+    expect(a).toBe(b);
+    expect(a).toBe(sha(JSON.stringify(source('***', 'https://***:***@files.example.com/a.csv?***'))));
+    // What is not a secret still tells calls apart.
+    expect(paramsDigest(source('x', 'https://files.example.com/a.csv'))).not.toBe(
+      paramsDigest(source('x', 'https://files.example.com/b.csv')),
+    );
+    expect(paramsDigest({ token: 'abc', q: 1 })).toBe(paramsDigest({ token: 'def', q: 1 }));
+  });
+
   it('digests params nested 200,000 deep without a stack overflow', () => {
     let deep: unknown = 0;
     for (let i = 0; i < 200_000; i++) deep = i % 2 ? [deep] : { k: deep };

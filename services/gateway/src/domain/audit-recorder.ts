@@ -7,8 +7,31 @@ const BATCH = 1000;
 const MAX_PENDING = 50_000;
 const DAY_MS = 86_400_000;
 
+/** Keys whose value is a credential: digested as "***", so the trail is no oracle to guess them against. */
+const SECRET_KEYS = new Set(['password', 'secret', 'clientSecret', 'token']);
+
+/**
+ * A URL's credentials taken out as SOURCES.FIND shows them (user, password and query as ***); a string
+ * that is no URL with parts stays as it is.
+ */
+function withoutCredentials(text: string): string {
+  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(text)) return text;
+  try {
+    const u = new URL(text);
+    if (u.username === '' && u.password === '' && u.search === '') return text;
+    if (u.username !== '') u.username = '***';
+    if (u.password !== '') u.password = '***';
+    if (u.search !== '') u.search = '***';
+    return u.toString();
+  } catch {
+    return text;
+  }
+}
+
 /**
  * SHA-256 of the params as they arrived: tells identical calls apart from different ones, keeps nothing.
+ * A SHA-256 of a password is as good as the password to whoever can try guesses against it, so secrets
+ * (SECRET_KEYS, a URL's credentials) go in as "***": two calls that differ only there digest alike.
  * Walked with an explicit stack, not JSON.stringify: params nested 200,000 deep parse (V8's JSON.parse
  * is iterative) but would overflow a recursive serialiser, and the call must still be refused with a 400.
  */
@@ -28,7 +51,11 @@ export function paramsDigest(params: unknown): string {
       stack.push(Token.of('}'));
       for (let i = entries.length - 1; i >= 0; i--) {
         const [key, item] = entries[i]!;
-        stack.push(item, Token.of(`${i > 0 ? ',' : ''}${JSON.stringify(key)}:`));
+        const kept = SECRET_KEYS.has(key) && item !== null && item !== undefined ? '***' : item;
+        stack.push(
+          typeof kept === 'string' ? withoutCredentials(kept) : kept,
+          Token.of(`${i > 0 ? ',' : ''}${JSON.stringify(key)}:`),
+        );
       }
       stack.push(Token.of('{'));
     } else hash.update(JSON.stringify(value) ?? 'null');

@@ -167,7 +167,9 @@ export class RunSourceUseCase {
     try {
       const caller = await this.rights.callerOf(source.tokenHash).catch((err: unknown) => {
         throw err instanceof AppError
-          ? AppError.forbidden(`The source runs with the rights of the token that created it: ${err.detail}`)
+          ? AppError.forbidden(
+              `The source runs with the rights of the token that created or last changed it: ${err.detail} (its owner changing it with another token moves it there)`,
+            )
           : err;
       });
       if (!caller.scopes.includes('indexes:write'))

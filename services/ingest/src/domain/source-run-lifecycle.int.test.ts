@@ -9,9 +9,11 @@ import { silentLogger } from '@quarry/logger';
 import type { IndexEntry } from '@quarry/metadata-store';
 import { freePort } from '@quarry/runtime';
 import { TestRedis } from '../../../../tests/support/redis';
+import { AesSecretBox } from '../adapters/aes-secret-box.adapter';
 import { BullMqSourceJobs, SOURCE_QUEUE } from '../adapters/bullmq-source-jobs.adapter';
 import { FsRunStaging } from '../adapters/fs-run-staging.adapter';
 import { RedisSourceStore } from '../adapters/redis-source-store.adapter';
+import { unavailableWhenDown } from '../adapters/unavailable-when-down';
 import type { IndexLoaded, IndexLoader, IndexLoadRequest } from '../ports/index-loader.port';
 import type { SourceJobs } from '../ports/source-jobs.port';
 import type { SourceReaders } from '../ports/source-reader.port';
@@ -24,6 +26,8 @@ import { SourcesUseCases } from './sources.use-cases';
  * runs whose job or worker was lost, and runs that were never queued end with an outcome instead of
  * staying queued or running, or holding their source.
  */
+
+const LIMITS = { perUser: 100, minIntervalSeconds: 60, claimTtlMs: 3_600_000 };
 
 const ann: Caller = {
   userId: 'u1',
@@ -106,11 +110,7 @@ describe('a source run’s life on redis-server and BullMQ', () => {
       readers,
       { seal: (t) => t, open: (t) => t },
       { getIndex: async () => null },
-      {
-        perUser: 10,
-        minIntervalSeconds: 60,
-        claimTtlMs: 3_600_000,
-      },
+      LIMITS,
       now,
     );
   const runner = (sources: SourcesUseCases, runStore: RedisSourceStore = store) =>
@@ -320,5 +320,65 @@ describe('a source run’s life on redis-server and BullMQ', () => {
     expect(loader.loads).toBe(0);
     expect(await store.getRun('s6', runId)).toMatchObject({ state: 'done', version: 7, cursorMax: '41' });
     expect(await store.claimant('s6')).toBeNull();
+  });
+
+  it('updates a source whose key changed without opening its secret, and binds it to its owner’s token', async () => {
+    const keyA = new AesSecretBox(Buffer.from('a'.repeat(40)));
+    const keyB = new AesSecretBox(Buffer.from('b'.repeat(40)));
+    const withBox = (box: AesSecretBox) =>
+      new SourcesUseCases(store, jobs, readers, box, { getIndex: async () => null }, LIMITS, now);
+    const { sourceId } = await withBox(keyA).create(
+      { caller: ann, tokenHash: 'h-first' },
+      {
+        name: 'keyed',
+        index: 'keyed',
+        kind: 'postgres',
+        connection: { host: 'db.example.com', database: 'd', user: 'u', password: 'pw-under-a' },
+        table: 'orders',
+      },
+    );
+    // The server's key changed: a name change still goes through, the password kept sealed as it was.
+    const renamed = await withBox(keyB).update({ caller: ann, tokenHash: 'h-second' }, { sourceId, name: 'keyed 2' });
+    expect(renamed).toMatchObject({ name: 'keyed 2', connection: { hasPassword: true } });
+    const sealedUnderA = (await store.get(sourceId))!.secret!;
+    expect(() => keyB.open(sealedUnderA)).toThrow(/QUARRY_SOURCE_KEY changed/);
+    // The password given again is sealed with the new key.
+    await withBox(keyB).update(
+      { caller: ann, tokenHash: 'h-second' },
+      { sourceId, connection: { host: 'db.example.com', database: 'd', user: 'u', password: 'pw-under-b' } },
+    );
+    const kept = (await store.get(sourceId))!;
+    expect(JSON.parse(keyB.open(kept.secret!))).toEqual({ password: 'pw-under-b' });
+    expect(kept.tokenHash).toBe('h-second');
+    // An admin's change leaves the runs on the owner's token.
+    const admin: Caller = { ...ann, userId: 'u-admin', userName: 'root', admin: true };
+    await withBox(keyB).update({ caller: admin, tokenHash: 'h-admin' }, { sourceId, name: 'keyed 3' });
+    expect((await store.get(sourceId))!.tokenHash).toBe('h-second');
+  });
+
+  it('answers 503 (UNAVAILABLE) at once when its Redis is away, never hanging the call', async () => {
+    const away = new TestRedis(await freePort());
+    await away.start();
+    const connection = new IORedis(away.url, { maxRetriesPerRequest: 2 });
+    connection.on('error', () => undefined);
+    const guarded = unavailableWhenDown(new RedisSourceStore(connection), 'The sources store (Redis)');
+    const sources = new SourcesUseCases(
+      guarded,
+      jobs,
+      readers,
+      { seal: (t) => t, open: (t) => t },
+      { getIndex: async () => null },
+      LIMITS,
+      now,
+    );
+    expect((await sources.find(me, {})).sources).toEqual([]);
+    await away.stop();
+    const err = await sources.find(me, {}).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(AppError);
+    expect(err).toMatchObject({
+      code: 'UNAVAILABLE',
+      detail: 'The sources store (Redis) is not answering right now; try again shortly',
+    });
+    connection.disconnect();
   });
 });

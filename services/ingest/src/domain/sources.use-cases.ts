@@ -223,24 +223,26 @@ export class SourcesUseCases {
     return { sources: await Promise.all(wanted.map((s) => this.summary(s))) };
   }
 
-  async update({ caller }: SourceCaller, p: SourcesUpdateParams): Promise<SourceSummary> {
+  async update({ caller, tokenHash }: SourceCaller, p: SourcesUpdateParams): Promise<SourceSummary> {
     SourcesUseCases.mayWrite(caller);
     const before = await this.visible(caller, p.sourceId);
-    const old = before.secret
-      ? (JSON.parse(this.box.open(before.secret)) as { password?: string; url?: string })
-      : undefined;
     let connection = before.connection;
-    let secret = old;
+    // The kept secret stays sealed as it is: never opened here, so a source whose key changed can still be
+    // updated, and given its password again (its runs say so).
+    let sealed = before.secret;
+    let secret: { password?: string; url?: string } | undefined;
     if (p.connection) {
       const split = splitSecret(p.connection);
       const sameTarget =
         p.connection.url === undefined &&
+        before.connection.url === undefined &&
         p.connection.host === before.connection.host &&
         p.connection.user === before.connection.user &&
         p.connection.database === before.connection.database;
       connection = split.shown;
+      secret = split.secret;
       // A password left out is kept only for the same host, user and database: never sent somewhere new.
-      secret = split.secret ?? (sameTarget && old?.password !== undefined ? { password: old.password } : undefined);
+      sealed = secret ? this.box.seal(JSON.stringify(secret)) : sameTarget ? before.secret : undefined;
     }
     const refresh =
       p.refresh === null
@@ -258,10 +260,13 @@ export class SourcesUseCases {
     const readsChanged = p.query !== undefined || p.table !== undefined;
     const after: SourceRecord = {
       ...rest,
+      // Its owner's change binds the runs to the token that made it (a revoked creator token is replaced
+      // so); an admin's change leaves them on the owner's, never on the admin's wider rights.
+      ...(caller.userId === before.ownerId ? { tokenHash } : {}),
       ...(p.name !== undefined ? { name: p.name.trim() } : {}),
       ...(p.index !== undefined ? { index: p.index } : {}),
       connection,
-      hasPassword: secret !== undefined,
+      hasPassword: sealed !== undefined,
       ...(readsChanged
         ? { ...(p.query !== undefined ? { query: p.query } : {}), ...(p.table !== undefined ? { table: p.table } : {}) }
         : {
@@ -272,7 +277,7 @@ export class SourcesUseCases {
       load: p.load ? { ...p.load, onError: p.load.onError ?? 'fail' } : before.load,
       updatedAt: this.now().toISOString(),
     };
-    if (secret) after.secret = this.box.seal(JSON.stringify(secret));
+    if (sealed) after.secret = sealed;
     else delete after.secret;
     await this.check(caller, after, secret);
     const verdict = await this.store.update(after, before.name);
