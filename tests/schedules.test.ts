@@ -170,13 +170,13 @@ describe('scheduled deliveries (REPORTS.SCHEDULE, REPORTS.SCHEDULES, REPORTS.UNS
 
   it('refuses webhooks aimed at the metadata address, at loopback not named, or outside the allow list', async () => {
     const refused: Array<[string, RegExp]> = [
-      ['http://169.254.169.254/latest/meta-data/', /resolves to 169\.254\.169\.254, a linkLocal address/],
+      ['http://169.254.169.254/latest/meta-data/', /169\.254\.169\.254 is a link-local address/],
       // `*` admits ports 80 and 443 only: on those, loopback and private addresses are still refused.
-      ['http://127.0.0.1/x', /resolves to 127\.0\.0\.1, a loopback address/],
+      ['http://127.0.0.1/x', /127\.0\.0\.1 is a loopback address/],
       [`http://127.0.0.1:${otherPort}/x`, /127\.0\.0\.1:\d+ does not match QUARRY_WEBHOOK_ALLOW/],
-      ['http://localhost/x', /localhost resolves to (127\.0\.0\.1|::1), a loopback address/],
+      ['http://localhost/x', /localhost resolves to a loopback address/],
       ['http://[::ffff:10.0.0.1]/x', /a private address/],
-      ['http://10.1.2.3/x', /resolves to 10\.1\.2\.3, a private address/],
+      ['http://10.1.2.3/x', /10\.1\.2\.3 is a private address/],
       ['https://192.168.1.1/x', /a private address/],
       ['http://192.168.1.1:8080/x', /does not match QUARRY_WEBHOOK_ALLOW/],
     ];

@@ -50,6 +50,36 @@ export function addressAllowed(address: string, explicit: boolean): boolean {
 }
 
 /** ipaddr.js's name for an address's range (`loopback`, `private`, …), or `invalid`. */
+/** ipaddr.js's range names as a message reads them. */
+const RANGE_NAMES: Record<string, string> = {
+  linkLocal: 'link-local',
+  uniqueLocal: 'unique local',
+  carrierGradeNat: 'carrier-grade NAT',
+  siteLocal: 'site-local',
+  ipv4Mapped: 'IPv4-mapped',
+  rfc6145: 'IPv4-translated',
+  rfc6052: 'IPv4-embedded',
+  teredo: 'Teredo',
+  amt: 'AMT',
+  as112: 'AS112',
+  as112v6: 'AS112',
+  orchid2: 'ORCHIDv2',
+  droneRemoteIdProtocolEntityTags: 'drone remote ID',
+};
+
 export function addressRange(address: string): string {
-  return ipaddr.isValid(address) ? ipaddr.process(address).range() : 'invalid';
+  if (!ipaddr.isValid(address)) return 'invalid';
+  const range = ipaddr.process(address).range();
+  return RANGE_NAMES[range] ?? range;
+}
+
+/**
+ * How a refusal names a refused address: the address itself only where the caller wrote it. That a name
+ * resolves to 10.1.2.3 is the operator's network, not something a caller probing names should learn.
+ */
+export function refusedAddress(hostname: string, address: string): string {
+  const host = hostname.replace(/^\[|\]$/g, '');
+  return ipaddr.isValid(host)
+    ? `${hostname} is a ${addressRange(address)} address`
+    : `${hostname} resolves to a ${addressRange(address)} address`;
 }

@@ -76,13 +76,13 @@ describe('makeHostPolicy (QUARRY_SOURCE_ALLOW)', () => {
     expect(await verdict('http://127.0.0.1/x.csv')).toMatch(/does not match/);
     // Through a wildcard, a name that resolves to a private address is refused, whatever else it has.
     expect(await verdict('https://sneaky.example.com/x.csv')).toBe(
-      'FORBIDDEN: sneaky.example.com resolves to 127.0.0.1, a loopback address; loopback, link-local and private addresses are reached only through a QUARRY_SOURCE_ALLOW pattern naming the host exactly',
+      'FORBIDDEN: sneaky.example.com resolves to a loopback address; loopback, link-local and private addresses are reached only through a QUARRY_SOURCE_ALLOW pattern naming the host exactly',
     );
     expect(await verdict('https://split.example.com/x.csv')).toMatch(
-      /^FORBIDDEN: split\.example\.com resolves to 10\.0\.0\.7, a private address/,
+      /^FORBIDDEN: split\.example\.com resolves to a private address/,
     );
     expect(await verdict('https://v6.example.com/x.csv')).toMatch(
-      /resolves to ::ffff:192\.168\.1\.1, a private address/,
+      /^FORBIDDEN: v6\.example\.com resolves to a private address/,
     );
     const everything = makeHostPolicy(['*:*'], resolve);
     for (const host of [
@@ -94,14 +94,16 @@ describe('makeHostPolicy (QUARRY_SOURCE_ALLOW)', () => {
       '[::ffff:127.0.0.1]',
       '0.0.0.0',
     ])
-      expect(await verdict(`http://${host}:8080/x`, everything)).toMatch(/^FORBIDDEN: .* resolves to /);
+      expect(await verdict(`http://${host}:8080/x`, everything)).toMatch(/^FORBIDDEN: \S+ is an? [a-z -]+ address;/);
+    // A name's refused address is not shown: it is the operator's network, not the caller's to learn.
+    expect(await verdict('https://split.example.com/x.csv')).not.toMatch(/10\.0\.0\.7/);
     expect(await verdict('http://files.example.com:8080/x', everything)).toBe('ok');
   });
 
   it('refuses names that resolve to loopback through the real resolver (localhost)', async () => {
     const real = makeHostPolicy(['*', '*:*']);
     expect(await verdict('http://localhost:8080/x', real)).toMatch(
-      /^FORBIDDEN: localhost resolves to (127\.0\.0\.1|::1), a loopback address/,
+      /^FORBIDDEN: localhost resolves to a loopback address/,
     );
     expect(await verdict('postgres://localhost', real)).toMatch(/a loopback address/);
     expect(await verdict('http://localhost:8080/x', makeHostPolicy(['localhost:8080']))).toBe('ok');

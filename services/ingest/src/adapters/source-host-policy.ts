@@ -1,7 +1,7 @@
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { AppError } from '@quarry/errors';
-import { addressAllowed, addressRange, hostPattern, urlHost } from '@quarry/runtime';
+import { addressAllowed, hostPattern, refusedAddress, urlHost } from '@quarry/runtime';
 import type { CheckedAddress } from './source-staging';
 
 /*
@@ -120,7 +120,7 @@ export function makeHostPolicy(allow: readonly string[], resolve: Resolver = def
     const refused = addresses.find((a) => !addressAllowed(a.address, explicit));
     if (refused)
       throw AppError.forbidden(
-        `${target.hostname} resolves to ${refused.address}, a ${addressRange(refused.address)} address; loopback, link-local and private addresses are reached only through a QUARRY_SOURCE_ALLOW pattern naming the host exactly`,
+        `${refusedAddress(target.hostname, refused.address)}; loopback, link-local and private addresses are reached only through a QUARRY_SOURCE_ALLOW pattern naming the host exactly`,
       );
     return addresses.map(({ address, family }) => ({ address, family }));
   };

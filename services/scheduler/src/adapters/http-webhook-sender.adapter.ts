@@ -2,7 +2,7 @@ import { lookup } from 'node:dns/promises';
 import http from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
-import ipaddr from 'ipaddr.js';
+import { refusedAddress } from '@quarry/runtime';
 import { AppError, quoteInput } from '@quarry/errors';
 import { portOf, WebhookPolicy } from '../domain/webhook-policy';
 import type { WebhookAnswer, WebhookSender } from '../ports/webhook-sender.port';
@@ -17,10 +17,6 @@ const HEADERS_MS = 10_000;
 const TOTAL_MS = 30_000;
 
 type Vetted = { ok: true; url: URL; address: string; family: 4 | 6 } | { ok: false; detail: string };
-
-function rangeOf(address: string): string {
-  return ipaddr.isValid(address) ? ipaddr.process(address).range() : 'invalid';
-}
 
 /** Webhook POSTs under QUARRY_WEBHOOK_ALLOW, connected to the very address that was checked. */
 export class HttpWebhookSender implements WebhookSender {
@@ -66,7 +62,7 @@ export class HttpWebhookSender implements WebhookSender {
     if (refused)
       return {
         ok: false,
-        detail: `${url.hostname} resolves to ${refused.address}, a ${rangeOf(refused.address)} address; loopback, link-local and private addresses are reached only through a QUARRY_WEBHOOK_ALLOW pattern naming the host exactly`,
+        detail: `${refusedAddress(url.hostname, refused.address)}; loopback, link-local and private addresses are reached only through a QUARRY_WEBHOOK_ALLOW pattern naming the host exactly`,
       };
     const first = addresses[0];
     return { ok: true, url, address: first.address, family: first.family === 6 ? 6 : 4 };
