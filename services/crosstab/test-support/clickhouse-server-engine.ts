@@ -3,7 +3,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import type { IndexEntry } from '@quarry/metadata-store';
 import { ClickHouseClientRunner } from '../src/adapters/clickhouse/clickhouse-client-runner';
 import { ClickHousePivotEngine } from '../src/adapters/clickhouse/clickhouse-pivot-engine.adapter';
-import type { OpenedPivotEngine } from '../src/adapters/pivot-engine.conformance';
+import type { OpenedPivotEngine } from '../src/adapters/pivot/pivot-engine.conformance';
 
 /** The Parquet snapshot's columns with DuckDB's type names, as the load knows them. */
 export async function parquetColumns(file: string): Promise<Array<{ name: string; duckdbType: string }>> {

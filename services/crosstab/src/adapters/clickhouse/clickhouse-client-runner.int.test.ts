@@ -4,8 +4,8 @@ import path from 'node:path';
 import { builtEntry } from '@quarry/testkit';
 import { startChdbHttpServer, type ChdbHttpServer } from '../../../test-support/chdb-http-server';
 import { onServer, parquetColumns } from '../../../test-support/clickhouse-server-engine';
-import { pivotCompareConformance } from '../pivot-compare.conformance';
-import { pivotEngineConformance } from '../pivot-engine.conformance';
+import { pivotCompareConformance } from '../pivot/pivot-compare.conformance';
+import { pivotEngineConformance } from '../pivot/pivot-engine.conformance';
 import { ClickHouseClientRunner, versionTable } from './clickhouse-client-runner';
 import { keyEstimateConformance } from './clickhouse-estimate.conformance';
 

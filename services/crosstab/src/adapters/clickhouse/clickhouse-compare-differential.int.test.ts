@@ -14,7 +14,7 @@ import { shiftedSpec, shiftOf, withCompare } from '../../domain/period-compare';
 import type { PivotEngine, PivotRestriction } from '../../ports/pivot-engine.port';
 import { byKey } from '../../../test-support/clickhouse-adversarial';
 import { crosstabInput, type SentCrosstab } from '../../../test-support/crosstab-input';
-import { DuckDbPivotEngine } from '../duckdb-pivot-engine.adapter';
+import { DuckDbPivotEngine } from '../duckdb/duckdb-pivot-engine.adapter';
 import { ChdbRunner } from './chdb-runner';
 import { ClickHousePivotEngine } from './clickhouse-pivot-engine.adapter';
 

@@ -11,7 +11,7 @@ import type { GroupRow } from '../../domain/axis-value';
 import { BIGS, expectSame, VIEWS, writeRecords } from '../../../test-support/clickhouse-adversarial';
 import { crosstabSpec, MAX_CELLS } from '../../domain/crosstab-spec';
 import { crosstabInput, type SentCrosstab } from '../../../test-support/crosstab-input';
-import { DuckDbPivotEngine } from '../duckdb-pivot-engine.adapter';
+import { DuckDbPivotEngine } from '../duckdb/duckdb-pivot-engine.adapter';
 import { ChdbRunner } from './chdb-runner';
 import { ClickHousePivotEngine } from './clickhouse-pivot-engine.adapter';
 

@@ -6,8 +6,8 @@ import { parseQuery, type FieldDef } from '@quarry/query-language';
 import { builtEntry } from '@quarry/testkit';
 import { crosstabSpec } from '../../domain/crosstab-spec';
 import { crosstabInput } from '../../../test-support/crosstab-input';
-import { KEY_SAMPLE_RECORDS } from '../pivot-key-estimate';
-import type { OpenedPivotEngine } from '../pivot-engine.conformance';
+import { KEY_SAMPLE_RECORDS } from '../pivot/pivot-key-estimate';
+import type { OpenedPivotEngine } from '../pivot/pivot-engine.conformance';
 
 /** Records sorted by station: the first 120,000 all at S0000, then 2,000 stations of 65 records each. */
 function sortedRecords(): Array<{ station: string; region: string; n: number }> {

@@ -1,5 +1,5 @@
 import type { GroupRow } from '../../domain/axis-value';
-import { groupsOfGroupingSets } from '../pivot-rollup';
+import { groupsOfGroupingSets } from '../pivot/pivot-rollup';
 import type { ClickHousePivotPlan } from './clickhouse-pivot-plan';
 import type { ClickHouseRow } from './clickhouse-runner';
 

@@ -11,7 +11,7 @@ import type {
   PivotResult,
   PivotRestriction,
 } from '../../ports/pivot-engine.port';
-import { KEY_SAMPLE_RECORDS, THOROUGH_SAMPLE_RECORDS } from '../pivot-key-estimate';
+import { KEY_SAMPLE_RECORDS, THOROUGH_SAMPLE_RECORDS } from '../pivot/pivot-key-estimate';
 import { toGroups } from './clickhouse-groups';
 import { ClickHousePivotPlan } from './clickhouse-pivot-plan';
 import { chLastLocalSql, chLastPeriodSql, chLastStoredSql, chShiftCut } from './clickhouse-pivot-shift';

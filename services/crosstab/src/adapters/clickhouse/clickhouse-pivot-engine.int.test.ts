@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import { GenericContainer, Wait, type StartedTestContainer } from 'testcontainers';
 import { describeWithDocker, settled } from '@quarry/testkit';
-import { pivotCompareConformance } from '../pivot-compare.conformance';
-import { gapsIndex, pivotEngineConformance, RECORDS } from '../pivot-engine.conformance';
+import { pivotCompareConformance } from '../pivot/pivot-compare.conformance';
+import { gapsIndex, pivotEngineConformance, RECORDS } from '../pivot/pivot-engine.conformance';
 import { onServer } from '../../../test-support/clickhouse-server-engine';
 import { ChdbRunner } from './chdb-runner';
 import { keyEstimateConformance } from './clickhouse-estimate.conformance';

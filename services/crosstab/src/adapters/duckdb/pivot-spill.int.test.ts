@@ -5,8 +5,8 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import type { IndexEntry } from '@quarry/metadata-store';
 import { parseQuery, type FieldDef } from '@quarry/query-language';
 import { buildSnapshot, SnapshotEngine } from '@quarry/snapshots';
-import { crosstabSpec, MAX_CELLS } from '../domain/crosstab-spec';
-import { crosstabInput } from '../../test-support/crosstab-input';
+import { crosstabSpec, MAX_CELLS } from '../../domain/crosstab-spec';
+import { crosstabInput } from '../../../test-support/crosstab-input';
 import { DuckDbPivotEngine } from './duckdb-pivot-engine.adapter';
 
 const RECORDS = 2_000_000;

@@ -1,4 +1,4 @@
-import { mulberry32 } from '../../../../tests/support/seeded-random';
+import { mulberry32 } from '../../../../../tests/support/seeded-random';
 import { DistinctBits, DISTINCT_SEPARATOR } from './pivot-distinct';
 import { Int32List } from './int32-list';
 import { TextInterner } from './text-interner';

@@ -6,13 +6,13 @@ import type { CrosstabGrid } from '@quarry/contract';
 import type { IndexEntry } from '@quarry/metadata-store';
 import { parseQuery, restrictedQuery, type FieldDef, type Reader } from '@quarry/query-language';
 import { builtEntry } from '@quarry/testkit';
-import { pivotModel, type Agg, type ModelSpec, type ModelTotal } from '../../../../tests/support/pivot-model';
-import { toChartGrid } from '../domain/crosstab-grid';
-import { buildPivotTable } from '../domain/pivot-table';
+import { pivotModel, type Agg, type ModelSpec, type ModelTotal } from '../../../../../tests/support/pivot-model';
+import { toChartGrid } from '../../domain/crosstab-grid';
+import { buildPivotTable } from '../../domain/pivot-table';
 import type { CompletePivot } from '@quarry/contract';
-import { crosstabSpec, MAX_CELLS } from '../domain/crosstab-spec';
-import { crosstabInput } from '../../test-support/crosstab-input';
-import type { PivotEngine } from '../ports/pivot-engine.port';
+import { crosstabSpec, MAX_CELLS } from '../../domain/crosstab-spec';
+import { crosstabInput } from '../../../test-support/crosstab-input';
+import type { PivotEngine } from '../../ports/pivot-engine.port';
 
 export type Rec = Record<string, unknown>;
 

@@ -2,8 +2,8 @@ import { Piscina } from 'piscina';
 import { AppError, abortReason, isErrorCode } from '@quarry/errors';
 import type { CachedResult } from '@quarry/result-cache';
 import { threadEntry } from '@quarry/runtime';
-import type { TableJob } from '../domain/table-result';
-import type { TableRenderer } from '../ports/table-renderer.port';
+import type { TableJob } from '../../domain/table-result';
+import type { TableRenderer } from '../../ports/table-renderer.port';
 import { packGroups, packedBuffers } from './packed-groups';
 import type { TableAnswer, TableTask } from './table-render.worker';
 

@@ -1,4 +1,4 @@
-import type { Aggregation, AxisSpec } from '../domain/crosstab-spec';
+import type { Aggregation, AxisSpec } from '../../domain/crosstab-spec';
 
 // Exact partial aggregates: what each cell carries so every level's total adds up from them.
 

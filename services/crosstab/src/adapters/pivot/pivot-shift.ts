@@ -1,7 +1,7 @@
 import type { CalendarGroup } from '@quarry/contract';
 import { ident, type DuckDBValue, type LoadedTable } from '@quarry/snapshots';
-import type { AxisSpec, CrosstabSpec } from '../domain/crosstab-spec';
-import type { PeriodShift } from '../domain/period-shift';
+import type { AxisSpec, CrosstabSpec } from '../../domain/crosstab-spec';
+import type { PeriodShift } from '../../domain/period-shift';
 import { axisLabel, interval, localTime, shiftedTime } from './pivot-sql';
 
 /**

@@ -1,10 +1,10 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { leastOf } from '@quarry/testkit';
 import type { FieldDef } from '@quarry/query-language';
-import type { AxisValue, GroupRow } from '../domain/axis-value';
-import { pivotLevels, type CrosstabSpec } from '../domain/crosstab-spec';
-import { tableResult, type TableJob } from '../domain/table-result';
-import { plainAxis, specWith } from '../../test-support/crosstab-input';
+import type { AxisValue, GroupRow } from '../../domain/axis-value';
+import { pivotLevels, type CrosstabSpec } from '../../domain/crosstab-spec';
+import { tableResult, type TableJob } from '../../domain/table-result';
+import { plainAxis, specWith } from '../../../test-support/crosstab-input';
 import { ThreadTableRenderer } from './thread-table-renderer.adapter';
 
 const field = (name: string): FieldDef => ({ name, type: 'string' }) as FieldDef;

@@ -1,9 +1,9 @@
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { AppError } from '@quarry/errors';
 import type { Row } from '@quarry/snapshots';
-import type { AxisValue, GroupRow } from '../domain/axis-value';
-import type { AxisSpec } from '../domain/crosstab-spec';
-import type { PivotKeys } from '../ports/pivot-engine.port';
+import type { AxisValue, GroupRow } from '../../domain/axis-value';
+import type { AxisSpec } from '../../domain/crosstab-spec';
+import type { PivotKeys } from '../../ports/pivot-engine.port';
 import { KeyTree } from './key-tree';
 import type { DistinctBits } from './pivot-distinct';
 import { combine, intake, type Acc, type RollupView } from './pivot-partials';

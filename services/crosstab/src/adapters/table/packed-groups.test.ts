@@ -1,5 +1,5 @@
 import { MessageChannel, receiveMessageOnPort } from 'node:worker_threads';
-import type { AxisValue, GroupRow } from '../domain/axis-value';
+import type { AxisValue, GroupRow } from '../../domain/axis-value';
 import { packGroups, packedBuffers, unpackGroups, type PackedGroups } from './packed-groups';
 
 describe('packed groups (a big table handed to a render thread)', () => {

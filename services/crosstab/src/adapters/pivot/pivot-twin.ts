@@ -1,7 +1,7 @@
 import type { DuckDBValue } from '@quarry/snapshots';
-import type { CrosstabSpec } from '../domain/crosstab-spec';
-import type { PeriodShift } from '../domain/period-shift';
-import type { PivotTwin } from '../ports/pivot-engine.port';
+import type { CrosstabSpec } from '../../domain/crosstab-spec';
+import type { PeriodShift } from '../../domain/period-shift';
+import type { PivotTwin } from '../../ports/pivot-engine.port';
 import { HOLISTIC, type RollupView } from './pivot-partials';
 import { notMemberSql } from './pivot-sql';
 import { shiftCut } from './pivot-shift';

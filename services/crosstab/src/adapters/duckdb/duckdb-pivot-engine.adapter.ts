@@ -1,8 +1,8 @@
 import type { IndexEntry } from '@quarry/metadata-store';
 import type { QueryNode } from '@quarry/query-language';
 import { compileWhere, ident, type LoadedTable, type Row, type SnapshotEngine } from '@quarry/snapshots';
-import type { AxisValue, GroupRow } from '../domain/axis-value';
-import { crosstabCells, type AxisSpec, type CrosstabSpec } from '../domain/crosstab-spec';
+import type { AxisValue, GroupRow } from '../../domain/axis-value';
+import { crosstabCells, type AxisSpec, type CrosstabSpec } from '../../domain/crosstab-spec';
 import type {
   DrillFacts,
   KeysAtLeast,
@@ -10,28 +10,28 @@ import type {
   PivotEngine,
   PivotResult,
   PivotRestriction,
-} from '../ports/pivot-engine.port';
-import { estimateKeys, THOROUGH_SAMPLE_RECORDS } from './pivot-key-estimate';
-import { PivotPlan } from './pivot-plan';
+} from '../../ports/pivot-engine.port';
+import { estimateKeys, THOROUGH_SAMPLE_RECORDS } from '../pivot/pivot-key-estimate';
+import { PivotPlan } from '../pivot/pivot-plan';
 import {
   fromGroupingSets,
   JS_ROLLUP_MAX_WORK,
   rollUpInJs,
   twinGroupsFromCells,
   twinGroupsFromSets,
-} from './pivot-rollup';
-import { memberSql, notMemberSql, type BoundWhere } from './pivot-sql';
-import { lastPeriodSql, lastStoredSql, shiftCut } from './pivot-shift';
+} from '../pivot/pivot-rollup';
+import { memberSql, notMemberSql, type BoundWhere } from '../pivot/pivot-sql';
+import { lastPeriodSql, lastStoredSql, shiftCut } from '../pivot/pivot-shift';
 import { matchRollup } from './rollup-match';
 import { RollupCells } from './rollup-cells';
-import { DistinctBits, distinctCellsSql, JS_DISTINCT_MAX_WORK, separatorFlag } from './pivot-distinct';
-import { planTwins } from './pivot-twin';
-import { foldedGroups, type PlanFold } from './pivot-fold';
+import { DistinctBits, distinctCellsSql, JS_DISTINCT_MAX_WORK, separatorFlag } from '../pivot/pivot-distinct';
+import { planTwins } from '../pivot/pivot-twin';
+import { foldedGroups, type PlanFold } from '../pivot/pivot-fold';
 import type { CalendarGroup } from '@quarry/contract';
-import type { LastPeriod, PeriodShift } from '../domain/period-shift';
+import type { LastPeriod, PeriodShift } from '../../domain/period-shift';
 
-export { KEY_SAMPLE_RECORDS, THOROUGH_SAMPLE_RECORDS } from './pivot-key-estimate';
-export { JS_ROLLUP_MAX_WORK } from './pivot-rollup';
+export { KEY_SAMPLE_RECORDS, THOROUGH_SAMPLE_RECORDS } from '../pivot/pivot-key-estimate';
+export { JS_ROLLUP_MAX_WORK } from '../pivot/pivot-rollup';
 
 /**
  * Pivots over the in-memory snapshot in one statement, one scan. Without dynamic views the statement

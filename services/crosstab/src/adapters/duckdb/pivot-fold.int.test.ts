@@ -6,9 +6,9 @@ import type { IndexEntry } from '@quarry/metadata-store';
 import { parseQuery, type FieldDef } from '@quarry/query-language';
 import { SnapshotEngine } from '@quarry/snapshots';
 import { builtEntry } from '@quarry/testkit';
-import type { AxisValue, GroupRow } from '../domain/axis-value';
-import { crosstabSpec, MAX_CELLS } from '../domain/crosstab-spec';
-import { crosstabInput, type SentCrosstab } from '../../test-support/crosstab-input';
+import type { AxisValue, GroupRow } from '../../domain/axis-value';
+import { crosstabSpec, MAX_CELLS } from '../../domain/crosstab-spec';
+import { crosstabInput, type SentCrosstab } from '../../../test-support/crosstab-input';
 import { DuckDbPivotEngine } from './duckdb-pivot-engine.adapter';
 
 /*

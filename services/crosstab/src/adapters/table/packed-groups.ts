@@ -1,5 +1,5 @@
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import type { AxisValue, GroupRow } from '../domain/axis-value';
+import type { AxisValue, GroupRow } from '../../domain/axis-value';
 
 /**
  * A pivot's groups as a few flat arrays, the form in which a big table goes to a render thread: the

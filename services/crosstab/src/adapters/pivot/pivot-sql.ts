@@ -1,8 +1,8 @@
 import { isNumeric } from '@quarry/query-language';
 import { ident, listParam, type DuckDBValue } from '@quarry/snapshots';
-import type { AxisValue } from '../domain/axis-value';
-import type { AxisSpec, DateGroup } from '../domain/crosstab-spec';
-import type { PeriodShift } from '../domain/period-shift';
+import type { AxisValue } from '../../domain/axis-value';
+import type { AxisSpec, DateGroup } from '../../domain/crosstab-spec';
+import type { PeriodShift } from '../../domain/period-shift';
 
 const DATE_FORMAT = { day: '%Y-%m-%d', month: '%Y-%m', year: '%Y' } as const;
 

@@ -6,9 +6,9 @@ import type { Reader } from '@quarry/query-language';
 import type { ResultCache } from '@quarry/result-cache';
 import { SnapshotEngine } from '@quarry/snapshots';
 import { builtEntry } from '@quarry/testkit';
-import { crosstabInput, type SentCrosstab } from '../../test-support/crosstab-input';
-import { eventsWithRollups, sameJson } from '../../test-support/rollup-events';
-import { RunCrosstabUseCase } from '../domain/run-crosstab.use-case';
+import { crosstabInput, type SentCrosstab } from '../../../test-support/crosstab-input';
+import { eventsWithRollups, sameJson } from '../../../test-support/rollup-events';
+import { RunCrosstabUseCase } from '../../domain/run-crosstab.use-case';
 import { DuckDbPivotEngine } from './duckdb-pivot-engine.adapter';
 
 /*

@@ -6,11 +6,11 @@ import type { Reader } from '@quarry/query-language';
 import type { ResultCache } from '@quarry/result-cache';
 import { SnapshotEngine } from '@quarry/snapshots';
 import { builtEntry } from '@quarry/testkit';
-import { mulberry32 } from '../../../../tests/support/seeded-random';
-import { crosstabInput, type SentCrosstab } from '../../test-support/crosstab-input';
-import { RunCrosstabUseCase } from '../domain/run-crosstab.use-case';
+import { mulberry32 } from '../../../../../tests/support/seeded-random';
+import { crosstabInput, type SentCrosstab } from '../../../test-support/crosstab-input';
+import { RunCrosstabUseCase } from '../../domain/run-crosstab.use-case';
 import { DuckDbPivotEngine } from './duckdb-pivot-engine.adapter';
-import { eventsWithRollups, ROLLUPS, sameJson } from '../../test-support/rollup-events';
+import { eventsWithRollups, ROLLUPS, sameJson } from '../../../test-support/rollup-events';
 
 /*
  * A differential test: seeded random crosstabs (subtotals, showAs, rowLimit and filters, value order,

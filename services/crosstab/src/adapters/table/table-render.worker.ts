@@ -1,6 +1,6 @@
 import { isAppError } from '@quarry/errors';
 import type { CachedResult } from '@quarry/result-cache';
-import { tableResult, type TableJob } from '../domain/table-result';
+import { tableResult, type TableJob } from '../../domain/table-result';
 import { unpackGroups, type PackedGroups } from './packed-groups';
 
 /** A table to draw, or 'warm': start the thread and load its modules before the first table. */

@@ -11,9 +11,9 @@ import {
   type BuiltRollup,
   type LoadedTable,
 } from '@quarry/snapshots';
-import type { AxisSpec, CrosstabSpec } from '../domain/crosstab-spec';
-import type { PivotRestriction } from '../ports/pivot-engine.port';
-import type { PivotPlan, RollupSource } from './pivot-plan';
+import type { AxisSpec, CrosstabSpec } from '../../domain/crosstab-spec';
+import type { PivotRestriction } from '../../ports/pivot-engine.port';
+import type { PivotPlan, RollupSource } from '../pivot/pivot-plan';
 
 /** Date grains each stored grain can be truncated further to (a week is within no month). */
 const COARSER: Record<string, readonly string[]> = {

@@ -1,4 +1,4 @@
-import type { AxisValue } from '../domain/axis-value';
+import type { AxisValue } from '../../domain/axis-value';
 
 /**
  * The distinct key prefixes of one side (rows or columns), each interned once as a small integer: a

@@ -1,8 +1,8 @@
 import type { IndexEntry } from '@quarry/metadata-store';
 import { compileWhere, type LoadedTable, type SnapshotEngine } from '@quarry/snapshots';
 import type { QueryNode } from '@quarry/query-language';
-import type { AxisSpec, CrosstabSpec } from '../domain/crosstab-spec';
-import type { KeysAtLeast } from '../ports/pivot-engine.port';
+import type { AxisSpec, CrosstabSpec } from '../../domain/crosstab-spec';
+import type { KeysAtLeast } from '../../ports/pivot-engine.port';
 import { groupedKey } from './pivot-sql';
 
 /**

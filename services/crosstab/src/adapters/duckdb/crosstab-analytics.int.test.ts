@@ -6,8 +6,8 @@ import type { IndexEntry } from '@quarry/metadata-store';
 import { parseQuery, type FieldDef } from '@quarry/query-language';
 import { SnapshotEngine } from '@quarry/snapshots';
 import { builtEntry } from '@quarry/testkit';
-import { VEGA, type Rec } from '../../../../tests/support/datasets';
-import { mulberry32 } from '../../../../tests/support/seeded-random';
+import { VEGA, type Rec } from '../../../../../tests/support/datasets';
+import { mulberry32 } from '../../../../../tests/support/seeded-random';
 import {
   analyticsOracle,
   type OracleAgg,
@@ -15,11 +15,11 @@ import {
   type OracleSpec,
   type OracleTable,
   type OracleTotal,
-} from '../../../../tests/support/analytics-oracle';
-import { crosstabSpec, MAX_CELLS } from '../domain/crosstab-spec';
-import { buildPivotTable } from '../domain/pivot-table';
-import { renderJson } from '../domain/render-json';
-import { crosstabInput, type SentCrosstab } from '../../test-support/crosstab-input';
+} from '../../../../../tests/support/analytics-oracle';
+import { crosstabSpec, MAX_CELLS } from '../../domain/crosstab-spec';
+import { buildPivotTable } from '../../domain/pivot-table';
+import { renderJson } from '../../domain/render-json';
+import { crosstabInput, type SentCrosstab } from '../../../test-support/crosstab-input';
 import { DuckDbPivotEngine } from './duckdb-pivot-engine.adapter';
 
 /*

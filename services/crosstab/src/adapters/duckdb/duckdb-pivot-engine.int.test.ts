@@ -6,12 +6,12 @@ import { parseQuery, type FieldDef } from '@quarry/query-language';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { attachableFile, SnapshotEngine, type SnapshotEngineOptions } from '@quarry/snapshots';
 import { builtEntry } from '@quarry/testkit';
-import type { ModelTotal } from '../../../../tests/support/pivot-model';
-import { crosstabSpec, MAX_CELLS } from '../domain/crosstab-spec';
-import { crosstabInput } from '../../test-support/crosstab-input';
+import type { ModelTotal } from '../../../../../tests/support/pivot-model';
+import { crosstabSpec, MAX_CELLS } from '../../domain/crosstab-spec';
+import { crosstabInput } from '../../../test-support/crosstab-input';
 import { DuckDbPivotEngine } from './duckdb-pivot-engine.adapter';
-import { pivotCompareConformance } from './pivot-compare.conformance';
-import { gapsIndex, pivotEngineConformance, RECORDS, VIEWS, type Rec } from './pivot-engine.conformance';
+import { pivotCompareConformance } from '../pivot/pivot-compare.conformance';
+import { gapsIndex, pivotEngineConformance, RECORDS, VIEWS, type Rec } from '../pivot/pivot-engine.conformance';
 
 pivotEngineConformance('DuckDbPivotEngine', async (dir) => {
   const engine = new SnapshotEngine(dir);

@@ -1,5 +1,5 @@
 import type { Row } from '@quarry/snapshots';
-import type { GroupRow } from '../domain/axis-value';
+import type { GroupRow } from '../../domain/axis-value';
 
 /*
  * A folded pass (PivotRestriction.fold): every record is read, and those whose outermost row (column)

@@ -1,12 +1,12 @@
 import type { IndexEntry } from '@quarry/metadata-store';
 import { parseQuery, type FieldDef } from '@quarry/query-language';
-import { localNaive, periodKey, shift, type Grain, type Naive } from '../../../../tests/support/period-oracle';
-import type { GroupRow } from '../domain/axis-value';
-import { compareGroups, prepareCompare } from '../domain/compare-pivots';
-import { crosstabSpec, MAX_CELLS } from '../domain/crosstab-spec';
-import { withCompare } from '../domain/period-compare';
-import { crosstabInput, type SentCrosstab } from '../../test-support/crosstab-input';
-import type { PivotEngine } from '../ports/pivot-engine.port';
+import { localNaive, periodKey, shift, type Grain, type Naive } from '../../../../../tests/support/period-oracle';
+import type { GroupRow } from '../../domain/axis-value';
+import { compareGroups, prepareCompare } from '../../domain/compare-pivots';
+import { crosstabSpec, MAX_CELLS } from '../../domain/crosstab-spec';
+import { withCompare } from '../../domain/period-compare';
+import { crosstabInput, type SentCrosstab } from '../../../test-support/crosstab-input';
+import type { PivotEngine } from '../../ports/pivot-engine.port';
 import { RECORDS, useGapsIndex, type OpenedPivotEngine, type Rec } from './pivot-engine.conformance';
 
 interface CompareCase {

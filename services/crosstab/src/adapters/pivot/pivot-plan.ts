@@ -1,6 +1,6 @@
 import { type FieldDef } from '@quarry/query-language';
 import { ident, type LoadedTable } from '@quarry/snapshots';
-import { pivotLevels, type AxisSpec, type CrosstabSpec, type TotalSpec } from '../domain/crosstab-spec';
+import { pivotLevels, type AxisSpec, type CrosstabSpec, type TotalSpec } from '../../domain/crosstab-spec';
 import { HOLISTIC, type Acc, type PartialKind } from './pivot-partials';
 import { axisLabel, groupedKey } from './pivot-sql';
 import { movedAlias, twinAlias, TWIN_COUNT, type PlanTwin, type TwinView } from './pivot-twin';
