@@ -85,6 +85,15 @@ export const MOVING_AVERAGE_WINDOW_MAX = 100;
 export const AXIS_ORDER_MAX = 1000;
 export const AXIS_ORDER_VALUE_MAX = 1000;
 export type ShowAs = (typeof SHOW_AS)[number];
+/** The showAs that write a total as a percentage (a style for money or a unit cannot write those). */
+export const PERCENT_SHOW_AS: ReadonlySet<ShowAs> = new Set([
+  'percentOfGrandTotal',
+  'percentOfRowTotal',
+  'percentOfColumnTotal',
+  'percentDifferenceFromPrevious',
+  'percentOfParentRow',
+  'percentOfParentColumn',
+]);
 export const CROSSTAB_FORMATS = ['html', 'json', 'csv', 'xlsx', 'pdf'] as const;
 /**
  * A table printed as PDF: at most this many cells (rows × columns of the table as drawn). Past it the

@@ -290,6 +290,13 @@ export function totalProblems(totals: readonly SentTotal[]): Array<[PropertyKey[
   totals.forEach((t, i) => {
     const at = (key: string): PropertyKey[] => ['totals', i, key];
     for (const [key, message] of lookProblems(t)) out.push([['totals', i, ...key.split('.')], message]);
+    const style = t.format?.style;
+    const asPercent = (t.compare as { as?: string } | undefined)?.as === 'percentDifference';
+    if ((style === 'currency' || style === 'unit') && (asPercent || (t.showAs && L.PERCENT_SHOW_AS.has(t.showAs))))
+      out.push([
+        ['totals', i, 'format', 'style'],
+        `${PARAM}: ${style} cannot write a total shown as a percentage (${asPercent ? 'compare as percentDifference' : `showAs ${t.showAs}`}); use percent or decimal`,
+      ]);
     if (t.showAs === 'movingAverage' && t.window === undefined)
       out.push([
         at('window'),

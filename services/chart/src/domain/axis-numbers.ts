@@ -1,4 +1,5 @@
 import {
+  FORMAT_LOCALE,
   QUARRY_FORMATTER_KEY,
   QUARRY_NUMBER_FORMAT_KEY,
   QUARRY_SCALE_KEY,
@@ -40,7 +41,8 @@ export function axisNumbers(grid: ChartGrid, measures: readonly number[]): AxisN
   const compactFormat: ChartNumberFormat = { options: JSON.parse(JSON.stringify(options)), scale: first.scale };
   let intl: Intl.NumberFormat;
   try {
-    intl = new Intl.NumberFormat('en-US', compactFormat.options);
+    // The locale the totals' formats are checked and written in (the table's too), not one of its own.
+    intl = new Intl.NumberFormat(FORMAT_LOCALE, compactFormat.options);
   } catch {
     return PLAIN_NUMBERS;
   }

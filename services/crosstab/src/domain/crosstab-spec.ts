@@ -6,6 +6,7 @@ import {
   defaultTotalName,
   formulaRefs,
   MAX_CROSSTAB_CELLS,
+  PERCENT_SHOW_AS,
   NUMERIC_AGGREGATIONS,
   resolveFormulas,
   type Aggregation,
@@ -25,16 +26,6 @@ import type { CompareSpec, ComparePartial, PeriodShift } from './period-shift';
 
 export type { Aggregation, DateGroup, ShowAs } from '@quarry/contract';
 export const MAX_CELLS = MAX_CROSSTAB_CELLS;
-
-/** showAs modes whose values are percentages (HTML prints them with a % sign; XLSX as fractions). */
-const PERCENT_SHOWN: ReadonlySet<ShowAs> = new Set([
-  'percentOfGrandTotal',
-  'percentOfRowTotal',
-  'percentOfColumnTotal',
-  'percentDifferenceFromPrevious',
-  'percentOfParentRow',
-  'percentOfParentColumn',
-]);
 
 /** What a chart's legend adds to a total's name for what its values show. */
 const SHOWN_AS: Record<ShowAs, string> = {
@@ -62,15 +53,10 @@ export interface TotalDisplay {
   label: string;
 }
 
-/** A total's format and colours; a percentage cannot be written as money or a unit. */
-function lookOf(t: CompleteTotal, i: number): Pick<TotalSpec, 'look'> {
+/** A total's format and colours (the contract refused a percentage written as money or a unit). */
+function lookOf(t: CompleteTotal): Pick<TotalSpec, 'look'> {
   const { format, highlight, colorScale } = t;
   if (!format && !highlight && !colorScale) return {};
-  const style = format?.style;
-  if (displayOf({ ...t, name: '' }).percent && (style === 'currency' || style === 'unit'))
-    throw AppError.invalid(
-      `totals[${i}].format.style: ${style} cannot write a total shown as a percentage (${t.compare ? 'compare as percentDifference' : `showAs ${t.showAs}`}); use percent or decimal`,
-    );
   return {
     look: {
       ...(format ? { format } : {}),
@@ -84,7 +70,7 @@ export function displayOf(
   t: Pick<TotalSpec, 'name' | 'showAs' | 'window'> & { compare?: { as: string } },
 ): TotalDisplay {
   const shown = t.showAs === 'movingAverage' ? ` (moving average of ${t.window ?? 0})` : SHOWN_AS[t.showAs];
-  const percent = PERCENT_SHOWN.has(t.showAs) || t.compare?.as === 'percentDifference';
+  const percent = PERCENT_SHOW_AS.has(t.showAs) || t.compare?.as === 'percentDifference';
   return { percent, label: `${t.name}${shown}` };
 }
 
@@ -247,7 +233,7 @@ export function crosstabSpec(entry: IndexEntry, input: CompletePivot): CrosstabS
     ...total(t, i),
     showAs: t.showAs,
     ...(t.window !== undefined ? { window: t.window } : {}),
-    ...lookOf(t, i),
+    ...lookOf(t),
   }));
   // The contract resolved the formulas already (names, cycles); here they are resolved against the
   // names as the index spells them, which the contract's default names match case-insensitively.
