@@ -356,6 +356,21 @@ describe('a source run’s life on redis-server and BullMQ', () => {
     expect((await store.get(sourceId))!.tokenHash).toBe('h-second');
   });
 
+  it('leaves no cron behind for a source deleted while its update scheduled it', async () => {
+    expect(await store.insert(source('s7'), 100)).toBe('ok');
+    const sources = useCases();
+    // The DELETE of another request lands between the update's write and its schedule.
+    const racing: SourceJobs = Object.assign(Object.create(jobs) as SourceJobs, {
+      schedule: async (sourceId: string, cron: string, timeZone: string) => {
+        await sources.delete(me, { sourceId });
+        await jobs.schedule(sourceId, cron, timeZone);
+      },
+    });
+    await useCases(racing).update(me, { sourceId: 's7', refresh: { mode: 'replace', cron: '0 3 * * *' } });
+    expect(await store.get('s7')).toBeNull();
+    expect(await jobs.nextRun('s7')).toBeNull();
+  });
+
   it('answers 503 (UNAVAILABLE) at once when its Redis is away, never hanging the call', async () => {
     const away = new TestRedis(await freePort());
     await away.start();

@@ -204,9 +204,18 @@ export class SourcesUseCases {
         `You have ${this.limits.perUser} sources already, the most one user may have (QUARRY_SOURCES_PER_USER)`,
       );
     if (verdict === 'name-taken') throw AppError.conflict(`You already have a source named ${quoteInput(source.name)}`);
-    if (source.refresh.cron !== undefined)
-      await this.jobs.schedule(source.id, source.refresh.cron, source.refresh.timeZone);
+    if (source.refresh.cron !== undefined) await this.scheduleWhileKept(source);
     return { sourceId: source.id };
+  }
+
+  /**
+   * Schedules the source's cron, then looks again: a DELETE that ran in between has unscheduled before this
+   * scheduled, and the cron it would leave behind (ticking for a source that is gone) is taken away.
+   */
+  private async scheduleWhileKept(s: SourceRecord): Promise<void> {
+    if (s.refresh.cron === undefined) return;
+    await this.jobs.schedule(s.id, s.refresh.cron, s.refresh.timeZone);
+    if (!(await this.store.get(s.id))) await this.jobs.unschedule(s.id);
   }
 
   async find(
@@ -284,8 +293,7 @@ export class SourcesUseCases {
     if (verdict === 'gone') throw AppError.notFound(`Source ${quoteInput(p.sourceId)} not found`);
     if (verdict === 'name-taken') throw AppError.conflict(`You already have a source named ${quoteInput(after.name)}`);
     if (cursorSubject(after) !== cursorSubject(before)) await this.store.forgetCursor(after.id);
-    if (after.refresh.cron !== undefined)
-      await this.jobs.schedule(after.id, after.refresh.cron, after.refresh.timeZone);
+    if (after.refresh.cron !== undefined) await this.scheduleWhileKept(after);
     else if (before.refresh.cron !== undefined) await this.jobs.unschedule(after.id);
     return this.summary(after);
   }
