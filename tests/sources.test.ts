@@ -231,6 +231,11 @@ describeIf(!missing, missing ?? '', 'sources: SOURCES.* on real databases', () =
       (await refused(ann, pgSource({ name: 'x', kind: 'sqlite', table: 't', connection: { url: '/etc/passwd' } })))
         .detail,
     ).toMatch(/not in a folder QUARRY_SOURCE_FILE_DIRS names/);
+    // A path outside the folders is refused before it is looked at: no answer tells a file there exists.
+    for (const url of ['/etc/no-such-file.db', '/root/.bash_history', '/tmp/../etc/shadow'])
+      expect(
+        (await refused(ann, pgSource({ name: 'x', kind: 'sqlite', table: 't', connection: { url } }))).detail,
+      ).toMatch(/^connection: \/\S+ is not in a folder QUARRY_SOURCE_FILE_DIRS names$/);
     // The same name twice; an index another user owns; no indexes:write.
     expect(await refused(ann, pgSource())).toEqual({ code: 409, detail: 'You already have a source named "orders"' });
     expect(await refused(bob, pgSource())).toEqual({

@@ -6,7 +6,7 @@ import { MysqlSourceReader } from './mysql-source-reader.adapter';
 import { PostgresSourceReader } from './postgres-source-reader.adapter';
 import type { HostPolicy } from './source-host-policy';
 import { databaseTarget, targetUrl } from './source-staging';
-import { SqliteSourceReader, sqliteFile } from './sqlite-source-reader.adapter';
+import { SqliteSourceReader, sqliteFile, sqlitePath } from './sqlite-source-reader.adapter';
 import { UrlSourceReader } from './url-source-reader.adapter';
 
 export interface SourceReadersOptions {
@@ -42,15 +42,20 @@ export class DriverSourceReaders implements SourceReaders {
       return Promise.reject(
         AppError.forbidden('SQLite sources are not enabled on this server (QUARRY_SOURCE_FILE_DIRS names no folder)'),
       );
+    // The folder as written and as it really is: a path is judged before the file is looked at (so
+    // nothing is said about files elsewhere), and the real file, links resolved, again after.
     const inside = this.options.fileDirs.some((dir) => {
-      let real = path.resolve(dir);
+      const given = path.resolve(dir);
+      let real = given;
       try {
-        real = fs.realpathSync(real);
+        real = fs.realpathSync(given);
       } catch {
         // A folder that is not there holds no file.
       }
-      const rel = path.relative(real, file);
-      return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel);
+      return [given, real].some((d) => {
+        const rel = path.relative(d, file);
+        return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel);
+      });
     });
     if (!inside) return Promise.reject(AppError.forbidden(`${file} is not in a folder QUARRY_SOURCE_FILE_DIRS names`));
     return Promise.resolve();
@@ -67,7 +72,9 @@ export class DriverSourceReaders implements SourceReaders {
       }
       case 'sqlite':
         // The file's real path (links resolved) is what must lie inside a folder.
-        await this.fileAllowed(sqliteFile(spec));
+        const named = sqlitePath(spec);
+        await this.fileAllowed(named);
+        await this.fileAllowed(sqliteFile(named));
         return;
       case 'url': {
         const raw = 'url' in spec.connection ? spec.connection.url : '';

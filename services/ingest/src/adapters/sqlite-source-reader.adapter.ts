@@ -54,7 +54,7 @@ function valueText(v: unknown): StagedValue {
 }
 
 /** The file a connection names, checked: absolute, existing, regular. */
-export function sqliteFile(spec: Pick<SourceSpec, 'connection'>): string {
+export function sqlitePath(spec: Pick<SourceSpec, 'connection'>): string {
   const connection = spec.connection as { url?: unknown };
   if (typeof connection.url !== 'string' || connection.url === '')
     throw AppError.invalid('A sqlite source names its file as connection.url (an absolute path or a file: URL)');
@@ -77,6 +77,14 @@ export function sqliteFile(spec: Pick<SourceSpec, 'connection'>): string {
   } else file = raw;
   if (!path.isAbsolute(file))
     throw AppError.invalid(`A sqlite source's path must be absolute: ${JSON.stringify(raw)} is relative`);
+  return path.normalize(file);
+}
+
+/**
+ * The source's file as it really is (links resolved), asked only once the path was allowed: a caller
+ * learns whether a file exists only in the folders this server lets sources read.
+ */
+export function sqliteFile(file: string): string {
   let stat: fs.Stats;
   try {
     stat = fs.statSync(file);
@@ -95,8 +103,11 @@ export class SqliteSourceReader implements SourceReader {
     options: { file: string; cursor?: { column: string; after?: string }; signal: AbortSignal },
   ): Promise<SourceRead> {
     if (spec.kind !== 'sqlite') throw AppError.invalid(`SqliteSourceReader reads sqlite sources, not ${spec.kind}`);
-    const file = sqliteFile(spec);
-    if (this.options.fileAllowed) await this.options.fileAllowed(file);
+    const named = sqlitePath(spec);
+    if (this.options.fileAllowed) await this.options.fileAllowed(named);
+    const file = sqliteFile(named);
+    // The real file, links resolved, must lie in an allowed folder too.
+    if (this.options.fileAllowed && file !== named) await this.options.fileAllowed(file);
     const sql = sourceQuery(spec, '"');
     const { signal } = options;
     if (signal.aborted) throw abortReason(signal);
