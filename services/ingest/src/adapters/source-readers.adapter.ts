@@ -70,12 +70,13 @@ export class DriverSourceReaders implements SourceReaders {
         await this.options.hostAllowed(targetUrl(spec.kind, target));
         return;
       }
-      case 'sqlite':
-        // The file's real path (links resolved) is what must lie inside a folder.
+      case 'sqlite': {
+        // The path as named, before the file is looked at; then its real path (links resolved).
         const named = sqlitePath(spec);
         await this.fileAllowed(named);
         await this.fileAllowed(sqliteFile(named));
         return;
+      }
       case 'url': {
         const raw = 'url' in spec.connection ? spec.connection.url : '';
         let url: URL;
