@@ -3,7 +3,7 @@ import { Command, Option } from 'commander';
 import { ConfigError, loadConfig, type Config } from '@quarry/config';
 import { isAppError } from '@quarry/errors';
 import type { MetadataAndCatalog } from '@quarry/metadata-store';
-import type { AddSourceOptions } from './commands/source.commands.js';
+import type { AddSourceOptions, UpdateSourceOptions } from './commands/source.commands.js';
 
 /*
  * Commands load what they need when they run: `quarry index list` should not pay for DuckDB, gRPC,
@@ -134,6 +134,47 @@ export function buildProgram(config: () => Config): Command {
     .action(async (opts: { index?: string }) => {
       const s = await sourceCommands();
       await s.runSourceCommand(process.env, async (api, out) => out(await s.listSources(api, opts)));
+    });
+  source
+    .command('update <source>')
+    .description(
+      'change a source (by its id or name): what the flags name changes, the rest stays; prints it as it is now',
+    )
+    .option('--name <name>', 'a new name')
+    .option('--index <name>', 'another index to load (yours, or a new name)')
+    .option('--url <url>', 'a new connection URL or file (the connection is given anew)')
+    .option('--host <host>', 'postgres/mysql: a new host (with --database and --user)')
+    .option('--port <port>', 'postgres/mysql: its port')
+    .option('--database <name>', 'postgres/mysql: the database')
+    .option('--user <name>', 'postgres/mysql: the user')
+    .option('--ssl', 'postgres/mysql: TLS to the database')
+    .option('--password-stdin', 'a new password from standard input (the connection otherwise as it is)')
+    .addOption(new Option('--password <password>').hideHelp())
+    .option('--query <sql>', 'read this SELECT instead')
+    .option('--table <table>', 'read this table instead')
+    .option('--cron <cron>', 'refresh on this schedule instead')
+    .option('--on-demand', 'take the cron away: run only when asked')
+    .option('--time-zone <zone>', 'the IANA time zone the cron is read in')
+    .option('--mode <mode>', 'replace, append or upsert')
+    .option('--cursor <column>', 'append: the cursor column (implies append)')
+    .option('--key <field>', 'upsert: the key field (implies upsert)')
+    .option('--on-error <fail|skip>', 'fail or skip malformed rows')
+    .option('--max-errors <n>', 'with skip: the most rows a run may reject')
+    .option('--type <field=type>', 'declare a field type (kept types stay), repeatable', collect)
+    .option('--view <name=field>', 'the dynamic views (replacing the kept ones), repeatable', collect)
+    .addHelpText(
+      'after',
+      [
+        '',
+        'Examples:',
+        "  quarry source update orders --cron '*/15 * * * *' --time-zone Europe/Paris",
+        '  printf \'%s\' "$NEW_PASSWORD" | quarry source update orders --password-stdin',
+        '  quarry source update orders --on-demand',
+      ].join('\n'),
+    )
+    .action(async (given: string, opts: UpdateSourceOptions) => {
+      const s = await sourceCommands();
+      await s.runSourceCommand(process.env, async (api, out) => out(await s.updateSource(api, given, opts)));
     });
   source
     .command('run <source>')

@@ -1,4 +1,13 @@
-import { createParams, inFlagTerms, outcome, SourceCommandError } from './source.commands';
+import type { SourceSummary } from '@quarry/client';
+import {
+  createParams,
+  inFlagTerms,
+  outcome,
+  SourceCommandError,
+  updateParams,
+  updateSource,
+  type SourceApi,
+} from './source.commands';
 
 describe('inFlagTerms', () => {
   it('names each problem of a refusal by the flag that sets it', () => {
@@ -81,5 +90,84 @@ describe('outcome', () => {
     expect(outcome({ ...run, rowsRead: 0, loaded: 0, rejected: 0 })).toBe(
       'done: 0 rows read, 0 loaded, 0 rejected; nothing new, no version published',
     );
+  });
+});
+
+describe('source update', () => {
+  const current: SourceSummary = {
+    sourceId: 'a'.repeat(32),
+    name: 'orders',
+    index: 'orders',
+    kind: 'postgres',
+    owner: 'ann',
+    connection: { host: 'db', port: 5433, database: 'shop', user: 'q', hasPassword: true },
+    table: 'orders',
+    refresh: { cron: '0 * * * *', timeZone: 'Europe/Paris', mode: 'append', cursor: 'id' },
+    load: { onError: 'skip', maxErrors: 5, types: { amount: 'number' } },
+    createdAt: '2026-01-01T00:00:00.000Z',
+    updatedAt: '2026-01-01T00:00:00.000Z',
+  };
+
+  it('changes what the flags name and keeps the rest of the part they change', () => {
+    expect(updateParams(current, { cron: '*/15 * * * *' })).toEqual({
+      sourceId: current.sourceId,
+      refresh: { mode: 'append', cursor: 'id', cron: '*/15 * * * *', timeZone: 'Europe/Paris' },
+    });
+    expect(updateParams(current, { onDemand: true }).refresh).toEqual({
+      mode: 'append',
+      cursor: 'id',
+      timeZone: 'Europe/Paris',
+    });
+    // A key alone moves to upsert, and the append cursor does not follow it.
+    expect(updateParams(current, { key: 'sku' }).refresh).toEqual({
+      mode: 'upsert',
+      key: 'sku',
+      cron: '0 * * * *',
+      timeZone: 'Europe/Paris',
+    });
+    expect(updateParams(current, { type: ['day=date'] }).load).toEqual({
+      types: { amount: 'number', day: 'date' },
+      onError: 'skip',
+      maxErrors: 5,
+    });
+    expect(updateParams(current, { name: 'orders 2', table: 'orders_v2' })).toEqual({
+      sourceId: current.sourceId,
+      name: 'orders 2',
+      table: 'orders_v2',
+    });
+  });
+
+  it('a new password alone keeps the connection, with it; connection flags give it anew', () => {
+    expect(updateParams(current, {}, 'new-pw').connection).toEqual({
+      host: 'db',
+      port: 5433,
+      database: 'shop',
+      user: 'q',
+      password: 'new-pw',
+    });
+    expect(updateParams(current, { url: 'postgres://u:p@db2/shop' }).connection).toEqual({
+      url: 'postgres://u:p@db2/shop',
+    });
+    expect(() => updateParams(current, { password: 'pw' })).toThrow(/never taken on the command line/);
+    expect(() => updateParams(current, { onDemand: true, cron: '0 * * * *' })).toThrow(/not both/);
+  });
+
+  it('calls SOURCES.UPDATE on the source its name finds, and refuses an update that changes nothing', async () => {
+    const calls: Array<[string, unknown]> = [];
+    const api: SourceApi = {
+      call: (async (method: string, params: unknown) => {
+        calls.push([method, params]);
+        if (method === 'SOURCES.FIND') return { sources: [current] };
+        if (method === 'SOURCES.UPDATE') return { ...current, name: 'renamed' };
+        throw new Error(method);
+      }) as SourceApi['call'],
+    };
+    expect(await updateSource(api, 'orders', { name: 'renamed' })).toBe(
+      `updated source ${current.sourceId} "renamed": postgres from q@db:5433/shop (password kept) into orders; append by id, cron 0 * * * * (Europe/Paris)`,
+    );
+    expect(calls.at(-1)).toEqual(['SOURCES.UPDATE', { sourceId: current.sourceId, name: 'renamed' }]);
+    const err = await updateSource(api, 'orders', {}).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SourceCommandError);
+    expect((err as SourceCommandError).exitCode).toBe(2);
   });
 });

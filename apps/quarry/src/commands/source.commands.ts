@@ -6,13 +6,14 @@ import {
   type ResultOf,
   type SourceRun,
   type SourcesCreateParams,
+  type SourcesUpdateParams,
   type SourceSummary,
 } from '@quarry/client';
 import { listing } from './listing';
 import { serverSettings } from './server-settings';
 
 /*
- * `quarry source add|list|run|runs|drop`: sources live in the server's Redis, which the CLI does not
+ * `quarry source add|list|update|run|runs|drop`: sources live in the server's Redis, which the CLI does not
  * reach, so each command is a call of the running server's JSON-RPC API (SOURCES.*) with QUARRY_TOKEN,
  * as `quarry mcp` reaches it. The server checks everything (the host policy, the shape, the cron, the
  * rights); what it refuses is printed as one line, `quarry: <its detail>`, in the words of the flags.
@@ -196,7 +197,7 @@ export async function readPasswordFromStdin(stdin: NodeJS.ReadStream = process.s
 }
 
 /** A --password given anyway is refused, before anything is read or sent. */
-function refuseArgumentPassword(opts: AddSourceOptions): void {
+function refuseArgumentPassword(opts: { password?: string }): void {
   if (opts.password !== undefined)
     throw new SourceCommandError(
       'the password is never taken on the command line (other users of the machine see a command’s arguments): ' +
@@ -278,6 +279,112 @@ export async function addSource(
       );
     throw err;
   }
+}
+
+export interface UpdateSourceOptions extends Omit<AddSourceOptions, 'index' | 'kind'> {
+  name?: string;
+  index?: string;
+  /** Takes the cron away: the source runs only when asked. */
+  onDemand?: boolean;
+}
+
+/**
+ * SOURCES.UPDATE's params from the flags of `source update`, over the source as it is: what a flag names
+ * changes, the rest stays. A connection flag gives the connection anew (the server keeps the password when
+ * host, user and database stay); a refresh or load flag changes that part, its other settings kept.
+ */
+export function updateParams(
+  current: SourceSummary,
+  opts: UpdateSourceOptions,
+  password?: string,
+): SourcesUpdateParams {
+  refuseArgumentPassword(opts);
+  if (opts.onDemand && opts.cron !== undefined)
+    throw new SourceCommandError('--on-demand takes the cron away: give it or --cron, not both', 2);
+  const connectionGiven = [opts.url, opts.host, opts.port, opts.database, opts.user].some((v) => v !== undefined);
+  if ((password !== undefined || opts.ssl) && !connectionGiven && current.connection.url === undefined) {
+    // A new password or TLS for the same database: the connection as it is, with them.
+    opts = {
+      ...opts,
+      host: current.connection.host,
+      database: current.connection.database,
+      user: current.connection.user,
+      ...(current.connection.port !== undefined ? { port: String(current.connection.port) } : {}),
+    };
+  }
+  const built = createParams(current.name, { ...opts, index: current.index, kind: current.kind }, password);
+  const anyConnection = [opts.url, opts.host, opts.port, opts.database, opts.user].some((v) => v !== undefined);
+  const r = current.refresh;
+  const refreshFlags = [opts.cron, opts.timeZone, opts.mode, opts.cursor, opts.key].some((v) => v !== undefined);
+  const mode = opts.mode ?? (opts.cursor !== undefined ? 'append' : opts.key !== undefined ? 'upsert' : r.mode);
+  // Kept settings go with the mode they were for: a cursor with append, a key with upsert.
+  const cursor = opts.cursor ?? (mode === 'append' ? r.cursor : undefined);
+  const key = opts.key ?? (mode === 'upsert' ? r.key : undefined);
+  const cron = opts.onDemand ? undefined : (opts.cron ?? r.cron);
+  const loadFlags = [opts.onError, opts.maxErrors, opts.type, opts.view].some((v) => v !== undefined);
+  const l = current.load;
+  const given = built.load ?? {};
+  const onError = given.onError ?? (opts.maxErrors !== undefined ? 'skip' : l.onError);
+  return {
+    sourceId: current.sourceId,
+    ...(opts.name !== undefined ? { name: opts.name } : {}),
+    ...(opts.index !== undefined ? { index: opts.index } : {}),
+    ...(anyConnection ? { connection: built.connection } : {}),
+    ...(opts.query !== undefined ? { query: opts.query } : {}),
+    ...(opts.table !== undefined ? { table: opts.table } : {}),
+    ...(refreshFlags || opts.onDemand
+      ? {
+          refresh: {
+            mode: mode as NonNullable<SourcesCreateParams['refresh']>['mode'],
+            timeZone: opts.timeZone ?? r.timeZone,
+            ...(cron !== undefined ? { cron } : {}),
+            ...(cursor !== undefined ? { cursor } : {}),
+            ...(key !== undefined ? { key } : {}),
+          },
+        }
+      : {}),
+    ...(loadFlags
+      ? {
+          load: {
+            ...((given.types ?? l.types) ? { types: { ...l.types, ...given.types } } : {}),
+            ...((given.views ?? l.views) ? { views: given.views ?? l.views } : {}),
+            onError: onError as 'fail' | 'skip',
+            ...(onError === 'skip' && (given.maxErrors ?? l.maxErrors) !== undefined
+              ? { maxErrors: given.maxErrors ?? l.maxErrors }
+              : {}),
+          },
+        }
+      : {}),
+  };
+}
+
+/** `quarry source update SOURCE …`: changes what its flags name, and prints the source as it is now. */
+export async function updateSource(
+  api: SourceApi,
+  given: string,
+  opts: UpdateSourceOptions,
+  readPassword: () => Promise<string> = () => readPasswordFromStdin(),
+): Promise<string> {
+  refuseArgumentPassword(opts);
+  const sourceId = await resolveSource(api, given);
+  const password = opts.passwordStdin ? await readPassword() : undefined;
+  const [current] = (await api.call('SOURCES.FIND', { sourceId })).sources;
+  if (!current) throw new SourceCommandError(`no source ${sourceId}`);
+  const params = updateParams(current, opts, password);
+  if (Object.keys(params).length === 1)
+    throw new SourceCommandError('nothing to change: give the flags of what changes (quarry source update --help)', 2);
+  let after: SourceSummary;
+  try {
+    after = await api.call('SOURCES.UPDATE', params);
+  } catch (err) {
+    if (err instanceof SourceCommandError)
+      throw new SourceCommandError(
+        inFlagTerms(err.message, opts.url === undefined && opts.host !== undefined ? '--host' : '--url'),
+        err.exitCode,
+      );
+    throw err;
+  }
+  return `updated source ${after.sourceId} "${after.name}": ${after.kind} from ${from(after)} into ${after.index}; ${refreshText(after)}`;
 }
 
 /** An id as it is; a name, as the one source of the caller's of that name. */
