@@ -379,7 +379,7 @@ describe('the audit trail and the logs', () => {
     await refused(analyst.token, 'USERS.FIND', {});
     await ok(root.token, 'TOKENS.REVOKE', { id: made.id });
     // The audit trail is written in batches every half second.
-    let lines: Array<{ method: string; outcome: string; userName: string | null }> = [];
+    let lines: Array<{ method: string; outcome: string; userName: string | null; target?: string }> = [];
     for (let i = 0; i < 50; i++) {
       const out = await stack.cli(['audit', '--json', '--limit', '1000']);
       lines = out.stdout
@@ -409,6 +409,12 @@ describe('the audit trail and the logs', () => {
       'TOKENS.REVOKE 404',
     ])
       expect([call, seen.has(call)]).toEqual([call, true]);
+    // Each row names what the admin call acted on, not only who made it.
+    expect(lines.find((l) => l.method === 'TOKENS.REVOKE' && l.outcome === 'ok')?.target).toBe(`token ${made.id}`);
+    const userTargets = new Set(lines.filter((l) => l.method.startsWith('USERS.') && l.target).map((l) => l.method));
+    for (const m of ['USERS.CREATE', 'USERS.UPDATE', 'USERS.DISABLE', 'USERS.ENABLE', 'USERS.DELETE'])
+      expect([m, userTargets.has(m)]).toEqual([m, true]);
+    expect(lines.every((l) => !l.target || /^(user|token) \S+$/.test(l.target))).toBe(true);
     const audit = (await stack.cli(['audit', '--json', '--limit', '5000'])).stdout;
     expect(audit).not.toContain(made.token);
     expect(stack.quarry.logs().join('\n')).not.toContain(made.token);

@@ -297,6 +297,17 @@ export function metadataStoreConformance(open: () => Promise<MetadataAndCatalog>
     expect((await store.listAudit({ limit: 1 }))[0].method).toBe('QUERIES.EXECUTE');
   });
 
+  it('keeps what an admin call acted on, and nothing for the calls that name none', async () => {
+    await store.appendAudit([
+      entry({ requestId: 'admin', method: 'USERS.DISABLE', target: 'user bob', time: '2026-06-02T00:00:00.000Z' }),
+      entry({ requestId: 'plain', time: '2026-06-01T00:00:00.000Z' }),
+    ]);
+    const [admin, plain] = await store.listAudit({ limit: 10 });
+    expect(admin).toMatchObject({ requestId: 'admin', target: 'user bob' });
+    expect(plain!.requestId).toBe('plain');
+    expect(plain!.target ?? null).toBeNull();
+  });
+
   it('purges audit entries older than a time', async () => {
     await store.appendAudit([
       entry({ requestId: 'old', time: '2025-01-01T00:00:00.000Z' }),

@@ -44,7 +44,7 @@ export async function readAudit(store: AuditLog, opts: AuditOptions, now = Date.
   });
   if (opts.json) return entries.map((e) => JSON.stringify(e)).join('\n');
   if (entries.length === 0) return 'no calls recorded';
-  const header = ['time', 'user', 'token', 'method', 'index', 'outcome', 'ms', 'returned', 'request'];
+  const header = ['time', 'user', 'token', 'method', 'index', 'target', 'outcome', 'ms', 'returned', 'request'];
   return [header, ...entries.map(row)].map((cols) => cols.join('\t')).join('\n');
 }
 
@@ -86,6 +86,7 @@ function rawRow(e: AuditEntry): string[] {
     e.embedId ? `${e.tokenId ?? '-'} (embed ${e.embedId})` : (e.tokenId ?? '-'),
     e.method,
     e.index ?? '-',
+    e.target ?? '-',
     e.outcome,
     String(e.durationMs),
     e.returned === null ? '-' : String(e.returned),

@@ -15,6 +15,7 @@ interface AuditRow {
   returned: number | null;
   request_id: string;
   shape: string | null;
+  target: string | null;
 }
 
 function toAudit(r: AuditRow): AuditEntry {
@@ -32,6 +33,7 @@ function toAudit(r: AuditRow): AuditEntry {
     returned: r.returned,
     requestId: r.request_id,
     ...(r.shape ? { shape: r.shape } : {}),
+    ...(r.target ? { target: r.target } : {}),
   };
 }
 
@@ -43,8 +45,8 @@ export class SqliteAuditLog implements AuditLog {
   constructor(private readonly db: Database.Database) {
     this.stmts = {
       insertAudit: this.db.prepare(
-        `INSERT INTO audit (time, user_id, user_name, token_id, embed_id, method, index_name, params_digest, outcome, duration_ms, returned, request_id, shape)
-       VALUES (@time, @user_id, @user_name, @token_id, @embed_id, @method, @index_name, @params_digest, @outcome, @duration_ms, @returned, @request_id, @shape)`,
+        `INSERT INTO audit (time, user_id, user_name, token_id, embed_id, method, index_name, params_digest, outcome, duration_ms, returned, request_id, shape, target)
+       VALUES (@time, @user_id, @user_name, @token_id, @embed_id, @method, @index_name, @params_digest, @outcome, @duration_ms, @returned, @request_id, @shape, @target)`,
       ),
       purgeAudit: this.db.prepare('DELETE FROM audit WHERE time < ?'),
     };
@@ -65,6 +67,7 @@ export class SqliteAuditLog implements AuditLog {
           returned: e.returned,
           request_id: e.requestId,
           shape: e.shape ?? null,
+          target: e.target ?? null,
         });
     });
   }

@@ -97,6 +97,8 @@ export function migrateSqlite(db: Database.Database): void {
     if (!tokenColumns.some((c) => c.name === 'name')) db.exec('ALTER TABLE tokens ADD COLUMN name TEXT');
     const auditColumns = db.prepare<[], { name: string }>("SELECT name FROM pragma_table_info('audit')").all();
     if (!auditColumns.some((c) => c.name === 'shape')) db.exec('ALTER TABLE audit ADD COLUMN shape TEXT');
+    // What an admin call acted on (`user bob`, `token <id>`): null for other calls and older rows.
+    if (!auditColumns.some((c) => c.name === 'target')) db.exec('ALTER TABLE audit ADD COLUMN target TEXT');
     const versionColumns = db
       .prepare<[], { name: string }>("SELECT name FROM pragma_table_info('index_versions')")
       .all();

@@ -24,6 +24,11 @@ export interface AuditEntry {
    * name, never its query or any value), what `quarry index rollup suggest` proposes rollups from.
    */
   shape?: string | null;
+  /**
+   * What an administrative call acted on, when not the caller alone: `user <name>` (USERS.*, and
+   * TOKENS.CREATE / FIND for another user) or `token <id>` (TOKENS.REVOKE). Absent for other calls.
+   */
+  target?: string | null;
 }
 
 /** What the audit trail keeps of a crosstab's params (AuditEntry.shape). */

@@ -14,6 +14,29 @@ export interface CallSinks {
   audit?: AuditRecorder;
 }
 
+/** A name or id as the audit keeps it: what the params say when it is one, else that it was not. */
+function named(value: unknown): string | null {
+  if (typeof value !== 'string') return null;
+  return /^[A-Za-z0-9][A-Za-z0-9._@:-]{0,127}$/.test(value) ? value : '(invalid)';
+}
+
+/** What an admin call acts on (the audit's target), read from params not yet validated. */
+function adminTarget(method: string, params: Record<string, unknown>): string | null {
+  if (method.startsWith('USERS.')) {
+    const user = named(params.name);
+    return user ? `user ${user}` : null;
+  }
+  if (method === 'TOKENS.CREATE' || method === 'TOKENS.FIND') {
+    const user = named(params.user);
+    return user ? `user ${user}` : null;
+  }
+  if (method === 'TOKENS.REVOKE') {
+    const token = named(params.id);
+    return token ? `token ${token}` : null;
+  }
+  return null;
+}
+
 function msSince(start: bigint): number {
   return Number(process.hrtime.bigint() - start) / 1e6;
 }
@@ -30,6 +53,7 @@ export class RpcCallRecord {
   paramsDigest: string | null = null;
   returned: number | null = null;
   shape: string | null = null;
+  target: string | null = null;
 
   constructor(
     private readonly started: bigint,
@@ -54,6 +78,7 @@ export class RpcCallRecord {
     this.method = method;
     this.paramsDigest = paramsDigest(params);
     if (method === 'CROSSTAB.EXECUTE') this.shape = crosstabShape(params);
+    this.target = adminTarget(method, params);
     // Only a well-formed index name is recorded as one: the params are not validated yet, and a name is
     // what an operator reads back in `quarry audit`.
     if (typeof params.index === 'string') this.index = INDEX_NAME.test(params.index) ? params.index : '(invalid name)';
@@ -83,6 +108,7 @@ export class RpcCallRecord {
       returned: this.returned,
       requestId: this.requestId,
       ...(this.shape ? { shape: this.shape } : {}),
+      ...(this.target ? { target: this.target } : {}),
     });
     return ms;
   }
