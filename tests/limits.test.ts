@@ -293,6 +293,7 @@ describe('quarry audit', () => {
       'ms',
       'returned',
       'request',
+      'target',
     ]);
     expect(lines[2].split('\t').slice(1, 6)).toEqual([
       'denied-user',

@@ -44,7 +44,8 @@ export async function readAudit(store: AuditLog, opts: AuditOptions, now = Date.
   });
   if (opts.json) return entries.map((e) => JSON.stringify(e)).join('\n');
   if (entries.length === 0) return 'no calls recorded';
-  const header = ['time', 'user', 'token', 'method', 'index', 'target', 'outcome', 'ms', 'returned', 'request'];
+  // target last: scripts that read the columns before it by position keep reading them.
+  const header = ['time', 'user', 'token', 'method', 'index', 'outcome', 'ms', 'returned', 'request', 'target'];
   return [header, ...entries.map(row)].map((cols) => cols.join('\t')).join('\n');
 }
 
@@ -86,10 +87,10 @@ function rawRow(e: AuditEntry): string[] {
     e.embedId ? `${e.tokenId ?? '-'} (embed ${e.embedId})` : (e.tokenId ?? '-'),
     e.method,
     e.index ?? '-',
-    e.target ?? '-',
     e.outcome,
     String(e.durationMs),
     e.returned === null ? '-' : String(e.returned),
     e.requestId,
+    e.target ?? '-',
   ];
 }
