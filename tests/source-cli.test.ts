@@ -150,6 +150,23 @@ describe('quarry source …', () => {
       [runId, 'done', 'manual', expect.any(String), expect.any(String), '3', '3', '0', 'v1', '-'],
     ]);
 
+    // update changes what its flags name: a cron in a time zone, then on demand again; the rest stays.
+    const scheduled = await quarry(['source', 'update', 'shop', '--cron', '0 3 * * *', '--time-zone', 'Europe/Paris']);
+    expect(scheduled).toMatchObject({ code: 0, stderr: '' });
+    expect(scheduled.stdout).toBe(
+      `updated source ${sourceId} "shop": sqlite from ${path.join(tmp, 'shop.sqlite')} into shop; replace, cron 0 3 * * * (Europe/Paris)\n`,
+    );
+    const listed = (await quarry(['source', 'list'])).stdout.split('\n')[1]!.split('\t');
+    expect(listed[5]).toBe('replace, cron 0 3 * * * (Europe/Paris)');
+    expect(listed[7]).toMatch(/^\d{4}-\d\d-\d\dT0[12]:00:00Z$/);
+    expect((await quarry(['source', 'update', sourceId, '--on-demand'])).stdout).toMatch(/; replace, on demand\n$/);
+    expect(refused(await quarry(['source', 'update', 'shop', '--cron', 'every day']))).toMatch(
+      /^quarry: --cron must have 5 fields/,
+    );
+    expect(refused(await quarry(['source', 'update', 'shop']), 2)).toBe(
+      'quarry: nothing to change: give the flags of what changes (quarry source update --help)',
+    );
+
     const drop = await quarry(['source', 'drop', sourceId]);
     expect(drop).toMatchObject({ code: 0, stderr: '' });
     expect(drop.stdout).toBe(`dropped source ${sourceId} (its schedule and runs; the index keeps what it loaded)\n`);
