@@ -153,7 +153,7 @@ describe('a source run’s life on redis-server and BullMQ', () => {
   });
 
   it('waits while the index’s load lock is held, and fails once it has waited lockWaitMs; a lasting conflict fails at once', async () => {
-    await store.insert(source('s1'), 10);
+    expect(await store.insert(source('s1'), 100)).toBe('ok');
     const sources = useCases();
     const { runId } = await sources.run(me, { sourceId: 's1' });
     loader.next = 'busy';
@@ -177,7 +177,7 @@ describe('a source run’s life on redis-server and BullMQ', () => {
   });
 
   it('a cron’s run that must wait keeps its runId: one record, queued, then done', async () => {
-    await store.insert(source('s2'), 10);
+    expect(await store.insert(source('s2'), 100)).toBe('ok');
     const sources = useCases();
     loader.next = 'busy';
     expect(await runner(sources).execute({ sourceId: 's2' })).toBe('done');
@@ -193,7 +193,7 @@ describe('a source run’s life on redis-server and BullMQ', () => {
   });
 
   it('fails a queued run whose job was lost, and a running run whose worker died, instead of holding the source', async () => {
-    await store.insert(source('s3'), 10);
+    expect(await store.insert(source('s3'), 100)).toBe('ok');
     const sources = useCases();
     const first = await sources.run(me, { sourceId: 's3' });
     await expect(sources.run(me, { sourceId: 's3' })).rejects.toMatchObject({
@@ -225,8 +225,37 @@ describe('a source run’s life on redis-server and BullMQ', () => {
     });
   });
 
+  it('a lost running run that had published (a cron run, say) is recorded done with its version, not failed', async () => {
+    expect(await store.insert(source('s8'), 100)).toBe('ok');
+    const runId = 'c'.repeat(32);
+    const published = { name: 'orders', version: 9, origin: { sourceId: 's8', runId } } as IndexEntry;
+    const sources = new SourcesUseCases(
+      store,
+      jobs,
+      readers,
+      { seal: (t) => t, open: (t) => t },
+      { getIndex: async () => published },
+      LIMITS,
+      now,
+    );
+    await store.putRun({
+      runId,
+      sourceId: 's8',
+      state: 'running',
+      trigger: 'schedule',
+      mode: 'replace',
+      rowsRead: 0,
+      loaded: 0,
+      rejected: 0,
+      queuedAt: new Date(clock).toISOString(),
+    });
+    const { runs } = await sources.runs(me, { sourceId: 's8' });
+    expect(runs[0]).toMatchObject({ runId, state: 'done', version: 9 });
+    expect(runs[0]).not.toHaveProperty('error');
+  });
+
   it('a run the queue did not take is failed, saying why, and does not hold the source', async () => {
-    await store.insert(source('s4'), 10);
+    expect(await store.insert(source('s4'), 100)).toBe('ok');
     const refusing: SourceJobs = Object.assign(Object.create(jobs) as SourceJobs, {
       enqueue: async () => {
         throw AppError.unavailable('The queue’s Redis is not answering');
@@ -279,7 +308,9 @@ describe('a source run’s life on redis-server and BullMQ', () => {
   });
 
   it('publishes an append’s cursor with its version: a cursor not saved beside the source costs no duplicate', async () => {
-    await store.insert({ ...source('s5'), refresh: { timeZone: 'UTC', mode: 'append', cursor: 'id' } }, 10);
+    expect(
+      await store.insert({ ...source('s5'), refresh: { timeZone: 'UTC', mode: 'append', cursor: 'id' } }, 100),
+    ).toBe('ok');
     const sources = useCases();
     // Redis refuses the cursor's own copy after the publish (or the worker dies right then).
     const forgetful = Object.assign(Object.create(store) as RedisSourceStore, {
@@ -304,7 +335,9 @@ describe('a source run’s life on redis-server and BullMQ', () => {
   });
 
   it('a run taken again after its worker died past the publish is recorded done, not loaded twice', async () => {
-    await store.insert({ ...source('s6'), refresh: { timeZone: 'UTC', mode: 'append', cursor: 'id' } }, 10);
+    expect(
+      await store.insert({ ...source('s6'), refresh: { timeZone: 'UTC', mode: 'append', cursor: 'id' } }, 100),
+    ).toBe('ok');
     const sources = useCases();
     const { runId } = await sources.run(me, { sourceId: 's6' });
     // What the dead worker left: its version published (origin: this run), the record still running.

@@ -316,7 +316,7 @@ export class SourcesUseCases {
       const holder = await this.store.claimant(s.id);
       const held = holder ? await this.store.getRun(s.id, holder) : null;
       // A claim whose queued job is gone would hold the source until it lapses: its run is failed instead.
-      const lost = held && (await this.lost(held, holder));
+      const lost = held && (await this.lost(s, held, holder));
       if (!lost || !(await this.store.claim(s.id, runId, this.limits.claimTtlMs)))
         throw AppError.conflict(
           `A run of source ${quoteInput(s.name)} is already queued or running${holder ? ` (runId ${holder})` : ''}`,
@@ -353,14 +353,25 @@ export class SourcesUseCases {
    * longer holds the source's claim (a worker renews it every second; it lapses when the worker dies).
    * Queued: nothing holds it and its job is not in the queue.
    */
-  private async lost(run: SourceRunRecord, claimant: string | null): Promise<boolean> {
+  private async lost(s: SourceRecord, run: SourceRunRecord, claimant: string | null): Promise<boolean> {
     if (run.state !== 'queued' && run.state !== 'running') return false;
     if (run.state === 'running' && claimant === run.runId) return false;
     if (run.state === 'queued' && (await this.jobs.pending(run.runId))) return false;
     // Looked at again: the run may have ended, or been taken, since the listing was read.
     const now = await this.store.getRun(run.sourceId, run.runId);
     if (!now || now.state !== run.state || (await this.store.claimant(run.sourceId)) !== claimant) return false;
-    await this.store.putRun({ ...now, state: 'failed', endedAt: this.now().toISOString(), error: LOST_RUN });
+    const endedAt = this.now().toISOString();
+    // Its worker may have died after the publish (the version says which run published it): then it is done.
+    const live = await this.catalog.getIndex(s.index);
+    if (live?.origin?.sourceId === s.id && live.origin.runId === run.runId)
+      await this.store.putRun({
+        ...now,
+        state: 'done',
+        endedAt,
+        version: live.version,
+        ...(live.origin.cursor ? { cursorMax: live.origin.cursor.value } : {}),
+      });
+    else await this.store.putRun({ ...now, state: 'failed', endedAt, error: LOST_RUN });
     await this.store.release(run.sourceId, run.runId);
     return true;
   }
@@ -372,7 +383,8 @@ export class SourcesUseCases {
     const open = runs.filter((r) => r.state === 'queued' || r.state === 'running');
     if (open.length > 0) {
       const claimant = await this.store.claimant(s.id);
-      for (const r of open) if (await this.lost(r, claimant)) Object.assign(r, await this.store.getRun(s.id, r.runId));
+      for (const r of open)
+        if (await this.lost(s, r, claimant)) Object.assign(r, await this.store.getRun(s.id, r.runId));
     }
     return { runs: runs.map(runView) };
   }
