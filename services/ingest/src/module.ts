@@ -71,7 +71,12 @@ function startSources(config: IngestServiceConfig, log: Logger, deps: IngestDeps
     box,
     sources,
     new FsRunStaging(path.join(config.dataDir, 'ingest', 'staging')),
-    { claimTtlMs: RUNNING_CLAIM_TTL_MS, watchMs: WATCH_MS, lockWaitMs: LOCK_WAIT_MS },
+    {
+      claimTtlMs: RUNNING_CLAIM_TTL_MS,
+      watchMs: WATCH_MS,
+      lockWaitMs: LOCK_WAIT_MS,
+      queuedClaimTtlMs: QUEUED_CLAIM_TTL_MS,
+    },
     log,
   );
   jobs.work((job) => runs.execute(job), config.sources.concurrency);

@@ -84,6 +84,9 @@ export class JoseOidcVerifier implements OidcVerifier {
     const { issuer, jwks_uri: uri } = (doc ?? {}) as { issuer?: unknown; jwks_uri?: unknown };
     if (issuer !== this.options.issuer) throw new Error(`the discovery document names issuer ${String(issuer)}`);
     if (typeof uri !== 'string' || !/^https?:\/\//.test(uri)) throw new Error('the discovery document has no jwks_uri');
+    // Keys over plain http only from an issuer that is itself plain http (a test provider on loopback).
+    if (uri.startsWith('http:') && !this.options.issuer.startsWith('http:'))
+      throw new Error('the discovery document names a jwks_uri over plain http');
     this.jwksUri = uri;
     return uri;
   }
@@ -111,6 +114,8 @@ export class JoseOidcVerifier implements OidcVerifier {
 
   /** Keys for a token with this kid: the held ones, fetched again when stale or when the kid is new (past the cooldown). */
   private async keysFor(kid: string | undefined): Promise<{ get: JWTVerifyGetKey } | undefined> {
+    // A fetch under way (a rotation) is waited for: its keys may be the ones this token needs.
+    if (this.fetching) await this.fetching.catch(() => undefined);
     const held = this.keys;
     const stale = !held || this.now() - held.at > this.maxAgeMs;
     const unknownKid = held !== undefined && kid !== undefined && !held.kids.has(kid);

@@ -37,6 +37,10 @@ describe('paramsDigest', () => {
       paramsDigest(source('x', 'https://files.example.com/b.csv')),
     );
     expect(paramsDigest({ token: 'abc', q: 1 })).toBe(paramsDigest({ token: 'def', q: 1 }));
+    // A URL no parser takes (port 99999) still has its credentials taken out.
+    expect(paramsDigest({ url: 'postgres://me:hunter2@db:99999/x?sslmode=require' })).toBe(
+      paramsDigest({ url: 'postgres://me:other@db:99999/x?sslmode=disable' }),
+    );
   });
 
   it('digests params nested 200,000 deep without a stack overflow', () => {

@@ -24,7 +24,8 @@ function withoutCredentials(text: string): string {
     if (u.search !== '') u.search = '***';
     return u.toString();
   } catch {
-    return text;
+    // Not parsable as a URL (a port past 65535, a space in the host), yet it may carry user:password@.
+    return text.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i, '$1***@').replace(/\?.*$/s, '?***');
   }
 }
 

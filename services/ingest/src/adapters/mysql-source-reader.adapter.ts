@@ -307,7 +307,8 @@ export class MysqlSourceReader implements SourceReader {
       user: target.user,
       password: target.password ?? '',
       database: target.database,
-      ...(target.ssl ? { ssl: { rejectUnauthorized: true } } : {}),
+      // verifyIdentity: the certificate must name the host (mysql2 checks only the chain without it).
+      ...(target.ssl ? { ssl: { rejectUnauthorized: true, verifyIdentity: true } } : {}),
       connectTimeout: this.connectTimeoutMs,
       charset: 'utf8mb4',
       timezone: 'Z',

@@ -19,6 +19,8 @@ export interface RunSourceSettings {
   watchMs: number;
   /** How long after it was queued a run may wait for another load of its index to end before it fails. */
   lockWaitMs: number;
+  /** The claim a run waiting for the load lock keeps meanwhile (as a queued run's). */
+  queuedClaimTtlMs: number;
 }
 
 /** The loader speaks the CLI's flags; a source's owner set them as load options. */
@@ -46,8 +48,8 @@ export class RunSourceUseCase {
     private readonly jobs: Pick<SourceJobs, 'enqueue'>,
     private readonly readers: SourceReaders,
     private readonly loader: IndexLoader,
-    /** The index's published entry: its origin says which source run published it, and its cursor. */
-    private readonly published: { getIndex(name: string): Promise<IndexEntry | null> },
+    /** The index's kept versions: their origin says which source run published each, and its cursor. */
+    private readonly published: { listIndexVersions(name: string): Promise<IndexEntry[]> },
     private readonly rights: OwnerRights,
     private readonly box: SecretBox,
     private readonly sources: Pick<SourcesUseCases, 'track'>,
@@ -69,7 +71,7 @@ export class RunSourceUseCase {
         if (!(await this.store.claim(source.id, run.runId, this.settings.claimTtlMs))) return 'later';
       }
       // Its worker died after the publish: the run is done, and running it again would append twice.
-      const entry = await this.published.getIndex(source.index);
+      const entry = await this.lastPublished(source);
       if (entry?.origin?.runId === run.runId) {
         try {
           await this.recordPublished(source, run, entry);
@@ -101,23 +103,35 @@ export class RunSourceUseCase {
     const untrack = this.sources.track(source.id, controller);
     const watch = setInterval(() => void this.watch(source.id, run.runId, controller), this.settings.watchMs);
     watch.unref();
+    let waits = false;
     try {
-      return await this.perform(source, run, controller.signal);
+      const outcome = await this.perform(source, run, controller.signal, Boolean(job.runId));
+      waits = outcome !== 'done';
+      return outcome === 'requeued' ? 'done' : outcome;
     } finally {
       clearInterval(watch);
       untrack();
-      await this.store.release(source.id, run.runId);
+      // A run that waits for the load lock keeps its source (with the queued claim's lease): a second run
+      // started meanwhile would read from the same cursor and append what this one is about to.
+      if (waits) await this.store.renew(source.id, run.runId, this.settings.queuedClaimTtlMs).catch(() => false);
+      else await this.store.release(source.id, run.runId);
     }
   }
 
+  /** The newest published version this source made (a later upload's version may hide it from getIndex). */
+  private async lastPublished(source: SourceRecord): Promise<IndexEntry | undefined> {
+    const versions = await this.published.listIndexVersions(source.index);
+    for (let i = versions.length - 1; i >= 0; i--) if (versions[i]!.origin?.sourceId === source.id) return versions[i];
+    return undefined;
+  }
+
   /**
-   * The bound an append reads past: the one the index's published version holds when this source
-   * published it last (it was written with the rows), else the one kept beside the source, if either is
-   * of this subject.
+   * The bound an append reads past: the one the newest version this source published holds (it was
+   * written with the rows), else the one kept beside the source, if either is of this subject.
    */
   private async lastCursor(source: SourceRecord, subject: string): Promise<string | undefined> {
-    const origin = (await this.published.getIndex(source.index))?.origin;
-    if (origin?.sourceId === source.id) return origin.cursor?.of === subject ? origin.cursor.value : undefined;
+    const origin = (await this.lastPublished(source))?.origin;
+    if (origin) return origin.cursor?.of === subject ? origin.cursor.value : undefined;
     const mark = await this.store.cursor(source.id);
     return mark && mark.of === subject ? mark.value : undefined;
   }
@@ -137,7 +151,11 @@ export class RunSourceUseCase {
     try {
       if (!(await this.store.get(sourceId)))
         controller.abort(AppError.conflict('The source was deleted while it ran; nothing was published'));
-      else await this.store.renew(sourceId, runId, this.settings.claimTtlMs);
+      // Its claim lapsed (Redis lost it, or the run was marked lost): another run may hold the source now.
+      else if (!(await this.store.renew(sourceId, runId, this.settings.claimTtlMs)))
+        controller.abort(
+          AppError.conflict('The run lost its hold on the source (its claim lapsed); nothing was published'),
+        );
     } catch {
       // Redis away for a moment: the claim lasts claimTtlMs, and the next tick tries again.
     }
@@ -159,7 +177,13 @@ export class RunSourceUseCase {
     };
   }
 
-  private async perform(source: SourceRecord, queued: SourceRunRecord, signal: AbortSignal): Promise<SourceJobOutcome> {
+  /** `later`: the job waits for the lock as it is; `requeued`: a cron's run waits as a job of its own. */
+  private async perform(
+    source: SourceRecord,
+    queued: SourceRunRecord,
+    signal: AbortSignal,
+    ownJob: boolean,
+  ): Promise<SourceJobOutcome | 'requeued'> {
     const run: SourceRunRecord = { ...queued, state: 'running', startedAt: this.now().toISOString() };
     await this.store.putRun(run);
     const { file, discard } = this.staging.place(run.runId);
@@ -266,10 +290,11 @@ export class RunSourceUseCase {
     } catch (err) {
       if (err instanceof LoadLockBusy) {
         await this.store.putRun({ ...queued, state: 'queued' });
-        if (queued.trigger === 'manual') return 'later';
-        // A cron's job names no run: the refresh waits as a job of its own run, keeping its runId.
+        // A job that names its run waits as it is (moved back for a moment); a cron's job names none, so the
+        // refresh waits as a job of its own run, keeping its runId.
+        if (ownJob) return 'later';
         await this.jobs.enqueue({ sourceId: source.id, runId: run.runId }, LATER_MS);
-        return 'done';
+        return 'requeued';
       }
       const reason = signal.aborted ? abortReason(signal) : err;
       const detail =

@@ -27,6 +27,9 @@ import { SourcesUseCases } from './sources.use-cases';
  * staying queued or running, or holding their source.
  */
 
+/** A catalog with no index yet. */
+const NO_INDEX = { getIndex: async () => null, listIndexVersions: async () => [] };
+
 const LIMITS = { perUser: 100, minIntervalSeconds: 60, claimTtlMs: 3_600_000 };
 
 const ann: Caller = {
@@ -104,27 +107,19 @@ describe('a source run’s life on redis-server and BullMQ', () => {
   let staging: string;
   const now = () => new Date(clock);
   const useCases = (j: SourceJobs = jobs) =>
-    new SourcesUseCases(
-      store,
-      j,
-      readers,
-      { seal: (t) => t, open: (t) => t },
-      { getIndex: async () => null },
-      LIMITS,
-      now,
-    );
+    new SourcesUseCases(store, j, readers, { seal: (t) => t, open: (t) => t }, NO_INDEX, LIMITS, now);
   const runner = (sources: SourcesUseCases, runStore: RedisSourceStore = store) =>
     new RunSourceUseCase(
       runStore,
       jobs,
       readers,
       loader,
-      { getIndex: async () => loader.published },
+      { listIndexVersions: async () => (loader.published ? [loader.published] : []) },
       { callerOf: async () => ann },
       { seal: (t) => t, open: (t) => t },
       sources,
       new FsRunStaging(staging),
-      { claimTtlMs: 30_000, watchMs: 60_000, lockWaitMs: 600_000 },
+      { claimTtlMs: 30_000, watchMs: 60_000, lockWaitMs: 600_000, queuedClaimTtlMs: 3_600_000 },
       silentLogger(),
       now,
     );
@@ -159,6 +154,9 @@ describe('a source run’s life on redis-server and BullMQ', () => {
     loader.next = 'busy';
     expect(await runner(sources).execute({ sourceId: 's1', runId })).toBe('later');
     expect(await store.getRun('s1', runId)).toMatchObject({ state: 'queued' });
+    // It keeps its source while it waits: a second run would read from the same cursor.
+    expect(await store.claimant('s1')).toBe(runId);
+    await expect(sources.run(me, { sourceId: 's1' })).rejects.toMatchObject({ code: 'CONFLICT' });
     clock += 600_001;
     expect(await runner(sources).execute({ sourceId: 's1', runId })).toBe('done');
     expect(await store.getRun('s1', runId)).toMatchObject({
@@ -185,6 +183,9 @@ describe('a source run’s life on redis-server and BullMQ', () => {
     expect(others).toEqual([]);
     expect(waiting).toMatchObject({ state: 'queued', trigger: 'schedule' });
     expect(await jobs.pending(waiting!.runId)).toBe(true);
+    expect(await store.claimant('s2')).toBe(waiting!.runId);
+    // Waiting again, it waits in that job (moved back), not in a new one BullMQ would drop as a duplicate.
+    expect(await runner(sources).execute({ sourceId: 's2', runId: waiting!.runId })).toBe('later');
     loader.next = 'ok';
     expect(await runner(sources).execute({ sourceId: 's2', runId: waiting!.runId })).toBe('done');
     const runs = await store.runs('s2', 10);
@@ -202,6 +203,9 @@ describe('a source run’s life on redis-server and BullMQ', () => {
     });
     // The queue's Redis restarted empty: the job is gone, the claim and the record are not.
     await (await queue.getJob(`run-${first.runId}`))!.remove();
+    // A run queued a moment ago may be between its record and its job: only past a minute is it lost.
+    await expect(sources.run(me, { sourceId: 's3' })).rejects.toMatchObject({ code: 'CONFLICT' });
+    clock += 61_000;
     const second = await sources.run(me, { sourceId: 's3' });
     expect(await store.getRun('s3', first.runId)).toMatchObject({
       state: 'failed',
@@ -234,7 +238,7 @@ describe('a source run’s life on redis-server and BullMQ', () => {
       jobs,
       readers,
       { seal: (t) => t, open: (t) => t },
-      { getIndex: async () => published },
+      { getIndex: async () => published, listIndexVersions: async () => [published] },
       LIMITS,
       now,
     );
@@ -358,8 +362,7 @@ describe('a source run’s life on redis-server and BullMQ', () => {
   it('updates a source whose key changed without opening its secret, and binds it to its owner’s token', async () => {
     const keyA = new AesSecretBox(Buffer.from('a'.repeat(40)));
     const keyB = new AesSecretBox(Buffer.from('b'.repeat(40)));
-    const withBox = (box: AesSecretBox) =>
-      new SourcesUseCases(store, jobs, readers, box, { getIndex: async () => null }, LIMITS, now);
+    const withBox = (box: AesSecretBox) => new SourcesUseCases(store, jobs, readers, box, NO_INDEX, LIMITS, now);
     const { sourceId } = await withBox(keyA).create(
       { caller: ann, tokenHash: 'h-first' },
       {
@@ -415,7 +418,7 @@ describe('a source run’s life on redis-server and BullMQ', () => {
       jobs,
       readers,
       { seal: (t) => t, open: (t) => t },
-      { getIndex: async () => null },
+      NO_INDEX,
       LIMITS,
       now,
     );

@@ -25,6 +25,9 @@ export interface SourcesLimits {
   claimTtlMs: number;
 }
 
+/** How long a queued run is given to have its job before a missing job counts as lost. */
+const QUEUE_GRACE_MS = 60_000;
+
 /** Why a run that will not end by itself is marked failed: its worker, or its job, is gone. */
 const LOST_RUN =
   'The run stopped without an outcome (its worker or its queued job was lost, as when the queue’s Redis restarts empty); nothing was published';
@@ -102,7 +105,10 @@ export class SourcesUseCases {
     private readonly jobs: SourceJobs,
     private readonly readers: SourceReaders,
     private readonly box: SecretBox,
-    private readonly catalog: { getIndex(name: string): Promise<IndexEntry | null> },
+    private readonly catalog: {
+      getIndex(name: string): Promise<IndexEntry | null>;
+      listIndexVersions(name: string): Promise<IndexEntry[]>;
+    },
     private readonly limits: SourcesLimits,
     private readonly now: () => Date = () => new Date(),
   ) {}
@@ -356,20 +362,23 @@ export class SourcesUseCases {
   private async lost(s: SourceRecord, run: SourceRunRecord, claimant: string | null): Promise<boolean> {
     if (run.state !== 'queued' && run.state !== 'running') return false;
     if (run.state === 'running' && claimant === run.runId) return false;
+    // A run queued a moment ago may not have its job yet (SOURCES.RUN writes the record, then queues it).
+    if (run.state === 'queued' && this.now().getTime() - Date.parse(run.queuedAt) < QUEUE_GRACE_MS) return false;
     if (run.state === 'queued' && (await this.jobs.pending(run.runId))) return false;
     // Looked at again: the run may have ended, or been taken, since the listing was read.
     const now = await this.store.getRun(run.sourceId, run.runId);
     if (!now || now.state !== run.state || (await this.store.claimant(run.sourceId)) !== claimant) return false;
     const endedAt = this.now().toISOString();
     // Its worker may have died after the publish (the version says which run published it): then it is done.
-    const live = await this.catalog.getIndex(s.index);
-    if (live?.origin?.sourceId === s.id && live.origin.runId === run.runId)
+    const versions = await this.catalog.listIndexVersions(s.index);
+    const mine = versions.find((v) => v.origin?.sourceId === s.id && v.origin.runId === run.runId);
+    if (mine)
       await this.store.putRun({
         ...now,
         state: 'done',
         endedAt,
-        version: live.version,
-        ...(live.origin.cursor ? { cursorMax: live.origin.cursor.value } : {}),
+        version: mine.version,
+        ...(mine.origin?.cursor ? { cursorMax: mine.origin.cursor.value } : {}),
       });
     else await this.store.putRun({ ...now, state: 'failed', endedAt, error: LOST_RUN });
     await this.store.release(run.sourceId, run.runId);
