@@ -3,6 +3,7 @@ import { chartSettings } from './settings/charts.settings';
 import { gatewaySettings } from './settings/gateway.settings';
 import { grpcSettings } from './settings/grpc.settings';
 import { heavyCallSettings } from './settings/heavy-calls.settings';
+import { oidcSettings } from './settings/oidc.settings';
 import { processSettings } from './settings/process.settings';
 import { scheduleSettings } from './settings/schedules.settings';
 import { sourceSettings } from './settings/sources.settings';
@@ -27,6 +28,7 @@ export {
 export const SETTING_GROUPS = [
   processSettings,
   gatewaySettings,
+  oidcSettings,
   storeSettings,
   grpcSettings,
   heavyCallSettings,
@@ -39,6 +41,7 @@ export const SETTING_GROUPS = [
 export const envShape = {
   ...processSettings.shape,
   ...gatewaySettings.shape,
+  ...oidcSettings.shape,
   ...storeSettings.shape,
   ...grpcSettings.shape,
   ...heavyCallSettings.shape,
@@ -99,6 +102,11 @@ export function crossFieldProblems(env: Record<string, string | undefined>): str
     else if (/^rediss?:\/\/[^/@]*:[^/@]+@/.test(env.REDIS_URL))
       problems.push('REDIS_PASSWORD: REDIS_URL carries a password already; give it in one place');
   }
+  if ((env.QUARRY_OIDC_ISSUER === undefined) !== (env.QUARRY_OIDC_AUDIENCE === undefined))
+    problems.push('QUARRY_OIDC_ISSUER, QUARRY_OIDC_AUDIENCE: set both or neither (a token is checked for both)');
+  const needsIssuer = ['QUARRY_OIDC_INDEXES_CLAIM', 'QUARRY_OIDC_REALMS'].filter((name) => env[name] !== undefined);
+  if (env.QUARRY_OIDC_ISSUER === undefined && needsIssuer.length > 0)
+    problems.push(`${needsIssuer.join(', ')}: needs QUARRY_OIDC_ISSUER`);
   if (env.QUARRY_RATE_BURST !== undefined && env.QUARRY_RATE_LIMIT === undefined)
     problems.push('QUARRY_RATE_BURST: needs QUARRY_RATE_LIMIT (the rate the burst is above)');
   const tls = TLS_VARS.filter((name) => env[name]);

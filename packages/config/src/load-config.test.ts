@@ -671,3 +671,41 @@ describe('embedding, limits and audit settings', () => {
     expect(problemsOf({ QUARRY_AUDIT_DAYS: '0' })[0]).toMatch(/^QUARRY_AUDIT_DAYS:/);
   });
 });
+
+describe('OpenID Connect settings', () => {
+  const issuer = { QUARRY_OIDC_ISSUER: 'https://id.example.com/', QUARRY_OIDC_AUDIENCE: 'urn:quarry' };
+  it('is off unless an issuer and an audience are both set, with sub and scope as the default claims', () => {
+    expect(loadConfig({}).oidc).toBeUndefined();
+    expect(loadConfig(issuer).oidc).toEqual({
+      issuer: 'https://id.example.com/',
+      audience: 'urn:quarry',
+      userClaim: 'sub',
+      scopesClaim: 'scope',
+      realms: {},
+    });
+    const full = loadConfig({
+      ...issuer,
+      QUARRY_OIDC_USER_CLAIM: 'email',
+      QUARRY_OIDC_INDEXES_CLAIM: 'https://quarry.example/indexes',
+      QUARRY_OIDC_REALMS: '{"orders": "tenant:={tenant}"}',
+    }).oidc;
+    expect(full).toMatchObject({
+      userClaim: 'email',
+      indexesClaim: 'https://quarry.example/indexes',
+      realms: { orders: 'tenant:={tenant}' },
+    });
+  });
+
+  it.each([
+    [{ QUARRY_OIDC_ISSUER: 'https://id.example.com/' }, /set both or neither/],
+    [{ QUARRY_OIDC_AUDIENCE: 'urn:quarry' }, /set both or neither/],
+    [{ QUARRY_OIDC_REALMS: '{"a":"b"}' }, /QUARRY_OIDC_REALMS: needs QUARRY_OIDC_ISSUER/],
+    [{ ...issuer, QUARRY_OIDC_ISSUER: 'ftp://id.example.com' }, /QUARRY_OIDC_ISSUER: must be a URL/],
+    [{ ...issuer, QUARRY_OIDC_REALMS: '{orders: x}' }, /QUARRY_OIDC_REALMS: must be JSON/],
+    [{ ...issuer, QUARRY_OIDC_REALMS: '["tenant:{t}"]' }, /must be a JSON object of index name/],
+    [{ ...issuer, QUARRY_OIDC_REALMS: '{"orders": "  "}' }, /non-blank query template/],
+    [{ ...issuer, QUARRY_OIDC_USER_CLAIM: 'a b' }, /QUARRY_OIDC_USER_CLAIM: must be a claim name/],
+  ])('refuses %j, naming the setting', (env, problem) => {
+    expect(() => loadConfig(env)).toThrow(problem);
+  });
+});

@@ -79,6 +79,18 @@ function configFromEnv(e: Env, known: Record<string, string | undefined>, tls: G
         ? undefined
         : { perSecond: e.QUARRY_ANON_RATE_LIMIT, burst: e.QUARRY_ANON_RATE_BURST },
     embedSecret: e.QUARRY_EMBED_SECRET,
+    /** Set when an OpenID provider is configured: bearer JWTs from it are users. */
+    oidc:
+      e.QUARRY_OIDC_ISSUER && e.QUARRY_OIDC_AUDIENCE
+        ? {
+            issuer: e.QUARRY_OIDC_ISSUER,
+            audience: e.QUARRY_OIDC_AUDIENCE,
+            userClaim: e.QUARRY_OIDC_USER_CLAIM,
+            scopesClaim: e.QUARRY_OIDC_SCOPES_CLAIM,
+            ...(e.QUARRY_OIDC_INDEXES_CLAIM ? { indexesClaim: e.QUARRY_OIDC_INDEXES_CLAIM } : {}),
+            realms: e.QUARRY_OIDC_REALMS ?? {},
+          }
+        : undefined,
     embedTokensPerUser: e.QUARRY_EMBED_TOKENS_PER_USER,
     auditDays: e.QUARRY_AUDIT_DAYS,
     exportTtlS: e.QUARRY_EXPORT_TTL_S,

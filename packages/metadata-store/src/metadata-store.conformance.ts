@@ -141,6 +141,21 @@ export function metadataStoreConformance(open: () => Promise<MetadataAndCatalog>
     await expect(store.revokeToken('missing')).rejects.toMatchObject({ code: 'NOT_FOUND' });
   });
 
+  it('replaces a token’s scopes and keeps the rest, seen by the next read', async () => {
+    const u = await store.createUser(alice);
+    const t = await store.createToken({
+      userId: u.id,
+      hash: 'ef'.repeat(32),
+      prefix: 'qk_s',
+      scopes: ['indexes:read'],
+      expiresAt: null,
+    });
+    const changed = await store.setTokenScopes(t.id, ['query:execute', 'reports:read']);
+    expect(changed).toEqual({ ...t, scopes: ['query:execute', 'reports:read'] });
+    expect((await store.findCredential('ef'.repeat(32)))?.token.scopes).toEqual(['query:execute', 'reports:read']);
+    await expect(store.setTokenScopes('missing', [])).rejects.toMatchObject({ code: 'NOT_FOUND' });
+  });
+
   it('finds a credential: the token with its owner, in one read that sees later changes', async () => {
     const u = await store.createUser(alice);
     const t = await store.createToken({

@@ -260,7 +260,7 @@ const plainWord = mostly(
     'foo*',
     'sta*',
     '*',
-    '\\*',
+    // `\\*` (every record to the old parser, the text "*" now) is a listed difference: in the soup below.
     'C\\:\\\\x',
     'a\\ b',
     'é',

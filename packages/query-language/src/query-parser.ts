@@ -2,6 +2,18 @@ import { quoteInput } from '@quarry/errors';
 import { unescapeQueryText, type Bound, type Sign, type Token } from './query-lexer';
 import { querySyntaxError } from './query-scanner';
 
+/**
+ * A word whose escapes say "this very text": an escaped `*` or `?`, or an escaped first character (`\=`,
+ * `\<`, `\>`, `\@`, `\*`). Such a word is read as a phrase is: never a wildcard, a comparison, an exact
+ * match or a date part. escapeQueryText writes every value so (drill queries, realms filled from claims),
+ * so a value holding `*`, `>m` or `=x` matches that text and nothing wider.
+ */
+function literalWord(raw: string): boolean {
+  if (raw.startsWith('\\')) return true;
+  // After a leading `=`, `<`, `>` or `@` the value is read as text anyway; an escaped wildcard there is text too.
+  return !/^[=<>@]/.test(raw) && /\\[*?]/.test(raw);
+}
+
 /** A field as written; `at` (0-based) is where its name starts. */
 export interface FieldRef {
   name: string;
@@ -116,7 +128,7 @@ class Parser {
         return this.fieldValue(t);
       case 'word':
         return {
-          node: { kind: 'term', field: null, text: unescapeQueryText(t.raw), quoted: false, at: t.at },
+          node: { kind: 'term', field: null, text: unescapeQueryText(t.raw), quoted: literalWord(t.raw), at: t.at },
           negate: negates(t.sign),
         };
       case 'phrase':
@@ -164,7 +176,7 @@ class Parser {
         if (v.operator && v.at > f.colon + 1 && this.i === this.tokens.length)
           throw querySyntaxError(v.at, `nothing follows ${v.operator}`);
         value = {
-          node: { kind: 'term', field, text: unescapeQueryText(v.raw), quoted: false, at: v.at },
+          node: { kind: 'term', field, text: unescapeQueryText(v.raw), quoted: literalWord(v.raw), at: v.at },
           negate: negates(v.sign),
         };
         break;

@@ -79,6 +79,16 @@ export function lexForClassification(query: string): Token[] | null {
 
 export const LEGACY_DIFFERENCES: readonly LegacyDifference[] = [
   {
+    name: 'an escaped wildcard, or an escaped first character',
+    why: 'The old compiler unescaped a word before looking at it, so `\\*` was every record (or "the field exists"), `acme\\*` a prefix search, `\\>m` a comparison and `\\=x` an exact match: an escaped value (a drill query\'s key, a realm filled from a token\'s claim) could match far more than its text. Now a word with an escaped wildcard or an escaped first character is that text, read as a phrase is.',
+    example: 'Title:\\>m',
+    applies: (_query, tokens) =>
+      tokens !== null &&
+      tokens.some(
+        (t) => t.kind === 'word' && (t.raw.startsWith('\\') || (!/^[=<>@]/.test(t.raw) && /\\[*?]/.test(t.raw))),
+      ),
+  },
+  {
     name: '*:* inside a larger query',
     why: 'The old compiler read `*:*` as every record only when it was the whole query; beside anything else (`* OR *:*`, `NOT *:*`) it looked for a field named "*" and refused the query. Now `*:*` is every record wherever it stands.',
     example: '* OR *:*',

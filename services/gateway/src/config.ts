@@ -31,6 +31,7 @@ export function gatewayConfig(config: Config, hosted: Partial<Record<ServiceName
       'rateLimit',
       'anonRateLimit',
       'embedSecret',
+      'oidc',
       'embedTokensPerUser',
       'dataDir',
       'auditDays',

@@ -17,6 +17,9 @@ import { ExportStatusUseCase } from './domain/export-status.use-case';
 import { RunCrosstabUseCase } from './domain/run-crosstab.use-case';
 import { StartExportUseCase } from './domain/start-export.use-case';
 import { JoseEmbedSigner, loadEmbedKey } from './adapters/jose-embed-signer.adapter';
+import { JoseOidcVerifier } from './adapters/jose-oidc-verifier.adapter';
+import { checkRealmTemplates } from './domain/oidc-claims';
+import { OidcSignIn } from './domain/oidc-sign-in';
 import type { GatewayConfig } from './config';
 import { AuditRecorder } from './domain/audit-recorder';
 import { AuthenticateUseCase } from './domain/authenticate.use-case';
@@ -76,6 +79,16 @@ export class GatewayCallsModule implements QuarryModule {
     this.log = log.child({ module: 'gateway' });
   }
 
+  /** OpenID Connect sign-in when a provider is configured; its realm templates are checked here, before serving. */
+  private signIn(): OidcSignIn | undefined {
+    const o = this.config.oidc;
+    if (!o) return undefined;
+    checkRealmTemplates(o.realms);
+    const verifier = new JoseOidcVerifier({ issuer: o.issuer, audience: o.audience });
+    this.log.info({ issuer: o.issuer, audience: o.audience }, 'bearer JWTs from the OpenID provider are accepted');
+    return new OidcSignIn(this.store, verifier, o);
+  }
+
   async start(): Promise<void> {
     const c = this.config;
     this.clients = new GrpcServiceClients(c.serviceAddrs, c.grpcDeadlineMs, c.grpcTrust, this.log);
@@ -88,8 +101,13 @@ export class GatewayCallsModule implements QuarryModule {
     });
     embedTokens.start();
     this.embedTokens = embedTokens;
-    const authenticate = new AuthenticateUseCase(this.store, signer, Date.now, embedTokens, (userId) =>
-      this.store.ownedIndexes(userId),
+    const authenticate = new AuthenticateUseCase(
+      this.store,
+      signer,
+      Date.now,
+      embedTokens,
+      (userId) => this.store.ownedIndexes(userId),
+      this.signIn(),
     );
     const dispatch = new DispatchMethodUseCase(
       createMethodHandlers({

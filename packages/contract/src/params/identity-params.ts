@@ -3,8 +3,11 @@ import * as L from '../limits';
 import { SCOPES } from '../scopes';
 import { arrayOf, oneOf, optionalBoolean, PARAM, requiredString, string } from './param-builders';
 
-/** A user's name, as `quarry user create` takes it: what tokens, audit entries and reports name the user by. */
-export const USER_NAME = /^[A-Za-z0-9._@-]{1,100}$/;
+/**
+ * A user's name, as `quarry user create` takes it: what tokens, audit entries and reports name the user by;
+ * or a user made by an OpenID Connect sign-in, `oidc:` and the claim's printable characters.
+ */
+export const USER_NAME = /^(?:[A-Za-z0-9._@-]{1,100}|oidc:[\x21-\x7E]{1,95})$/;
 export const USER_NAME_MAX = 100;
 /** Indexes one user may be given, and realm queries per index: far beyond a real grant, small enough to read. */
 export const USER_INDEXES_MAX = 1000;
@@ -19,7 +22,9 @@ export const TOKEN_EXPIRES_IN = /^\s*\d{1,6}[smhd]\s*$/;
 const userName = z
   .string({ error: `${PARAM} is required` })
   .max(USER_NAME_MAX, { error: `${PARAM} must be at most ${USER_NAME_MAX} characters` })
-  .regex(USER_NAME, { error: `${PARAM} must be 1-${USER_NAME_MAX} letters, digits or . _ @ -` });
+  .regex(USER_NAME, {
+    error: `${PARAM} must be 1-${USER_NAME_MAX} letters, digits or . _ @ -, or oidc: and a signed-in user's claim`,
+  });
 
 const indexName = z
   .string({ error: `${PARAM} must be a string` })

@@ -73,6 +73,10 @@ export abstract class ComposedMetadataStore implements MetadataStore, IndexCatal
     return this.identities.revokeToken(id);
   }
 
+  setTokenScopes(id: string, scopes: readonly string[]): Promise<TokenRecord> {
+    return this.identities.setTokenScopes(id, scopes);
+  }
+
   recordEmbedToken(token: NewEmbedToken): Promise<EmbedTokenRecord> {
     return this.identities.recordEmbedToken(token);
   }

@@ -196,4 +196,14 @@ export class MongoIdentityStore implements Omit<MetadataStore, 'ping' | 'close'>
     if (!doc) throw AppError.notFound(`Token "${id}" not found`);
     return toToken(doc);
   }
+
+  async setTokenScopes(id: string, scopes: readonly string[]): Promise<TokenRecord> {
+    const doc = await this.tokens.findOneAndUpdate(
+      { _id: id },
+      { $set: { scopes: [...scopes] } },
+      { returnDocument: 'after' },
+    );
+    if (!doc) throw AppError.notFound(`Token "${id}" not found`);
+    return toToken(doc);
+  }
 }

@@ -121,6 +121,7 @@ export class SqliteIdentityStore implements Omit<MetadataStore, 'ping' | 'close'
       tokenById: this.db.prepare<[string], TokenRow>('SELECT * FROM tokens WHERE id = ?'),
       listTokens: this.db.prepare<[], TokenRow>('SELECT * FROM tokens ORDER BY created_at, id'),
       revoke: this.db.prepare('UPDATE tokens SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?'),
+      setScopes: this.db.prepare('UPDATE tokens SET scopes = ? WHERE id = ?'),
       insertEmbed: this.db.prepare(
         'INSERT INTO embed_tokens (id, user_id, token_id, created_at, expires_at, revoked_at) VALUES (@id, @user_id, @token_id, @created_at, @expires_at, NULL)',
       ),
@@ -300,6 +301,13 @@ export class SqliteIdentityStore implements Omit<MetadataStore, 'ping' | 'close'
   async revokeToken(id: string): Promise<TokenRecord> {
     this.wrote();
     if (this.stmts.revoke.run(new Date().toISOString(), id).changes === 0)
+      throw AppError.notFound(`Token "${id}" not found`);
+    return toToken(this.stmts.tokenById.get(id) as TokenRow);
+  }
+
+  async setTokenScopes(id: string, scopes: readonly string[]): Promise<TokenRecord> {
+    this.wrote();
+    if (this.stmts.setScopes.run(JSON.stringify(scopes), id).changes === 0)
       throw AppError.notFound(`Token "${id}" not found`);
     return toToken(this.stmts.tokenById.get(id) as TokenRow);
   }

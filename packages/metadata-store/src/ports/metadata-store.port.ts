@@ -46,6 +46,11 @@ export interface MetadataStore {
   listTokens(): Promise<TokenRecord[]>;
   /** Revokes by token id; revoking twice keeps the first revocation time. */
   revokeToken(id: string): Promise<TokenRecord>;
+  /**
+   * Replaces a token's scopes, the rest kept (an OpenID Connect sign-in's token follows the scopes its
+   * provider grants); NOT_FOUND when missing.
+   */
+  setTokenScopes(id: string, scopes: readonly string[]): Promise<TokenRecord>;
 
   /** Records an issued embed token; a duplicate id rejects with CONFLICT. */
   recordEmbedToken(token: NewEmbedToken): Promise<EmbedTokenRecord>;

@@ -1,5 +1,6 @@
 import {
   createLocalJWKSet,
+  decodeJwt,
   decodeProtectedHeader,
   errors,
   jwtVerify,
@@ -122,6 +123,18 @@ export class JoseOidcVerifier implements OidcVerifier {
     if ((stale || unknownKid) && this.now() - this.lastFetch >= this.cooldownMs)
       await this.refresh().catch(() => undefined);
     return this.keys;
+  }
+
+  get issuer(): string {
+    return this.options.issuer;
+  }
+
+  accepts(token: string): boolean {
+    try {
+      return decodeJwt(token).iss === this.options.issuer;
+    } catch {
+      return false;
+    }
   }
 
   async verify(token: string): Promise<OidcVerdict> {

@@ -10,6 +10,7 @@ import {
 } from '@quarry/metadata-store';
 import { looksLikeEmbedToken, type EmbedClaims, type EmbedSigner } from '../ports/embed-signer.port';
 import type { EmbedTokenRegistry } from './embed-token-registry';
+import type { OidcSignIn } from './oidc-sign-in';
 import type { Principal } from './principal';
 
 /** The detail text of each authentication failure, one per case (clients match on them). */
@@ -36,7 +37,10 @@ export interface Identified {
   embedId?: string;
 }
 
-export type Authentication = { ok: true; principal: Principal } | { ok: false; error: AppError; who?: Identified };
+export type Authentication =
+  | { ok: true; principal: Principal }
+  /** `reason`: why a JWT was refused, for the log only (the caller gets the spec's text). */
+  | { ok: false; error: AppError; who?: Identified; reason?: string };
 
 /** The scopes an embed token's bearer holds: what its kind of grant needs, if its issuer still holds them. */
 const EMBED_SCOPES: { index: readonly Scope[]; report: readonly Scope[] } = {
@@ -69,6 +73,8 @@ export class AuthenticateUseCase {
     private readonly embedTokens?: EmbedTokenRegistry,
     /** The indexes a user created through the API (the catalog's owners); none without it. */
     private readonly ownedIndexes?: (userId: string) => Promise<string[]>,
+    /** OpenID Connect bearer JWTs (QUARRY_OIDC_ISSUER); none without it. */
+    private readonly oidc?: OidcSignIn,
   ) {}
 
   /**
@@ -106,7 +112,12 @@ export class AuthenticateUseCase {
     const token = (match[1] ?? '').trim();
     if (token === '') return fail(AUTH_FAILURES.emptyToken);
     if (token.length > MAX_TOKEN_LENGTH) return fail(AUTH_FAILURES.notFound);
-    if (this.signer && looksLikeEmbedToken(token)) return this.fromEmbedToken(token, this.signer);
+    if (looksLikeEmbedToken(token)) {
+      // Routed by the unverified iss; each verifier then pins its own algorithms, so a token routed the
+      // wrong way (an HMAC token claiming the provider, an RSA one claiming Quarry) is refused there.
+      if (this.oidc?.accepts(token)) return this.fromSignIn(token, this.oidc);
+      if (this.signer) return this.fromEmbedToken(token, this.signer);
+    }
     if (token.length > MAX_API_TOKEN_LENGTH) return fail(AUTH_FAILURES.notFound);
 
     return this.byTokenHash(hashToken(token));
@@ -141,6 +152,22 @@ export class AuthenticateUseCase {
     // The store found it by hash already; the constant-time compare guards adapters that match loosely.
     if (!credential || !digestsEqual(credential.token.hash, hash)) return fail(AUTH_FAILURES.notFound);
     return this.principalOf(credential);
+  }
+
+  /** An OpenID Connect JWT: its user and sign-in token, checked as any token is (disabled, revoked, no scope). */
+  private async fromSignIn(token: string, oidc: OidcSignIn): Promise<Authentication> {
+    const signIn = await oidc.signIn(token);
+    if (!signIn.ok) return { ok: false, error: signIn.error, ...(signIn.reason ? { reason: signIn.reason } : {}) };
+    const result = await this.principalOf(signIn.credential);
+    if (!result.ok) return result;
+    // The bearer ends when its JWT does: a token made with it (TOKENS.CREATE) may not outlive it.
+    return {
+      ok: true,
+      principal: {
+        ...result.principal,
+        token: { prefix: signIn.credential.token.prefix, expiresAt: signIn.expiresAt },
+      },
+    };
   }
 
   private async principalOf(credential: Credential): Promise<Authentication> {

@@ -14,6 +14,7 @@ import {
   type User,
 } from '@quarry/metadata-store';
 import { mayManageUsers } from './manage-users.use-case';
+import { isSignInToken } from './oidc-sign-in';
 import type { Principal } from './principal';
 
 export type TokenStore = Pick<
@@ -85,6 +86,10 @@ export class ManageTokensUseCase {
   async revoke(p: Principal, id: string): Promise<{ id: string; revokedAt: string }> {
     const found = await this.store.findCredentialById(id);
     if (!found || (found.token.userId !== p.user.id && !mayManageUsers(p))) throw AppError.notFound(NO_SUCH_TOKEN);
+    if (isSignInToken(found.token))
+      throw AppError.invalid(
+        `id: token ${quoteInput(id)} is ${found.owner ? quoteInput(found.owner.name) : 'a user'}'s OpenID Connect sign-in; it ends with its user (USERS.DISABLE), not on its own`,
+      );
     const revoked = await this.store.revokeToken(found.token.id);
     return { id: revoked.id, revokedAt: revoked.revokedAt! };
   }

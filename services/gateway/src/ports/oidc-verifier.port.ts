@@ -20,5 +20,9 @@ export type OidcVerdict = { ok: true; identity: OidcIdentity } | { ok: false; ex
  * - a verdict never carries the token.
  */
 export interface OidcVerifier {
+  /** The configured issuer, as tokens' iss must say it. */
+  readonly issuer: string;
+  /** Whether the token's unverified `iss` is this provider's (routing only: verify decides). */
+  accepts(token: string): boolean;
   verify(token: string): Promise<OidcVerdict>;
 }

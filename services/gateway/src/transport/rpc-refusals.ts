@@ -31,6 +31,8 @@ export async function answerUnauthenticated(
 ): Promise<void> {
   const app = auth.error;
   call.who = auth.who;
+  // The caller is told only the spec's text; why a JWT failed is for the operator.
+  if (auth.reason) deps.log.info({ requestId: call.requestId, reason: auth.reason }, 'bearer JWT refused');
   // No token to count against: the client's address is. A flood of token-less calls is refused before
   // its body is read, and is one audit row per address and window, not one per call.
   const limited = await refusedForAddress(deps.addressLimiter, req, res);
