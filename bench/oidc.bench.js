@@ -8,6 +8,7 @@
 const { spawn } = require('node:child_process');
 const path = require('node:path');
 const readline = require('node:readline');
+const { URLSearchParams } = require('node:url');
 const { benchData, cli, rpc, startServer, timeTurns } = require('./lib');
 
 const at = process.argv.indexOf('--calls');

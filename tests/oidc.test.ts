@@ -4,7 +4,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { SignJWT, decodeJwt } from 'jose';
 import { exportCalls } from './support/exports';
 import { rpcClient } from './support/http';
-import { startOidcProvider, type OidcProvider } from './support/oidc';
+import { oidcSettings, startOidcProvider, type OidcProvider } from './support/oidc';
 import { createIdentity, startStackWithData, unwrap, type Stack } from './support/stack';
 import type { Identity } from './support/identities';
 
@@ -39,14 +39,7 @@ const as = (token: string): Identity => ({ user: decodeJwt(token).sub ?? '', tok
 
 beforeAll(async () => {
   provider = await startOidcProvider();
-  stack = await startStackWithData({
-    env: {
-      QUARRY_OIDC_ISSUER: provider.issuer,
-      QUARRY_OIDC_AUDIENCE: provider.audience,
-      QUARRY_OIDC_INDEXES_CLAIM: 'indexes',
-      QUARRY_OIDC_REALMS: JSON.stringify({ orders: 'tenant:={tenant}' }),
-    },
-  });
+  stack = await startStackWithData({ env: oidcSettings(provider) });
   admin = await createIdentity(stack.dataDir, 'root', {
     admin: true,
     scopes: 'indexes:read,indexes:write,query:execute,users:admin,tokens:write',

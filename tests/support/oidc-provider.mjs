@@ -4,15 +4,15 @@
 // Clients: `tenant-a`, `tenant-b` and `tenant-evil` (client credentials, secret `secret-a` / `secret-b` /
 // `secret-evil`) get access tokens for the API whose `tenant` claim is `acme` / `globex` / query syntax,
 // and whose `indexes` claim is orders and movies; `quarry-console` is a public client (authorization
-// code with PKCE) whose users sign in on the provider's own login page with any name: `<name>@<tenant>`
-// gives tenant `<tenant>`. Every access token is a JWT (RS256) with audience `urn:quarry:api`.
+// code with PKCE, registered by the test at POST /reg with the gateway's /console/ as its redirect URI)
+// whose users sign in on the provider's own login page with any name: `<name>@<tenant>` gives tenant
+// `<tenant>`. Every access token is a JWT (RS256) with audience `urn:quarry:api`.
 import { generateKeyPairSync } from 'node:crypto';
 import process from 'node:process';
 import Provider from 'oidc-provider';
 
 const AUDIENCE = 'urn:quarry:api';
 const API_SCOPES = 'indexes:read query:execute reports:read reports:write embed:create tokens:write';
-const consoleRedirects = (process.env.OIDC_CONSOLE_REDIRECTS ?? '').split(',').filter(Boolean);
 
 const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
 const jwk = { ...privateKey.export({ format: 'jwk' }), kid: 'test-key-1', use: 'sig', alg: 'RS256' };
@@ -38,19 +38,13 @@ const provider = new Provider(issuer, {
       redirect_uris: [],
       scope: API_SCOPES,
     })),
-    {
-      client_id: 'quarry-console',
-      token_endpoint_auth_method: 'none',
-      grant_types: ['authorization_code'],
-      response_types: ['code'],
-      redirect_uris: consoleRedirects.length ? consoleRedirects : ['http://127.0.0.1/console/'],
-      scope: `openid ${API_SCOPES}`,
-    },
   ],
   scopes: ['openid', ...API_SCOPES.split(' ')],
   pkce: { required: () => true },
   features: {
     clientCredentials: { enabled: true },
+    // The console's client is registered once the gateway's address is known (POST /reg), as `quarry-console`.
+    registration: { enabled: true, idFactory: () => 'quarry-console' },
     devInteractions: { enabled: true },
     resourceIndicators: {
       enabled: true,
@@ -65,17 +59,6 @@ const provider = new Provider(issuer, {
         jwt: { sign: { alg: 'RS256' } },
       }),
     },
-  },
-  // First-party console: its users are not asked to consent to what they sign in for.
-  loadExistingGrant: async (ctx) => {
-    const grant = new ctx.oidc.provider.Grant({
-      clientId: ctx.oidc.client.clientId,
-      accountId: ctx.oidc.session.accountId,
-    });
-    grant.addOIDCScope('openid');
-    grant.addResourceScope(AUDIENCE, API_SCOPES);
-    await grant.save();
-    return grant;
   },
   findAccount: async (_ctx, id) => ({ accountId: id, claims: async () => ({ sub: id }) }),
   extraTokenClaims: async (_ctx, token) => ({ tenant: tenantOf(token), indexes: ['orders', 'movies'] }),

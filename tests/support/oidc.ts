@@ -55,3 +55,17 @@ export async function startOidcProvider(env: Record<string, string> = {}): Promi
       }),
   };
 }
+
+/**
+ * The gateway's settings for this provider as the sign-in tests use it: the `indexes` claim gives the
+ * indexes, and the `tenant` claim the realm on orders (exact match).
+ */
+export function oidcSettings(provider: OidcProvider, more: Record<string, string> = {}): Record<string, string> {
+  return {
+    QUARRY_OIDC_ISSUER: provider.issuer,
+    QUARRY_OIDC_AUDIENCE: provider.audience,
+    QUARRY_OIDC_INDEXES_CLAIM: 'indexes',
+    QUARRY_OIDC_REALMS: JSON.stringify({ orders: 'tenant:={tenant}' }),
+    ...more,
+  };
+}

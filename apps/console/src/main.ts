@@ -16,6 +16,7 @@ import type { Panel } from './panel';
 import { reportsPanel, startReports } from './reports.panel';
 import { resetSchedules, schedulesPanel, startSchedules } from './schedules.panel';
 import { openSearch, runSearch, searchPanel, startSearch } from './search.panel';
+import { beginSignIn, finishSignIn, signInConfig } from './sign-in';
 import { selectTab, startTabs } from './tabs';
 
 /*
@@ -147,10 +148,33 @@ function start(): void {
   });
   on('copy-curl', 'click', () => void navigator.clipboard?.writeText(byId('curl').textContent ?? ''));
   void loadChartTypes();
+  void resume();
+}
+
+/** A sign-in coming back from the provider, else the token this tab had, else the welcome. */
+async function resume(): Promise<void> {
+  const cfg = await signInConfig();
+  if (cfg) {
+    const button = byId<HTMLButtonElement>('sign-in');
+    button.hidden = false;
+    button.title = `Sign in at ${cfg.issuer}`;
+    button.addEventListener('click', () => {
+      beginSignIn(cfg).catch((err: unknown) => indexesPanel.fail(err));
+    });
+    try {
+      const token = await finishSignIn(cfg);
+      if (token) {
+        byId<HTMLInputElement>('token').value = token;
+        return connect(token);
+      }
+    } catch (err) {
+      indexesPanel.fail(err);
+    }
+  }
   const saved = sessionStorage.getItem(TOKEN_KEY);
   if (saved) {
     byId<HTMLInputElement>('token').value = saved;
-    void connect(saved);
+    await connect(saved);
   } else showWelcome(true);
 }
 

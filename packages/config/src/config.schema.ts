@@ -104,7 +104,9 @@ export function crossFieldProblems(env: Record<string, string | undefined>): str
   }
   if ((env.QUARRY_OIDC_ISSUER === undefined) !== (env.QUARRY_OIDC_AUDIENCE === undefined))
     problems.push('QUARRY_OIDC_ISSUER, QUARRY_OIDC_AUDIENCE: set both or neither (a token is checked for both)');
-  const needsIssuer = ['QUARRY_OIDC_INDEXES_CLAIM', 'QUARRY_OIDC_REALMS'].filter((name) => env[name] !== undefined);
+  const needsIssuer = ['QUARRY_OIDC_INDEXES_CLAIM', 'QUARRY_OIDC_REALMS', 'QUARRY_OIDC_CLIENT_ID'].filter(
+    (name) => env[name] !== undefined,
+  );
   if (env.QUARRY_OIDC_ISSUER === undefined && needsIssuer.length > 0)
     problems.push(`${needsIssuer.join(', ')}: needs QUARRY_OIDC_ISSUER`);
   if (env.QUARRY_RATE_BURST !== undefined && env.QUARRY_RATE_LIMIT === undefined)

@@ -89,6 +89,7 @@ function configFromEnv(e: Env, known: Record<string, string | undefined>, tls: G
             scopesClaim: e.QUARRY_OIDC_SCOPES_CLAIM,
             ...(e.QUARRY_OIDC_INDEXES_CLAIM ? { indexesClaim: e.QUARRY_OIDC_INDEXES_CLAIM } : {}),
             realms: e.QUARRY_OIDC_REALMS ?? {},
+            ...(e.QUARRY_OIDC_CLIENT_ID ? { clientId: e.QUARRY_OIDC_CLIENT_ID } : {}),
           }
         : undefined,
     embedTokensPerUser: e.QUARRY_EMBED_TOKENS_PER_USER,

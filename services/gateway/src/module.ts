@@ -65,6 +65,9 @@ export class GatewayModule implements QuarryModule {
       bodyTimeoutMs: c.bodyTimeoutMs,
       metrics: this.ops?.metrics,
       consoleDir: this.ops?.consoleDir,
+      ...(c.oidc?.clientId
+        ? { consoleSignIn: { issuer: c.oidc.issuer, clientId: c.oidc.clientId, audience: c.oidc.audience } }
+        : {}),
       rateLimiter: c.rateLimit && new FlexibleRateLimiter(c.rateLimit.perSecond, c.rateLimit.burst, limitsStore),
       // Per process: a flood from one address is refused by the replica it reaches, with no Redis round trip.
       addressLimiter: c.anonRateLimit && new FlexibleRateLimiter(c.anonRateLimit.perSecond, c.anonRateLimit.burst),

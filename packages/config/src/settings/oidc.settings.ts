@@ -58,4 +58,11 @@ export const oidcSettings = settingGroup('Sign-in with OpenID Connect', {
     default: 'unset',
     readBy: ['gateway'],
   }),
+  QUARRY_OIDC_CLIENT_ID: setting(z.string().min(1).max(500).optional(), {
+    doc:
+      "the console's public client at the provider: the console signs in with it (authorization code with PKCE, " +
+      'redirect URI `<gateway>/console/`); unset: the console asks for a pasted token',
+    default: 'unset',
+    readBy: ['gateway'],
+  }),
 });

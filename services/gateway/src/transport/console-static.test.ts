@@ -4,11 +4,11 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import express from 'express';
-import { CONSOLE_CSP, mountConsole } from './console-static';
+import { CONSOLE_CSP, mountConsole, type ConsoleSignIn } from './console-static';
 
-async function serve(dir: string | undefined): Promise<{ base: string; server: Server }> {
+async function serve(dir: string | undefined, signIn?: ConsoleSignIn): Promise<{ base: string; server: Server }> {
   const app = express();
-  mountConsole(app, dir);
+  mountConsole(app, dir, signIn);
   const server = createServer(app);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   return { base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
@@ -37,6 +37,32 @@ describe('GET /console (static files)', () => {
         expect(res.headers.get('x-content-type-options')).toBe('nosniff');
       }
       expect(CONSOLE_CSP).not.toContain('unsafe');
+    } finally {
+      server.close();
+    }
+  });
+
+  it('names the OpenID provider in sign-in.json only when one is configured, and lets the page reach that origin alone', async () => {
+    const plain = await serve(dir);
+    try {
+      expect(await (await fetch(`${plain.base}/console/sign-in.json`)).json()).toEqual({});
+    } finally {
+      plain.server.close();
+    }
+    const { base, server } = await serve(dir, {
+      issuer: 'https://login.example.com/realms/acme',
+      clientId: 'quarry-console',
+      audience: 'urn:quarry:api',
+    });
+    try {
+      const res = await fetch(`${base}/console/sign-in.json`);
+      expect(await res.json()).toEqual({
+        issuer: 'https://login.example.com/realms/acme',
+        clientId: 'quarry-console',
+        resource: 'urn:quarry:api',
+      });
+      const csp = (await fetch(`${base}/console`)).headers.get('content-security-policy');
+      expect(csp).toBe(CONSOLE_CSP.replace("connect-src 'self'", "connect-src 'self' https://login.example.com"));
     } finally {
       server.close();
     }

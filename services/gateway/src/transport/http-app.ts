@@ -2,7 +2,7 @@ import express from 'express';
 import type { ExportStatusUseCase } from '../domain/export-status.use-case';
 import { exportDownloadHandler } from './export-download';
 import { mcpHandler, type McpDeps } from './mcp-endpoint';
-import { mountConsole } from './console-static';
+import { mountConsole, type ConsoleSignIn } from './console-static';
 import { JSON_TYPE, send, sendHttpProblem } from './http-responses';
 import { discoverDocument } from './openrpc-discover';
 import { mountProbes, notFound, type ProbeDeps } from './probes';
@@ -13,6 +13,8 @@ import { uploadRecordsHandler, type UploadDeps } from './upload-records';
 export interface HttpAppDeps extends RpcEndpointDeps, ProbeDeps {
   /** The built console's folder (apps/console/dist), served at /console. */
   consoleDir?: string;
+  /** The console signs in with the OpenID provider when set. */
+  consoleSignIn?: ConsoleSignIn;
   /** MCP at /mcp (Streamable HTTP): the contract's methods as tools, on the same tokens. */
   mcp?: McpDeps;
   /** Exports' downloads at GET /exports/<id>; absent, they answer 503. */
@@ -35,7 +37,7 @@ export function createHttpApp(deps: HttpAppDeps): express.Express {
 
   mountProbes(app, deps, false);
   app.get('/openrpc.json', (req, res) => send(res, 200, JSON_TYPE, discoverDocument(req)));
-  mountConsole(app, deps.consoleDir);
+  mountConsole(app, deps.consoleDir, deps.consoleSignIn);
   app.post('/api/v1', rpcHandler(deps));
   if (deps.mcp) app.all('/mcp', mcpHandler(deps.mcp));
   // Every route that takes a credential holds a request without a valid one to the per-address limit.
