@@ -286,8 +286,10 @@ describe('PostgresSourceReader on a real PostgreSQL', () => {
     );
     const err = await failure(reading);
     expect(err.code).toBe('UNAVAILABLE');
+    // The server's last word when it got it out: in the middle of a COPY its send buffer is full, and it
+    // may hang up without one.
     expect(err.detail).toMatch(
-      /^The source closed the connection after \d+ rows: terminating connection due to administrator command; nothing was staged$/,
+      /^The source closed the connection after \d+ rows: (terminating connection due to administrator command|Connection terminated unexpectedly); nothing was staged$/,
     );
     expect(fs.existsSync(file)).toBe(false);
   });

@@ -1,6 +1,6 @@
 import net, { type LookupFunction } from 'node:net';
 import pg from 'pg';
-import QueryStream from 'pg-query-stream';
+import { to as copyTo } from 'pg-copy-streams';
 import { AppError } from '@quarry/errors';
 import type { SourceColumn, SourceRead, SourceReader, SourceSpec } from '../ports/source-reader.port';
 import {
@@ -17,32 +17,33 @@ import {
   checkColumnNames,
   cursorIndex,
   settleWithin,
-  timestampText,
-  writeCsv,
+  writeCsvRecords,
   type DatabaseTarget,
   type HostAllowed,
-  type StagedValue,
 } from './source-staging';
 
 /*
- * SourceReader for PostgreSQL (the `pg` driver, rows streamed through a cursor, pg-query-stream).
+ * SourceReader for PostgreSQL (the `pg` driver; rows written by PostgreSQL's own COPY … TO STDOUT in CSV,
+ * pg-copy-streams).
  *
  * Guarantees, beyond the port's:
  * - the query's result columns are described first (`SELECT * FROM (<query>) q LIMIT 0`, each type named
- *   through pg_type, domains by their base type), then the rows are read by one cursor, batchSize rows
- *   at a time, each batch written before the next is fetched (rows are never all in memory);
- * - describe and read run in one READ ONLY, REPEATABLE READ transaction: one snapshot of the data, and a
- *   query that would write fails;
- * - every value is cast to text by PostgreSQL (`::text`) in a session set to TimeZone UTC, DateStyle ISO,
- *   extra_float_digits 1 (floats print exactly) and bytea_output hex, and read as the string it is (no
- *   type parser runs in JS). Types: int2/int4 → integer, float4/float8 → number, bool → boolean
- *   (`true`/`false`), date → date (`YYYY-MM-DD`), timestamptz → timestamp (the instant in UTC,
- *   `2001-02-03T04:05:06.123456Z`), timestamp → timestamp (its wall time, written alike), numeric, int8
- *   and money (as numeric) → no type, the loader's inference keeps every digit; json, jsonb, text,
- *   varchar, uuid and every other type → string, as PostgreSQL prints it;
- * - the cursor bound is `$1`, typed by the column it is compared with (`q.cursor > $1`): a bound that is
- *   not a value of that type is refused by the database, never run; rows with a null cursor are left out,
- *   rows come in cursor order and `cursorMax` is the last one's cursor as PostgreSQL prints it;
+ *   through pg_type, domains by their base type), then the rows are copied by PostgreSQL as CSV bytes
+ *   straight into the staged file, with backpressure from the file to the socket (rows are never all in
+ *   memory, and no value is handled in JS: the read goes at psql's `\copy` pace);
+ * - describe, the cursor's maximum and the copy run in one READ ONLY, REPEATABLE READ transaction: one
+ *   snapshot of the data, and a query that would write fails;
+ * - every value is converted to text by PostgreSQL in a session set to TimeZone UTC, DateStyle ISO,
+ *   extra_float_digits 1 (floats print exactly) and bytea_output hex; an empty text is written as a
+ *   missing value, as NULL is (the CSV writer of the other readers does the same). Types: int2/int4 →
+ *   integer, float4/float8 → number, bool → boolean (`true`/`false`), date → date (`YYYY-MM-DD`),
+ *   timestamptz → timestamp (the instant in UTC, `2001-02-03T04:05:06.123456Z`), timestamp → timestamp
+ *   (its wall time, written alike), numeric, int8 and money (as numeric) → no type, the loader's inference
+ *   keeps every digit; json, jsonb, text, varchar, uuid and every other type → string, as PostgreSQL prints it;
+ * - the cursor bound is a bound parameter (`set_config('quarry.cursor_after', $1, true)`, COPY takes none),
+ *   read back cast to the column's type (`q.cursor > current_setting(…)::type`): a bound that is not a
+ *   value of that type is refused by the database, never run; rows with a null cursor are left out, rows
+ *   come in cursor order and `cursorMax` is their largest cursor as PostgreSQL prints it;
  * - `table` is quoted as an identifier (`schema.table` allowed);
  * - the host is checked by `hostAllowed` before it is dialled; the login waits connectTimeoutMs at most;
  *   an aborted signal cancels the running statement (a CancelRequest) and closes the connection;
@@ -56,8 +57,6 @@ export interface PostgresSourceReaderOptions {
   hostAllowed?: HostAllowed;
   /** How long the TCP connect, TLS and login may take (default 10 s). */
   connectTimeoutMs?: number;
-  /** Rows fetched per round trip (default 1000). */
-  batchSize?: number;
 }
 
 /** Every value as the text PostgreSQL sent: no type parser runs. */
@@ -91,7 +90,24 @@ function loaderType(typname: string): SourceColumn['type'] {
 interface Described {
   name: string;
   dbType: string;
+  /** The type without its modifiers (`numeric`, not `numeric(10,2)`): what the cursor bound is cast to. */
+  bare: string;
   base: string;
+}
+
+/**
+ * A column's value as the staged CSV holds it, written by PostgreSQL: its text in the session's settings
+ * (UTC, ISO dates, exact floats, hex bytea); money as numeric; a timestamp of years 1–9999 as
+ * `2001-02-03T04:05:06.123456Z` (timestampText's spelling), any other (infinity, BC, past 9999) as
+ * PostgreSQL prints it, for the loader to refuse that row naming the value.
+ */
+function textOf(c: Described, value: string): string {
+  if (c.base === 'money') return `${value}::numeric::text`;
+  if (c.base === 'timestamptz' || c.base === 'timestamp') {
+    const wall = c.base === 'timestamptz' ? `(${value} AT TIME ZONE 'UTC')` : value;
+    return `CASE WHEN isfinite(${value}) AND extract(year FROM ${wall}) BETWEEN 1 AND 9999 AND to_char(${wall}, 'BC') = 'AD' THEN to_char(${wall}, 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') ELSE ${value}::text END`;
+  }
+  return `${value}::text`;
 }
 
 type PgError = Error & { code?: string; severity?: string };
@@ -133,11 +149,9 @@ function sendCancel(
 
 export class PostgresSourceReader implements SourceReader {
   private readonly connectTimeoutMs: number;
-  private readonly batchSize: number;
 
   constructor(private readonly options: PostgresSourceReaderOptions = {}) {
     this.connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
-    this.batchSize = options.batchSize ?? 1000;
   }
 
   async read(
@@ -194,44 +208,55 @@ export class PostgresSourceReader implements SourceReader {
         checkColumnNames(names);
         const at = options.cursor ? cursorIndex(names, options.cursor.column) : -1;
         const alias = columns.map((_, i) => `c${i}`);
-        const casts = columns.map((c, i) => (c.base === 'money' ? `q.c${i}::numeric::text` : `q.c${i}::text`));
-        const cursorCol = `q.c${at}`;
-        const params: string[] = [];
+        const from = `FROM (\n${sql}\n) AS q(${alias.join(', ')})`;
         let where = '';
         if (options.cursor) {
+          const cursorCol = `q.c${at}`;
+          // COPY takes no parameters: the bound is a parameter of set_config, read back typed by the column.
           if (options.cursor.after !== undefined) {
-            params.push(options.cursor.after);
-            where = ` WHERE ${cursorCol} > $1 AND ${cursorCol} IS NOT NULL ORDER BY ${cursorCol}`;
-          } else where = ` WHERE ${cursorCol} IS NOT NULL ORDER BY ${cursorCol}`;
+            await client.query("SELECT set_config('quarry.cursor_after', $1, true)", [options.cursor.after]);
+            where = ` WHERE ${cursorCol} > current_setting('quarry.cursor_after')::${columns[at]!.bare} AND ${cursorCol} IS NOT NULL`;
+          } else where = ` WHERE ${cursorCol} IS NOT NULL`;
         }
-        const text = `SELECT ${casts.join(', ')} FROM (\n${sql}\n) AS q(${alias.join(', ')})${where}`;
-        progress.stage = 'read';
-        const stream = client.query(
-          new QueryStream(text, params, { batchSize: this.batchSize, rowMode: 'array', types: RAW_TEXT }),
-        );
-        const timestamps = columns.map((c) => c.base === 'timestamptz' || c.base === 'timestamp');
+        // The largest cursor, in the same snapshot as the rows (REPEATABLE READ), as PostgreSQL prints it
+        // (what the next run's bound is cast back from).
         let cursorMax: string | undefined;
-        // A connection that goes away mid-read: pg-query-stream's destroy waits for an answer that never
-        // comes, so the read is failed from the client's own events, with the server's last word if it sent one.
+        if (at >= 0) {
+          const max = await client.query<[string | null]>({
+            text: `SELECT ${columns[at]!.base === 'money' ? 'm::numeric::text' : 'm::text'} FROM (SELECT max(q.c${at}) AS m ${from}${where}) AS s`,
+            rowMode: 'array',
+          } as pg.QueryConfig);
+          cursorMax = max.rows[0]?.[0] ?? undefined;
+        }
+        const oneColumn = columns.length === 1;
+        const values = columns.map((c, i) => {
+          const text = `NULLIF(${textOf(c, `q.c${i}`)}, '')`;
+          // A lone column's missing value is written "" (an empty line would be no record), as writeCsv does.
+          return oneColumn ? `COALESCE(${text}, '')` : text;
+        });
+        const order = at >= 0 ? ` ORDER BY q.c${at}` : '';
+        const copy = `COPY (SELECT ${values.map((v, i) => `${v} AS c${i}`).join(', ')} ${from}${where}${order}) TO STDOUT WITH (FORMAT csv${oneColumn ? ', FORCE_QUOTE (c0)' : ''})`;
+        progress.stage = 'read';
+        const stream = client.query(copyTo(copy));
+        // The server's last word (a FATAL before it hangs up) reaches the copy stream; the end of the
+        // connection may be all the pipeline ever sees, so it fails with that word when there was one.
         let lastError: unknown;
-        (stream as unknown as { cursor: NodeJS.EventEmitter }).cursor.on('error', (e: unknown) => (lastError = e));
+        stream.on('error', (e: unknown) => (lastError ??= e));
         const lost = connectionLost((reject) =>
           client.once('end', () => reject(lastError ?? new Error('Connection terminated unexpectedly'))),
         );
-        await writeCsv(
+        // Progress only (messages say after how many rows): a newline inside a quoted value counts too.
+        await writeCsvRecords(
           options.file,
           names,
           stream,
           signal,
-          (row) => {
-            progress.rows += 1;
-            if (at >= 0) cursorMax = row[at] ?? cursorMax;
-            return timestamps.some(Boolean)
-              ? row.map((v, i) => (v !== null && timestamps[i] ? timestampText(v) : v))
-              : (row as StagedValue[]);
+          (chunk) => {
+            for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) progress.rows += 1;
           },
           lost,
         );
+        progress.rows = stream.rowCount;
         progress.written = true;
         await client.query('COMMIT');
         return stagedRead(
@@ -255,7 +280,7 @@ export class PostgresSourceReader implements SourceReader {
     } as pg.QueryConfig);
     const fields = probe.fields;
     if (fields.length === 0) return [];
-    const types = await client.query<{ i: string; db_type: string; base: string }>(
+    const types = await client.query<{ i: string; db_type: string; bare: string; base: string }>(
       `WITH RECURSIVE f AS (
          SELECT f.oid, f.mod, f.i FROM unnest($1::oid[], $2::int[]) WITH ORDINALITY AS f(oid, mod, i)
        ), b(i, oid) AS (
@@ -263,7 +288,8 @@ export class PostgresSourceReader implements SourceReader {
          UNION ALL
          SELECT b.i, t.typbasetype FROM b JOIN pg_type t ON t.oid = b.oid WHERE t.typtype = 'd'
        )
-       SELECT f.i::text AS i, format_type(f.oid, f.mod) AS db_type, t.typname::text AS base
+       SELECT f.i::text AS i, format_type(f.oid, f.mod) AS db_type, format_type(f.oid, NULL) AS bare,
+              t.typname::text AS base
        FROM f JOIN b ON b.i = f.i JOIN pg_type t ON t.oid = b.oid AND t.typtype <> 'd'
        ORDER BY f.i`,
       [fields.map((f) => f.dataTypeID), fields.map((f) => f.dataTypeModifier)],
@@ -271,7 +297,12 @@ export class PostgresSourceReader implements SourceReader {
     const byIndex = new Map(types.rows.map((r) => [Number(r.i), r]));
     return fields.map((f, k) => {
       const t = byIndex.get(k + 1);
-      return { name: f.name, dbType: t?.db_type ?? `oid ${f.dataTypeID}`, base: t?.base ?? '' };
+      return {
+        name: f.name,
+        dbType: t?.db_type ?? `oid ${f.dataTypeID}`,
+        bare: t?.bare ?? 'text',
+        base: t?.base ?? '',
+      };
     });
   }
 

@@ -83,22 +83,68 @@ export async function writeCsv(
    */
   lost?: Promise<never>,
 ): Promise<number> {
+  let count = 0;
+  // A one-column row with no value would be an empty line, which is no record at all: it is written `""`,
+  // which the loader reads as missing, as it reads an empty field.
+  const oneColumn = names.length === 1;
+  await stage(
+    file,
+    names,
+    rows,
+    () => [
+      counter(oneColumn, mapRow, (n) => {
+        count = n;
+      }),
+      stringify({ eof: true, record_delimiter: 'unix', quoted_empty: oneColumn }),
+    ],
+    signal,
+    lost,
+  );
+  return count;
+}
+
+/**
+ * Streams CSV records the database wrote itself (PostgreSQL's COPY … TO STDOUT, no header) into the
+ * staged file after the header, bytes as they come: no value is handled in JS. `seen` gets each chunk
+ * (to count lines for progress). Failures as writeCsv's.
+ */
+export async function writeCsvRecords(
+  file: string,
+  names: string[],
+  records: Readable,
+  signal: AbortSignal,
+  seen: (chunk: Buffer) => void,
+  lost?: Promise<never>,
+): Promise<void> {
+  const tap = new Transform({
+    transform(chunk: Buffer, _enc, done: TransformCallback) {
+      seen(chunk);
+      done(null, chunk);
+    },
+  });
+  await stage(file, names, records, () => [tap], signal, lost);
+}
+
+/** The staged file: created (0600), the header, then `source` through `middle()` into it; removed on any failure. */
+async function stage(
+  file: string,
+  names: string[],
+  source: Readable,
+  middle: () => Transform[],
+  signal: AbortSignal,
+  lost: Promise<never> | undefined,
+): Promise<void> {
   if (signal.aborted) throw abortReason(signal);
   const fd = createStagedFile(file);
-  let count = 0;
   let out: Writable | undefined;
   const onAbort = () => {
-    rows.destroy();
+    source.destroy();
     out?.destroy();
   };
   let fail: (() => void) | undefined;
   try {
     fs.writeSync(fd, headerLine(names));
     out = fs.createWriteStream('', { fd, autoClose: true });
-    // A one-column row with no value would be an empty line, which is no record at all: it is written `""`,
-    // which the loader reads as missing, as it reads an empty field.
-    const oneColumn = names.length === 1;
-    const csv = stringify({ eof: true, record_delimiter: 'unix', quoted_empty: oneColumn });
     const aborted = new Promise<never>((_, reject) => {
       fail = () => {
         onAbort();
@@ -107,18 +153,10 @@ export async function writeCsv(
       if (signal.aborted) fail();
       else signal.addEventListener('abort', fail, { once: true });
     });
-    const written = pipeline(
-      rows,
-      counter(oneColumn, mapRow, (n) => {
-        count = n;
-      }),
-      csv,
-      out,
-    );
+    const written = pipeline([source, ...middle(), out]);
     // A pipeline that fails after the abort already answered must not surface as an unhandled rejection.
     written.catch(() => undefined);
     await Promise.race([written, aborted, ...(lost ? [lost] : [])]);
-    return count;
   } catch (err) {
     onAbort();
     if (!out) fs.closeSync(fd);
