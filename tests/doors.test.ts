@@ -80,8 +80,12 @@ describe('the doors outside /api/v1', () => {
       const [door, send] = doors[i % doors.length];
       const res = await send();
       seen.set(door, [...(seen.get(door) ?? []), res.status]);
+      // Every door the address limit governs says so in the IETF RateLimit fields (1/s, a burst of 5 over 5 s).
+      expect(res.headers['ratelimit-policy']).toBe('"address";q=1;w=1, "address-burst";q=5;w=5');
+      expect(res.headers['ratelimit']).toMatch(/^"address(-burst)?";r=\d+;t=\d+$/);
       if (res.status === 429) {
         expect(res.headers['retry-after']).toMatch(/^\d+$/);
+        expect(res.headers['ratelimit']).toBe(`"address-burst";r=0;t=${res.headers['retry-after']}`);
         expect(JSON.parse(res.text)).toMatchObject({ status: 429, detail: expect.stringMatching(/from this address/) });
       }
     }

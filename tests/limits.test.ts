@@ -101,7 +101,19 @@ describe('per-token rate limits (QUARRY_RATE_LIMIT, QUARRY_RATE_BURST)', () => {
       expect(r.json).toMatchObject({ status: 429, title: 'Too Many Requests' });
       expect(Number(r.headers['retry-after'])).toBeGreaterThanOrEqual(1);
       expect(Number.isInteger(Number(r.headers['retry-after']))).toBe(true);
+      // The IETF RateLimit fields: nothing left, reset when Retry-After says.
+      expect(r.headers['ratelimit']).toBe(`"token-burst";r=0;t=${r.headers['retry-after']}`);
     }
+    // Every answer the limit governs lists the policies (0.5/s: 1 in 2 s; the burst of 4 refills in 8 s),
+    // and the admitted ones say what is left: together, each unit of the allowance exactly once.
+    for (const r of [...ok, ...limited])
+      expect(r.headers['ratelimit-policy']).toBe('"token";q=1;w=2, "token-burst";q=4;w=8');
+    // (t counts down from the window: on a slow machine the last takes may see 7 s of the burst's 8 left.)
+    const left = ok.map((r) => /^"([\w-]+)";r=(\d+);t=(\d+)$/.exec(String(r.headers['ratelimit'])));
+    expect(left.map((m) => `${m?.[1]} ${m?.[2]}`).sort()).toEqual(
+      ['token 0', 'token-burst 0', 'token-burst 1', 'token-burst 2', 'token-burst 3'].sort(),
+    );
+    for (const m of left) expect(Number(m?.[3])).toBeGreaterThanOrEqual(1);
     // Another token has its own allowance.
     expect((await find(bystander)).status).toBe(200);
     // A notification is refused the same way (the 429 comes before the body is read).

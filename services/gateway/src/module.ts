@@ -70,7 +70,9 @@ export class GatewayModule implements QuarryModule {
         : {}),
       rateLimiter: c.rateLimit && new FlexibleRateLimiter(c.rateLimit.perSecond, c.rateLimit.burst, limitsStore),
       // Per process: a flood from one address is refused by the replica it reaches, with no Redis round trip.
-      addressLimiter: c.anonRateLimit && new FlexibleRateLimiter(c.anonRateLimit.perSecond, c.anonRateLimit.burst),
+      addressLimiter:
+        c.anonRateLimit &&
+        new FlexibleRateLimiter(c.anonRateLimit.perSecond, c.anonRateLimit.burst, undefined, 'address'),
       audit,
       exports: () => exports?.status,
       signedLinks: () => signedLinks,

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AppError } from '@quarry/errors';
 import type { RateLimiter } from '../ports/rate-limiter.port';
 import { sendProblem } from './http-responses';
+import { setRateLimitHeaders } from './rate-limit-headers';
 
 /**
  * The per-address limit (QUARRY_ANON_RATE_LIMIT) of requests that bring no valid credential: a bad or
@@ -16,6 +17,7 @@ export async function refusedForAddress(
 ): Promise<{ firstRefusal: boolean } | undefined> {
   if (!limiter) return undefined;
   const taken = await limiter.take(`addr:${req.socket.remoteAddress ?? 'unknown'}`);
+  setRateLimitHeaders(res, limiter, taken.state);
   if (taken.ok) return undefined;
   res.setHeader('Connection', 'close');
   sendProblem(

@@ -7,6 +7,7 @@ import { AUTH_FAILURES, type Authentication, type AuthenticateUseCase } from '..
 import type { Principal } from '../domain/principal';
 import type { RateLimiter } from '../ports/rate-limiter.port';
 import { refusedForAddress } from './address-limit';
+import { setRateLimitHeaders } from './rate-limit-headers';
 import { sendNoContent, sendProblem } from './http-responses';
 import { sendDiscover } from './openrpc-discover';
 import { discardRest } from './read-body';
@@ -80,6 +81,7 @@ export async function refusedByRateLimit(
   // An embed token draws on the bucket of the API token that issued it: minting more of them must
   // not multiply the issuer's allowance.
   const taken = await deps.rateLimiter.take(principal.tokenId);
+  setRateLimitHeaders(res, deps.rateLimiter, taken.state);
   if (taken.ok) return false;
   await discardRest(req, deps.bodyLimitBytes, 1000);
   call.method = '(rate limited)';

@@ -146,8 +146,23 @@ describe('the plain-HTTP refusals', () => {
   } as unknown as IncomingMessage;
 
   it('lets a call within its token limit go on, and refuses one over it with 429 and Retry-After', async () => {
-    const admit: RateLimiter = { take: async () => ({ ok: true }) };
-    const refuse: RateLimiter = { take: async () => ({ ok: false, retryAfterSeconds: 0.4, firstRefusal: true }) };
+    const policies = [
+      { name: 'token', quota: 1, windowSeconds: 2 },
+      { name: 'token-burst', quota: 4, windowSeconds: 8 },
+    ];
+    const admit: RateLimiter = {
+      policies,
+      take: async () => ({ ok: true, state: { policy: 'token-burst', remaining: 3, resetSeconds: 8 } }),
+    };
+    const refuse: RateLimiter = {
+      policies,
+      take: async () => ({
+        ok: false,
+        retryAfterSeconds: 1,
+        firstRefusal: true,
+        state: { policy: 'token-burst', remaining: 0, resetSeconds: 1 },
+      }),
+    };
     const deps = { bodyLimitBytes: 1024 };
     const first = fakeResponse();
     expect(
@@ -160,17 +175,23 @@ describe('the plain-HTTP refusals', () => {
       ),
     ).toBe(false);
     expect(first.out.status).toBe(0);
+    // An admitted call carries where its token stands.
+    expect([first.out.headers['ratelimit-policy'], first.out.headers['ratelimit']]).toEqual([
+      '"token";q=1;w=2, "token-burst";q=4;w=8',
+      '"token-burst";r=3;t=8',
+    ]);
     const { res, out } = fakeResponse();
     const { call, rows } = recordedCall();
     expect(await refusedByRateLimit({ ...deps, rateLimiter: refuse }, endedRequest, res, call, principal)).toBe(true);
-    expect([out.status, out.headers['retry-after'], out.headers['content-type']]).toEqual([
+    expect([out.status, out.headers['retry-after'], out.headers['content-type'], out.headers['ratelimit']]).toEqual([
       429,
       '1',
       'application/problem+json',
+      '"token-burst";r=0;t=1',
     ]);
     expect(JSON.parse(out.body)).toMatchObject({
       status: 429,
-      detail: 'Too many requests for this token; retry after 0.4 s',
+      detail: 'Too many requests for this token; retry after 1 s',
     });
     expect(rows[0]).toMatchObject({ method: '(rate limited)', outcome: '429' });
   });

@@ -9,6 +9,7 @@ import { callerOf, type Principal } from '../domain/principal';
 import type { RateLimiter } from '../ports/rate-limiter.port';
 import type { RecordUploads, UploadAnswer, UploadFormat, UploadInput } from '../ports/record-uploads.port';
 import { refusedForAddress } from './address-limit';
+import { setRateLimitHeaders } from './rate-limit-headers';
 import { send, sendProblem } from './http-responses';
 
 /** The media types an upload's body may be, and the loader's format for each. */
@@ -193,6 +194,7 @@ export function uploadRecordsHandler(deps: UploadDeps): RequestHandler {
         return refuse(AppError.forbidden('Writing an index needs a token with the indexes:write scope'));
       if (deps.rateLimiter) {
         const taken = await deps.rateLimiter.take(principal.tokenId);
+        setRateLimitHeaders(res, deps.rateLimiter, taken.state);
         if (!taken.ok)
           return refuse(
             new AppError('RATE_LIMITED', `Rate limit exceeded; retry after ${taken.retryAfterSeconds} s`, {

@@ -110,6 +110,8 @@ function textOf(c: Described, value: string): string {
   return `${value}::text`;
 }
 
+type PgError = Error & { code?: string; severity?: string };
+
 /** A socket for pg whose `connect(port, host)` dials through `lookup` (pg calls it with the name). */
 function pinnedSocket(lookup: LookupFunction): net.Socket {
   const socket = new net.Socket();
