@@ -86,7 +86,7 @@ const post = (body: unknown, headers: Record<string, string> = {}) =>
 // An embed token (TOKENS.EMBED) is new with every call: signed, with its own id and times.
 const JWT = /^eyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 // A webhook's signing secret (REPORTS.SCHEDULE) is derived from the schedule's id and the server's key.
-const SECRET = /^whsec_[A-Za-z0-9_-]{43}$/;
+const SECRET = /^whsec_[A-Za-z0-9+/]{43}=$/;
 // The head of an API token (TOKENS.WHOAMI): the demo token is made anew for every stack.
 const TOKEN_PREFIX = /^qk_[A-Za-z0-9_-]{6}$/;
 // A whole API token (TOKENS.CREATE): new with every call, and shown once.

@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import { Webhook } from 'standardwebhooks';
 import { parse } from 'yaml';
 import { describeIf } from '@quarry/testkit';
 import { QuarryMetrics } from '@quarry/metrics';
@@ -627,11 +628,16 @@ function rehearseOverlay(overlay: 'dev' | 'prod', scenario: 'full' | 'start'): v
             });
             expect(made.error).toBeUndefined();
             // The secret any gateway replica derives from the Secret's key: a key made per pod would differ.
-            const expected = `whsec_${createHmac('sha256', Buffer.from(webhookKey)).update(`webhook:${made.data!.scheduleId}`).digest('base64url')}`;
-            expect(made.data!.secret).toBe(expected);
+            const keyBytes = createHmac('sha256', Buffer.from(webhookKey))
+              .update(`webhook:${made.data!.scheduleId}`)
+              .digest();
+            expect(made.data!.secret).toBe(`whsec_${keyBytes.toString('base64')}`);
             const got = await until('the webhook', () => receiver.got.find((g) => g.path === '/rehearsal'));
+            const headers = Object.fromEntries(Object.entries(got.headers).map(([k, v]) => [k, String(v)]));
+            expect(new Webhook(made.data!.secret).verify(got.body, headers)).toBeDefined();
             const m = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(String(got.headers['quarry-signature']))!;
-            expect(createHmac('sha256', expected).update(`${m[1]}.${got.body}`).digest('hex')).toBe(m[2]);
+            const legacy = `whsec_${keyBytes.toString('base64url')}`;
+            expect(createHmac('sha256', legacy).update(`${m[1]}.${got.body}`).digest('hex')).toBe(m[2]);
           },
           TEST_GUARD_MS,
         );
@@ -1137,7 +1143,7 @@ describeIf(
         // Derived from the loader's webhook-key file, the one every gateway reads.
         const key = fs.readFileSync(path.join(snapshots, 'secrets', 'webhook-key'), 'utf8').trim();
         expect(made.data!.secret).toBe(
-          `whsec_${createHmac('sha256', Buffer.from(key)).update(`webhook:${made.data!.scheduleId}`).digest('base64url')}`,
+          `whsec_${createHmac('sha256', Buffer.from(key)).update(`webhook:${made.data!.scheduleId}`).digest('base64')}`,
         );
         await until('the webhook', () => receiver.got.find((g) => g.path === '/compose'));
       },

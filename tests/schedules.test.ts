@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { SMTPServer } from 'smtp-server';
+import { Webhook } from 'standardwebhooks';
 import { METHODS } from '@quarry/contract';
 import { createIdentity, type Identity } from './support/identities';
 import { startQuarry, type RunningQuarry } from './support/quarry-process';
@@ -38,13 +39,22 @@ interface Schedule {
   deliveries: Delivery[];
 }
 
-/** Verifies Quarry-Signature as a receiver would: HMAC-SHA256 of "<t>.<body>" with the secret. */
+/**
+ * Verifies a delivery as a receiver would: with the standardwebhooks library and the secret shown at
+ * creation; and the deprecated Quarry-Signature (HMAC-SHA256 of "<t>.<body>", keyed by the secret in the
+ * base64url spelling older schedules were shown).
+ */
 function signatureValid(r: Received, secret: string): boolean {
-  const header = String(r.headers['quarry-signature'] ?? '');
-  const m = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(header);
-  if (!m) return false;
-  const expected = createHmac('sha256', secret).update(`${m[1]}.${r.body}`).digest('hex');
-  return expected === m[2] && Math.abs(Date.now() / 1000 - Number(m[1])) < 300;
+  const headers = Object.fromEntries(Object.entries(r.headers).map(([k, v]) => [k, String(v)]));
+  try {
+    new Webhook(secret).verify(r.body, headers);
+  } catch {
+    return false;
+  }
+  const m = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(String(r.headers['quarry-signature'] ?? ''));
+  if (!m || m[1] !== headers['webhook-timestamp']) return false;
+  const legacy = `whsec_${Buffer.from(secret.slice('whsec_'.length), 'base64').toString('base64url')}`;
+  return createHmac('sha256', legacy).update(`${m[1]}.${r.body}`).digest('hex') === m[2];
 }
 
 describe('scheduled deliveries (REPORTS.SCHEDULE, REPORTS.SCHEDULES, REPORTS.UNSCHEDULE)', () => {

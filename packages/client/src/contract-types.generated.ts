@@ -1485,7 +1485,7 @@ export interface ReportsScheduleParams {
 export interface ReportsScheduleResult {
   scheduleId: string;
   /**
-   * The webhook signing secret, shown this once (Quarry-Signature is an HMAC-SHA256 with it); null for e-mail.
+   * The webhook signing secret (`whsec_` and a base64 key), shown this once: deliveries carry Standard Webhooks signatures (webhook-id, webhook-timestamp, webhook-signature) any standardwebhooks library verifies with it; null for e-mail.
    */
   secret: string | null;
 }

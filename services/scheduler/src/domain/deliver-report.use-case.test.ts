@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
 import { AppError } from '@quarry/errors';
 import { silentLogger } from '@quarry/logger';
 import type { DeliveryQueue } from '../ports/delivery-queue.port';
@@ -81,9 +82,20 @@ describe('DeliverReportUseCase', () => {
     const [a, b] = s.sent;
     expect(a.headers['Idempotency-Key']).toBe(`sch_1:${job(1).runAt}`);
     expect(b.headers['Idempotency-Key']).toBe(a.headers['Idempotency-Key']);
-    const [, t, v1] = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(a.headers['Quarry-Signature'])!;
+    // Standard Webhooks, verified by its own library with the secret REPORTS.SCHEDULE showed.
     const secret = webhookSecret(key, 'sch_1');
-    expect(createHmac('sha256', secret).update(`${t}.${a.body}`).digest('hex')).toBe(v1);
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    // The library checks the timestamp against its clock: this test's clock is the use case's.
+    jest.spyOn(Date, 'now').mockReturnValue(Number(a.headers['webhook-timestamp']) * 1000);
+    expect(new Webhook(secret).verify(a.body, a.headers)).toEqual(JSON.parse(a.body));
+    expect(a.headers['webhook-id']).toBe(a.headers['Idempotency-Key']);
+    expect(b.headers['webhook-id']).toBe(a.headers['webhook-id']);
+    expect(() => new Webhook(secret).verify(`${a.body} `, a.headers)).toThrow();
+    jest.restoreAllMocks();
+    // The deprecated Quarry-Signature, keyed by the secret as older schedules were shown it (base64url).
+    const [, t, v1] = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(a.headers['Quarry-Signature'])!;
+    const legacy = `whsec_${Buffer.from(secret.slice(6), 'base64').toString('base64url')}`;
+    expect(createHmac('sha256', legacy).update(`${t}.${a.body}`).digest('hex')).toBe(v1);
     expect(JSON.parse(a.body)).toEqual({
       scheduleId: 'sch_1',
       guid: 'g',

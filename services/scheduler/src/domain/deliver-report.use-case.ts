@@ -8,7 +8,7 @@ import type { DailyCaps, ScheduleRecord, ScheduleStore } from '../ports/schedule
 import type { WebhookSender } from '../ports/webhook-sender.port';
 import { alertBody, alertText } from './alert-message';
 import { reportFile } from './report-file';
-import { noWebhookKey, signatureHeader, webhookSecret } from './webhook-signature';
+import { legacySignatureHeader, noWebhookKey, standardWebhookHeaders } from './webhook-signature';
 
 /**
  * What the worker does next: nothing (delivered, failed for good, stopped), try again later (a failed
@@ -236,7 +236,9 @@ export class DeliverReportUseCase {
     if (!webhookKey) throw noWebhookKey();
     return this.deps.webhooks.send(url, body, {
       'Content-Type': 'application/json',
-      'Quarry-Signature': signatureHeader(webhookSecret(webhookKey, schedule.id), t, body),
+      // The run's key is the message id: the same on every try, so a receiver drops a repeat.
+      ...standardWebhookHeaders(webhookKey, schedule.id, key, t, body),
+      'Quarry-Signature': legacySignatureHeader(webhookKey, schedule.id, t, body),
       'Idempotency-Key': key,
       'User-Agent': 'Quarry-Webhook/1',
     });
