@@ -5,7 +5,10 @@ import type { Logger } from '@quarry/logger';
 import type { QuarryMetrics } from '@quarry/metrics';
 import type { QuarryModule } from '@quarry/runtime';
 import { FlexibleRateLimiter } from './adapters/flexible-rate-limiter.adapter';
+import { MemoryIdempotencyStore, RedisIdempotencyStore } from './adapters/redis-idempotency-store.adapter';
 import type { GatewayConfig } from './config';
+import { IdempotentCall } from './domain/idempotent-call';
+import type { IdempotencyStore } from './ports/idempotency-store.port';
 import type { GatewayCallsModule } from './gateway-calls.module';
 import { CorsPolicy } from './transport/cors';
 import { createHttpApp, type HttpAppDeps } from './transport/http-app';
@@ -27,6 +30,7 @@ export class GatewayModule implements QuarryModule {
   readonly name = 'gateway';
   private server: Server | undefined;
   private limitsRedis: IORedis | undefined;
+  private idempotencyRedis: IORedis | undefined;
   private readonly log: Logger;
 
   constructor(
@@ -78,6 +82,7 @@ export class GatewayModule implements QuarryModule {
       signedLinks: () => signedLinks,
       uploads: { uploads: () => this.calls.uploads, maxBytes: c.uploadMaxBytes, idleMs: c.bodyTimeoutMs },
       cors,
+      idempotency: new IdempotentCall(this.idempotencyStore()),
     };
     deps.mcp = {
       authenticate,
@@ -131,6 +136,15 @@ export class GatewayModule implements QuarryModule {
     return away;
   }
 
+  /** Idempotency keys in the deployment's Redis (every replica sees a key another took), else in this process. */
+  private idempotencyStore(): IdempotencyStore {
+    if (!this.config.redisUrl) return new MemoryIdempotencyStore();
+    const redis = new IORedis(this.config.redisUrl, { maxRetriesPerRequest: 1 });
+    redis.on('error', (err: Error) => this.log.warn({ err: err.message }, 'idempotency keys: Redis error'));
+    this.idempotencyRedis = redis;
+    return new RedisIdempotencyStore(redis, 'quarry:idempotency');
+  }
+
   /** With a Redis, the rate limits count there so every gateway replica shares them. */
   private async limitsStore(keyPrefix: string): Promise<{ redis: IORedis; keyPrefix: string } | undefined> {
     if (!this.config.redisUrl) return undefined;
@@ -171,5 +185,7 @@ export class GatewayModule implements QuarryModule {
     this.server = undefined;
     this.limitsRedis?.disconnect();
     this.limitsRedis = undefined;
+    this.idempotencyRedis?.disconnect();
+    this.idempotencyRedis = undefined;
   }
 }

@@ -6,6 +6,7 @@ import { extractTraceContext, failSpan, inSpan, SpanKind, tracingEnabled, type S
 import type { AuthenticateUseCase } from '../domain/authenticate.use-case';
 import type { DispatchMethodUseCase } from '../domain/dispatch-method.use-case';
 import type { Principal } from '../domain/principal';
+import { isIdempotentCall, type IdempotentCall } from '../domain/idempotent-call';
 import type { RateLimiter } from '../ports/rate-limiter.port';
 import type { CorsPolicy } from './cors';
 import { sendNoContent, sendProtocolError } from './http-responses';
@@ -26,6 +27,8 @@ export interface RpcEndpointDeps extends BodyLimits, CallSinks {
   /** Per client address, for calls without a valid token (QUARRY_ANON_RATE_LIMIT); none when absent. */
   addressLimiter?: RateLimiter;
   cors?: CorsPolicy;
+  /** The Idempotency-Key header on calls that create something; ignored when absent. */
+  idempotency?: IdempotentCall;
 }
 
 /**
@@ -89,7 +92,7 @@ async function handleRpc(
   noteEnvelope(call, envelope, principal);
   if (envelope.method === DISCOVER_METHOD) return answerDiscover(req, res, call, envelope);
   if (refusedAsRevoked(deps.authenticate, res, call, principal, envelope.method)) return;
-  await dispatch(deps, res, call, principal, envelope, envelope.method);
+  await dispatch(deps, res, call, principal, envelope, envelope.method, req.headers['idempotency-key']);
 }
 
 /** The framing every answer carries: the request id (echoed), CORS, and the call's record. */
@@ -121,6 +124,11 @@ function answerUnreadable(
 
 type Request = Extract<Envelope, { ok: true }>;
 
+/** The header's one value; sent twice it is no key (a 400 names it). */
+function oneKey(value: string | string[]): string {
+  return Array.isArray(value) ? (value.length === 1 ? value[0]! : '') : value;
+}
+
 function noteEnvelope(call: RpcCallRecord, envelope: Request, principal: Principal): void {
   if (call.span && envelope.id !== null && !envelope.notification)
     call.span.setAttribute('rpc.jsonrpc.request_id', String(envelope.id));
@@ -141,11 +149,14 @@ async function dispatch(
   principal: Principal,
   request: Request,
   method: MethodName,
+  idempotencyKey: string | string[] | undefined,
 ): Promise<void> {
   try {
-    const result = await deps.dispatch.call(principal, method, request.params, {
-      requestId: call.requestId,
-    });
+    const exec = () => deps.dispatch.call(principal, method, request.params, { requestId: call.requestId });
+    const keyed = idempotencyKey !== undefined && deps.idempotency && isIdempotentCall(method, request.params);
+    const result = keyed
+      ? await deps.idempotency!.run(principal, oneKey(idempotencyKey), method, request.params, exec)
+      : await exec();
     answerResult(deps.log, res, call, request, result);
   } catch (err) {
     answerError(deps.log, res, call, request, err);
