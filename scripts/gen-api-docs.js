@@ -14,12 +14,21 @@ const OUT = path.join(__dirname, '..', 'docs', 'api.md');
 const cell = (text) => String(text).replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
 const code = (text) => `\`${String(text).replace(/`/g, "'")}\``;
 
-/** A JSON Schema's type in a few words: `integer`, `string (enum)`, `array of object`. */
-function typeOf(s) {
+/**
+ * A JSON Schema's type in a few words: `integer`, `string (enum)`, `array of object`; inside a union an
+ * object names its keys and a union within another type is parenthesised, so "an array, or an object"
+ * does not read as "an array of either".
+ */
+function typeOf(s, within = 'top') {
   if (!s || typeof s !== 'object') return 'any';
   if (s.enum) return s.enum.map((v) => code(JSON.stringify(v))).join(' \\| ');
-  if (s.anyOf || s.oneOf) return (s.anyOf || s.oneOf).map(typeOf).join(' or ');
-  if (s.type === 'array') return `array of ${typeOf(s.items)}`;
+  if (s.anyOf || s.oneOf) {
+    const words = (s.anyOf || s.oneOf).map((b) => typeOf(b, 'branch')).join(' or ');
+    return within === 'top' ? words : `(${words})`;
+  }
+  if (s.type === 'array') return `array of ${typeOf(s.items, 'items')}`;
+  if (within === 'branch' && s.type === 'object' && s.properties)
+    return `object {${Object.keys(s.properties).join(', ')}}`;
   return s.type ?? 'any';
 }
 
@@ -51,8 +60,11 @@ function paramRows(name, schema, required, rows) {
   rows.push(
     `| ${code(name)} | ${cell(typeOf(schema))} | ${required ? 'yes' : ''} | ${cell(def)} | ${cell(limitsOf(schema))} | ${cell(schema.description ?? '')} |`,
   );
-  const inner = schema.type === 'array' ? schema.items : schema;
-  if (inner && inner.type === 'object' && inner.properties) {
+  const item = schema.type === 'array' ? schema.items : schema;
+  // A union's object branch has its keys listed too (a rows[] item that is not a field name).
+  const inner =
+    item && item.type === 'object' ? item : (item?.anyOf || item?.oneOf || []).find((b) => b.type === 'object');
+  if (inner && inner.properties) {
     const prefix = schema.type === 'array' ? `${name}[]` : name;
     const req = new Set(inner.required ?? []);
     for (const [k, v] of Object.entries(inner.properties)) paramRows(`${prefix}.${k}`, v, req.has(k), rows);

@@ -7,8 +7,7 @@ import { parseTable } from './support/html-table';
 import { runCli } from './support/quarry-process';
 import { useStackWithAnalyst } from './support/stack';
 import {
-  aggregate,
-  comparedValue,
+  cellValues,
   comparison,
   periodKey,
   type Grain,
@@ -133,9 +132,9 @@ function expectTable(
   const check = (values: Array<number | null>, rowKey: Key, colKey: Key) => {
     const cur = pick(cmp.local, rowKey, colKey);
     const prev = pick(cmp.shifted, rowKey, colKey);
-    o.totals.forEach((t, m) => {
-      const now = aggregate(cur, t.m);
-      const want = t.as ? comparedValue(t.as, t.m, now, aggregate(prev, t.m)) : now;
+    const wants = cellValues(cur, prev, o.totals);
+    o.totals.forEach((_t, m) => {
+      const want = wants[m];
       const where = `${JSON.stringify(rowKey)} × ${JSON.stringify(colKey)} total ${m}`;
       expect({ where, got: values[m], ok: close(values[m], want) }).toEqual({ where, got: values[m], ok: true });
       checked++;

@@ -96,11 +96,29 @@ export function comparedValue(
   current: number | null,
   previous: number | null,
 ): number | null {
+  // A period without records counts none and has no other measure, on either side.
   const before = previous ?? (m === 'count' || m === 'distinct' ? 0 : null);
+  const now = current ?? (m === 'count' || m === 'distinct' ? 0 : null);
   if (as === 'value') return before;
-  if (current === null || before === null) return null;
-  if (as === 'difference') return current - before;
-  return before === 0 ? null : ((current - before) / Math.abs(before)) * 100;
+  if (now === null || before === null) return null;
+  if (as === 'difference') return now - before;
+  return before === 0 ? null : ((now - before) / Math.abs(before)) * 100;
+}
+
+/**
+ * A table cell's values from its records and its compared period's: a cell no record falls in is empty
+ * unless its compared period has records, and then only its compared totals have values.
+ */
+export function cellValues(
+  cur: readonly TimedRec[],
+  prev: readonly TimedRec[],
+  totals: ReadonlyArray<{ m: Measure; as?: 'value' | 'difference' | 'percentDifference' }>,
+): Array<number | null> {
+  if (cur.length === 0 && (prev.length === 0 || !totals.some((t) => t.as))) return totals.map(() => null);
+  return totals.map((t) => {
+    const now = cur.length ? aggregate(cur, t.m) : null;
+    return t.as ? comparedValue(t.as, t.m, now, prev.length ? aggregate(prev, t.m) : null) : now;
+  });
 }
 
 /**
@@ -118,7 +136,13 @@ export function comparison(
 } {
   const local = recs.map((r) => ({ r, t: localNaive(r.date, opts.timeZone) }));
   const last = Math.max(...local.map((x) => x.t));
-  const all = local.map((x) => ({ r: x.r, t: shift(x.t, opts.unit, opts.n) }));
+  // Hours move in elapsed time: the record's instant an hour later, read on the wall clock (across a DST
+  // change that is not the wall clock's next hour); days to years move on the wall clock.
+  const moved = (x: { r: TimedRec; t: Naive }) =>
+    opts.unit === 'hour'
+      ? localNaive(new Date(Date.parse(`${x.r.date}Z`) + opts.n * 3600_000).toISOString().slice(0, 19), opts.timeZone)
+      : shift(x.t, opts.unit, opts.n);
+  const all = local.map((x) => ({ r: x.r, t: moved(x) }));
   const lastKey = periodKey(last, opts.grain);
   const partial = all.some((x) => x.t > last && periodKey(x.t, opts.grain) === lastKey);
   return { local, shifted: all.filter((x) => x.t <= last), lastKey, partial };

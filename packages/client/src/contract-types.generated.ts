@@ -59,7 +59,7 @@ export interface QueriesExecuteParams {
        */
       kind: "values" | "range";
       /**
-       * Applied when a run does not give the parameter; absent: no filter then.
+       * Applied when a run does not give the parameter: an array of values for a "values" parameter, one {from, to} object (not an array) for a "range" one; absent: no filter then.
        */
       default?:
         | [string | number | boolean, ...(string | number | boolean)[]]
@@ -247,7 +247,7 @@ export interface CrosstabExecuteParams {
       dynamicView?: string;
       name?: string;
       /**
-       * How values are shown: percentOfParentRow / percentOfParentColumn are shares of the enclosing subtotal group along that axis (of the Total at the outermost level); rankInColumn / rankInRow rank siblings 1 = largest, ties sharing the rank as Excel RANK.EQ does; movingAverage averages the non-empty values of the row and the window - 1 rows before it within its group (fewer at the start). The Other row (column) takes no part in ranks or the row order: it shows those modes empty.
+       * How values are shown: percentOfParentRow / percentOfParentColumn are shares of the enclosing subtotal group along that axis (of the Total at the outermost level); rankInColumn / rankInRow rank siblings 1 = largest, ties sharing the rank as Excel RANK.EQ does; movingAverage averages the non-empty values of the row and the window - 1 rows before it within its group (fewer at the start). The Other row (column) is never ranked among the rows (columns) and the Other row is not in the row order: rankInColumn on the Other row, rankInRow on the Other column, and runningTotal, differenceFromPrevious, percentDifferenceFromPrevious and movingAverage on the Other row are empty; the cells inside it are ranked like any row’s: rankInRow along the Other row, rankInColumn down the Other column.
        */
       showAs?:
         | "value"
@@ -309,7 +309,7 @@ export interface CrosstabExecuteParams {
         to: string;
       };
       /**
-       * Compare with the previous period or the same period a year before: the same measure computed over the records of that period (never a neighbouring cell), shown as that value, the difference (current − previous) or the percentage difference ((current − previous) / |previous| × 100; empty when previous is 0 or empty). Needs a calendar dateGroup (year, quarter, month, week, day, hour) of one date field among rows or columns; the period is that field's finest one (a week a year before is 52 weeks before, same weekday). When the data's last period is partial, the compared period is cut to the same elapsed span and that row or column says partial (JSON: partial; HTML, XLSX and CSV: a * after its key, explained in HTML's caption and in a last CSV line). Applies before showAs.
+       * Compare with the previous period or the same period a year before: the same measure computed over the records of that period (never a neighbouring cell), shown as that value, the difference (current − previous) or the percentage difference ((current − previous) / |previous| × 100; empty when previous is 0 or empty). A period without records counts 0 and has no other measure, on either side: a cell of the table with no records of its own whose compared period has some is compared too (Count: previous 1, difference −1, −100 %; Sum: previous shown, difference empty), its other totals empty. Needs a calendar dateGroup (year, quarter, month, week, day, hour) of one date field among rows or columns; the period is that field's finest one (a week a year before is 52 weeks before, same weekday). In timeZone, days, weeks, months, quarters and years move on the calendar (the previous day of a 23-hour DST day is the day before, whatever its length), an hour by elapsed time (after a spring-forward gap the previous hour is the one before the gap; the repeated hour of a fall-back night holds both hours of records, and the hour after it compares with the second alone). The last period is partial when the compared period has records later in its span than the data's last record has in the last period (not by the calendar: a week whose data ends on a Friday is whole when the week before ends on a Friday too); then the compared period is cut to the same elapsed span and that row or column says partial (JSON: partial; HTML, XLSX and CSV: a * after its key, explained in HTML's caption and in a last CSV line). Applies before showAs.
        */
       compare?: {
         to: "previousPeriod" | "previousYear";
@@ -331,7 +331,7 @@ export interface CrosstabExecuteParams {
       dynamicView?: string;
       name?: string;
       /**
-       * How values are shown: percentOfParentRow / percentOfParentColumn are shares of the enclosing subtotal group along that axis (of the Total at the outermost level); rankInColumn / rankInRow rank siblings 1 = largest, ties sharing the rank as Excel RANK.EQ does; movingAverage averages the non-empty values of the row and the window - 1 rows before it within its group (fewer at the start). The Other row (column) takes no part in ranks or the row order: it shows those modes empty.
+       * How values are shown: percentOfParentRow / percentOfParentColumn are shares of the enclosing subtotal group along that axis (of the Total at the outermost level); rankInColumn / rankInRow rank siblings 1 = largest, ties sharing the rank as Excel RANK.EQ does; movingAverage averages the non-empty values of the row and the window - 1 rows before it within its group (fewer at the start). The Other row (column) is never ranked among the rows (columns) and the Other row is not in the row order: rankInColumn on the Other row, rankInRow on the Other column, and runningTotal, differenceFromPrevious, percentDifferenceFromPrevious and movingAverage on the Other row are empty; the cells inside it are ranked like any row’s: rankInRow along the Other row, rankInColumn down the Other column.
        */
       showAs?:
         | "value"
@@ -393,7 +393,7 @@ export interface CrosstabExecuteParams {
         to: string;
       };
       /**
-       * Compare with the previous period or the same period a year before: the same measure computed over the records of that period (never a neighbouring cell), shown as that value, the difference (current − previous) or the percentage difference ((current − previous) / |previous| × 100; empty when previous is 0 or empty). Needs a calendar dateGroup (year, quarter, month, week, day, hour) of one date field among rows or columns; the period is that field's finest one (a week a year before is 52 weeks before, same weekday). When the data's last period is partial, the compared period is cut to the same elapsed span and that row or column says partial (JSON: partial; HTML, XLSX and CSV: a * after its key, explained in HTML's caption and in a last CSV line). Applies before showAs.
+       * Compare with the previous period or the same period a year before: the same measure computed over the records of that period (never a neighbouring cell), shown as that value, the difference (current − previous) or the percentage difference ((current − previous) / |previous| × 100; empty when previous is 0 or empty). A period without records counts 0 and has no other measure, on either side: a cell of the table with no records of its own whose compared period has some is compared too (Count: previous 1, difference −1, −100 %; Sum: previous shown, difference empty), its other totals empty. Needs a calendar dateGroup (year, quarter, month, week, day, hour) of one date field among rows or columns; the period is that field's finest one (a week a year before is 52 weeks before, same weekday). In timeZone, days, weeks, months, quarters and years move on the calendar (the previous day of a 23-hour DST day is the day before, whatever its length), an hour by elapsed time (after a spring-forward gap the previous hour is the one before the gap; the repeated hour of a fall-back night holds both hours of records, and the hour after it compares with the second alone). The last period is partial when the compared period has records later in its span than the data's last record has in the last period (not by the calendar: a week whose data ends on a Friday is whole when the week before ends on a Friday too); then the compared period is cut to the same elapsed span and that row or column says partial (JSON: partial; HTML, XLSX and CSV: a * after its key, explained in HTML's caption and in a last CSV line). Applies before showAs.
        */
       compare?: {
         to: "previousPeriod" | "previousYear";
@@ -507,7 +507,7 @@ export interface CrosstabExecuteParams {
        */
       kind: "values" | "range";
       /**
-       * Applied when a run does not give the parameter; absent: no filter then.
+       * Applied when a run does not give the parameter: an array of values for a "values" parameter, one {from, to} object (not an array) for a "range" one; absent: no filter then.
        */
       default?:
         | [string | number | boolean, ...(string | number | boolean)[]]
@@ -1327,7 +1327,7 @@ export interface ReportsUpdateParams {
      */
     kind: "values" | "range";
     /**
-     * Applied when a run does not give the parameter; absent: no filter then.
+     * Applied when a run does not give the parameter: an array of values for a "values" parameter, one {from, to} object (not an array) for a "range" one; absent: no filter then.
      */
     default?:
       | [string | number | boolean, ...(string | number | boolean)[]]

@@ -127,7 +127,7 @@ export const totalItem = z.strictObject(
     showAs: oneOf(L.SHOW_AS).optional().meta({
       default: DEFAULT_SHOW_AS,
       description:
-        'How values are shown: percentOfParentRow / percentOfParentColumn are shares of the enclosing subtotal group along that axis (of the Total at the outermost level); rankInColumn / rankInRow rank siblings 1 = largest, ties sharing the rank as Excel RANK.EQ does; movingAverage averages the non-empty values of the row and the window - 1 rows before it within its group (fewer at the start). The Other row (column) takes no part in ranks or the row order: it shows those modes empty.',
+        'How values are shown: percentOfParentRow / percentOfParentColumn are shares of the enclosing subtotal group along that axis (of the Total at the outermost level); rankInColumn / rankInRow rank siblings 1 = largest, ties sharing the rank as Excel RANK.EQ does; movingAverage averages the non-empty values of the row and the window - 1 rows before it within its group (fewer at the start). The Other row (column) is never ranked among the rows (columns) and the Other row is not in the row order: rankInColumn on the Other row, rankInRow on the Other column, and runningTotal, differenceFromPrevious, percentDifferenceFromPrevious and movingAverage on the Other row are empty; the cells inside it are ranked like any row’s: rankInRow along the Other row, rankInColumn down the Other column.',
     }),
     window: intInRange(L.MOVING_AVERAGE_WINDOW_MIN, L.MOVING_AVERAGE_WINDOW_MAX).meta({
       description: 'With showAs movingAverage (required there): how many rows it averages.',

@@ -77,9 +77,10 @@ export const parameterDeclaration = z
         description:
           'values: any of a list of values (text, numbers, dates, booleans); range: {from, to} (numbers, dates).',
       }),
-      default: parameterSetting
-        .optional()
-        .meta({ description: 'Applied when a run does not give the parameter; absent: no filter then.' }),
+      default: parameterSetting.optional().meta({
+        description:
+          'Applied when a run does not give the parameter: an array of values for a "values" parameter, one {from, to} object (not an array) for a "range" one; absent: no filter then.',
+      }),
       // The default is stated in words: a saved report records the declaration as sent.
       required: optionalBoolean().meta({ description: 'true: a run must give it (no default then); absent: false.' }),
     },

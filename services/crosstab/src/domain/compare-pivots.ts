@@ -5,7 +5,7 @@ import type { PivotEngine, PivotRestriction, PivotTwin } from '../ports/pivot-en
 import type { GroupRow } from './axis-value';
 import { MAX_CELLS, type AxisSpec, type CrosstabSpec } from './crosstab-spec';
 import { mergePasses } from './pass-twins';
-import { applyComparison, comparedTotals, markPartial, shiftedSpec, shiftOf } from './period-compare';
+import { applyComparison, comparedTotals, keysMoveWhole, markPartial, shiftedSpec, shiftOf } from './period-compare';
 import type { LastPeriod, PeriodShift } from './period-shift';
 
 /** A comparison's shifts, each with the data's last period, known before the table's passes run. */
@@ -48,8 +48,11 @@ export async function prepareCompare(
     shifts.push({ totals, shift: last ? { ...shift, cut: last.last, safe: last.safe } : shift, last });
   }
   const onField = [...spec.rows, ...spec.columns].filter((a) => a.field.name === axis.field.name);
-  const whole = onField.every((a: AxisSpec) => a.dateGroup === compare.period);
   const one = shifts.length === 1 && shifts[0].last ? shifts[0] : undefined;
+  const whole =
+    one !== undefined &&
+    keysMoveWhole(one.shift, spec.timeZone) &&
+    onField.every((a: AxisSpec) => a.dateGroup === compare.period);
   const twin =
     one && whole ? { of: 'shifted' as const, shift: { ...one.shift, onKeys: true }, totals: one.totals } : undefined;
   return { field: axis.field.name, shifts, ...(twin ? { twin } : {}) };

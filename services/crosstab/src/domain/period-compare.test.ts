@@ -2,7 +2,15 @@ import type { IndexEntry } from '@quarry/metadata-store';
 import { crosstabInput, type SentCrosstab } from '../../test-support/crosstab-input';
 import type { GroupRow } from './axis-value';
 import { crosstabSpec } from './crosstab-spec';
-import { applyComparison, isPartialKey, markPartial, shiftedSpec, shiftOf, withCompare } from './period-compare';
+import {
+  applyComparison,
+  isPartialKey,
+  keysMoveWhole,
+  markPartial,
+  shiftedSpec,
+  shiftOf,
+  withCompare,
+} from './period-compare';
 
 const entry: IndexEntry = {
   name: 'delays',
@@ -115,5 +123,56 @@ describe('period comparison', () => {
     expect(isPartialKey(marked.rows, ['AA', '2025-03'])).toBe(true);
     expect(isPartialKey(marked.rows, ['AA', '2025-02'])).toBe(false);
     expect(isPartialKey(marked.rows, ['AA'])).toBe(false);
+  });
+
+  it('compares a cell of the table with no records of its own, but shows no row or column the table has not', () => {
+    const spec = specOf(
+      [
+        { aggregationType: 'Count' },
+        { aggregationType: 'Count', compare: { to: 'previousPeriod', as: 'difference' } },
+        { aggregationType: 'Count', compare: { to: 'previousPeriod', as: 'percentDifference' } },
+        { aggregationType: 'Sum', field: 'delay', compare: { to: 'previousPeriod', as: 'difference' } },
+        { aggregationType: 'Sum', field: 'delay', compare: { to: 'previousPeriod' } },
+      ],
+      ['carrier', { field: 'date', dateGroup: 'month' }],
+    );
+    const cell = (carrier: string, month: string, values: Array<number | null>): GroupRow => ({
+      rowKey: [carrier, month],
+      columnKey: [],
+      values,
+    });
+    // AA has no record in February: its January record lands on February's key in the shifted pivot.
+    const main = [cell('AA', '2025-01', [1, 1, null, 5, null]), cell('BB', '2025-02', [2, 2, null, 4, null])];
+    const shifted = [cell('AA', '2025-02', [1, 1, 5, 5]), cell('CC', '2025-02', [3, 3, 1, 1])];
+    const out = applyComparison(spec, main, shifted);
+    // AA × February is not a row of the table: rows here are whole keys, so it is not shown...
+    expect(out).toHaveLength(2);
+    // ...but with month as the column it is a cell of row AA and column February.
+    const crossed = (carrier: string, month: string, values: Array<number | null>): GroupRow => ({
+      rowKey: [carrier],
+      columnKey: [month],
+      values,
+    });
+    const got = applyComparison(
+      spec,
+      [crossed('AA', '2025-01', [1, 1, null, 5, null]), crossed('BB', '2025-02', [2, 2, null, 4, null])],
+      [crossed('AA', '2025-02', [1, 1, 5, 5]), crossed('CC', '2025-02', [3, 3, 1, 1])],
+    );
+    expect(got).toHaveLength(3);
+    // Counted 0 against 1: −1 and −100 %; a sum of nothing has no difference, its previous value is 5.
+    expect(got[2]).toEqual(crossed('AA', '2025-02', [null, -1, -100, null, 5]));
+  });
+
+  it('moves hour keys whole only in UTC: elsewhere a DST change makes the next hour another key', () => {
+    expect(keysMoveWhole({ unit: 'hour' }, 'UTC')).toBe(true);
+    expect(keysMoveWhole({ unit: 'hour' }, 'Europe/Paris')).toBe(false);
+    expect(keysMoveWhole({ unit: 'day' }, 'Europe/Paris')).toBe(true);
+    const hourly = specOf(
+      [{ aggregationType: 'Count', compare: { to: 'previousPeriod' } }],
+      [{ field: 'date', dateGroup: 'hour' }],
+    );
+    const paris = { ...hourly, timeZone: 'Europe/Paris' };
+    expect(shiftedSpec(paris, shiftOf('date', paris.totals[0].compare!)).shift?.onKeys).toBe(false);
+    expect(shiftedSpec(hourly, shiftOf('date', hourly.totals[0].compare!)).shift?.onKeys).toBe(true);
   });
 });

@@ -19,6 +19,14 @@ const SHIFTS: Record<CalendarGroup, Pick<PeriodShift, 'unit' | 'n'>> = {
   year: { unit: 'month', n: 12 },
 };
 
+/**
+ * Whether the keys of a period move whole under a shift (a key plus the shift is the key its records
+ * land on): not for hours in a zone whose offset changes, where the hour after 01:00 on a spring-forward
+ * night is 03:00 and the repeated hour of a fall-back night splits in two.
+ */
+export const keysMoveWhole = (shift: Pick<PeriodShift, 'unit'>, timeZone: string) =>
+  shift.unit !== 'hour' || timeZone === 'UTC';
+
 /** The shift of a comparison: one period, or a year (a week's year is 52 weeks, so weekdays line up). */
 export function shiftOf(field: string, c: CompareSpec): PeriodShift {
   if (c.to === 'previousPeriod') return { field, ...SHIFTS[c.period] };
@@ -66,7 +74,7 @@ export function shiftedSpec(spec: CrosstabSpec, shift: PeriodShift): CrosstabSpe
     columnOrder: byLabel,
     rowLimit: null,
     columnLimit: null,
-    shift: { ...shift, onKeys: onField.every((a) => a.dateGroup === period) },
+    shift: { ...shift, onKeys: keysMoveWhole(shift, spec.timeZone) && onField.every((a) => a.dateGroup === period) },
   };
 }
 
@@ -80,37 +88,61 @@ const keyOf = (g: Pick<GroupRow, 'rowKey' | 'columnKey' | 'rowOther' | 'columnOt
     g.columnOther === true,
   ]);
 
-/** A group's compared value from its current one and the shifted period's. */
+const counts = (t: TotalSpec) => t.aggregation === 'Count' || t.aggregation === 'CountDistinct';
+
+/**
+ * A group's compared value from its current one and the shifted period's. A period without records
+ * counts none and has no other measure, on either side: a cell with no records of its own compared with
+ * one record counts 0 against 1 (difference −1, percentDifference −100), and a percentage of nothing
+ * counted before is empty (no base).
+ */
 function compared(t: TotalSpec, current: number | null, previous: number | null): number | null {
-  // No record in the previous period: none counted, no other measure.
-  const before = previous ?? (t.aggregation === 'Count' || t.aggregation === 'CountDistinct' ? 0 : null);
+  const before = previous ?? (counts(t) ? 0 : null);
+  const now = current ?? (counts(t) ? 0 : null);
   switch (t.compare?.as) {
     case 'value':
       return before;
     case 'difference':
-      return current === null || before === null ? null : current - before;
+      return now === null || before === null ? null : now - before;
     case 'percentDifference':
-      return current === null || before === null || before === 0 ? null : ((current - before) / Math.abs(before)) * 100;
+      return now === null || before === null || before === 0 ? null : ((now - before) / Math.abs(before)) * 100;
     default:
       return current;
   }
 }
 
+const rowPart = (g: Pick<GroupRow, 'rowKey' | 'rowOther'>) => JSON.stringify([g.rowKey, g.rowOther === true]);
+const columnPart = (g: Pick<GroupRow, 'columnKey' | 'columnOther'>) =>
+  JSON.stringify([g.columnKey, g.columnOther === true]);
+
 /**
  * The table's groups with each compared total's value replaced by its comparison with the shifted
- * pivot's group of the same keys (a shifted group with no group in the table is not shown).
+ * pivot's group of the same keys. A shifted group whose row and column are both in the table but whose
+ * cell has no records of its own is a cell of the table too (the comparison does not depend on the
+ * current period having records; its other totals are empty); one whose row or column is not in the
+ * table (the period after the data's last, a key left out by a limit) is not shown.
  */
 export function applyComparison(spec: CrosstabSpec, groups: GroupRow[], shifted: GroupRow[]): GroupRow[] {
   const at = comparedTotals(spec);
   const previous = new Map(shifted.map((g) => [keyOf(g), g.values]));
-  return groups.map((g) => {
-    const before = previous.get(keyOf(g));
+  const withValues = (g: GroupRow, before: Array<number | null> | undefined): GroupRow => {
     const values = [...g.values];
     at.forEach((m, j) => {
       values[m] = compared(spec.totals[m], g.values[m], before?.[j] ?? null);
     });
     return { ...g, values };
-  });
+  };
+  const out = groups.map((g) => withValues(g, previous.get(keyOf(g))));
+  const rows = new Set(groups.map(rowPart));
+  const columns = new Set(groups.map(columnPart));
+  const present = new Set(groups.map(keyOf));
+  for (const s of shifted) {
+    if (present.has(keyOf(s)) || !rows.has(rowPart(s)) || !columns.has(columnPart(s))) continue;
+    const empty: GroupRow = { ...s, values: spec.totals.map(() => null) };
+    present.add(keyOf(s));
+    out.push(withValues(empty, s.values));
+  }
+  return out;
 }
 
 /** The spec as tables draw it once the last period is known: the axis of that period marks its key. */

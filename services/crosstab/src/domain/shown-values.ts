@@ -34,7 +34,8 @@ const siblingGroup = (key: Key, textOf: (key: Key) => string) => `${key.length}:
  * The shown value of every mode but `value`, from the raw values. Modes along the row order (running
  * total, differences, moving average) go down the rows within each column and within the same outer
  * group; ranks are among siblings. The Other row (column) is none of the keys in that order: it is
- * ranked, averaged and differenced nowhere and shows those modes empty.
+ * ranked, averaged and differenced nowhere, but the cells inside it are ranked along it as any row's
+ * (column's) are: rankInRow fills the Other row as rankInColumn fills the Other column.
  */
 export function shownValues(ctx: ShownContext): (mode: ShowAs, m: number, value: Value, r: Key, c: Key) => Value {
   const { rawAt, textOf } = ctx;
@@ -135,6 +136,14 @@ export function shownValues(ctx: ShownContext): (mode: ShowAs, m: number, value:
       case 'percentOfParentColumn':
         return percent(value, rawAt(r, parentOf(c))[m]);
     }
+    // The Other row takes no part in the row order, but the cells inside it are ranked along it.
+    if (mode === 'rankInRow') {
+      if (c.length === 0 || otherOf(c)) return null;
+      const group = siblingGroup(c, textOf);
+      return rank(`${m}|${textOf(r)}|${group}`, value, () =>
+        (columnSiblings.get(group) ?? []).map((k) => rawAt(r, k)[m]),
+      );
+    }
     if (otherOf(r)) return null;
     switch (mode) {
       case 'runningTotal':
@@ -154,13 +163,6 @@ export function shownValues(ctx: ShownContext): (mode: ShowAs, m: number, value:
         const group = siblingGroup(r, textOf);
         return rank(`${m}|${group}|${textOf(c)}`, value, () =>
           (rowSiblings.get(group) ?? []).map((k) => rawAt(k, c)[m]),
-        );
-      }
-      case 'rankInRow': {
-        if (c.length === 0 || otherOf(c)) return null;
-        const group = siblingGroup(c, textOf);
-        return rank(`${m}|${textOf(r)}|${group}`, value, () =>
-          (columnSiblings.get(group) ?? []).map((k) => rawAt(r, k)[m]),
         );
       }
     }

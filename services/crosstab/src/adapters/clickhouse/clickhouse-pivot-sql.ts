@@ -198,12 +198,17 @@ const ADD = { month: 'addMonths', day: 'addDays', hour: 'addHours' } as const;
 /** A value moved forward (negative: back) by whole units: months from the 31st end the shorter month, as in DuckDB. */
 export const chAdd = (t: string, unit: PeriodShift['unit'], n: number) => `${ADD[unit]}(${t}, ${n})`;
 
-/** A record's wall-clock time in the zone moved forward by the shift (on the wall clock, not the UTC instant). */
+/**
+ * A record's wall-clock time in the zone moved forward by the shift: days to years on the wall clock,
+ * hours in elapsed time (the stored instant moves, then is read in the zone), as pivot-sql.ts.
+ */
 export function chShiftedTime(
   col: string,
   columnType: string | undefined,
   timeZone: string,
   shift: Pick<PeriodShift, 'unit' | 'n'>,
 ): string {
+  if (shift.unit === 'hour' && !isCalendarDate(columnType))
+    return chLocalTime(chAdd(col, 'hour', shift.n), columnType, timeZone);
   return chAdd(chLocalTime(col, columnType, timeZone), shift.unit, shift.n);
 }

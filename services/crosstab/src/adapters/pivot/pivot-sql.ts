@@ -149,13 +149,17 @@ export function notMemberSql(
 
 /** A record's wall-clock time in the zone moved forward by the shift (a month from the 31st ends the next month). */
 export function shiftedTime(col: string, columnType: string | undefined, timeZone: string, shift: PeriodShift): string {
+  // Hours move in elapsed time (the hour before 03:00 after a spring-forward gap is 01:00), so the stored
+  // instant moves before it is read on the wall clock; days, weeks and months move on the calendar.
+  if (shift.unit === 'hour' && columnType !== 'DATE')
+    return localTime(`(${col} + ${interval(shift)})`, columnType, timeZone);
   return `(${localTime(col, columnType, timeZone)} + ${interval(shift)})`;
 }
 
 /**
  * The key of a date axis on the shifted field: computed from the shifted local time, so the previous
- * period's records carry the current period's key (the wall clock moves, not the UTC instant: a month
- * from 1 March 00:30 in Paris is 1 April, whatever the offsets).
+ * period's records carry the current period's key (the wall clock moves for days to years: a month
+ * from 1 March 00:30 in Paris is 1 April, whatever the offsets; an hour is an hour of elapsed time).
  */
 function shiftedKey(a: AxisSpec, col: string, type: string | undefined, timeZone: string, shift: PeriodShift): string {
   return dateGroupKey(a.dateGroup ?? a.field.grain ?? 'day', shiftedTime(col, type, timeZone, shift));
