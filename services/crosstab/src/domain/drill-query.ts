@@ -39,14 +39,52 @@ function formatter(timeZone: string): Intl.DateTimeFormat {
   return f;
 }
 
-/** Wall-clock time of an instant in a zone, written as if UTC. */
-function wallClock(ms: number, timeZone: string): number {
+/** Wall-clock time of an instant in a zone, written as if UTC, as the zone's rules say it (to the second). */
+function formattedWallClock(ms: number, timeZone: string): number {
   const parts = formatter(timeZone).formatToParts(new Date(ms));
   const get = (type: string) => Number(parts.find((p) => p.type === type)?.value ?? 0);
   const y = get('year');
   const utc = Date.UTC(y, get('month') - 1, get('day'), get('hour'), get('minute'), get('second'));
   // Date.UTC reads years 0-99 as 1900-1999.
   return y < 100 ? new Date(utc).setUTCFullYear(y) : utc;
+}
+
+const HOUR = 3_600_000;
+const SECOND = 1000;
+/** Past this many hours a zone's kept offsets are dropped (about 11 years of hours, a few MB at most). */
+const OFFSETS_KEPT = 100_000;
+/**
+ * Per zone, the offset at the first second of each UTC hour asked about. formatToParts costs microseconds
+ * and a year of hourly keys asks it 10^5 times; zones change offset a few times a year at most, so nearly
+ * every hour is read once and then looked up.
+ */
+const hourStartOffsets = new Map<string, Map<number, number>>();
+
+function hourStartOffset(hour: number, timeZone: string): number {
+  let zone = hourStartOffsets.get(timeZone);
+  if (!zone) hourStartOffsets.set(timeZone, (zone = new Map()));
+  let offset = zone.get(hour);
+  if (offset === undefined) {
+    offset = formattedWallClock(hour * HOUR, timeZone) - hour * HOUR;
+    if (zone.size >= OFFSETS_KEPT) zone.clear();
+    zone.set(hour, offset);
+  }
+  return offset;
+}
+
+/**
+ * The offset of a whole UTC hour, or null when the hour and the next start on different offsets: a change
+ * may fall inside it (or exactly at its end, where asking the formatter is merely slower, never wrong).
+ */
+function hourOffset(hour: number, timeZone: string): number | null {
+  const offset = hourStartOffset(hour, timeZone);
+  return hourStartOffset(hour + 1, timeZone) === offset ? offset : null;
+}
+
+/** Wall-clock time of an instant in a zone, written as if UTC (to the second, as formatToParts reads it). */
+function wallClock(ms: number, timeZone: string): number {
+  const offset = hourOffset(Math.floor(ms / HOUR), timeZone);
+  return offset === null ? formattedWallClock(ms, timeZone) : Math.floor(ms / SECOND) * SECOND + offset;
 }
 
 /**
