@@ -2,7 +2,7 @@
 # Installs from Debian what Quarry's embedded deployment and its tests need, only when missing:
 # redis-server (chart queue), chromium and fonts (chart rendering); with --tests also docker-compose
 # (the tests validate docker-compose.yml with it; no Docker engine is needed for that), shellcheck (npm run lint),
-# and PostgreSQL (15 on bookworm) and MariaDB (10.11), whose servers the source tests start privately in temp folders
+# Debian's python3 with mypy (the Python client), and PostgreSQL (15 on bookworm) and MariaDB (10.11), whose servers the source tests start privately in temp folders
 # (tests/support/postgres.ts, tests/support/mariadb.ts): the packages' own system services are not started.
 set -euo pipefail
 need=()
@@ -14,6 +14,9 @@ if [ "${1:-}" = "--tests" ]; then
   command -v shellcheck >/dev/null 2>&1 || need+=(shellcheck)
   compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || need+=(postgresql)
   [ -x /usr/sbin/mariadbd ] || need+=(mariadb-server)
+  # Debian's python3 and mypy for the Python client's tests (tests/python-client.test.ts).
+  [ -x /usr/bin/python3 ] || need+=(python3)
+  /usr/bin/python3 -c 'import mypy' >/dev/null 2>&1 || need+=(python3-mypy)
 fi
 if [ ${#need[@]} -gt 0 ]; then
   echo "installing from Debian: ${need[*]}"

@@ -369,6 +369,54 @@ describe('uploads: POST /indexes/<name>/records', () => {
     expect((await search(ann, 'fruit')).data!.total).toBe(2);
   });
 
+  it('an Idempotency-Key makes a retried append load once: the same bytes get the first answer, other bytes a 409', async () => {
+    const first = 'id,amount\n1,10\n2,20\n';
+    const created = await upload(bob, 'ledger', first);
+    expect(created.body).toMatchObject({ version: 1, recordCount: 2 });
+    const rows = 'id,amount\n3,30\n4,40\n';
+    const key = { 'Idempotency-Key': 'ledger-append-1' };
+    const appended = await upload(bob, 'ledger', rows, { query: '?mode=append', headers: key });
+    expect(appended.body).toMatchObject({ version: 2, loaded: 2, recordCount: 4 });
+    // The retries after a lost answer: one after it, and three racing each other.
+    const again = await upload(bob, 'ledger', rows, { query: '?mode=append', headers: key });
+    const racing = await Promise.all(
+      [1, 2, 3].map(() => upload(bob, 'ledger', Buffer.from(rows), { query: '?mode=append', headers: key })),
+    );
+    for (const a of [again, ...racing]) expect([a.status, a.body]).toEqual([200, appended.body]);
+    expect((await search(bob, 'ledger')).data?.total).toBe(4);
+    // Another body, other parameters or another index under the key: 409, and nothing is loaded.
+    const other = await upload(bob, 'ledger', 'id,amount\n5,50\n', { query: '?mode=append', headers: key });
+    expect([other.status, other.body.detail]).toEqual([
+      409,
+      'Idempotency-Key "ledger-append-1" was used in the last 24 h for an upload of another body; send a new key for a new upload',
+    ]);
+    const replace = await upload(bob, 'ledger', rows, { query: '?mode=replace', headers: key });
+    expect(replace.status).toBe(409);
+    expect(replace.body.detail).toMatch(/with another upload \(index or parameters\)/);
+    // Keys are the token's own: the admin's same key is a new upload (an admin writes any index).
+    const adminAppend = await upload(admin, 'ledger', rows, { query: '?mode=append', headers: key });
+    expect(adminAppend.body).toMatchObject({ version: 3, recordCount: 6 });
+    // A malformed key is refused before a byte is read.
+    const bad = await upload(bob, 'ledger', rows, {
+      query: '?mode=append',
+      headers: { 'Idempotency-Key': 'two words' },
+    });
+    expect([bad.status, bad.body.detail]).toEqual([
+      400,
+      'Idempotency-Key must be 1 to 255 visible ASCII characters (a UUID is a good one)',
+    ]);
+    // A failed strict load publishes nothing, and a retry under its key is told the same.
+    const broken = 'id,amount\n7,seven\n';
+    const failKey = { 'Idempotency-Key': 'ledger-broken' };
+    const failed = await upload(bob, 'ledger', broken, { query: '?mode=append', headers: failKey });
+    expect(failed.status).toBe(400);
+    const failedAgain = await upload(bob, 'ledger', broken, { query: '?mode=append', headers: failKey });
+    const { durationMs: _d1, ...failure } = failed.body;
+    const { durationMs: _d2, ...failureAgain } = failedAgain.body;
+    expect([failedAgain.status, failureAgain]).toEqual([400, failure]);
+    expect((await search(bob, 'ledger')).data?.total).toBe(6);
+  });
+
   it('two users creating one name at once: one owns it, the other is refused, and its rows are the owner’s', async () => {
     const [x, y] = await Promise.all([upload(ann, 'contested', 'who\nann\n'), upload(bob, 'contested', 'who\nbob\n')]);
     const statuses = [x.status, y.status].sort();

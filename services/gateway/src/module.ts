@@ -8,6 +8,7 @@ import { FlexibleRateLimiter } from './adapters/flexible-rate-limiter.adapter';
 import { MemoryIdempotencyStore, RedisIdempotencyStore } from './adapters/redis-idempotency-store.adapter';
 import type { GatewayConfig } from './config';
 import { IdempotentCall } from './domain/idempotent-call';
+import { IdempotentUpload } from './domain/idempotent-upload';
 import type { IdempotencyStore } from './ports/idempotency-store.port';
 import type { GatewayCallsModule } from './gateway-calls.module';
 import { CorsPolicy } from './transport/cors';
@@ -59,6 +60,7 @@ export class GatewayModule implements QuarryModule {
     const { authenticate, dispatch, audit, exports, signedLinks } = this.calls.calls;
     const cors = new CorsPolicy(c.corsOrigins);
     const limitsStore = c.rateLimit ? await this.limitsStore(c.rateLimit.keyPrefix) : undefined;
+    const idempotency = new IdempotentCall(this.idempotencyStore());
     const deps: HttpAppDeps = {
       authenticate,
       dispatch,
@@ -80,9 +82,14 @@ export class GatewayModule implements QuarryModule {
       audit,
       exports: () => exports?.status,
       signedLinks: () => signedLinks,
-      uploads: { uploads: () => this.calls.uploads, maxBytes: c.uploadMaxBytes, idleMs: c.bodyTimeoutMs },
+      uploads: {
+        uploads: () => this.calls.uploads,
+        maxBytes: c.uploadMaxBytes,
+        idleMs: c.bodyTimeoutMs,
+        idempotency: new IdempotentUpload(idempotency),
+      },
       cors,
-      idempotency: new IdempotentCall(this.idempotencyStore()),
+      idempotency,
     };
     deps.mcp = {
       authenticate,

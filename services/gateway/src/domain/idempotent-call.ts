@@ -11,9 +11,15 @@ export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
 /** An Idempotency-Key: 1 to 255 visible ASCII characters (RFC 9110 token-ish, as clients send UUIDs). */
 const KEY = /^[\x21-\x7E]{1,255}$/;
 /** An answer kept to be given again is at most this large; a larger one is not kept (a retry is told why). */
-const MAX_ANSWER_BYTES = 1_048_576;
+export const MAX_ANSWER_BYTES = 1_048_576;
 /** Refusals a retry may get past: the key is released for it rather than keep the refusal for a day. */
-const PASSING: ReadonlySet<string> = new Set(['UNAVAILABLE', 'TIMEOUT', 'RATE_LIMITED', 'INTERNAL', 'REQUEST_TIMEOUT']);
+export const PASSING: ReadonlySet<string> = new Set([
+  'UNAVAILABLE',
+  'TIMEOUT',
+  'RATE_LIMITED',
+  'INTERNAL',
+  'REQUEST_TIMEOUT',
+]);
 
 /** Whether a call creates something, so that an Idempotency-Key applies to it. */
 export function isIdempotentCall(method: MethodName, params: Record<string, unknown>): boolean {
@@ -31,7 +37,7 @@ export function isIdempotentCall(method: MethodName, params: Record<string, unkn
 }
 
 /** JSON with object keys sorted, so that two bodies with the same meaning have one fingerprint. */
-function canonical(value: unknown): string {
+export function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
   if (value !== null && typeof value === 'object')
     return `{${Object.keys(value)
@@ -91,20 +97,35 @@ export class IdempotentCall {
     params: Record<string, unknown>,
     exec: () => Promise<MethodResult>,
   ): Promise<MethodResult> {
-    IdempotentCall.checkKey(key);
-    const ttl = this.options.ttlMs ?? IDEMPOTENCY_TTL_MS;
-    const id = `${principal.tokenId}:${createHash('sha256').update(key).digest('hex')}`;
     const fingerprint = createHash('sha256')
       .update(`${method}\n${canonical(params)}`)
       .digest('hex');
+    const turn = await this.turn(principal, key, fingerprint, 'another request (method or params)');
+    if (turn.first) return this.first(turn.id, fingerprint, exec);
+    return replay(JSON.parse(turn.answer) as Kept, key);
+  }
+
+  /**
+   * The key's turn for a request with this fingerprint: the first (the key is now claimed, and the caller
+   * must `complete` or `release` it), or the first's answer once it is done (waited for while it runs).
+   * Another fingerprint under the key is a 409 naming `other`; a first still running after the wait a 503.
+   */
+  async turn(
+    principal: Principal,
+    key: string,
+    fingerprint: string,
+    other: string,
+  ): Promise<{ first: true; id: string } | { first: false; answer: string }> {
+    IdempotentCall.checkKey(key);
+    const id = `${principal.tokenId}:${createHash('sha256').update(key).digest('hex')}`;
     const until = Date.now() + (this.options.waitMs ?? 35_000);
     for (let pause = this.options.pollMs ?? 25; ; pause = Math.min(pause * 2, 500)) {
-      const claim = await this.store.claim(id, fingerprint, ttl);
-      if (claim.state === 'claimed') return this.first(id, fingerprint, ttl, exec);
-      if (claim.state === 'done') return replay(JSON.parse(claim.answer) as Kept, key);
+      const claim = await this.store.claim(id, fingerprint, this.ttl());
+      if (claim.state === 'claimed') return { first: true, id };
+      if (claim.state === 'done') return { first: false, answer: claim.answer };
       if (claim.state === 'mismatch')
         throw AppError.conflict(
-          `Idempotency-Key ${quoteInput(key)} was used in the last 24 h with another request (method or params); send a new key for a new request`,
+          `Idempotency-Key ${quoteInput(key)} was used in the last 24 h with ${other}; send a new key for a new request`,
         );
       if (Date.now() >= until)
         throw AppError.busy(
@@ -115,12 +136,23 @@ export class IdempotentCall {
     }
   }
 
-  private async first(
-    id: string,
-    fingerprint: string,
-    ttl: number,
-    exec: () => Promise<MethodResult>,
-  ): Promise<MethodResult> {
+  /** Keeps the first's answer under its key (a key the store cannot keep is released: a retry runs again). */
+  async complete(id: string, fingerprint: string, answer: string): Promise<void> {
+    await this.store
+      .complete(id, fingerprint, answer, this.ttl())
+      .catch(() => this.store.release(id, fingerprint).catch(() => undefined));
+  }
+
+  /** Frees a claimed key, so that a retry runs as a first. */
+  async release(id: string, fingerprint: string): Promise<void> {
+    await this.store.release(id, fingerprint).catch(() => undefined);
+  }
+
+  private ttl(): number {
+    return this.options.ttlMs ?? IDEMPOTENCY_TTL_MS;
+  }
+
+  private async first(id: string, fingerprint: string, exec: () => Promise<MethodResult>): Promise<MethodResult> {
     let kept: Kept;
     let outcome: { ok: MethodResult } | { err: unknown };
     try {
@@ -129,7 +161,7 @@ export class IdempotentCall {
       kept = keep(result);
     } catch (err) {
       if (!isAppError(err) || PASSING.has(err.code)) {
-        await this.store.release(id, fingerprint).catch(() => undefined);
+        await this.release(id, fingerprint);
         throw err;
       }
       outcome = { err };
@@ -139,9 +171,7 @@ export class IdempotentCall {
     if (Buffer.byteLength(text) > MAX_ANSWER_BYTES) text = JSON.stringify({ tooLarge: Buffer.byteLength(text) });
     // The call is done whatever the store says now: a key not kept is released, so a retry runs again
     // rather than wait a day on a key that never completes.
-    await this.store
-      .complete(id, fingerprint, text, ttl)
-      .catch(() => this.store.release(id, fingerprint).catch(() => undefined));
+    await this.complete(id, fingerprint, text);
     if ('err' in outcome) throw outcome.err;
     return outcome.ok;
   }

@@ -22,7 +22,7 @@ export interface HttpAppDeps extends RpcEndpointDeps, ProbeDeps {
   /** Deliveries' signed links at GET /exports/signed/<token>; absent, they answer 404. */
   signedLinks?: SignedDownloadDeps['links'];
   /** Uploads at POST /indexes/<name>/records, streamed to the ingest service; absent, they answer 404. */
-  uploads?: Pick<UploadDeps, 'uploads' | 'maxBytes' | 'idleMs'>;
+  uploads?: Pick<UploadDeps, 'uploads' | 'maxBytes' | 'idleMs' | 'idempotency'>;
 }
 
 /**

@@ -5,6 +5,8 @@ import type { Logger } from '@quarry/logger';
 import { REQUEST_ID_HEADER, resolveRequestId } from '@quarry/rpc';
 import type { AuditRecorder } from '../domain/audit-recorder';
 import type { AuthenticateUseCase } from '../domain/authenticate.use-case';
+import { IdempotentCall } from '../domain/idempotent-call';
+import type { IdempotentUpload } from '../domain/idempotent-upload';
 import { callerOf, type Principal } from '../domain/principal';
 import type { RateLimiter } from '../ports/rate-limiter.port';
 import type { RecordUploads, UploadAnswer, UploadFormat, UploadInput } from '../ports/record-uploads.port';
@@ -37,6 +39,8 @@ export interface UploadDeps {
   rateLimiter?: RateLimiter;
   addressLimiter?: RateLimiter;
   audit?: AuditRecorder;
+  /** Keeps uploads under an Idempotency-Key header (docs/uploads.md); absent, the header is checked and ignored. */
+  idempotency?: IdempotentUpload;
 }
 
 /** The upload's parameters from its URL and headers; what is wrong is said before a byte is read. */
@@ -205,6 +209,10 @@ export function uploadRecordsHandler(deps: UploadDeps): RequestHandler {
       const uploads = deps.uploads();
       if (!uploads) return refuse(AppError.unavailable('Uploads are not enabled on this gateway'));
       const input = uploadInput(index, req.query as Record<string, unknown>, req.headers);
+      // Node joins a repeated header with ", ", which no key may hold: two keys are refused as malformed.
+      const header = req.headers['idempotency-key'];
+      const idempotencyKey = Array.isArray(header) ? header.join(', ') : header;
+      if (idempotencyKey !== undefined) IdempotentCall.checkKey(idempotencyKey);
       const declared = Number(req.headers['content-length'] ?? NaN);
       if (Number.isFinite(declared) && declared > deps.maxBytes)
         return refuse(
@@ -221,13 +229,13 @@ export function uploadRecordsHandler(deps: UploadDeps): RequestHandler {
       };
       res.once('close', onClose);
       try {
-        const answer = await uploads.upload(
-          callerOf(principal),
-          input,
-          bodyOf(req, deps.maxBytes, deps.idleMs),
-          { requestId },
-          gone.signal,
-        );
+        const load = (body: AsyncIterable<Uint8Array>) =>
+          uploads.upload(callerOf(principal!), input, body, { requestId }, gone.signal);
+        const body = bodyOf(req, deps.maxBytes, deps.idleMs);
+        const answer =
+          idempotencyKey !== undefined && deps.idempotency
+            ? await deps.idempotency.run(principal, idempotencyKey, input, body, load)
+            : await load(body);
         // A client gone after its load published still leaves the publish in the audit trail.
         if (gone.signal.aborted) {
           finish(
