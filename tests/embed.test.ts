@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import type { Browser } from 'puppeteer-core';
-import { rawRequest, rpcClient, type RawResponse } from './support/http';
+import { openRpcPost, rawRequest, rpcClient, type RawResponse } from './support/http';
 import { freePort } from './support/quarry-process';
 import { createIdentity, startStackWithData, unwrap, type Stack } from './support/stack';
 import type { Identity } from './support/identities';
@@ -385,30 +385,16 @@ describe('TOKENS.REVOKE_EMBED and quarry token revoke-embed', () => {
 
   it('refuses a call authenticated before the revoke whose body only arrives after it', async () => {
     const target = await issue(issuer);
-    const url = new URL('/api/v1', stack.quarry.baseUrl);
     const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'QUERIES.EXECUTE', params: { index: 'movies' } });
     const answer = new Promise<RawResponse>((resolve, reject) => {
-      const req = http.request(
-        {
-          host: url.hostname,
-          port: url.port,
-          path: url.pathname,
-          method: 'POST',
-          agent: false,
-          headers: {
-            'Content-Type': 'application/json',
-            'Content-Length': Buffer.byteLength(body),
-            Authorization: `Bearer ${target.token}`,
-          },
-        },
-        (res) => {
-          let text = '';
-          res.on('data', (d: Buffer) => (text += d.toString()));
-          res.on('end', () =>
-            resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json: JSON.parse(text) as unknown }),
-          );
-        },
-      );
+      const req = openRpcPost(stack.quarry.baseUrl, target.token, body);
+      req.on('response', (res) => {
+        let text = '';
+        res.on('data', (d: Buffer) => (text += d.toString()));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json: JSON.parse(text) as unknown }),
+        );
+      });
       req.on('error', reject);
       // Headers and half the body now (authenticated, still good); the rest once it has been revoked.
       req.write(body.slice(0, 20));

@@ -72,3 +72,23 @@ export function rpcClient(baseUrl: string, token: string): RpcClient {
       }),
   };
 }
+
+/**
+ * A JSON-RPC POST to /api/v1 opened with its headers (Content-Length of `body`) but nothing of the body
+ * written: the caller writes it, in pieces or at once, and may destroy the request before its answer.
+ */
+export function openRpcPost(baseUrl: string, token: string, body: string): http.ClientRequest {
+  const url = new URL('/api/v1', baseUrl);
+  return http.request({
+    host: url.hostname,
+    port: url.port,
+    path: url.pathname,
+    method: 'POST',
+    agent: false,
+    headers: {
+      'Content-Type': 'application/json',
+      'Content-Length': Buffer.byteLength(body),
+      Authorization: `Bearer ${token}`,
+    },
+  });
+}

@@ -83,6 +83,19 @@ export class QuarryMetrics {
     registers: [this.registry],
   });
 
+  readonly computations = new Counter({
+    name: 'quarry_computations_total',
+    help: 'Searches and crosstabs past the result cache, by outcome: computed, joined (an identical one in flight answered it), cancelled (every caller gave up)',
+    labelNames: ['kind', 'outcome'],
+    registers: [this.registry],
+  });
+  readonly computationsInFlight = new Gauge({
+    name: 'quarry_computations_in_flight',
+    help: 'Searches and crosstabs being computed now (each perhaps awaited by several identical calls)',
+    labelNames: ['kind'],
+    registers: [this.registry],
+  });
+
   constructor(labels: Record<string, string> = {}) {
     this.registry.setDefaultLabels(labels);
     collectDefaultMetrics({ register: this.registry });

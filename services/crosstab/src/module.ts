@@ -12,7 +12,7 @@ import { ThreadTableRenderer } from './adapters/table/thread-table-renderer.adap
 import type { CrosstabServiceConfig } from './config';
 import { RunCrosstabUseCase } from './domain/run-crosstab.use-case';
 import { WARM_BUDGET_MS, WARM_RUNS, WarmRollupsUseCase } from './domain/warm-rollups.use-case';
-import type { ResultCache } from '@quarry/result-cache';
+import { SharedComputations, type ResultCache } from '@quarry/result-cache';
 import { crosstabHandlers } from './transport/grpc-crosstab.handlers';
 
 /**
@@ -41,7 +41,8 @@ export function createCrosstabModule(
         )
       : undefined;
   const engine = clickhouse ?? new DuckDbPivotEngine(deps.engine);
-  const run = new RunCrosstabUseCase(deps.catalog, engine, deps.cache, Date.now, tables);
+  const shared = new SharedComputations('crosstab', deps.metrics);
+  const run = new RunCrosstabUseCase(deps.catalog, engine, deps.cache, Date.now, tables, shared);
   const warm = new WarmRollupsUseCase(deps.catalog, run);
   const stopping = new AbortController();
   return new GrpcServiceModule({

@@ -17,7 +17,7 @@ import { TypesenseSearchIndex } from './adapters/typesense/typesense-search-inde
 import type { QueryServiceConfig } from './config';
 import { ExecuteQueryUseCase } from './domain/execute-query.use-case';
 import { FindIndexesUseCase } from './domain/find-indexes.use-case';
-import type { ResultCache } from '@quarry/result-cache';
+import { SharedComputations, type ResultCache } from '@quarry/result-cache';
 import type { SearchIndex } from './ports/search-index.port';
 import { queryHandlers } from './transport/grpc-query.handlers';
 
@@ -61,7 +61,13 @@ export function createQueryModule(config: QueryServiceConfig, log: Logger, deps:
   const cursors = new CursorCodec(
     requireDataDirKey({ ...DATA_DIR_KEYS.cursor, configured: config.cursorSecret, dataDir: config.dataDir }),
   );
-  const executeQuery = new ExecuteQueryUseCase(deps.catalog, search, deps.cache);
+  const executeQuery = new ExecuteQueryUseCase(
+    deps.catalog,
+    search,
+    deps.cache,
+    Date.now,
+    new SharedComputations('search', deps.metrics),
+  );
   // Exports write with a DuckDB of their own, under their own memory limit (spilling past it), so a large
   // export neither grows the process with its rows nor takes the searches' and crosstabs' memory.
   const exportEngine = new SnapshotEngine(config.dataDir, exportEngineOptions(config));

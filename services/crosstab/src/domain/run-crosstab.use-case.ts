@@ -4,7 +4,7 @@ import { restrictedQuery, type QueryNode, type Reader } from '@quarry/query-lang
 import { fieldsOf, readableIndex } from '@quarry/snapshots/access';
 import type { KeysAtLeast, PivotEngine, PivotRestriction, PivotResult, PivotTwin } from '../ports/pivot-engine.port';
 import type { GroupRow } from './axis-value';
-import type { CachedResult, ResultCache } from '@quarry/result-cache';
+import type { CachedResult, ResultCache, SharedComputations } from '@quarry/result-cache';
 import type { CacheStatus, CompletePivot } from '@quarry/contract';
 import { crosstabCells, crosstabSpec, MAX_CELLS, type CrosstabSpec } from './crosstab-spec';
 import type { TableRenderer } from '../ports/table-renderer.port';
@@ -55,8 +55,11 @@ export interface RunCrosstabOptions {
   cache?: boolean;
   /** Run on this published version (a saved report's snapshot) instead of the current one. */
   asOfVersion?: number;
-  /** Runs the pivot under the process's cap on heavy calls; a cache hit does not take a slot. */
-  heavy?: <T>(work: () => Promise<T>) => Promise<T>;
+  /**
+   * Runs the pivot under the process's cap on heavy calls; a cache hit does not take a slot. `signal` is
+   * the computation's (shared by identical calls: it aborts once every one of them has given up).
+   */
+  heavy?: <T>(work: () => Promise<T>, signal: AbortSignal | undefined) => Promise<T>;
 }
 
 function resultOf(
@@ -94,6 +97,8 @@ export class RunCrosstabUseCase {
     private readonly cache: ResultCache,
     private readonly now: () => number = Date.now,
     private readonly tables?: TableRenderer,
+    /** Identical crosstabs in flight computed once (absent: each call computes its own). */
+    private readonly shared?: SharedComputations,
   ) {}
 
   async run(
@@ -117,8 +122,11 @@ export class RunCrosstabUseCase {
     const key = ['crosstab', output, entry.name, entry.version, entry.snapshot, where, spec];
     const found = use ? this.cache.get(key) : undefined;
     if (found) return resultOf(output, found, 'hit', entry.version);
-    const work = () => this.compute(entry, where, spec, output, opts.signal);
-    const value = await (opts.heavy ? opts.heavy(work) : work());
+    const compute = (signal: AbortSignal | undefined) => {
+      const work = () => this.compute(entry, where, spec, output, signal);
+      return opts.heavy ? opts.heavy(work, signal) : work();
+    };
+    const value = await (this.shared ? this.shared.run([...key, use], opts.signal, compute) : compute(opts.signal));
     if (use) this.cache.set(key, value);
     return resultOf(output, value, use ? 'miss' : 'bypass', entry.version);
   }

@@ -24,7 +24,7 @@ export function crosstabHandlers(
         const res = await run.run(caller, params, output, {
           signal: ctx.signal,
           cache: !req.bypassCache,
-          heavy: (work) => limiter.run(caller.userId, ctx.signal, work),
+          heavy: (work, signal) => limiter.run(caller.userId, signal ?? ctx.signal, work),
           ...(req.asOfVersion !== undefined ? { asOfVersion: req.asOfVersion } : {}),
         });
         return {

@@ -195,7 +195,12 @@ export class GrpcServiceClients implements ServiceClients, RecordUploads, Source
     req: Req,
     trace: RequestTrace,
   ): Promise<Res> {
-    const options = { requestId: trace.requestId, deadlineMs: this.deadlineMs, internalToken: this.internalToken };
+    const options = {
+      requestId: trace.requestId,
+      deadlineMs: this.deadlineMs,
+      internalToken: this.internalToken,
+      ...(trace.signal ? { signal: trace.signal } : {}),
+    };
     return callUnary(service, this.clients[service].getChannel(), method, req, options).catch((err: unknown) => {
       throw this.credentialRefusal(err, service, trace) ?? err;
     });

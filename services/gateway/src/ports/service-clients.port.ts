@@ -24,6 +24,8 @@ import type {
  */
 export interface RequestTrace {
   requestId: string;
+  /** Aborts when the caller has gone away: the service's work for it is cancelled (unless others share it). */
+  signal?: AbortSignal;
 }
 
 export type { Caller } from '@quarry/contract';

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { DISCOVER_METHOD, type MethodName } from '@quarry/contract';
+import { AppError } from '@quarry/errors';
 import type { Logger } from '@quarry/logger';
 import { REQUEST_ID_HEADER, resolveRequestId } from '@quarry/rpc';
 import { extractTraceContext, failSpan, inSpan, SpanKind, tracingEnabled, type Span } from '@quarry/tracing';
@@ -141,6 +142,12 @@ function answerDiscover(req: IncomingMessage, res: ServerResponse, call: RpcCall
   call.finish(DISCOVER_METHOD, 'ok');
 }
 
+/** Calls that only read, and may stop when their caller has gone: a call that saves or creates goes on. */
+const READS: ReadonlySet<string> = new Set(['QUERIES.EXECUTE', 'CROSSTAB.EXECUTE', 'REPORTS.EXECUTE']);
+function cancellable(method: MethodName, params: Record<string, unknown>): boolean {
+  return READS.has(method) && params.saveReport === undefined;
+}
+
 /** The method through the dispatch pipeline, and its result or its error as the answer. */
 async function dispatch(
   deps: RpcEndpointDeps,
@@ -151,8 +158,19 @@ async function dispatch(
   method: MethodName,
   idempotencyKey: string | string[] | undefined,
 ): Promise<void> {
+  // A caller who goes away before its answer cancels the work done for it (a crosstab's DuckDB statement
+  // is interrupted), unless identical calls of others share it.
+  const gone = new AbortController();
+  const onClose = () => {
+    if (!res.writableEnded) gone.abort(AppError.timeout('The client went away before its answer'));
+  };
+  res.once('close', onClose);
   try {
-    const exec = () => deps.dispatch.call(principal, method, request.params, { requestId: call.requestId });
+    const trace = {
+      requestId: call.requestId,
+      ...(cancellable(method, request.params) ? { signal: gone.signal } : {}),
+    };
+    const exec = () => deps.dispatch.call(principal, method, request.params, trace);
     const keyed = idempotencyKey !== undefined && deps.idempotency && isIdempotentCall(method, request.params);
     const result = keyed
       ? await deps.idempotency!.run(principal, oneKey(idempotencyKey), method, request.params, exec)
@@ -160,5 +178,7 @@ async function dispatch(
     answerResult(deps.log, res, call, request, result);
   } catch (err) {
     answerError(deps.log, res, call, request, err);
+  } finally {
+    res.off('close', onClose);
   }
 }

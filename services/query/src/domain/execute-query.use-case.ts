@@ -1,7 +1,7 @@
 import { AppError, quoteInput } from '@quarry/errors';
 import type { IndexCatalog, IndexEntry } from '@quarry/metadata-store';
 import { FieldResolver, restrictedQuery, type FieldDef, type Reader } from '@quarry/query-language';
-import type { ResultCache } from '@quarry/result-cache';
+import type { ResultCache, SharedComputations } from '@quarry/result-cache';
 import type { SearchIndex, SearchPage, SortKey } from '../ports/search-index.port';
 import { fieldsOf, readableIndex } from '@quarry/snapshots/access';
 
@@ -30,8 +30,11 @@ export interface ExecuteQueryOptions {
   cache?: boolean;
   /** Run on this published version (a saved report's snapshot) instead of the current one. */
   asOfVersion?: number;
-  /** Runs the engine call under the process's cap on heavy calls; a cache hit does not take a slot. */
-  heavy?: <T>(work: () => Promise<T>) => Promise<T>;
+  /**
+   * Runs the engine call under the process's cap on heavy calls; a cache hit does not take a slot.
+   * `signal` is the computation's (shared by identical calls: it aborts once every one has given up).
+   */
+  heavy?: <T>(work: () => Promise<T>, signal: AbortSignal | undefined) => Promise<T>;
 }
 
 function sortKeys(fields: FieldResolver, sort: ExecuteQueryInput['sort']): SortKey[] {
@@ -49,6 +52,8 @@ export class ExecuteQueryUseCase {
     private readonly search: SearchIndex,
     private readonly cache: ResultCache,
     private readonly now: () => number = Date.now,
+    /** Identical searches in flight computed once (absent: each call computes its own). */
+    private readonly shared?: SharedComputations,
   ) {}
 
   async searchIndex(
@@ -70,7 +75,7 @@ export class ExecuteQueryUseCase {
       // The snapshot file is new with every load, so a reload or a drop and re-load never meets old entries;
       // `where` is the compiled query with the caller's realms in it, so callers with other realms never share.
       ['query', entry.name, entry.version, entry.snapshot, where, sort, offset, pageSize],
-      () => this.search.search(entry, { where, sort, offset, limit: pageSize, signal: opts.signal }),
+      (signal) => this.search.search(entry, { where, sort, offset, limit: pageSize, signal }),
     );
     return {
       index: entry.name,
@@ -98,8 +103,10 @@ export class ExecuteQueryUseCase {
       if (err instanceof AppError && err.code === 'FORBIDDEN') return 0;
       throw err;
     }
-    const { result } = await this.cachedSearch(opts, ['count', entry.name, entry.version, entry.snapshot, where], () =>
-      this.search.search(entry, { where, sort: [], offset: 0, limit: 0, signal: opts.signal }),
+    const { result } = await this.cachedSearch(
+      opts,
+      ['count', entry.name, entry.version, entry.snapshot, where],
+      (signal) => this.search.search(entry, { where, sort: [], offset: 0, limit: 0, signal }),
     );
     return result.total;
   }
@@ -107,14 +114,16 @@ export class ExecuteQueryUseCase {
   private async cachedSearch(
     opts: ExecuteQueryOptions,
     key: unknown[],
-    search: () => Promise<SearchPage>,
+    search: (signal: AbortSignal | undefined) => Promise<SearchPage>,
   ): Promise<{ result: SearchPage; cache: CacheStatus }> {
     const use = opts.cache !== false && this.cache.enabled;
     const found = use ? this.cache.get(key) : undefined;
     // A search's entries hold JSON text; only a crosstab's workbook is kept as bytes.
     if (found && typeof found.payload === 'string')
       return { result: { total: found.counts[0], recordsJson: found.payload }, cache: 'hit' };
-    const result = await (opts.heavy ? opts.heavy(search) : search());
+    const compute = (signal: AbortSignal | undefined) =>
+      opts.heavy ? opts.heavy(() => search(signal), signal) : search(signal);
+    const result = await (this.shared ? this.shared.run([...key, use], opts.signal, compute) : compute(opts.signal));
     if (!use) return { result, cache: 'bypass' };
     this.cache.set(key, { payload: result.recordsJson, counts: [result.total] });
     return { result, cache: 'miss' };

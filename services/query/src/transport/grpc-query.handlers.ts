@@ -22,7 +22,7 @@ export function queryHandlers(
         const out = await executeQuery.searchIndex(caller, searchParamsCodec.decode(req.paramsJson), {
           signal: ctx.signal,
           cache: !req.bypassCache,
-          heavy: (work) => limiter.run(caller.userId, ctx.signal, work),
+          heavy: (work, signal) => limiter.run(caller.userId, signal ?? ctx.signal, work),
           ...(req.asOfVersion !== undefined ? { asOfVersion: req.asOfVersion } : {}),
         });
         return { ...out, recordsJson: out.recordsJson };
@@ -37,7 +37,7 @@ export function queryHandlers(
         (reader, entry) =>
           executeQuery.countReadable(reader, entry, {
             signal: ctx.signal,
-            heavy: (work) => limiter.run(caller.userId, ctx.signal, work),
+            heavy: (work, signal) => limiter.run(caller.userId, signal ?? ctx.signal, work),
           }),
       );
       return { indexes: out.indexes, nextCursor: out.nextCursor ?? '' };
