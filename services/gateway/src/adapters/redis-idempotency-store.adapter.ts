@@ -1,12 +1,7 @@
 import type IORedis from 'ioredis';
-import { LRUCache } from 'lru-cache';
 import { AppError } from '@quarry/errors';
 import type { IdempotencyClaim, IdempotencyStore } from '../ports/idempotency-store.port';
-
-interface Entry {
-  fp: string;
-  answer?: string;
-}
+import { claimOf, type IdempotencyEntry } from './idempotency-entry';
 
 // Released only while still running under the caller's fingerprint: an answer once kept stays.
 const RELEASE = `local v = redis.call('GET', KEYS[1])
@@ -43,7 +38,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     const raw = await this.redis.get(this.k(key));
     // Expired or released in between: claim it now.
     if (raw === null) return this.claimOnce(key, fingerprint, ttlMs);
-    return stateOf(JSON.parse(raw) as Entry, fingerprint);
+    return claimOf(JSON.parse(raw) as IdempotencyEntry, fingerprint);
   }
 
   async complete(key: string, fingerprint: string, answer: string, ttlMs: number): Promise<void> {
@@ -53,33 +48,4 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   async release(key: string, fingerprint: string): Promise<void> {
     await this.reach(() => this.redis.eval(RELEASE, 1, this.k(key), fingerprint));
   }
-}
-
-/** Idempotency keys in this process, for a gateway without a Redis (one process serves every call). */
-export class MemoryIdempotencyStore implements IdempotencyStore {
-  // Bounded: past this many live keys the oldest go first (a retry of one of them runs again).
-  private readonly entries = new LRUCache<string, Entry>({ max: 100_000 });
-
-  async claim(key: string, fingerprint: string, ttlMs: number): Promise<IdempotencyClaim> {
-    const e = this.entries.get(key);
-    if (!e) {
-      this.entries.set(key, { fp: fingerprint }, { ttl: ttlMs });
-      return { state: 'claimed' };
-    }
-    return stateOf(e, fingerprint);
-  }
-
-  async complete(key: string, fingerprint: string, answer: string, ttlMs: number): Promise<void> {
-    this.entries.set(key, { fp: fingerprint, answer }, { ttl: ttlMs });
-  }
-
-  async release(key: string, fingerprint: string): Promise<void> {
-    const e = this.entries.get(key);
-    if (e && e.fp === fingerprint && e.answer === undefined) this.entries.delete(key);
-  }
-}
-
-function stateOf(e: Entry, fingerprint: string): IdempotencyClaim {
-  if (e.fp !== fingerprint) return { state: 'mismatch' };
-  return e.answer === undefined ? { state: 'running' } : { state: 'done', answer: e.answer };
 }

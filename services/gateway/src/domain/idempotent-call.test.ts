@@ -1,5 +1,5 @@
 import { AppError } from '@quarry/errors';
-import { MemoryIdempotencyStore } from '../adapters/redis-idempotency-store.adapter';
+import { MemoryIdempotencyStore } from '../adapters/memory-idempotency-store.adapter';
 import type { IdempotencyStore } from '../ports/idempotency-store.port';
 import { RawJson } from '../ports/raw-json';
 import { IdempotentCall, isIdempotentCall } from './idempotent-call';

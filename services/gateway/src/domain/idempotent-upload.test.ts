@@ -1,5 +1,5 @@
 import { AppError } from '@quarry/errors';
-import { MemoryIdempotencyStore } from '../adapters/redis-idempotency-store.adapter';
+import { MemoryIdempotencyStore } from '../adapters/memory-idempotency-store.adapter';
 import type { UploadAnswer, UploadInput } from '../ports/record-uploads.port';
 import { IdempotentCall } from './idempotent-call';
 import { IdempotentUpload } from './idempotent-upload';
