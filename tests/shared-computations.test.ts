@@ -67,6 +67,21 @@ async function metrics() {
   };
 }
 
+/** The computation ended before the test caught it in flight: the try proves nothing, and is tried again. */
+class Missed extends Error {}
+
+let fresh = 0;
+/** `scenario` with a query no call has asked before (every record matches), until one try catches its moment. */
+async function tries(scenario: (query: string) => Promise<void>): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await scenario(`delay:>${-10_000 - fresh++}`);
+    } catch (err) {
+      if (!(err instanceof Missed) || attempt >= 8) throw err;
+    }
+  }
+}
+
 /** Waits until the metrics say so, asking every 10 ms (a computation of a second must not slip by). */
 async function until(
   what: string,
@@ -77,7 +92,7 @@ async function until(
   let settled: unknown;
   void running?.then((answer) => (settled = answer ?? 'settled'));
   while (!test(await metrics())) {
-    if (settled !== undefined) throw new Error(`answered before ${what}: ${JSON.stringify(settled).slice(0, 500)}`);
+    if (settled !== undefined) throw new Missed(`answered before ${what}: ${JSON.stringify(settled).slice(0, 500)}`);
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 10));
   }
@@ -114,20 +129,27 @@ function leavingCrosstab(who: Identity, params: object) {
 
 describe('identical calls in flight', () => {
   it('computes eight identical crosstabs once and answers each caller the same table', async () => {
-    const before = await metrics();
-    const params = { ...SLOW, query: 'delay:>-1000' };
-    const first = crosstab(ann, params);
-    await inFlight(1, first);
-    const others = [ann, bob, ann, bob, ann, bob, ann].map((who) => crosstab(who, params));
-    const answers = await Promise.all([first, ...others]);
-    const after = await metrics();
-    expect(answers.map((a) => a.status)).toEqual(Array(8).fill(200));
-    const tables = answers.map((a) => JSON.stringify(result<{ data: unknown }>(a).data.data));
-    expect(new Set(tables).size).toBe(1);
-    expect(result<{ rowCount: number }>(answers[0]!).data.rowCount).toBeGreaterThan(1000);
-    // Another user's same call shares too: the answer depends on the params and realms, not on who asks.
-    expect([after.computed - before.computed, after.joined - before.joined]).toEqual([1, 7]);
-    expect(after.inFlight).toBe(0);
+    await tries(async (query) => {
+      const before = await metrics();
+      const params = { ...SLOW, query };
+      const first = crosstab(ann, params);
+      await inFlight(1, first);
+      const others = [ann, bob, ann, bob, ann, bob, ann].map((who) => crosstab(who, params));
+      const answers = await Promise.all([first, ...others]);
+      const after = await metrics();
+      expect(answers.map((a) => a.status)).toEqual(Array(8).fill(200));
+      const tables = answers.map((a) => JSON.stringify(result<{ data: unknown }>(a).data.data));
+      expect(new Set(tables).size).toBe(1);
+      expect(result<{ rowCount: number }>(answers[0]!).data.rowCount).toBeGreaterThan(1000);
+      // Computed once whatever the timing: a call that came after the computation ended is a cache hit.
+      expect(after.computed - before.computed).toBe(1);
+      const joined = after.joined - before.joined;
+      const hits = answers.filter((a) => result(a).meta.cache === 'hit').length;
+      if (joined === 0) throw new Missed('the computation ended before any other call came');
+      // Another user's same call shares too: the answer depends on the params and realms, not on who asks.
+      expect(joined + hits).toBe(7);
+      expect(after.inFlight).toBe(0);
+    });
   }, 300_000);
 
   it('never shares between callers whose realms differ', async () => {
@@ -140,30 +162,37 @@ describe('identical calls in flight', () => {
     expect(rows(some)).toBeLessThan(rows(all));
   }, 300_000);
 
-  it('cancels a computation whose only caller went away, and no other', async () => {
-    const before = await metrics();
-    const lone = leavingCrosstab(ann, { ...SLOW, query: 'delay:>-998' });
-    await inFlight(1, lone.answered);
-    lone.leave();
-    expect(await lone.answered).toBe(false);
-    // The statement is interrupted: the computation ends without its answer, counted as cancelled.
-    await inFlight(0);
-    const cancelled = await metrics();
-    expect([cancelled.computed - before.computed, cancelled.cancelled - before.cancelled]).toEqual([1, 1]);
+  it('cancels a computation whose only caller went away', async () => {
+    await tries(async (query) => {
+      const before = await metrics();
+      const lone = leavingCrosstab(ann, { ...SLOW, query });
+      await inFlight(1, lone.answered);
+      lone.leave();
+      if (await lone.answered) throw new Missed('answered before the client left');
+      // The statement is interrupted: the computation ends without its answer, counted as cancelled.
+      await inFlight(0);
+      const after = await metrics();
+      expect([after.computed - before.computed, after.cancelled - before.cancelled]).toEqual([1, 1]);
+    });
+  }, 300_000);
 
-    // Two callers on one computation: the one who leaves costs nothing, the one who stays gets the answer.
-    const params = { ...SLOW, query: 'delay:>-997' };
-    const leaving = leavingCrosstab(ann, params);
-    await inFlight(1, leaving.answered);
-    const staying = crosstab(bob, params);
-    await until('the second caller joined', (m) => m.joined === cancelled.joined + 1);
-    leaving.leave();
-    const answer = await staying;
-    expect(answer.status).toBe(200);
-    expect(result<{ rowCount: number }>(answer).data.rowCount).toBeGreaterThan(1000);
-    const after = await metrics();
-    expect([after.cancelled - cancelled.cancelled, after.inFlight]).toEqual([0, 0]);
-    // The server took both calls in stride: the next identical one is a cache hit of the finished table.
-    expect(result(await crosstab(ann, params)).meta.cache).toBe('hit');
+  it('goes on for a caller still waiting when another on the same computation leaves', async () => {
+    await tries(async (query) => {
+      const before = await metrics();
+      const params = { ...SLOW, query };
+      const leaving = leavingCrosstab(ann, params);
+      await inFlight(1, leaving.answered);
+      const staying = crosstab(bob, params);
+      await until('the second caller joined', (m) => m.joined === before.joined + 1, leaving.answered);
+      leaving.leave();
+      if (await leaving.answered) throw new Missed('answered before the first client left');
+      const answer = await staying;
+      expect(answer.status).toBe(200);
+      expect(result<{ rowCount: number }>(answer).data.rowCount).toBeGreaterThan(1000);
+      const after = await metrics();
+      expect([after.cancelled - before.cancelled, after.inFlight]).toEqual([0, 0]);
+      // The finished table was kept: the next identical call is a cache hit.
+      expect(result(await crosstab(ann, params)).meta.cache).toBe('hit');
+    });
   }, 300_000);
 });
