@@ -101,6 +101,25 @@ describe('MCP', () => {
     },
   );
 
+  it('a tool result says which data gave it, and its replay token answers the same again through queries_replay', async () => {
+    const client = await connect(env.analyst().token);
+    const args = { index: 'movies', rows: ['MPAA Rating'], totals: [{ aggregationType: 'Count' }], format: 'json' };
+    const result = (await client.callTool({ name: 'crosstab_execute', arguments: args })) as ToolResult & {
+      _meta?: Record<string, unknown>;
+    };
+    const provenance = result._meta?.['quarry/provenance'] as { index: string; version: number; snapshot: string };
+    expect(provenance).toMatchObject({ index: 'movies', engine: 'duckdb', servedBy: null });
+    expect(provenance.snapshot).toMatch(/^[0-9a-f]{64}$/);
+    expect(text(result)).toContain(
+      `Answered from index movies version ${provenance.version} (records file sha-256 ${provenance.snapshot}) by duckdb`,
+    );
+    const replay = result._meta?.['quarry/replay'];
+    expect(typeof replay).toBe('string');
+    const again = (await client.callTool({ name: 'queries_replay', arguments: { token: replay } })) as ToolResult;
+    expect(again.isError).toBeFalsy();
+    expect(again.structuredContent).toEqual(result.structuredContent);
+  });
+
   it('a crosstab gives its table as structured content and its rows, totals and drill queries as text', async () => {
     const client = await connect(env.analyst().token);
     const result = (await client.callTool({

@@ -91,7 +91,13 @@ const SECRET = /^whsec_[A-Za-z0-9+/]{43}=$/;
 const TOKEN_PREFIX = /^qk_[A-Za-z0-9_-]{6}$/;
 // A whole API token (TOKENS.CREATE): new with every call, and shown once.
 const API_TOKEN = /^qk_[A-Za-z0-9]{43}$/;
+// A version's records file's SHA-256 (meta.provenance.snapshot): the sample data is loaded anew for every stack.
+const SHA256 = /^[0-9a-f]{64}$/;
+// A replay token (meta.replay) of a call whose token no later example sends.
+const REPLAY = /^qr1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 const MASKS: Array<[RegExp, string]> = [
+  [SHA256, '<sha256>'],
+  [REPLAY, '<replay>'],
   [TOKEN_PREFIX, '<token prefix>'],
   [API_TOKEN, '<token>'],
   [GUID, '<guid>'],
@@ -280,6 +286,7 @@ describe('each method’s examples in the document are real calls on what npm st
     ).result;
     // What the examples write -> what is sent here: the local webhook receiver, and ids earlier calls got.
     const sent = new Map<string, string>([[SHOP_FILE_SHOWN, shopFile]]);
+    const replays = new Map<string, string>();
     for (const m of document.methods) {
       live[m.name] = [];
       for (const example of m.examples) {
@@ -288,7 +295,7 @@ describe('each method’s examples in the document are real calls on what npm st
         const webhook = (params as { deliver?: { webhook?: { url?: string } } }).deliver?.webhook?.url;
         if (webhook) sent.set(webhook, `http://127.0.0.1:${local.hooks}${new URL(webhook).pathname}`);
         const res = await post(
-          { jsonrpc: '2.0', id: 1, method: m.name, params: swapped(params, sent) },
+          { jsonrpc: '2.0', id: 1, method: m.name, params: swapped(params, new Map([...sent, ...replays])) },
           { Authorization: `Bearer ${analyst().token}`, 'X-Request-Id': 'example' },
         );
         const body = (await res.json()) as { result?: Live; error?: unknown };
@@ -304,6 +311,14 @@ describe('each method’s examples in the document are real calls on what npm st
           else if (shownId === undefined && key === 'id' && typeof liveId === 'string' && !sent.has(UNRECORDED_ID))
             sent.set(UNRECORDED_ID, liveId);
         }
+        // The replay token a later example sends (QUERIES.REPLAY): signed anew, with its own time, every run.
+        // Sent, never swapped back: the document records a real token (the mask compares them).
+        const shownReplay = (example.result.value as { meta?: { replay?: unknown } }).meta?.replay;
+        const liveReplay = body.result.meta.replay;
+        if (typeof shownReplay === 'string' && typeof liveReplay === 'string' && !replays.has(shownReplay))
+          replays.set(shownReplay, liveReplay);
+        if (typeof liveReplay === 'string' && !replays.has(UNRECORDED_REPLAY))
+          replays.set(UNRECORDED_REPLAY, liveReplay);
         // The EXPORTS.STATUS example shows the export done: wait for it, so its answer is the same every run.
         if (m.name === 'EXPORTS.START') await exportDone((body.result.data as { exportId: string }).exportId);
         // The SOURCES.RUNS example shows the run done: wait for it too.
@@ -336,6 +351,9 @@ describe('each method’s examples in the document are real calls on what npm st
     expect(stable(live[name]![i])).toEqual(stable(shown));
   });
 });
+
+/** The replay token the QUERIES.REPLAY example sends until the QUERIES.EXECUTE example's answer is recorded. */
+const UNRECORDED_REPLAY = 'qr1.unrecorded.unrecorded';
 
 /** The token id the TOKENS.REVOKE example sends until the TOKENS.CREATE example's answer is recorded. */
 const UNRECORDED_ID = '00000000-0000-4000-8000-000000000000';

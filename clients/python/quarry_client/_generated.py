@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from ._client import QuarryClient
 
 #: Methods of the contract, in its order.
-METHOD_NAMES = ("QUERIES.EXECUTE", "INDEXES.FIND", "CROSSTAB.EXECUTE", "REPORTS.FIND", "REPORTS.METADATA", "REPORTS.EXECUTE", "REPORTS.UPDATE", "REPORTS.DELETE", "REPORTS.SCHEDULE", "REPORTS.SCHEDULES", "REPORTS.UNSCHEDULE", "TOKENS.EMBED", "TOKENS.REVOKE_EMBED", "TOKENS.WHOAMI", "EXPORTS.START", "EXPORTS.STATUS", "SOURCES.CREATE", "SOURCES.RUN", "SOURCES.RUNS", "SOURCES.FIND", "SOURCES.UPDATE", "SOURCES.DELETE", "USERS.CREATE", "USERS.UPDATE", "USERS.FIND", "USERS.DISABLE", "USERS.ENABLE", "USERS.DELETE", "TOKENS.CREATE", "TOKENS.FIND", "TOKENS.REVOKE",)
+METHOD_NAMES = ("QUERIES.EXECUTE", "QUERIES.REPLAY", "INDEXES.FIND", "CROSSTAB.EXECUTE", "REPORTS.FIND", "REPORTS.METADATA", "REPORTS.EXECUTE", "REPORTS.UPDATE", "REPORTS.DELETE", "REPORTS.SCHEDULE", "REPORTS.SCHEDULES", "REPORTS.UNSCHEDULE", "TOKENS.EMBED", "TOKENS.REVOKE_EMBED", "TOKENS.WHOAMI", "EXPORTS.START", "EXPORTS.STATUS", "SOURCES.CREATE", "SOURCES.RUN", "SOURCES.RUNS", "SOURCES.FIND", "SOURCES.UPDATE", "SOURCES.DELETE", "USERS.CREATE", "USERS.UPDATE", "USERS.FIND", "USERS.DISABLE", "USERS.ENABLE", "USERS.DELETE", "TOKENS.CREATE", "TOKENS.FIND", "TOKENS.REVOKE",)
 #: Methods that change what is stored: retried only under an Idempotency-Key the server keeps.
 NEVER_RETRIED = frozenset(("REPORTS.UPDATE", "REPORTS.DELETE", "REPORTS.SCHEDULE", "REPORTS.UNSCHEDULE", "TOKENS.EMBED", "EXPORTS.START", "TOKENS.REVOKE_EMBED",))
 #: Methods that take an Idempotency-Key (QUERIES.EXECUTE and CROSSTAB.EXECUTE only with saveReport).
@@ -110,6 +110,252 @@ class QueriesExecuteResult(_QueriesExecuteResultRequired, total=False):
     report: QueriesExecuteResultReport
 
 
+class QueriesReplayResult1(TypedDict):
+    index: str
+    query: str
+    page: int
+    pageSize: int
+    #: Records matching the query (every page).
+    total: int
+    totalPages: int
+    fields: List[QueriesExecuteResultFieldsItem]
+    #: The page, each record keyed by field name (the realm-filtered fields only).
+    records: List[Dict[str, Any]]
+
+
+class _QueriesReplayResult2Required(TypedDict):
+    contentType: Literal["text/html"]
+    #: An escaped, accessible <table>.
+    data: str
+    rowCount: int
+    columnCount: int
+
+
+class QueriesReplayResult2(_QueriesReplayResult2Required, total=False):
+    #: Outermost row values cut by rowLimit (present when a limit was given).
+    rowsOmitted: int
+    columnsOmitted: int
+    #: Outermost row groups rowFilter left out (present when a filter was given).
+    rowsFilteredOut: int
+    columnsFilteredOut: int
+
+
+class QueriesReplayResult3DataMeasuresItemFormat(TypedDict, total=False):
+    """
+    How the total's numbers are written (Intl.NumberFormat options, en-US) in HTML, XLSX (as an Excel number
+    format; cells stay numbers), PDF and charts; JSON keeps raw numbers. With style percent a value of 0.25
+    reads 25% (a total shown as a percentage of something is already out of 100 and reads as such).
+    """
+
+    #: default "decimal"
+    style: Literal["decimal", "percent", "currency", "unit"]
+    #: With style currency: the ISO 4217 code. — at most 3 characters
+    currency: str
+    #: With style unit: a unit Intl.NumberFormat knows (kilometer, liter-per-kilometer, …). — at most 100
+    #: characters
+    unit: str
+    #: 0 to 20
+    minimumFractionDigits: int
+    #: 0 to 20
+    maximumFractionDigits: int
+    #: default "standard"
+    notation: Literal["standard", "compact"]
+
+
+class QueriesReplayResult3DataMeasuresItemHighlightItemWhen(TypedDict):
+    op: Literal[">", ">=", "<", "<=", "=", "!="]
+    value: float
+
+
+class QueriesReplayResult3DataMeasuresItemHighlightItem(TypedDict):
+    """
+    Colours the cells whose shown value passes `when`; the first rule that passes wins (over colorScale).
+    """
+
+    when: QueriesReplayResult3DataMeasuresItemHighlightItemWhen
+    #: at most 7 characters
+    color: str
+
+
+QueriesReplayResult3DataMeasuresItemColorScale = TypedDict(
+    "QueriesReplayResult3DataMeasuresItemColorScale",
+    {
+        "from": str,
+        "to": str,
+    },
+    total=True,
+)
+
+
+QueriesReplayResult3DataMeasuresItemCompare = TypedDict(
+    "QueriesReplayResult3DataMeasuresItemCompare",
+    {
+        "to": Literal["previousPeriod", "previousYear"],
+        "as": Literal["value", "difference", "percentDifference"],
+        "period": Literal["hour", "day", "week", "month", "quarter", "year"],
+    },
+    total=True,
+)
+
+
+class _QueriesReplayResult3DataMeasuresItemRequired(TypedDict):
+    name: str
+    showAs: Literal["value", "percentOfGrandTotal", "percentOfRowTotal", "percentOfColumnTotal", "runningTotal", "differenceFromPrevious", "percentDifferenceFromPrevious", "percentOfParentRow", "percentOfParentColumn", "rankInColumn", "rankInRow", "movingAverage"]
+
+
+class QueriesReplayResult3DataMeasuresItem(_QueriesReplayResult3DataMeasuresItemRequired, total=False):
+    #: Absent for a calculated total.
+    aggregationType: Literal["Sum", "Count", "Average", "Min", "Max", "Median", "Percentile", "StdDev", "CountDistinct"]
+    field: str
+    dynamicView: str
+    percentile: float
+    formula: str
+    #: How the total's numbers are written (Intl.NumberFormat options, en-US) in HTML, XLSX (as an Excel
+    #: number format; cells stay numbers), PDF and charts; JSON keeps raw numbers. With style percent a value
+    #: of 0.25 reads 25% (a total shown as a percentage of something is already out of 100 and reads as such).
+    format: QueriesReplayResult3DataMeasuresItemFormat
+    #: at most 10 items
+    highlight: List[QueriesReplayResult3DataMeasuresItemHighlightItem]
+    #: Colours each body cell between from (the total's lowest shown value) and to (its highest).
+    colorScale: QueriesReplayResult3DataMeasuresItemColorScale
+    #: The comparison this measure shows (its period: the finest calendar group).
+    compare: QueriesReplayResult3DataMeasuresItemCompare
+
+
+class _QueriesReplayResult3DataRowsItemRequired(TypedDict):
+    key: List[Union[str, float, bool, None]]
+    cells: List[List[Union[float, None]]]
+    #: One value per measure; null where no record falls.
+    total: List[Union[float, None]]
+
+
+class QueriesReplayResult3DataRowsItem(_QueriesReplayResult3DataRowsItemRequired, total=False):
+    #: Selects exactly the records of this row key: (crosstab query) AND row query AND column query is the
+    #: cell.
+    query: str
+    subtotal: Literal[True]
+    #: The "Other (N)" row (otherRow): its key is [], N the outermost row values it stands for; its query
+    #: selects exactly their records.
+    other: int
+    #: This row holds the data's partial last period: its comparison is cut to the same span.
+    partial: Literal[True]
+
+
+class QueriesReplayResult3DataComparePartial(TypedDict):
+    """
+    Present when the data's last period is partial: its compared values (and the totals holding it) cover the
+    previous period only up to the same elapsed span. The rows (or partialColumns) of that period say so.
+    """
+
+    on: Literal["rows", "columns"]
+    field: str
+    #: The last period, as its axis reports keys (2025-03).
+    key: str
+    #: Local time of the last record; compared periods end as far in.
+    lastRecord: str
+
+
+class _QueriesReplayResult3DataRequired(TypedDict):
+    rowFields: List[str]
+    columnFields: List[str]
+    measures: List[QueriesReplayResult3DataMeasuresItem]
+    columns: List[List[Union[str, float, bool, None]]]
+    #: Per entry of columns: a query (Quarry query language) selecting exactly the records of that column key,
+    #: whatever it holds (blanks, backslashes, quotes; a repeating date part as Field:@dayOfWeek=n).
+    columnQueries: List[Union[str, None]]
+    rows: List[QueriesReplayResult3DataRowsItem]
+    columnTotals: List[List[Union[float, None]]]
+    #: One value per measure; null where no record falls.
+    grandTotal: List[Union[float, None]]
+    rowsOmitted: int
+    columnsOmitted: int
+    rowsFilteredOut: int
+    columnsFilteredOut: int
+
+
+class QueriesReplayResult3Data(_QueriesReplayResult3DataRequired, total=False):
+    #: With otherColumn: the last entry of columns (key []) is "Other (N)", over the records of the N
+    #: outermost column values not shown.
+    otherColumn: int
+    #: Present when the data's last period is partial: its compared values (and the totals holding it) cover
+    #: the previous period only up to the same elapsed span. The rows (or partialColumns) of that period say
+    #: so.
+    comparePartial: QueriesReplayResult3DataComparePartial
+    #: Indexes into columns of the partial last period (comparePartial.on columns).
+    partialColumns: List[int]
+
+
+class QueriesReplayResult3(TypedDict):
+    contentType: Literal["application/json"]
+    data: QueriesReplayResult3Data
+    rowCount: int
+    columnCount: int
+
+
+class _QueriesReplayResult4Required(TypedDict):
+    contentType: Literal["text/csv"]
+    data: str
+    rowCount: int
+    columnCount: int
+
+
+class QueriesReplayResult4(_QueriesReplayResult4Required, total=False):
+    #: Outermost row values cut by rowLimit (present when a limit was given).
+    rowsOmitted: int
+    columnsOmitted: int
+    #: Outermost row groups rowFilter left out (present when a filter was given).
+    rowsFilteredOut: int
+    columnsFilteredOut: int
+
+
+class _QueriesReplayResult5Required(TypedDict):
+    contentType: Literal["application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"]
+    #: The .xlsx file as base64: one sheet named after the index.
+    data: str
+    rowCount: int
+    columnCount: int
+
+
+class QueriesReplayResult5(_QueriesReplayResult5Required, total=False):
+    #: Outermost row values cut by rowLimit (present when a limit was given).
+    rowsOmitted: int
+    columnsOmitted: int
+    #: Outermost row groups rowFilter left out (present when a filter was given).
+    rowsFilteredOut: int
+    columnsFilteredOut: int
+
+
+class _QueriesReplayResult6Required(TypedDict):
+    contentType: Literal["application/pdf"]
+    #: The table printed as a .pdf file, base64: A4, landscape when wide, the header rows on every page, the
+    #: index and query atop each page and "Page N of M" at its foot.
+    data: str
+    rowCount: int
+    columnCount: int
+
+
+class QueriesReplayResult6(_QueriesReplayResult6Required, total=False):
+    #: Outermost row values cut by rowLimit (present when a limit was given).
+    rowsOmitted: int
+    columnsOmitted: int
+    #: Outermost row groups rowFilter left out (present when a filter was given).
+    rowsFilteredOut: int
+    columnsFilteredOut: int
+
+
+class QueriesReplayResult7(TypedDict):
+    contentType: Literal["application/json"]
+    #: imageFormat echarts: the ECharts option the PNG and SVG are drawn from (plain JSON, planned for width ×
+    #: height). Where Quarry prints numbers compactly or in a total’s format, a setting names its formatter
+    #: under quarryFormatter (compact, compactValue; number and numberValue with quarryNumberFormat, Intl
+    #: options, and quarryScale), which ECharts ignores; @quarry/client reviveChartOption sets those
+    #: formatters.
+    data: Dict[str, Any]
+    width: int
+    height: int
+    chartType: str
+
+
 class IndexesFindResultIndexesItem(TypedDict):
     name: str
     description: str
@@ -158,53 +404,6 @@ class CrosstabExecuteRowsItem2(_CrosstabExecuteRowsItem2Required, total=False):
     order: List[Union[str, float, bool, None]]
 
 
-class CrosstabExecuteTotalsItemFormat(TypedDict, total=False):
-    """
-    How the total's numbers are written (Intl.NumberFormat options, en-US) in HTML, XLSX (as an Excel number
-    format; cells stay numbers), PDF and charts; JSON keeps raw numbers. With style percent a value of 0.25
-    reads 25% (a total shown as a percentage of something is already out of 100 and reads as such).
-    """
-
-    #: default "decimal"
-    style: Literal["decimal", "percent", "currency", "unit"]
-    #: With style currency: the ISO 4217 code. — at most 3 characters
-    currency: str
-    #: With style unit: a unit Intl.NumberFormat knows (kilometer, liter-per-kilometer, …). — at most 100
-    #: characters
-    unit: str
-    #: 0 to 20
-    minimumFractionDigits: int
-    #: 0 to 20
-    maximumFractionDigits: int
-    #: default "standard"
-    notation: Literal["standard", "compact"]
-
-
-class CrosstabExecuteTotalsItemHighlightItemWhen(TypedDict):
-    op: Literal[">", ">=", "<", "<=", "=", "!="]
-    value: float
-
-
-class CrosstabExecuteTotalsItemHighlightItem(TypedDict):
-    """
-    Colours the cells whose shown value passes `when`; the first rule that passes wins (over colorScale).
-    """
-
-    when: CrosstabExecuteTotalsItemHighlightItemWhen
-    #: at most 7 characters
-    color: str
-
-
-CrosstabExecuteTotalsItemColorScale = TypedDict(
-    "CrosstabExecuteTotalsItemColorScale",
-    {
-        "from": str,
-        "to": str,
-    },
-    total=True,
-)
-
-
 CrosstabExecuteTotalsItemCompare = TypedDict(
     "CrosstabExecuteTotalsItemCompare",
     {
@@ -244,11 +443,11 @@ class CrosstabExecuteTotalsItem(TypedDict, total=False):
     #: How the total's numbers are written (Intl.NumberFormat options, en-US) in HTML, XLSX (as an Excel
     #: number format; cells stay numbers), PDF and charts; JSON keeps raw numbers. With style percent a value
     #: of 0.25 reads 25% (a total shown as a percentage of something is already out of 100 and reads as such).
-    format: CrosstabExecuteTotalsItemFormat
+    format: QueriesReplayResult3DataMeasuresItemFormat
     #: at most 10 items
-    highlight: List[CrosstabExecuteTotalsItemHighlightItem]
+    highlight: List[QueriesReplayResult3DataMeasuresItemHighlightItem]
     #: Colours each body cell between from (the total's lowest shown value) and to (its highest).
-    colorScale: CrosstabExecuteTotalsItemColorScale
+    colorScale: QueriesReplayResult3DataMeasuresItemColorScale
     #: Compare with the previous period or the same period a year before: the same measure computed over the
     #: records of that period (never a neighbouring cell), shown as that value, the difference (current −
     #: previous) or the percentage difference ((current − previous) / |previous| × 100; empty when previous is
@@ -310,107 +509,9 @@ class CrosstabExecuteResult1(_CrosstabExecuteResult1Required, total=False):
     report: QueriesExecuteResultReport
 
 
-CrosstabExecuteResult2DataMeasuresItemCompare = TypedDict(
-    "CrosstabExecuteResult2DataMeasuresItemCompare",
-    {
-        "to": Literal["previousPeriod", "previousYear"],
-        "as": Literal["value", "difference", "percentDifference"],
-        "period": Literal["hour", "day", "week", "month", "quarter", "year"],
-    },
-    total=True,
-)
-
-
-class _CrosstabExecuteResult2DataMeasuresItemRequired(TypedDict):
-    name: str
-    showAs: Literal["value", "percentOfGrandTotal", "percentOfRowTotal", "percentOfColumnTotal", "runningTotal", "differenceFromPrevious", "percentDifferenceFromPrevious", "percentOfParentRow", "percentOfParentColumn", "rankInColumn", "rankInRow", "movingAverage"]
-
-
-class CrosstabExecuteResult2DataMeasuresItem(_CrosstabExecuteResult2DataMeasuresItemRequired, total=False):
-    #: Absent for a calculated total.
-    aggregationType: Literal["Sum", "Count", "Average", "Min", "Max", "Median", "Percentile", "StdDev", "CountDistinct"]
-    field: str
-    dynamicView: str
-    percentile: float
-    formula: str
-    #: How the total's numbers are written (Intl.NumberFormat options, en-US) in HTML, XLSX (as an Excel
-    #: number format; cells stay numbers), PDF and charts; JSON keeps raw numbers. With style percent a value
-    #: of 0.25 reads 25% (a total shown as a percentage of something is already out of 100 and reads as such).
-    format: CrosstabExecuteTotalsItemFormat
-    #: at most 10 items
-    highlight: List[CrosstabExecuteTotalsItemHighlightItem]
-    #: Colours each body cell between from (the total's lowest shown value) and to (its highest).
-    colorScale: CrosstabExecuteTotalsItemColorScale
-    #: The comparison this measure shows (its period: the finest calendar group).
-    compare: CrosstabExecuteResult2DataMeasuresItemCompare
-
-
-class _CrosstabExecuteResult2DataRowsItemRequired(TypedDict):
-    key: List[Union[str, float, bool, None]]
-    cells: List[List[Union[float, None]]]
-    #: One value per measure; null where no record falls.
-    total: List[Union[float, None]]
-
-
-class CrosstabExecuteResult2DataRowsItem(_CrosstabExecuteResult2DataRowsItemRequired, total=False):
-    #: Selects exactly the records of this row key: (crosstab query) AND row query AND column query is the
-    #: cell.
-    query: str
-    subtotal: Literal[True]
-    #: The "Other (N)" row (otherRow): its key is [], N the outermost row values it stands for; its query
-    #: selects exactly their records.
-    other: int
-    #: This row holds the data's partial last period: its comparison is cut to the same span.
-    partial: Literal[True]
-
-
-class CrosstabExecuteResult2DataComparePartial(TypedDict):
-    """
-    Present when the data's last period is partial: its compared values (and the totals holding it) cover the
-    previous period only up to the same elapsed span. The rows (or partialColumns) of that period say so.
-    """
-
-    on: Literal["rows", "columns"]
-    field: str
-    #: The last period, as its axis reports keys (2025-03).
-    key: str
-    #: Local time of the last record; compared periods end as far in.
-    lastRecord: str
-
-
-class _CrosstabExecuteResult2DataRequired(TypedDict):
-    rowFields: List[str]
-    columnFields: List[str]
-    measures: List[CrosstabExecuteResult2DataMeasuresItem]
-    columns: List[List[Union[str, float, bool, None]]]
-    #: Per entry of columns: a query (Quarry query language) selecting exactly the records of that column key,
-    #: whatever it holds (blanks, backslashes, quotes; a repeating date part as Field:@dayOfWeek=n).
-    columnQueries: List[Union[str, None]]
-    rows: List[CrosstabExecuteResult2DataRowsItem]
-    columnTotals: List[List[Union[float, None]]]
-    #: One value per measure; null where no record falls.
-    grandTotal: List[Union[float, None]]
-    rowsOmitted: int
-    columnsOmitted: int
-    rowsFilteredOut: int
-    columnsFilteredOut: int
-
-
-class CrosstabExecuteResult2Data(_CrosstabExecuteResult2DataRequired, total=False):
-    #: With otherColumn: the last entry of columns (key []) is "Other (N)", over the records of the N
-    #: outermost column values not shown.
-    otherColumn: int
-    #: Present when the data's last period is partial: its compared values (and the totals holding it) cover
-    #: the previous period only up to the same elapsed span. The rows (or partialColumns) of that period say
-    #: so.
-    comparePartial: CrosstabExecuteResult2DataComparePartial
-    #: Indexes into columns of the partial last period (comparePartial.on columns).
-    partialColumns: List[int]
-
-
 class _CrosstabExecuteResult2Required(TypedDict):
     contentType: Literal["application/json"]
-    data: CrosstabExecuteResult2Data
+    data: QueriesReplayResult3Data
     rowCount: int
     columnCount: int
 
@@ -636,7 +737,7 @@ class ReportsExecuteResult2(_ReportsExecuteResult2Required, total=False):
 
 class ReportsExecuteResult3(TypedDict):
     contentType: Literal["application/json"]
-    data: CrosstabExecuteResult2Data
+    data: QueriesReplayResult3Data
     rowCount: int
     columnCount: int
     #: The report and the version of it that ran.
@@ -1220,6 +1321,31 @@ class QueriesMethods(_Group):
         data = self._client._data("QUERIES.EXECUTE", params_of({"index": index, "query": query, "page": page, "pageSize": pageSize, "sort": sort, "cache": cache, "saveReport": saveReport}), idempotency_key, timeout)
         return cast("QueriesExecuteResult", data)
 
+    def replay(self, *, token: str, cache: Optional[bool] = None, timeout: Optional[float] = None) -> Union[QueriesReplayResult1, QueriesReplayResult2, QueriesReplayResult3, QueriesReplayResult4, QueriesReplayResult5, QueriesReplayResult6, QueriesReplayResult7]:
+        """
+        Answer a search or crosstab again from the same index version, given its meta.replay token.
+
+        Runs the call a meta.replay token records (QUERIES.EXECUTE, CROSSTAB.EXECUTE or REPORTS.EXECUTE,
+        with every parameter it had and the time its relative dates were read at) on the index version it
+        ran on, and returns the same data: the same records in the same order, the same cells. It runs with
+        the permissions and realms the caller has now, so a replay never shows what its caller may no longer
+        read, and it needs the scopes the replayed method needs (REPORTS.EXECUTE: reports:read too). A token
+        is signed by the deployment and issued to one user: changed in any way, or sent by another user, it
+        is refused. Once the version is no longer kept (QUARRY_SNAPSHOT_KEEP_MB, saved reports keep theirs)
+        the replay is a 404 naming it. Needs the query:execute scope.
+
+        JSON-RPC method QUERIES.REPLAY; needs the query:execute scope.
+
+        Args:
+            token: (required) meta.replay of a QUERIES.EXECUTE, CROSSTAB.EXECUTE or REPORTS.EXECUTE answer,
+            as it was given. — at most 16384 characters
+            cache: false skips the result cache for this call. Not an executable parameter: never saved in a
+            report. — default true
+            timeout: seconds for this call (the client's timeout otherwise).
+        """
+        data = self._client._data("QUERIES.REPLAY", params_of({"token": token, "cache": cache}), None, timeout)
+        return cast("Union[QueriesReplayResult1, QueriesReplayResult2, QueriesReplayResult3, QueriesReplayResult4, QueriesReplayResult5, QueriesReplayResult6, QueriesReplayResult7]", data)
+
 
 class IndexesMethods(_Group):
     """INDEXES.* methods (`quarry.indexes`)."""
@@ -1254,7 +1380,7 @@ class IndexesMethods(_Group):
 class CrosstabMethods(_Group):
     """CROSSTAB.* methods (`quarry.crosstab`)."""
 
-    def execute(self, *, index: str, rows: List[Union[str, CrosstabExecuteRowsItem2]], totals: List[CrosstabExecuteTotalsItem], query: Optional[str] = None, columns: Optional[List[CrosstabExecuteRowsItem2]] = None, subtotals: Optional[bool] = None, rowOrder: Optional[CrosstabExecuteRowOrder] = None, columnOrder: Optional[CrosstabExecuteRowOrder] = None, rowLimit: Optional[int] = None, columnLimit: Optional[int] = None, rowFilter: Optional[CrosstabExecuteRowFilter] = None, columnFilter: Optional[CrosstabExecuteRowFilter] = None, otherRow: Optional[bool] = None, otherColumn: Optional[bool] = None, timeZone: Optional[str] = None, format: Optional[Literal["html", "json", "csv", "xlsx", "pdf"]] = None, totalsOn: Optional[Literal["columns", "rows"]] = None, chartType: Optional[str] = None, chartTotals: Optional[List[Union[int, str]]] = None, imageFormat: Optional[str] = None, width: Optional[int] = None, height: Optional[int] = None, cache: Optional[bool] = None, saveReport: Optional[QueriesExecuteSaveReport] = None, idempotency_key: Optional[str] = None, timeout: Optional[float] = None) -> Union[CrosstabExecuteResult1, CrosstabExecuteResult2, CrosstabExecuteResult3, CrosstabExecuteResult4, CrosstabExecuteResult5, CrosstabExecuteResult6, CrosstabExecuteResult7, CrosstabExecuteResult8]:
+    def execute(self, *, index: str, rows: List[Union[str, CrosstabExecuteRowsItem2]], totals: List[CrosstabExecuteTotalsItem], query: Optional[str] = None, columns: Optional[List[CrosstabExecuteRowsItem2]] = None, subtotals: Optional[bool] = None, rowOrder: Optional[CrosstabExecuteRowOrder] = None, columnOrder: Optional[CrosstabExecuteRowOrder] = None, rowLimit: Optional[int] = None, columnLimit: Optional[int] = None, rowFilter: Optional[CrosstabExecuteRowFilter] = None, columnFilter: Optional[CrosstabExecuteRowFilter] = None, otherRow: Optional[bool] = None, otherColumn: Optional[bool] = None, timeZone: Optional[str] = None, format: Optional[Literal["html", "json", "csv", "xlsx", "pdf"]] = None, totalsOn: Optional[Literal["columns", "rows"]] = None, chartType: Optional[str] = None, chartTotals: Optional[List[Union[int, str]]] = None, imageFormat: Optional[str] = None, width: Optional[int] = None, height: Optional[int] = None, cache: Optional[bool] = None, verify: Optional[bool] = None, saveReport: Optional[QueriesExecuteSaveReport] = None, idempotency_key: Optional[str] = None, timeout: Optional[float] = None) -> Union[CrosstabExecuteResult1, CrosstabExecuteResult2, CrosstabExecuteResult3, CrosstabExecuteResult4, CrosstabExecuteResult5, CrosstabExecuteResult6, CrosstabExecuteResult7, CrosstabExecuteResult8]:
         """
         Pivot an index: a table (HTML, JSON, CSV, XLSX, PDF) or a chart (PNG, SVG, PDF).
 
@@ -1315,12 +1441,16 @@ class CrosstabMethods(_Group):
             height: default 600; 100 to 4000
             cache: false skips the result cache for this call. Not an executable parameter: never saved in a
             report. — default true
+            verify: true recomputes every returned cell along an independent path (plain passes over the
+            records: no rollup, no cache, no twin pass) and answers meta.verify: {cells, mismatched}. The
+            answer itself is then computed, never read from the cache, and costs about twice as much. Not an
+            executable parameter: never saved in a report. — default false
             saveReport: Also save this call as a report (needs the reports:write scope). The result then
             carries report.guid.
             idempotency_key: the Idempotency-Key header: the same key and params give the first answer again.
             timeout: seconds for this call (the client's timeout otherwise).
         """
-        data = self._client._data("CROSSTAB.EXECUTE", params_of({"index": index, "query": query, "rows": rows, "columns": columns, "totals": totals, "subtotals": subtotals, "rowOrder": rowOrder, "columnOrder": columnOrder, "rowLimit": rowLimit, "columnLimit": columnLimit, "rowFilter": rowFilter, "columnFilter": columnFilter, "otherRow": otherRow, "otherColumn": otherColumn, "timeZone": timeZone, "format": format, "totalsOn": totalsOn, "chartType": chartType, "chartTotals": chartTotals, "imageFormat": imageFormat, "width": width, "height": height, "cache": cache, "saveReport": saveReport}), idempotency_key, timeout)
+        data = self._client._data("CROSSTAB.EXECUTE", params_of({"index": index, "query": query, "rows": rows, "columns": columns, "totals": totals, "subtotals": subtotals, "rowOrder": rowOrder, "columnOrder": columnOrder, "rowLimit": rowLimit, "columnLimit": columnLimit, "rowFilter": rowFilter, "columnFilter": columnFilter, "otherRow": otherRow, "otherColumn": otherColumn, "timeZone": timeZone, "format": format, "totalsOn": totalsOn, "chartType": chartType, "chartTotals": chartTotals, "imageFormat": imageFormat, "width": width, "height": height, "cache": cache, "verify": verify, "saveReport": saveReport}), idempotency_key, timeout)
         return cast("Union[CrosstabExecuteResult1, CrosstabExecuteResult2, CrosstabExecuteResult3, CrosstabExecuteResult4, CrosstabExecuteResult5, CrosstabExecuteResult6, CrosstabExecuteResult7, CrosstabExecuteResult8]", data)
 
 

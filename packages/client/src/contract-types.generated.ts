@@ -106,6 +106,263 @@ export interface QueriesExecuteResult {
   };
 }
 
+/** Answer a search or crosstab again from the same index version, given its meta.replay token. */
+export interface QueriesReplayParams {
+  /**
+   * meta.replay of a QUERIES.EXECUTE, CROSSTAB.EXECUTE or REPORTS.EXECUTE answer, as it was given.
+   */
+  token: string;
+  /**
+   * false skips the result cache for this call. Not an executable parameter: never saved in a report.
+   */
+  cache?: boolean;
+}
+
+export type QueriesReplayResult =
+  | {
+      index: string;
+      query: string;
+      page: number;
+      pageSize: number;
+      /**
+       * Records matching the query (every page).
+       */
+      total: number;
+      totalPages: number;
+      fields: {
+        name: string;
+        /**
+         * string, number, integer, boolean or date
+         */
+        type: string;
+      }[];
+      /**
+       * The page, each record keyed by field name (the realm-filtered fields only).
+       */
+      records: {
+        [k: string]: unknown | undefined;
+      }[];
+    }
+  | {
+      contentType: "text/html";
+      /**
+       * An escaped, accessible <table>.
+       */
+      data: string;
+      rowCount: number;
+      columnCount: number;
+      /**
+       * Outermost row values cut by rowLimit (present when a limit was given).
+       */
+      rowsOmitted?: number;
+      columnsOmitted?: number;
+      /**
+       * Outermost row groups rowFilter left out (present when a filter was given).
+       */
+      rowsFilteredOut?: number;
+      columnsFilteredOut?: number;
+    }
+  | {
+      contentType: "application/json";
+      data: {
+        rowFields: string[];
+        columnFields: string[];
+        measures: {
+          name: string;
+          /**
+           * Absent for a calculated total.
+           */
+          aggregationType?:
+            "Sum" | "Count" | "Average" | "Min" | "Max" | "Median" | "Percentile" | "StdDev" | "CountDistinct";
+          field?: string;
+          dynamicView?: string;
+          percentile?: number;
+          formula?: string;
+          showAs:
+            | "value"
+            | "percentOfGrandTotal"
+            | "percentOfRowTotal"
+            | "percentOfColumnTotal"
+            | "runningTotal"
+            | "differenceFromPrevious"
+            | "percentDifferenceFromPrevious"
+            | "percentOfParentRow"
+            | "percentOfParentColumn"
+            | "rankInColumn"
+            | "rankInRow"
+            | "movingAverage";
+          /**
+           * How the total's numbers are written (Intl.NumberFormat options, en-US) in HTML, XLSX (as an Excel number format; cells stay numbers), PDF and charts; JSON keeps raw numbers. With style percent a value of 0.25 reads 25% (a total shown as a percentage of something is already out of 100 and reads as such).
+           */
+          format?: {
+            style?: "decimal" | "percent" | "currency" | "unit";
+            /**
+             * With style currency: the ISO 4217 code.
+             */
+            currency?: string;
+            /**
+             * With style unit: a unit Intl.NumberFormat knows (kilometer, liter-per-kilometer, …).
+             */
+            unit?: string;
+            minimumFractionDigits?: number;
+            maximumFractionDigits?: number;
+            notation?: "standard" | "compact";
+          };
+          /**
+           * @maxItems 10
+           */
+          highlight?: {
+            when: {
+              op: ">" | ">=" | "<" | "<=" | "=" | "!=";
+              value: number;
+            };
+            color: string;
+          }[];
+          /**
+           * Colours each body cell between from (the total's lowest shown value) and to (its highest).
+           */
+          colorScale?: {
+            from: string;
+            to: string;
+          };
+          /**
+           * The comparison this measure shows (its period: the finest calendar group).
+           */
+          compare?: {
+            to: "previousPeriod" | "previousYear";
+            as: "value" | "difference" | "percentDifference";
+            period: "hour" | "day" | "week" | "month" | "quarter" | "year";
+          };
+        }[];
+        columns: (string | number | boolean | null)[][];
+        /**
+         * Per entry of columns: a query (Quarry query language) selecting exactly the records of that column key, whatever it holds (blanks, backslashes, quotes; a repeating date part as Field:@dayOfWeek=n).
+         */
+        columnQueries: (string | null)[];
+        rows: {
+          key: (string | number | boolean | null)[];
+          /**
+           * Selects exactly the records of this row key: (crosstab query) AND row query AND column query is the cell.
+           */
+          query?: string;
+          cells: (number | null)[][];
+          /**
+           * One value per measure; null where no record falls.
+           */
+          total: (number | null)[];
+          subtotal?: true;
+          /**
+           * The "Other (N)" row (otherRow): its key is [], N the outermost row values it stands for; its query selects exactly their records.
+           */
+          other?: number;
+          /**
+           * This row holds the data's partial last period: its comparison is cut to the same span.
+           */
+          partial?: true;
+        }[];
+        /**
+         * With otherColumn: the last entry of columns (key []) is "Other (N)", over the records of the N outermost column values not shown.
+         */
+        otherColumn?: number;
+        columnTotals: (number | null)[][];
+        /**
+         * One value per measure; null where no record falls.
+         */
+        grandTotal: (number | null)[];
+        rowsOmitted: number;
+        columnsOmitted: number;
+        rowsFilteredOut: number;
+        columnsFilteredOut: number;
+        /**
+         * Present when the data's last period is partial: its compared values (and the totals holding it) cover the previous period only up to the same elapsed span. The rows (or partialColumns) of that period say so.
+         */
+        comparePartial?: {
+          on: "rows" | "columns";
+          field: string;
+          /**
+           * The last period, as its axis reports keys (2025-03).
+           */
+          key: string;
+          /**
+           * Local time of the last record; compared periods end as far in.
+           */
+          lastRecord: string;
+        };
+        /**
+         * Indexes into columns of the partial last period (comparePartial.on columns).
+         */
+        partialColumns?: number[];
+      };
+      rowCount: number;
+      columnCount: number;
+    }
+  | {
+      contentType: "text/csv";
+      data: string;
+      rowCount: number;
+      columnCount: number;
+      /**
+       * Outermost row values cut by rowLimit (present when a limit was given).
+       */
+      rowsOmitted?: number;
+      columnsOmitted?: number;
+      /**
+       * Outermost row groups rowFilter left out (present when a filter was given).
+       */
+      rowsFilteredOut?: number;
+      columnsFilteredOut?: number;
+    }
+  | {
+      contentType: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
+      /**
+       * The .xlsx file as base64: one sheet named after the index.
+       */
+      data: string;
+      rowCount: number;
+      columnCount: number;
+      /**
+       * Outermost row values cut by rowLimit (present when a limit was given).
+       */
+      rowsOmitted?: number;
+      columnsOmitted?: number;
+      /**
+       * Outermost row groups rowFilter left out (present when a filter was given).
+       */
+      rowsFilteredOut?: number;
+      columnsFilteredOut?: number;
+    }
+  | {
+      contentType: "application/pdf";
+      /**
+       * The table printed as a .pdf file, base64: A4, landscape when wide, the header rows on every page, the index and query atop each page and "Page N of M" at its foot.
+       */
+      data: string;
+      rowCount: number;
+      columnCount: number;
+      /**
+       * Outermost row values cut by rowLimit (present when a limit was given).
+       */
+      rowsOmitted?: number;
+      columnsOmitted?: number;
+      /**
+       * Outermost row groups rowFilter left out (present when a filter was given).
+       */
+      rowsFilteredOut?: number;
+      columnsFilteredOut?: number;
+    }
+  | {
+      contentType: "application/json";
+      /**
+       * imageFormat echarts: the ECharts option the PNG and SVG are drawn from (plain JSON, planned for width × height). Where Quarry prints numbers compactly or in a total’s format, a setting names its formatter under quarryFormatter (compact, compactValue; number and numberValue with quarryNumberFormat, Intl options, and quarryScale), which ECharts ignores; @quarry/client reviveChartOption sets those formatters.
+       */
+      data: {
+        [k: string]: unknown | undefined;
+      };
+      width: number;
+      height: number;
+      chartType: string;
+    };
+
 /** List the indexes the token may read, with their fields and dynamic views. */
 export interface IndexesFindParams {
   /**
@@ -474,6 +731,10 @@ export interface CrosstabExecuteParams {
    * false skips the result cache for this call. Not an executable parameter: never saved in a report.
    */
   cache?: boolean;
+  /**
+   * true recomputes every returned cell along an independent path (plain passes over the records: no rollup, no cache, no twin pass) and answers meta.verify: {cells, mismatched}. The answer itself is then computed, never read from the cache, and costs about twice as much. Not an executable parameter: never saved in a report.
+   */
+  verify?: boolean;
   /**
    * Also save this call as a report (needs the reports:write scope). The result then carries report.guid.
    */
@@ -2539,6 +2800,7 @@ export interface TokensRevokeResult {
 /** Every method, its params and its result.data. */
 export interface Methods {
   'QUERIES.EXECUTE': { params: QueriesExecuteParams; result: QueriesExecuteResult };
+  'QUERIES.REPLAY': { params: QueriesReplayParams; result: QueriesReplayResult };
   'INDEXES.FIND': { params: IndexesFindParams; result: IndexesFindResult };
   'CROSSTAB.EXECUTE': { params: CrosstabExecuteParams; result: CrosstabExecuteResult };
   'REPORTS.FIND': { params: ReportsFindParams; result: ReportsFindResult };

@@ -206,6 +206,8 @@ const WRITES: readonly string[] = NEVER_RETRIED;
 export class QuarryClient {
   readonly queries = {
     execute: (p: ParamsOf<'QUERIES.EXECUTE'>, o?: CallOptions) => this.data('QUERIES.EXECUTE', p, o),
+    /** The same data again, from the same index version, given a result's meta.replay token. */
+    replay: (p: ParamsOf<'QUERIES.REPLAY'>, o?: CallOptions) => this.data('QUERIES.REPLAY', p, o),
   };
   readonly indexes = {
     find: (p: ParamsOf<'INDEXES.FIND'> = {}, o?: CallOptions) => this.data('INDEXES.FIND', p, o),

@@ -2,6 +2,7 @@ import {
   completeCrosstabExecute,
   completeIndexesFind,
   completeQueriesExecute,
+  completeQueriesReplay,
   completeReportsExecute,
   completeReportsFind,
   completeReportsSchedule,
@@ -27,6 +28,7 @@ import {
 } from './params/identity-params';
 import {
   crosstabExecuteParams,
+  queriesReplayParams,
   indexesFindParams,
   queriesExecuteParams,
   reportsExecuteParams,
@@ -99,6 +101,7 @@ const MINIMAL = {
     ),
   ],
   'SOURCES.DELETE': [parseParams(sourcesDeleteParams, { sourceId: 'a'.repeat(32) })],
+  'QUERIES.REPLAY': [completeQueriesReplay(parseParams(queriesReplayParams, { token: 'qr1.a.b' }))],
   'QUERIES.EXECUTE': [
     completeQueriesExecute(
       parseParams(queriesExecuteParams, { index: 'movies', sort: [{ field: 'Title' }], saveReport: { name: 'r' } }),

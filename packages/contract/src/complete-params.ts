@@ -5,6 +5,7 @@ import type {
   crosstabExecuteParams,
   indexesFindParams,
   queriesExecuteParams,
+  queriesReplayParams,
   reportsExecuteParams,
   reportsFindParams,
   reportsScheduleParams,
@@ -117,11 +118,13 @@ export interface CompleteCrosstabExecute {
   otherColumn: boolean;
   output: CrosstabOutput;
   cache: boolean;
+  /** Recompute every returned cell along an independent path and compare (meta.verify). */
+  verify: boolean;
   saveReport?: CompleteSaveReport;
 }
 
-/** What the crosstab service pivots: the completed request without how the answer is drawn or kept. */
-export type CompletePivot = Omit<CompleteCrosstabExecute, 'output' | 'cache' | 'saveReport'>;
+/** What the crosstab service pivots: the completed request without how the answer is drawn, checked or kept. */
+export type CompletePivot = Omit<CompleteCrosstabExecute, 'output' | 'cache' | 'verify' | 'saveReport'>;
 
 export interface CompleteReportsFind {
   search?: string;
@@ -222,6 +225,7 @@ export function completeCrosstabExecute(p: Sent<typeof crosstabExecuteParams>): 
     otherColumn: p.otherColumn ?? false,
     output,
     cache: p.cache ?? true,
+    verify: p.verify ?? false,
     ...(p.saveReport ? { saveReport: completeSave(p.saveReport) } : {}),
   };
 }
@@ -283,6 +287,15 @@ export interface CompleteReportsExecute {
   asOf: (typeof L.AS_OF)[number];
   /** Values of the report's declared parameters, by name. */
   parameters?: ParameterSettings;
+}
+
+export interface CompleteQueriesReplay {
+  token: string;
+  cache: boolean;
+}
+
+export function completeQueriesReplay(p: Sent<typeof queriesReplayParams>): CompleteQueriesReplay {
+  return { token: p.token, cache: p.cache ?? true };
 }
 
 export function completeReportsExecute(p: Sent<typeof reportsExecuteParams>): CompleteReportsExecute {

@@ -2,7 +2,7 @@ export * from './limits';
 export * from './scopes';
 export type { Caller } from './caller';
 export type { ChartNumberFormat, CrosstabGrid } from './crosstab-grid';
-export type { CacheStatus } from './result-meta';
+export type { CacheStatus, Provenance, VerifyOutcome } from './result-meta';
 export * from './chart-names';
 export * from './chart-formatters';
 export * from './param-schemas';

@@ -50,7 +50,7 @@ describe('pivotParamsCodec', () => {
       { index: 'movies', rows: ['Genre'], totals: [{ aggregationType: 'Count' }], chartType: 'Pie2D', width: 300 },
     ],
   ])('carries %s as the contract completed them, and nothing else', (_, sent) => {
-    const { output: _output, cache: _cache, saveReport: _save, ...pivot } = completeCrosstab(sent);
+    const { output: _output, cache: _cache, verify: _verify, saveReport: _save, ...pivot } = completeCrosstab(sent);
     const json = pivotParamsCodec.encode(completeCrosstab(sent));
     expect(JSON.parse(json)).toEqual(pivot);
     // Completed params are a fixed point of completion: decoding fills nothing in.

@@ -47,7 +47,13 @@ function parsedJson(json: string): Record<string, unknown> {
 
 /** The pivot alone: how it is drawn, cached and saved go with the call, not in the params. */
 function pivotOf(p: CompletePivot | CompleteCrosstabExecute): CompletePivot {
-  const { output: _output, cache: _cache, saveReport: _saveReport, ...pivot } = p as CompleteCrosstabExecute;
+  const {
+    output: _output,
+    cache: _cache,
+    verify: _verify,
+    saveReport: _saveReport,
+    ...pivot
+  } = p as CompleteCrosstabExecute;
   return pivot;
 }
 

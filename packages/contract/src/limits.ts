@@ -11,6 +11,11 @@ export const INDEX_NAME_MAX = 64;
 /** Field names as files bring them; generous, yet small enough to quote and compare cheaply. */
 export const FIELD_NAME_MAX = 500;
 export const QUERY_MAX_LENGTH = 10_000;
+/**
+ * The longest replay token (QUERIES.REPLAY): the call's params, compressed and signed. An answer whose
+ * token would be longer carries none (a crosstab at every cap at once).
+ */
+export const REPLAY_TOKEN_MAX = 16_384;
 /** Longer than any keyword the services accept (asc, desc, aggregation types, report types, guids). */
 export const KEYWORD_MAX = 100;
 export const CURSOR_MAX = 1000;

@@ -13,7 +13,7 @@ export interface MethodExample {
   /** result.data */
   result: unknown;
   /** result.meta, the call made with `X-Request-Id: example` */
-  meta: { requestId: string; cache?: string };
+  meta: { requestId: string; cache?: string } & Record<string, unknown>;
 }
 
 /** An example as written: what it shows, and the params sent exactly so. */
@@ -77,6 +77,12 @@ const FIRST_TOKEN =
     (ANSWERS as Partial<Record<string, Array<{ result: unknown }>>>)['TOKENS.CREATE']?.[0]?.result as
       { id: string } | undefined
   )?.id ?? '00000000-0000-4000-8000-000000000000';
+/** The replay token the QUERIES.EXECUTE example got, as recorded: what the QUERIES.REPLAY example sends. */
+const FIRST_REPLAY =
+  (
+    (ANSWERS as Partial<Record<string, Array<{ meta: unknown }>>>)['QUERIES.EXECUTE']?.[0]?.meta as
+      { replay?: string } | undefined
+  )?.replay ?? 'qr1.unrecorded.unrecorded';
 /** The user the USERS examples create, change and remove. */
 const ADA = 'ada@example.com';
 const ADMIN_SETUP = 'the demo user npm start creates is an admin, and its token holds users:admin';
@@ -89,6 +95,13 @@ export const EXAMPLE_CALLS: { [M in MethodName]: Array<ExampleCall<M>> } = {
       pageSize: 2,
       sort: [{ field: 'Worldwide Gross', direction: 'desc' }],
     }),
+  ],
+  'QUERIES.REPLAY': [
+    {
+      name: 'the QUERIES.EXECUTE example again, from the version it ran on',
+      setup: 'that example ran (the test sends the token its QUERIES.EXECUTE call got)',
+      params: { token: FIRST_REPLAY },
+    },
   ],
   'INDEXES.FIND': [{ name: 'the airports index', params: { searchText: 'airports', limit: 1 } }],
   'CROSSTAB.EXECUTE': [

@@ -34,7 +34,8 @@ export interface MethodContract<P extends z.ZodType = z.ZodType, R extends z.Zod
     | 'runs'
     | 'disable'
     | 'enable'
-    | 'revoke';
+    | 'revoke'
+    | 'replay';
   /** The scope the method needs; null: any valid API token may call it. */
   scope: Scope | null;
   /** Another scope the method needs besides `scope` (running a report runs a query). */
@@ -45,6 +46,12 @@ export interface MethodContract<P extends z.ZodType = z.ZodType, R extends z.Zod
   cached: boolean;
   /** May be answered from a rollup: `result.meta.servedBy` names it. */
   rollups?: true;
+  /** Runs on an index version: `result.meta.provenance` says which data gave the answer. */
+  provenance?: true;
+  /** `result.meta.replay` is a token QUERIES.REPLAY answers the same data for, from the same version. */
+  replays?: true;
+  /** Takes `verify: true`: `result.meta.verify` counts the cells recomputed and those that differed. */
+  verifies?: true;
   summary: string;
   description: string;
   params: P;
@@ -97,12 +104,40 @@ export const METHODS = {
     scope: 'query:execute',
     saves: true,
     cached: true,
+    provenance: true,
+    replays: true,
     summary: 'Search an index: one page of matching records, sorted.',
     description:
       'Runs the query on the index the token may read (realms filter records and fields), and returns one page with the total count.',
     params: P.queriesExecuteParams,
     result: R.queriesExecuteResult,
     errors: [...common, ...onIndex, ...saving],
+  }),
+  'QUERIES.REPLAY': method({
+    group: 'queries',
+    call: 'replay',
+    scope: 'query:execute',
+    saves: false,
+    cached: true,
+    rollups: true,
+    provenance: true,
+    replays: true,
+    summary: 'Answer a search or crosstab again from the same index version, given its meta.replay token.',
+    description:
+      'Runs the call a meta.replay token records (QUERIES.EXECUTE, CROSSTAB.EXECUTE or REPORTS.EXECUTE, with every parameter it had and the time its relative dates were read at) on the index version it ran on, and returns the same data: the same records in the same order, the same cells. It runs with the permissions and realms the caller has now, so a replay never shows what its caller may no longer read, and it needs the scopes the replayed method needs (REPORTS.EXECUTE: reports:read too). A token is signed by the deployment and issued to one user: changed in any way, or sent by another user, it is refused. Once the version is no longer kept (QUARRY_SNAPSHOT_KEEP_MB, saved reports keep theirs) the replay is a 404 naming it.',
+    params: P.queriesReplayParams,
+    result: R.queriesReplayResult,
+    errors: [
+      ...common,
+      { code: 400, when: 'The token is not one this deployment signed (tampered, truncated, from elsewhere).' },
+      {
+        code: 403,
+        when: 'The token was issued to another user, or the caller lacks a scope the replayed method needs.',
+      },
+      { code: 403, when: 'The caller is an embed token.' },
+      { code: 404, when: 'The version the token ran on is no longer kept: the detail names it.' },
+      ...onIndex,
+    ],
   }),
   'INDEXES.FIND': method({
     group: 'indexes',
@@ -123,6 +158,9 @@ export const METHODS = {
     saves: true,
     cached: true,
     rollups: true,
+    provenance: true,
+    replays: true,
+    verifies: true,
     summary: 'Pivot an index: a table (HTML, JSON, CSV, XLSX, PDF) or a chart (PNG, SVG, PDF).',
     description:
       'Groups the matching records by rows and columns and computes each total. Across parameters: rowOrder.measure and columnOrder.measure index into totals; format goes with tables and imageFormat with chartType, never both, except format pdf, which with chartType prints the chart (without imageFormat); a chart type may need two totals (MSCombiDY2D, Scatter); otherRow needs rowLimit and otherColumn columnLimit; a total’s window goes with showAs movingAverage, which requires it; an axis’s order lists each key once. A compare on a total needs a calendar dateGroup (year to hour) of one date field among rows or columns, goes with an aggregation (not a formula), and a compared total can neither order nor filter keys (rowOrder, columnOrder, rowFilter, columnFilter). The table as drawn may have at most 100,000 cells, and as a PDF at most 20,000 (format pdf: a 400 naming format otherwise, before it is printed).',
@@ -174,6 +212,8 @@ export const METHODS = {
     saves: false,
     cached: true,
     rollups: true,
+    provenance: true,
+    replays: true,
     summary: "Run a saved report with the caller's own permissions: what its method returns, and which version ran.",
     description:
       'Runs the report (the latest version, or the one asked for) as QUERIES.EXECUTE or CROSSTAB.EXECUTE would, with the permissions and realms of the token\'s user: a shared report never lends its owner\'s. page and pageSize go with query reports, format and imageFormat with crosstab reports. asOf "saved" runs it on the index snapshot current when that version was saved, while Quarry keeps it (QUARRY_SNAPSHOT_KEEP_MB). A report may declare parameters (saveReport.parameters, REPORTS.UPDATE parameters; REPORTS.METADATA lists them): each value given here, or the parameter\'s default, is ANDed with the saved query as a literal typed by its field, never read as query syntax: text matches the whole value exactly (case and blanks kept), numbers and booleans equal values, a date its whole period ("2024-03" is March), a range from ≤ value ≤ to. An embed token may fix some parameters (TOKENS.EMBED parameters); its calls set only the others.',

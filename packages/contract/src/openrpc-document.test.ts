@@ -242,11 +242,18 @@ describe('the OpenRPC document', () => {
     expect(result.name).toBe('result');
     expect(result.schema).toMatchObject({ type: 'object', required: ['data', 'meta'], additionalProperties: false });
     const meta = (result.schema.properties as { meta: Schema }).meta;
-    expect(meta).toMatchObject({ required: ['requestId'], additionalProperties: false });
+    // Every answer of a method that runs on an index version says which data gave it.
+    expect(meta).toMatchObject({
+      required: ['requestId', ...(METHODS[name].provenance ? ['provenance'] : [])],
+      additionalProperties: false,
+    });
     expect(Object.keys(meta.properties as Schema)).toEqual([
       'requestId',
       ...(METHODS[name].cached ? ['cache'] : []),
       ...(METHODS[name].rollups ? ['servedBy'] : []),
+      ...(METHODS[name].provenance ? ['provenance'] : []),
+      ...(METHODS[name].replays ? ['replay'] : []),
+      ...(METHODS[name].verifies ? ['verify'] : []),
     ]);
   });
 

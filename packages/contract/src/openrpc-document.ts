@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ERROR_TABLE } from '@quarry/errors';
 import { METHOD_EXAMPLES } from './method-examples';
-import type { CacheStatus } from './result-meta';
+import type { CacheStatus, Provenance } from './result-meta';
 import { METHODS, METHOD_NAMES, type MethodContract, type MethodName } from './methods';
 import { inlineComponents, shareRepeatedShapes, withoutUnionTypes, type Json } from './openrpc-components';
 
@@ -39,6 +39,27 @@ function paramDescriptors(schema: z.ZodType): Json[] {
   }));
 }
 
+const provenanceMeta = z
+  .strictObject({
+    index: z.string(),
+    version: z.number().int().meta({
+      description: 'The index version the answer ran on (each load publishes the next; a published one never changes).',
+    }),
+    snapshot: z.string().nullable().meta({
+      description:
+        "The SHA-256 (hex) of that version's records file, computed when it was loaded; null for a version loaded before Quarry kept it.",
+    }),
+    engine: z.string().meta({ description: 'What computed it: duckdb, clickhouse or typesense.' }),
+    servedBy: z
+      .string()
+      .nullable()
+      .meta({ description: 'The rollup it was answered from; null when the records were read.' }),
+    cached: z
+      .boolean()
+      .meta({ description: 'Whether it came from the result cache (computed earlier on the same version).' }),
+  } satisfies { [K in keyof Provenance]: z.ZodType })
+  .meta({ description: 'Which data gave this answer.' });
+
 /**
  * The whole JSON-RPC `result` of a method, `{data, meta}`, so a generic client validates what it receives.
  * `meta.cache` exists only for the methods the result cache serves.
@@ -63,6 +84,32 @@ export function resultSchema(m: MethodContract): z.ZodType {
               description:
                 'The rollup the crosstab (or crosstab report) was answered from (`quarry index rollup add`); absent when it scanned the records or ran a search.',
             }),
+          }
+        : {}),
+      ...(m.provenance ? { provenance: provenanceMeta } : {}),
+      ...(m.replays
+        ? {
+            replay: z.string().optional().meta({
+              description:
+                'A signed token QUERIES.REPLAY answers the same data for, from the same index version, for this user only; absent for embed tokens and when it would be longer than 16,384 characters.',
+            }),
+          }
+        : {}),
+      ...(m.verifies
+        ? {
+            verify: z
+              .strictObject({
+                cells: z
+                  .number()
+                  .int()
+                  .meta({ description: 'The values of every returned cell, subtotal and total recomputed.' }),
+                mismatched: z
+                  .number()
+                  .int()
+                  .meta({ description: 'How many of them the recomputation did not agree with (0: every one did).' }),
+              })
+              .optional()
+              .meta({ description: 'With verify: true only.' }),
           }
         : {}),
     })

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { crosstabExecuteParams } from './params/crosstab-params';
-import type { indexesFindParams, queriesExecuteParams } from './params/query-params';
+import type { indexesFindParams, queriesExecuteParams, queriesReplayParams } from './params/query-params';
 import type {
   reportsDeleteParams,
   reportsExecuteParams,
@@ -34,7 +34,7 @@ export {
   type ParameterSetting,
   type ParameterSettings,
 } from './params/report-parameter-params';
-export { indexesFindParams, queriesExecuteParams } from './params/query-params';
+export { indexesFindParams, queriesExecuteParams, queriesReplayParams } from './params/query-params';
 export { headerNamedTotals, resolveChartTotals, totalDisplayName } from './params/crosstab-parts';
 export { crosstabExecuteParams } from './params/crosstab-params';
 export {
@@ -48,6 +48,7 @@ export { reportsScheduleParams, reportsSchedulesParams, reportsUnscheduleParams 
 export { tokensEmbedParams, tokensRevokeEmbedParams, tokensWhoamiParams } from './params/token-params';
 
 export type QueriesExecuteParams = z.input<typeof queriesExecuteParams>;
+export type QueriesReplayParams = z.input<typeof queriesReplayParams>;
 export type TokensEmbedParams = z.input<typeof tokensEmbedParams>;
 export type TokensRevokeEmbedParams = z.input<typeof tokensRevokeEmbedParams>;
 export type TokensWhoamiParams = z.input<typeof tokensWhoamiParams>;

@@ -342,6 +342,19 @@ export const reportsExecuteResult = z
   ])
   .meta({ title: 'ReportsExecuteResult' });
 
+/** What the replayed method returned then: QUERIES.EXECUTE's or CROSSTAB.EXECUTE's data, without a saved report. */
+export const queriesReplayResult = z
+  .union([
+    queriesExecuteResult.omit({ report: true }),
+    html.omit({ report: true }),
+    json.omit({ report: true }),
+    csv.omit({ report: true }),
+    xlsx.omit({ report: true }),
+    echarts.omit({ report: true }),
+    image.omit({ report: true }),
+  ])
+  .meta({ title: 'QueriesReplayResult' });
+
 export const reportsUpdateResult = reportsMetadataResult.meta({ title: 'ReportsUpdateResult' });
 
 export const reportsDeleteResult = z

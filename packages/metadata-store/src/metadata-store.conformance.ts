@@ -370,6 +370,17 @@ export function metadataStoreConformance(open: () => Promise<MetadataAndCatalog>
     expect(await store.getIndex('movies')).toEqual(second.entry);
   });
 
+  it('keeps each version’s snapshot SHA-256, live and kept, and none where a publish gave none', async () => {
+    const sha = 'a'.repeat(64);
+    const first = await store.publishIndex({ ...movies, sha256: sha });
+    expect(first.entry.sha256).toBe(sha);
+    const second = await store.publishIndex({ ...movies, snapshot: 'indexes/movies/b.parquet' });
+    expect(second.entry.sha256).toBeUndefined();
+    expect((await store.getIndex('movies'))?.sha256).toBeUndefined();
+    expect((await store.getIndexVersion('movies', 1))?.sha256).toBe(sha);
+    expect((await store.getIndexVersion('movies', 2))?.sha256).toBeUndefined();
+  });
+
   it('gives concurrent publishers distinct versions', async () => {
     const results = await Promise.all([1, 2, 3].map((n) => store.publishIndex({ ...movies, recordCount: n })));
     expect(results.map((r) => r.entry.version).sort()).toEqual([1, 2, 3]);

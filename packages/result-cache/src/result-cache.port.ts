@@ -4,6 +4,8 @@ export interface CachedResult {
   readonly counts: readonly number[];
   /** The rollup a crosstab was answered from, when one was (meta.servedBy). */
   readonly servedBy?: string;
+  /** The engine that computed it (meta.provenance.engine). */
+  readonly engine?: string;
 }
 
 /**

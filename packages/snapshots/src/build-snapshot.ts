@@ -12,7 +12,7 @@ import { collectCsvRejects } from './load/csv-rejects';
 import { openLoadDuckDb, phases, rows, runWithProgress } from './load/duck-run';
 import { planColumns, type ColumnPlan, type TypeNote } from './load/infer-columns';
 import { RejectLog, type LoadReport, type OnError, type RejectedRow } from './load/load-problems';
-import { publishAttachable, publishFile } from './load/publish-files';
+import { fileSha256, publishAttachable, publishFile } from './load/publish-files';
 import { findLines } from './load/record-lines';
 import { formatOf, readSource, type SourceFormat } from './load/read-source';
 import { rejectUnreadable } from './load/unreadable-values';
@@ -74,6 +74,8 @@ export interface BuiltSnapshot {
   recordCount: number;
   /** Relative to the data directory. */
   snapshot: string;
+  /** The SHA-256 (hex) of the snapshot file, read as it was written. */
+  sha256: string;
   /** Rows read from the source: recordCount (less the previous version's rows kept) plus rowsRejected. */
   rowsRead: number;
   rowsRejected: number;
@@ -239,6 +241,7 @@ export async function buildSnapshot(req: BuildRequest): Promise<BuiltSnapshot> {
       const fields = fieldsOf(plans, req.grains);
       const rollups = keptRollups(req.rollups, fields);
       await publishAttachable(tmp, rowsRead, fields, { ...attachAt, rollups: rollups.rollups });
+      const sha256 = await fileSha256(tmp);
       publishFile(tmp, final);
       progress('write')(1);
       ok = true;
@@ -247,6 +250,7 @@ export async function buildSnapshot(req: BuildRequest): Promise<BuiltSnapshot> {
         fields,
         recordCount: rowsRead,
         snapshot: path.relative(req.dataDir, final),
+        sha256,
         rowsRead,
         rowsRejected: 0,
       };
@@ -260,6 +264,7 @@ export async function buildSnapshot(req: BuildRequest): Promise<BuiltSnapshot> {
     const fields = fieldsOf(plans, req.grains);
     const rollups = keptRollups(req.rollups, fields);
     await publishAttachable(tmp, written, fields, { ...attachAt, rollups: rollups.rollups });
+    const sha256 = await fileSha256(tmp);
     publishFile(tmp, final);
     ok = true;
     return {
@@ -267,6 +272,7 @@ export async function buildSnapshot(req: BuildRequest): Promise<BuiltSnapshot> {
       fields,
       recordCount: written,
       snapshot: path.relative(req.dataDir, final),
+      sha256,
       rowsRead,
       rowsRejected: rejects.rejected,
       ...(rejects.rejected > 0 ? { rejects: [...report.rejects] } : {}),

@@ -5,6 +5,7 @@ import type { SnapshotEngine } from '@quarry/snapshots';
 import { GrpcServiceModule, loadQuarryProto } from '@quarry/rpc';
 import { closeWithin, type HeavyCallLimiter } from '@quarry/runtime';
 import { DuckDbPivotEngine } from './adapters/duckdb/duckdb-pivot-engine.adapter';
+import { independentPivots } from './domain/independent-pivots';
 import { ChdbRunner } from './adapters/clickhouse/chdb-runner';
 import { ClickHouseClientRunner } from './adapters/clickhouse/clickhouse-client-runner';
 import { ClickHousePivotEngine } from './adapters/clickhouse/clickhouse-pivot-engine.adapter';
@@ -42,7 +43,10 @@ export function createCrosstabModule(
       : undefined;
   const engine = clickhouse ?? new DuckDbPivotEngine(deps.engine);
   const shared = new SharedComputations('crosstab', deps.metrics);
-  const run = new RunCrosstabUseCase(deps.catalog, engine, deps.cache, Date.now, tables, shared);
+  // verify: true recomputes along plain passes; on DuckDB its totals are also rolled up another way
+  // (grouping sets in DuckDB, not the JS roll-up), so a fault in either shows as a mismatch.
+  const verifier = clickhouse ? undefined : independentPivots(new DuckDbPivotEngine(deps.engine, 0));
+  const run = new RunCrosstabUseCase(deps.catalog, engine, deps.cache, Date.now, tables, shared, verifier);
   const warm = new WarmRollupsUseCase(deps.catalog, run);
   const stopping = new AbortController();
   return new GrpcServiceModule({

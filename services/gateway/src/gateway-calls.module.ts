@@ -25,6 +25,7 @@ import { AuditRecorder } from './domain/audit-recorder';
 import { AuthenticateUseCase } from './domain/authenticate.use-case';
 import { DispatchMethodUseCase } from './domain/dispatch-method.use-case';
 import { EmbedTokenRegistry } from './domain/embed-token-registry';
+import { ReplayTokens, replayKey } from './domain/replay-tokens';
 import { ManageTokensUseCase } from './domain/manage-tokens.use-case';
 import { ManageUsersUseCase } from './domain/manage-users.use-case';
 import { createMethodHandlers } from './domain/handlers/method-handlers';
@@ -92,7 +93,8 @@ export class GatewayCallsModule implements QuarryModule {
   async start(): Promise<void> {
     const c = this.config;
     this.clients = new GrpcServiceClients(c.serviceAddrs, c.grpcDeadlineMs, c.grpcTrust, this.log);
-    const signer = new JoseEmbedSigner(loadEmbedKey(c.embedSecret, c.dataDir));
+    const embedKey = loadEmbedKey(c.embedSecret, c.dataDir);
+    const signer = new JoseEmbedSigner(embedKey);
     const audit = new AuditRecorder(this.store, this.log.child({ part: 'audit' }), c.auditDays);
     this.audit = audit;
     audit.start();
@@ -119,6 +121,7 @@ export class GatewayCallsModule implements QuarryModule {
         exports: await this.startExports(),
         users: new ManageUsersUseCase(this.store, this.store),
         tokens: new ManageTokensUseCase(this.store),
+        replays: new ReplayTokens(replayKey(Buffer.from(embedKey))),
       }),
     );
     const deliveries = this.startDeliveries();

@@ -97,6 +97,11 @@ export const crosstabExecuteParams = z
     width: intInRange(L.CHART_SIZE_MIN, L.CHART_SIZE_MAX).meta({ default: L.DEFAULT_CHART_WIDTH }),
     height: intInRange(L.CHART_SIZE_MIN, L.CHART_SIZE_MAX).meta({ default: L.DEFAULT_CHART_HEIGHT }),
     cache: cacheParam,
+    verify: optionalBoolean().meta({
+      default: false,
+      description:
+        'true recomputes every returned cell along an independent path (plain passes over the records: no rollup, no cache, no twin pass) and answers meta.verify: {cells, mismatched}. The answer itself is then computed, never read from the cache, and costs about twice as much. Not an executable parameter: never saved in a report.',
+    }),
     saveReport: saveReportParam.optional(),
   })
   .superRefine((p, ctx) => {

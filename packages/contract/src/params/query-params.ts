@@ -31,6 +31,15 @@ export const queriesExecuteParams = z
   })
   .meta({ title: 'QueriesExecuteParams' });
 
+export const queriesReplayParams = z
+  .strictObject({
+    token: requiredString(L.REPLAY_TOKEN_MAX).meta({
+      description: 'meta.replay of a QUERIES.EXECUTE, CROSSTAB.EXECUTE or REPORTS.EXECUTE answer, as it was given.',
+    }),
+    cache: cacheParam,
+  })
+  .meta({ title: 'QueriesReplayParams' });
+
 export const indexesFindParams = z
   .strictObject({
     searchText: optionalString(L.SEARCH_TEXT_MAX).meta({

@@ -45,6 +45,7 @@ export class MongoIndexCatalog implements IndexCatalog {
       recordCount: entry.recordCount,
       snapshot: entry.snapshot,
       updatedAt,
+      ...(entry.sha256 ? { sha256: entry.sha256 } : {}),
       ...(entry.rollups?.length ? { rollups: entry.rollups } : {}),
       ...(entry.owner ? { owner: entry.owner } : {}),
       ...(entry.origin ? { origin: entry.origin } : {}),
@@ -52,7 +53,8 @@ export class MongoIndexCatalog implements IndexCatalog {
     // One atomic update: $inc hands concurrent publishers distinct versions, and the new entry is the
     // one this update wrote (from the document before it), not a second read a concurrent publish could change.
     // A publish without rollups (an owner) clears the previous version's.
-    const unset: Partial<Record<'rollups' | 'owner' | 'origin', ''>> = {
+    const unset: Partial<Record<'rollups' | 'owner' | 'origin' | 'sha256', ''>> = {
+      ...(fields.sha256 ? {} : { sha256: '' }),
       ...(fields.rollups ? {} : { rollups: '' }),
       ...(fields.owner ? {} : { owner: '' }),
       ...(fields.origin ? {} : { origin: '' }),

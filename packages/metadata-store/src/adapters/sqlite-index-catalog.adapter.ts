@@ -31,6 +31,7 @@ interface IndexRow {
   rollups: string | null;
   owner?: string | null;
   origin?: string | null;
+  sha256?: string | null;
   /** Set when dropped: the row stays as a tombstone so the name's versions never repeat. */
   dropped_at: string | null;
 }
@@ -44,6 +45,7 @@ function toIndex(row: IndexRow): IndexEntry {
     recordCount: row.record_count,
     version: row.version,
     snapshot: row.snapshot,
+    ...(row.sha256 ? { sha256: row.sha256 } : {}),
     updatedAt: row.updated_at,
     ...(row.rollups ? { rollups: JSON.parse(row.rollups) as IndexEntry['rollups'] } : {}),
     ...(row.owner ? { owner: row.owner } : {}),
@@ -64,16 +66,16 @@ export class SqliteIndexCatalog implements IndexCatalog {
         'SELECT name FROM indexes WHERE owner = ? AND dropped_at IS NULL ORDER BY name',
       ),
       upsertIndex: this.db.prepare(
-        `INSERT INTO indexes (name, description, fields, views, record_count, version, snapshot, updated_at, rollups, owner, origin, dropped_at)
-       VALUES (@name, @description, @fields, @views, @record_count, @version, @snapshot, @updated_at, @rollups, @owner, @origin, NULL)
+        `INSERT INTO indexes (name, description, fields, views, record_count, version, snapshot, sha256, updated_at, rollups, owner, origin, dropped_at)
+       VALUES (@name, @description, @fields, @views, @record_count, @version, @snapshot, @sha256, @updated_at, @rollups, @owner, @origin, NULL)
        ON CONFLICT(name) DO UPDATE SET description = excluded.description, fields = excluded.fields, views = excluded.views,
-         record_count = excluded.record_count, version = excluded.version, snapshot = excluded.snapshot, updated_at = excluded.updated_at,
+         record_count = excluded.record_count, version = excluded.version, snapshot = excluded.snapshot, sha256 = excluded.sha256, updated_at = excluded.updated_at,
          rollups = excluded.rollups, owner = excluded.owner, origin = excluded.origin, dropped_at = NULL`,
       ),
       tombstoneIndex: this.db.prepare('UPDATE indexes SET dropped_at = ? WHERE name = ? AND dropped_at IS NULL'),
       insertVersion: this.db.prepare(
-        `INSERT OR REPLACE INTO index_versions (name, version, description, fields, views, record_count, snapshot, updated_at, rollups, origin)
-       VALUES (@name, @version, @description, @fields, @views, @record_count, @snapshot, @updated_at, @rollups, @origin)`,
+        `INSERT OR REPLACE INTO index_versions (name, version, description, fields, views, record_count, snapshot, sha256, updated_at, rollups, origin)
+       VALUES (@name, @version, @description, @fields, @views, @record_count, @snapshot, @sha256, @updated_at, @rollups, @origin)`,
       ),
       versionRow: this.db.prepare<[string, number], Omit<IndexRow, 'dropped_at'>>(
         `SELECT v.* FROM index_versions v JOIN indexes i ON i.name = v.name AND i.dropped_at IS NULL
@@ -110,6 +112,7 @@ export class SqliteIndexCatalog implements IndexCatalog {
         record_count: entry.recordCount,
         version: (stored?.version ?? 0) + 1,
         snapshot: entry.snapshot,
+        sha256: entry.sha256 ?? null,
         updated_at: new Date().toISOString(),
         rollups: entry.rollups?.length ? JSON.stringify(entry.rollups) : null,
         owner: entry.owner ?? null,

@@ -92,6 +92,8 @@ export function migrateSqlite(db: Database.Database): void {
     if (!columns.some((c) => c.name === 'owner')) db.exec('ALTER TABLE indexes ADD COLUMN owner TEXT');
     // The source run that published the version (JSON), live and kept: null for uploads, the CLI, older files.
     if (!columns.some((c) => c.name === 'origin')) db.exec('ALTER TABLE indexes ADD COLUMN origin TEXT');
+    // The snapshot file's SHA-256, live and kept: null for versions written before it was kept.
+    if (!columns.some((c) => c.name === 'sha256')) db.exec('ALTER TABLE indexes ADD COLUMN sha256 TEXT');
     // A token's name (TOKENS.CREATE name): null for tokens made before it, and for the CLI's.
     const tokenColumns = db.prepare<[], { name: string }>("SELECT name FROM pragma_table_info('tokens')").all();
     if (!tokenColumns.some((c) => c.name === 'name')) db.exec('ALTER TABLE tokens ADD COLUMN name TEXT');
@@ -105,5 +107,6 @@ export function migrateSqlite(db: Database.Database): void {
     if (!versionColumns.some((c) => c.name === 'rollups'))
       db.exec('ALTER TABLE index_versions ADD COLUMN rollups TEXT');
     if (!versionColumns.some((c) => c.name === 'origin')) db.exec('ALTER TABLE index_versions ADD COLUMN origin TEXT');
+    if (!versionColumns.some((c) => c.name === 'sha256')) db.exec('ALTER TABLE index_versions ADD COLUMN sha256 TEXT');
   }).immediate();
 }

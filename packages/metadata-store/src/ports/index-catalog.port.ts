@@ -10,6 +10,11 @@ export interface IndexEntry {
   version: number;
   /** The snapshot file of this version, relative to the data directory. */
   snapshot: string;
+  /**
+   * The SHA-256 (hex) of the snapshot file, computed when it was written (meta.provenance.snapshot);
+   * absent for versions written before it was kept.
+   */
+  sha256?: string;
   updatedAt: string;
   /** Rollups kept for this index, each built inside this version's DuckDB file (see RollupDef). */
   rollups?: RollupDef[];

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { RollupDef } from '@quarry/metadata-store';
@@ -25,6 +26,16 @@ export function publishFile(tmp: string, final: string): void {
   } finally {
     fs.closeSync(dir);
   }
+}
+
+/**
+ * The SHA-256 (hex) of a version's records file, read once as it is written: what `meta.provenance.snapshot`
+ * names, so an auditor can tell the very bytes an answer came from (sha256sum of the file says the same).
+ */
+export async function fileSha256(file: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of fs.createReadStream(file, { highWaterMark: 1 << 20 })) hash.update(chunk as Buffer);
+  return hash.digest('hex');
 }
 
 /**

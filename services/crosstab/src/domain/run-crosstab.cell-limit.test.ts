@@ -28,6 +28,7 @@ const noCache: ResultCache = { enabled: false, get: () => undefined, set: () => 
 
 /** An engine that reports the given key counts, and groups only when under the limit it is told. */
 class CountingEngine implements PivotEngine {
+  readonly engineName = 'counting';
   readonly calls: Array<{ maxCells: number; spec: CrosstabSpec; where: QueryNode }> = [];
   constructor(
     private readonly keys: PivotKeys,
@@ -176,6 +177,7 @@ describe('RunCrosstabUseCase and the 100,000-cell limit', () => {
         subtotals,
       });
     class DependentEngine implements PivotEngine {
+      readonly engineName = 'dependent';
       constructor(private readonly n: number) {}
       async pivot(): Promise<PivotResult> {
         const groups: GroupRow[] = [];
@@ -216,6 +218,7 @@ describe('RunCrosstabUseCase and the 100,000-cell limit', () => {
     it('refuses when the engine says the groups alone are over what the limit can show', async () => {
       const engine: PivotEngine = {
         pivot: async () => ({ keys: { rows: 1, columns: 1 }, groups: [], tooManyGroups: true }),
+        engineName: 'test',
         forget: () => undefined,
         fieldRange: async () => null,
         keysAtLeast: async () => ({ rows: 0, outerRows: 0, columns: 0, outerColumns: 0 }),

@@ -14,6 +14,7 @@ import { compareGroups, prepareCompare, type PreparedCompare } from './compare-p
 import { mergePasses, twinOf, withTwins } from './pass-twins';
 import { otherExclusion, otherGroups, wantedOthers, type ChosenOuter } from './other-groups';
 import { withCompare } from './period-compare';
+import { compareCells, independentPivots, type Mismatch } from './independent-pivots';
 
 /**
  * With rowLimit, columnLimit or a filter, the outermost level is chosen first from one pass over it;
@@ -47,6 +48,14 @@ export interface CrosstabResult {
   indexVersion: number;
   /** The rollup that answered instead of a scan of the records. */
   servedBy?: string;
+  /** The SHA-256 of the version's records file; '' for a version written before it was kept. */
+  snapshotSha256: string;
+  /** The engine that computed the groups (the one that first did, for a cache hit). */
+  engine: string;
+  /** With `verify`: the cells recomputed along the independent path, and how many differed. */
+  verify?: { cells: number; mismatched: number };
+  /** With `verify`: the first cells that differed, for the log. */
+  mismatches?: Mismatch[];
 }
 
 export interface RunCrosstabOptions {
@@ -55,6 +64,13 @@ export interface RunCrosstabOptions {
   cache?: boolean;
   /** Run on this published version (a saved report's snapshot) instead of the current one. */
   asOfVersion?: number;
+  /** The time relative dates are read at (Unix ms; a replay's first run's), else now. */
+  now?: number;
+  /**
+   * Recompute every cell along an independent path (independentPivots: no rollup, no twin, no fold)
+   * and compare: the answer itself is computed, never read from the cache, and shares no computation.
+   */
+  verify?: boolean;
   /**
    * Runs the pivot under the process's cap on heavy calls; a cache hit does not take a slot. `signal` is
    * the computation's (shared by identical calls: it aborts once every one of them has given up).
@@ -62,12 +78,7 @@ export interface RunCrosstabOptions {
   heavy?: <T>(work: () => Promise<T>, signal: AbortSignal | undefined) => Promise<T>;
 }
 
-function resultOf(
-  output: CrosstabOutput,
-  value: CachedResult,
-  cache: CacheStatus,
-  indexVersion: number,
-): CrosstabResult {
+function resultOf(output: CrosstabOutput, value: CachedResult, cache: CacheStatus, entry: IndexEntry): CrosstabResult {
   const [rowCount, columnCount, rowsOmitted, columnsOmitted, rowsFilteredOut = 0, columnsFilteredOut = 0] =
     value.counts;
   return {
@@ -81,7 +92,9 @@ function resultOf(
     rowsFilteredOut,
     columnsFilteredOut,
     cache,
-    indexVersion,
+    indexVersion: entry.version,
+    snapshotSha256: entry.sha256 ?? '',
+    engine: value.engine ?? '',
     ...(value.servedBy ? { servedBy: value.servedBy } : {}),
   };
 }
@@ -99,6 +112,8 @@ export class RunCrosstabUseCase {
     private readonly tables?: TableRenderer,
     /** Identical crosstabs in flight computed once (absent: each call computes its own). */
     private readonly shared?: SharedComputations,
+    /** The independent path `verify` recomputes along (by default the same engine asked for plain passes). */
+    private readonly verifier: PivotEngine = independentPivots(pivots),
   ) {}
 
   async run(
@@ -115,20 +130,46 @@ export class RunCrosstabUseCase {
     withCompare(input, asked.totals, [...asked.rows, ...asked.columns]);
     // A chart draws the cells; subtotal bars or slices would count every record twice.
     const spec = output === 'grid' ? { ...asked, subtotals: false } : asked;
-    const where = restrictedQuery(reader, entry.name, input.query, { fields: fieldsOf(entry), now: this.now() });
+    const where = restrictedQuery(reader, entry.name, input.query, {
+      fields: fieldsOf(entry),
+      now: opts.now ?? this.now(),
+    });
+    if (opts.verify) return this.verified(entry, where, spec, output, opts);
     const use = opts.cache !== false && this.cache.enabled;
     // The snapshot file is new with every load, so a reload or a drop and re-load never meets old entries;
     // `where` carries the caller's realms and `spec` is the validated request (fields resolved, defaults filled).
     const key = ['crosstab', output, entry.name, entry.version, entry.snapshot, where, spec];
     const found = use ? this.cache.get(key) : undefined;
-    if (found) return resultOf(output, found, 'hit', entry.version);
+    if (found) return resultOf(output, found, 'hit', entry);
     const compute = (signal: AbortSignal | undefined) => {
       const work = () => this.compute(entry, where, spec, output, signal);
       return opts.heavy ? opts.heavy(work, signal) : work();
     };
     const value = await (this.shared ? this.shared.run([...key, use], opts.signal, compute) : compute(opts.signal));
     if (use) this.cache.set(key, value);
-    return resultOf(output, value, use ? 'miss' : 'bypass', entry.version);
+    return resultOf(output, value, use ? 'miss' : 'bypass', entry);
+  }
+
+  /**
+   * The answer computed as any call computes it (rollups, twins, folds and all; the cache neither read
+   * nor written), then every one of its groups' values computed again along the verifier's path and
+   * compared. A mismatch is reported, not thrown: the caller sees both the answer and that it disagreed.
+   */
+  private async verified(
+    entry: IndexEntry,
+    where: QueryNode,
+    spec: CrosstabSpec,
+    output: CrosstabOutput,
+    opts: RunCrosstabOptions,
+  ): Promise<CrosstabResult> {
+    const run = async () => {
+      const drawn = await this.groupsAsShown(this.pivots, entry, where, spec, opts.signal);
+      const again = await this.groupsAsShown(this.verifier, entry, where, spec, opts.signal);
+      const { cells, mismatched, first } = compareCells(drawn.groups, again.groups);
+      return { value: await this.render(entry, output, drawn, opts.signal), verify: { cells, mismatched }, first };
+    };
+    const { value, verify, first } = await (opts.heavy ? opts.heavy(run, opts.signal) : run());
+    return { ...resultOf(output, value, 'bypass', entry), verify, ...(first.length ? { mismatches: first } : {}) };
   }
 
   /**
@@ -196,6 +237,7 @@ export class RunCrosstabUseCase {
    * pass over that level alone (its values and their totals, ordered as the table orders them).
    */
   private async chooseOuter(
+    pivots: PivotEngine,
     entry: IndexEntry,
     where: QueryNode,
     spec: CrosstabSpec,
@@ -216,7 +258,7 @@ export class RunCrosstabUseCase {
           };
     const most = MAX_CELLS * OUTER_KEYS_FACTOR;
     const restrict = withTwins({}, shifted);
-    const outer = await this.pivots.pivot(entry, where, outerSpec, most, signal, restrict);
+    const outer = await pivots.pivot(entry, where, outerSpec, most, signal, restrict);
     const n = axis === 'rows' ? outer.keys.rows : outer.keys.columns;
     if (n * spec.totals.length > most)
       throw AppError.invalid(
@@ -244,6 +286,7 @@ export class RunCrosstabUseCase {
    * the same passes as twins; `shifted` holds them when every pass read its twin.
    */
   private async pivotAsDrawn(
+    pivots: PivotEngine,
     entry: IndexEntry,
     where: QueryNode,
     spec: CrosstabSpec,
@@ -262,28 +305,29 @@ export class RunCrosstabUseCase {
     let shift: PivotTwin | undefined = compare?.twin;
     if (!limitsRows && !limitsColumns) {
       const only = withTwins({}, shift);
-      const main = await this.pivots.pivot(entry, where, spec, MAX_CELLS, signal, only);
+      const main = await pivots.pivot(entry, where, spec, MAX_CELLS, signal, only);
       return { ...main, shifted: twinOf(main, only, shift) };
     }
     // Kept keys on the compared field are chosen by their own period: the shifted records are others.
     const onField = (axes: CrosstabSpec['rows']) => axes[0]?.field.name === compare?.field;
     if ((limitsRows && onField(spec.rows)) || (limitsColumns && onField(spec.columns))) shift = undefined;
-    const rows = limitsRows ? await this.chooseOuter(entry, where, spec, 'rows', signal, shift) : undefined;
-    const columns = limitsColumns ? await this.chooseOuter(entry, where, spec, 'columns', signal, shift) : undefined;
+    const rows = limitsRows ? await this.chooseOuter(pivots, entry, where, spec, 'rows', signal, shift) : undefined;
+    const columns = limitsColumns
+      ? await this.chooseOuter(pivots, entry, where, spec, 'columns', signal, shift)
+      : undefined;
     const restrict = { rows: rows?.values, columns: columns?.values };
     const notRows = otherExclusion(spec, 'rows', rows);
     const notColumns = otherExclusion(spec, 'columns', columns);
     // With an Other row or column the engine may read every record in this pass (folded), which then
     // holds every group of the table and no twin.
     const mainAsk = withTwins(notRows || notColumns ? { ...restrict, fold: true as const } : restrict, shift);
-    const main = await this.pivots.pivot(entry, where, spec, MAX_CELLS, signal, mainAsk);
+    const main = await pivots.pivot(entry, where, spec, MAX_CELLS, signal, mainAsk);
     const outer = { rows: rows?.counts, columns: columns?.counts };
     if (main.groups.length === 0) return { ...main, outer, restrict };
     // The Other groups of a compared period: the same passes over the shifted records, the same kept keys.
     const shiftedOtherOf = (other: GroupRow[]) =>
       other.length > 0
-        ? (shiftedSpec: CrosstabSpec) =>
-            otherGroups(this.pivots, { entry, where, spec: shiftedSpec, signal }, rows, columns)
+        ? (shiftedSpec: CrosstabSpec) => otherGroups(pivots, { entry, where, spec: shiftedSpec, signal }, rows, columns)
         : undefined;
     if (main.folded) {
       const groups = wantedOthers(main.groups, { rows: notRows !== undefined, columns: notColumns !== undefined });
@@ -294,7 +338,7 @@ export class RunCrosstabUseCase {
     const acrossAsk = withTwins({ rows: rows?.values }, shift, notColumns);
     const across =
       columns && spec.rows.length
-        ? await this.pivots.pivot(
+        ? await pivots.pivot(
             entry,
             where,
             { ...spec, columns: [], columnLimit: null, columnFilter: null },
@@ -307,7 +351,7 @@ export class RunCrosstabUseCase {
     const downAsk = withTwins({ columns: columns?.values }, shift, notRows);
     const down =
       rows && spec.columns.length
-        ? await this.pivots.pivot(
+        ? await pivots.pivot(
             entry,
             where,
             { ...spec, rows: [], rowLimit: null, rowFilter: null },
@@ -318,7 +362,7 @@ export class RunCrosstabUseCase {
         : undefined;
     const grand = (rows ?? columns)?.grand;
     const groups = mergePasses(main.groups, { across: across?.groups, down: down?.groups, all: grand ? [grand] : [] });
-    const other = await otherGroups(this.pivots, { entry, where, spec, signal }, rows, columns, {
+    const other = await otherGroups(pivots, { entry, where, spec, signal }, rows, columns, {
       rowCells: down && twinOf(down, downAsk, notRows),
       columnCells: across && twinOf(across, acrossAsk, notColumns),
     });
@@ -340,10 +384,22 @@ export class RunCrosstabUseCase {
     output: CrosstabOutput,
     signal?: AbortSignal,
   ): Promise<CachedResult> {
+    const shown = await this.groupsAsShown(this.pivots, entry, where, spec, signal);
+    return this.render(entry, output, shown, signal);
+  }
+
+  /** The table's groups as drawn, every total and comparison in them, checked against the limits first. */
+  private async groupsAsShown(
+    pivots: PivotEngine,
+    entry: IndexEntry,
+    where: QueryNode,
+    spec: CrosstabSpec,
+    signal?: AbortSignal,
+  ) {
     await this.checkBins(entry, where, spec, signal);
     await this.checkEstimate(entry, where, spec, signal);
-    const prepared = await prepareCompare(this.pivots, entry, where, spec, signal);
-    const drawn = await this.pivotAsDrawn(entry, where, spec, signal, prepared);
+    const prepared = await prepareCompare(pivots, entry, where, spec, signal);
+    const drawn = await this.pivotAsDrawn(pivots, entry, where, spec, signal, prepared);
     const { keys, tooManyGroups, drill, outer, servedBy } = drawn;
     // The limit counts the table as drawn: after rowLimit, columnLimit and the filters.
     const cells = crosstabCells(keys, spec);
@@ -355,7 +411,7 @@ export class RunCrosstabUseCase {
     if (tooManyGroups) throw subtotalsOverLimit();
     const restrict = drawn.restrict ?? {};
     const { spec: shown, groups } = await compareGroups(
-      this.pivots,
+      pivots,
       entry,
       where,
       spec,
@@ -363,10 +419,19 @@ export class RunCrosstabUseCase {
       { groups: drawn.groups, restrict, shifted: drawn.shifted, shiftedOther: drawn.shiftedOther },
       signal,
     );
-    const job = { spec: shown, groups, drill, outer, output, index: entry.name };
+    return { spec: shown, groups, drill, outer, servedBy };
+  }
+
+  private async render(
+    entry: IndexEntry,
+    output: CrosstabOutput,
+    { spec, groups, drill, outer, servedBy }: Awaited<ReturnType<RunCrosstabUseCase['groupsAsShown']>>,
+    signal?: AbortSignal,
+  ): Promise<CachedResult> {
+    const job = { spec, groups, drill, outer, output, index: entry.name };
     const table = await (this.tables && groups.length >= OFF_LOOP_GROUPS
       ? this.tables.render(job, signal)
       : tableResult(job));
-    return servedBy ? { ...table, servedBy } : table;
+    return { ...table, engine: this.pivots.engineName, ...(servedBy ? { servedBy } : {}) };
   }
 }

@@ -113,6 +113,8 @@ export interface KeysAtLeast {
  *   costs about as much as counting its keys.
  */
 export interface PivotEngine {
+  /** What answers name as meta.provenance.engine: `duckdb`, `clickhouse`. */
+  readonly engineName: string;
   /** `signal` aborts when the caller's deadline passes: the engine stops and rejects with a 504. */
   pivot(
     entry: IndexEntry,

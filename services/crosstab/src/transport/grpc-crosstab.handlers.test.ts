@@ -54,7 +54,7 @@ describe('the crosstab service over gRPC', () => {
     const { ran, call } = handler();
     const { err } = await call({ paramsJson: pivotParamsCodec.encode(complete), output: 'csv', asOfVersion: 4 });
     expect(err).toBeNull();
-    const { output: _output, cache: _cache, ...pivot } = complete;
+    const { output: _output, cache: _cache, verify: _verify, ...pivot } = complete;
     expect(ran[0].params).toEqual(pivot);
     expect(ran[0].output).toBe('csv');
     expect(ran[0].opts).toMatchObject({ cache: true, asOfVersion: 4 });

@@ -26,7 +26,14 @@ export function crosstabHandlers(
           cache: !req.bypassCache,
           heavy: (work, signal) => limiter.run(caller.userId, signal ?? ctx.signal, work),
           ...(req.asOfVersion !== undefined ? { asOfVersion: req.asOfVersion } : {}),
+          ...(req.nowMs !== undefined ? { now: req.nowMs } : {}),
+          verify: req.verify,
         });
+        if (res.mismatches)
+          ctx.log.warn(
+            { index: params.index, verify: res.verify, first: res.mismatches },
+            'verify: cells differ between the answer and its independent recomputation',
+          );
         return {
           content: {
             contentType: res.contentType,
@@ -41,6 +48,9 @@ export function crosstabHandlers(
           cache: res.cache,
           indexVersion: res.indexVersion,
           servedBy: res.servedBy ?? '',
+          snapshotSha256: res.snapshotSha256,
+          engine: res.engine,
+          ...(res.verify ? { verify: res.verify } : {}),
         };
       },
     ),

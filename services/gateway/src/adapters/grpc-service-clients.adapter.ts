@@ -224,7 +224,7 @@ export class GrpcServiceClients implements ServiceClients, RecordUploads, Source
   }
 
   async search(caller: Caller, req: SearchRequest, trace: RequestTrace) {
-    const { bypassCache, asOfVersion, ...params } = req;
+    const { bypassCache, asOfVersion, nowMs, ...params } = req;
     const res = await this.call(
       'query',
       this.v1.QueryService.service.ExecuteQuery,
@@ -232,6 +232,7 @@ export class GrpcServiceClients implements ServiceClients, RecordUploads, Source
         caller: callerToWire(caller),
         paramsJson: searchParamsCodec.encode(params),
         bypassCache,
+        ...(nowMs !== undefined ? { nowMs } : {}),
         ...(asOfVersion !== undefined ? { asOfVersion } : {}),
       },
       trace,
@@ -246,7 +247,13 @@ export class GrpcServiceClients implements ServiceClients, RecordUploads, Source
       fields: res.fields.map((f) => ({ name: f.name, type: f.type })),
       records: new RawJson(res.recordsJson),
     };
-    return { page, cache: cacheStatus(res.cache), indexVersion: res.indexVersion };
+    return {
+      page,
+      cache: cacheStatus(res.cache),
+      indexVersion: res.indexVersion,
+      snapshot: res.snapshotSha256,
+      engine: res.engine,
+    };
   }
 
   async upload(
@@ -321,7 +328,7 @@ export class GrpcServiceClients implements ServiceClients, RecordUploads, Source
   }
 
   async pivot(caller: Caller, req: PivotRequest, trace: RequestTrace) {
-    const { output, bypassCache, asOfVersion, ...params } = req;
+    const { output, bypassCache, asOfVersion, nowMs, verify, ...params } = req;
     const res = await this.call(
       'crosstab',
       this.v1.CrosstabService.service.ExecuteCrosstab,
@@ -330,6 +337,8 @@ export class GrpcServiceClients implements ServiceClients, RecordUploads, Source
         paramsJson: pivotParamsCodec.encode(params),
         output,
         bypassCache,
+        ...(nowMs !== undefined ? { nowMs } : {}),
+        verify: verify === true,
         ...(asOfVersion !== undefined ? { asOfVersion } : {}),
       },
       trace,
@@ -347,7 +356,10 @@ export class GrpcServiceClients implements ServiceClients, RecordUploads, Source
       table,
       cache: cacheStatus(res.cache),
       indexVersion: res.indexVersion,
+      snapshot: res.snapshotSha256,
+      engine: res.engine,
       ...(res.servedBy ? { servedBy: res.servedBy } : {}),
+      ...(res.verify ? { verify: { cells: res.verify.cells, mismatched: res.verify.mismatched } } : {}),
     };
   }
 

@@ -70,7 +70,7 @@ export function planCrosstabExport(
     );
   const read = readParams('CROSSTAB.EXECUTE', { ...params, format: CROSSTAB_FORMAT[format] }, at);
   return async (id, run) => {
-    const ran = await crosstab.run(caller, read, trace, asOfVersion);
+    const ran = await crosstab.run(caller, read, trace, { version: asOfVersion });
     const data = ran.data as { data: unknown; rowCount?: number };
     // Known only once the crosstab has answered (its rows are its keys): refused before a byte is written.
     const tableRows = data.rowCount ?? ran.tableRows;

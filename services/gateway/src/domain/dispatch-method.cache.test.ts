@@ -34,6 +34,8 @@ function fakeServices(cache: string) {
         },
         cache: known,
         indexVersion: 1,
+        snapshot: '',
+        engine: 'test',
       };
     },
     pivot: async (_caller, req) => {
@@ -51,6 +53,8 @@ function fakeServices(cache: string) {
         },
         cache: known,
         indexVersion: 1,
+        snapshot: '',
+        engine: 'test',
       };
     },
     renderChart: async (_caller, req) => ({

@@ -28,6 +28,8 @@ function fakeServices() {
           columnsFilteredOut: 0,
         },
         indexVersion: 1,
+        snapshot: '',
+        engine: 'test',
       };
     },
     renderChart: async (_caller, req) => {

@@ -2,6 +2,7 @@ import {
   completeCrosstabExecute,
   completeIndexesFind,
   completeQueriesExecute,
+  completeQueriesReplay,
   completeReportsExecute,
   completeReportsFind,
   completeReportsSchedule,
@@ -28,6 +29,7 @@ const asSent = <T>(p: T): T => p;
  */
 const COMPLETE = {
   'QUERIES.EXECUTE': completeQueriesExecute,
+  'QUERIES.REPLAY': completeQueriesReplay,
   'INDEXES.FIND': completeIndexesFind,
   'CROSSTAB.EXECUTE': completeCrosstabExecute,
   'REPORTS.FIND': completeReportsFind,

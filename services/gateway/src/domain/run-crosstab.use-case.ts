@@ -7,7 +7,7 @@ import {
   type RequestTrace,
   type ServiceClients,
 } from '../ports/service-clients.port';
-import type { Execution } from './execution';
+import { provenanceOf, type Execution, type RunAt } from './execution';
 import type { ReadParams, SentParams } from './method-params';
 
 /** rowOrder / columnOrder with measure and direction filled in (absent stays absent). */
@@ -32,22 +32,26 @@ export class RunCrosstabUseCase {
     caller: Caller,
     { sent: p, complete }: ReadParams<'CROSSTAB.EXECUTE'>,
     trace: RequestTrace,
-    asOfVersion?: number,
+    at: RunAt = {},
   ): Promise<Execution> {
+    const nowMs = at.nowMs ?? Date.now();
     // chartType, imageFormat and their combination were checked by the contract, before the pivot runs.
     // The services get every default applied (the contract's); the saved report keeps what was sent.
     const output = complete.output;
-    const { table, cache, indexVersion, servedBy } = await this.services.pivot(
+    const ran = await this.services.pivot(
       caller,
       {
         ...complete,
         // A PDF prints the table the crosstab service draws as HTML.
         output: output.kind === 'chart' ? 'grid' : output.format === 'pdf' ? 'html' : output.format,
         bypassCache: !complete.cache,
-        ...(asOfVersion !== undefined ? { asOfVersion } : {}),
+        nowMs,
+        verify: complete.verify,
+        ...(at.version !== undefined ? { asOfVersion: at.version } : {}),
       },
       trace,
     );
+    const { table, cache, indexVersion, servedBy } = ran;
     // For a chart too: the crosstab is what is cached, the image is drawn each time.
     let data: Record<string, unknown>;
     if (output.kind === 'chart') {
@@ -132,7 +136,10 @@ export class RunCrosstabUseCase {
       index: p.index,
       executable,
       tableRows: table.rowCount,
+      provenance: provenanceOf(p.index, ran),
+      nowMs,
       ...(servedBy ? { servedBy } : {}),
+      ...(ran.verify ? { verify: ran.verify } : {}),
     };
   }
 }

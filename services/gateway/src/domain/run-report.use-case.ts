@@ -1,6 +1,7 @@
 import { AppError } from '@quarry/errors';
 import type { CacheStatus, CompleteReportsExecute, ReportsMetadataResult } from '@quarry/contract';
 import type { Caller, RequestTrace, ServiceClients } from '../ports/service-clients.port';
+import type { Execution } from './execution';
 import { readParams } from './method-params';
 import { applyParameters } from './report-parameters';
 import type { RunCrosstabUseCase } from './run-crosstab.use-case';
@@ -14,6 +15,9 @@ export interface ReportRun {
   servedBy?: string;
   /** The report version that ran, as REPORTS.METADATA shows it. */
   metadata: ReportsMetadataResult;
+  /** The search or crosstab it ran, and which (meta.provenance, meta.replay). */
+  execution: Execution;
+  runs: 'QUERIES.EXECUTE' | 'CROSSTAB.EXECUTE';
 }
 
 /** Keys a run may not take from the saved params when the caller overrides the output. */
@@ -55,8 +59,8 @@ export class RunReportUseCase {
         );
       if (input.page !== undefined) params.page = input.page;
       if (input.pageSize !== undefined) params.pageSize = input.pageSize;
-      const ran = await this.search.run(caller, readParams('QUERIES.EXECUTE', params), trace, asOfVersion);
-      return this.answer(ran.data, ran.cache, metadata, ran.indexVersion);
+      const ran = await this.search.run(caller, readParams('QUERIES.EXECUTE', params), trace, { version: asOfVersion });
+      return this.answer(ran, metadata, 'QUERIES.EXECUTE');
     }
     if (input.page !== undefined || input.pageSize !== undefined)
       throw AppError.invalid(
@@ -71,9 +75,10 @@ export class RunReportUseCase {
         throw AppError.invalid('imageFormat goes with chart reports; this crosstab report is a table (use format)');
       params.imageFormat = input.imageFormat;
     }
-    const ran = await this.crosstab.run(caller, readParams('CROSSTAB.EXECUTE', params), trace, asOfVersion);
-    const run = this.answer(ran.data, ran.cache, metadata, ran.indexVersion);
-    return ran.servedBy ? { ...run, servedBy: ran.servedBy } : run;
+    const ran = await this.crosstab.run(caller, readParams('CROSSTAB.EXECUTE', params), trace, {
+      version: asOfVersion,
+    });
+    return this.answer(ran, metadata, 'CROSSTAB.EXECUTE');
   }
 
   /** The index version the report version was saved on; a report saved before versions were kept has none. */
@@ -84,16 +89,18 @@ export class RunReportUseCase {
     );
   }
 
-  private answer(
-    data: Record<string, unknown>,
-    cache: CacheStatus | undefined,
-    metadata: ReportsMetadataResult,
-    indexVersion: number,
-  ): ReportRun {
+  private answer(ran: Execution, metadata: ReportsMetadataResult, runs: ReportRun['runs']): ReportRun {
     return {
-      data: { ...data, report: { guid: metadata.guid, version: metadata.version }, indexVersion },
-      ...(cache ? { cache } : {}),
+      data: {
+        ...ran.data,
+        report: { guid: metadata.guid, version: metadata.version },
+        indexVersion: ran.indexVersion,
+      },
+      ...(ran.cache ? { cache: ran.cache } : {}),
+      ...(ran.servedBy ? { servedBy: ran.servedBy } : {}),
       metadata,
+      execution: ran,
+      runs,
     };
   }
 }

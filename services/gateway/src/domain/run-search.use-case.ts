@@ -1,5 +1,5 @@
 import type { Caller, RequestTrace, ServiceClients } from '../ports/service-clients.port';
-import type { Execution } from './execution';
+import { provenanceOf, type Execution, type RunAt } from './execution';
 import type { ReadParams } from './method-params';
 
 /**
@@ -14,11 +14,12 @@ export class RunSearchUseCase {
     caller: Caller,
     { sent: p, complete }: ReadParams<'QUERIES.EXECUTE'>,
     trace: RequestTrace,
-    asOfVersion?: number,
+    at: RunAt = {},
   ): Promise<Execution> {
+    const nowMs = at.nowMs ?? Date.now();
     // The service gets every default applied (the contract's); the saved report keeps what was sent.
     const sort = (p.sort ?? []).map((s) => ({ field: s.field, direction: s.direction }));
-    const { page, cache, indexVersion } = await this.services.search(
+    const ran = await this.services.search(
       caller,
       {
         index: complete.index,
@@ -27,10 +28,12 @@ export class RunSearchUseCase {
         pageSize: complete.pageSize,
         sort: complete.sort,
         bypassCache: !complete.cache,
-        ...(asOfVersion !== undefined ? { asOfVersion } : {}),
+        nowMs,
+        ...(at.version !== undefined ? { asOfVersion: at.version } : {}),
       },
       trace,
     );
+    const { page, cache, indexVersion } = ran;
     // Without `cache`, as for a crosstab: it is not an executable param.
     const executable = {
       index: page.index,
@@ -39,6 +42,14 @@ export class RunSearchUseCase {
       pageSize: page.pageSize,
       sort: sort.map((s) => ({ field: s.field, direction: (s.direction ?? 'asc').toLowerCase() })),
     };
-    return { data: { ...page }, cache, indexVersion, index: page.index, executable };
+    return {
+      data: { ...page },
+      cache,
+      indexVersion,
+      index: page.index,
+      executable,
+      provenance: provenanceOf(page.index, ran),
+      nowMs,
+    };
   }
 }

@@ -16,6 +16,7 @@ import type {
   ReportsDeleteResult,
   ReportsMetadataResult,
   ReportsUpdateResult,
+  VerifyOutcome,
 } from '@quarry/contract';
 
 /**
@@ -36,6 +37,16 @@ export interface SearchRequest extends CompleteSearch {
   bypassCache: boolean;
   /** A kept earlier version of the index (a saved report's snapshot) instead of the current one. */
   asOfVersion?: number;
+  /** The time relative dates in the query are read at (Unix ms); absent: the service's now. */
+  nowMs?: number;
+}
+
+/** What the service said of the data an answer came from (meta.provenance). */
+export interface AnsweredFrom {
+  indexVersion: number;
+  /** The SHA-256 of the version's records file; '' for a version loaded before it was kept. */
+  snapshot: string;
+  engine: string;
 }
 
 /** The contract's result; its records stay the query service's JSON text (RawJson). */
@@ -50,6 +61,10 @@ export interface PivotRequest extends CompletePivot {
   bypassCache: boolean;
   /** A kept earlier version of the index (a saved report's snapshot) instead of the current one. */
   asOfVersion?: number;
+  /** The time relative dates in the query are read at (Unix ms); absent: the service's now. */
+  nowMs?: number;
+  /** Recompute every cell along an independent path and compare. */
+  verify?: boolean;
 }
 
 export interface PivotAnswer {
@@ -125,13 +140,13 @@ export interface ServiceClients {
     caller: Caller,
     req: SearchRequest,
     trace: RequestTrace,
-  ): Promise<{ page: SearchPage; cache?: CacheStatus; indexVersion: number }>;
+  ): Promise<AnsweredFrom & { page: SearchPage; cache?: CacheStatus }>;
   findIndexes(caller: Caller, req: CompleteIndexesFind, trace: RequestTrace): Promise<IndexesFindResult>;
   pivot(
     caller: Caller,
     req: PivotRequest,
     trace: RequestTrace,
-  ): Promise<{ table: PivotAnswer; cache?: CacheStatus; indexVersion: number; servedBy?: string }>;
+  ): Promise<AnsweredFrom & { table: PivotAnswer; cache?: CacheStatus; servedBy?: string; verify?: VerifyOutcome }>;
   renderChart(caller: Caller, req: ChartRequest, trace: RequestTrace): Promise<ChartImage>;
   /** The table printed by the chart workers' Chromium: the PDF, base64-encoded. */
   printTable(caller: Caller, req: TablePrintRequest, trace: RequestTrace): Promise<string>;

@@ -16,6 +16,7 @@ import {
   METHODS,
   openRpcDocument,
   type MethodName,
+  type Provenance,
 } from '@quarry/contract';
 import { AppError } from '@quarry/errors';
 import type { Logger } from '@quarry/logger';
@@ -159,13 +160,29 @@ export function summarise(method: MethodName, data: unknown): string {
   return clip(data, 2000);
 }
 
+/** What an agent may quote of where a number came from. */
+function provenanceLine(p: Provenance, replayable: boolean): string {
+  return [
+    `Answered from index ${p.index} version ${p.version}`,
+    p.snapshot ? ` (records file sha-256 ${p.snapshot})` : '',
+    ` by ${p.engine}`,
+    p.servedBy ? ` through rollup ${p.servedBy}` : '',
+    p.cached ? ', from the result cache' : '',
+    replayable ? '; _meta["quarry/replay"] replays it (queries_replay).' : '.',
+  ].join('');
+}
+
 /** A JSON-RPC call to this gateway with the caller's token: the same path as any client's. */
 async function callRpc(
   deps: McpDeps,
   authorization: string,
   method: string,
   params: unknown,
-): Promise<{ data?: unknown; error?: { code: number; message: string; data?: { detail?: string } } }> {
+): Promise<{
+  data?: unknown;
+  meta?: { provenance?: Provenance; replay?: string };
+  error?: { code: number; message: string; data?: { detail?: string } };
+}> {
   const res = await fetch(deps.rpcUrl(), {
     method: 'POST',
     headers: { 'Content-Type': 'application/json', Authorization: authorization },
@@ -175,8 +192,11 @@ async function callRpc(
     const problem = (await res.json().catch(() => ({}))) as { detail?: string; title?: string };
     return { error: { code: res.status, message: problem.title ?? 'Error', data: { detail: problem.detail } } };
   }
-  const body = (await res.json()) as { result?: { data: unknown }; error?: { code: number; message: string } };
-  return body.error ? { error: body.error } : { data: body.result?.data };
+  const body = (await res.json()) as {
+    result?: { data: unknown; meta?: { provenance?: Provenance; replay?: string } };
+    error?: { code: number; message: string };
+  };
+  return body.error ? { error: body.error } : { data: body.result?.data, meta: body.result?.meta };
 }
 
 function mcpServer(deps: McpDeps, authorization: string, allowed: ReadonlySet<MethodName>): Server {
@@ -205,9 +225,18 @@ function mcpServer(deps: McpDeps, authorization: string, allowed: ReadonlySet<Me
           { type: 'text', text: `${out.error.code} ${out.error.message}: ${out.error.data?.detail ?? ''}`.trim() },
         ],
       };
+    const provenance = out.meta?.provenance;
+    const replay = out.meta?.replay;
     return {
-      content: [{ type: 'text', text: summarise(found.method, out.data) }],
+      content: [
+        { type: 'text', text: summarise(found.method, out.data) },
+        ...(provenance ? [{ type: 'text' as const, text: provenanceLine(provenance, replay !== undefined) }] : []),
+      ],
       structuredContent: out.data as Record<string, unknown>,
+      // Which data gave the answer, and the token that answers it again (queries_replay), for agents that cite.
+      ...(provenance
+        ? { _meta: { 'quarry/provenance': provenance, ...(replay ? { 'quarry/replay': replay } : {}) } }
+        : {}),
     };
   });
   server.setRequestHandler(ListResourcesRequestSchema, async () => {

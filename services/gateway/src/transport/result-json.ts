@@ -4,7 +4,7 @@ import type { JsonRpcId } from './json-rpc-envelope';
 const QUOTED_MARK = JSON.stringify(RAW_JSON_MARK);
 
 /** A method's result, its data's RawJson properties spliced in as the text they hold. */
-export function resultJson(id: JsonRpcId, data: unknown, meta: Record<string, string>): string {
+export function resultJson(id: JsonRpcId, data: unknown, meta: Record<string, unknown>): string {
   const text = JSON.stringify({ jsonrpc: '2.0', id, result: { data, meta } });
   const raws =
     data !== null && typeof data === 'object'

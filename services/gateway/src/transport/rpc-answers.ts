@@ -21,7 +21,7 @@ export function answerResult(
   res: ServerResponse,
   call: RpcCallRecord,
   request: Answering,
-  { data, cache, returned, servedBy }: MethodResult,
+  { data, cache, returned, servedBy, provenance, replay, verify }: MethodResult,
 ): void {
   const { requestId } = call;
   if (returned !== undefined) call.returned = returned;
@@ -35,6 +35,9 @@ export function answerResult(
         requestId,
         ...(cache === undefined ? {} : { cache }),
         ...(servedBy === undefined ? {} : { servedBy }),
+        ...(provenance === undefined ? {} : { provenance }),
+        ...(replay === undefined ? {} : { replay }),
+        ...(verify === undefined ? {} : { verify }),
       }),
     );
   const ms = call.finish(request.method, 'ok');

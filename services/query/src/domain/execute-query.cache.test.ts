@@ -41,7 +41,11 @@ function fixture(cacheBytes = 1_000_000) {
         throw new Error('engine failure');
       }
       const { signal: _signal, ...asked } = plan;
-      return { total: 1000 + searched.length, recordsJson: JSON.stringify([{ snapshot: entry.snapshot, ...asked }]) };
+      return {
+        total: 1000 + searched.length,
+        recordsJson: JSON.stringify([{ snapshot: entry.snapshot, ...asked }]),
+        engine: 'test',
+      };
     },
     forget: () => undefined,
   } as unknown as SearchIndex;

@@ -22,6 +22,10 @@ export interface ExecuteQueryOutput {
   cache: CacheStatus;
   /** The version of the index the search ran on. */
   indexVersion: number;
+  /** The SHA-256 of that version's records file; '' for a version written before it was kept. */
+  snapshotSha256: string;
+  /** The engine that computed the page (the one that first did, for a cache hit). */
+  engine: string;
 }
 
 export interface ExecuteQueryOptions {
@@ -30,6 +34,8 @@ export interface ExecuteQueryOptions {
   cache?: boolean;
   /** Run on this published version (a saved report's snapshot) instead of the current one. */
   asOfVersion?: number;
+  /** The time relative dates are read at (Unix ms; a replay's first run's), else now. */
+  now?: number;
   /**
    * Runs the engine call under the process's cap on heavy calls; a cache hit does not take a slot.
    * `signal` is the computation's (shared by identical calls: it aborts once every one has given up).
@@ -67,7 +73,7 @@ export class ExecuteQueryUseCase {
       version: opts.asOfVersion,
     });
     const fields = fieldsOf(entry);
-    const where = restrictedQuery(reader, entry.name, input.query, { fields, now: this.now() });
+    const where = restrictedQuery(reader, entry.name, input.query, { fields, now: opts.now ?? this.now() });
     const sort = sortKeys(new FieldResolver(fields), input.sort);
     const offset = (page - 1) * pageSize;
     const { result, cache } = await this.cachedSearch(
@@ -88,6 +94,8 @@ export class ExecuteQueryUseCase {
       recordsJson: result.recordsJson,
       cache,
       indexVersion: entry.version,
+      snapshotSha256: entry.sha256 ?? '',
+      engine: result.engine,
     };
   }
 
@@ -120,12 +128,15 @@ export class ExecuteQueryUseCase {
     const found = use ? this.cache.get(key) : undefined;
     // A search's entries hold JSON text; only a crosstab's workbook is kept as bytes.
     if (found && typeof found.payload === 'string')
-      return { result: { total: found.counts[0], recordsJson: found.payload }, cache: 'hit' };
+      return {
+        result: { total: found.counts[0], recordsJson: found.payload, engine: found.engine ?? '' },
+        cache: 'hit',
+      };
     const compute = (signal: AbortSignal | undefined) =>
       opts.heavy ? opts.heavy(() => search(signal), signal) : search(signal);
     const result = await (this.shared ? this.shared.run([...key, use], opts.signal, compute) : compute(opts.signal));
     if (!use) return { result, cache: 'bypass' };
-    this.cache.set(key, { payload: result.recordsJson, counts: [result.total] });
+    this.cache.set(key, { payload: result.recordsJson, counts: [result.total], engine: result.engine });
     return { result, cache: 'miss' };
   }
 }

@@ -21,6 +21,8 @@ export interface SearchPage {
   total: number;
   /** The page's records as a JSON array, fields in catalog order, dates as ISO strings. */
   recordsJson: string;
+  /** Which engine answered (meta.provenance.engine): `duckdb` (a version held in memory too) or `typesense`. */
+  engine: string;
 }
 
 /**

@@ -60,6 +60,8 @@ export interface BuiltSnapshotInfo {
   recordCount: number;
   /** Where the snapshot lives, as the catalog records it (relative to the data directory). */
   snapshot: string;
+  /** The SHA-256 (hex) of the snapshot file, read as it was written (meta.provenance.snapshot). */
+  sha256: string;
   /** Rows read from the source: those loaded plus those rejected. */
   rowsRead: number;
   rowsRejected: number;

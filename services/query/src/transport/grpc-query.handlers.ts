@@ -24,6 +24,7 @@ export function queryHandlers(
           cache: !req.bypassCache,
           heavy: (work, signal) => limiter.run(caller.userId, signal ?? ctx.signal, work),
           ...(req.asOfVersion !== undefined ? { asOfVersion: req.asOfVersion } : {}),
+          ...(req.nowMs !== undefined ? { now: req.nowMs } : {}),
         });
         return { ...out, recordsJson: out.recordsJson };
       },

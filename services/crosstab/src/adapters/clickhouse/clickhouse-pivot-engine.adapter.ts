@@ -31,6 +31,8 @@ import { chIdent, compileClickHouse, isCalendarDate, type ClickHouseWhere } from
  * limit, outer keys chosen first, showAs, sorting, rendering, drill queries) is the domain's, unchanged.
  */
 export class ClickHousePivotEngine implements PivotEngine {
+  readonly engineName = 'clickhouse';
+
   constructor(private readonly runner: ClickHouseRunner) {}
 
   forget(name: string): void {

@@ -40,6 +40,8 @@ export { JS_ROLLUP_MAX_WORK } from '../pivot/pivot-rollup';
  * limit could allow, or with dynamic views, the roll-up runs in DuckDB by grouping sets (see rollupSql).
  */
 export class DuckDbPivotEngine implements PivotEngine {
+  readonly engineName = 'duckdb';
+
   constructor(
     private readonly engine: SnapshotEngine,
     /** JS_ROLLUP_MAX_WORK; 0 sends every roll-up to DuckDB (tests compare both paths). */

@@ -1,9 +1,13 @@
+import { AppError } from '@quarry/errors';
 import type { MethodName } from '@quarry/contract';
 import type { Caller, RequestTrace, ServiceClients } from '../../ports/service-clients.port';
 import type { Execution } from '../execution';
 import { indexFields } from '../index-fields';
+import { checkScopes } from '../method-access';
 import { declareParameters, PARAMETERS_KEY } from '../report-parameters';
-import type { SentParams } from '../method-params';
+import { readParams, type SentParams } from '../method-params';
+import type { Principal } from '../principal';
+import type { ReplayClaim, ReplayTokens } from '../replay-tokens';
 import type { RunCrosstabUseCase } from '../run-crosstab.use-case';
 import type { RunSearchUseCase } from '../run-search.use-case';
 import { returnedOf, type MethodHandlers, type MethodResult } from './method-handler';
@@ -14,55 +18,123 @@ export interface ExecuteHandlerDeps {
   services: ServiceClients;
   search: RunSearchUseCase;
   crosstab: RunCrosstabUseCase;
+  /** Signs meta.replay and opens QUERIES.REPLAY's tokens; absent, answers carry none and replays answer 503. */
+  replays?: ReplayTokens;
 }
 
 /**
- * QUERIES.EXECUTE and CROSSTAB.EXECUTE, each saved as a report when saveReport asks for it. Saving spans
- * two services, so it is orchestrated here: the report is written only after the execution succeeded.
+ * What an execution's answer carries beside its data: how the cache answered, the rollup, which data gave
+ * it (meta.provenance), a token to replay it (none for an embed token, which may not replay) and, with
+ * verify, what the recomputation found.
+ */
+export function executionResult(
+  replays: ReplayTokens | undefined,
+  principal: Principal,
+  call: { method: ReplayClaim['method']; runs: ReplayClaim['runs'] },
+  ran: Execution,
+  data: Record<string, unknown>,
+): MethodResult {
+  const replay =
+    replays && !principal.embed
+      ? replays.sign({
+          ...call,
+          params: ran.executable,
+          version: ran.indexVersion,
+          userId: principal.user.id,
+          nowMs: ran.nowMs,
+        })
+      : undefined;
+  return {
+    data,
+    cache: ran.cache,
+    returned: returnedOf(ran.data),
+    provenance: ran.provenance,
+    ...(ran.servedBy ? { servedBy: ran.servedBy } : {}),
+    ...(replay ? { replay } : {}),
+    ...(ran.verify ? { verify: ran.verify } : {}),
+  };
+}
+
+/**
+ * QUERIES.EXECUTE and CROSSTAB.EXECUTE, each saved as a report when saveReport asks for it, and
+ * QUERIES.REPLAY. Saving spans two services, so it is orchestrated here: the report is written only after
+ * the execution succeeded.
  */
 export function executeHandlers(
   deps: ExecuteHandlerDeps,
-): Pick<MethodHandlers, 'QUERIES.EXECUTE' | 'CROSSTAB.EXECUTE'> {
+): Pick<MethodHandlers, 'QUERIES.EXECUTE' | 'CROSSTAB.EXECUTE' | 'QUERIES.REPLAY'> {
+  const answer = async (
+    principal: Principal,
+    caller: Caller,
+    save: SaveReport | undefined,
+    method: 'QUERIES.EXECUTE' | 'CROSSTAB.EXECUTE',
+    ran: Execution,
+    trace: RequestTrace,
+  ): Promise<MethodResult> => {
+    const report = save && (await saveExecution(deps.services, caller, save, method, ran, trace));
+    return executionResult(
+      deps.replays,
+      principal,
+      { method, runs: method },
+      ran,
+      report ? { ...ran.data, report } : ran.data,
+    );
+  };
   return {
     'QUERIES.EXECUTE': {
-      handle: async ({ caller, sent, complete, trace }) => {
+      handle: async ({ principal, caller, sent, complete, trace }) => {
         const ran = await deps.search.run(caller, { sent, complete }, trace);
-        return answer(deps.services, caller, sent.saveReport, 'query', 'QUERIES.EXECUTE', ran, trace);
+        return answer(principal, caller, sent.saveReport, 'QUERIES.EXECUTE', ran, trace);
       },
     },
     'CROSSTAB.EXECUTE': {
-      handle: async ({ caller, sent, complete, trace }) => {
+      handle: async ({ principal, caller, sent, complete, trace }) => {
         const ran = await deps.crosstab.run(caller, { sent, complete }, trace);
-        return answer(deps.services, caller, sent.saveReport, 'crosstab', 'CROSSTAB.EXECUTE', ran, trace);
+        return answer(principal, caller, sent.saveReport, 'CROSSTAB.EXECUTE', ran, trace);
+      },
+    },
+    'QUERIES.REPLAY': {
+      checkAvailable: () => {
+        if (!deps.replays) throw AppError.unavailable('Replays are not available: this gateway has no signing key');
+      },
+      handle: async ({ principal, caller, complete, trace }) => {
+        const claim = deps.replays!.open(complete.token);
+        // Refused alike whoever holds the token: it is the user's, not the bearer's.
+        if (claim.userId !== principal.user.id)
+          throw AppError.forbidden('This replay token was issued to another user');
+        checkScopes(principal, claim.method, {});
+        const at = { version: claim.version, nowMs: claim.nowMs };
+        const params = { ...claim.params, cache: complete.cache };
+        const ran =
+          claim.runs === 'QUERIES.EXECUTE'
+            ? await deps.search.run(caller, readParams('QUERIES.EXECUTE', params, 'token'), trace, at)
+            : await deps.crosstab.run(caller, readParams('CROSSTAB.EXECUTE', params, 'token'), trace, at);
+        return executionResult(deps.replays, principal, claim, ran, ran.data);
       },
     },
   };
 }
 
-/** The execution's answer, with the saved report's guid when it was saved. */
-async function answer(
+/** The execution saved as a report: its guid. */
+async function saveExecution(
   services: ServiceClients,
   caller: Caller,
-  save: SaveReport | undefined,
-  type: 'query' | 'crosstab',
+  save: SaveReport,
   method: MethodName,
   ran: Execution,
   trace: RequestTrace,
-): Promise<MethodResult> {
-  const returned = returnedOf(ran.data);
-  const servedBy = ran.servedBy ? { servedBy: ran.servedBy } : {};
-  if (!save) return { data: ran.data, cache: ran.cache, returned, ...servedBy };
+): Promise<{ guid: string }> {
   const parameters = save.parameters?.length
     ? declareParameters(save.parameters, await indexFields(services, caller, ran.index, trace), 'saveReport.parameters')
     : undefined;
-  const report = await services.saveReport(
+  return services.saveReport(
     caller,
     {
       name: save.name,
       description: save.description ?? '',
       folder: save.folder ?? '',
       shared: save.shared ?? false,
-      type,
+      type: method === 'QUERIES.EXECUTE' ? 'query' : 'crosstab',
       index: ran.index,
       method,
       params: parameters ? { ...ran.executable, [PARAMETERS_KEY]: parameters } : ran.executable,
@@ -70,5 +142,4 @@ async function answer(
     },
     trace,
   );
-  return { data: { ...ran.data, report }, cache: ran.cache, returned, ...servedBy };
 }

@@ -1,4 +1,4 @@
-import type { CacheStatus, MethodName } from '@quarry/contract';
+import type { CacheStatus, MethodName, Provenance, VerifyOutcome } from '@quarry/contract';
 import type { Caller, RequestTrace } from '../../ports/service-clients.port';
 import type { CompleteParams, SentParams } from '../method-params';
 import type { Principal } from '../principal';
@@ -12,6 +12,12 @@ export interface MethodResult {
   servedBy?: string;
   /** For the audit trail: records (searches), cells (crosstab tables) or items (listings) returned. */
   returned?: number;
+  /** Which data gave the answer, for the methods that run on an index version. */
+  provenance?: Provenance;
+  /** A token QUERIES.REPLAY answers the same data for. */
+  replay?: string;
+  /** With verify: true. */
+  verify?: VerifyOutcome;
 }
 
 /** One call as it reaches its handler: the embed grant, the scopes and the params are checked already. */

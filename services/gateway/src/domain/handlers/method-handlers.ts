@@ -4,6 +4,7 @@ import type { Schedules } from '../../ports/schedules.port';
 import type { ServiceClients } from '../../ports/service-clients.port';
 import type { SourceCalls } from '../../ports/sources.port';
 import type { EmbedTokenRegistry } from '../embed-token-registry';
+import type { ReplayTokens } from '../replay-tokens';
 import type { ManageTokensUseCase } from '../manage-tokens.use-case';
 import type { ManageUsersUseCase } from '../manage-users.use-case';
 import { RunCrosstabUseCase } from '../run-crosstab.use-case';
@@ -32,6 +33,8 @@ export interface MethodHandlerDeps extends ExportsHandlerDeps {
   /** The admin API (USERS.*) and API tokens (TOKENS.CREATE and its kin), on the metadata store; absent: 503. */
   users?: ManageUsersUseCase;
   tokens?: ManageTokensUseCase;
+  /** meta.replay and QUERIES.REPLAY; absent, answers carry no token and replays answer 503. */
+  replays?: ReplayTokens;
 }
 
 /** Every method's handler, one per method of the contract, and the use cases they share. */
@@ -40,12 +43,13 @@ export function createMethodHandlers(deps: MethodHandlerDeps): MethodHandlers {
   const search = new RunSearchUseCase(services);
   const crosstab = new RunCrosstabUseCase(services);
   return {
-    ...executeHandlers({ services, search, crosstab }),
+    ...executeHandlers({ services, search, crosstab, replays: deps.replays }),
     ...indexesHandlers({ services }),
     ...reportsHandlers({
       services,
       runReport: new RunReportUseCase(services, search, crosstab),
       updateReport: new UpdateReportUseCase(services, search, crosstab),
+      replays: deps.replays,
     }),
     ...schedulesHandlers({ schedules: deps.schedules ?? (() => undefined) }),
     ...tokensHandlers(deps),

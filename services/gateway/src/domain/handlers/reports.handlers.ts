@@ -1,12 +1,15 @@
 import type { ServiceClients } from '../../ports/service-clients.port';
+import type { ReplayTokens } from '../replay-tokens';
 import type { RunReportUseCase } from '../run-report.use-case';
 import type { UpdateReportUseCase } from '../update-report.use-case';
-import { returnedOf, type MethodHandlers } from './method-handler';
+import { executionResult } from './execute.handlers';
+import type { MethodHandlers } from './method-handler';
 
 export interface ReportsHandlerDeps {
   services: ServiceClients;
   runReport: RunReportUseCase;
   updateReport: UpdateReportUseCase;
+  replays?: ReplayTokens;
 }
 
 type ReportsMethods = 'REPORTS.FIND' | 'REPORTS.METADATA' | 'REPORTS.UPDATE' | 'REPORTS.DELETE' | 'REPORTS.EXECUTE';
@@ -38,12 +41,13 @@ export function reportsHandlers(deps: ReportsHandlerDeps): Pick<MethodHandlers, 
         const fixed = principal.embed?.parameters;
         const input = fixed ? { ...complete, parameters: { ...complete.parameters, ...fixed } } : complete;
         const ran = await deps.runReport.run(caller, input, trace);
-        return {
-          data: ran.data,
-          cache: ran.cache,
-          returned: returnedOf(ran.data),
-          ...(ran.servedBy ? { servedBy: ran.servedBy } : {}),
-        };
+        return executionResult(
+          deps.replays,
+          principal,
+          { method: 'REPORTS.EXECUTE', runs: ran.runs },
+          ran.execution,
+          ran.data,
+        );
       },
     },
   };

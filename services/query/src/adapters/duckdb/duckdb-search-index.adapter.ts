@@ -83,7 +83,9 @@ export class DuckDbSearchIndex implements SearchIndex {
       if (table.holds(fields)) {
         if (plan.signal?.aborted) throw abortReason(plan.signal);
         try {
-          return searchInMemory(table, plan, this.maxWork);
+          // The same engine's answer (the conformance suite holds both paths to it): when a version is
+          // held in memory depends on timing, and an answer's provenance must not.
+          return { ...searchInMemory(table, plan, this.maxWork), engine: 'duckdb' };
         } catch (err) {
           if (!(err instanceof UnsupportedQuery)) throw err;
         }
@@ -92,7 +94,7 @@ export class DuckDbSearchIndex implements SearchIndex {
         table.readColumns(fields).catch(() => undefined);
       }
     }
-    return searchSql(this.engine, entry, plan);
+    return { ...(await searchSql(this.engine, entry, plan)), engine: 'duckdb' };
   }
 
   async retire(): Promise<void> {

@@ -18,7 +18,11 @@ export function orderBy(sort: SortKey[]): string {
 }
 
 /** A search as SQL on the snapshot's table: any index, any plan; stops at the plan's deadline. */
-export async function searchSql(engine: SnapshotEngine, entry: IndexEntry, plan: SearchPlan): Promise<SearchPage> {
+export async function searchSql(
+  engine: SnapshotEngine,
+  entry: IndexEntry,
+  plan: SearchPlan,
+): Promise<Omit<SearchPage, 'engine'>> {
   const loaded = await engine.table(entry);
   const { table, columnTypes } = loaded;
   const where = compileWhere(plan.where, loaded);

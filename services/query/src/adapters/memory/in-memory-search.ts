@@ -106,7 +106,7 @@ export function leafCount(q: QueryNode): number {
  * A search over an in-memory table: the same total and page, in the same JSON, as the SQL path. Throws
  * UnsupportedQuery when it would take more than `maxWork` units (the scan, and the word matches).
  */
-export function searchInMemory(table: InMemoryTable, plan: SearchPlan, maxWork = Infinity): SearchPage {
+export function searchInMemory(table: InMemoryTable, plan: SearchPlan, maxWork = Infinity): Omit<SearchPage, 'engine'> {
   const scan = leafCount(plan.where) * table.size;
   if (scan > maxWork) throw new UnsupportedQuery('more leaf tests than one scan may run in memory');
   const test = compilePredicate(plan.where, table, { left: maxWork - scan });

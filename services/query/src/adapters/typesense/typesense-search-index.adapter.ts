@@ -186,7 +186,7 @@ export class TypesenseSearchIndex implements SearchIndex {
       }
       case 'beyond': {
         const [count] = await this.run([{ ...base, offset: 0, limit: 0 }], plan.signal);
-        if (plan.offset >= count.found) return { total: count.found, recordsJson: '[]' };
+        if (plan.offset >= count.found) return { total: count.found, recordsJson: '[]', engine: 'typesense' };
         throw beyondMaxHits(this.maxHits);
       }
     }
@@ -198,7 +198,7 @@ export class TypesenseSearchIndex implements SearchIndex {
   }
 
   private page(total: number, results: SearchResult[]): SearchPage {
-    return { total, recordsJson: `[${results.flatMap((r) => r.records).join(',')}]` };
+    return { total, recordsJson: `[${results.flatMap((r) => r.records).join(',')}]`, engine: 'typesense' };
   }
 
   /** One POST to /multi_search: the filter travels in the body, which has no length limit. */
