@@ -5,13 +5,21 @@
 // computation). Each round asks with a query no round asked before, so every call starts cold. Then a
 // heavy crosstab whose client goes away: how long the server's process goes on burning CPU after the
 // socket is closed (the core freed), against the same crosstab left to run.
-// Usage: npm run build && node bench/shared-computations.bench.js [--runs 5]
+// With --millions N (120 for the issue's figure) only the cancellation is measured, on flights-3m copied to
+// N million records (bench/lib.js writeFlights, as bench/scale.bench.js does): the crosstab abandoned
+// --after ms in (default 3000), and the same saving a report (never cancelled) once, as the control.
+// Usage: npm run build && node bench/shared-computations.bench.js [--runs 5] [--millions 120 [--after 3000]]
 // The CPU is sampled from /proc every 50 ms: "freed" is known to within one sample.
+const fs = require('node:fs');
 const http = require('node:http');
+const os = require('node:os');
 const path = require('node:path');
-const { VEGA, benchData, startServer, rpc, cpuMsOf, fmt } = require('./lib');
+const { VEGA, benchData, startServer, rpc, cpuMsOf, fmt, writeFlights } = require('./lib');
 
-const RUNS = Number(process.argv[process.argv.indexOf('--runs') + 1]) || 5;
+const arg = (name) => (process.argv.includes(name) ? Number(process.argv[process.argv.indexOf(name) + 1]) : undefined);
+const RUNS = arg('--runs') || 5;
+const MILLIONS = arg('--millions');
+const AFTER_MS = arg('--after') || 3000;
 const HEAVY = {
   index: 'flights',
   rows: ['origin', 'destination'],
@@ -75,7 +83,52 @@ async function idleAfter(pid, from) {
   }
 }
 
+/** The cancellation alone, on N million records: how soon the core is free after the caller leaves. */
+async function atScale(millions) {
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-bench-cancel-'));
+  try {
+    const file = path.join(work, `flights-${millions}m.parquet`);
+    let t = performance.now();
+    await writeFlights(millions, file, path.join(work, 'gen-tmp'));
+    console.log(`wrote ${millions}M records in ${fmt((performance.now() - t) / 1000)} s`);
+    t = performance.now();
+    const { env, token, dataDir } = await benchData(`c${millions}`, [['flights', file]], 'query:execute,reports:write');
+    fs.rmSync(file, { force: true });
+    console.log(`loaded in ${fmt((performance.now() - t) / 1000)} s`);
+    const server = await startServer({ ...env, QUARRY_GRPC_DEADLINE_MS: '900000' });
+    try {
+      const freed = [];
+      for (let r = 0; r < Math.min(RUNS, 3); r++) {
+        const gone = await abandoned(server.port, token, cold(), AFTER_MS);
+        if (!gone.answered) freed.push(await idleAfter(server.child.pid, gone.closedAt));
+      }
+      // The control runs to its end (it saves a report): what every abandoned call cost before.
+      const saving = { ...cold(), saveReport: { name: `bench ${fresh}` } };
+      const left = await abandoned(server.port, token, saving, AFTER_MS);
+      const kept = left.answered ? undefined : await idleAfter(server.child.pid, left.closedAt);
+      console.table([
+        {
+          what: `CPU after its client went away (${AFTER_MS} ms in), ${millions}M records`,
+          'p50 ms': freed.length ? fmt(p50(freed)) : 'answered before',
+          runs: freed.length,
+          target: '<= 200 ms',
+        },
+        {
+          what: 'the same saving a report (never cancelled)',
+          'p50 ms': kept === undefined ? 'answered before' : fmt(kept),
+        },
+      ]);
+    } finally {
+      await server.stop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  } finally {
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+}
+
 async function main() {
+  if (MILLIONS) return atScale(MILLIONS);
   const { env, token } = await benchData(
     's',
     [['flights', path.join(VEGA, 'flights-3m.parquet')]],
