@@ -23,8 +23,8 @@ function cli(argv, env, bin = BIN) {
 }
 
 /** `quarry serve` of this checkout, or of the build whose bin is `bin` (another checkout, to compare). */
-function startServer(env, bin = BIN) {
-  const child = spawn(process.execPath, [bin, 'serve'], {
+function startServer(env, bin = BIN, nodeArgs = []) {
+  const child = spawn(process.execPath, [...nodeArgs, bin, 'serve'], {
     env: { ...process.env, ...env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

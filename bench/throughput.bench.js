@@ -88,12 +88,23 @@ function startBare(answers) {
   });
 }
 
-/** Requests per second and server CPU per request of 20 clients for `seconds`. */
-async function load(port, pid, token, seconds) {
+/** The same POST through fetch (undici): what a JavaScript client sees, heavier on the client's side. */
+async function viaFetch(port, token, body) {
+  const res = await fetch(`http://127.0.0.1:${port}/api/v1`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    body,
+  });
+  return { status: res.status, text: await res.text() };
+}
+
+/** Requests per second and server CPU per request of 20 clients for `seconds` (over node:http, or fetch). */
+async function load(port, pid, token, seconds, client = 'http') {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 20 });
   const cpu0 = cpuMsOf(pid);
   const n = await clientLoops(20, seconds, async (k, i) => {
-    const res = await post(agent, port, token, bodyOf(MIXED[(k + i) % MIXED.length]));
+    const body = bodyOf(MIXED[(k + i) % MIXED.length]);
+    const res = client === 'http' ? await post(agent, port, token, body) : await viaFetch(port, token, body);
     if (res.status !== 200) throw new Error(`HTTP ${res.status}: ${res.text.slice(0, 300)}`);
   });
   agent.destroy();
@@ -101,8 +112,18 @@ async function load(port, pid, token, seconds) {
 }
 
 /** Where sampled time went, by the innermost frame's file: first matching rule wins. */
+const IDLE = 'idle (waiting for I/O or work)';
+const STARTUP = 'start-up (loading modules; not per request)';
 const BUCKETS = [
-  ['idle (waiting for I/O)', (f) => f.functionName === '(idle)'],
+  // A thread pool's workers wait in Atomics.wait: that is idle too.
+  [IDLE, (f) => f.functionName === '(idle)' || f.functionName === 'atomicsWaitLoop'],
+  [
+    STARTUP,
+    (f) =>
+      /modules\/cjs\/loader|modules\/esm|package_json_reader|bootstrap\/realm/.test(f.url) ||
+      ['wrapSafe', 'internalModuleStat', 'readFileUtf8', 'realpathSync'].includes(f.functionName),
+  ],
+  ['crypto (token hash, HMAC)', (f) => /internal\/crypto/.test(f.url)],
   ['garbage collection', (f) => f.functionName === '(garbage collector)'],
   ['V8 and native, no JS frame', (f) => f.functionName === '(program)'],
   ['DuckDB (the search itself)', (f) => /@duckdb|duckdb/.test(f.url)],
@@ -119,7 +140,10 @@ const BUCKETS = [
   ['logging (pino)', (f) => /pino|sonic-boom|thread-stream/.test(f.url)],
   ['metrics (prom-client)', (f) => /prom-client/.test(f.url)],
   ['params (zod)', (f) => /node_modules\/zod\//.test(f.url)],
-  ['auth (token lookup, SQLite)', (f) => /better-sqlite3|authenticate|metadata-store|credential/.test(f.url)],
+  [
+    'metadata store (token and catalog reads, SQLite)',
+    (f) => /better-sqlite3|authenticate|metadata-store|credential/.test(f.url),
+  ],
   ['audit trail', (f) => /audit/.test(f.url)],
   ['rate limits and fairness', (f) => /rate-limit|limiter|fair|bucket/.test(f.url)],
   ['result cache and shared computations', (f) => /result-cache/.test(f.url)],
@@ -172,15 +196,18 @@ async function main() {
     bare = await startBare(answers);
     await load(bare.port, bare.child.pid, token, 2);
     const rounds = [];
-    for (let r = 0; r < ROUNDS; r++) {
-      const q = await load(quarry.port, quarry.child.pid, token, SECONDS);
-      const b = await load(bare.port, bare.child.pid, token, SECONDS);
-      rounds.push({ q, b, ratio: q.rate / b.rate });
+    for (const client of ['http', 'fetch']) {
+      for (let r = 0; r < ROUNDS; r++) {
+        const q = await load(quarry.port, quarry.child.pid, token, SECONDS, client);
+        const b = await load(bare.port, bare.child.pid, token, SECONDS, client);
+        rounds.push({ client, q, b, ratio: q.rate / b.rate });
+      }
     }
     const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
     console.table(
       rounds.map((r, i) => ({
-        round: i + 1,
+        client: r.client === 'http' ? 'node:http' : 'fetch',
+        round: (i % ROUNDS) + 1,
         'quarry req/s': fmt(r.q.rate),
         'bare node:http req/s': fmt(r.b.rate),
         'quarry / bare': `${fmt(r.ratio * 100)} %`,
@@ -188,25 +215,28 @@ async function main() {
         'bare server CPU ms/req': fmt(r.b.cpuMs),
       })),
     );
-    console.log(`median quarry / bare: ${fmt(median(rounds.map((r) => r.ratio)) * 100)} % (target >= 50 %)`);
+    for (const client of ['http', 'fetch'])
+      console.log(
+        `median quarry / bare, clients on ${client === 'http' ? 'node:http' : 'fetch'}: ${fmt(median(rounds.filter((r) => r.client === client).map((r) => r.ratio)) * 100)} % (target >= 50 %)`,
+      );
     await quarry.stop();
     quarry = undefined;
 
     // The same load once more under the profiler, every thread of the server.
     const profDir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-bench-prof-'));
-    quarry = await startServer({
-      ...env,
-      NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profDir} --cpu-prof-interval=200`,
-    });
+    quarry = await startServer(env, undefined, ['--cpu-prof', `--cpu-prof-dir=${profDir}`, '--cpu-prof-interval=200']);
     await load(quarry.port, quarry.child.pid, token, 2);
-    const profiled = await load(quarry.port, quarry.child.pid, token, SECONDS);
+    // Long enough that start-up's samples are few beside the load's.
+    const profiled = await load(quarry.port, quarry.child.pid, token, 3 * SECONDS);
     await quarry.stop();
     quarry = undefined;
     const { totals, all } = breakdown(profDir);
-    const idle = totals.get('idle (waiting for I/O)') ?? 0;
-    totals.delete('idle (waiting for I/O)');
-    const busy = all - idle;
-    const perRequest = (us) => us / (profiled.rate * SECONDS);
+    const idle = totals.get(IDLE) ?? 0;
+    const startup = totals.get(STARTUP) ?? 0;
+    totals.delete(IDLE);
+    totals.delete(STARTUP);
+    const busy = all - idle - startup;
+    const perRequest = (us) => us / (profiled.rate * 3 * SECONDS);
     console.table(
       [...totals]
         .sort((a, b) => b[1] - a[1])
@@ -217,12 +247,13 @@ async function main() {
         })),
     );
     console.log(
-      `busy ${fmt(perRequest(busy))} µs per request over all threads; idle ${fmt((idle / all) * 100)} % of the samples`,
+      `busy ${fmt(perRequest(busy))} µs per request over all threads (the profiler's own cost included); idle ${fmt((idle / all) * 100)} % and start-up ${fmt((startup / all) * 100)} % of the samples, left out`,
     );
     console.log(
       `profiled: ${fmt(profiled.rate)} req/s under the profiler; ${fs.readdirSync(profDir).length} thread profiles; cores: ${os.cpus().length}; node ${process.version}`,
     );
-    fs.rmSync(profDir, { recursive: true, force: true });
+    if (process.argv.includes('--keep')) console.log(`profiles kept in ${profDir}`);
+    else fs.rmSync(profDir, { recursive: true, force: true });
   } finally {
     await quarry?.stop();
     await bare?.stop();

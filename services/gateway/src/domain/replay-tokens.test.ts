@@ -16,16 +16,21 @@ const claim: ReplayClaim = {
 
 /** A token over any payload, signed with the same key: what only the deployment could make. */
 const signedOver = (json: Buffer) => {
-  const payload = deflateRawSync(json).toString('base64url');
+  const payload = `z${deflateRawSync(json).toString('base64url')}`;
   const mac = createHmac('sha256', key).update(`quarry-replay.qr1.${payload}`).digest('base64url');
   return `qr1.${payload}.${mac}`;
 };
 
 describe('ReplayTokens', () => {
-  it('opens what it signed, exactly', () => {
+  it('opens what it signed, exactly, small params as they are and large ones deflated', () => {
     const token = tokens.sign(claim)!;
-    expect(token).toMatch(/^qr1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{43}$/);
+    expect(token).toMatch(/^qr1\.j[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{43}$/);
     expect(tokens.open(token)).toEqual(claim);
+    const large = { ...claim, params: { ...claim.params, query: 'Title:"Star Wars" OR '.repeat(40) } };
+    const deflated = tokens.sign(large)!;
+    expect(deflated).toMatch(/^qr1\.z/);
+    expect(deflated.length).toBeLessThan(JSON.stringify(large).length);
+    expect(tokens.open(deflated)).toEqual(large);
     // The same claim signs the same token: a replay hands back the token it was given.
     expect(tokens.sign(claim)).toBe(token);
   });
@@ -44,6 +49,15 @@ describe('ReplayTokens', () => {
   it('refuses a signed payload that is not a claim, or inflates past its bound, before using any of it', () => {
     expect(() => tokens.open(signedOver(Buffer.from('{"m":"QUERIES.EXECUTE"}')))).toThrow(/not a replay token/);
     expect(() => tokens.open(signedOver(Buffer.from('not json')))).toThrow(/not a replay token/);
+    // A payload of another kind than j or z, signed all the same.
+    const kind = signedOver(Buffer.from('{}')).replace('.z', '.x');
+    const resigned = kind.replace(
+      /\.[^.]+$/,
+      `.${createHmac('sha256', key)
+        .update(`quarry-replay.qr1.${kind.split('.')[1]}`)
+        .digest('base64url')}`,
+    );
+    expect(() => tokens.open(resigned)).toThrow(/not a replay token/);
     // 64 MB of spaces deflate to a few kB: inflating stops at 1 MB.
     expect(() => tokens.open(signedOver(Buffer.alloc(64 << 20, 32)))).toThrow(/not a replay token/);
   });

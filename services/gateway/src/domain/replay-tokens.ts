@@ -20,6 +20,11 @@ export interface ReplayClaim {
 }
 
 const PREFIX = 'qr1';
+/**
+ * Params up to this size travel as they are ('j'): deflating a few hundred bytes saves little and costs
+ * more than the rest of signing (13 of 18 µs); larger ones are deflated ('z').
+ */
+const RAW_MAX = 512;
 /** A token's params, inflated: far above what any call's params can be, far below what would hurt. */
 const MAX_INFLATED = 1 << 20;
 
@@ -59,7 +64,9 @@ export class ReplayTokens {
       u: claim.userId,
       t: claim.nowMs,
     });
-    const payload = deflateRawSync(Buffer.from(json, 'utf8')).toString('base64url');
+    const bytes = Buffer.from(json, 'utf8');
+    const payload =
+      bytes.length <= RAW_MAX ? `j${bytes.toString('base64url')}` : `z${deflateRawSync(bytes).toString('base64url')}`;
     const token = `${PREFIX}.${payload}.${this.mac(payload).toString('base64url')}`;
     return token.length <= REPLAY_TOKEN_MAX ? token : undefined;
   }
@@ -75,9 +82,10 @@ export class ReplayTokens {
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw refused();
     let parsed: unknown;
     try {
-      parsed = JSON.parse(
-        inflateRawSync(Buffer.from(payload, 'base64url'), { maxOutputLength: MAX_INFLATED }).toString('utf8'),
-      );
+      const bytes = Buffer.from(payload.slice(1), 'base64url');
+      const json = payload[0] === 'z' ? inflateRawSync(bytes, { maxOutputLength: MAX_INFLATED }) : bytes;
+      if (payload[0] !== 'z' && payload[0] !== 'j') throw refused();
+      parsed = JSON.parse(json.toString('utf8'));
     } catch {
       throw refused();
     }
