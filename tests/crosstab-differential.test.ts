@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { rpcClient } from './support/http';
 import { runCli } from './support/quarry-process';
 import { createIdentity, startStackWithData, type Stack } from './support/stack';
 import type { Identity } from './support/identities';
@@ -885,5 +886,48 @@ describe(`CROSSTAB.EXECUTE (${PIVOT_ENGINE}) against DuckDB by hand, differentia
     expect(stats.shapes).toBeGreaterThan(30);
     expect(stats.values).toBeGreaterThan(20_000);
     expect(stats.drills).toBeGreaterThan(3_000);
+  });
+});
+
+describe(`verify: true on ${PIVOT_ENGINE}`, () => {
+  const shapes: Array<[string, Record<string, unknown>]> = [
+    ['subtotals', { rows: ['g', 'side'], totals: [{ aggregationType: 'Sum', field: 'amt' }], subtotals: true }],
+    [
+      'holistic totals, a row limit and an Other row',
+      {
+        rows: ['k'],
+        columns: [{ field: 'side' }],
+        totals: [
+          { aggregationType: 'Median', field: 'q' },
+          { aggregationType: 'CountDistinct', field: 'i' },
+        ],
+        rowLimit: 3,
+        otherRow: true,
+      },
+    ],
+    [
+      'a period comparison',
+      {
+        rows: [{ field: 'day', dateGroup: 'month' }],
+        totals: [{ aggregationType: 'Sum', field: 'amt', compare: { to: 'previousPeriod' } }],
+      },
+    ],
+  ];
+
+  it.each(shapes)('%s: every cell agrees with its recomputation, and provenance names the engine', async (_n, p) => {
+    const res = await rpcClient(stack.quarry.baseUrl, analyst.token).call('CROSSTAB.EXECUTE', {
+      index: 'adv',
+      format: 'json',
+      verify: true,
+      ...p,
+    });
+    const body = res.json as {
+      result?: { meta: { verify?: { cells: number; mismatched: number }; provenance?: { engine: string } } };
+      error?: unknown;
+    };
+    expect(body.error).toBeUndefined();
+    expect(body.result!.meta.provenance?.engine).toBe(PIVOT_ENGINE);
+    expect(body.result!.meta.verify?.mismatched).toBe(0);
+    expect(body.result!.meta.verify!.cells).toBeGreaterThan(3);
   });
 });
