@@ -22,6 +22,7 @@ const {
   timeIt,
   fmt,
   clientLoops,
+  EVERYDAY_SEARCHES,
 } = require('./lib');
 
 const RUNS = Number(process.argv[process.argv.indexOf('--runs') + 1]) || 30;
@@ -74,13 +75,7 @@ const CASES = [
   },
 ];
 
-const MIXED = [
-  { index: 'movies', query: 'love', pageSize: 20 },
-  { index: 'movies', query: 'Director:spielberg' },
-  { index: 'movies', query: '(IMDB Rating):[8 TO 10]', sort: [{ field: 'IMDB Rating', direction: 'desc' }] },
-  { index: 'movies', query: '(Major Genre):Comedy AND (MPAA Rating):R', pageSize: 10 },
-  { index: 'movies', query: 'star*', page: 2, pageSize: 20 },
-];
+const MIXED = EVERYDAY_SEARCHES;
 
 async function main() {
   const { env, token } = await benchData(

@@ -75,11 +75,10 @@ function rpcOverHttp(agent, port, token, method, params) {
 }
 
 /**
- * The call's HTTP status and parsed body whatever the status ({} when the body is not JSON, as a 5xx
- * may be); a connection error is status 0.
+ * A JSON-RPC body POSTed to /api/v1 over `agent`: the status, headers and body text whatever the status; a
+ * connection error is status 0 with its message as the text.
  */
-function callOverHttp(agent, port, token, method, params) {
-  const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
+function postOverHttp(agent, port, token, body) {
   return new Promise((resolve) => {
     const req = http.request(
       {
@@ -97,21 +96,40 @@ function callOverHttp(agent, port, token, method, params) {
       (res) => {
         const chunks = [];
         res.on('data', (d) => chunks.push(d));
-        res.on('end', () => {
-          let parsed;
-          try {
-            parsed = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-          } catch {
-            parsed = {};
-          }
-          resolve({ status: res.statusCode, parsed });
-        });
+        res.on('end', () =>
+          resolve({ status: res.statusCode, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }),
+        );
       },
     );
-    req.on('error', (err) => resolve({ status: 0, parsed: { error: { message: err.message } } }));
+    req.on('error', (err) => resolve({ status: 0, headers: {}, text: err.message, failed: true }));
     req.end(body);
   });
 }
+
+/**
+ * The call's HTTP status and parsed body whatever the status ({} when the body is not JSON, as a 5xx
+ * may be); a connection error is status 0.
+ */
+async function callOverHttp(agent, port, token, method, params) {
+  const res = await postOverHttp(agent, port, token, JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }));
+  if (res.failed) return { status: 0, parsed: { error: { message: res.text } } };
+  let parsed;
+  try {
+    parsed = JSON.parse(res.text);
+  } catch {
+    parsed = {};
+  }
+  return { status: res.status, parsed };
+}
+
+/** Everyday searches on movies: a word, a field, a range sorted, a boolean, a prefix on page 2. */
+const EVERYDAY_SEARCHES = [
+  { index: 'movies', query: 'love', pageSize: 20 },
+  { index: 'movies', query: 'Director:spielberg' },
+  { index: 'movies', query: '(IMDB Rating):[8 TO 10]', sort: [{ field: 'IMDB Rating', direction: 'desc' }] },
+  { index: 'movies', query: '(Major Genre):Comedy AND (MPAA Rating):R', pageSize: 10 },
+  { index: 'movies', query: 'star*', page: 2, pageSize: 20 },
+];
 
 /** CPU milliseconds a process has used so far (Linux /proc), or NaN elsewhere. */
 function cpuMsOf(pid) {
@@ -385,6 +403,8 @@ async function writeDuckDbFlights(dbFile, file) {
 }
 
 module.exports = {
+  postOverHttp,
+  EVERYDAY_SEARCHES,
   PIE_PNG_CALL,
   freePort,
   writeFlights,

@@ -12,50 +12,17 @@ const fs = require('node:fs');
 const http = require('node:http');
 const os = require('node:os');
 const path = require('node:path');
-const { VEGA, benchData, startServer, cpuMsOf, fmt, clientLoops } = require('./lib');
+const { VEGA, EVERYDAY_SEARCHES, benchData, startServer, cpuMsOf, fmt, clientLoops, postOverHttp } = require('./lib');
 
 const arg = (name) => (process.argv.includes(name) ? Number(process.argv[process.argv.indexOf(name) + 1]) : undefined);
 const SECONDS = arg('--seconds') || 5;
 const ROUNDS = arg('--rounds') || 3;
 
-const MIXED = [
-  { index: 'movies', query: 'love', pageSize: 20 },
-  { index: 'movies', query: 'Director:spielberg' },
-  { index: 'movies', query: '(IMDB Rating):[8 TO 10]', sort: [{ field: 'IMDB Rating', direction: 'desc' }] },
-  { index: 'movies', query: '(Major Genre):Comedy AND (MPAA Rating):R', pageSize: 10 },
-  { index: 'movies', query: 'star*', page: 2, pageSize: 20 },
-].map((p) => ({ ...p, cache: false }));
+const MIXED = EVERYDAY_SEARCHES.map((p) => ({ ...p, cache: false }));
 
 const bodyOf = (params) => JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'QUERIES.EXECUTE', params });
 
-/** One POST over the agent; resolves with the status, headers and body text. */
-function post(agent, port, token, body) {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      {
-        agent,
-        host: '127.0.0.1',
-        port,
-        path: '/api/v1',
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          'content-length': Buffer.byteLength(body),
-          authorization: `Bearer ${token}`,
-        },
-      },
-      (res) => {
-        const chunks = [];
-        res.on('data', (c) => chunks.push(c));
-        res.on('end', () =>
-          resolve({ status: res.statusCode, headers: res.headers, text: Buffer.concat(chunks).toString() }),
-        );
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+const post = postOverHttp;
 
 /** The bare server: a child process answering each recorded body with Quarry's answer to it. */
 const BARE = `
