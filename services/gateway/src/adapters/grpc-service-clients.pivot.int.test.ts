@@ -63,9 +63,9 @@ describe('GrpcServiceClients.pivot', () => {
 
   it("sends the contract's completed params whole, and the call's own settings beside them", async () => {
     await clients.pivot(caller, { ...complete, output: 'json', bypassCache: true, asOfVersion: 4 }, { requestId: 'r' });
-    const { output: _output, cache: _cache, saveReport: _save, ...pivot } = complete;
+    const { output: _output, cache: _cache, verify: _verify, saveReport: _save, ...pivot } = complete;
     expect(seen[0].params).toEqual(pivot);
-    expect(seen[0].req).toMatchObject({ output: 'json', bypassCache: true, asOfVersion: 4 });
+    expect(seen[0].req).toMatchObject({ output: 'json', bypassCache: true, asOfVersion: 4, verify: false });
   });
 
   it('answers text as text and a workbook as base64, encoded once', async () => {

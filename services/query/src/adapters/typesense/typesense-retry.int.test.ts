@@ -91,7 +91,7 @@ describe('Typesense requests sent again', () => {
     // The first attempt finds nothing listening; Typesense comes up before the second.
     const started = new Promise((r) => setTimeout(r, 100)).then(() => listen(fake.server, port));
     try {
-      await expect(index.search(entry, plan)).resolves.toEqual({ total: 0, recordsJson: '[]' });
+      await expect(index.search(entry, plan)).resolves.toEqual({ total: 0, recordsJson: '[]', engine: 'typesense' });
       await started;
       expect(fake.requests()).toBe(1);
     } finally {
