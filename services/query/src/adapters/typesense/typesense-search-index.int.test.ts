@@ -91,7 +91,11 @@ describeWithDocker(`TypesenseSearchIndex conformance (testcontainers ${IMAGE})`,
       expect(numbers((await index.search(e, plan(e, '*', 20, 5))).recordsJson)).toEqual([20, 21, 22, 23, 24]);
       expect((await index.search(e, plan(e, '*', 20, 5))).total).toBe(30);
       await expect(index.search(e, plan(e, 'parity:even', 10, 2))).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
-      expect(await index.search(e, plan(e, 'parity:even', 15, 2))).toEqual({ total: 15, recordsJson: '[]', engine: 'typesense' });
+      expect(await index.search(e, plan(e, 'parity:even', 15, 2))).toEqual({
+        total: 15,
+        recordsJson: '[]',
+        engine: 'typesense',
+      });
       expect(numbers((await index.search(e, plan(e, 'parity:even', 6, 4))).recordsJson)).toEqual([12, 14, 16, 18]);
     });
 
