@@ -95,7 +95,7 @@ describe('independentPivots', () => {
     const base = new SalesEngine();
     const plain = independentPivots(base);
     const restrict: PivotRestriction = { rows: ['north'], fold: true, twins: [] };
-    await plain.pivot(entry, { type: 'all' } as never, {} as CrosstabSpec, 10, undefined, restrict);
+    await plain.pivot(entry, { kind: 'all' }, {} as CrosstabSpec, 10, undefined, restrict);
     expect(base.seen[0]).toEqual({ rollups: false, restrict: { rows: ['north'] } });
     expect(plain.engineName).toBe('fake');
   });

@@ -55,6 +55,8 @@ export function executionResult(
   };
 }
 
+const noReplays = () => AppError.unavailable('Replays are not available: this gateway has no signing key');
+
 /**
  * QUERIES.EXECUTE and CROSSTAB.EXECUTE, each saved as a report when saveReport asks for it, and
  * QUERIES.REPLAY. Saving spans two services, so it is orchestrated here: the report is written only after
@@ -95,10 +97,12 @@ export function executeHandlers(
     },
     'QUERIES.REPLAY': {
       checkAvailable: () => {
-        if (!deps.replays) throw AppError.unavailable('Replays are not available: this gateway has no signing key');
+        if (!deps.replays) throw noReplays();
       },
       handle: async ({ principal, caller, complete, trace }) => {
-        const claim = deps.replays!.open(complete.token);
+        const { replays } = deps;
+        if (!replays) throw noReplays();
+        const claim = replays.open(complete.token);
         // Refused alike whoever holds the token: it is the user's, not the bearer's.
         if (claim.userId !== principal.user.id)
           throw AppError.forbidden('This replay token was issued to another user');
@@ -109,7 +113,7 @@ export function executeHandlers(
           claim.runs === 'QUERIES.EXECUTE'
             ? await deps.search.run(caller, readParams('QUERIES.EXECUTE', params, 'token'), trace, at)
             : await deps.crosstab.run(caller, readParams('CROSSTAB.EXECUTE', params, 'token'), trace, at);
-        return executionResult(deps.replays, principal, claim, ran, ran.data);
+        return executionResult(replays, principal, claim, ran, ran.data);
       },
     },
   };
