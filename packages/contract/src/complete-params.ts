@@ -46,6 +46,8 @@ export interface CompleteQueriesExecute {
   pageSize: number;
   /** Directions trimmed and lower-cased; blank is `asc`. */
   sort: Array<{ field: string; direction: SortDirection }>;
+  highlight?: { fields?: string[]; fragmentSize: number };
+  facets?: Array<{ field: string; limit: number }>;
   cache: boolean;
   saveReport?: CompleteSaveReport;
 }
@@ -181,6 +183,15 @@ export function completeQueriesExecute(p: Sent<typeof queriesExecuteParams>): Co
     page: p.page ?? L.DEFAULT_PAGE,
     pageSize: p.pageSize ?? L.DEFAULT_PAGE_SIZE,
     sort: (p.sort ?? []).map((s) => ({ field: s.field, direction: completeDirection(s.direction) })),
+    ...(p.highlight
+      ? {
+          highlight: {
+            ...(p.highlight.fields ? { fields: p.highlight.fields } : {}),
+            fragmentSize: p.highlight.fragmentSize ?? L.DEFAULT_FRAGMENT_SIZE,
+          },
+        }
+      : {}),
+    ...(p.facets ? { facets: p.facets.map((f) => ({ field: f.field, limit: f.limit ?? L.DEFAULT_FACET_LIMIT })) } : {}),
     cache: p.cache ?? true,
     ...(p.saveReport ? { saveReport: completeSave(p.saveReport) } : {}),
   };

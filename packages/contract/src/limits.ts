@@ -25,6 +25,15 @@ export const DEFAULT_PAGE = 1;
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 1000;
 export const MAX_SORT_KEYS = 16;
+/** `sort` may name it beside fields: the record's relevance score (docs/search.md). */
+export const SCORE_FIELD = '_score';
+export const MAX_FACETS = 16;
+export const DEFAULT_FACET_LIMIT = 10;
+export const MAX_FACET_LIMIT = 1000;
+export const MAX_HIGHLIGHT_FIELDS = 64;
+export const DEFAULT_FRAGMENT_SIZE = 150;
+export const MIN_FRAGMENT_SIZE = 20;
+export const MAX_FRAGMENT_SIZE = 2000;
 
 export const DEFAULT_INDEX_LIMIT = 50;
 export const MAX_INDEX_LIMIT = 200;

@@ -28,6 +28,24 @@ export const queriesExecuteResult = z
     records: z
       .array(z.record(z.string(), z.unknown()))
       .meta({ description: 'The page, each record keyed by field name (the realm-filtered fields only).' }),
+    scores: z.array(z.number()).optional().meta({
+      description:
+        "Present when the search ranked (words, phrases or fuzzy words and no sort) or sorted by _score: each record's BM25 score, aligned with records.",
+    }),
+    highlights: z
+      .array(z.record(z.string(), z.string()))
+      .optional()
+      .meta({ description: 'With highlight: per record, field → fragment; fields without a match are left out.' }),
+    facets: z
+      .array(
+        z.object({
+          field: z.string(),
+          values: z.array(z.object({ value: z.union([z.string(), z.number(), z.boolean()]), count: z.number().int() })),
+          others: z.number().int().meta({ description: 'Matching records whose value is not listed.' }),
+        }),
+      )
+      .optional()
+      .meta({ description: 'With facets: one per facet asked for, in that order.' }),
     report: reportRef.optional(),
   })
   .meta({ title: 'QueriesExecuteResult' });

@@ -28,7 +28,12 @@ export function indexNotFound(index: string): AppError {
  * is applied to the compiled tree, never to text, so nothing in `query` can escape it.
  */
 export function restrictedQuery(reader: Reader, index: string, query: string, opts: ParseOptions): QueryNode {
-  return narrowed(reader, index, realmRestricted(reader, index, parseQuery(query, opts), opts), opts);
+  return restrictedTree(reader, index, parseQuery(query, opts), opts);
+}
+
+/** restrictedQuery of a query already parsed (a ranked search scores the caller's own tree). */
+export function restrictedTree(reader: Reader, index: string, user: QueryNode, opts: ParseOptions): QueryNode {
+  return narrowed(reader, index, realmRestricted(reader, index, user, opts), opts);
 }
 
 /** The narrowing queries of this index (an embed token's realm) ANDed around the tree, for admins too. */

@@ -45,7 +45,9 @@ const NOW = Date.UTC(2024, 4, 15, 12, 30);
 
 function outcome(parse: typeof parseQuery, query: string): Outcome {
   try {
-    return { ok: true, value: JSON.stringify(parse(query, { fields: FIELDS, now: NOW })) };
+    // Boosts only weigh scores (the old parser read and dropped them): what is compared is what matches.
+    const matching = (key: string, v: unknown) => (key === 'boost' ? undefined : v);
+    return { ok: true, value: JSON.stringify(parse(query, { fields: FIELDS, now: NOW }), matching) };
   } catch (err) {
     return { ok: false, value: String((err as { detail?: unknown }).detail ?? err) };
   }
@@ -152,7 +154,9 @@ describe('the hand-written parser against the lucene-based one', () => {
     fc.assert(
       fc.property(grammarQuery, (query) => {
         const c = compare(query);
-        if (!c.same) throw new Error(describe_(c));
+        // The grammar writes `word~`, which the old parser refused: now a fuzzy word (a listed difference).
+        if (!c.same && legacyDifferenceOf(query, c.legacy, c.current)?.name !== 'fuzzy words')
+          throw new Error(describe_(c));
         if (c.current.ok) accepted++;
       }),
       { numRuns: 3000 },

@@ -66,7 +66,15 @@ describe('parseQuery', () => {
       kind: 'and',
       children: [
         { kind: 'compare', field: 'Year', fieldType: 'integer', op: 'gte', value: { type: 'number', value: 1990 } },
-        { kind: 'compare', field: 'Year', fieldType: 'integer', op: 'lt', value: { type: 'number', value: 2000 } },
+        // A range adds 1 to a score once: its second comparison weighs nothing.
+        {
+          kind: 'compare',
+          field: 'Year',
+          fieldType: 'integer',
+          op: 'lt',
+          value: { type: 'number', value: 2000 },
+          boost: 0,
+        },
       ],
     });
     expect(p('Year:[* TO 5]')).toMatchObject({ op: 'lte' });
@@ -123,7 +131,11 @@ describe('parseQuery', () => {
     [') OR (*', /Query syntax error at position 1/],
     ['f*o', /Wildcards are only supported at the end/],
     ['Title:/re/', /Regular expressions/],
-    ['foo~', /Fuzzy/],
+    ['foo~3', /at most 2 edits/],
+    ['Year:1995~1', /searches text, but field "Year" is an integer/],
+    ['foo*~1', /plain word/],
+    ['"foo bar"~1', /Proximity/],
+    ['foo-bar~1', /must be one word; "foo-bar" holds 2/],
     ['[1 TO 2]', /A range needs a field/],
     ['('.repeat(200) + 'a' + ')'.repeat(200), /nest deeper than 32/],
   ])('refuses %s with a clear 400', (q, msg) => {
@@ -264,10 +276,18 @@ describe('parseQuery: signs and fields', () => {
     expect(p('Nope:(Title:a)')).toEqual(title('a'));
   });
 
-  it('ignores boosts and takes "a b"~0 as the phrase', () => {
-    expect(p('Title:a^2')).toEqual(p('Title:a'));
-    expect(p('Title:a^1.5 OR Title:b^0.5')).toEqual(p('Title:a OR Title:b'));
+  it('puts boosts on the leaves they weigh and takes "a b"~0 as the phrase', () => {
+    expect(p('Title:a^2')).toEqual({ ...p('Title:a'), boost: 2 });
+    expect(p('Title:a^1.5 OR Title:b^0.5')).toEqual({
+      kind: 'or',
+      children: [
+        { ...p('Title:a'), boost: 1.5 },
+        { ...p('Title:b'), boost: 0.5 },
+      ],
+    });
     expect(p('Title:"a b"~0')).toEqual(p('Title:"a b"'));
+    expect(p('Title:a~1')).toEqual({ ...p('Title:a'), fuzzy: 1 });
+    expect(p('Title:a~0')).toEqual(p('Title:a'));
   });
 
   it('refuses a range or a comparison without a field, naming where it is', () => {
@@ -374,7 +394,7 @@ describe('checkQuerySyntax', () => {
     ['a AND', 'Query syntax error at position 3: nothing follows AND'],
     [') OR (*', 'Query syntax error at position 1: ")" has no matching "("'],
     ['origin:/SF./', 'Regular expressions are not supported (position 8)'],
-    ['origin:SFO~', 'Fuzzy search (~) is not supported (position 8)'],
+    ['origin:SFO~5', 'A fuzzy word allows at most 2 edits, not 5 (position 8)'],
     ['[1 TO 2]', 'A range needs a field, as in Year:[1990 TO 2000] (position 1)'],
     ['origin:S*O', 'Wildcards are only supported at the end of a word, as in foo* (position 8)'],
     ['origin:"!!"', '"!!" has no letters or digits to search for (position 8)'],

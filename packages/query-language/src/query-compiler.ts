@@ -50,10 +50,15 @@ export class QueryCompiler {
         }
         return or(...groups.map((g) => and(...g)));
       }
-      case 'term':
-        return this.leaf(ast.field ?? inherited, ast.text, ast.quoted, ast.at);
+      case 'term': {
+        const ref = ast.field ?? inherited;
+        const node = ast.fuzzy
+          ? this.fuzzy(ref, ast.text, ast.fuzzy, ast.at)
+          : this.leaf(ref, ast.text, ast.quoted, ast.at);
+        return boosted(node, ast.boost ?? 1);
+      }
       case 'range':
-        return this.range(ast, ast.field ?? inherited);
+        return boosted(this.range(ast, ast.field ?? inherited), 1);
     }
   }
 
@@ -93,6 +98,32 @@ export class QueryCompiler {
     }
     if (field.type === 'string') return this.match([field.name], raw, quoted, at);
     return this.compare(field, 'eq', raw, at);
+  }
+
+  /** `word~1`: one word of text, matched within that many edits (the engine finds which words those are). */
+  private fuzzy(ref: FieldRef | null, raw: string, edits: number, at: number): QueryNode {
+    const where = `(position ${at + 1})`;
+    let fields: string[];
+    if (ref === null) fields = this.fields.textFields().map((f) => f.name);
+    else {
+      const field = this.resolve(ref);
+      if (field.type !== 'string')
+        throw AppError.invalid(
+          `A fuzzy word (~) searches text, but field ${quoteInput(field.name)} is ${field.type === 'integer' ? 'an integer' : `a ${field.type}`} ${where}`,
+        );
+      fields = [field.name];
+    }
+    if (/[*?]$/.test(raw) || /^[=<>@]/.test(raw))
+      throw AppError.invalid(`A fuzzy word (~) is a plain word, not a wildcard, comparison or date part ${where}`);
+    const ws = words(raw);
+    if (ws.length !== 1)
+      throw AppError.invalid(
+        ws.length === 0
+          ? `${quoteInput(raw)} has no letters or digits to search for ${where}`
+          : `A fuzzy word (~) must be one word; ${quoteInput(raw)} holds ${ws.length} ${where}`,
+      );
+    if (fields.length === 0) return { kind: 'none' };
+    return { kind: 'match', fields, words: ws, prefix: false, ...(edits > 0 ? { fuzzy: edits } : {}) };
   }
 
   private match(fields: string[], raw: string, quoted: boolean, at: number): QueryNode {
@@ -184,6 +215,25 @@ export class QueryCompiler {
     bound(r.low, r.lowInclusive ? 'gte' : 'gt');
     bound(r.high, r.highInclusive ? 'lte' : 'lt');
     return parts.length ? and(...parts) : { kind: 'exists', field: field.name, fieldType: field.type };
+  }
+}
+
+/**
+ * A clause's boost on the leaves it compiled to: a range or a date period (`Day:2001-01-14` is two
+ * comparisons) adds its boost once, so only its first leaf carries it and the others 0.
+ */
+function boosted(node: QueryNode, boost: number): QueryNode {
+  switch (node.kind) {
+    case 'all':
+    case 'none':
+    case 'not':
+      return node;
+    case 'and':
+      return { kind: 'and', children: node.children.map((c, i) => boosted(c, i === 0 ? boost : 0)) };
+    case 'or':
+      return { kind: 'or', children: node.children.map((c) => boosted(c, boost)) };
+    default:
+      return boost === 1 ? node : { ...node, boost };
   }
 }
 

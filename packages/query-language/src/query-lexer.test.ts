@@ -133,12 +133,13 @@ describe('tokenizeQuery', () => {
     );
   });
 
-  it('reads and drops boosts, whole numbers or fractions', () => {
+  it('reads boosts, whole numbers or fractions, onto the word or phrase', () => {
     expect(lex('a^2 "b c"^0.5 d^1.5')).toEqual([
-      { kind: 'word', raw: 'a', sign: null, operator: null, at: 0 },
-      { kind: 'phrase', raw: 'b c', sign: null, at: 4 },
-      { kind: 'word', raw: 'd', sign: null, operator: null, at: 14 },
+      { kind: 'word', raw: 'a', sign: null, operator: null, at: 0, boost: 2 },
+      { kind: 'phrase', raw: 'b c', sign: null, at: 4, boost: 0.5 },
+      { kind: 'word', raw: 'd', sign: null, operator: null, at: 14, boost: 1.5 },
     ]);
+    expect(() => lex('a^1000001')).toThrow(refusal(/position 2: a boost is at most 1000000/));
     expect(() => lex('a^')).toThrow(
       refusal('Query syntax error at position 2: "^" must be followed by a number, as in word^2'),
     );
@@ -146,15 +147,26 @@ describe('tokenizeQuery', () => {
     expect(() => lex('a ^2')).toThrow(refusal('Query syntax error at position 3: "^" must follow a word or a phrase'));
   });
 
-  it('refuses fuzzy, proximity and regular expressions with the messages users know, but takes ~0 as the phrase it is', () => {
-    expect(() => lex('x foo~')).toThrow(refusal('Fuzzy search (~) is not supported (position 3)'));
-    expect(() => lex('x foo~0.8')).toThrow(refusal('Fuzzy search (~) is not supported (position 3)'));
+  it('reads fuzzy words (~ is 2 edits), refuses more than 2 and similarity fractions', () => {
+    expect(lex('x foo~ bar~1^3 baz~0')).toEqual([
+      { kind: 'word', raw: 'x', sign: null, operator: null, at: 0 },
+      { kind: 'word', raw: 'foo', sign: null, operator: null, at: 2, fuzzy: 2 },
+      { kind: 'word', raw: 'bar', sign: null, operator: null, at: 7, boost: 3, fuzzy: 1 },
+      { kind: 'word', raw: 'baz', sign: null, operator: null, at: 15, fuzzy: 0 },
+    ]);
+    // An operator word with a tilde is a word.
+    expect(lex('OR~1')).toEqual([{ kind: 'word', raw: 'OR', sign: null, operator: null, at: 0, fuzzy: 1 }]);
+    expect(() => lex('x foo~3')).toThrow(refusal('A fuzzy word allows at most 2 edits, not 3 (position 3)'));
+    expect(() => lex('x foo~0.8')).toThrow(refusal(/not a similarity \(position 3\)/));
+  });
+
+  it('refuses proximity and regular expressions with the messages users know, but takes ~0 as the phrase it is', () => {
     expect(() => lex('"a b"~2')).toThrow(refusal('Proximity search (~) is not supported (position 1)'));
     expect(() => lex('"a b"~01')).toThrow(refusal('Proximity search (~) is not supported (position 1)'));
     expect(() => lex('"a b"~')).toThrow(refusal('Proximity search (~) is not supported (position 1)'));
     expect(lex('"a b"~0 "c"~00^2')).toEqual([
       { kind: 'phrase', raw: 'a b', sign: null, at: 0 },
-      { kind: 'phrase', raw: 'c', sign: null, at: 8 },
+      { kind: 'phrase', raw: 'c', sign: null, at: 8, boost: 2 },
     ]);
     expect(() => lex('Title:/re/')).toThrow(refusal('Regular expressions are not supported (position 7)'));
     expect(() => lex('a -/re/')).toThrow(refusal('Regular expressions are not supported (position 3)'));

@@ -19,8 +19,17 @@ export type Token =
   /** `Field:` or `(Field With Spaces):`; `name` is unescaped, without the sign; `colon` is where ":" is. */
   | { kind: 'field'; name: string; sign: Sign | null; at: number; colon: number }
   /** An unquoted word, escapes still in `raw`; `operator` when it is AND, OR, NOT, && or || on its own. */
-  | { kind: 'word'; raw: string; sign: Sign | null; operator: OperatorWord | null; at: number }
-  | { kind: 'phrase'; raw: string; sign: Sign | null; at: number }
+  /** `boost`: `^n` after it (absent: 1); `fuzzy`: the edits `~n` allows (absent: an exact word). */
+  | {
+      kind: 'word';
+      raw: string;
+      sign: Sign | null;
+      operator: OperatorWord | null;
+      at: number;
+      boost?: number;
+      fuzzy?: number;
+    }
+  | { kind: 'phrase'; raw: string; sign: Sign | null; at: number; boost?: number }
   | { kind: 'range'; low: Bound; high: Bound; lowInclusive: boolean; highInclusive: boolean; at: number };
 
 const OPERATORS: ReadonlySet<string> = new Set<OperatorWord>(['AND', 'OR', 'NOT', '&&', '||']);
@@ -37,6 +46,11 @@ const BOUND_STOP = new Set(' \t\r\n\f{}()"/^~[]');
 /** After these an operator word is an operator; `AND:` is a field and `AND^2` a boosted word. */
 const OPERATOR_END = new Set(' \t\r\n\f()"');
 const SIGNS = new Set('+-!');
+
+/** The most edits a fuzzy word may allow (Lucene's limit: beyond it nearly every short word matches). */
+export const MAX_FUZZY_EDITS = 2;
+/** The largest boost: past it the sums of scores lose the digits that order records. */
+export const MAX_BOOST = 1_000_000;
 
 const RANGE_SHAPE = 'a range is written [low TO high], with { or } for an exclusive end';
 
@@ -152,13 +166,45 @@ class Lexer {
       this.i = this.skipBlanks(stop + 1);
       return;
     }
-    if (after === '~' && stop < this.end)
-      throw AppError.invalid(`Fuzzy search (~) is not supported (position ${at + 1})`);
-    const boosted = after === '^' && stop < this.end;
-    this.i = boosted ? this.boost(stop) : stop;
+    let k = stop;
+    let fuzzy: number | undefined;
+    if (after === '~' && stop < this.end) [k, fuzzy] = this.fuzzy(stop, at);
+    const boosted = text[k] === '^' && k < this.end;
+    const boost = boosted ? this.boost(k) : undefined;
+    this.i = boost ? boost.end : k;
     const alone = stop >= this.end || OPERATOR_END.has(after);
-    const operator = !boosted && alone && OPERATORS.has(whole) ? (whole as OperatorWord) : null;
-    this.tokens.push({ kind: 'word', raw, sign, operator, at });
+    const operator = !boosted && fuzzy === undefined && alone && OPERATORS.has(whole) ? (whole as OperatorWord) : null;
+    this.tokens.push({
+      kind: 'word',
+      raw,
+      sign,
+      operator,
+      at,
+      ...(boost ? { boost: boost.value } : {}),
+      ...(fuzzy !== undefined ? { fuzzy } : {}),
+    });
+  }
+
+  /**
+   * `~`, `~1`, `~2` after a word: the edits a fuzzy word allows (`~` alone is 2, as in Lucene; `~0` is the
+   * word itself). Lucene's old similarity fractions (`~0.8`) and more than 2 edits are refused.
+   */
+  private fuzzy(tilde: number, at: number): [number, number] {
+    const { text, end } = this;
+    let k = tilde + 1;
+    while (k < end && isDigit(text[k])) k++;
+    const digits = text.slice(tilde + 1, k);
+    if (text[k] === '.' && k < end)
+      throw AppError.invalid(
+        `A fuzzy word takes ~1 or ~2 edits, not a similarity (position ${at + 1}): write word~1 or word~2`,
+      );
+    if (digits === '') return [k, MAX_FUZZY_EDITS];
+    const edits = Number(digits);
+    if (edits > MAX_FUZZY_EDITS)
+      throw AppError.invalid(
+        `A fuzzy word allows at most ${MAX_FUZZY_EDITS} edits, not ${digits} (position ${at + 1})`,
+      );
+    return [k, edits];
   }
 
   private phrase(sign: Sign | null, at: number): void {
@@ -177,15 +223,13 @@ class Lexer {
         throw AppError.invalid(`Proximity search (~) is not supported (position ${at + 1})`);
       k = z;
     }
-    this.i = text[k] === '^' && k < this.end ? this.boost(k) : k;
-    this.tokens.push({ kind: 'phrase', raw, sign, at });
+    const boost = text[k] === '^' && k < this.end ? this.boost(k) : undefined;
+    this.i = boost ? boost.end : k;
+    this.tokens.push({ kind: 'phrase', raw, sign, at, ...(boost ? { boost: boost.value } : {}) });
   }
 
-  /**
-   * `^2`, `^0.5`: a relevance boost. Quarry returns records in index or sort order and never ranks by
-   * relevance, so a boost is read and ignored, as it always was (saved queries and realms may hold one).
-   */
-  private boost(caret: number): number {
+  /** `^2`, `^0.5`: a relevance boost, the factor of what the clause adds to a record's score. */
+  private boost(caret: number): { end: number; value: number } {
     const { text, end } = this;
     let k = caret + 1;
     if (!isDigit(text[k]) || k >= end) throw querySyntaxError(caret, '"^" must be followed by a number, as in word^2');
@@ -194,7 +238,10 @@ class Lexer {
       k++;
       while (k < end && isDigit(text[k])) k++;
     }
-    return k;
+    const value = Number(text.slice(caret + 1, k));
+    if (!Number.isFinite(value) || value > MAX_BOOST)
+      throw querySyntaxError(caret, `a boost is at most ${MAX_BOOST}, as in word^2`);
+    return { end: k, value };
   }
 
   private range(at: number): void {

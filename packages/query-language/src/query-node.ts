@@ -22,22 +22,39 @@ export type QueryNode =
   | { kind: 'not'; child: QueryNode }
   /**
    * Consecutive words in any of the text fields, case-insensitive; words are runs of letters and
-   * digits. With `prefix` the last word only has to start with the given text.
+   * digits. With `prefix` the last word only has to start with the given text. With `fuzzy` (one word,
+   * never a prefix) the word allows that many edits: the engine resolves it against the version's
+   * vocabulary into `expansions` (fuzzyExpansions), and the leaf then holds where any expansion is a word.
    */
-  | { kind: 'match'; fields: string[]; words: string[]; prefix: boolean }
-  | { kind: 'compare'; field: string; fieldType: FieldType; op: CompareOp; value: Literal }
-  | { kind: 'exists'; field: string; fieldType: FieldType }
+  | (Boosted & {
+      kind: 'match';
+      fields: string[];
+      words: string[];
+      prefix: boolean;
+      fuzzy?: number;
+      expansions?: string[];
+    })
+  | (Boosted & { kind: 'compare'; field: string; fieldType: FieldType; op: CompareOp; value: Literal })
+  | (Boosted & { kind: 'exists'; field: string; fieldType: FieldType })
   /**
    * `Field:=value` on a text field: the whole stored value is exactly `value`, case and all (what a
    * crosstab groups by, so a drill-through selects exactly a cell's records).
    */
-  | { kind: 'equals'; field: string; value: string }
+  | (Boosted & { kind: 'equals'; field: string; value: string })
   /**
    * `Field:@dayOfWeek=1,2` (optionally `@Europe/Paris`): the date's part in that zone's wall clock is one
    * of `values` (ISO days 1-7 from Monday, months 1-12, hours 0-23). A calendar date (no time of day) is its
    * own local date in every zone. What a crosstab's repeating date group drills into.
    */
-  | { kind: 'datePart'; field: string; part: DatePart; values: number[]; timeZone: string };
+  | (Boosted & { kind: 'datePart'; field: string; part: DatePart; values: number[]; timeZone: string });
+
+/** A leaf's `^n`: the factor of what it adds to a record's score (absent: 1). Matching ignores it. */
+interface Boosted {
+  boost?: number;
+}
+
+/** The leaves of a QueryNode: what a record is tested against. */
+export type QueryLeaf = Extract<QueryNode, Boosted>;
 
 /** The repeating parts of a date, and the values each may take. */
 export const DATE_PARTS = {

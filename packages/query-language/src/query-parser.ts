@@ -26,8 +26,19 @@ export interface FieldRef {
  */
 export type QueryAst =
   | { kind: 'group'; field: FieldRef | null; clauses: Clause[] }
-  /** `text` is what the compiler reads: unescaped for a word, as written for a phrase. */
-  | { kind: 'term'; field: FieldRef | null; text: string; quoted: boolean; at: number }
+  /**
+   * `text` is what the compiler reads: unescaped for a word, as written for a phrase. `boost` and `fuzzy`
+   * as the lexer read them after it.
+   */
+  | {
+      kind: 'term';
+      field: FieldRef | null;
+      text: string;
+      quoted: boolean;
+      at: number;
+      boost?: number;
+      fuzzy?: number;
+    }
   | {
       kind: 'range';
       field: FieldRef | null;
@@ -45,6 +56,29 @@ export interface Clause {
 }
 
 type Operand = { node: QueryAst; negate: boolean };
+
+function wordTerm(t: Extract<Token, { kind: 'word' }>, field: FieldRef | null): QueryAst {
+  return {
+    kind: 'term',
+    field,
+    text: unescapeQueryText(t.raw),
+    quoted: literalWord(t.raw),
+    at: t.at,
+    ...(t.boost !== undefined ? { boost: t.boost } : {}),
+    ...(t.fuzzy !== undefined ? { fuzzy: t.fuzzy } : {}),
+  };
+}
+
+function phraseTerm(t: Extract<Token, { kind: 'phrase' }>, field: FieldRef | null): QueryAst {
+  return {
+    kind: 'term',
+    field,
+    text: t.raw,
+    quoted: true,
+    at: t.at,
+    ...(t.boost !== undefined ? { boost: t.boost } : {}),
+  };
+}
 type OperatorToken = Extract<Token, { kind: 'word' }> & { operator: string };
 
 const negates = (sign: Sign | null) => sign === '-' || sign === '!';
@@ -127,12 +161,9 @@ class Parser {
       case 'field':
         return this.fieldValue(t);
       case 'word':
-        return {
-          node: { kind: 'term', field: null, text: unescapeQueryText(t.raw), quoted: literalWord(t.raw), at: t.at },
-          negate: negates(t.sign),
-        };
+        return { node: wordTerm(t, null), negate: negates(t.sign) };
       case 'phrase':
-        return { node: { kind: 'term', field: null, text: t.raw, quoted: true, at: t.at }, negate: negates(t.sign) };
+        return { node: phraseTerm(t, null), negate: negates(t.sign) };
       case 'range':
         return {
           node: {
@@ -175,13 +206,10 @@ class Parser {
         // word of the query after a blank: `Title: AND` is an unfinished query, as it always was.
         if (v.operator && v.at > f.colon + 1 && this.i === this.tokens.length)
           throw querySyntaxError(v.at, `nothing follows ${v.operator}`);
-        value = {
-          node: { kind: 'term', field, text: unescapeQueryText(v.raw), quoted: literalWord(v.raw), at: v.at },
-          negate: negates(v.sign),
-        };
+        value = { node: wordTerm(v, field), negate: negates(v.sign) };
         break;
       case 'phrase':
-        value = { node: { kind: 'term', field, text: v.raw, quoted: true, at: v.at }, negate: negates(v.sign) };
+        value = { node: phraseTerm(v, field), negate: negates(v.sign) };
         break;
       case 'range':
         value = {

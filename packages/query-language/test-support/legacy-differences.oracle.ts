@@ -254,6 +254,20 @@ export const LEGACY_DIFFERENCES: readonly LegacyDifference[] = [
     applies: (_q, _t, legacy, current) => legacy.ok && !current.ok && /outside the supported range/.test(current.value),
   },
   {
+    name: 'fuzzy words',
+    why: 'The old parser refused `word~`, `word~1` and `word~2` ("Fuzzy search is not supported"); now they are fuzzy words (Damerau–Levenshtein, resolved against the version\'s words), and `~3` or a similarity fraction is refused naming the limit.',
+    example: 'Title:lvoe~1',
+    applies: (_q, tokens, legacy, current) =>
+      (tokens ?? []).some((t) => t.kind === 'word' && t.fuzzy !== undefined) ||
+      (!legacy.ok && /Fuzzy search/.test(legacy.value) && !current.ok && /fuzzy word/.test(current.value)),
+  },
+  {
+    name: 'boosts out of range',
+    why: 'A boost was read and ignored, so `a^99999999` was `a`; boosts now scale scores, and one over 1,000,000 is refused.',
+    example: 'Title:a^99999999',
+    applies: (_q, _t, legacy, current) => legacy.ok && !current.ok && /boost is at most/.test(current.value),
+  },
+  {
     name: 'exact value: Field:=value',
     why: 'The old parser read `Title:=Star` as the words of "=Star" (and a number or date field refused it); now `:=` is the exact whole value (drill-through), and on numbers, dates and booleans the equality `:` already was.',
     example: 'Title:=Star',

@@ -16,7 +16,7 @@ export const ENTRY_OVERHEAD_BYTES = 256;
  */
 export function entryBytes(value: CachedResult): number {
   const payload = typeof value.payload === 'string' ? 2 * value.payload.length : value.payload.byteLength;
-  return ENTRY_OVERHEAD_BYTES + payload + 8 * value.counts.length;
+  return ENTRY_OVERHEAD_BYTES + payload + 2 * (value.extra?.length ?? 0) + 8 * value.counts.length;
 }
 
 /**

@@ -6,6 +6,8 @@ export interface CachedResult {
   readonly servedBy?: string;
   /** The engine that computed it (meta.provenance.engine). */
   readonly engine?: string;
+  /** What else the answer carried, as JSON text (a search's scores and facets). */
+  readonly extra?: string;
 }
 
 /**

@@ -10,6 +10,7 @@ import {
   type SingleWordFields,
 } from './single-word-fields';
 import { ident, literal, wordsColumn, wordsExpr } from './sql';
+import { TERMS_TABLE, termsSql, TEXT_STATS_TABLE, textStatsSql } from './text-terms';
 
 /**
  * From this many records a published version is also written in DuckDB's own format, which every
@@ -82,6 +83,8 @@ export interface SnapshotFacts {
   sample?: SampleFacts;
   /** The rollups built into this version (rollup-tables). */
   rollups?: BuiltRollup[];
+  /** The version stores its term counts (text-terms); absent in versions written before ranking. */
+  terms?: boolean;
 }
 
 /** The attachable sibling of a Parquet snapshot (`indexes/x/<id>.parquet` → `indexes/x/<id>.duckdb`). */
@@ -133,6 +136,7 @@ export function factsFromJson(text: string): {
   distinctKeys: Map<string, number>;
   sample: SampleFacts | undefined;
   rollups: BuiltRollup[];
+  terms: boolean;
 } {
   const facts = JSON.parse(text) as SnapshotFacts;
   const singleWord = new Map<string, SingleWordField>(
@@ -143,6 +147,7 @@ export function factsFromJson(text: string): {
     distinctKeys: new Map(Object.entries(facts.distinctKeys)),
     sample: facts.sample,
     rollups: facts.rollups ?? [],
+    terms: facts.terms === true,
   };
 }
 
@@ -245,6 +250,9 @@ export async function writeAttachable(
     // The rollups first: the key counts of the fields they group by are read from them.
     const built = await writeRollups(c, all, fields, rollups, computed);
     const distinctKeys = await countKeysWithRollups(all, RECORDS_TABLE, fields, built);
+    // Sorted by field and word: a lookup of a few words reads only the row groups holding them.
+    await run(`CREATE TABLE ${TERMS_TABLE} AS SELECT * FROM (${termsSql(RECORDS_TABLE, fields)}) ORDER BY field, word`);
+    await run(`CREATE TABLE ${TEXT_STATS_TABLE} AS ${textStatsSql(RECORDS_TABLE, fields)}`);
     const facts: SnapshotFacts = {
       singleWord: [...singleWord].map(([name, f]) => [
         name,
@@ -253,6 +261,7 @@ export async function writeAttachable(
       distinctKeys,
       sample,
       ...(built.length ? { rollups: built } : {}),
+      terms: true,
     };
     await c.run(`CREATE TABLE ${FACTS_TABLE} AS SELECT ${literal(JSON.stringify(facts))} AS facts`);
     await c.run('CHECKPOINT');

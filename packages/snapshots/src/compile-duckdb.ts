@@ -1,6 +1,16 @@
-import type { CompareOp, FieldType, Literal, QueryNode } from '@quarry/query-language';
+import {
+  BM25_B,
+  BM25_K1,
+  type CompareOp,
+  type FieldType,
+  type Literal,
+  type QueryNode,
+  type ScoreClause,
+  type TextPart,
+} from '@quarry/query-language';
 import type { SingleWordFields } from './single-word-fields';
 import { ident, wordsColumn } from './sql';
+import { wordCountSql } from './text-terms';
 
 export interface CompiledWhere {
   sql: string;
@@ -56,6 +66,29 @@ export function integerBound(op: CompareOp, value: number): number | null | unde
  * bare keeps them simple comparisons that DuckDB applies while it scans.
  */
 export function compileWhere(node: QueryNode, context: CompileContext = {}): CompiledWhere {
+  const { where, params } = compileSearch(node, null, context);
+  return { sql: where, params };
+}
+
+export interface CompiledSearch {
+  where: string;
+  /** The record's score (relevance.ts) as a DOUBLE expression; null when none was asked for. */
+  score: string | null;
+  params: CompiledWhere['params'];
+}
+
+/** Letters and digits are all a word holds; anything else is escaped all the same. */
+const regexWord = (w: string) => w.replace(/[^\p{L}\p{N}]/gu, (c) => `\\${c}`);
+
+/**
+ * The WHERE of a (fuzzy-resolved) query and, given its score clauses, the score: each clause's boost
+ * times the sum of its parts' BM25, added up in clause order, as scoreRecord adds them in JS.
+ */
+export function compileSearch(
+  node: QueryNode,
+  clauses: readonly ScoreClause[] | null,
+  context: CompileContext = {},
+): CompiledSearch {
   const params: CompiledWhere['params'] = {};
   const singleWord = context.singleWord ?? new Map();
   let n = 0;
@@ -128,6 +161,13 @@ export function compileWhere(node: QueryNode, context: CompileContext = {}): Com
       case 'not':
         return `(NOT coalesce(${walk(q.child)}, FALSE))`;
       case 'match': {
+        if (q.fuzzy !== undefined) {
+          const expansions = q.expansions ?? [];
+          if (expansions.length === 0 || q.fields.length === 0) return 'FALSE';
+          // One pass of RE2 over the words column, however many expansions.
+          const pattern = bind(` (?:${expansions.map(regexWord).join('|')}) `);
+          return `(${q.fields.map((f) => `regexp_matches(${wordsColumn(f)}, ${pattern})`).join(' OR ')})`;
+        }
         const perField = q.fields.map((f) => matchField(f, q.words, q.prefix));
         return perField.length ? `(${perField.join(' OR ')})` : 'FALSE';
       }
@@ -155,5 +195,28 @@ export function compileWhere(node: QueryNode, context: CompileContext = {}): Com
     }
   };
 
-  return { sql: walk(node), params };
+  const where = walk(node);
+  if (clauses === null) return { where, score: null, params };
+
+  const double = (v: number) => `CAST(${bind(v)} AS DOUBLE)`;
+  const k1 = double(BM25_K1);
+  const k1p1 = double(BM25_K1 + 1);
+  const oneMinusB = double(1 - BM25_B);
+  const b = double(BM25_B);
+  // The same operations in the same order as bm25(): the two paths' scores agree to the last bit.
+  const part = (p: TextPart) => {
+    const w = wordsColumn(p.field);
+    const doubled = `replace(${w}, ' ', '  ')`;
+    const needle = bind(` ${p.words.join('  ')} `);
+    const tf = `CAST((length(${doubled}) - length(replace(${doubled}, ${needle}, ''))) // length(${needle}) AS DOUBLE)`;
+    const len = `CAST(${wordCountSql(w)} AS DOUBLE)`;
+    return `coalesce(((${double(p.idf)} * ${tf}) * ${k1p1}) / (${tf} + (${k1} * (${oneMinusB} + ((${b} * ${len}) / ${double(p.avglen)})))), 0.0)`;
+  };
+  const terms = clauses.map((c) => {
+    if (c.kind === 'constant')
+      return `(CASE WHEN coalesce(${walk(c.leaf)}, FALSE) THEN ${double(c.boost)} ELSE 0.0 END)`;
+    if (c.parts.length === 0) return '0.0';
+    return `(${double(c.boost)} * (${c.parts.map(part).join(' + ')}))`;
+  });
+  return { where, score: terms.length ? terms.join(' + ') : '0.0', params };
 }

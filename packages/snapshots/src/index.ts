@@ -5,7 +5,14 @@ export {
   type Row,
   type SnapshotEngineOptions,
 } from './snapshot-engine';
-export { compileWhere, integerBound, type CompiledWhere, type CompileContext } from './compile-duckdb';
+export {
+  compileSearch,
+  compileWhere,
+  integerBound,
+  type CompiledSearch,
+  type CompiledWhere,
+  type CompileContext,
+} from './compile-duckdb';
 export {
   learnSingleWordFields,
   MAX_LISTED_VALUES,
@@ -38,3 +45,4 @@ export {
   rollupSumColumn,
   type BuiltRollup,
 } from './rollup-tables';
+export { VersionTerms, TERMS_TABLE, TEXT_STATS_TABLE, wordCountSql } from './text-terms';

@@ -18,6 +18,7 @@ import { rowObjects } from './row-objects';
 import { learnSingleWordFields } from './single-word-fields';
 import type { LoadedTable, Row, SnapshotEngineOptions, SnapshotRef } from './snapshot-types';
 import { ident, literal } from './sql';
+import { readTerms, TERMS_TABLE, TEXT_STATS_TABLE, type VersionTerms } from './text-terms';
 
 export type { LoadedTable, Row, SnapshotEngineOptions, SnapshotRef } from './snapshot-types';
 
@@ -25,6 +26,8 @@ interface CachedTable {
   name: string;
   version: number;
   table: Promise<LoadedTable>;
+  /** Its term counts, read on the first ranked or fuzzy search. */
+  terms?: Promise<VersionTerms>;
   lastUsed: number;
   /** Memory a read-in version holds (0 while loading, and for attached ones). */
   bytes: number;
@@ -93,6 +96,24 @@ export class SnapshotEngine {
       () => this.tables.delete(ref.snapshot),
     );
     return loaded;
+  }
+
+  /**
+   * The version's term counts (text-terms): read from its file where the load stored them, else counted
+   * over its records once; held while the version is.
+   */
+  async terms(ref: SnapshotRef): Promise<VersionTerms> {
+    const loaded = await this.table(ref);
+    const cached = this.tables.get(ref.snapshot);
+    if (cached?.terms) return cached.terms;
+    const terms = readTerms((sql) => this.all(sql), loaded.storedTerms ?? { records: ident(loaded.table) }, ref.fields);
+    if (cached) {
+      cached.terms = terms;
+      terms.catch(() => {
+        if (cached.terms === terms) cached.terms = undefined;
+      });
+    }
+    return terms;
   }
 
   /**
@@ -231,7 +252,7 @@ export class SnapshotEngine {
     const described = await this.all(`DESCRIBE ${ident(table)}`);
     const columnTypes = new Map(described.map((r) => [String(r.column_name), String(r.column_type)]));
     if (facts !== undefined) {
-      const { singleWord, distinctKeys, sample, rollups } = facts;
+      const { singleWord, distinctKeys, sample, rollups, terms } = facts;
       return {
         table,
         stored: `${store}.main.${RECORDS_TABLE}`,
@@ -243,6 +264,9 @@ export class SnapshotEngine {
           : {}),
         ...(rollups.length
           ? { rollups: rollups.map((r) => ({ ...r, stored: `${store}.main.${ident(r.table)}` })) }
+          : {}),
+        ...(terms
+          ? { storedTerms: { terms: `${store}.main.${TERMS_TABLE}`, stats: `${store}.main.${TEXT_STATS_TABLE}` } }
           : {}),
         storage,
         heldBytes,

@@ -34,6 +34,8 @@ export interface LoadedTable {
   sample?: SampleFacts & { table: string; firstLevel: string };
   /** The rollups built into the version's DuckDB file, each table named as SQL (attached versions only). */
   rollups?: ReadonlyArray<BuiltRollup & { stored: string }>;
+  /** The stored term counts (attached versions written since ranking), as SQL names. */
+  storedTerms?: { terms: string; stats: string };
   /** attached: the version's DuckDB file, read-only; memory: read into this process. */
   storage: 'attached' | 'memory';
   /** Memory the version holds in this process (read-in versions; 0 when attached). */

@@ -13,6 +13,31 @@ const sortItem = z.strictObject(
   { error: `${PARAM} must be an object with field and direction` },
 );
 
+const highlightParam = z
+  .strictObject(
+    {
+      fields: arrayOf(requiredString(L.FIELD_NAME_MAX), L.MAX_HIGHLIGHT_FIELDS)
+        .optional()
+        .meta({ description: "Text fields to highlight; absent: those the query's words test." }),
+      fragmentSize: intInRange(L.MIN_FRAGMENT_SIZE, L.MAX_FRAGMENT_SIZE)
+        .optional()
+        .meta({ default: L.DEFAULT_FRAGMENT_SIZE, description: 'Characters of text around the first match, at most.' }),
+    },
+    { error: `${PARAM} must be an object with fields and fragmentSize` },
+  )
+  .meta({
+    description:
+      'data.highlights: per record, field → a fragment with the matched words in <mark>…</mark> and everything else HTML-escaped.',
+  });
+
+const facetItem = z.strictObject(
+  {
+    field: requiredString(L.FIELD_NAME_MAX),
+    limit: intInRange(1, L.MAX_FACET_LIMIT).optional().meta({ default: L.DEFAULT_FACET_LIMIT }),
+  },
+  { error: `${PARAM} must be an object with field and limit` },
+);
+
 export const queriesExecuteParams = z
   .strictObject({
     index: requiredString(L.INDEX_NAME_MAX).meta({ description: 'The index to search.' }),
@@ -25,7 +50,14 @@ export const queriesExecuteParams = z
     pageSize: intInRange(1, L.MAX_PAGE_SIZE).meta({ default: L.DEFAULT_PAGE_SIZE }),
     sort: arrayOf(sortItem, L.MAX_SORT_KEYS)
       .optional()
-      .meta({ description: 'Sort keys, most significant first; ties keep load order.' }),
+      .meta({
+        description: `Sort keys, most significant first; ties keep load order. "${L.SCORE_FIELD}" is the relevance score. Absent, a query with words, phrases or fuzzy words ranks by relevance (data.scores), any other keeps load order.`,
+      }),
+    highlight: highlightParam.optional(),
+    facets: arrayOf(facetItem, L.MAX_FACETS).optional().meta({
+      description:
+        "data.facets: each field's most frequent values over every matching record (realms applied), exact counts, blanks as (blank).",
+    }),
     cache: cacheParam,
     saveReport: saveReportParam.optional(),
   })

@@ -246,6 +246,8 @@ export class GrpcServiceClients implements ServiceClients, RecordUploads, Source
       totalPages: res.totalPages,
       fields: res.fields.map((f) => ({ name: f.name, type: f.type })),
       records: new RawJson(res.recordsJson),
+      // Scores, highlights and facets as the query service wrote them (QueriesExecuteResult's own fields).
+      ...(res.extrasJson ? (JSON.parse(res.extrasJson) as Pick<SearchPage, 'scores' | 'highlights' | 'facets'>) : {}),
     };
     return {
       page,

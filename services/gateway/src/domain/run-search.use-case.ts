@@ -27,6 +27,8 @@ export class RunSearchUseCase {
         page: complete.page,
         pageSize: complete.pageSize,
         sort: complete.sort,
+        ...(complete.highlight ? { highlight: complete.highlight } : {}),
+        ...(complete.facets ? { facets: complete.facets } : {}),
         bypassCache: !complete.cache,
         nowMs,
         ...(at.version !== undefined ? { asOfVersion: at.version } : {}),
@@ -41,6 +43,8 @@ export class RunSearchUseCase {
       page: page.page,
       pageSize: page.pageSize,
       sort: sort.map((s) => ({ field: s.field, direction: (s.direction ?? 'asc').toLowerCase() })),
+      ...(p.highlight ? { highlight: p.highlight } : {}),
+      ...(p.facets ? { facets: p.facets } : {}),
     };
     return {
       data: { ...page },

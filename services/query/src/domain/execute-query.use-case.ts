@@ -1,8 +1,19 @@
 import { AppError, quoteInput } from '@quarry/errors';
 import type { IndexCatalog, IndexEntry } from '@quarry/metadata-store';
-import { FieldResolver, restrictedQuery, type FieldDef, type Reader } from '@quarry/query-language';
+import {
+  FieldResolver,
+  hasScoringClauses,
+  highlightRecords,
+  parseQuery,
+  restrictedQuery,
+  restrictedTree,
+  type FieldDef,
+  type QueryNode,
+  type Reader,
+} from '@quarry/query-language';
 import type { ResultCache, SharedComputations } from '@quarry/result-cache';
-import type { SearchIndex, SearchPage, SortKey } from '../ports/search-index.port';
+import type { FacetCounts, FacetRequest, SearchIndex, SearchPage, SortKey } from '../ports/search-index.port';
+import { SCORE_FIELD } from '@quarry/contract';
 import { fieldsOf, readableIndex } from '@quarry/snapshots/access';
 
 import type { CacheStatus, CompleteSearch } from '@quarry/contract';
@@ -26,6 +37,10 @@ export interface ExecuteQueryOutput {
   snapshotSha256: string;
   /** The engine that computed the page (the one that first did, for a cache hit). */
   engine: string;
+  /** data.scores / data.highlights / data.facets, when the search asked for them. */
+  scores?: number[];
+  highlights?: Array<Record<string, string>>;
+  facets?: FacetCounts[];
 }
 
 export interface ExecuteQueryOptions {
@@ -45,10 +60,36 @@ export interface ExecuteQueryOptions {
 
 function sortKeys(fields: FieldResolver, sort: ExecuteQueryInput['sort']): SortKey[] {
   return sort.map((s, i) => {
+    if (s.field === SCORE_FIELD) return { field: SCORE_FIELD, type: 'score', direction: s.direction };
     const field = fields.find(s.field);
     if (!field) throw AppError.invalid(`sort[${i}].field: unknown field ${quoteInput(s.field)}`);
     return { field: field.name, type: field.type, direction: s.direction };
   });
+}
+
+function facetRequests(fields: FieldResolver, facets: ExecuteQueryInput['facets']): FacetRequest[] | undefined {
+  return facets?.map((f, i) => {
+    const field = fields.find(f.field);
+    if (!field) throw AppError.invalid(`facets[${i}].field: unknown field ${quoteInput(f.field)}`);
+    return { field: field.name, type: field.type, limit: f.limit };
+  });
+}
+
+function highlightFields(fields: FieldResolver, names: readonly string[] | undefined): string[] | undefined {
+  return names?.map((name, i) => {
+    const field = fields.find(name);
+    if (!field) throw AppError.invalid(`highlight.fields[${i}]: unknown field ${quoteInput(name)}`);
+    if (field.type !== 'string')
+      throw AppError.invalid(`highlight.fields[${i}]: ${quoteInput(field.name)} is not a text field`);
+    return field.name;
+  });
+}
+
+/** What a search's cache entry keeps beside its records. */
+interface Extra {
+  scores?: number[];
+  resolved?: QueryNode;
+  facets?: FacetCounts[];
 }
 
 /** QUERIES.EXECUTE: permissions, the query with the caller's realms, paging and sorting. */
@@ -73,16 +114,48 @@ export class ExecuteQueryUseCase {
       version: opts.asOfVersion,
     });
     const fields = fieldsOf(entry);
-    const where = restrictedQuery(reader, entry.name, input.query, { fields, now: opts.now ?? this.now() });
-    const sort = sortKeys(new FieldResolver(fields), input.sort);
+    const parse = { fields, now: opts.now ?? this.now() };
+    const user = parseQuery(input.query, parse);
+    const where = restrictedTree(reader, entry.name, user, parse);
+    const resolver = new FieldResolver(fields);
+    const explicit = sortKeys(resolver, input.sort);
+    // Without a sort, words rank (DESIGN "Search that ranks"); filters alone keep load order.
+    const ranked = explicit.length === 0 && hasScoringClauses(user);
+    const sort: SortKey[] = ranked ? [{ field: SCORE_FIELD, type: 'score', direction: 'desc' }] : explicit;
+    const scored = ranked || explicit.some((s) => s.type === 'score');
+    const facets = facetRequests(resolver, input.facets);
+    const highlight = input.highlight && {
+      fields: highlightFields(resolver, input.highlight.fields),
+      fragmentSize: input.highlight.fragmentSize,
+    };
+    // Scores are the caller's query alone, never its realms: the same record scores the same for everyone.
+    const score = scored || highlight ? user : undefined;
     const offset = (page - 1) * pageSize;
     const { result, cache } = await this.cachedSearch(
       opts,
       // The snapshot file is new with every load, so a reload or a drop and re-load never meets old entries;
       // `where` is the compiled query with the caller's realms in it, so callers with other realms never share.
-      ['query', entry.name, entry.version, entry.snapshot, where, sort, offset, pageSize],
-      (signal) => this.search.search(entry, { where, sort, offset, limit: pageSize, signal }),
+      [
+        'query',
+        entry.name,
+        entry.version,
+        entry.snapshot,
+        where,
+        sort,
+        offset,
+        pageSize,
+        score ?? null,
+        facets ?? null,
+      ],
+      (signal) => this.search.search(entry, { where, score, sort, offset, limit: pageSize, signal, facets }),
     );
+    const highlights =
+      highlight && result.resolved
+        ? highlightRecords(JSON.parse(result.recordsJson) as Array<Record<string, unknown>>, result.resolved, {
+            ...(highlight.fields ? { fields: highlight.fields } : {}),
+            fragmentSize: highlight.fragmentSize,
+          })
+        : undefined;
     return {
       index: entry.name,
       query: input.query.trim() === '' ? '*' : input.query,
@@ -96,6 +169,9 @@ export class ExecuteQueryUseCase {
       indexVersion: entry.version,
       snapshotSha256: entry.sha256 ?? '',
       engine: result.engine,
+      ...(scored && result.scores ? { scores: result.scores } : {}),
+      ...(highlights ? { highlights } : {}),
+      ...(result.facets ? { facets: result.facets } : {}),
     };
   }
 
@@ -127,16 +203,28 @@ export class ExecuteQueryUseCase {
     const use = opts.cache !== false && this.cache.enabled;
     const found = use ? this.cache.get(key) : undefined;
     // A search's entries hold JSON text; only a crosstab's workbook is kept as bytes.
-    if (found && typeof found.payload === 'string')
+    if (found && typeof found.payload === 'string') {
+      const extra = found.extra ? (JSON.parse(found.extra) as Extra) : {};
       return {
-        result: { total: found.counts[0], recordsJson: found.payload, engine: found.engine ?? '' },
+        result: { total: found.counts[0], recordsJson: found.payload, engine: found.engine ?? '', ...extra },
         cache: 'hit',
       };
+    }
     const compute = (signal: AbortSignal | undefined) =>
       opts.heavy ? opts.heavy(() => search(signal), signal) : search(signal);
     const result = await (this.shared ? this.shared.run([...key, use], opts.signal, compute) : compute(opts.signal));
     if (!use) return { result, cache: 'bypass' };
-    this.cache.set(key, { payload: result.recordsJson, counts: [result.total], engine: result.engine });
+    const extra: Extra = {
+      ...(result.scores ? { scores: result.scores } : {}),
+      ...(result.resolved ? { resolved: result.resolved } : {}),
+      ...(result.facets ? { facets: result.facets } : {}),
+    };
+    this.cache.set(key, {
+      payload: result.recordsJson,
+      counts: [result.total],
+      engine: result.engine,
+      ...(Object.keys(extra).length ? { extra: JSON.stringify(extra) } : {}),
+    });
     return { result, cache: 'miss' };
   }
 }

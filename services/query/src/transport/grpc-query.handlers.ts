@@ -26,7 +26,13 @@ export function queryHandlers(
           ...(req.asOfVersion !== undefined ? { asOfVersion: req.asOfVersion } : {}),
           ...(req.nowMs !== undefined ? { now: req.nowMs } : {}),
         });
-        return { ...out, recordsJson: out.recordsJson };
+        const { scores, highlights, facets, ...rest } = out;
+        const extras = {
+          ...(scores ? { scores } : {}),
+          ...(highlights ? { highlights } : {}),
+          ...(facets ? { facets } : {}),
+        };
+        return { ...rest, extrasJson: Object.keys(extras).length ? JSON.stringify(extras) : '' };
       },
     ),
     FindIndexes: unary<pb.FindIndexesRequest__Output, pb.FindIndexesResponse>(log, 'FindIndexes', async (req, ctx) => {

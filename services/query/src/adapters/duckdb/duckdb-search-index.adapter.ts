@@ -6,7 +6,7 @@ import type { SearchIndex, SearchPage, SearchPlan } from '../../ports/search-ind
 import { UnsupportedQuery } from '../memory/compile-predicate';
 import { HeldVersions } from '../memory/held-versions';
 import { fieldsOf, leafCount, searchInMemory } from '../memory/in-memory-search';
-import { searchSql } from './search-sql';
+import { facetsSql, resolvedPlan, searchSql } from './search-sql';
 
 export { ONE_PASS_MAX_RECORDS } from './search-sql';
 
@@ -85,7 +85,11 @@ export class DuckDbSearchIndex implements SearchIndex {
         try {
           // The same engine's answer (the conformance suite holds both paths to it): when a version is
           // held in memory depends on timing, and an answer's provenance must not.
-          return { ...searchInMemory(table, plan, this.maxWork), engine: 'duckdb' };
+          const page = { ...searchInMemory(table, plan, this.maxWork), engine: 'duckdb' };
+          // Facets need the stored values (memory holds text lower-cased): SQL counts them.
+          if (!plan.facets?.length) return page;
+          const { where } = await resolvedPlan(this.engine, entry, { ...plan, score: undefined });
+          return { ...page, facets: await facetsSql(this.engine, entry, where, plan.facets, plan.signal) };
         } catch (err) {
           if (!(err instanceof UnsupportedQuery)) throw err;
         }

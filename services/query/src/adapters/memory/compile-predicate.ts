@@ -118,7 +118,7 @@ function compareLeaf(column: MemoryColumn, fieldType: string, op: CompareOp, lit
 }
 
 /** The first vocabulary entry not below `word`. */
-function lowerBound(vocabulary: readonly string[], word: string): number {
+export function lowerBound(vocabulary: readonly string[], word: string): number {
   let lo = 0;
   let hi = vocabulary.length;
   while (lo < hi) {
@@ -226,6 +226,15 @@ export function compilePredicate(
       case 'match': {
         q.words.forEach(wellFormed);
         const hits = new Uint8Array(table.size);
+        if (q.fuzzy !== undefined) {
+          // Resolved before it gets here (resolveFuzzy): the records holding any expansion as a word.
+          for (const f of q.fields) {
+            const index = table.wordIndex(f);
+            if (!index) throw new UnsupportedQuery('a word match on a non-text column');
+            for (const w of q.expansions ?? []) markMatches(index, [w], false, hits, work);
+          }
+          return (row) => hits[row] === 1;
+        }
         for (const f of q.fields) {
           const index = table.wordIndex(f);
           if (!index) throw new UnsupportedQuery('a word match on a non-text column');

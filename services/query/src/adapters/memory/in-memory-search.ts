@@ -1,7 +1,15 @@
-import type { QueryNode } from '@quarry/query-language';
+import {
+  hasFuzzy,
+  resolveFuzzy,
+  scoreClauses,
+  scoreKey,
+  scoreRecord,
+  type QueryNode,
+  type TermCounts,
+} from '@quarry/query-language';
 import type { SearchPage, SearchPlan } from '../../ports/search-index.port';
-import { compilePredicate, UnsupportedQuery } from './compile-predicate';
-import type { InMemoryTable } from './in-memory-table';
+import { compilePredicate, lowerBound, UnsupportedQuery, type Predicate } from './compile-predicate';
+import type { InMemoryTable, WordIndex } from './in-memory-table';
 
 type Compare = (a: number, b: number) => number;
 
@@ -9,10 +17,18 @@ type Compare = (a: number, b: number) => number;
  * The SQL path's ORDER BY: each key by its DuckDB rank (missing values last in both directions), then
  * the record order.
  */
-function comparator(table: InMemoryTable, plan: SearchPlan): Compare {
-  const keys = plan.sort.map((s) => ({ rank: table.rank(s.field), desc: s.direction === 'desc' }));
+function comparator(table: InMemoryTable, plan: SearchPlan, scores: ScoreOf): Compare {
+  const keys = plan.sort.map((s) => ({
+    rank: s.type === 'score' ? null : table.rank(s.field),
+    desc: s.direction === 'desc',
+  }));
   return (a, b) => {
     for (const { rank, desc } of keys) {
+      if (rank === null) {
+        const d = scoreKey(scores(a)) - scoreKey(scores(b));
+        if (d !== 0) return desc ? -d : d;
+        continue;
+      }
       const ra = rank[a];
       const rb = rank[b];
       if (ra === rb) continue;
@@ -60,9 +76,11 @@ function firstK(rows: Int32Array, k: number, compare: Compare): number[] {
   return heap.sort(compare);
 }
 
+type ScoreOf = (row: number) => number;
+
 /** The fields a plan reads: those its query tests and those it sorts by. */
 export function fieldsOf(plan: SearchPlan): Set<string> {
-  const fields = new Set(plan.sort.map((s) => s.field));
+  const fields = new Set(plan.sort.filter((s) => s.type !== 'score').map((s) => s.field));
   const walk = (q: QueryNode): void => {
     switch (q.kind) {
       case 'and':
@@ -86,7 +104,67 @@ export function fieldsOf(plan: SearchPlan): Set<string> {
     }
   };
   walk(plan.where);
+  if (plan.score) walk(plan.score);
   return fields;
+}
+
+/** The held version's counts, from its word indexes: the same numbers the SQL path's terms give. */
+function heldCounts(table: InMemoryTable): TermCounts {
+  const index = (field: string): WordIndex => {
+    const found = table.wordIndex(field);
+    if (!found) throw new UnsupportedQuery('a word match on a non-text column');
+    return found;
+  };
+  return {
+    field: (name) => {
+      const i = index(name);
+      return { docs: i.docs, words: i.totalWords };
+    },
+    df: (field, word) => {
+      const i = index(field);
+      const at = lowerBound(i.vocabulary, word);
+      return i.vocabulary[at] === word ? i.rows[at].length : 0;
+    },
+  };
+}
+
+function heldVocabulary(table: InMemoryTable): (fields: readonly string[]) => Iterable<string> {
+  return (fields) => {
+    const set = new Set<string>();
+    for (const f of fields) for (const w of table.wordIndex(f)?.vocabulary ?? []) set.add(w);
+    return set;
+  };
+}
+
+/**
+ * The scores of the records a search matched, computed once each: the words of each field a clause
+ * reads are split from the held words column as the SQL path counts them.
+ */
+function scorer(table: InMemoryTable, score: QueryNode, work: { left: number }): ScoreOf {
+  const clauses = scoreClauses(score, heldCounts(table));
+  const constants = new Map<number, Predicate>();
+  clauses.forEach((c, i) => {
+    if (c.kind === 'constant') constants.set(i, compilePredicate(c.leaf, table, work));
+  });
+  const words = new Map<string, ReadonlyArray<string | null>>();
+  for (const c of clauses)
+    if (c.kind === 'text') for (const p of c.parts) words.set(p.field, table.wordIndex(p.field)?.words ?? []);
+  const known = new Map<number, number>();
+  return (row) => {
+    let s = known.get(row);
+    if (s === undefined) {
+      s = scoreRecord(
+        clauses,
+        (field) => {
+          const text = words.get(field)?.[row];
+          return text === null || text === undefined ? null : text.split(' ').filter((w) => w !== '');
+        },
+        (i) => constants.get(i)?.(row) ?? false,
+      );
+      known.set(row, s);
+    }
+    return s;
+  };
 }
 
 /** Leaf tests a search runs: a scan costs about this many closure calls per record. */
@@ -109,9 +187,32 @@ export function leafCount(q: QueryNode): number {
 export function searchInMemory(table: InMemoryTable, plan: SearchPlan, maxWork = Infinity): Omit<SearchPage, 'engine'> {
   const scan = leafCount(plan.where) * table.size;
   if (scan > maxWork) throw new UnsupportedQuery('more leaf tests than one scan may run in memory');
-  const test = compilePredicate(plan.where, table, { left: maxWork - scan });
+  const work = { left: maxWork - scan };
+  const vocabulary = heldVocabulary(table);
+  const where = hasFuzzy(plan.where) ? resolveFuzzy(plan.where, vocabulary) : plan.where;
+  const test = compilePredicate(where, table, work);
   const end = plan.offset + plan.limit;
   const { records } = table;
+  if (plan.score) {
+    const resolved = resolveFuzzy(plan.score, vocabulary);
+    const scores = scorer(table, resolved, work);
+    const hits = new Int32Array(table.size);
+    let total = 0;
+    for (let row = 0; row < table.size; row++) if (test(row)) hits[total++] = row;
+    // Scoring reads each match's words once: about one unit per match and clause.
+    const perMatch = 1 + (plan.score.kind === 'and' || plan.score.kind === 'or' ? plan.score.children.length : 1);
+    if (total * perMatch > work.left) throw new UnsupportedQuery('more matches to score than one search may in memory');
+    const rows =
+      plan.offset >= total
+        ? []
+        : firstK(hits.subarray(0, total), end, comparator(table, plan, scores)).slice(plan.offset);
+    return {
+      total,
+      recordsJson: `[${rows.map((r) => records[r]).join(',')}]`,
+      scores: rows.map(scores),
+      resolved,
+    };
+  }
   if (plan.sort.length === 0) {
     // Record order: the page is the matches from offset on, the rest only counted.
     const page: string[] = [];
@@ -127,6 +228,10 @@ export function searchInMemory(table: InMemoryTable, plan: SearchPlan, maxWork =
   let total = 0;
   for (let row = 0; row < table.size; row++) if (test(row)) hits[total++] = row;
   if (plan.offset >= total) return { total, recordsJson: '[]' };
-  const rows = firstK(hits.subarray(0, total), end, comparator(table, plan)).slice(plan.offset);
+  const rows = firstK(
+    hits.subarray(0, total),
+    end,
+    comparator(table, plan, () => 0),
+  ).slice(plan.offset);
   return { total, recordsJson: `[${rows.map((r) => records[r]).join(',')}]` };
 }

@@ -47,6 +47,9 @@ export interface WordIndex {
   words: ReadonlyArray<string | null>;
   /** Mean length of a present words column value: what one substring test reads. */
   meanChars: number;
+  /** Records with at least one word in the field, and their words in all (what BM25 reads). */
+  docs: number;
+  totalWords: number;
 }
 
 /** The DuckDB column types a snapshot stores (build-snapshot); any other keeps the index on SQL. */
@@ -229,21 +232,27 @@ export class InMemoryTable {
     const rowsOf = new Map<string, number[]>();
     let chars = 0;
     let present = 0;
+    let docs = 0;
+    let totalWords = 0;
     c.words.forEach((text, row) => {
       if (text === null) return;
       chars += text.length;
       present++;
+      let n = 0;
       for (const word of text.split(' ')) {
         if (word === '') continue;
+        n++;
         const rows = rowsOf.get(word);
         // Rows arrive in order: a repeated word in one record is recorded once.
         if (!rows) rowsOf.set(word, [row]);
         else if (rows[rows.length - 1] !== row) rows.push(row);
       }
+      if (n > 0) docs++;
+      totalWords += n;
     });
     const vocabulary = [...rowsOf.keys()].sort();
     const rows = vocabulary.map((w) => Int32Array.from(rowsOf.get(w) ?? []));
-    const index = { vocabulary, rows, words: c.words, meanChars: present ? chars / present : 0 };
+    const index = { vocabulary, rows, words: c.words, meanChars: present ? chars / present : 0, docs, totalWords };
     this.wordIndexes.set(field, index);
     let bytes = 0;
     vocabulary.forEach((w, i) => (bytes += WORD_BYTES + 2 * w.length + rows[i].byteLength));
