@@ -271,7 +271,9 @@ describe('GET /console', () => {
       const firstPage = await texts(page, '#search-table tbody tr td:first-child');
       expect(firstPage).toEqual(api.data!.records.map((r) => r.Title));
       // Worldwide Gross: the reader's format (thousands separators), right-aligned, the exact value on hover.
-      const gross = api.data!.fields.findIndex((f) => f.name === 'Worldwide Gross') + 1;
+      // A word query ranks: the score column stands second, after the row label.
+      expect(await page.$eval('#search-table thead th:nth-child(2)', (n) => n.textContent)).toBe('score ▼');
+      const gross = api.data!.fields.findIndex((f) => f.name === 'Worldwide Gross') + 2;
       const cell = await page.$eval(`#search-table tbody tr:first-child td:nth-child(${gross})`, (td) => ({
         text: td.textContent,
         title: td.getAttribute('title'),
@@ -288,21 +290,28 @@ describe('GET /console', () => {
       expect(secondPage.length).toBeGreaterThan(0);
       expect(secondPage.some((t) => firstPage.includes(t))).toBe(false);
 
-      // Sorting by a column header: IMDB Rating, ascending, then descending.
-      const header = await page.$$eval('#search-table thead th', (ths) => ths.map((th) => th.textContent ?? ''));
-      const col = header.findIndex((h) => h.startsWith('IMDB Rating'));
-      await page.click(`#search-table thead th:nth-child(${col + 1}) button`);
-      await page.waitForFunction(
-        (c) => document.querySelector(`#search-table thead th:nth-child(${c}) button`)?.textContent?.includes('▲'),
-        {},
-        col + 1,
-      );
-      await page.click(`#search-table thead th:nth-child(${col + 1}) button`);
-      await page.waitForFunction(
-        (c) => document.querySelector(`#search-table thead th:nth-child(${c}) button`)?.textContent?.includes('▼'),
-        {},
-        col + 1,
-      );
+      // Sorting by a column header: IMDB Rating, ascending, then descending. A sort ends the ranking,
+      // and the score column with it: the header is found by its name each time.
+      const column = () =>
+        page.$$eval(
+          '#search-table thead th',
+          (ths) => ths.findIndex((th) => th.textContent?.startsWith('IMDB Rating')) + 1,
+        );
+      const sortedBy = (mark: string) =>
+        page.waitForFunction(
+          (m) =>
+            Array.from(document.querySelectorAll('#search-table thead th button')).some(
+              (b) => b.textContent?.startsWith('IMDB Rating') && b.textContent.includes(m),
+            ),
+          {},
+          mark,
+        );
+      await page.click(`#search-table thead th:nth-child(${await column()}) button`);
+      await sortedBy('▲');
+      expect(await page.$('#search-table td.score')).toBeNull();
+      await page.click(`#search-table thead th:nth-child(${await column()}) button`);
+      await sortedBy('▼');
+      const col = (await column()) - 1;
       const ratings = (await texts(page, `#search-table tbody tr td:nth-child(${col + 1})`))
         .filter((t) => t !== '')
         .map(Number);
@@ -311,6 +320,82 @@ describe('GET /console', () => {
       expect((await lastParams(page)).sort).toEqual([{ field: 'IMDB Rating', direction: 'desc' }]);
       await shot(page, '2-search-1280');
       await view(page, 'search');
+      expect(realProblems(problems)).toEqual([]);
+    } finally {
+      await close();
+    }
+  });
+
+  it('ranks a word search with its scores and marked words; a click on a facet value narrows it, its chip widens it again', async () => {
+    const { page, problems, close } = await open(1280, 800);
+    try {
+      await connect(page, moviesOnly.token);
+      await page.click('#tab-search');
+      await page.select('#search-index', 'movies');
+      await page.type('#search-query', 'Title:star');
+      await page.keyboard.press('Enter');
+      await page.waitForSelector('#search-facets');
+      type Answer = {
+        total: number;
+        records: Array<Record<string, unknown> & { Title: string }>;
+        scores?: number[];
+        highlights?: Array<Record<string, string>>;
+        facets?: Array<{ field: string; values: Array<{ value: unknown; count: number }>; others: number }>;
+      };
+      const sent = await lastParams(page);
+      expect(sent.highlight).toEqual({});
+      const api = (await stack.call<Answer>(moviesOnly, 'QUERIES.EXECUTE', sent)).data!;
+      expect(api.total).toBeGreaterThan(5);
+      // The page shows the server's ranked order, each record's score (exact on hover), best first.
+      expect(await texts(page, '#search-table tbody tr td:first-child')).toEqual(api.records.map((r) => r.Title));
+      const scores = await page.$$eval('#search-table tbody td.score', (tds) => tds.map((td) => Number(td.title)));
+      expect(scores).toEqual(api.scores);
+      expect([...scores].sort((a, b) => b - a)).toEqual(scores);
+      expect(await page.$eval('#search-table thead th:nth-child(2)', (n) => n.textContent)).toBe('score ▼');
+      expect(await page.$eval('#panel-search', (n) => n.textContent)).toContain('best match first');
+      // Every matched word is marked in its title, the rest of the title is its text.
+      const marks = await texts(page, '#search-table tbody td.hl mark');
+      expect(marks.length).toBeGreaterThanOrEqual(api.records.length);
+      for (const m of marks) expect(m.toLowerCase()).toBe('star');
+      expect(await texts(page, '#search-table tbody td.hl')).toEqual(api.records.map((r) => r.Title));
+
+      // The facet lists are the server's counts over every match.
+      const shown = await page.$$eval('#search-facets .facet', (sections) =>
+        sections.map((s) => ({
+          field: s.getAttribute('data-field'),
+          values: Array.from(s.querySelectorAll('.facet-value')).map((b) => b.getAttribute('data-value')),
+        })),
+      );
+      expect(shown.map((f) => f.field)).toEqual(api.facets!.map((f) => f.field));
+      expect(shown[0].values).toEqual(api.facets![0].values.map((v) => String(v.value)));
+      const facet = api.facets!.find((f) => f.values.some((v) => v.value !== '(blank)' && v.count < api.total))!;
+      const value = facet.values.find((v) => v.value !== '(blank)' && v.count < api.total)!;
+      await page.click(
+        `#search-facets .facet[data-field=${JSON.stringify(facet.field)}] .facet-value[data-value=${JSON.stringify(String(value.value))}]`,
+      );
+      await page.waitForSelector('#search-filters .chip');
+      await page.waitForFunction(
+        (n) => document.querySelector('#search-summary')?.textContent?.startsWith(`${n} records`),
+        {},
+        await formatted(page, value.count),
+      );
+      const narrowed = await lastParams(page);
+      expect(narrowed.query).toMatch(/^\(Title:star\) AND /);
+      const check = (await stack.call<Answer>(moviesOnly, 'QUERIES.EXECUTE', { ...narrowed, pageSize: 100 })).data!;
+      expect(check.total).toBe(value.count);
+      for (const r of check.records) expect(String(r[facet.field])).toBe(String(value.value));
+      // The query box keeps what the analyst typed; the chip says what narrows it.
+      expect(await page.$eval('#search-query', (n) => (n as HTMLInputElement).value)).toBe('Title:star');
+      expect(await page.$eval('#search-filters .chip', (n) => n.textContent)).toContain(String(value.value));
+      await view(page, 'search-ranked');
+      await shot(page, '2b-search-ranked-1280');
+
+      await page.click('#search-filters .chip');
+      await page.waitForFunction(() => !document.querySelector('#search-filters'));
+      expect((await lastParams(page)).query).toBe('Title:star');
+      expect(await page.$eval('#search-summary', (n) => n.textContent)).toContain(
+        `${await formatted(page, api.total)} records`,
+      );
       expect(realProblems(problems)).toEqual([]);
     } finally {
       await close();
@@ -951,6 +1036,21 @@ describe('GET /console', () => {
       for (const h of HOSTILE) expect(cells).toContain(h.name);
       expect(await page.$$('#search-table img')).toHaveLength(0);
       expect(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss)).toBeUndefined();
+      // A highlighted value: its matched word marked, its markup still text.
+      await page.$eval('#search-query', (n) => ((n as HTMLInputElement).value = 'script OR onerror'));
+      await page.click('#search-form button[type=submit]');
+      await page.waitForFunction(() => document.querySelectorAll('#search-table tbody tr').length === 2);
+      expect((await texts(page, '#search-table tbody td.hl mark')).sort()).toEqual([
+        'onerror',
+        'script',
+        'script',
+        'script',
+      ]);
+      expect(await texts(page, '#search-table tbody td.hl')).toEqual(
+        expect.arrayContaining([HOSTILE[0].name, HOSTILE[1].name]),
+      );
+      expect(await page.$$('#search-table img, #search-table script')).toHaveLength(0);
+      expect(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss)).toBeUndefined();
       // Also through the crosstab's HTML and an interactive chart's labels.
       await page.click('#tab-crosstab');
       await page.select('#ct-index', 'hostile');
@@ -1162,7 +1262,13 @@ describe('GET /console', () => {
       await page.click('#search-form button[type=submit]');
       await page.waitForFunction(() => document.querySelectorAll('#search-table tbody tr').length > 0);
       await noOverflow();
+      // The facet lists start folded there, above the records, and open on a tap.
+      await page.waitForSelector('#search-facets details');
+      expect(await page.$eval('#search-facets details', (d) => (d as HTMLDetailsElement).open)).toBe(false);
       await shot(page, '9-search-phone');
+      await page.click('#search-facets summary');
+      expect(await page.$eval('#search-facets details', (d) => (d as HTMLDetailsElement).open)).toBe(true);
+      await noOverflow();
       await page.click('#tab-crosstab');
       await page.select('#ct-index', 'movies');
       await addAxis(page, 'ct-rows', 'Major Genre');

@@ -5,12 +5,12 @@ import { rpcClient } from './support/http';
 import { createIdentity, type Identity } from './support/identities';
 import { runCli } from './support/quarry-process';
 import { VEGA } from './support/datasets';
-import { rank, tokens, type Clause, type Rec, type Spec } from './support/bm25';
+import { rank, tokens, type Clause, type Rec, type Spec } from '@quarry/testkit';
 import { startStackWithData, type Stack } from './support/stack';
 
 /*
  * Search that ranks, end to end through JSON-RPC: every score of every case is checked against BM25
- * computed in this test from the records it loaded (tests/support/bm25.ts: the design's formula, nothing
+ * computed in this test from the records it loaded (@quarry/testkit bm25-oracle.ts: the design's formula, nothing
  * of Quarry's), the order exactly (ties in load order), on films (short titles, names) and on the
  * paragraphs of this repository's own docs (long text), with words, phrases, field-restricted words,
  * boosts, AND/OR/NOT mixes, filters, fuzzy words, realms; then highlights, facets and hostile input.
@@ -288,6 +288,27 @@ describe('highlights', () => {
     });
     expect(byId.get(2)?.body).toBe('日本語 のテキスト <mark>cat</mark> 🐈 <mark>cat</mark>');
     expect(got.highlights).toHaveLength(got.records.length);
+  });
+
+  it('a query with no word to score (*, a range, a word no record holds) answers, marks nothing, scores 0 or 1', async () => {
+    for (const index of ['hostile', 'films']) {
+      const all = await search({ index, query: '*', highlight: {}, pageSize: 5 });
+      expect(all.records).toHaveLength(5);
+      expect(all.highlights).toEqual(all.records.map(() => ({})));
+      const byScore = await search({ index, query: '*', sort: [{ field: '_score', direction: 'desc' }], pageSize: 5 });
+      expect(byScore.scores).toEqual([0, 0, 0, 0, 0]);
+      expect(byScore.records.map((r) => r.id)).toEqual([0, 1, 2, 3, 4]);
+      const none = await search({ index, query: 'zqxjzqxj', highlight: {}, facets: [{ field: 'id' }] });
+      expect(none.total).toBe(0);
+      expect(none.facets).toEqual([{ field: 'id', values: [], others: 0 }]);
+    }
+    const range = await search({
+      index: 'hostile',
+      query: 'id:[1 TO 3]',
+      sort: [{ field: '_score', direction: 'asc' }],
+    });
+    expect(range.scores).toEqual([1, 1, 1]);
+    expect(range.records.map((r) => r.id)).toEqual([1, 2, 3]);
   });
 
   it('cuts long text around the first match, between words, and marks phrases, prefixes and fuzzy words', async () => {

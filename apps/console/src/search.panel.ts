@@ -1,16 +1,23 @@
 import type { QueriesExecuteParams } from '@quarry/client';
-import type { Field } from './app-state';
+import { indexNamed, type Field } from './app-state';
 import { byId, el, on, onSubmit } from './dom';
 import { showExportControl, startExportControl } from './export-control';
+import { fragmentNodes } from './highlight-fragment';
 import { formatNumber, isNumericType } from './number-format';
 import { Panel } from './panel';
 import { followSaveName, saveAsReport } from './save-report';
+import { facetFields, facetLists, filterChips, narrowedQuery, sameFilter, type FacetFilter } from './search-facets';
 import { scrollingTable } from './table-scroll';
 
 export const searchPanel = new Panel('search');
 let current: QueriesExecuteParams | undefined;
+/** The facet values the analyst clicked, and the query they narrow (what the query box holds). */
+let narrowing: { index: string; query: string; filters: FacetFilter[] } | undefined;
+const SCORE = '_score';
 
-function cell(value: unknown, numeric: boolean, first: boolean): HTMLTableCellElement {
+function cell(value: unknown, numeric: boolean, first: boolean, fragment?: string): HTMLTableCellElement {
+  // A highlighted field shows its fragment: the matched words marked, the rest as text.
+  if (fragment !== undefined) return el('td', { class: `hl${first ? ' row-label' : ''}` }, ...fragmentNodes(fragment));
   if (typeof value === 'number' && numeric) {
     // The reader's format; the exact value on hover.
     return el('td', { class: `num${first ? ' row-label' : ''}`, title: String(value) }, formatNumber(value));
@@ -29,17 +36,22 @@ export async function showSearch(params: QueriesExecuteParams): Promise<void> {
   }
   current = params;
   const sort = params.sort?.[0];
+  const scores = res.scores;
+  // Ranked results show their score beside the row label, where it is read with it; sortable like any column.
+  const scoreColumn = { name: SCORE, type: 'number' } as Field;
+  const columns: Field[] = scores ? [res.fields[0], scoreColumn, ...res.fields.slice(1)] : res.fields;
   const head = el(
     'tr',
     {},
-    ...res.fields.map((f: Field, i) => {
-      const active = sort?.field === f.name;
-      const dir = active ? (sort?.direction ?? 'asc') : undefined;
+    ...columns.map((f: Field, i) => {
+      const active = sort?.field === f.name || (f.name === SCORE && !sort);
+      const ranked = f.name === SCORE && !sort;
+      const dir = ranked ? 'desc' : active ? (sort?.direction ?? 'asc') : undefined;
       const next = active && dir === 'asc' ? 'descending' : 'ascending';
       const button = el(
         'button',
         { type: 'button', class: 'sort', 'aria-label': `${f.name}: sort ${next}` },
-        f.name,
+        f.name === SCORE ? 'score' : f.name,
         dir ? (dir === 'asc' ? ' ▲' : ' ▼') : '',
       );
       button.addEventListener('click', () => {
@@ -59,13 +71,34 @@ export async function showSearch(params: QueriesExecuteParams): Promise<void> {
     }),
   );
   const numeric = res.fields.map((f: Field) => isNumericType(f.type));
-  const rows = res.records.map((r) =>
-    el('tr', {}, ...res.fields.map((f: Field, i) => cell(r[f.name], numeric[i], i === 0))),
+  const rows = res.records.map((r, row) =>
+    el(
+      'tr',
+      {},
+      ...res.fields.flatMap((f: Field, i) => [
+        cell(r[f.name], numeric[i], i === 0, res.highlights?.[row]?.[f.name]),
+        ...(scores && i === 0
+          ? [el('td', { class: 'num score', title: String(scores[row]) }, formatNumber(Number(scores[row].toFixed(3))))]
+          : []),
+      ]),
+    ),
   );
   const table = el('table', { id: 'search-table', class: 'grid' }, el('thead', {}, head), el('tbody', {}, ...rows));
+  const filters = narrowing?.index === res.index ? narrowing.filters : [];
+  const narrow = (next: FacetFilter[]) => {
+    // A saved search opened as it was saved: its query is what the facets narrow.
+    narrowing = { ...(narrowing ?? { index: res.index, query: params.query ?? '*' }), filters: next };
+    void showSearch({ ...params, page: 1, query: narrowedQuery(narrowing.query, next) });
+  };
   byId('search-result').replaceChildren(
     el('p', { id: 'search-summary', class: 'summary' }, `${formatNumber(res.total)} records match ${res.query}`),
-    scrollingTable(table, `Records of ${res.index}`),
+    ...(filters.length ? [filterChips(filters, (f) => narrow(filters.filter((x) => !sameFilter(x, f))))] : []),
+    el(
+      'div',
+      { class: res.facets?.length ? 'search-body with-facets' : 'search-body' },
+      ...(res.facets?.length ? [facetLists(res.facets, filters, (f) => narrow([...filters, f]))] : []),
+      scrollingTable(table, `Records of ${res.index}`),
+    ),
   );
   byId('search-page').textContent = res.totalPages
     ? `page ${formatNumber(res.page)} of ${formatNumber(res.totalPages)}`
@@ -75,7 +108,11 @@ export async function showSearch(params: QueriesExecuteParams): Promise<void> {
   byId<HTMLButtonElement>('search-prev').disabled = res.page <= 1;
   byId<HTMLButtonElement>('search-next').disabled = res.page >= res.totalPages;
   const from = (res.page - 1) * res.pageSize + 1;
-  const sorted = sort ? `, sorted by ${sort.field} ${sort.direction === 'desc' ? 'descending' : 'ascending'}` : '';
+  const sorted = sort
+    ? `, sorted by ${sort.field === SCORE ? 'score' : sort.field} ${sort.direction === 'desc' ? 'descending' : 'ascending'}`
+    : scores
+      ? ', best match first'
+      : '';
   searchPanel.status(
     res.total === 0
       ? `No record of ${res.index} matches ${res.query}.`
@@ -88,18 +125,25 @@ export function runSearch(page: number): void {
   if (!index) return searchPanel.fail(new Error('Choose an index to search.'));
   // A new index starts unsorted: the old sort field may not exist there.
   const sort = current?.index === index ? current.sort : undefined;
+  const query = byId<HTMLInputElement>('search-query').value.trim() || '*';
+  // Facet filters stay while the analyst pages or searches the same index, and go with it.
+  narrowing = narrowing?.index === index ? { ...narrowing, query } : { index, query, filters: [] };
+  const facets = facetFields(indexNamed(index)?.fields ?? []);
   void showSearch({
     index,
-    query: byId<HTMLInputElement>('search-query').value.trim() || '*',
+    query: narrowedQuery(query, narrowing.filters),
     page,
     pageSize: Number(byId<HTMLSelectElement>('search-size').value),
     ...(sort ? { sort } : {}),
+    highlight: {},
+    ...(facets.length ? { facets: facets.map((field) => ({ field })) } : {}),
   });
 }
 
 /** A saved search: its query and page size back in the form, then run as saved. */
 export async function openSearch(params: QueriesExecuteParams): Promise<void> {
   searchPanel.reset();
+  narrowing = undefined;
   byId<HTMLSelectElement>('search-index').value = params.index;
   byId<HTMLInputElement>('search-query').value = params.query ?? '';
   // Paging goes on with the report's page size, which the list may not offer yet.

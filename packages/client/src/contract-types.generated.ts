@@ -14,13 +14,37 @@ export interface QueriesExecuteParams {
   page?: number;
   pageSize?: number;
   /**
-   * Sort keys, most significant first; ties keep load order.
+   * Sort keys, most significant first; ties keep load order. "_score" is the relevance score. Absent, a query with words, phrases or fuzzy words ranks by relevance (data.scores), any other keeps load order.
    *
    * @maxItems 16
    */
   sort?: {
     field: string;
     direction?: string;
+  }[];
+  /**
+   * data.highlights: per record, field → a fragment with the matched words in <mark>…</mark> and everything else HTML-escaped.
+   */
+  highlight?: {
+    /**
+     * Text fields to highlight; absent: those the query's words test.
+     *
+     * @maxItems 64
+     */
+    fields?: string[];
+    /**
+     * Characters of text around the first match, at most.
+     */
+    fragmentSize?: number;
+  };
+  /**
+   * data.facets: each field's most frequent values over every matching record (realms applied), exact counts, blanks as (blank).
+   *
+   * @maxItems 16
+   */
+  facets?: {
+    field: string;
+    limit?: number;
   }[];
   /**
    * false skips the result cache for this call. Not an executable parameter: never saved in a report.
@@ -99,6 +123,30 @@ export interface QueriesExecuteResult {
     [k: string]: unknown | undefined;
   }[];
   /**
+   * Present when the search ranked (words, phrases or fuzzy words and no sort) or sorted by _score: each record's BM25 score, aligned with records.
+   */
+  scores?: number[];
+  /**
+   * With highlight: per record, field → fragment; fields without a match are left out.
+   */
+  highlights?: {
+    [k: string]: string | undefined;
+  }[];
+  /**
+   * With facets: one per facet asked for, in that order.
+   */
+  facets?: {
+    field: string;
+    values: {
+      value: string | number | boolean;
+      count: number;
+    }[];
+    /**
+     * Matching records whose value is not listed.
+     */
+    others: number;
+  }[];
+  /**
    * Present when saveReport was given.
    */
   report?: {
@@ -141,6 +189,30 @@ export type QueriesReplayResult =
        */
       records: {
         [k: string]: unknown | undefined;
+      }[];
+      /**
+       * Present when the search ranked (words, phrases or fuzzy words and no sort) or sorted by _score: each record's BM25 score, aligned with records.
+       */
+      scores?: number[];
+      /**
+       * With highlight: per record, field → fragment; fields without a match are left out.
+       */
+      highlights?: {
+        [k: string]: string | undefined;
+      }[];
+      /**
+       * With facets: one per facet asked for, in that order.
+       */
+      facets?: {
+        field: string;
+        values: {
+          value: string | number | boolean;
+          count: number;
+        }[];
+        /**
+         * Matching records whose value is not listed.
+         */
+        others: number;
       }[];
     }
   | {
@@ -1248,6 +1320,30 @@ export type ReportsExecuteResult =
        */
       records: {
         [k: string]: unknown | undefined;
+      }[];
+      /**
+       * Present when the search ranked (words, phrases or fuzzy words and no sort) or sorted by _score: each record's BM25 score, aligned with records.
+       */
+      scores?: number[];
+      /**
+       * With highlight: per record, field → fragment; fields without a match are left out.
+       */
+      highlights?: {
+        [k: string]: string | undefined;
+      }[];
+      /**
+       * With facets: one per facet asked for, in that order.
+       */
+      facets?: {
+        field: string;
+        values: {
+          value: string | number | boolean;
+          count: number;
+        }[];
+        /**
+         * Matching records whose value is not listed.
+         */
+        others: number;
       }[];
       /**
        * The report and the version of it that ran.

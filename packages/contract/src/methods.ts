@@ -106,9 +106,9 @@ export const METHODS = {
     cached: true,
     provenance: true,
     replays: true,
-    summary: 'Search an index: one page of matching records, sorted.',
+    summary: 'Search an index: one page of matching records, best first or sorted.',
     description:
-      'Runs the query on the index the token may read (realms filter records and fields), and returns one page with the total count.',
+      'Runs the query on the index the token may read (realms filter records and fields), and returns one page with the total count. How records are ordered: with `sort`, by its keys (ties in load order; "_score" is the relevance score); without it, a query holding words, phrases or fuzzy words (word~1) ranks by relevance, best first (BM25 over the index version, data.scores aligned with records), and a query of only filters, ranges, prefixes or * keeps load order. `highlight` returns matched words in <mark> per record; `facets` counts each field\'s values over every match.',
     params: P.queriesExecuteParams,
     result: R.queriesExecuteResult,
     errors: [...common, ...onIndex, ...saving],

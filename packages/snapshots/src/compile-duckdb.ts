@@ -199,12 +199,19 @@ export function compileSearch(
   if (clauses === null) return { where, score: null, params };
 
   const double = (v: number) => `CAST(${bind(v)} AS DOUBLE)`;
-  const k1 = double(BM25_K1);
-  const k1p1 = double(BM25_K1 + 1);
-  const oneMinusB = double(1 - BM25_B);
-  const b = double(BM25_B);
+  // Bound once, and only when a word is scored: DuckDB refuses a parameter the statement never uses
+  // (a score of `*` alone, or of words no field holds, has none).
+  let constants: { k1: string; k1p1: string; oneMinusB: string; b: string } | undefined;
+  const bm25Constants = () =>
+    (constants ??= {
+      k1: double(BM25_K1),
+      k1p1: double(BM25_K1 + 1),
+      oneMinusB: double(1 - BM25_B),
+      b: double(BM25_B),
+    });
   // The same operations in the same order as bm25(): the two paths' scores agree to the last bit.
   const part = (p: TextPart) => {
+    const { k1, k1p1, oneMinusB, b } = bm25Constants();
     const w = wordsColumn(p.field);
     const doubled = `replace(${w}, ' ', '  ')`;
     const needle = bind(` ${p.words.join('  ')} `);

@@ -12,3 +12,4 @@ export {
 } from './warm-readiness';
 export { inspectPng, type PngFacts } from './png-inspector';
 export { fastest, fastestSync, leastOf, settled, type Timed } from './timing';
+export * from './bm25-oracle';

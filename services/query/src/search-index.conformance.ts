@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { IndexEntry } from '@quarry/metadata-store';
 import { parseQuery, type FieldDef } from '@quarry/query-language';
 import { buildSnapshot, SnapshotEngine } from '@quarry/snapshots';
+import { rank, tokens, type Rec, type Spec } from '@quarry/testkit';
 import type { SearchIndex, SortKey } from './ports/search-index.port';
 
 const RECORDS = [
@@ -79,6 +80,36 @@ const PHRASE_RECORDS = [
 const phrases = (...idx: number[]) => idx.map((i) => `p${i}`);
 
 /**
+ * Text for ranking: words drawn from a Zipf vocabulary (a few words in most records, most in a few),
+ * titles of 1-5 words, bodies of 0-60, some missing or without a word; a seeded generator, so every
+ * adapter ranks the same corpus.
+ */
+function rankingRecords(n: number): Rec[] {
+  let state = 42;
+  const rnd = () => {
+    state = (state * 1103515245 + 12345) % 2147483648;
+    return state / 2147483648;
+  };
+  const vocabulary = Array.from({ length: 400 }, (_, i) => `w${i.toString(36)}${'aeiou'[i % 5]}`);
+  vocabulary.push('colour', 'color', 'colours', 'cölor', 'kolor');
+  const weights = vocabulary.map((_, i) => 1 / (i + 1));
+  const total = weights.reduce((a, b) => a + b, 0);
+  const word = () => {
+    let x = rnd() * total;
+    for (let i = 0; i < weights.length; i++) if ((x -= weights[i]) <= 0) return vocabulary[i];
+    return vocabulary[0];
+  };
+  const text = (min: number, max: number) =>
+    Array.from({ length: min + Math.floor(rnd() * (max - min + 1)) }, word).join(rnd() < 0.1 ? ', ' : ' ');
+  return Array.from({ length: n }, (_, id) => ({
+    id,
+    title: id % 17 === 0 ? null : text(1, 5),
+    body: id % 23 === 0 ? '—' : text(0, 60),
+    year: 1990 + (id % 30),
+  }));
+}
+
+/**
  * One behaviour for every SearchIndex adapter: the same snapshot, the same plans, the same totals and
  * records in the same order. `open` gets a loaded engine and returns the adapter under test.
  */
@@ -86,6 +117,8 @@ export function searchIndexConformance(
   open: (engine: SnapshotEngine) => Promise<SearchIndex>,
   /** How the engine opens the snapshots: read into memory (small) or attached from their DuckDB file (large). */
   storage: 'memory' | 'attached' = 'memory',
+  /** Whether the adapter's scores are BM25 as DESIGN fixes it (Typesense ranks by its own text match). */
+  bm25 = true,
 ): void {
   let engine: SnapshotEngine;
   let search: SearchIndex;
@@ -369,6 +402,139 @@ export function searchIndexConformance(
       expect(res.total).toBe(expected.length);
     });
   });
+
+  // Typesense ranks by its own text match (docs/search.md): there the matches, their count, the order
+  // of its scores and the facets are checked, and the BM25 scores only on the embedded engines.
+  describe(
+    bm25 ? 'relevance: BM25 against an independent computation' : 'relevance: matches and facets exact, scores its own',
+    () => {
+      const corpus = rankingRecords(400);
+      let ranked: IndexEntry;
+      beforeAll(async () => {
+        ranked = await load('ranked', JSON.stringify(corpus));
+      }, 120000);
+
+      const ranks = async (query: string, spec: Spec, sort: SortKey[] = []) => {
+        const where = parseQuery(query, { fields: ranked.fields as FieldDef[], now: 0 });
+        const score = sort.length === 0 || sort.some((s) => s.type === 'score') ? where : undefined;
+        const order = sort.length ? sort : [{ field: '_score', type: 'score' as const, direction: 'desc' as const }];
+        const page = await search.search(ranked, { where, score, sort: order, offset: 0, limit: 1000 });
+        const want = rank(corpus, spec);
+        const ids = (JSON.parse(page.recordsJson) as Rec[]).map((r) => Number(r.id));
+        expect(page.total).toBe(want.order.length);
+        expect(page.total).toBeGreaterThan(0);
+        expect(page.scores).toHaveLength(ids.length);
+        if (!bm25) {
+          expect([...ids].sort((a, b) => a - b)).toEqual([...want.order].sort((a, b) => a - b));
+          const desc = order[0].type === 'score' && order[0].direction === 'desc';
+          const got = page.scores ?? [];
+          for (let i = 1; i < got.length; i++)
+            if (order[0].type === 'score') expect(desc ? got[i - 1] >= got[i] : got[i - 1] <= got[i]).toBe(true);
+          return { ids, want };
+        }
+        ids.forEach((id, i) => {
+          const expected = want.scores.get(id) ?? NaN;
+          expect(Math.abs((page.scores?.[i] ?? NaN) - expected)).toBeLessThanOrEqual(1e-9 * Math.abs(expected));
+        });
+        return { ids, want };
+      };
+      const both = ['title', 'body'];
+
+      it.each([
+        ['a frequent word', 'w1e', { op: 'and', clauses: [{ words: ['w1e'], fields: both }] }],
+        ['a rare word', 'w5a', { op: 'and', clauses: [{ words: ['w5a'], fields: both }] }],
+        [
+          'two words, AND',
+          'w2i w3o',
+          {
+            op: 'and',
+            clauses: [
+              { words: ['w2i'], fields: both },
+              { words: ['w3o'], fields: both },
+            ],
+          },
+        ],
+        ['a phrase', '"w0a w1e"', { op: 'and', clauses: [{ words: ['w0a', 'w1e'], fields: both }] }],
+        [
+          'field words and boosts, OR',
+          'title:w4u^2.5 OR body:w6e',
+          {
+            op: 'or',
+            clauses: [
+              { words: ['w4u'], fields: ['title'], boost: 2.5 },
+              { words: ['w6e'], fields: ['body'] },
+            ],
+          },
+        ],
+        [
+          'NOT adds nothing, a range adds 1',
+          'w1e -title:w0a year:[2000 TO 2010]',
+          {
+            op: 'and',
+            clauses: [
+              { words: ['w1e'], fields: both },
+              { words: ['w0a'], fields: ['title'], negate: true },
+              { holds: (r: Rec) => Number(r.year) >= 2000 && Number(r.year) <= 2010 },
+            ],
+          },
+        ],
+        ['a fuzzy word', 'colour~1', { op: 'and', clauses: [{ words: ['colour'], fields: both, fuzzy: 1 }] }],
+        [
+          'a fuzzy word of two edits',
+          'body:kolour~2',
+          { op: 'and', clauses: [{ words: ['kolour'], fields: ['body'], fuzzy: 2 }] },
+        ],
+      ] as Array<[string, string, Spec]>)('%s: %s', async (_what, query, spec) => {
+        const { ids, want } = await ranks(query, spec);
+        if (bm25) expect(ids).toEqual(want.order.slice(0, 1000));
+      });
+
+      // Typesense's text match has no exact ties to test a second key on: only BM25's do.
+      if (bm25)
+        it('sorts by _score ascending, ties by a field', async () => {
+          const { ids, want } = await ranks('w1e', { op: 'and', clauses: [{ words: ['w1e'], fields: both }] }, [
+            { field: '_score', type: 'score', direction: 'asc' },
+            { field: 'year', type: 'integer', direction: 'desc' },
+          ]);
+          const key = (id: number) => Math.round((want.scores.get(id) ?? 0) * 1e9);
+          for (let i = 1; i < ids.length; i++) {
+            const [a, b] = [ids[i - 1], ids[i]];
+            expect(key(a)).toBeLessThanOrEqual(key(b));
+            if (key(a) === key(b)) expect(Number(corpus[a].year)).toBeGreaterThanOrEqual(Number(corpus[b].year));
+          }
+        });
+
+      it('counts facets over every match, blanks as (blank)', async () => {
+        const where = parseQuery('w1e', { fields: ranked.fields as FieldDef[], now: 0 });
+        const page = await search.search(ranked, {
+          where,
+          sort: [],
+          offset: 0,
+          limit: 0,
+          facets: [
+            { field: 'year', type: 'integer', limit: 5 },
+            { field: 'title', type: 'string', limit: 3 },
+          ],
+        });
+        const matching = corpus.filter((r) => tokens(r.title).includes('w1e') || tokens(r.body).includes('w1e'));
+        const [years, titles] = page.facets ?? [];
+        for (const facet of [years, titles]) {
+          const counts = new Map<unknown, number>();
+          for (const r of matching) {
+            const v = r[facet.field] ?? '(blank)';
+            counts.set(v, (counts.get(v) ?? 0) + 1);
+          }
+          for (const v of facet.values) expect(v.count).toBe(counts.get(v.value));
+          expect(facet.values.reduce((s, v) => s + v.count, 0) + facet.others).toBe(matching.length);
+          const shown = facet.values.map((v) => v.count);
+          expect(
+            Math.max(0, ...[...counts].filter(([k]) => !facet.values.some((v) => v.value === k)).map(([, n]) => n)),
+          ).toBeLessThanOrEqual(Math.min(...shown));
+        }
+        expect(years.values).toHaveLength(5);
+      });
+    },
+  );
 
   it('keeps answering for the previous version after a publish', async () => {
     const v1 = await load('versions', JSON.stringify([{ label: 'old' }, { label: 'older' }]));

@@ -106,6 +106,8 @@ describe('ExecuteQueryUseCase with the result cache', () => {
         {
           snapshot: `${input.index ?? 'movies'}/1.duckdb`,
           where: plan.where,
+          // Unsorted, a query of words ranks: its score query travels with the plan.
+          ...(plan.score ? { score: plan.score } : {}),
           sort: plan.sort,
           offset: plan.offset,
           limit: plan.limit,

@@ -1,6 +1,7 @@
 import { AppError, quoteInput } from '@quarry/errors';
 import type { IndexCatalog } from '@quarry/metadata-store';
-import { FieldResolver, restrictedQuery, type Reader } from '@quarry/query-language';
+import { FieldResolver, hasScoringClauses, parseQuery, restrictedTree, type Reader } from '@quarry/query-language';
+import { SCORE_FIELD } from '@quarry/contract';
 import { fieldsOf, readableIndex } from '@quarry/snapshots/access';
 import type { SearchExporter, SearchExportFormat } from '../ports/search-exporter.port';
 import type { SortKey } from '../ports/search-index.port';
@@ -42,21 +43,29 @@ export class ExportSearchUseCase {
     path: string,
     opts: ExportSearchOptions = {},
   ): Promise<number> {
-    const { entry, where, sort } = await this.plan(reader, input);
-    const run = () => this.exporter.write(entry, { where, sort, format, path, signal: opts.signal });
+    const { entry, where, score, sort } = await this.plan(reader, input);
+    const run = () =>
+      this.exporter.write(entry, { where, ...(score ? { score } : {}), sort, format, path, signal: opts.signal });
     return opts.heavy ? opts.heavy(run) : run();
   }
 
   private async plan(reader: Reader, input: ExportSearchInput) {
     const entry = await readableIndex(this.catalog, reader, input.index, { version: input.asOfVersion });
     const fields = fieldsOf(entry);
-    const where = restrictedQuery(reader, entry.name, input.query, { fields, now: this.now() });
+    const parse = { fields, now: this.now() };
+    const user = parseQuery(input.query, parse);
+    const where = restrictedTree(reader, entry.name, user, parse);
     const resolver = new FieldResolver(fields);
-    const sort: SortKey[] = input.sort.map((s, i) => {
+    const explicit: SortKey[] = input.sort.map((s, i) => {
+      if (s.field === SCORE_FIELD) return { field: SCORE_FIELD, type: 'score', direction: s.direction };
       const field = resolver.find(s.field);
       if (!field) throw AppError.invalid(`sort[${i}].field: unknown field ${quoteInput(s.field)}`);
       return { field: field.name, type: field.type, direction: s.direction };
     });
-    return { entry, where, sort };
+    // The search's own order: ranked as QUERIES.EXECUTE ranks it.
+    const ranked = explicit.length === 0 && hasScoringClauses(user);
+    const sort: SortKey[] = ranked ? [{ field: SCORE_FIELD, type: 'score', direction: 'desc' }] : explicit;
+    const score = ranked || explicit.some((s) => s.type === 'score') ? user : undefined;
+    return { entry, where, score, sort };
   }
 }

@@ -6,6 +6,8 @@ export type SearchExportFormat = 'csv' | 'jsonl' | 'parquet';
 
 export interface SearchExportPlan {
   where: QueryNode;
+  /** The caller's query when the search ranks (a `score` sort key orders by it), as SearchPlan.score. */
+  score?: QueryNode;
   sort: SortKey[];
   format: SearchExportFormat;
   /** The file to write: the caller chose it and owns it. */
@@ -14,7 +16,8 @@ export interface SearchExportPlan {
 }
 
 /**
- * Writes every record a search matches to a file, in the search's order, without holding them: the
+ * Writes every record a search matches to a file, in the search's order (a ranked one best first, with
+ * the scores SearchIndex.search gives), without holding them: the
  * engine streams them to disk. Every adapter must write the same records as SearchIndex.search would
  * page through, fields in catalog order; a CSV's text cells that a spreadsheet would run as a formula
  * are quoted with a leading apostrophe.

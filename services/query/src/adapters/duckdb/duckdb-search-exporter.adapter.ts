@@ -1,10 +1,10 @@
 import type { IndexEntry } from '@quarry/metadata-store';
 import type { QueryNode } from '@quarry/query-language';
 import { AppError } from '@quarry/errors';
-import { compileWhere, ident, literal, type SnapshotEngine } from '@quarry/snapshots';
+import { compileSearch, ident, literal, type SnapshotEngine } from '@quarry/snapshots';
 import type { SearchExporter, SearchExportPlan } from '../../ports/search-exporter.port';
 import type { ExportEngineLease } from './export-engine-lease';
-import { orderBy } from './search-sql';
+import { orderBy, resolvedPlan } from './search-sql';
 
 /**
  * The characters a spreadsheet reads as the start of a formula (the crosstab CSV's guard: = + - @ ; tab,
@@ -29,9 +29,10 @@ export class DuckDbSearchExporter implements SearchExporter {
   count(entry: IndexEntry, where: QueryNode, signal?: AbortSignal): Promise<number> {
     return this.lease.use(async (engine) => {
       const loaded = await engine.table(entry);
-      const compiled = compileWhere(where, loaded);
+      const resolved = await resolvedPlan(engine, entry, { where });
+      const compiled = compileSearch(resolved.where, null, loaded);
       const [row] = await engine.all(
-        `SELECT count(*) AS n FROM ${ident(loaded.table)} WHERE ${compiled.sql}`,
+        `SELECT count(*) AS n FROM ${ident(loaded.table)} WHERE ${compiled.where}`,
         compiled.params,
         signal,
       );
@@ -46,7 +47,8 @@ export class DuckDbSearchExporter implements SearchExporter {
   private async copy(engine: SnapshotEngine, entry: IndexEntry, plan: SearchExportPlan): Promise<number> {
     const loaded = await engine.table(entry);
     const { table, columnTypes } = loaded;
-    const compiled = compileWhere(plan.where, loaded);
+    const resolved = await resolvedPlan(engine, entry, plan);
+    const compiled = compileSearch(resolved.where, resolved.clauses, loaded);
     const column = (name: string): string => {
       const col = ident(name);
       const type = columnTypes.get(name);
@@ -61,7 +63,8 @@ export class DuckDbSearchExporter implements SearchExporter {
     // Sorted on the stored columns, then formatted: formatting first would carry every row's text through
     // the sort. DuckDB keeps a subquery's order through a projection (insertion order is preserved).
     const stored = entry.fields.map((f) => ident(f.name)).join(', ');
-    const sorted = `SELECT ${stored} FROM ${ident(table)} WHERE ${compiled.sql} ORDER BY ${orderBy(plan.sort)}`;
+    const score = compiled.score ? `, ${compiled.score} AS __score` : '';
+    const sorted = `SELECT ${stored}${score} FROM ${ident(table)} WHERE ${compiled.where} ORDER BY ${orderBy(plan.sort)}`;
     const select = `SELECT ${projection} FROM (${sorted}) AS sorted`;
     let rows;
     try {

@@ -38,7 +38,7 @@ export function orderBy(sort: SortKey[]): string {
 export async function resolvedPlan(
   engine: SnapshotEngine,
   entry: IndexEntry,
-  plan: SearchPlan,
+  plan: Pick<SearchPlan, 'where' | 'score'>,
 ): Promise<{ where: QueryNode; score?: QueryNode; clauses: ScoreClause[] | null }> {
   if (!plan.score && !hasFuzzy(plan.where)) return { where: plan.where, clauses: null };
   const terms = await engine.terms(entry);

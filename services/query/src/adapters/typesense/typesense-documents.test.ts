@@ -17,7 +17,14 @@ describe('Typesense collection fields', () => {
   it('store every number, date and boolean as a sortable int64 key: no 32-bit float, no unsortable bool', () => {
     const fields = collectionFields(slots);
     expect(fields.filter((f) => /^[kr]\d+$/.test(String(f.name)))).toEqual(
-      ['r0', 'k1', 'k2', 'k3', 'k4', 'r5'].map((name) => ({ name, type: 'int64', sort: true, optional: true })),
+      ['r0', 'k1', 'k2', 'k3', 'k4', 'r5'].map((name) => ({
+        name,
+        type: 'int64',
+        sort: true,
+        optional: true,
+        // Numbers, integers and booleans are counted on their keys, which decode exactly.
+        ...(['k1', 'k2', 'k4'].includes(name) ? { facet: true } : {}),
+      })),
     );
     expect(fields.map((f) => f.type)).not.toContain('float');
     expect(fields.map((f) => f.type)).not.toContain('bool');
@@ -34,8 +41,22 @@ describe('Typesense collection fields', () => {
       '__rowid',
       '__json',
       '__has',
+      '__q',
       'k0',
     ]);
+  });
+
+  it('give text its words in order for the ranked q, and text and dates a string facet of their own', () => {
+    const fields = collectionFields(slots);
+    expect(fields.filter((f) => /^[tf]\d+$/.test(String(f.name)))).toEqual([
+      { name: 't0', type: 'string', optional: true },
+      { name: 'f0', type: 'string', facet: true, optional: true },
+      { name: 'f3', type: 'string', facet: true, optional: true },
+      { name: 't5', type: 'string', optional: true },
+      { name: 'f5', type: 'string', facet: true, optional: true },
+    ]);
+    // Every document holds `__q`, so it is no optional field.
+    expect(fields.find((f) => f.name === '__q')).toEqual({ name: '__q', type: 'string' });
   });
 });
 
@@ -61,6 +82,7 @@ describe('Typesense documents', () => {
       id: '7',
       __rowid: 7,
       __json: '{"title":"x"}',
+      __q: 'z7',
       __has: ['0z8', '5z8'],
       __w: ['0z8new', '0z8york', '5z8cafz2e9', '5z8au', '5z8lait'],
       __b: ['0z8newz0york', '0z8yorkz0new', '5z8cafz2e9z0au', '5z8auz0lait'],
@@ -82,8 +104,31 @@ describe('Typesense documents', () => {
         '5z8lai',
       ],
       r0: 1,
+      t0: 'new york new york',
+      f0: 'vNew York, new YORK!',
       r5: 2,
+      t5: 'cafz2e9 au lait',
+      f5: 'vcafé au lait',
     });
+  });
+
+  it('give a date its facet text as the snapshot renders it, and blank text no facet value', () => {
+    const doc = JSON.parse(
+      documentLine(
+        {
+          rowid: 1,
+          values: ['', null, null, 1577836800000500n, null, null],
+          ranks: [1, null, null, null, null, null],
+          dateTexts: [null, null, null, '2020-01-01T00:00:00', null, null],
+          json: '{}',
+        },
+        slots,
+      ),
+    ) as Record<string, unknown>;
+    expect(doc.f3).toBe('2020-01-01T00:00:00');
+    expect(doc.k3).toBe(1577836800000500);
+    expect(doc.f0).toBeUndefined();
+    expect(doc.t0).toBeUndefined();
   });
 
   it('count an empty text as missing for `field:*` but keep its rank (it sorts first, as in the engine)', () => {

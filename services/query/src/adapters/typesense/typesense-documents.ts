@@ -3,22 +3,46 @@ import { AppError } from '@quarry/errors';
 import type { IndexEntry } from '@quarry/metadata-store';
 import { words } from '@quarry/query-language';
 import { ident, recordJsonSql, type Row, type SnapshotEngine } from '@quarry/snapshots';
-import { booleanKey, dateKey, doubleKey, fieldTag, integerKey, textTokens } from './typesense-encoding';
+import {
+  booleanKey,
+  dateKey,
+  doubleKey,
+  EVERY_RECORD_TOKEN,
+  facetText,
+  fieldTag,
+  integerKey,
+  rankToken,
+  textTokens,
+} from './typesense-encoding';
 import type { FieldSlot } from './typesense-filter';
 
-/** Collection fields for an index (layout in typesense-filter.ts). Every key and rank is int64 and sortable. */
+/**
+ * Collection fields for an index (layout in typesense-filter.ts). Every key and rank is int64 and
+ * sortable; keys of numbers, integers and booleans are facets too (their values decode exactly), text
+ * and dates have a string facet of their own (`f{slot}`: a rank folds case, a key has more precision
+ * than a date's facet value), and text its words once more, in order, for the ranked `q` (`t{slot}`).
+ */
 export function collectionFields(slots: readonly FieldSlot[]): Array<Record<string, unknown>> {
   const fields: Array<Record<string, unknown>> = [
     { name: '__rowid', type: 'int64', sort: true },
     // Un-indexed fields must be optional in Typesense.
     { name: '__json', type: 'string', index: false, optional: true },
     { name: '__has', type: 'string[]', optional: true },
+    { name: '__q', type: 'string' },
   ];
   if (slots.some((s) => s.type === 'string')) {
     for (const name of ['__w', '__b', '__r', '__p']) fields.push({ name, type: 'string[]', optional: true });
   }
-  for (const s of slots)
-    fields.push({ name: s.type === 'string' ? `r${s.slot}` : `k${s.slot}`, type: 'int64', sort: true, optional: true });
+  for (const s of slots) {
+    if (s.type === 'string') {
+      fields.push({ name: `r${s.slot}`, type: 'int64', sort: true, optional: true });
+      fields.push({ name: `t${s.slot}`, type: 'string', optional: true });
+      fields.push({ name: `f${s.slot}`, type: 'string', facet: true, optional: true });
+    } else if (s.type === 'date') {
+      fields.push({ name: `k${s.slot}`, type: 'int64', sort: true, optional: true });
+      fields.push({ name: `f${s.slot}`, type: 'string', facet: true, optional: true });
+    } else fields.push({ name: `k${s.slot}`, type: 'int64', sort: true, facet: true, optional: true });
+  }
   return fields;
 }
 
@@ -28,6 +52,8 @@ export interface SourceRecord {
   values: ReadonlyArray<unknown>;
   /** Rank of each text value in the engine's text order, by slot; null where the value is missing. */
   ranks: ReadonlyArray<number | null>;
+  /** A date's value as a facet shows it (the embedded engine's text of it), by slot; null elsewhere. */
+  dateTexts?: ReadonlyArray<string | null>;
   json: string;
 }
 
@@ -62,6 +88,7 @@ export function documentLine(record: SourceRecord, slots: readonly FieldSlot[]):
     `"id":${JSON.stringify(String(record.rowid))}`,
     `"__rowid":${record.rowid}`,
     `"__json":${JSON.stringify(record.json)}`,
+    `"__q":${JSON.stringify(EVERY_RECORD_TOKEN)}`,
   ];
   const has: string[] = [];
   const w = new Set<string>();
@@ -74,7 +101,11 @@ export function documentLine(record: SourceRecord, slots: readonly FieldSlot[]):
     if (slot.type === 'string') {
       const text = String(v);
       if (text !== '') has.push(fieldTag(slot.slot));
-      const t = textTokens(slot.slot, words(text));
+      const split = words(text);
+      const t = textTokens(slot.slot, split);
+      if (split.length > 0) parts.push(`"t${slot.slot}":${JSON.stringify(split.map(rankToken).join(' '))}`);
+      // Blank text is no facet value: it counts with the missing ones, as `(blank)`.
+      if (text !== '') parts.push(`"f${slot.slot}":${JSON.stringify(facetText(text))}`);
       t.words.forEach((x) => w.add(x));
       t.pairs.forEach((x) => b.add(x));
       t.runs.forEach((x) => r.add(x));
@@ -84,6 +115,9 @@ export function documentLine(record: SourceRecord, slots: readonly FieldSlot[]):
     } else {
       has.push(fieldTag(slot.slot));
       parts.push(`"k${slot.slot}":${keyOf(slot, v).toString()}`);
+      const dateText = record.dateTexts?.[slot.slot];
+      if (slot.type === 'date' && dateText !== null && dateText !== undefined)
+        parts.push(`"f${slot.slot}":${JSON.stringify(dateText)}`);
     }
   }
   const arrays: Array<[string, string[]]> = [
@@ -96,6 +130,14 @@ export function documentLine(record: SourceRecord, slots: readonly FieldSlot[]):
   for (const [name, values] of arrays)
     if (values.length > 0) parts.push(`${JSON.stringify(name)}:${JSON.stringify(values)}`);
   return `{${parts.join(',')}}`;
+}
+
+/** A date as the embedded engine's facets show it (search-sql.ts facetsSql): a day, or a time to the second. */
+export function dateFacetSql(name: string, columnType: string | undefined): string {
+  const col = ident(name);
+  if (columnType === 'DATE') return `strftime(${col}, '%Y-%m-%d')`;
+  if (columnType?.startsWith('TIMESTAMP')) return `strftime(${col}, '%Y-%m-%dT%H:%M:%S')`;
+  return `CAST(${col} AS VARCHAR)`;
 }
 
 export interface DocumentBatch {
@@ -121,7 +163,10 @@ export async function* documentBatches(
     .map((s) => {
       const col = ident(s.name);
       const expr = s.type === 'date' ? `epoch_us(CAST(${col} AS TIMESTAMP))` : col;
-      return `${expr} AS ${ident(`c${s.slot}`)}`;
+      const out = `${expr} AS ${ident(`c${s.slot}`)}`;
+      return s.type === 'date'
+        ? `${out}, ${dateFacetSql(s.name, columnTypes.get(s.name))} AS ${ident(`d${s.slot}`)}`
+        : out;
     })
     .join(', ');
   const ranks = `__typesense_ranks_${randomBytes(6).toString('hex')}`;
@@ -171,6 +216,9 @@ export async function* documentBatches(
               s.type === 'string' && rankRow[`r${s.slot}`] !== null
                 ? Number(asBigInt(rankRow[`r${s.slot}`], 'rank'))
                 : null,
+            ),
+            dateTexts: slots.map((s) =>
+              s.type === 'date' && r[`d${s.slot}`] != null ? String(r[`d${s.slot}`]) : null,
             ),
             json: String(r.__json),
           },

@@ -321,3 +321,53 @@ export function dateRange(op: CompareOp, epochMs: number): KeyRange {
 export function booleanRange(op: CompareOp, value: boolean): KeyRange {
   return clampRange(range(op, booleanKey(value)));
 }
+
+/**
+ * The only token of `__q`, which every document holds: a ranked search's `q` starts with it, so
+ * Typesense's dropping of words from the right always ends on a search every filtered record matches
+ * (typesense-ranking.ts). No word's code can be it: `z` is followed by `z` or a digit 1-6 in a codeword.
+ */
+export const EVERY_RECORD_TOKEN = 'z7';
+
+/** A word as Typesense's `q` and the `t{slot}` text fields hold it (no field tag: the field is the slot's own). */
+export function rankToken(word: string): string {
+  return fitToken('', codewords(word));
+}
+
+/** The double whose key (doubleKey) this is. */
+export function doubleFromKey(key: bigint): number {
+  const view = new DataView(new ArrayBuffer(8));
+  view.setBigInt64(0, key < 0n ? key ^ 0x7fffffffffffffffn : key);
+  return view.getFloat64(0);
+}
+
+/** Typesense keeps the first 255 bytes of a facet value (include/facet_index.h MAX_FACET_VAL_LEN). */
+export const FACET_VALUE_MAX_BYTES = 255;
+/** UTF-8 bytes of a long text's label kept before its hash. */
+const FACET_LABEL_BYTES = 200;
+const utf8 = new TextEncoder();
+
+/**
+ * A text value as its facet field holds it: `v` and the value when Typesense keeps it whole, else `h`,
+ * the hash of the whole value and the label (the value cut at a character boundary, with `…`), so two
+ * long values that begin alike are still two facet values. The first letter tells the two apart.
+ */
+export function facetText(value: string): string {
+  if (utf8.encode(value).length + 1 <= FACET_VALUE_MAX_BYTES) return `v${value}`;
+  let label = '';
+  let bytes = 0;
+  for (const ch of value) {
+    const n = utf8.encode(ch).length;
+    if (bytes + n > FACET_LABEL_BYTES) break;
+    label += ch;
+    bytes += n;
+  }
+  return `h${createHash('sha256').update(value).digest('hex').slice(0, 16)}${label}…`;
+}
+
+/** The value (or a long value's label) a facet field's value stands for. */
+export function fromFacetText(stored: string): string {
+  if (stored.startsWith('v')) return stored.slice(1);
+  if (stored.startsWith('h')) return stored.slice(17);
+  throw AppError.internal(`Unexpected Typesense facet value ${JSON.stringify(stored.slice(0, 40))}`);
+}

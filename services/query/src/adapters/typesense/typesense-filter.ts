@@ -249,6 +249,18 @@ export function toFilterBy(node: QueryNode, slots: FieldSlots, maxOperations = D
       }
       case 'match':
         if (q.fields.length === 0) return negate ? TRUE : FALSE;
+        if (q.fuzzy !== undefined) {
+          // filter_by has no edit distance: the adapter resolves the word against the version's own
+          // vocabulary first (resolveFuzzy, as the embedded engines do), and the leaf is then its words.
+          if (!q.expansions)
+            throw AppError.internal('A fuzzy word reached the Typesense filter before its expansions were resolved');
+          const fuzzySlots = q.fields.map(slot);
+          return tokens(
+            '__w',
+            q.expansions.flatMap((w) => fuzzySlots.map((s) => wordToken(s.slot, w))),
+            negate,
+          );
+        }
         return match(q.fields.map(slot), q.words, q.prefix, negate);
       case 'compare':
         return compare(slot(q.field), q.op, q.value, negate);
@@ -280,10 +292,14 @@ export function toFilterBy(node: QueryNode, slots: FieldSlots, maxOperations = D
   return { filterBy: render(formula), operations };
 }
 
-/** sort_by: Typesense takes three keys at most, and Quarry spends one on the record order. */
+/**
+ * sort_by: Typesense takes three keys at most, and Quarry spends one on the record order. The score is
+ * Typesense's own text match (typesense-ranking.ts), in its place among the keys.
+ */
 export function toSortBy(sort: SortKey[], slots: FieldSlots): string {
   if (sort.length > 2) throw AppError.invalid('The Typesense search backend sorts by at most 2 fields');
   const keys = sort.map((s) => {
+    if (s.type === 'score') return `_text_match:${s.direction}`;
     const slot = slots.get(s.field);
     if (!slot) throw AppError.internal(`field ${s.field} has no Typesense slot`);
     const col = slot.type === 'string' ? `r${slot.slot}` : `k${slot.slot}`;

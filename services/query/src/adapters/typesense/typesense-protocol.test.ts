@@ -129,9 +129,39 @@ describe('multi_search answers', () => {
         2,
       ),
     ).toEqual([
-      { found: 3, records: ['{"a":1}', '{"a":2}'] },
-      { found: 3, records: [] },
+      { found: 3, records: ['{"a":1}', '{"a":2}'], facets: [] },
+      { found: 3, records: [], facets: [] },
     ]);
+  });
+
+  it('give each ranked hit its text match, exact past 2^53 from text_match_info, and the facet counts', () => {
+    const [result] = readSearchResults(
+      {
+        results: [
+          {
+            found: 2,
+            hits: [
+              { document: { __json: '{"a":1}' }, text_match: 1, text_match_info: { score: '1157451471441100800' } },
+              { document: { __json: '{"a":2}' }, text_match: 578730123365187600 },
+            ],
+            facet_counts: [{ field_name: 'f0', counts: [{ value: 'vx', count: 2 }] }],
+          },
+        ],
+      },
+      1,
+      true,
+    );
+    expect(result.scores).toEqual([Number(1157451471441100800n), 578730123365187600]);
+    expect(result.facets).toEqual([{ field_name: 'f0', counts: [{ value: 'vx', count: 2 }] }]);
+    expect(() => readSearchResults({ results: [{ found: 1, hits: [hit('{}')] }] }, 1, true)).toThrow(
+      /ranked hit without its text match/,
+    );
+  });
+
+  it('tell a collection loaded before ranking from one that is gone', () => {
+    expect(() =>
+      readSearchResults({ results: [{ code: 404, error: 'Could not find a field named `t0` in the schema.' }] }, 1),
+    ).toThrow(/load the index again/);
   });
 
   it('turn an error reported inside the answer into an error, never an empty page', () => {

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { AppError, isAppError, quoteInput } from '@quarry/errors';
 import type { IndexEntry } from '@quarry/metadata-store';
+import type { RawFacet } from './typesense-facets';
 
 /*
  * What the adapter must know of Typesense's requests and answers, as pure functions (Typesense v28.0
@@ -111,22 +112,44 @@ export interface SearchResult {
   found: number;
   /** The `__json` of each hit, in order. */
   records: string[];
+  /** Each hit's text match, when the search had words to match (`q` other than `*`). */
+  scores?: number[];
+  /** The answer's `facet_counts`, as given. */
+  facets: RawFacet[];
+}
+
+interface RawHit {
+  document?: Record<string, unknown>;
+  text_match?: unknown;
+  text_match_info?: { score?: unknown };
 }
 
 interface RawSearchResult {
   found?: unknown;
-  hits?: Array<{ document?: Record<string, unknown> }>;
+  hits?: RawHit[];
+  facet_counts?: unknown;
   search_cutoff?: unknown;
   error?: unknown;
   code?: unknown;
 }
 
 /**
+ * A hit's text match: `text_match_info.score` carries its digits (a 64-bit number, past what a JSON
+ * number keeps exactly); `text_match` is the same number, read when the info is absent.
+ */
+function textMatch(hit: RawHit): number | undefined {
+  const info = hit.text_match_info?.score;
+  if (typeof info === 'string' && /^\d+$/.test(info)) return Number(BigInt(info));
+  return typeof hit.text_match === 'number' ? hit.text_match : undefined;
+}
+
+/**
  * Reads a multi_search answer. A search that fails is reported inside the answer, not as an HTTP
  * error (src/core_api.cpp post_multi_search), and a search that ran out of time returns what it had
- * found with `search_cutoff` set: both become errors here, never a short page.
+ * found with `search_cutoff` set: both become errors here, never a short page. `ranked`: whether the
+ * searches had words, whose text match each hit then carries.
  */
-export function readSearchResults(response: { results?: unknown }, expected: number): SearchResult[] {
+export function readSearchResults(response: { results?: unknown }, expected: number, ranked = false): SearchResult[] {
   const results = response.results;
   if (!Array.isArray(results) || results.length !== expected) {
     throw AppError.internal(
@@ -136,6 +159,13 @@ export function readSearchResults(response: { results?: unknown }, expected: num
   return results.map((raw: RawSearchResult) => {
     if (raw.error !== undefined || raw.code !== undefined) {
       const detail = quoteInput(String(raw.error ?? 'no reason given'));
+      // A collection without a field a search names answers 404 too: it was loaded before the layout
+      // had that field (ranking and facets read `__q`, `t{i}` and `f{i}`), and only a new load adds it.
+      if (raw.code === 404 && /field/i.test(String(raw.error ?? ''))) {
+        throw AppError.unavailable(
+          `This version of the index was loaded into Typesense before it could rank or count facets (${detail}); load the index again`,
+        );
+      }
       if (raw.code === 404) {
         throw AppError.unavailable(
           `This version of the index is no longer held by the search backend (it was replaced or dropped); retry`,
@@ -146,12 +176,20 @@ export function readSearchResults(response: { results?: unknown }, expected: num
     if (raw.search_cutoff === true)
       throw AppError.timeout('The search backend ran out of time before it finished the search');
     if (typeof raw.found !== 'number') throw AppError.internal('Typesense answered a search without a count');
-    const records = (raw.hits ?? []).map((h) => {
+    const hits = raw.hits ?? [];
+    const records = hits.map((h) => {
       const json = h.document?.__json;
       if (typeof json !== 'string') throw AppError.internal('Typesense answered a hit without its record');
       return json;
     });
-    return { found: raw.found, records };
+    const facets = Array.isArray(raw.facet_counts) ? (raw.facet_counts as RawFacet[]) : [];
+    if (!ranked) return { found: raw.found, records, facets };
+    const scores = hits.map((h) => {
+      const score = textMatch(h);
+      if (score === undefined) throw AppError.internal('Typesense answered a ranked hit without its text match');
+      return score;
+    });
+    return { found: raw.found, records, scores, facets };
   });
 }
 

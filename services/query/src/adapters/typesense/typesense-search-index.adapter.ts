@@ -1,12 +1,11 @@
 import { Client } from 'typesense';
-import type { MultiSearchRequestSchema } from 'typesense/lib/Typesense/Types';
-import type { DocumentSchema } from 'typesense/lib/Typesense/Documents';
 import { AppError } from '@quarry/errors';
 import type { IndexEntry } from '@quarry/metadata-store';
 import type { SnapshotEngine } from '@quarry/snapshots';
-import type { SearchIndex, SearchPage, SearchPlan } from '../../ports/search-index.port';
+import type { FacetCounts, FacetRequest, SearchIndex, SearchPage, SearchPlan } from '../../ports/search-index.port';
 import { collectionFields, documentBatches } from './typesense-documents';
-import { DEFAULT_MAX_FILTER_OPS, slotsOf, toFilterBy, toSortBy } from './typesense-filter';
+import { facetCounts, facetField, facetParams, moreValuesNeeded, readFacet } from './typesense-facets';
+import { DEFAULT_MAX_FILTER_OPS, slotsOf, type FieldSlots } from './typesense-filter';
 import {
   backendError,
   beyondMaxHits,
@@ -19,17 +18,15 @@ import {
   type SearchResult,
 } from './typesense-protocol';
 import { DEFAULT_RETRY, withConnectionRetry, type RetryPolicy } from './typesense-retry';
+import {
+  facetSearches,
+  resolveFuzzyWords,
+  searchRequest,
+  type Search,
+  type SearchRequest,
+} from './typesense-search-params';
 
 const IMPORT_BATCH = 5000;
-/**
- * Prefix filters longer than the stored prefixes expand to the words that start so, and Typesense
- * stops at `max_filter_by_candidates` words (4 by default), dropping the rest silently
- * (src/index.cpp fuzzy_search_fields, src/art.cpp art_fuzzy_search_i). This is the largest value it
- * accepts (an unsigned 32-bit number, src/collection.cpp add_unsigned_int_param): no index has more words.
- */
-const ALL_CANDIDATES = 4_294_967_295;
-
-type Search = MultiSearchRequestSchema<DocumentSchema, string>;
 
 export interface TypesenseSearchOptions {
   /** Hits Typesense serves per query (its `limit_hits`); pages past it are served only in record order. */
@@ -72,7 +69,10 @@ function cancelled(signal: AbortSignal): AppError {
 /**
  * Production search on Typesense. Text matching uses Quarry's own word split on tokens Typesense keeps
  * verbatim, with no typo tolerance, and every number is an exact int64 key, so results match the
- * DuckDB adapter's (see typesense-encoding.ts).
+ * DuckDB adapter's (see typesense-encoding.ts). A fuzzy word is resolved against the snapshot's own
+ * vocabulary (the one thing a search reads from the snapshot, and only then), so it matches what the
+ * embedded engines match. Ranking is Typesense's text match, never a filter (typesense-ranking.ts);
+ * facets are its exact counts (typesense-facets.ts).
  *
  * Versions: one collection per snapshot. Searches name the collection of the catalog entry they were
  * given, exactly as the embedded engine reads that entry's snapshot: the catalog publish and the alias
@@ -147,16 +147,25 @@ export class TypesenseSearchIndex implements SearchIndex {
 
   async search(entry: IndexEntry, plan: SearchPlan): Promise<SearchPage> {
     const slots = slotsOf(entry.fields);
-    const { filterBy } = toFilterBy(plan.where, slots, this.maxFilterOperations);
-    const base: Search = {
-      collection: collectionName(entry),
-      q: '*',
-      include_fields: '__json',
-      sort_by: toSortBy(plan.sort, slots),
-      limit_hits: this.maxHits,
-      max_filter_by_candidates: ALL_CANDIDATES,
-      ...(filterBy === undefined ? {} : { filter_by: filterBy }),
+    const { where, score } = await resolveFuzzyWords(plan, () => this.engine.terms(entry));
+    const collection = collectionName(entry);
+    const limits = { maxHits: this.maxHits, maxFilterOperations: this.maxFilterOperations };
+    const request = searchRequest(collection, { where, score, sort: plan.sort }, slots, limits);
+    const [page, facets] = await Promise.all([
+      this.pageOf(request, plan),
+      plan.facets?.length ? this.facets(collection, request, plan.facets, slots, plan.signal) : undefined,
+    ]);
+    return {
+      ...page,
+      // What highlights mark: the score query with its fuzzy words resolved as matching resolved them.
+      ...(score ? { resolved: score } : {}),
+      ...(facets ? { facets } : {}),
     };
+  }
+
+  private async pageOf(request: SearchRequest, plan: SearchPlan): Promise<SearchPage> {
+    const { base, filterBy, ranked } = request;
+    const scored = plan.score !== undefined;
     const page = planPage(plan.offset, plan.limit, {
       maxHits: this.maxHits,
       allInRecordOrder: filterBy === undefined && plan.sort.length === 0,
@@ -166,8 +175,9 @@ export class TypesenseSearchIndex implements SearchIndex {
         const results = await this.run(
           page.requests.map((r) => ({ ...base, offset: r.offset, limit: r.limit })),
           plan.signal,
+          ranked,
         );
-        return this.page(results[0].found, results);
+        return this.page(results[0].found, results, scored);
       }
       case 'rowid': {
         const [count, ...results] = await this.run(
@@ -181,15 +191,53 @@ export class TypesenseSearchIndex implements SearchIndex {
             })),
           ],
           plan.signal,
+          ranked,
         );
-        return this.page(count.found, results);
+        return this.page(count.found, results, scored);
       }
       case 'beyond': {
-        const [count] = await this.run([{ ...base, offset: 0, limit: 0 }], plan.signal);
-        if (plan.offset >= count.found) return { total: count.found, recordsJson: '[]', engine: 'typesense' };
+        const [count] = await this.run([{ ...base, offset: 0, limit: 0 }], plan.signal, ranked);
+        if (plan.offset >= count.found)
+          return { total: count.found, recordsJson: '[]', engine: 'typesense', ...(scored ? { scores: [] } : {}) };
         throw beyondMaxHits(this.maxHits);
       }
     }
+  }
+
+  /** Facets over every match of the filter: the counts, each facet's blanks, and more values where ties need them. */
+  private async facets(
+    collection: string,
+    request: SearchRequest,
+    requests: readonly FacetRequest[],
+    slots: FieldSlots,
+    signal: AbortSignal | undefined,
+  ): Promise<FacetCounts[]> {
+    const searches = facetSearches(collection, request, requests, slots, {
+      maxHits: this.maxHits,
+      maxFilterOperations: this.maxFilterOperations,
+    });
+    const [counts, ...blanks] = await this.run([searches.counts, ...searches.blanks], signal, false);
+    return Promise.all(
+      requests.map(async (r, i) => {
+        const slot = searches.slots[i];
+        const name = facetField(slot);
+        let answer = readFacet(
+          counts.facets.find((f) => f.field_name === name),
+          r.field,
+        );
+        let asked = searches.asked;
+        for (let more = moreValuesNeeded(answer, asked, r.limit, blanks[i].found); more !== null;) {
+          const [again] = await this.run([{ ...searches.counts, ...facetParams([slot], more) }], signal, false);
+          answer = readFacet(
+            again.facets.find((f) => f.field_name === name),
+            r.field,
+          );
+          asked = more;
+          more = moreValuesNeeded(answer, asked, r.limit, blanks[i].found);
+        }
+        return facetCounts(r, slot, answer, blanks[i].found, counts.found);
+      }),
+    );
   }
 
   /** Every request goes through here: sent again only if it never reached Typesense. */
@@ -197,19 +245,26 @@ export class TypesenseSearchIndex implements SearchIndex {
     return withConnectionRetry(op, this.retry, signal);
   }
 
-  private page(total: number, results: SearchResult[]): SearchPage {
-    return { total, recordsJson: `[${results.flatMap((r) => r.records).join(',')}]`, engine: 'typesense' };
+  /**
+   * With a score query the page carries Typesense's text match of each record as its score (0 for
+   * all when the query has no words to match).
+   */
+  private page(total: number, results: SearchResult[], scored: boolean): SearchPage {
+    const recordsJson = `[${results.flatMap((r) => r.records).join(',')}]`;
+    if (!scored) return { total, recordsJson, engine: 'typesense' };
+    const scores = results.flatMap((r) => r.scores ?? r.records.map(() => 0));
+    return { total, recordsJson, engine: 'typesense', scores };
   }
 
   /** One POST to /multi_search: the filter travels in the body, which has no length limit. */
-  private async run(searches: Search[], signal: AbortSignal | undefined): Promise<SearchResult[]> {
+  private async run(searches: Search[], signal: AbortSignal | undefined, ranked: boolean): Promise<SearchResult[]> {
     if (signal?.aborted) throw cancelled(signal);
     try {
       const answer = await this.call(
         () => this.client.multiSearch.perform({ searches }, {}, { abortSignal: signal }),
         signal,
       );
-      return readSearchResults(answer, searches.length);
+      return readSearchResults(answer, searches.length, ranked);
     } catch (err) {
       if (signal?.aborted) throw cancelled(signal);
       throw backendError(err, 'searching');

@@ -34,6 +34,8 @@ describeWithDocker(`TypesenseSearchIndex conformance (testcontainers ${IMAGE})`,
   // Small import batches: the keyset loading goes through several pages even on the small fixtures.
   searchIndexConformance(
     async (engine) => new TypesenseSearchIndex({ url: url(), apiKey: 'conformance-key' }, engine, { importBatch: 3 }),
+    undefined,
+    false,
   );
 
   describe('what only Typesense has', () => {
