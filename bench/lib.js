@@ -35,7 +35,13 @@ function startServer(env, bin = BIN, nodeArgs = []) {
       const m = /"port":(\d+),"msg":"quarry ready"/.exec(buf);
       if (m) {
         child.stdout.off('data', onData);
-        child.stdout.resume();
+        // The server's errors reach the bench's reader: a failed call's cause is in them.
+        let rest = '';
+        child.stdout.on('data', (chunk) => {
+          const lines = (rest + chunk.toString()).split('\n');
+          rest = lines.pop() ?? '';
+          for (const line of lines) if (/"level":(50|60)/.test(line)) process.stderr.write(`server: ${line}\n`);
+        });
         resolve({
           child,
           port: Number(m[1]),

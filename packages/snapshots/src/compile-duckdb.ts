@@ -74,7 +74,13 @@ export interface CompiledSearch {
   where: string;
   /** The record's score (relevance.ts) as a DOUBLE expression; null when none was asked for. */
   score: string | null;
+  /** What `where` and `score` bind. */
   params: CompiledWhere['params'];
+  /**
+   * What `where` alone binds: a statement without the score (a count) takes these, as DuckDB refuses
+   * a parameter the statement does not use.
+   */
+  whereParams: CompiledWhere['params'];
 }
 
 /** Letters and digits are all a word holds; anything else is escaped all the same. */
@@ -196,7 +202,8 @@ export function compileSearch(
   };
 
   const where = walk(node);
-  if (clauses === null) return { where, score: null, params };
+  const whereParams = { ...params };
+  if (clauses === null) return { where, score: null, params, whereParams };
 
   const double = (v: number) => `CAST(${bind(v)} AS DOUBLE)`;
   // Bound once, and only when a word is scored: DuckDB refuses a parameter the statement never uses
@@ -225,5 +232,5 @@ export function compileSearch(
     if (c.parts.length === 0) return '0.0';
     return `(${double(c.boost)} * (${c.parts.map(part).join(' + ')}))`;
   });
-  return { where, score: terms.length ? terms.join(' + ') : '0.0', params };
+  return { where, score: terms.length ? terms.join(' + ') : '0.0', params, whereParams };
 }

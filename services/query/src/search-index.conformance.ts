@@ -504,6 +504,35 @@ export function searchIndexConformance(
           }
         });
 
+      it('counts a ranked search alone (limit 0) and past its last page, and scores a query without words', async () => {
+        const plan = (query: string, offset: number, limit: number) => {
+          const where = parseQuery(query, { fields: ranked.fields as FieldDef[], now: 0 });
+          const order = [{ field: '_score', type: 'score' as const, direction: 'desc' as const }];
+          return search.search(ranked, { where, score: where, sort: order, offset, limit });
+        };
+        const total = rank(corpus, { op: 'and', clauses: [{ words: ['w1e'], fields: both }] }).order.length;
+        expect(total).toBeGreaterThan(0);
+        for (const [offset, limit] of [
+          [0, 0],
+          [total + 5, 10],
+        ]) {
+          const page = await plan('w1e', offset, limit);
+          expect(page.total).toBe(total);
+          expect(JSON.parse(page.recordsJson)).toEqual([]);
+        }
+        // A field sort takes the same top-N path: a count alone there keeps no row either.
+        const sorted = await search.search(ranked, {
+          where: parseQuery('w1e', { fields: ranked.fields as FieldDef[], now: 0 }),
+          sort: [{ field: 'year', type: 'integer', direction: 'desc' }],
+          offset: 0,
+          limit: 0,
+        });
+        expect([sorted.total, sorted.recordsJson]).toEqual([total, '[]']);
+        const all = await plan('*', 0, 3);
+        expect(all.total).toBe(corpus.length);
+        expect(all.scores).toEqual(bm25 ? [0, 0, 0] : expect.any(Array));
+      });
+
       it('counts facets over every match, blanks as (blank)', async () => {
         const where = parseQuery('w1e', { fields: ranked.fields as FieldDef[], now: 0 });
         const page = await search.search(ranked, {

@@ -74,7 +74,7 @@ export async function searchSql(
     facets ? { ...result, facets: await facets } : result;
   // A count alone (limit 0): no row could carry the window's count.
   if (plan.limit === 0) {
-    const [counted] = await engine.all(`SELECT count(*) AS n ${from}`, params, plan.signal);
+    const [counted] = await engine.all(`SELECT count(*) AS n ${from}`, compiled.whereParams, plan.signal);
     return withFacets(answer(Number(counted.n), []));
   }
   if (entry.recordCount <= ONE_PASS_MAX_RECORDS) {
@@ -84,7 +84,7 @@ export async function searchSql(
     if (rows.length > 0 || plan.offset === 0) return withFacets(answer(rows.length ? Number(rows[0].__n) : 0, rows));
   }
   const [countRows, pageRows] = await Promise.all([
-    engine.all(`SELECT count(*) AS n ${from}`, params, plan.signal),
+    engine.all(`SELECT count(*) AS n ${from}`, compiled.whereParams, plan.signal),
     engine.all(`SELECT ${projection} ${from} ${page}`, params, plan.signal),
   ]);
   return withFacets(answer(Number(countRows[0].n), pageRows));

@@ -45,6 +45,8 @@ function comparator(table: InMemoryTable, plan: SearchPlan, scores: ScoreOf): Co
  * 100,000 matches costs n·log k comparisons, not a full sort.
  */
 function firstK(rows: Int32Array, k: number, compare: Compare): number[] {
+  // A count alone (limit 0) wants no row: the heap below would keep one.
+  if (k <= 0) return [];
   if (k >= rows.length / 4) return Array.from(rows).sort(compare).slice(0, k);
   const heap: number[] = [];
   const down = (i: number) => {
