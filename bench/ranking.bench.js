@@ -10,6 +10,7 @@
 //   - what the term counts cost at load (their statements timed on the loaded version) and their size per
 //     million records (the tables written alone into a DuckDB file).
 // Usage: npm run build && node bench/ranking.bench.js [--records 1000000] [--runs 21]
+// (QUARRY_BENCH_KEEP=1 keeps the corpus and its data folder, and says where.)
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
@@ -147,10 +148,7 @@ async function main() {
   const token = await benchToken(env);
   const server = await startServer(env);
   const call = (params) =>
-    rpc(server.port, token, 'QUERIES.EXECUTE', { index: 'corpus', pageSize: 20, cache: false, ...params }).then((r) => {
-      if (r.error) throw new Error(`${JSON.stringify(params)}: ${JSON.stringify(r.error)}`);
-      return r.result.data;
-    });
+    rpc(server.port, token, 'QUERIES.EXECUTE', { index: 'corpus', pageSize: 20, cache: false, ...params });
   // Everyday queries: one mid-frequency word, two words together; each run takes the next.
   const mid = (i) => words[100 + ((i * 37) % 900)];
   const pair = (i) => `${words[10 + ((i * 13) % 190)]} ${words[10 + ((i * 29 + 7) % 190)]}`;
@@ -232,7 +230,8 @@ async function main() {
   console.log(
     `\nby hand in DuckDB (a postings table built in ${fmt(handBuildSecs)} s, BM25 in SQL, one word in body): p50 ${fmt(byHand.hand.p50)} ms, p95 ${fmt(byHand.hand.p95)} ms`,
   );
-  fs.rmSync(work, { recursive: true, force: true });
+  if (process.env.QUARRY_BENCH_KEEP) console.log(`kept ${work}`);
+  else fs.rmSync(work, { recursive: true, force: true });
 }
 
 main().catch((err) => {
