@@ -29,6 +29,28 @@ class QueriesExecuteSortItem(_QueriesExecuteSortItemRequired, total=False):
     direction: str
 
 
+class QueriesExecuteHighlight(TypedDict, total=False):
+    """
+    data.highlights: per record, field → a fragment with the matched words in <mark>…</mark> and everything
+    else HTML-escaped.
+    """
+
+    #: Text fields to highlight; absent: those the query's words test. — at most 64 items
+    fields: List[str]
+    #: Characters of text around the first match, at most. — default 150; 20 to 2000
+    fragmentSize: int
+
+
+class _QueriesExecuteFacetsItemRequired(TypedDict):
+    #: at most 500 characters
+    field: str
+
+
+class QueriesExecuteFacetsItem(_QueriesExecuteFacetsItemRequired, total=False):
+    #: default 10; 1 to 1000
+    limit: int
+
+
 QueriesExecuteSaveReportParametersItemDefault2 = TypedDict(
     "QueriesExecuteSaveReportParametersItemDefault2",
     {
@@ -84,6 +106,18 @@ class QueriesExecuteResultFieldsItem(TypedDict):
     type: str
 
 
+class QueriesExecuteResultFacetsItemValuesItem(TypedDict):
+    value: Union[str, float, bool]
+    count: int
+
+
+class QueriesExecuteResultFacetsItem(TypedDict):
+    field: str
+    values: List[QueriesExecuteResultFacetsItemValuesItem]
+    #: Matching records whose value is not listed.
+    others: int
+
+
 class QueriesExecuteResultReport(TypedDict):
     """
     Present when saveReport was given.
@@ -106,11 +140,18 @@ class _QueriesExecuteResultRequired(TypedDict):
 
 
 class QueriesExecuteResult(_QueriesExecuteResultRequired, total=False):
+    #: Present when the search ranked (words, phrases or fuzzy words and no sort) or sorted by _score: each
+    #: record's BM25 score, aligned with records.
+    scores: List[float]
+    #: With highlight: per record, field → fragment; fields without a match are left out.
+    highlights: List[Dict[str, str]]
+    #: With facets: one per facet asked for, in that order.
+    facets: List[QueriesExecuteResultFacetsItem]
     #: Present when saveReport was given.
     report: QueriesExecuteResultReport
 
 
-class QueriesReplayResult1(TypedDict):
+class _QueriesReplayResult1Required(TypedDict):
     index: str
     query: str
     page: int
@@ -121,6 +162,16 @@ class QueriesReplayResult1(TypedDict):
     fields: List[QueriesExecuteResultFieldsItem]
     #: The page, each record keyed by field name (the realm-filtered fields only).
     records: List[Dict[str, Any]]
+
+
+class QueriesReplayResult1(_QueriesReplayResult1Required, total=False):
+    #: Present when the search ranked (words, phrases or fuzzy words and no sort) or sorted by _score: each
+    #: record's BM25 score, aligned with records.
+    scores: List[float]
+    #: With highlight: per record, field → fragment; fields without a match are left out.
+    highlights: List[Dict[str, str]]
+    #: With facets: one per facet asked for, in that order.
+    facets: List[QueriesExecuteResultFacetsItem]
 
 
 class _QueriesReplayResult2Required(TypedDict):
@@ -697,7 +748,7 @@ class ReportsExecuteResult1Report(TypedDict):
     version: int
 
 
-class ReportsExecuteResult1(TypedDict):
+class _ReportsExecuteResult1Required(TypedDict):
     index: str
     query: str
     page: int
@@ -712,6 +763,16 @@ class ReportsExecuteResult1(TypedDict):
     report: ReportsExecuteResult1Report
     #: The version of the index (its snapshot) the report ran on; 0 when not known.
     indexVersion: int
+
+
+class ReportsExecuteResult1(_ReportsExecuteResult1Required, total=False):
+    #: Present when the search ranked (words, phrases or fuzzy words and no sort) or sorted by _score: each
+    #: record's BM25 score, aligned with records.
+    scores: List[float]
+    #: With highlight: per record, field → fragment; fields without a match are left out.
+    highlights: List[Dict[str, str]]
+    #: With facets: one per facet asked for, in that order.
+    facets: List[QueriesExecuteResultFacetsItem]
 
 
 class _ReportsExecuteResult2Required(TypedDict):
@@ -1295,12 +1356,17 @@ class _Group:
 class QueriesMethods(_Group):
     """QUERIES.* methods (`quarry.queries`)."""
 
-    def execute(self, *, index: str, query: Optional[str] = None, page: Optional[int] = None, pageSize: Optional[int] = None, sort: Optional[List[QueriesExecuteSortItem]] = None, cache: Optional[bool] = None, saveReport: Optional[QueriesExecuteSaveReport] = None, idempotency_key: Optional[str] = None, timeout: Optional[float] = None) -> QueriesExecuteResult:
+    def execute(self, *, index: str, query: Optional[str] = None, page: Optional[int] = None, pageSize: Optional[int] = None, sort: Optional[List[QueriesExecuteSortItem]] = None, highlight: Optional[QueriesExecuteHighlight] = None, facets: Optional[List[QueriesExecuteFacetsItem]] = None, cache: Optional[bool] = None, saveReport: Optional[QueriesExecuteSaveReport] = None, idempotency_key: Optional[str] = None, timeout: Optional[float] = None) -> QueriesExecuteResult:
         """
-        Search an index: one page of matching records, sorted.
+        Search an index: one page of matching records, best first or sorted.
 
         Runs the query on the index the token may read (realms filter records and fields), and returns one
-        page with the total count. Needs the query:execute scope (and reports:write with saveReport).
+        page with the total count. How records are ordered: with `sort`, by its keys (ties in load order;
+        "_score" is the relevance score); without it, a query holding words, phrases or fuzzy words (word~1)
+        ranks by relevance, best first (BM25 over the index version, data.scores aligned with records), and
+        a query of only filters, ranges, prefixes or * keeps load order. `highlight` returns matched words
+        in <mark> per record; `facets` counts each field's values over every match. Needs the query:execute
+        scope (and reports:write with saveReport).
 
         JSON-RPC method QUERIES.EXECUTE; needs the query:execute scope.
 
@@ -1310,7 +1376,13 @@ class QueriesMethods(_Group):
             every record. — default "*"; at most 10000 characters
             page: default 1; 1 to 2147483647
             pageSize: default 50; 1 to 1000
-            sort: Sort keys, most significant first; ties keep load order. — at most 16 items
+            sort: Sort keys, most significant first; ties keep load order. "_score" is the relevance score.
+            Absent, a query with words, phrases or fuzzy words ranks by relevance (data.scores), any other
+            keeps load order. — at most 16 items
+            highlight: data.highlights: per record, field → a fragment with the matched words in
+            <mark>…</mark> and everything else HTML-escaped.
+            facets: data.facets: each field's most frequent values over every matching record (realms
+            applied), exact counts, blanks as (blank). — at most 16 items
             cache: false skips the result cache for this call. Not an executable parameter: never saved in a
             report. — default true
             saveReport: Also save this call as a report (needs the reports:write scope). The result then
@@ -1318,7 +1390,7 @@ class QueriesMethods(_Group):
             idempotency_key: the Idempotency-Key header: the same key and params give the first answer again.
             timeout: seconds for this call (the client's timeout otherwise).
         """
-        data = self._client._data("QUERIES.EXECUTE", params_of({"index": index, "query": query, "page": page, "pageSize": pageSize, "sort": sort, "cache": cache, "saveReport": saveReport}), idempotency_key, timeout)
+        data = self._client._data("QUERIES.EXECUTE", params_of({"index": index, "query": query, "page": page, "pageSize": pageSize, "sort": sort, "highlight": highlight, "facets": facets, "cache": cache, "saveReport": saveReport}), idempotency_key, timeout)
         return cast("QueriesExecuteResult", data)
 
     def replay(self, *, token: str, cache: Optional[bool] = None, timeout: Optional[float] = None) -> Union[QueriesReplayResult1, QueriesReplayResult2, QueriesReplayResult3, QueriesReplayResult4, QueriesReplayResult5, QueriesReplayResult6, QueriesReplayResult7]:

@@ -104,7 +104,13 @@ const MINIMAL = {
   'QUERIES.REPLAY': [completeQueriesReplay(parseParams(queriesReplayParams, { token: 'qr1.a.b' }))],
   'QUERIES.EXECUTE': [
     completeQueriesExecute(
-      parseParams(queriesExecuteParams, { index: 'movies', sort: [{ field: 'Title' }], saveReport: { name: 'r' } }),
+      parseParams(queriesExecuteParams, {
+        index: 'movies',
+        sort: [{ field: 'Title' }],
+        highlight: {},
+        facets: [{ field: 'Major Genre' }],
+        saveReport: { name: 'r' },
+      }),
     ),
   ],
   'INDEXES.FIND': [completeIndexesFind(parseParams(indexesFindParams, {}))],
@@ -183,6 +189,8 @@ describe('complete params: the defaults the OpenRPC document states are the ones
         'QUERIES.EXECUTE page',
         'QUERIES.EXECUTE pageSize',
         'QUERIES.EXECUTE sort.[].direction',
+        'QUERIES.EXECUTE highlight.fragmentSize',
+        'QUERIES.EXECUTE facets.[].limit',
         'INDEXES.FIND limit',
         'CROSSTAB.EXECUTE columns.[].reverse',
         'CROSSTAB.EXECUTE totals.[].showAs',

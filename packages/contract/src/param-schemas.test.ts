@@ -274,6 +274,8 @@ describe('method params', () => {
           'query',
           'sort[0].field',
           'sort[0].direction',
+          'highlight.fields[0]',
+          'facets[0].field',
           'saveReport.name',
           'saveReport.description',
           'saveReport.folder',
