@@ -1,7 +1,7 @@
 import type { QueryLeaf, QueryNode } from './query-node';
 
 /*
- * Relevance as shared/DESIGN.md "Search that ranks" fixes it: BM25 as Robertson wrote it, computed
+ * Relevance as docs/search.md "Ranking, highlights and facets" states it: BM25 as Robertson wrote it, computed
  * exactly from counts over the whole version. Every engine that ranks (the SQL path, the in-memory path)
  * builds the same ScoreClauses from the same counts and adds them up in the same order, so their scores
  * agree to the last bit and their orders exactly.

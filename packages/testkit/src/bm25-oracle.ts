@@ -1,5 +1,5 @@
 /*
- * BM25 computed here, from the records as the test loaded them, by shared/DESIGN.md's formula alone:
+ * BM25 computed here, from the records as the test loaded them, by the formula docs/search.md states alone:
  * nothing of Quarry's (its parser, its words columns, its counts) is used, so an answer that agrees with
  * this one is right by the definition, not by sharing a mistake.
  */
